@@ -1,0 +1,43 @@
+"""Errors for bad input: each names the file (or entry), the line or sample, and what was expected."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+
+
+class InputError(ValueError):
+    """Bad input: `where` is a file, a file:line, a sample, or a parameter name."""
+
+    def __init__(self, where: str, problem: str, expected: str | None = None):
+        self.where = str(where)
+        self.problem = problem
+        self.expected = expected
+        text = f"{self.where}: {problem}"
+        if expected:
+            text += f" (expected {expected})"
+        super().__init__(text)
+
+
+@contextmanager
+def atomic_write(path, mode: str = "w", **open_kwargs):
+    """Open a temporary file beside `path`; rename it over `path` only if the block succeeds.
+
+    Nothing half-written is ever left at `path`: on any exception the temporary file is removed.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, mode, **open_kwargs) as handle:
+            yield handle
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the file ordinary permissions
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

@@ -1,0 +1,59 @@
+"""The numbers the paper's prose states, read by id from `data/paper_numbers.csv`.
+
+Every "paper" column of the book reads from here, so no paper number is retyped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import pandas as pd
+
+from .paths import DATA_DIR
+
+PAPER_NUMBERS_CSV = DATA_DIR / "paper_numbers.csv"
+
+
+@dataclass(frozen=True)
+class PaperNumber:
+    id: str
+    section: str
+    quantity: str
+    value: float
+    value_hi: float | None
+    unit: str
+    note: str
+
+    def text(self, fmt: str = "{:g}") -> str:
+        """The number as the paper states it: a value or a range, with its unit."""
+        low = fmt.format(self.value)
+        body = low if self.value_hi is None else f"{low}–{fmt.format(self.value_hi)}"
+        return body if self.unit in ("", "1", "count") else f"{body} {self.unit}"
+
+
+@lru_cache(maxsize=1)
+def table() -> pd.DataFrame:
+    return pd.read_csv(PAPER_NUMBERS_CSV, dtype={"section": str}, keep_default_na=False).set_index("id")
+
+
+def paper(number_id: str) -> PaperNumber:
+    """The paper's number `number_id`; a KeyError names the id if the CSV has no such row."""
+    frame = table()
+    if number_id not in frame.index:
+        raise KeyError(f"{PAPER_NUMBERS_CSV}: no paper number with id {number_id!r}")
+    row = frame.loc[number_id]
+    hi = row["value_hi"]
+    return PaperNumber(
+        id=number_id,
+        section=row["section"],
+        quantity=row["quantity"],
+        value=float(row["value"]),
+        value_hi=float(hi) if str(hi).strip() else None,
+        unit=row["unit"],
+        note=row["note"],
+    )
+
+
+def value(number_id: str) -> float:
+    return paper(number_id).value

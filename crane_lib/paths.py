@@ -1,0 +1,14 @@
+"""Where the project's inputs and generated outputs live."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DATA_DIR = REPO_ROOT / "data"
+TRAJECTORY_DIR = REPO_ROOT / "trajectories"
+PAPERMILL_PARAMS_DIR = REPO_ROOT / "papermill_params"
+# generated outputs; ignored by git and rebuilt by the main command
+CACHE_DIR = Path(os.environ.get("CRANE_CACHE_DIR", REPO_ROOT / ".cache"))
+RESULTS_DIR = Path(os.environ.get("CRANE_RESULTS_DIR", REPO_ROOT / "results"))

@@ -1,0 +1,59 @@
+"""Shared fixtures: random physical standard parameters and the same arm built in Pinocchio."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from crane_lib import robot_description
+from crane_lib.parameters import N_LINKS
+
+
+def random_link_inertials(rng: np.random.Generator):
+    """Per link: mass, centre of mass (frame j), inertia about the centre of mass (full tensor)."""
+    links = []
+    for _ in range(N_LINKS):
+        mass = rng.uniform(0.1, 2.0)
+        com = rng.uniform(-0.15, 0.15, 3)
+        principal = rng.uniform(1e-4, 2e-2, 3)
+        principal[2] = rng.uniform(abs(principal[0] - principal[1]) + 1e-5, principal[0] + principal[1])  # triangle inequality
+        axes, _ = np.linalg.qr(rng.normal(size=(3, 3)))
+        inertia = axes @ np.diag(principal) @ axes.T
+        links.append((mass, com, inertia))
+    return links
+
+
+def standard_from_inertials(links, rotor, viscous, coulomb) -> dict[str, float]:
+    """Standard parameters: inertia about O_j, first moments, mass, rotor inertia, friction."""
+    phi = {}
+    for j, (m, c, i_c) in enumerate(links, start=1):
+        j_o = i_c + m * (c @ c * np.eye(3) - np.outer(c, c))
+        phi.update(
+            {
+                f"XX{j}": j_o[0, 0], f"XY{j}": j_o[0, 1], f"XZ{j}": j_o[0, 2], f"YY{j}": j_o[1, 1],
+                f"YZ{j}": j_o[1, 2], f"ZZ{j}": j_o[2, 2], f"MX{j}": m * c[0], f"MY{j}": m * c[1],
+                f"MZ{j}": m * c[2], f"M{j}": m,
+            }
+        )
+    for a in range(1, 9):
+        phi[f"IA{a}"], phi[f"FV{a}"], phi[f"FS{a}"] = rotor[a - 1], viscous[a - 1], coulomb[a - 1]
+    return phi
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(20261129)
+
+
+def pinocchio_arm(links, gravity_z: float):
+    """The seven arm links in Pinocchio, joint frames placed by the MDH table, built from SE3 primitives."""
+    pin = pytest.importorskip("pinocchio")
+    model = pin.Model()
+    parent = 0
+    for row, (m, c, i_c) in zip(robot_description.load_mdh_table(), links):
+        alpha, d, _, r = row.as_floats()
+        placement = pin.SE3(pin.utils.rotate("x", alpha), np.zeros(3)) * pin.SE3(np.eye(3), np.array([d, 0.0, 0.0])) * pin.SE3(np.eye(3), np.array([0.0, 0.0, r]))
+        parent = model.addJoint(parent, pin.JointModelRZ(), placement, f"joint{row.j}")
+        model.appendBodyToJoint(parent, pin.Inertia(m, np.asarray(c), np.asarray(i_c)), pin.SE3.Identity())
+    model.gravity.linear = np.array([0.0, 0.0, gravity_z])
+    return model
