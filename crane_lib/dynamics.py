@@ -1,11 +1,13 @@
 """Numeric dynamics generated from the symbolic model (stage 3).
 
-`DynamicModel(parameter_set)` holds numpy kernels generated once from `symbolic_model` and
+`DynamicModel(parameter_set)` holds per-sample kernels generated once from `symbolic_model` and
 the exact grouping of `base_parameters`, cached on disk (`.cache/codegen/`): the regressor
 W(theta, dtheta, ddtheta) of a base-parameter set, the inertia matrix M(theta; beta), and
 from them the inverse dynamics, gravity, Coriolis/centrifugal and friction torques and the
-direct dynamics. Everything is vectorized over samples: arrays are (n, 8) for the eight axes
-(the hand is axis 8), and long inputs are processed in chunks to bound memory.
+direct dynamics. The generated source is compiled by numba (cached beside it) and run over
+samples on all cores: the audit evaluates M and its smallest eigenvalue at 221,875 poses,
+which numpy's per-operation passes over arrays made several times slower (see
+benchmarks/). Arrays are (n, 8) for the eight axes (the hand is axis 8).
 
 Gravity: the arm hangs from its desk mount, so gravity points along +z0 (the zero pose,
 straight along z0, points down). `mounting="upright"` flips it; nothing else changes.
@@ -25,21 +27,26 @@ from .parameters import ParameterSet, standard_parameter_names
 from .symbolic_model import N_AXES, N_LINKS
 
 MOUNTINGS = {"hanging": +1.0, "upright": -1.0}
-DEFAULT_CHUNK = 8192
+DEFAULT_CHUNK = 65536  # samples per regressor block in inverse_dynamics (bounds memory)
+
+
+def _unpack_trig() -> dict[str, str]:
+    unpack = {f"c{j}": f"c[{j - 1}]" for j in range(1, N_LINKS + 1)}
+    unpack.update({f"s{j}": f"s[{j - 1}]" for j in range(1, N_LINKS + 1)})
+    return unpack
 
 
 def _regressor_source(table, names: list[str], pivots: list[str]) -> str:
     program, entries = symbolic_model.derive_regressor(table, columns=pivots)
     column = {p: i for i, p in enumerate(pivots)}
-    stores = [(f"out[:, {row}, {column[name]}]", expr) for (row, name), expr in sorted(entries.items(), key=lambda e: (e[0][0], column[e[0][1]]))]
-    unpack = {f"c{j}": f"c[{j - 1}]" for j in range(1, N_LINKS + 1)}
-    unpack.update({f"s{j}": f"s[{j - 1}]" for j in range(1, N_LINKS + 1)})
+    stores = [(f"out[{row}, {column[name]}]", expr) for (row, name), expr in sorted(entries.items(), key=lambda e: (e[0][0], column[e[0][1]]))]
+    unpack = _unpack_trig()
     unpack.update({f"QP{j}": f"qp[{j - 1}]" for j in range(1, N_AXES + 1)})
     unpack.update({f"QDP{j}": f"qdp[{j - 1}]" for j in range(1, N_AXES + 1)})
     unpack.update({f"SGN{j}": f"sgn[{j - 1}]" for j in range(1, N_AXES + 1)})
     unpack["GZ"] = "gz"
-    header = f"# columns: {', '.join(names)}\n"
-    return header + codegen.emit_function("regressor", ["c", "s", "qp", "qdp", "sgn", "gz"], unpack, program, stores, exact=False)
+    header = f"# columns: {', '.join(names)}\n@numba.njit(cache=True)\n"
+    return header + codegen.emit_function("regressor_kernel", ["c", "s", "qp", "qdp", "sgn", "gz"], unpack, program, stores, exact=False)
 
 
 def _inertia_source(table, pivots: list[str]) -> str:
@@ -48,11 +55,42 @@ def _inertia_source(table, pivots: list[str]) -> str:
     sums: dict[tuple[int, int], sympy.Expr] = {}
     for (row, col, name), expr in entries.items():
         sums[(row, col)] = sums.get((row, col), 0) + beta[name] * expr
-    stores = [(f"out[:, {r}, {c}]", e) for (r, c), e in sorted(sums.items())]
-    unpack = {f"c{j}": f"c[{j - 1}]" for j in range(1, N_LINKS + 1)}
-    unpack.update({f"s{j}": f"s[{j - 1}]" for j in range(1, N_LINKS + 1)})
+    stores = [(f"out[{r}, {c}]", e) for (r, c), e in sorted(sums.items())]
+    unpack = _unpack_trig()
     unpack.update({f"B{i}": f"b[{i}]" for i in range(len(pivots))})
-    return codegen.emit_function("inertia_upper", ["c", "s", "b"], unpack, program, stores, exact=False)
+    return "@numba.njit(cache=True)\n" + codegen.emit_function("inertia_upper_kernel", ["c", "s", "b"], unpack, program, stores, exact=False)
+
+
+# Per-sample kernels are generated; these drivers run them over many samples on all cores.
+# Output arrays arrive zeroed: the kernels store only the entries that are not identically zero.
+_DRIVERS = """
+@numba.njit(cache=True)
+def inertia_kernel(c, s, b, out):
+    inertia_upper_kernel(c, s, b, out)
+    for r in range(out.shape[0]):
+        for k in range(r + 1, out.shape[1]):
+            out[k, r] = out[r, k]
+
+
+@numba.njit(parallel=True, cache=True)
+def regressor_batch(C, S, QP, QDP, SGN, gz, OUT):
+    for i in numba.prange(C.shape[0]):
+        regressor_kernel(C[i], S[i], QP[i], QDP[i], SGN[i], gz, OUT[i])
+
+
+@numba.njit(parallel=True, cache=True)
+def inertia_batch(C, S, b, OUT):
+    for i in numba.prange(C.shape[0]):
+        inertia_kernel(C[i], S[i], b, OUT[i])
+
+
+@numba.njit(parallel=True, cache=True)
+def arm_min_eigenvalue_batch(C, S, b, n_arm, LAM):
+    for i in numba.prange(C.shape[0]):
+        m = np.zeros((OUT_SIZE, OUT_SIZE))
+        inertia_kernel(C[i], S[i], b, m)
+        LAM[i] = np.linalg.eigvalsh(m[:n_arm, :n_arm])[0]
+"""
 
 
 @lru_cache(maxsize=16)
@@ -70,9 +108,12 @@ def _kernels(parameter_set: str, table_path: str | None):
         table = robot_description.load_mdh_table(path)
         source = (
             f'"""Generated by crane_lib.dynamics from {path.name if hasattr(path, "name") else path}; do not edit."""\n\n'
+            + f"import numba\nimport numpy as np\n\nOUT_SIZE = {N_AXES}\n\n\n"
             + _regressor_source(table, names, pivots)
             + "\n\n"
             + _inertia_source(table, pivots)
+            + "\n"
+            + _DRIVERS
         )
         with atomic_write(target, encoding="utf-8") as handle:
             handle.write(source)
@@ -123,24 +164,20 @@ class DynamicModel:
 
     def _trig(self, q: np.ndarray):
         angles = q[:, :N_LINKS] + self._offsets
-        return np.cos(angles).T.copy(), np.sin(angles).T.copy()
+        return np.ascontiguousarray(np.cos(angles)), np.ascontiguousarray(np.sin(angles))
 
     # ---------------------------------------------------------------- regressor and torques
 
-    def regressor(self, q, qd, qdd, gravity: bool = True, chunk: int = DEFAULT_CHUNK) -> np.ndarray:
+    def regressor(self, q, qd, qdd, gravity: bool = True) -> np.ndarray:
         """W with tau = W beta, shape (n, 8, n_parameters)."""
         q = _as_samples(q, "q", N_LINKS)
         qd = _as_samples(qd, "qd", N_LINKS)
         qdd = _as_samples(qdd, "qdd", N_LINKS)
         if not (len(q) == len(qd) == len(qdd)):
             raise InputError("regressor", f"{len(q)}, {len(qd)}, {len(qdd)} samples of q, qd, qdd", "equal sample counts")
-        n = len(q)
-        out = np.zeros((n, N_AXES, self.n_parameters))
-        gz = self.gravity_z if gravity else 0.0
-        for start in range(0, n, chunk):
-            sl = slice(start, min(start + chunk, n))
-            c, s = self._trig(q[sl])
-            self._module.regressor(c, s, qd[sl].T, qdd[sl].T, np.sign(qd[sl]).T, gz, out[sl])
+        out = np.zeros((len(q), N_AXES, self.n_parameters))
+        c, s = self._trig(q)
+        self._module.regressor_batch(c, s, qd, qdd, np.sign(qd), self.gravity_z if gravity else 0.0, out)
         return out
 
     def inverse_dynamics(self, q, qd, qdd, beta, gravity: bool = True, chunk: int = DEFAULT_CHUNK) -> np.ndarray:
@@ -151,7 +188,7 @@ class DynamicModel:
         tau = np.empty((len(q), N_AXES))
         for start in range(0, len(q), chunk):
             sl = slice(start, start + chunk)
-            tau[sl] = self.regressor(q[sl], qd[sl], qdd[sl], gravity=gravity, chunk=chunk) @ beta
+            tau[sl] = self.regressor(q[sl], qd[sl], qdd[sl], gravity=gravity) @ beta
         return tau
 
     def gravity_torque(self, q, beta) -> np.ndarray:
@@ -179,31 +216,23 @@ class DynamicModel:
 
     # ---------------------------------------------------------------- inertia matrix
 
-    def inertia_matrix(self, q, beta, chunk: int = DEFAULT_CHUNK) -> np.ndarray:
+    def inertia_matrix(self, q, beta) -> np.ndarray:
         """M(theta; beta), shape (n, 8, 8); the hand axis is decoupled (M[7, 7] = IA8)."""
         beta = self._beta(beta)
         q = _as_samples(q, "q", N_LINKS)
-        n = len(q)
-        out = np.zeros((n, N_AXES, N_AXES))
-        rows, cols = np.triu_indices(N_AXES, 1)
-        for start in range(0, n, chunk):
-            sl = slice(start, min(start + chunk, n))
-            c, s = self._trig(q[sl])
-            block = out[sl]
-            self._module.inertia_upper(c, s, beta, block)
-            block[:, cols, rows] = block[:, rows, cols]
+        out = np.zeros((len(q), N_AXES, N_AXES))
+        self._module.inertia_batch(*self._trig(q), beta, out)
         return out
 
-    def arm_min_eigenvalue(self, q, beta, chunk: int = 16384) -> np.ndarray:
-        """Smallest eigenvalue of the 7x7 arm block of M at each configuration (the audit's lambda_min)."""
+    def arm_min_eigenvalue(self, q, beta) -> np.ndarray:
+        """Smallest eigenvalue of the 7x7 arm block of M at each configuration (the audit's lambda_min).
+
+        M is built and decomposed pose by pose, so memory stays O(poses) however many there are.
+        """
         beta = self._beta(beta)
-        q = np.asarray(q, dtype=float)
-        q = q if q.ndim == 2 else q[None, :]
+        q = _as_samples(q, "q", N_LINKS)
         result = np.empty(len(q))
-        for start in range(0, len(q), chunk):
-            sl = slice(start, min(start + chunk, len(q)))
-            m = self.inertia_matrix(q[sl], beta, chunk=chunk)[:, :N_LINKS, :N_LINKS]
-            result[sl] = np.linalg.eigvalsh(m)[:, 0]
+        self._module.arm_min_eigenvalue_batch(*self._trig(q), beta, N_LINKS, result)
         return result
 
     def direct_dynamics(self, q, qd, tau, beta) -> np.ndarray:
@@ -264,5 +293,9 @@ if __name__ == "__main__":
 
     start = time.perf_counter()
     for name in PARAMETER_SETS:
-        DynamicModel(name)
+        warm = DynamicModel(name)
+        # compile (or load the compiled code from numba's cache) before any parallel user
+        zeros = np.zeros((1, N_AXES))
+        warm.regressor(zeros, zeros, zeros)
+        warm.arm_min_eigenvalue(zeros, np.ones(warm.n_parameters))
     print(f"dynamic model kernels ready ({', '.join(PARAMETER_SETS)}) in {time.perf_counter() - start:.1f} s; cache {codegen.CODEGEN_DIR}")
