@@ -152,7 +152,7 @@ class DynamicModel:
     def n_parameters(self) -> int:
         return len(self.names)
 
-    def _beta(self, beta) -> np.ndarray:
+    def parameter_vector(self, beta) -> np.ndarray:
         if isinstance(beta, ParameterSet):
             return beta.ordered(self.names, source="base parameters")
         beta = np.asarray(beta, dtype=float)
@@ -181,7 +181,7 @@ class DynamicModel:
         return out
 
     def inverse_dynamics(self, q, qd, qdd, beta, gravity: bool = True, chunk: int = DEFAULT_CHUNK) -> np.ndarray:
-        beta = self._beta(beta)
+        beta = self.parameter_vector(beta)
         q = _as_samples(q, "q", N_LINKS)
         qd = _as_samples(qd, "qd", N_LINKS)
         qdd = _as_samples(qdd, "qdd", N_LINKS)
@@ -197,7 +197,7 @@ class DynamicModel:
 
     def friction_torque(self, qd, beta) -> np.ndarray:
         """Viscous (and, where the set carries them, Coulomb) friction torque."""
-        beta = self._beta(beta)
+        beta = self.parameter_vector(beta)
         qd = _as_samples(qd, "qd", N_LINKS)
         tau = np.zeros_like(qd)
         for i, name in enumerate(self.names):
@@ -218,7 +218,7 @@ class DynamicModel:
 
     def inertia_matrix(self, q, beta) -> np.ndarray:
         """M(theta; beta), shape (n, 8, 8); the hand axis is decoupled (M[7, 7] = IA8)."""
-        beta = self._beta(beta)
+        beta = self.parameter_vector(beta)
         q = _as_samples(q, "q", N_LINKS)
         out = np.zeros((len(q), N_AXES, N_AXES))
         self._module.inertia_batch(*self._trig(q), beta, out)
@@ -229,7 +229,7 @@ class DynamicModel:
 
         M is built and decomposed pose by pose, so memory stays O(poses) however many there are.
         """
-        beta = self._beta(beta)
+        beta = self.parameter_vector(beta)
         q = _as_samples(q, "q", N_LINKS)
         result = np.empty(len(q))
         self._module.arm_min_eigenvalue_batch(*self._trig(q), beta, N_LINKS, result)
@@ -237,7 +237,7 @@ class DynamicModel:
 
     def direct_dynamics(self, q, qd, tau, beta) -> np.ndarray:
         """ddtheta = M^-1 (tau - C dtheta - g - friction), vectorized over samples."""
-        beta = self._beta(beta)
+        beta = self.parameter_vector(beta)
         q = _as_samples(q, "q", N_LINKS)
         qd = _as_samples(qd, "qd", N_LINKS)
         tau = _as_samples(tau, "tau", N_AXES)
