@@ -1,0 +1,87 @@
+"""A condition before CLIE: routing by the PD test at visited configurations, projection, model file."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from crane_lib import identify, metrics, robot_description
+from crane_lib.dynamics import DynamicModel
+from crane_lib.parameters import load_parameters, standard_parameter_names
+
+
+@pytest.fixture(scope="module")
+def model():
+    return DynamicModel("reduced")
+
+
+@pytest.fixture(scope="module")
+def true_beta(model):
+    cad = robot_description.description_standard_parameters()
+    standard = {n: cad.get(n, 0.0) for n in standard_parameter_names()}
+    standard.update({f"IA{j}": 5e-3 for j in range(1, 9)})
+    standard.update({f"FV{j}": 0.1 for j in range(1, 9)})
+    return model.base_from_standard(standard).values
+
+
+def _bundle(model, beta, seed, n=1500, noise=0.0):
+    rng = np.random.default_rng(seed)
+    t = np.arange(n) * 0.04
+    w = 2 * np.pi * rng.uniform(0.05, 0.3, 8)
+    amp = np.deg2rad(rng.uniform(30, 70, 8))
+    theta = amp * np.sin(np.outer(t, w))
+    dtheta = amp * w * np.cos(np.outer(t, w))
+    ddtheta = -amp * w**2 * np.sin(np.outer(t, w))
+    tau = model.inverse_dynamics(theta, dtheta, ddtheta, beta) + rng.normal(0, noise, (n, 8))
+    return SimpleNamespace(ts=0.04, t=t, theta=theta, dtheta=dtheta, ddtheta=ddtheta, tau=tau, provenance={"source": "synthetic"})
+
+
+def test_pd_estimate_takes_the_direct_route(model, true_beta):
+    result = identify.identify_condition(_bundle(model, true_beta, 1, noise=0.01), "SYN", model)
+    assert result.route == identify.ROUTE_DIRECT and result.pd_visited and result.projection is None
+    np.testing.assert_array_equal(result.start.values, result.ols.parameters.values)
+    assert metrics.prediction_error(model, result.start.values, _bundle(model, true_beta, 2)).rmse < 0.01
+
+
+def test_non_pd_estimate_is_projected_with_the_smallest_sufficient_epsilon(model, true_beta):
+    bad = true_beta.copy()
+    bad[model.names.index("ZZR6")] -= 0.006
+    result = identify.identify_condition(_bundle(model, bad, 3), "SYN", model)
+    assert result.route == identify.ROUTE_PROJECTED and not result.pd_visited
+    assert result.projection.epsilon in (0.001, 0.002, 0.005, 0.01)
+    assert model.arm_min_eigenvalue(_bundle(model, bad, 3).theta, result.start.values).min() > 0
+    record = result.record()
+    assert record["route"] == "O-S-C" and record["epsilon"] == result.projection.epsilon
+
+
+def test_unidentifiable_condition_is_reported_not_raised(model, true_beta):
+    bundle = _bundle(model, true_beta, 4)
+    bundle.theta[:, 1:] = 0.2
+    bundle.dtheta[:, 1:] = 0.0
+    bundle.ddtheta[:, 1:] = 0.0
+    result = identify.identify_condition(bundle, "SYN", model)
+    assert result.route is None and "rank" in result.failure
+    with pytest.raises(identify.IdentificationError, match="has no model"):
+        identify.save_model("/nonexistent/never.csv", result)
+
+
+def test_model_file_round_trip(model, true_beta, tmp_path):
+    result = identify.identify_condition(_bundle(model, true_beta, 5, noise=0.01), "SYN", model)
+    path = identify.save_model(tmp_path / "model.csv", result)
+    loaded = load_parameters(path, model.names)
+    np.testing.assert_array_equal(loaded.values, result.start.values)
+    np.testing.assert_array_equal(loaded.std_errors, result.ols.parameters.std_errors)
+    assert loaded.meta["route"] == "O-C" and loaded.meta["trajectory"] == "SYN"
+    identify.write_condition_record(tmp_path / "rec.json", result)
+    assert identify.load_condition_records(tmp_path)[0]["kappa"] == pytest.approx(result.ols.kappa)
+
+
+def test_mne_normalizes_by_peak_to_peak(model, true_beta):
+    bundle = _bundle(model, true_beta, 6)
+    shifted = SimpleNamespace(**vars(bundle))
+    shifted.tau = bundle.tau + 0.1  # a constant 0.1 N·m error on every axis
+    err = metrics.prediction_error(model, true_beta, shifted)
+    assert err.rmse == pytest.approx(0.1, rel=1e-6)
+    assert err.mne == pytest.approx(np.mean(0.1 / np.ptp(bundle.tau, axis=0)), rel=1e-6)
