@@ -25,6 +25,8 @@ pathlib.Path(out).write_text(json.dumps({"square": value * value}))
 @pytest.fixture
 def chapter(tmp_path, monkeypatch):
     monkeypatch.setattr(sweep, "RESULTS_DIR", tmp_path / "results")
+    # the code digest is pinned so edits elsewhere in crane_lib while the test runs cannot interfere
+    monkeypatch.setattr(sweep, "source_digest", lambda: "code-v1")
     path = tmp_path / "tiny_chapter.py"
     path.write_text(CHAPTER)
     return path
@@ -45,6 +47,14 @@ def test_runs_caches_and_reruns_on_change(chapter, tmp_path):
     data.write_text("b")
     fourth = sweep.run_sweep(chapter, conditions, "tiny", inputs_of=lambda p: [data] if p["value"] == 2 else [], show_progress=False)
     assert [o.status for o in fourth] == ["ran", "cached"]
+
+
+def test_a_code_change_reruns_every_condition(chapter, tmp_path, monkeypatch):
+    conditions = [{"value": 6, "fail": 0, "out": str(tmp_path / "r6.json")}]
+    assert sweep.run_sweep(chapter, conditions, "tiny_code", show_progress=False)[0].status == "ran"
+    assert sweep.run_sweep(chapter, conditions, "tiny_code", show_progress=False)[0].status == "cached"
+    monkeypatch.setattr(sweep, "source_digest", lambda: "code-v2")
+    assert sweep.run_sweep(chapter, conditions, "tiny_code", show_progress=False)[0].status == "ran"
 
 
 def test_a_failing_condition_does_not_stop_the_others(chapter, tmp_path):
