@@ -346,6 +346,21 @@ def _unit_profile(tau: np.ndarray, ramp: float, duration: float):
     return s, sd, sdd
 
 
+def segment_unit_profiles(plan: "SegmentPlan", tau: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-axis normalized profiles of one segment at times `tau` from its start, (len(tau), 8) each.
+
+    Axis j goes 0 -> 1 by its own 4-1-4 profile over [0, T_j] and holds 1 until the segment
+    ends; axes that do not move stay 0. The reference is start + s * (target - start). The
+    interpolator and the twin both sample segments through this function.
+    """
+    s = np.zeros((len(tau), N_AXES))
+    sd = np.zeros_like(s)
+    sdd = np.zeros_like(s)
+    for j in np.flatnonzero(plan.moving):
+        s[:, j], sd[:, j], sdd[:, j] = _unit_profile(tau, plan.axis_ramp[j], plan.axis_duration[j])
+    return s, sd, sdd
+
+
 @dataclass(frozen=True)
 class Reference:
     """Commanded references sampled on an even grid, SI units."""
@@ -377,13 +392,10 @@ def interpolate(cmd: CommandFile, dt: float = 1e-3) -> Reference:
         q[after] = plan.target  # holds until the next segment overwrites it
         inside = after & (t <= plan.end_time)
         delta = plan.target - plan.start
-        tau = t[inside] - plan.start_time
-        for j in np.flatnonzero(plan.moving):
-            # axis j runs its own profile over [0, T_j] and holds its target until the segment ends
-            s, sd, sdd = _unit_profile(tau, plan.axis_ramp[j], plan.axis_duration[j])
-            q[inside, j] = plan.start[j] + s * delta[j]
-            qd[inside, j] = sd * delta[j]
-            qdd[inside, j] = sdd * delta[j]
+        s, sd, sdd = segment_unit_profiles(plan, t[inside] - plan.start_time)
+        q[inside] = plan.start + s * delta
+        qd[inside] = sd * delta
+        qdd[inside] = sdd * delta
     return Reference(
         t, q, qd, qdd,
         np.array([p.start_time for p in plans]),

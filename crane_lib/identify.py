@@ -15,6 +15,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from . import sdp
 from .dynamics import DynamicModel
 from .errors import atomic_write
@@ -29,6 +31,7 @@ ROUTE_PROJECTED = "O-S-C"
 class ConditionResult:
     trajectory: str
     ts: float
+    run: int = 1
     ols: OLSResult | None = None
     lambda_min_visited: float = float("nan")
     route: str | None = None
@@ -52,6 +55,7 @@ class ConditionResult:
         out = {
             "trajectory": self.trajectory,
             "ts": self.ts,
+            "run": self.run,
             "failure": self.failure,
             "route": self.route,
             "pd_visited": None if self.ols is None else self.pd_visited,
@@ -80,10 +84,33 @@ class ConditionResult:
         return out
 
 
-def identify_condition(bundle, trajectory: str, model: DynamicModel | None = None) -> ConditionResult:
+def recording_path(trajectory: str, run: int = 1) -> Path:
+    """The default data set's raw log of one execution (built by `python -m crane_lib.dataset`)."""
+    from .dataset import RECORDINGS_DIR
+
+    return RECORDINGS_DIR / f"{trajectory}_run{run}.npz"
+
+
+def condition_bundle(trajectory: str, ts: float, run: int = 1):
+    """The bundle of one condition (trajectory, interval, execution), preprocessed once and cached."""
+    from .preprocessing import cached_bundles
+
+    path = recording_path(trajectory, run)
+    if not path.exists():
+        raise IdentificationError(f"{path}: no recording; build the data set first (python -m crane_lib.dataset)")
+    return cached_bundles(path)[float(ts)]
+
+
+def condition_record_path(trajectory: str, ts: float, run: int = 1) -> Path:
+    from .paths import RESULTS_DIR
+
+    return RESULTS_DIR / "conditions" / f"{trajectory}_run{run}_{round(ts * 1e3):02d}ms.json"
+
+
+def identify_condition(bundle, trajectory: str, model: DynamicModel | None = None, run: int = 1) -> ConditionResult:
     """OLS, the routing test and, on route O-S-C, the projection, for one bundle."""
     model = DynamicModel("reduced") if model is None else model
-    result = ConditionResult(trajectory=trajectory, ts=float(bundle.ts), provenance=dict(getattr(bundle, "provenance", {}) or {}))
+    result = ConditionResult(trajectory=trajectory, ts=float(bundle.ts), run=run, provenance=dict(getattr(bundle, "provenance", {}) or {}))
     try:
         w_all, y = stack(model.regressor(bundle.theta, bundle.dtheta, bundle.ddtheta), bundle.tau)
         result.ols = ols(w_all, y, model.names)
@@ -130,3 +157,56 @@ def save_model(path, result: ConditionResult, stage: str = "start") -> Path:
 
 def load_condition_records(directory) -> list[dict]:
     return [json.loads(p.read_text(encoding="utf-8")) for p in sorted(Path(directory).glob("*.json"))]
+
+
+# ------------------------------------------------------------------ Table III
+
+
+def compare_model_classes(fit_bundles: dict, heldout_bundles: list, parameter_sets=("reduced", "reduced+poi", "reduced+coulomb", "full")) -> list[dict]:
+    """Fit each nested model class by OLS on each trajectory; predict the held-out records.
+
+    One row per (trajectory, parameter set): kappa, in-sample residual RMS and pooled
+    held-out RMSE (Table III).
+    """
+    from .metrics import pooled_rmse
+
+    rows = []
+    for set_name in parameter_sets:
+        model = DynamicModel(set_name)
+        for trajectory, bundle in fit_bundles.items():
+            fit = ols(*stack(model.regressor(bundle.theta, bundle.dtheta, bundle.ddtheta), bundle.tau), model.names)
+            rows.append(
+                {
+                    "trajectory": trajectory,
+                    "parameter set": set_name,
+                    "parameters": model.n_parameters,
+                    "kappa": fit.kappa,
+                    "in-sample RMS": fit.residual_rms,
+                    "held-out RMSE": pooled_rmse(model, fit.parameters.values, heldout_bundles),
+                }
+            )
+    return rows
+
+
+# ------------------------------------------------------------------ Sec. III-D
+
+
+def full_model_torque_shares(bundle) -> dict[str, float]:
+    """Fit the full 65-parameter model by OLS; RMS of each contribution over the torque RMS (%).
+
+    'products': the 18 products of inertia; 'retained': the 39 terms of the reduced set;
+    'residual': what the fit leaves. Shares of non-orthogonal parts need not add to 100.
+    """
+    full = DynamicModel("full")
+    reduced_names = set(DynamicModel("reduced").names)
+    regressor = full.regressor(bundle.theta, bundle.dtheta, bundle.ddtheta)
+    fit = ols(*stack(regressor, bundle.tau), full.names)
+    beta = fit.parameters.values
+    torque_rms = float(np.sqrt(np.mean(bundle.tau**2)))
+    products = np.array([n.rstrip("0123456789") in ("XY", "XZ", "YZ") for n in full.names])
+    retained = np.array([n in reduced_names for n in full.names])
+
+    def share(columns):
+        return 100.0 * float(np.sqrt(np.mean((regressor[:, :, columns] @ beta[columns]) ** 2))) / torque_rms
+
+    return {"products": share(products), "retained": share(retained), "residual": 100.0 * fit.residual_rms / torque_rms}

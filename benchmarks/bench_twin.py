@@ -1,0 +1,89 @@
+"""Benchmarks of the digital twin (issue 4).
+
+1. Twin simulation speed, as a multiple of real time on one core: recording AG02 (0.25 ms
+   integration, 1 ms control loop, everything on), against the same plant step written in
+   numpy over the dynamics module's vectorized calls (M, bias torques, solve), timed over a
+   short span in the same run. Target: at least 50x real time.
+2. The whole default data set (full profile, 2 processes) into a temporary folder.
+   Target: at most 10 min. Skip with --no-dataset.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+
+def _numpy_reference_speed(span_s: float = 0.2) -> float:
+    """Real-time factor of the plant integrated with numpy calls per step (no numba loop)."""
+    from crane_lib import twin
+    from crane_lib.dynamics import model
+    from crane_lib.twin_truth import load_plant_settings, load_truth
+
+    plant = twin.build_plant(load_truth(), load_plant_settings())
+    full = model("full")
+    h = plant.step
+    q = np.radians([0.0, 10.0, 0.0, -90.0, 0.0, 20.0, 0.0, 0.0])
+    v, qm, vm = np.zeros(8), q[:7].copy(), np.zeros(7)
+    torque = np.zeros(8)
+    zeros = np.zeros((1, 8))
+    start = time.perf_counter()
+    for _ in range(int(round(span_s / h))):
+        mass = full.inertia_matrix(q[None], plant.beta_link)[0][:7, :7]
+        bias = full.inverse_dynamics(q[None], v[None], zeros, plant.beta_link)[0][:7]
+        coupling = 0.5 * h * plant.stiffness + plant.damping
+        f0 = plant.stiffness * (qm - q[:7])
+        rotor_diag = plant.ia[:7] + h * plant.fv[:7] + h * coupling
+        rotor_rhs = plant.ia[:7] * vm + h * (torque[:7] - f0)
+        matrix = mass + np.diag(h * coupling - (h * coupling) ** 2 / rotor_diag)
+        v[:7] = np.linalg.solve(matrix, mass @ v[:7] + h * (f0 - bias) + h * coupling * rotor_rhs / rotor_diag)
+        vm = (rotor_rhs + h * coupling * v[:7]) / rotor_diag
+        qm += h * vm
+        q[:7] += h * v[:7]
+    return span_s / (time.perf_counter() - start)
+
+
+def bench_speed() -> None:
+    from crane_lib import twin
+    from crane_lib.paths import TRAJECTORY_DIR
+
+    twin.record(TRAJECTORY_DIR / "AP01.txt", seed=1)  # compile / load the cached core
+    start = time.perf_counter()
+    _, metadata = twin.record(TRAJECTORY_DIR / "AG02.txt", seed=1)
+    elapsed = time.perf_counter() - start
+    simulated = float(metadata["record_duration_s"])
+    reference = _numpy_reference_speed()
+    print(f"twin, AG02 ({simulated:.1f} s simulated): {elapsed:6.2f} s = {simulated / elapsed:6.1f}x real time (target >= 50x)")
+    print(f"same plant step in numpy calls, 0.2 s span:           {reference:6.2f}x real time")
+    print(f"numba loop / numpy reference:                        {simulated / elapsed / reference:6.0f}x")
+
+
+def bench_dataset() -> None:
+    from crane_lib import dataset
+
+    with tempfile.TemporaryDirectory() as folder:
+        start = time.perf_counter()
+        dataset.build("full", jobs=2, directory=Path(folder), progress=False)
+        elapsed = time.perf_counter() - start
+        size = sum(p.stat().st_size for p in Path(folder).glob("*.npz"))
+    n = len(dataset.executions("full"))
+    print(f"full data set, {n} recordings on 2 processes: {elapsed:6.1f} s (target <= 600 s), {size / 1e6:.0f} MB")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--no-dataset", action="store_true")
+    args = parser.parse_args()
+    os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+    bench_speed()
+    if not args.no_dataset:
+        bench_dataset()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,65 @@
+"""What the twin produces next to what the paper reports for the real arm (issue 4, "calibrate honestly").
+
+Nothing here feeds back into the twin's settings: these numbers are reported, not targeted.
+
+``python -m crane_lib.twin_calibration [LOG ...]`` prints, per raw log: realized against
+commanded duration, record length, clamp share (|u| >= 0.98 of the axis limit, D-F), peak
+joint speed, and the residual that an ordinary least-squares fit of the full 65-parameter
+model leaves, as a share of the torque RMS (III-D).
+
+The residual is the one `identify.full_model_torque_shares` computes on the 40 ms bundle
+that `preprocessing` (Appendix D-C) makes of the log, as the OLS/SDP chapter does.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+
+from . import raw_log
+from .constants import N_AXES
+
+def full_model_residual_share(log, interval: float = 0.04) -> float:
+    """RMS of the OLS residual of the full 65-parameter model over the RMS of the torque (%)."""
+    from .identify import full_model_torque_shares
+    from .preprocessing import preprocess
+
+    return full_model_torque_shares(preprocess(log, interval))["residual"]
+
+
+def summary(log) -> dict[str, float]:
+    """The calibration quantities of one raw log (a crane_lib.raw_log.RawLog)."""
+    from .preprocessing import preprocess
+
+    clamped = log.clamp_threshold_reached.any(axis=1)
+    velocity = preprocess(log, 0.01).dtheta
+    return {
+        "commanded_s": float(log.metadata["commanded_duration_s"]),
+        "realized_s": float(log.metadata["realized_motion_s"]),
+        "record_s": float(log.metadata["record_duration_s"]),
+        "clamp_share_percent": float(100.0 * clamped.mean()),
+        "peak_speed_rad_s": float(np.abs(velocity[:, : N_AXES - 1]).max()),
+        "residual_share_percent": full_model_residual_share(log),
+    }
+
+
+def main(argv=None) -> None:
+    from .dataset import RECORDINGS_DIR
+
+    parser = argparse.ArgumentParser(description="The twin's recordings against the paper's numbers.")
+    parser.add_argument("logs", nargs="*", type=Path, default=None)
+    args = parser.parse_args(argv)
+    logs = args.logs or sorted(RECORDINGS_DIR.glob("AG02_run*.npz")) + sorted(RECORDINGS_DIR.glob("V0*_run1.npz"))
+    for path in logs:
+        s = summary(raw_log.read_raw_log(path))
+        print(
+            f"{path.name}: commanded {s['commanded_s']:.1f} s, realized {s['realized_s']:.1f} s, record {s['record_s']:.1f} s, "
+            f"clamp {s['clamp_share_percent']:.3f} %, peak speed {s['peak_speed_rad_s']:.2f} rad/s, "
+            f"full-model residual {s['residual_share_percent']:.1f} % of torque RMS"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,220 @@
+"""The digital twin's truth: its 94 standard parameters and its per-axis drive settings.
+
+Run ``python -m crane_lib.twin_truth`` to (re)write `data/twin_truth.csv` and
+`data/twin_plant.csv`; a test checks that the committed files equal what this writes.
+
+Link parameters (XX..M of links 1..7): the manufacturer's description
+(`data/crane_x7_description/`, RT Corporation, non-commercial licence, see its README)
+transformed into the MDH link frames by `robot_description.description_standard_parameters`,
+hand and fingers lumped into link 7, products of inertia kept.
+
+Drive parameters (rotor inertia IA, viscous FV and Coulomb FS friction, at the link side):
+chosen, not fitted, from the paper's text and the actuator datasheets (book/register_twin.md):
+
+* IA of an XM430-W350 axis = the paper's identified IA7 (4.85e-3 kg·m², `ia7_accepted`),
+  whose (7,7) entry of M is constant, so it is a direct measurement of the reflected rotor
+  inertia of that actuator type. The XM540-W270 (axis 2) scales it by the ratio of the two
+  actuators' stall torques (a bigger motor, proportionally bigger reflected inertia).
+* Friction: the paper's Joint-7 model (1) has gain K_p,7 = 37.1 (rad/s)/(N·m) at the
+  catalogue Kt, i.e. a drag of 1.3/K_p,7 = 0.035 N·m at 1 rad/s at the 1.3-corrected Kt.
+  We split that drag equally into Coulomb and viscous parts at 1 rad/s; axis 2 scales it by
+  the stall-torque ratio; the hand axis by the description's finger-to-arm friction ratio
+  (0.8 / 0.2, README of the description), its gripper linkage adding friction.
+* True torque constants: the 1.3-corrected Kt of each axis times 1 + U(-10 %, +10 %), the
+  unit-to-unit spread the paper calls realistic (Sec. VII-D), drawn once with TRUTH_SEED.
+* Drivetrain compliance: a spring and damper between rotor and link on each arm axis, the
+  stiffness chosen so the two-mass resonance at the Fig. 1 posture (θ4 = -90°, others 0,
+  other joints locked) sits at the paper's "near 100 Hz" (Sec. III-B); damping ratio
+  RESONANCE_DAMPING_RATIO ("lightly damped"). The hand axis has no compliance in the twin.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .constants import ACTUATORS, KT, KT_CORRECTION, N_ARM_JOINTS, N_AXES, XM430_W350, XM540_W270
+from .errors import InputError, atomic_write
+from .paper_numbers import paper
+from .parameters import ParameterSet, load_parameters, save_parameters, standard_parameter_names
+from .paths import DATA_DIR
+from .robot_description import description_standard_parameters
+
+TWIN_TRUTH_CSV = DATA_DIR / "twin_truth.csv"
+TWIN_PLANT_CSV = DATA_DIR / "twin_plant.csv"
+
+TRUTH_SEED = 20240515  # the twin "unit": its torque constants are drawn once with this seed
+REFERENCE_SPEED_RAD_S = 1.0  # speed at which the Joint-7 drag is split into Coulomb and viscous
+COULOMB_SHARE_OF_DRAG = 0.5
+RESONANCE_DAMPING_RATIO = 0.1  # "lightly damped"; Q = 1/(2 zeta) = 5
+FIG1_POSTURE = np.radians([0.0, 0.0, 0.0, -90.0, 0.0, 0.0, 0.0, 0.0])  # Sec. III-A, the joint-level posture
+
+# ROBOTIS e-Manual datasheets at 12 V: stall torque (N·m) and stall current (A). Their ratio
+# is the catalogue Kt of constants.py (4.1/2.3 = 1.783, 10.6/4.4 = 2.409), a check on both.
+STALL_TORQUE_N_M = {XM430_W350.model: 4.1, XM540_W270.model: 10.6}
+STALL_CURRENT_A = {XM430_W350.model: 2.3, XM540_W270.model: 4.4}
+# data/crane_x7_description/README.md: URDF friction 0.2 on the arm joints, 0.8 on the fingers
+HAND_TO_ARM_FRICTION_RATIO = 0.8 / 0.2
+
+PLANT_COLUMNS = [
+    "axis", "actuator", "kt_logged_N_m_per_A", "kt_true_N_m_per_A", "stiffness_N_m_per_rad",
+    "damping_N_m_s_per_rad", "resonance_at_fig1_Hz",
+]
+
+
+def _size_ratio(axis: int) -> float:
+    """Stall torque of the axis's actuator relative to the XM430-W350."""
+    model = ACTUATORS[axis - 1].model
+    return STALL_TORQUE_N_M[model] / STALL_TORQUE_N_M[XM430_W350.model]
+
+
+def drive_parameters() -> dict[str, float]:
+    """IA, FV, FS of the eight axes (link side, true torque)."""
+    rotor_xm430 = paper("ia7_accepted").value
+    drag_at_reference = KT_CORRECTION / paper("joint7_gain").value * REFERENCE_SPEED_RAD_S  # N·m
+    coulomb = COULOMB_SHARE_OF_DRAG * drag_at_reference
+    viscous = (1.0 - COULOMB_SHARE_OF_DRAG) * drag_at_reference / REFERENCE_SPEED_RAD_S
+    params = {}
+    for axis in range(1, N_AXES + 1):
+        scale = _size_ratio(axis)
+        friction_scale = scale * (HAND_TO_ARM_FRICTION_RATIO if axis == N_AXES else 1.0)
+        params[f"IA{axis}"] = rotor_xm430 * scale
+        params[f"FV{axis}"] = viscous * friction_scale
+        params[f"FS{axis}"] = coulomb * friction_scale
+    return params
+
+
+def truth_parameters() -> ParameterSet:
+    """The 94 standard parameters of the twin, in the standard order."""
+    values = {**description_standard_parameters(), **drive_parameters()}
+    names = standard_parameter_names()
+    return ParameterSet(names, np.array([values[n] for n in names]))
+
+
+TRUTH_COMMENT = """Truth parameters of the digital twin (94 standard parameters, SI), written by python -m crane_lib.twin_truth.
+Links 1..7 (XX..M): the manufacturer's description data/crane_x7_description/ (RT Corporation, crane_x7_description,
+non-commercial licence; see its README) transformed into the MDH link frames, hand and fingers lumped into link 7,
+products of inertia kept. IA, FV, FS: chosen from the paper's text and the actuator datasheets, not fitted
+(crane_lib/twin_truth.py, book/register_twin.md)."""
+
+
+@dataclass(frozen=True)
+class PlantSettings:
+    """Per-axis drive settings of the twin that are not dynamic parameters."""
+
+    kt_logged: np.ndarray  # (8,) N·m/A, the conversion of the torque record
+    kt_true: np.ndarray  # (8,) N·m/A
+    stiffness: np.ndarray  # (7,) N·m/rad, rotor-link compliance of the arm axes
+    damping: np.ndarray  # (7,) N·m·s/rad
+    resonance_hz: np.ndarray  # (7,) two-mass resonance at the Fig. 1 posture, joints locked
+
+
+def _link_inertia_at(posture: np.ndarray, truth: ParameterSet) -> np.ndarray:
+    """Diagonal of the link-only inertia matrix (rotor inertias removed) at `posture`."""
+    from .dynamics import model
+
+    full = model("full")
+    link_only = truth.as_dict()
+    for axis in range(1, N_AXES + 1):
+        link_only[f"IA{axis}"] = 0.0
+    mass = full.inertia_matrix(posture[None, :], full.base_from_standard(link_only))[0]
+    return np.diag(mass)[:N_ARM_JOINTS]
+
+
+def compute_plant_settings(truth: ParameterSet | None = None) -> PlantSettings:
+    truth = truth_parameters() if truth is None else truth
+    rng = np.random.default_rng(TRUTH_SEED)
+    low, high = paper("kt_perturbation_range").value, paper("kt_perturbation_range").value_hi
+    kt_true = KT * (1.0 + rng.uniform(low / 100.0, high / 100.0, N_AXES))
+    omega = 2.0 * math.pi * paper("backlash_resonance_freq").value
+    link = _link_inertia_at(FIG1_POSTURE, truth)
+    rotor = np.array([truth[f"IA{j}"] for j in range(1, N_ARM_JOINTS + 1)])
+    reduced = 1.0 / (1.0 / rotor + 1.0 / link)  # two-mass reduced inertia
+    stiffness = omega**2 * reduced
+    damping = 2.0 * RESONANCE_DAMPING_RATIO * np.sqrt(stiffness * reduced)
+    return PlantSettings(KT.copy(), kt_true, stiffness, damping, np.sqrt(stiffness / reduced) / (2.0 * math.pi))
+
+
+PLANT_COMMENT = """Drive settings of the digital twin, written by python -m crane_lib.twin_truth (see crane_lib/twin_truth.py).
+kt_logged: catalogue Kt x 1.3, the conversion of the torque record. kt_true: kt_logged x (1 + U(-10 %, +10 %)), seed {seed}.
+stiffness, damping: rotor-link compliance of the arm axes, two-mass resonance {hz:g} Hz at the Fig. 1 posture (joints locked),
+damping ratio {zeta:g}. The hand axis (8) is rigid."""
+
+
+def format_plant_settings(settings: PlantSettings) -> str:
+    buffer = io.StringIO()
+    comment = PLANT_COMMENT.format(seed=TRUTH_SEED, hz=paper("backlash_resonance_freq").value, zeta=RESONANCE_DAMPING_RATIO)
+    for line in comment.splitlines():
+        buffer.write(f"# {line}\n")
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(PLANT_COLUMNS)
+    for j in range(N_AXES):
+        arm = j < N_ARM_JOINTS
+        writer.writerow(
+            [
+                j + 1, ACTUATORS[j].model, repr(float(settings.kt_logged[j])), repr(float(settings.kt_true[j])),
+                repr(float(settings.stiffness[j])) if arm else "", repr(float(settings.damping[j])) if arm else "",
+                repr(float(settings.resonance_hz[j])) if arm else "",
+            ]
+        )
+    return buffer.getvalue()
+
+
+def load_plant_settings(path=TWIN_PLANT_CSV) -> PlantSettings:
+    path = Path(path)
+    if not path.exists():
+        raise InputError(str(path), "no such file", "the twin's drive settings (data/twin_plant.csv)")
+    rows = []
+    with open(path, encoding="utf-8") as handle:
+        numbered = [(n, line) for n, line in enumerate(handle, start=1) if line.strip() and not line.startswith("#")]
+    reader = csv.reader([line for _, line in numbered])
+    header = next(reader, None)
+    if header != PLANT_COLUMNS:
+        raise InputError(f"{path}:{numbered[0][0] if numbered else 1}", f"header {header}", ",".join(PLANT_COLUMNS))
+    for (lineno, _), row in zip(numbered[1:], reader):
+        where = f"{path}:{lineno}"
+        try:
+            values = [float(x) if x else math.nan for x in row[2:]]
+        except ValueError:
+            raise InputError(where, "non-numeric field", "numbers") from None
+        if int(row[0]) != len(rows) + 1:
+            raise InputError(where, f"axis {row[0]}", f"axis {len(rows) + 1} (rows in axis order)")
+        rows.append(values)
+    if len(rows) != N_AXES:
+        raise InputError(str(path), f"{len(rows)} axes", f"{N_AXES}")
+    table = np.array(rows)
+    arm = table[:N_ARM_JOINTS]
+    if not (np.all(table[:, :2] > 0) and np.all(arm[:, 2:4] > 0)):
+        raise InputError(str(path), "a torque constant, stiffness or damping is not positive", "positive values")
+    return PlantSettings(table[:, 0], table[:, 1], arm[:, 2], arm[:, 3], arm[:, 4])
+
+
+def load_truth(path=TWIN_TRUTH_CSV) -> ParameterSet:
+    """A truth file: all 94 standard parameters (errors name the file and line)."""
+    return load_parameters(path, expected_names=standard_parameter_names())
+
+
+def write_truth_files(truth_path=TWIN_TRUTH_CSV, plant_path=TWIN_PLANT_CSV) -> None:
+    truth = truth_parameters()
+    save_parameters(truth_path, truth, comment=TRUTH_COMMENT)
+    with atomic_write(plant_path, encoding="utf-8", newline="\n") as handle:
+        handle.write(format_plant_settings(compute_plant_settings(truth)))
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description="Write the twin's truth parameters and drive settings.")
+    parser.add_argument("--truth", type=Path, default=TWIN_TRUTH_CSV)
+    parser.add_argument("--plant", type=Path, default=TWIN_PLANT_CSV)
+    args = parser.parse_args(argv)
+    write_truth_files(args.truth, args.plant)
+    print(f"wrote {args.truth} and {args.plant}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,239 @@
+"""The digital twin: truth files, physics of the plant, the recorded raw log, determinism, the CLI."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from crane_lib import cli, raw_log, twin
+from crane_lib.commands import commanded_duration, read_command_file
+from crane_lib.constants import CURRENT_UNIT_A, ENCODER_RESOLUTION_RAD, KT, N_ARM_JOINTS, N_AXES
+from crane_lib.controller import CURRENT_LIMIT_UNITS
+from crane_lib.dynamics import model
+from crane_lib.errors import InputError
+from crane_lib.parameters import save_parameters
+from crane_lib.paths import TRAJECTORY_DIR
+from crane_lib.twin_truth import (
+    STALL_CURRENT_A,
+    STALL_TORQUE_N_M,
+    TRUTH_COMMENT,
+    TWIN_PLANT_CSV,
+    TWIN_TRUTH_CSV,
+    compute_plant_settings,
+    format_plant_settings,
+    load_plant_settings,
+    load_truth,
+    truth_parameters,
+)
+
+SHORT = TRAJECTORY_DIR / "AP01.txt"  # the shortest identification file (9 s commanded)
+
+
+@pytest.fixture(scope="module")
+def short_log():
+    return twin.record(SHORT, seed=7)
+
+
+# ---------------------------------------------------------------- truth files
+
+
+def test_committed_truth_files_equal_the_generator(tmp_path):
+    save_parameters(tmp_path / "truth.csv", truth_parameters(), comment=TRUTH_COMMENT)
+    assert (tmp_path / "truth.csv").read_text(encoding="utf-8") == TWIN_TRUTH_CSV.read_text(encoding="utf-8")
+    assert format_plant_settings(compute_plant_settings()) == TWIN_PLANT_CSV.read_text(encoding="utf-8")
+
+
+def test_truth_is_physical_and_the_datasheets_agree_with_the_catalogue_kt():
+    truth = load_truth()
+    for j in range(1, N_ARM_JOINTS + 1):
+        assert truth[f"M{j}"] > 0
+        inertia = np.array([[truth[f"XX{j}"], truth[f"XY{j}"], truth[f"XZ{j}"]], [truth[f"XY{j}"], truth[f"YY{j}"], truth[f"YZ{j}"]], [truth[f"XZ{j}"], truth[f"YZ{j}"], truth[f"ZZ{j}"]]])
+        assert np.linalg.eigvalsh(inertia)[0] > 0
+    assert any(abs(truth[f"XY{j}"]) + abs(truth[f"XZ{j}"]) + abs(truth[f"YZ{j}"]) > 0 for j in range(2, 8))  # products kept
+    for model_name, torque in STALL_TORQUE_N_M.items():
+        kt = torque / STALL_CURRENT_A[model_name]
+        assert kt == pytest.approx(1.783 if model_name.startswith("XM430") else 2.409, rel=2e-3)
+    settings = load_plant_settings()
+    ratio = settings.kt_true / KT
+    assert np.all(np.abs(ratio - 1) <= 0.10) and np.std(ratio) > 0.01  # differ from the logged conversion
+
+
+# ---------------------------------------------------------------- plant physics
+
+
+def _plant(compliant: bool, step: float = twin.INTEGRATION_STEP_S):
+    plant = twin.build_plant(load_truth(), load_plant_settings())
+    plant.compliant = compliant
+    plant.step = step
+    plant.fv[:] = 0.0
+    plant.fs[:] = 0.0
+    plant.damping[:] = 0.0
+    return plant
+
+
+def _energy_drift(compliant: bool, step: float, seconds: float = 1.0) -> tuple[float, float]:
+    plant = _plant(compliant, step)
+    x = twin.initial_state(np.radians([10.0, 30.0, -20.0, -60.0, 15.0, 40.0, 5.0, 0.0]))
+    e0 = twin.energy(x, plant)
+    energies = []
+    chunk = int(round(0.02 / step))
+    for _ in range(int(round(seconds / 0.02))):
+        twin.integrate(plant, x, np.zeros(N_AXES), chunk)
+        energies.append(twin.energy(x, plant))
+    energies = np.array(energies)
+    return float(np.max(np.abs(energies - e0))), float(np.ptp(energies) + abs(e0))
+
+
+def test_unforced_rigid_arm_conserves_energy_to_integration_accuracy():
+    """Zero friction and command: energy (M of the dynamics module, gravity potential) is kept
+    to first order in the step, as the symplectic Euler scheme promises."""
+    coarse, scale = _energy_drift(False, 0.25e-3)
+    fine, _ = _energy_drift(False, 0.125e-3)
+    assert coarse < 2e-3 * scale
+    assert 1.5 < coarse / fine < 2.6  # first-order convergence: the drift is the integrator's
+
+
+def test_compliant_arm_does_not_gain_energy():
+    drift, scale = _energy_drift(True, 0.25e-3)
+    assert drift < 5e-3 * scale
+
+
+def test_rigid_step_equals_the_direct_dynamics_of_the_full_model():
+    truth = load_truth()
+    plant = _plant(False)
+    plant.fv[:] = np.array([truth[f"FV{j}"] for j in range(1, N_AXES + 1)])
+    q = np.radians([20.0, -35.0, 50.0, -100.0, 30.0, 60.0, -40.0, 10.0])
+    v = np.array([0.3, -0.2, 0.5, 0.1, -0.4, 0.2, 0.6, 0.2])
+    x = twin.initial_state(q)
+    x[8:16] = v
+    x[23:30] = v[:7]
+    torque = np.array([0.5, 2.0, -0.3, 1.0, 0.2, -0.1, 0.05, 0.1])
+    twin.integrate(plant, x, torque, 1)
+    acceleration = (x[8:16] - v) / plant.step
+    standard = truth.as_dict()
+    for j in range(1, N_AXES + 1):
+        standard[f"FS{j}"] = 0.0
+    full = model("full")
+    expected = full.direct_dynamics(q[None], v[None], torque[None], full.base_from_standard(standard))[0]
+    np.testing.assert_allclose(acceleration[:N_ARM_JOINTS], expected[:N_ARM_JOINTS], rtol=1e-8, atol=1e-8)
+    # the hand's friction is implicit: (IA8 + h FV8) v' = IA8 v + h tau
+    ia8, fv8, h = plant.ia[7], plant.fv[7], plant.step
+    assert x[15] == pytest.approx((ia8 * v[7] + h * torque[7]) / (ia8 + h * fv8), rel=1e-12)
+    assert abs(acceleration[7] - expected[7]) < h * fv8 / ia8 * abs(expected[7]) + 1e-6
+
+
+# ---------------------------------------------------------------- the recorded log
+
+
+def test_the_twin_tracks_the_command(short_log):
+    samples, meta = short_log
+    error = samples[:, raw_log.group("position_error")]
+    arm = error[:, :N_ARM_JOINTS]
+    assert np.degrees(np.sqrt(np.mean(arm**2))) < 1.0
+    assert np.degrees(np.abs(arm).max()) < 5.0
+    cmd = read_command_file(SHORT)
+    # the last target is reached and the realized motion is longer than commanded (in-position wait)
+    theta = samples[:, raw_log.group("theta_logged")] - np.pi
+    np.testing.assert_allclose(theta[-1], cmd.waypoints[-1], atol=math.radians(1.0))
+    assert float(meta["realized_motion_s"]) > commanded_duration(cmd)
+    assert float(meta["realized_motion_s"]) < 1.5 * commanded_duration(cmd)
+
+
+def test_log_columns_show_the_quantizers_the_clamp_and_the_idle_ends(short_log):
+    samples, meta = short_log
+    assert samples.shape[1] == raw_log.N_COLUMNS
+    ticks = samples[:, raw_log.group("position_ticks")]
+    np.testing.assert_array_equal(ticks, np.round(ticks))
+    np.testing.assert_allclose(samples[:, raw_log.group("theta_logged")], ticks * ENCODER_RESOLUTION_RAD, rtol=0, atol=1e-12)
+    assert len(np.unique(np.diff(np.unique(samples[:, raw_log.group("theta_logged")][:, 0])).round(12))) < 50  # a lattice
+    units = samples[:, raw_log.group("goal_current_units")]
+    np.testing.assert_array_equal(units, np.round(units))
+    assert np.all(np.abs(units) <= CURRENT_LIMIT_UNITS)
+    np.testing.assert_allclose(samples[:, raw_log.group("current_command")], units * CURRENT_UNIT_A, rtol=0, atol=1e-15)
+    clamped = samples[:, raw_log.group("clamped")].astype(bool)
+    assert np.all(np.abs(units[clamped]) == np.broadcast_to(CURRENT_LIMIT_UNITS, units.shape)[clamped])
+    t = samples[:, raw_log.COLUMN["t"]]
+    steps = np.diff(t)
+    assert t[0] == 0.0 and np.all(steps > 0)
+    assert abs(np.mean(steps) - 1e-3) < 2e-5 and np.std(steps) > 5e-6  # nominally 1 ms, uneven
+    segment = samples[:, raw_log.COLUMN["segment"]]
+    lead, tail = float(meta["lead_idle_s"]), float(meta["tail_idle_s"])
+    assert np.all(segment[: int(lead * 900)] == -1) and np.all(segment[-int(tail * 900):] == -1)
+    assert set(np.unique(segment)) == {-1.0, *map(float, range(read_command_file(SHORT).n_waypoints))}
+    velocity = samples[1:, raw_log.group("dtheta")]
+    theta = samples[:, raw_log.group("theta_logged")]
+    np.testing.assert_allclose(velocity, np.diff(theta, axis=0) / steps[:, None], rtol=1e-9, atol=1e-9)
+
+
+def test_same_seed_same_bytes_other_seed_a_rerun(tmp_path):
+    paths = [twin.record_to_file(SHORT, tmp_path / f"log{i}.npz", seed=s) for i, s in enumerate((11, 11, 12))]
+    first, again, other = (p.read_bytes() for p in paths)
+    assert first == again
+    assert first != other
+    a = np.load(paths[0])["samples"]
+    b = np.load(paths[2])["samples"]
+    error_a, error_b = (x[:, raw_log.group("position_error")] for x in (a, b))
+    # a rerun differs in detail but not in kind
+    assert not np.array_equal(a[:1000], b[:1000])
+    assert np.sqrt(np.mean(error_a**2)) == pytest.approx(np.sqrt(np.mean(error_b**2)), rel=0.3)
+
+
+# ---------------------------------------------------------------- command line and bad input
+
+
+def test_cli_records_and_rejects_bad_input(tmp_path, capsys):
+    out = tmp_path / "log.npz"
+    assert cli.main(["record", str(SHORT), "--out", str(out), "--seed", "3"]) == 0
+    assert np.load(out)["samples"].shape[1] == raw_log.N_COLUMNS
+    bad = tmp_path / "bad.txt"
+    bad.write_text("FORMAT CRANE-X7-COMMANDS 1\nnonsense\n")
+    cases = [
+        (["record", str(tmp_path / "missing.txt"), "--out", str(tmp_path / "a.npz")], "missing.txt"),
+        (["record", str(bad), "--out", str(tmp_path / "b.npz")], "bad.txt:2"),
+    ]
+    truth = tmp_path / "truth.csv"
+    truth.write_text("name,value,unit\nXX1,abc,kg·m^2\n")
+    cases.append((["record", str(SHORT), "--out", str(tmp_path / "c.npz"), "--truth", str(truth)], "truth.csv:2"))
+    for argv, where in cases:
+        assert cli.main(argv) == cli.EXIT_BAD_INPUT
+        message = capsys.readouterr().err.strip()
+        assert where in message and "\n" not in message
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.txt", "log.npz", "truth.csv"]  # nothing half-written
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["record", str(SHORT), "--out", str(out), "--seed", "-1"])
+    assert exit_info.value.code == 2
+
+
+def test_record_rejects_a_bad_truth_file(tmp_path):
+    truth = tmp_path / "truth.csv"
+    truth.write_text(TWIN_TRUTH_CSV.read_text(encoding="utf-8").replace("\nM3,", "\nM33,"))
+    with pytest.raises(InputError, match="truth.csv"):
+        twin.record(SHORT, seed=1, truth=truth)
+
+
+def test_twin_references_are_the_interpolators():
+    """One piece of code per idea: the twin samples each segment with the same per-axis profiles
+    as commands.interpolate, only on the segment's own clock (after the in-position wait)."""
+    from crane_lib import commands, twin
+    from crane_lib.paths import TRAJECTORY_DIR
+
+    cmd = commands.read_command_file(TRAJECTORY_DIR / "AP01.txt")
+    profiles = twin.segment_profiles(cmd, period=1e-3)
+    reference = commands.interpolate(cmd, dt=1e-3)
+    compared = 0
+    for k, plan in enumerate(commands.plan_segments(cmd)):
+        start_index = round(plan.start_time / 1e-3)
+        if profiles.count[k] == 0 or abs(plan.start_time / 1e-3 - start_index) > 1e-9:
+            continue  # no displacement, or a segment that starts between commanded grid points
+        rows = slice(profiles.offset[k], profiles.offset[k] + profiles.count[k])
+        q_twin = profiles.start[k] + profiles.s[rows] * profiles.delta[k]
+        qd_twin = profiles.sd[rows] * profiles.delta[k]
+        grid = slice(start_index, start_index + profiles.count[k])
+        np.testing.assert_allclose(q_twin, reference.q[grid], atol=1e-12)
+        np.testing.assert_allclose(qd_twin, reference.qd[grid], atol=1e-9)
+        compared += 1
+    # AP01's first segment starts at t = 0 on the grid and moves three axes with different ramps
+    # (its opening transit), which is the case where per-axis and shared profiles differ
+    assert compared >= 1
