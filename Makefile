@@ -27,7 +27,9 @@ model: $(STAMP)
 test: model
 	$(PY) -m pytest -n 2 -q
 
+# the data steps (twin recordings, per-condition sweeps) are cached by content; then every chapter runs
 book: model
+	CRANE_PROFILE=$(PROFILE) $(PY) -m crane_lib.pipeline --profile $(PROFILE)
 	CRANE_PROFILE=$(PROFILE) $(VENV)/bin/jupyter-book build . $(JB_FLAGS)
 	@echo "book: $(CURDIR)/_build/html/index.html"
 
@@ -35,4 +37,4 @@ benchmarks: model
 	$(PY) -m benchmarks
 
 clean:
-	rm -rf _build .cache
+	rm -rf _build .cache results

@@ -29,8 +29,38 @@ def full_model_residual_share(log, interval: float = 0.04) -> float:
     return full_model_torque_shares(preprocess(log, interval))["residual"]
 
 
-def summary(log) -> dict[str, float]:
-    """The calibration quantities of one raw log (a crane_lib.raw_log.RawLog)."""
+def full_model_residual(bundle) -> np.ndarray:
+    """(n, 8) torque residual of the full 65-parameter OLS fit on the bundle (N·m), per sample and axis."""
+    from .dynamics import DynamicModel
+    from .ols import ols, stack
+
+    full = DynamicModel("full")
+    regressor = full.regressor(bundle.theta, bundle.dtheta, bundle.ddtheta)
+    fit = ols(*stack(regressor, bundle.tau), full.names)
+    return bundle.tau - regressor @ fit.parameters.values
+
+
+def residual_spectrum(bundle, nperseg: int = 1024) -> tuple[np.ndarray, np.ndarray]:
+    """One-sided power spectral density (Welch, Hann) of the full-model residual per axis: (frequency Hz, (nf, 8) (N·m)²/Hz)."""
+    from scipy import signal
+
+    frequency, density = signal.welch(full_model_residual(bundle), fs=1.0 / bundle.ts, nperseg=nperseg, axis=0)
+    return frequency, density
+
+
+def power_share_above(frequency_hz: np.ndarray, density: np.ndarray, cutoff_hz: float) -> np.ndarray:
+    """Per column of `density`, the share (%) of the spectrum's power above cutoff_hz (DC bin excluded)."""
+    band = frequency_hz > 0
+    above = band & (frequency_hz > cutoff_hz)
+    return 100.0 * density[above].sum(axis=0) / density[band].sum(axis=0)
+
+
+def summary(log, with_residual: bool = True) -> dict[str, float]:
+    """The calibration quantities of one raw log (a crane_lib.raw_log.RawLog).
+
+    with_residual=False skips the 65-parameter fit (NaN in its place): the paper states the
+    residual share for the identification data, not for the validation records.
+    """
     from .preprocessing import preprocess
 
     clamped = log.clamp_threshold_reached.any(axis=1)
@@ -41,7 +71,7 @@ def summary(log) -> dict[str, float]:
         "record_s": float(log.metadata["record_duration_s"]),
         "clamp_share_percent": float(100.0 * clamped.mean()),
         "peak_speed_rad_s": float(np.abs(velocity[:, : N_AXES - 1]).max()),
-        "residual_share_percent": full_model_residual_share(log),
+        "residual_share_percent": full_model_residual_share(log) if with_residual else float("nan"),
     }
 
 

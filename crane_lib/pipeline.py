@@ -1,0 +1,50 @@
+"""The main job's data steps, in pipeline order, before the book is built.
+
+    python -m crane_lib.pipeline --profile quick|full
+
+1. the default data set: the twin's recordings of the profile (`dataset`);
+2. the OLS/SDP sweep: chapter 04 once per condition of `papermill_params/ols_sdp_<profile>.csv`.
+
+Every step is cached by content, so a rebuild redoes only what changed. A condition that
+fails is reported and the others go on; the chapter summaries show what exists.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from . import dataset, identify, sweep
+from .paths import REPO_ROOT
+
+OLS_SDP_CHAPTER = REPO_ROOT / "chapters" / "04_ols_sdp.py"
+
+
+def ols_sdp_sweep(profile: str, jobs: int) -> list[sweep.ConditionOutcome]:
+    conditions = sweep.read_conditions(f"ols_sdp_{profile}.csv")
+    return sweep.run_sweep(
+        OLS_SDP_CHAPTER,
+        conditions,
+        f"ols_sdp_{profile}",
+        inputs_of=lambda p: [identify.recording_path(p["trajectory"], p["run"])],
+        workers=jobs,
+    )
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m crane_lib.pipeline", description=__doc__.splitlines()[0])
+    parser.add_argument("--profile", choices=dataset.PROFILES, default="full")
+    parser.add_argument("--jobs", type=int, default=2)
+    args = parser.parse_args(argv)
+    dataset.build(args.profile, jobs=args.jobs)
+    outcomes = ols_sdp_sweep(args.profile, args.jobs)
+    failed = [o for o in outcomes if o.status == "failed"]
+    for o in failed:
+        print(f"condition {o.name} failed: {o.error}", file=sys.stderr)
+    ran = sum(o.status == "ran" for o in outcomes)
+    print(f"OLS/SDP sweep: {ran} ran, {len(outcomes) - ran - len(failed)} cached, {len(failed)} failed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
