@@ -1,6 +1,8 @@
 """The command-line tool `crane-id`: one function per subcommand, a small dispatcher.
 
     crane-id record COMMAND_FILE --out LOG [--truth PARAMS_FILE] [--seed N]
+    crane-id preprocess LOG --out DIR [--repair] [--intervals MS ...]
+    crane-id identify LOG --trajectory COMMAND_FILE --ts 0.04 --out MODEL [--repair]
 
 Bad input (a missing or malformed command file, truth file or output path) ends with one
 line naming the file and what was wrong, exit code 2, and nothing written.
@@ -40,6 +42,33 @@ def cmd_record(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_identify(args: argparse.Namespace) -> int:
+    """Preprocess one recording, identify it (OLS, routing, projection) and write the model file."""
+    from .commands import read_command_file
+    from .identify import identify_condition, save_model
+    from .preprocessing import grid_step, preprocess
+    from .raw_log import read_raw_log
+
+    out = Path(args.out)
+    if not out.parent.exists():
+        raise InputError(str(out), "its folder does not exist", "an existing folder")
+    cmd = read_command_file(args.trajectory)  # the command file the recording executed
+    try:
+        grid_step(args.ts)
+    except ValueError as err:
+        raise InputError(f"--ts {args.ts:g}", str(err), "a whole number of milliseconds, in seconds (e.g. 0.04)") from None
+    log = read_raw_log(args.log, repair=args.repair)
+    result = identify_condition(preprocess(log, args.ts), cmd.name)
+    result.provenance.update({"log": str(args.log), "command_file": str(args.trajectory)})
+    if result.start is None:
+        raise InputError(str(args.log), f"not identifiable at {args.ts * 1e3:g} ms: {result.failure}")
+    save_model(out, result)
+    eps = "" if result.projection is None else f", projected with eps = {result.projection.epsilon:g}"
+    print(f"{out}: {len(result.start.names)} parameters, kappa {result.ols.kappa:.1f}, route {result.route}{eps}"
+          f" (lambda_min over the visited configurations {result.lambda_min_visited:.3g} kg·m^2 for OLS)")
+    return 0
+
+
 def _seed(text: str) -> int:
     try:
         value = int(text)
@@ -60,6 +89,19 @@ def build_parser() -> argparse.ArgumentParser:
     record.add_argument("--truth", type=Path, default=None, metavar="PARAMS_FILE", help="truth parameter file (default data/twin_truth.csv)")
     record.add_argument("--seed", type=_seed, default=1, metavar="N", help="seed of this execution (default 1)")
     record.set_defaults(handler=cmd_record)
+
+    from .cli_preprocess import add_preprocess_parser
+
+    preprocess = add_preprocess_parser(sub)
+    preprocess.set_defaults(handler=lambda args: args.func(args))
+
+    identify = sub.add_parser("identify", help="identify a model from one recording: OLS, routing test, SDP projection")
+    identify.add_argument("log", metavar="LOG", type=Path, help="raw log (.npz, .csv or .csv.gz)")
+    identify.add_argument("--trajectory", required=True, type=Path, metavar="COMMAND_FILE", help="the command file the recording executed")
+    identify.add_argument("--ts", type=float, default=0.04, help="sampling interval in seconds (default 0.04)")
+    identify.add_argument("--out", required=True, metavar="MODEL", help="model file to write (CSV: name, value, unit, std_error)")
+    identify.add_argument("--repair", action="store_true", help="repair a truncated last line or repeated stamps (reported)")
+    identify.set_defaults(handler=cmd_identify)
     return parser
 
 
