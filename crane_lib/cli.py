@@ -3,6 +3,7 @@
     crane-id record COMMAND_FILE --out LOG [--truth PARAMS_FILE] [--seed N]
     crane-id preprocess LOG --out DIR [--repair] [--intervals MS ...]
     crane-id identify LOG --trajectory COMMAND_FILE --ts 0.04 --out MODEL [--repair]
+    crane-id audit MODEL [--seed N] [--sparse] [--box manufacturer] [--certify] [--json]
 
 Bad input (a missing or malformed command file, truth file or output path) ends with one
 line naming the file and what was wrong, exit code 2, and nothing written.
@@ -102,6 +103,12 @@ def build_parser() -> argparse.ArgumentParser:
     identify.add_argument("--out", required=True, metavar="MODEL", help="model file to write (CSV: name, value, unit, std_error)")
     identify.add_argument("--repair", action="store_true", help="repair a truncated last line or repeated stamps (reported)")
     identify.set_defaults(handler=cmd_identify)
+
+    from .cli_audit import add_audit_arguments, cmd_audit
+
+    audit = sub.add_parser("audit", help="all-pose PD audit of a model's inertia matrix (paper Sec. VI-E)")
+    add_audit_arguments(audit)
+    audit.set_defaults(handler=cmd_audit)
     return parser
 
 
