@@ -4,6 +4,7 @@
     crane-id preprocess LOG --out DIR [--repair] [--intervals MS ...]
     crane-id identify LOG --trajectory COMMAND_FILE --ts 0.04 --out MODEL [--repair]
     crane-id audit MODEL [--seed N] [--sparse] [--box manufacturer] [--certify] [--json]
+    crane-id rescue MODEL --out MODEL [--epsilon 1e-3]
 
 Bad input (a missing or malformed command file, truth file or output path) ends with one
 line naming the file and what was wrong, exit code 2, and nothing written.
@@ -70,6 +71,36 @@ def cmd_identify(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_rescue(args: argparse.Namespace) -> int:
+    """The rescue SDP (12) over Theta, then the acceptance audit on seeds 1-5."""
+    from .audit import audit_seeds
+    from .dynamics import model as shared_model
+    from .parameters import ParameterSet, load_parameters, save_parameters
+    from .sdp import rescue_over_theta
+
+    out = Path(args.out)
+    if not out.parent.exists():
+        raise InputError(str(out), "its folder does not exist", "an existing folder")
+    model = shared_model("reduced")
+    params = load_parameters(args.model, expected_names=model.names)
+    outcome = rescue_over_theta(model, params.values, epsilon=args.epsilon)
+    for p in outcome.passes:
+        print(f"pass {p['pass']}: {p['constraint_poses']} constraint poses ({p['active_poses']} active), "
+              f"{p['violators']} violators with lambda_min <= eps/2 on the check draw, {p['appended']} appended")
+    rescued = outcome.result.parameters
+    audits = audit_seeds(rescued.values, model=model)
+    accepted = outcome.converged and all(a.passed for a in audits)
+    margins = ", ".join(f"{a.lambda_min:.3g}" for a in audits)
+    meta = dict(params.meta)
+    meta.update(stage="rescued", rescue_epsilon=f"{args.epsilon:g}", rescue_passes=str(len(outcome.passes)),
+                audit_seeds_1_5_lambda_min=margins, accepted=str(accepted))
+    save_parameters(out, ParameterSet(rescued.names, rescued.values, params.std_errors, meta),
+                    comment=f"rescued from {args.model} (nearest PD in the Euclidean norm, eps = {args.epsilon:g} on Theta_r)")
+    print(f"{out}: |change| = {outcome.result.change_norm:.3g}; audit seeds 1-5 lambda_min {margins}; "
+          f"{'ACCEPTED' if accepted else 'NOT accepted'}")
+    return 0 if accepted else 1
+
+
 def _seed(text: str) -> int:
     try:
         value = int(text)
@@ -109,6 +140,12 @@ def build_parser() -> argparse.ArgumentParser:
     audit = sub.add_parser("audit", help="all-pose PD audit of a model's inertia matrix (paper Sec. VI-E)")
     add_audit_arguments(audit)
     audit.set_defaults(handler=cmd_audit)
+
+    rescue = sub.add_parser("rescue", help="nearest model PD over Theta (rescue SDP with constraint generation), then the audit")
+    rescue.add_argument("model", metavar="MODEL", type=Path, help="parameter file of the reduced 39-parameter set")
+    rescue.add_argument("--out", required=True, metavar="MODEL", help="rescued model file to write")
+    rescue.add_argument("--epsilon", type=float, default=1e-3, help="margin on the constraint set, kg·m^2 (default 1e-3)")
+    rescue.set_defaults(handler=cmd_rescue)
     return parser
 
 
