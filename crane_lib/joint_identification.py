@@ -296,6 +296,124 @@ def arx_resonance(arx: ArxModel, minimum_hz: float = 20.0) -> tuple[float, float
     return float(f), float(d)
 
 
+def prbs_segment(record: JointRecord) -> slice:
+    """Samples of the record that hold the PRBS part of the excitation (after the rest and the square wave)."""
+    period = CONTROL_PERIOD_S
+    start = int(round((REST_BEFORE_S + 2 * SQUARE_PERIODS * SQUARE_LEVEL_S) / period))
+    return slice(start, start + len(prbs()) * int(round(PRBS_BIT_S / period)))
+
+
+def empirical_frequency_response(record: JointRecord, nperseg: int = 512) -> tuple[np.ndarray, np.ndarray]:
+    """Non-parametric velocity/torque response of the PRBS part: cross spectrum over input spectrum (Welch, Hann).
+
+    Unlike the ARX fit it is not biased by the white quantization noise of the differenced
+    velocity (that noise is uncorrelated with the input and averages out of the cross spectrum).
+    Returns (frequency Hz, complex response (rad/s)/(N·m)).
+    """
+    part = prbs_segment(record)
+    u, y = record.input_torque[part], record.velocity[part]
+    fs = 1.0 / record.period
+    frequency, p_uu = signal.welch(u, fs=fs, nperseg=nperseg)
+    _, p_uy = signal.csd(u, y, fs=fs, nperseg=nperseg)
+    keep = frequency > 0
+    return frequency[keep], p_uy[keep] / p_uu[keep]
+
+
+def resonance_peak(frequency_hz: np.ndarray, response: np.ndarray, band_hz: tuple[float, float] = (50.0, 200.0)) -> tuple[float, float]:
+    """(frequency Hz, magnitude) of the largest |response| inside band_hz."""
+    inside = (frequency_hz >= band_hz[0]) & (frequency_hz <= band_hz[1])
+    i = int(np.argmax(np.abs(response[inside])))
+    return float(frequency_hz[inside][i]), float(np.abs(response[inside][i]))
+
+
+# ---------------------------------------------------------------- closed-loop bandwidth
+
+
+CLOSED_LOOP_SEED = 4700  # seed of the closed-loop bandwidth experiment (plus the axis)
+CLOSED_LOOP_AMPLITUDE_RAD = 0.05  # ±: some 30 encoder steps, far below any clamp
+CLOSED_LOOP_BIT_S = 0.010  # position-PRBS bit: flat reference spectrum to ~40 Hz
+CLOSED_LOOP_ORDER = 10  # 1023 bits per period
+CLOSED_LOOP_PERIODS = 4
+
+
+@dataclass(frozen=True)
+class ClosedLoopRecord:
+    axis: int
+    t: np.ndarray  # (n,) s
+    theta_ref: np.ndarray  # (n,) reference of the axis (rad)
+    theta: np.ndarray  # (n,) encoder angle of the axis (rad)
+
+
+def closed_loop_record(axis: int = PAPER_AXIS, seed: int | None = None, constants=None) -> ClosedLoopRecord:
+    """Feedback-only step experiment on the twin: the realization law (2) with the integral term,
+    θ̇ref = θ̈ref = 0, a position PRBS of ±CLOSED_LOOP_AMPLITUDE_RAD about the Fig. 1 posture.
+
+    The plant is the twin's (rigid-body dynamics, drivetrain compliance, friction, true Kt,
+    one run-to-run draw), the other axes locked as in `record_joint`. The loop runs here in
+    Python at an exact 1 ms cycle and applies each command one cycle after its encoder read
+    (about the twin's 0.9 ms latency plus the hold); the recording core's jitter is left out.
+    """
+    from .controller import RealizationController, load_realization_constants
+
+    seed = CLOSED_LOOP_SEED + axis if seed is None else seed
+    rng = np.random.default_rng(seed)
+    plant = twin.run_to_run(twin.build_plant(load_truth(), load_plant_settings()), rng)
+    plant.free = np.zeros(N_AXES)
+    plant.free[axis - 1] = 1.0
+    control = RealizationController(load_realization_constants() if constants is None else constants)
+    bits = np.tile(prbs(CLOSED_LOOP_ORDER), CLOSED_LOOP_PERIODS)
+    reference = CLOSED_LOOP_AMPLITUDE_RAD * np.repeat(bits, int(round(CLOSED_LOOP_BIT_S / CONTROL_PERIOD_S)))
+    n = reference.size
+    x = twin.initial_state(FIG1_POSTURE.copy())
+    steps = int(round(CONTROL_PERIOD_S / plant.step))
+    resolution = twin.ENCODER_RESOLUTION_RAD
+    torque = np.zeros(N_AXES)
+    zero = np.zeros(N_AXES)
+    target = FIG1_POSTURE.copy()
+    out_ref, out_theta = np.zeros(n), np.zeros(n)
+    for k in range(n):
+        theta = np.round((x[:N_AXES] + math.pi) / resolution) * resolution - math.pi
+        target[axis - 1] = FIG1_POSTURE[axis - 1] + reference[k]
+        units = control.step(target, zero, zero, theta, CONTROL_PERIOD_S)
+        twin.integrate(plant, x, torque, steps)  # the previous command acts during this cycle
+        torque = np.zeros(N_AXES)
+        torque[axis - 1] = plant.kt_true[axis - 1] * units[axis - 1] * CURRENT_UNIT_A
+        out_ref[k], out_theta[k] = reference[k], theta[axis - 1] - FIG1_POSTURE[axis - 1]
+    return ClosedLoopRecord(axis, np.arange(n) * CONTROL_PERIOD_S, out_ref, out_theta)
+
+
+def closed_loop_frequency_response(record: ClosedLoopRecord, nperseg: int = 2048) -> tuple[np.ndarray, np.ndarray]:
+    """θ/θref of the closed loop from the record: cross spectrum over reference spectrum (Welch)."""
+    fs = 1.0 / CONTROL_PERIOD_S
+    frequency, p_rr = signal.welch(record.theta_ref, fs=fs, nperseg=nperseg)
+    _, p_ry = signal.csd(record.theta_ref, record.theta, fs=fs, nperseg=nperseg)
+    keep = frequency > 0
+    return frequency[keep], p_ry[keep] / p_rr[keep]
+
+
+def nominal_closed_loop_response(model: JointModel, frequency_hz: np.ndarray, k_p: float, k_v: float, k_i: float) -> np.ndarray:
+    """θ/θref of the same feedback-only experiment when the axis is exactly its model (1), dead time included.
+
+    Plant θ/u = K_p e^(-T_d s) / ((T_p1 s + 1) s); law u = M̂ [K_P e + K_I ∫e - K_V θ̇]:
+    T = P C / (1 + P C + P M̂ K_V s), C = M̂ (K_P + K_I / s).
+    """
+    s = 2j * np.pi * np.asarray(frequency_hz)
+    plant = model.gain * np.exp(-s * model.dead_time) / ((model.time_constant * s + 1.0) * s)
+    c = model.m_hat * (k_p + k_i / s)
+    return plant * c / (1.0 + plant * c + plant * model.m_hat * k_v * s)
+
+
+def bandwidth_hz(frequency_hz: np.ndarray, response: np.ndarray, level: float = 1.0 / math.sqrt(2.0)) -> float:
+    """First frequency at which |response| falls below `level` (−3 dB) and stays there for the next bins; linear interpolation."""
+    magnitude = np.abs(response)
+    below = magnitude < level
+    for i in range(1, len(magnitude)):
+        if below[i] and not below[i - 1] and below[i:i + 3].all():
+            f0, f1, m0, m1 = frequency_hz[i - 1], frequency_hz[i], magnitude[i - 1], magnitude[i]
+            return float(f0 + (m0 - level) * (f1 - f0) / (m0 - m1))
+    return math.nan
+
+
 # ---------------------------------------------------------------- Table XIX
 
 

@@ -325,6 +325,13 @@ def cache_key(log_path, repair: bool = False) -> str:
     return key[:20]
 
 
+def cached_bundle_paths(log_path, intervals=INTERVALS_S, repair: bool = False, cache_dir=None) -> dict[float, Path]:
+    """Where `cached_bundles` stores the bundles of a raw log file, keyed by interval (s)."""
+    log_path = Path(log_path)
+    folder = Path(cache_dir or BUNDLE_DIR) / f"{log_path.name.split('.')[0]}-{cache_key(log_path, repair)}"
+    return {float(ts): folder / bundle_filename(ts) for ts in intervals}
+
+
 def cached_bundles(log_path, intervals=INTERVALS_S, repair: bool = False, cache_dir=None) -> dict[float, Bundle]:
     """Bundles of a raw log file, read from the cache when present, otherwise computed and stored.
 
@@ -333,8 +340,7 @@ def cached_bundles(log_path, intervals=INTERVALS_S, repair: bool = False, cache_
     stale bundle. Each file is written atomically.
     """
     log_path = Path(log_path)
-    folder = Path(cache_dir or BUNDLE_DIR) / f"{log_path.name.split('.')[0]}-{cache_key(log_path, repair)}"
-    paths = {float(ts): folder / bundle_filename(ts) for ts in intervals}
+    paths = cached_bundle_paths(log_path, intervals, repair, cache_dir)
     if all(path.is_file() for path in paths.values()):
         return {ts: read_bundle(path) for ts, path in paths.items()}
     bundles = preprocess_all(read_raw_log(log_path, repair=repair), intervals)

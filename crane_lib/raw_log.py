@@ -73,6 +73,27 @@ COLUMN = {row["name"]: int(row["column"]) - 1 for row in COLUMNS}  # 0-based ind
 COLUMN_NAMES = [row["name"] for row in COLUMNS]
 
 
+def column_groups() -> list[dict[str, str]]:
+    """The 106 columns as groups (per-axis groups of eight collapsed to one row), in column order.
+
+    Each row: group name, first and last column (1-based, as in the paper), unit and the
+    description of the group's first column (its "axis 1: " prefix removed).
+    """
+    groups: list[dict[str, str]] = []
+    for row in COLUMNS:
+        stem, _, suffix = row["name"].rpartition("_")
+        name = stem if suffix.isdigit() and stem else row["name"]
+        if groups and groups[-1]["group"] == name:
+            groups[-1]["last column"] = row["column"]
+            continue
+        description = row["description"]
+        if description.startswith("axis 1: "):
+            description = description[len("axis 1: "):]
+        groups.append({"group": name, "first column": row["column"], "last column": row["column"], "unit": row["unit"],
+                       "description": description})
+    return groups
+
+
 def group(name: str) -> slice:
     """0-based slice of the eight per-axis columns of a group, e.g. group('current_command') -> 49:57."""
     first = COLUMN[f"{name}_1"]

@@ -105,3 +105,33 @@ def test_rerunning_the_fit_reproduces_table_xix():
             assert getattr(got, name) == pytest.approx(getattr(want, name), rel=REPRODUCE_RTOL), f"axis {axis} {name}"
     assert models[6] == ji.paper_joint7_model()
     assert models[6].gain == paper("joint7_gain").value
+
+
+def test_bandwidth_of_a_first_order_response_is_its_corner():
+    from crane_lib.joint_identification import bandwidth_hz
+
+    frequency = np.linspace(0.01, 50.0, 20000)
+    response = 1.0 / (1.0 + 1j * frequency / 4.0)  # corner at 4 Hz
+    assert bandwidth_hz(frequency, response) == pytest.approx(4.0, rel=1e-4)
+    assert np.isnan(bandwidth_hz(frequency, np.ones_like(response)))  # never falls: no bandwidth
+
+
+def test_resonance_peak_finds_a_lightly_damped_mode_in_band():
+    from crane_lib.joint_identification import resonance_peak
+
+    frequency = np.linspace(1.0, 400.0, 4000)
+    s = 2j * np.pi * frequency
+    wn = 2 * np.pi * 97.0
+    response = wn**2 / (s**2 + 2 * 0.05 * wn * s + wn**2)
+    peak_hz, magnitude = resonance_peak(frequency, response)
+    assert peak_hz == pytest.approx(97.0 * np.sqrt(1 - 2 * 0.05**2), abs=0.2)
+    assert magnitude == pytest.approx(1 / (2 * 0.05 * np.sqrt(1 - 0.05**2)), rel=1e-2)
+
+
+def test_nominal_closed_loop_tracks_at_low_frequency_and_rolls_off():
+    from crane_lib.controller import K_I, K_P, K_V
+    from crane_lib.joint_identification import nominal_closed_loop_response, paper_joint7_model
+
+    response = nominal_closed_loop_response(paper_joint7_model(), np.array([0.01, 100.0]), K_P, K_V, K_I)
+    assert abs(response[0]) == pytest.approx(1.0, abs=1e-3)  # integral action: no steady-state error
+    assert abs(response[1]) < 0.05

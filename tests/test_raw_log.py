@@ -329,3 +329,14 @@ def test_bad_shape_or_metadata_writes_nothing(tmp_path, samples):
         with pytest.raises(ValueError):
             write_raw_log(tmp_path / name, values, metadata)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_column_groups_cover_the_106_columns_in_order():
+    from crane_lib.raw_log import N_COLUMNS, column_groups
+
+    groups = column_groups()
+    covered = [c for g in groups for c in range(int(g["first column"]), int(g["last column"]) + 1)]
+    assert covered == list(range(1, N_COLUMNS + 1))
+    by_name = {g["group"]: g for g in groups}
+    assert (by_name["theta_logged"]["first column"], by_name["theta_logged"]["last column"]) == ("2", "9")
+    assert (by_name["current_command"]["first column"], by_name["current_command"]["last column"]) == ("50", "57")
