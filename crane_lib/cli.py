@@ -2,7 +2,7 @@
 
     crane-id record COMMAND_FILE --out LOG [--truth PARAMS_FILE] [--seed N]
     crane-id preprocess LOG --out DIR [--repair] [--intervals MS ...]
-    crane-id identify LOG --trajectory COMMAND_FILE --ts 0.04 --out MODEL [--repair]
+    crane-id identify LOG --trajectory COMMAND_FILE --ts 0.04 --out MODEL [--repair] [--refine clie|fast|didim|none]
     crane-id audit MODEL [--seed N] [--sparse] [--box manufacturer] [--certify] [--json]
     crane-id rescue MODEL --out MODEL [--epsilon 1e-3]
 
@@ -45,9 +45,11 @@ def cmd_record(args: argparse.Namespace) -> int:
 
 
 def cmd_identify(args: argparse.Namespace) -> int:
-    """Preprocess one recording, identify it (OLS, routing, projection) and write the model file."""
+    """Preprocess one recording, identify it (OLS, routing, projection, refinement), write the model file."""
+    from .cli_clie import refine_model
     from .commands import read_command_file
     from .identify import identify_condition, save_model
+    from .parameters import save_parameters
     from .preprocessing import grid_step, preprocess
     from .raw_log import read_raw_log
 
@@ -64,11 +66,25 @@ def cmd_identify(args: argparse.Namespace) -> int:
     result.provenance.update({"log": str(args.log), "command_file": str(args.trajectory)})
     if result.start is None:
         raise InputError(str(args.log), f"not identifiable at {args.ts * 1e3:g} ms: {result.failure}")
-    save_model(out, result)
     eps = "" if result.projection is None else f", projected with eps = {result.projection.epsilon:g}"
-    print(f"{out}: {len(result.start.names)} parameters, kappa {result.ols.kappa:.1f}, route {result.route}{eps}"
+    print(f"{cmd.name} at {args.ts * 1e3:g} ms: kappa {result.ols.kappa:.1f}, route {result.route}{eps}"
           f" (lambda_min over the visited configurations {result.lambda_min_visited:.3g} kg·m^2 for OLS)")
+    if args.refine == "none":
+        save_model(out, result)
+    else:
+        refined, report = refine_model(args.log, result, args.refine, workers=args.refine_workers, log=log)
+        refined.meta.update({k: v for k, v in _model_meta(result).items() if k not in refined.meta})
+        save_parameters(out, refined, comment=f"CRANE-X7 39-parameter model after {args.refine}; std_error is the OLS standard error")
+        print(f"{args.refine}: objective {report.get('objective_start', float('nan')):.6g} -> {report.get('objective_final', float('nan')):.6g}, "
+              f"{report.get('iterations')} iterations, {report.get('wall_time_s', float('nan')):.1f} s")
+    print(f"{out}: written")
     return 0
+
+
+def _model_meta(result) -> dict[str, str]:
+    return {"trajectory": result.trajectory, "ts_s": f"{result.ts:g}", "kappa": f"{result.ols.kappa:.6g}",
+            "epsilon": "" if result.projection is None else f"{result.projection.epsilon}",
+            **{f"provenance.{k}": v for k, v in result.provenance.items()}}
 
 
 def cmd_rescue(args: argparse.Namespace) -> int:
@@ -133,6 +149,9 @@ def build_parser() -> argparse.ArgumentParser:
     identify.add_argument("--ts", type=float, default=0.04, help="sampling interval in seconds (default 0.04)")
     identify.add_argument("--out", required=True, metavar="MODEL", help="model file to write (CSV: name, value, unit, std_error)")
     identify.add_argument("--repair", action="store_true", help="repair a truncated last line or repeated stamps (reported)")
+    from .cli_clie import add_refine_option
+
+    add_refine_option(identify, default="clie")
     identify.set_defaults(handler=cmd_identify)
 
     from .cli_audit import add_audit_arguments, cmd_audit

@@ -22,7 +22,7 @@ def log_path(tmp_path_factory):
 
 def test_identify_writes_a_model_that_predicts_the_recording(log_path, tmp_path, capsys):
     out = tmp_path / "model.csv"
-    assert cli.main(["identify", str(log_path), "--trajectory", str(AP01), "--ts", "0.04", "--out", str(out)]) == 0
+    assert cli.main(["identify", str(log_path), "--trajectory", str(AP01), "--ts", "0.04", "--out", str(out), "--refine", "none"]) == 0
     model = DynamicModel("reduced")
     loaded = load_parameters(out, model.names)
     assert loaded.meta["trajectory"] == "AP01" and loaded.meta["route"] in ("O-C", "O-S-C")
@@ -50,3 +50,11 @@ def test_bad_input_exits_2_and_writes_nothing(log_path, tmp_path, monkeypatch, c
     assert cli.main(["identify", str(log_path), *argv_tail]) == cli.EXIT_BAD_INPUT
     assert fragment in capsys.readouterr().err
     assert not (tmp_path / "m.csv").exists()
+
+
+def test_identify_with_the_fast_refinement_records_the_stage(log_path, tmp_path):
+    out = tmp_path / "fast.csv"
+    assert cli.main(["identify", str(log_path), "--trajectory", str(AP01), "--out", str(out), "--refine", "fast"]) == 0
+    loaded = load_parameters(out, DynamicModel("reduced").names)
+    assert loaded.meta["stage"] == "fast" and float(loaded.meta["objective"]) > 0
+    assert loaded.meta["trajectory"] == "AP01"
