@@ -9,6 +9,9 @@ metadata. The plant differs from the identification model the way the real arm d
   kept; the "full" 65-parameter kernels of `dynamics`), rotor inertias, viscous and exact
   (set-valued) Coulomb friction on the rotor side;
 * a lightly damped rotor-link compliance on every arm axis, resonance near 100 Hz;
+* load-dependent gear friction on the rotor side of that compliance: the spur gearbox loses
+  a share of the torque it transmits, more when driving than when back-driven, so the
+  friction (and the stiction band) grows with the load (`load_friction=False` switches it off);
 * per-axis true torque constants that differ from the logged 1.3-corrected conversion;
 * 12-bit link-side encoders, current commands rounded to 2.69 mA and clamped at the
   current limit, a current-loop error, a noisy present-current register;
@@ -140,14 +143,23 @@ class Plant:
     free: np.ndarray = field(default_factory=lambda: np.ones(N_AXES))
     standard: dict | None = None  # the 94 standard parameters it was built from (for energy checks)
     step: float = INTEGRATION_STEP_S
+    # load-dependent gear friction of the arm axes: row 0 = 1/η_driving - 1, row 1 = 1 - η_backdriven
+    gear_loss: np.ndarray = field(default_factory=lambda: np.zeros((2, N_ARM_JOINTS)))
+    load_friction: bool = True  # False: the core skips the term altogether (the plant before it existed)
 
     def scalars(self) -> np.ndarray:
         return np.array(
-            [self.step, self.gravity_z, 1.0 if self.compliant else 0.0, RIGID_COULOMB_WIDTH_RAD_S, ENCODER_RESOLUTION_RAD, CURRENT_UNIT_A]
+            [
+                self.step, self.gravity_z, 1.0 if self.compliant else 0.0, RIGID_COULOMB_WIDTH_RAD_S, ENCODER_RESOLUTION_RAD, CURRENT_UNIT_A,
+                1.0 if self.load_friction else 0.0,
+            ]
         )
 
     def core_arguments(self) -> tuple:
-        return (self.scalars(), self.offsets, self.beta_link, self.ia, self.fv, self.fs, self.stiffness, self.damping, self.kt_true, self.free)
+        return (
+            self.scalars(), self.offsets, self.beta_link, self.ia, self.fv, self.fs, self.stiffness, self.damping, self.gear_loss,
+            self.kt_true, self.free,
+        )
 
 
 def _as_truth(truth) -> tuple[ParameterSet, str]:
@@ -156,6 +168,13 @@ def _as_truth(truth) -> tuple[ParameterSet, str]:
     if isinstance(truth, ParameterSet):
         return truth, "<in memory>"
     return load_truth(truth), str(truth)
+
+
+def gear_loss_coefficients(settings: PlantSettings) -> np.ndarray:
+    """(2, 7): 1/η_driving - 1 and 1 - η_backdriven of the arm axes (both exactly 0 at η = 1)."""
+    driving = np.asarray(settings.efficiency_driving, dtype=float)
+    backdriven = np.asarray(settings.efficiency_backdriven, dtype=float)
+    return np.ascontiguousarray(np.vstack([1.0 / driving - 1.0, 1.0 - backdriven]))
 
 
 def build_plant(truth: ParameterSet, settings: PlantSettings) -> Plant:
@@ -172,17 +191,21 @@ def build_plant(truth: ParameterSet, settings: PlantSettings) -> Plant:
         beta_link=np.ascontiguousarray(beta_link), ia=pick("IA"), fv=pick("FV"), fs=pick("FS"),
         kt_true=np.array(settings.kt_true, dtype=float), stiffness=np.array(settings.stiffness, dtype=float),
         damping=np.array(settings.damping, dtype=float), offsets=np.array(full._offsets, dtype=float), gravity_z=full.gravity_z,
-        standard=truth.as_dict(),
+        standard=truth.as_dict(), gear_loss=gear_loss_coefficients(settings),
     )
 
 
 def run_to_run(plant: Plant, rng: np.random.Generator) -> Plant:
-    """This execution's drift of friction and torque constants (an unchanged unit, another day)."""
+    """This execution's drift of friction and torque constants (an unchanged unit, another day).
+
+    The gear efficiencies do not drift (a property of the tooth geometry and the grease, kept
+    fixed so that the no-load friction draw is the one run-to-run friction change)."""
     friction = np.exp(FRICTION_RUN_SD * rng.normal(size=N_AXES))
     kt = 1.0 + KT_RUN_SD * rng.normal(size=N_AXES)
     return Plant(
         plant.beta_link, plant.ia, plant.fv * friction, plant.fs * friction, plant.kt_true * kt,
         plant.stiffness, plant.damping, plant.offsets, plant.gravity_z, plant.compliant, plant.free.copy(), plant.standard, plant.step,
+        plant.gear_loss, plant.load_friction,
     )
 
 
@@ -284,12 +307,15 @@ def record(
     chunk_rows: int = 20000,
     compliant: bool = True,
     noise_scale: float = 1.0,
+    load_friction: bool = True,
 ) -> tuple[np.ndarray, dict[str, str]]:
     """Execute `command_file` (a path or a CommandFile) on the twin; return (samples, metadata).
 
     `truth`: a truth parameter file or ParameterSet (default data/twin_truth.csv); a custom
     truth gets drive settings computed for it (same torque-constant draw). `progress`: an
     optional callable receiving the number of rows logged so far after every chunk.
+    `load_friction=False` leaves the load-dependent gear friction out of the core's step
+    (the plant as it was before that term existed; equal to efficiencies of 1, bit for bit).
     """
     if isinstance(command_file, CommandFile):
         cmd, command_name, command_sha = command_file, command_file.name, "<in memory>"
@@ -308,6 +334,7 @@ def record(
     rng = np.random.default_rng(int(seed))
     plant = build_plant(truth_set, plant_settings)
     plant.compliant = compliant
+    plant.load_friction = load_friction
     plant = run_to_run(plant, rng)
     lead_s = float(rng.uniform(*IDLE_RANGE_S))
     tail_s = float(rng.uniform(*IDLE_RANGE_S))
@@ -373,6 +400,8 @@ def record(
         "in_position_timeouts": str(int(si[core.S_TIMEOUTS])),
         "kt_true_this_run": " ".join(f"{v:.6g}" for v in plant.kt_true),
         "kt_logged": " ".join(f"{v:.6g}" for v in plant_settings.kt_logged),
+        "gear_efficiency_driving": " ".join(f"{v:.6g}" for v in plant_settings.efficiency_driving) if load_friction else "off",
+        "gear_efficiency_backdriven": " ".join(f"{v:.6g}" for v in plant_settings.efficiency_backdriven) if load_friction else "off",
     }
     return samples, metadata
 
@@ -386,7 +415,10 @@ def record_to_file(command_file, out_path, seed: int, truth=None, **kwargs) -> P
 def integrate(plant: Plant, x: np.ndarray, torque: np.ndarray, n_steps: int) -> np.ndarray:
     """Advance the state x (in place) by n_steps integration steps under constant motor torques."""
     core = _core()
-    core.run_steps(int(n_steps), x, np.asarray(torque, dtype=float), plant.scalars(), plant.offsets, plant.beta_link, plant.ia, plant.fv, plant.fs, plant.stiffness, plant.damping, plant.free)
+    core.run_steps(
+        int(n_steps), x, np.asarray(torque, dtype=float), plant.scalars(), plant.offsets, plant.beta_link, plant.ia, plant.fv, plant.fs,
+        plant.stiffness, plant.damping, plant.gear_loss, plant.free,
+    )
     return x
 
 

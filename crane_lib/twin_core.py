@@ -7,13 +7,20 @@ import it directly. Everything is SI; arrays index axes 0..7 (axis 8, the hand, 
 
 Plant (per 0.25 ms step, semi-implicit Euler with the drivetrain spring implicit; see twin.py):
   link side   M_link(q) q̈ = τ_spring - (C(q, q̇) q̇ + g(q))                    (arm, 7 x 7)
-  rotor side  IA_j q̈m_j = Kt_true,j i_j - τ_spring,j - FV_j q̇m_j - FS_j sgn(q̇m_j)
+  rotor side  IA_j q̈m_j = Kt_true,j i_j - τ_spring,j - FV_j q̇m_j - (FS_j + FL_j) sgn(q̇m_j)
   τ_spring = k (qm - q) + d (q̇m - q̇)      (drivetrain compliance, resonance near 100 Hz)
+  FL_j = λ_j |τ_spring,j|                  (load-dependent gear friction)
+         λ_j = 1/η_drive,j - 1   if τ_spring,j q̇m_j > 0 (the motor drives the load)
+         λ_j = 1 - η_back,j      otherwise (the load back-drives the motor)
   hand        IA_8 q̈_8 = Kt_true,8 i_8 - FV_8 q̇_8 - FS_8 sgn(q̇_8)
-Rotor-side friction is integrated implicitly (viscous) and as a set-valued impulse (Coulomb:
-a rotor whose momentum is below FS·h after the step sticks), so no smoothing is needed. In
-the rigid mode (tests only) the rotor and link move together and Coulomb friction is
-smoothed by tanh.
+Quasi-statically the gearbox input torque is τ_spring/η_drive when driving and η_back τ_spring
+when back-driven, plus the no-load friction FS, FV. Rotor-side friction is integrated
+implicitly (viscous) and as a set-valued impulse (Coulomb and load-dependent: a rotor whose
+momentum is below (FS + FL)·h after the step sticks, FL evaluated with the spring torque the
+gearbox transmits over that step and the mode of the direction the rotor would move in, so
+the stiction band grows with the load), so no smoothing is needed. In the rigid mode (tests
+only) the rotor and link move together, Coulomb friction is smoothed by tanh and there is no
+load-dependent friction (no transmitted torque is defined apart from the motor's).
 """
 
 import math
@@ -43,7 +50,7 @@ T_PERIOD, T_WAKE_MEAN, T_LATE_PROB, T_LATE_MIN, T_LATE_MAX, T_LATENCY, T_LATENCY
 # noise settings (array `noise`)
 N_CURRENT_SD, N_ENCODER_SD, N_PRESENT_SD = range(3)
 # plant scalars (array `scal`)
-P_H, P_GZ, P_COMPLIANT, P_COULOMB_WIDTH, P_ENCODER_RES, P_CURRENT_UNIT = range(6)
+P_H, P_GZ, P_COMPLIANT, P_COULOMB_WIDTH, P_ENCODER_RES, P_CURRENT_UNIT, P_LOAD_FRICTION = range(7)
 # groups of log columns (array `cols`: first 0-based column of each per-axis group)
 C_T, C_THETA, C_DTHETA, C_REF, C_DREF, C_DDREF, C_ERROR, C_CURRENT, C_FF, C_FB, C_PRESENT, C_TICKS, C_UNITS, C_CLAMPED, C_SEGMENT = range(15)
 
@@ -53,7 +60,7 @@ C_T, C_THETA, C_DTHETA, C_REF, C_DREF, C_DDREF, C_ERROR, C_CURRENT, C_FF, C_FB, 
 SPRING_IMPLICITNESS = 0.5
 
 # rows of the float scratch array ws_v
-W_COS, W_SIN, W_ZERO, W_VELOCITY, W_BIAS, W_SOLUTION, W_RHS, W_COUPLING, W_ROTOR_RHS, W_ROTOR_DIAG, W_SCRATCH, W_TORQUE, W_PREVIOUS, W_ROWS = range(14)
+W_COS, W_SIN, W_ZERO, W_VELOCITY, W_BIAS, W_SOLUTION, W_RHS, W_COUPLING, W_ROTOR_RHS, W_ROTOR_DIAG, W_SCRATCH, W_TORQUE, W_PREVIOUS, W_SPRING, W_ROWS = range(15)
 
 
 @numba.njit(cache=True)
@@ -71,6 +78,19 @@ def _implicit_friction(p, inertia, h_viscous, h_coulomb):
     if abs(p) <= h_coulomb:
         return 0.0
     return (p - math.copysign(h_coulomb, p)) / (inertia + h_viscous)
+
+
+@numba.njit(cache=True)
+def gear_loss(transmitted, direction, loss_drive, loss_back):
+    """Load-dependent gear friction |FL| (N·m) for a rotor moving (or about to move) with the sign
+    of `direction` while the gearbox transmits `transmitted` (the spring torque, on the link).
+
+    Driving (the transmitted torque points along the motion): the gearbox input exceeds its
+    output by (1/η_drive - 1)|τ|; back-driven: the motor side holds η_back of it, the loss being
+    (1 - η_back)|τ|. loss_drive = 1/η_drive - 1, loss_back = 1 - η_back (both 0 at η = 1)."""
+    if transmitted * direction > 0.0:
+        return loss_drive * abs(transmitted)
+    return loss_back * abs(transmitted)
 
 
 @numba.njit(cache=True)
@@ -109,7 +129,7 @@ def _solve_masked(a_matrix, rhs, free, n, work, out, idx, y):
 
 
 @numba.njit(cache=True)
-def plant_step(x, torque, scal, offsets, beta_link, ia, fv, fs, stiffness, damping, free, ws_w, ws_m, ws_l, ws_v, ws_i):
+def plant_step(x, torque, scal, offsets, beta_link, ia, fv, fs, stiffness, damping, gear, free, ws_w, ws_m, ws_l, ws_v, ws_i):
     """Advance the state x by one step h under the motor torques `torque` (N·m, true).
 
     ws_*: scratch space from workspace() (no allocation inside the step loop)."""
@@ -141,13 +161,18 @@ def plant_step(x, torque, scal, offsets, beta_link, ia, fv, fs, stiffness, dampi
         # a_m = IA + h FV + h B, eliminating the rotor velocity gives
         # [M + hB - h^2 B^2 / a_m] v' = M v + h (f0 - bias) + h B r_m / a_m,  vm' = (r_m + h B v') / a_m,
         # f0 = K (qm - q), r_m = IA vm + h (tau - f0). Coulomb friction then acts on the rotor
-        # as an impulse of at most h FS that cannot reverse its velocity (first-order splitting).
+        # as an impulse of at most h FS that cannot reverse its velocity (first-order splitting),
+        # and with it the load-dependent gear friction, at most h λ |τ_s|, τ_s = f0 + B (vm' - v')
+        # the spring torque of this step (the torque the gearbox transmits), λ by the power flow.
+        load_friction = scal[P_LOAD_FRICTION] > 0.5
+        spring = ws_v[W_SPRING]
         rhs = ws_v[W_RHS]
         coupling = ws_v[W_COUPLING]
         rotor_rhs = ws_v[W_ROTOR_RHS]
         rotor_diag = ws_v[W_ROTOR_DIAG]
         for j in range(N_ARM):
             f0 = stiffness[j] * (x[XQM + j] - x[XQ + j])
+            spring[j] = f0
             coupling[j] = SPRING_IMPLICITNESS * h * stiffness[j] + damping[j]
             rotor_diag[j] = ia[j] + h * fv[j] + h * coupling[j]
             rotor_rhs[j] = ia[j] * x[XVM + j] + h * (torque[j] - f0)
@@ -163,10 +188,14 @@ def plant_step(x, torque, scal, offsets, beta_link, ia, fv, fs, stiffness, dampi
                 x[XV + j] = acceleration[j]
                 rotor = (rotor_rhs[j] + h * coupling[j] * x[XV + j]) / rotor_diag[j]
                 impulse = ia[j] * rotor
-                if abs(impulse) <= h * fs[j]:
+                bound = h * fs[j]
+                if load_friction:
+                    transmitted = spring[j] + coupling[j] * (rotor - x[XV + j])
+                    bound += h * gear_loss(transmitted, impulse, gear[0, j], gear[1, j])
+                if abs(impulse) <= bound:
                     rotor = 0.0
                 else:
-                    rotor = (impulse - math.copysign(h * fs[j], impulse)) / ia[j]
+                    rotor = (impulse - math.copysign(bound, impulse)) / ia[j]
                 x[XVM + j] = rotor
                 x[XQM + j] += h * x[XVM + j]
                 x[XQ + j] += h * x[XV + j]
@@ -199,15 +228,15 @@ def plant_step(x, torque, scal, offsets, beta_link, ia, fv, fs, stiffness, dampi
 
 
 @numba.njit(cache=True)
-def run_steps(n_steps, x, torque, scal, offsets, beta_link, ia, fv, fs, stiffness, damping, free):
+def run_steps(n_steps, x, torque, scal, offsets, beta_link, ia, fv, fs, stiffness, damping, gear, free):
     """n_steps plant steps under constant motor torques (checks and open experiments)."""
     ws_w, ws_m, ws_l, ws_v, ws_i = workspace(beta_link.shape[0])
     for _ in range(n_steps):
-        plant_step(x, torque, scal, offsets, beta_link, ia, fv, fs, stiffness, damping, free, ws_w, ws_m, ws_l, ws_v, ws_i)
+        plant_step(x, torque, scal, offsets, beta_link, ia, fv, fs, stiffness, damping, gear, free, ws_w, ws_m, ws_l, ws_v, ws_i)
 
 
 @numba.njit(cache=True)
-def _advance(t_target, x, si, sf, torque_old, torque_new, scal, offsets, beta_link, ia, fv, fs, stiffness, damping, free, ws_w, ws_m, ws_l, ws_v, ws_i, q_read):
+def _advance(t_target, x, si, sf, torque_old, torque_new, scal, offsets, beta_link, ia, fv, fs, stiffness, damping, gear, free, ws_w, ws_m, ws_l, ws_v, ws_i, q_read):
     """Step the plant until its time passes t_target; q_read = link angles at t_target.
 
     A pending command (torque_new, taking effect at sf[F_SWITCH]) enters the step that
@@ -231,7 +260,7 @@ def _advance(t_target, x, si, sf, torque_old, torque_new, scal, offsets, beta_li
                 torque[j] = torque_old[j]
         for j in range(N_AX):
             previous[j] = x[XQ + j]
-        plant_step(x, torque, scal, offsets, beta_link, ia, fv, fs, stiffness, damping, free, ws_w, ws_m, ws_l, ws_v, ws_i)
+        plant_step(x, torque, scal, offsets, beta_link, ia, fv, fs, stiffness, damping, gear, free, ws_w, ws_m, ws_l, ws_v, ws_i)
         si[S_STEP] += 1
         t1 = si[S_STEP] * h
         if t1 >= t_target:
@@ -272,7 +301,7 @@ def _encoder(q_true, scal, noise, rng, ticks, theta):
 @numba.njit(cache=True)
 def run_closed_loop(
     max_rows, out, x, si, sf, torque_old, torque_new, theta_previous, integral,
-    scal, offsets, beta_link, ia, fv, fs, stiffness, damping, kt_true, free,
+    scal, offsets, beta_link, ia, fv, fs, stiffness, damping, gear, kt_true, free,
     timing, noise, rng, cols,
     seg_start, seg_delta, seg_offset, seg_count, prof_s, prof_sd, prof_sdd, start_posture,
     preroll_cycles, lead_cycles, dwell_cycles, tail_cycles, in_position_tol, timeout_cycles,
@@ -299,7 +328,7 @@ def run_closed_loop(
     while rows < max_rows and si[S_PHASE] != PH_DONE:
         k = si[S_CYCLE]
         t_read = _read_time(k, sf, timing, rng)
-        _advance(t_read, x, si, sf, torque_old, torque_new, scal, offsets, beta_link, ia, fv, fs, stiffness, damping, free, ws_w, ws_m, ws_l, ws_v, ws_i, q_read)
+        _advance(t_read, x, si, sf, torque_old, torque_new, scal, offsets, beta_link, ia, fv, fs, stiffness, damping, gear, free, ws_w, ws_m, ws_l, ws_v, ws_i, q_read)
         # the previous command has taken effect by now (_read_time); the actuator reports it
         for j in range(N_AX):
             present[j] = torque_old[j] / kt_true[j]
@@ -414,7 +443,7 @@ def run_closed_loop(
 @numba.njit(cache=True)
 def run_open_loop(
     units_excitation, out_t, out_theta, out_units, x, si, sf, torque_old, torque_new,
-    scal, offsets, beta_link, ia, fv, fs, stiffness, damping, kt_true, free,
+    scal, offsets, beta_link, ia, fv, fs, stiffness, damping, gear, kt_true, free,
     timing, noise, rng, beta_gravity_prior, kt_compensation, limit_units, current_unit,
 ):
     """Open-loop record: per cycle, the excitation current (register units) plus, on the free
@@ -432,7 +461,7 @@ def run_open_loop(
     s = np.empty(N_ARM)
     for k in range(units_excitation.shape[0]):
         t_read = _read_time(k, sf, timing, rng)
-        _advance(t_read, x, si, sf, torque_old, torque_new, scal, offsets, beta_link, ia, fv, fs, stiffness, damping, free, ws_w, ws_m, ws_l, ws_v, ws_i, q_read)
+        _advance(t_read, x, si, sf, torque_old, torque_new, scal, offsets, beta_link, ia, fv, fs, stiffness, damping, gear, free, ws_w, ws_m, ws_l, ws_v, ws_i, q_read)
         _encoder(q_read, scal, noise, rng, ticks, theta)
         for j in range(N_ARM):
             c[j] = math.cos(theta[j] + offsets[j])

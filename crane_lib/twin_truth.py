@@ -26,6 +26,12 @@ chosen, not fitted, from the paper's text and the actuator datasheets (book/regi
   stiffness chosen so the two-mass resonance at the Fig. 1 posture (θ4 = -90°, others 0,
   other joints locked) sits at the paper's "near 100 Hz" (Sec. III-B); damping ratio
   RESONANCE_DAMPING_RATIO ("lightly damped"). The hand axis has no compliance in the twin.
+* Load-dependent gear friction (arm axes): each DYNAMIXEL drive is a multi-stage spur
+  gearbox whose mesh losses grow with the transmitted torque. GEAR_STAGES spur meshes per
+  drive (an assumption from the gear ratios, see GEAR_STAGES), STAGE_MESH_EFFICIENCY per
+  mesh (textbook value for lubricated metal spur gears), the same mesh friction in both
+  power-flow directions: driving efficiency η^n, back-driven (2 - 1/η)^n. The twin's no-load
+  friction (FS, FV) is kept as it is; these add to it (twin_core.py has the equations).
 """
 
 from __future__ import annotations
@@ -61,10 +67,21 @@ STALL_TORQUE_N_M = {XM430_W350.model: 4.1, XM540_W270.model: 10.6}
 STALL_CURRENT_A = {XM430_W350.model: 2.3, XM540_W270.model: 4.4}
 # data/crane_x7_description/README.md: URDF friction 0.2 on the arm joints, 0.8 on the fingers
 HAND_TO_ARM_FRICTION_RATIO = 0.8 / 0.2
+# Gear trains (ROBOTIS e-Manual: XM430-W350 353.5:1, XM540-W270 272.5:1, full metal spur
+# gears). The number of meshes is not published; four is the count that keeps every mesh in
+# the 3:1..6:1 range of compact spur stages (353.5^(1/4) = 4.34, 272.5^(1/4) = 4.06; three
+# stages would need 7.1:1 and 6.5:1 meshes, five 3.2:1 and 3.1:1). An assumption, documented.
+GEAR_RATIO = {XM430_W350.model: 353.5, XM540_W270.model: 272.5}
+GEAR_STAGES = {XM430_W350.model: 4, XM540_W270.model: 4}
+# Efficiency of one lubricated metal spur mesh, load-dependent part: the textbook range is
+# 0.95-0.98 per stage (mesh sliding plus load-dependent bearing loss; pure mesh losses of
+# precision gears reach 0.98-0.99). The middle of that range, chosen before any twin result.
+STAGE_MESH_EFFICIENCY = 0.97
 
 PLANT_COLUMNS = [
     "axis", "actuator", "kt_logged_N_m_per_A", "kt_true_N_m_per_A", "stiffness_N_m_per_rad",
-    "damping_N_m_s_per_rad", "resonance_at_fig1_Hz",
+    "damping_N_m_s_per_rad", "resonance_at_fig1_Hz", "gear_stages", "stage_mesh_efficiency",
+    "efficiency_driving", "efficiency_backdriven",
 ]
 
 
@@ -72,6 +89,19 @@ def _size_ratio(axis: int) -> float:
     """Stall torque of the axis's actuator relative to the XM430-W350."""
     model = ACTUATORS[axis - 1].model
     return STALL_TORQUE_N_M[model] / STALL_TORQUE_N_M[XM430_W350.model]
+
+
+def gear_efficiencies(axis: int) -> tuple[float, float]:
+    """(driving, back-driven) efficiency of the axis's gear train.
+
+    Each mesh loses the same share ε = 1/η - 1 of the torque it transmits in either power-flow
+    direction (the tooth normal load, hence the sliding friction, follows the transmitted
+    torque, not the direction of power flow): driving, input = output (1 + ε) per mesh, i.e. η;
+    back-driven, the motor side keeps (1 - ε) = 2 - 1/η per mesh. n meshes in series multiply.
+    """
+    model = ACTUATORS[axis - 1].model
+    n, eta = GEAR_STAGES[model], STAGE_MESH_EFFICIENCY
+    return eta**n, (2.0 - 1.0 / eta) ** n
 
 
 def drive_parameters() -> dict[str, float]:
@@ -113,6 +143,8 @@ class PlantSettings:
     stiffness: np.ndarray  # (7,) N·m/rad, rotor-link compliance of the arm axes
     damping: np.ndarray  # (7,) N·m·s/rad
     resonance_hz: np.ndarray  # (7,) two-mass resonance at the Fig. 1 posture, joints locked
+    efficiency_driving: np.ndarray  # (7,) gear-train efficiency, motor driving the link
+    efficiency_backdriven: np.ndarray  # (7,) gear-train efficiency, link back-driving the motor
 
 
 def _link_inertia_at(posture: np.ndarray, truth: ParameterSet) -> np.ndarray:
@@ -138,13 +170,20 @@ def compute_plant_settings(truth: ParameterSet | None = None) -> PlantSettings:
     reduced = 1.0 / (1.0 / rotor + 1.0 / link)  # two-mass reduced inertia
     stiffness = omega**2 * reduced
     damping = 2.0 * RESONANCE_DAMPING_RATIO * np.sqrt(stiffness * reduced)
-    return PlantSettings(KT.copy(), kt_true, stiffness, damping, np.sqrt(stiffness / reduced) / (2.0 * math.pi))
+    efficiencies = np.array([gear_efficiencies(j) for j in range(1, N_ARM_JOINTS + 1)])
+    return PlantSettings(
+        KT.copy(), kt_true, stiffness, damping, np.sqrt(stiffness / reduced) / (2.0 * math.pi), efficiencies[:, 0], efficiencies[:, 1]
+    )
 
 
 PLANT_COMMENT = """Drive settings of the digital twin, written by python -m crane_lib.twin_truth (see crane_lib/twin_truth.py).
 kt_logged: catalogue Kt x 1.3, the conversion of the torque record. kt_true: kt_logged x (1 + U(-10 %, +10 %)), seed {seed}.
 stiffness, damping: rotor-link compliance of the arm axes, two-mass resonance {hz:g} Hz at the Fig. 1 posture (joints locked),
-damping ratio {zeta:g}. The hand axis (8) is rigid."""
+damping ratio {zeta:g}. The hand axis (8) is rigid.
+gear_stages, stage_mesh_efficiency: spur meshes per drive (assumed from the gear ratio) and the efficiency of one mesh;
+efficiency_driving = eta^n, efficiency_backdriven = (2 - 1/eta)^n: load-dependent gear friction (1/eta_driving - 1)|tau|
+when the motor drives, (1 - eta_backdriven)|tau| when the link back-drives it, tau the transmitted (spring) torque.
+The hand axis has no load-dependent friction (no transmitted torque apart from the motor's in the twin)."""
 
 
 def format_plant_settings(settings: PlantSettings) -> str:
@@ -161,6 +200,8 @@ def format_plant_settings(settings: PlantSettings) -> str:
                 j + 1, ACTUATORS[j].model, repr(float(settings.kt_logged[j])), repr(float(settings.kt_true[j])),
                 repr(float(settings.stiffness[j])) if arm else "", repr(float(settings.damping[j])) if arm else "",
                 repr(float(settings.resonance_hz[j])) if arm else "",
+                GEAR_STAGES[ACTUATORS[j].model] if arm else "", repr(STAGE_MESH_EFFICIENCY) if arm else "",
+                repr(float(settings.efficiency_driving[j])) if arm else "", repr(float(settings.efficiency_backdriven[j])) if arm else "",
             ]
         )
     return buffer.getvalue()
@@ -192,7 +233,9 @@ def load_plant_settings(path=TWIN_PLANT_CSV) -> PlantSettings:
     arm = table[:N_ARM_JOINTS]
     if not (np.all(table[:, :2] > 0) and np.all(arm[:, 2:4] > 0)):
         raise InputError(str(path), "a torque constant, stiffness or damping is not positive", "positive values")
-    return PlantSettings(table[:, 0], table[:, 1], arm[:, 2], arm[:, 3], arm[:, 4])
+    if not np.all((arm[:, 7:9] > 0) & (arm[:, 7:9] <= 1)):
+        raise InputError(str(path), "a gear efficiency outside (0, 1]", "efficiencies in (0, 1]")
+    return PlantSettings(table[:, 0], table[:, 1], arm[:, 2], arm[:, 3], arm[:, 4], arm[:, 7], arm[:, 8])
 
 
 def load_truth(path=TWIN_TRUTH_CSV) -> ParameterSet:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -16,6 +17,8 @@ from crane_lib.errors import InputError
 from crane_lib.parameters import save_parameters
 from crane_lib.paths import TRAJECTORY_DIR
 from crane_lib.twin_truth import (
+    GEAR_STAGES,
+    STAGE_MESH_EFFICIENCY,
     STALL_CURRENT_A,
     STALL_TORQUE_N_M,
     TRUTH_COMMENT,
@@ -70,6 +73,7 @@ def _plant(compliant: bool, step: float = twin.INTEGRATION_STEP_S):
     plant.fv[:] = 0.0
     plant.fs[:] = 0.0
     plant.damping[:] = 0.0
+    plant.gear_loss[:] = 0.0
     return plant
 
 
@@ -122,6 +126,87 @@ def test_rigid_step_equals_the_direct_dynamics_of_the_full_model():
     ia8, fv8, h = plant.ia[7], plant.fv[7], plant.step
     assert x[15] == pytest.approx((ia8 * v[7] + h * torque[7]) / (ia8 + h * fv8), rel=1e-12)
     assert abs(acceleration[7] - expected[7]) < h * fv8 / ia8 * abs(expected[7]) + 1e-6
+
+
+# ---------------------------------------------------------------- load-dependent gear friction
+
+
+def test_gear_efficiencies_follow_the_stage_model():
+    settings = load_plant_settings()
+    n = np.array([GEAR_STAGES[a] for a in ("XM430-W350", "XM540-W270", *["XM430-W350"] * 5)])
+    np.testing.assert_allclose(settings.efficiency_driving, STAGE_MESH_EFFICIENCY**n, rtol=1e-12)
+    np.testing.assert_allclose(settings.efficiency_backdriven, (2.0 - 1.0 / STAGE_MESH_EFFICIENCY) ** n, rtol=1e-12)
+    assert np.all(settings.efficiency_backdriven < settings.efficiency_driving) and np.all(settings.efficiency_driving < 1.0)
+
+
+def test_a_plant_file_with_an_efficiency_above_one_is_rejected(tmp_path):
+    lines = TWIN_PLANT_CSV.read_text(encoding="utf-8").splitlines(keepends=True)
+    row = next(i for i, line in enumerate(lines) if line.startswith("3,"))
+    fields = lines[row].rstrip("\n").split(",")
+    fields[-2] = "1.2"
+    lines[row] = ",".join(fields) + "\n"
+    bad = tmp_path / "plant.csv"
+    bad.write_text("".join(lines), encoding="utf-8")
+    with pytest.raises(InputError, match="efficiency"):
+        load_plant_settings(bad)
+
+
+def _hold(plant, posture, excess: float, steps: int = 40) -> tuple[float, float]:
+    """Axis 2 alone, link held by its spring against gravity, rotor at rest, motor torque =
+    load + excess; after `steps` steps: (rotor velocity, transmitted load)."""
+    q = np.radians(posture)
+    load = model("full").inverse_dynamics(q[None], np.zeros((1, N_AXES)), np.zeros((1, N_AXES)), plant.beta_link)[0, 1]
+    x = twin.initial_state(q)
+    x[16 + 1] = q[1] + load / plant.stiffness[1]  # spring deflection that carries the gravity load
+    torque = np.zeros(N_AXES)
+    torque[1] = load + excess
+    twin.integrate(plant, x, torque, steps)
+    return float(x[23 + 1]), float(load)
+
+
+def test_gear_friction_in_a_quasi_static_hold_grows_with_the_load():
+    """The stiction band of a held joint is FS + (1/η_drive - 1)|τ| toward the load's direction
+    (the motor would drive it) and FS + (1 - η_back)|τ| against it (the load would back-drive
+    the motor): motor torques inside it leave the rotor exactly at rest, outside it move it."""
+    plant = twin.build_plant(load_truth(), load_plant_settings())
+    plant.free = np.zeros(N_AXES)
+    plant.free[1] = 1.0
+    loss_drive, loss_back = plant.gear_loss[:, 1]
+    assert loss_drive == pytest.approx(1.0 / load_plant_settings().efficiency_driving[1] - 1.0)
+    fs = plant.fs[1]
+    loads, bands = [], []
+    for shoulder in (5.0, 20.0, 45.0, 90.0):
+        posture = [0.0, shoulder, 0.0, -30.0, 0.0, 0.0, 0.0, 0.0]
+        _, load = _hold(plant, posture, 0.0)
+        direction = math.copysign(1.0, load)
+        drive = fs + loss_drive * abs(load)  # moving along the load: the motor drives
+        back = fs + loss_back * abs(load)  # moving against the load: back-driven
+        for band, sign in ((drive, direction), (back, -direction)):
+            assert _hold(plant, posture, 0.97 * sign * band)[0] == 0.0
+            moved = _hold(plant, posture, 1.03 * sign * band)[0]
+            assert moved * sign > 0.0
+        loads.append(abs(load))
+        bands.append(drive)
+    assert loads[-1] > 5 * loads[0] and np.all(np.diff(bands) > 0)  # the band grows with the load
+    # without the term the band is the load-independent FS
+    plant.load_friction = False
+    posture = [0.0, 90.0, 0.0, -30.0, 0.0, 0.0, 0.0, 0.0]
+    _, load = _hold(plant, posture, 0.0)
+    assert _hold(plant, posture, 0.97 * fs)[0] == 0.0 and _hold(plant, posture, 1.03 * fs)[0] > 0.0
+
+
+def test_unit_efficiency_is_the_plant_without_the_term_and_the_twin_is_seeded(short_log):
+    """η = 1 (loss coefficients exactly 0) gives the recording of the core with the term
+    switched off, byte for byte; with the default η < 1 the same seed gives the same bytes."""
+    settings = load_plant_settings()
+    unit = dataclasses.replace(settings, efficiency_driving=np.ones(N_ARM_JOINTS), efficiency_backdriven=np.ones(N_ARM_JOINTS))
+    with_unit, _ = twin.record(SHORT, seed=7, plant_settings=unit)
+    switched_off, meta_off = twin.record(SHORT, seed=7, load_friction=False)
+    assert with_unit.tobytes() == switched_off.tobytes()
+    assert meta_off["gear_efficiency_driving"] == "off"
+    again, _ = twin.record(SHORT, seed=7)
+    assert again.tobytes() == short_log[0].tobytes()
+    assert again.tobytes() != switched_off.tobytes()
 
 
 # ---------------------------------------------------------------- the recorded log
