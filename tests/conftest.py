@@ -40,6 +40,18 @@ def standard_from_inertials(links, rotor, viscous, coulomb) -> dict[str, float]:
     return phi
 
 
+def description_model_beta(viscous=0.1, rotor_inertia=5e-3, parameter_set="reduced") -> np.ndarray:
+    """Base parameters of the manufacturer's links with plausible rotor inertias and viscous friction."""
+    from crane_lib.dynamics import model
+    from crane_lib.parameters import standard_parameter_names
+
+    standard = dict.fromkeys(standard_parameter_names(), 0.0)
+    standard.update(robot_description.description_standard_parameters())
+    standard.update({f"IA{j}": rotor_inertia for j in range(1, 9)})
+    standard.update({f"FV{j}": viscous(j) if callable(viscous) else viscous for j in range(1, 9)})
+    return model(parameter_set).base_from_standard(standard).values
+
+
 @pytest.fixture
 def rng():
     return np.random.default_rng(20261129)

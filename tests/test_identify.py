@@ -7,9 +7,11 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from crane_lib import identify, metrics, robot_description
+from crane_lib import identify, metrics
 from crane_lib.dynamics import DynamicModel
-from crane_lib.parameters import load_parameters, standard_parameter_names
+from crane_lib.parameters import load_parameters
+
+from .conftest import description_model_beta
 
 
 @pytest.fixture(scope="module")
@@ -18,12 +20,8 @@ def model():
 
 
 @pytest.fixture(scope="module")
-def true_beta(model):
-    cad = robot_description.description_standard_parameters()
-    standard = {n: cad.get(n, 0.0) for n in standard_parameter_names()}
-    standard.update({f"IA{j}": 5e-3 for j in range(1, 9)})
-    standard.update({f"FV{j}": 0.1 for j in range(1, 9)})
-    return model.base_from_standard(standard).values
+def true_beta():
+    return description_model_beta(viscous=0.1)
 
 
 def _bundle(model, beta, seed, n=1500, noise=0.0):

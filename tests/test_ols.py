@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from crane_lib import robot_description
 from crane_lib.dynamics import DynamicModel
 from crane_lib.ols import IdentificationError, ols, stack
-from crane_lib.parameters import standard_parameter_names
+
+from .conftest import description_model_beta
 
 
 @pytest.fixture(scope="module")
@@ -17,12 +17,8 @@ def model():
 
 
 @pytest.fixture(scope="module")
-def true_beta(model):
-    cad = robot_description.description_standard_parameters()
-    standard = {n: cad.get(n, 0.0) for n in standard_parameter_names()}
-    standard.update({f"IA{j}": 5e-3 for j in range(1, 9)})
-    standard.update({f"FV{j}": 0.05 * j for j in range(1, 9)})
-    return model.base_from_standard(standard).values
+def true_beta():
+    return description_model_beta(viscous=lambda j: 0.05 * j)
 
 
 def _states(rng, n):
