@@ -15,21 +15,14 @@ import time
 
 import numpy as np
 
-AUDIT_POSES = 221_875
-
-
 def bench_audit() -> None:
-    import pinocchio as pin
-
     from crane_lib import audit
     from crane_lib.dynamics import DynamicModel
-    from tests.conftest import pinocchio_arm, random_link_inertials, standard_from_inertials
 
-    rng = np.random.default_rng(1)
-    links = [(m, np.array([0.0, 0.0, c[2]]), np.diag(np.diag(i))) for m, c, i in random_link_inertials(rng)]
-    phi = standard_from_inertials(links, np.full(8, 5e-3), np.zeros(8), np.zeros(8))
+    from ._reference import pinocchio_lambda_min, product_free_arm
+
+    links, phi, beta = product_free_arm()
     model = DynamicModel("reduced")
-    beta = model.base_from_standard(phi)
     audit.audit(beta, seed=1, model=model)  # compile / load outside the timing
     times = []
     for seed in (1, 2, 3):
@@ -38,16 +31,7 @@ def bench_audit() -> None:
         times.append(time.perf_counter() - start)
     ours = min(times)
     poses = audit.audit_poses(1).poses
-    arm = pinocchio_arm(links, 9.80665)
-    data = arm.createData()
-    armature = np.array([phi[f"IA{j}"] for j in range(1, 8)])
-    reference = np.empty(len(poses))
-    start = time.perf_counter()
-    for i, q in enumerate(poses):
-        mass = pin.crba(arm, data, q)
-        mass = np.triu(mass) + np.triu(mass, 1).T + np.diag(armature)
-        reference[i] = np.linalg.eigvalsh(mass)[0]
-    pin_time = time.perf_counter() - start
+    reference, pin_time = pinocchio_lambda_min(links, phi, poses)
     agreement = np.abs(audit.arm_lambda_min(beta, poses, model) - reference).max()
     print(f"dense audit of {result.n_poses:,} poses (construction included): {ours:.3f} s (best of 3 seeds, {os.cpu_count()} cores); "
           f"Pinocchio crba + eigvalsh loop {pin_time:.2f} s: {pin_time / ours:.1f}x faster; max |difference| {agreement:.1e} kg·m^2")

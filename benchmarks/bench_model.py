@@ -1,7 +1,7 @@
 """Benchmarks of the dynamic model (issue: foundation).
 
 1. Symbolic derivation, grouping and code generation: cold (empty cache) against cached.
-2. M(theta) and its smallest eigenvalue over the 221,875 poses of the audit (Sec. VI-E):
+2. M(theta) and its smallest eigenvalue over the 221,875 poses of the audit (Sec. VI-E, seed 1):
    ours against a loop of Pinocchio crba + numpy eigvalsh on the same poses; peak memory.
 3. Regressor rows per second for a 128 s record at 1 ms, against a loop of Pinocchio's
    computeJointTorqueRegressor on the same states.
@@ -18,7 +18,6 @@ import time
 
 import numpy as np
 
-AUDIT_POSES = 221_875
 RECORD_SAMPLES = 128_000
 
 
@@ -38,28 +37,16 @@ def bench_generation() -> None:
     print(f"same, cached:                                    {warm:7.2f} s   (cold/cached = {cold / warm:.0f}x)")
 
 
-def _audit_poses(rng) -> np.ndarray:
-    q = np.zeros((AUDIT_POSES, 7))
-    q[:, [0, 2, 4, 6]] = rng.uniform(-np.pi, np.pi, (AUDIT_POSES, 4))
-    q[:, [1, 5]] = rng.uniform(-np.pi / 2, np.pi / 2, (AUDIT_POSES, 2))
-    q[:, 3] = rng.uniform(-np.pi, np.deg2rad(9), AUDIT_POSES)
-    return q
-
-
-def bench_audit() -> None:
-    import pinocchio as pin
-
-    from crane_lib import robot_description
+def bench_audit_scale() -> None:
+    """M and its smallest eigenvalue at the 221,875 poses of the audit (seed 1)."""
+    from crane_lib import audit
     from crane_lib.dynamics import DynamicModel
-    from tests.conftest import pinocchio_arm, random_link_inertials, standard_from_inertials
 
-    rng = np.random.default_rng(1)
-    # no products of inertia about O_j (diagonal tensors, centres of mass on z): the 39-parameter model is then exact
-    links = [(m, np.array([0.0, 0.0, c[2]]), np.diag(np.diag(i))) for m, c, i in random_link_inertials(rng)]
-    phi = standard_from_inertials(links, np.full(8, 5e-3), np.zeros(8), np.zeros(8))
+    from ._reference import pinocchio_lambda_min, product_free_arm
+
+    links, phi, beta = product_free_arm()
     model = DynamicModel("reduced")
-    beta = model.base_from_standard(phi)
-    poses = _audit_poses(rng)
+    poses = audit.audit_poses(1).poses
     model.arm_min_eigenvalue(poses[:10], beta)  # compile / load outside the timing
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     times = []
@@ -68,23 +55,12 @@ def bench_audit() -> None:
         ours = model.arm_min_eigenvalue(poses, beta)
         times.append(time.perf_counter() - start)
     rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    reference, pin_time = pinocchio_lambda_min(links, phi, poses)
     ours_time = min(times)
-
-    arm = pinocchio_arm(links, 9.80665)
-    data = arm.createData()
-    armature = np.array([phi[f"IA{j}"] for j in range(1, 8)])
-    reference = np.empty(AUDIT_POSES)
-    start = time.perf_counter()
-    for i, q in enumerate(poses):
-        mass = pin.crba(arm, data, q)
-        mass = np.triu(mass) + np.triu(mass, 1).T + np.diag(armature)
-        reference[i] = np.linalg.eigvalsh(mass)[0]
-    pin_time = time.perf_counter() - start
-    print(f"M + lambda_min over {AUDIT_POSES:,} poses: ours {ours_time:.3f} s (best of 3, {os.cpu_count()} cores), "
+    print(f"M + lambda_min over {len(poses):,} audit poses: ours {ours_time:.3f} s (best of 3, {os.cpu_count()} cores), "
           f"Pinocchio crba + eigvalsh loop {pin_time:.3f} s: {pin_time / ours_time:.1f}x faster")
     print(f"  agreement: max |lambda_ours - lambda_pinocchio| = {np.abs(ours - reference).max():.2e} kg·m^2")
-    print(f"  peak resident memory of this process: {rss_after / 1024:.0f} MB (before the audit runs: {rss_before / 1024:.0f} MB)")
-    del robot_description
+    print(f"  peak resident memory of this process: {rss_after / 1024:.0f} MB (before the evaluation: {rss_before / 1024:.0f} MB)")
 
 
 def bench_regressor() -> None:
@@ -121,5 +97,5 @@ def bench_regressor() -> None:
 
 if __name__ == "__main__":
     bench_generation()
-    bench_audit()
+    bench_audit_scale()
     bench_regressor()
