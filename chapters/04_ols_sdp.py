@@ -291,5 +291,6 @@ if summary and len(table):
 # %% [markdown]
 # ### PD at the visited configurations against PD over Θ (Sec. VI-E)
 #
-# *Marked place:* the audit chapter re-evaluates every OLS estimate over the audit domain Θ
-# and fills this comparison (paper: 69 PD at their own configurations, 30 over Θ).
+# The chapter "The all-pose audit" re-evaluates every OLS estimate of this build over the
+# audit domain Θ and fills this comparison there (section "PD where the data were taken
+# against PD over Θ"), beside the paper's counts.

@@ -321,3 +321,49 @@ def as_beta(params, model: DynamicModel | None = None) -> np.ndarray:
     if isinstance(params, ParameterSet):
         return params.ordered(model.names, source="base parameters")
     return model.parameter_vector(params)
+
+
+# ----------------------------------------------------------------------------- where violations lie
+
+
+def lambda_min_map(beta, pose_set: PoseSet, joints=(2, 4), bins: int = 30, model: DynamicModel | None = None, box=None) -> dict:
+    """Smallest lambda_min of the poses of `pose_set` falling in each cell of a 2-D grid over two
+    joints (1-based numbers), for a map of where a model's margin is smallest.
+
+    Returns {"edges": (edges_a, edges_b) in radians, "lambda_min": (bins, bins) array, NaN
+    where no pose falls, "violations": (bins, bins) counts of lambda_min <= 0}.
+    """
+    box = audit_domain() if box is None else _check_box(box)
+    a, b = (int(j) - 1 for j in joints)
+    lam = arm_lambda_min(beta, pose_set.poses, model)
+    edges = [np.linspace(box[j, 0], box[j, 1], bins + 1) for j in (a, b)]
+    ia = np.clip(np.searchsorted(edges[0], pose_set.poses[:, a], side="right") - 1, 0, bins - 1)
+    ib = np.clip(np.searchsorted(edges[1], pose_set.poses[:, b], side="right") - 1, 0, bins - 1)
+    cell = ia * bins + ib
+    low = np.full(bins * bins, np.inf)
+    np.minimum.at(low, cell, lam)
+    low[np.isinf(low)] = np.nan
+    count = np.bincount(cell[lam <= 0.0], minlength=bins * bins)
+    return {"edges": tuple(edges), "lambda_min": low.reshape(bins, bins), "violations": count.reshape(bins, bins)}
+
+
+def minimal_pd_break(beta, pose, depth: float, model: DynamicModel | None = None) -> np.ndarray:
+    """A constructed non-PD model: the smallest change of `beta` (Euclidean, base parameters) that
+    brings the Rayleigh quotient of M(pose) along its lambda_min eigenvector v down to -depth.
+
+    M is linear in beta, so v^T M(pose; beta + d) v = lambda_min + g.d with g_k = v^T B_k v, and
+    the minimum-norm d reaching -depth is -(lambda_min + depth) g / |g|^2. The result has
+    lambda_min(M(pose)) <= -depth. Used only to demonstrate the rescue when no estimate of a
+    build violates; it is not an identification result.
+    """
+    model = _model(model)
+    beta = model.parameter_vector(beta)
+    pose = np.asarray(pose, dtype=float).reshape(1, N_LINKS)
+    eigenvalues, eigenvectors = np.linalg.eigh(model.inertia_matrix(pose, beta)[0, :N_LINKS, :N_LINKS])
+    v = eigenvectors[:, 0]
+    g = np.empty(model.n_parameters)
+    for k in range(model.n_parameters):
+        unit = np.zeros(model.n_parameters)
+        unit[k] = 1.0
+        g[k] = v @ model.inertia_matrix(pose, unit)[0, :N_LINKS, :N_LINKS] @ v
+    return beta - (eigenvalues[0] + float(depth)) * g / float(g @ g)

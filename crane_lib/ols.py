@@ -48,17 +48,16 @@ def stack(regressor: np.ndarray, torque: np.ndarray, sample_mask: np.ndarray | N
     return regressor.reshape(-1, regressor.shape[-1]), torque.reshape(-1)
 
 
-def ols(w_all: np.ndarray, y: np.ndarray, names: list[str], rank_rtol: float = 1e-10) -> OLSResult:
+def ols(w_all: np.ndarray, y: np.ndarray, names: list[str]) -> OLSResult:
     """Least squares by QR; raises IdentificationError if W_all has not full column rank."""
     n_rows, n_params = w_all.shape
     if n_rows <= n_params:
         raise IdentificationError(f"{n_rows} regressor rows for {n_params} parameters: record too short")
     q_factor, r_factor = scipy.linalg.qr(w_all, mode="economic")
-    diagonal = np.abs(np.diag(r_factor))
-    rank = int(np.sum(diagonal > diagonal.max() * rank_rtol))
-    # the pivot-free QR's diagonal flags deficiency; the SVD gives kappa and the exact rank
-    sv = np.linalg.svd(w_all, compute_uv=False)
-    rank = min(rank, int(np.sum(sv > sv[0] * max(w_all.shape) * np.finfo(float).eps)))
+    # W = Q R with orthonormal Q: W and the small R share their singular values, so rank and
+    # kappa come from R without a second factorization of the stacked matrix
+    sv = np.linalg.svd(r_factor, compute_uv=False)
+    rank = int(np.sum(sv > sv[0] * max(w_all.shape) * np.finfo(float).eps))
     if rank < n_params:
         raise IdentificationError(f"regressor rank {rank} < {n_params} parameters: the record does not excite every base parameter")
     beta = scipy.linalg.solve_triangular(r_factor, q_factor.T @ y)

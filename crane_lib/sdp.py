@@ -21,6 +21,7 @@ solution (same optimum, far smaller conic program).
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import cvxpy as cp
@@ -75,6 +76,11 @@ def inertia_basis(model: DynamicModel, poses: np.ndarray) -> np.ndarray:
 # objective of order one, where the solver's absolute tolerances mean something.
 CHANGE_SCALE = 1e-3
 SOLVER_OPTIONS = {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10}
+FALLBACK_OPTIONS = {"eps": 1e-10, "max_iters": 200_000}
+# Absolute precision of the solvers on the eigenvalues, kg·m^2: with epsilon = 0 (the rescue
+# of the earlier version) a relative tolerance is no tolerance, and a constrained eigenvalue
+# at -1e-13 is zero to solver precision, not a violation.
+MARGIN_ABSOLUTE_TOLERANCE = 1e-10
 
 
 def _solve(beta0: np.ndarray, basis: np.ndarray, epsilon: float) -> tuple[np.ndarray, str, float]:
@@ -86,14 +92,27 @@ def _solve(beta0: np.ndarray, basis: np.ndarray, epsilon: float) -> tuple[np.nda
         matrix = cp.reshape((CHANGE_SCALE * flat) @ delta, (N_ARM_JOINTS, N_ARM_JOINTS), order="C") + offset
         constraints.append(0.5 * (matrix + matrix.T) >> 0)
     problem = cp.Problem(cp.Minimize(cp.sum_squares(delta)), constraints)
-    try:
-        problem.solve(solver=cp.CLARABEL, **SOLVER_OPTIONS)
-    except cp.error.SolverError as err:
-        raise ProjectionFailure(f"Clarabel failed: {err}") from err
-    if problem.status not in ACCEPTED_STATUSES or delta.value is None:
-        raise ProjectionFailure(f"solver status {problem.status!r} (epsilon = {epsilon:g}, {len(basis)} poses)")
+    with warnings.catch_warnings():
+        # cvxpy warns on optimal_inaccurate; the status is checked and reported here instead
+        warnings.filterwarnings("ignore", message="Solution may be inaccurate")
+        try:
+            problem.solve(solver=cp.CLARABEL, **SOLVER_OPTIONS)
+            status = problem.status
+        except cp.error.SolverError as err:
+            status = f"Clarabel failed: {err}"
+        if status not in ACCEPTED_STATUSES or delta.value is None:
+            # Clarabel can stall ("InsufficientProgress") on LMI sets with many nearly coincident
+            # poses, as constraint generation produces; SCS at high accuracy solves the same
+            # program, and nearest_pd checks every constraint of the result itself.
+            try:
+                problem.solve(solver=cp.SCS, **FALLBACK_OPTIONS)
+            except cp.error.SolverError as err:
+                raise ProjectionFailure(f"{status}; SCS failed too: {err} (epsilon = {epsilon:g}, {len(basis)} poses)") from err
+            if problem.status not in ACCEPTED_STATUSES or delta.value is None:
+                raise ProjectionFailure(f"{status}; SCS status {problem.status!r} (epsilon = {epsilon:g}, {len(basis)} poses)")
+            status = f"{problem.status} (SCS fallback)"
     beta = beta0 + CHANGE_SCALE * np.asarray(delta.value, dtype=float)
-    return beta, problem.status, float(problem.solver_stats.solve_time or 0.0)
+    return beta, status, float(problem.solver_stats.solve_time or 0.0)
 
 
 def nearest_pd(
@@ -126,10 +145,10 @@ def nearest_pd(
         beta, status, seconds = _solve(beta0, np.stack([basis_cache[i] for i in order]), epsilon)
         total_time += seconds
         lam = model.arm_min_eigenvalue(poses, beta)
-        violated = np.flatnonzero(lam < epsilon * (1 - feasibility_tol))
+        violated = np.flatnonzero(lam < epsilon * (1 - feasibility_tol) - MARGIN_ABSOLUTE_TOLERANCE)
         new = [i for i in violated.tolist() if i not in active]
         if not new:
-            if lam.min() < epsilon * (1 - MARGIN_RELATIVE_TOLERANCE):
+            if lam.min() < epsilon * (1 - MARGIN_RELATIVE_TOLERANCE) - MARGIN_ABSOLUTE_TOLERANCE:
                 raise ProjectionFailure(
                     f"solver status {status!r}: lambda_min {lam.min():.6g} on the constraint set is short of epsilon = {epsilon:g}"
                 )
@@ -235,7 +254,7 @@ def rescue(
     for pass_index in range(1, max_passes + 1):
         result = nearest_pd(model, beta, theta_r, epsilon)
         lam = model.arm_min_eigenvalue(check_poses, result.parameters.values)
-        violators = np.flatnonzero(lam <= epsilon / 2)
+        violators = np.flatnonzero(lam <= epsilon / 2 - MARGIN_ABSOLUTE_TOLERANCE)
         worst = violators[np.argsort(lam[violators])][:max_added_per_pass]
         passes.append(
             {
