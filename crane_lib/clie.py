@@ -89,20 +89,7 @@ class CLIEError(RuntimeError):
 @lru_cache(maxsize=1)
 def _core():
     """clie_core.py bound to the generated kernels of the reduced set (cached on disk)."""
-    kernels = dynamic_model("reduced")._module
-    template = Path(__file__).with_name("clie_core.py").read_text(encoding="utf-8")
-    marker = "regressor_kernel = inertia_kernel = None  # @@KERNELS@@ (replaced by the import of the generated kernels)"
-    if marker not in template:
-        raise RuntimeError("clie_core.py: kernel marker line not found")
-    source = template.replace(marker, f"from {kernels.__name__} import regressor_kernel, inertia_kernel")
-    key = codegen.cache_key(source, Path(controller.__file__).read_text(encoding="utf-8"), kernels.__name__)
-    target = codegen.CODEGEN_DIR / f"clie_core_{key}.py"
-    if not target.exists():
-        from .errors import atomic_write
-
-        with atomic_write(target, encoding="utf-8") as handle:
-            handle.write(source)
-    return codegen.load_module(target, f"crane_lib_clie_core_{key}")
+    return codegen.bind_to_kernels(Path(__file__).with_name("clie_core.py"), "reduced", Path(controller.__file__))
 
 
 # ---------------------------------------------------------------- bounds

@@ -91,3 +91,26 @@ def load_module(path: Path, module_name: str):
     sys.modules[module_name] = module
     spec.loader.exec_module(module)
     return module
+
+
+KERNEL_MARKER = "regressor_kernel = inertia_kernel = None  # @@KERNELS@@ (replaced by the import of the generated kernels)"
+
+
+def bind_to_kernels(template: Path, parameter_set: str, *extra_sources: Path):
+    """Load a numba module template with its marker line replaced by an import of the generated
+    dynamics kernels of `parameter_set`, written once to the codegen cache (keyed by content)."""
+    from .dynamics import model
+    from .errors import atomic_write
+
+    kernels = model(parameter_set)._module
+    text = Path(template).read_text(encoding="utf-8")
+    if KERNEL_MARKER not in text:
+        raise RuntimeError(f"{template}: kernel marker line not found")
+    source = text.replace(KERNEL_MARKER, f"from {kernels.__name__} import regressor_kernel, inertia_kernel")
+    key = cache_key(source, *(Path(p).read_text(encoding="utf-8") for p in extra_sources), kernels.__name__)
+    stem = Path(template).stem
+    target = CODEGEN_DIR / f"{stem}_{key}.py"
+    if not target.exists():
+        with atomic_write(target, encoding="utf-8") as handle:
+            handle.write(source)
+    return load_module(target, f"crane_lib_{stem}_{key}")

@@ -12,6 +12,9 @@ metadata. The plant differs from the identification model the way the real arm d
 * load-dependent gear friction on the rotor side of that compliance: the spur gearbox loses
   a share of the torque it transmits, more when driving than when back-driven, so the
   friction (and the stiction band) grows with the load (`load_friction=False` switches it off);
+* the drives' 12 V supply: near their no-load speed the winding current cannot follow the
+  command (back-EMF), the delivered torque falls to the datasheet torque-speed line while the
+  log keeps the commanded current (`voltage_limit=False` switches it off);
 * per-axis true torque constants that differ from the logged 1.3-corrected conversion;
 * 12-bit link-side encoders, current commands rounded to 2.69 mA and clamped at the
   current limit, a current-loop error, a noisy present-current register;
@@ -98,22 +101,7 @@ IN_POSITION_TIMEOUT_S = 2.0
 @lru_cache(maxsize=1)
 def _core():
     """The twin's numba core bound to the generated kernels of the "full" set (cached on disk)."""
-    from .dynamics import model
-
-    kernels = model("full")._module
-    template = Path(__file__).with_name("twin_core.py").read_text(encoding="utf-8")
-    marker = "regressor_kernel = inertia_kernel = None  # @@KERNELS@@ (replaced by the import of the generated kernels)"
-    if marker not in template:
-        raise RuntimeError("twin_core.py: kernel marker line not found")
-    source = template.replace(marker, f"from {kernels.__name__} import regressor_kernel, inertia_kernel")
-    key = codegen.cache_key(source, Path(controller.__file__).read_text(encoding="utf-8"), kernels.__name__)
-    target = codegen.CODEGEN_DIR / f"twin_core_{key}.py"
-    if not target.exists():
-        from .errors import atomic_write
-
-        with atomic_write(target, encoding="utf-8") as handle:
-            handle.write(source)
-    return codegen.load_module(target, f"crane_lib_twin_core_{key}")
+    return codegen.bind_to_kernels(Path(__file__).with_name("twin_core.py"), "full", Path(controller.__file__))
 
 
 def source_fingerprint() -> str:
@@ -146,19 +134,27 @@ class Plant:
     # load-dependent gear friction of the arm axes: row 0 = 1/η_driving - 1, row 1 = 1 - η_backdriven
     gear_loss: np.ndarray = field(default_factory=lambda: np.zeros((2, N_ARM_JOINTS)))
     load_friction: bool = True  # False: the core skips the term altogether (the plant before it existed)
+    # supply-voltage limit: per axis stall current (A) and no-load speed (rad/s, link side) at the supply voltage
+    stall_current: np.ndarray = field(default_factory=lambda: np.full(N_AXES, np.inf))
+    no_load_speed: np.ndarray = field(default_factory=lambda: np.full(N_AXES, np.inf))
+    voltage_limit: bool = True  # False: the core delivers the commanded torque at any speed (the plant before the limit existed)
 
     def scalars(self) -> np.ndarray:
         return np.array(
             [
                 self.step, self.gravity_z, 1.0 if self.compliant else 0.0, RIGID_COULOMB_WIDTH_RAD_S, ENCODER_RESOLUTION_RAD, CURRENT_UNIT_A,
-                1.0 if self.load_friction else 0.0,
+                1.0 if self.load_friction else 0.0, 1.0 if self.voltage_limit else 0.0,
             ]
         )
+
+    def motor(self) -> np.ndarray:
+        """(3, 8) rows of twin_core's `motor`: this run's true Kt, stall current, no-load speed."""
+        return np.ascontiguousarray(np.vstack([self.kt_true, self.stall_current, self.no_load_speed]).astype(float))
 
     def core_arguments(self) -> tuple:
         return (
             self.scalars(), self.offsets, self.beta_link, self.ia, self.fv, self.fs, self.stiffness, self.damping, self.gear_loss,
-            self.kt_true, self.free,
+            self.motor(), self.kt_true, self.free,
         )
 
 
@@ -192,6 +188,7 @@ def build_plant(truth: ParameterSet, settings: PlantSettings) -> Plant:
         kt_true=np.array(settings.kt_true, dtype=float), stiffness=np.array(settings.stiffness, dtype=float),
         damping=np.array(settings.damping, dtype=float), offsets=np.array(full._offsets, dtype=float), gravity_z=full.gravity_z,
         standard=truth.as_dict(), gear_loss=gear_loss_coefficients(settings),
+        stall_current=np.array(settings.stall_current, dtype=float), no_load_speed=np.array(settings.no_load_speed, dtype=float),
     )
 
 
@@ -205,7 +202,7 @@ def run_to_run(plant: Plant, rng: np.random.Generator) -> Plant:
     return Plant(
         plant.beta_link, plant.ia, plant.fv * friction, plant.fs * friction, plant.kt_true * kt,
         plant.stiffness, plant.damping, plant.offsets, plant.gravity_z, plant.compliant, plant.free.copy(), plant.standard, plant.step,
-        plant.gear_loss, plant.load_friction,
+        plant.gear_loss, plant.load_friction, plant.stall_current, plant.no_load_speed, plant.voltage_limit,
     )
 
 
@@ -308,6 +305,7 @@ def record(
     compliant: bool = True,
     noise_scale: float = 1.0,
     load_friction: bool = True,
+    voltage_limit: bool = True,
 ) -> tuple[np.ndarray, dict[str, str]]:
     """Execute `command_file` (a path or a CommandFile) on the twin; return (samples, metadata).
 
@@ -316,6 +314,8 @@ def record(
     optional callable receiving the number of rows logged so far after every chunk.
     `load_friction=False` leaves the load-dependent gear friction out of the core's step
     (the plant as it was before that term existed; equal to efficiencies of 1, bit for bit).
+    `voltage_limit=False` lets every drive deliver the commanded current at any speed (the
+    plant before the supply-voltage limit existed; equal to an unbounded supply, bit for bit).
     """
     if isinstance(command_file, CommandFile):
         cmd, command_name, command_sha = command_file, command_file.name, "<in memory>"
@@ -335,6 +335,7 @@ def record(
     plant = build_plant(truth_set, plant_settings)
     plant.compliant = compliant
     plant.load_friction = load_friction
+    plant.voltage_limit = voltage_limit
     plant = run_to_run(plant, rng)
     lead_s = float(rng.uniform(*IDLE_RANGE_S))
     tail_s = float(rng.uniform(*IDLE_RANGE_S))
@@ -402,6 +403,7 @@ def record(
         "kt_logged": " ".join(f"{v:.6g}" for v in plant_settings.kt_logged),
         "gear_efficiency_driving": " ".join(f"{v:.6g}" for v in plant_settings.efficiency_driving) if load_friction else "off",
         "gear_efficiency_backdriven": " ".join(f"{v:.6g}" for v in plant_settings.efficiency_backdriven) if load_friction else "off",
+        "supply_voltage_V": f"{plant_settings.supply_voltage:.6g}" if voltage_limit else "off",
     }
     return samples, metadata
 
@@ -417,7 +419,7 @@ def integrate(plant: Plant, x: np.ndarray, torque: np.ndarray, n_steps: int) -> 
     core = _core()
     core.run_steps(
         int(n_steps), x, np.asarray(torque, dtype=float), plant.scalars(), plant.offsets, plant.beta_link, plant.ia, plant.fv, plant.fs,
-        plant.stiffness, plant.damping, plant.gear_loss, plant.free,
+        plant.stiffness, plant.damping, plant.gear_loss, plant.motor(), plant.free,
     )
     return x
 

@@ -13,6 +13,10 @@ Plant (per 0.25 ms step, semi-implicit Euler with the drivetrain spring implicit
          λ_j = 1/η_drive,j - 1   if τ_spring,j q̇m_j > 0 (the motor drives the load)
          λ_j = 1 - η_back,j      otherwise (the load back-drives the motor)
   hand        IA_8 q̈_8 = Kt_true,8 i_8 - FV_8 q̇_8 - FS_8 sgn(q̇_8)
+  supply voltage (all axes, switchable): the delivered current i_j is the commanded one clipped to
+              [(-V - k_e,j ω_j)/R_j, (V - k_e,j ω_j)/R_j],  ω_j = q̇m_j (q̇_j on the hand / rigid),
+              R_j = V/i_stall,j, k_e,j = V/ω_nl,j (link side, datasheet at V = 12 V): driving,
+              Kt_true,j i_j stays on the torque-speed line Kt_true,j i_stall,j (1 - ω_j/ω_nl,j).
 Quasi-statically the gearbox input torque is τ_spring/η_drive when driving and η_back τ_spring
 when back-driven, plus the no-load friction FS, FV. Rotor-side friction is integrated
 implicitly (viscous) and as a set-valued impulse (Coulomb and load-dependent: a rotor whose
@@ -50,7 +54,9 @@ T_PERIOD, T_WAKE_MEAN, T_LATE_PROB, T_LATE_MIN, T_LATE_MAX, T_LATENCY, T_LATENCY
 # noise settings (array `noise`)
 N_CURRENT_SD, N_ENCODER_SD, N_PRESENT_SD = range(3)
 # plant scalars (array `scal`)
-P_H, P_GZ, P_COMPLIANT, P_COULOMB_WIDTH, P_ENCODER_RES, P_CURRENT_UNIT, P_LOAD_FRICTION = range(7)
+P_H, P_GZ, P_COMPLIANT, P_COULOMB_WIDTH, P_ENCODER_RES, P_CURRENT_UNIT, P_LOAD_FRICTION, P_VOLTAGE_LIMIT = range(8)
+# rows of the per-axis motor array `motor` (supply-voltage limit)
+M_KT, M_STALL_CURRENT, M_NO_LOAD_SPEED, M_ROWS = range(4)
 # groups of log columns (array `cols`: first 0-based column of each per-axis group)
 C_T, C_THETA, C_DTHETA, C_REF, C_DREF, C_DDREF, C_ERROR, C_CURRENT, C_FF, C_FB, C_PRESENT, C_TICKS, C_UNITS, C_CLAMPED, C_SEGMENT = range(15)
 
@@ -60,7 +66,7 @@ C_T, C_THETA, C_DTHETA, C_REF, C_DREF, C_DDREF, C_ERROR, C_CURRENT, C_FF, C_FB, 
 SPRING_IMPLICITNESS = 0.5
 
 # rows of the float scratch array ws_v
-W_COS, W_SIN, W_ZERO, W_VELOCITY, W_BIAS, W_SOLUTION, W_RHS, W_COUPLING, W_ROTOR_RHS, W_ROTOR_DIAG, W_SCRATCH, W_TORQUE, W_PREVIOUS, W_SPRING, W_ROWS = range(15)
+W_COS, W_SIN, W_ZERO, W_VELOCITY, W_BIAS, W_SOLUTION, W_RHS, W_COUPLING, W_ROTOR_RHS, W_ROTOR_DIAG, W_SCRATCH, W_TORQUE, W_PREVIOUS, W_SPRING, W_DELIVERED, W_ROWS = range(16)
 
 
 @numba.njit(cache=True)
@@ -91,6 +97,27 @@ def gear_loss(transmitted, direction, loss_drive, loss_back):
     if transmitted * direction > 0.0:
         return loss_drive * abs(transmitted)
     return loss_back * abs(transmitted)
+
+
+@numba.njit(cache=True)
+def delivered_torque(commanded, speed, kt, stall_current, no_load_speed):
+    """Motor torque (N·m, link side) the drive delivers for the `commanded` one (Kt_true i_cmd) at
+    rotor speed `speed` (rad/s, link side) when its supply voltage caps the winding current.
+
+    The H-bridge applies at most ±V: V = R i + k_e ω bounds the current to
+    [(-V - k_e ω)/R, (V - k_e ω)/R], with R = V/i_stall and k_e = V/ω_nl from the datasheet's
+    stall current and no-load speed at V. Driving (i ω > 0) the torque stays on the torque-speed
+    line Kt i_stall (1 - ω/ω_nl); braking the back-EMF helps, up to Kt i_stall (1 + |ω|/ω_nl).
+    Inside the bounds the delivered torque is the commanded one, bit for bit."""
+    reach = kt * stall_current
+    ratio = speed / no_load_speed
+    upper = reach * (1.0 - ratio)  # an unbounded supply (infinite i_stall and ω_nl) clips nothing
+    lower = -reach * (1.0 + ratio)
+    if commanded > upper:
+        return upper
+    if commanded < lower:
+        return lower
+    return commanded
 
 
 @numba.njit(cache=True)
@@ -129,11 +156,21 @@ def _solve_masked(a_matrix, rhs, free, n, work, out, idx, y):
 
 
 @numba.njit(cache=True)
-def plant_step(x, torque, scal, offsets, beta_link, ia, fv, fs, stiffness, damping, gear, free, ws_w, ws_m, ws_l, ws_v, ws_i):
+def plant_step(x, torque, scal, offsets, beta_link, ia, fv, fs, stiffness, damping, gear, motor, free, ws_w, ws_m, ws_l, ws_v, ws_i):
     """Advance the state x by one step h under the motor torques `torque` (N·m, true).
 
-    ws_*: scratch space from workspace() (no allocation inside the step loop)."""
+    ws_*: scratch space from workspace() (no allocation inside the step loop). With the
+    supply-voltage limit on, the torque each motor delivers is `torque` clipped to what the
+    voltage allows at the rotor speed of the step's start (delivered_torque); `torque` itself
+    (the command the controller logs) is left as it is."""
     h = scal[P_H]
+    compliant = scal[P_COMPLIANT] > 0.5
+    if scal[P_VOLTAGE_LIMIT] > 0.5:
+        delivered = ws_v[W_DELIVERED]
+        for j in range(N_AX):
+            speed = x[XVM + j] if (compliant and j < N_ARM) else x[XV + j]
+            delivered[j] = delivered_torque(torque[j], speed, motor[M_KT, j], motor[M_STALL_CURRENT, j], motor[M_NO_LOAD_SPEED, j])
+        torque = delivered
     c = ws_v[W_COS, :N_ARM]
     s = ws_v[W_SIN, :N_ARM]
     for j in range(N_ARM):
@@ -155,7 +192,7 @@ def plant_step(x, torque, scal, offsets, beta_link, ia, fv, fs, stiffness, dampi
     ws_m[:, :] = 0.0
     inertia_kernel(c, s, beta_link, ws_m)
     acceleration = ws_v[W_SOLUTION]
-    if scal[P_COMPLIANT] > 0.5:
+    if compliant:
         # The stiff rotor-link spring and damper are implicit (linearly implicit on the new
         # velocities), the rigid-body terms explicit: with B = c hK + D (c = SPRING_IMPLICITNESS) and
         # a_m = IA + h FV + h B, eliminating the rotor velocity gives
@@ -228,15 +265,15 @@ def plant_step(x, torque, scal, offsets, beta_link, ia, fv, fs, stiffness, dampi
 
 
 @numba.njit(cache=True)
-def run_steps(n_steps, x, torque, scal, offsets, beta_link, ia, fv, fs, stiffness, damping, gear, free):
+def run_steps(n_steps, x, torque, scal, offsets, beta_link, ia, fv, fs, stiffness, damping, gear, motor, free):
     """n_steps plant steps under constant motor torques (checks and open experiments)."""
     ws_w, ws_m, ws_l, ws_v, ws_i = workspace(beta_link.shape[0])
     for _ in range(n_steps):
-        plant_step(x, torque, scal, offsets, beta_link, ia, fv, fs, stiffness, damping, gear, free, ws_w, ws_m, ws_l, ws_v, ws_i)
+        plant_step(x, torque, scal, offsets, beta_link, ia, fv, fs, stiffness, damping, gear, motor, free, ws_w, ws_m, ws_l, ws_v, ws_i)
 
 
 @numba.njit(cache=True)
-def _advance(t_target, x, si, sf, torque_old, torque_new, scal, offsets, beta_link, ia, fv, fs, stiffness, damping, gear, free, ws_w, ws_m, ws_l, ws_v, ws_i, q_read):
+def _advance(t_target, x, si, sf, torque_old, torque_new, scal, offsets, beta_link, ia, fv, fs, stiffness, damping, gear, motor, free, ws_w, ws_m, ws_l, ws_v, ws_i, q_read):
     """Step the plant until its time passes t_target; q_read = link angles at t_target.
 
     A pending command (torque_new, taking effect at sf[F_SWITCH]) enters the step that
@@ -260,7 +297,7 @@ def _advance(t_target, x, si, sf, torque_old, torque_new, scal, offsets, beta_li
                 torque[j] = torque_old[j]
         for j in range(N_AX):
             previous[j] = x[XQ + j]
-        plant_step(x, torque, scal, offsets, beta_link, ia, fv, fs, stiffness, damping, gear, free, ws_w, ws_m, ws_l, ws_v, ws_i)
+        plant_step(x, torque, scal, offsets, beta_link, ia, fv, fs, stiffness, damping, gear, motor, free, ws_w, ws_m, ws_l, ws_v, ws_i)
         si[S_STEP] += 1
         t1 = si[S_STEP] * h
         if t1 >= t_target:
@@ -301,7 +338,7 @@ def _encoder(q_true, scal, noise, rng, ticks, theta):
 @numba.njit(cache=True)
 def run_closed_loop(
     max_rows, out, x, si, sf, torque_old, torque_new, theta_previous, integral,
-    scal, offsets, beta_link, ia, fv, fs, stiffness, damping, gear, kt_true, free,
+    scal, offsets, beta_link, ia, fv, fs, stiffness, damping, gear, motor, kt_true, free,
     timing, noise, rng, cols,
     seg_start, seg_delta, seg_offset, seg_count, prof_s, prof_sd, prof_sdd, start_posture,
     preroll_cycles, lead_cycles, dwell_cycles, tail_cycles, in_position_tol, timeout_cycles,
@@ -328,7 +365,7 @@ def run_closed_loop(
     while rows < max_rows and si[S_PHASE] != PH_DONE:
         k = si[S_CYCLE]
         t_read = _read_time(k, sf, timing, rng)
-        _advance(t_read, x, si, sf, torque_old, torque_new, scal, offsets, beta_link, ia, fv, fs, stiffness, damping, gear, free, ws_w, ws_m, ws_l, ws_v, ws_i, q_read)
+        _advance(t_read, x, si, sf, torque_old, torque_new, scal, offsets, beta_link, ia, fv, fs, stiffness, damping, gear, motor, free, ws_w, ws_m, ws_l, ws_v, ws_i, q_read)
         # the previous command has taken effect by now (_read_time); the actuator reports it
         for j in range(N_AX):
             present[j] = torque_old[j] / kt_true[j]
@@ -443,7 +480,7 @@ def run_closed_loop(
 @numba.njit(cache=True)
 def run_open_loop(
     units_excitation, out_t, out_theta, out_units, x, si, sf, torque_old, torque_new,
-    scal, offsets, beta_link, ia, fv, fs, stiffness, damping, gear, kt_true, free,
+    scal, offsets, beta_link, ia, fv, fs, stiffness, damping, gear, motor, kt_true, free,
     timing, noise, rng, beta_gravity_prior, kt_compensation, limit_units, current_unit,
 ):
     """Open-loop record: per cycle, the excitation current (register units) plus, on the free
@@ -461,7 +498,7 @@ def run_open_loop(
     s = np.empty(N_ARM)
     for k in range(units_excitation.shape[0]):
         t_read = _read_time(k, sf, timing, rng)
-        _advance(t_read, x, si, sf, torque_old, torque_new, scal, offsets, beta_link, ia, fv, fs, stiffness, damping, gear, free, ws_w, ws_m, ws_l, ws_v, ws_i, q_read)
+        _advance(t_read, x, si, sf, torque_old, torque_new, scal, offsets, beta_link, ia, fv, fs, stiffness, damping, gear, motor, free, ws_w, ws_m, ws_l, ws_v, ws_i, q_read)
         _encoder(q_read, scal, noise, rng, ticks, theta)
         for j in range(N_ARM):
             c[j] = math.cos(theta[j] + offsets[j])

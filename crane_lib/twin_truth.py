@@ -32,6 +32,9 @@ chosen, not fitted, from the paper's text and the actuator datasheets (book/regi
   mesh (textbook value for lubricated metal spur gears), the same mesh friction in both
   power-flow directions: driving efficiency η^n, back-driven (2 - 1/η)^n. The twin's no-load
   friction (FS, FV) is kept as it is; these add to it (twin_core.py has the equations).
+* Supply-voltage limit (all axes): the drives run at SUPPLY_VOLTAGE_V; the datasheet's stall
+  current and no-load speed at that voltage give R = V/i_stall and k_e = V/ω_nl (link side),
+  and the current a drive can deliver is bounded by V = R i + k_e ω (twin_core.delivered_torque).
 """
 
 from __future__ import annotations
@@ -65,6 +68,15 @@ FIG1_POSTURE = np.radians([0.0, 0.0, 0.0, -90.0, 0.0, 0.0, 0.0, 0.0])  # Sec. II
 # is the catalogue Kt of constants.py (4.1/2.3 = 1.783, 10.6/4.4 = 2.409), a check on both.
 STALL_TORQUE_N_M = {XM430_W350.model: 4.1, XM540_W270.model: 10.6}
 STALL_CURRENT_A = {XM430_W350.model: 2.3, XM540_W270.model: 4.4}
+# Supply-voltage limit. The CRANE-X7 runs its DYNAMIXELs from one 12 V supply (RT Corporation's
+# CRANE-X7 specification; 12.0 V is also the recommended input voltage of both actuators, which
+# accept 10.0-14.8 V). ROBOTIS e-Manual performance data at 12.0 V: no-load speed 46 rev/min
+# (XM430-W350) and 30 rev/min (XM540-W270), with the stall torque and current above. A DC motor
+# behind an H-bridge obeys V = R i + k_e ω; the stall point (ω = 0, i = i_stall) gives
+# R = V/i_stall, the no-load point (i ≈ 0, ω = ω_nl) gives k_e = V/ω_nl (link side: ω is the
+# output-shaft speed, the gear ratio folded into k_e). The no-load current (≈ 0.1 A) is neglected.
+SUPPLY_VOLTAGE_V = 12.0
+NO_LOAD_SPEED_RPM = {XM430_W350.model: 46.0, XM540_W270.model: 30.0}
 # data/crane_x7_description/README.md: URDF friction 0.2 on the arm joints, 0.8 on the fingers
 HAND_TO_ARM_FRICTION_RATIO = 0.8 / 0.2
 # Gear trains (ROBOTIS e-Manual: XM430-W350 353.5:1, XM540-W270 272.5:1, full metal spur
@@ -81,7 +93,8 @@ STAGE_MESH_EFFICIENCY = 0.97
 PLANT_COLUMNS = [
     "axis", "actuator", "kt_logged_N_m_per_A", "kt_true_N_m_per_A", "stiffness_N_m_per_rad",
     "damping_N_m_s_per_rad", "resonance_at_fig1_Hz", "gear_stages", "stage_mesh_efficiency",
-    "efficiency_driving", "efficiency_backdriven",
+    "efficiency_driving", "efficiency_backdriven", "supply_voltage_V", "stall_current_A", "no_load_speed_rad_s",
+    "winding_resistance_ohm", "back_emf_V_s_per_rad",
 ]
 
 
@@ -102,6 +115,15 @@ def gear_efficiencies(axis: int) -> tuple[float, float]:
     model = ACTUATORS[axis - 1].model
     n, eta = GEAR_STAGES[model], STAGE_MESH_EFFICIENCY
     return eta**n, (2.0 - 1.0 / eta) ** n
+
+
+def motor_line(axis: int) -> tuple[float, float, float, float]:
+    """(stall current A, no-load speed rad/s, resistance Ω, back-EMF constant V·s/rad at the
+    link) of the axis's actuator at SUPPLY_VOLTAGE_V, from the datasheet's two end points."""
+    model = ACTUATORS[axis - 1].model
+    stall = STALL_CURRENT_A[model]
+    no_load = NO_LOAD_SPEED_RPM[model] * 2.0 * math.pi / 60.0
+    return stall, no_load, SUPPLY_VOLTAGE_V / stall, SUPPLY_VOLTAGE_V / no_load
 
 
 def drive_parameters() -> dict[str, float]:
@@ -145,6 +167,9 @@ class PlantSettings:
     resonance_hz: np.ndarray  # (7,) two-mass resonance at the Fig. 1 posture, joints locked
     efficiency_driving: np.ndarray  # (7,) gear-train efficiency, motor driving the link
     efficiency_backdriven: np.ndarray  # (7,) gear-train efficiency, link back-driving the motor
+    supply_voltage: float  # V, the drives' supply
+    stall_current: np.ndarray  # (8,) A at the supply voltage: V/R
+    no_load_speed: np.ndarray  # (8,) rad/s (link) at the supply voltage: V/k_e
 
 
 def _link_inertia_at(posture: np.ndarray, truth: ParameterSet) -> np.ndarray:
@@ -171,8 +196,10 @@ def compute_plant_settings(truth: ParameterSet | None = None) -> PlantSettings:
     stiffness = omega**2 * reduced
     damping = 2.0 * RESONANCE_DAMPING_RATIO * np.sqrt(stiffness * reduced)
     efficiencies = np.array([gear_efficiencies(j) for j in range(1, N_ARM_JOINTS + 1)])
+    lines = np.array([motor_line(j) for j in range(1, N_AXES + 1)])
     return PlantSettings(
-        KT.copy(), kt_true, stiffness, damping, np.sqrt(stiffness / reduced) / (2.0 * math.pi), efficiencies[:, 0], efficiencies[:, 1]
+        KT.copy(), kt_true, stiffness, damping, np.sqrt(stiffness / reduced) / (2.0 * math.pi), efficiencies[:, 0], efficiencies[:, 1],
+        SUPPLY_VOLTAGE_V, lines[:, 0], lines[:, 1],
     )
 
 
@@ -183,7 +210,10 @@ damping ratio {zeta:g}. The hand axis (8) is rigid.
 gear_stages, stage_mesh_efficiency: spur meshes per drive (assumed from the gear ratio) and the efficiency of one mesh;
 efficiency_driving = eta^n, efficiency_backdriven = (2 - 1/eta)^n: load-dependent gear friction (1/eta_driving - 1)|tau|
 when the motor drives, (1 - eta_backdriven)|tau| when the link back-drives it, tau the transmitted (spring) torque.
-The hand axis has no load-dependent friction (no transmitted torque apart from the motor's in the twin)."""
+The hand axis has no load-dependent friction (no transmitted torque apart from the motor's in the twin).
+supply_voltage_V .. back_emf_V_s_per_rad: the supply-voltage limit of every axis. stall_current (ROBOTIS datasheet at 12 V) and
+no_load_speed (datasheet rev/min at 12 V, link side) are its end points; R = V/stall_current, k_e = V/no_load_speed; the
+delivered current is the commanded one clipped to [(-V - k_e w)/R, (V - k_e w)/R], w the rotor speed (link side)."""
 
 
 def format_plant_settings(settings: PlantSettings) -> str:
@@ -202,6 +232,8 @@ def format_plant_settings(settings: PlantSettings) -> str:
                 repr(float(settings.resonance_hz[j])) if arm else "",
                 GEAR_STAGES[ACTUATORS[j].model] if arm else "", repr(STAGE_MESH_EFFICIENCY) if arm else "",
                 repr(float(settings.efficiency_driving[j])) if arm else "", repr(float(settings.efficiency_backdriven[j])) if arm else "",
+                repr(float(settings.supply_voltage)), repr(float(settings.stall_current[j])), repr(float(settings.no_load_speed[j])),
+                repr(float(settings.supply_voltage / settings.stall_current[j])), repr(float(settings.supply_voltage / settings.no_load_speed[j])),
             ]
         )
     return buffer.getvalue()
@@ -235,7 +267,10 @@ def load_plant_settings(path=TWIN_PLANT_CSV) -> PlantSettings:
         raise InputError(str(path), "a torque constant, stiffness or damping is not positive", "positive values")
     if not np.all((arm[:, 7:9] > 0) & (arm[:, 7:9] <= 1)):
         raise InputError(str(path), "a gear efficiency outside (0, 1]", "efficiencies in (0, 1]")
-    return PlantSettings(table[:, 0], table[:, 1], arm[:, 2], arm[:, 3], arm[:, 4], arm[:, 7], arm[:, 8])
+    motor = table[:, 9:12]
+    if not (np.all(motor > 0) and np.all(motor[:, 0] == motor[0, 0])):
+        raise InputError(str(path), "a supply voltage, stall current or no-load speed is not positive, or the voltages differ", "positive values, one supply voltage")
+    return PlantSettings(table[:, 0], table[:, 1], arm[:, 2], arm[:, 3], arm[:, 4], arm[:, 7], arm[:, 8], float(motor[0, 0]), motor[:, 1], motor[:, 2])
 
 
 def load_truth(path=TWIN_TRUTH_CSV) -> ParameterSet:

@@ -44,7 +44,8 @@ def rigid_case():
     settings = load_plant_settings(TWIN_PLANT_CSV)
     settings = dataclasses.replace(settings, kt_true=settings.kt_logged.copy())
     cmd = CommandFile("CLIE_TEST", np.radians(WAYPOINTS_DEG), np.array(SPEEDS_PERCENT))
-    samples, metadata = twin.record(cmd, seed=SEED, truth=truth, plant_settings=settings, compliant=False, noise_scale=0.0)
+    # the simulator models the rigid-body plant under (2): no compliance, no supply-voltage limit
+    samples, metadata = twin.record(cmd, seed=SEED, truth=truth, plant_settings=settings, compliant=False, noise_scale=0.0, voltage_limit=False)
     start = int(metadata["motion_start_sample"]) - int(MARGIN_S * 1e3)
     end = int(metadata["motion_end_sample"]) + int(MARGIN_S * 1e3)
     log = RawLog(samples[start:end].copy(), metadata)

@@ -18,6 +18,9 @@ from crane_lib.parameters import save_parameters
 from crane_lib.paths import TRAJECTORY_DIR
 from crane_lib.twin_truth import (
     GEAR_STAGES,
+    NO_LOAD_SPEED_RPM,
+    PLANT_COLUMNS,
+    SUPPLY_VOLTAGE_V,
     STAGE_MESH_EFFICIENCY,
     STALL_CURRENT_A,
     STALL_TORQUE_N_M,
@@ -74,6 +77,7 @@ def _plant(compliant: bool, step: float = twin.INTEGRATION_STEP_S):
     plant.fs[:] = 0.0
     plant.damping[:] = 0.0
     plant.gear_loss[:] = 0.0
+    plant.voltage_limit = False  # beyond no-load speed the drives brake (back-EMF): not conservative
     return plant
 
 
@@ -143,7 +147,7 @@ def test_a_plant_file_with_an_efficiency_above_one_is_rejected(tmp_path):
     lines = TWIN_PLANT_CSV.read_text(encoding="utf-8").splitlines(keepends=True)
     row = next(i for i, line in enumerate(lines) if line.startswith("3,"))
     fields = lines[row].rstrip("\n").split(",")
-    fields[-2] = "1.2"
+    fields[PLANT_COLUMNS.index("efficiency_driving")] = "1.2"
     lines[row] = ",".join(fields) + "\n"
     bad = tmp_path / "plant.csv"
     bad.write_text("".join(lines), encoding="utf-8")
@@ -204,6 +208,100 @@ def test_unit_efficiency_is_the_plant_without_the_term_and_the_twin_is_seeded(sh
     switched_off, meta_off = twin.record(SHORT, seed=7, load_friction=False)
     assert with_unit.tobytes() == switched_off.tobytes()
     assert meta_off["gear_efficiency_driving"] == "off"
+    again, _ = twin.record(SHORT, seed=7)
+    assert again.tobytes() == short_log[0].tobytes()
+    assert again.tobytes() != switched_off.tobytes()
+
+
+def test_the_voltage_limit_line_comes_from_the_datasheet_end_points():
+    """R = V/i_stall and k_e = V/ω_nl: the line passes through the 12 V stall point and the
+    no-load speed, and the file's columns say the same."""
+    settings = load_plant_settings()
+    assert settings.supply_voltage == SUPPLY_VOLTAGE_V == 12.0
+    rows = [line.split(",") for line in TWIN_PLANT_CSV.read_text(encoding="utf-8").splitlines() if line[:1].isdigit()]
+    for j, row in enumerate(rows):
+        model_name = row[1]
+        assert settings.stall_current[j] == STALL_CURRENT_A[model_name]
+        assert settings.no_load_speed[j] == pytest.approx(NO_LOAD_SPEED_RPM[model_name] * 2 * math.pi / 60)
+        resistance = float(row[PLANT_COLUMNS.index("winding_resistance_ohm")])
+        back_emf = float(row[PLANT_COLUMNS.index("back_emf_V_s_per_rad")])
+        assert 12.0 / resistance == pytest.approx(settings.stall_current[j])  # stall: i = V/R
+        assert 12.0 / back_emf == pytest.approx(settings.no_load_speed[j])  # no load: ω = V/k_e
+
+
+def test_delivered_torque_saturates_on_the_torque_speed_line():
+    """The step's current limit: inside the bounds the commanded torque passes bit for bit;
+    driving at speed it is cut to Kt i_stall (1 - ω/ω_nl); braking the back-EMF widens the bound."""
+    delivered = twin._core().delivered_torque
+    kt, stall, no_load = 2.3, 2.3, 4.8
+    reach = kt * stall
+    for command in (0.0, 0.3, -1.7, 0.999 * reach):
+        assert delivered(command, 0.0, kt, stall, no_load) == command
+    for ratio in (0.25, 0.5, 0.9):
+        speed = ratio * no_load
+        assert delivered(2 * reach, speed, kt, stall, no_load) == pytest.approx(reach * (1 - ratio))  # driving: the line
+        assert delivered(-2 * reach, -speed, kt, stall, no_load) == pytest.approx(-reach * (1 - ratio))
+        assert delivered(-3 * reach, speed, kt, stall, no_load) == pytest.approx(-reach * (1 + ratio))  # braking
+        below = 0.5 * reach * (1 - ratio)
+        assert delivered(below, speed, kt, stall, no_load) == below
+    assert delivered(0.1, 1.2 * no_load, kt, stall, no_load) < 0  # beyond no-load speed the drive can only brake
+    assert delivered(5.0, 3.0, kt, math.inf, math.inf) == 5.0  # an unbounded supply clips nothing
+
+
+def _hand_step(plant, speed: float, torque: float) -> float:
+    """Torque the hand axis (rigid, no coupling) received in one step from `speed` under `torque`."""
+    plant.free = np.zeros(N_AXES)
+    plant.free[N_AXES - 1] = 1.0
+    x = twin.initial_state(np.zeros(N_AXES))
+    x[N_AXES + N_AXES - 1] = speed
+    command = np.zeros(N_AXES)
+    command[N_AXES - 1] = torque
+    twin.integrate(plant, x, command, 1)
+    h, ia, fv, fs = plant.step, plant.ia[-1], plant.fv[-1], plant.fs[-1]
+    after = x[N_AXES + N_AXES - 1]
+    return ((ia + h * fv) * after + h * fs * math.copysign(1.0, after) - ia * speed) / h
+
+
+def test_the_plant_step_delivers_the_torque_speed_line_at_speed_and_kt_i_below_it():
+    plant = twin.build_plant(load_truth(), load_plant_settings())
+    kt, stall, no_load = plant.kt_true[-1], plant.stall_current[-1], plant.no_load_speed[-1]
+    reach = kt * stall
+    speed = 0.6 * no_load
+    # at speed, a stall-size command is cut to the line
+    assert _hand_step(plant, speed, 0.9 * reach) == pytest.approx(reach * 0.4, rel=1e-9)
+    # below the line the delivered torque is Kt i
+    current = 0.2 * stall
+    assert _hand_step(plant, speed, kt * current) == pytest.approx(kt * current, rel=1e-9)
+    # switched off, the command passes at any speed
+    plant.voltage_limit = False
+    assert _hand_step(plant, speed, 0.9 * reach) == pytest.approx(0.9 * reach, rel=1e-9)
+    # an arm axis (compliant): the limit acts at the rotor speed, i.e. the step equals the
+    # unlimited step under the line torque
+    on = twin.build_plant(load_truth(), load_plant_settings())
+    off = twin.build_plant(load_truth(), load_plant_settings())
+    off.voltage_limit = False
+    x_on = twin.initial_state(np.radians([0.0, 20.0, 0.0, -60.0, 0.0, 30.0, 0.0, 0.0]))
+    x_on[23 + 6] = 0.7 * on.no_load_speed[6]  # axis 7 rotor spinning
+    x_off = x_on.copy()
+    command = np.zeros(N_AXES)
+    command[6] = on.kt_true[6] * on.stall_current[6]
+    line = command.copy()
+    line[6] = on.kt_true[6] * on.stall_current[6] * (1.0 - 0.7)
+    twin.integrate(on, x_on, command, 1)
+    twin.integrate(off, x_off, line, 1)
+    np.testing.assert_allclose(x_on, x_off, rtol=0, atol=1e-12)
+
+
+def test_voltage_limit_off_is_the_unbounded_supply_and_the_limit_is_seeded(short_log):
+    """Switched off, the recording is bit for bit that of an unbounded supply (infinite stall
+    current and no-load speed: the plant as it was before the limit existed); on, the same seed
+    gives the same bytes, and the log keeps the commanded current while the motion differs."""
+    settings = load_plant_settings()
+    unbounded = dataclasses.replace(settings, stall_current=np.full(N_AXES, np.inf), no_load_speed=np.full(N_AXES, np.inf))
+    with_unbounded, _ = twin.record(SHORT, seed=7, plant_settings=unbounded)
+    switched_off, meta_off = twin.record(SHORT, seed=7, voltage_limit=False)
+    assert with_unbounded.tobytes() == switched_off.tobytes()
+    assert meta_off["supply_voltage_V"] == "off" and short_log[1]["supply_voltage_V"] == "12"
     again, _ = twin.record(SHORT, seed=7)
     assert again.tobytes() == short_log[0].tobytes()
     assert again.tobytes() != switched_off.tobytes()
