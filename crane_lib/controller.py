@@ -34,7 +34,6 @@ Python callers.
 
 from __future__ import annotations
 
-import csv
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,7 +42,7 @@ import numba
 import numpy as np
 
 from .constants import ACTUATORS, CURRENT_UNIT_A, N_AXES, REALIZATION_KP
-from .errors import InputError, atomic_write
+from .errors import InputError, atomic_write, checked_csv_rows
 from .paths import DATA_DIR
 
 REALIZATION_CONSTANTS_CSV = DATA_DIR / "realization_constants.csv"
@@ -163,20 +162,9 @@ class RealizationConstants:
 def load_realization_constants(path=REALIZATION_CONSTANTS_CSV) -> RealizationConstants:
     """Read our Table XIX; errors name the file and line."""
     path = Path(path)
-    if not path.exists():
-        raise InputError(str(path), "no such file", "the realization constants (data/realization_constants.csv)")
     models: dict[int, JointModel] = {}
     sources: dict[int, str] = {}
-    with open(path, encoding="utf-8") as handle:
-        lines = [(n, line) for n, line in enumerate(handle, start=1) if line.strip() and not line.startswith("#")]
-    reader = csv.reader([line for _, line in lines])
-    header = next(reader, None)
-    if header != CSV_COLUMNS:
-        raise InputError(f"{path}:{lines[0][0] if lines else 1}", f"header {header}", ",".join(CSV_COLUMNS))
-    for (lineno, _), row in zip(lines[1:], reader):
-        where = f"{path}:{lineno}"
-        if len(row) != len(CSV_COLUMNS):
-            raise InputError(where, f"{len(row)} fields", f"{len(CSV_COLUMNS)} fields")
+    for where, row in checked_csv_rows(path, CSV_COLUMNS, "the realization constants (data/realization_constants.csv)"):
         try:
             axis = int(row[0])
             gain, time_constant, dead_time = (float(x) for x in row[2:5])

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import InputError, atomic_write
+from .errors import InputError, checked_csv_rows, atomic_write
 from .paths import PAPERMILL_PARAMS_DIR, RESULTS_DIR, TRAJECTORY_DIR
 
 RECORDINGS_DIR = RESULTS_DIR / "recordings"
@@ -56,19 +56,8 @@ def executions(profile: str) -> list[Execution]:
     if profile not in PROFILES:
         raise InputError("profile", f"{profile!r}", f"one of {PROFILES}")
     path = PAPERMILL_PARAMS_DIR / f"recordings_{profile}.csv"
-    if not path.exists():
-        raise InputError(str(path), "no such file", "the list of executions of the profile")
-    with open(path, encoding="utf-8") as handle:
-        numbered = [(n, line) for n, line in enumerate(handle, start=1) if line.strip() and not line.startswith("#")]
-    reader = csv.reader([line for _, line in numbered])
-    header = next(reader, None)
-    if header != ["trajectory", "run", "seed"]:
-        raise InputError(f"{path}:{numbered[0][0] if numbered else 1}", f"header {header}", "trajectory,run,seed")
     rows, seen = [], set()
-    for (lineno, _), fields in zip(numbered[1:], reader):
-        where = f"{path}:{lineno}"
-        if len(fields) != 3:
-            raise InputError(where, f"{len(fields)} fields", "trajectory,run,seed")
+    for where, fields in checked_csv_rows(path, ["trajectory", "run", "seed"], "the list of executions of the profile"):
         try:
             execution = Execution(fields[0].strip(), int(fields[1]), int(fields[2]))
         except ValueError:

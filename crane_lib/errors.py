@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import os
 import tempfile
 from contextlib import contextmanager
@@ -41,3 +42,24 @@ def atomic_write(path, mode: str = "w", **open_kwargs):
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def checked_csv_rows(path, header: list[str], what: str) -> list[tuple[str, list[str]]]:
+    """Rows of a small CSV input with '#' comment lines: the header must be `header` and every
+    row must have as many fields; returns ("file:line", fields) per data row."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError(str(path), "no such file", what)
+    with open(path, encoding="utf-8") as handle:
+        numbered = [(n, line) for n, line in enumerate(handle, start=1) if line.strip() and not line.startswith("#")]
+    reader = csv.reader([line for _, line in numbered])
+    found = next(reader, None)
+    if found != header:
+        raise InputError(f"{path}:{numbered[0][0] if numbered else 1}", f"header {found}", ",".join(header))
+    rows = []
+    for (lineno, _), fields in zip(numbered[1:], reader):
+        where = f"{path}:{lineno}"
+        if len(fields) != len(header):
+            raise InputError(where, f"{len(fields)} fields", f"{len(header)} fields ({','.join(header)})")
+        rows.append((where, fields))
+    return rows

@@ -49,7 +49,7 @@ from pathlib import Path
 import numpy as np
 
 from .constants import ACTUATORS, KT, KT_CORRECTION, N_ARM_JOINTS, N_AXES, XM430_W350, XM540_W270
-from .errors import InputError, atomic_write
+from .errors import InputError, atomic_write, checked_csv_rows
 from .paper_numbers import paper
 from .parameters import ParameterSet, load_parameters, save_parameters, standard_parameter_names
 from .paths import DATA_DIR
@@ -241,17 +241,8 @@ def format_plant_settings(settings: PlantSettings) -> str:
 
 def load_plant_settings(path=TWIN_PLANT_CSV) -> PlantSettings:
     path = Path(path)
-    if not path.exists():
-        raise InputError(str(path), "no such file", "the twin's drive settings (data/twin_plant.csv)")
     rows = []
-    with open(path, encoding="utf-8") as handle:
-        numbered = [(n, line) for n, line in enumerate(handle, start=1) if line.strip() and not line.startswith("#")]
-    reader = csv.reader([line for _, line in numbered])
-    header = next(reader, None)
-    if header != PLANT_COLUMNS:
-        raise InputError(f"{path}:{numbered[0][0] if numbered else 1}", f"header {header}", ",".join(PLANT_COLUMNS))
-    for (lineno, _), row in zip(numbered[1:], reader):
-        where = f"{path}:{lineno}"
+    for where, row in checked_csv_rows(path, PLANT_COLUMNS, "the twin's drive settings (data/twin_plant.csv)"):
         try:
             values = [float(x) if x else math.nan for x in row[2:]]
         except ValueError:
