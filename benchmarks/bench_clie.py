@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from crane_lib import clie, metrics  # noqa: E402
 from crane_lib.constants import KT  # noqa: E402
-from crane_lib.controller import OUT_GOAL_UNITS, RealizationController  # noqa: E402
+from crane_lib.controller import RealizationController  # noqa: E402
 from crane_lib.dynamics import model as dynamic_model  # noqa: E402
 from crane_lib.identify import identify_condition  # noqa: E402
 from crane_lib.paths import RESULTS_DIR  # noqa: E402

@@ -33,7 +33,6 @@ axis = 2  # the axis whose preprocessing is shown (1..8)
 zoom_s = 3.0  # width of the zoomed time window (s)
 
 # %%
-import hashlib
 import os
 import tempfile
 import time

@@ -42,7 +42,6 @@ run = 1
 summary = True
 
 # %%
-import json
 import os
 
 import matplotlib.pyplot as plt
@@ -50,7 +49,7 @@ import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
-from crane_lib import identify, metrics
+from crane_lib import identify
 from crane_lib.dynamics import DynamicModel
 from crane_lib.paper_numbers import paper
 from crane_lib.paths import RESULTS_DIR

@@ -47,7 +47,6 @@ from . import codegen, controller, preprocessing
 from .constants import KT, KT_CORRECTION, N_AXES
 from .controller import RealizationConstants, load_realization_constants
 from .dynamics import DynamicModel, model as dynamic_model
-from .errors import InputError
 from .paper_numbers import paper
 from .parameters import ParameterSet
 from .raw_log import RawLog
