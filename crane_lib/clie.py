@@ -521,3 +521,61 @@ def didim(problem: CLIEProblem, x0=None, max_iterations: int = 30, tolerance: fl
         trial_evaluations=evaluator.simulations, jacobian_evaluations=iterations, diverged_evaluations=evaluator.diverged,
         wall_time_s=time.perf_counter() - started, status=status, message=message, history=history,
     )
+
+
+# ---------------------------------------------------------------- condition records
+
+
+def record_path(trajectory: str, ts: float, run: int = 1, method: str = "fast") -> Path:
+    """Where the CLIE sweep keeps one condition's refinement (one directory per route)."""
+    from .paths import RESULTS_DIR
+
+    return RESULTS_DIR / "clie" / method / f"{trajectory}_run{run}_{round(ts * 1e3):02d}ms.json"
+
+
+def write_record(path, condition, report: RefinementReport) -> Path:
+    """One condition's stages for the parameter clouds: the OLS estimate, the CLIE start (the
+    SDP projection on route O-S-C, else the OLS estimate again) and the CLIE solution, with the
+    refinement's cost counts and the condition's route, epsilon and kappa."""
+    import json
+
+    from .errors import atomic_write
+
+    record = {
+        "trajectory": condition.trajectory, "ts": condition.ts, "run": condition.run, "route": condition.route,
+        "epsilon": None if condition.projection is None else condition.projection.epsilon,
+        "kappa": condition.ols.kappa, "names": list(report.names),
+        "ols": condition.ols.parameters.values.tolist(), "std_errors": condition.ols.parameters.std_errors.tolist(),
+        "start": condition.start.values.tolist(), **{f"clie_{k}": v for k, v in report.as_dict().items()},
+    }
+    with atomic_write(path, encoding="utf-8") as handle:
+        json.dump(record, handle, indent=1, sort_keys=True)
+    return Path(path)
+
+
+def load_records(method: str = "fast") -> list[dict]:
+    """Every CLIE record the sweep wrote for `method`, sorted by file name."""
+    import json
+
+    directory = record_path("x", 0.04, 1, method).parent
+    return [json.loads(p.read_text(encoding="utf-8")) for p in sorted(directory.glob("*.json"))]
+
+
+def iteration_statistics(records) -> "pandas.DataFrame":
+    """The cost figures of Sec. IV-C over a set of CLIE records (one row per condition, as
+    `load_records` returns them): medians by route, the iteration counts half and nine-tenths
+    of the refinements finish within, runs stopped at the iteration cap, total wall time."""
+    import pandas as pd
+
+    frame = pd.DataFrame(records)
+    iterations = frame["clie_iterations"].astype(int)
+    by_route = frame.groupby("route")["clie_iterations"].median()
+    rows = [
+        ("median iterations, route O-C", by_route.get("O-C", np.nan)),
+        ("median iterations, route O-S-C", by_route.get("O-S-C", np.nan)),
+        ("half of the refinements finish within (iterations)", float(np.quantile(iterations, 0.5, method="inverted_cdf"))),
+        ("nine-tenths finish within (iterations)", float(np.quantile(iterations, 0.9, method="inverted_cdf"))),
+        (f"stopped at the {MAX_ITERATIONS}-iteration cap", int((iterations >= MAX_ITERATIONS).sum())),
+        ("total refinement time", f"{frame['clie_wall_time_s'].sum() / 3600:.2f} h"),
+    ]
+    return pd.DataFrame(rows, columns=["", "this book (fast route)"]).set_index("")

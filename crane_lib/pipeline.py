@@ -3,7 +3,9 @@
     python -m crane_lib.pipeline --profile quick|full
 
 1. the default data set: the twin's recordings of the profile (`dataset`);
-2. the OLS/SDP sweep: chapter 04 once per condition of `papermill_params/ols_sdp_<profile>.csv`.
+2. the OLS/SDP sweep: chapter 04 once per condition of `papermill_params/ols_sdp_<profile>.csv`;
+3. the CLIE sweep: chapter 05 once per condition of `papermill_params/clie_<profile>.csv`
+   (the fast route; the parameter clouds and Table VIII read its records).
 
 Every step is cached by content, so a rebuild redoes only what changed. A condition that
 fails is reported and the others go on; the chapter summaries show what exists.
@@ -18,6 +20,7 @@ from . import dataset, identify, sweep
 from .paths import REPO_ROOT
 
 OLS_SDP_CHAPTER = REPO_ROOT / "chapters" / "04_ols_sdp.py"
+CLIE_CHAPTER = REPO_ROOT / "chapters" / "05_clie.py"
 
 
 def ols_sdp_sweep(profile: str, jobs: int) -> list[sweep.ConditionOutcome]:
@@ -31,18 +34,33 @@ def ols_sdp_sweep(profile: str, jobs: int) -> list[sweep.ConditionOutcome]:
     )
 
 
+def clie_sweep(profile: str, jobs: int) -> list[sweep.ConditionOutcome]:
+    conditions = sweep.read_conditions(f"clie_{profile}.csv")
+    return sweep.run_sweep(
+        CLIE_CHAPTER,
+        conditions,
+        f"clie_{profile}",
+        inputs_of=lambda p: [identify.recording_path(p["trajectory"], p["run"])],
+        workers=jobs,
+    )
+
+
+def _report(name: str, outcomes: list[sweep.ConditionOutcome]) -> None:
+    failed = [o for o in outcomes if o.status == "failed"]
+    for o in failed:
+        print(f"{name}: condition {o.name} failed: {o.error}", file=sys.stderr)
+    ran = sum(o.status == "ran" for o in outcomes)
+    print(f"{name} sweep: {ran} ran, {len(outcomes) - ran - len(failed)} cached, {len(failed)} failed")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m crane_lib.pipeline", description=__doc__.splitlines()[0])
     parser.add_argument("--profile", choices=dataset.PROFILES, default="full")
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args(argv)
     dataset.build(args.profile, jobs=args.jobs)
-    outcomes = ols_sdp_sweep(args.profile, args.jobs)
-    failed = [o for o in outcomes if o.status == "failed"]
-    for o in failed:
-        print(f"condition {o.name} failed: {o.error}", file=sys.stderr)
-    ran = sum(o.status == "ran" for o in outcomes)
-    print(f"OLS/SDP sweep: {ran} ran, {len(outcomes) - ran - len(failed)} cached, {len(failed)} failed")
+    _report("OLS/SDP", ols_sdp_sweep(args.profile, args.jobs))
+    _report("CLIE", clie_sweep(args.profile, args.jobs))
     return 0
 
 

@@ -300,3 +300,34 @@ def rescue_over_theta(
     if extra_poses is not None and len(extra_poses):
         initial.append(np.asarray(extra_poses, dtype=float))
     return rescue(model, beta, np.vstack(initial), audit.audit_poses(check_seed).poses, epsilon=epsilon)
+
+
+@dataclass
+class Acceptance:
+    """Algorithm 1's last steps for one model: audit over Theta, rescue if it fails, re-audit."""
+
+    first_audit: object  # audit.AuditResult of the model as given
+    rescue: RescueResult | None  # None when the first audit passed
+    final_audit: object  # the audit that decides (the first one when no rescue was needed)
+    parameters: np.ndarray  # the model accepted or, when not accepted, the last one audited
+
+    @property
+    def accepted(self) -> bool:
+        return bool(self.final_audit.passed)
+
+
+def accept(model: DynamicModel, beta, seed: int = 1, epsilon: float = RESCUE_EPSILON) -> Acceptance:
+    """Audit `beta` over Theta (dense pose set, `seed`); if it fails, rescue it with the audit's
+    worst poses added to Theta_r (D-E) and audit the rescued model with the same seed. The
+    audit, not the solver's exit, decides acceptance."""
+    from . import audit
+
+    beta = np.asarray(beta, dtype=float)
+    first = audit.audit(beta, seed, "dense", model)
+    if first.passed:
+        return Acceptance(first, None, first, beta)
+    rescued = rescue_over_theta(model, beta, epsilon=epsilon, extra_poses=first.worst_poses)
+    if rescued.result is None:
+        return Acceptance(first, rescued, first, beta)
+    after = rescued.result.parameters.values
+    return Acceptance(first, rescued, audit.audit(after, seed, "dense", model), after)

@@ -210,3 +210,37 @@ def test_refine_model_for_the_cli(rigid_case):
     assert report["method"] == "fast" and report["objective_final"] <= report["objective_start"]
     with pytest.raises(InputError):
         cli_clie.refine_model("rigid.npz", Condition(), "lm", log=log)
+
+
+def _report(names, x0, x, iterations, wall):
+    return clie.RefinementReport(method="fast", names=names, x0=np.asarray(x0), x=np.asarray(x), objective_start=2.0,
+                                 objective_final=1.0, iterations=iterations, simulations=iterations + 1,
+                                 trial_evaluations=iterations + 1, jacobian_evaluations=iterations, diverged_evaluations=0,
+                                 wall_time_s=wall, status=2, message="ftol")
+
+
+def test_sweep_records_round_trip_and_their_iteration_statistics(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    import crane_lib.paths
+
+    monkeypatch.setattr(crane_lib.paths, "RESULTS_DIR", tmp_path)
+    names = ["ZZR1", "FV1"]
+    cases = [("AG02", "O-C", 4), ("AP01", "O-S-C", 40), ("AP03", "O-S-C", 400), ("PB01", "O-C", 6)]
+    for i, (trajectory, route, iterations) in enumerate(cases):
+        ols = ParameterSet(names, [1.0 + i, 2.0], std_errors=[0.1, 0.2])
+        start = ParameterSet(names, [1.5 + i, 2.0]) if route == "O-S-C" else ols
+        condition = SimpleNamespace(trajectory=trajectory, ts=0.04, run=1, route=route, projection=None, start=start,
+                                    ols=SimpleNamespace(kappa=30.0 + i, parameters=ols))
+        path = clie.write_record(clie.record_path(trajectory, 0.04), condition, _report(names, start.values, [9.0 + i, 3.0], iterations, 3600.0))
+        assert path.parent == tmp_path / "clie" / "fast"
+    records = clie.load_records("fast")
+    assert [r["trajectory"] for r in records] == ["AG02", "AP01", "AP03", "PB01"]
+    ap01 = records[1]
+    assert ap01["ols"] == [2.0, 2.0] and ap01["start"] == [2.5, 2.0] and ap01["clie_x"] == [10.0, 3.0]
+    stats = clie.iteration_statistics(records)["this book (fast route)"]
+    assert stats["median iterations, route O-C"] == 5.0
+    assert stats["median iterations, route O-S-C"] == 220.0
+    assert stats["half of the refinements finish within (iterations)"] == 6.0  # two of 4, 6, 40, 400 finish within 6
+    assert stats[f"stopped at the {clie.MAX_ITERATIONS}-iteration cap"] == 1
+    assert stats["total refinement time"] == "4.00 h"
