@@ -114,8 +114,10 @@ def main(argv=None) -> int:
     if not args.skip_faithful:
         runs["clie"] = lambda: clie.refine_faithful(problem, x0)
     for name, run in runs.items():
+        cpu_started = time.process_time()  # every thread of the process: the faithful route uses two
         report = run()
         entry = {k: v for k, v in report.as_dict().items() if k not in ("x", "names")}
+        entry["cpu_s"] = time.process_time() - cpu_started
         entry.update(score(report.x))
         summary["AG02"][name] = entry
         print(f"AG02 40 ms {name:6s}: objective {report.objective_start:.4g} -> {report.objective_final:.6g}, "
@@ -124,11 +126,17 @@ def main(argv=None) -> int:
     if "clie" in summary["AG02"]:
         faithful, fast = summary["AG02"]["clie"], summary["AG02"]["fast"]
         ratio = faithful["wall_time_s"] / fast["wall_time_s"]
+        cpu_ratio = faithful["cpu_s"] / fast["cpu_s"]
+        simulation_ratio = faithful["simulations"] / fast["simulations"]
         gap = (fast["objective_final"] - faithful["objective_final"]) / faithful["objective_final"]
-        summary["AG02"]["comparison"] = {"speedup": ratio, "objective_gap": gap, "speedup_target": SPEEDUP_TARGET,
+        summary["AG02"]["comparison"] = {"speedup": ratio, "cpu_speedup": cpu_ratio, "simulation_ratio": simulation_ratio,
+                                         "objective_gap": gap, "speedup_target": SPEEDUP_TARGET,
                                          "objective_tolerance": OBJECTIVE_TOLERANCE}
-        print(f"fast vs faithful: {ratio:.1f}x faster (target {SPEEDUP_TARGET:g}x), objective {100 * gap:+.3f} % "
-              f"(tolerance {100 * OBJECTIVE_TOLERANCE:g} %)")
+        # the faithful route runs its Jacobian columns on two threads, the fast route is sequential:
+        # wall time on 2 cores and CPU time answer different questions, so both are printed
+        print(f"fast vs faithful: {ratio:.1f}x faster in wall time on 2 cores, {cpu_ratio:.1f}x in CPU time, "
+              f"{simulation_ratio:.1f}x fewer closed-loop simulations (target {SPEEDUP_TARGET:g}x), objective "
+              f"{100 * gap:+.3f} % (tolerance {100 * OBJECTIVE_TOLERANCE:g} %)")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(summary, indent=1, default=float), encoding="utf-8")
     print(f"written {args.out}")

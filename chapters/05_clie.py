@@ -333,6 +333,12 @@ if summary:
             "fast route; profile", "wall time on 2 cores against MATLAB solver time on 15 processes",
         ]
         display(sweep_table)
+        sweep_runs["Ts (ms)"] = (sweep_runs["ts"] * 1e3).round().astype(int)
+        sweep_runs["end / start objective"] = sweep_runs["clie_objective_final"] / sweep_runs["clie_objective_start"]
+        panel = sweep_runs.pivot_table(index="trajectory", columns="Ts (ms)", values=["clie_iterations", "end / start objective"], aggfunc="first")
+        display(Markdown("Table XII, CLIE panel: iterations per condition (fast route) and the objective at the end over the "
+                         "objective at the start. CLIE is a local method: a ratio near 1 marks a run that stopped close to its start."))
+        display(panel.rename(columns={"clie_iterations": "iterations"}).round(3))
         display(Markdown(
             f"{len(sweep_runs)} CLIE records (profile `{os.environ.get('CRANE_PROFILE', 'full')}`), "
             f"{int((sweep_runs['route'] == identify.ROUTE_DIRECT).sum())} on route O-C and "
