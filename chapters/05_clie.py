@@ -14,7 +14,8 @@
 # %% [markdown]
 # # CLIE: closed-loop refinement of the OLS/SDP estimate
 #
-# *Paper Sec. IV-B, IV-C, VI-B, VI-D, Appendix D-E, D-F; Fig. 4, Tables VI and VIII.* The
+# *Paper Sec. IV-B, IV-C, VI-B, Appendix D-E, D-F; Fig. 4, Table VI and Table XII's CLIE panel;
+# the clouds and Table VIII are in the chapter "Parameter clouds".* The
 # OLS/SDP estimate fits the inverse-dynamics regressor; CLIE (9) refines it by reproducing the
 # measured closed-loop realization. The raw 1 ms record is simulated in closed loop with the
 # same FF+FB controller (2) that realized the motion, driven by the reference the controller

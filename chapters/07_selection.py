@@ -107,28 +107,26 @@ label = f"{candidate} at {chosen_ts * 1e3:g} ms"
 
 # %%
 basis, standardized = selection.common_pca(clouds)
-colours = {"OLS": "tab:blue", "SDP": "tab:orange", "CLIE": "tab:green"}
-fig, axes = plt.subplots(1, 2, figsize=(12, 4.6))
-for ax, zoom in zip(axes, (False, True)):
-    for stage in selection.STAGES:
-        xy = basis.project(standardized[stage])
-        ax.scatter(xy[:, 0], xy[:, 1], s=14, alpha=0.7, color=colours[stage], label=stage)
-        for i, (name, ts) in enumerate(clouds.labels):
-            if name == "AP01":
-                ax.scatter(*xy[i], s=60, facecolors="none", edgecolors="k", lw=0.8)
-        ax.scatter(*xy[index], marker="*", s=160, color=colours[stage], edgecolors="k", lw=0.8)
-    ax.set_xlabel(f"PC1 ({100 * basis.variances[0] / basis.variances.sum():.1f} %)")
-    ax.set_ylabel(f"PC2 ({100 * basis.variances[1] / basis.variances.sum():.1f} %)")
-    if zoom:
-        core = np.vstack([basis.project(standardized[s]) for s in selection.STAGES])
-        lo, hi = np.percentile(core, [5, 95], axis=0)
-        pad = 0.3 * (hi - lo)
-        ax.set_xlim(lo[0] - pad[0], hi[0] + pad[0])
-        ax.set_ylim(lo[1] - pad[1], hi[1] + pad[1])
-        ax.set_title("the same, central 90 % of the points")
-    else:
-        ax.set_title(f"twin data, {n} conditions per stage: ★ {label}, ○ AP01")
-        ax.legend()
+projected = {stage: basis.project(standardized[stage]) for stage in selection.STAGES}
+style = {"OLS": dict(marker="o", color="tab:blue"), "SDP": dict(marker="s", color="tab:orange"), "CLIE": dict(marker="^", color="tab:green")}
+is_ap01 = np.array([name == "AP01" for name, _ in clouds.labels])
+fig, axes = plt.subplots(1, 2, figsize=(12, 4.8), sharex=True, sharey=True)
+for stage in selection.STAGES:
+    xy = projected[stage]
+    axes[0].scatter(xy[:, 0], xy[:, 1], s=16, alpha=0.75, label=stage, **style[stage])
+    axes[0].scatter(*xy[index], s=170, edgecolors="k", lw=1.0, **{**style[stage], "marker": "*"})
+axes[0].scatter(*projected["OLS"][is_ap01].T, s=70, facecolors="none", edgecolors="k", lw=0.8, label="AP01")
+axes[0].set_title(f"twin data, {n} conditions per stage; ★ {label}")
+axes[0].legend()
+# each condition's path OLS -> SDP -> CLIE: which way each stage moves it
+for i in range(n):
+    path = np.array([projected[s][i] for s in selection.STAGES])
+    axes[1].plot(path[:, 0], path[:, 1], color="0.6" if not is_ap01[i] else "k", lw=0.7)
+    axes[1].scatter(*path[-1], s=12, **style["CLIE"])
+axes[1].set_title("per condition: OLS → SDP → CLIE (AP01 in black)")
+for ax in axes:
+    ax.set_xlabel(f"PC1 ({100 * basis.variances[0] / basis.variances.sum():.1f} % of the pooled variance)")
+axes[0].set_ylabel(f"PC2 ({100 * basis.variances[1] / basis.variances.sum():.1f} %)")
 plt.tight_layout()
 plt.show()
 display(Markdown(
