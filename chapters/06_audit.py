@@ -43,8 +43,9 @@ trajectory = "AG02"
 ts = 0.040
 run = 1
 seeds = (1, 2, 3, 4, 5)
-# seconds the certified check may spend on the whole of Theta (it reports "undecided" when out of time)
-certify_time_s = 10.0
+# seconds the certified check may spend on the whole of Theta, margins 0 and eps/2 together (margin 0 first;
+# it reports "undecided" when out of time)
+certify_time_s = 180.0
 
 # %%
 import os
@@ -579,11 +580,13 @@ display(Markdown(
 #
 # The audit samples; `certified.certify` either proves $\mathbf M(\boldsymbol\theta)\succeq m\mathbf I$
 # at every θ of a box (branch and bound with rigorous bounds from the trigonometric structure
-# of $\mathbf M$; register), returns a configuration where it fails, or reports "undecided"
-# with the boxes it could not resolve in its budget. Three uses: a small box around the
-# accepted model's worst audit pose, with margin 0 and with ε/2; the whole of $\Theta$ for
-# the accepted model within `certify_time_s`; and the whole of $\Theta$ for the model it was
-# rescued from, where a violation should be found at once.
+# of $\mathbf M$: a Bernstein enclosure in the tangent half-angles, see the register), returns
+# a configuration where it fails, or reports "undecided" with the boxes it could not resolve in
+# its budget. Four uses: a small box around the accepted model's worst audit pose, with margin
+# 0 and with ε/2; the whole of $\Theta$ for the accepted model at margin 0 and then at ε/2 (the
+# audit's violation threshold), the two sharing `certify_time_s` (the quick build keeps it
+# short; `benchmarks/bench_audit.py` measures both without that limit); and the whole of
+# $\Theta$ for the model it was rescued from, where a violation should be found at once.
 
 # %%
 half = np.deg2rad(5.0)
@@ -592,11 +595,17 @@ checks = [
     ("accepted, ±5° box around its worst audit pose", accepted, 0.0, near, None),
     ("accepted, ±5° box around its worst audit pose", accepted, EPS / 2, near, None),
     ("accepted, all of Θ", accepted, 0.0, None, certify_time_s),
+    ("accepted, all of Θ", accepted, EPS / 2, None, certify_time_s),
     (f"{bad_label}, all of Θ", bad_beta, 0.0, None, certify_time_s),
 ]
 cert_rows = []
+full_budget = float(certify_time_s)  # shared by the accepted model's two full-Θ runs
 for name, beta, margin, region, limit in checks:
+    if name == "accepted, all of Θ":
+        limit = max(full_budget, 1.0)
     cr = certified.certify(beta, margin, region, model, time_limit_s=limit if limit is not None else 60.0)
+    if name == "accepted, all of Θ":
+        full_budget -= cr.elapsed_s
     cert_rows.append({"model and box": name, "margin (kg·m²)": margin, "status": cr.status,
                       "proved lower bound of λmin": cr.certified_lambda_min if cr.status == certified.CERTIFIED else None,
                       "witness λmin": cr.witness_lambda, "boxes processed": cr.boxes_processed, "boxes certified": cr.boxes_certified,
@@ -610,8 +619,27 @@ for row in cert_rows:
 # %% [markdown]
 # What this proves, exactly: a "certified" box means $\lambda_\mathrm{min}(\mathbf M(\boldsymbol\theta))$
 # is at least the margin at **every** configuration of that box, up to the stated tolerance
-# (the floating-point allowance of the bound, not a sampling gap). "Undecided" proves nothing
-# about the unresolved boxes: the full-Θ attempt within this budget does not certify the
-# accepted model, and the book does not claim that it does; the audit's sampled verdict is the
-# acceptance criterion, as in the paper. A "violated" result is a concrete configuration,
+# (the charged difference between the generated kernel and its extracted polynomial; every
+# rounding of the bound itself is charged inside it, not a sampling gap). "Undecided" proves
+# nothing about the unresolved boxes. A "violated" result is a concrete configuration,
 # re-evaluated with `numpy.linalg.eigvalsh`, where the model is not positive definite.
+
+# %%
+full = [r for r in cert_rows if r["model and box"] == "accepted, all of Θ"]
+said = []
+for row in full:
+    if row["status"] == certified.CERTIFIED:
+        said.append(f"at margin {sci(row['margin (kg·m²)'])} kg·m² the whole of Θ is **certified** ({row['boxes processed']:,} boxes, "
+                    f"{row['time (s)']:g} s)")
+    elif row["status"] == certified.UNDECIDED:
+        said.append(f"at margin {sci(row['margin (kg·m²)'])} kg·m² the check is **undecided** within {certify_time_s:g} s "
+                    f"({row['unresolved boxes']:,} boxes open; nothing is claimed about them)")
+    else:
+        said.append(f"at margin {sci(row['margin (kg·m²)'])} kg·m² it returns a configuration below the margin "
+                    f"(λmin = {sci(row['witness λmin'])} kg·m²)")
+display(Markdown(
+    "For the accepted model, " + "; ".join(said) + ". "
+    + ("A certificate at ε/2 says more than the audit can: no configuration of the continuous box, sampled or not, "
+       "would count as a violation. " if any(r["status"] == certified.CERTIFIED and r["margin (kg·m²)"] > 0 for r in full) else "")
+    + "The audit's sampled verdict remains the acceptance criterion, as in the paper; the certificate is beyond it."
+))
