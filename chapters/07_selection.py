@@ -60,6 +60,8 @@ display(Markdown(
     f"{n} conditions in the cloud (profile `{profile}`): {len(trajectories)} trajectories × "
     f"{len({ts for _, ts in clouds.labels})} sampling intervals; the paper's cloud has "
     f"{paper('identification_condition_count').value:g}."
+    + "".join(f" {f['trajectory']} at {f['ts'] * 1e3:g} ms is not in the clouds: CLIE could not refine it (chapter \"CLIE\")."
+              for f in clie.load_failures(method) if f["run"] == 1)
 ))
 
 # %% [markdown]
@@ -286,7 +288,7 @@ table_viii = pd.DataFrame(rows).set_index("trajectory")
 display(table_viii.style.format(precision=5, na_rep="—").format(precision=2, subset=["CLIE gain over the start (%)"]))
 gains = table_viii["CLIE gain over the start (%)"]
 improved = gains[gains > 0]
-ap01 = f"; AP01 {gains['AP01']:+.1f} %" if "AP01" in gains else ""
+ap01 = (f"; on AP01 CLIE {'gains' if gains['AP01'] > 0 else 'loses'} {abs(gains['AP01']):.1f} %" if "AP01" in gains else "")
 final = table_viii.loc[candidate, "rescue"] if not np.isnan(table_viii.loc[candidate, "rescue"]) else table_viii.loc[candidate, "CLIE"]
 display(Markdown(
     f"CLIE improves held-out prediction on {len(improved)} of {len(gains)} trajectories"

@@ -76,6 +76,9 @@ DIVERGED_SPEED_RAD_S = 50.0
 # Residual entry returned for a diverged simulation: infinite, which scipy's trf (like
 # lsqnonlin) answers by rejecting the trial step and shrinking the trust region.
 DIVERGED_RESIDUAL = np.inf
+# clie_core's divergence codes, in words
+DIVERGENCE_REASONS = {1: "a state is not finite", 2: f"a joint exceeded {DIVERGED_SPEED_RAD_S:g} rad/s",
+                      3: "M(theta; beta) is not positive definite at a simulated configuration"}
 
 
 class CLIEError(RuntimeError):
@@ -376,9 +379,12 @@ class _Evaluator:
 
 def _start(problem: CLIEProblem, x0) -> tuple[np.ndarray, np.ndarray]:
     x0 = np.array(x0.ordered(problem.names) if isinstance(x0, ParameterSet) else x0, dtype=float)
-    r0 = problem.residual(x0)
+    simulation = problem.simulate(x0)
+    r0 = problem.residual_of(simulation)
     if not np.all(np.isfinite(r0)):
-        raise CLIEError(f"{problem.source}: the closed-loop simulation diverges at the start point; "
+        at = problem.t[min(simulation.cycles, problem.t.size - 1)] - problem.t[0]
+        raise CLIEError(f"{problem.source}: the closed-loop simulation from the start point diverges at t = {at:.2f} s "
+                        f"of {problem.t[-1] - problem.t[0]:.1f} s ({DIVERGENCE_REASONS.get(simulation.code, 'code %d' % simulation.code)}); "
                         "CLIE needs a start (OLS or SDP estimate) whose simulation stays bounded")
     return x0, r0
 
@@ -550,7 +556,33 @@ def write_record(path, condition, report: RefinementReport) -> Path:
     }
     with atomic_write(path, encoding="utf-8") as handle:
         json.dump(record, handle, indent=1, sort_keys=True)
+    (Path(path).parent / "failed" / Path(path).name).unlink(missing_ok=True)  # a failure noted by an earlier build
     return Path(path)
+
+
+def failure_path(trajectory: str, ts: float, run: int = 1, method: str = "fast") -> Path:
+    """Where the sweep notes a condition it could not refine (beside the records, in `failed/`)."""
+    path = record_path(trajectory, ts, run, method)
+    return path.parent / "failed" / path.name
+
+
+def write_failure(path, condition, message: str) -> Path:
+    import json
+
+    from .errors import atomic_write
+
+    record = {"trajectory": condition.trajectory, "ts": condition.ts, "run": condition.run, "route": condition.route,
+              "failure": message}
+    with atomic_write(path, encoding="utf-8") as handle:
+        json.dump(record, handle, indent=1, sort_keys=True)
+    return Path(path)
+
+
+def load_failures(method: str = "fast") -> list[dict]:
+    import json
+
+    directory = failure_path("x", 0.04, 1, method).parent
+    return [json.loads(p.read_text(encoding="utf-8")) for p in sorted(directory.glob("*.json"))]
 
 
 def load_records(method: str = "fast") -> list[dict]:

@@ -244,3 +244,20 @@ def test_sweep_records_round_trip_and_their_iteration_statistics(tmp_path, monke
     assert stats["half of the refinements finish within (iterations)"] == 6.0  # two of 4, 6, 40, 400 finish within 6
     assert stats[f"stopped at the {clie.MAX_ITERATIONS}-iteration cap"] == 1
     assert stats["total refinement time"] == "4.00 h"
+
+
+def test_a_failed_condition_is_noted_and_cleared_by_a_later_record(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    import crane_lib.paths
+
+    monkeypatch.setattr(crane_lib.paths, "RESULTS_DIR", tmp_path)
+    names = ["ZZR1", "FV1"]
+    ols = ParameterSet(names, [1.0, 2.0], std_errors=[0.1, 0.2])
+    condition = SimpleNamespace(trajectory="PA01", ts=0.01, run=1, route="O-C", projection=None, start=ols,
+                                ols=SimpleNamespace(kappa=40.0, parameters=ols))
+    clie.write_failure(clie.failure_path("PA01", 0.01), condition, "diverges at t = 94.33 s")
+    assert [f["failure"] for f in clie.load_failures()] == ["diverges at t = 94.33 s"]
+    assert clie.load_records() == []  # a failure is not a record
+    clie.write_record(clie.record_path("PA01", 0.01), condition, _report(names, [1.0, 2.0], [1.1, 2.0], 3, 1.0))
+    assert clie.load_failures() == [] and len(clie.load_records()) == 1
