@@ -285,6 +285,13 @@ for name in TABLE_VIII:
     row["CLIE gain over the start (%)"] = 100 * (1 - row["CLIE"] / (row["SDP"] if r["route"] == identify.ROUTE_PROJECTED else row["OLS"]))
     rows.append(row)
 table_viii = pd.DataFrame(rows).set_index("trajectory")
+table_viii["why they differ"] = [
+    "twin vs arm (held-out records, unmodelled effects); fast-route CLIE"
+    + ("; the paper gives one range for AP02, AP04 and AP05" if name in ("AP02", "AP04", "AP05") else "")
+    + ("; PB07's paper value is inferred from the range's low end" if name == "PB07" else "")
+    + ("; no paper value for this trajectory" if name not in PAPER_OLS else "")
+    for name in table_viii.index
+]
 display(table_viii.style.format(precision=5, na_rep="—").format(precision=2, subset=["CLIE gain over the start (%)"]))
 gains = table_viii["CLIE gain over the start (%)"]
 improved = gains[gains > 0]
