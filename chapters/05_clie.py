@@ -63,6 +63,7 @@ from crane_lib import audit, clie, identify, metrics, sdp
 from crane_lib.clie_diagram import clie_block_diagram
 from crane_lib.dynamics import DynamicModel
 from crane_lib.paper_numbers import paper
+from crane_lib.paths import REPO_ROOT
 from crane_lib.raw_log import read_raw_log
 
 pd.set_option("display.precision", 5)
@@ -375,6 +376,7 @@ if summary:
         display(panel.rename(columns={"clie_iterations": "iterations"}).round(3))
         failures = pd.DataFrame(clie.load_failures("fast"))
         if len(failures):
+            failures["failure"] = failures["failure"].str.replace(f"{REPO_ROOT}{os.sep}", "", regex=False)  # paths as in the repository
             display(Markdown("Conditions the sweep could not refine, and why:"))
             display(failures.assign(**{"Ts (ms)": (failures["ts"] * 1e3).round().astype(int)})
                     .set_index(["trajectory", "Ts (ms)"])[["route", "failure"]])
