@@ -19,27 +19,18 @@ import sys
 from . import dataset, identify, sweep
 from .paths import REPO_ROOT
 
-OLS_SDP_CHAPTER = REPO_ROOT / "chapters" / "04_ols_sdp.py"
-CLIE_CHAPTER = REPO_ROOT / "chapters" / "05_clie.py"
+# the per-condition sweeps in pipeline order: (name of the conditions file without profile, chapter)
+SWEEPS = (("ols_sdp", REPO_ROOT / "chapters" / "04_ols_sdp.py"), ("clie", REPO_ROOT / "chapters" / "05_clie.py"))
 
 
-def ols_sdp_sweep(profile: str, jobs: int) -> list[sweep.ConditionOutcome]:
-    conditions = sweep.read_conditions(f"ols_sdp_{profile}.csv")
+def condition_sweep(name: str, chapter, profile: str, jobs: int) -> list[sweep.ConditionOutcome]:
+    """Run `chapter` once per condition of papermill_params/<name>_<profile>.csv; a condition's
+    input is its recording."""
+    conditions = sweep.read_conditions(f"{name}_{profile}.csv")
     return sweep.run_sweep(
-        OLS_SDP_CHAPTER,
+        chapter,
         conditions,
-        f"ols_sdp_{profile}",
-        inputs_of=lambda p: [identify.recording_path(p["trajectory"], p["run"])],
-        workers=jobs,
-    )
-
-
-def clie_sweep(profile: str, jobs: int) -> list[sweep.ConditionOutcome]:
-    conditions = sweep.read_conditions(f"clie_{profile}.csv")
-    return sweep.run_sweep(
-        CLIE_CHAPTER,
-        conditions,
-        f"clie_{profile}",
+        f"{name}_{profile}",
         inputs_of=lambda p: [identify.recording_path(p["trajectory"], p["run"])],
         workers=jobs,
     )
@@ -59,8 +50,8 @@ def main(argv=None) -> int:
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args(argv)
     dataset.build(args.profile, jobs=args.jobs)
-    _report("OLS/SDP", ols_sdp_sweep(args.profile, args.jobs))
-    _report("CLIE", clie_sweep(args.profile, args.jobs))
+    for name, chapter in SWEEPS:
+        _report(name, condition_sweep(name, chapter, args.profile, args.jobs))
     return 0
 
 
