@@ -8,7 +8,9 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 PROFILE ?= full
-JB_FLAGS := --config book/_config.yml --toc book/_toc.yml -W -n --keep-going
+# --all: Sphinx rebuilds only pages whose source changed, but a chapter's numbers also depend on
+# the data and results the pipeline just (re)built, so every page is executed on every build
+JB_FLAGS := --config book/_config.yml --toc book/_toc.yml -W -n --keep-going --all
 
 .PHONY: book test env model benchmarks clean
 
