@@ -239,7 +239,7 @@ display(Markdown(
 # either would be reported as failing, not replaced.
 
 # %%
-kappas = np.array([r["kappa"] for r in sorted(records, key=lambda r: (r["trajectory"], r["ts"]))])
+kappas = clouds.kappas
 kappa = selection.kappa_check(kappas, index)
 checks = pd.DataFrame(
     [

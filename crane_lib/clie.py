@@ -543,9 +543,7 @@ def write_record(path, condition, report: RefinementReport) -> Path:
     """One condition's stages for the parameter clouds: the OLS estimate, the CLIE start (the
     SDP projection on route O-S-C, else the OLS estimate again) and the CLIE solution, with the
     refinement's cost counts and the condition's route, epsilon and kappa."""
-    import json
-
-    from .errors import atomic_write
+    from .identify import write_json_record
 
     record = {
         "trajectory": condition.trajectory, "ts": condition.ts, "run": condition.run, "route": condition.route,
@@ -554,8 +552,7 @@ def write_record(path, condition, report: RefinementReport) -> Path:
         "ols": condition.ols.parameters.values.tolist(), "std_errors": condition.ols.parameters.std_errors.tolist(),
         "start": condition.start.values.tolist(), **{f"clie_{k}": v for k, v in report.as_dict().items()},
     }
-    with atomic_write(path, encoding="utf-8") as handle:
-        json.dump(record, handle, indent=1, sort_keys=True)
+    write_json_record(path, record)
     (Path(path).parent / "failed" / Path(path).name).unlink(missing_ok=True)  # a failure noted by an earlier build
     return Path(path)
 
@@ -567,30 +564,23 @@ def failure_path(trajectory: str, ts: float, run: int = 1, method: str = "fast")
 
 
 def write_failure(path, condition, message: str) -> Path:
-    import json
+    from .identify import write_json_record
 
-    from .errors import atomic_write
-
-    record = {"trajectory": condition.trajectory, "ts": condition.ts, "run": condition.run, "route": condition.route,
-              "failure": message}
-    with atomic_write(path, encoding="utf-8") as handle:
-        json.dump(record, handle, indent=1, sort_keys=True)
-    return Path(path)
+    return write_json_record(path, {"trajectory": condition.trajectory, "ts": condition.ts, "run": condition.run,
+                                    "route": condition.route, "failure": message})
 
 
 def load_failures(method: str = "fast") -> list[dict]:
-    import json
+    from .identify import load_condition_records
 
-    directory = failure_path("x", 0.04, 1, method).parent
-    return [json.loads(p.read_text(encoding="utf-8")) for p in sorted(directory.glob("*.json"))]
+    return load_condition_records(failure_path("x", 0.04, 1, method).parent)
 
 
 def load_records(method: str = "fast") -> list[dict]:
     """Every CLIE record the sweep wrote for `method`, sorted by file name."""
-    import json
+    from .identify import load_condition_records
 
-    directory = record_path("x", 0.04, 1, method).parent
-    return [json.loads(p.read_text(encoding="utf-8")) for p in sorted(directory.glob("*.json"))]
+    return load_condition_records(record_path("x", 0.04, 1, method).parent)
 
 
 def iteration_statistics(records) -> "pandas.DataFrame":

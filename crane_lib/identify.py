@@ -128,11 +128,16 @@ def identify_condition(bundle, trajectory: str, model: DynamicModel | None = Non
     return result
 
 
-def write_condition_record(path, result: ConditionResult) -> Path:
+def write_json_record(path, record: dict) -> Path:
+    """One result record as JSON, written atomically (sorted keys: byte-identical on reruns)."""
     path = Path(path)
     with atomic_write(path, encoding="utf-8") as handle:
-        json.dump(result.record(), handle, indent=1, sort_keys=True)
+        json.dump(record, handle, indent=1, sort_keys=True)
     return path
+
+
+def write_condition_record(path, result: ConditionResult) -> Path:
+    return write_json_record(path, result.record())
 
 
 def save_model(path, result: ConditionResult, stage: str = "start") -> Path:

@@ -48,6 +48,7 @@ class StageClouds:
     names: list[str]
     labels: list[tuple[str, float]]  # (trajectory, ts) per row
     routes: list[str]
+    kappas: np.ndarray  # kappa(W_all) of each condition
     vectors: dict[str, np.ndarray]  # stage -> (n, 39)
 
     @classmethod
@@ -63,6 +64,7 @@ class StageClouds:
             names=names,
             labels=[(r["trajectory"], float(r["ts"])) for r in records],
             routes=[r["route"] for r in records],
+            kappas=np.array([r["kappa"] for r in records], dtype=float),
             vectors={
                 "OLS": np.array([r["ols"] for r in records]),
                 "SDP": np.array([r["start"] for r in records]),
@@ -78,17 +80,23 @@ class StageClouds:
 
     def without(self, trajectory: str) -> "StageClouds":
         keep = [i for i, (name, _) in enumerate(self.labels) if name != trajectory]
-        return StageClouds(self.names, [self.labels[i] for i in keep], [self.routes[i] for i in keep],
+        return StageClouds(self.names, [self.labels[i] for i in keep], [self.routes[i] for i in keep], self.kappas[keep],
                            {s: v[keep] for s, v in self.vectors.items()})
 
     def standardized(self, reference: str = "OLS") -> dict[str, np.ndarray]:
         """Every stage in the reference stage's standardized coordinates (its mean and standard
         deviation per parameter), so the three clouds are measured on one scale."""
         base = self.vectors[reference]
-        centre, scale = base.mean(axis=0), base.std(axis=0, ddof=1)
-        if np.any(scale == 0):
-            raise ValueError(f"parameter {self.names[int(np.argmin(scale))]} is constant over the {reference} cloud")
-        return {s: (v - centre) / scale for s, v in self.vectors.items()}
+        if np.any(base.std(axis=0, ddof=1) == 0):
+            raise ValueError(f"parameter {self.names[int(np.argmin(base.std(axis=0, ddof=1)))]} is constant over the {reference} cloud")
+        return {s: standardize(v, base) for s, v in self.vectors.items()}
+
+
+def standardize(points: np.ndarray, reference: np.ndarray | None = None) -> np.ndarray:
+    """Points centred and scaled per dimension by the reference cloud's mean and standard
+    deviation (ddof 1); by default the points' own."""
+    reference = points if reference is None else reference
+    return (points - reference.mean(axis=0)) / reference.std(axis=0, ddof=1)
 
 
 def total_variance(points: np.ndarray) -> float:
@@ -137,8 +145,7 @@ def common_pca(clouds: StageClouds, reference: str = "OLS") -> tuple[PCABasis, d
 
 def euclidean_distances(points: np.ndarray) -> np.ndarray:
     """d_i = ||(phi_i - mean) / sigma||_2 on the cloud's own standardized dimensions (D-H)."""
-    z = (points - points.mean(axis=0)) / points.std(axis=0, ddof=1)
-    return np.linalg.norm(z, axis=1)
+    return np.linalg.norm(standardize(points), axis=1)
 
 
 def mahalanobis_distances(points: np.ndarray, components: int) -> np.ndarray:
@@ -148,7 +155,7 @@ def mahalanobis_distances(points: np.ndarray, components: int) -> np.ndarray:
     n = len(points)
     if not 1 <= components <= min(points.shape[1], n - 1):
         raise ValueError(f"{components} components: a cloud of {n} points in {points.shape[1]} dimensions supports 1..{min(points.shape[1], n - 1)}")
-    z = (points - points.mean(axis=0)) / points.std(axis=0, ddof=1)
+    z = standardize(points)
     basis = pca(z)
     scores = basis.project(z, components)
     return np.sqrt((scores**2 / basis.variances[:components]).sum(axis=1))

@@ -69,6 +69,7 @@ def test_sdp_cloud_is_the_clie_start_and_without_drops_a_trajectory():
     smaller = clouds.without("T02")
     assert [name for name, _ in smaller.labels] == ["T00", "T01", "T03", "T04"]
     np.testing.assert_array_equal(smaller.vectors["CLIE"], np.delete(stages["CLIE"], 2, axis=0))
+    np.testing.assert_array_equal(smaller.kappas, [30.0, 31.0, 33.0, 34.0])  # kappa stays with its condition
 
 
 def test_pca_variances_are_the_covariance_eigenvalues():
