@@ -24,14 +24,14 @@ env: $(STAMP)
 
 # generate (or load from .cache/) the symbolic model's numeric kernels once, before parallel users
 model: $(STAMP)
-	$(PY) -m crane_lib.dynamics
+	$(PY) -m crane_lib.model.dynamics
 
 test: model
 	$(PY) -m pytest -n 2 -q
 
 # the data steps (twin recordings, per-condition sweeps) are cached by content; then every chapter runs
 book: model
-	CRANE_PROFILE=$(PROFILE) $(PY) -m crane_lib.pipeline --profile $(PROFILE)
+	CRANE_PROFILE=$(PROFILE) $(PY) -m crane_lib.reporting.pipeline --profile $(PROFILE)
 	CRANE_PROFILE=$(PROFILE) $(VENV)/bin/jupyter-book build . $(JB_FLAGS)
 	@echo "book: $(CURDIR)/_build/html/index.html"
 

@@ -10,7 +10,7 @@ import numpy as np
 def product_free_arm(seed: int = 1):
     """(links, standard parameters, 39 base parameters) of a random arm without products of inertia
     about O_j (diagonal tensors, centres of mass on z), so the reduced model is exact for it."""
-    from crane_lib.dynamics import DynamicModel
+    from crane_lib.model.dynamics import DynamicModel
     from tests.conftest import random_link_inertials, standard_from_inertials
 
     rng = np.random.default_rng(seed)

@@ -18,11 +18,11 @@ import time
 
 import numpy as np
 
-def bench_audit() -> None:
-    from crane_lib import audit
-    from crane_lib.dynamics import DynamicModel
 
-    from ._reference import pinocchio_lambda_min, product_free_arm
+def bench_audit() -> None:
+    from crane_lib._reference import pinocchio_lambda_min, product_free_arm
+    from crane_lib.acceptance import audit
+    from crane_lib.model.dynamics import DynamicModel
 
     links, phi, beta = product_free_arm()
     model = DynamicModel("reduced")
@@ -44,8 +44,9 @@ def bench_certified() -> None:
     """Time and boxes of the certified check over all of Theta, Bernstein bound against the earlier Taylor bound."""
     import numba
 
-    from crane_lib import audit, certified, sdp
-    from crane_lib.dynamics import DynamicModel
+    from crane_lib.acceptance import audit, certified
+    from crane_lib.acceptance import rescue as rescue_stage
+    from crane_lib.model.dynamics import DynamicModel
     from tests.audit_cases import description_beta
 
     model = DynamicModel("reduced")
@@ -53,7 +54,7 @@ def bench_certified() -> None:
     # the accepted-like model: the description's wrist pushed non-PD, rescued at eps = 1e-3
     pushed = description_beta().copy()
     pushed[model.names.index("ZZR6")] -= 0.0058
-    accepted = sdp.rescue_over_theta(model, pushed, epsilon=1e-3).result.parameters.values
+    accepted = rescue_stage.rescue_over_theta(model, pushed, epsilon=1e-3).result.parameters.values
     lam = audit.audit(accepted, seed=1, model=model).lambda_min
     print(f"certified check on the rescued (eps 1e-3) model, audit lambda_min {lam:.3g} kg·m^2 (seed 1); numba threads {threads}")
     certified.certify(accepted, 0.0, model=model, max_boxes=10)  # compile outside the timing
@@ -75,15 +76,15 @@ def bench_certified() -> None:
 
 def bench_rescue() -> None:
     """The rescue from 2,128 configurations (2,000 uniform + 128 corners) with its enrichment loop."""
-    from crane_lib import sdp
-    from crane_lib.dynamics import DynamicModel
+    from crane_lib.acceptance import rescue as rescue_stage
+    from crane_lib.model.dynamics import DynamicModel
     from tests.audit_cases import description_beta
 
     model = DynamicModel("reduced")
     beta = description_beta().copy()
     beta[model.names.index("ZZR6")] -= 0.0058  # the wrist loses PD over much of Theta
     start = time.perf_counter()
-    outcome = sdp.rescue_over_theta(model, beta)
+    outcome = rescue_stage.rescue_over_theta(model, beta)
     seconds = time.perf_counter() - start
     passes = "; ".join(f"pass {p['pass']}: {p['violators']} violators, {p['appended']} appended" for p in outcome.passes)
     print(f"rescue from 2,128 configurations: {seconds:.1f} s, converged {outcome.converged} ({passes}), "

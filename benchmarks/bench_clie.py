@@ -4,11 +4,11 @@ and CLIE of AG02 at 40 ms by the faithful finite-difference route and the fast r
 
 Run from the repository root: `.venv/bin/python -m benchmarks.bench_clie [--skip-faithful]`.
 
-Records: the twin's quick data set (results/recordings, `python -m crane_lib.dataset quick`).
+Records: the twin's quick data set (results/recordings, `python -m crane_lib.twin.dataset quick`).
 The 128 s record is PB01 (129.1 s, the longest quick record). The reference measured in the
 same run is the same closed loop written in numpy (RealizationController + the vectorized
 DynamicModel.direct_dynamics, same Heun steps) on the first 0.5 s, scaled to the record.
-Every stage is scored on V01-V03 at 40 ms with crane_lib.metrics (pooled RMSE, mean MNE).
+Every stage is scored on V01-V03 at 40 ms with crane_lib.identification.metrics (pooled RMSE, mean MNE).
 """
 
 from __future__ import annotations
@@ -23,14 +23,15 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from crane_lib import clie, metrics  # noqa: E402
+from crane_lib import metrics  # noqa: E402
 from crane_lib.constants import KT  # noqa: E402
-from crane_lib.controller import RealizationController  # noqa: E402
-from crane_lib.dynamics import model as dynamic_model  # noqa: E402
-from crane_lib.identify import identify_condition  # noqa: E402
+from crane_lib.identification import clie
+from crane_lib.identification.condition import identify_condition  # noqa: E402
+from crane_lib.logs.preprocessing import preprocess  # noqa: E402
+from crane_lib.logs.raw_log import read_raw_log  # noqa: E402
+from crane_lib.model.controller import RealizationController  # noqa: E402
+from crane_lib.model.dynamics import model as dynamic_model  # noqa: E402
 from crane_lib.paths import RESULTS_DIR  # noqa: E402
-from crane_lib.preprocessing import preprocess  # noqa: E402
-from crane_lib.raw_log import read_raw_log  # noqa: E402
 
 RECORDINGS = RESULTS_DIR / "recordings"
 SIMULATION_TARGET_S = 2.0

@@ -28,7 +28,7 @@ def _timed_subprocess(code: str, env: dict) -> float:
 
 
 def bench_generation() -> None:
-    code = "from crane_lib.dynamics import DynamicModel; import numpy as np; m = DynamicModel('reduced'); z = np.zeros((1, 8)); m.regressor(z, z, z); m.arm_min_eigenvalue(z, np.ones(39))"
+    code = "from crane_lib.model.dynamics import DynamicModel; import numpy as np; m = DynamicModel('reduced'); z = np.zeros((1, 8)); m.regressor(z, z, z); m.arm_min_eigenvalue(z, np.ones(39))"
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, CRANE_CACHE_DIR=cache)
         cold = _timed_subprocess(code, env)
@@ -39,10 +39,9 @@ def bench_generation() -> None:
 
 def bench_audit_scale() -> None:
     """M and its smallest eigenvalue at the 221,875 poses of the audit (seed 1)."""
-    from crane_lib import audit
-    from crane_lib.dynamics import DynamicModel
-
-    from ._reference import pinocchio_lambda_min, product_free_arm
+    from crane_lib._reference import pinocchio_lambda_min, product_free_arm
+    from crane_lib.acceptance import audit
+    from crane_lib.model.dynamics import DynamicModel
 
     links, phi, beta = product_free_arm()
     model = DynamicModel("reduced")
@@ -66,7 +65,7 @@ def bench_audit_scale() -> None:
 def bench_regressor() -> None:
     import pinocchio as pin
 
-    from crane_lib.dynamics import DynamicModel
+    from crane_lib.model.dynamics import DynamicModel
     from tests.conftest import pinocchio_arm, random_link_inertials
 
     rng = np.random.default_rng(2)

@@ -6,8 +6,8 @@
    there, against a direct solve that gives the solver all 200 LMIs at once.
 3. The OLS/SDP sweep: the quick profile's conditions are timed end to end (papermill, one
    chapter run each); with CRANE_BENCH_FULL_SWEEP=1 the full profile's 160 are run instead
-   (needs the full data set: `python -m crane_lib.dataset --profile full`).
-Needs the data set's recordings (`python -m crane_lib.pipeline --profile quick` builds them).
+   (needs the full data set: `python -m crane_lib.twin.dataset --profile full`).
+Needs the data set's recordings (`python -m crane_lib.reporting.pipeline --profile quick` builds them).
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ import numpy as np
 
 
 def bench_ols() -> None:
-    from crane_lib import identify
-    from crane_lib.dynamics import DynamicModel
-    from crane_lib.ols import ols, stack
+    from crane_lib.identification import condition as identify
+    from crane_lib.identification.ols import ols, stack
+    from crane_lib.model.dynamics import DynamicModel
 
     model = DynamicModel("reduced")
     bundle = identify.condition_bundle("AG02", 0.010)
@@ -40,8 +40,9 @@ def bench_ols() -> None:
 
 
 def bench_projection() -> None:
-    from crane_lib import identify, sdp
-    from crane_lib.dynamics import DynamicModel
+    from crane_lib.identification import condition as identify
+    from crane_lib.identification import projection as sdp
+    from crane_lib.model.dynamics import DynamicModel
 
     model = DynamicModel("reduced")
     bundle = identify.condition_bundle("AG02", 0.040)
@@ -60,7 +61,7 @@ def bench_projection() -> None:
 
 
 def bench_sweep() -> None:
-    from crane_lib import pipeline, sweep
+    from crane_lib.reporting import pipeline, sweep
 
     profile = "full" if os.environ.get("CRANE_BENCH_FULL_SWEEP") == "1" else "quick"
     conditions = sweep.read_conditions(f"ols_sdp_{profile}.csv")

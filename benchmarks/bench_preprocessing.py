@@ -24,8 +24,8 @@ import scipy.signal
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from crane_lib import preprocessing as pp  # noqa: E402
-from crane_lib.raw_log import group, read_raw_log, write_raw_log  # noqa: E402
+from crane_lib.logs import preprocessing as pp  # noqa: E402
+from crane_lib.logs.raw_log import group, read_raw_log, write_raw_log  # noqa: E402
 from tests.synthetic_log import synthetic_samples  # noqa: E402
 
 RECORD_S = 128.0

@@ -21,9 +21,9 @@ import numpy as np
 
 def _numpy_reference_speed(span_s: float = 0.2) -> float:
     """Real-time factor of the plant integrated with numpy calls per step (no numba loop)."""
-    from crane_lib import twin
-    from crane_lib.dynamics import model
-    from crane_lib.twin_truth import load_plant_settings, load_truth
+    from crane_lib.model.dynamics import model
+    from crane_lib.twin import recorder as twin
+    from crane_lib.twin.truth import load_plant_settings, load_truth
 
     plant = twin.build_plant(load_truth(), load_plant_settings())
     full = model("full")
@@ -49,8 +49,8 @@ def _numpy_reference_speed(span_s: float = 0.2) -> float:
 
 
 def bench_speed() -> None:
-    from crane_lib import twin
     from crane_lib.paths import TRAJECTORY_DIR
+    from crane_lib.twin import recorder as twin
 
     twin.record(TRAJECTORY_DIR / "AP01.txt", seed=1)  # compile / load the cached core
     start = time.perf_counter()
@@ -64,7 +64,7 @@ def bench_speed() -> None:
 
 
 def bench_dataset() -> None:
-    from crane_lib import dataset
+    from crane_lib.twin import dataset
 
     with tempfile.TemporaryDirectory() as folder:
         start = time.perf_counter()

@@ -38,12 +38,14 @@ import matplotlib.pyplot as plt
 import sympy
 from IPython.display import Markdown, Math, display
 
-from crane_lib import constants, identifiability, robot_description
-from crane_lib.base_parameters import PARAMETER_SET_LABELS, PARAMETER_SETS, grouping
-from crane_lib.dynamics import DynamicModel
+from crane_lib import constants
+from crane_lib.model import identifiability
+from crane_lib.model import robot_description
+from crane_lib.model.base_parameters import PARAMETER_SET_LABELS, PARAMETER_SETS, grouping
+from crane_lib.model.dynamics import DynamicModel
 from crane_lib.paper_numbers import paper
-from crane_lib.parameters import standard_parameter_names, unit_of
-from crane_lib.symbolic_model import derive_regressor
+from crane_lib.model.parameters import standard_parameter_names, unit_of
+from crane_lib.model.symbolic_model import derive_regressor
 
 pd.set_option("display.precision", 6)
 table = robot_description.load_mdh_table()

@@ -23,7 +23,7 @@
 # (Appendix B-B) in `trajectories/`.
 #
 # The bodies of Tables XIII–XV were lost in the text we have. Everything below is generated
-# by `crane_lib.excitation` from our reconstruction of them; each reading, with its evidence
+# by `crane_lib.excitation.design` from our reconstruction of them; each reading, with its evidence
 # and what it gives against the paper's counts, is in the reconstruction register
 # ([excitation section](../book/register_excitation.md)).
 
@@ -36,8 +36,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from crane_lib import excitation as ex
-from crane_lib.commands import (
+from crane_lib.excitation import design as ex
+from crane_lib.excitation.commands import (
     ACCEL_TIME_S,
     commanded_duration,
     interpolate,
@@ -270,7 +270,7 @@ count_table
 # paper's $W_\mathrm{all}$). Recorded data will move these numbers; this is the first check.
 
 # %%
-from crane_lib.dynamics import regressor
+from crane_lib.model.dynamics import regressor
 
 kappa_ids = {"AP01": "ap01_kappa_40ms", "AP02": "ap02_kappa_40ms", "AP03": "ap03_kappa_40ms", "AG02": "ag02_kappa_40ms"}
 kappa_rows = []
@@ -305,8 +305,8 @@ pd.DataFrame(kappa_rows).set_index("trajectory")
 # held at random angles, already has the full rank of each parameter set.
 
 # %%
-from crane_lib.dynamics import DynamicModel
-from crane_lib.identifiability import numerical_rank
+from crane_lib.model.dynamics import DynamicModel
+from crane_lib.model.identifiability import numerical_rank
 
 rng = np.random.default_rng(7)
 mayeda_rows = []

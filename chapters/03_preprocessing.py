@@ -43,11 +43,16 @@ import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
-from crane_lib import dataset, joint_identification as ji, preprocessing, raw_log, twin_calibration
+from crane_lib.twin import dataset
+from crane_lib.twin import joint_identification as ji
+from crane_lib.logs import preprocessing
+from crane_lib.logs import raw_log
+from crane_lib import fingerprint
+from crane_lib.reporting import calibration as twin_calibration
 from crane_lib.constants import ACTUATORS, N_AXES
-from crane_lib.controller import K_I, K_P, K_V, load_realization_constants
+from crane_lib.model.controller import K_I, K_P, K_V, load_realization_constants
 from crane_lib.paper_numbers import paper
-from crane_lib.twin_truth import load_plant_settings
+from crane_lib.twin.truth import load_plant_settings
 
 pd.set_option("display.precision", 4)
 profile = os.environ.get("CRANE_PROFILE", "full")
@@ -106,7 +111,7 @@ drive
 # encoder differencing, the input torque the commanded current times the *catalogue* torque
 # constant. We record the same on the twin at the Fig. 1 posture, the other axes locked and
 # the joint held against gravity, and fit (1) by least squares on its exact zero-order-hold
-# response (`crane_lib.joint_identification`; the register gives the amplitudes and why).
+# response (`crane_lib.twin.joint_identification`; the register gives the amplitudes and why).
 
 # %%
 started = time.perf_counter()
@@ -219,7 +224,7 @@ joint7
 # The paper gives only Joint 7's row in its text (the table body is lost) and says "similar
 # models were obtained for the other joints". Our Table XIX keeps the paper's row for Joint 7
 # and takes the other axes from the same identification run on the twin
-# (`python -m crane_lib.joint_identification` writes `data/realization_constants.csv`). The
+# (`python -m crane_lib.twin.joint_identification` writes `data/realization_constants.csv`). The
 # twin's own Joint-7 fit above is therefore *not* what its controller uses: the controller
 # runs on the paper's Joint-7 model, as a practitioner's would before identifying their own.
 # $\hat M_j = T_{p1,j}/K_{p,j}$ and $\hat D_j = 1/T_{p1,j}$ enter controller (2).
@@ -310,7 +315,7 @@ display(Markdown(f"The closed-loop experiment took {closed_loop_s:.1f} s."))
 # (central differences on the finest identification grid) and, for AG02, the residual the full
 # grouped model (products of inertia and Coulomb terms kept) leaves after OLS at the accepted
 # interval, as a share of the torque RMS (Sec. III-D). These are reported, not
-# targeted: no twin setting was changed to move them (`crane_lib.twin_calibration`).
+# targeted: no twin setting was changed to move them (`crane_lib.reporting.calibration`).
 
 # %%
 CALIBRATION_TRAJECTORY = "AG02"  # the paper's numbers are AG02's
@@ -432,7 +437,7 @@ display(Markdown(
 # ## Appendix D-C: preprocessing, step by step on one axis
 #
 # The raw log follows the control period nominally but is unevenly stamped. Preprocessing
-# (`crane_lib.preprocessing`, choices in the register
+# (`crane_lib.logs.preprocessing`, choices in the register
 # [preprocessing](../book/register_preprocessing.md)): angles (π offset removed) and torque
 # commands (current × Kt) are linearly interpolated onto an even grid at the nominal period;
 # for each target interval a zero-phase Butterworth low-pass of the order D-C gives, its corner
@@ -530,11 +535,11 @@ intervals
 # %%
 stored = preprocessing.cached_bundle_paths(log_path)
 preprocessing.cached_bundles(log_path)  # make sure the stored bundles exist
-digests = {ts: [preprocessing.file_digest(path)] for ts, path in stored.items()}
+digests = {ts: [fingerprint.file_digest(path)] for ts, path in stored.items()}
 with tempfile.TemporaryDirectory() as scratch:
     for attempt in (1, 2):
         for ts, b in preprocessing.preprocess_all(raw_log.read_raw_log(log_path)).items():
-            digests[ts].append(preprocessing.file_digest(preprocessing.write_bundle(Path(scratch) / f"{attempt}_{ts}.npz", b)))
+            digests[ts].append(fingerprint.file_digest(preprocessing.write_bundle(Path(scratch) / f"{attempt}_{ts}.npz", b)))
 reproduced = pd.DataFrame(
     [
         {"interval (ms)": round(ts * 1e3), "stored": d[0][:16], "rerun 1": d[1][:16], "rerun 2": d[2][:16], "byte-identical": len(set(d)) == 1}

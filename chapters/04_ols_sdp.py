@@ -49,11 +49,12 @@ import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
-from crane_lib import identify
-from crane_lib.dynamics import DynamicModel
+from crane_lib.identification import condition as identify
+from crane_lib.identification import model_classes
+from crane_lib.model.dynamics import DynamicModel
 from crane_lib.paper_numbers import paper
 from crane_lib.paths import RESULTS_DIR
-from crane_lib.twin_truth import load_truth
+from crane_lib.twin.truth import load_truth
 
 pd.set_option("display.precision", 5)
 model = DynamicModel("reduced")
@@ -142,7 +143,7 @@ plt.show()
 # against the same total torque RMS (not proportions: they are not orthogonal).
 
 # %%
-torque_shares = identify.full_model_torque_shares(bundle)
+torque_shares = model_classes.full_model_torque_shares(bundle)
 shares = pd.DataFrame(
     [
         ("the 18 products of inertia", "poi_torque_rms_share", torque_shares["products"]),
@@ -170,7 +171,7 @@ if summary:
     available = [t for t in TABLE_III_TRAJECTORIES if identify.recording_path(t).exists()]
     fit_bundles = {t: identify.condition_bundle(t, 0.040) for t in available}
     heldout = [identify.condition_bundle(v, 0.040) for v in ("V01", "V02", "V03")]
-    classes = pd.DataFrame(identify.compare_model_classes(fit_bundles, heldout))
+    classes = pd.DataFrame(model_classes.compare_model_classes(fit_bundles, heldout))
     table_iii = classes.pivot_table(index="trajectory", columns="parameter set", values="held-out RMSE").reindex(available)
     display(Markdown("Pooled held-out RMSE on V01–V03 (N·m), twin recordings:"))
     display(table_iii[["reduced", "reduced+poi", "reduced+coulomb", "full"]].round(5))
@@ -205,7 +206,7 @@ if summary:
 # %% [markdown]
 # ## Summary over the conditions of this build
 #
-# The sweep (`crane_lib.sweep`, conditions in `papermill_params/ols_sdp_<profile>.csv`) ran
+# The sweep (`crane_lib.reporting.sweep`, conditions in `papermill_params/ols_sdp_<profile>.csv`) ran
 # this chapter once per condition and each run wrote its record; the tables below read them.
 # In the quick profile (CI) only a handful of conditions exist, so counts are not comparable
 # with the paper's 160; the full profile (`make book`) runs all 160.

@@ -59,12 +59,17 @@ import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
-from crane_lib import audit, clie, identify, metrics, sdp
-from crane_lib.clie_diagram import clie_block_diagram
-from crane_lib.dynamics import DynamicModel
+from crane_lib.acceptance import audit
+from crane_lib.identification import clie
+from crane_lib.identification import condition as identify
+from crane_lib.identification import metrics
+from crane_lib.identification import projection as sdp
+from crane_lib.acceptance import rescue as rescue_stage
+from crane_lib.reporting.diagrams import clie_block_diagram
+from crane_lib.model.dynamics import DynamicModel
 from crane_lib.paper_numbers import paper
 from crane_lib.paths import REPO_ROOT
-from crane_lib.raw_log import read_raw_log
+from crane_lib.logs.raw_log import read_raw_log
 
 pd.set_option("display.precision", 5)
 # cvxpy warns on Clarabel's inexact exits; nearest_pd checks every constraint itself
@@ -99,7 +104,7 @@ def record_run(label, route, report):
 # ## Fig. 4: the block diagram
 #
 # What CLIE simulates and what it compares. The settings printed in the boxes are read from
-# the code that runs them (`crane_lib.clie`).
+# the code that runs them (`crane_lib.identification.clie`).
 
 # %%
 clie_block_diagram(f"CLIE (9), the loop this book simulates on the twin's records ({condition})")
@@ -173,7 +178,7 @@ if summary:
     if result.route == identify.ROUTE_PROJECTED:
         stages["SDP"] = result.start.values
     stages["CLIE"] = report.x
-    acceptance = sdp.accept(model, report.x, AUDIT_SEED)
+    acceptance = rescue_stage.accept(model, report.x, AUDIT_SEED)
     clie_audit, rescue = acceptance.first_audit, acceptance.rescue
     if rescue is not None and rescue.result is not None:
         stages["rescue"] = acceptance.parameters
@@ -355,7 +360,7 @@ if summary:
     display(iterations)
     sweep_runs = pd.DataFrame(clie.load_records("fast"))
     if sweep_runs.empty:
-        display(Markdown("No CLIE sweep records in this build (run `python -m crane_lib.pipeline`)."))
+        display(Markdown("No CLIE sweep records in this build (run `python -m crane_lib.reporting.pipeline`)."))
     else:
         sweep_table = clie.iteration_statistics(sweep_runs)
         sweep_table["paper (160, faithful route)"] = [

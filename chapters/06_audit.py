@@ -58,11 +58,15 @@ from IPython.display import Markdown, display
 from matplotlib.colors import TwoSlopeNorm
 from matplotlib.patches import Rectangle
 
-from crane_lib import audit, certified, consequences, identify, sdp
-from crane_lib.dynamics import DynamicModel
+from crane_lib.acceptance import audit
+from crane_lib.acceptance import certified
+from crane_lib.acceptance import consequences
+from crane_lib.identification import condition as identify
+from crane_lib.acceptance import rescue as rescue_stage
+from crane_lib.model.dynamics import DynamicModel
 from crane_lib.paper_numbers import paper
 from crane_lib.paths import RESULTS_DIR
-from crane_lib.twin_truth import load_truth
+from crane_lib.twin.truth import load_truth
 
 pd.set_option("display.precision", 4)
 # cvxpy warns on Clarabel's inexact exits; the rescue checks every constraint itself and reports the status
@@ -237,7 +241,7 @@ else:
     case, bad_label = "constructed", f"constructed: {base_name} pushed non-PD"
 
 if raw_margin_ok:
-    unchanged = sdp.rescue_over_theta(model, raw.values, epsilon=EPS)
+    unchanged = rescue_stage.rescue_over_theta(model, raw.values, epsilon=EPS)
     change = np.linalg.norm(unchanged.result.parameters.values - raw.values)
     display(Markdown(
         f"**The rescue changes nothing on {condition}.** Its raw OLS estimate is PD over Θ with λmin = "
@@ -275,7 +279,7 @@ display(Markdown(msg))
 # $\epsilon_\mathrm{PD}=0$ is the "submitted" model of Table IX.
 
 # %%
-rescued = {eps: sdp.rescue_over_theta(model, bad_beta, epsilon=eps) for eps in (EPS_EARLIER, EPS)}
+rescued = {eps: rescue_stage.rescue_over_theta(model, bad_beta, epsilon=eps) for eps in (EPS_EARLIER, EPS)}
 pass_rows = []
 for eps, res in rescued.items():
     for p in res.passes:

@@ -42,9 +42,14 @@ import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
-from crane_lib import clie, excitation, identify, metrics, sdp, selection
-from crane_lib.commands import segment_statistics
-from crane_lib.dynamics import DynamicModel
+from crane_lib.identification import clie
+from crane_lib.excitation import design as excitation
+from crane_lib.identification import condition as identify
+from crane_lib.identification import metrics
+from crane_lib.acceptance import rescue as rescue_stage
+from crane_lib.acceptance import selection
+from crane_lib.excitation.commands import segment_statistics
+from crane_lib.model.dynamics import DynamicModel
 from crane_lib.paper_numbers import paper
 
 pd.set_option("display.precision", 4)
@@ -270,7 +275,7 @@ PAPER_OLS = {"AG02": "heldout_rmse_pooled_ols_ag02", "AG01": "ag01_heldout_rmse"
              "AP03": "pi_beta_heldout_rmse", "PB07": "pb07_heldout_rmse"}
 heldout = [identify.condition_bundle(v, 0.040) for v in ("V01", "V02", "V03")]
 by_name = {(r["trajectory"], round(r["ts"] * 1e3)): r for r in records}
-acceptance = sdp.accept(model, clouds.vectors["CLIE"][index])
+acceptance = rescue_stage.accept(model, clouds.vectors["CLIE"][index])
 rows = []
 for name in TABLE_VIII:
     r = by_name.get((name, 40))

@@ -1,24 +1,23 @@
 """crane_lib: dynamic parameter identification of the CRANE-X7, stage by stage.
 
-Pipeline order (paper Sec. III-VII, Algorithm 1):
+The subpackages are the pipeline (paper Sec. III-VII, Algorithm 1); each imports only from
+the ones above it in this list and from the shared leaves.
 
-  robot_description             MDH table (Table I), manufacturer's description in MDH frames
-  symbolic_model, base_parameters   Newton-Euler IDM linear in the standard parameters; exact grouping
-  dynamics                      generated numeric kernels: regressor, M, gravity, Coriolis, direct dynamics
-  commands, excitation          command files, 4-1-4 interpolation, the 40 trajectories and V01-V03
-  controller                    the realization layer (1)-(2), shared by twin, CLIE and recorder
-  twin, twin_core, twin_truth   the digital twin; dataset: the default recordings; raw_log: the 106 columns
-  joint_identification          Sec. III-B joint-level models (Table XIX)
-  preprocessing                 raw log -> 1/10/20/40/80 ms bundles (D-C)
-  ols, identify                 OLS by QR; one condition's routing test
-  sdp                           nearest-PD projection (8) and rescue (12)
-  clie                          closed-loop input-error refinement, fast route, DIDIM
-  audit, certified, consequences   all-pose PD audit, certified check, Table X
-  metrics                       held-out RMSE and MNE
-  sweep, pipeline               papermill sweep driver; the main job's data steps
+  model/           MDH description, symbolic model, base parameters, generated dynamics, controller (2)
+  excitation/      command files and their 4-1-4 interpolation; the 40 trajectories and V01-V03
+  logs/            the 106-column raw log both recorders write; preprocessing to bundles (D-C)
+  twin/            the digital twin: truth, plant core, recorder, default data set, joint models
+  identification/  OLS, routing test and SDP projection, model classes, CLIE, DIDIM, metrics
+  acceptance/      all-pose PD audit, certified check, rescue, consequences, selection
+  reporting/       papermill sweeps, the main job's pipeline, calibration, diagrams, tables
+  cli/             the `crane-id` command, one module per subcommand
 
-Shared: parameters, constants, paper_numbers, errors, identifiability, paths, codegen,
-npz_io; cli (and cli_*) is the `crane-id` command.
+Shared leaves: paths, errors, constants, paper_numbers, records (every JSON result record),
+fingerprint (one content hash for every cache).
 """
 
 __version__ = "0.1.0"
+
+# the stage order that the import rule of tests/test_architecture.py checks
+STAGES = ("model", "excitation", "logs", "twin", "identification", "acceptance", "reporting", "cli")
+SHARED = ("paths", "errors", "constants", "paper_numbers", "records", "fingerprint")

@@ -10,7 +10,7 @@ from functools import lru_cache
 
 import pandas as pd
 
-from .paths import DATA_DIR
+from crane_lib.paths import DATA_DIR
 
 PAPER_NUMBERS_CSV = DATA_DIR / "paper_numbers.csv"
 

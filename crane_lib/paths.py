@@ -12,3 +12,11 @@ PAPERMILL_PARAMS_DIR = REPO_ROOT / "papermill_params"
 # generated outputs; ignored by git and rebuilt by the main command
 CACHE_DIR = Path(os.environ.get("CRANE_CACHE_DIR", REPO_ROOT / ".cache"))
 RESULTS_DIR = Path(os.environ.get("CRANE_RESULTS_DIR", REPO_ROOT / "results"))
+
+# the default data set: the twin's recordings, one raw log per execution (crane_lib.twin.dataset)
+RECORDINGS_DIR = RESULTS_DIR / "recordings"
+
+
+def recording_path(trajectory: str, run: int = 1) -> Path:
+    """The default data set's raw log of one execution (built by `python -m crane_lib.twin.dataset`)."""
+    return RECORDINGS_DIR / f"{trajectory}_run{run}.npz"

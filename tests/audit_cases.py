@@ -16,9 +16,10 @@ from functools import lru_cache
 import numpy as np
 from scipy.optimize import minimize
 
-from crane_lib import audit, robot_description
-from crane_lib.dynamics import model as shared_model
-from crane_lib.parameters import standard_parameter_names
+from crane_lib.acceptance import audit
+from crane_lib.model import robot_description
+from crane_lib.model.dynamics import model as shared_model
+from crane_lib.model.parameters import standard_parameter_names
 
 ROTOR_INERTIA = 5e-3  # kg·m^2, plausible size (paper: IA7 about 4.85e-3)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from crane_lib import robot_description
-from crane_lib.parameters import N_LINKS
+from crane_lib.model import robot_description
+from crane_lib.model.parameters import N_LINKS
 
 
 def random_link_inertials(rng: np.random.Generator):
@@ -42,8 +42,8 @@ def standard_from_inertials(links, rotor, viscous, coulomb) -> dict[str, float]:
 
 def description_model_beta(viscous=0.1, rotor_inertia=5e-3, parameter_set="reduced") -> np.ndarray:
     """Base parameters of the manufacturer's links with plausible rotor inertias and viscous friction."""
-    from crane_lib.dynamics import model
-    from crane_lib.parameters import standard_parameter_names
+    from crane_lib.model.dynamics import model
+    from crane_lib.model.parameters import standard_parameter_names
 
     standard = dict.fromkeys(standard_parameter_names(), 0.0)
     standard.update(robot_description.description_standard_parameters())

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from crane_lib.constants import CONTROL_PERIOD_S, KT, N_AXES
-from crane_lib.raw_log import ANGLE_OFFSET, COLUMN, N_COLUMNS, group
+from crane_lib.logs.raw_log import ANGLE_OFFSET, COLUMN, N_COLUMNS, group
 
 # one frequency per axis, spread from slow posture changes to well above the 80 ms corner (2.8 Hz)
 DEFAULT_ANGLE_HZ = np.array([0.23, 0.61, 1.1, 1.7, 2.3, 3.1, 4.3, 5.9])

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from crane_lib import audit
-from crane_lib.dynamics import DynamicModel
+from crane_lib.acceptance import audit
+from crane_lib.model.dynamics import DynamicModel
 from crane_lib.paper_numbers import paper
 
 from .audit_cases import elbow_strip_model

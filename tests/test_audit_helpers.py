@@ -6,8 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from crane_lib import audit, sdp
-from crane_lib.dynamics import model as shared_model
+from crane_lib.acceptance import audit
+from crane_lib.acceptance import rescue as rescue_stage
+from crane_lib.identification import projection as sdp
+from crane_lib.model.dynamics import model as shared_model
 
 from .audit_cases import description_beta
 
@@ -40,6 +42,6 @@ def test_rescue_with_zero_margin_converges_at_solver_precision():
     model = shared_model("reduced")
     beta = description_beta().copy()
     beta[model.names.index("ZZR6")] -= 0.0058
-    result = sdp.rescue_over_theta(model, beta, epsilon=0.0)
+    result = rescue_stage.rescue_over_theta(model, beta, epsilon=0.0)
     assert result.converged
     assert result.result.lambda_min_on_set >= -sdp.MARGIN_ABSOLUTE_TOLERANCE

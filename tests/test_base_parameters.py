@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import sympy
 
-from crane_lib import base_parameters, identifiability, robot_description
-from crane_lib.dynamics import DynamicModel, base_matrix
-from crane_lib.parameters import standard_parameter_names
+from crane_lib.model import base_parameters, identifiability, robot_description
+from crane_lib.model.dynamics import DynamicModel, base_matrix
+from crane_lib.model.parameters import standard_parameter_names
 
 from .conftest import pinocchio_arm, random_link_inertials
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from crane_lib import audit, certified
-from crane_lib.dynamics import model as shared_model
+from crane_lib.acceptance import audit, certified
+from crane_lib.model.dynamics import model as shared_model
 
 from .audit_cases import description_beta, elbow_strip_model
 
@@ -80,7 +80,7 @@ def test_returns_a_genuine_violating_pose():
     found = certified.certify(beta, box=strip, prescreen=False, max_boxes=500_000)
     assert found.status == certified.VIOLATED, found.summary()
     assert _lambda(found.witness_pose[None], beta)[0] == pytest.approx(found.witness_lambda, rel=1e-12) and found.witness_lambda < 0
-    assert audit._check_box(strip) is not None and np.all((found.witness_pose[1:] >= strip[1:, 0]) & (found.witness_pose[1:] <= strip[1:, 1]))
+    assert audit.check_box(strip) is not None and np.all((found.witness_pose[1:] >= strip[1:, 0]) & (found.witness_pose[1:] <= strip[1:, 1]))
 
 
 def test_budget_exhausted_is_undecided_with_the_open_boxes():
@@ -97,12 +97,12 @@ def test_budget_exhausted_is_undecided_with_the_open_boxes():
 
 def _rescued_model():
     """An accepted-like model: the description's wrist pushed non-PD (ZZR6 - 0.0058), rescued at eps = 1e-3."""
-    from crane_lib import sdp
+    from crane_lib.acceptance import rescue as rescue_stage
 
     model = shared_model("reduced")
     beta = description_beta().copy()
     beta[model.names.index("ZZR6")] -= 0.0058
-    return sdp.rescue_over_theta(model, beta, epsilon=1e-3).result.parameters.values
+    return rescue_stage.rescue_over_theta(model, beta, epsilon=1e-3).result.parameters.values
 
 
 def _bernstein_basis(s):

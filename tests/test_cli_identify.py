@@ -5,11 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from crane_lib import cli, twin
-from crane_lib.dynamics import DynamicModel
-from crane_lib.parameters import load_parameters
+from crane_lib import cli
+from crane_lib.logs.raw_log import write_raw_log
+from crane_lib.model.dynamics import DynamicModel
+from crane_lib.model.parameters import load_parameters
 from crane_lib.paths import TRAJECTORY_DIR
-from crane_lib.raw_log import write_raw_log
+from crane_lib.twin import recorder as twin
 
 AP01 = TRAJECTORY_DIR / "AP01.txt"
 
@@ -29,9 +30,9 @@ def test_identify_writes_a_model_that_predicts_the_recording(log_path, tmp_path,
     assert np.all(loaded.std_errors > 0)
     assert "route" in capsys.readouterr().out
     # the model file's parameters are those the library computes for the same bundle
-    from crane_lib.identify import identify_condition
-    from crane_lib.preprocessing import preprocess
-    from crane_lib.raw_log import read_raw_log
+    from crane_lib.identification.condition import identify_condition
+    from crane_lib.logs.preprocessing import preprocess
+    from crane_lib.logs.raw_log import read_raw_log
 
     result = identify_condition(preprocess(read_raw_log(log_path), 0.04), "AP01")
     np.testing.assert_allclose(loaded.values, result.start.values, rtol=0, atol=0)

@@ -15,15 +15,16 @@ import dataclasses
 import numpy as np
 import pytest
 
-from crane_lib import clie, cli_clie, twin
-from crane_lib.commands import CommandFile
 from crane_lib.constants import CLAMP_TORQUE, ENCODER_RESOLUTION_RAD, KT
-from crane_lib.dynamics import model as dynamic_model
 from crane_lib.errors import InputError
+from crane_lib.excitation.commands import CommandFile
+from crane_lib.identification import clie, refinement
+from crane_lib.logs.raw_log import RawLog, group
+from crane_lib.model.dynamics import model as dynamic_model
+from crane_lib.model.parameters import ParameterSet
 from crane_lib.paper_numbers import paper
-from crane_lib.parameters import ParameterSet
-from crane_lib.raw_log import RawLog, group
-from crane_lib.twin_truth import TWIN_PLANT_CSV, load_plant_settings, load_truth
+from crane_lib.twin import recorder as twin
+from crane_lib.twin.truth import TWIN_PLANT_CSV, load_plant_settings, load_truth
 
 SEED = 5
 WAYPOINTS_DEG = [[0, 20, 0, -70, 0, 20, 30, 0], [10, -20, 10, -110, 10, -20, -30, 10], [0, 0, 0, -90, 0, 0, 0, 0], [0, 0, 0, -90, 0, 0, 0, 0]]
@@ -196,20 +197,20 @@ def test_bounds_follow_d_f():
     assert "IA8" in clie.NONNEGATIVE_PARAMETERS and not any(n.startswith("FV") for n in clie.NONNEGATIVE_PARAMETERS)
 
 
-def test_refine_model_for_the_cli(rigid_case):
+def test_refine_condition_as_the_cli_calls_it(rigid_case):
     log, _, beta, _ = rigid_case
 
-    class Condition:  # the two attributes refine_model reads from identify.ConditionResult
+    class Condition:  # the attributes refine_condition reads from condition.ConditionResult
         start = ParameterSet(dynamic_model("reduced").names, beta)
         route = "O-C"
         failure = None
 
-    parameters, report = cli_clie.refine_model("rigid.npz", Condition(), "none", log=log)
+    parameters, report = refinement.refine_condition("rigid.npz", Condition(), "none", log=log)
     assert np.array_equal(parameters.values, beta) and report["method"] == "none"
-    parameters, report = cli_clie.refine_model("rigid.npz", Condition(), "fast", log=log)
+    parameters, report = refinement.refine_condition("rigid.npz", Condition(), "fast", log=log)
     assert report["method"] == "fast" and report["objective_final"] <= report["objective_start"]
     with pytest.raises(InputError):
-        cli_clie.refine_model("rigid.npz", Condition(), "lm", log=log)
+        refinement.refine_condition("rigid.npz", Condition(), "lm", log=log)
 
 
 def _report(names, x0, x, iterations, wall):

@@ -5,11 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from crane_lib.commands import (
+from crane_lib.constants import VELOCITY_CEILING_DEG_S
+from crane_lib.errors import InputError
+from crane_lib.excitation.commands import (
     ACCEL_TIME_S,
-    CommandFile,
     FINAL_DWELL_S,
     HEADER_LINES,
+    CommandFile,
     format_command_file,
     interpolate,
     plan_segments,
@@ -17,9 +19,7 @@ from crane_lib.commands import (
     segment_statistics,
     write_command_file,
 )
-from crane_lib.constants import VELOCITY_CEILING_DEG_S
-from crane_lib.errors import InputError
-from crane_lib.excitation import build, build_validation, trajectory_specs
+from crane_lib.excitation.design import build, build_validation, trajectory_specs
 from crane_lib.paper_numbers import paper
 
 CEILING_RAD_S = np.radians(VELOCITY_CEILING_DEG_S)

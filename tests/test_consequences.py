@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from crane_lib import audit, consequences
+from crane_lib.acceptance import audit, consequences
 
 from .audit_cases import description_beta, elbow_strip_model
 

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from crane_lib.constants import ACTUATORS, CURRENT_UNIT_A, N_AXES, REALIZATION_KP
-from crane_lib.controller import (
+from crane_lib.errors import InputError
+from crane_lib.model.controller import (
     CURRENT_LIMIT_UNITS,
     K_I,
     K_V,
@@ -26,7 +27,6 @@ from crane_lib.controller import (
     load_realization_constants,
     realization_law,
 )
-from crane_lib.errors import InputError
 from crane_lib.paper_numbers import paper
 
 

@@ -7,10 +7,10 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from crane_lib import dataset
 from crane_lib.errors import InputError
 from crane_lib.paper_numbers import paper
 from crane_lib.paths import TRAJECTORY_DIR
+from crane_lib.twin import dataset
 
 
 def test_full_profile_holds_every_file_and_the_repeats_of_table_xi():

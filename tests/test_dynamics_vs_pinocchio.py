@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from crane_lib.dynamics import DynamicModel
-from crane_lib.parameters import N_LINKS
+from crane_lib.model.dynamics import DynamicModel
+from crane_lib.model.parameters import N_LINKS
 
 from .conftest import pinocchio_arm, random_link_inertials, standard_from_inertials
 

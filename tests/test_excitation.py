@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from crane_lib import excitation as ex
-from crane_lib.commands import SUFFIX, commanded_duration, read_command_file, segment_statistics
+from crane_lib.excitation import design as ex
+from crane_lib.excitation.commands import SUFFIX, commanded_duration, read_command_file, segment_statistics
 from crane_lib.paper_numbers import paper
 from crane_lib.paths import TRAJECTORY_DIR
 
@@ -225,8 +225,8 @@ def test_validation_trajectories(validation):
 
 
 def test_ap03_alone_gives_full_rank(identification):
-    regressor = pytest.importorskip("crane_lib.dynamics").regressor
-    from crane_lib.commands import interpolate
+    regressor = pytest.importorskip("crane_lib.model.dynamics").regressor
+    from crane_lib.excitation.commands import interpolate
 
     ref = interpolate(identification["AP03"], dt=0.040)
     w = regressor(ref.q, ref.qd, ref.qdd, parameter_set="reduced").reshape(-1, 39)

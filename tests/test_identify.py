@@ -7,9 +7,10 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from crane_lib import identify, metrics
-from crane_lib.dynamics import DynamicModel
-from crane_lib.parameters import load_parameters
+from crane_lib.identification import condition as identify
+from crane_lib.identification import metrics
+from crane_lib.model.dynamics import DynamicModel
+from crane_lib.model.parameters import load_parameters
 
 from .conftest import description_model_beta
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from crane_lib import joint_identification as ji
 from crane_lib.constants import CONTROL_PERIOD_S, N_AXES
-from crane_lib.controller import JointModel, load_realization_constants
+from crane_lib.model.controller import JointModel, load_realization_constants
 from crane_lib.paper_numbers import paper
+from crane_lib.twin import joint_identification as ji
 
 REPRODUCE_RTOL = 1e-6  # the fit is deterministic; this allows for floating-point differences between machines
 
@@ -108,7 +108,7 @@ def test_rerunning_the_fit_reproduces_table_xix():
 
 
 def test_bandwidth_of_a_first_order_response_is_its_corner():
-    from crane_lib.joint_identification import bandwidth_hz
+    from crane_lib.twin.joint_identification import bandwidth_hz
 
     frequency = np.linspace(0.01, 50.0, 20000)
     response = 1.0 / (1.0 + 1j * frequency / 4.0)  # corner at 4 Hz
@@ -117,7 +117,7 @@ def test_bandwidth_of_a_first_order_response_is_its_corner():
 
 
 def test_resonance_peak_finds_a_lightly_damped_mode_in_band():
-    from crane_lib.joint_identification import resonance_peak
+    from crane_lib.twin.joint_identification import resonance_peak
 
     frequency = np.linspace(1.0, 400.0, 4000)
     s = 2j * np.pi * frequency
@@ -129,8 +129,8 @@ def test_resonance_peak_finds_a_lightly_damped_mode_in_band():
 
 
 def test_nominal_closed_loop_tracks_at_low_frequency_and_rolls_off():
-    from crane_lib.controller import K_I, K_P, K_V
-    from crane_lib.joint_identification import nominal_closed_loop_response, paper_joint7_model
+    from crane_lib.model.controller import K_I, K_P, K_V
+    from crane_lib.twin.joint_identification import nominal_closed_loop_response, paper_joint7_model
 
     response = nominal_closed_loop_response(paper_joint7_model(), np.array([0.01, 100.0]), K_P, K_V, K_I)
     assert abs(response[0]) == pytest.approx(1.0, abs=1e-3)  # integral action: no steady-state error

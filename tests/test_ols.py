@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from crane_lib.dynamics import DynamicModel
-from crane_lib.ols import IdentificationError, ols, stack
+from crane_lib.identification.ols import IdentificationError, ols, stack
+from crane_lib.model.dynamics import DynamicModel
 
 from .conftest import description_model_beta
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from crane_lib.dynamics import DynamicModel
 from crane_lib.errors import InputError
-from crane_lib.parameters import ParameterSet, load_parameters, save_parameters, standard_parameter_names
+from crane_lib.model.dynamics import DynamicModel
+from crane_lib.model.parameters import ParameterSet, load_parameters, save_parameters, standard_parameter_names
 
 
 @pytest.fixture

@@ -18,10 +18,10 @@ import numpy as np
 import pytest
 import scipy.signal
 
-from crane_lib import preprocessing as pp
 from crane_lib.constants import CLAMP_TORQUE, CONTROL_PERIOD_S, KT, N_AXES
+from crane_lib.logs import preprocessing as pp
+from crane_lib.logs.raw_log import RawLog, group, read_raw_log, write_raw_log
 from crane_lib.paper_numbers import paper
-from crane_lib.raw_log import RawLog, group, write_raw_log, read_raw_log
 
 from .synthetic_log import synthetic_samples
 
@@ -313,11 +313,11 @@ def test_record_too_short_for_an_interval_names_the_log(tmp_path):
 
 
 def test_cli_writes_every_bundle_and_stops_cleanly_on_bad_input(tmp_path, uneven_log, capsys):
-    from crane_lib import cli_preprocess
+    from crane_lib import cli
 
     log, _ = uneven_log
     good = write_raw_log(tmp_path / "run.csv", log.samples[:3000])
-    assert cli_preprocess.main(["preprocess", str(good), "--out", str(tmp_path / "out")]) == 0
+    assert cli.main(["preprocess", str(good), "--out", str(tmp_path / "out")]) == 0
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [pp.bundle_filename(ts) for ts in INTERVALS]
 
     lines = good.read_text().split("\n")
@@ -326,6 +326,6 @@ def test_cli_writes_every_bundle_and_stops_cleanly_on_bad_input(tmp_path, uneven
     lines[1500] = ",".join(fields)
     bad = tmp_path / "bad.csv"
     bad.write_text("\n".join(lines))
-    assert cli_preprocess.main(["preprocess", str(bad), "--out", str(tmp_path / "bad_out")]) == cli_preprocess.EXIT_BAD_INPUT
+    assert cli.main(["preprocess", str(bad), "--out", str(tmp_path / "bad_out")]) == cli.EXIT_BAD_INPUT
     assert f"{bad}, line 1501" in capsys.readouterr().err
     assert not (tmp_path / "bad_out").exists()

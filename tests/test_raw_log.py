@@ -8,11 +8,11 @@ import os
 import numpy as np
 import pytest
 
-from crane_lib import npz_io, raw_log
 from crane_lib.constants import KT, N_AXES
 from crane_lib.errors import InputError
+from crane_lib.logs import npz_io, raw_log
+from crane_lib.logs.raw_log import COLUMN, MAX_STAMP_GAP_S, N_COLUMNS, group, read_raw_log, write_raw_log
 from crane_lib.paper_numbers import paper
-from crane_lib.raw_log import COLUMN, MAX_STAMP_GAP_S, N_COLUMNS, group, read_raw_log, write_raw_log
 
 from .synthetic_log import synthetic_samples
 
@@ -332,7 +332,7 @@ def test_bad_shape_or_metadata_writes_nothing(tmp_path, samples):
 
 
 def test_column_groups_cover_the_106_columns_in_order():
-    from crane_lib.raw_log import N_COLUMNS, column_groups
+    from crane_lib.logs.raw_log import N_COLUMNS, column_groups
 
     groups = column_groups()
     covered = [c for g in groups for c in range(int(g["first column"]), int(g["last column"]) + 1)]

@@ -5,9 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from crane_lib import audit, cli, sdp
-from crane_lib.dynamics import model as shared_model
-from crane_lib.parameters import ParameterSet, load_parameters, save_parameters
+from crane_lib import cli
+from crane_lib.acceptance import audit
+from crane_lib.acceptance import rescue as rescue_stage
+from crane_lib.identification import projection as sdp
+from crane_lib.model.dynamics import model as shared_model
+from crane_lib.model.parameters import ParameterSet, load_parameters, save_parameters
 
 from .audit_cases import description_beta
 
@@ -25,7 +28,7 @@ def infeasible():
 
 @pytest.fixture(scope="module")
 def rescued(infeasible):
-    return sdp.rescue_over_theta(shared_model("reduced"), infeasible)
+    return rescue_stage.rescue_over_theta(shared_model("reduced"), infeasible)
 
 
 def test_rescued_model_passes_the_audit_on_every_seed(rescued):
@@ -36,15 +39,15 @@ def test_rescued_model_passes_the_audit_on_every_seed(rescued):
 
 
 def test_margin_holds_on_the_constraint_set_to_solver_precision(rescued):
-    assert rescued.result.lambda_min_on_set == pytest.approx(sdp.RESCUE_EPSILON, rel=1e-5)
+    assert rescued.result.lambda_min_on_set == pytest.approx(rescue_stage.RESCUE_EPSILON, rel=1e-5)
 
 
 def test_change_is_the_minimum_the_final_constraints_require(infeasible, rescued):
     """A direct solve on the whole final Theta_r (no lazy activation) gives the same point."""
     model = shared_model("reduced")
     theta_r = rescued.constraint_poses
-    assert len(theta_r) >= sdp.RESCUE_RANDOM_POSES + 128
-    direct, status, _ = sdp._solve(infeasible, sdp.inertia_basis(model, theta_r), sdp.RESCUE_EPSILON)
+    assert len(theta_r) >= rescue_stage.RESCUE_RANDOM_POSES + 128
+    direct, status, _ = sdp._solve(infeasible, sdp.inertia_basis(model, theta_r), rescue_stage.RESCUE_EPSILON)
     assert status in sdp.ACCEPTED_STATUSES
     change = rescued.result.change_norm
     assert np.linalg.norm(direct - infeasible) == pytest.approx(change, rel=1e-4)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from crane_lib import robot_description
 from crane_lib.errors import InputError
+from crane_lib.model import robot_description
 from crane_lib.paper_numbers import paper
 
 

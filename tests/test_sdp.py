@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from crane_lib import sdp
-from crane_lib.dynamics import DynamicModel
+from crane_lib.acceptance import rescue as rescue_stage
+from crane_lib.identification import projection as sdp
+from crane_lib.model.dynamics import DynamicModel
 
 from .conftest import description_model_beta
 
@@ -89,7 +90,7 @@ def test_rescue_appends_violators_until_the_check_set_is_clean(model, infeasible
     candidates = _poses(2000, 6)
     # start from the least violated poses only, so the first solve leaves most of the domain infeasible
     initial = candidates[np.argsort(-model.arm_min_eigenvalue(candidates, infeasible_beta))[:10]]
-    outcome = sdp.rescue(model, infeasible_beta, initial, check, epsilon=1e-3, max_added_per_pass=50)
+    outcome = rescue_stage.rescue(model, infeasible_beta, initial, check, epsilon=1e-3, max_added_per_pass=50)
     assert outcome.converged
     assert len(outcome.passes) >= 2  # the initial poses were not enough: constraint generation did work
     assert outcome.passes[0]["violators"] > 0 and outcome.passes[-1]["violators"] == 0

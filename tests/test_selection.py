@@ -8,8 +8,10 @@ import numpy as np
 import pytest
 from scipy.spatial.distance import mahalanobis
 
-from crane_lib import excitation, sdp, selection
-from crane_lib.dynamics import model as shared_model
+from crane_lib.acceptance import rescue as rescue_stage
+from crane_lib.acceptance import selection
+from crane_lib.excitation import design as excitation
+from crane_lib.model.dynamics import model as shared_model
 
 from .audit_cases import description_beta
 
@@ -143,12 +145,12 @@ def test_kappa_check_is_the_lowest_decile():
 def test_accept_passes_a_pd_model_unchanged_and_rescues_an_infeasible_one():
     model = shared_model("reduced")
     good = description_beta()
-    kept = sdp.accept(model, good)
+    kept = rescue_stage.accept(model, good)
     assert kept.accepted and kept.rescue is None
     np.testing.assert_array_equal(kept.parameters, good)
     bad = good.copy()
     bad[model.names.index("ZZR6")] -= 0.0058  # the wrist loses PD over part of Theta (test_rescue)
-    fixed = sdp.accept(model, bad)
+    fixed = rescue_stage.accept(model, bad)
     assert not fixed.first_audit.passed
     assert fixed.rescue is not None and fixed.accepted
     assert fixed.final_audit.lambda_min > 0

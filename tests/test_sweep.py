@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from crane_lib import sweep
 from crane_lib.errors import InputError
+from crane_lib.reporting import sweep
 
 CHAPTER = '''# %% tags=["parameters"]
 value = 1

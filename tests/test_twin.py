@@ -8,22 +8,24 @@ import math
 import numpy as np
 import pytest
 
-from crane_lib import cli, raw_log, twin
-from crane_lib.commands import commanded_duration, read_command_file
+from crane_lib import cli
 from crane_lib.constants import CURRENT_UNIT_A, ENCODER_RESOLUTION_RAD, KT, N_ARM_JOINTS, N_AXES
-from crane_lib.controller import CURRENT_LIMIT_UNITS
-from crane_lib.dynamics import model
 from crane_lib.errors import InputError
-from crane_lib.parameters import save_parameters
+from crane_lib.excitation.commands import commanded_duration, read_command_file
+from crane_lib.logs import raw_log
+from crane_lib.model.controller import CURRENT_LIMIT_UNITS
+from crane_lib.model.dynamics import model
+from crane_lib.model.parameters import save_parameters
 from crane_lib.paths import TRAJECTORY_DIR
-from crane_lib.twin_truth import (
+from crane_lib.twin import recorder as twin
+from crane_lib.twin.truth import (
     GEAR_STAGES,
     NO_LOAD_SPEED_RPM,
     PLANT_COLUMNS,
-    SUPPLY_VOLTAGE_V,
     STAGE_MESH_EFFICIENCY,
     STALL_CURRENT_A,
     STALL_TORQUE_N_M,
+    SUPPLY_VOLTAGE_V,
     TRUTH_COMMENT,
     TWIN_PLANT_CSV,
     TWIN_TRUTH_CSV,
@@ -399,8 +401,9 @@ def test_record_rejects_a_bad_truth_file(tmp_path):
 def test_twin_references_are_the_interpolators():
     """One piece of code per idea: the twin samples each segment with the same per-axis profiles
     as commands.interpolate, only on the segment's own clock (after the in-position wait)."""
-    from crane_lib import commands, twin
+    from crane_lib.excitation import commands
     from crane_lib.paths import TRAJECTORY_DIR
+    from crane_lib.twin import recorder as twin
 
     cmd = commands.read_command_file(TRAJECTORY_DIR / "AP01.txt")
     profiles = twin.segment_profiles(cmd, period=1e-3)

@@ -19,8 +19,8 @@ from __future__ import annotations
 import collections
 import itertools
 
-from crane_lib import excitation as ex
-from crane_lib.commands import commanded_duration
+from crane_lib.excitation import design as ex
+from crane_lib.excitation.commands import commanded_duration
 
 TOL = 0.02
 

@@ -1,0 +1,370 @@
+"""The all-pose positive-definiteness audit (11) of Sec. VI-E and Appendix D-G.
+
+A model passes when the smallest eigenvalue of its 7x7 arm inertia matrix M(theta) is
+positive at every configuration of a stated, finite pose set. The pose sets are built here
+and exposed as functions, because the rescue SDP (Appendix D-E) and the audit chapter reuse
+them:
+
+* `audit_poses(seed)`: the dense audit, 221,875 configurations over the domain Theta (Sec.
+  V-A): a 1x5x5x7x5x5x5 structured grid (21,875, identical for every seed), 150,000
+  uniform draws over Theta and 50,000 uniform draws over the folded-arm region.
+* `sparse_audit_poses(seed)`: the earlier version's audit, a 3^7 grid plus 5,000 uniform
+  draws over its narrower domain.
+* `manufacturer_audit_poses(seed)`: the dense construction with Theta replaced by the
+  manufacturer's joint-limit box (and the folded region clipped to it).
+* `box_corners()`, `uniform_poses(n, seed)`, `grid_poses(...)`: the pieces.
+
+Grid placement: every grid axis is `numpy.linspace(lower, upper, points)`, endpoints
+included; a joint with one point sits at the centre of its range. With endpoints included
+the 2^6 corners of Theta over joints 2-7 are grid points (with theta1 at 0 instead of
++-180 deg), which is the paper's "64 grid configurations that coincide, up to theta1, with
+constrained corners" (Sec. VI-E). On joints 3, 5, 7 the planes -180 deg and +180 deg are
+the same physical angle; both are kept so that the count is the paper's.
+
+Draw order (bit-for-bit reproducible): `rng = numpy.random.default_rng(seed)`, then
+`rng.uniform(lower, upper, size=(150000, 7))` over Theta (row = one pose, columns joints
+1..7, theta1 drawn too although M does not depend on it), then from the same generator
+`rng.uniform(folded_lower, folded_upper, size=(50000, 7))`. Hence `uniform_poses(150000, s)`
+equals the uniform part of `audit_poses(s)`. The sparse audit draws its 5,000 the same way
+from its own `default_rng(seed)`.
+
+Angles are radians; eigenvalues kg·m^2.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+
+from crane_lib.errors import InputError
+from crane_lib.model import robot_description
+from crane_lib.model.dynamics import DynamicModel
+from crane_lib.model.dynamics import model as shared_model
+from crane_lib.model.parameters import N_LINKS, ParameterSet
+from crane_lib.paper_numbers import paper
+
+GRID, UNIFORM, FOLDED = "grid", "uniform", "folded"
+COMPONENTS = (GRID, UNIFORM, FOLDED)
+DEFAULT_WORST_K = 20
+
+
+def _range_rad(number_id: str) -> tuple[float, float]:
+    number = paper(number_id)
+    return float(np.deg2rad(number.value)), float(np.deg2rad(number.value_hi))
+
+
+# ----------------------------------------------------------------------------- domains
+
+
+@lru_cache(maxsize=1)
+def _audit_domain() -> np.ndarray:
+    wide, half, elbow = _range_rad("audit_domain_j1357"), _range_rad("audit_domain_j26"), _range_rad("audit_domain_j4")
+    domain = np.array([wide, half, wide, elbow, wide, half, wide])
+    domain.flags.writeable = False
+    return domain
+
+
+def audit_domain() -> np.ndarray:
+    """Theta (Sec. V-A, D-G): (7, 2) [lower, upper] of joints 1..7 in radians."""
+    return _audit_domain().copy()
+
+
+def folded_region() -> np.ndarray:
+    """The oversampled folded-arm region: Theta with joints 2, 4, 6 narrowed (Sec. VI-E)."""
+    region = audit_domain()
+    for joint, number_id in ((2, "folded_region_j2"), (4, "folded_region_j4"), (6, "folded_region_j6")):
+        region[joint - 1] = _range_rad(number_id)
+    return region
+
+
+def sparse_domain() -> np.ndarray:
+    """Domain of the earlier version's audit (D-G): joints 1-3, 5-7 in +-90 deg, joint 4 in [-180, 0] deg."""
+    half, elbow = _range_rad("earlier_domain_j12357"), _range_rad("earlier_domain_j4")
+    return np.array([half, half, half, elbow, half, half, half])
+
+
+def manufacturer_box() -> np.ndarray:
+    """The manufacturer's joint limits of the seven arm joints (robot description), (7, 2) radians."""
+    return robot_description.joint_limits_rad()[:N_LINKS].copy()
+
+
+def check_box(box, name: str = "box") -> np.ndarray:
+    box = np.asarray(box, dtype=float)
+    if box.shape != (N_LINKS, 2) or not np.all(np.isfinite(box)) or np.any(box[:, 0] > box[:, 1]):
+        raise InputError(name, f"array of shape {box.shape}", f"({N_LINKS}, 2) finite [lower, upper] rows in radians with lower <= upper")
+    return box
+
+
+def intersect_boxes(a, b) -> np.ndarray:
+    a, b = check_box(a, "first box"), check_box(b, "second box")
+    out = np.column_stack([np.maximum(a[:, 0], b[:, 0]), np.minimum(a[:, 1], b[:, 1])])
+    if np.any(out[:, 0] > out[:, 1]):
+        raise InputError("box intersection", "empty on some joint", "overlapping boxes")
+    return out
+
+
+def volume_share(region, domain) -> float:
+    """Volume of `region` as a share of `domain` (boxes over joints 2..7; theta1 is irrelevant)."""
+    region, domain = check_box(region), check_box(domain)
+    inter = intersect_boxes(region, domain)
+    widths = lambda box: box[1:, 1] - box[1:, 0]  # noqa: E731
+    return float(np.prod(widths(inter) / widths(domain)))
+
+
+# ----------------------------------------------------------------------------- pose sets
+
+
+def grid_poses(box, points_per_joint) -> np.ndarray:
+    """Structured grid, endpoints included: linspace per joint, one point = the centre; joint 1 varies slowest."""
+    box = check_box(box)
+    points_per_joint = [int(p) for p in points_per_joint]
+    if len(points_per_joint) != N_LINKS or min(points_per_joint) < 1:
+        raise InputError("grid points per joint", f"{points_per_joint}", f"{N_LINKS} positive integers")
+    axes = [np.array([0.5 * (lo + hi)]) if p == 1 else np.linspace(lo, hi, p) for (lo, hi), p in zip(box, points_per_joint)]
+    return np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, N_LINKS)
+
+
+def _draw(rng: np.random.Generator, n: int, box: np.ndarray) -> np.ndarray:
+    return rng.uniform(box[:, 0], box[:, 1], size=(int(n), N_LINKS))
+
+
+def uniform_poses(n: int, seed: int, box=None) -> np.ndarray:
+    """n poses uniform over `box` (default Theta) from a fresh default_rng(seed); (n, 7) radians."""
+    return _draw(np.random.default_rng(seed), n, audit_domain() if box is None else check_box(box))
+
+
+def box_corners(box=None) -> np.ndarray:
+    """The 2^7 = 128 corners of `box` (default Theta) over joints 1..7, (128, 7) radians."""
+    box = audit_domain() if box is None else check_box(box)
+    return grid_poses(box, [2] * N_LINKS)
+
+
+def audit_grid_counts() -> list[int]:
+    """Points per joint of the dense grid, 1x5x5x7x5x5x5 (Sec. VI-E), read from the paper's numbers."""
+    other, elbow, first = (int(paper(i).value) for i in ("audit_grid_points_other", "audit_grid_j4_points", "audit_grid_j1_points"))
+    return [first, other, other, elbow, other, other, other]
+
+
+@dataclass
+class PoseSet:
+    """Configurations of one audit, with the component each row belongs to."""
+
+    poses: np.ndarray  # (n, 7) radians
+    component: np.ndarray  # (n,) index into `names`
+    names: tuple[str, ...]
+    seed: int | None
+    domain: str
+
+    def part(self, name: str) -> np.ndarray:
+        return self.poses[self.component == self.names.index(name)]
+
+    def counts(self) -> dict[str, int]:
+        return {name: int(np.sum(self.component == i)) for i, name in enumerate(self.names)}
+
+    def __len__(self) -> int:
+        return len(self.poses)
+
+
+def _assemble(parts: list[tuple[str, np.ndarray]], seed, domain: str) -> PoseSet:
+    names = tuple(name for name, _ in parts)
+    component = np.concatenate([np.full(len(p), i, dtype=np.int8) for i, (_, p) in enumerate(parts)])
+    return PoseSet(np.ascontiguousarray(np.vstack([p for _, p in parts])), component, names, seed, domain)
+
+
+def _dense_poses(box: np.ndarray, folded: np.ndarray, seed: int, domain: str) -> PoseSet:
+    rng = np.random.default_rng(seed)
+    uniform = _draw(rng, int(paper("audit_uniform_count").value), box)
+    focused = _draw(rng, int(paper("audit_focused_count").value), folded)
+    return _assemble([(GRID, grid_poses(box, audit_grid_counts())), (UNIFORM, uniform), (FOLDED, focused)], seed, domain)
+
+
+def audit_poses(seed: int) -> PoseSet:
+    """The dense audit set over Theta: 21,875 grid + 150,000 uniform + 50,000 folded-arm poses."""
+    return _dense_poses(audit_domain(), folded_region(), seed, "Theta")
+
+
+def sparse_audit_poses(seed: int) -> PoseSet:
+    """The earlier version's audit: 3^7 grid (theta1 included, endpoints included) + 5,000 uniform draws."""
+    box = sparse_domain()
+    points = int(paper("earlier_grid_points_per_joint").value)
+    rng = np.random.default_rng(seed)
+    uniform = _draw(rng, int(paper("earlier_uniform_count").value), box)
+    return _assemble([(GRID, grid_poses(box, [points] * N_LINKS)), (UNIFORM, uniform)], seed, "sparse (earlier version)")
+
+
+def manufacturer_audit_poses(seed: int) -> PoseSet:
+    """The dense construction over the manufacturer's joint-limit box, folded region clipped to that box."""
+    box = manufacturer_box()
+    return _dense_poses(box, intersect_boxes(folded_region(), box), seed, "manufacturer joint limits")
+
+
+POSE_SETS = {"dense": audit_poses, "sparse": sparse_audit_poses, "manufacturer": manufacturer_audit_poses}
+
+
+# ----------------------------------------------------------------------------- the audit
+
+
+@dataclass
+class AuditResult:
+    """Outcome of one audit. A violation is a pose with lambda_min <= `threshold` (0 for the audit (11))."""
+
+    passed: bool
+    lambda_min: float  # kg·m^2, over all poses
+    worst_pose: np.ndarray  # (7,) radians
+    worst_component: str
+    violations: dict[str, int]  # counts per component, not fractions
+    pose_counts: dict[str, int]
+    component_lambda_min: dict[str, float]
+    worst_poses: np.ndarray  # (k, 7), ascending lambda_min
+    worst_lambdas: np.ndarray  # (k,)
+    worst_components: list[str]
+    non_pd_fraction_uniform: float | None  # violations / draws of the uniform component only (Table X)
+    seed: int | None
+    domain: str
+    threshold: float = 0.0
+    elapsed_s: float = field(default=0.0, compare=False)
+
+    @property
+    def n_poses(self) -> int:
+        return int(sum(self.pose_counts.values()))
+
+    @property
+    def n_violations(self) -> int:
+        return int(sum(self.violations.values()))
+
+    def to_dict(self) -> dict:
+        """JSON-ready summary (radians and kg·m^2); the run time is left out so that reruns are identical."""
+        return {
+            "domain": self.domain,
+            "seed": self.seed,
+            "passed": self.passed,
+            "threshold": self.threshold,
+            "lambda_min": self.lambda_min,
+            "worst_pose_rad": self.worst_pose.tolist(),
+            "worst_component": self.worst_component,
+            "violations": self.violations,
+            "pose_counts": self.pose_counts,
+            "component_lambda_min": self.component_lambda_min,
+            "non_pd_fraction_uniform": self.non_pd_fraction_uniform,
+            "worst": [
+                {"lambda_min": float(lam), "pose_rad": pose.tolist(), "component": comp}
+                for lam, pose, comp in zip(self.worst_lambdas, self.worst_poses, self.worst_components)
+            ],
+        }
+
+
+def _model(model: DynamicModel | None) -> DynamicModel:
+    model = shared_model("reduced") if model is None else model
+    return model
+
+
+def arm_lambda_min(beta, poses, model: DynamicModel | None = None) -> np.ndarray:
+    """lambda_min of the 7x7 arm inertia matrix at each pose (n,), kg·m^2."""
+    return _model(model).arm_min_eigenvalue(poses, beta)
+
+
+def audit_pose_set(beta, pose_set: PoseSet, model: DynamicModel | None = None, worst_k: int = DEFAULT_WORST_K, threshold: float = 0.0) -> AuditResult:
+    """Evaluate lambda_min on every pose of `pose_set`; pass when none is <= threshold."""
+    start = time.perf_counter()
+    lam = arm_lambda_min(beta, pose_set.poses, model)
+    bad = lam <= threshold
+    violations, counts, component_min = {}, {}, {}
+    for i, name in enumerate(pose_set.names):
+        in_part = pose_set.component == i
+        counts[name] = int(in_part.sum())
+        violations[name] = int(np.count_nonzero(bad & in_part))
+        component_min[name] = float(lam[in_part].min()) if counts[name] else float("nan")
+    k = min(int(worst_k), len(lam))
+    worst = np.argpartition(lam, k - 1)[:k] if 0 < k < len(lam) else np.arange(len(lam))
+    worst = worst[np.lexsort((worst, lam[worst]))][:k]  # ascending lambda, ties by pose index (deterministic)
+    i_min = int(worst[0]) if k else int(np.argmin(lam))
+    uniform_share = violations[UNIFORM] / counts[UNIFORM] if UNIFORM in counts and counts[UNIFORM] else None
+    return AuditResult(
+        passed=not bool(bad.any()),
+        lambda_min=float(lam[i_min]),
+        worst_pose=pose_set.poses[i_min].copy(),
+        worst_component=pose_set.names[pose_set.component[i_min]],
+        violations=violations,
+        pose_counts=counts,
+        component_lambda_min=component_min,
+        worst_poses=pose_set.poses[worst].copy(),
+        worst_lambdas=lam[worst].copy(),
+        worst_components=[pose_set.names[c] for c in pose_set.component[worst]],
+        non_pd_fraction_uniform=uniform_share,
+        seed=pose_set.seed,
+        domain=pose_set.domain,
+        threshold=float(threshold),
+        elapsed_s=time.perf_counter() - start,
+    )
+
+
+def audit(beta, seed: int = 1, kind: str = "dense", model: DynamicModel | None = None, worst_k: int = DEFAULT_WORST_K, threshold: float = 0.0) -> AuditResult:
+    """The audit (11): `kind` "dense" (Sec. VI-E, default), "sparse" (earlier version) or "manufacturer".
+
+    `beta` is a ParameterSet of the model's base parameters (or an array in `model.names` order).
+    """
+    if kind not in POSE_SETS:
+        raise InputError("audit kind", repr(kind), f"one of {sorted(POSE_SETS)}")
+    return audit_pose_set(beta, POSE_SETS[kind](seed), model, worst_k, threshold)
+
+
+def audit_seeds(beta, seeds=(1, 2, 3, 4, 5), kind: str = "dense", model: DynamicModel | None = None, worst_k: int = DEFAULT_WORST_K) -> list[AuditResult]:
+    """The same audit repeated over seeds (Table IX); only the random components change."""
+    return [audit(beta, s, kind, model, worst_k) for s in seeds]
+
+
+def as_beta(params, model: DynamicModel | None = None) -> np.ndarray:
+    """Base-parameter vector in the model's order from a ParameterSet or an array."""
+    model = _model(model)
+    if isinstance(params, ParameterSet):
+        return params.ordered(model.names, source="base parameters")
+    return model.parameter_vector(params)
+
+
+# ----------------------------------------------------------------------------- where violations lie
+
+
+def lambda_min_map(beta, pose_set: PoseSet, joints=(2, 4), bins: int = 30, model: DynamicModel | None = None, box=None) -> dict:
+    """Smallest lambda_min of the poses of `pose_set` falling in each cell of a 2-D grid over two
+    joints (1-based numbers), for a map of where a model's margin is smallest.
+
+    Returns {"edges": (edges_a, edges_b) in radians, "lambda_min": (bins, bins) array, NaN
+    where no pose falls, "violations": (bins, bins) counts of lambda_min <= 0}.
+    """
+    box = audit_domain() if box is None else check_box(box)
+    a, b = (int(j) - 1 for j in joints)
+    lam = arm_lambda_min(beta, pose_set.poses, model)
+    edges = [np.linspace(box[j, 0], box[j, 1], bins + 1) for j in (a, b)]
+    ia = np.clip(np.searchsorted(edges[0], pose_set.poses[:, a], side="right") - 1, 0, bins - 1)
+    ib = np.clip(np.searchsorted(edges[1], pose_set.poses[:, b], side="right") - 1, 0, bins - 1)
+    cell = ia * bins + ib
+    low = np.full(bins * bins, np.inf)
+    np.minimum.at(low, cell, lam)
+    low[np.isinf(low)] = np.nan
+    count = np.bincount(cell[lam <= 0.0], minlength=bins * bins)
+    return {"edges": tuple(edges), "lambda_min": low.reshape(bins, bins), "violations": count.reshape(bins, bins)}
+
+
+def minimal_pd_break(beta, pose, depth: float, model: DynamicModel | None = None) -> np.ndarray:
+    """A constructed non-PD model: the smallest change of `beta` (Euclidean, base parameters) that
+    brings the Rayleigh quotient of M(pose) along its lambda_min eigenvector v down to -depth.
+
+    M is linear in beta, so v^T M(pose; beta + d) v = lambda_min + g.d with g_k = v^T B_k v, and
+    the minimum-norm d reaching -depth is -(lambda_min + depth) g / |g|^2. The result has
+    lambda_min(M(pose)) <= -depth. Used only to demonstrate the rescue when no estimate of a
+    build violates; it is not an identification result.
+    """
+    model = _model(model)
+    beta = model.parameter_vector(beta)
+    pose = np.asarray(pose, dtype=float).reshape(1, N_LINKS)
+    eigenvalues, eigenvectors = np.linalg.eigh(model.inertia_matrix(pose, beta)[0, :N_LINKS, :N_LINKS])
+    v = eigenvectors[:, 0]
+    g = np.empty(model.n_parameters)
+    for k in range(model.n_parameters):
+        unit = np.zeros(model.n_parameters)
+        unit[k] = 1.0
+        g[k] = v @ model.inertia_matrix(pose, unit)[0, :N_LINKS, :N_LINKS] @ v
+    return beta - (eigenvalues[0] + float(depth)) * g / float(g @ g)

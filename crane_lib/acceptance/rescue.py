@@ -1,0 +1,129 @@
+"""The rescue (12): the nearest model positive definite over Theta, found by constraint
+generation, and Algorithm 1's last steps (audit, rescue if it fails, re-audit) (paper Sec.
+IV-C, Appendix D-E).
+
+The rescue solves the same nearest-point problem as the conditional projection
+(`identification.projection.nearest_pd`) on a constraint set Theta_r that grows: after each
+solve the solution is checked on a draw over Theta and the worst violators are appended.
+Convergence of the rescue is not acceptance: the audit decides.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from crane_lib.acceptance import audit
+from crane_lib.identification.projection import MARGIN_ABSOLUTE_TOLERANCE, ProjectionResult, nearest_pd
+from crane_lib.model.dynamics import DynamicModel
+from crane_lib.paper_numbers import paper
+
+RESCUE_EPSILON = paper("rescue_eps_pd").value  # kg·m^2, the accepted margin (Sec. IV-C)
+
+
+@dataclass
+class RescueResult:
+    result: ProjectionResult | None
+    passes: list[dict]
+    converged: bool  # the last check over Theta found no pose with lambda_min <= eps/2
+    reason: str = ""
+    constraint_poses: np.ndarray | None = None  # the final Theta_r
+
+
+def rescue(
+    model: DynamicModel,
+    beta,
+    initial_poses: np.ndarray,
+    check_poses: np.ndarray,
+    epsilon: float = RESCUE_EPSILON,
+    max_added_per_pass: int = 500,
+    max_passes: int = 5,
+) -> RescueResult:
+    """The rescue with constraint generation (Appendix D-E).
+
+    Theta_r starts as `initial_poses`; after each solve the solution is checked over
+    `check_poses` (a draw over Theta) and the worst violators, lambda_min <= eps/2, are
+    appended, at most `max_added_per_pass` per pass, for at most `max_passes` passes.
+    Convergence here is not acceptance: the audit decides that.
+    """
+    theta_r = np.asarray(initial_poses, dtype=float)
+    check_poses = np.asarray(check_poses, dtype=float)
+    passes = []
+    result = None
+    for pass_index in range(1, max_passes + 1):
+        result = nearest_pd(model, beta, theta_r, epsilon)
+        lam = model.arm_min_eigenvalue(check_poses, result.parameters.values)
+        violators = np.flatnonzero(lam <= epsilon / 2 - MARGIN_ABSOLUTE_TOLERANCE)
+        worst = violators[np.argsort(lam[violators])][:max_added_per_pass]
+        passes.append(
+            {
+                "pass": pass_index,
+                "constraint_poses": len(theta_r),
+                "active_poses": result.n_active,
+                "lambda_min_on_set": result.lambda_min_on_set,
+                "lambda_min_check": float(lam.min()),
+                "violators": int(len(violators)),
+                "appended": int(len(worst)),
+                "solve_time_s": result.solve_time_s,
+            }
+        )
+        if len(violators) == 0:
+            return RescueResult(result, passes, converged=True, constraint_poses=theta_r)
+        theta_r = np.vstack([theta_r, check_poses[worst]])
+    return RescueResult(result, passes, converged=False, reason=f"violators remain after {max_passes} passes", constraint_poses=theta_r)
+
+
+# ------------------------------------------------------------------ the rescue over Theta
+
+
+RESCUE_RANDOM_POSES = 2000
+# the acceptance audit draws with seeds 1-5; the rescue's own draws are kept apart from them
+RESCUE_CHECK_SEED = 0
+RESCUE_INITIAL_SEED = 6
+
+
+def rescue_over_theta(
+    model: DynamicModel,
+    beta,
+    epsilon: float = RESCUE_EPSILON,
+    extra_poses: np.ndarray | None = None,
+    initial_seed: int = RESCUE_INITIAL_SEED,
+    check_seed: int = RESCUE_CHECK_SEED,
+) -> RescueResult:
+    """The rescue of D-E over the audit domain: Theta_r = 2,000 uniform poses + the 128
+    corners of Theta (+ `extra_poses`, e.g. the audit's violators); each solution checked on
+    an audit-size draw from `check_seed`, which the acceptance audits (seeds 1-5) never use."""
+    initial = [audit.uniform_poses(RESCUE_RANDOM_POSES, initial_seed), audit.box_corners()]
+    if extra_poses is not None and len(extra_poses):
+        initial.append(np.asarray(extra_poses, dtype=float))
+    return rescue(model, beta, np.vstack(initial), audit.audit_poses(check_seed).poses, epsilon=epsilon)
+
+
+@dataclass
+class Acceptance:
+    """Algorithm 1's last steps for one model: audit over Theta, rescue if it fails, re-audit."""
+
+    first_audit: object  # audit.AuditResult of the model as given
+    rescue: RescueResult | None  # None when the first audit passed
+    final_audit: object  # the audit that decides (the first one when no rescue was needed)
+    parameters: np.ndarray  # the model accepted or, when not accepted, the last one audited
+
+    @property
+    def accepted(self) -> bool:
+        return bool(self.final_audit.passed)
+
+
+def accept(model: DynamicModel, beta, seed: int = 1, epsilon: float = RESCUE_EPSILON) -> Acceptance:
+    """Audit `beta` over Theta (dense pose set, `seed`); if it fails, rescue it with the audit's
+    worst poses added to Theta_r (D-E) and audit the rescued model with the same seed. The
+    audit, not the solver's exit, decides acceptance."""
+    beta = np.asarray(beta, dtype=float)
+    first = audit.audit(beta, seed, "dense", model)
+    if first.passed:
+        return Acceptance(first, None, first, beta)
+    rescued = rescue_over_theta(model, beta, epsilon=epsilon, extra_poses=first.worst_poses)
+    if rescued.result is None:
+        return Acceptance(first, rescued, first, beta)
+    after = rescued.result.parameters.values
+    return Acceptance(first, rescued, audit.audit(after, seed, "dense", model), after)

@@ -1,0 +1,597 @@
+"""CLIE refinement (paper Sec. IV-C, Fig. 4, Appendix D-F), its fast route, and DIDIM.
+
+CLIE (9): the raw 1 ms record is simulated in closed loop with the same FF+FB controller that
+realized it (`controller.realization_law`), driven by the reference the controller executed
+(the log's θref, θ̇ref, θ̈ref), on the record's own uneven stamps, from rest at the first
+measured angles; the plant is the direct dynamic model of the 39 base parameters, integrated
+by the explicit trapezoidal rule (Heun) in steps of at most 0.25 ms; dead time is not
+modelled. The residual is the measured controller torque minus the simulated controller
+torque, both in the torque-record units of the identification (commanded current x logged
+Kt), put on the preprocessing's even 1 ms grid, low-passed by the zero-phase fourth-order
+Butterworth of the 40 ms bundle (corner 5.625 Hz, D-F's 5.63 Hz), kept every 40 ms, and
+masked where any axis of the measured record reached 0.98 of its clamp (dilated by one
+window) — the bundle's own clamp mask. The objective is the sum of squares of that residual
+(lsqnonlin's resnorm).
+
+Three routes to refine a start (OLS or SDP estimate):
+* `refine_faithful`: scipy least_squares 'trf' with a forward-difference Jacobian (one
+  simulation per parameter, as lsqnonlin), bounds x0 ± 100|x0| with ZZR1 and IA3-IA8 >= 0,
+  ftol 1e-6, at most 400 iterations;
+* `refine_fast`: the same solver, bounds and tolerance, with the DIDIM Jacobian: along the
+  simulated trajectory the simulated torque equals W(q_s, q̇_s, q̈_s) beta exactly, so the
+  Jacobian of the residual is minus the band-limited, decimated, masked regressor evaluated
+  on the simulated trajectory (the trajectory's own sensitivity to beta, which the closed
+  loop keeps small inside its bandwidth, is neglected) — one simulation per iteration;
+* `didim`: the related method (Gautier, Janot, Vandanjon): from a regular initialization
+  (the joint-level inertias and viscous terms of the realization layer, everything else
+  zero), Gauss-Newton steps that are each an IDIM least-squares on the simulated trajectory.
+
+Every choice is argued in book/register_clie.md.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import scipy.optimize
+import scipy.signal
+import scipy.sparse
+
+from crane_lib import paths
+from crane_lib.constants import KT, KT_CORRECTION, N_AXES
+from crane_lib.logs import preprocessing
+from crane_lib.logs.raw_log import RawLog
+from crane_lib.model import controller, spd_solve
+from crane_lib.model.controller import RealizationConstants, load_realization_constants
+from crane_lib.model.dynamics import DynamicModel, bind_template
+from crane_lib.model.dynamics import model as dynamic_model
+from crane_lib.model.parameters import ParameterSet
+from crane_lib.paper_numbers import paper
+from crane_lib.records import read_json_records, write_json_record
+
+INTEGRATION_STEP_S = paper("clie_integration_step").value * 1e-3
+RESIDUAL_INTERVAL_S = paper("clie_residual_decimation").value * 1e-3
+FUNCTION_TOLERANCE = paper("lsqnonlin_function_tolerance").value
+MAX_ITERATIONS = int(paper("lsqnonlin_max_iterations").value)
+MAX_FEVALS_PER_VARIABLE = int(paper("max_fevals_multiplier").value)
+BOUND_MULTIPLIER = paper("param_bound_multiplier").value
+# lsqnonlin's defaults for the tolerances D-F leaves at default (StepTolerance, OptimalityTolerance)
+STEP_TOLERANCE = 1e-6
+OPTIMALITY_TOLERANCE = 1e-6
+# sqrt(machine epsilon): the forward-difference step of lsqnonlin (FiniteDifferenceStepSize,
+# TypicalX = 1) and of scipy's '2-point': h_j = sqrt(eps) max(1, |x_j|)
+FD_RELATIVE_STEP = math.sqrt(np.finfo(float).eps)
+NONNEGATIVE_PARAMETERS = ("ZZR1", "IA3", "IA4", "IA5", "IA6", "IA7", "IA8")
+
+# The simulated controller rounds the command to 1 pA instead of the 2.69 mA register unit:
+# the register rounding makes the simulated torque piecewise constant in beta, so a
+# forward-difference step of 1e-8 would see no change at all (register_clie.md). The current
+# limit stays the actuator's.
+SIMULATED_CURRENT_RESOLUTION_A = 1e-12
+# A simulated joint faster than this has left the physical range (the fastest commanded speed
+# is 274.8 deg/s = 4.8 rad/s): the simulation is declared diverged.
+DIVERGED_SPEED_RAD_S = 50.0
+# Residual entry returned for a diverged simulation: infinite, which scipy's trf (like
+# lsqnonlin) answers by rejecting the trial step and shrinking the trust region.
+DIVERGED_RESIDUAL = np.inf
+# clie_core's divergence codes, in words
+DIVERGENCE_REASONS = {1: "a state is not finite", 2: f"a joint exceeded {DIVERGED_SPEED_RAD_S:g} rad/s",
+                      3: "M(theta; beta) is not positive definite at a simulated configuration"}
+
+
+class CLIEError(RuntimeError):
+    """CLIE cannot run: the start does not simulate, or the record is unusable."""
+
+
+# ---------------------------------------------------------------- the compiled core
+
+
+@lru_cache(maxsize=1)
+def _core():
+    """clie_core.py bound to the generated kernels of the reduced set (cached on disk)."""
+    return bind_template(Path(__file__).with_name("clie_core.py"), "reduced", controller, spd_solve)
+
+
+# ---------------------------------------------------------------- bounds
+
+
+def clie_bounds(names: list[str], x0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """D-F: [x0 - 100|x0|, x0 + 100|x0|], lower bound raised to 0 for ZZR1 and IA3-IA8.
+
+    A start value of exactly zero would pin its parameter (both bounds equal x0); scipy
+    needs lb < ub, so such a parameter gets the width of the smallest nonzero |x0| instead.
+    """
+    x0 = np.asarray(x0, dtype=float)
+    width = BOUND_MULTIPLIER * np.abs(x0)
+    if np.any(width == 0):
+        smallest = np.min(np.abs(x0[x0 != 0])) if np.any(x0 != 0) else 1.0
+        width = np.where(width == 0, BOUND_MULTIPLIER * smallest, width)
+    lower = x0 - width
+    upper = x0 + width
+    for i, name in enumerate(names):
+        if name in NONNEGATIVE_PARAMETERS:
+            lower[i] = max(lower[i], 0.0)
+    return lower, upper
+
+
+# ---------------------------------------------------------------- the problem of one record
+
+
+@dataclass
+class Simulation:
+    code: int  # clie_core.SIM_OK or the reason it diverged
+    cycles: int  # cycles completed
+    tau: np.ndarray  # (n, 8) simulated controller torque, record units (N·m)
+    q: np.ndarray  # (n, 8) simulated state at each stamp (rad, rad/s, rad/s^2)
+    v: np.ndarray
+    a: np.ndarray
+
+    @property
+    def ok(self) -> bool:
+        return self.code == 0
+
+
+@dataclass
+class CLIEProblem:
+    """Everything CLIE needs from one raw log; `residual(beta)` is the function of (9)."""
+
+    names: list[str]
+    t: np.ndarray  # (n,) raw stamps (s)
+    theta_ref: np.ndarray  # (n, 8)
+    dtheta_ref: np.ndarray
+    ddtheta_ref: np.ndarray
+    theta_start: np.ndarray  # (8,) first measured angles
+    integral_start: np.ndarray  # (8,) controller integral state reproducing the first command
+    interpolation: scipy.sparse.csr_matrix  # (K, n): raw stamps -> even 1 ms grid
+    jacobian_interpolation: scipy.sparse.csr_matrix  # (Kc, n): raw stamps -> 5 ms block means
+    jacobian_sections: np.ndarray  # the same low-pass designed for the 5 ms grid
+    jacobian_keep: np.ndarray  # 5 ms grid indices of the 40 ms samples
+    sections: np.ndarray  # residual low-pass (second-order sections, 1 ms grid)
+    keep: np.ndarray  # grid indices of the 40 ms samples
+    valid: np.ndarray  # (len(keep),) bool: not clamp-masked and clear of the filter's edge transients
+    measured: np.ndarray  # (len(keep), 8) band-limited measured torque record
+    constants: RealizationConstants
+    model: DynamicModel
+    kt_record: np.ndarray = field(default_factory=lambda: KT.copy())
+    max_step: float = INTEGRATION_STEP_S
+    source: str = "raw log"
+
+    @property
+    def n_residuals(self) -> int:
+        return int(self.valid.sum()) * N_AXES
+
+    def law_arguments(self) -> tuple:
+        c = self.constants
+        limit_units = np.rint(np.asarray(c.limit_units) * c.current_unit / SIMULATED_CURRENT_RESOLUTION_A).astype(np.int64)
+        return (c.m_hat, c.d_hat, float(c.k_p), float(c.k_v), float(c.k_i), np.asarray(c.kt_command, dtype=float),
+                SIMULATED_CURRENT_RESOLUTION_A, limit_units)
+
+    def simulate(self, beta) -> Simulation:
+        beta = np.ascontiguousarray(beta, dtype=float)
+        n = self.t.size
+        tau, q, v, a = (np.zeros((n, N_AXES)) for _ in range(4))
+        code, cycles = _core().simulate(
+            self.t, self.theta_ref, self.dtheta_ref, self.ddtheta_ref, self.theta_start, self.integral_start,
+            beta, self.model._offsets, float(self.model.gravity_z), self.kt_record, float(self.max_step), DIVERGED_SPEED_RAD_S,
+            *self.law_arguments(), tau, q, v, a,
+        )
+        return Simulation(int(code), int(cycles), tau, q, v, a)
+
+    def band_limit(self, raw: np.ndarray) -> np.ndarray:
+        """Raw-stamp signal (n, c) -> even grid -> zero-phase low-pass -> 40 ms samples (len(keep), c)."""
+        on_grid = self.interpolation @ raw
+        return preprocessing.zero_phase_filter(self.sections, on_grid)[self.keep]
+
+    def residual_of(self, simulation: Simulation) -> np.ndarray:
+        if not simulation.ok:
+            return np.full(self.n_residuals, DIVERGED_RESIDUAL)
+        r = self.measured - self.band_limit(simulation.tau)
+        return r[self.valid].ravel()
+
+    def residual(self, beta) -> np.ndarray:
+        return self.residual_of(self.simulate(beta))
+
+    def objective(self, beta) -> float:
+        r = self.residual(beta)
+        return float(r @ r)
+
+    def band_limit_for_jacobian(self, raw: np.ndarray) -> np.ndarray:
+        """band_limit for the (n, 8 x 39) Jacobian channels, run on 5 ms block means.
+
+        Filtering 312 channels at 1 ms costs seconds per Jacobian; the 5 ms boxcar before the
+        same 5.625 Hz Butterworth changes the passband gain by at most 0.13 % (register_clie.md).
+        """
+        on_grid = self.jacobian_interpolation @ raw
+        return preprocessing.zero_phase_filter(self.jacobian_sections, on_grid)[self.jacobian_keep]
+
+    def regressor_along(self, simulation: Simulation) -> np.ndarray:
+        """W(q_s, q̇_s, q̈_s) of the simulated trajectory, (n, 8, p): W beta == simulated torque."""
+        w = np.zeros((self.t.size, N_AXES, len(self.names)))
+        c, s = self.model._trig(simulation.q)
+        self.model._module.regressor_batch(c, s, simulation.v, simulation.a, np.sign(simulation.v), float(self.model.gravity_z), w)
+        return w
+
+    def didim_jacobian(self, simulation: Simulation) -> np.ndarray:
+        """d residual / d beta with the trajectory held: -(band-limited W(q_s, q̇_s, q̈_s)), (m, p)."""
+        n, p = self.t.size, len(self.names)
+        w = self.regressor_along(simulation)
+        filtered = self.band_limit_for_jacobian(w.reshape(n, N_AXES * p)).reshape(-1, N_AXES, p)
+        return -filtered[self.valid].reshape(-1, p)
+
+
+def integral_reproducing_first_command(log: RawLog, constants: RealizationConstants) -> np.ndarray:
+    """Integral state with which the simulated controller, at rest at the first measured
+    angles, issues the first measured command (the real controller had been holding the arm
+    before logging started). realization_law adds e dt before use, hence the last term."""
+    u_first = log.current_command[0] * np.asarray(constants.kt_command)  # catalogue-Kt torque
+    error = log.theta_ref[0] - log.theta[0]
+    dt_first = float(log.t[1] - log.t[0]) if log.n_samples > 1 else 1e-3
+    bracket = u_first / constants.m_hat - log.ddtheta_ref[0] - constants.d_hat * log.dtheta_ref[0]
+    bracket -= constants.k_v * log.dtheta_ref[0] + constants.k_p * error
+    return bracket / constants.k_i - error * dt_first
+
+
+def grid_interpolation(t_raw: np.ndarray, t_grid: np.ndarray) -> scipy.sparse.csr_matrix:
+    """Sparse (K, n) matrix of np.interp from the raw stamps onto the grid (two weights a row)."""
+    right = np.clip(np.searchsorted(t_raw, t_grid, side="right"), 1, t_raw.size - 1)
+    left = right - 1
+    weight = np.clip((t_grid - t_raw[left]) / (t_raw[right] - t_raw[left]), 0.0, 1.0)
+    rows = np.repeat(np.arange(t_grid.size), 2)
+    cols = np.column_stack([left, right]).ravel()
+    vals = np.column_stack([1.0 - weight, weight]).ravel()
+    return scipy.sparse.csr_matrix((vals, (rows, cols)), shape=(t_grid.size, t_raw.size))
+
+
+EDGE_TIME_CONSTANTS = 5.0  # settling of the residual filter at the record's ends, in its slowest time constant
+
+
+def filter_edge_guard_s(sections: np.ndarray, period: float) -> float:
+    """Time the zero-phase filter's edge transient needs to fall below e^-5: five of its slowest
+    pole's time constants. zero_phase_filter pads by 12 samples only (MATLAB's filtfilt), far
+    shorter than this filter's memory, so its ends carry transients from the 1 ms ripple of the
+    torque record (register_clie.md)."""
+    poles = np.concatenate([np.roots(section[3:]) for section in sections])
+    slowest = -period / np.log(np.max(np.abs(poles)))
+    return EDGE_TIME_CONSTANTS * slowest
+
+
+JACOBIAN_BLOCK_S = 0.005  # block-mean interval of the Jacobian's filtering (see band_limit_for_jacobian)
+
+
+def block_mean_interpolation(t_raw: np.ndarray, t_grid: np.ndarray, block: int) -> tuple[scipy.sparse.csr_matrix, np.ndarray]:
+    """(raw stamps -> mean of the `block` 1 ms grid samples centred on every block-th grid point, grid indices)."""
+    fine = grid_interpolation(t_raw, t_grid)
+    centres = np.arange(0, t_grid.size, block)
+    half = block // 2
+    rows, cols = [], []
+    for offset in range(-half, block - half):
+        index = np.clip(centres + offset, 0, t_grid.size - 1)
+        rows.append(np.arange(centres.size))
+        cols.append(index)
+    rows, cols = np.concatenate(rows), np.concatenate(cols)
+    averaging = scipy.sparse.csr_matrix((np.full(rows.size, 1.0 / block), (rows, cols)), shape=(centres.size, t_grid.size))
+    return (averaging @ fine).tocsr(), centres
+
+
+def build_problem(log: RawLog, model: DynamicModel | None = None, constants: RealizationConstants | None = None,
+                  max_step: float = INTEGRATION_STEP_S) -> CLIEProblem:
+    model = dynamic_model("reduced") if model is None else model
+    constants = load_realization_constants() if constants is None else constants
+    if log.n_samples < 2:
+        raise CLIEError(f"{log.path or 'raw log'}: {log.n_samples} sample(s); CLIE needs a record")
+    grid = preprocessing.to_even_grid(log)
+    step = preprocessing.grid_step(RESIDUAL_INTERVAL_S)
+    keep = np.arange(0, grid.t.size, step)
+    if keep.size < 2:
+        raise CLIEError(f"{grid.source}: shorter than two {RESIDUAL_INTERVAL_S * 1e3:g} ms residual samples")
+    sections = preprocessing.antialias_sections(RESIDUAL_INTERVAL_S)
+    clamp_mask, _ = preprocessing.clamp_masks(grid, grid.t[keep], RESIDUAL_INTERVAL_S)
+    guard = filter_edge_guard_s(sections, preprocessing.GRID_PERIOD_S)
+    inside = (grid.t[keep] >= grid.t[0] + guard) & (grid.t[keep] <= grid.t[-1] - guard)
+    if not inside.any():
+        raise CLIEError(f"{grid.source}: shorter than the residual filter's two edge guards ({2 * guard:.2f} s)")
+    measured = preprocessing.zero_phase_filter(sections, grid.tau)[keep]
+    block = preprocessing.grid_step(JACOBIAN_BLOCK_S)
+    if step % block:
+        raise ValueError(f"the {RESIDUAL_INTERVAL_S} s residual interval is not a multiple of the {JACOBIAN_BLOCK_S} s Jacobian block")
+    jacobian_interpolation, _ = block_mean_interpolation(log.t, grid.t, block)
+    # the residual's Butterworth (order and corner of the 40 ms bundle) designed for the 5 ms grid
+    jacobian_sections = scipy.signal.butter(
+        preprocessing.FILTER_ORDER, preprocessing.corner_frequency_hz(RESIDUAL_INTERVAL_S) / (0.5 / JACOBIAN_BLOCK_S), output="sos")
+    contiguous = lambda x: np.ascontiguousarray(x, dtype=float)  # noqa: E731
+    return CLIEProblem(
+        names=list(model.names),
+        t=contiguous(log.t),
+        theta_ref=contiguous(log.theta_ref), dtheta_ref=contiguous(log.dtheta_ref), ddtheta_ref=contiguous(log.ddtheta_ref),
+        theta_start=contiguous(log.theta[0]),
+        integral_start=contiguous(integral_reproducing_first_command(log, constants)),
+        interpolation=grid_interpolation(log.t, grid.t),
+        jacobian_interpolation=jacobian_interpolation, jacobian_sections=jacobian_sections, jacobian_keep=keep // block,
+        sections=sections, keep=keep, valid=~clamp_mask & inside, measured=measured,
+        constants=constants, model=model, max_step=max_step, source=grid.source,
+    )
+
+
+# ---------------------------------------------------------------- solvers
+
+
+@dataclass
+class RefinementReport:
+    """What a refinement did; `objective` values are sums of squares (lsqnonlin's resnorm)."""
+
+    method: str
+    names: list[str]
+    x0: np.ndarray
+    x: np.ndarray
+    objective_start: float
+    objective_final: float
+    iterations: int
+    simulations: int  # every closed-loop simulation run (trial points and Jacobian columns)
+    trial_evaluations: int  # scipy's nfev: residual evaluations at trial points
+    jacobian_evaluations: int
+    diverged_evaluations: int
+    wall_time_s: float
+    status: int
+    message: str
+    history: list[float] = field(default_factory=list)  # objective after each iteration
+
+    def parameters(self) -> ParameterSet:
+        return ParameterSet(self.names, self.x, meta={"stage": self.method})
+
+    def as_dict(self) -> dict:
+        return {
+            "method": self.method, "objective_start": self.objective_start, "objective_final": self.objective_final,
+            "iterations": self.iterations, "simulations": self.simulations, "trial_evaluations": self.trial_evaluations,
+            "jacobian_evaluations": self.jacobian_evaluations, "diverged_evaluations": self.diverged_evaluations,
+            "wall_time_s": self.wall_time_s, "status": self.status, "message": self.message,
+            "history": list(self.history), "x": self.x.tolist(), "names": list(self.names),
+        }
+
+
+class _Evaluator:
+    """Residual evaluations with a one-entry cache (trf asks for the Jacobian at the point it
+    has just evaluated) and the counts a report needs."""
+
+    def __init__(self, problem: CLIEProblem):
+        self.problem = problem
+        self.simulations = 0
+        self.diverged = 0
+        self._key = None
+        self._cached: tuple[Simulation, np.ndarray] | None = None
+
+    def evaluate(self, x) -> tuple[Simulation, np.ndarray]:
+        key = np.asarray(x, dtype=float).tobytes()
+        if key == self._key and self._cached is not None:
+            return self._cached
+        simulation = self.problem.simulate(x)
+        self.simulations += 1
+        if not simulation.ok:
+            self.diverged += 1
+        residual = self.problem.residual_of(simulation)
+        self._key, self._cached = key, (simulation, residual)
+        return self._cached
+
+    def residual(self, x) -> np.ndarray:
+        return self.evaluate(x)[1]
+
+
+def _start(problem: CLIEProblem, x0) -> tuple[np.ndarray, np.ndarray]:
+    x0 = np.array(x0.ordered(problem.names) if isinstance(x0, ParameterSet) else x0, dtype=float)
+    simulation = problem.simulate(x0)
+    r0 = problem.residual_of(simulation)
+    if not np.all(np.isfinite(r0)):
+        at = problem.t[min(simulation.cycles, problem.t.size - 1)] - problem.t[0]
+        raise CLIEError(f"{problem.source}: the closed-loop simulation from the start point diverges at t = {at:.2f} s "
+                        f"of {problem.t[-1] - problem.t[0]:.1f} s ({DIVERGENCE_REASONS.get(simulation.code, 'code %d' % simulation.code)}); "
+                        "CLIE needs a start (OLS or SDP estimate) whose simulation stays bounded")
+    return x0, r0
+
+
+def _solve(problem, x0, jacobian, evaluator, method, max_iterations, ftol, started) -> RefinementReport:
+    lower, upper = clie_bounds(problem.names, x0)
+    x0 = np.clip(x0, lower, upper)
+    history: list[float] = []
+    iterations = [0]
+
+    def callback(intermediate_result):  # this name makes scipy pass the OptimizeResult
+        iterations[0] = int(intermediate_result.nit)
+        history.append(2.0 * float(intermediate_result.cost))
+        if iterations[0] >= max_iterations:  # the iteration cap (lsqnonlin's MaxIterations)
+            raise StopIteration  # scipy halts on this; a callback's return value is ignored
+
+    r0 = evaluator.residual(x0)
+    result = scipy.optimize.least_squares(
+        evaluator.residual, x0, jac=jacobian, bounds=(lower, upper), method="trf",
+        ftol=ftol, xtol=STEP_TOLERANCE, gtol=OPTIMALITY_TOLERANCE, x_scale=1.0,
+        max_nfev=MAX_FEVALS_PER_VARIABLE * len(x0), callback=callback,
+    )
+    message = "iteration limit reached" if result.status == -2 else result.message
+    return RefinementReport(
+        method=method, names=list(problem.names), x0=x0, x=result.x, objective_start=float(r0 @ r0),
+        objective_final=float(2.0 * result.cost), iterations=iterations[0], simulations=evaluator.simulations,
+        trial_evaluations=int(result.nfev), jacobian_evaluations=int(result.njev), diverged_evaluations=evaluator.diverged,
+        wall_time_s=time.perf_counter() - started, status=int(result.status), message=message, history=history,
+    )
+
+
+def forward_difference_jacobian(problem: CLIEProblem, evaluator: _Evaluator, x, lower, upper, workers: int = 2) -> np.ndarray:
+    """lsqnonlin's (and scipy '2-point') forward differences, one simulation per parameter.
+
+    h_j = sqrt(eps) max(1, |x_j|) sign(x_j), flipped when x + h leaves the bounds; the
+    simulations run on `workers` threads (the numba core releases the GIL). A column whose
+    perturbed simulation diverges is taken by a backward difference, zero if both diverge.
+    """
+    _, r_x = evaluator.evaluate(x)
+    h = FD_RELATIVE_STEP * np.maximum(1.0, np.abs(x)) * np.where(x >= 0, 1.0, -1.0)
+    h = np.where((x + h > upper) | (x + h < lower), -h, h)
+
+    def column(j):
+        shifted = x.copy()
+        shifted[j] += h[j]
+        r = problem.residual(shifted)
+        if not np.all(np.isfinite(r)):
+            shifted[j] = x[j] - h[j]
+            r_back = problem.residual(shifted)
+            return (r_x - r_back) / h[j] if np.all(np.isfinite(r_back)) else np.zeros_like(r_x), 2
+        return (r - r_x) / h[j], 1
+
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        columns = list(pool.map(column, range(x.size)))
+    evaluator.simulations += sum(n for _, n in columns)
+    return np.column_stack([c for c, _ in columns])
+
+
+def refine_faithful(problem: CLIEProblem, x0, max_iterations: int = MAX_ITERATIONS, ftol: float = FUNCTION_TOLERANCE,
+                    workers: int = 2) -> RefinementReport:
+    """CLIE as D-F: trust-region reflective, forward-difference Jacobian, bounds, ftol 1e-6."""
+    started = time.perf_counter()
+    x0, _ = _start(problem, x0)
+    lower, upper = clie_bounds(problem.names, x0)
+    evaluator = _Evaluator(problem)
+    jacobian = lambda x: forward_difference_jacobian(problem, evaluator, x, lower, upper, workers)  # noqa: E731
+    return _solve(problem, x0, jacobian, evaluator, "clie", max_iterations, ftol, started)
+
+
+def refine_fast(problem: CLIEProblem, x0, max_iterations: int = MAX_ITERATIONS, ftol: float = FUNCTION_TOLERANCE) -> RefinementReport:
+    """The same solver, bounds and tolerance with the DIDIM Jacobian (one simulation per iteration)."""
+    started = time.perf_counter()
+    x0, _ = _start(problem, x0)
+    evaluator = _Evaluator(problem)
+    jacobian = lambda x: problem.didim_jacobian(evaluator.evaluate(x)[0])  # noqa: E731
+    return _solve(problem, x0, jacobian, evaluator, "fast", max_iterations, ftol, started)
+
+
+# ---------------------------------------------------------------- DIDIM
+
+
+def regular_initialization(names: list[str], constants: RealizationConstants | None = None) -> np.ndarray:
+    """DIDIM's regular initialization, in this arm's units: a diagonal inertia matrix equal to
+    the realization layer's joint-level inertias M̂_j and viscous terms M̂_j D̂_j (converted from
+    catalogue-Kt to record torque units), every other parameter zero. The simulated loop then
+    has exactly the poles the controller was designed for, so no gain update is needed."""
+    constants = load_realization_constants() if constants is None else constants
+    to_record = KT_CORRECTION  # record torque = catalogue torque x 1.3
+    diagonal = {1: "ZZR1", 2: "ZZR2", **{j: f"IA{j}" for j in range(3, N_AXES + 1)}}
+    x = np.zeros(len(names))
+    for axis, name in diagonal.items():
+        x[names.index(name)] = constants.m_hat[axis - 1] * to_record
+        x[names.index(f"FV{axis}")] = constants.m_hat[axis - 1] * constants.d_hat[axis - 1] * to_record
+    return x
+
+
+MAX_STEP_HALVINGS = 12
+
+
+def didim(problem: CLIEProblem, x0=None, max_iterations: int = 30, tolerance: float = 1e-4) -> RefinementReport:
+    """DIDIM: beta_{k+1} = argmin || F D (tau_measured - W(q_s(beta_k), ...) beta) ||, the
+    Gauss-Newton step of the torque output error written as an IDIM least-squares on the
+    simulated trajectory. Stops when the objective changes by less than `tolerance`
+    (relative). A step whose simulation diverges or whose objective does not decrease is
+    halved toward the previous estimate (the usual globalization of Gauss-Newton)."""
+    started = time.perf_counter()
+    x = regular_initialization(problem.names, problem.constants) if x0 is None else (
+        np.array(x0.ordered(problem.names) if isinstance(x0, ParameterSet) else x0, dtype=float))
+    evaluator = _Evaluator(problem)
+    simulation, r = evaluator.evaluate(x)
+    if not simulation.ok:
+        raise CLIEError(f"{problem.source}: the closed-loop simulation diverges at the DIDIM start")
+    x_start, objective_start = x.copy(), float(r @ r)
+    objective = objective_start
+    history, iterations, status, message = [], 0, 0, "iteration limit reached"
+    target = problem.measured[problem.valid].ravel()
+    for iterations in range(1, max_iterations + 1):
+        regressor = -problem.didim_jacobian(simulation)
+        proposal = np.linalg.lstsq(regressor, target, rcond=None)[0]
+        step = proposal - x
+        for _ in range(MAX_STEP_HALVINGS):
+            simulation_new, r_new = evaluator.evaluate(x + step)
+            if simulation_new.ok and float(r_new @ r_new) < objective:
+                break
+            step *= 0.5
+        else:
+            status, message = 2, "no step along the Gauss-Newton direction lowers the objective"
+            break
+        x, simulation, r = x + step, simulation_new, r_new
+        objective_new = float(r @ r)
+        history.append(objective_new)
+        change = (objective - objective_new) / objective
+        objective = objective_new
+        if change < tolerance:
+            status, message = 1, f"objective changed by less than {tolerance:g} (relative)"
+            break
+    return RefinementReport(
+        method="didim", names=list(problem.names), x0=x_start, x=x, objective_start=objective_start,
+        objective_final=objective, iterations=iterations, simulations=evaluator.simulations,
+        trial_evaluations=evaluator.simulations, jacobian_evaluations=iterations, diverged_evaluations=evaluator.diverged,
+        wall_time_s=time.perf_counter() - started, status=status, message=message, history=history,
+    )
+
+
+# ---------------------------------------------------------------- condition records
+
+
+def record_path(trajectory: str, ts: float, run: int = 1, method: str = "fast") -> Path:
+    """Where the CLIE sweep keeps one condition's refinement (one directory per route)."""
+    return paths.RESULTS_DIR / "clie" / method / f"{trajectory}_run{run}_{round(ts * 1e3):02d}ms.json"
+
+
+def write_record(path, condition, report: RefinementReport) -> Path:
+    """One condition's stages for the parameter clouds: the OLS estimate, the CLIE start (the
+    SDP projection on route O-S-C, else the OLS estimate again) and the CLIE solution, with the
+    refinement's cost counts and the condition's route, epsilon and kappa."""
+    record = {
+        "trajectory": condition.trajectory, "ts": condition.ts, "run": condition.run, "route": condition.route,
+        "epsilon": None if condition.projection is None else condition.projection.epsilon,
+        "kappa": condition.ols.kappa, "names": list(report.names),
+        "ols": condition.ols.parameters.values.tolist(), "std_errors": condition.ols.parameters.std_errors.tolist(),
+        "start": condition.start.values.tolist(), **{f"clie_{k}": v for k, v in report.as_dict().items()},
+    }
+    write_json_record(path, record)
+    (Path(path).parent / "failed" / Path(path).name).unlink(missing_ok=True)  # a failure noted by an earlier build
+    return Path(path)
+
+
+def failure_path(trajectory: str, ts: float, run: int = 1, method: str = "fast") -> Path:
+    """Where the sweep notes a condition it could not refine (beside the records, in `failed/`)."""
+    path = record_path(trajectory, ts, run, method)
+    return path.parent / "failed" / path.name
+
+
+def write_failure(path, condition, message: str) -> Path:
+    return write_json_record(path, {"trajectory": condition.trajectory, "ts": condition.ts, "run": condition.run,
+                                    "route": condition.route, "failure": message})
+
+
+def load_failures(method: str = "fast") -> list[dict]:
+    """Every condition the CLIE sweep could not refine for `method`, with its reason."""
+    return read_json_records(failure_path("x", 0.04, 1, method).parent)
+
+
+def load_records(method: str = "fast") -> list[dict]:
+    """Every CLIE record the sweep wrote for `method`, sorted by file name."""
+    return read_json_records(record_path("x", 0.04, 1, method).parent)
+
+
+def iteration_statistics(records) -> "pd.DataFrame":
+    """The cost figures of Sec. IV-C over a set of CLIE records (one row per condition, as
+    `load_records` returns them): medians by route, the iteration counts half and nine-tenths
+    of the refinements finish within, runs stopped at the iteration cap, total wall time."""
+    frame = pd.DataFrame(records)
+    iterations = frame["clie_iterations"].astype(int)
+    by_route = frame.groupby("route")["clie_iterations"].median()
+    rows = [
+        ("median iterations, route O-C", by_route.get("O-C", np.nan)),
+        ("median iterations, route O-S-C", by_route.get("O-S-C", np.nan)),
+        ("half of the refinements finish within (iterations)", float(np.quantile(iterations, 0.5, method="inverted_cdf"))),
+        ("nine-tenths finish within (iterations)", float(np.quantile(iterations, 0.9, method="inverted_cdf"))),
+        (f"stopped at the {MAX_ITERATIONS}-iteration cap", int((iterations >= MAX_ITERATIONS).sum())),
+        ("total refinement time", f"{frame['clie_wall_time_s'].sum() / 3600:.2f} h"),
+    ]
+    return pd.DataFrame(rows, columns=["", "this book (fast route)"]).set_index("")

@@ -1,0 +1,137 @@
+"""Numba core of the CLIE closed-loop simulator (paper Sec. IV-C, Fig. 4, Appendix D-F).
+
+This file is a template: `clie._core()` copies it into the code cache with the marked line
+replaced by an import of the generated kernels of the "reduced" 39-parameter set (whose
+module name carries a hash), so numba caches the compiled loop per kernel version, as the
+twin does with `twin_core.py`. Do not import it directly. SI units; arrays index axes 0..7
+(the hand, axis 8, is index 7).
+
+Model (per integration step): M(q; beta) q̈ = tau - W(q, q̇, 0) beta, with
+W(q, q̇, q̈) beta = M q̈ + C q̇ + g + FV q̇ the inverse dynamic model of the 39 base parameters.
+The controller is `controller.realization_law`, called once per logged stamp.
+"""
+
+import math
+
+import numba
+import numpy as np
+
+from crane_lib.model.controller import OUT_GOAL_UNITS, OUT_ROWS, realization_law
+from crane_lib.model.spd_solve import solve_spd
+
+regressor_kernel = inertia_kernel = None  # @@KERNELS@@ (replaced by the import of the generated kernels)
+
+N_ARM = 7
+N_AX = 8
+
+# exit codes of simulate(): OK, or why the simulation was declared diverged
+SIM_OK, SIM_NOT_FINITE, SIM_SPEED, SIM_NOT_PD = 0, 1, 2, 3
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def acceleration(q, v, tau, beta, offsets, gz, ws_w, ws_m, ws_l, ws_v, ws_i, out):
+    """Direct dynamics q̈ = M^-1 (tau - W(q, q̇, 0) beta) into `out`; False if M is not PD.
+
+    ws_w (8, 39), ws_m (8, 8), ws_l (8, 8), ws_v (6, 8), ws_i (8,) int: scratch (no allocation
+    per step), zeroed by the caller once: the generated kernels write the same entries at
+    every call (those not identically zero), so the others stay zero. The hand axis is
+    decoupled from the arm (M[7, :7] = 0): the arm block goes through the shared Cholesky
+    solve, the hand is a scalar division."""
+    c = ws_v[0, :N_ARM]
+    s = ws_v[1, :N_ARM]
+    zeros = ws_v[2]
+    rhs = ws_v[3]
+    y = ws_v[4]
+    free = ws_v[5]
+    for j in range(N_ARM):
+        angle = q[j] + offsets[j]
+        c[j] = math.cos(angle)
+        s[j] = math.sin(angle)
+    regressor_kernel(c, s, v, zeros, zeros, gz, ws_w)
+    for r in range(N_AX):
+        total = tau[r]
+        for k in range(beta.shape[0]):
+            total -= ws_w[r, k] * beta[k]
+        rhs[r] = total
+    inertia_kernel(c, s, beta, ws_m)
+    hand = ws_m[N_ARM, N_ARM]
+    if not hand > 0.0:
+        return False
+    out[N_ARM] = rhs[N_ARM] / hand
+    return solve_spd(ws_m, rhs, free, N_ARM, ws_l, out, ws_i, y)
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def simulate(
+    t, theta_ref, dtheta_ref, ddtheta_ref, theta_start, integral_start, beta, offsets, gz,
+    kt_record, max_step, speed_limit,
+    m_hat, d_hat, k_p, k_v, k_i, kt_command, current_unit, limit_units,
+    tau_out, q_out, v_out, a_out,
+):
+    """Closed loop of the record on its own stamps `t` (n,), from rest at theta_start.
+
+    Cycle k: the controller reads the simulated angle at t[k] (no encoder quantization, no
+    dead time), computes its command with realization_law, and the command, converted to the
+    record's torque units by kt_record (the identified model's units), is held until t[k+1].
+    The plant is integrated over [t[k], t[k+1]] by the explicit trapezoidal rule (Heun:
+    Euler predictor, trapezoidal corrector) in equal steps of at most max_step.
+
+    Writes per cycle k: tau_out[k] the simulated controller torque (record units, N·m) and
+    the state the plant had when that torque started: q_out, v_out, a_out (the acceleration
+    the torque produced there, so W(q_out, v_out, a_out) beta == tau_out to rounding).
+    Returns (code, cycles completed): code SIM_OK, or why it stopped (diverged).
+    """
+    n = t.shape[0]
+    ws_w = np.zeros((N_AX, beta.shape[0]))
+    ws_m = np.zeros((N_AX, N_AX))
+    ws_l = np.zeros((N_AX, N_AX))
+    ws_v = np.zeros((6, N_AX))
+    ws_v[5, :] = 1.0  # every arm axis free
+    ws_i = np.zeros(N_AX, dtype=np.int64)
+    law = np.zeros((OUT_ROWS, N_AX))
+    q = theta_start.copy()
+    v = np.zeros(N_AX)
+    theta_previous = theta_start.copy()
+    integral = integral_start.copy()
+    tau = np.zeros(N_AX)
+    a1 = np.zeros(N_AX)
+    a2 = np.zeros(N_AX)
+    q_pred = np.zeros(N_AX)
+    v_pred = np.zeros(N_AX)
+    for k in range(n):
+        dt_read = t[k] - t[k - 1] if k > 0 else (t[1] - t[0] if n > 1 else 1e-3)
+        realization_law(
+            theta_ref[k], dtheta_ref[k], ddtheta_ref[k], q, theta_previous, dt_read, integral,
+            m_hat, d_hat, k_p, k_v, k_i, kt_command, current_unit, limit_units, law,
+        )
+        for j in range(N_AX):
+            theta_previous[j] = q[j]
+            tau[j] = law[OUT_GOAL_UNITS, j] * current_unit * kt_record[j]
+            tau_out[k, j] = tau[j]
+            q_out[k, j] = q[j]
+            v_out[k, j] = v[j]
+        span = t[k + 1] - t[k] if k + 1 < n else 0.0
+        steps = max(1, int(math.ceil(span / max_step - 1e-9)))
+        h = span / steps
+        for step in range(steps):
+            if not acceleration(q, v, tau, beta, offsets, gz, ws_w, ws_m, ws_l, ws_v, ws_i, a1):
+                return SIM_NOT_PD, k
+            if step == 0:
+                for j in range(N_AX):
+                    a_out[k, j] = a1[j]
+            if span == 0.0:
+                break
+            for j in range(N_AX):
+                q_pred[j] = q[j] + h * v[j]
+                v_pred[j] = v[j] + h * a1[j]
+            if not acceleration(q_pred, v_pred, tau, beta, offsets, gz, ws_w, ws_m, ws_l, ws_v, ws_i, a2):
+                return SIM_NOT_PD, k
+            for j in range(N_AX):
+                q[j] += 0.5 * h * (v[j] + v_pred[j])
+                v[j] += 0.5 * h * (a1[j] + a2[j])
+        for j in range(N_AX):
+            if not (math.isfinite(q[j]) and math.isfinite(v[j])):
+                return SIM_NOT_FINITE, k
+            if abs(v[j]) > speed_limit:
+                return SIM_SPEED, k
+    return SIM_OK, n

@@ -1,0 +1,64 @@
+"""Refinement after OLS/SDP, by name: the one dispatcher that `crane-id identify --refine`, the
+CLIE chapter and the accepted-model pipeline call.
+
+    clie   CLIE as Appendix D-F: trust-region reflective with a forward-difference Jacobian
+           (one closed-loop simulation per parameter per iteration: tens of minutes on AG02)
+    fast   the same objective, solver, bounds and tolerance with the DIDIM Jacobian (one
+           simulation per iteration: about a minute on AG02; reaches the faithful objective
+           within 0.5 %, register "CLIE")
+    didim  DIDIM from its regular initialization (the OLS/SDP start is not used)
+    none   stop at the OLS/SDP start
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from crane_lib.errors import InputError
+from crane_lib.identification import clie
+from crane_lib.logs.raw_log import read_raw_log
+from crane_lib.model.parameters import ParameterSet
+
+REFINE_CHOICES = ("clie", "fast", "didim", "none")
+DEFAULT_REFINE = "fast"
+
+
+def refine(problem: clie.CLIEProblem, start, method: str, workers: int = 2) -> clie.RefinementReport:
+    """One refinement of `start` on the CLIE problem by the named method (not "none")."""
+    if method == "clie":
+        return clie.refine_faithful(problem, start, workers=workers)
+    if method == "fast":
+        return clie.refine_fast(problem, start)
+    if method == "didim":
+        return clie.didim(problem)
+    raise ValueError(f"refinement {method!r}: expected one of clie, fast, didim")
+
+
+def refine_condition(log_path, condition_result, method: str, workers: int = 2, log=None) -> tuple[ParameterSet, dict]:
+    """Refine the condition's start on the raw log it came from; returns (parameters, report).
+
+    The report holds the method, objectives (sums of squares), iterations, simulations, wall
+    time and the solver's exit message; the parameters carry the stage in their meta and the
+    OLS standard errors of the start. `log`: the RawLog already read, to skip reading it again.
+    """
+    if method not in REFINE_CHOICES:
+        raise InputError("--refine", repr(method), f"one of {', '.join(REFINE_CHOICES)}")
+    start = condition_result.start
+    if method == "none":
+        if start is None:
+            raise InputError(str(log_path), f"no OLS/SDP model ({condition_result.failure})", "an identifiable condition")
+        return start, {"method": "none", "route": condition_result.route}
+    if start is None and method != "didim":
+        raise InputError(str(log_path), f"no OLS/SDP start for CLIE ({condition_result.failure})", "an identifiable condition")
+    problem = clie.build_problem(read_raw_log(Path(log_path)) if log is None else log)
+    try:
+        report = refine(problem, start, method, workers)
+    except clie.CLIEError as error:
+        raise InputError(str(log_path), str(error), "a start whose closed-loop simulation stays bounded") from None
+    parameters = report.parameters()
+    std_errors = getattr(start, "std_errors", None) if start is not None else None
+    meta = {**(start.meta if start is not None else {}), "stage": method, "route": condition_result.route or "",
+            "objective": f"{report.objective_final:.9g}", "iterations": str(report.iterations)}
+    summary = {k: v for k, v in report.as_dict().items() if k not in ("x", "names")}
+    summary["route"] = condition_result.route
+    return ParameterSet(parameters.names, parameters.values, std_errors, meta), summary

@@ -1,0 +1,443 @@
+"""The raw log of one execution (paper Appendix D-C): 106 columns, nominally 1 ms, uneven stamps.
+
+Every column is documented in `data/raw_log_columns.csv` (the source of truth for names and
+units, read here). Column numbers there are 1-based as in the paper; arrays here are
+0-based, so `COLUMN["theta_logged_1"] == 1`.
+
+Two containers hold the same 106 columns:
+- text ('.csv', or '.csv.gz' compressed): one sample per line, 106 comma-separated numbers;
+  lines starting with '#' at the top carry metadata as '# key: value'. This is what the
+  hardware recorder appends to, line by line, so no logged sample is ever lost;
+- '.npz' (numpy, compressed, lossless): the array under 'samples' and the metadata under
+  'metadata' as 'key: value' lines. The twin's data set uses it: a 128 s log is about
+  250 MB as full-precision text. The file is deterministic: the same samples and metadata
+  always give the same bytes (see `npz_io`).
+
+Reading (`read_raw_log`) checks what preprocessing relies on and raises an `InputError`
+naming the file and the line (text) or sample index (npz) of the first fault:
+- an empty file, or one with metadata but no samples;
+- a line with other than 106 comma-separated fields (npz: an array not n x 106);
+- a last line without its newline or with too few fields (a write cut short: "truncated");
+- a field that is not a number, or is NaN or infinite (an empty field reads as NaN);
+- a time stamp equal to the previous one (duplicated) or smaller (non-monotonic);
+- a step between consecutive stamps of more than MAX_STAMP_GAP_S (20 ms).
+
+`read_raw_log(path, repair=True)` repairs exactly two faults, each of which loses no
+information that could be trusted, and lists what it did in `RawLog.repairs`:
+1. truncated end: a last line without its final newline, or with fewer than 106 fields, is
+   dropped (a '.csv.gz' cut short is decompressed as far as it goes, then the same rule
+   applies). Only the last line: a short line elsewhere is corruption, not truncation;
+2. duplicated stamps: a sample whose stamp equals the preceding sample's is dropped and the
+   first of the run kept; the report counts how many of the dropped samples also differed in
+   other columns.
+Everything else stays an error even with repair=True: reordering non-monotonic stamps,
+bridging a gap or replacing a NaN would invent data that was never logged.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from crane_lib.constants import CLAMP_THRESHOLD_FRACTION, CLAMP_TORQUE, KT, N_AXES
+from crane_lib.errors import InputError, atomic_write
+from crane_lib.logs.npz_io import read_npz, write_npz
+from crane_lib.paths import DATA_DIR
+
+RAW_LOG_COLUMNS_CSV = DATA_DIR / "raw_log_columns.csv"
+N_COLUMNS = 106
+ANGLE_OFFSET = np.pi  # logged angle = theta + pi
+# Largest accepted step between consecutive stamps: 20 nominal cycles. Beyond it, linear
+# interpolation onto the 1 ms grid would make up two or more samples of the 10 ms bundle.
+MAX_STAMP_GAP_S = 0.020
+EXPECTED_TEXT = f"{N_COLUMNS} comma-separated numbers per line, the last line ending in a newline"
+
+
+def _load_columns() -> list[dict[str, str]]:
+    with open(RAW_LOG_COLUMNS_CSV, encoding="utf-8") as handle:
+        rows = list(csv.DictReader(line for line in handle if not line.startswith("#")))
+    if len(rows) != N_COLUMNS or [int(r["column"]) for r in rows] != list(range(1, N_COLUMNS + 1)):
+        raise RuntimeError(f"{RAW_LOG_COLUMNS_CSV}: expected columns 1..{N_COLUMNS} in order")
+    return rows
+
+
+COLUMNS = _load_columns()
+COLUMN = {row["name"]: int(row["column"]) - 1 for row in COLUMNS}  # 0-based index by name
+COLUMN_NAMES = [row["name"] for row in COLUMNS]
+
+
+def column_groups() -> list[dict[str, str]]:
+    """The 106 columns as groups (per-axis groups of eight collapsed to one row), in column order.
+
+    Each row: group name, first and last column (1-based, as in the paper), unit and the
+    description of the group's first column (its "axis 1: " prefix removed).
+    """
+    groups: list[dict[str, str]] = []
+    for row in COLUMNS:
+        stem, _, suffix = row["name"].rpartition("_")
+        name = stem if suffix.isdigit() and stem else row["name"]
+        if groups and groups[-1]["group"] == name:
+            groups[-1]["last column"] = row["column"]
+            continue
+        description = row["description"]
+        if description.startswith("axis 1: "):
+            description = description[len("axis 1: "):]
+        groups.append({"group": name, "first column": row["column"], "last column": row["column"], "unit": row["unit"],
+                       "description": description})
+    return groups
+
+
+def group(name: str) -> slice:
+    """0-based slice of the eight per-axis columns of a group, e.g. group('current_command') -> 49:57."""
+    first = COLUMN[f"{name}_1"]
+    if COLUMN[f"{name}_{N_AXES}"] != first + N_AXES - 1:
+        raise KeyError(f"{name} is not a contiguous per-axis group")
+    return slice(first, first + N_AXES)
+
+
+# --------------------------------------------------------------------------------------------
+# the log in memory
+
+
+@dataclass
+class RawLog:
+    """One raw log: the (n, 106) samples as stored, its metadata, and what a repair changed."""
+
+    samples: np.ndarray
+    metadata: dict[str, str] = field(default_factory=dict)
+    path: Path | None = None
+    repairs: tuple[str, ...] = ()  # one sentence per repair made; empty when nothing was repaired
+
+    @property
+    def n_samples(self) -> int:
+        return self.samples.shape[0]
+
+    def column_group(self, name: str) -> np.ndarray:
+        return self.samples[:, group(name)]
+
+    @property
+    def t(self) -> np.ndarray:
+        """Host time stamps (s), uneven."""
+        return self.samples[:, COLUMN["t"]]
+
+    @property
+    def duration(self) -> float:
+        return float(self.t[-1] - self.t[0])
+
+    @property
+    def theta(self) -> np.ndarray:
+        """Joint angles (rad), the logged pi offset removed; (n, 8)."""
+        return self.column_group("theta_logged") - ANGLE_OFFSET
+
+    @property
+    def dtheta_logged(self) -> np.ndarray:
+        """The controller's own one-cycle encoder-difference velocity (rad/s); not used by D-C."""
+        return self.column_group("dtheta")
+
+    @property
+    def theta_ref(self) -> np.ndarray:
+        return self.column_group("theta_ref")
+
+    @property
+    def dtheta_ref(self) -> np.ndarray:
+        return self.column_group("dtheta_ref")
+
+    @property
+    def ddtheta_ref(self) -> np.ndarray:
+        return self.column_group("ddtheta_ref")
+
+    @property
+    def current_command(self) -> np.ndarray:
+        """Commanded current (A), the torque command; (n, 8)."""
+        return self.column_group("current_command")
+
+    @property
+    def torque_logged(self) -> np.ndarray:
+        """Torque record (N·m): commanded current times the per-axis Kt of Sec. III-A."""
+        return self.current_command * KT
+
+    @property
+    def clamp_threshold_reached(self) -> np.ndarray:
+        """(n, 8) bool: |torque| >= 0.98 of the axis clamp torque, the paper's clamp rule."""
+        return np.abs(self.torque_logged) >= CLAMP_THRESHOLD_FRACTION * CLAMP_TORQUE
+
+    @property
+    def clamped(self) -> np.ndarray:
+        """(n, 8) bool: the controller's own flag, set where the command reached the current limit."""
+        return self.column_group("clamped") != 0
+
+    @property
+    def segment(self) -> np.ndarray:
+        """Command-file segment index per sample (-1 while idle)."""
+        return np.rint(self.samples[:, COLUMN["segment"]]).astype(np.int64)
+
+
+# --------------------------------------------------------------------------------------------
+# writing
+
+
+def _metadata_lines(metadata: dict[str, str] | None) -> list[str]:
+    lines = []
+    for key, value in (metadata or {}).items():
+        key, value = str(key), str(value)
+        if "\n" in key or "\n" in value or ": " in key or not key:
+            raise ValueError(f"metadata entry {key!r}: keys must be non-empty without ': ', and neither may hold a newline")
+        lines.append(f"{key}: {value}")
+    return lines
+
+
+def _check_shape(samples: np.ndarray) -> np.ndarray:
+    samples = np.asarray(samples, dtype=float)
+    if samples.ndim != 2 or samples.shape[1] != N_COLUMNS:
+        raise ValueError(f"raw log samples have shape {samples.shape}; expected (n, {N_COLUMNS})")
+    return samples
+
+
+def format_raw_log(samples: np.ndarray, metadata: dict[str, str] | None = None) -> str:
+    """Text of a raw log; values printed with repr precision, so writing is lossless."""
+    samples = _check_shape(samples)
+    buffer = io.StringIO()
+    for line in _metadata_lines(metadata):
+        buffer.write(f"# {line}\n")
+    np.savetxt(buffer, samples, delimiter=",", fmt="%.17g")
+    return buffer.getvalue()
+
+
+def write_raw_log(path, samples: np.ndarray, metadata: dict[str, str] | None = None) -> Path:
+    """Write atomically (a temporary file renamed into place) in the container the suffix names.
+
+    Every container is deterministic: the same samples and metadata give the same bytes.
+    """
+    path = Path(path)
+    if path.suffix == ".npz":
+        samples = _check_shape(samples)
+        meta = "\n".join(_metadata_lines(metadata))
+        write_npz(path, {"samples": samples, "metadata": np.array(meta)})
+        return path
+    text = format_raw_log(samples, metadata)
+    if path.suffix == ".gz":
+        with atomic_write(path, mode="wb") as handle:
+            # a fixed mtime keeps compressed output byte-identical between runs
+            with gzip.GzipFile(filename="", fileobj=handle, mode="wb", compresslevel=6, mtime=0) as zipped:
+                zipped.write(text.encode("utf-8"))
+    else:
+        with atomic_write(path, encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+    return path
+
+
+# --------------------------------------------------------------------------------------------
+# reading
+
+
+def read_raw_log(path, repair: bool = False) -> RawLog:
+    """Read and check a raw log ('.csv', '.csv.gz' or '.npz'); see the module text for the checks.
+
+    With repair=False any fault raises an InputError naming the file and the line or sample.
+    With repair=True the two repairable faults (truncated end, duplicated stamps) are
+    repaired and listed in the returned `RawLog.repairs`; every other fault still raises.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(str(path), "no such file", "a raw log (.csv, .csv.gz or .npz)")
+    if path.suffix == ".npz":
+        samples, metadata, origin = _read_npz_container(path)
+        repairs: list[str] = []
+    else:
+        samples, metadata, origin, repairs = _read_text_container(path, repair)
+    samples, origin, stamp_repairs = _check_samples(path, samples, origin, repair)
+    return RawLog(samples=samples, metadata=metadata, path=path, repairs=tuple(repairs + stamp_repairs))
+
+
+@dataclass(frozen=True)
+class _Origin:
+    """Where each sample came from: 1-based line numbers (text) or 0-based sample indices (npz)."""
+
+    kind: str  # "line" or "sample"
+    number: np.ndarray
+
+    def where(self, path: Path, row: int) -> str:
+        if self.kind == "line":
+            return f"{path}, line {int(self.number[row])}"
+        return f"{path}, sample {int(self.number[row])}"
+
+    def subset(self, keep: np.ndarray) -> "_Origin":
+        return _Origin(self.kind, self.number[keep])
+
+
+def _read_npz_container(path: Path):
+    arrays = read_npz(path)
+    if "samples" not in arrays:
+        raise InputError(str(path), f"no 'samples' array (found {sorted(arrays)})", f"an (n, {N_COLUMNS}) array 'samples'")
+    samples = arrays["samples"]
+    if samples.ndim != 2 or samples.shape[1] != N_COLUMNS:
+        raise InputError(str(path), f"'samples' has shape {samples.shape}: wrong column count", f"(n, {N_COLUMNS})")
+    if not np.issubdtype(samples.dtype, np.number):
+        raise InputError(str(path), f"'samples' has dtype {samples.dtype}", "floating-point numbers")
+    metadata = {}
+    if "metadata" in arrays:
+        metadata = _parse_metadata(str(arrays["metadata"]).splitlines())
+    origin = _Origin("sample", np.arange(samples.shape[0]))
+    return samples.astype(float, copy=False), metadata, origin
+
+
+def _parse_metadata(lines: list[str]) -> dict[str, str]:
+    metadata = {}
+    for line in lines:
+        key, _, value = line.partition(": ")
+        metadata[key.strip()] = value.strip()
+    return metadata
+
+
+def _decompress(path: Path, data: bytes, repair: bool, repairs: list[str]) -> bytes:
+    try:
+        return gzip.decompress(data)
+    except EOFError:
+        if not repair:
+            raise InputError(str(path), "the compressed stream ends before its end marker: the file is truncated",
+                             "a complete gzip stream (read_raw_log(..., repair=True) keeps what decompresses)") from None
+        partial = zlib.decompressobj(wbits=31).decompress(data)  # 31: gzip header and trailer
+        repairs.append(f"the gzip stream was cut short; kept the {len(partial)} bytes that decompress")
+        return partial
+    except (gzip.BadGzipFile, zlib.error) as error:
+        raise InputError(str(path), f"not a readable gzip file ({error})", "a '.csv.gz' written by gzip") from None
+
+
+def _read_text_container(path: Path, repair: bool):
+    repairs: list[str] = []
+    data = path.read_bytes()
+    if path.suffix == ".gz":
+        data = _decompress(path, data, repair, repairs)
+    if not data or data.isspace():
+        raise InputError(str(path), "empty file", EXPECTED_TEXT)
+
+    # metadata: the '#' lines at the top (few, so a Python loop is fine here)
+    metadata_lines, offset, n_header_lines = [], 0, 0
+    while offset < len(data) and data.startswith(b"#", offset):
+        end = data.find(b"\n", offset)
+        end = len(data) if end < 0 else end
+        metadata_lines.append(data[offset + 1:end].decode("utf-8", errors="replace").strip())
+        offset, n_header_lines = end + 1, n_header_lines + 1
+    body = data[offset:]
+    metadata = _parse_metadata(metadata_lines)
+    if not body:
+        raise InputError(str(path), f"no samples after {n_header_lines} metadata lines", EXPECTED_TEXT)
+    first_line = n_header_lines + 1  # 1-based number of the first sample line
+
+    # line boundaries by one vectorized scan; field counts are checked per line only where needed
+    line_ends = np.flatnonzero(np.frombuffer(body, dtype=np.uint8) == ord("\n"))
+    has_final_newline = body.endswith(b"\n")
+    if not has_final_newline:
+        line_ends = np.append(line_ends, len(body))
+    line_starts = np.concatenate(([0], line_ends[:-1] + 1))
+    n_lines = len(line_ends)
+
+    def fields_of(index: int) -> int:
+        return body.count(b",", int(line_starts[index]), int(line_ends[index])) + 1
+
+    last_fields = fields_of(n_lines - 1)
+    if not has_final_newline or last_fields < N_COLUMNS:  # a write cut short
+        last = first_line + n_lines - 1
+        if not has_final_newline and last_fields == N_COLUMNS:
+            reason = "has all fields but no final newline, so its last number may be cut short"
+        elif not has_final_newline:
+            reason = f"has {last_fields} of {N_COLUMNS} fields and no final newline"
+        else:
+            reason = f"has {last_fields} of {N_COLUMNS} fields"
+        if not repair:
+            raise InputError(f"{path}, line {last}", f"the last line {reason}: the file is truncated",
+                             f"{EXPECTED_TEXT} (read_raw_log(..., repair=True) drops it)")
+        repairs.append(f"dropped the truncated last line {last} (it {reason})")
+        n_lines -= 1
+        body = body[: int(line_starts[n_lines])]
+        if n_lines == 0:
+            raise InputError(str(path), "no complete sample line after the repair", EXPECTED_TEXT)
+
+    samples = _parse_numbers(path, body, first_line, n_lines)
+    # a short line parses with NaN in its missing fields: name it as a column-count fault
+    for row in np.flatnonzero(np.isnan(samples).any(axis=1))[:1]:
+        if fields_of(int(row)) != N_COLUMNS:
+            raise InputError(f"{path}, line {first_line + int(row)}", f"{fields_of(int(row))} fields: wrong column count",
+                             f"{N_COLUMNS} comma-separated numbers")
+    origin = _Origin("line", first_line + np.arange(n_lines))
+    return samples, metadata, origin, repairs
+
+
+def _parse_numbers(path: Path, body: bytes, first_line: int, n_lines: int) -> np.ndarray:
+    """(n_lines, 106) floats by pandas' C parser; on a parse failure, find the line the slow way."""
+    try:
+        frame = pd.read_csv(io.BytesIO(body), header=None, names=range(N_COLUMNS), dtype=np.float64, engine="c",
+                            skip_blank_lines=False)
+        samples = frame.to_numpy(dtype=np.float64)
+        if samples.shape[0] == n_lines:
+            return samples
+    except (ValueError, pd.errors.ParserError):
+        pass
+    # error path only: line by line, to name the line and the field
+    for index, line in enumerate(body.split(b"\n")[:n_lines]):
+        tokens = line.split(b",")
+        if len(tokens) != N_COLUMNS:
+            raise InputError(f"{path}, line {first_line + index}", f"{len(tokens)} fields: wrong column count",
+                             f"{N_COLUMNS} comma-separated numbers")
+        for column, token in enumerate(tokens):
+            try:
+                float(token)
+            except ValueError:
+                text = token.decode("utf-8", errors="replace").strip()
+                raise InputError(f"{path}, line {first_line + index}", f"column {column + 1} ({COLUMN_NAMES[column]}) holds {text!r}",
+                                 "a number") from None
+    raise InputError(str(path), "the text could not be parsed as numbers", EXPECTED_TEXT)
+
+
+def _check_samples(path: Path, samples: np.ndarray, origin: _Origin, repair: bool):
+    """Finite values and strictly increasing stamps without gaps; returns (samples, origin, repairs)."""
+    repairs: list[str] = []
+    if samples.shape[0] == 0:
+        raise InputError(str(path), "no samples", f"at least one (n, {N_COLUMNS}) sample")
+    finite = np.isfinite(samples)
+    if not finite.all():
+        row, column = np.argwhere(~finite)[0]
+        raise InputError(origin.where(path, row), f"column {column + 1} ({COLUMN_NAMES[column]}) is {samples[row, column]}",
+                         "finite numbers (NaN, inf or an empty field are not repaired)")
+
+    t = samples[:, COLUMN["t"]]
+    step = np.diff(t)
+    if repair:
+        repeats = np.flatnonzero(step == 0) + 1
+        if repeats.size:
+            # compare each dropped sample with the kept first sample of its run
+            starts = np.concatenate(([True], step != 0))
+            run_start = np.maximum.accumulate(np.where(starts, np.arange(len(t)), 0))
+            differing = int(np.any(samples[repeats] != samples[run_start[repeats]], axis=1).sum())
+            shown = ", ".join(origin.where(path, r).rsplit(", ", 1)[1] for r in repeats[:5])
+            more = f" and {repeats.size - 5} more" if repeats.size > 5 else ""
+            repairs.append(f"dropped {repeats.size} samples whose stamp repeated the previous sample's ({shown}{more}); "
+                           f"{differing} of them differed in other columns; the first sample of each run was kept")
+            keep = np.ones(len(t), dtype=bool)
+            keep[repeats] = False
+            samples, origin = samples[keep], origin.subset(keep)
+            t = samples[:, COLUMN["t"]]
+            step = np.diff(t)
+
+    faults = np.flatnonzero((step <= 0) | (step > MAX_STAMP_GAP_S))
+    if faults.size:
+        row = int(faults[0]) + 1
+        before, now = t[row - 1], t[row]
+        if now == before:
+            problem = f"time stamp {now!r} s repeats the previous sample's"
+            expected = "strictly increasing time stamps (read_raw_log(..., repair=True) drops repeats)"
+        elif now < before:
+            problem = f"time stamp {now!r} s is earlier than the previous sample's {before!r} s (non-monotonic)"
+            expected = "strictly increasing time stamps; reordering is not repaired"
+        else:
+            problem = f"a gap of {(now - before) * 1e3:.3f} ms from the previous sample"
+            expected = f"at most {MAX_STAMP_GAP_S * 1e3:g} ms between stamps; gaps are not bridged"
+        raise InputError(origin.where(path, row), problem, expected)
+    return samples, origin, repairs

@@ -1,0 +1,305 @@
+"""Base-parameter grouping, derived exactly from the symbolic regressor (stage 2).
+
+The regressor program of `symbolic_model` is evaluated in exact rational arithmetic at random
+rational points of the unit circle (cos = (1 - t^2)/(1 + t^2), sin = 2t/(1 + t^2)), random
+rational velocities, accelerations, signs and gravity. The reduced row echelon form of the
+stacked matrix gives, exactly, which standard columns are independent (the base parameters)
+and how every other column is a combination of them:
+
+    W_d = sum_i K[i, d] W_(p_i)   =>   beta_i = phi_(p_i) + sum_d K[i, d] phi_d,
+
+the closed-form grouping relations. Nothing about the arm's structure is typed in: which
+parameters group, and into what, comes out of the elimination. Columns are offered to the
+elimination in the order of Khalil's rules (the parameters OpenSYMORO keeps first), so the
+pivots carry OpenSYMORO's names. To give the coefficients as polynomials in the link offsets
+RL3 and RL5 rather than as numbers, the grouping is derived on a 3 x 3 grid of offset values
+and interpolated exactly (degree <= 2 in each), then checked at the table's own offsets.
+A rank found on samples could fall short of the generic rank; the relations are therefore
+re-checked exactly on fresh random points before they are accepted.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+
+import sympy
+from sympy.polys.domains import QQ
+from sympy.polys.matrices import DomainMatrix
+
+from crane_lib import fingerprint
+from crane_lib.errors import atomic_write
+from crane_lib.model import codegen, robot_description, symbolic_model
+from crane_lib.model.parameters import LINK_PARAMETER_KINDS, N_LINKS, standard_parameter_names
+from crane_lib.model.symbolic_model import N_AXES
+
+# Columns OpenSYMORO keeps are offered to the elimination first; those Khalil's rules group
+# away (YY, MZ, M of every link) last, so they become the dependent ones if they are.
+_KEPT_KINDS = ("XX", "XY", "XZ", "YZ", "ZZ", "MX", "MY")
+_GROUPED_KINDS = ("YY", "MZ", "M")
+# the paper's names carry R on every grouped-type link term of the base set
+_R_SUFFIX_KINDS = ("XX", "ZZ", "MX", "MY")
+
+PRODUCT_KINDS = ("XY", "XZ", "YZ")
+PARAMETER_SETS = ("reduced", "reduced+poi", "reduced+coulomb", "full")
+PARAMETER_SET_LABELS = {
+    "reduced": "39 (reduced)",
+    "reduced+poi": "39 + products of inertia",
+    "reduced+coulomb": "39 + Coulomb",
+    "full": "65 (full grouped)",
+}
+
+
+def elimination_order() -> list[str]:
+    order = [f"{k}{j}" for j in range(1, N_LINKS + 1) for k in _KEPT_KINDS]
+    order += [f"IA{j}" for j in range(1, N_AXES + 1)]
+    order += [f"FV{j}" for j in range(1, N_AXES + 1)]
+    order += [f"FS{j}" for j in range(1, N_AXES + 1)]
+    order += [f"{k}{j}" for j in range(1, N_LINKS + 1) for k in _GROUPED_KINDS]
+    assert sorted(order) == sorted(standard_parameter_names())
+    return order
+
+
+def base_name(standard: str) -> str:
+    kind = standard.rstrip("0123456789")
+    return f"{kind}R{standard[len(kind):]}" if kind in _R_SUFFIX_KINDS else standard
+
+
+def _canonical_order(names: list[str]) -> list[str]:
+    """ZZR1; per link XXR XY XZ YZ ZZR MXR MYR; rotor inertias; Coulomb; viscous; hand."""
+
+    def key(name: str):
+        kind = name.rstrip("0123456789")
+        j = int(name[len(kind):])
+        kind = kind[:-1] if kind.endswith("R") and kind[:-1] in LINK_PARAMETER_KINDS else kind
+        if j == 8:
+            return (4, {"IA": 0, "FS": 1, "FV": 2}[kind], 0)
+        if kind in _KEPT_KINDS:
+            return (0, j, _KEPT_KINDS.index(kind))
+        return (1 + ("IA", "FS", "FV").index(kind), j, 0)
+
+    return sorted(names, key=key)
+
+
+@dataclass(frozen=True)
+class Grouping:
+    """Exact grouping: base parameter i = sum_s coefficients[i][s] * standard s."""
+
+    standard_names: tuple[str, ...]
+    base_names: tuple[str, ...]  # the full grouped set, canonical order
+    pivots: tuple[str, ...]  # standard parameter whose column each base parameter uses
+    coefficients: tuple[dict, ...]  # per base parameter: {standard name: sympy coefficient in RL3, RL5}
+    offsets: dict  # {"RL3": Fraction, ...} the table's values of the offset symbols
+    rank_rows: int  # rows in the exact stacked matrix
+
+    def numeric_coefficients(self) -> list[dict[str, Fraction]]:
+        subs = {sympy.Symbol(k): sympy.Rational(v.numerator, v.denominator) for k, v in self.offsets.items()}
+        return [{s: Fraction(str(sympy.nsimplify(c.subs(subs)))) for s, c in row.items()} for row in self.coefficients]
+
+    def relation(self, base: str) -> sympy.Expr:
+        """Closed form of a base parameter in the standard parameters and RL3, RL5."""
+        row = self.coefficients[self.base_names.index(base)]
+        return sympy.Add(*[c * sympy.Symbol(s) for s, c in row.items()])
+
+    def parameter_set(self, name: str) -> list[str]:
+        """Base names of one of the nested sets of Table III, in canonical order."""
+        if name not in PARAMETER_SETS:
+            raise KeyError(f"unknown parameter set {name!r}; expected one of {PARAMETER_SETS}")
+        keep = []
+        for b in self.base_names:
+            kind = b.rstrip("0123456789")
+            is_product = kind in PRODUCT_KINDS
+            is_coulomb = kind == "FS"
+            if name == "full" or (not is_product and not is_coulomb):
+                keep.append(b)
+            elif name == "reduced+poi" and is_product:
+                keep.append(b)
+            elif name == "reduced+coulomb" and is_coulomb:
+                keep.append(b)
+        return keep
+
+
+# ------------------------------------------------------------------ exact evaluation
+
+
+def _offset_symbols(table):
+    """Replace each nonzero link offset r_j by a symbol RLj (the MDH table's exact values kept aside)."""
+    rows, values = [], {}
+    for row in table:
+        if row.r != 0:
+            sym = sympy.Symbol(f"RL{row.j}")
+            values[str(sym)] = Fraction(str(row.r))
+            row = robot_description.MDHRow(row.j, row.ant, row.sigma, row.alpha, row.d, row.theta_offset, sym)
+        rows.append(row)
+    return tuple(rows), values
+
+
+def exact_regressor_function(table, order: list[str]):
+    program, entries = symbolic_model.derive_regressor(table)
+    column = {name: i for i, name in enumerate(order)}
+    stores = [(f"out[{row}][{column[name]}]", expr) for (row, name), expr in entries.items()]
+    offset_names = sorted({str(s) for _, e in program.assignments for s in e.free_symbols if str(s).startswith("RL")})
+    unpack = {f"c{j}": f"c[{j - 1}]" for j in range(1, N_LINKS + 1)}
+    unpack.update({f"s{j}": f"s[{j - 1}]" for j in range(1, N_LINKS + 1)})
+    unpack.update({f"QP{j}": f"qp[{j - 1}]" for j in range(1, N_AXES + 1)})
+    unpack.update({f"QDP{j}": f"qdp[{j - 1}]" for j in range(1, N_AXES + 1)})
+    unpack.update({f"SGN{j}": f"sgn[{j - 1}]" for j in range(1, N_AXES + 1)})
+    unpack["GZ"] = "gz"
+    unpack.update({name: f"offsets[{name!r}]" for name in offset_names})
+    source = codegen.emit_function("regressor", ["c", "s", "qp", "qdp", "sgn", "gz", "offsets"], unpack, program, stores, exact=True)
+    namespace = {"_Q": Fraction}
+    exec(compile(source, "<exact regressor>", "exec"), namespace)
+    return namespace["regressor"]
+
+
+def _random_rows(function, n_columns: int, offsets: dict, rng: random.Random, n_points: int):
+    rows = []
+    for _ in range(n_points):
+        t = [Fraction(rng.randint(-9, 9), rng.randint(1, 9)) for _ in range(N_LINKS)]
+        c = [(1 - x * x) / (1 + x * x) for x in t]
+        s = [2 * x / (1 + x * x) for x in t]
+        qp = [Fraction(rng.randint(-9, 9), rng.randint(1, 5)) for _ in range(N_AXES)]
+        qdp = [Fraction(rng.randint(-9, 9), rng.randint(1, 5)) for _ in range(N_AXES)]
+        sgn = [rng.choice((-1, 1)) for _ in range(N_AXES)]
+        gz = Fraction(rng.randint(1, 20), rng.randint(1, 3))
+        out = [[Fraction(0)] * n_columns for _ in range(N_AXES)]
+        function(c, s, qp, qdp, sgn, gz, offsets, out)
+        rows.extend(out)
+    return rows
+
+
+def _rref(rows, n_columns: int):
+    matrix = DomainMatrix([[QQ(x.numerator, x.denominator) for x in row] for row in rows], (len(rows), n_columns), QQ)
+    reduced, pivots = matrix.rref()
+    return reduced.to_Matrix(), list(pivots)
+
+
+def _group_at(function, order, offsets, seed: int, n_points: int = 24):
+    """Pivots and dependency coefficients at one set of offset values, checked on fresh points."""
+    rng = random.Random(seed)
+    rows = _random_rows(function, len(order), offsets, rng, n_points)
+    reduced, pivots = _rref(rows, len(order))
+    # check: every dependent column is the stated combination on fresh random points
+    check = _random_rows(function, len(order), offsets, rng, 6)
+    for d in range(len(order)):
+        if d in pivots:
+            continue
+        for row in check:
+            combo = sum((Fraction(int(reduced[i, d].p), int(reduced[i, d].q)) * row[p] for i, p in enumerate(pivots)), Fraction(0))
+            if combo != row[d]:
+                raise RuntimeError(f"grouping relation for {order[d]} fails on a fresh point: sample rank below generic rank")
+    return pivots, {(i, d): sympy.Rational(int(reduced[i, d].p), int(reduced[i, d].q)) for i in range(len(pivots)) for d in range(len(order)) if d not in pivots and reduced[i, d] != 0}
+
+
+def derive_grouping(table=None, seed: int = 20261129) -> Grouping:
+    table = robot_description.load_mdh_table() if table is None else table
+    symbolic_table, true_offsets = _offset_symbols(table)
+    order = elimination_order()
+    function = exact_regressor_function(symbolic_table, order)
+    names = sorted(true_offsets)
+    if len(names) > 2:
+        raise NotImplementedError("interpolation of the grouping is written for at most two link offsets")
+    grid_values = [Fraction(1, 3), Fraction(2, 7), Fraction(3, 5)]
+    samples = {}
+    pivot_sets = set()
+    for point in itertools.product(grid_values, repeat=len(names)):
+        offsets = dict(zip(names, point))
+        pivots, coeffs = _group_at(function, order, offsets, seed)
+        pivot_sets.add(tuple(pivots))
+        samples[point] = coeffs
+    if len(pivot_sets) != 1:
+        raise RuntimeError("the pivot structure changes with the link offsets")
+    pivots = list(pivot_sets.pop())
+    symbols = [sympy.Symbol(n) for n in names]
+    keys = set().union(*[set(c) for c in samples.values()])
+    interpolated = {}
+    for key in keys:
+        points = [(p, samples[p].get(key, sympy.Integer(0))) for p in samples]
+        interpolated[key] = _interpolate_biquadratic(points, symbols, grid_values)
+    # check at the table's own offsets against a direct elimination there
+    offsets = dict(true_offsets)
+    true_pivots, true_coeffs = _group_at(function, order, offsets, seed + 1)
+    subs = {sym: sympy.Rational(offsets[str(sym)].numerator, offsets[str(sym)].denominator) for sym in symbols}
+    if true_pivots != pivots:
+        raise RuntimeError("pivot structure at the table's offsets differs from the generic one")
+    for key in set(true_coeffs) | set(interpolated):
+        want = true_coeffs.get(key, sympy.Integer(0))
+        got = sympy.nsimplify(interpolated.get(key, sympy.Integer(0)).subs(subs))
+        if sympy.simplify(want - got) != 0:
+            raise RuntimeError(f"interpolated grouping coefficient {key} disagrees at the table's offsets")
+    coefficients = []
+    for i, p in enumerate(pivots):
+        row = {order[p]: sympy.Integer(1)}
+        for d in range(len(order)):
+            c = interpolated.get((i, d))
+            if c is not None and c != 0:
+                row[order[d]] = c
+        coefficients.append(row)
+    base = [base_name(order[p]) for p in pivots]
+    canonical = _canonical_order(base)
+    index = [base.index(b) for b in canonical]
+    return Grouping(
+        standard_names=tuple(standard_parameter_names()),
+        base_names=tuple(canonical),
+        pivots=tuple(order[pivots[i]] for i in index),
+        coefficients=tuple(coefficients[i] for i in index),
+        offsets=true_offsets,
+        rank_rows=24 * N_AXES,
+    )
+
+
+def _interpolate_biquadratic(points, symbols, grid_values):
+    """Exact polynomial of degree <= 2 in each offset through the grid samples."""
+    monomials = [sympy.Integer(1)]
+    for sym in symbols:
+        monomials = [m * sym**e for m in monomials for e in range(3)]
+    unknowns = sympy.symbols(f"k0:{len(monomials)}")
+    poly = sum(u * m for u, m in zip(unknowns, monomials))
+    equations = []
+    for point, value in points:
+        subs = {sym: sympy.Rational(v.numerator, v.denominator) for sym, v in zip(symbols, point)}
+        equations.append(sympy.Eq(poly.subs(subs), value))
+    solution = sympy.solve(equations, unknowns, dict=True)[0]
+    return sympy.expand(poly.subs(solution))
+
+
+# ------------------------------------------------------------------ cache
+
+
+def _grouping_cache_path(table_text: str):
+    key = fingerprint.digest(table_text, fingerprint.source_digest(symbolic_model, codegen, __file__), length=20)
+    return codegen.CODEGEN_DIR / f"grouping_{key}.json"
+
+
+@lru_cache(maxsize=2)
+def grouping(table_path=None) -> Grouping:
+    """The grouping of the MDH table at `table_path` (default: the project's), cached on disk."""
+    path = robot_description.MDH_TABLE_CSV if table_path is None else table_path
+    table = robot_description.load_mdh_table(path)
+    cache = _grouping_cache_path(open(path, encoding="utf-8").read())
+    if cache.exists():
+        data = json.loads(cache.read_text(encoding="utf-8"))
+        return Grouping(
+            standard_names=tuple(data["standard_names"]),
+            base_names=tuple(data["base_names"]),
+            pivots=tuple(data["pivots"]),
+            coefficients=tuple({k: sympy.sympify(v) for k, v in row.items()} for row in data["coefficients"]),
+            offsets={k: Fraction(v) for k, v in data["offsets"].items()},
+            rank_rows=data["rank_rows"],
+        )
+    result = derive_grouping(table)
+    data = {
+        "standard_names": list(result.standard_names),
+        "base_names": list(result.base_names),
+        "pivots": list(result.pivots),
+        "coefficients": [{k: str(v) for k, v in row.items()} for row in result.coefficients],
+        "offsets": {k: str(v) for k, v in result.offsets.items()},
+        "rank_rows": result.rank_rows,
+    }
+    with atomic_write(cache, encoding="utf-8") as handle:
+        json.dump(data, handle, indent=1)
+    return result

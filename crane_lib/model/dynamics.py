@@ -1,0 +1,326 @@
+"""Numeric dynamics generated from the symbolic model (stage 3).
+
+`DynamicModel(parameter_set)` holds per-sample kernels generated once from `symbolic_model` and
+the exact grouping of `base_parameters`, cached on disk (`.cache/codegen/`): the regressor
+W(theta, dtheta, ddtheta) of a base-parameter set, the inertia matrix M(theta; beta), and
+from them the inverse dynamics, gravity, Coriolis/centrifugal and friction torques and the
+direct dynamics. The generated source is compiled by numba (cached beside it) and run over
+samples on all cores: the audit evaluates M and its smallest eigenvalue at 221,875 poses,
+which numpy's per-operation passes over arrays made several times slower (see
+benchmarks/). Arrays are (n, 8) for the eight axes (the hand is axis 8).
+
+Gravity: the arm hangs from its desk mount, so gravity points along +z0 (the zero pose,
+straight along z0, points down). `mounting="upright"` flips it; nothing else changes.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import sympy
+
+from crane_lib import fingerprint
+from crane_lib.constants import GRAVITY
+from crane_lib.errors import InputError, atomic_write
+from crane_lib.model import base_parameters, codegen, robot_description, symbolic_model
+from crane_lib.model.base_parameters import PARAMETER_SETS
+from crane_lib.model.parameters import ParameterSet, standard_parameter_names
+from crane_lib.model.symbolic_model import N_AXES, N_LINKS
+
+MOUNTINGS = {"hanging": +1.0, "upright": -1.0}
+DEFAULT_CHUNK = 65536  # samples per regressor block in inverse_dynamics (bounds memory)
+
+
+def _unpack_trig() -> dict[str, str]:
+    unpack = {f"c{j}": f"c[{j - 1}]" for j in range(1, N_LINKS + 1)}
+    unpack.update({f"s{j}": f"s[{j - 1}]" for j in range(1, N_LINKS + 1)})
+    return unpack
+
+
+def _regressor_source(table, names: list[str], pivots: list[str]) -> str:
+    program, entries = symbolic_model.derive_regressor(table, columns=pivots)
+    column = {p: i for i, p in enumerate(pivots)}
+    stores = [(f"out[{row}, {column[name]}]", expr) for (row, name), expr in sorted(entries.items(), key=lambda e: (e[0][0], column[e[0][1]]))]
+    unpack = _unpack_trig()
+    unpack.update({f"QP{j}": f"qp[{j - 1}]" for j in range(1, N_AXES + 1)})
+    unpack.update({f"QDP{j}": f"qdp[{j - 1}]" for j in range(1, N_AXES + 1)})
+    unpack.update({f"SGN{j}": f"sgn[{j - 1}]" for j in range(1, N_AXES + 1)})
+    unpack["GZ"] = "gz"
+    header = f"# columns: {', '.join(names)}\n@numba.njit(cache=True)\n"
+    return header + codegen.emit_function("regressor_kernel", ["c", "s", "qp", "qdp", "sgn", "gz"], unpack, program, stores, exact=False)
+
+
+def _inertia_source(table, pivots: list[str]) -> str:
+    program, entries = symbolic_model.derive_inertia_matrix(table, columns=pivots)
+    beta = {p: sympy.Symbol(f"B{i}") for i, p in enumerate(pivots)}
+    sums: dict[tuple[int, int], sympy.Expr] = {}
+    for (row, col, name), expr in entries.items():
+        sums[(row, col)] = sums.get((row, col), 0) + beta[name] * expr
+    stores = [(f"out[{r}, {c}]", e) for (r, c), e in sorted(sums.items())]
+    unpack = _unpack_trig()
+    unpack.update({f"B{i}": f"b[{i}]" for i in range(len(pivots))})
+    return "@numba.njit(cache=True)\n" + codegen.emit_function("inertia_upper_kernel", ["c", "s", "b"], unpack, program, stores, exact=False)
+
+
+# Per-sample kernels are generated; these drivers run them over many samples on all cores.
+# Output arrays arrive zeroed: the kernels store only the entries that are not identically zero.
+_DRIVERS = """
+@numba.njit(cache=True)
+def inertia_kernel(c, s, b, out):
+    inertia_upper_kernel(c, s, b, out)
+    for r in range(out.shape[0]):
+        for k in range(r + 1, out.shape[1]):
+            out[k, r] = out[r, k]
+
+
+@numba.njit(parallel=True, cache=True)
+def regressor_batch(C, S, QP, QDP, SGN, gz, OUT):
+    for i in numba.prange(C.shape[0]):
+        regressor_kernel(C[i], S[i], QP[i], QDP[i], SGN[i], gz, OUT[i])
+
+
+@numba.njit(parallel=True, cache=True)
+def inertia_batch(C, S, b, OUT):
+    for i in numba.prange(C.shape[0]):
+        inertia_kernel(C[i], S[i], b, OUT[i])
+
+
+@numba.njit(parallel=True, cache=True)
+def arm_min_eigenvalue_batch(C, S, b, n_arm, LAM):
+    for i in numba.prange(C.shape[0]):
+        m = np.zeros((OUT_SIZE, OUT_SIZE))
+        inertia_kernel(C[i], S[i], b, m)
+        LAM[i] = np.linalg.eigvalsh(m[:n_arm, :n_arm])[0]
+"""
+
+
+@lru_cache(maxsize=16)
+def _kernels(parameter_set: str, table_path: str | None):
+    path = robot_description.MDH_TABLE_CSV if table_path is None else table_path
+    table_text = open(path, encoding="utf-8").read()
+    group = base_parameters.grouping(table_path)
+    names = group.parameter_set(parameter_set)
+    pivots = [group.pivots[group.base_names.index(n)] for n in names]
+    key = fingerprint.digest(table_text, parameter_set, fingerprint.source_digest(symbolic_model, codegen, base_parameters, __file__), length=20)
+    target = codegen.CODEGEN_DIR / f"dynamics_{parameter_set.replace('+', '_')}_{key}.py"
+    if not target.exists():
+        table = robot_description.load_mdh_table(path)
+        source = (
+            f'"""Generated by crane_lib.model.dynamics from {path.name if hasattr(path, "name") else path}; do not edit."""\n\n'
+            + f"import numba\nimport numpy as np\n\nOUT_SIZE = {N_AXES}\n\n\n"
+            + _regressor_source(table, names, pivots)
+            + "\n\n"
+            + _inertia_source(table, pivots)
+            + "\n"
+            + _DRIVERS
+        )
+        with atomic_write(target, encoding="utf-8") as handle:
+            handle.write(source)
+    module = codegen.load_module(target, f"crane_lib_generated_{parameter_set.replace('+', '_')}_{key}")
+    offsets = np.array([float(row.theta_offset) for row in robot_description.load_mdh_table(path)])
+    return names, pivots, module, offsets
+
+
+def _as_samples(array, name: str, width: int) -> np.ndarray:
+    array = np.asarray(array, dtype=float)
+    if array.ndim == 1:
+        array = array[None, :]
+    if array.ndim != 2 or array.shape[1] not in (width, N_AXES):
+        raise InputError(name, f"shape {array.shape}", f"(samples, {N_AXES}) or (samples, {width})")
+    if not np.all(np.isfinite(array)):
+        bad = np.argwhere(~np.isfinite(array))[0]
+        raise InputError(f"{name} sample {bad[0]}, axis {bad[1] + 1}", f"value {array[tuple(bad)]}", "a finite number")
+    if array.shape[1] != N_AXES:
+        array = np.hstack([array, np.zeros((array.shape[0], N_AXES - array.shape[1]))])
+    return array
+
+
+class DynamicModel:
+    """Inverse and direct dynamics of the CRANE-X7 in one base-parameter set."""
+
+    def __init__(self, parameter_set: str = "reduced", mounting: str = "hanging", table_path=None):
+        if mounting not in MOUNTINGS:
+            raise ValueError(f"mounting {mounting!r}: expected one of {sorted(MOUNTINGS)}")
+        self.parameter_set = parameter_set
+        self.mounting = mounting
+        self.gravity_z = MOUNTINGS[mounting] * GRAVITY
+        self.names, self.pivots, self._module, self._offsets = _kernels(parameter_set, None if table_path is None else str(table_path))
+        self.grouping = base_parameters.grouping(table_path)
+
+    @property
+    def n_parameters(self) -> int:
+        return len(self.names)
+
+    def parameter_vector(self, beta) -> np.ndarray:
+        if isinstance(beta, ParameterSet):
+            return beta.ordered(self.names, source="base parameters")
+        beta = np.asarray(beta, dtype=float)
+        if beta.shape != (self.n_parameters,):
+            raise InputError("base parameters", f"shape {beta.shape}", f"({self.n_parameters},) in the order {self.names}")
+        if not np.all(np.isfinite(beta)):
+            raise InputError(f"base parameter {self.names[int(np.argmax(~np.isfinite(beta)))]}", "non-finite value", "a finite number")
+        return beta
+
+    def _trig(self, q: np.ndarray):
+        angles = q[:, :N_LINKS] + self._offsets
+        return np.ascontiguousarray(np.cos(angles)), np.ascontiguousarray(np.sin(angles))
+
+    # ---------------------------------------------------------------- regressor and torques
+
+    def regressor(self, q, qd, qdd, gravity: bool = True) -> np.ndarray:
+        """W with tau = W beta, shape (n, 8, n_parameters)."""
+        q = _as_samples(q, "q", N_LINKS)
+        qd = _as_samples(qd, "qd", N_LINKS)
+        qdd = _as_samples(qdd, "qdd", N_LINKS)
+        if not (len(q) == len(qd) == len(qdd)):
+            raise InputError("regressor", f"{len(q)}, {len(qd)}, {len(qdd)} samples of q, qd, qdd", "equal sample counts")
+        out = np.zeros((len(q), N_AXES, self.n_parameters))
+        c, s = self._trig(q)
+        self._module.regressor_batch(c, s, qd, qdd, np.sign(qd), self.gravity_z if gravity else 0.0, out)
+        return out
+
+    def inverse_dynamics(self, q, qd, qdd, beta, gravity: bool = True, chunk: int = DEFAULT_CHUNK) -> np.ndarray:
+        beta = self.parameter_vector(beta)
+        q = _as_samples(q, "q", N_LINKS)
+        qd = _as_samples(qd, "qd", N_LINKS)
+        qdd = _as_samples(qdd, "qdd", N_LINKS)
+        tau = np.empty((len(q), N_AXES))
+        for start in range(0, len(q), chunk):
+            sl = slice(start, start + chunk)
+            tau[sl] = self.regressor(q[sl], qd[sl], qdd[sl], gravity=gravity) @ beta
+        return tau
+
+    def gravity_torque(self, q, beta) -> np.ndarray:
+        zeros = np.zeros_like(_as_samples(q, "q", N_LINKS))
+        return self.inverse_dynamics(q, zeros, zeros, beta)
+
+    def friction_torque(self, qd, beta) -> np.ndarray:
+        """Viscous (and, where the set carries them, Coulomb) friction torque."""
+        beta = self.parameter_vector(beta)
+        qd = _as_samples(qd, "qd", N_LINKS)
+        tau = np.zeros_like(qd)
+        for i, name in enumerate(self.names):
+            kind = name.rstrip("0123456789")
+            axis = int(name[len(kind):]) - 1
+            if kind == "FV":
+                tau[:, axis] += beta[i] * qd[:, axis]
+            elif kind == "FS":
+                tau[:, axis] += beta[i] * np.sign(qd[:, axis])
+        return tau
+
+    def coriolis_torque(self, q, qd, beta) -> np.ndarray:
+        """Coriolis and centrifugal torque C(theta, dtheta) dtheta."""
+        zeros = np.zeros_like(_as_samples(q, "q", N_LINKS))
+        return self.inverse_dynamics(q, qd, zeros, beta, gravity=False) - self.friction_torque(qd, beta)
+
+    # ---------------------------------------------------------------- inertia matrix
+
+    def inertia_matrix(self, q, beta) -> np.ndarray:
+        """M(theta; beta), shape (n, 8, 8); the hand axis is decoupled (M[7, 7] = IA8)."""
+        beta = self.parameter_vector(beta)
+        q = _as_samples(q, "q", N_LINKS)
+        out = np.zeros((len(q), N_AXES, N_AXES))
+        self._module.inertia_batch(*self._trig(q), beta, out)
+        return out
+
+    def arm_min_eigenvalue(self, q, beta) -> np.ndarray:
+        """Smallest eigenvalue of the 7x7 arm block of M at each configuration (the audit's lambda_min).
+
+        M is built and decomposed pose by pose, so memory stays O(poses) however many there are.
+        """
+        beta = self.parameter_vector(beta)
+        q = _as_samples(q, "q", N_LINKS)
+        result = np.empty(len(q))
+        self._module.arm_min_eigenvalue_batch(*self._trig(q), beta, N_LINKS, result)
+        return result
+
+    def direct_dynamics(self, q, qd, tau, beta) -> np.ndarray:
+        """ddtheta = M^-1 (tau - C dtheta - g - friction), vectorized over samples."""
+        beta = self.parameter_vector(beta)
+        q = _as_samples(q, "q", N_LINKS)
+        qd = _as_samples(qd, "qd", N_LINKS)
+        tau = _as_samples(tau, "tau", N_AXES)
+        bias = self.inverse_dynamics(q, qd, np.zeros_like(q), beta)
+        mass = self.inertia_matrix(q, beta)
+        return np.linalg.solve(mass, (tau - bias)[:, :, None])[:, :, 0]
+
+    # ---------------------------------------------------------------- parameters
+
+    def base_from_standard(self, standard) -> ParameterSet:
+        """Map standard parameters (all 94, by name) to this model's base parameters."""
+        if isinstance(standard, ParameterSet):
+            standard = dict(zip(standard.names, standard.values))
+        names = standard_parameter_names()
+        missing = [n for n in names if n not in standard]
+        unknown = [n for n in standard if n not in set(names)]
+        if missing or unknown:
+            raise InputError("standard parameters", f"missing {missing}; unknown {unknown}", f"the 94 names {names}")
+        return ParameterSet(self.names, self.base_matrix() @ np.array([standard[n] for n in names], dtype=float))
+
+    def base_matrix(self) -> np.ndarray:
+        """K with beta = K phi for this set (rows: self.names; columns: the 94 standard parameters)."""
+        return base_matrix(self.parameter_set)
+
+
+@lru_cache(maxsize=8)
+def base_matrix(parameter_set: str = "reduced") -> np.ndarray:
+    group = base_parameters.grouping()
+    numeric = group.numeric_coefficients()
+    standard = list(group.standard_names)
+    names = group.parameter_set(parameter_set)
+    matrix = np.zeros((len(names), len(standard)))
+    for i, name in enumerate(names):
+        for s, coefficient in numeric[group.base_names.index(name)].items():
+            matrix[i, standard.index(s)] = float(coefficient)
+    return matrix
+
+
+@lru_cache(maxsize=8)
+def model(parameter_set: str = "reduced", mounting: str = "hanging") -> DynamicModel:
+    return DynamicModel(parameter_set, mounting)
+
+
+def regressor(q, qd, qdd, parameter_set: str = "reduced", mounting: str = "hanging") -> np.ndarray:
+    """W(theta, dtheta, ddtheta) of a base-parameter set, shape (n, 8, n_parameters)."""
+    return model(parameter_set, mounting).regressor(q, qd, qdd)
+
+
+# ---------------------------------------------------------------- numba loops over the kernels
+
+KERNEL_MARKER = "regressor_kernel = inertia_kernel = None  # @@KERNELS@@ (replaced by the import of the generated kernels)"
+
+
+def bind_template(template, parameter_set: str, *dependencies):
+    """Load a numba module template (the twin's plant loop, CLIE's simulator) with its marker line
+    replaced by an import of the generated kernels of `parameter_set`.
+
+    The bound module is written once to the codegen cache under a name that hashes its text
+    and the source of every module it calls (`dependencies`), so numba, which does not notice
+    a change in a called module, caches the compiled loop per version of all of them."""
+    kernels = model(parameter_set)._module
+    text = Path(template).read_text(encoding="utf-8")
+    if KERNEL_MARKER not in text:
+        raise RuntimeError(f"{template}: kernel marker line not found")
+    source = text.replace(KERNEL_MARKER, f"from {kernels.__name__} import regressor_kernel, inertia_kernel")
+    key = fingerprint.digest(source, fingerprint.source_digest(*dependencies), kernels.__name__, length=20)
+    stem = Path(template).stem
+    target = codegen.CODEGEN_DIR / f"{Path(template).parent.name}_{stem}_{key}.py"
+    if not target.exists():
+        with atomic_write(target, encoding="utf-8") as handle:
+            handle.write(source)
+    return codegen.load_module(target, f"crane_lib_{Path(template).parent.name}_{stem}_{key}")
+
+
+if __name__ == "__main__":
+    import time
+
+    start = time.perf_counter()
+    for name in PARAMETER_SETS:
+        warm = DynamicModel(name)
+        # compile (or load the compiled code from numba's cache) before any parallel user
+        zeros = np.zeros((1, N_AXES))
+        warm.regressor(zeros, zeros, zeros)
+        warm.arm_min_eigenvalue(zeros, np.ones(warm.n_parameters))
+    print(f"dynamic model kernels ready ({', '.join(PARAMETER_SETS)}) in {time.perf_counter() - start:.1f} s; cache {codegen.CODEGEN_DIR}")

@@ -1,0 +1,208 @@
+"""Dynamic parameter names (OpenSYMORO style), units, and parameter files.
+
+Standard parameters of arm link j = 1..7, in the OpenSYMORO order:
+XXj XYj XZj YYj YZj ZZj (inertia tensor about the frame origin O_j, frame-j axes),
+MXj MYj MZj (first moments), Mj (mass), IAj (rotor inertia), FVj (viscous), FSj (Coulomb).
+The hand axis 8 carries IA8, FV8, FS8 only, decoupled from the arm.
+
+A parameter file is a CSV with the columns name, value, unit; lines starting with '#' are
+comments. Values are SI.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from crane_lib.errors import InputError, atomic_write
+
+N_LINKS = 7
+LINK_PARAMETER_KINDS = ("XX", "XY", "XZ", "YY", "YZ", "ZZ", "MX", "MY", "MZ", "M", "IA", "FV", "FS")
+HAND_PARAMETER_KINDS = ("IA", "FV", "FS")
+INERTIA_KINDS = ("XX", "XY", "XZ", "YY", "YZ", "ZZ")
+FIRST_MOMENT_KINDS = ("MX", "MY", "MZ")
+
+UNITS = {
+    **{k: "kg·m^2" for k in INERTIA_KINDS},
+    **{k: "kg·m" for k in FIRST_MOMENT_KINDS},
+    "M": "kg",
+    "IA": "kg·m^2",
+    "FV": "N·m·s/rad",
+    "FS": "N·m",
+}
+
+
+def split_name(name: str) -> tuple[str, bool, int]:
+    """'XXR2' -> ('XX', True, 2); 'IA8' -> ('IA', False, 8). Raises ValueError if unparsable."""
+    i = len(name)
+    while i > 0 and name[i - 1].isdigit():
+        i -= 1
+    if i == len(name) or i == 0:
+        raise ValueError(f"not a parameter name: {name!r}")
+    kind, axis = name[:i], int(name[i:])
+    grouped = kind.endswith("R") and kind[:-1] in LINK_PARAMETER_KINDS
+    if grouped:
+        kind = kind[:-1]
+    if kind not in LINK_PARAMETER_KINDS:
+        raise ValueError(f"not a parameter name: {name!r}")
+    return kind, grouped, axis
+
+
+def unit_of(name: str) -> str:
+    return UNITS[split_name(name)[0]]
+
+
+def standard_parameter_names() -> list[str]:
+    """The 94 standard parameters: 13 per arm link, then IA8 FV8 FS8."""
+    names = [f"{kind}{j}" for j in range(1, N_LINKS + 1) for kind in LINK_PARAMETER_KINDS]
+    names += [f"{kind}8" for kind in HAND_PARAMETER_KINDS]
+    return names
+
+
+@dataclass
+class ParameterSet:
+    """Named parameter values (SI), in a fixed order, with optional standard errors."""
+
+    names: list[str]
+    values: np.ndarray
+    std_errors: np.ndarray | None = None
+    meta: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.names = list(self.names)
+        self.values = np.asarray(self.values, dtype=float)
+        if self.values.shape != (len(self.names),):
+            raise InputError(
+                "parameter set", f"{self.values.shape} values for {len(self.names)} names", "one value per name"
+            )
+        if len(set(self.names)) != len(self.names):
+            dup = sorted({n for n in self.names if self.names.count(n) > 1})
+            raise InputError("parameter set", f"duplicated names {dup}", "each name once")
+        for name, v in zip(self.names, self.values):
+            try:
+                split_name(name)
+            except ValueError:
+                raise InputError(f"parameter {name}", "unknown parameter name", "an OpenSYMORO-style name such as ZZR1, MXR2, IA3, FV1") from None
+            if not math.isfinite(v):
+                raise InputError(f"parameter {name}", f"value {v}", "a finite number")
+        if self.std_errors is not None:
+            self.std_errors = np.asarray(self.std_errors, dtype=float)
+
+    def __getitem__(self, name: str) -> float:
+        try:
+            return float(self.values[self.names.index(name)])
+        except ValueError:
+            raise KeyError(f"no parameter {name!r} in this set") from None
+
+    def as_dict(self) -> dict[str, float]:
+        return dict(zip(self.names, self.values.tolist()))
+
+    def ordered(self, names: list[str], source: str = "parameter set") -> np.ndarray:
+        """Values in the order `names`; an InputError names every missing or unknown entry."""
+        have = set(self.names)
+        missing = [n for n in names if n not in have]
+        unknown = [n for n in self.names if n not in set(names)]
+        if missing or unknown:
+            parts = []
+            if missing:
+                parts.append(f"missing {missing}")
+            if unknown:
+                parts.append(f"unknown {unknown}")
+            raise InputError(source, "; ".join(parts), f"exactly the parameters {names}")
+        index = {n: i for i, n in enumerate(self.names)}
+        return self.values[[index[n] for n in names]]
+
+
+def save_parameters(path, params: ParameterSet, comment: str | None = None) -> None:
+    """Write name,value,unit[,std_error] rows; atomic (nothing half-written)."""
+    buffer = io.StringIO()
+    if comment:
+        for line in comment.splitlines():
+            buffer.write(f"# {line}\n")
+    for key, val in params.meta.items():
+        buffer.write(f"# {key}: {val}\n")
+    writer = csv.writer(buffer, lineterminator="\n")
+    header = ["name", "value", "unit"] + (["std_error"] if params.std_errors is not None else [])
+    writer.writerow(header)
+    for i, name in enumerate(params.names):
+        row = [name, repr(float(params.values[i])), unit_of(name)]
+        if params.std_errors is not None:
+            row.append(repr(float(params.std_errors[i])))
+        writer.writerow(row)
+    with atomic_write(path, encoding="utf-8") as handle:
+        handle.write(buffer.getvalue())
+
+
+def load_parameters(path, expected_names: list[str] | None = None) -> ParameterSet:
+    """Read a parameter file; errors name the file, the line and what was expected.
+
+    With `expected_names`, the file must hold exactly those parameters (any order); the
+    result is returned in that order.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise InputError(str(path), "no such file")
+    names: list[str] = []
+    values: list[float] = []
+    errors: list[float] = []
+    meta: dict[str, str] = {}
+    header: list[str] | None = None
+    seen_line: dict[str, int] = {}
+    with open(path, encoding="utf-8") as handle:
+        for lineno, raw in enumerate(handle, start=1):
+            line = raw.strip()
+            if not line:
+                continue
+            if line.startswith("#"):
+                if ":" in line:
+                    key, _, val = line[1:].partition(":")
+                    meta[key.strip()] = val.strip()
+                continue
+            fields = next(csv.reader([line]))
+            where = f"{path}:{lineno}"
+            if header is None:
+                if fields[:3] != ["name", "value", "unit"]:
+                    raise InputError(where, f"header {fields}", "the header 'name,value,unit[,std_error]'")
+                header = fields
+                continue
+            if len(fields) != len(header):
+                raise InputError(where, f"{len(fields)} fields", f"{len(header)} fields ({','.join(header)})")
+            name = fields[0].strip()
+            try:
+                kind, _, _ = split_name(name)
+            except ValueError:
+                raise InputError(where, f"unknown parameter name {name!r}", "an OpenSYMORO-style name such as ZZR1, MXR2, IA3, FV1") from None
+            if name in seen_line:
+                raise InputError(where, f"parameter {name} repeated (first on line {seen_line[name]})", "each name once")
+            seen_line[name] = lineno
+            try:
+                value = float(fields[1])
+            except ValueError:
+                raise InputError(where, f"value {fields[1]!r} of {name} is not a number", "a finite number") from None
+            if not math.isfinite(value):
+                raise InputError(where, f"value {fields[1]!r} of {name}", "a finite number")
+            if fields[2].strip() != UNITS[kind]:
+                raise InputError(where, f"unit {fields[2]!r} of {name}", f"unit {UNITS[kind]!r} (SI)")
+            names.append(name)
+            values.append(value)
+            if len(header) > 3:
+                try:
+                    errors.append(float(fields[3]))
+                except ValueError:
+                    raise InputError(where, f"standard error {fields[3]!r} of {name} is not a number", "a number") from None
+    if header is None:
+        raise InputError(str(path), "empty parameter file", "a header 'name,value,unit' and one row per parameter")
+    result = ParameterSet(names, np.array(values), np.array(errors) if errors else None, meta)
+    if expected_names is not None:
+        ordered = result.ordered(expected_names, source=str(path))
+        errs = None
+        if result.std_errors is not None:
+            idx = {n: i for i, n in enumerate(result.names)}
+            errs = result.std_errors[[idx[n] for n in expected_names]]
+        result = ParameterSet(list(expected_names), ordered, errs, meta)
+    return result

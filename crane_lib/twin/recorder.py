@@ -1,0 +1,464 @@
+"""The digital twin of the CRANE-X7 (DESIGN §5): a simulated arm that records raw logs.
+
+`record(command_file, seed)` executes a command file on the twin under the realization
+controller (2) of `controller.py` and returns the 106-column raw log (Appendix D-C) and its
+metadata. The plant differs from the identification model the way the real arm does
+(book/register_twin.md has the evidence for every setting):
+
+* full rigid-body dynamics of the seven links from the truth file (products of inertia
+  kept; the "full" 65-parameter kernels of `dynamics`), rotor inertias, viscous and exact
+  (set-valued) Coulomb friction on the rotor side;
+* a lightly damped rotor-link compliance on every arm axis, resonance near 100 Hz;
+* load-dependent gear friction on the rotor side of that compliance: the spur gearbox loses
+  a share of the torque it transmits, more when driving than when back-driven, so the
+  friction (and the stiction band) grows with the load (`load_friction=False` switches it off);
+* the drives' 12 V supply: near their no-load speed the winding current cannot follow the
+  command (back-EMF), the delivered torque falls to the datasheet torque-speed line while the
+  log keeps the commanded current (`voltage_limit=False` switches it off);
+* per-axis true torque constants that differ from the logged 1.3-corrected conversion;
+* 12-bit link-side encoders, current commands rounded to 2.69 mA and clamped at the
+  current limit, a current-loop error, a noisy present-current register;
+* a 1 ms host cycle with wake-up jitter and rare late cycles (uneven logged stamps), the
+  0.9 ms encoder-read-and-dispatch latency, and the zero-order hold of the command (together
+  the ~1.5 ms dead time of Sec. III-B);
+* the in-position wait before each next segment (realized motion longer than commanded),
+  idle samples at both ends of the log (logging started and stopped by hand);
+* run-to-run variation: friction and torque-constant drift, and every per-cycle draw.
+
+Everything random comes from one numpy Generator seeded by the caller: the same seed gives
+byte-identical logs, another seed a rerun.
+
+Integration: a fixed 0.25 ms step (the step of the paper's CLIE simulation), semi-implicit
+(symplectic) Euler for the rigid-body terms, one dynamics evaluation per step, which keeps the
+twin fast (a Runge-Kutta step would cost four evaluations for accuracy the 1 ms sensor and
+actuator quantization cannot show) and keeps the energy of undamped motion instead of draining
+or pumping it (a test checks first-order energy conservation). The drivetrain spring and damper
+are integrated implicitly (trapezoidal on the spring): an explicit spring went unstable at the
+stiffest coupled wrist modes (up to 0.7 kHz) under saturated commands, and implicit Euler on it
+would add a numerical damping ratio of ω·h/2 = 0.08 at 100 Hz; the trapezoidal rule halves that
+and stays unconditionally stable. Events between steps are placed exactly: an encoder read
+interpolates its step, a command switch enters its step as the exact impulse of the held input.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from crane_lib import fingerprint
+from crane_lib.constants import CONTROL_PERIOD_S, CURRENT_UNIT_A, ENCODER_RESOLUTION_RAD, N_ARM_JOINTS, N_AXES
+from crane_lib.errors import InputError
+from crane_lib.excitation import commands
+from crane_lib.excitation.commands import FINAL_DWELL_S, CommandFile, plan_segments, read_command_file
+from crane_lib.logs import raw_log
+from crane_lib.model import controller, spd_solve
+from crane_lib.model.controller import RealizationConstants, load_realization_constants
+from crane_lib.model.dynamics import bind_template, model
+from crane_lib.model.parameters import ParameterSet
+from crane_lib.model.robot_description import load_mdh_table, mdh_frames
+from crane_lib.paper_numbers import paper
+from crane_lib.twin import truth as twin_truth
+from crane_lib.twin.truth import TWIN_PLANT_CSV, TWIN_TRUTH_CSV, PlantSettings, compute_plant_settings, load_plant_settings, load_truth
+
+TWIN_VERSION = 1
+CORE_TEMPLATE = Path(__file__).with_name("core.py")  # the numba loop, bound to the generated kernels by _core()
+INTEGRATION_STEP_S = 0.25e-3
+RIGID_COULOMB_WIDTH_RAD_S = 0.01  # tanh smoothing, rigid test mode only
+
+# host timing (Sec. III-A/B: 1 ms cycle, jitter, 0.9 ms read + dispatch)
+WAKE_LATENCY_MEAN_S = 0.02e-3  # exponential wake-up latency of a non-real-time Linux timer
+LATE_CYCLE_PROBABILITY = 1e-3  # occasional preempted cycle ...
+LATE_CYCLE_DELAY_S = (0.2e-3, 0.8e-3)  # ... late by this much (uniform)
+READ_DISPATCH_LATENCY_S = paper("encoder_read_dispatch_delay").value * 1e-3
+READ_DISPATCH_LATENCY_SD_S = 0.03e-3
+READ_DISPATCH_LATENCY_RANGE_S = (0.8e-3, 1.0e-3)
+BUS_GAP_S = 0.05e-3  # a cycle's read starts after the previous command went out
+
+# noise
+CURRENT_LOOP_ERROR_SD_A = 1.0 * CURRENT_UNIT_A  # actuator current-loop tracking error, per cycle
+ENCODER_NOISE_SD_COUNTS = 0.2  # read noise before the 12-bit quantization (count toggling at rest)
+PRESENT_CURRENT_NOISE_SD_A = 2.0 * CURRENT_UNIT_A
+
+# run-to-run variation (temperature, wear) of an unchanged unit
+FRICTION_RUN_SD = 0.05  # relative, lognormal
+KT_RUN_SD = 0.01  # relative, normal
+
+# the recording around the motion
+PREROLL_S = 2.0  # unlogged hold before logging starts (controller settled at the start posture)
+IDLE_RANGE_S = (3.0, 10.0)  # logged idle before and after the motion, each drawn uniformly
+IN_POSITION_TOLERANCE_RAD = math.radians(0.5)
+IN_POSITION_TIMEOUT_S = 2.0
+
+
+# ---------------------------------------------------------------- the compiled core
+
+
+@lru_cache(maxsize=1)
+def _core():
+    """The twin's numba core bound to the generated kernels of the "full" set (cached on disk)."""
+    return bind_template(CORE_TEMPLATE, "full", controller, spd_solve)
+
+
+def source_fingerprint() -> str:
+    """Hash of every source file that shapes a recording (for content-addressed caching)."""
+    return fingerprint.source_digest(__file__, CORE_TEMPLATE, twin_truth, controller, spd_solve, commands, raw_log)
+
+
+# ---------------------------------------------------------------- plant description
+
+
+class PlantNotPositiveDefinite(RuntimeError):
+    """The plant's inertia matrix stopped being positive definite: the truth is not physical."""
+
+
+@dataclass
+class Plant:
+    """Arrays the core needs for one execution (one unit, one run)."""
+
+    beta_link: np.ndarray  # "full" base parameters of the links alone (IA, FV, FS set to 0)
+    ia: np.ndarray
+    fv: np.ndarray
+    fs: np.ndarray
+    kt_true: np.ndarray
+    stiffness: np.ndarray
+    damping: np.ndarray
+    offsets: np.ndarray
+    gravity_z: float
+    compliant: bool = True
+    free: np.ndarray = field(default_factory=lambda: np.ones(N_AXES))
+    standard: dict | None = None  # the 94 standard parameters it was built from (for energy checks)
+    step: float = INTEGRATION_STEP_S
+    # load-dependent gear friction of the arm axes: row 0 = 1/η_driving - 1, row 1 = 1 - η_backdriven
+    gear_loss: np.ndarray = field(default_factory=lambda: np.zeros((2, N_ARM_JOINTS)))
+    load_friction: bool = True  # False: the core skips the term altogether (the plant before it existed)
+    # supply-voltage limit: per axis stall current (A) and no-load speed (rad/s, link side) at the supply voltage
+    stall_current: np.ndarray = field(default_factory=lambda: np.full(N_AXES, np.inf))
+    no_load_speed: np.ndarray = field(default_factory=lambda: np.full(N_AXES, np.inf))
+    voltage_limit: bool = True  # False: the core delivers the commanded torque at any speed (the plant before the limit existed)
+
+    def scalars(self) -> np.ndarray:
+        return np.array(
+            [
+                self.step, self.gravity_z, 1.0 if self.compliant else 0.0, RIGID_COULOMB_WIDTH_RAD_S, ENCODER_RESOLUTION_RAD, CURRENT_UNIT_A,
+                1.0 if self.load_friction else 0.0, 1.0 if self.voltage_limit else 0.0,
+            ]
+        )
+
+    def motor(self) -> np.ndarray:
+        """(3, 8) rows of twin_core's `motor`: this run's true Kt, stall current, no-load speed."""
+        return np.ascontiguousarray(np.vstack([self.kt_true, self.stall_current, self.no_load_speed]).astype(float))
+
+    def core_arguments(self) -> tuple:
+        return (
+            self.scalars(), self.offsets, self.beta_link, self.ia, self.fv, self.fs, self.stiffness, self.damping, self.gear_loss,
+            self.motor(), self.kt_true, self.free,
+        )
+
+
+def _as_truth(truth) -> tuple[ParameterSet, str]:
+    if truth is None:
+        return load_truth(TWIN_TRUTH_CSV), str(TWIN_TRUTH_CSV)
+    if isinstance(truth, ParameterSet):
+        return truth, "<in memory>"
+    return load_truth(truth), str(truth)
+
+
+def gear_loss_coefficients(settings: PlantSettings) -> np.ndarray:
+    """(2, 7): 1/η_driving - 1 and 1 - η_backdriven of the arm axes (both exactly 0 at η = 1)."""
+    driving = np.asarray(settings.efficiency_driving, dtype=float)
+    backdriven = np.asarray(settings.efficiency_backdriven, dtype=float)
+    return np.ascontiguousarray(np.vstack([1.0 / driving - 1.0, 1.0 - backdriven]))
+
+
+def build_plant(truth: ParameterSet, settings: PlantSettings) -> Plant:
+    full = model("full")
+    link_only = truth.as_dict()
+    for axis in range(1, N_AXES + 1):
+        for kind in ("IA", "FV", "FS"):
+            link_only[f"{kind}{axis}"] = 0.0
+    beta_link = full.base_from_standard(link_only).values
+    pick = lambda kind: np.array([truth[f"{kind}{axis}"] for axis in range(1, N_AXES + 1)])  # noqa: E731
+    return Plant(
+        beta_link=np.ascontiguousarray(beta_link), ia=pick("IA"), fv=pick("FV"), fs=pick("FS"),
+        kt_true=np.array(settings.kt_true, dtype=float), stiffness=np.array(settings.stiffness, dtype=float),
+        damping=np.array(settings.damping, dtype=float), offsets=np.array(full._offsets, dtype=float), gravity_z=full.gravity_z,
+        standard=truth.as_dict(), gear_loss=gear_loss_coefficients(settings),
+        stall_current=np.array(settings.stall_current, dtype=float), no_load_speed=np.array(settings.no_load_speed, dtype=float),
+    )
+
+
+def run_to_run(plant: Plant, rng: np.random.Generator) -> Plant:
+    """This execution's drift of friction and torque constants (an unchanged unit, another day).
+
+    The gear efficiencies do not drift (a property of the tooth geometry and the grease, kept
+    fixed so that the no-load friction draw is the one run-to-run friction change)."""
+    friction = np.exp(FRICTION_RUN_SD * rng.normal(size=N_AXES))
+    kt = 1.0 + KT_RUN_SD * rng.normal(size=N_AXES)
+    return Plant(
+        plant.beta_link, plant.ia, plant.fv * friction, plant.fs * friction, plant.kt_true * kt,
+        plant.stiffness, plant.damping, plant.offsets, plant.gravity_z, plant.compliant, plant.free.copy(), plant.standard, plant.step,
+        plant.gear_loss, plant.load_friction, plant.stall_current, plant.no_load_speed, plant.voltage_limit,
+    )
+
+
+def timing_array() -> np.ndarray:
+    return np.array(
+        [
+            CONTROL_PERIOD_S, WAKE_LATENCY_MEAN_S, LATE_CYCLE_PROBABILITY, *LATE_CYCLE_DELAY_S,
+            READ_DISPATCH_LATENCY_S, READ_DISPATCH_LATENCY_SD_S, *READ_DISPATCH_LATENCY_RANGE_S, BUS_GAP_S,
+        ]
+    )
+
+
+def noise_array(scale: float = 1.0) -> np.ndarray:
+    return scale * np.array([CURRENT_LOOP_ERROR_SD_A, ENCODER_NOISE_SD_COUNTS, PRESENT_CURRENT_NOISE_SD_A])
+
+
+def initial_state(q0: np.ndarray) -> np.ndarray:
+    core = _core()
+    x = np.zeros(core.X_SIZE)
+    x[core.XQ:core.XQ + N_AXES] = q0
+    x[core.XQM:core.XQM + N_ARM_JOINTS] = q0[:N_ARM_JOINTS]
+    return x
+
+
+# ---------------------------------------------------------------- references
+
+
+@dataclass(frozen=True)
+class SegmentProfiles:
+    """Per-segment reference samples at the 1 ms cycle, from the segment's own start."""
+
+    start: np.ndarray  # (n_seg, 8)
+    delta: np.ndarray  # (n_seg, 8)
+    offset: np.ndarray  # (n_seg,) first sample of each segment in the profile arrays
+    count: np.ndarray  # (n_seg,) samples of each segment (0 for a row without displacement)
+    s: np.ndarray  # (samples, 8) per-axis normalized profiles (commands.segment_unit_profiles)
+    sd: np.ndarray
+    sdd: np.ndarray
+
+
+def segment_profiles(cmd: CommandFile, period: float = CONTROL_PERIOD_S) -> SegmentProfiles:
+    """The per-axis 4-1-4 profiles of every segment (commands.segment_unit_profiles), sampled from the segment's start.
+
+    On the arm a segment starts when the previous one is in position, so the samples are
+    taken on each segment's own clock, not on the commanded global grid.
+    """
+    plans = plan_segments(cmd)
+    starts, deltas, offsets, counts, s_parts, sd_parts, sdd_parts = [], [], [], [], [], [], []
+    total = 0
+    for plan in plans:
+        starts.append(plan.start)
+        deltas.append(plan.target - plan.start)
+        offsets.append(total)
+        if plan.duration > 0.0:
+            tau = np.arange(int(math.floor(plan.duration / period + 1e-9)) + 1) * period
+            s, sd, sdd = commands.segment_unit_profiles(plan, tau)
+            s_parts.append(s)
+            sd_parts.append(sd)
+            sdd_parts.append(sdd)
+            counts.append(len(tau))
+            total += len(tau)
+        else:
+            counts.append(0)
+    cat = lambda parts: np.concatenate(parts) if parts else np.zeros((1, N_AXES))  # noqa: E731
+    return SegmentProfiles(
+        np.array(starts), np.array(deltas), np.array(offsets, dtype=np.int64), np.array(counts, dtype=np.int64),
+        cat(s_parts), cat(sd_parts), cat(sdd_parts),
+    )
+
+
+def _log_columns() -> np.ndarray:
+    groups = [
+        "theta_logged", "dtheta", "theta_ref", "dtheta_ref", "ddtheta_ref", "position_error", "current_command",
+        "u_feedforward", "u_feedback", "current_present", "position_ticks", "goal_current_units", "clamped",
+    ]
+    return np.array([raw_log.COLUMN["t"], *(raw_log.group(g).start for g in groups), raw_log.COLUMN["segment"]], dtype=np.int64)
+
+
+# ---------------------------------------------------------------- recording
+
+
+@dataclass
+class Recording:
+    samples: np.ndarray  # (n, 106)
+    metadata: dict[str, str]
+
+
+def record(
+    command_file,
+    seed: int,
+    truth=None,
+    constants: RealizationConstants | None = None,
+    plant_settings: PlantSettings | None = None,
+    progress=None,
+    chunk_rows: int = 20000,
+    compliant: bool = True,
+    noise_scale: float = 1.0,
+    load_friction: bool = True,
+    voltage_limit: bool = True,
+) -> tuple[np.ndarray, dict[str, str]]:
+    """Execute `command_file` (a path or a CommandFile) on the twin; return (samples, metadata).
+
+    `truth`: a truth parameter file or ParameterSet (default data/twin_truth.csv); a custom
+    truth gets drive settings computed for it (same torque-constant draw). `progress`: an
+    optional callable receiving the number of rows logged so far after every chunk.
+    `load_friction=False` leaves the load-dependent gear friction out of the core's step
+    (the plant as it was before that term existed; equal to efficiencies of 1, bit for bit).
+    `voltage_limit=False` lets every drive deliver the commanded current at any speed (the
+    plant before the supply-voltage limit existed; equal to an unbounded supply, bit for bit).
+    """
+    if isinstance(command_file, CommandFile):
+        cmd, command_name, command_sha = command_file, command_file.name, "<in memory>"
+    else:
+        path = Path(command_file)
+        cmd = read_command_file(path)
+        command_name, command_sha = str(path), fingerprint.file_digest(path)
+    truth_set, truth_name = _as_truth(truth)
+    if plant_settings is None:
+        plant_settings = load_plant_settings(TWIN_PLANT_CSV) if truth is None else compute_plant_settings(truth_set)
+    constants = load_realization_constants() if constants is None else constants
+    if not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise InputError("seed", f"{seed!r}", "a non-negative integer")
+
+    core = _core()
+    rng = np.random.default_rng(int(seed))
+    plant = build_plant(truth_set, plant_settings)
+    plant.compliant = compliant
+    plant.load_friction = load_friction
+    plant.voltage_limit = voltage_limit
+    plant = run_to_run(plant, rng)
+    lead_s = float(rng.uniform(*IDLE_RANGE_S))
+    tail_s = float(rng.uniform(*IDLE_RANGE_S))
+    period = CONTROL_PERIOD_S
+    cycles = lambda seconds: int(round(seconds / period))  # noqa: E731
+
+    profiles = segment_profiles(cmd, period)
+    start = cmd.start.copy()
+    x = initial_state(start)
+    si = np.zeros(core.SI_SIZE, dtype=np.int64)
+    si[core.S_PHASE] = core.PH_PREROLL
+    si[core.S_LEFT] = cycles(PREROLL_S)
+    sf = np.zeros(core.SF_SIZE)
+    sf[core.F_SWITCH] = -1.0
+    sf[core.F_LAST_APPLY] = -1.0
+    torque_old = np.zeros(N_AXES)
+    torque_new = np.zeros(N_AXES)
+    theta_previous = np.zeros(N_AXES)
+    integral = np.zeros(N_AXES)
+    tolerance = np.full(N_AXES, IN_POSITION_TOLERANCE_RAD)
+    cols = _log_columns()
+    law = constants.law_arguments()
+
+    chunks = []
+    while si[core.S_PHASE] != core.PH_DONE:
+        out = np.zeros((chunk_rows, raw_log.N_COLUMNS))
+        rows = core.run_closed_loop(
+            chunk_rows, out, x, si, sf, torque_old, torque_new, theta_previous, integral,
+            *plant.core_arguments(), timing_array(), noise_array(noise_scale), rng, cols,
+            profiles.start, profiles.delta, profiles.offset, profiles.count, profiles.s, profiles.sd, profiles.sdd, start,
+            cycles(PREROLL_S), cycles(lead_s), cycles(FINAL_DWELL_S), cycles(tail_s), tolerance, cycles(IN_POSITION_TIMEOUT_S),
+            *law,
+        )
+        chunks.append(out[:rows])
+        if progress is not None:
+            progress(int(si[core.S_ROWS]))
+    samples = np.vstack(chunks)
+    if si[core.S_NOT_PD]:
+        raise PlantNotPositiveDefinite(f"twin recording of {command_name}: the plant's inertia matrix is not positive definite "
+                                       f"at sample {len(samples)} (truth: {truth_name}); a physical truth has M > 0 everywhere")
+    if not np.all(np.isfinite(samples)):
+        bad = int(np.argwhere(~np.isfinite(samples))[0, 0])
+        raise RuntimeError(f"twin recording of {command_name}: non-finite value at sample {bad} (the simulation diverged)")
+
+    t = samples[:, raw_log.COLUMN["t"]]
+    motion_start, motion_end = int(si[core.S_MOTION_START]), int(si[core.S_MOTION_END])
+    metadata = {
+        "source": f"digital twin v{TWIN_VERSION} (crane_lib.twin.recorder)",
+        "trajectory": cmd.name,
+        "command_file": command_name,
+        "command_sha256": command_sha,
+        "seed": str(int(seed)),
+        "truth_file": truth_name,
+        "twin_sources": source_fingerprint(),
+        "controller": f"K_P={constants.k_p:.6g} K_V={constants.k_v:.6g} K_I={constants.k_i:.6g}",
+        "realization_M_hat": " ".join(f"{v:.6g}" for v in constants.m_hat),
+        "realization_D_hat": " ".join(f"{v:.6g}" for v in constants.d_hat),
+        "commanded_duration_s": f"{commands.commanded_duration(cmd):.3f}",
+        "realized_motion_s": f"{t[motion_end - 1] - t[motion_start] + period:.3f}",
+        "record_duration_s": f"{t[-1] - t[0] + period:.3f}",
+        "motion_start_sample": str(motion_start),
+        "motion_end_sample": str(motion_end),
+        "lead_idle_s": f"{lead_s:.3f}",
+        "tail_idle_s": f"{tail_s:.3f}",
+        "in_position_wait_s": f"{si[core.S_WAIT_TOTAL] * period:.3f}",
+        "in_position_timeouts": str(int(si[core.S_TIMEOUTS])),
+        "kt_true_this_run": " ".join(f"{v:.6g}" for v in plant.kt_true),
+        "kt_logged": " ".join(f"{v:.6g}" for v in plant_settings.kt_logged),
+        "gear_efficiency_driving": " ".join(f"{v:.6g}" for v in plant_settings.efficiency_driving) if load_friction else "off",
+        "gear_efficiency_backdriven": " ".join(f"{v:.6g}" for v in plant_settings.efficiency_backdriven) if load_friction else "off",
+        "supply_voltage_V": f"{plant_settings.supply_voltage:.6g}" if voltage_limit else "off",
+    }
+    return samples, metadata
+
+
+def record_to_file(command_file, out_path, seed: int, truth=None, **kwargs) -> Path:
+    """Record and write the raw log atomically (the suffix picks the container, see raw_log)."""
+    samples, metadata = record(command_file, seed, truth=truth, **kwargs)
+    return raw_log.write_raw_log(out_path, samples, metadata)
+
+
+def integrate(plant: Plant, x: np.ndarray, torque: np.ndarray, n_steps: int) -> np.ndarray:
+    """Advance the state x (in place) by n_steps integration steps under constant motor torques."""
+    core = _core()
+    ok = core.run_steps(
+        int(n_steps), x, np.asarray(torque, dtype=float), plant.scalars(), plant.offsets, plant.beta_link, plant.ia, plant.fv, plant.fs,
+        plant.stiffness, plant.damping, plant.gear_loss, plant.motor(), plant.free,
+    )
+    if not ok:
+        raise PlantNotPositiveDefinite("twin plant: the inertia matrix is not positive definite at this state")
+    return x
+
+
+def energy(x: np.ndarray, plant: Plant) -> float:
+    """Kinetic + gravity potential + spring energy of the twin's state (for checks).
+
+    Kinetic energy uses the dynamics module's M(θ) of the links plus the rotor inertias; the
+    potential is -m g·p summed over links, from the MDH frames and the first moments.
+    """
+    core = _core()
+    full = model("full")
+    q = x[core.XQ:core.XQ + N_AXES]
+    v = x[core.XV:core.XV + N_AXES]
+    qm = x[core.XQM:core.XQM + N_ARM_JOINTS]
+    vm = x[core.XVM:core.XVM + N_ARM_JOINTS]
+    mass = full.inertia_matrix(q[None, :], plant.beta_link)[0]
+    kinetic = 0.5 * v @ mass @ v
+    if plant.compliant:
+        kinetic += 0.5 * np.sum(plant.ia[:N_ARM_JOINTS] * vm**2)
+        spring = 0.5 * np.sum(plant.stiffness * (qm - q[:N_ARM_JOINTS]) ** 2)
+    else:
+        kinetic += 0.5 * np.sum(plant.ia[:N_ARM_JOINTS] * v[:N_ARM_JOINTS] ** 2)
+        spring = 0.0
+    kinetic += 0.5 * plant.ia[N_AXES - 1] * v[N_AXES - 1] ** 2
+    return float(kinetic + spring + _potential(q, plant))
+
+
+def _potential(q: np.ndarray, plant: Plant) -> float:
+    """Gravity potential from the truth's masses and first moments (link frames by MDH)."""
+    standard = plant.standard
+    if standard is None:
+        raise ValueError("energy() needs plant.standard (the 94 standard parameters)")
+    frames = mdh_frames(load_mdh_table(), q[:N_ARM_JOINTS])
+    gravity = np.array([0.0, 0.0, plant.gravity_z])
+    potential = 0.0
+    for j, frame in enumerate(frames, start=1):
+        first_moment = np.array([standard[f"MX{j}"], standard[f"MY{j}"], standard[f"MZ{j}"]])
+        mass = standard[f"M{j}"]
+        # U = -g · (m p_O + R ms): the centre of mass times the mass, in frame 0
+        potential -= gravity @ (mass * frame[:3, 3] + frame[:3, :3] @ first_moment)
+    return float(potential)
