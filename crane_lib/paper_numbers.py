@@ -24,6 +24,14 @@ class PaperNumber:
     value_hi: float | None
     unit: str
     note: str
+    value_text: str = ""  # the value as the paper writes it (its significant digits)
+    reproduces: str = ""  # the table or figure the text links the number to
+
+    @property
+    def significant_digits(self) -> int:
+        """Significant digits of the value as written ("2.3179" -> 5, "160" -> 3, "1e-3" -> 1)."""
+        mantissa = self.value_text.lower().split("e")[0].lstrip("+-").replace(".", "").lstrip("0")
+        return max(len(mantissa), 1)
 
     def text(self, fmt: str = "{:g}") -> str:
         """The number as the paper states it: a value or a range, with its unit."""
@@ -34,7 +42,7 @@ class PaperNumber:
 
 @lru_cache(maxsize=1)
 def table() -> pd.DataFrame:
-    return pd.read_csv(PAPER_NUMBERS_CSV, dtype={"section": str}, keep_default_na=False).set_index("id")
+    return pd.read_csv(PAPER_NUMBERS_CSV, dtype=str, keep_default_na=False).set_index("id")
 
 
 def paper(number_id: str) -> PaperNumber:
@@ -52,6 +60,8 @@ def paper(number_id: str) -> PaperNumber:
         value_hi=float(hi) if str(hi).strip() else None,
         unit=row["unit"],
         note=row["note"],
+        value_text=row["value"].strip(),
+        reproduces=row["reproduces"],
     )
 
 

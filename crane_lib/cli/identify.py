@@ -8,11 +8,8 @@ import argparse
 from pathlib import Path
 
 from crane_lib.cli.common import checked_output
-from crane_lib.errors import InputError
 from crane_lib.excitation.commands import read_command_file
-from crane_lib.identification.condition import identify_condition, model_file_meta, save_model
-from crane_lib.identification.refinement import DEFAULT_REFINE, REFINE_CHOICES, refine_condition
-from crane_lib.logs.preprocessing import grid_step, preprocess
+from crane_lib.identification.refinement import DEFAULT_REFINE, REFINE_CHOICES, identify_recording
 from crane_lib.logs.raw_log import read_raw_log
 from crane_lib.model.parameters import save_parameters
 
@@ -41,25 +38,17 @@ def register(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     out = checked_output(args.out)
     cmd = read_command_file(args.trajectory)  # the command file the recording executed
-    try:
-        grid_step(args.ts)
-    except ValueError as err:
-        raise InputError(f"--ts {args.ts:g}", str(err), "a whole number of milliseconds, in seconds (e.g. 0.04)") from None
     log = read_raw_log(args.log, repair=args.repair)
-    result = identify_condition(preprocess(log, args.ts), cmd.name)
-    result.provenance.update({"log": str(args.log), "command_file": str(args.trajectory)})
-    if result.start is None:
-        raise InputError(str(args.log), f"not identifiable at {args.ts * 1e3:g} ms: {result.failure}")
-    eps = "" if result.projection is None else f", projected with eps = {result.projection.epsilon:g}"
-    print(f"{cmd.name} at {args.ts * 1e3:g} ms: kappa {result.ols.kappa:.1f}, route {result.route}{eps}"
-          f" (lambda_min over the visited configurations {result.lambda_min_visited:.3g} kg·m^2 for OLS)")
-    if args.refine == "none":
-        save_model(out, result)
-    else:
-        refined, report = refine_condition(args.log, result, args.refine, workers=args.refine_workers, log=log)
-        refined.meta.update({k: v for k, v in model_file_meta(result).items() if k not in refined.meta})
-        save_parameters(out, refined, comment=f"CRANE-X7 39-parameter model after {args.refine}; std_error is the OLS standard error")
+    condition, model, report = identify_recording(log, cmd.name, args.ts, args.refine, workers=args.refine_workers)
+    condition.provenance["command_file"] = str(args.trajectory)
+    model.meta["provenance.command_file"] = str(args.trajectory)
+    eps = "" if condition.projection is None else f", projected with eps = {condition.projection.epsilon:g}"
+    print(f"{cmd.name} at {args.ts * 1e3:g} ms: kappa {condition.ols.kappa:.1f}, route {condition.route}{eps}"
+          f" (lambda_min over the visited configurations {condition.lambda_min_visited:.3g} kg·m^2 for OLS)")
+    if args.refine != "none":
         print(f"{args.refine}: objective {report.get('objective_start', float('nan')):.6g} -> {report.get('objective_final', float('nan')):.6g}, "
               f"{report.get('iterations')} iterations, {report.get('wall_time_s', float('nan')):.1f} s")
+    stage = "the OLS/SDP start" if args.refine == "none" else args.refine
+    save_parameters(out, model, comment=f"CRANE-X7 39-parameter model after {stage}; std_error is the OLS standard error")
     print(f"{out}: written")
     return 0

@@ -16,7 +16,10 @@ from pathlib import Path
 
 from crane_lib.errors import InputError
 from crane_lib.identification import clie
-from crane_lib.logs.raw_log import read_raw_log
+from crane_lib.identification.condition import ConditionResult, identify_condition, model_file_meta
+from crane_lib.logs.preprocessing import grid_step, preprocess
+from crane_lib.logs.raw_log import RawLog, read_raw_log
+from crane_lib.model.dynamics import DynamicModel
 from crane_lib.model.parameters import ParameterSet
 
 REFINE_CHOICES = ("clie", "fast", "didim", "none")
@@ -62,3 +65,24 @@ def refine_condition(log_path, condition_result, method: str, workers: int = 2, 
     summary = {k: v for k, v in report.as_dict().items() if k not in ("x", "names")}
     summary["route"] = condition_result.route
     return ParameterSet(parameters.names, parameters.values, std_errors, meta), summary
+
+
+def identify_recording(log: RawLog, trajectory: str, ts: float, method: str = DEFAULT_REFINE, workers: int = 2,
+                       model: DynamicModel | None = None, run: int = 1) -> tuple[ConditionResult, ParameterSet, dict]:
+    """A raw log to its refined model: preprocess at `ts`, OLS -> routing test -> projection, then
+    the refinement `method`. The one path of `crane-id identify`, `crane-id accept` and the main
+    job's accepted model. Returns (condition, refined parameters with the model file's meta,
+    refinement report); an InputError names the log when it cannot be identified."""
+    try:
+        grid_step(ts)
+    except ValueError as err:
+        raise InputError(f"--ts {ts:g}", str(err), "a whole number of milliseconds, in seconds (e.g. 0.04)") from None
+    condition = identify_condition(preprocess(log, ts), trajectory, model, run=run)
+    condition.provenance.update({"log": str(log.path)})
+    if condition.start is None:
+        raise InputError(str(log.path), f"not identifiable at {ts * 1e3:g} ms: {condition.failure}")
+    refined, report = refine_condition(log.path, condition, method, workers=workers, log=log)
+    meta = model_file_meta(condition, stage=method if method != "none" else "start")
+    meta.update({k: v for k, v in refined.meta.items() if k != "stage"})
+    meta["refine"] = method
+    return condition, ParameterSet(refined.names, refined.values, condition.ols.parameters.std_errors, meta), report

@@ -1,0 +1,116 @@
+"""Algorithm 1 for one recording, end to end: identify and refine (identification.refinement),
+audit over Theta on seeds 1-5, rescue if any seed fails, re-audit, and the accepted model file.
+
+This is the one path behind `crane-id accept`, the main job's accepted model of the
+representative condition (results/accepted/) and the notebook for a new recording, so that
+they cannot disagree. A model is accepted only when every audit seed passes (the audit, not a
+solver's exit, decides); a rejected model keeps its witness: the worst pose and its lambda_min.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from crane_lib import fingerprint
+from crane_lib.acceptance.audit import AuditResult, audit_seeds
+from crane_lib.acceptance.rescue import RESCUE_EPSILON, RescueResult, rescue_over_theta
+from crane_lib.identification.condition import ConditionResult
+from crane_lib.identification.refinement import DEFAULT_REFINE, identify_recording
+from crane_lib.logs.raw_log import RawLog
+from crane_lib.model.dynamics import DynamicModel
+from crane_lib.model.dynamics import model as shared_model
+from crane_lib.model.parameters import ParameterSet, save_parameters
+
+AUDIT_SEEDS = (1, 2, 3, 4, 5)  # Table IX: the dense audit redrawn per seed
+
+
+@dataclass
+class AcceptedModel:
+    """What Algorithm 1 hands on for one recording.
+
+    condition      the OLS/SDP stage (ConditionResult): OLS with standard errors, route, projection
+    refinement     the refinement report (method, objectives, iterations, wall time)
+    refined        the refined parameters, before the audit
+    first_audits   the audit of `refined` over Theta, one AuditResult per seed
+    rescue         the rescue (RescueResult) when a first audit failed, else None
+    final_audits   the audits that decide: of the rescued model, or `first_audits` when no rescue ran
+    parameters     the accepted model (or, when rejected, the last model audited), with OLS standard
+                   errors and the model file's metadata
+    """
+
+    condition: ConditionResult
+    refinement: dict
+    refined: ParameterSet
+    first_audits: list[AuditResult]
+    rescue: RescueResult | None
+    final_audits: list[AuditResult]
+    parameters: ParameterSet
+    provenance: dict = field(default_factory=dict)
+
+    @property
+    def accepted(self) -> bool:
+        return all(a.passed for a in self.final_audits)
+
+    @property
+    def worst_audit(self) -> AuditResult:
+        """The deciding audit with the smallest lambda_min (its worst pose is the witness when rejected)."""
+        return min(self.final_audits, key=lambda a: a.lambda_min)
+
+    def verdict(self) -> str:
+        worst = self.worst_audit
+        if self.accepted:
+            rescued = "" if self.rescue is None else f" after the rescue (eps = {self.parameters.meta['rescue_epsilon']})"
+            return f"ACCEPTED{rescued}: PD over Theta on seeds {', '.join(str(a.seed) for a in self.final_audits)}, smallest lambda_min {worst.lambda_min:.4g} kg·m^2"
+        pose = ", ".join(f"{v:.1f}" for v in np.rad2deg(worst.worst_pose))
+        return (f"REJECTED: seed {worst.seed} finds lambda_min {worst.lambda_min:.4g} kg·m^2 at theta = [{pose}] deg "
+                f"({worst.n_violations:,} violating configurations)")
+
+
+def _margins(audits: list[AuditResult]) -> str:
+    return " ".join(f"{a.seed}:{a.lambda_min:.6g}" for a in audits)
+
+
+def accept_recording(log: RawLog, trajectory: str, ts: float, refine: str = DEFAULT_REFINE, seeds=AUDIT_SEEDS,
+                     epsilon: float = RESCUE_EPSILON, workers: int = 2, model: DynamicModel | None = None, run: int = 1,
+                     progress=None) -> AcceptedModel:
+    """Identify, refine, audit, rescue if needed, re-audit. `progress(stage)` is told each stage."""
+    model = shared_model("reduced") if model is None else model
+    say = progress or (lambda stage: None)
+    say("identify and refine")
+    condition, refined, report = identify_recording(log, trajectory, ts, refine, workers=workers, model=model, run=run)
+    say("audit over Theta")
+    first = audit_seeds(refined.values, seeds, "dense", model)
+    rescue, final, values = None, first, refined.values
+    meta = dict(refined.meta)
+    meta.update(audit_seeds_lambda_min=_margins(first))
+    if not all(a.passed for a in first):
+        say("rescue")
+        witnesses = np.vstack([a.worst_poses for a in first if not a.passed])
+        rescue = rescue_over_theta(model, refined.values, epsilon=epsilon, extra_poses=witnesses)
+        meta.update(rescue_epsilon=f"{epsilon:g}", rescue_passes=str(len(rescue.passes)), rescue_converged=str(rescue.converged))
+        if rescue.result is not None:
+            values = rescue.result.parameters.values
+            say("re-audit")
+            final = audit_seeds(values, seeds, "dense", model)
+            meta.update(rescue_change_norm=f"{rescue.result.change_norm:.6g}", rescued_audit_seeds_lambda_min=_margins(final))
+    accepted = all(a.passed for a in final)
+    worst = min(final, key=lambda a: a.lambda_min)
+    meta.update(stage="accepted" if accepted else "rejected", accepted=str(accepted),
+                audit_worst_pose_deg=" ".join(f"{v:.3f}" for v in np.rad2deg(worst.worst_pose)))
+    provenance = {"log_sha256": fingerprint.file_digest(log.path) if log.path is not None and Path(log.path).is_file() else "",
+                  "crane_lib_sources": fingerprint.package_digest()}
+    meta.update({f"provenance.{k}": v for k, v in provenance.items()})
+    parameters = ParameterSet(refined.names, values, refined.std_errors, meta)
+    return AcceptedModel(condition, report, refined, first, rescue, final, parameters, provenance)
+
+
+def save_accepted(path, accepted: AcceptedModel) -> Path:
+    """The model file (name, value, unit, std_error) with the route, epsilon, refinement, audit
+    margins per seed, rescue and verdict in its header."""
+    verdict = "accepted" if accepted.accepted else "NOT accepted (see audit_worst_pose_deg)"
+    save_parameters(path, accepted.parameters,
+                    comment=f"CRANE-X7 39-parameter model through Algorithm 1, {verdict}; std_error is the OLS standard error")
+    return Path(path)

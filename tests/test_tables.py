@@ -1,0 +1,65 @@
+"""The comparison table builder: agreement is computed from the paper's digits, a difference
+without a reason is refused, a shared reason is shown once, and numbers format alike."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from crane_lib.paper_numbers import paper
+from crane_lib.reporting.tables import AGREES, IN_RANGE, Comparison, Why, comparison_table, formatted, significant, span
+
+
+def _ranged_id():
+    from crane_lib.paper_numbers import table
+
+    frame = table()
+    return next(i for i, row in frame.iterrows() if row["value_hi"].strip() and float(row["value_hi"]) > float(row["value"]))
+
+
+def test_agreement_is_decided_by_the_papers_digits():
+    kt = paper("kt_effective_xm430")  # "2.3179": five significant digits
+    assert Comparison("Kt", "kt_effective_xm430", 2.31794).agreement() == AGREES
+    assert Comparison("Kt", "kt_effective_xm430", 2.3175).agreement() is None
+    assert kt.significant_digits == 5
+
+
+def test_a_value_inside_a_stated_range_is_in_range():
+    number = paper(_ranged_id())
+    inside = (number.value + number.value_hi) / 2
+    assert Comparison("x", number.id, inside).agreement() == IN_RANGE
+    assert Comparison("x", number.id, number.value_hi + abs(number.value_hi) + 1).agreement() is None
+
+
+def test_a_difference_without_a_reason_is_refused():
+    with pytest.raises(ValueError, match="no reason"):
+        comparison_table([Comparison("RL3", "dh_offset_rl3", 0.3)])
+    table = comparison_table([Comparison("RL3", "dh_offset_rl3", 0.3, why=Why.reconstruction("a test"))])
+    assert table.frame.loc[0, "why they differ"] == "reconstruction choice: a test"
+
+
+def test_a_shared_reason_is_shown_once():
+    reason = Why.twin("same for all")
+    rows = [Comparison(f"row {k}", "dh_offset_rl3", 0.3 + k, why=reason) for k in range(3)]
+    rows.append(Comparison("agreeing row", "dh_offset_rl5", paper("dh_offset_rl5").value))
+    html = comparison_table(rows, caption="a caption")._repr_html_()
+    assert html.count("same for all") == 1 and html.count("see note") == 3
+    assert AGREES in html and "a caption" in html
+    assert 'title="paper_numbers.csv: dh_offset_rl3' in html  # the id as a hover
+
+
+def test_long_reasons_are_not_cut():
+    reason = Why.finding("x" * 300)
+    html = comparison_table([Comparison("q", "dh_offset_rl3", 9.0, why=reason)])._repr_html_()
+    assert "x" * 300 in html
+
+
+def test_numbers_format_alike():
+    assert significant(5520) == "5\u2009520" and significant(5520.0) == "5520"
+    assert significant(39.0) == "39.00"
+    assert significant(1.13514, 4) == "1.135"
+    assert significant(0.000123, 3) == "1.23e-04"
+    assert significant(float("nan")) == "—"
+    assert span([1.0, 1.0004]) == "1.00" and span([1.0, 2.0]) == "1.00 to 2.00"
+    frame = formatted(pd.DataFrame({"a": [5520.0, 1.13514], "b": ["x", "y"]}), digits=3)
+    assert list(frame["a"]) == ["5520", "1.14"] and list(frame["b"]) == ["x", "y"]
