@@ -106,6 +106,11 @@ def group(name: str) -> slice:
 # the log in memory
 
 
+def _axis_group(name: str, doc: str) -> property:
+    """A per-axis column group of the log as a read-only (n, 8) property."""
+    return property(lambda log: log.column_group(name), doc=f"{doc} (n, 8)")
+
+
 @dataclass
 class RawLog:
     """One raw log: the (n, 106) samples as stored, its metadata, and what a repair changed."""
@@ -136,27 +141,11 @@ class RawLog:
         """Joint angles (rad), the logged pi offset removed; (n, 8)."""
         return self.column_group("theta_logged") - ANGLE_OFFSET
 
-    @property
-    def dtheta_logged(self) -> np.ndarray:
-        """The controller's own one-cycle encoder-difference velocity (rad/s); not used by D-C."""
-        return self.column_group("dtheta")
-
-    @property
-    def theta_ref(self) -> np.ndarray:
-        return self.column_group("theta_ref")
-
-    @property
-    def dtheta_ref(self) -> np.ndarray:
-        return self.column_group("dtheta_ref")
-
-    @property
-    def ddtheta_ref(self) -> np.ndarray:
-        return self.column_group("ddtheta_ref")
-
-    @property
-    def current_command(self) -> np.ndarray:
-        """Commanded current (A), the torque command; (n, 8)."""
-        return self.column_group("current_command")
+    dtheta_logged = _axis_group("dtheta", "The controller's own one-cycle encoder-difference velocity (rad/s); not used by D-C.")
+    theta_ref = _axis_group("theta_ref", "Reference angles of the command file's interpolation (rad).")
+    dtheta_ref = _axis_group("dtheta_ref", "Reference velocities (rad/s).")
+    ddtheta_ref = _axis_group("ddtheta_ref", "Reference accelerations (rad/s^2).")
+    current_command = _axis_group("current_command", "Commanded current (A), the torque command.")
 
     @property
     def torque_logged(self) -> np.ndarray:

@@ -97,21 +97,11 @@ class Why:
     PROFILE = "profile runs a subset"
     NOT_COMPARABLE = "not comparable"
 
-    @classmethod
-    def twin(cls, text: str) -> "Why":
-        return cls(cls.TWIN, text)
-
-    @classmethod
-    def reconstruction(cls, text: str) -> "Why":
-        return cls(cls.RECONSTRUCTION, text)
-
-    @classmethod
-    def finding(cls, text: str) -> "Why":
-        return cls(cls.FINDING, text)
-
-    @classmethod
-    def profile(cls, text: str) -> "Why":
-        return cls(cls.PROFILE, text)
+    # Why.twin("..."), Why.reconstruction("..."), Why.finding("..."), Why.profile("...")
+    twin = classmethod(lambda cls, text: cls(cls.TWIN, text))
+    reconstruction = classmethod(lambda cls, text: cls(cls.RECONSTRUCTION, text))
+    finding = classmethod(lambda cls, text: cls(cls.FINDING, text))
+    profile = classmethod(lambda cls, text: cls(cls.PROFILE, text))
 
     def __str__(self) -> str:
         return f"{self.kind}: {self.text}" if self.text else self.kind

@@ -80,6 +80,12 @@ def workspace(n_parameters):
 
 
 @numba.njit(cache=True)
+def _sensor_buffers():
+    """(q_read, ticks, theta): the true angles at the read time, encoder ticks, measured angles."""
+    return np.zeros(N_AX), np.zeros(N_AX), np.zeros(N_AX)
+
+
+@numba.njit(cache=True)
 def _implicit_friction(p, inertia, h_viscous, h_coulomb):
     """Velocity after a step with momentum p before friction: (I + h FV) v = p - h FS sgn(v)."""
     if abs(p) <= h_coulomb:
@@ -327,9 +333,7 @@ def run_closed_loop(
     target, or after timeout_cycles), the final dwell, the tail idle.
     """
     ws_w, ws_m, ws_l, ws_v, ws_i = workspace(beta_link.shape[0])
-    q_read = np.zeros(N_AX)
-    ticks = np.zeros(N_AX)
-    theta = np.zeros(N_AX)
+    q_read, ticks, theta = _sensor_buffers()
     ref = np.zeros(N_AX)
     dref = np.zeros(N_AX)
     ddref = np.zeros(N_AX)
@@ -469,9 +473,7 @@ def run_open_loop(
     """
     ws_w, ws_m, ws_l, ws_v, ws_i = workspace(beta_link.shape[0])
     w_gravity = np.zeros((N_AX, beta_gravity_prior.shape[0]))
-    q_read = np.zeros(N_AX)
-    ticks = np.zeros(N_AX)
-    theta = np.zeros(N_AX)
+    q_read, ticks, theta = _sensor_buffers()
     zeros = np.zeros(N_AX)
     c = np.empty(N_ARM)
     s = np.empty(N_ARM)
