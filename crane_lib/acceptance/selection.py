@@ -17,7 +17,10 @@ identification conditions of the study. This module gives
   whose block sequence contains every block of the design, at the coarsest interval at which
   every acceleration ramp still carries at least three samples;
 * the two checks of D-H: kappa(W_all) within the lowest decile of the conditions and the
-  candidate within the central quintile of the cloud. The checks do not select.
+  candidate within the central quintile of the cloud. The checks do not select;
+* Sec. VII-B's test of whether conditioning orders held-out prediction: the Spearman rank
+  correlation of kappa against held-out RMSE over the candidates (scipy.stats.spearmanr),
+  and a candidate's rank and gap by held-out prediction.
 
 The reconstruction choices (common standardization, pooled PCA basis, the CLIE cloud for
 centrality, the five Mahalanobis component counts) are argued in book/register_selection.md.
@@ -29,6 +32,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.stats
 
 from crane_lib.paper_numbers import paper
 
@@ -231,3 +235,37 @@ def kappa_check(kappas: np.ndarray, index: int) -> dict:
     rank = rank_of(np.asarray(kappas, dtype=float), index)
     return {"rank": rank, "of": len(kappas), "cut-off rank": KAPPA_FRACTION * len(kappas),
             "passes": rank <= KAPPA_FRACTION * len(kappas)}
+
+
+# ----------------------------------------------------------------------------- Sec. VII-B
+
+# "two-digit conditioning" (Sec. VII-B): kappa below 100
+TWO_DIGIT_KAPPA = 100.0
+MIN_RANK_CORRELATION_POINTS = 3  # fewer points give a correlation of +-1 that tests nothing
+
+
+@dataclass(frozen=True)
+class RankCorrelation:
+    rho: float
+    p_value: float  # two-sided, scipy.stats.spearmanr's
+    n: int
+
+
+def rank_correlation(x, y) -> RankCorrelation | None:
+    """Spearman's rho of x against y with its two-sided p-value; None below three points."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if x.shape != y.shape:
+        raise ValueError(f"rank correlation of {x.shape} against {y.shape} values")
+    if x.size < MIN_RANK_CORRELATION_POINTS:
+        return None
+    result = scipy.stats.spearmanr(x, y)
+    return RankCorrelation(float(result.statistic), float(result.pvalue), int(x.size))
+
+
+def heldout_standing(errors, index: int) -> dict:
+    """A candidate's rank by held-out error among all (1 = best, ties share the better rank),
+    the best candidate's index and the candidate's gap to it, relative to the best's error."""
+    errors = np.asarray(errors, dtype=float)
+    best = int(np.argmin(errors))
+    return {"rank": rank_of(errors, index), "of": int(errors.size), "best": best,
+            "gap": float(errors[index] / errors[best] - 1.0)}
