@@ -8,8 +8,10 @@ the ones above it in this list and from the shared leaves.
   logs/            the 106-column raw log both recorders write; preprocessing to bundles (D-C)
   twin/            the digital twin: truth, plant core, recorder, default data set, joint models
   identification/  OLS, routing test and SDP projection, model classes, CLIE, DIDIM, metrics
-  acceptance/      all-pose PD audit, certified check, rescue, consequences, selection
-  reporting/       papermill sweeps, the main job's pipeline, calibration, diagrams, tables
+  acceptance/      all-pose PD audit, certified check, rescue, consequences, selection, the accepted
+                   model (Algorithm 1 for one recording), what base parameters say about link consistency
+  reporting/       papermill sweeps, the main job's pipeline, calibration, diagrams, tables, the
+                   held-out validation (Tables VII, XVI, XX)
   cli/             the `crane-id` command, one module per subcommand
 
 Shared leaves: paths, errors, constants, paper_numbers, records (every JSON result record),

@@ -16,15 +16,22 @@ import numpy as np
 
 from crane_lib import fingerprint
 from crane_lib.acceptance.audit import AuditResult, audit_seeds
+from crane_lib.errors import InputError
 from crane_lib.acceptance.rescue import RESCUE_EPSILON, RescueResult, rescue_over_theta
 from crane_lib.identification.condition import ConditionResult
 from crane_lib.identification.refinement import DEFAULT_REFINE, identify_recording
 from crane_lib.logs.raw_log import RawLog
 from crane_lib.model.dynamics import DynamicModel
 from crane_lib.model.dynamics import model as shared_model
-from crane_lib.model.parameters import ParameterSet, save_parameters
+from crane_lib.model.parameters import ParameterSet, load_parameters, save_parameters
+from crane_lib.paths import RESULTS_DIR
+from crane_lib.records import read_json_record, write_json_record
 
 AUDIT_SEEDS = (1, 2, 3, 4, 5)  # Table IX: the dense audit redrawn per seed
+# where the main job writes the accepted model of a condition (model file + JSON record)
+ACCEPTED_DIR = RESULTS_DIR / "accepted"
+# the step that writes it, named in the error a reader gets when it is missing
+MAKE_STEP = "`make book` (its data step `python -m crane_lib.reporting.pipeline --profile quick|full` writes it)"
 
 
 @dataclass
@@ -114,3 +121,83 @@ def save_accepted(path, accepted: AcceptedModel) -> Path:
     save_parameters(path, accepted.parameters,
                     comment=f"CRANE-X7 39-parameter model through Algorithm 1, {verdict}; std_error is the OLS standard error")
     return Path(path)
+
+
+# ----------------------------------------------------------------------------- the artefact
+
+
+def accepted_paths(trajectory: str = "AG02", ts: float = 0.040, run: int = 1, directory=None) -> tuple[Path, Path]:
+    """(model file .csv, record .json) of the accepted model of one condition."""
+    stem = f"{trajectory}_run{run}_{round(ts * 1e3):02d}ms"
+    directory = ACCEPTED_DIR if directory is None else Path(directory)
+    return directory / f"{stem}.csv", directory / f"{stem}.json"
+
+
+def _audit_records(audits: list[AuditResult]) -> list[dict]:
+    return [a.to_dict() for a in audits]
+
+
+def accepted_record(accepted: AcceptedModel, ts: float) -> dict:
+    """What a reader of the accepted model needs besides the model file, as one JSON record:
+    the condition (OLS estimate, standard errors, kappa, route, SDP margin), the CLIE start and
+    the CLIE solution the model came from, the refinement report, every audit (first and final,
+    per seed), the rescue's passes, the verdict and the provenance. Run times are left out, so a
+    rerun on the same inputs writes the same bytes."""
+    condition = accepted.condition
+    rescue = accepted.rescue
+    refinement = {k: v for k, v in accepted.refinement.items() if k not in ("wall_time_s",)}
+    rescue_record = None
+    if rescue is not None:
+        rescue_record = {
+            "converged": bool(rescue.converged),
+            "reason": rescue.reason,
+            "passes": [{k: v for k, v in p.items() if k != "solve_time_s"} for p in rescue.passes],
+            "constraint_poses": None if rescue.constraint_poses is None else int(len(rescue.constraint_poses)),
+            "epsilon": None if rescue.result is None else float(rescue.result.epsilon),
+            "change_norm": None if rescue.result is None else rescue.result.change_norm,
+            "solved": rescue.result is not None,
+        }
+    return {
+        "trajectory": condition.trajectory,
+        "ts": float(ts),
+        "run": condition.run,
+        "accepted": accepted.accepted,
+        "verdict": accepted.verdict(),
+        "names": list(accepted.parameters.names),
+        "parameters": accepted.parameters.values.tolist(),
+        "std_errors": condition.ols.parameters.std_errors.tolist(),
+        "ols": condition.ols.parameters.values.tolist(),
+        "kappa": condition.ols.kappa,
+        "route": condition.route,
+        "lambda_min_visited": condition.lambda_min_visited,
+        "sdp_epsilon": None if condition.projection is None else condition.projection.epsilon,
+        "start": condition.start.values.tolist(),
+        "refined": accepted.refined.values.tolist(),
+        "refinement": refinement,
+        "first_audits": _audit_records(accepted.first_audits),
+        "final_audits": _audit_records(accepted.final_audits),
+        "rescue": rescue_record,
+        "provenance": dict(accepted.provenance),
+    }
+
+
+def write_accepted(accepted: AcceptedModel, ts: float, directory=None, extra: dict | None = None) -> tuple[Path, Path]:
+    """The model file (save_accepted) and its record (accepted_record, plus `extra` keys such as a
+    cache key), both written atomically."""
+    csv_path, json_path = accepted_paths(accepted.condition.trajectory, ts, accepted.condition.run, directory)
+    save_accepted(csv_path, accepted)
+    write_json_record(json_path, {**accepted_record(accepted, ts), **(extra or {})})
+    return csv_path, json_path
+
+
+def load_accepted(trajectory: str = "AG02", ts: float = 0.040, run: int = 1, directory=None,
+                  names: list[str] | None = None) -> tuple[ParameterSet, dict]:
+    """The accepted model file and its record; a missing one is an InputError naming the file
+    and the step that writes it."""
+    csv_path, json_path = accepted_paths(trajectory, ts, run, directory)
+    for path in (csv_path, json_path):
+        if not path.is_file():
+            raise InputError(str(path), f"no accepted model of {trajectory} run {run} at {ts * 1e3:g} ms",
+                             f"the file written by {MAKE_STEP}")
+    names = shared_model("reduced").names if names is None else names
+    return load_parameters(csv_path, names), read_json_record(json_path)

@@ -5,7 +5,12 @@
 1. the default data set: the twin's recordings of the profile (`dataset`);
 2. the OLS/SDP sweep: chapter 04 once per condition of `papermill_params/ols_sdp_<profile>.csv`;
 3. the CLIE sweep: chapter 05 once per condition of `papermill_params/clie_<profile>.csv`
-   (the fast route; the parameter clouds and Table VIII read its records).
+   (the fast route; the parameter clouds and Table VIII read its records);
+4. the accepted model: Algorithm 1 end to end on the representative condition (AG02, first
+   execution, 40 ms; the structural rule of Sec. VI-B names it) through
+   `acceptance.accepted.accept_recording`, the path `crane-id` uses, written to
+   results/accepted/ as a model file and a JSON record; and the 40 ms bundles of every
+   execution of V01-V03, which the chapter "Validation" reads.
 
 Every step is cached by content, so a rebuild redoes only what changed. A condition that
 fails is reported and the others go on; the chapter summaries show what exists.
@@ -15,8 +20,17 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 
+from tqdm import tqdm
+
+from crane_lib import fingerprint
+from crane_lib.acceptance import accepted as accepted_stage
+from crane_lib.errors import InputError
+from crane_lib.logs.preprocessing import cached_bundles
+from crane_lib.logs.raw_log import read_raw_log
 from crane_lib.paths import REPO_ROOT, recording_path
+from crane_lib.records import read_json_record
 from crane_lib.reporting import sweep
 from crane_lib.twin import dataset
 
@@ -37,6 +51,66 @@ def condition_sweep(name: str, chapter, profile: str, jobs: int) -> list[sweep.C
     )
 
 
+# the representative condition (Sec. VI-B: the structural rule names AG02 at 40 ms, chapter
+# "Parameter clouds" derives it; tests/test_selection.py checks the rule) and its refinement route
+REPRESENTATIVE = {"trajectory": "AG02", "ts": 0.040, "run": 1}
+ACCEPTED_REFINE = "fast"  # the CLIE sweep's route
+VALIDATION_TRAJECTORIES = ("V01", "V02", "V03")
+
+
+def _missing_recording(path, profile: str) -> InputError:
+    return InputError(str(path), "no such recording",
+                      f"the twin's recording written by `python -m crane_lib.twin.dataset --profile {profile}` (the first step of `make book`)")
+
+
+def accepted_cache_key(log_path, trajectory: str, ts: float, run: int, refine: str) -> str:
+    """Everything that decides the accepted model: the log's bytes, the condition, the route,
+    the audit seeds and rescue margin, and the source of crane_lib."""
+    return fingerprint.digest(
+        fingerprint.file_digest(log_path), trajectory, f"{ts:g}", str(run), refine,
+        " ".join(map(str, accepted_stage.AUDIT_SEEDS)), f"{accepted_stage.RESCUE_EPSILON:g}", fingerprint.package_digest(),
+    )
+
+
+def accepted_model_step(profile: str, jobs: int = 2, trajectory: str = REPRESENTATIVE["trajectory"], ts: float = REPRESENTATIVE["ts"],
+                        run: int = REPRESENTATIVE["run"], refine: str = ACCEPTED_REFINE, directory=None) -> str:
+    """Algorithm 1 on one condition, written to results/accepted/ unless the stored record's cache
+    key matches. Returns "cached" or "ran"."""
+    log_path = recording_path(trajectory, run)
+    if not log_path.is_file():
+        raise _missing_recording(log_path, profile)
+    key = accepted_cache_key(log_path, trajectory, ts, run, refine)
+    csv_path, json_path = accepted_stage.accepted_paths(trajectory, ts, run, directory)
+    if csv_path.is_file() and json_path.is_file():
+        try:
+            if read_json_record(json_path).get("cache_key") == key:
+                return "cached"
+        except InputError:
+            pass  # an unreadable record is redone
+    stages = ["identify and refine", "audit over Theta", "rescue", "re-audit"]
+    started = time.perf_counter()
+    with tqdm(total=len(stages), desc=f"accepted model {trajectory} at {ts * 1e3:g} ms", unit="stage") as bar:
+        def progress(stage):
+            bar.set_postfix_str(stage)
+            bar.update(max(stages.index(stage) - bar.n, 0) if stage in stages else 0)
+        result = accepted_stage.accept_recording(read_raw_log(log_path), trajectory, ts, refine, workers=jobs, run=run, progress=progress)
+        bar.update(bar.total - bar.n)
+    accepted_stage.write_accepted(result, ts, directory, extra={"cache_key": key})
+    print(f"accepted model: {result.verdict()} ({time.perf_counter() - started:.0f} s); {csv_path}")
+    return "ran"
+
+
+def validation_bundles_step(profile: str, ts: float = REPRESENTATIVE["ts"]) -> int:
+    """Preprocess (or find cached) the bundles of every execution of V01-V03 in the profile."""
+    runs = [e for e in dataset.executions(profile) if e.trajectory in VALIDATION_TRAJECTORIES]
+    for execution in tqdm(runs, desc="validation bundles", unit="recording"):
+        path = recording_path(execution.trajectory, execution.run)
+        if not path.is_file():
+            raise _missing_recording(path, profile)
+        cached_bundles(path)
+    return len(runs)
+
+
 def _report(name: str, outcomes: list[sweep.ConditionOutcome]) -> None:
     failed = [o for o in outcomes if o.status == "failed"]
     for o in failed:
@@ -53,6 +127,8 @@ def main(argv=None) -> int:
     dataset.build(args.profile, jobs=args.jobs)
     for name, chapter in SWEEPS:
         _report(name, condition_sweep(name, chapter, args.profile, args.jobs))
+    print(f"accepted model: {accepted_model_step(args.profile, args.jobs)}")
+    print(f"validation bundles: {validation_bundles_step(args.profile)} executions of V01-V03")
     return 0
 
 
