@@ -20,6 +20,7 @@ from crane_lib.model.dynamics import model as shared_model
 from crane_lib.model.parameters import ParameterSet, standard_parameter_names
 from crane_lib.reporting import pipeline
 from crane_lib.reporting import validation
+from crane_lib.reporting.tables import comparison_table
 
 from .audit_cases import description_beta
 from .conftest import random_link_inertials, standard_from_inertials
@@ -301,3 +302,69 @@ def test_the_controller_diagram_states_the_gains_the_code_runs():
     text = " ".join(t.get_text() for t in fig.axes[0].texts)
     plt.close(fig)
     assert f"K_P = {controller.K_P:g}" in text and f"K_V = {controller.K_V:.1f}" in text and f"K_I = {controller.K_I:.0f}" in text
+
+
+# ----------------------------------------------------------------------------- the comparison tables
+
+
+def _audit_record(seed, lam, violations, component="uniform"):
+    return {"seed": seed, "lambda_min": lam, "passed": violations == 0, "violations": {"grid": 0, "uniform": violations},
+            "worst_component": component, "worst_pose_rad": [0.0] * 7}
+
+
+def _record(rescued: bool, model):
+    beta = description_beta()
+    refined = beta.copy()
+    accepted_values = beta.copy()
+    if rescued:
+        accepted_values[model.names.index("ZZR4")] += 1e-3
+    first = [_audit_record(s, -0.01 if rescued else 6e-4 + 1e-4 * s, 10 if rescued else 0) for s in (1, 2, 3, 4, 5)]
+    final = [_audit_record(s, 6e-4 + 1e-4 * s, 0) for s in (1, 2, 3, 4, 5)]
+    rescue = {"passes": [{"pass": 1}], "change_norm": 1e-3} if rescued else None
+    return {"names": model.names, "parameters": accepted_values.tolist(), "refined": refined.tolist(),
+            "std_errors": np.full(len(beta), 1e-4).tolist(), "first_audits": first, "final_audits": final if rescued else first,
+            "rescue": rescue, "refinement": {"iterations": 12}}
+
+
+@pytest.mark.parametrize("rescued", [False, True])
+def test_the_accepted_comparison_gives_a_computed_reason_for_every_difference(rescued, model):
+    record = _record(rescued, model)
+    frame = comparison_table(validation.accepted_comparisons(record)).frame  # raises if a differing row has no reason
+    reasons = " ".join(frame["why they differ"])
+    assert ("no rescue" in reasons) != rescued
+    assert any("ZZR4" in q for q in frame["quantity"]) == rescued
+    assert validation.rescue_moves(record).index.tolist() == (["ZZR4"] if rescued else [])
+
+
+def test_table_vii_and_its_comparisons_over_executions():
+    rows = [{"record": r, "run": run, "model": m, "RMSE": 0.2 * f * (1 + 0.01 * run), "MNE": 0.05 * f}
+            for r in validation.VALIDATION_TRAJECTORIES for run in (1, 2) for m, f in (("OLS", 1.0), ("CLIE", 1.005), ("accepted", 1.0))]
+    frame = pd.DataFrame(rows)
+    table = validation.table_vii(frame)
+    assert table.loc["V01", ("executions", "")] == 2
+    assert table.loc["V01", ("RMSE SD (%)", "accepted")] == pytest.approx(100 * np.std([0.202, 0.204], ddof=1) / 0.203)
+    assert table.loc["V02", ("MNE (%)", "CLIE")] == pytest.approx(100 * 0.05 * 1.005)
+    rows = comparison_table(validation.table_vii_comparisons(frame, {"OLS": 0.2, "accepted": 0.19}, True,
+                                                             validation.run_to_run(frame), "full")).frame
+    gains = rows[rows["quantity"].str.contains("gain of the accepted model")]
+    assert (gains["why they differ"] == "inside the paper's range").all()  # 1 - 1/1.005 = 0.50 %
+    one = frame[frame["run"] == 1].copy()
+    clie = one["model"] == "CLIE"
+    one.loc[clie, ["RMSE", "MNE"]] = one.loc[one["model"] == "accepted", ["RMSE", "MNE"]].to_numpy()  # no rescue: accepted = CLIE
+    rows = comparison_table(validation.table_vii_comparisons(one, {"OLS": 0.2, "accepted": 0.21}, False,
+                                                             validation.run_to_run(one), "quick")).frame
+    assert rows["why they differ"].str.contains("quick profile records V02 once").any()
+    assert rows["why they differ"].str.contains("no rescue ran").any()
+    assert rows["why they differ"].str.contains("worse than OLS").any()
+
+
+def test_the_other_comparison_tables_accept_what_a_quick_build_has(model):
+    table = pd.DataFrame({"M θ̈": [0.5, 0.5, 0.3, 0.3, 0.6], "residual": [0.4, 0.3, 0.2, 0.3, 0.2],
+                          "most arm joints moving": [7, 7, 6, 5, 4], "peak joint speed (rad/s)": [3.0, 3.2, 3.1, 4.4, 4.0]},
+                         index=["V01", "V02", "V03", "AG02", "AP01"])
+    rows = comparison_table(validation.table_xvi_comparisons(table, ["AG02", "AP01"], "quick")).frame
+    assert rows["why they differ"].str.contains("does not record PA07").any()
+    assert {c.claim: c.holds for c in validation.table_xvi_claims(table)}["AP01 has a higher M θ̈ share than V01 and V02"]
+    few = pd.DataFrame({"kappa": [40.0, 120.0], "held-out RMSE": [0.2, 0.18]}, index=["AG02", "PB07"])
+    rows = comparison_table(validation.candidate_comparisons(few, validation.kappa_against_heldout(few), "AG02", "quick")).frame
+    assert rows["this book"].str.contains("fewer than three").any() and rows["quantity"].str.contains("gap to the best candidate \\(PB07").any()

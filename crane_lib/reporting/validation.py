@@ -20,12 +20,13 @@ import pandas as pd
 
 from crane_lib.acceptance import selection
 from crane_lib.errors import InputError
-from crane_lib.identification import metrics
+from crane_lib.identification import clie, metrics
 from crane_lib.logs.preprocessing import cached_bundles
 from crane_lib.model.dynamics import DynamicModel
 from crane_lib.model.parameters import unit_of
 from crane_lib.paper_numbers import paper
 from crane_lib.paths import recording_path
+from crane_lib.records import read_json_record
 from crane_lib.reporting.tables import Comparison, Why, span
 from crane_lib.twin import dataset
 
@@ -279,6 +280,16 @@ def audit_table(record: dict) -> pd.DataFrame:
                for k, v in (("λmin over Θ (kg·m²)", audit["lambda_min"]), ("violating poses", sum(audit["violations"].values())),
                             ("worst pose in", audit["worst_component"]))}}
     return pd.DataFrame(columns)
+
+
+def difference_from_sweep(record: dict) -> float | None:
+    """Largest |difference| between the CLIE solution in the accepted model's record and the CLIE
+    sweep's record of the same condition and route (None when the sweep has no such record):
+    the two come from the same code path and must agree."""
+    path = clie.record_path(record["trajectory"], record["ts"], record["run"], record["refinement"]["method"])
+    if not path.is_file():
+        return None
+    return float(np.max(np.abs(np.asarray(read_json_record(path)["clie_x"]) - np.asarray(record["refined"]))))
 
 
 def worst_pose_deg(audit: dict) -> str:
