@@ -132,7 +132,8 @@ display(comparison_table(v.accepted_comparisons(record), caption="The accepted m
 # the plain Euclidean norm of the 39 base parameters (Appendix D-E; register
 # "identification"), a norm that does not know how tightly the data pin each parameter. A
 # correction that is small in SI units can still move a well-determined parameter by several
-# of its standard errors, and the light wrist axes, which MNE weights fully, feel it first.
+# of its standard errors; MNE, which weights the light distal axes as much as the loaded ones,
+# can then register a cost that the all-axes RMSE hardly shows.
 
 # %% tags=["hide-input"]
 per_run = v.heldout_metrics(model, stages, heldout)
