@@ -10,7 +10,12 @@
    execution, 40 ms; the structural rule of Sec. VI-B names it) through
    `acceptance.accepted.accept_recording`, the path `crane-id` uses, written to
    results/accepted/ as a model file and a JSON record; and the 40 ms bundles of every
-   execution of V01-V03, which the chapter "Validation" reads.
+   execution of V01-V03, which the chapter "Validation" reads;
+5. the claims at a glance: each of the paper's main claims evaluated from those records
+   (`claims`, results/claims; computed here, before Sphinx runs, so that the claims page never
+   depends on the order in which jupyter-book executes pages);
+6. the downloads: the records zipped per kind (`downloads`, results/downloads) for the pages
+   that link them.
 
 Every step is cached by content, so a rebuild redoes only what changed. A condition that
 fails is reported and the others go on; the chapter summaries show what exists.
@@ -31,7 +36,7 @@ from crane_lib.logs.preprocessing import cached_bundles
 from crane_lib.logs.raw_log import read_raw_log
 from crane_lib.paths import REPO_ROOT, recording_path
 from crane_lib.records import read_json_record
-from crane_lib.reporting import sweep
+from crane_lib.reporting import claims, downloads, sweep
 from crane_lib.twin import dataset
 
 # the per-condition sweeps in pipeline order: (name of the conditions file without profile, chapter)
@@ -129,6 +134,10 @@ def main(argv=None) -> int:
         _report(name, condition_sweep(name, chapter, args.profile, args.jobs))
     print(f"accepted model: {accepted_model_step(args.profile, args.jobs)}")
     print(f"validation bundles: {validation_bundles_step(args.profile)} executions of V01-V03")
+    statuses = claims.write_claims(args.profile)
+    print(f"claims: {sum(s == 'computed' for _, s in statuses)} computed, {sum(s == 'cached' for _, s in statuses)} cached")
+    made = downloads.bundle_all()
+    print(f"downloads: {', '.join(p.name for p in made.values()) or 'none'}")
     return 0
 
 

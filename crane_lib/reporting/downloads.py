@@ -1,0 +1,108 @@
+"""The build's result records as downloads: one zip per kind of record, made by the main job
+before the book is built, linked from the pages that use them.
+
+    python -m crane_lib.reporting.pipeline ...   # last step: downloads.bundle_all()
+    downloads.link("conditions")                  # in a chapter cell: a MyST {download} link
+
+Sphinx copies a file named by the `{download}` role into `_build/html/_downloads/` and fails
+the build (-W) when the file does not exist, so a page can only link a bundle this build made.
+The zips are byte-identical for identical records (sorted entries, fixed timestamps), and each
+carries a MANIFEST.txt with every file's sha256.
+
+Kinds: "conditions" (results/conditions, the OLS/SDP sweep), "clie" (results/clie, the CLIE
+sweep), "claims" (results/claims, the claims page), "accepted" (results/accepted, the accepted
+model, once the pipeline writes it); "all" holds every kind present.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import zipfile
+from pathlib import Path
+
+from crane_lib.errors import atomic_write
+from crane_lib.paths import REPO_ROOT, RESULTS_DIR
+
+DOWNLOADS_DIR = RESULTS_DIR / "downloads"
+KINDS = {
+    "conditions": "the OLS/SDP condition records (one JSON per condition)",
+    "clie": "the CLIE sweep's records (OLS, start and CLIE solution per condition)",
+    "claims": "the claims at a glance (one JSON per claim)",
+    "accepted": "the accepted model and its audit",
+}
+_FIXED_TIME = (1980, 1, 1, 0, 0, 0)
+
+
+def bundle_path(kind: str) -> Path:
+    return DOWNLOADS_DIR / f"crane-x7-{kind}-records.zip"
+
+
+def _files(kind: str) -> list[Path]:
+    folders = [RESULTS_DIR / k for k in KINDS] if kind == "all" else [RESULTS_DIR / kind]
+    files = []
+    for folder in folders:
+        if folder.is_dir():
+            # hidden files are temporaries of atomic writes; executed notebooks stay in the sweeps
+            files += [p for p in folder.rglob("*") if p.is_file() and not any(part.startswith(".") for part in p.relative_to(RESULTS_DIR).parts)]
+    return sorted(files)
+
+
+def bundle(kind: str) -> Path | None:
+    """Zip the records of one kind (None when this build has none). Entries are named relative
+    to results/, in sorted order, with a fixed time stamp: the same records give the same bytes."""
+    if kind != "all" and kind not in KINDS:
+        raise ValueError(f"unknown kind {kind!r}; one of {sorted(KINDS) + ['all']}")
+    files = _files(kind)
+    if not files:
+        return None
+    path = bundle_path(kind)
+    manifest = []
+    with atomic_write(path, "wb") as handle, zipfile.ZipFile(handle, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for file in files:
+            data = file.read_bytes()
+            name = file.relative_to(RESULTS_DIR).as_posix()
+            manifest.append(f"{hashlib.sha256(data).hexdigest()}  {name}")
+            archive.writestr(_entry(name), data)
+        archive.writestr(_entry("MANIFEST.txt"), "\n".join(manifest) + "\n")
+    return path
+
+
+def _entry(name: str) -> zipfile.ZipInfo:
+    info = zipfile.ZipInfo(name, date_time=_FIXED_TIME)
+    info.compress_type = zipfile.ZIP_DEFLATED
+    info.external_attr = 0o644 << 16
+    return info
+
+
+def bundle_all() -> dict[str, Path]:
+    """Every kind present, and "all"; a kind this build has no records of is removed (no stale zip)."""
+    made = {}
+    for kind in [*KINDS, "all"]:
+        path = bundle(kind)
+        if path is None:
+            bundle_path(kind).unlink(missing_ok=True)
+        else:
+            made[kind] = path
+    return made
+
+
+def link(kind: str, from_document: str | Path | None = None, text: str | None = None):
+    """A MyST `{download}` link to the bundle of `kind`, as Markdown for a notebook cell's output.
+
+    `from_document` is the page's source path relative to the repository (default: a chapter in
+    chapters/); the role's path is relative to it. Needs nb_render_markdown_format: myst (set in
+    book/_config.yml) so that Markdown outputs are parsed with roles.
+    """
+    from IPython.display import Markdown
+
+    path = bundle_path(kind)
+    base = (REPO_ROOT / (from_document or "chapters/x.py")).parent
+    relative = Path(_relpath(path, base)).as_posix()
+    label = text or f"Download {KINDS.get(kind, 'every result record')} ({path.name})"
+    return Markdown(f"{{download}}`{label} <{relative}>`")
+
+
+def _relpath(path: Path, base: Path) -> str:
+    import os
+
+    return os.path.relpath(Path(path).resolve(), Path(base).resolve())

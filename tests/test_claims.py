@@ -1,0 +1,153 @@
+"""The claims page's mechanism (crane_lib.reporting.claims) and the downloads (reporting.downloads).
+
+The claim functions themselves run on the build's records in the main job; here: each claim
+links to a heading that exists, verdicts follow their stated rules, a record whose inputs
+changed is never shown with its old number, and bundles are byte-identical for identical records.
+"""
+
+from __future__ import annotations
+
+import re
+import zipfile
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from docutils.nodes import make_id
+
+from crane_lib.paper_numbers import paper
+from crane_lib.paths import REPO_ROOT
+from crane_lib.reporting import claims, downloads
+
+
+def _headings(chapter: str) -> list[str]:
+    """The Markdown headings of a jupytext percent chapter (`# ## Heading` lines in markdown cells)."""
+    text = (REPO_ROOT / f"{chapter}.py").read_text(encoding="utf-8")
+    return [m.group(1).strip() for m in re.finditer(r"^# #{1,6} (.+)$", text, flags=re.M)]
+
+
+@pytest.mark.parametrize("claim", [c for c in claims.REGISTRY.values() if c.chapter], ids=lambda c: c.id)
+def test_each_claim_links_to_an_existing_section(claim):
+    assert (REPO_ROOT / f"{claim.chapter}.py").exists(), f"{claim.id}: no chapter {claim.chapter}"
+    assert claim.section in _headings(claim.chapter), f"{claim.id}: no heading {claim.section!r} in {claim.chapter}"
+    assert claim.anchor == make_id(claim.section) and claim.anchor
+
+
+def test_every_claim_reads_its_paper_numbers_by_id():
+    for c in claims.REGISTRY.values():
+        assert c.paper_ids, c.id
+        for number_id in c.paper_ids:
+            assert paper(number_id).text().replace("^2", "²") in c.paper_text()
+        # statements quote no paper number (they come from the ids)
+        assert not re.search(r"\d", re.sub(r"\b[A-Z]{1,2}\d\d\b", "", c.statement)), f"{c.id}: a number typed into the statement"
+
+
+def _results(**attributes):
+    return SimpleNamespace(**attributes)
+
+
+def _audit(passed, lam=1e-3, n=0):
+    return SimpleNamespace(passed=passed, lambda_min=lam, n_violations=n)
+
+
+def test_routing_claim_verdict_follows_its_rule():
+    compute = claims.REGISTRY["routing_weaker_than_audit"].compute
+    gap = _results(ols_audits=[({"pd_visited": True}, _audit(False, -1e-4, 5)), ({"pd_visited": True}, _audit(True))])
+    assert compute(gap).verdict == claims.REPRODUCED
+    assert "1 pass the routing test and fail over Θ, 0 the reverse" in compute(gap).number
+    no_gap = _results(ols_audits=[({"pd_visited": True}, _audit(True)), ({"pd_visited": False}, _audit(False, -1e-3, 9))])
+    assert compute(no_gap).verdict == claims.CONTRADICTED
+    reverse = _results(ols_audits=[({"pd_visited": True}, _audit(False, -1e-4, 2)), ({"pd_visited": False}, _audit(True))])
+    assert compute(reverse).verdict == claims.CONTRADICTED
+    assert compute(_results(ols_audits=[])).verdict == claims.NOT_COMPUTED
+
+
+def test_rescue_claim_is_not_testable_without_a_rescue():
+    compute = claims.REGISTRY["rescue_costs_nothing"].compute
+    outcome = compute(_results(acceptance=SimpleNamespace(first_audit=_audit(True, 2e-3), rescue=None)))
+    assert outcome.verdict == claims.NOT_TESTABLE
+    assert compute(_results(acceptance=None)).verdict == claims.NOT_COMPUTED
+
+
+def test_margin_claim_detects_a_margin_fixed_by_the_grid(monkeypatch):
+    from crane_lib.acceptance import audit
+
+    compute = claims.REGISTRY["audit_margin_seeds"].compute
+    results = _results(acceptance=SimpleNamespace(parameters=np.zeros(39)), model=None)
+    monkeypatch.setattr(audit, "audit_seeds", lambda *a, **k: [_audit(True, lam) for lam in (5e-4, 6e-4, 7e-4, 8e-4, 9e-4)])
+    moved = compute(results)
+    assert moved.verdict == claims.REPRODUCED and "factor 1.8" in moved.number
+    monkeypatch.setattr(audit, "audit_seeds", lambda *a, **k: [_audit(True, 5e-4) for _ in range(5)])
+    assert compute(results).verdict == claims.CONTRADICTED
+    monkeypatch.setattr(audit, "audit_seeds", lambda *a, **k: [_audit(s % 2 == 0, 5e-4 * s) for s in range(1, 6)])
+    assert compute(results).verdict == claims.CONTRADICTED
+
+
+@pytest.fixture
+def sandbox(tmp_path, monkeypatch):
+    """A results folder of its own and one registered claim that reads one input file."""
+    results = tmp_path / "results"
+    monkeypatch.setattr(claims, "RESULTS_DIR", results)
+    monkeypatch.setattr(claims, "CLAIMS_DIR", results / "claims")
+    monkeypatch.setattr(downloads, "RESULTS_DIR", results)
+    monkeypatch.setattr(downloads, "DOWNLOADS_DIR", results / "downloads")
+    source = results / "conditions" / "one.json"
+    source.parent.mkdir(parents=True)
+    source.write_text('{"value": 2}', encoding="utf-8")
+
+    def compute(_results):
+        value = float(source.read_text(encoding="utf-8").split(":")[1].strip(" }"))
+        return claims.Outcome(claims.REPRODUCED if value > 1 else claims.CONTRADICTED, f"value {value:g}", "from one.json")
+
+    test_claim = claims.PaperClaim("test_claim", "Sec. T", "A test claim.", ("rescue_eps_pd",), "chapters/06_audit",
+                                   "Table IX: what the audit's pose sampling decides", ("results/conditions/*.json",), compute)
+    monkeypatch.setattr(claims, "REGISTRY", {"test_claim": test_claim})
+    return source
+
+
+def test_records_are_cached_and_stale_records_are_refused(sandbox):
+    assert claims.current("test_claim", "quick")["verdict"] == claims.NOT_COMPUTED  # no record yet
+    assert claims.write_claims("quick", show_progress=False) == [("test_claim", "computed")]
+    first = (claims.CLAIMS_DIR / "test_claim.json").read_bytes()
+    assert claims.write_claims("quick", show_progress=False) == [("test_claim", "cached")]
+    record = claims.current("test_claim", "quick")
+    assert record["verdict"] == claims.REPRODUCED and record["number"] == "value 2"
+    assert record["inputs"] == ["results/conditions/one.json"]
+    # the input changes: the old record must not be shown
+    sandbox.write_text('{"value": 0.5}', encoding="utf-8")
+    stale = claims.current("test_claim", "quick")
+    assert stale["verdict"] == claims.NOT_COMPUTED and "Stale" in stale["detail"] and stale["number"] == "—"
+    assert claims.write_claims("quick", show_progress=False) == [("test_claim", "computed")]
+    assert claims.current("test_claim", "quick")["verdict"] == claims.CONTRADICTED
+    # another profile is another key
+    assert claims.current("test_claim", "full")["verdict"] == claims.NOT_COMPUTED
+    # byte-identical on a rerun of the same inputs
+    sandbox.write_text('{"value": 2}', encoding="utf-8")
+    claims.write_claims("quick", show_progress=False)
+    assert (claims.CLAIMS_DIR / "test_claim.json").read_bytes() == first
+
+
+def test_page_links_to_the_section_that_computes_each_claim(sandbox):
+    claims.write_claims("quick", show_progress=False)
+    html = claims.page("quick")._repr_html_()
+    anchor = make_id("Table IX: what the audit's pose sampling decides")
+    assert f'href="../chapters/06_audit.html#{anchor}"' in html
+    assert 'class="verdict verdict-reproduced"' in html
+    assert paper("rescue_eps_pd").text().replace("^2", "²") in html
+    assert "1 reproduced" in claims.summary_sentence(claims.page("quick"))
+
+
+def test_download_bundles_are_byte_identical_and_carry_a_manifest(sandbox):
+    first = downloads.bundle("conditions").read_bytes()
+    assert downloads.bundle("conditions").read_bytes() == first
+    with zipfile.ZipFile(downloads.bundle_path("conditions")) as archive:
+        assert archive.namelist() == ["conditions/one.json", "MANIFEST.txt"]
+        manifest = archive.read("MANIFEST.txt").decode()
+    import hashlib
+
+    assert manifest == f"{hashlib.sha256(sandbox.read_bytes()).hexdigest()}  conditions/one.json\n"
+    assert downloads.bundle("accepted") is None  # this build has none
+    made = downloads.bundle_all()
+    assert set(made) == {"conditions", "all"} and not downloads.bundle_path("accepted").exists()
+    with pytest.raises(ValueError):
+        downloads.bundle("nonsense")
