@@ -1,0 +1,253 @@
+"""Open the built book the way a reader does: headless Chromium (Debian's package), no network.
+
+Used by tests/test_browser.py. The book is served from its build folder on a loopback port;
+every request that is not for that folder is aborted and recorded (the page needs the network
+for it), and Chromium resolves no host name but the loopback address on top of that. Per page:
+
+- math: every math element the build wrote (span.math, div.math) was typeset by MathJax, and
+  no raw TeX (\\( \\) \\[ \\] $$ or a \\command{ ) is left in the visible text outside code;
+- width: the page does not scroll sideways and no visible element reaches past the viewport
+  unless a clipping or scrolling box that itself fits holds it (a wide table scrolls inside
+  its own box);
+- requests: none leaves the build folder;
+
+and, from the HTML files alone, every internal link resolves to an existing file and, when it
+names a fragment, to an element with that id.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import shutil
+import threading
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urldefrag, urlparse
+
+CHROMIUM_FLAGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--disable-default-apps", "--disable-extensions",
+    # no name resolves except the loopback address the book is served on: the network is cut
+    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+]
+VIEWPORT = {"width": 1280, "height": 900}
+# pages of the build that are not pages of the book
+SKIP_PAGES = {"genindex.html", "search.html", "py-modindex.html"}
+
+
+def chromium_path() -> str | None:
+    return os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def book_pages(html_dir: Path) -> list[Path]:
+    """Every page of the book (not Sphinx's own index and search pages, not _static or _sources)."""
+    html_dir = Path(html_dir)
+    return sorted(p for p in html_dir.rglob("*.html")
+                  if not any(part.startswith("_") for part in p.relative_to(html_dir).parts) and p.name not in SKIP_PAGES)
+
+
+# ----------------------------------------------------------------------------- serving
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+class BookServer:
+    """The build folder on 127.0.0.1 (a free port), in a thread; a context manager."""
+
+    def __init__(self, root: Path):
+        self.root = Path(root)
+        handler = functools.partial(_QuietHandler, directory=str(self.root))
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.origin = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def url(self, page: Path) -> str:
+        return f"{self.origin}/{Path(page).relative_to(self.root).as_posix()}"
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+# ----------------------------------------------------------------------------- in the browser
+
+# runs in the page; returns {math: [...], raw: [...], wide: [...], n_math: int}
+_CHECKS_JS = r"""
+() => {
+  const vw = document.documentElement.clientWidth;
+  const describe = (e) => {
+    let s = e.tagName.toLowerCase();
+    if (e.id) s += '#' + e.id;
+    if (e.classList.length) s += '.' + [...e.classList].slice(0, 3).join('.');
+    const t = (e.textContent || '').trim().replace(/\s+/g, ' ').slice(0, 60);
+    return t ? `${s} "${t}"` : s;
+  };
+  // math elements the build wrote, and whether MathJax typeset them
+  const mathEls = [...document.querySelectorAll('span.math, div.math')];
+  const math = mathEls.filter(e => !e.querySelector('mjx-container')).map(describe).slice(0, 10);
+  // raw TeX in the visible text, outside code, scripts and typeset math
+  const skip = new Set(['PRE', 'CODE', 'SCRIPT', 'STYLE', 'TEXTAREA', 'MJX-CONTAINER', 'NOSCRIPT']);
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT, {
+    acceptNode(node) {
+      for (let a = node.parentElement; a; a = a.parentElement) {
+        if (skip.has(a.tagName)) return NodeFilter.FILTER_REJECT;
+      }
+      const p = node.parentElement;
+      if (!p || p.getClientRects().length === 0) return NodeFilter.FILTER_REJECT;  // not rendered
+      return NodeFilter.FILTER_ACCEPT;
+    }
+  });
+  const rawPattern = /\\[()\[\]]|\$\$|\\[A-Za-z]+\{/;
+  const raw = [];
+  for (let n = walker.nextNode(); n && raw.length < 10; n = walker.nextNode()) {
+    const m = rawPattern.exec(n.textContent);
+    if (m) raw.push(n.textContent.slice(Math.max(0, m.index - 30), m.index + 50).replace(/\s+/g, ' '));
+  }
+  // width
+  const wide = [];
+  const root = document.documentElement;
+  if (root.scrollWidth > vw + 1) wide.push(`the page scrolls sideways: ${root.scrollWidth} px wide in a ${vw} px viewport`);
+  for (const e of document.body.querySelectorAll('*')) {
+    if (wide.length >= 10) break;
+    const r = e.getBoundingClientRect();
+    if (r.width === 0 || r.height === 0 || r.right <= vw + 1) continue;
+    const style = getComputedStyle(e);
+    if (style.visibility === 'hidden' || style.position === 'fixed') continue;
+    let held = false;
+    for (let a = e.parentElement; a && a !== document.documentElement; a = a.parentElement) {
+      const s = getComputedStyle(a);
+      if (['auto', 'scroll', 'hidden', 'clip'].includes(s.overflowX) && a.getBoundingClientRect().right <= vw + 1) { held = true; break; }
+    }
+    if (!held) wide.push(`${describe(e)} reaches ${Math.round(r.right)} px in a ${vw} px viewport`);
+  }
+  return {math, raw, wide, n_math: mathEls.length};
+}
+"""
+
+
+@dataclass
+class PageReport:
+    page: str
+    n_math: int = 0
+    math: list[str] = field(default_factory=list)
+    raw: list[str] = field(default_factory=list)
+    wide: list[str] = field(default_factory=list)
+    blocked: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def problems(self) -> list[str]:
+        out = [f"math not typeset: {m}" for m in self.math]
+        out += [f"raw TeX in the text: {r!r}" for r in self.raw]
+        out += [f"too wide: {w}" for w in self.wide]
+        out += [f"request leaves the build: {b}" for b in self.blocked]
+        out += self.errors
+        return [f"{self.page}: {p}" for p in out]
+
+
+class Reader:
+    """A headless Chromium with the network cut, opening pages of one served folder."""
+
+    def __init__(self, server: BookServer, playwright, viewport=VIEWPORT, executable: str | None = None):
+        self.server = server
+        self.browser = playwright.chromium.launch(executable_path=executable or chromium_path(), args=CHROMIUM_FLAGS)
+        # (Playwright's offline mode would cut the loopback server too; the route below and the
+        # resolver rule cut everything else)
+        self.context = self.browser.new_context(viewport=viewport, service_workers="block")
+        self.blocked: list[str] = []
+        self.context.route("**/*", self._route)
+
+    def _route(self, route):
+        url = route.request.url
+        if url.startswith(self.server.origin + "/") or url.startswith("data:") or url.startswith("blob:"):
+            route.continue_()
+        else:
+            self.blocked.append(url)
+            route.abort("internetdisconnected")
+
+    def check(self, page_path: Path, screenshot: Path | None = None, mathjax_timeout_ms: int = 20000) -> PageReport:
+        report = PageReport(str(Path(page_path).relative_to(self.server.root)))
+        self.blocked.clear()
+        page = self.context.new_page()
+        try:
+            page.goto(self.server.url(page_path), wait_until="load")
+            has_math = page.evaluate("() => document.querySelector('span.math, div.math') !== null")
+            if has_math:
+                try:
+                    page.wait_for_function("() => window.MathJax && window.MathJax.startup && window.MathJax.startup.promise",
+                                           timeout=mathjax_timeout_ms)
+                    page.evaluate("() => window.MathJax.startup.promise")
+                except Exception as error:  # a timeout: MathJax never started (not served, or blocked)
+                    report.errors.append(f"MathJax did not start: {str(error).splitlines()[0]}")
+            result = page.evaluate(_CHECKS_JS)
+            report.n_math, report.math, report.raw, report.wide = result["n_math"], result["math"], result["raw"], result["wide"]
+            if screenshot is not None:
+                screenshot.parent.mkdir(parents=True, exist_ok=True)
+                page.screenshot(path=str(screenshot), full_page=False)
+        finally:
+            page.close()
+        report.blocked = list(dict.fromkeys(self.blocked))
+        return report
+
+    def close(self):
+        self.context.close()
+        self.browser.close()
+
+
+# ----------------------------------------------------------------------------- links, from the files
+
+
+class _LinksAndIds(HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.ids: set[str] = set()
+        self.hrefs: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if attrs.get("id"):
+            self.ids.add(attrs["id"])
+        if tag == "a" and attrs.get("name"):
+            self.ids.add(attrs["name"])
+        if tag == "a" and attrs.get("href"):
+            self.hrefs.append(attrs["href"])
+
+
+@functools.lru_cache(maxsize=None)
+def _parse(path: Path) -> _LinksAndIds:
+    parser = _LinksAndIds()
+    parser.feed(Path(path).read_text(encoding="utf-8", errors="replace"))
+    return parser
+
+
+def broken_links(html_dir: Path, pages: list[Path]) -> list[str]:
+    """Every internal link of `pages` that does not resolve: a missing file, or a fragment with no
+    element of that id in the target page."""
+    html_dir = Path(html_dir).resolve()
+    problems = []
+    for page in pages:
+        page = Path(page).resolve()
+        for href in _parse(page).hrefs:
+            parsed = urlparse(href)
+            if parsed.scheme or parsed.netloc or href.startswith(("mailto:", "javascript:")):
+                continue  # external: not part of the book (and never fetched by the browser test)
+            target_path, fragment = urldefrag(href)
+            target = page if not target_path else (page.parent / unquote(target_path)).resolve()
+            if target.is_dir():
+                target = target / "index.html"
+            where = f"{page.relative_to(html_dir)}: link {href!r}"
+            if not target.exists():
+                problems.append(f"{where}: no file {target}")
+                continue
+            if fragment and target.suffix == ".html" and unquote(fragment) not in _parse(target).ids:
+                problems.append(f"{where}: no element with id {unquote(fragment)!r} in {target.relative_to(html_dir) if target.is_relative_to(html_dir) else target}")
+    return problems

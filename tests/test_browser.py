@@ -1,0 +1,169 @@
+"""The book as a reader sees it (issue 20): its pages in headless Chromium with the network cut.
+
+Two kinds of test:
+
+- fixture pages built here (a page of raw TeX, a page wider than the viewport, a broken link,
+  a page that asks the network for a script, and a good page with a wide table in a scrolling
+  box) show that each check fails when it should and passes when it should; they run in
+  `make test` wherever Chromium is installed (.ci/run installs Debian's package);
+- the built book: every page of CRANE_BOOK_HTML (set by .ci/run to _build/html after the
+  quick book) must render its math, fit the viewport, fetch nothing from the network, and
+  link only to things that exist; screenshots of two pages go to _build/screenshots/ (a CI
+  artefact). Without CRANE_BOOK_HTML these are skipped: `make test` runs before the book exists.
+
+    CRANE_BOOK_HTML=_build/html .venv/bin/python -m pytest -q tests/test_browser.py
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.book_browser import BookServer, Reader, book_pages, broken_links, chromium_path
+
+playwright_api = pytest.importorskip("playwright.sync_api", reason="the playwright package drives Chromium (pip install -e .[test])")
+
+# the pages whose screenshots CI keeps
+SCREENSHOT_PAGES = ("book/claims.html", "chapters/06_audit.html")
+
+
+@pytest.fixture(scope="module")
+def playwright():
+    if chromium_path() is None:
+        pytest.skip("Chromium is not installed (Debian: apt-get install chromium; .ci/run installs it)")
+    with playwright_api.sync_playwright() as p:
+        yield p
+
+
+# ----------------------------------------------------------------------------- the checks on fixture pages
+
+MATHJAX_STUB = "<script>window.MathJax = undefined;</script>"
+
+
+def _write(folder: Path, name: str, body: str) -> Path:
+    path = folder / name
+    path.write_text(f"<!doctype html><html><head><meta charset='utf-8'><title>{name}</title></head><body>{body}</body></html>",
+                    encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def fixture_site(tmp_path_factory):
+    site = tmp_path_factory.mktemp("site")
+    (site / "sub").mkdir()
+    pages = {
+        # MathJax never typesets this: the math element keeps its raw TeX
+        "raw_math": _write(site, "raw_math.html", '<p>The inertia matrix <span class="math notranslate nohighlight">\\(\\mathbf M(\\theta)\\)</span>.</p>'),
+        # raw TeX written into prose (an output rendered as plain text)
+        "raw_tex": _write(site, "raw_tex.html", "<p>an estimate of $\\boldsymbol{\\beta}$ from the record</p>"),
+        # a table that widens the page
+        "wide": _write(site, "wide.html", "<table><tr><td style='min-width:3000px'>a column far too wide</td></tr></table>"),
+        # a script from the network
+        "network": _write(site, "network.html", "<script src='https://cdn.example.invalid/tex-chtml.js'></script><p>text</p>"),
+        # links: one good, one to a missing page, one to a missing fragment
+        "links": _write(site, "links.html", "<a href='sub/good.html#here'>good</a> <a href='missing.html'>missing</a> "
+                                             "<a href='sub/good.html#nowhere'>bad fragment</a>"),
+        # a good page: a wide table inside a scrolling box, code with a backslash-paren that is code, not math
+        "good": _write(site / "sub", "good.html", "<div id='here' style='overflow-x:auto;max-width:100%'>"
+                                                  "<table><tr><td style='min-width:3000px'>wide, in its own box</td></tr></table></div>"
+                                                  "<pre><code>re.compile(r'\\(')</code></pre>"),
+    }
+    return site, pages
+
+
+@pytest.fixture(scope="module")
+def fixture_reader(playwright, fixture_site):
+    site, _ = fixture_site
+    with BookServer(site) as server:
+        reader = Reader(server, playwright)
+        yield reader
+        reader.close()
+
+
+def test_raw_math_is_caught(fixture_reader, fixture_site):
+    report = fixture_reader.check(fixture_site[1]["raw_math"], mathjax_timeout_ms=1500)
+    assert report.n_math == 1
+    assert report.math and any("MathJax did not start" in e for e in report.errors), report
+    assert any("\\(" in r or "\\mathbf{" in r or "\\mathbf" in r for r in report.raw), report
+
+
+def test_raw_tex_in_prose_is_caught(fixture_reader, fixture_site):
+    report = fixture_reader.check(fixture_site[1]["raw_tex"])
+    assert any("\\boldsymbol{" in r for r in report.raw), report
+
+
+def test_overflow_is_caught(fixture_reader, fixture_site):
+    report = fixture_reader.check(fixture_site[1]["wide"])
+    assert report.wide and "scrolls sideways" in report.wide[0], report
+
+
+def test_network_request_is_blocked_and_caught(fixture_reader, fixture_site):
+    report = fixture_reader.check(fixture_site[1]["network"])
+    assert report.blocked == ["https://cdn.example.invalid/tex-chtml.js"], report
+
+
+def test_good_page_passes(fixture_reader, fixture_site):
+    report = fixture_reader.check(fixture_site[1]["good"])
+    assert report.problems() == []
+
+
+def test_broken_links_are_caught(fixture_site):
+    site, pages = fixture_site
+    problems = broken_links(site, [pages["links"]])
+    assert len(problems) == 2, problems
+    assert any("missing.html" in p for p in problems) and any("'nowhere'" in p for p in problems)
+
+
+# ----------------------------------------------------------------------------- the built book
+
+
+def _book_dir() -> Path:
+    value = os.environ.get("CRANE_BOOK_HTML")
+    if not value:
+        pytest.skip("the built book is checked after `make book` (CRANE_BOOK_HTML=_build/html; .ci/run does this)")
+    path = Path(value).resolve()
+    if not (path / "index.html").exists():
+        pytest.fail(f"CRANE_BOOK_HTML={value}: no index.html there; build the book first (make book PROFILE=quick)")
+    return path
+
+
+@pytest.fixture(scope="module")
+def book():
+    return _book_dir()
+
+
+def test_book_pages_in_the_browser(playwright, book):
+    pages = book_pages(book)
+    assert len(pages) >= 10, f"only {len(pages)} pages in {book}"
+    shots = book.parent / "screenshots"
+    problems, typeset = [], 0
+    with BookServer(book) as server:
+        reader = Reader(server, playwright)
+        try:
+            for page in pages:
+                rel = page.relative_to(book).as_posix()
+                shot = shots / (rel.replace("/", "__").replace(".html", ".png")) if rel in SCREENSHOT_PAGES else None
+                report = reader.check(page, screenshot=shot)
+                typeset += report.n_math
+                problems += report.problems()
+        finally:
+            reader.close()
+    assert not problems, "\n".join([f"{len(problems)} problem(s) on {len(pages)} pages:"] + problems)
+    assert typeset > 0, "no math element on any page: the check would pass vacuously"
+    for rel in SCREENSHOT_PAGES:
+        assert (shots / rel.replace("/", "__").replace(".html", ".png")).exists(), f"no screenshot of {rel}"
+
+
+def test_book_internal_links_resolve(book):
+    pages = book_pages(book)
+    problems = broken_links(book, pages)
+    assert not problems, "\n".join([f"{len(problems)} broken internal link(s):"] + problems[:40])
+
+
+def test_claims_page_is_near_the_front(book):
+    """In the book's navigation the claims page comes before the first chapter."""
+    intro = (book / "book" / "intro.html").read_text(encoding="utf-8")
+    claims, first_chapter = intro.find("claims.html"), intro.find("01_modeling.html")
+    assert claims != -1 and first_chapter != -1 and claims < first_chapter
