@@ -46,7 +46,13 @@ def book_pages(html_dir: Path) -> list[Path]:
     """Every page of the book (not Sphinx's own index and search pages, not _static or _sources)."""
     html_dir = Path(html_dir)
     return sorted(p for p in html_dir.rglob("*.html")
-                  if not any(part.startswith("_") for part in p.relative_to(html_dir).parts) and p.name not in SKIP_PAGES)
+                  if not any(part.startswith("_") for part in p.relative_to(html_dir).parts) and p.name not in SKIP_PAGES
+                  and not _is_redirect(p))
+
+
+def _is_redirect(page: Path) -> bool:
+    """jupyter-book's root index.html only forwards to the first page (meta refresh)."""
+    return 'http-equiv="refresh"' in page.read_text(encoding="utf-8", errors="replace")[:2000].lower()
 
 
 # ----------------------------------------------------------------------------- serving
