@@ -73,14 +73,17 @@ def test_margin_claim_detects_a_margin_fixed_by_the_grid(monkeypatch):
     from crane_lib.acceptance import audit
 
     compute = claims.REGISTRY["audit_margin_seeds"].compute
-    results = _results(acceptance=SimpleNamespace(parameters=np.zeros(39)), model=None)
-    monkeypatch.setattr(audit, "audit_seeds", lambda *a, **k: [_audit(True, lam) for lam in (5e-4, 6e-4, 7e-4, 8e-4, 9e-4)])
-    moved = compute(results)
-    assert moved.verdict == claims.REPRODUCED and "factor 1.8" in moved.number
-    monkeypatch.setattr(audit, "audit_seeds", lambda *a, **k: [_audit(True, 5e-4) for _ in range(5)])
-    assert compute(results).verdict == claims.CONTRADICTED
-    monkeypatch.setattr(audit, "audit_seeds", lambda *a, **k: [_audit(s % 2 == 0, 5e-4 * s) for s in range(1, 6)])
-    assert compute(results).verdict == claims.CONTRADICTED
+
+    def results(seed1, others):
+        monkeypatch.setattr(audit, "audit_seeds", lambda beta, seeds, *a, **k: [others[s - 2] for s in seeds])
+        return _results(acceptance=SimpleNamespace(parameters=np.zeros(39), final_audit=seed1), model=None)
+
+    moved = compute(results(_audit(True, 5e-4), [_audit(True, lam) for lam in (6e-4, 7e-4, 8e-4, 9e-4)]))
+    assert moved.verdict == claims.REPRODUCED and "factor 1.8" in moved.number and "PD on 5 of 5 seeds" in moved.number
+    fixed = compute(results(_audit(True, 5e-4), [_audit(True, 5e-4)] * 4))
+    assert fixed.verdict == claims.CONTRADICTED and "deterministic grid" in fixed.detail
+    flips = compute(results(_audit(True, 5e-4), [_audit(False, -1e-4, 3), _audit(True, 6e-4), _audit(True, 7e-4), _audit(True, 8e-4)]))
+    assert flips.verdict == claims.CONTRADICTED and "changes with the seed" in flips.detail
 
 
 @pytest.fixture
@@ -151,3 +154,40 @@ def test_download_bundles_are_byte_identical_and_carry_a_manifest(sandbox):
     assert set(made) == {"conditions", "all"} and not downloads.bundle_path("accepted").exists()
     with pytest.raises(ValueError):
         downloads.bundle("nonsense")
+
+
+def test_ols_audits_are_computed_once_per_content(tmp_path, monkeypatch):
+    from crane_lib.acceptance import audit
+    from crane_lib.identification import condition
+    from crane_lib.records import write_json_record
+
+    conditions = tmp_path / "conditions"
+    monkeypatch.setattr(condition, "CONDITIONS_DIR", conditions)
+    write_json_record(conditions / "a.json", {"trajectory": "AG02", "ts": 0.04, "run": 1, "pd_visited": True, "ols": [1.0, 2.0]})
+    write_json_record(conditions / "b.json", {"trajectory": "AP01", "ts": 0.04, "run": 1, "pd_visited": True, "ols": [-1.0, 2.0]})
+    calls = []
+
+    def fake_audit(beta, seed, kind, model):
+        calls.append(list(beta))
+        return SimpleNamespace(passed=bool(beta[0] > 0), lambda_min=float(beta[0]) * 1e-3, n_violations=0 if beta[0] > 0 else 7)
+
+    monkeypatch.setattr(audit, "audit", fake_audit)
+    monkeypatch.setattr(audit, "audit_poses", lambda seed: [0] * 5)
+    path = tmp_path / "audits.json"
+
+    def fresh():
+        results = claims.Results()
+        results.__dict__["model"] = None  # the fake audit needs no dynamic model
+        return results
+
+    record = claims.ols_audit_record(fresh(), path)
+    assert len(calls) == 2 and [a["passed"] for a in record["audits"]] == [True, False] and record["n_poses"] == 5
+    claims.ols_audit_record(fresh(), path)
+    assert len(calls) == 2  # same records: reused
+    write_json_record(conditions / "b.json", {"trajectory": "AP01", "ts": 0.04, "run": 1, "pd_visited": True, "ols": [3.0, 2.0]})
+    record = claims.ols_audit_record(fresh(), path)
+    assert len(calls) == 4 and [a["passed"] for a in record["audits"]] == [True, True]
+    # the routing claim reads the same summaries: both PD where visited and over Θ, no gap
+    results = fresh()
+    monkeypatch.setattr(claims, "OLS_AUDITS_PATH", path)
+    assert claims.REGISTRY["routing_weaker_than_audit"].compute(results).verdict == claims.CONTRADICTED

@@ -10,7 +10,8 @@ The zips are byte-identical for identical records (sorted entries, fixed timesta
 carries a MANIFEST.txt with every file's sha256.
 
 Kinds: "conditions" (results/conditions, the OLS/SDP sweep), "clie" (results/clie, the CLIE
-sweep), "claims" (results/claims, the claims page), "accepted" (results/accepted, the accepted
+sweep), "claims" (results/claims, the claims page), "audits" (results/audits, Sec. VI-E's
+re-evaluation of every OLS estimate over the domain), "accepted" (results/accepted, the accepted
 model, once the pipeline writes it); "all" holds every kind present.
 """
 
@@ -28,6 +29,7 @@ KINDS = {
     "conditions": "the OLS/SDP condition records (one JSON per condition)",
     "clie": "the CLIE sweep's records (OLS, start and CLIE solution per condition)",
     "claims": "the claims at a glance (one JSON per claim)",
+    "audits": "every OLS estimate of the build audited over the domain (Sec. VI-E)",
     "accepted": "the accepted model and its audit",
 }
 _FIXED_TIME = (1980, 1, 1, 0, 0, 0)
