@@ -191,3 +191,13 @@ def test_ols_audits_are_computed_once_per_content(tmp_path, monkeypatch):
     results = fresh()
     monkeypatch.setattr(claims, "OLS_AUDITS_PATH", path)
     assert claims.REGISTRY["routing_weaker_than_audit"].compute(results).verdict == claims.CONTRADICTED
+
+
+def test_download_link_is_a_myst_role_relative_to_the_page(tmp_path, monkeypatch):
+    from crane_lib.paths import REPO_ROOT
+
+    monkeypatch.setattr(downloads, "DOWNLOADS_DIR", REPO_ROOT / "results" / "downloads")
+    text = downloads.link("conditions").data
+    assert text == ("{download}`Download the OLS/SDP condition records (one JSON per condition) (crane-x7-conditions-records.zip) "
+                    "<../results/downloads/crane-x7-conditions-records.zip>`")
+    assert "<../../results/downloads/" in downloads.link("all", "book/sub/page.md", "all").data
