@@ -5,7 +5,7 @@ every request that is not for that folder is aborted and recorded (the page need
 for it), and Chromium resolves no host name but the loopback address on top of that. Per page:
 
 - math: every math element the build wrote (span.math, div.math) was typeset by MathJax, and
-  no raw TeX (\\( \\) \\[ \\] $$ or a \\command{ ) is left in the visible text outside code;
+  no raw TeX (\\( \\) \\[ \\] $$, a \\command{ or $\\command) is left in the visible text outside code;
 - width: the page does not scroll sideways and no visible element reaches past the viewport
   unless a clipping or scrolling box that itself fits holds it (a wide table scrolls inside
   its own box);
@@ -113,7 +113,8 @@ _CHECKS_JS = r"""
       return NodeFilter.FILTER_ACCEPT;
     }
   });
-  const rawPattern = /\\[()\[\]]|\$\$|\\[A-Za-z]+\{/;
+  // \( \) \[ \] $$, a \command{ and $\command: TeX that MathJax never saw
+  const rawPattern = /\\[()\[\]]|\$\$|\\[A-Za-z]+\{|\$\\[A-Za-z]/;
   const raw = [];
   for (let n = walker.nextNode(); n && raw.length < 10; n = walker.nextNode()) {
     const m = rawPattern.exec(n.textContent);

@@ -58,6 +58,7 @@ def fixture_site(tmp_path_factory):
         "raw_math": _write(site, "raw_math.html", '<p>The inertia matrix <span class="math notranslate nohighlight">\\(\\mathbf M(\\theta)\\)</span>.</p>'),
         # raw TeX written into prose (an output rendered as plain text)
         "raw_tex": _write(site, "raw_tex.html", "<p>an estimate of $\\boldsymbol{\\beta}$ from the record</p>"),
+        "raw_dollar": _write(site, "raw_dollar.html", "<p>the condition number $\\kappa$ of the regressor</p>"),
         # a table that widens the page
         "wide": _write(site, "wide.html", "<table><tr><td style='min-width:3000px'>a column far too wide</td></tr></table>"),
         # a script from the network
@@ -92,6 +93,11 @@ def test_raw_math_is_caught(fixture_reader, fixture_site):
 def test_raw_tex_in_prose_is_caught(fixture_reader, fixture_site):
     report = fixture_reader.check(fixture_site[1]["raw_tex"])
     assert any("\\boldsymbol{" in r for r in report.raw), report
+
+
+def test_raw_dollar_math_in_prose_is_caught(fixture_reader, fixture_site):
+    report = fixture_reader.check(fixture_site[1]["raw_dollar"])
+    assert any("$\\kappa" in r for r in report.raw), report
 
 
 def test_overflow_is_caught(fixture_reader, fixture_site):
