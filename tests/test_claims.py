@@ -201,3 +201,24 @@ def test_download_link_is_a_myst_role_relative_to_the_page(tmp_path, monkeypatch
     assert text == ("{download}`Download the OLS/SDP condition records (one JSON per condition) (crane-x7-conditions-records.zip) "
                     "<../results/downloads/crane-x7-conditions-records.zip>`")
     assert "<../../results/downloads/" in downloads.link("all", "book/sub/page.md", "all").data
+
+
+def test_structural_claim_on_a_profile_subset_is_not_the_papers_check():
+    compute = claims.REGISTRY["structural_selection"].compute
+    rng = np.random.default_rng(3)
+    labels = [("AG02", 0.04)] + [(f"PX{i:02d}", 0.04) for i in range(15)]
+    vectors = rng.normal(size=(16, 39))
+    vectors[0] = vectors[1:].mean(axis=0)  # the candidate at the cloud's centre: central under every metric
+
+    def results(kappa_rank):
+        kappas = np.arange(1.0, 17.0) * 10
+        kappas[[0, kappa_rank - 1]] = kappas[[kappa_rank - 1, 0]]
+        clouds = SimpleNamespace(labels=labels, kappas=kappas, vectors={"CLIE": vectors})
+        return _results(structural=(["AG02"], 0.04), clouds=clouds, candidate_index=0)
+
+    assert compute(results(1)).verdict == claims.REPRODUCED
+    subset = compute(results(3))  # rank 3 of 16 is outside the lowest decile of a 16-point cloud
+    assert subset.verdict == claims.NOT_COMPUTED and "full profile" in subset.detail
+    other = results(1)
+    other.structural = (["AP01"], 0.04)  # the rule names another trajectory
+    assert compute(other).verdict == claims.CONTRADICTED
