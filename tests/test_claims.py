@@ -7,6 +7,7 @@ changed is never shown with its old number, and bundles are byte-identical for i
 
 from __future__ import annotations
 
+import json
 import re
 import zipfile
 from types import SimpleNamespace
@@ -99,7 +100,7 @@ def sandbox(tmp_path, monkeypatch):
     source.write_text('{"value": 2}', encoding="utf-8")
 
     def compute(_results):
-        value = float(source.read_text(encoding="utf-8").split(":")[1].strip(" }"))
+        value = float(json.loads(source.read_text(encoding="utf-8"))["value"])
         return claims.Outcome(claims.REPRODUCED if value > 1 else claims.CONTRADICTED, f"value {value:g}", "from one.json")
 
     test_claim = claims.PaperClaim("test_claim", "Sec. T", "A test claim.", ("rescue_eps_pd",), "chapters/06_audit",
@@ -122,11 +123,14 @@ def test_records_are_cached_and_stale_records_are_refused(sandbox):
     assert stale["verdict"] == claims.NOT_COMPUTED and "Stale" in stale["detail"] and stale["number"] == "—"
     assert claims.write_claims("quick", show_progress=False) == [("test_claim", "computed")]
     assert claims.current("test_claim", "quick")["verdict"] == claims.CONTRADICTED
+    # a rewrite that changes only a timing field is not a change of the result
+    sandbox.write_text('{"value": 0.5, "clie_wall_time_s": 12.5}', encoding="utf-8")
+    assert claims.current("test_claim", "quick")["verdict"] == claims.CONTRADICTED
     # another profile is another key
     assert claims.current("test_claim", "full")["verdict"] == claims.NOT_COMPUTED
     # byte-identical on a rerun of the same inputs
     sandbox.write_text('{"value": 2}', encoding="utf-8")
-    claims.write_claims("quick", show_progress=False)
+    assert claims.write_claims("quick", show_progress=False) == [("test_claim", "computed")]
     assert (claims.CLAIMS_DIR / "test_claim.json").read_bytes() == first
 
 

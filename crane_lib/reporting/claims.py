@@ -152,14 +152,37 @@ def _package_digest() -> str:
 
 
 def _file_digest(path: Path) -> str:
-    """sha256 of a file, remembered per (path, size, mtime) within the process: several claims
-    read the same recordings, which are tens of MB each."""
+    """The content hash of one input, remembered per (path, size, mtime) within the process
+    (several claims read the same recordings, tens of MB each). A JSON record is hashed without
+    its timing fields (`TIMING_KEYS`): a wall time is not a result, and chapter 05 re-runs the
+    representative condition during the book build and rewrites its record with a new one; that
+    must not make the claims computed before the build look stale."""
     stat = Path(path).stat()
     return _file_digest_of(str(path), stat.st_size, stat.st_mtime_ns)
 
 
+# keys of result records that time the computation rather than state its result
+TIMING_KEYS = ("wall_time_s", "elapsed_s")
+
+
+def _without_timing(value):
+    if isinstance(value, dict):
+        return {k: _without_timing(v) for k, v in value.items() if not k.endswith(TIMING_KEYS)}
+    if isinstance(value, list):
+        return [_without_timing(v) for v in value]
+    return value
+
+
 @functools.lru_cache(maxsize=None)
 def _file_digest_of(path: str, size: int, mtime_ns: int) -> str:
+    if path.endswith(".json"):
+        import json
+
+        try:
+            record = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return fingerprint.file_digest(path)  # unreadable: its bytes decide
+        return fingerprint.digest(json.dumps(_without_timing(record), sort_keys=True), length=64)
     return fingerprint.file_digest(path)
 
 
