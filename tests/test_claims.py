@@ -63,27 +63,27 @@ def test_routing_claim_verdict_follows_its_rule():
     assert compute(_results(ols_audits=[])).verdict == claims.NOT_COMPUTED
 
 
-def test_rescue_claim_is_not_testable_without_a_rescue():
-    compute = claims.REGISTRY["rescue_costs_nothing"].compute
-    outcome = compute(_results(acceptance=SimpleNamespace(first_audit=_audit(True, 2e-3), rescue=None)))
-    assert outcome.verdict == claims.NOT_TESTABLE
-    assert compute(_results(acceptance=None)).verdict == claims.NOT_COMPUTED
+def _accepted(rescue=None, seeds_lambda=(5e-4,), passed=None, first_lambda=2e-3):
+    passed = passed or [True] * len(seeds_lambda)
+    return {"first_audits": [{"lambda_min": first_lambda, "passed": True, "violations": {"grid": 0, "uniform": 0, "folded": 0}}],
+            "final_audits": [{"lambda_min": lam, "passed": ok} for lam, ok in zip(seeds_lambda, passed)],
+            "rescue": rescue, "accepted": all(passed)}
 
 
-def test_margin_claim_detects_a_margin_fixed_by_the_grid(monkeypatch):
-    from crane_lib.acceptance import audit
+def test_rescue_claims_are_not_testable_without_a_rescue():
+    for claim_id in ("rescue_costs_nothing", "validation_rescue_gain"):
+        compute = claims.REGISTRY[claim_id].compute
+        assert compute(_results(accepted=_accepted())).verdict == claims.NOT_TESTABLE
+        assert compute(_results(accepted=None)).verdict == claims.NOT_COMPUTED
 
+
+def test_margin_claim_detects_a_margin_fixed_by_the_grid():
     compute = claims.REGISTRY["audit_margin_seeds"].compute
-
-    def results(seed1, others):
-        monkeypatch.setattr(audit, "audit_seeds", lambda beta, seeds, *a, **k: [others[s - 2] for s in seeds])
-        return _results(acceptance=SimpleNamespace(parameters=np.zeros(39), final_audit=seed1), model=None)
-
-    moved = compute(results(_audit(True, 5e-4), [_audit(True, lam) for lam in (6e-4, 7e-4, 8e-4, 9e-4)]))
+    moved = compute(_results(accepted=_accepted(seeds_lambda=(5e-4, 6e-4, 7e-4, 8e-4, 9e-4))))
     assert moved.verdict == claims.REPRODUCED and "factor 1.8" in moved.number and "PD on 5 of 5 seeds" in moved.number
-    fixed = compute(results(_audit(True, 5e-4), [_audit(True, 5e-4)] * 4))
+    fixed = compute(_results(accepted=_accepted(seeds_lambda=(5e-4,) * 5)))
     assert fixed.verdict == claims.CONTRADICTED and "deterministic grid" in fixed.detail
-    flips = compute(results(_audit(True, 5e-4), [_audit(False, -1e-4, 3), _audit(True, 6e-4), _audit(True, 7e-4), _audit(True, 8e-4)]))
+    flips = compute(_results(accepted=_accepted(seeds_lambda=(5e-4, -1e-4, 6e-4, 7e-4, 8e-4), passed=[True, False, True, True, True])))
     assert flips.verdict == claims.CONTRADICTED and "changes with the seed" in flips.detail
 
 

@@ -374,6 +374,10 @@ def summary_sentence(table: ClaimsTable) -> str:
 # ----------------------------------------------------------------------------- the build's results
 
 
+# the representative condition whose accepted model the pipeline writes (trajectory, ts, run)
+REPRESENTATIVE = ("AG02", 0.040, 1)
+
+
 class Results:
     """Lazy, shared access to the build's records for the claim functions (each computed once)."""
 
@@ -437,13 +441,13 @@ class Results:
             return None
 
     @functools.cached_property
-    def acceptance(self):
-        """Algorithm 1's last steps for the candidate's CLIE solution (audit, rescue if needed)."""
-        from crane_lib.acceptance import rescue
+    def accepted(self) -> dict | None:
+        """The accepted model's record (results/accepted, the pipeline's Algorithm 1 on the
+        representative condition through `accept_recording`), or None when this build has none."""
+        from crane_lib.acceptance.accepted import accepted_paths
 
-        if self.candidate_index is None:
-            return None
-        return rescue.accept(self.model, self.clouds.vectors["CLIE"][self.candidate_index])
+        _, json_path = accepted_paths(*REPRESENTATIVE)
+        return read_json_record(json_path) if json_path.is_file() else None
 
     @functools.cached_property
     def ols_audits(self) -> list[tuple[dict, object]]:
@@ -512,6 +516,7 @@ def _num(x: float, digits: int = 3) -> str:
 _CONDITIONS = "results/conditions/*.json"
 _CLIE = "results/clie/fast/*.json"
 _HELD_OUT = "results/recordings/V0[123]_run1.npz"
+_ACCEPTED = "results/accepted/*"
 _TABLE_III = tuple(f"results/recordings/{t}_run1.npz" for t in Results.TABLE_III)
 _TRAJECTORIES = "trajectories/*.txt"
 
@@ -636,7 +641,7 @@ def _structural_selection(results: Results) -> Outcome:
     "pooled RMSE over OLS alone by about the run-to-run variation, so no accuracy advantage is attributed to the later stages.",
     ("pipeline_gain_vs_ols", "runtorun_ag02"),
     "chapters/07_selection", "Table VIII: what each stage is worth on held-out data (Sec. VI-D)",
-    (_CLIE, _HELD_OUT, _TRAJECTORIES),
+    (_ACCEPTED, _HELD_OUT),
 )
 def _pipeline_little_gain(results: Results) -> Outcome:
     """Pooled held-out RMSE (V01-V03, 40 ms) of the candidate's accepted model against its OLS
@@ -644,19 +649,18 @@ def _pipeline_little_gain(results: Results) -> Outcome:
     AG02 (the scale the paper reads it on); contradicted when it is larger in either direction."""
     from crane_lib.identification import metrics
 
-    if results.candidate_index is None or results.acceptance is None:
-        return Outcome.missing("the candidate has no CLIE record in this build")
+    record = results.accepted
+    if record is None:
+        return Outcome.missing("this build has no accepted model (results/accepted)")
     if not results.heldout:
         return Outcome.missing("this build has no held-out records")
-    i = results.candidate_index
-    ols = metrics.pooled_rmse(results.model, results.clouds.vectors["OLS"][i], results.heldout)
-    final = metrics.pooled_rmse(results.model, results.acceptance.parameters, results.heldout)
+    ols = metrics.pooled_rmse(results.model, record["ols"], results.heldout)
+    final = metrics.pooled_rmse(results.model, record["parameters"], results.heldout)
     gain = 100.0 * (1.0 - final / ols)
     scale = paper("runtorun_ag02").value
     verdict = REPRODUCED if abs(gain) <= scale else CONTRADICTED
     same_direction = (gain > 0) == (paper("pipeline_gain_vs_ols").value > 0)
-    name, ts = results.clouds.labels[i]
-    label = f"{name} at {ts * 1e3:g} ms"
+    label = f"{record['trajectory']} at {record['ts'] * 1e3:g} ms"
     return Outcome(
         verdict,
         f"{_num(ols, 5)} → {_num(final, 5)} N·m ({_change(final / ols)})",
@@ -673,38 +677,38 @@ def _pipeline_little_gain(results: Results) -> Outcome:
     "costs no held-out accuracy (it gives the best value of Table VIII).",
     ("clie_solution_violations", "rescue_heldout_gain"),
     "chapters/07_selection", "Table VIII: what each stage is worth on held-out data (Sec. VI-D)",
-    (_CLIE, _HELD_OUT, _TRAJECTORIES),
+    (_ACCEPTED, _HELD_OUT),
 )
 def _rescue_costs_nothing(results: Results) -> Outcome:
-    """The candidate's CLIE solution through the audit (dense, seed 1) and, if it fails, the rescue
-    and re-audit. Not testable when the CLIE solution passes (nothing to rescue); otherwise
-    reproduced when the rescued model passes and its pooled held-out RMSE is not worse than the
-    CLIE solution's, contradicted when it is worse or fails."""
+    """The accepted model's record: did the CLIE solution fail the audit (seed 1), and if it was
+    rescued, is the rescued model's pooled held-out RMSE (V01-V03) no worse than the CLIE
+    solution's? Not testable when the CLIE solution passes (nothing to rescue); reproduced when
+    the rescued model passes and predicts no worse, contradicted when it predicts worse or fails."""
     from crane_lib.identification import metrics
 
-    acceptance = results.acceptance
-    if acceptance is None:
-        return Outcome.missing("the candidate has no CLIE record in this build")
-    first = acceptance.first_audit
-    if acceptance.rescue is None:
+    record = results.accepted
+    if record is None:
+        return Outcome.missing("this build has no accepted model (results/accepted)")
+    first = record["first_audits"][0]
+    if record["rescue"] is None:
         return Outcome(
-            NOT_TESTABLE, f"CLIE solution PD over Θ: 0 violations, λmin = {_num(first.lambda_min)} kg·m²",
+            NOT_TESTABLE, f"CLIE solution PD over Θ: 0 violations, λmin = {_num(first['lambda_min'])} kg·m²",
             "On the twin the candidate's CLIE solution passes the audit, so there is nothing to rescue and the claim about the "
             "rescue's cost cannot be tested here (the paper's solution violated at "
             f"{paper('clie_solution_violations').text()} configurations).",
         )
     if not results.heldout:
         return Outcome.missing("this build has no held-out records")
-    clie_x = results.clouds.vectors["CLIE"][results.candidate_index]
-    before = metrics.pooled_rmse(results.model, clie_x, results.heldout)
-    after = metrics.pooled_rmse(results.model, acceptance.parameters, results.heldout)
+    before = metrics.pooled_rmse(results.model, record["refined"], results.heldout)
+    after = metrics.pooled_rmse(results.model, record["parameters"], results.heldout)
     gain = 100.0 * (1.0 - after / before)
-    verdict = REPRODUCED if acceptance.accepted and after <= before else CONTRADICTED
+    verdict = REPRODUCED if record["accepted"] and after <= before else CONTRADICTED
+    n_violations = sum(first["violations"].values()) if isinstance(first["violations"], dict) else int(first["violations"])
     return Outcome(
         verdict,
-        f"{first.n_violations:,} violations before the rescue; held-out RMSE {_num(before, 5)} → {_num(after, 5)} N·m "
+        f"{n_violations:,} violations before the rescue; held-out RMSE {_num(before, 5)} → {_num(after, 5)} N·m "
         f"({_change(after / before)})",
-        f"The rescued model {'passes' if acceptance.accepted else 'fails'} the re-audit and predicts "
+        f"The rescued model {'passes' if record['accepted'] else 'fails'} the re-audit and predicts "
         f"{'no worse than' if after <= before else 'worse than'} the CLIE solution it came from"
         + ("" if after <= before else
            f", by less than the paper's run-to-run scale of {paper('runtorun_ag02').text()}" if abs(gain) <= paper("runtorun_ag02").value else
@@ -718,34 +722,32 @@ def _rescue_costs_nothing(results: Results) -> Outcome:
     "while its margin moves by a large factor between seeds.",
     ("audit_margin_seed_factor", "audit_min_eig_accepted"),
     "chapters/06_audit", "Table IX: what the audit's pose sampling decides",
-    (_CLIE, _TRAJECTORIES),
+    (_ACCEPTED,),
 )
 def _audit_margin_seeds(results: Results) -> Outcome:
-    """The accepted model (the candidate through audit and rescue) audited over Θ with seeds 1-5.
-    Reproduced when the verdict is the same on all five and the margin differs between seeds;
-    contradicted when the verdict changes with the seed or the margin is the same on every seed
-    (then it is set by the deterministic grid, not by the draw)."""
-    from crane_lib.acceptance import audit
-
-    if results.acceptance is None:
-        return Outcome.missing("the candidate has no CLIE record in this build")
-    # seed 1 is the acceptance's own deciding audit of these parameters; seeds 2-5 are new draws
-    audits = [results.acceptance.final_audit] + audit.audit_seeds(results.acceptance.parameters, (2, 3, 4, 5), "dense", results.model)
-    lams = np.array([a.lambda_min for a in audits])
-    verdicts = {a.passed for a in audits}
+    """The accepted model's final audits over Θ with seeds 1-5 (the accepted record). Reproduced
+    when the verdict is the same on all five and the margin differs between seeds; contradicted
+    when the verdict changes with the seed or the margin is the same on every seed (then it is
+    set by the deterministic grid, not by the draw)."""
+    record = results.accepted
+    if record is None:
+        return Outcome.missing("this build has no accepted model (results/accepted)")
+    audits = record["final_audits"]
+    lams = np.array([a["lambda_min"] for a in audits], dtype=float)
+    passed = [bool(a["passed"]) for a in audits]
     if lams.min() > 0:
-        factor = lams.max() / lams.min()
-        factor_text = f"factor {_num(factor, 2)}"
+        factor_text = f"factor {_num(lams.max() / lams.min(), 2)}"
     else:
-        factor, factor_text = float("nan"), "factor undefined (a non-positive margin)"
+        factor_text = "factor undefined (a non-positive margin)"
     moves = bool(np.ptp(lams) > 1e-9 * max(abs(lams).max(), 1e-12))
-    verdict = REPRODUCED if len(verdicts) == 1 and moves else CONTRADICTED
+    same_verdict = len(set(passed)) == 1
+    verdict = REPRODUCED if same_verdict and moves else CONTRADICTED
     return Outcome(
         verdict,
-        f"{'PD' if audits[0].passed else 'non-PD'} on {sum(a.passed == audits[0].passed for a in audits)} of 5 seeds; "
+        f"{'PD' if passed[0] else 'non-PD'} on {sum(p == passed[0] for p in passed)} of {len(passed)} seeds; "
         f"λmin {_num(lams.min())} to {_num(lams.max())} kg·m², {factor_text}",
         ("The verdict is seed-independent and the margin is a property of the draw, as in the paper." if verdict == REPRODUCED else
-         "The verdict changes with the seed." if len(verdicts) > 1 else
+         "The verdict changes with the seed." if not same_verdict else
          "The margin is identical on every seed: the smallest eigenvalue lies on the deterministic grid, so on the twin the "
          "margin does not depend on the draw."),
     )
@@ -757,7 +759,7 @@ def _audit_margin_seeds(results: Results) -> Outcome:
     "inverted and misdirects a large share of torque directions in the reaction-force observer.",
     ("misdirected_torque_fraction", "ols_divergence_tau"),
     "chapters/06_audit", "Table X: what an infeasible model does once M is inverted (Sec. VII-C)",
-    (_CONDITIONS, _CLIE, _TRAJECTORIES),
+    (_CONDITIONS, _ACCEPTED),
 )
 def _infeasible_consequences(results: Results) -> Outcome:
     """The OLS estimate of the build with the smallest λmin over Θ, if it violates, against the
@@ -767,8 +769,8 @@ def _infeasible_consequences(results: Results) -> Outcome:
     contradicted otherwise."""
     from crane_lib.acceptance import consequences
 
-    if results.acceptance is None:
-        return Outcome.missing("the candidate has no CLIE record in this build")
+    if results.accepted is None:
+        return Outcome.missing("this build has no accepted model (results/accepted)")
     violating = [(r, a) for r, a in results.ols_audits if not a.passed]
     if not violating:
         return Outcome(
@@ -777,7 +779,7 @@ def _infeasible_consequences(results: Results) -> Outcome:
             "constructed case, which illustrates the mechanism but reproduces nothing.",
         )
     record, worst_audit = min(violating, key=lambda ra: ra[1].lambda_min)
-    c = consequences.consequences(np.asarray(record["ols"]), results.acceptance.parameters, 1, results.model)
+    c = consequences.consequences(np.asarray(record["ols"]), np.asarray(results.accepted["parameters"]), 1, results.model)
     w = c.at_worst_pose
     unstable = bool(np.isfinite(c.tau_grow_fastest_s))
     verdict = REPRODUCED if unstable and w.misdirected_share > 0 else CONTRADICTED
@@ -796,12 +798,46 @@ def _infeasible_consequences(results: Results) -> Outcome:
     )
 
 
-pending(
+@claim(
     "validation_rescue_gain", "Sec. VI-C",
-    "On the held-out records V01–V03 the accepted model slightly improves RMSE and MNE over the CLIE solution it was rescued "
-    "from, on all three records.",
+    "On the held-out records V01–V03 the accepted model slightly improves both RMSE and MNE over the CLIE solution it was "
+    "rescued from, on all three records.",
     ("rescue_heldout_gain",),
+    "chapters/08_validation", "Table VII: the accepted model on V01–V03 (Sec. VI-C)",
+    (_ACCEPTED, _HELD_OUT),
 )
+def _validation_rescue_gain(results: Results) -> Outcome:
+    """RMSE and MNE of the accepted model and of the CLIE solution it came from on the first
+    execution of V01, V02 and V03 (40 ms). Not testable when no rescue was needed (the two are
+    the same model); reproduced when the accepted model is no worse on both metrics on all three
+    records, contradicted otherwise."""
+    from crane_lib.identification import metrics
+
+    record = results.accepted
+    if record is None:
+        return Outcome.missing("this build has no accepted model (results/accepted)")
+    if record["rescue"] is None:
+        return Outcome(NOT_TESTABLE, "no rescue: the accepted model is the CLIE solution",
+                       "On the twin the candidate's CLIE solution passes the audit, so there is no rescued model to compare.")
+    if not results.heldout:
+        return Outcome.missing("this build has no held-out records")
+    changes = {}
+    for name, bundle in zip(Results.HELD_OUT, results.heldout):
+        before = metrics.prediction_error(results.model, np.asarray(record["refined"]), bundle)
+        after = metrics.prediction_error(results.model, np.asarray(record["parameters"]), bundle)
+        changes[name] = (100.0 * (1.0 - after.rmse / before.rmse), 100.0 * (1.0 - after.mne / before.mne))
+    gains = np.array(list(changes.values()))
+    better_everywhere = bool(np.all(gains >= 0))
+    worse = [f"{name} ({'RMSE' if g[0] < 0 else ''}{' and ' if g[0] < 0 and g[1] < 0 else ''}{'MNE' if g[1] < 0 else ''})"
+             for name, g in changes.items() if np.any(g < 0)]
+    return Outcome(
+        REPRODUCED if better_everywhere else CONTRADICTED,
+        "; ".join(f"{name}: RMSE {_change(1 - g[0] / 100)}, MNE {_change(1 - g[1] / 100)}" for name, g in changes.items()),
+        ("As in the paper, the rescued model is no worse than the CLIE solution on any record, by either metric."
+         if better_everywhere else f"The rescued model predicts worse than the CLIE solution on {', '.join(worse)}."),
+    )
+
+
 pending(
     "run_to_run_scale", "Sec. VII-D and Conclusion",
     "Two executions of the accepted trajectory weeks apart set the run-to-run spread of held-out RMSE, the scale against "
