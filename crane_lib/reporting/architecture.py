@@ -30,6 +30,7 @@ DATA_FLOW = (
     ("model", "identification", "regressor, M(θ; β)"),
     ("identification", "acceptance", "refined estimates"),
     ("identification", "reporting", "condition records"),
+    ("acceptance", "reporting", "accepted model, audits"),
     ("acceptance", "cli", "audit, rescue, accept"),
 )
 
@@ -158,23 +159,23 @@ def architecture_diagram(chapter_dir: Path = CHAPTER_DIR):
     modules = {s: sorted(p.stem for p in (PACKAGE_DIR / s).glob("*.py") if p.stem != "__init__") for s in stages}
     chapters = chapter_stages(chapter_dir)
     rows = max(len(stages), len(chapters), 2)
-    height = rows * 1.0 + 0.8
-    fig, ax = plt.subplots(figsize=(13, height * 0.62))
+    height = rows * 1.0 + 1.3
+    fig, ax = plt.subplots(figsize=(10, height * 0.75))
     ax.set_xlim(0, 13)
     ax.set_ylim(0, height)
     ax.axis("off")
 
     def ys(n):
-        return [height - 0.8 - i * (height - 1.3) / max(n - 1, 1) for i in range(n)]
+        return [height - 1.3 - i * (height - 1.8) / max(n - 1, 1) for i in range(n)]
 
     y_of = dict(zip(stages, ys(len(stages))))
     box_left, box_right = 3.4, 8.0
     for stage, y in y_of.items():
         ax.add_patch(FancyBboxPatch((box_left, y - 0.38), box_right - box_left, 0.76, boxstyle="round,pad=0.04",
                                     fc="#dce9f5", ec="k", lw=0.8))
-        ax.text(box_left + 0.12, y + 0.2, f"{stage}/", fontsize=9, weight="bold", va="center")
-        listing = textwrap.fill(", ".join(modules[stage]), 78)
-        ax.text(box_left + 0.12, y - 0.12, listing, fontsize=5.8, va="center", linespacing=1.1)
+        ax.text(box_left + 0.12, y + 0.2, f"{stage}/", fontsize=10, weight="bold", va="center")
+        listing = textwrap.fill(", ".join(modules[stage]), 62)
+        ax.text(box_left + 0.12, y - 0.14, listing, fontsize=6.3, va="center", linespacing=1.05)
     # each arrow runs in its own lane left of the boxes: out of the source, down, into the target
     flows = sorted((f for f in DATA_FLOW if f[0] in y_of and f[1] in y_of), key=lambda f: stages.index(f[1]) - stages.index(f[0]))
     lanes: list[list[tuple[float, float]]] = []
@@ -188,13 +189,13 @@ def architecture_diagram(chapter_dir: Path = CHAPTER_DIR):
         x = box_left - 0.3 - 0.42 * lane
         ax.plot([box_left, x, x], [top, top, bottom], lw=0.7, color="0.35")
         ax.add_patch(FancyArrowPatch((x, bottom), (box_left, bottom), arrowstyle="-|>", mutation_scale=8, lw=0.7, color="0.35"))
-        ax.text(x - 0.06, (top + bottom) / 2, what, fontsize=5.8, style="italic", rotation=90, ha="right", va="center", color="0.2")
-    ax.text(box_left, height - 0.2, "crane_lib: stages in pipeline order; an arrow is data one stage hands on (imports run downward)", fontsize=8.5)
+        ax.text(x - 0.06, (top + bottom) / 2, what, fontsize=6.8, style="italic", rotation=90, ha="right", va="center", color="0.2")
+    ax.text(box_left, height - 0.45, "crane_lib stages in pipeline order (imports run downward);\narrows: the data a stage hands on", fontsize=9, va="center")
     chapter_left = 10.0
-    ax.text(chapter_left, height - 0.2, "chapters and the stages they call", fontsize=8.5)
+    ax.text(chapter_left, height - 0.45, "chapters and the\nstages they call", fontsize=9, va="center")
     for chapter, y in zip(chapters, ys(len(chapters))):
         ax.add_patch(FancyBboxPatch((chapter_left, y - 0.24), 2.8, 0.48, boxstyle="round,pad=0.03", fc="#f5e6cc", ec="k", lw=0.6))
-        ax.text(chapter_left + 0.1, y, chapter, fontsize=7.5, va="center")
+        ax.text(chapter_left + 0.1, y, chapter, fontsize=8.5, va="center")
         for stage in chapters[chapter]:
             ax.plot([box_right + 0.05, chapter_left - 0.05], [y_of[stage], y], lw=0.4, color="0.65")
     fig.tight_layout()
