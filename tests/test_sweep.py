@@ -77,3 +77,134 @@ def test_conditions_file_errors(tmp_path):
         sweep.read_conditions(bad)
     with pytest.raises(InputError, match="no such"):
         sweep.read_conditions(tmp_path / "missing.csv")
+
+
+# ----------------------------------------------------------------------------- batches
+
+
+def test_a_batch_runs_each_condition_in_one_kernel_and_keeps_a_notebook_per_condition(chapter, tmp_path):
+    import nbformat
+
+    conditions = [{"value": v, "fail": 0, "out": str(tmp_path / f"b{v}.json")} for v in (2, 3, 4)]
+    outcomes = sweep.run_sweep(chapter, conditions, "tiny_batch", batch_size=3, show_progress=False)
+    assert [o.status for o in outcomes] == ["ran"] * 3 and outcomes.batches == [3]
+    for v in (2, 3, 4):
+        assert json.loads((tmp_path / f"b{v}.json").read_text()) == {"square": v * v}
+        notebook = nbformat.read(sweep.RESULTS_DIR / "sweeps" / "tiny_batch" / "notebooks" / f"value-{v}_fail-0_out-{str(tmp_path / f'b{v}.json').replace('/', '-')}.ipynb", as_version=4)
+        injected = [c for c in notebook.cells if "injected-parameters" in c.metadata.get("tags", [])]
+        assert len(injected) == 1 and f"value = {v}" in injected[0].source  # this condition's parameters only
+        assert not any("%reset" in c.source for c in notebook.cells)
+    assert not (sweep.RESULTS_DIR / "sweeps" / "tiny_batch" / ".work").exists()
+
+
+def test_a_failure_inside_a_batch_does_not_stop_the_rest_of_the_batch(chapter, tmp_path):
+    conditions = [{"value": v, "fail": int(v == 3), "out": str(tmp_path / f"f{v}.json")} for v in (2, 3, 4)]
+    outcomes = sweep.run_sweep(chapter, conditions, "tiny_batch_fail", batch_size=3, show_progress=False)
+    assert [o.status for o in outcomes] == ["ran", "failed", "ran"]
+    assert "deliberate failure" in outcomes[1].error
+    assert (tmp_path / "f4.json").exists() and not (tmp_path / "f3.json").exists()
+
+
+# ----------------------------------------------------------------------------- Dask distributed
+
+DASK_CHAPTER = '''# %% tags=["parameters"]
+value = 1
+fail = 0
+out = ""
+kill_marker = ""
+
+# %%
+import os, pathlib, signal
+import numpy as np
+from crane_lib.records import write_json_record
+if kill_marker and not pathlib.Path(kill_marker).exists():
+    pathlib.Path(kill_marker).write_text("killed once")
+    os.kill(os.getppid(), signal.SIGKILL)  # the kernel's parent is the Dask worker: it dies mid-condition
+if fail:
+    raise RuntimeError("deliberate failure of this condition")
+rng = np.random.default_rng(value)
+write_json_record(out, {"value": value, "draws": rng.normal(size=5).tolist()})
+'''
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address=None, worker_dashboard_address=None) as local:
+        with distributed.Client(local, set_as_default=False) as client:
+            yield client
+
+
+@pytest.fixture
+def dask_chapter(tmp_path, monkeypatch):
+    monkeypatch.setattr(sweep, "RESULTS_DIR", tmp_path / "results")
+    monkeypatch.setattr(sweep, "source_digest", lambda: "code-v1")
+    path = tmp_path / "dask_chapter.py"
+    path.write_text(DASK_CHAPTER)
+    return path
+
+
+def test_dask_gives_byte_identical_records_to_the_local_run(cluster, dask_chapter, tmp_path):
+    def conditions(where):
+        return [{"value": v, "fail": 0, "out": str(tmp_path / where / f"r{v}.json"), "kill_marker": ""} for v in (1, 2, 3)]
+
+    local = sweep.run_sweep(dask_chapter, conditions("local"), "same_local", workers=2, show_progress=False)
+    dask = sweep.run_sweep(dask_chapter, conditions("dask"), "same_dask", scheduler=cluster, show_progress=False, batch_size=2)
+    assert [o.status for o in local] == [o.status for o in dask] == ["ran"] * 3
+    assert dask.executor.startswith("dask") and {o.worker for o in dask} <= set(cluster.scheduler_info()["workers"])
+    for v in (1, 2, 3):
+        assert (tmp_path / "local" / f"r{v}.json").read_bytes() == (tmp_path / "dask" / f"r{v}.json").read_bytes()
+    # the cache is shared through the results folder: a rerun on the other executor skips everything
+    again = sweep.run_sweep(dask_chapter, conditions("dask"), "same_dask", workers=1, show_progress=False)
+    assert [o.status for o in again] == ["cached"] * 3
+
+
+def test_dask_retries_a_condition_whose_worker_died_and_leaves_nothing_half_written(cluster, dask_chapter, tmp_path):
+    marker = tmp_path / "killed"
+    conditions = [{"value": v, "fail": 0, "out": str(tmp_path / f"k{v}.json"), "kill_marker": str(marker) if v == 5 else ""} for v in (4, 5)]
+    outcomes = sweep.run_sweep(dask_chapter, conditions, "killed", scheduler=cluster, show_progress=False, batch_size=1)
+    assert marker.exists(), "the worker was not killed"
+    assert [o.status for o in outcomes] == ["ran", "ran"]
+    assert json.loads((tmp_path / "k5.json").read_text())["value"] == 5
+    out_dir = sweep.RESULTS_DIR / "sweeps" / "killed"
+    leftovers = [p for p in [*tmp_path.glob(".*.tmp"), *out_dir.rglob("*")] if p.name.startswith(".") or p.suffix == ".tmp"]
+    assert leftovers == [] and not (out_dir / ".work").exists()
+    assert sorted(p.name for p in (out_dir / "keys").iterdir()) == sorted(f"{sweep.condition_name(c)}.key" for c in conditions)
+
+
+def test_dask_reports_a_failing_condition_and_the_others_go_on(cluster, dask_chapter, tmp_path):
+    conditions = [{"value": v, "fail": int(v == 7), "out": str(tmp_path / f"x{v}.json"), "kill_marker": ""} for v in (6, 7, 8)]
+    outcomes = sweep.run_sweep(dask_chapter, conditions, "dask_fail", scheduler=cluster, show_progress=False, batch_size=3)
+    assert [o.status for o in outcomes] == ["ran", "failed", "ran"] and "deliberate failure" in outcomes[1].error
+
+
+def test_workers_with_another_crane_lib_are_refused_with_both_versions(cluster, tmp_path):
+    import crane_lib
+
+    def pretend(version):
+        import crane_lib as lib
+
+        lib.__version__ = version
+
+    cluster.wait_for_workers(2, timeout=120)  # a worker killed by an earlier test is back
+    cluster.run(pretend, "9.9.9-other")
+    try:
+        with pytest.raises(sweep.SchedulerError, match=rf"crane_lib 9\.9\.9-other .*this client crane_lib {crane_lib.__version__}"):
+            sweep.check_workers(cluster, tmp_path)
+    finally:
+        cluster.run(pretend, crane_lib.__version__)
+    assert len(sweep.check_workers(cluster, tmp_path)) == 2
+
+
+def test_an_unreachable_scheduler_stops_the_pipeline_before_any_work(tmp_path):
+    import subprocess
+    import sys
+
+    env = {**__import__("os").environ, "CRANE_RESULTS_DIR": str(tmp_path / "results")}
+    run = subprocess.run([sys.executable, "-m", "crane_lib.reporting.pipeline", "--profile", "quick", "--scheduler", "tcp://127.0.0.1:9",
+                          "--scheduler-timeout", "2"], capture_output=True, text=True, env=env, timeout=120)
+    assert run.returncode == 2
+    lines = [line for line in run.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "tcp://127.0.0.1:9" in lines[0] and "unreachable" in lines[0]
+    assert not (tmp_path / "results").exists()  # no recording, no sweep

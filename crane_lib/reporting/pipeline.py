@@ -17,13 +17,24 @@
 6. the downloads: the records zipped per kind (`downloads`, results/downloads) for the pages
    that link them.
 
+Studies run only when named with `--study` (they are not part of `make book`):
+- `clie_faithful`: chapter 05 with the faithful finite-difference route of Appendix D-F once per
+  condition of `papermill_params/clie_faithful_<profile>.csv` (all 160 in the full profile;
+  hours on two cores, so meant for a Dask scheduler with many workers: `make clie-faithful
+  SCHEDULER=tcp://host:8786`). Its records (results/clie/clie/) put the faithful clouds beside
+  the fast ones in the chapter "Parameter clouds".
+
 Every step is cached by content, so a rebuild redoes only what changed. A condition that
-fails is reported and the others go on; the chapter summaries show what exists.
+fails is reported and the others go on; the chapter summaries show what exists. With
+`--scheduler` the sweeps run on that Dask scheduler's workers (see `crane_lib.reporting.sweep`);
+an unreachable scheduler or workers running another crane_lib stop the job with one line and
+exit status 2 before any work.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 
@@ -40,12 +51,21 @@ from crane_lib.reporting import claims, downloads, sweep
 from crane_lib.twin import dataset
 
 # the per-condition sweeps in pipeline order: (name of the conditions file without profile, chapter)
-SWEEPS = (("ols_sdp", REPO_ROOT / "chapters" / "04_ols_sdp.py"), ("clie", REPO_ROOT / "chapters" / "05_clie.py"))
+CHAPTERS = REPO_ROOT / "chapters"
+SWEEPS = (("ols_sdp", CHAPTERS / "04_ols_sdp.py"), ("clie", CHAPTERS / "05_clie.py"))
+# sweeps run only on request (--study)
+STUDIES = {"clie_faithful": CHAPTERS / "05_clie.py"}
+EXIT_BAD_SCHEDULER = 2
 
 
-def condition_sweep(name: str, chapter, profile: str, jobs: int) -> list[sweep.ConditionOutcome]:
+def chapter_of(name: str):
+    """The chapter a sweep (main job or study) runs."""
+    return dict(SWEEPS).get(name) or STUDIES[name]
+
+
+def condition_sweep(name: str, chapter, profile: str, jobs: int, scheduler=None) -> list[sweep.ConditionOutcome]:
     """Run `chapter` once per condition of papermill_params/<name>_<profile>.csv; a condition's
-    input is its recording."""
+    input is its recording. `scheduler`: a Dask scheduler address (default: $CRANE_SCHEDULER, else the local pool)."""
     conditions = sweep.read_conditions(f"{name}_{profile}.csv")
     return sweep.run_sweep(
         chapter,
@@ -53,6 +73,7 @@ def condition_sweep(name: str, chapter, profile: str, jobs: int) -> list[sweep.C
         f"{name}_{profile}",
         inputs_of=lambda p: [recording_path(p["trajectory"], p["run"])],
         workers=jobs,
+        scheduler=scheduler,
     )
 
 
@@ -121,19 +142,36 @@ def _report(name: str, outcomes: list[sweep.ConditionOutcome]) -> None:
     for o in failed:
         print(f"{name}: condition {o.name} failed: {o.error}", file=sys.stderr)
     ran = sum(o.status == "ran" for o in outcomes)
-    print(f"{name} sweep: {ran} ran, {len(outcomes) - ran - len(failed)} cached, {len(failed)} failed")
+    where = getattr(outcomes, "executor", "local")
+    wall = getattr(outcomes, "wall_s", 0.0)
+    print(f"{name} sweep: {ran} ran, {len(outcomes) - ran - len(failed)} cached, {len(failed)} failed ({where}, {wall:.0f} s)")
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m crane_lib.reporting.pipeline", description=__doc__.splitlines()[0])
     parser.add_argument("--profile", choices=dataset.PROFILES, default="full")
-    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--jobs", type=int, default=2, help="local processes (without --scheduler)")
+    parser.add_argument("--scheduler", default=os.environ.get(sweep.SCHEDULER_ENV) or None,
+                        help="address of a Dask distributed scheduler (tcp://host:8786); default: the local process pool")
+    parser.add_argument("--scheduler-timeout", type=float, default=sweep.CONNECT_TIMEOUT_S, help="seconds to wait for the scheduler")
+    parser.add_argument("--study", choices=sorted(STUDIES), action="append", default=[],
+                        help="run this study's sweep after the main job's steps (repeatable)")
     args = parser.parse_args(argv)
+    if args.scheduler:
+        # before any work: reachable, same crane_lib on every worker, results folder shared
+        try:
+            sweep.dask_client(args.scheduler, args.scheduler_timeout)
+        except sweep.SchedulerError as error:
+            print(f"crane pipeline: {error}", file=sys.stderr)
+            return EXIT_BAD_SCHEDULER
+        os.environ[sweep.SCHEDULER_ENV] = args.scheduler  # every sweep of this process, other helpers' too
     dataset.build(args.profile, jobs=args.jobs)
     for name, chapter in SWEEPS:
-        _report(name, condition_sweep(name, chapter, args.profile, args.jobs))
+        _report(name, condition_sweep(name, chapter, args.profile, args.jobs, args.scheduler))
     print(f"accepted model: {accepted_model_step(args.profile, args.jobs)}")
     print(f"validation bundles: {validation_bundles_step(args.profile)} executions of V01-V03")
+    for name in args.study:
+        _report(name, condition_sweep(name, STUDIES[name], args.profile, args.jobs, args.scheduler))
     statuses = claims.write_claims(args.profile)
     print(f"claims: {sum(s == 'computed' for _, s in statuses)} computed, {sum(s == 'cached' for _, s in statuses)} cached")
     made = downloads.bundle_all()

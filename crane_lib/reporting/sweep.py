@@ -3,18 +3,41 @@
 A sweep is a chapter (a jupytext percent `.py` file with a `parameters` cell) and a table of
 conditions (`papermill_params/*.csv`, one row per condition, columns = notebook parameters).
 Each condition runs the chapter with those parameters through papermill; the chapter itself
-writes the condition's result file (through crane_lib) and the executed notebook is kept
-beside it for inspection. A condition is skipped when its stored cache key matches: the key
-hashes the chapter text, the parameters, the source of crane_lib and the input files the
-caller names, so a rebuild redoes only what changed.
+writes the condition's result file (through crane_lib) and the executed notebook of every
+condition is kept beside it for inspection (`results/sweeps/<sweep>/notebooks/<condition>.ipynb`).
+A condition is skipped when its stored cache key matches: the key hashes the chapter text,
+the parameters, the source of crane_lib and the input files the caller names, so a rebuild
+redoes only what changed.
+
+Batches. Starting a Jupyter kernel and importing crane_lib (numba kernels included) costs
+seconds, more than many conditions compute. Conditions therefore run in batches: one
+papermill run executes one notebook that holds the chapter once per condition of the batch,
+each copy with its own injected parameters and separated from the one before by `%reset -f`
+(a clean namespace; imported modules stay loaded). The executed batch is split back into one
+notebook per condition, exactly as a single papermill run would have written it. A condition
+that fails is reported with its error and the rest of its batch runs on in a new kernel.
+
+Executors. By default the batches run on a local process pool (`workers` processes). Given a
+Dask distributed scheduler (`scheduler="tcp://host:8786"`, a `distributed.Client`, or the
+environment variable CRANE_SCHEDULER, which `python -m crane_lib.reporting.pipeline
+--scheduler` sets), they run on its workers instead. The workers must run the same crane_lib
+(version and source digest, checked before any work) and see the results folder at the same
+path (a shared filesystem; checked too), because results land through the same record
+writers whichever process executes them and the cache keys live there. A worker that dies
+mid-batch has its batch retried elsewhere by the scheduler; files are only ever renamed into
+place complete, so nothing half-written remains.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
+import shutil
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
+import uuid
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import as_completed as futures_as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +46,19 @@ import pandas as pd
 from crane_lib import fingerprint
 from crane_lib.errors import InputError, atomic_write
 from crane_lib.paths import PAPERMILL_PARAMS_DIR, REPO_ROOT, RESULTS_DIR
+
+SCHEDULER_ENV = "CRANE_SCHEDULER"
+# seconds to wait for a scheduler before giving up (an unreachable address fails fast)
+CONNECT_TIMEOUT_S = 10.0
+# a batch holds at most this many conditions (smaller when there are few per worker)
+MAX_BATCH = 8
+# tag of the cell that marks where a condition starts in a batch notebook
+CONDITION_TAG = "sweep-condition"
+RESET_TAG = "sweep-reset"
+
+
+class SchedulerError(RuntimeError):
+    """The Dask scheduler cannot be used: unreachable, or its workers differ from this client."""
 
 
 def read_conditions(path) -> list[dict]:
@@ -59,44 +95,346 @@ def cache_key(notebook: Path, parameters: dict, inputs: list[Path], code_digest:
 
 @dataclass
 class ConditionOutcome:
+    """What the sweep reports per condition.
+
+    name, parameters  the condition
+    status            "cached" (key unchanged, not run), "ran", or "failed"
+    seconds           wall time of the condition's cells; the first condition of a batch also
+                      carries the batch's time outside cells (kernel start, notebook I/O)
+    error             the failing cell's last error line ("failed" only)
+    cells_s           execution time of the condition's cells (papermill's per-cell timing)
+    setup_s           of which the chapter's first code cell after the parameters (imports, setup)
+    worker            where it ran ("local" or the Dask worker's address)
+    """
+
     name: str
     parameters: dict
     status: str  # "cached", "ran", or "failed"
     seconds: float
     error: str = ""
+    cells_s: float = 0.0
+    setup_s: float = 0.0
+    worker: str = ""
 
 
-def _notebook_from_chapter(chapter: Path, target: Path) -> Path:
+class SweepReport(list):
+    """The outcomes in condition order (a list, as `run_sweep` always returned) and how they ran:
+    `wall_s` the sweep's wall time, `executor` "local" or "dask <address>", `batches` the sizes
+    of the batches submitted."""
+
+    def __init__(self, outcomes=(), wall_s: float = 0.0, executor: str = "local", batches=(), workers: int = 1):
+        super().__init__(outcomes)
+        self.wall_s = wall_s
+        self.executor = executor
+        self.batches = list(batches)
+        self.workers = workers
+
+
+def breakdown(report: SweepReport) -> str:
+    """Where a sweep's time went, as lines of text (the benchmarks print it).
+
+    Capacity is wall time x workers. In-notebook compute is the time the chapter's cells ran for
+    each condition, less its setup cell (imports, model load); the rest of the capacity is
+    overhead: kernel start and notebook I/O, setup cells, and workers waiting (the driver's
+    cache keys, pool start, the last batches running alone)."""
+    ran = [o for o in report if o.status != "cached"]
+    capacity = report.wall_s * max(report.workers, 1)
+    cells = sum(o.cells_s for o in ran)
+    setup = sum(o.setup_s for o in ran)
+    outside = sum(o.seconds - o.cells_s for o in ran)
+    compute = cells - setup
+    waiting = capacity - cells - outside
+    share = (lambda x: 100 * x / capacity) if capacity > 0 else (lambda x: float("nan"))
+    return "\n".join([
+        f"sweep of {len(ran)} conditions in {len(report.batches)} batches {report.batches} on {report.executor} "
+        f"({report.workers} workers): wall {report.wall_s:.1f} s, capacity (wall x workers) {capacity:.1f} s",
+        f"  in-notebook compute (cells, less setup)  {compute:8.1f} s  {share(compute):5.1f} %",
+        f"  setup cells (imports, model load)        {setup:8.1f} s  {share(setup):5.1f} %",
+        f"  kernel start and notebook I/O            {outside:8.1f} s  {share(outside):5.1f} %",
+        f"  workers waiting (driver, pool, tail)     {waiting:8.1f} s  {share(waiting):5.1f} %",
+        f"  overhead = 1 - compute / capacity: {share(capacity - compute):.1f} %",
+    ])
+
+
+# ----------------------------------------------------------------------------- batch notebooks
+
+
+def _chapter_notebook(chapter: Path):
     import jupytext
 
     notebook = jupytext.read(chapter)
     # papermill needs to know the kernel; chapters carry it in their header, but be explicit
     notebook.metadata.setdefault("kernelspec", {"name": "python3", "display_name": "Python 3", "language": "python"})
     notebook.metadata.setdefault("language_info", {"name": "python"})
-    target.parent.mkdir(parents=True, exist_ok=True)
-    jupytext.write(notebook, target, fmt="ipynb")
-    return target
+    return notebook
 
 
-def _run_one(chapter: str, parameters: dict, out_dir: str, key: str) -> ConditionOutcome:
-    import papermill
+def _tags(cell) -> list:
+    return list(cell.get("metadata", {}).get("tags", []))
 
-    name = condition_name(parameters)
-    out_dir = Path(out_dir)
-    start = time.perf_counter()
-    source = _notebook_from_chapter(Path(chapter), out_dir / "notebooks" / f".{name}.input.ipynb")
-    executed = out_dir / "notebooks" / f"{name}.ipynb"
+
+def _parameters_cell(parameters: dict):
+    import nbformat
+    from papermill.translators import translate_parameters
+
+    cell = nbformat.v4.new_code_cell(translate_parameters("python3", "python", parameters, "Parameters"))
+    cell.metadata["tags"] = ["injected-parameters"]
+    return cell
+
+
+def batch_notebook(chapter_nb, conditions: list[dict]):
+    """One notebook holding the chapter once per condition: a marker cell, `%reset -f` (from the
+    second condition on), then the chapter's cells with the condition's parameters injected after
+    its `parameters` cell, as papermill injects them. Returns (notebook, [(first, end) cell span])."""
+    import copy
+
+    import nbformat
+
+    cells, spans = [], []
+    for k, parameters in enumerate(conditions):
+        first = len(cells)
+        marker = nbformat.v4.new_markdown_cell(f"**Sweep condition {k + 1} of {len(conditions)}:** `{condition_name(parameters)}`")
+        marker.metadata["tags"] = [CONDITION_TAG]
+        cells.append(marker)
+        if k:
+            reset = nbformat.v4.new_code_cell("%reset -f")
+            reset.metadata["tags"] = [RESET_TAG]
+            cells.append(reset)
+        injected = False
+        for cell in chapter_nb.cells:
+            cells.append(copy.deepcopy(cell))
+            if not injected and "parameters" in _tags(cell):
+                cells.append(_parameters_cell(parameters))
+                injected = True
+        if not injected:  # no parameters cell: papermill puts the parameters first
+            cells.insert(first + 1 + (1 if k else 0), _parameters_cell(parameters))
+        spans.append((first, len(cells)))
+    notebook = nbformat.v4.new_notebook(cells=cells, metadata=copy.deepcopy(chapter_nb.metadata))
+    return notebook, spans
+
+
+def _duration(cell) -> float:
+    value = cell.get("metadata", {}).get("papermill", {}).get("duration")
+    return float(value) if value is not None else 0.0
+
+
+def _condition_notebook(executed, span, parameters: dict):
+    """The executed cells of one condition as a notebook of its own (marker and reset cells dropped)."""
+    import copy
+
+    import nbformat
+
+    cells = [c for c in executed.cells[span[0]:span[1]] if not ({CONDITION_TAG, RESET_TAG} & set(_tags(c)))]
+    metadata = copy.deepcopy(executed.metadata)
+    metadata.setdefault("papermill", {})["parameters"] = parameters
+    return nbformat.v4.new_notebook(cells=copy.deepcopy(cells), metadata=metadata)
+
+
+def _cell_times(cells) -> tuple[float, float]:
+    """(all cells, the first code cell after the parameters) of one condition's cells, s."""
+    total = sum(_duration(c) for c in cells)
+    after_parameters = False
+    for cell in cells:
+        tags = _tags(cell)
+        if "injected-parameters" in tags:
+            after_parameters = True
+            continue
+        if after_parameters and cell.cell_type == "code" and not ({"parameters", RESET_TAG} & set(tags)):
+            return total, _duration(cell)
+    return total, 0.0
+
+
+def _write_notebook(path: Path, notebook) -> None:
+    import nbformat
+
+    with atomic_write(path, encoding="utf-8") as handle:
+        nbformat.write(notebook, handle)
+
+
+def _limit_threads(threads: int) -> None:
+    """Kernels started from here inherit these: one condition's numba and BLAS threads."""
+    for name in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[name] = str(threads)
+
+
+def _worker_name() -> str:
     try:
-        papermill.execute_notebook(
-            str(source), str(executed), parameters=parameters, kernel_name="python3", cwd=str(Path(chapter).parent), progress_bar=False
-        )
-    except Exception as err:  # papermill raises PapermillExecutionError with the cell's traceback
-        return ConditionOutcome(name, parameters, "failed", time.perf_counter() - start, str(err).strip().splitlines()[-1] if str(err).strip() else repr(err))
+        from distributed import get_worker
+
+        return get_worker().address
+    except (ImportError, ValueError):
+        return "local"
+
+
+def run_batch(chapter: str, batch: list[tuple[dict, str]], out_dir: str, threads: int = 0) -> list[ConditionOutcome]:
+    """Run the chapter for every (parameters, key) of `batch` in as few kernels as failures allow.
+
+    Every file lands by rename: the executed notebook of each condition, then its key (the key
+    marks a condition as done, so it is written last, and only when the condition succeeded)."""
+    import nbformat
+    import papermill
+    from papermill.exceptions import PapermillExecutionError
+
+    if threads:
+        _limit_threads(threads)
+    chapter, out_dir = Path(chapter), Path(out_dir)
+    chapter_nb = _chapter_notebook(chapter)
+    work = out_dir / ".work"
+    work.mkdir(parents=True, exist_ok=True)
+    where = _worker_name()
+    outcomes: list[ConditionOutcome] = []
+    pending = list(batch)
+    while pending:
+        notebook, spans = batch_notebook(chapter_nb, [p for p, _ in pending])
+        token = uuid.uuid4().hex
+        source, executed_path = work / f"{token}.input.ipynb", work / f"{token}.ipynb"
+        nbformat.write(notebook, source)
+        started = time.perf_counter()
+        failure = None
+        try:
+            papermill.execute_notebook(str(source), str(executed_path), kernel_name="python3", cwd=str(chapter.parent), progress_bar=False)
+        except PapermillExecutionError as err:
+            failure = (err.cell_index if hasattr(err, "cell_index") else None, f"{err.ename}: {err.evalue}")
+        except Exception as err:  # a kernel that died, a timeout: the condition that was running fails
+            failure = (None, f"{type(err).__name__}: {str(err).strip().splitlines()[-1] if str(err).strip() else repr(err)}")
+        finally:
+            source.unlink(missing_ok=True)
+        wall = time.perf_counter() - started
+        executed = nbformat.read(executed_path, as_version=4) if executed_path.exists() else notebook
+        executed_path.unlink(missing_ok=True)
+        if failure is None:
+            failed_at = len(pending)
+        else:
+            cell_index = failure[0]
+            if cell_index is None:  # the first condition whose cells did not all run
+                cell_index = next((i for i, c in enumerate(executed.cells) if c.cell_type == "code" and c.get("execution_count") is None), len(executed.cells) - 1)
+            failed_at = next(k for k, (a, b) in enumerate(spans) if a <= cell_index < b or k == len(spans) - 1)
+        in_cells, before = 0.0, len(outcomes)
+        for k, ((parameters, key), span) in enumerate(zip(pending[: failed_at + 1], spans)):
+            name = condition_name(parameters)
+            cells = executed.cells[span[0]:span[1]]
+            cells_s, setup_s = _cell_times(cells)
+            in_cells += cells_s
+            _write_notebook(out_dir / "notebooks" / f"{name}.ipynb", _condition_notebook(executed, span, parameters))
+            if k < failed_at:
+                with atomic_write(out_dir / "keys" / f"{name}.key", encoding="utf-8") as handle:
+                    handle.write(key)
+                outcomes.append(ConditionOutcome(name, parameters, "ran", cells_s, cells_s=cells_s, setup_s=setup_s, worker=where))
+            elif failure is not None:
+                outcomes.append(ConditionOutcome(name, parameters, "failed", cells_s, failure[1], cells_s=cells_s, setup_s=setup_s, worker=where))
+        # the batch's time outside any cell (kernel start, reading and writing notebooks) goes to its first condition
+        outcomes[before].seconds += max(wall - in_cells, 0.0)
+        pending = pending[failed_at + 1:]
+    return outcomes
+
+
+# ----------------------------------------------------------------------------- executors
+
+
+def _identity(results_token: str | None = None) -> dict:
+    """What a worker runs: crane_lib's version and source digest, and whether it sees the results folder."""
+    import crane_lib as lib
+    from crane_lib import fingerprint as fp
+
+    return {"version": lib.__version__, "source": fp.package_digest(),
+            "sees_results": None if results_token is None else Path(results_token).exists()}
+
+
+def connect(scheduler, timeout_s: float = CONNECT_TIMEOUT_S):
+    """A `distributed.Client` for `scheduler` (an address, or a Client passed through).
+
+    An unreachable address is a SchedulerError naming it, raised before any work."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise SchedulerError("sweeps on a Dask scheduler need the `distributed` package (pip install distributed)") from None
+    if not isinstance(scheduler, str):
+        return scheduler
+    try:
+        return Client(scheduler, timeout=timeout_s, set_as_default=False)
+    except (OSError, TimeoutError) as error:
+        raise SchedulerError(f"Dask scheduler {scheduler} is unreachable ({type(error).__name__}: "
+                             f"{str(error).splitlines()[0] if str(error) else 'no answer'} within {timeout_s:g} s)") from None
+
+
+def check_workers(client, results_dir: Path | None = None) -> list[str]:
+    """Refuse workers that run another crane_lib (both versions named) or cannot see the results folder."""
+    token = None
+    if results_dir is not None:
+        results_dir.mkdir(parents=True, exist_ok=True)
+        token = results_dir / f".sweep-visible-{uuid.uuid4().hex}"
+        token.write_text("this folder is shared with the sweep's workers\n", encoding="utf-8")
+    try:
+        identities = client.run(_identity, None if token is None else str(token))
     finally:
-        source.unlink(missing_ok=True)
-    with atomic_write(out_dir / "keys" / f"{name}.key", encoding="utf-8") as handle:
-        handle.write(key)
-    return ConditionOutcome(name, parameters, "ran", time.perf_counter() - start)
+        if token is not None:
+            token.unlink(missing_ok=True)
+    if not identities:
+        raise SchedulerError(f"Dask scheduler {client.scheduler.address} has no workers")
+    mine = _identity()
+    for address, theirs in sorted(identities.items()):
+        if (theirs["version"], theirs["source"]) != (mine["version"], mine["source"]):
+            raise SchedulerError(
+                f"Dask worker {address} runs crane_lib {theirs['version']} (source {theirs['source'][:12]}), this client "
+                f"crane_lib {mine['version']} (source {mine['source'][:12]}): start the workers from the same checkout")
+        if theirs["sees_results"] is False:
+            raise SchedulerError(f"Dask worker {address} cannot see the results folder {results_dir}: "
+                                 "mount it at the same path on every worker")
+    return sorted(identities)
+
+
+class _LocalPool:
+    name = "local"
+
+    def __init__(self, workers: int):
+        self.workers = workers
+        self._pool = ProcessPoolExecutor(max_workers=workers)
+
+    def submit(self, *args):
+        return self._pool.submit(*args)
+
+    def as_completed(self, futures):
+        return futures_as_completed(futures)
+
+    def close(self):
+        self._pool.shutdown()
+
+
+class _DaskPool(_LocalPool):
+    def __init__(self, client, retries: int = 2):
+        self.name = f"dask {client.scheduler.address}"
+        self.workers = max(len(client.scheduler_info().get("workers", {})), 1)
+        # pure=False: every submission runs (the work writes files); retries cover a failed
+        # attempt; the scheduler itself reschedules the task of a worker that died.
+        # The client's executor hands out concurrent.futures futures, so waiting is the same as locally.
+        self._pool = client.get_executor(pure=False, retries=retries)
+
+    def close(self):
+        pass  # the client belongs to the caller (or to this process's connection cache)
+
+
+_CLIENTS: dict = {}
+
+
+def dask_client(scheduler, timeout_s: float = CONNECT_TIMEOUT_S):
+    """One checked client per scheduler address for this process (connected and checked once)."""
+    if not isinstance(scheduler, str):  # a Client made by the caller: checked on every sweep
+        check_workers(scheduler, RESULTS_DIR)
+        return scheduler
+    if scheduler not in _CLIENTS:
+        client = connect(scheduler, timeout_s)
+        check_workers(client, RESULTS_DIR)
+        _CLIENTS[scheduler] = client
+    return _CLIENTS[scheduler]
+
+
+def batches(pending: list, workers: int, batch_size: int | None = None) -> list[list]:
+    """Consecutive conditions grouped into batches: about four per worker (load balance), at most
+    MAX_BATCH conditions each. Consecutive rows usually share a recording, which the kernel keeps."""
+    if not pending:
+        return []
+    size = batch_size or max(1, min(MAX_BATCH, math.ceil(len(pending) / (4 * max(workers, 1)))))
+    return [pending[i:i + size] for i in range(0, len(pending), size)]
 
 
 def run_sweep(
@@ -106,14 +444,20 @@ def run_sweep(
     inputs_of=lambda parameters: [],
     workers: int | None = None,
     show_progress: bool = True,
-) -> list[ConditionOutcome]:
+    scheduler=None,
+    batch_size: int | None = None,
+) -> SweepReport:
     """Run `chapter` once per condition, skipping conditions whose cache key is unchanged.
 
     `inputs_of(parameters)` names the input files a condition reads (recordings, bundles), so
     that a changed input reruns it. Failures are reported per condition; the others go on.
+    `scheduler`: a Dask scheduler address or Client (default: $CRANE_SCHEDULER if set, else a
+    local pool of `workers` processes). `batch_size`: conditions per kernel (default: see
+    `batches`; 1 gives one kernel per condition). Returns the outcomes in condition order.
     """
     from tqdm.auto import tqdm
 
+    started = time.perf_counter()
     chapter = Path(chapter)
     if not chapter.is_absolute():
         chapter = REPO_ROOT / chapter
@@ -129,16 +473,33 @@ def run_sweep(
             outcomes.append(ConditionOutcome(name, parameters, "cached", 0.0))
         else:
             pending.append((parameters, key))
-    workers = workers or min(len(pending), os.cpu_count() or 1) or 1
-    with tqdm(total=len(conditions), initial=len(outcomes), desc=f"sweep {sweep_name}", unit="condition", disable=not show_progress) as bar:
-        if pending:
-            with ProcessPoolExecutor(max_workers=workers) as pool:
-                futures = [pool.submit(_run_one, str(chapter), p, str(out_dir), k) for p, k in pending]
-                for future in as_completed(futures):
-                    outcome = future.result()
-                    outcomes.append(outcome)
-                    bar.set_postfix_str(f"{outcome.name}: {outcome.status}")
-                    bar.update(1)
+    scheduler = scheduler if scheduler is not None else (os.environ.get(SCHEDULER_ENV) or None)
+    report = SweepReport()
+    if pending:
+        if scheduler is not None:
+            pool = _DaskPool(dask_client(scheduler))
+            threads = 0  # the workers' own settings
+        else:
+            workers = workers or min(len(pending), os.cpu_count() or 1) or 1
+            pool = _LocalPool(workers)
+            threads = max(1, (os.cpu_count() or 1) // workers)
+        report.executor, report.workers = pool.name, pool.workers
+        groups = batches(pending, pool.workers, batch_size)
+        report.batches = [len(g) for g in groups]
+        with tqdm(total=len(conditions), initial=len(outcomes), desc=f"sweep {sweep_name}", unit="condition", disable=not show_progress) as bar:
+            try:
+                futures = [pool.submit(run_batch, str(chapter), group, str(out_dir), threads) for group in groups]
+                for future in pool.as_completed(futures):
+                    for outcome in future.result():
+                        outcomes.append(outcome)
+                        bar.set_postfix_str(f"{outcome.name}: {outcome.status}")
+                        bar.update(1)
+            finally:
+                pool.close()
+                # temporaries of attempts whose process died (the retry wrote its own)
+                shutil.rmtree(out_dir / ".work", ignore_errors=True)
     order = {condition_name(p): i for i, p in enumerate(conditions)}
     outcomes.sort(key=lambda o: order[o.name])
-    return outcomes
+    report.extend(outcomes)
+    report.wall_s = time.perf_counter() - started
+    return report
