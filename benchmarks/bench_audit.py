@@ -9,38 +9,54 @@
    default 600 s) reporting "undecided" honestly if it runs out; against the earlier Taylor
    bound in the same run, on a +-30 deg box and on Theta (120 s). Run with
    NUMBA_NUM_THREADS=1 for single-core numbers.
+
+`--smoke`: the audit on 2,000 of its poses, the rescue from 64 configurations checked on 2,000,
+the certified check on a +-5 deg box only (Bernstein, and Taylor under a 1 s budget); no run over Theta.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
+import sys
 import time
 
 import numpy as np
 
+SMOKE_POSES = 2_000
+SMOKE_RESCUE_POSES = 64
+SMOKE_TAYLOR_S = 1.0
 
-def bench_audit() -> None:
-    from crane_lib._reference import pinocchio_lambda_min, product_free_arm
+
+def bench_audit(smoke: bool = False) -> None:
+    from benchmarks._reference import pinocchio_lambda_min, product_free_arm
     from crane_lib.acceptance import audit
     from crane_lib.model.dynamics import DynamicModel
 
     links, phi, beta = product_free_arm()
     model = DynamicModel("reduced")
-    audit.audit(beta, seed=1, model=model)  # compile / load outside the timing
+    def pose_set(seed):
+        full = audit.audit_poses(seed)
+        if not smoke:
+            return full
+        every = np.linspace(0, len(full) - 1, SMOKE_POSES).astype(int)  # all three components, fewer poses
+        return audit.PoseSet(full.poses[every], full.component[every], full.names, full.seed, full.domain)
+
+    audit.audit_pose_set(beta, pose_set(1), model)  # compile / load outside the timing
     times = []
     for seed in (1, 2, 3):
         start = time.perf_counter()
-        result = audit.audit(beta, seed=seed, model=model)
+        result = audit.audit_pose_set(beta, pose_set(seed), model)  # = audit.audit(beta, seed) at full size
         times.append(time.perf_counter() - start)
     ours = min(times)
-    poses = audit.audit_poses(1).poses
+    poses = pose_set(1).poses
     reference, pin_time = pinocchio_lambda_min(links, phi, poses)
     agreement = np.abs(audit.arm_lambda_min(beta, poses, model) - reference).max()
     print(f"dense audit of {result.n_poses:,} poses (construction included): {ours:.3f} s (best of 3 seeds, {os.cpu_count()} cores); "
           f"Pinocchio crba + eigvalsh loop {pin_time:.2f} s: {pin_time / ours:.1f}x faster; max |difference| {agreement:.1e} kg·m^2")
 
 
-def bench_certified() -> None:
+def bench_certified(smoke: bool = False) -> None:
     """Time and boxes of the certified check over all of Theta, Bernstein bound against the earlier Taylor bound."""
     import numba
 
@@ -54,18 +70,25 @@ def bench_certified() -> None:
     # the accepted-like model: the description's wrist pushed non-PD, rescued at eps = 1e-3
     pushed = description_beta().copy()
     pushed[model.names.index("ZZR6")] -= 0.0058
-    accepted = rescue_stage.rescue_over_theta(model, pushed, epsilon=1e-3).result.parameters.values
+    if smoke:
+        accepted = rescue_stage.rescue(model, pushed, audit.uniform_poses(SMOKE_RESCUE_POSES, rescue_stage.RESCUE_INITIAL_SEED),
+                                       audit.uniform_poses(SMOKE_POSES, rescue_stage.RESCUE_CHECK_SEED), epsilon=1e-3, max_passes=2).result.parameters.values
+    else:
+        accepted = rescue_stage.rescue_over_theta(model, pushed, epsilon=1e-3).result.parameters.values
     lam = audit.audit(accepted, seed=1, model=model).lambda_min
     print(f"certified check on the rescued (eps 1e-3) model, audit lambda_min {lam:.3g} kg·m^2 (seed 1); numba threads {threads}")
     certified.certify(accepted, 0.0, model=model, max_boxes=10)  # compile outside the timing
     # the earlier bound against the new one on a +-30 deg box around a folded pose (margin 1e-3)
     beta = description_beta()
+    half = 5 if smoke else 30
     centre = np.deg2rad([0.0, 60.0, 30.0, -120.0, 45.0, 70.0, 10.0])
-    box = audit.intersect_boxes(np.column_stack([centre - np.deg2rad(30), centre + np.deg2rad(30)]), audit.audit_domain())
+    box = audit.intersect_boxes(np.column_stack([centre - np.deg2rad(half), centre + np.deg2rad(half)]), audit.audit_domain())
     new = certified.certify(beta, margin=1e-3, box=box)
-    old = certified.certify(beta, margin=1e-3, box=box, method="taylor", time_limit_s=120)
-    print(f"  +-30 deg box, description model, margin 1e-3: Bernstein {new.summary()}")
-    print(f"  +-30 deg box, description model, margin 1e-3: Taylor    {old.summary()}")
+    old = certified.certify(beta, margin=1e-3, box=box, method="taylor", time_limit_s=SMOKE_TAYLOR_S if smoke else 120)
+    print(f"  +-{half} deg box, description model, margin 1e-3: Bernstein {new.summary()}")
+    print(f"  +-{half} deg box, description model, margin 1e-3: Taylor    {old.summary()}")
+    if smoke:
+        return
     budget = float(os.environ.get("CRANE_BENCH_CERTIFY_S", "600"))
     for margin in (0.0, 5e-4):
         result = certified.certify(accepted, margin, model=model, time_limit_s=budget)
@@ -74,7 +97,7 @@ def bench_certified() -> None:
     print(f"  all of Theta, margin 0, earlier Taylor bound: {old.summary()}")
 
 
-def bench_rescue() -> None:
+def bench_rescue(smoke: bool = False) -> None:
     """The rescue from 2,128 configurations (2,000 uniform + 128 corners) with its enrichment loop."""
     from crane_lib.acceptance import rescue as rescue_stage
     from crane_lib.model.dynamics import DynamicModel
@@ -84,14 +107,32 @@ def bench_rescue() -> None:
     beta = description_beta().copy()
     beta[model.names.index("ZZR6")] -= 0.0058  # the wrist loses PD over much of Theta
     start = time.perf_counter()
-    outcome = rescue_stage.rescue_over_theta(model, beta)
+    if smoke:  # the same loop from a few uniform configurations, checked on 2,000
+        from crane_lib.acceptance import audit
+
+        outcome = rescue_stage.rescue(model, beta, audit.uniform_poses(SMOKE_RESCUE_POSES, rescue_stage.RESCUE_INITIAL_SEED),
+                                      audit.uniform_poses(SMOKE_POSES, rescue_stage.RESCUE_CHECK_SEED), max_passes=2)
+    else:
+        outcome = rescue_stage.rescue_over_theta(model, beta)
     seconds = time.perf_counter() - start
     passes = "; ".join(f"pass {p['pass']}: {p['violators']} violators, {p['appended']} appended" for p in outcome.passes)
-    print(f"rescue from 2,128 configurations: {seconds:.1f} s, converged {outcome.converged} ({passes}), "
+    print(f"rescue from {SMOKE_RESCUE_POSES if smoke else '2,128'} configurations: {seconds:.1f} s, converged {outcome.converged} ({passes}), "
           f"status {outcome.result.status}, |change| {outcome.result.change_norm:.2e}")
 
 
+def main(argv=None) -> int:
+    from benchmarks._smoke import add_smoke_argument, isolated
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_smoke_argument(parser)
+    args = parser.parse_args(argv)
+    if args.smoke and (code := isolated("benchmarks.bench_audit", ["--smoke"])) is not None:
+        return code
+    bench_audit(args.smoke)
+    bench_rescue(args.smoke)
+    bench_certified(args.smoke)
+    return 0
+
+
 if __name__ == "__main__":
-    bench_audit()
-    bench_rescue()
-    bench_certified()
+    sys.exit(main())

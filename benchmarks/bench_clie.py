@@ -9,6 +9,10 @@ The 128 s record is PB01 (129.1 s, the longest quick record). The reference meas
 same run is the same closed loop written in numpy (RealizationController + the vectorized
 DynamicModel.direct_dynamics, same Heun steps) on the first 0.5 s, scaled to the record.
 Every stage is scored on V01-V03 at 40 ms with crane_lib.identification.metrics (pooled RMSE, mean MNE).
+
+`--smoke`: two few-seconds command files recorded on the twin stand in for PB01/AG02 and for
+V01-V03; the fast route and DIDIM run two iterations each, the faithful route (81 simulations
+per iteration) is left out as with --skip-faithful.
 """
 
 from __future__ import annotations
@@ -23,9 +27,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from crane_lib import metrics  # noqa: E402
 from crane_lib.constants import KT  # noqa: E402
-from crane_lib.identification import clie
+from crane_lib.identification import clie, metrics  # noqa: E402
 from crane_lib.identification.condition import identify_condition  # noqa: E402
 from crane_lib.logs.preprocessing import preprocess  # noqa: E402
 from crane_lib.logs.raw_log import read_raw_log  # noqa: E402
@@ -71,17 +74,31 @@ def start_point(log_path: Path, trajectory: str):
 
 
 def main(argv=None) -> int:
+    from benchmarks._smoke import add_smoke_argument, isolated, smoke_recordings
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--skip-faithful", action="store_true", help="run the fast route and DIDIM only")
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "benchmarks" / "bench_clie.json")
+    add_smoke_argument(parser)
     args = parser.parse_args(argv)
+    if args.smoke and (code := isolated("benchmarks.bench_clie", ["--smoke"] + (["--skip-faithful"] if args.skip_faithful else []))) is not None:
+        return code
     model = dynamic_model("reduced")
     summary: dict = {}
+    if args.smoke:
+        smoke = smoke_recordings(("SMOKE01", "SMOKE02"))
+        long_record, identification, heldout = ("SMOKE01", smoke["SMOKE01"]), ("SMOKE01", smoke["SMOKE01"]), [smoke["SMOKE02"]]
+        iterations = {"fast": 2, "didim": 2}
+        args.skip_faithful = True
+    else:
+        long_record, identification = ("PB01", RECORDINGS / "PB01_run1.npz"), ("AG02", RECORDINGS / "AG02_run1.npz")
+        heldout = [RECORDINGS / f"{name}_run1.npz" for name in ("V01", "V02", "V03")]
+        iterations = {"fast": clie.MAX_ITERATIONS, "didim": 30, "clie": clie.MAX_ITERATIONS}
 
     # 1. one closed-loop simulation of a 128 s record
-    log = read_raw_log(RECORDINGS / "PB01_run1.npz")
+    log = read_raw_log(long_record[1])
     problem = clie.build_problem(log)
-    _, condition = start_point(RECORDINGS / "PB01_run1.npz", "PB01")
+    _, condition = start_point(long_record[1], long_record[0])
     beta = condition.start.values
     problem.simulate(beta)  # compile or load the numba cache
     times = []
@@ -90,30 +107,32 @@ def main(argv=None) -> int:
         simulation = problem.simulate(beta)
         times.append(time.perf_counter() - started)
     record_s = float(problem.t[-1] - problem.t[0])
-    per_second = numpy_reference(problem, beta, REFERENCE_SPAN_S)
+    reference_span_s = 0.05 if args.smoke else REFERENCE_SPAN_S
+    per_second = numpy_reference(problem, beta, reference_span_s)
     summary["simulation"] = {
-        "record": "PB01_run1", "record_s": record_s, "cycles": int(problem.t.size), "ok": simulation.ok,
+        "record": long_record[1].stem, "record_s": record_s, "cycles": int(problem.t.size), "ok": simulation.ok,
         "best_s": min(times), "target_s": SIMULATION_TARGET_S,
         "numpy_reference_s_scaled": per_second * record_s, "speedup_vs_numpy": per_second * record_s / min(times),
     }
     print(f"closed-loop simulation of {record_s:.1f} s ({problem.t.size} stamps, 0.25 ms Heun): best {min(times):.2f} s "
-          f"(target {SIMULATION_TARGET_S} s); numpy loop scaled from {REFERENCE_SPAN_S} s: {per_second * record_s:.0f} s "
+          f"(target {SIMULATION_TARGET_S} s); numpy loop scaled from {reference_span_s} s: {per_second * record_s:.0f} s "
           f"({per_second * record_s / min(times):.0f}x)", flush=True)
 
     # 2. CLIE of AG02 at 40 ms from its OLS/SDP start
-    log, condition = start_point(RECORDINGS / "AG02_run1.npz", "AG02")
+    log, condition = start_point(identification[1], identification[0])
     problem = clie.build_problem(log)
     x0 = condition.start.values
-    validation = [preprocess(read_raw_log(RECORDINGS / f"{name}_run1.npz"), clie.RESIDUAL_INTERVAL_S) for name in ("V01", "V02", "V03")]
+    validation = [preprocess(read_raw_log(path), clie.RESIDUAL_INTERVAL_S) for path in heldout]
 
     def score(x):
         return {"pooled_rmse": metrics.pooled_rmse(model, x, validation),
                 "mean_mne": float(np.mean([metrics.prediction_error(model, x, b).mne for b in validation]))}
 
     summary["AG02"] = {"route": condition.route, "start": {"objective": problem.objective(x0), **score(x0)}}
-    runs = {"fast": lambda: clie.refine_fast(problem, x0), "didim": lambda: clie.didim(problem)}
+    runs = {"fast": lambda: clie.refine_fast(problem, x0, max_iterations=iterations["fast"]),
+            "didim": lambda: clie.didim(problem, max_iterations=iterations["didim"])}
     if not args.skip_faithful:
-        runs["clie"] = lambda: clie.refine_faithful(problem, x0)
+        runs["clie"] = lambda: clie.refine_faithful(problem, x0, max_iterations=iterations["clie"])
     for name, run in runs.items():
         cpu_started = time.process_time()  # every thread of the process: the faithful route uses two
         report = run()
@@ -121,7 +140,7 @@ def main(argv=None) -> int:
         entry["cpu_s"] = time.process_time() - cpu_started
         entry.update(score(report.x))
         summary["AG02"][name] = entry
-        print(f"AG02 40 ms {name:6s}: objective {report.objective_start:.4g} -> {report.objective_final:.6g}, "
+        print(f"{identification[0]} 40 ms {name:6s}: objective {report.objective_start:.4g} -> {report.objective_final:.6g}, "
               f"{report.iterations} iterations, {report.simulations} simulations, {report.wall_time_s:.1f} s, "
               f"held-out RMSE {entry['pooled_rmse']:.5f} N·m ({report.message})", flush=True)
     if "clie" in summary["AG02"]:

@@ -5,6 +5,8 @@
    ours against a loop of Pinocchio crba + numpy eigvalsh on the same poses; peak memory.
 3. Regressor rows per second for a 128 s record at 1 ms, against a loop of Pinocchio's
    computeJointTorqueRegressor on the same states.
+
+`--smoke`: the cached load only (no cold generation), 2,000 audit poses, a 2 s record.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ import time
 import numpy as np
 
 RECORD_SAMPLES = 128_000
+SMOKE_RECORD_SAMPLES = 2_000
+SMOKE_POSES = 2_000
 
 
 def _timed_subprocess(code: str, env: dict) -> float:
@@ -27,8 +31,12 @@ def _timed_subprocess(code: str, env: dict) -> float:
     return time.perf_counter() - start
 
 
-def bench_generation() -> None:
+def bench_generation(smoke: bool = False) -> None:
     code = "from crane_lib.model.dynamics import DynamicModel; import numpy as np; m = DynamicModel('reduced'); z = np.zeros((1, 8)); m.regressor(z, z, z); m.arm_min_eigenvalue(z, np.ones(39))"
+    if smoke:
+        warm = _timed_subprocess(code, dict(os.environ))
+        print(f"cached load of the reduced model in a fresh process: {warm:7.2f} s (smoke: no cold generation)")
+        return
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, CRANE_CACHE_DIR=cache)
         cold = _timed_subprocess(code, env)
@@ -37,15 +45,17 @@ def bench_generation() -> None:
     print(f"same, cached:                                    {warm:7.2f} s   (cold/cached = {cold / warm:.0f}x)")
 
 
-def bench_audit_scale() -> None:
+def bench_audit_scale(smoke: bool = False) -> None:
     """M and its smallest eigenvalue at the 221,875 poses of the audit (seed 1)."""
-    from crane_lib._reference import pinocchio_lambda_min, product_free_arm
+    from benchmarks._reference import pinocchio_lambda_min, product_free_arm
     from crane_lib.acceptance import audit
     from crane_lib.model.dynamics import DynamicModel
 
     links, phi, beta = product_free_arm()
     model = DynamicModel("reduced")
     poses = audit.audit_poses(1).poses
+    if smoke:
+        poses = poses[:SMOKE_POSES]
     model.arm_min_eigenvalue(poses[:10], beta)  # compile / load outside the timing
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     times = []
@@ -62,14 +72,15 @@ def bench_audit_scale() -> None:
     print(f"  peak resident memory of this process: {rss_after / 1024:.0f} MB (before the evaluation: {rss_before / 1024:.0f} MB)")
 
 
-def bench_regressor() -> None:
+def bench_regressor(smoke: bool = False) -> None:
     import pinocchio as pin
 
     from crane_lib.model.dynamics import DynamicModel
     from tests.conftest import pinocchio_arm, random_link_inertials
 
+    samples = SMOKE_RECORD_SAMPLES if smoke else RECORD_SAMPLES
     rng = np.random.default_rng(2)
-    t = np.arange(RECORD_SAMPLES) * 1e-3
+    t = np.arange(samples) * 1e-3
     freqs = rng.uniform(0.05, 0.5, 8)
     q = np.sin(2 * np.pi * np.outer(t, freqs))
     qd = 2 * np.pi * freqs * np.cos(2 * np.pi * np.outer(t, freqs))
@@ -84,17 +95,31 @@ def bench_regressor() -> None:
     ours = min(timings)
     arm = pinocchio_arm(random_link_inertials(rng), 9.80665)
     data = arm.createData()
-    n_ref = 20_000
+    n_ref = min(20_000, samples)
     start = time.perf_counter()
     for i in range(n_ref):
         pin.computeJointTorqueRegressor(arm, data, q[i, :7], qd[i, :7], qdd[i, :7])
-    ref = (time.perf_counter() - start) * RECORD_SAMPLES / n_ref
-    rows = RECORD_SAMPLES * 8
-    print(f"regressor of a 128 s record at 1 ms ({rows:,} rows x 39): ours {ours:.3f} s = {rows / ours / 1e6:.2f} M rows/s; "
+    ref = (time.perf_counter() - start) * samples / n_ref
+    rows = samples * 8
+    print(f"regressor of a {samples / 1e3:g} s record at 1 ms ({rows:,} rows x 39): ours {ours:.3f} s = {rows / ours / 1e6:.2f} M rows/s; "
           f"Pinocchio computeJointTorqueRegressor loop (70 standard columns, timed on {n_ref:,} samples) {ref:.2f} s: ours {ref / ours:.1f}x faster")
 
 
+def main(argv=None) -> int:
+    import argparse
+
+    from benchmarks._smoke import add_smoke_argument, isolated
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_smoke_argument(parser)
+    args = parser.parse_args(argv)
+    if args.smoke and (code := isolated("benchmarks.bench_model", ["--smoke"])) is not None:
+        return code
+    bench_generation(args.smoke)
+    bench_audit_scale(args.smoke)
+    bench_regressor(args.smoke)
+    return 0
+
+
 if __name__ == "__main__":
-    bench_generation()
-    bench_audit_scale()
-    bench_regressor()
+    sys.exit(main())

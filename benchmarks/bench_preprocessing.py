@@ -9,6 +9,8 @@ It builds a synthetic 128 s log (the length of AG02's record, D-C) with 1 ms sta
   reading the same log from '.npz', and a naive pipeline that resamples each of the 16
   channels separately with scipy.signal.resample (FFT) to every interval;
 - reading the log from text ('.csv') and from '.npz', and writing the five bundle files.
+
+`--smoke`: a 5 s log, one repeat.
 """
 
 from __future__ import annotations
@@ -29,12 +31,13 @@ from crane_lib.logs.raw_log import group, read_raw_log, write_raw_log  # noqa: E
 from tests.synthetic_log import synthetic_samples  # noqa: E402
 
 RECORD_S = 128.0
+SMOKE_RECORD_S = 5.0
 TARGET_S = 2.0
 
 
-def realistic_log(seed: int = 1) -> np.ndarray:
+def realistic_log(seed: int = 1, duration_s: float = RECORD_S) -> np.ndarray:
     """The synthetic log with the columns preprocessing does not read filled as a recorder would."""
-    samples, _ = synthetic_samples(duration_s=RECORD_S, seed=seed)
+    samples, _ = synthetic_samples(duration_s=duration_s, seed=seed)
     rng = np.random.default_rng(seed)
     n = samples.shape[0]
     for name in ("dtheta", "position_error", "u_feedforward", "u_feedback", "current_present"):
@@ -64,12 +67,18 @@ def naive_resample(log, intervals):
     return out
 
 
-def main() -> None:
+def main(argv=None) -> int:
+    from benchmarks._smoke import add_smoke_argument
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
-    args = parser.parse_args()
+    add_smoke_argument(parser)
+    args = parser.parse_args(argv)
+    record_s = SMOKE_RECORD_S if args.smoke else RECORD_S
+    if args.smoke:
+        args.repeats = 1
 
-    samples = realistic_log()
+    samples = realistic_log(duration_s=record_s)
     with tempfile.TemporaryDirectory() as folder:
         folder = Path(folder)
         npz_path = write_raw_log(folder / "log.npz", samples)
@@ -81,14 +90,15 @@ def main() -> None:
         write_s, _ = best_of(args.repeats, lambda: [pp.write_bundle(folder / pp.bundle_filename(ts), b) for ts, b in bundles.items()])
         sizes = (csv_path.stat().st_size / 1e6, npz_path.stat().st_size / 1e6)
 
-    print(f"raw log: {samples.shape[0]} samples x {samples.shape[1]} columns ({RECORD_S:g} s); text {sizes[0]:.0f} MB, npz {sizes[1]:.0f} MB")
+    print(f"raw log: {samples.shape[0]} samples x {samples.shape[1]} columns ({record_s:g} s); text {sizes[0]:.0f} MB, npz {sizes[1]:.0f} MB")
     print(f"preprocess_all, 5 intervals      {preprocess_s:7.3f} s   (target <= {TARGET_S:g} s: {'met' if preprocess_s <= TARGET_S else 'MISSED'})")
     print(f"  reference: read .npz log       {read_npz_s:7.3f} s   ratio preprocess / read = {preprocess_s / read_npz_s:.2f}")
     print(f"  reference: naive FFT resample  {naive_s:7.3f} s   ratio preprocess / naive = {preprocess_s / naive_s:.2f}")
     print(f"read .csv log                    {read_csv_s:7.3f} s   ratio csv / npz = {read_csv_s / read_npz_s:.1f}")
     print(f"write 5 bundle files             {write_s:7.3f} s")
     print("bundle samples: " + ", ".join(f"{b.interval_ms} ms: {b.n_samples}" for b in bundles.values()))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

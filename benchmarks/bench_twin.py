@@ -6,12 +6,15 @@
    short span in the same run. Target: at least 50x real time.
 2. The whole default data set (full profile, 2 processes) into a temporary folder.
    Target: at most 10 min. Skip with --no-dataset.
+
+`--smoke`: a few seconds' command file recorded instead of AG02, a 0.02 s numpy span, no data set.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -48,18 +51,24 @@ def _numpy_reference_speed(span_s: float = 0.2) -> float:
     return span_s / (time.perf_counter() - start)
 
 
-def bench_speed() -> None:
-    from crane_lib.paths import TRAJECTORY_DIR
+def bench_speed(smoke: bool = False) -> None:
+    from crane_lib.paths import RESULTS_DIR, TRAJECTORY_DIR
     from crane_lib.twin import recorder as twin
 
-    twin.record(TRAJECTORY_DIR / "AP01.txt", seed=1)  # compile / load the cached core
+    if smoke:
+        from benchmarks._smoke import smoke_command_file
+
+        warm_up = measured = smoke_command_file("SMOKE01", RESULTS_DIR / "commands")
+    else:
+        warm_up, measured = TRAJECTORY_DIR / "AP01.txt", TRAJECTORY_DIR / "AG02.txt"
+    twin.record(warm_up, seed=1)  # compile / load the cached core
     start = time.perf_counter()
-    _, metadata = twin.record(TRAJECTORY_DIR / "AG02.txt", seed=1)
+    _, metadata = twin.record(measured, seed=1)
     elapsed = time.perf_counter() - start
     simulated = float(metadata["record_duration_s"])
-    reference = _numpy_reference_speed()
-    print(f"twin, AG02 ({simulated:.1f} s simulated): {elapsed:6.2f} s = {simulated / elapsed:6.1f}x real time (target >= 50x)")
-    print(f"same plant step in numpy calls, 0.2 s span:           {reference:6.2f}x real time")
+    reference = _numpy_reference_speed(0.02 if smoke else 0.2)
+    print(f"twin, {measured.stem} ({simulated:.1f} s simulated): {elapsed:6.2f} s = {simulated / elapsed:6.1f}x real time (target >= 50x)")
+    print(f"same plant step in numpy calls, {0.02 if smoke else 0.2:g} s span:           {reference:6.2f}x real time")
     print(f"numba loop / numpy reference:                        {simulated / elapsed / reference:6.0f}x")
 
 
@@ -75,15 +84,21 @@ def bench_dataset() -> None:
     print(f"full data set, {n} recordings on 2 processes: {elapsed:6.1f} s (target <= 600 s), {size / 1e6:.0f} MB")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+def main(argv=None) -> int:
+    from benchmarks._smoke import add_smoke_argument, isolated
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-dataset", action="store_true")
-    args = parser.parse_args()
+    add_smoke_argument(parser)
+    args = parser.parse_args(argv)
+    if args.smoke and (code := isolated("benchmarks.bench_twin", ["--smoke"])) is not None:
+        return code
     os.environ.setdefault("NUMBA_NUM_THREADS", "1")
-    bench_speed()
-    if not args.no_dataset:
+    bench_speed(args.smoke)
+    if not (args.no_dataset or args.smoke):
         bench_dataset()
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,0 +1,43 @@
+"""Every benchmark runs in smoke mode (smallest size, on data it records itself), so none can rot.
+
+Each benchmarks/bench_*.py runs as `python -m benchmarks.<name> --smoke` in a subprocess whose
+results folder is this test's temporary folder, exactly as `python -m benchmarks --smoke` runs it.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchmarks.__main__ import scripts
+from benchmarks._smoke import ISOLATED_ENV
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SMOKE_TIMEOUT_S = 900  # far above a smoke run's seconds: a hang fails, a slow shared machine does not
+
+
+@pytest.mark.parametrize("script", scripts(), ids=lambda s: s.stem)
+def test_benchmark_smoke(script, tmp_path):
+    env = dict(os.environ, CRANE_RESULTS_DIR=str(tmp_path), **{ISOLATED_ENV: "1"})
+    run = subprocess.run([sys.executable, "-m", f"benchmarks.{script.stem}", "--smoke"], cwd=REPO_ROOT, env=env,
+                         capture_output=True, text=True, timeout=SMOKE_TIMEOUT_S)
+    assert run.returncode == 0, f"{script.stem} --smoke failed:\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}"
+    assert run.stdout.strip(), f"{script.stem} --smoke printed nothing"
+
+
+def test_every_benchmark_has_a_smoke_mode():
+    for script in scripts():
+        text = script.read_text(encoding="utf-8")
+        assert "def main(argv" in text and "add_smoke_argument" in text, f"{script.name}: main(argv) with --smoke expected"
+
+
+def test_smoke_refuses_the_real_results_folder(monkeypatch):
+    from benchmarks import _smoke
+
+    monkeypatch.delenv(ISOLATED_ENV, raising=False)
+    with pytest.raises(RuntimeError, match="throwaway"):
+        _smoke.smoke_recordings()
