@@ -2,17 +2,24 @@
 #   make book    build the book: creates .venv, runs every chapter, HTML in _build/html/index.html
 #   make test    run the test suite (creates .venv too)
 # PROFILE=quick builds the small CI profile; the default is the full profile.
+# SCHEDULER=tcp://host:8786 runs the per-condition sweeps on that Dask scheduler's workers (same checkout,
+# results folder shared at the same path); without it they run on a local pool of JOBS processes.
+#   make clie-faithful [PROFILE=...] [SCHEDULER=...]   the faithful CLIE study (all 160 conditions in the full profile)
+#   make benchmarks [SMOKE=1]                            every benchmark (SMOKE=1: smallest sizes, seconds each)
 
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 PROFILE ?= full
+JOBS ?= 2
+SCHEDULER ?=
+PIPELINE_FLAGS := --profile $(PROFILE) --jobs $(JOBS) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
 # --all: Sphinx rebuilds only pages whose source changed, but a chapter's numbers also depend on
 # the data and results the pipeline just (re)built, so every page is executed on every build
 JB_FLAGS := --config book/_config.yml --toc book/_toc.yml -W -n --keep-going --all
 
-.PHONY: book test env model benchmarks clean
+.PHONY: book test env model benchmarks clie-faithful clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,12 +38,16 @@ test: model
 
 # the data steps (twin recordings, per-condition sweeps) are cached by content; then every chapter runs
 book: model
-	CRANE_PROFILE=$(PROFILE) $(PY) -m crane_lib.reporting.pipeline --profile $(PROFILE)
+	CRANE_PROFILE=$(PROFILE) $(PY) -m crane_lib.reporting.pipeline $(PIPELINE_FLAGS)
 	CRANE_PROFILE=$(PROFILE) $(VENV)/bin/jupyter-book build . $(JB_FLAGS)
 	@echo "book: $(CURDIR)/_build/html/index.html"
 
+# the faithful route of Appendix D-F over every condition (hours on two cores: give it a SCHEDULER)
+clie-faithful: model
+	CRANE_PROFILE=$(PROFILE) $(PY) -m crane_lib.reporting.pipeline $(PIPELINE_FLAGS) --study clie_faithful
+
 benchmarks: model
-	$(PY) -m benchmarks
+	$(PY) -m benchmarks $(if $(SMOKE),--smoke)
 
 clean:
 	rm -rf _build .cache results

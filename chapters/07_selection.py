@@ -334,3 +334,23 @@ for v, sd_id in zip(("V01", "V02", "V03"), ("eval_rmse_sd_v01", "eval_rmse_sd_v0
 spread = pd.DataFrame(spread_rows).set_index("record")
 spread["why they differ"] = "twin vs arm: the twin's run-to-run noise is seeded timing, quantization and noise, not the arm's drift"
 display(spread)
+
+# %% [markdown]
+# ## The faithful route beside the fast one (the CLIE study of Appendix D-F)
+#
+# The clouds above are the fast route's. The paper refined every condition by the faithful
+# route, a finite-difference trust-region solver; this book runs that study on request
+# (`make clie-faithful`, on a Dask cluster when one is given) because it takes hours on two
+# cores. Where this build holds its records, the conditions refined both ways are compared
+# here: final objectives, cost, and how far apart the two solutions lie in the OLS cloud's
+# standardized coordinates.
+
+# %% tags=["hide-input"]
+from crane_lib.reporting import clie_study
+
+faithful_study = clie_study.faithful_beside_fast()
+display(Markdown(faithful_study.summary_text()))
+if not faithful_study.empty:
+    display(faithful_study.table.round(4))
+    clie_study.plot_clouds(faithful_study)
+    plt.show()
