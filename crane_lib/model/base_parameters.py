@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import random
 from dataclasses import dataclass
 from fractions import Fraction
@@ -97,8 +98,9 @@ class Grouping:
     rank_rows: int  # rows in the exact stacked matrix
 
     def numeric_coefficients(self) -> list[dict[str, Fraction]]:
+        """The coefficients at the table's offsets, exactly (polynomials with rational coefficients at rational points)."""
         subs = {sympy.Symbol(k): sympy.Rational(v.numerator, v.denominator) for k, v in self.offsets.items()}
-        return [{s: Fraction(str(sympy.nsimplify(c.subs(subs)))) for s, c in row.items()} for row in self.coefficients]
+        return [{s: _fraction(c.subs(subs)) for s, c in row.items()} for row in self.coefficients]
 
     def relation(self, base: str) -> sympy.Expr:
         """Closed form of a base parameter in the standard parameters and RL3, RL5."""
@@ -173,9 +175,10 @@ def _random_rows(function, n_columns: int, offsets: dict, rng: random.Random, n_
 
 
 def _rref(rows, n_columns: int):
+    """Reduced row echelon form over QQ: (rows of Fractions, pivot columns)."""
     matrix = DomainMatrix([[QQ(x.numerator, x.denominator) for x in row] for row in rows], (len(rows), n_columns), QQ)
     reduced, pivots = matrix.rref()
-    return reduced.to_Matrix(), list(pivots)
+    return [[Fraction(int(x.numerator), int(x.denominator)) for x in row] for row in reduced.to_list()], list(pivots)
 
 
 def _group_at(function, order, offsets, seed: int, n_points: int = 24):
@@ -183,16 +186,16 @@ def _group_at(function, order, offsets, seed: int, n_points: int = 24):
     rng = random.Random(seed)
     rows = _random_rows(function, len(order), offsets, rng, n_points)
     reduced, pivots = _rref(rows, len(order))
+    dependent = [d for d in range(len(order)) if d not in set(pivots)]
+    coefficients = {d: [(p, reduced[i][d]) for i, p in enumerate(pivots) if reduced[i][d]] for d in dependent}
     # check: every dependent column is the stated combination on fresh random points
     check = _random_rows(function, len(order), offsets, rng, 6)
-    for d in range(len(order)):
-        if d in pivots:
-            continue
+    for d in dependent:
         for row in check:
-            combo = sum((Fraction(int(reduced[i, d].p), int(reduced[i, d].q)) * row[p] for i, p in enumerate(pivots)), Fraction(0))
-            if combo != row[d]:
+            if sum((k * row[p] for p, k in coefficients[d]), Fraction(0)) != row[d]:
                 raise RuntimeError(f"grouping relation for {order[d]} fails on a fresh point: sample rank below generic rank")
-    return pivots, {(i, d): sympy.Rational(int(reduced[i, d].p), int(reduced[i, d].q)) for i in range(len(pivots)) for d in range(len(order)) if d not in pivots and reduced[i, d] != 0}
+    return pivots, {(i, d): sympy.Rational(reduced[i][d].numerator, reduced[i][d].denominator)
+                    for i in range(len(pivots)) for d in dependent if reduced[i][d]}
 
 
 def derive_grouping(table=None, seed: int = 20261129) -> Grouping:
@@ -216,10 +219,8 @@ def derive_grouping(table=None, seed: int = 20261129) -> Grouping:
     pivots = list(pivot_sets.pop())
     symbols = [sympy.Symbol(n) for n in names]
     keys = set().union(*[set(c) for c in samples.values()])
-    interpolated = {}
-    for key in keys:
-        points = [(p, samples[p].get(key, sympy.Integer(0))) for p in samples]
-        interpolated[key] = _interpolate_biquadratic(points, symbols, grid_values)
+    interpolate = _biquadratic_interpolator(list(samples), symbols)
+    interpolated = {key: interpolate([samples[p].get(key, sympy.Integer(0)) for p in samples]) for key in keys}
     # check at the table's own offsets against a direct elimination there
     offsets = dict(true_offsets)
     true_pivots, true_coeffs = _group_at(function, order, offsets, seed + 1)
@@ -228,8 +229,8 @@ def derive_grouping(table=None, seed: int = 20261129) -> Grouping:
         raise RuntimeError("pivot structure at the table's offsets differs from the generic one")
     for key in set(true_coeffs) | set(interpolated):
         want = true_coeffs.get(key, sympy.Integer(0))
-        got = sympy.nsimplify(interpolated.get(key, sympy.Integer(0)).subs(subs))
-        if sympy.simplify(want - got) != 0:
+        got = sympy.sympify(interpolated.get(key, sympy.Integer(0))).subs(subs)  # exact: a rational polynomial at a rational point
+        if want != got:
             raise RuntimeError(f"interpolated grouping coefficient {key} disagrees at the table's offsets")
     coefficients = []
     for i, p in enumerate(pivots):
@@ -252,19 +253,28 @@ def derive_grouping(table=None, seed: int = 20261129) -> Grouping:
     )
 
 
-def _interpolate_biquadratic(points, symbols, grid_values):
-    """Exact polynomial of degree <= 2 in each offset through the grid samples."""
-    monomials = [sympy.Integer(1)]
-    for sym in symbols:
-        monomials = [m * sym**e for m in monomials for e in range(3)]
-    unknowns = sympy.symbols(f"k0:{len(monomials)}")
-    poly = sum(u * m for u, m in zip(unknowns, monomials))
-    equations = []
-    for point, value in points:
-        subs = {sym: sympy.Rational(v.numerator, v.denominator) for sym, v in zip(symbols, point)}
-        equations.append(sympy.Eq(poly.subs(subs), value))
-    solution = sympy.solve(equations, unknowns, dict=True)[0]
-    return sympy.expand(poly.subs(solution))
+def _fraction(value) -> Fraction:
+    value = sympy.Rational(value)
+    return Fraction(int(value.p), int(value.q))
+
+
+def _biquadratic_interpolator(points, symbols):
+    """Exact interpolation through values at the grid `points` by a polynomial of degree <= 2 in
+    each offset: the monomials' matrix at the points is inverted once, exactly, and every
+    coefficient's polynomial is that inverse times its values (a function of the values)."""
+    exponents = [()]
+    for _ in symbols:
+        exponents = [e + (k,) for e in exponents for k in range(3)]
+    matrix = [[math.prod((Fraction(v) ** k for v, k in zip(point, e)), start=Fraction(1)) for e in exponents] for point in points]
+    inverse = DomainMatrix([[QQ(x.numerator, x.denominator) for x in row] for row in matrix], (len(points), len(exponents)), QQ).inv().to_Matrix()
+    monomials = [math.prod((sym**k for sym, k in zip(symbols, e)), start=sympy.Integer(1)) for e in exponents]
+
+    def interpolate(values):
+        values = [sympy.Rational(v) for v in values]
+        terms = [sum((inverse[m, i] * values[i] for i in range(len(values))), sympy.Integer(0)) for m in range(len(monomials))]
+        return sympy.Add(*[c * mono for c, mono in zip(terms, monomials) if c != 0])
+
+    return interpolate
 
 
 # ------------------------------------------------------------------ cache

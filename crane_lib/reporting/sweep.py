@@ -202,7 +202,9 @@ def batch_notebook(chapter_nb, conditions: list[dict]):
             cells.append(reset)
         injected = False
         for cell in chapter_nb.cells:
-            cells.append(copy.deepcopy(cell))
+            cell = copy.deepcopy(cell)
+            cell["id"] = f"c{k}-{cell.get('id', len(cells))}"[:64]  # cell ids are unique within a notebook
+            cells.append(cell)
             if not injected and "parameters" in _tags(cell):
                 cells.append(_parameters_cell(parameters))
                 injected = True
@@ -428,13 +430,32 @@ def dask_client(scheduler, timeout_s: float = CONNECT_TIMEOUT_S):
     return _CLIENTS[scheduler]
 
 
-def batches(pending: list, workers: int, batch_size: int | None = None) -> list[list]:
-    """Consecutive conditions grouped into batches: about four per worker (load balance), at most
-    MAX_BATCH conditions each. Consecutive rows usually share a recording, which the kernel keeps."""
+def batches(pending: list, workers: int, batch_size: int | None = None, group_of=None) -> list[list]:
+    """The pending conditions in batches of at most `batch_size` (default: about two batches per
+    worker, at most MAX_BATCH): enough batches to keep every worker busy, few kernels to start.
+    Consecutive conditions with the same `group_of(condition)` (the same recording: the four
+    intervals of one trajectory) are kept in one batch where they fit, so the kernel reads and
+    prepares that recording once (crane_lib's caches live as long as the kernel)."""
     if not pending:
         return []
-    size = batch_size or max(1, min(MAX_BATCH, math.ceil(len(pending) / (4 * max(workers, 1)))))
-    return [pending[i:i + size] for i in range(0, len(pending), size)]
+    size = batch_size or max(1, min(MAX_BATCH, math.ceil(len(pending) / (2 * max(workers, 1)))))
+    groups: list[list] = []
+    for item in pending:
+        if groups and group_of is not None and group_of(item) == group_of(groups[-1][-1]) and len(groups[-1]) < size:
+            groups[-1].append(item)
+        else:
+            groups.append([item])
+    out: list[list] = []
+    for group in groups:  # whole groups into batches while they fit; a group larger than a batch is split
+        if out and len(out[-1]) + len(group) <= size and group_of is not None:
+            out[-1].extend(group)
+        elif group_of is None and out and len(out[-1]) < size:
+            room = size - len(out[-1])
+            out[-1].extend(group[:room])
+            out.extend([group[room:]] if group[room:] else [])
+        else:
+            out.append(group)
+    return out
 
 
 def run_sweep(
@@ -484,7 +505,7 @@ def run_sweep(
             pool = _LocalPool(workers)
             threads = max(1, (os.cpu_count() or 1) // workers)
         report.executor, report.workers = pool.name, pool.workers
-        groups = batches(pending, pool.workers, batch_size)
+        groups = batches(pending, pool.workers, batch_size, group_of=lambda item: tuple(str(p) for p in inputs_of(item[0])))
         report.batches = [len(g) for g in groups]
         with tqdm(total=len(conditions), initial=len(outcomes), desc=f"sweep {sweep_name}", unit="condition", disable=not show_progress) as bar:
             try:
