@@ -1,6 +1,7 @@
 """The main job's data steps, in pipeline order, before the book is built.
 
-    python -m crane_lib.reporting.pipeline --profile quick|full
+    python -m crane_lib.reporting.pipeline --profile quick|full [--jobs 2] [--scheduler tcp://host:8786]
+    python -m crane_lib.reporting.pipeline --profile full --study clie_faithful [--scheduler ...]
 
 1. the default data set: the twin's recordings of the profile (`dataset`);
 2. the OLS/SDP sweep: chapter 04 once per condition of `papermill_params/ols_sdp_<profile>.csv`;
