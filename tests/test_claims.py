@@ -226,3 +226,21 @@ def test_structural_claim_on_a_profile_subset_is_not_the_papers_check():
     other = results(1)
     other.structural = (["AP01"], 0.04)  # the rule names another trajectory
     assert compute(other).verdict == claims.CONTRADICTED
+
+
+def test_rescue_gain_names_the_records_where_the_rescued_model_is_worse(monkeypatch):
+    """Refined and accepted vectors are scalars here; the error model is 'error = parameter' per record."""
+    from crane_lib.identification import metrics
+
+    def error(_model, beta, bundle):
+        value = float(np.asarray(beta).ravel()[0]) * bundle
+        return SimpleNamespace(rmse=value, mne=value)
+
+    monkeypatch.setattr(metrics, "prediction_error", error)
+    compute = claims.REGISTRY["validation_rescue_gain"].compute
+    rescued = dict(_accepted(rescue={"eps": 1e-3}), refined=[1.0], parameters=[0.99])
+    better = compute(_results(accepted=rescued, model=None, heldout=[1.0, 2.0, 3.0]))
+    assert better.verdict == claims.REPRODUCED and "V01: RMSE 1.0 % better" in better.number
+    worse = compute(_results(accepted=dict(rescued, parameters=[1.01]), model=None, heldout=[1.0, 2.0, 3.0]))
+    assert worse.verdict == claims.CONTRADICTED
+    assert "V01 (RMSE and MNE)" in worse.detail and "V03 (RMSE and MNE)" in worse.detail

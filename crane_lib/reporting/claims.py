@@ -829,7 +829,7 @@ def _validation_rescue_gain(results: Results) -> Outcome:
     gains = np.array(list(changes.values()))
     better_everywhere = bool(np.all(gains >= 0))
     worse = [f"{name} ({'RMSE' if g[0] < 0 else ''}{' and ' if g[0] < 0 and g[1] < 0 else ''}{'MNE' if g[1] < 0 else ''})"
-             for name, g in changes.items() if np.any(g < 0)]
+             for name, g in changes.items() if min(g) < 0]
     return Outcome(
         REPRODUCED if better_everywhere else CONTRADICTED,
         "; ".join(f"{name}: RMSE {_change(1 - g[0] / 100)}, MNE {_change(1 - g[1] / 100)}" for name, g in changes.items()),
