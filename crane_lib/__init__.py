@@ -10,6 +10,9 @@ the ones above it in this list and from the shared leaves.
   identification/  OLS, routing test and SDP projection, model classes, CLIE, DIDIM, metrics
   acceptance/      all-pose PD audit, certified check, rescue, consequences, selection, the accepted
                    model (Algorithm 1 for one recording), what base parameters say about link consistency
+  export/          beyond the paper: the physically consistent link-level model behind a base model
+                   (pseudo-inertias, nearest to the manufacturer's description), as URDF and MJCF, verified
+                   in Pinocchio and MuJoCo
   reporting/       papermill sweeps, the main job's pipeline, calibration, diagrams, tables, the
                    held-out validation (Tables VII, XVI, XX)
   cli/             the `crane-id` command, one module per subcommand
@@ -21,5 +24,5 @@ fingerprint (one content hash for every cache).
 __version__ = "0.1.0"
 
 # the stage order that the import rule of tests/test_architecture.py checks
-STAGES = ("model", "excitation", "logs", "twin", "identification", "acceptance", "reporting", "cli")
+STAGES = ("model", "excitation", "logs", "twin", "identification", "acceptance", "export", "reporting", "cli")
 SHARED = ("paths", "errors", "constants", "paper_numbers", "records", "fingerprint")

@@ -5,6 +5,7 @@
     crane-id identify LOG --trajectory COMMAND_FILE --ts 0.04 --out MODEL [--repair] [--refine fast|clie|didim|none]
     crane-id audit MODEL [--seed N] [--sparse] [--box manufacturer] [--certify] [--json]
     crane-id rescue MODEL --out MODEL [--epsilon 1e-3]
+    crane-id export MODEL --urdf OUT.urdf --mjcf OUT.xml [--nearest] [--distance bregman|euclidean] [--standard OUT.csv]
 
 Each subcommand module exposes `register(subparsers)`, which adds its parser and sets its
 handler; a handler returns the exit status. Bad input (a missing or malformed file, an option
@@ -17,11 +18,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from crane_lib.cli import audit, identify, preprocess, record, rescue
+from crane_lib.cli import audit, export, identify, preprocess, record, rescue
 from crane_lib.cli.common import EXIT_BAD_INPUT
 from crane_lib.errors import InputError
 
-SUBCOMMANDS = (record, preprocess, identify, audit, rescue)  # in pipeline order
+SUBCOMMANDS = (record, preprocess, identify, audit, rescue, export)  # in pipeline order
 
 __all__ = ["EXIT_BAD_INPUT", "build_parser", "main"]
 

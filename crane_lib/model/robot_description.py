@@ -217,8 +217,8 @@ def joint_limits_rad(directory: Path | str = DESCRIPTION_DIR) -> np.ndarray:
     return np.array([[joints[name].lower, joints[name].upper] for name in ARM_JOINTS + (HAND_JOINT,)])
 
 
-def _zero_pose_link_frames(joints: dict[str, UrdfJoint]) -> dict[str, np.ndarray]:
-    """World transform of every link at zero joint angles."""
+def zero_pose_link_frames(joints: dict[str, UrdfJoint]) -> dict[str, np.ndarray]:
+    """Pose of every link of the description in base_link coordinates at zero joint angles."""
     by_child = {j.child: j for j in joints.values()}
     frames: dict[str, np.ndarray] = {}
 
@@ -265,7 +265,7 @@ def place_mdh_frames(table=None, directory: Path | str = DESCRIPTION_DIR) -> Fra
     """
     table = load_mdh_table() if table is None else table
     joints, _ = load_description(directory)
-    link_frames = _zero_pose_link_frames(joints)
+    link_frames = zero_pose_link_frames(joints)
     origins, axes = [], []
     for name in ARM_JOINTS:
         joint = joints[name]
@@ -292,7 +292,7 @@ def description_standard_parameters(table=None, directory: Path | str = DESCRIPT
     """
     placement = place_mdh_frames(table, directory)
     joints, inertials = load_description(directory)
-    link_frames = _zero_pose_link_frames(joints)
+    link_frames = zero_pose_link_frames(joints)
     params: dict[str, float] = {}
     for j in range(1, N_LINKS + 1):
         mass, first_moment, inertia = 0.0, np.zeros(3), np.zeros((3, 3))

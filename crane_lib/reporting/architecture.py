@@ -32,6 +32,9 @@ DATA_FLOW = (
     ("identification", "reporting", "condition records"),
     ("acceptance", "reporting", "accepted model, audits"),
     ("acceptance", "cli", "audit, rescue, accept"),
+    ("model", "export", "K, MDH frames, description"),
+    ("export", "reporting", "URDF, MJCF of the accepted"),
+    ("export", "cli", "consistent links, URDF, MJCF"),
 )
 
 

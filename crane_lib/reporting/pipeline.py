@@ -12,10 +12,14 @@
    `acceptance.accepted.accept_recording`, the path `crane-id` uses, written to
    results/accepted/ as a model file and a JSON record; and the 40 ms bundles of every
    execution of V01-V03, which the chapter "Validation" reads;
-5. the claims at a glance: each of the paper's main claims evaluated from those records
+5. the export of the accepted model: its physically consistent link-level model (the nearest
+   one when the model admits none, as `crane-id export --nearest`) as URDF, MJCF and standard
+   parameters in results/export/, which the chapter "A consistent model, exported" verifies
+   and offers for download;
+6. the claims at a glance: each of the paper's main claims evaluated from those records
    (`claims`, results/claims; computed here, before Sphinx runs, so that the claims page never
    depends on the order in which jupyter-book executes pages);
-6. the downloads: the records zipped per kind (`downloads`, results/downloads) for the pages
+7. the downloads: the records zipped per kind (`downloads`, results/downloads) for the pages
    that link them.
 
 Studies run only when named with `--study` (they are not part of `make book`):
@@ -44,6 +48,7 @@ from tqdm import tqdm
 from crane_lib import fingerprint
 from crane_lib.acceptance import accepted as accepted_stage
 from crane_lib.errors import InputError
+from crane_lib.export import artefacts as export_stage
 from crane_lib.logs.preprocessing import cached_bundles
 from crane_lib.logs.raw_log import read_raw_log
 from crane_lib.paths import REPO_ROOT, recording_path
@@ -138,6 +143,27 @@ def validation_bundles_step(profile: str, ts: float = REPRESENTATIVE["ts"]) -> i
     return len(runs)
 
 
+def export_step(trajectory: str = REPRESENTATIVE["trajectory"], ts: float = REPRESENTATIVE["ts"], run: int = REPRESENTATIVE["run"],
+                accepted_dir=None, directory=None) -> str:
+    """The accepted model's URDF, MJCF, standard parameters and record, unless the stored record's
+    cache key (the model file's bytes and the source of crane_lib) matches. Returns "cached" or "ran"."""
+    model_path, _ = accepted_stage.accepted_paths(trajectory, ts, run, accepted_dir)
+    if not model_path.is_file():
+        raise InputError(str(model_path), "no accepted model to export", accepted_stage.MAKE_STEP)
+    key = fingerprint.digest(fingerprint.file_digest(model_path), fingerprint.package_digest())
+    paths = export_stage.export_paths(trajectory, ts, run, directory)
+    if all(p.is_file() for p in paths.values()):
+        try:
+            if read_json_record(paths["record"]).get("cache_key") == key:
+                return "cached"
+        except InputError:
+            pass  # an unreadable record is redone
+    started = time.perf_counter()
+    result = export_stage.export_model(model_path, paths, extra={"cache_key": key})
+    print(f"export: {result.summary()} ({time.perf_counter() - started:.1f} s); {paths['urdf'].parent}")
+    return "ran"
+
+
 def _report(name: str, outcomes: list[sweep.ConditionOutcome]) -> None:
     failed = [o for o in outcomes if o.status == "failed"]
     for o in failed:
@@ -171,6 +197,7 @@ def main(argv=None) -> int:
         _report(name, condition_sweep(name, chapter, args.profile, args.jobs, args.scheduler))
     print(f"accepted model: {accepted_model_step(args.profile, args.jobs)}")
     print(f"validation bundles: {validation_bundles_step(args.profile)} executions of V01-V03")
+    print(f"export of the accepted model: {export_step()}")
     for name in args.study:
         _report(name, condition_sweep(name, STUDIES[name], args.profile, args.jobs, args.scheduler))
     statuses = claims.write_claims(args.profile)

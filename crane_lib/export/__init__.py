@@ -1,0 +1,10 @@
+"""Beyond the paper: a physically consistent link-level model behind a base model, and the files
+robotics tools read (URDF, MJCF).
+
+  consistent   the 94 standard parameters behind a base-parameter model: every link's 4x4
+               pseudo-inertia positive definite with a stated margin, rotor inertias and friction
+               non-negative, nearest to a prior (the manufacturer's description) in a stated
+               distance; or, when no such vector reproduces the model, the nearest consistent one
+  files        the URDF and MJCF of a standard vector, in the manufacturer's link frames
+  verify       the exported files loaded by Pinocchio and MuJoCo, set against the project's model
+"""

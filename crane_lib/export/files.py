@@ -1,0 +1,358 @@
+"""A standard-parameter model as the files robotics tools read: URDF and MJCF.
+
+Kinematics: the manufacturer's description (`data/crane_x7_description/`): its link and joint
+names, joint origins, axes and limits, so that its meshes, MoveIt configurations and controllers
+still fit. Only the chain that carries the eight axes is written: world, base_link, the mounting
+plate, the shoulder's fixed part, the seven arm links and the first finger (cosmetic covers and
+logos, which carry no mass, and the second finger, whose mimic joint no simulator reads the same
+way, are left out). The arm's MDH frames are rigidly attached to these links: MDH link j is the
+child link of arm joint j, and its frame sits in that link's frame at a constant pose
+(`robot_description.place_mdh_frames`, checked by `geometry_check`), through which each link's
+mass, centre of mass and inertia are expressed in the manufacturer's link frame.
+
+Dynamics, per the identification model (DESIGN.md section 4):
+
+* links 1-7: <inertial> with the link's mass, centre of mass and inertia about it; the gripper
+  base carries link 7, which includes the hand and both fingers at rest;
+* the hand axis (8) is a rotor decoupled from the arm: in the URDF the first finger joint moves a
+  massless finger link; MuJoCo rejects a moving body without mass, so the MJCF gives the hand its
+  own body on a hinge fixed to the world, whose inertia about the hinge is IA8 and whose centre of
+  mass is on the hinge (no gravity torque, no coupling, as in the model);
+* joint friction: URDF <dynamics damping="FV" friction="FS"/>, MJCF damping and frictionloss. The
+  model's Coulomb term is FS sign(dtheta); MuJoCo's frictionloss is a dry-friction constraint that
+  can also hold the joint at rest, the same law in motion;
+* rotor inertia: MJCF armature. URDF has no field for it: it is recorded in each joint's
+  <transmission> as Drake's <drake:rotor_inertia> with <drake:gear_ratio> 1 (reflected inertia =
+  rotor inertia x ratio^2 = IA at the link), which Drake reads; Pinocchio users set
+  model.armature from it (`read_urdf_joint_dynamics` reads all three per joint).
+* gravity: the model's mounting. "hanging" (the default of the identification model: the arm
+  hangs from a desk mount, the zero pose points down) turns base_link upside down in the world
+  (roll pi on the world joint); "upright" leaves it as the manufacturer mounts it. Gravity is the
+  standard 9.80665 m/s^2 along -z of the world: the MJCF states it, a URDF cannot (Pinocchio's
+  default is 9.81: set model.gravity to match).
+
+Both files are written only when both are made, each atomically.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from crane_lib.constants import CLAMP_TORQUE, GRAVITY, N_AXES
+from crane_lib.errors import InputError, atomic_write
+from crane_lib.export.consistent import link_inertial
+from crane_lib.model.dynamics import MOUNTINGS
+from crane_lib.model.parameters import N_LINKS, ParameterSet, standard_parameter_names
+from crane_lib.model.robot_description import (ARM_JOINTS, DESCRIPTION_DIR, HAND_JOINT, load_description, place_mdh_frames,
+                                               zero_pose_link_frames)
+
+DRAKE_NAMESPACE = "http://drake.mit.edu"
+ROBOT_NAME = "crane_x7_identified"
+WORLD = "world"
+HAND_ROTOR_BODY = "hand_rotor"  # the MJCF body of axis 8
+HAND_ROTOR_MASS = 0.01  # kg; any positive mass: the body is fixed to the world with its centre of mass on the hinge
+
+
+@dataclass(frozen=True)
+class Inertial:
+    mass: float  # kg
+    com: np.ndarray  # (3,) m, in the body's frame
+    inertia: np.ndarray  # (3, 3) kg·m^2 about the centre of mass, body axes
+
+
+@dataclass(frozen=True)
+class Joint:
+    name: str
+    type: str  # "fixed" or "revolute"
+    parent: str
+    child: str
+    origin: np.ndarray  # 4x4 pose of the child frame in the parent frame (at zero angle)
+    axis: np.ndarray | None = None
+    lower: float | None = None
+    upper: float | None = None
+    axis_number: int | None = None  # 1..8 for the model's axes
+    velocity: float | None = None
+
+
+@dataclass
+class RobotModel:
+    """Everything both files carry: the tree, the inertials of the moving links, the joint dynamics."""
+
+    joints: list[Joint]  # parents before children
+    inertials: dict[str, Inertial]  # link name -> inertial (links 1-7 only)
+    armature: dict[str, float]  # joint name -> IA (kg·m^2)
+    damping: dict[str, float]  # joint name -> FV (N·m·s/rad)
+    friction: dict[str, float]  # joint name -> FS (N·m)
+    effort: dict[str, float]  # joint name -> torque limit (N·m)
+    mounting: str
+    name: str = ROBOT_NAME
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def axis_joints(self) -> list[Joint]:
+        """The eight joints of the model's axes, in axis order."""
+        return sorted((j for j in self.joints if j.axis_number is not None), key=lambda j: j.axis_number)
+
+
+def _mounting_origin(mounting: str) -> np.ndarray:
+    if mounting not in MOUNTINGS:
+        raise InputError("mounting", repr(mounting), f"one of {sorted(MOUNTINGS)}")
+    origin = np.eye(4)
+    if MOUNTINGS[mounting] > 0:  # hanging: gravity along +z0, i.e. base_link upside down in the world
+        origin[:3, :3] = np.diag([1.0, -1.0, -1.0])
+    return origin
+
+
+def axis_links() -> list[str]:
+    """The manufacturer's link moved by each arm joint (MDH link j) and the hand joint."""
+    joints, _ = load_description()
+    return [joints[name].child for name in ARM_JOINTS + (HAND_JOINT,)]
+
+
+def mdh_in_link_frames() -> list[np.ndarray]:
+    """(7) 4x4 pose of MDH frame j in the frame of the manufacturer's link j (constant)."""
+    joints, _ = load_description()
+    frames = zero_pose_link_frames(joints)
+    placement = place_mdh_frames()
+    return [np.linalg.inv(frames[link]) @ placement.frames[j] for j, link in enumerate(axis_links()[:N_LINKS])]
+
+
+def robot_model(standard: ParameterSet, mounting: str = "hanging", notes: list[str] | None = None) -> RobotModel:
+    """The exported robot of a 94-parameter standard vector (SI, MDH frames)."""
+    values = standard.ordered(standard_parameter_names(), "standard parameters")
+    named = dict(zip(standard_parameter_names(), values))
+    description, _ = load_description()
+    by_child = {j.child: j for j in description.values()}
+    # the chain from the world to link 7, then the hand joint
+    chain, link = [], axis_links()[N_LINKS - 1]
+    while link in by_child and by_child[link].parent != link:
+        chain.append(by_child[link])
+        link = by_child[link].parent
+    chain = chain[::-1] + [description[HAND_JOINT]]
+    axis_of = {name: i + 1 for i, name in enumerate(ARM_JOINTS + (HAND_JOINT,))}
+    joints = []
+    for j in chain:
+        origin = _mounting_origin(mounting) if j.parent == WORLD else j.origin
+        number = axis_of.get(j.name)
+        joints.append(Joint(j.name, "fixed" if number is None else "revolute", j.parent, j.child, origin,
+                            None if number is None else np.asarray(j.axis, dtype=float), j.lower, j.upper, number,
+                            None if number is None else _velocity_limits().get(j.name)))
+    inertials = {}
+    for j, (link_name, pose) in enumerate(zip(axis_links()[:N_LINKS], mdh_in_link_frames()), start=1):
+        body = link_inertial(values, j)
+        rot, offset = pose[:3, :3], pose[:3, 3]
+        inertials[link_name] = Inertial(body.mass, rot @ body.com + offset, rot @ body.inertia @ rot.T)
+    names = ARM_JOINTS + (HAND_JOINT,)
+    return RobotModel(
+        joints=joints,
+        inertials=inertials,
+        armature={n: float(named[f"IA{i}"]) for i, n in enumerate(names, start=1)},
+        damping={n: float(named[f"FV{i}"]) for i, n in enumerate(names, start=1)},
+        friction={n: float(named[f"FS{i}"]) for i, n in enumerate(names, start=1)},
+        effort={n: float(CLAMP_TORQUE[i - 1]) for i, n in enumerate(names, start=1)},
+        mounting=mounting,
+        notes=list(notes or []),
+    )
+
+
+@lru_cache(maxsize=1)
+def _velocity_limits() -> dict[str, float]:
+    """Joint velocity limits of the manufacturer's description (rad/s), which UrdfJoint does not carry."""
+    with open(DESCRIPTION_DIR / "joints.csv", encoding="utf-8") as handle:
+        return {row["joint"]: float(row["velocity"]) for row in csv.DictReader(handle) if row["velocity"]}
+
+
+# ----------------------------------------------------------------------------- numbers as text
+
+
+def _num(value: float) -> str:
+    """Shortest text that reads back to the same double."""
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"non-finite number {value} in an exported file")
+    return repr(value + 0.0)  # no "-0.0"
+
+
+def _nums(values) -> str:
+    return " ".join(_num(v) for v in values)
+
+
+def _rpy(rot: np.ndarray) -> tuple[float, float, float]:
+    """URDF roll-pitch-yaw (R = Rz(yaw) Ry(pitch) Rx(roll)) of a rotation matrix."""
+    pitch = math.atan2(-rot[2, 0], math.hypot(rot[0, 0], rot[1, 0]))
+    if abs(math.cos(pitch)) < 1e-12:  # gimbal lock: put everything into yaw
+        return 0.0, pitch, math.atan2(-rot[0, 1], rot[1, 1])
+    return math.atan2(rot[2, 1], rot[2, 2]), pitch, math.atan2(rot[1, 0], rot[0, 0])
+
+
+def _quaternion(rot: np.ndarray) -> tuple[float, float, float, float]:
+    """(w, x, y, z) of a rotation matrix (MuJoCo's order)."""
+    from scipy.spatial.transform import Rotation
+
+    x, y, z, w = Rotation.from_matrix(rot).as_quat()
+    return (w, x, y, z) if w >= 0 else (-w, -x, -y, -z)
+
+
+def _full_inertia(inertia: np.ndarray) -> list[float]:
+    return [inertia[0, 0], inertia[1, 1], inertia[2, 2], inertia[0, 1], inertia[0, 2], inertia[1, 2]]
+
+
+# ----------------------------------------------------------------------------- URDF
+
+
+def urdf_text(robot: RobotModel) -> str:
+    ET.register_namespace("drake", DRAKE_NAMESPACE)
+    root = ET.Element("robot", {"name": robot.name})
+    for line in _header(robot, "URDF") + [
+        "Rotor inertia (armature) has no URDF field: each joint's <transmission> records it as Drake's drake:rotor_inertia",
+        "with drake:gear_ratio 1, i.e. the reflected inertia at the joint; for Pinocchio set model.armature from it.",
+        "Gravity: 9.80665 m/s^2 along -z of the world (Pinocchio's default is 9.81).",
+    ]:
+        root.append(ET.Comment(f" {line} "))
+    links = [WORLD] + [j.child for j in robot.joints]
+    for name in links:
+        link = ET.SubElement(root, "link", {"name": name})
+        inertial = robot.inertials.get(name)
+        if inertial is not None:
+            element = ET.SubElement(link, "inertial")
+            ET.SubElement(element, "origin", {"xyz": _nums(inertial.com), "rpy": "0 0 0"})
+            ET.SubElement(element, "mass", {"value": _num(inertial.mass)})
+            i = inertial.inertia
+            ET.SubElement(element, "inertia", {"ixx": _num(i[0, 0]), "ixy": _num(i[0, 1]), "ixz": _num(i[0, 2]),
+                                               "iyy": _num(i[1, 1]), "iyz": _num(i[1, 2]), "izz": _num(i[2, 2])})
+    for j in robot.joints:
+        joint = ET.SubElement(root, "joint", {"name": j.name, "type": j.type})
+        ET.SubElement(joint, "origin", {"xyz": _nums(j.origin[:3, 3]), "rpy": _nums(_rpy(j.origin[:3, :3]))})
+        ET.SubElement(joint, "parent", {"link": j.parent})
+        ET.SubElement(joint, "child", {"link": j.child})
+        if j.type == "revolute":
+            ET.SubElement(joint, "axis", {"xyz": _nums(j.axis)})
+            ET.SubElement(joint, "limit", {"lower": _num(j.lower), "upper": _num(j.upper), "effort": _num(robot.effort[j.name]),
+                                           "velocity": _num(j.velocity if j.velocity is not None else 0.0)})
+            ET.SubElement(joint, "dynamics", {"damping": _num(robot.damping[j.name]), "friction": _num(robot.friction[j.name])})
+    for j in robot.axis_joints:
+        transmission = ET.SubElement(root, "transmission", {"name": f"{j.name}_transmission"})
+        ET.SubElement(transmission, "type").text = "transmission_interface/SimpleTransmission"
+        joint = ET.SubElement(transmission, "joint", {"name": j.name})
+        ET.SubElement(joint, "hardwareInterface").text = "hardware_interface/EffortJointInterface"
+        actuator = ET.SubElement(transmission, "actuator", {"name": f"{j.name}_actuator"})
+        ET.SubElement(actuator, "mechanicalReduction").text = "1"
+        ET.SubElement(actuator, f"{{{DRAKE_NAMESPACE}}}rotor_inertia", {"value": _num(robot.armature[j.name])})
+        ET.SubElement(actuator, f"{{{DRAKE_NAMESPACE}}}gear_ratio", {"value": "1"})
+    ET.indent(root, space="  ")
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def read_urdf_joint_dynamics(path) -> dict[str, dict[str, float]]:
+    """{joint: {"armature", "damping", "friction"}} of the revolute joints of an exported URDF, in
+    file order; armature is drake:rotor_inertia x drake:gear_ratio^2 of the joint's transmission."""
+    path = Path(path)
+    try:
+        root = ET.parse(path).getroot()
+    except (OSError, ET.ParseError) as error:
+        raise InputError(str(path), f"not a readable URDF ({error})", "an XML file with a <robot> root") from None
+    result: dict[str, dict[str, float]] = {}
+    for joint in root.findall("joint"):
+        if joint.get("type") not in ("revolute", "continuous"):
+            continue
+        dynamics = joint.find("dynamics")
+        result[joint.get("name")] = {
+            "armature": 0.0,
+            "damping": float(dynamics.get("damping", 0.0)) if dynamics is not None else 0.0,
+            "friction": float(dynamics.get("friction", 0.0)) if dynamics is not None else 0.0,
+        }
+    for transmission in root.findall("transmission"):
+        joint = transmission.find("joint")
+        actuator = transmission.find("actuator")
+        if joint is None or actuator is None or joint.get("name") not in result:
+            continue
+        rotor = actuator.find(f"{{{DRAKE_NAMESPACE}}}rotor_inertia")
+        ratio = actuator.find(f"{{{DRAKE_NAMESPACE}}}gear_ratio")
+        if rotor is not None:
+            r = float(ratio.get("value")) if ratio is not None else 1.0
+            result[joint.get("name")]["armature"] = float(rotor.get("value")) * r * r
+    return result
+
+
+# ----------------------------------------------------------------------------- MJCF
+
+
+def mjcf_text(robot: RobotModel, timestep: float = 1e-3) -> str:
+    root = ET.Element("mujoco", {"model": robot.name})
+    for line in _header(robot, "MJCF") + [
+        "The hand axis (8) is a rotor decoupled from the arm, as in the identification model: MuJoCo rejects a moving",
+        f"body without mass, so it is the body '{HAND_ROTOR_BODY}' on a hinge fixed to the world, with inertia IA8 about the",
+        "hinge and its centre of mass on it (its mass has no effect).",
+    ]:
+        root.append(ET.Comment(f" {line} "))
+    ET.SubElement(root, "compiler", {"angle": "radian", "autolimits": "true", "inertiafromgeom": "false"})
+    ET.SubElement(root, "option", {"gravity": f"0 0 {_num(-GRAVITY)}", "timestep": _num(timestep), "integrator": "RK4"})
+    world = ET.SubElement(root, "worldbody")
+    bodies = {WORLD: world}
+    hand = None
+    for j in robot.joints:
+        if j.axis_number == N_AXES:
+            hand = j
+            continue
+        quat = _quaternion(j.origin[:3, :3])
+        body = ET.SubElement(bodies[j.parent], "body", {"name": j.child, "pos": _nums(j.origin[:3, 3]), "quat": _nums(quat)})
+        bodies[j.child] = body
+        inertial = robot.inertials.get(j.child)
+        if inertial is not None:
+            ET.SubElement(body, "inertial", {"pos": _nums(inertial.com), "mass": _num(inertial.mass),
+                                             "fullinertia": _nums(_full_inertia(inertial.inertia))})
+        if j.type == "revolute":
+            ET.SubElement(body, "joint", _mjcf_joint(robot, j))
+    if hand is not None:
+        ia8 = robot.armature[hand.name]
+        body = ET.SubElement(world, "body", {"name": HAND_ROTOR_BODY})
+        ET.SubElement(body, "inertial", {"pos": "0 0 0", "mass": _num(HAND_ROTOR_MASS), "diaginertia": _nums([ia8, ia8, ia8])})
+        attributes = _mjcf_joint(robot, hand)
+        attributes.update(axis="0 0 1", armature="0")
+        ET.SubElement(body, "joint", attributes)
+    actuators = ET.SubElement(root, "actuator")
+    for j in robot.axis_joints:
+        limit = robot.effort[j.name]
+        ET.SubElement(actuators, "motor", {"name": f"{j.name}_motor", "joint": j.name, "gear": "1",
+                                           "ctrlrange": f"{_num(-limit)} {_num(limit)}"})
+    ET.indent(root, space="  ")
+    return ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _mjcf_joint(robot: RobotModel, j: Joint) -> dict[str, str]:
+    return {"name": j.name, "type": "hinge", "axis": _nums(j.axis), "range": f"{_num(j.lower)} {_num(j.upper)}",
+            "armature": _num(robot.armature[j.name]), "damping": _num(robot.damping[j.name]),
+            "frictionloss": _num(robot.friction[j.name])}
+
+
+def _header(robot: RobotModel, kind: str) -> list[str]:
+    return [f"CRANE-X7, identified dynamics ({kind}), written by crane-id export (crane_lib.export); kinematics, link and",
+            "joint names: RT Corporation's crane_x7_description (non-commercial licence). SI units, radians.",
+            f"Mounting: {robot.mounting} (gravity along -z of the world)."] + robot.notes
+
+
+# ----------------------------------------------------------------------------- writing
+
+
+def write_text(path, text: str) -> Path:
+    """One file, atomically (nothing half-written)."""
+    with atomic_write(path, encoding="utf-8") as handle:
+        handle.write(text)
+    return Path(path)
+
+
+def write_files(robot: RobotModel, urdf=None, mjcf=None) -> list[Path]:
+    """Write the URDF and/or MJCF; both texts are made before either file is written, each atomically."""
+    texts = []
+    if urdf is not None:
+        texts.append((Path(urdf), urdf_text(robot)))
+    if mjcf is not None:
+        texts.append((Path(mjcf), mjcf_text(robot)))
+    return [write_text(path, text) for path, text in texts]
