@@ -270,9 +270,10 @@ display(Markdown(
 # diagonal of its second moment Σ = tr(I)/2 − I positive: Σxx = (ZZR7 − XXR7)/2 > 0 and
 # Σyy = (ZZR7 + XXR7)/2 > 0, that is ZZR7 > |XXR7| (`crane_lib.acceptance.consistency`, which
 # finds link 7 as the only such link from the derived grouping). A base vector that breaks it
-# admits no consistent link 7, whatever a reconstruction does with the rest. A full
-# link-level reconstruction is being built (`crane_lib/export/`, not yet in this book); until
-# it lands, this condition is what the book can say about link-level consistency.
+# admits no consistent link 7, whatever a reconstruction does with the rest. The full
+# link-level reading, with every entry the grouping decides (not only link 7's), the nearest
+# consistent model, what it costs on V01–V03, and the model exported as URDF and MJCF, is the
+# chapter {doc}`12_consistent_model`.
 
 # %% tags=["hide-input"]
 m77 = consistency.inertia_entry(model, accepted.values, 7, uniform_poses(2000, seed=1))

@@ -4,7 +4,8 @@
     results/export/crane_x7_AG02_run1_40ms.xml    MJCF
     results/export/crane_x7_AG02_run1_40ms.csv    the 94 standard parameters
     results/export/crane_x7_AG02_run1_40ms.json   the reconstruction's record (exact or nearest, the
-                                                  change, the margins, the solves, the source model)
+                                                  change, the margins, the solves, the source model,
+                                                  and the all-pose audit (seed 1) of a changed model)
 
 The same path as `crane-id export MODEL --nearest`: when no consistent link-level model reproduces
 the accepted model, the nearest consistent one is exported and the files say so in their header.
@@ -17,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from crane_lib import fingerprint
+from crane_lib.acceptance.audit import audit
 from crane_lib.errors import InputError
 from crane_lib.export import consistent, files
 from crane_lib.model.parameters import ParameterSet, load_parameters, save_parameters
@@ -49,6 +51,8 @@ def export_model(model_path, paths: dict[str, Path], distance: str = consistent.
     save_parameters(paths["standard"], ParameterSet(result.standard.names, result.standard.values),
                     comment=f"94 standard parameters behind {model_path.name} (crane_lib.export): {result.summary()}")
     record = result.to_record()
+    # the exported model's own audit (seed 1) when it is not the model that was given, already audited
+    record["audit"] = None if result.exact else audit(result.reproduced.values, seed=1).to_dict()
     record.update(model_file=model_path.name, model_sha256=fingerprint.file_digest(model_path), mounting=mounting,
                   files={k: p.name for k, p in paths.items() if k != "record"}, **(extra or {}))
     write_json_record(paths["record"], record)

@@ -6,9 +6,9 @@ inertia matrix M(theta) and the inverse dynamics (rigid body + rotor inertia + v
 at random states, and the largest relative difference from `DynamicModel` on the base parameters
 is reported per quantity: max over states of max|tool - project| / max|project|.
 
-MuJoCo's check disables its constraint solver's joint-limit and dry-friction rows (they are
-constraint forces, not the model's inverse dynamics; the random states lie outside the limits);
-the forward simulation keeps them, where the motion stays inside the limits.
+MuJoCo's checks and its simulation run with the constraint solver's joint-limit and dry-friction
+rows switched off: they are constraint forces that the project's model does not have (the random
+states lie outside the limits, and an open-loop replay of recorded torques drifts into them).
 
 Pinocchio and MuJoCo are imported inside the functions: the book and the tests use them, the
 pipeline does not need them.
@@ -79,6 +79,7 @@ def pinocchio_check(urdf, model: DynamicModel, beta, n: int = 100, seed: int = 1
 
 
 def mujoco_model(mjcf, constraints: bool = True):
+    """MuJoCo's model of the MJCF; constraints=False switches off the joint-limit and dry-friction rows."""
     import mujoco
 
     robot = mujoco.MjModel.from_xml_path(str(mjcf))
@@ -122,12 +123,13 @@ class Simulation:
 
 def simulate(mjcf, model: DynamicModel, beta, q0, torque, dt: float = 1e-3) -> Simulation:
     """Both models from rest at q0 under the same torque (one row per step, held over the step),
-    integrated by the classical Runge-Kutta method with step dt: MuJoCo's RK4 integrator on the MJCF,
-    and the same scheme on `DynamicModel.direct_dynamics` of the base parameters."""
+    integrated by the classical Runge-Kutta method with step dt: MuJoCo's RK4 integrator on the MJCF
+    (joint limits and dry friction off, as in the project's model), and the same scheme on
+    `DynamicModel.direct_dynamics` of the base parameters."""
     import mujoco
 
     torque = np.asarray(torque, dtype=float)
-    robot = mujoco_model(mjcf)
+    robot = mujoco_model(mjcf, constraints=False)
     robot.opt.timestep = dt
     robot.opt.integrator = mujoco.mjtIntegrator.mjINT_RK4
     data = mujoco.MjData(robot)

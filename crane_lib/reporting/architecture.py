@@ -33,6 +33,7 @@ DATA_FLOW = (
     ("acceptance", "reporting", "accepted model, audits"),
     ("acceptance", "cli", "audit, rescue, accept"),
     ("model", "export", "K, MDH frames, description"),
+    ("acceptance", "export", "audit of a changed model"),
     ("export", "reporting", "URDF, MJCF of the accepted"),
     ("export", "cli", "consistent links, URDF, MJCF"),
 )

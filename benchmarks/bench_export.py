@@ -1,0 +1,76 @@
+"""Benchmark of the export (issue 16): reconstruction + URDF + MJCF of the accepted model in at most
+10 s on two cores.
+
+1. In the library: `consistent.reconstruct` (exact attempt; when it is infeasible, the smallest
+   change and the nearest consistent model: three convex programs) and both files, written.
+2. The command end to end, `crane-id export MODEL --nearest --urdf --mjcf` in a fresh process
+   (imports included).
+Model: the accepted model of the main job (results/accepted/AG02_run1_40ms.csv) when it exists,
+else the twin's truth with link 7 made impossible (the same three programs). Reference measured in
+the same run: one dense audit (221,875 poses) of the same model, the pipeline's own yardstick.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def model_file(folder: Path) -> tuple[Path, str]:
+    from crane_lib.acceptance.accepted import accepted_paths
+    from crane_lib.model.dynamics import DynamicModel
+    from crane_lib.model.parameters import ParameterSet, save_parameters
+    from crane_lib.twin.truth import load_truth
+
+    accepted, _ = accepted_paths()
+    if accepted.is_file():
+        return accepted, "the accepted model (results/accepted)"
+    beta = DynamicModel("reduced").base_from_standard(load_truth())
+    values = beta.as_dict()
+    values["ZZR7"] = values["XXR7"] - 1e-4
+    path = folder / "impossible.csv"
+    save_parameters(path, ParameterSet(beta.names, [values[n] for n in beta.names], [1e-3] * len(beta.names)))
+    return path, "the twin's truth with link 7 made impossible"
+
+
+def main() -> None:
+    from crane_lib.acceptance.audit import audit
+    from crane_lib.export import consistent, files
+    from crane_lib.model.parameters import load_parameters
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        path, what = model_file(folder)
+        base = load_parameters(path)
+        consistent.reconstruct(base)  # imports, cvxpy's first canonicalization, generated code: outside the timing
+        times = []
+        for _ in range(3):
+            start = time.perf_counter()
+            result = consistent.reconstruct(base)
+            files.write_files(files.robot_model(result.standard), folder / "m.urdf", folder / "m.xml")
+            times.append(time.perf_counter() - start)
+        library = min(times)
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        subprocess.run([str(Path(sys.executable).parent / "crane-id"), "export", str(path), "--nearest", "--urdf", str(folder / "c.urdf"),
+                        "--mjcf", str(folder / "c.xml")], check=True, capture_output=True)
+        command = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        command_cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        start = time.perf_counter()
+        audit(result.reproduced.values, seed=1)
+        reference = time.perf_counter() - start
+    kind = "exact" if result.exact else f"nearest, {len(result.solves)} programs"
+    print(f"export of {what} ({kind}), {os.cpu_count()} cores: library {library:.2f} s (best of 3), "
+          f"crane-id export in a fresh process {command:.2f} s wall, {command_cpu:.2f} s CPU (imports included); "
+          f"target 10 s: {command / 10:.2f} of it; "
+          f"one dense audit (reference) {reference:.2f} s: export = {library / reference:.2f} audits")
+
+
+if __name__ == "__main__":
+    main()
