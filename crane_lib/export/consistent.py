@@ -307,6 +307,9 @@ class Reconstruction:
 
     def summary(self) -> str:
         worst = int(np.argmin(self.link_margins))
+        if self.parameter_set == "standard":
+            return (f"standard parameters, consistent as given; smallest pseudo-inertia eigenvalue {self.link_margins[worst]:.3g} kg·m² "
+                    f"(link {worst + 1}, margin {self.margin:g})")
         head = ("reproduces the model exactly" if self.exact else
                 f"NO consistent link-level model reproduces the model; the nearest changes it by {self.change_norm:.3g} ({self.change_metric})")
         return (f"{head}; {self.distance} distance to the {self.prior_name} {self.divergence:.4g}; smallest pseudo-inertia "
