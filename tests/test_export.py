@@ -274,3 +274,24 @@ def test_export_refuses_bad_models_and_paths_writing_nothing(truth_base, tmp_pat
     out = capsys.readouterr().out
     assert "nearest" in out and "OLS standard errors" in out
     assert (tmp_path / "out.urdf").is_file() and (tmp_path / "out.xml").is_file()
+
+
+# ----------------------------------------------------------------------------- the chapter's views
+
+
+def test_the_chapters_views_read_the_reconstruction(truth_base, truth_reconstruction):
+    from crane_lib.reporting import consistent_model as view
+    from crane_lib.reporting.tables import comparison_table
+
+    models = {"twin": truth_base, "broken": broken(truth_base)}
+    assert view.negative_entries(models) == {"twin": [], "broken": ["Σxx of link 7", "Σyy of link 7"]}  # ZZR7 < 0 here: both
+    decided = view.decided_table(models)
+    assert decided.loc[decided.index.str.startswith("Σxx of link 7"), "broken"].iloc[0] == pytest.approx(-0.5e-4)
+    prior, _ = consistent.prior_vector()
+    table = view.link_table({"description": prior, "reconstruction": truth_reconstruction.standard.values})
+    assert len(table) == 14
+    np.testing.assert_allclose(table.xs("reconstruction", level="model")["λmin(J) (kg·m²)"], truth_reconstruction.link_margins)
+    rows = comparison_table(view.sec_vii_e_comparisons([], 6, truth_reconstruction)).frame
+    assert rows["this book"].tolist() == ["yes", "none: it reproduces the model exactly"]
+    figure = view.ellipsoid_figure({"reconstruction": truth_reconstruction.standard.values}, prior, "test")
+    assert len(figure.axes[0].collections) == 2 * 7  # a surface and a prior wire per link
