@@ -12,7 +12,8 @@ carries a MANIFEST.txt with every file's sha256.
 Kinds: "conditions" (results/conditions, the OLS/SDP sweep), "clie" (results/clie, the CLIE
 sweep), "claims" (results/claims, the claims page), "audits" (results/audits, Sec. VI-E's
 re-evaluation of every OLS estimate over the domain), "accepted" (results/accepted, the accepted
-model, once the pipeline writes it); "all" holds every kind present.
+model, once the pipeline writes it), "export" (results/export, the accepted model's consistent
+link-level model as URDF, MJCF and standard parameters); "all" holds every kind present.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ KINDS = {
     "claims": "the claims at a glance (one JSON per claim)",
     "audits": "every OLS estimate of the build audited over the domain (Sec. VI-E)",
     "accepted": "the accepted model and its audit",
+    "export": "the accepted model's consistent link-level model: URDF, MJCF, standard parameters and record",
 }
 _FIXED_TIME = (1980, 1, 1, 0, 0, 0)
 
