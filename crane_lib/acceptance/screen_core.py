@@ -1,0 +1,56 @@
+"""Numba core of the audit screen (crane_lib.acceptance.screen).
+
+This file is a template: `screen._core()` copies it into the code cache with the marked line
+replaced by an import of the generated kernels of the "reduced" 39-parameter set, as the twin
+and CLIE do with their cores. Do not import it directly.
+
+Per pose: M(theta; beta) from the generated kernel, then a Cholesky attempt of the 7x7 arm
+block minus shift*I. The factor exists exactly when the shifted block is positive definite,
+i.e. when lambda_min > shift, and costs a fraction of an eigenvalue decomposition; the screen
+uses it only to decide which poses need the exact eigenvalue, which
+`DynamicModel.arm_min_eigenvalue` then computes.
+"""
+
+import math
+
+import numba
+import numpy as np
+
+regressor_kernel = inertia_kernel = None  # @@KERNELS@@ (replaced by the import of the generated kernels)
+
+N_ARM = 7
+N_AX = 8
+CHUNK = 1024  # poses per parallel task (scratch allocated once per task)
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def shifted_cholesky_exists(m, shift, work):
+    """True when the 7x7 arm block of m minus shift*I has a Cholesky factor (all pivots > 0)."""
+    for r in range(N_ARM):
+        for c in range(r + 1):
+            total = m[r, c]
+            if r == c:
+                total -= shift
+            for k in range(c):
+                total -= work[r, k] * work[c, k]
+            if r == c:
+                if not total > 0.0:  # also catches NaN
+                    return False
+                work[r, r] = math.sqrt(total)
+            else:
+                work[r, c] = total / work[c, c]
+    return True
+
+
+@numba.njit(parallel=True, cache=True)
+def screen_batch(C, S, b, shift, below):
+    """below[i] = lambda_min(pose i) <= shift, decided by whether the shifted Cholesky factor exists."""
+    n = C.shape[0]
+    n_chunks = (n + CHUNK - 1) // CHUNK
+    for chunk in numba.prange(n_chunks):
+        # the generated kernel writes the same entries at every call, so zeroing once suffices
+        m = np.zeros((N_AX, N_AX))
+        work = np.zeros((N_ARM, N_ARM))
+        for i in range(chunk * CHUNK, min(n, (chunk + 1) * CHUNK)):
+            inertia_kernel(C[i], S[i], b, m)
+            below[i] = not shifted_cholesky_exists(m, shift, work)
