@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from crane_lib.paper_numbers import paper
-from crane_lib.reporting.tables import AGREES, IN_RANGE, Comparison, Why, comparison_table, formatted, significant, span
+from crane_lib.reporting.tables import AGREES, IN_RANGE, WITHIN_BOUND, Comparison, Why, comparison_table, formatted, significant, span
 
 
 def _ranged_id():
@@ -29,6 +29,16 @@ def test_a_value_inside_a_stated_range_is_in_range():
     inside = (number.value + number.value_hi) / 2
     assert Comparison("x", number.id, inside).agreement() == IN_RANGE
     assert Comparison("x", number.id, number.value_hi + abs(number.value_hi) + 1).agreement() is None
+
+
+def test_a_value_inside_a_stated_bound_is_within_it():
+    number = paper("heldout_gain_beyond_40ms")  # "less than 1 %": its note says upper bound
+    assert number.note.startswith("upper bound")
+    assert Comparison("gain", number.id, 0.2 * number.value).agreement() == WITHIN_BOUND
+    assert Comparison("gain", number.id, 1.6 * number.value).agreement() is None
+    plain = paper("repeated_traj_count")  # a count, no bound in its note
+    assert not plain.note.lower().startswith(("upper bound", "lower bound"))
+    assert Comparison("x", plain.id, 0.2 * plain.value).agreement() is None
 
 
 def test_a_difference_without_a_reason_is_refused():

@@ -62,6 +62,7 @@ from crane_lib.records import read_json_records, write_json_record
 from crane_lib.twin.truth import load_plant_settings, load_truth
 
 KT_DIR = RESULTS_DIR / "kt_draws"
+TRUE_KT, TRUE_KT_EFFICIENCY = "the twin's true Kt", "true Kt × gear efficiency"  # the twin's corrections, by label
 PROBE_POSES = 64  # the nominal estimate's worst poses, probed first by every draw's audit
 
 
@@ -92,7 +93,7 @@ def twin_corrections() -> dict[str, np.ndarray]:
     efficiency = np.ones(N_AXES)
     efficiency[: len(settings.efficiency_driving)] = np.asarray(settings.efficiency_driving, dtype=float)
     true_kt = twin_kt_factors()
-    return {"the twin's true Kt": true_kt, "true Kt × gear efficiency": true_kt * efficiency}
+    return {TRUE_KT: true_kt, TRUE_KT_EFFICIENCY: true_kt * efficiency}
 
 
 def check_factors(factors) -> np.ndarray:
@@ -322,6 +323,9 @@ def summarize(records: list[dict], nominal: dict) -> dict:
         "median_parameter_change": float(np.median(changes)) if good else np.nan,
         "median_of_draw_medians": float(np.median([r["median_relative_change"] for r in good])) if good else np.nan,
         "mne_change_max": float(np.max(np.abs([r["mne_change"] for r in good]))) if good else np.nan,
+        # the same against held-out torque left as logged (register R-13)
+        "mne_unscaled_change_max": float(np.max(np.abs([r["heldout_mne_unscaled"] / nominal["heldout_mne_unscaled"] - 1.0 for r in good])))
+        if good else np.nan,
         "verdict_flips": int(sum(bool(r.get("verdict_flipped")) for r in good)),
         "route_changes": int(sum(bool(r["route_changed"]) for r in good)),
         "routes": routes,

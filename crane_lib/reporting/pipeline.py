@@ -12,14 +12,19 @@
    `acceptance.accepted.accept_recording`, the path `crane-id` uses, written to
    results/accepted/ as a model file and a JSON record; and the 40 ms bundles of every
    execution of V01-V03, which the chapter "Validation" reads;
-5. the export of the accepted model: its physically consistent link-level model (the nearest
+5. the repeats sweep: chapter 09 once per execution and interval of
+   `papermill_params/repeats_<profile>.csv` (Table XI, Sec. VII-D); an execution listed there
+   but not recorded is reported with the step that records it, and the others go on;
+6. the Kt draws: chapter 10 once per block of seeds of `papermill_params/kt_draws_<profile>.csv`
+   (Sec. VII-D, Appendix E-C), one record per draw;
+7. the export of the accepted model: its physically consistent link-level model (the nearest
    one when the model admits none, as `crane-id export --nearest`) as URDF, MJCF and standard
    parameters in results/export/, which the chapter "A consistent model, exported" verifies
    and offers for download;
-6. the claims at a glance: each of the paper's main claims evaluated from those records
+8. the claims at a glance: each of the paper's main claims evaluated from those records
    (`claims`, results/claims; computed here, before Sphinx runs, so that the claims page never
    depends on the order in which jupyter-book executes pages);
-7. the downloads: the records zipped per kind (`downloads`, results/downloads) for the pages
+9. the downloads: the records zipped per kind (`downloads`, results/downloads) for the pages
    that link them.
 
 Studies run only when named with `--study` (they are not part of `make book`):
@@ -47,6 +52,7 @@ from tqdm import tqdm
 
 from crane_lib import fingerprint
 from crane_lib.acceptance import accepted as accepted_stage
+from crane_lib.acceptance import kt_sensitivity, reproducibility
 from crane_lib.errors import InputError
 from crane_lib.export import artefacts as export_stage
 from crane_lib.logs.preprocessing import cached_bundles
@@ -55,6 +61,7 @@ from crane_lib.paths import REPO_ROOT, recording_path
 from crane_lib.records import read_json_record
 from crane_lib.reporting import claims, downloads, sweep
 from crane_lib.twin import dataset
+from crane_lib.twin.truth import TWIN_PLANT_CSV, TWIN_TRUTH_CSV
 
 # the per-condition sweeps in pipeline order: (name of the conditions file without profile, chapter)
 CHAPTERS = REPO_ROOT / "chapters"
@@ -141,6 +148,28 @@ def validation_bundles_step(profile: str, ts: float = REPRESENTATIVE["ts"]) -> i
             raise _missing_recording(path, profile)
         cached_bundles(path)
     return len(runs)
+def repeats_sweep(profile: str, jobs: int, scheduler=None) -> list[sweep.ConditionOutcome]:
+    """Chapter 09 once per row of papermill_params/repeats_<profile>.csv; a row whose execution has no
+    recording is reported (with the step that records it) and left out, the others run."""
+    conditions = sweep.read_conditions(f"repeats_{profile}.csv")
+    for message in reproducibility.missing_recordings(conditions, profile):
+        print(f"repeats: {message}", file=sys.stderr)
+    present = [c for c in conditions if recording_path(c["trajectory"], c["run"]).exists()]
+    return sweep.run_sweep(
+        REPO_ROOT / "chapters" / "09_reproducibility.py", present, f"repeats_{profile}",
+        inputs_of=lambda p: [recording_path(p["trajectory"], p["run"]), *reproducibility.heldout_inputs()], workers=jobs, scheduler=scheduler,
+    )
+
+
+def kt_sweep(profile: str, jobs: int, scheduler=None) -> list[sweep.ConditionOutcome]:
+    """Chapter 10 once per block of draw seeds of papermill_params/kt_draws_<profile>.csv."""
+    conditions = sweep.read_conditions(f"kt_draws_{profile}.csv")
+    kt_sensitivity.seeds_of(conditions)  # the blocks must not overlap
+    return sweep.run_sweep(
+        REPO_ROOT / "chapters" / "10_kt_sensitivity.py", conditions, f"kt_draws_{profile}",
+        inputs_of=lambda p: [recording_path(p["trajectory"], p["run"]), *reproducibility.heldout_inputs(), TWIN_PLANT_CSV, TWIN_TRUTH_CSV],
+        workers=jobs, scheduler=scheduler,
+    )
 
 
 def export_step(trajectory: str = REPRESENTATIVE["trajectory"], ts: float = REPRESENTATIVE["ts"], run: int = REPRESENTATIVE["run"],
@@ -197,6 +226,8 @@ def main(argv=None) -> int:
         _report(name, condition_sweep(name, chapter, args.profile, args.jobs, args.scheduler))
     print(f"accepted model: {accepted_model_step(args.profile, args.jobs)}")
     print(f"validation bundles: {validation_bundles_step(args.profile)} executions of V01-V03")
+    _report("repeats", repeats_sweep(args.profile, args.jobs, args.scheduler))
+    _report("kt_draws", kt_sweep(args.profile, args.jobs, args.scheduler))
     print(f"export of the accepted model: {export_step()}")
     for name in args.study:
         _report(name, condition_sweep(name, STUDIES[name], args.profile, args.jobs, args.scheduler))

@@ -109,6 +109,7 @@ class Why:
 
 AGREES = "agrees to the paper's digits"
 IN_RANGE = "inside the paper's range"
+WITHIN_BOUND = "within the paper's bound"
 
 
 # ----------------------------------------------------------------------------- one row
@@ -157,7 +158,8 @@ class Comparison:
         return significant(self.book, digits)
 
     def agreement(self) -> str | None:
-        """AGREES or IN_RANGE when computed so, else None (then a reason is needed)."""
+        """AGREES, IN_RANGE or WITHIN_BOUND (the paper's note marks its number an upper or lower bound)
+        when computed so, else None (then a reason is needed)."""
         if self.number is None or self.paper_text is not None or isinstance(self.book, str) or self.book is None:
             return None
         book = float(self.book)
@@ -172,7 +174,13 @@ class Comparison:
             return AGREES if book == 0 else None
         digits = n.significant_digits
         scale = 10 ** (math.floor(math.log10(abs(n.value))) - digits + 1)
-        return AGREES if abs(book - n.value) <= 0.5 * scale * (1 + 1e-9) else None
+        if abs(book - n.value) <= 0.5 * scale * (1 + 1e-9):
+            return AGREES
+        # the paper states a bound ("less than 1 %", "at most 1.26 %"): its note in paper_numbers.csv says which
+        bound = n.note.strip().lower()
+        if bound.startswith("upper bound") and book <= n.value or bound.startswith("lower bound") and book >= n.value:
+            return WITHIN_BOUND
+        return None
 
     def verdict(self) -> str:
         agreed = self.agreement()
