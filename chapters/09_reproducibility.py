@@ -33,8 +33,9 @@
 # a small torque-constant drift per run (register "the digital twin"), but no weeks of
 # wear or temperature between them. Each execution was refitted by the repeats sweep
 # (`papermill_params/repeats_<profile>.csv`, this chapter once per row); the sections below
-# read its records. The quick profile (CI) records only AG02 twice, so Table XI has one row
-# there; the full profile (`make book`) records all five repeated trajectories.
+# read its records. The quick profile (CI) records only AG02 twice and refits it at two of the
+# four intervals, so Table XI has one row there; the full profile (`make book`) records all
+# five repeated trajectories and refits AG02 at every interval.
 
 # %% tags=["parameters"]
 trajectory = "AG02"
@@ -68,7 +69,7 @@ ts, run = float(ts), int(run)
 
 # %%
 record = repro.refit_execution(trajectory, run, ts, refine)
-path = repro.write_record(repro.record_path(trajectory, ts, run), record)
+path = repro.write_record(repro.record_path(trajectory, ts, run, refine), record)
 
 # %% tags=["remove-input"]
 display(Markdown(report.execution_sentence(record)))
@@ -96,6 +97,7 @@ if summary:
     display(Markdown(view.missing_note()))
     display(view.table_xi_frame())
     display(view.table_xi_comparison())
+    display(Markdown(view.table_xi_sentence()))
 
 # %% [markdown]
 # In the full profile the two AG02 executions at 40 ms are also refined by the fast CLIE
@@ -137,7 +139,8 @@ if summary:
 
 # %% tags=["remove-input"]
 if summary:
-    plt.show(view.t_ratio_figure())
+    view.t_ratio_figure()
+    plt.show()
     display(Markdown(view.t_ratio_sentence()))
 
 # %% [markdown]
@@ -172,7 +175,8 @@ if summary:
 
 # %% tags=["remove-input"]
 if summary:
-    plt.show(view.ladder_figure())
+    view.ladder_figure()
+    plt.show()
     display(view.ladder_frame())
     display(view.ladder_comparison())
     display(Markdown(view.ladder_sentence()))

@@ -39,8 +39,8 @@
 # its own true torque constants, which differ from the logged ones per axis
 # (`data/twin_plant.csv`). The draws are a papermill sweep, this chapter once per block of
 # seeds in `papermill_params/kt_draws_<profile>.csv`, each draw's record written by
-# `crane_lib.records`; the quick profile (CI) draws a tenth of the paper's number, the full
-# profile all of them.
+# `crane_lib.records`; the quick profile (CI) draws fewer, the full profile the paper's
+# number.
 
 # %% tags=["parameters"]
 trajectory = "AG02"
@@ -121,7 +121,9 @@ if summary:
 
 # %% tags=["remove-input"]
 if summary:
-    plt.show(view.histograms())
+    display(Markdown(view.reading_sentence()))
+    view.histograms()
+    plt.show()
 
 # %% [markdown]
 # ## Beyond the paper: which draws move the estimate toward the truth?
@@ -155,5 +157,6 @@ if summary:
 
 # %% tags=["remove-input"]
 if summary and len(view.good) > 9:
-    plt.show(view.closeness_figure())
+    view.closeness_figure()
+    plt.show()
     display(Markdown(view.closeness_sentence()))

@@ -41,7 +41,7 @@ def truth():
 @pytest.fixture(scope="module")
 def executions(truth):
     """Two 'executions' of one trajectory: the same motion law, different noise draws."""
-    return {run: _bundle(truth, 1, noise=0.02 * run) for run in (1, 2)}
+    return {run: _bundle(truth, 1, noise=0.01 * run) for run in (1, 2)}
 
 
 def test_an_execution_is_refitted_through_the_pipeline(executions, truth):

@@ -31,6 +31,11 @@ def test_a_value_inside_a_stated_range_is_in_range():
     assert Comparison("x", number.id, number.value_hi + abs(number.value_hi) + 1).agreement() is None
 
 
+def test_a_ranges_upper_end_keeps_its_own_digits():
+    number = paper("runtorun_rmse_change")  # 0.45 to 3.55: the upper end has more digits than the lower
+    assert Comparison("spread", number.id, 1.0).paper_cell() == f"{number.value_text} to {number.value_hi:g}"
+
+
 def test_a_value_inside_a_stated_bound_is_within_it():
     number = paper("heldout_gain_beyond_40ms")  # "less than 1 %": its note says upper bound
     assert number.note.startswith("upper bound")

@@ -81,7 +81,8 @@ def draw_factors(seed: int, width: float | None = None) -> np.ndarray:
 
 
 def twin_kt_factors() -> np.ndarray:
-    """kt_true / kt_logged of the twin's eight drives: the correction that is right for its records."""
+    """kt_true / kt_logged of the twin's eight drives: by how much the logged torque misstates the torque
+    each motor delivers (the gear train then takes its share before the link, `twin_corrections`)."""
     settings = load_plant_settings()
     return np.asarray(settings.kt_true, dtype=float) / np.asarray(settings.kt_logged, dtype=float)
 

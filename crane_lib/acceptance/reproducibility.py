@@ -60,8 +60,9 @@ INTERVALS = (0.010, 0.020, 0.040, 0.080)
 # ----------------------------------------------------------------------------- the sweep's records
 
 
-def record_path(trajectory: str, ts: float, run: int, directory=None) -> Path:
-    return Path(REPEATS_DIR if directory is None else directory) / f"{trajectory}_run{int(run)}_{round(ts * 1e3):02d}ms.json"
+def record_path(trajectory: str, ts: float, run: int, refine: str = "none", directory=None) -> Path:
+    """One record per execution, interval and refinement (profiles that refine differently do not share a file)."""
+    return Path(REPEATS_DIR if directory is None else directory) / f"{trajectory}_run{int(run)}_{round(ts * 1e3):02d}ms_{refine}.json"
 
 
 def heldout_bundles(ts: float = HELDOUT_TS) -> list:

@@ -44,6 +44,12 @@ def _core():
     return bind_template(Path(__file__).with_name("screen_core.py"), "reduced")
 
 
+def compile_core() -> None:
+    """Compile (or load from the code cache) the screen's numba loop once, before parallel workers use it."""
+    one = np.ones((1, N_LINKS))
+    _core().screen_batch(one, 0.0 * one, np.zeros(shared_model("reduced").n_parameters), 0.0, np.empty(1, dtype=np.bool_))
+
+
 @dataclass
 class PreparedPoses:
     """A pose set with its trigonometric functions computed once, for many models."""

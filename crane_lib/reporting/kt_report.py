@@ -50,6 +50,9 @@ class KtSensitivity:
         self.records, self.missing = kt.load_draws(study.trajectory, study.ts, study.run, seeds)
         self.result = kt.summarize(self.records, study.nominal)
         self.good = [r for r in self.records if "failure" not in r]
+        if not self.good:
+            raise RuntimeError(f"no Kt draw of the {profile} profile has a record for {study.trajectory} at {study.ts * 1e3:g} ms: run "
+                               f"`make book PROFILE={profile}` (or python -m crane_lib.reporting.pipeline --profile {profile})")
 
     # ------------------------------------------------------------------------- uniform error
 
@@ -102,29 +105,40 @@ class KtSensitivity:
         ]
         return comparison_table(rows, caption="Appendix E-C against the paper (twin recordings)")
 
+    def reading_sentence(self) -> str:
+        """The paper's reading, checked on this build: parameters move by about the input's own spread."""
+        result = self.result
+        inputs = float(np.median(np.abs(np.array([r["factors"] for r in self.good]) - 1.0)))
+        ratio = result["median_parameter_change"] / inputs
+        return (f"Here the median parameter moves by {significant(100 * result['median_parameter_change'], 2)} % against a median input "
+                f"error |k − 1| of {significant(100 * inputs, 2)} %, {significant(ratio, 2)} times the input's own spread; the held-out MNE "
+                f"moves by at most {significant(100 * result['mne_change_max'], 2)} %, and {result['verdict_flips']} of {result['draws']} draws "
+                f"flip the feasibility verdict of the OLS estimate.")
+
     def unscaled_sentence(self) -> str:
         return (f"Scored against the held-out torque as logged, unscaled (register R-13), the largest MNE change would be "
                 f"{significant(100 * self.result['mne_unscaled_change_max'], 3)} % instead of {significant(100 * self.result['mne_change_max'], 3)} %.")
 
     def histograms(self):
         good, nominal = self.good, self.study.nominal
-        values = {
+        paper_mark, black, green = "tab:red", "k", "tab:green"
+        mne = paper("kt_mne_change_max").value
+        values = {  # x label: (values, [(where, legend label or None, colour)])
             "median |Δβ| / |β| over the 39 parameters (%)": (100 * np.array([r["median_relative_change"] for r in good]),
-                                                             [(paper("kt_param_median_shift").value, "paper: median")]),
+                                                             [(paper("kt_param_median_shift").value, "paper: median", paper_mark)]),
             "held-out MNE change (%)": (100 * np.array([r["mne_change"] for r in good]),
-                                        [(-paper("kt_mne_change_max").value, "paper: ± largest"), (paper("kt_mne_change_max").value, None)]),
+                                        [(-mne, "paper: ± largest", paper_mark), (mne, None, paper_mark)]),
             "λmin of M over Θ (kg·m²)": (np.array([r["audit"]["lambda_min"] for r in good]),
-                                         [(0.0, "PD boundary"), (nominal["audit"]["lambda_min"], "unperturbed estimate")]),
-            "change of the distance to the twin's truth (%)": (100 * np.array([r["truth_distance_change"] for r in good]), [(0.0, None)]),
+                                         [(0.0, "PD boundary", black), (nominal["audit"]["lambda_min"], "unperturbed estimate", green)]),
+            "change of the distance to the twin's truth (%)": (100 * np.array([r["truth_distance_change"] for r in good]), [(0.0, None, black)]),
         }
         fig, axes = plt.subplots(2, 2, figsize=(11, 7))
         for ax, (label, (data, marks)) in zip(axes.ravel(), values.items()):
             ax.hist(data, bins=20, color="tab:blue", alpha=0.8)
-            for x, text in marks:
-                color = "tab:red" if text and text.startswith("paper") else "tab:green" if text and text.startswith("unperturbed") else "k"
+            for x, text, color in marks:
                 ax.axvline(x, color=color, ls="--", lw=1, label=text)
             ax.set(xlabel=label, ylabel="draws")
-            if any(text for _, text in marks):
+            if any(text for _, text, _ in marks):
                 ax.legend(fontsize=8)
         axes[1, 0].set_title(f"{self.result['verdict_flips']} of {len(good)} draws flip the verdict "
                              f"(paper: {paper('kt_verdict_flip_count').value:g} of {paper('kt_perturbation_draws').value:g})", fontsize=9)

@@ -52,7 +52,7 @@ from tqdm import tqdm
 
 from crane_lib import fingerprint
 from crane_lib.acceptance import accepted as accepted_stage
-from crane_lib.acceptance import kt_sensitivity, reproducibility
+from crane_lib.acceptance import kt_sensitivity, reproducibility, screen
 from crane_lib.errors import InputError
 from crane_lib.export import artefacts as export_stage
 from crane_lib.logs.preprocessing import cached_bundles
@@ -165,6 +165,7 @@ def kt_sweep(profile: str, jobs: int, scheduler=None) -> list[sweep.ConditionOut
     """Chapter 10 once per block of draw seeds of papermill_params/kt_draws_<profile>.csv."""
     conditions = sweep.read_conditions(f"kt_draws_{profile}.csv")
     kt_sensitivity.seeds_of(conditions)  # the blocks must not overlap
+    screen.compile_core()  # once, before the workers
     return sweep.run_sweep(
         REPO_ROOT / "chapters" / "10_kt_sensitivity.py", conditions, f"kt_draws_{profile}",
         inputs_of=lambda p: [recording_path(p["trajectory"], p["run"]), *reproducibility.heldout_inputs(), TWIN_PLANT_CSV, TWIN_TRUTH_CSV],

@@ -47,9 +47,17 @@ class Reproducibility:
     def __init__(self, profile: str, trajectory: str = "AG02"):
         self.profile = profile
         self.trajectory = trajectory
-        self.records = repro.load_records()
+        conditions = sweep.read_conditions(f"repeats_{profile}.csv")
+        listed = {(str(c["trajectory"]), int(c["run"]), round(float(c["ts"]) * 1e3), str(c["refine"])) for c in conditions}
+        # the records of this profile's conditions only (a workspace may hold another profile's too)
+        self.records = [r for r in repro.load_records()
+                        if (r["trajectory"], int(r["run"]), round(float(r["ts"]) * 1e3), r.get("refine", "none")) in listed]
+        self.missing = repro.missing_recordings(conditions, profile)
+        if not self.records:
+            raise RuntimeError(f"no records of the repeats sweep for the {profile} profile in {repro.REPEATS_DIR}: run "
+                               f"`make book PROFILE={profile}` (or python -m crane_lib.reporting.pipeline --profile {profile})"
+                               + (". " + " ".join(self.missing) if self.missing else ""))
         self.frame = repro.records_frame(self.records)
-        self.missing = repro.missing_recordings(sweep.read_conditions(f"repeats_{profile}.csv"), profile)
         self.table_xi = repro.run_to_run_table(self.frame)
         repeated = ", ".join(self.table_xi.index) or "nothing"
         self.once = Why.profile(f"the {profile} profile repeats only {repeated} (papermill_params/recordings_{profile}.csv)")
@@ -83,7 +91,7 @@ class Reproducibility:
                                    why=twin if self.spread(name) is not None else once))
 
         def samples(part):
-            return span(np.r_[part["samples per axis, min"], part["samples per axis, max"]], 4) if len(part) else None
+            return f"{int(part['samples per axis, min'].min())} to {int(part['samples per axis, max'].max())}" if len(part) else None
 
         long_max = float(long["spread (%)"].max()) if len(long) else None
         rows += [
@@ -93,8 +101,26 @@ class Reproducibility:
             Comparison("largest spread of the long trajectories", "long_traj_spread_max", long_max, unit="%",
                        why=once if long_max is None else None if long_max <= paper("long_traj_spread_max").value else twin),
             Comparison("samples per axis at 40 ms, short trajectories", "short_traj_samples_per_axis", samples(short), why=SHORTER_FILES if len(short) else once),
+            Comparison("time between executions", None, "none", paper_text=f"{paper('repeat_separation_min').text()} to {paper('repeat_separation_max').text()}",
+                       why=Why.twin("a twin repeat is the same command file recorded with the next seed (register R-8)")),
         ]
         return comparison_table(rows, caption="Table XI against the paper (twin recordings)")
+
+    def table_xi_sentence(self) -> str:
+        """Does sample count order the spread, as the paper finds?"""
+        table = self.table_xi
+        if len(table) < 3:
+            return f"With {len(table)} repeated trajectory in this profile, Table XI cannot say what orders the spread."
+        samples = (table["samples per axis, min"] + table["samples per axis, max"]) / 2
+        rho, p_value = spearmanr(samples, table["spread (%)"])
+        short = set(table.index[table["pair blocks only"]])
+        long_max, reference = float(table.loc[~table["pair blocks only"], "spread (%)"].max()), self.spread(self.trajectory)
+        worst = set(table["spread (%)"].nlargest(len(short)).index)
+        return (f"Across the {len(table)} repeated trajectories the spread {'falls' if rho < 0 else 'rises'} with the samples per axis "
+                f"(Spearman ρ = {rho:.2f}, p = {significant(p_value, 2)}, {len(table)} points), and the short adjacent-pair "
+                f"trajectories ({', '.join(sorted(short))}) {'are' if short == worst else 'are not'} the {len(short)} worst. "
+                f"The long trajectories {'stay' if long_max <= reference else 'do not all stay'} within the spread of {self.trajectory} "
+                f"({significant(reference, 3)} %; their largest is {significant(long_max, 3)} %).")
 
     def refined_note(self) -> str:
         """Table XI's spread after the fast CLIE route, where the profile refined the executions (full: AG02 at 40 ms)."""

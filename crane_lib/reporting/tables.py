@@ -149,7 +149,9 @@ class Comparison:
         low = n.value_text or significant(n.value)
         if n.value_hi is None:
             return low
-        return f"{low} to {significant(n.value_hi, n.significant_digits)}"
+        # the upper end keeps at least its own digits ("0.45 to 3.55", not "0.45 to 3.5")
+        own = len(f"{n.value_hi:g}".lower().split("e")[0].lstrip("+-").replace(".", "").lstrip("0")) or 1
+        return f"{low} to {significant(n.value_hi, max(n.significant_digits, own))}"
 
     def book_cell(self) -> str:
         if isinstance(self.book, str) or self.book is None:
