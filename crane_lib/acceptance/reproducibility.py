@@ -188,7 +188,7 @@ def run_to_run_table(frame: pd.DataFrame, ts: float = TABLE_XI_TS, column: str =
                      "samples per axis, min": int(group["n_samples"].min()), "samples per axis, max": int(group["n_samples"].max()),
                      "held-out RMSE per execution (N·m)": ", ".join(f"{v:.5f}" for v in values),
                      "smallest (N·m)": values.min(), "largest (N·m)": values.max(),
-                     "spread (%)": 100.0 * (values.max() - values.min()) / values.mean()})
+                     "spread (%)": 100.0 * metrics.spread(values).range_relative})
     return pd.DataFrame(rows).set_index("trajectory") if rows else pd.DataFrame()
 
 
