@@ -53,6 +53,7 @@ import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
 from crane_lib.acceptance import reproducibility as repro
+from crane_lib.reporting import claims
 from crane_lib.reporting import reproducibility_report as report
 
 profile = os.environ.get("CRANE_PROFILE", "full")
@@ -98,6 +99,7 @@ if summary:
     display(view.table_xi_frame())
     display(view.table_xi_comparison())
     display(Markdown(view.table_xi_sentence()))
+    display(claims.show("run_to_run_scale", profile))
 
 # %% [markdown]
 # In the full profile the two AG02 executions at 40 ms are also refined by the fast CLIE

@@ -58,6 +58,7 @@ import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
 from crane_lib.acceptance import kt_sensitivity as kt
+from crane_lib.reporting import claims
 from crane_lib.reporting import kt_report as report
 
 profile = os.environ.get("CRANE_PROFILE", "full")
@@ -108,6 +109,7 @@ if summary:
     display(Markdown(view.draws_note()))
     display(view.comparison())
     display(Markdown(view.unscaled_sentence()))
+    display(claims.show("kt_sensitivity", profile))
 
 # %% [markdown]
 # The paper reads its numbers this way: the parameters move by about as much as the input's

@@ -244,3 +244,44 @@ def test_rescue_gain_names_the_records_where_the_rescued_model_is_worse(monkeypa
     worse = compute(_results(accepted=dict(rescued, parameters=[1.01]), model=None, heldout=[1.0, 2.0, 3.0]))
     assert worse.verdict == claims.CONTRADICTED
     assert "V01 (RMSE and MNE)" in worse.detail and "V03 (RMSE and MNE)" in worse.detail
+
+
+def _kt_record(seed, mne_change, flipped):
+    return {"seed": seed, "mne_change": mne_change, "verdict_flipped": flipped}
+
+
+def test_kt_claim_verdict_follows_its_rule(monkeypatch):
+    from crane_lib.acceptance import kt_sensitivity as kt
+
+    compute = claims.REGISTRY["kt_sensitivity"].compute
+    bound = paper("kt_mne_change_max").value / 100
+
+    def with_draws(records):
+        monkeypatch.setattr(kt, "load_draws", lambda *args: (records, []))
+        return compute(_results())
+
+    small = [_kt_record(1, 0.5 * bound, False), _kt_record(2, -0.5 * bound, True)]
+    assert with_draws(small).verdict == claims.REPRODUCED
+    assert with_draws([_kt_record(1, 2 * bound, False), _kt_record(2, 0.1 * bound, True)]).verdict == claims.CONTRADICTED
+    assert with_draws([_kt_record(1, 0.1 * bound, False), _kt_record(2, 0.1 * bound, False)]).verdict == claims.CONTRADICTED  # no flip
+    assert with_draws([{"seed": 1, "failure": "ValueError: x"}]).verdict == claims.NOT_COMPUTED
+
+
+def test_run_to_run_claim_is_not_testable_on_the_twin_and_missing_without_records(monkeypatch):
+    from crane_lib.reporting import reproducibility_report
+
+    compute = claims.REGISTRY["run_to_run_scale"].compute
+
+    def view(spread):
+        return lambda profile: SimpleNamespace(spread=lambda name: spread, executions=lambda name: None if spread is None else 2)
+
+    monkeypatch.setattr(reproducibility_report, "Reproducibility", view(1.0))
+    assert compute(_results()).verdict == claims.NOT_TESTABLE
+    monkeypatch.setattr(reproducibility_report, "Reproducibility", view(None))
+    assert compute(_results()).verdict == claims.NOT_COMPUTED
+
+    def no_records(profile):
+        raise RuntimeError("no records of the repeats sweep")
+
+    monkeypatch.setattr(reproducibility_report, "Reproducibility", no_records)
+    assert compute(_results()).verdict == claims.NOT_COMPUTED

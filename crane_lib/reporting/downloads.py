@@ -13,7 +13,8 @@ Kinds: "conditions" (results/conditions, the OLS/SDP sweep), "clie" (results/cli
 sweep), "claims" (results/claims, the claims page), "audits" (results/audits, Sec. VI-E's
 re-evaluation of every OLS estimate over the domain), "accepted" (results/accepted, the accepted
 model, once the pipeline writes it), "export" (results/export, the accepted model's consistent
-link-level model as URDF, MJCF and standard parameters); "all" holds every kind present.
+link-level model as URDF, MJCF and standard parameters), "repeats" (results/repeats, Table XI's
+refits) and "kt_draws" (results/kt_draws, one record per Kt draw); "all" holds every kind present.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ KINDS = {
     "audits": "every OLS estimate of the build audited over the domain (Sec. VI-E)",
     "accepted": "the accepted model and its audit",
     "export": "the accepted model's consistent link-level model: URDF, MJCF, standard parameters and record",
+    "repeats": "the repeats sweep's records: every execution refitted, per interval (Table XI, Sec. VII-D)",
+    "kt_draws": "the Kt draws: one record per draw of per-axis torque-constant errors (Appendix E-C)",
 }
 _FIXED_TIME = (1980, 1, 1, 0, 0, 0)
 

@@ -69,6 +69,9 @@ class Reproducibility:
     def spread(self, name: str) -> float | None:
         return float(self.table_xi.loc[name, "spread (%)"]) if name in self.table_xi.index else None
 
+    def executions(self, name: str) -> int | None:
+        return int(self.table_xi.loc[name, "executions"]) if name in self.table_xi.index else None
+
     def missing_note(self) -> str:
         return "**Not recorded:** " + " ".join(self.missing) if self.missing else "Every execution the conditions file lists is recorded."
 
@@ -83,7 +86,7 @@ class Reproducibility:
                            why=None if len(table) == paper("repeated_traj_count").value else once)]
         for name in ("AG02", "PB01", "AP03"):
             number_id = f"{name.lower()}_execution_count"
-            count = int(table.loc[name, "executions"]) if name in table.index else None
+            count = self.executions(name)
             rows.append(Comparison(f"executions of {name}", number_id, count,
                                    why=once if count is None else None if count == paper(number_id).value else recorded))
         for name, number_id in (("AG02", "runtorun_ag02"), ("PB01", "pb01_rmse_spread"), ("AP03", "ap03_rmse_spread")):
