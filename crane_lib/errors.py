@@ -1,9 +1,24 @@
-"""Errors for bad input: each names the file (or entry), the line or sample, and what was expected."""
+"""Errors for bad input: each names the file (or entry), the line or sample, and what was expected.
+
+Shared by every reader and the command-line tool:
+- `InputError(where, problem, expected)`: the one exception of bad input;
+- `shown(text)`: a token as echoed in a message, truncated, so a 3 MB bad field is not printed whole;
+- `parse_number(text, where, what)`: the one strict reader of a decimal number in a text input
+  (ASCII digits only: no full-width digits, no '_' separators, no 'nan'/'inf');
+- `read_input_bytes(path, what, max_bytes)`: a file's bytes, or an InputError for a missing file,
+  a folder, a FIFO or device, a file too large, or any OS error while reading;
+- `atomic_write(path)`: write to a temporary file, rename over `path` only on success;
+- `interruptible()`: SIGINT and SIGTERM become `Interrupted` (exit 130 / 143) wherever they
+  land, so a `finally` or an atomic write cleans up and nothing partial is left.
+"""
 
 from __future__ import annotations
 
 import csv
 import os
+import re
+import signal
+import stat
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,6 +35,142 @@ class InputError(ValueError):
         if expected:
             text += f" (expected {expected})"
         super().__init__(text)
+
+
+# a decimal number as text inputs write it: optional sign, ASCII digits, optional fraction and
+# exponent. Python's float() also takes '６０', '6_0', ' nan', 'infinity': none of them is a
+# number a logger or an editor writes, so every text reader uses this instead.
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+SHOWN_CHARACTERS = 40
+
+
+def shown(text, limit: int = SHOWN_CHARACTERS) -> str:
+    """`text` as a message echoes it: repr, cut to `limit` characters with the full length noted."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", errors="replace")
+    text = str(text)
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}... ({len(text):,} characters)"
+
+
+def parse_number(text, where: str, what: str = "a finite decimal number", field: str = "value") -> float:
+    """The finite float written in `text` (surrounding blanks allowed), else an InputError at `where`."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", errors="replace")
+    token = text.strip()
+    if not _NUMBER.fullmatch(token):
+        raise InputError(where, f"{field} {shown(token)} is not a number", what)
+    value = float(token)
+    if value != value or value in (float("inf"), float("-inf")):
+        raise InputError(where, f"{field} {shown(token)} overflows a double", what)
+    return value
+
+
+def parse_integer(text, where: str, what: str = "an integer", field: str = "value") -> int:
+    """The integer written in ASCII digits in `text`, else an InputError at `where`."""
+    token = str(text).strip()
+    if len(token) > 19 or not _INTEGER.fullmatch(token):
+        raise InputError(where, f"{field} {shown(token)} is not an integer", what)
+    return int(token)
+
+
+def read_input_bytes(path, what: str, max_bytes: int) -> bytes:
+    """The bytes of an input file, checked: it exists, is a regular file (not a folder, FIFO or
+    device: reading those would block or never end), holds at most `max_bytes`, and reads
+    without an OS error. `what` says what the file should be."""
+    path = Path(path)
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        raise InputError(str(path), "no such file", what) from None
+    except OSError as error:
+        raise InputError(str(path), f"cannot be read ({error.strerror or error})", what) from None
+    if stat.S_ISDIR(info.st_mode):
+        raise InputError(str(path), "is a folder", what)
+    if not stat.S_ISREG(info.st_mode):
+        raise InputError(str(path), "is not a regular file (a FIFO, socket or device)", what)
+    if info.st_size > max_bytes:
+        raise InputError(str(path), f"{info.st_size:,} bytes", f"{what} of at most {max_bytes:,} bytes")
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(max_bytes + 1)
+    except OSError as error:
+        raise InputError(str(path), f"cannot be read ({error.strerror or error})", what) from None
+    if len(data) > max_bytes:  # grew while being read
+        raise InputError(str(path), f"more than {max_bytes:,} bytes", what)
+    return data
+
+
+def read_input_text(path, what: str, max_bytes: int) -> str:
+    """`read_input_bytes` decoded as UTF-8 (a leading byte-order mark is dropped)."""
+    return decode_utf8(read_input_bytes(path, what, max_bytes), path, what)
+
+
+def decode_utf8(data: bytes, path, what: str) -> str:
+    """`data` as UTF-8 text (a leading byte-order mark dropped); an InputError names the line of a bad byte."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        raise InputError(f"{path}:{line}", f"byte {error.start} (0x{data[error.start]:02x}) is not UTF-8 text", what) from None
+
+
+# --------------------------------------------------------------------------------------------
+# interrupts
+
+
+class Interrupted(BaseException):
+    """SIGINT (Ctrl-C) or SIGTERM arrived; `exit_status` is 128 + the signal number (130, 143).
+
+    A BaseException like KeyboardInterrupt: no `except Exception` swallows it, and every
+    `finally` and `atomic_write` on the way out runs."""
+
+    def __init__(self, signum: int):
+        self.signum = signum
+        self.exit_status = 128 + signum
+        super().__init__(signal.Signals(signum).name)
+
+
+_pending: list[int] = []  # signals received inside interruptible(), newest last
+
+
+def interrupt_pending() -> int | None:
+    """The signal received inside `interruptible()`, if any: code that swallows exceptions from a
+    native solver (which may turn a Ctrl-C into its own failure) checks this and re-raises."""
+    return _pending[-1] if _pending else None
+
+
+def raise_if_interrupted() -> None:
+    """Raise Interrupted if a signal arrived while a native call turned it into something else."""
+    if _pending:
+        raise Interrupted(_pending[-1])
+
+
+@contextmanager
+def interruptible():
+    """Inside the block, SIGINT and SIGTERM raise `Interrupted` (and are remembered for
+    `interrupt_pending`); the previous handlers come back afterwards. Only the main thread can
+    install handlers: elsewhere the block runs unchanged."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        _pending.append(signum)
+        raise Interrupted(signum)
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    _pending.clear()
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+        _pending.clear()
 
 
 @contextmanager
@@ -44,22 +195,60 @@ def atomic_write(path, mode: str = "w", **open_kwargs):
         raise
 
 
+# parameter files, conditions and settings are a few kB; 4 MiB is far beyond any honest one
+SMALL_INPUT_MAX_BYTES = 4 << 20
+
+
 def checked_csv_rows(path, header: list[str], what: str) -> list[tuple[str, list[str]]]:
     """Rows of a small CSV input with '#' comment lines: the header must be `header` and every
     row must have as many fields; returns ("file:line", fields) per data row."""
     path = Path(path)
-    if not path.exists():
-        raise InputError(str(path), "no such file", what)
-    with open(path, encoding="utf-8") as handle:
-        numbered = [(n, line) for n, line in enumerate(handle, start=1) if line.strip() and not line.startswith("#")]
-    reader = csv.reader([line for _, line in numbered])
-    found = next(reader, None)
-    if found != header:
-        raise InputError(f"{path}:{numbered[0][0] if numbered else 1}", f"header {found}", ",".join(header))
+    text = read_input_text(path, what, SMALL_INPUT_MAX_BYTES)
+    numbered = [(n, line.rstrip("\r")) for n, line in enumerate(text.split("\n"), start=1) if line.strip() and not line.startswith("#")]
     rows = []
-    for (lineno, _), fields in zip(numbered[1:], reader):
+    for index, (lineno, line) in enumerate(numbered):
         where = f"{path}:{lineno}"
+        try:
+            fields = next(csv.reader([line]))
+        except csv.Error as error:
+            raise InputError(where, f"not a CSV line ({error})", ",".join(header)) from None
+        if index == 0:
+            if fields != header:
+                raise InputError(where, f"header {shown(','.join(fields))}", ",".join(header))
+            continue
         if len(fields) != len(header):
             raise InputError(where, f"{len(fields)} fields", f"{len(header)} fields ({','.join(header)})")
         rows.append((where, fields))
+    if not numbered:
+        raise InputError(f"{path}:1", "no header", ",".join(header))
     return rows
+
+
+def atomic_write_files(contents: dict) -> list[Path]:
+    """Write several files as one: every `path -> bytes` goes to a temporary file beside its
+    target first; only when all are written are they renamed into place, with SIGINT and SIGTERM
+    held back for the renames. On any failure no target changes and no temporary file stays."""
+    temporaries: list[tuple[str, Path]] = []
+    try:
+        for path, data in contents.items():
+            path = Path(path)
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            temporaries.append((tmp, path))
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+        blocked = {signal.SIGINT, signal.SIGTERM}
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
+        try:
+            for tmp, path in temporaries:
+                os.replace(tmp, path)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+    except BaseException:
+        for tmp, _ in temporaries:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        raise
+    return [path for _, path in temporaries]

@@ -82,12 +82,16 @@ def _margins(audits: list[AuditResult]) -> str:
 
 def accept_recording(log: RawLog, trajectory: str, ts: float, refine: str = DEFAULT_REFINE, seeds=AUDIT_SEEDS,
                      epsilon: float = RESCUE_EPSILON, workers: int = 2, model: DynamicModel | None = None, run: int = 1,
-                     progress=None) -> AcceptedModel:
-    """Identify, refine, audit, rescue if needed, re-audit. `progress(stage)` is told each stage."""
+                     progress=None, command_file=None) -> AcceptedModel:
+    """Identify, refine, audit, rescue if needed, re-audit. `progress(stage)` is told each stage.
+
+    The identifiability gate of `identify_recording` applies; pass `command_file` (the command
+    file the recording executed) to have the log's recorded sha256 checked against it."""
     model = shared_model("reduced") if model is None else model
     say = progress or (lambda stage: None)
     say("identify and refine")
-    condition, refined, report = identify_recording(log, trajectory, ts, refine, workers=workers, model=model, run=run)
+    condition, refined, report = identify_recording(log, trajectory, ts, refine, workers=workers, model=model, run=run,
+                                                   command_file=command_file)
     say("audit over Theta")
     first = audit_seeds(refined.values, seeds, "dense", model)
     rescue, final, values = None, first, refined.values

@@ -9,8 +9,11 @@
 
 Each subcommand module exposes `register(subparsers)`, which adds its parser and sets its
 handler; a handler returns the exit status. Bad input (a missing or malformed file, an option
-out of range) raises InputError, which `main` turns into one line naming the file and what
-was wrong, exit status 2, with nothing written.
+out of range, an output path that would replace an input) raises InputError, which `main`
+turns into one line naming the file and what was wrong, exit status 2, with nothing written.
+Options are range-checked by the parser, output paths before any computation
+(`cli.common`). SIGINT (Ctrl-C) and SIGTERM end the command with one line and exit status 130
+or 143; atomic writes leave nothing partial behind.
 """
 
 from __future__ import annotations
@@ -19,8 +22,8 @@ import argparse
 import sys
 
 from crane_lib.cli import audit, export, identify, preprocess, record, rescue
-from crane_lib.cli.common import EXIT_BAD_INPUT
-from crane_lib.errors import InputError
+from crane_lib.cli.common import EXIT_BAD_INPUT, Parser
+from crane_lib.errors import InputError, Interrupted, interrupt_pending, interruptible
 
 SUBCOMMANDS = (record, preprocess, identify, audit, rescue, export)  # in pipeline order
 
@@ -28,20 +31,45 @@ __all__ = ["EXIT_BAD_INPUT", "build_parser", "main"]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="crane-id", description="CRANE-X7 dynamic identification tools.")
+    parser = Parser(prog="crane-id", description="CRANE-X7 dynamic identification tools.")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in SUBCOMMANDS:
         module.register(subparsers)
     return parser
 
 
+def _interrupted(command: str, signum: int) -> int:
+    name = {2: "SIGINT", 15: "SIGTERM"}.get(signum, f"signal {signum}")
+    prog = f"crane-id {command}" if command else "crane-id"
+    print(f"{prog}: interrupted ({name}); no output was written", file=sys.stderr)
+    return 128 + signum
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    try:
-        return args.handler(args)
-    except InputError as error:
-        print(f"crane-id {args.command}: {error}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+    """Run one subcommand; returns its exit status (2: bad input, 130/143: interrupted)."""
+    with interruptible():
+        try:
+            args = build_parser().parse_args(argv)
+        except Interrupted as stop:
+            return _interrupted("", stop.signum)
+        except SystemExit as done:  # --help (0) or a refused option (2, its one line already printed)
+            return done.code if isinstance(done.code, int) else EXIT_BAD_INPUT
+        try:
+            return args.handler(args)
+        except Interrupted as stop:
+            return _interrupted(args.command, stop.signum)
+        except KeyboardInterrupt:  # a native library re-raised the Ctrl-C itself
+            return _interrupted(args.command, 2)
+        except InputError as error:
+            if interrupt_pending():  # a solver turned the interrupt into a failure of its own
+                return _interrupted(args.command, interrupt_pending())
+            one_line = str(error).replace("\r", "\\r").replace("\n", "\\n")
+            print(f"crane-id {args.command}: {one_line}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        except Exception:
+            if interrupt_pending():
+                return _interrupted(args.command, interrupt_pending())
+            raise
 
 
 if __name__ == "__main__":

@@ -16,9 +16,15 @@ import numpy as np
 
 from crane_lib.acceptance import audit as audit_module
 from crane_lib.acceptance.certified import CERTIFIED, certify
-from crane_lib.cli.common import seed
+from crane_lib.cli.common import bounded_float, bounded_int, seed
 from crane_lib.model.dynamics import model as shared_model
 from crane_lib.model.parameters import load_parameters
+
+
+MAX_WORST = 1000  # configurations listed
+MAX_MARGIN = 0.01  # kg·m^2: the largest epsilon of the paper's ladder; no arm model is PD by much more
+MAX_BOXES = 10**9  # the branch and bound keeps its open boxes in memory: 1e9 is far beyond any finished run
+MAX_TIME_S = 7 * 24 * 3600.0
 
 
 def register(subparsers) -> None:
@@ -27,11 +33,15 @@ def register(subparsers) -> None:
     parser.add_argument("--seed", type=seed, default=1, help="seed of the random pose draws (paper: 1-5; default 1)")
     parser.add_argument("--sparse", action="store_true", help="the earlier version's sparse audit instead of the dense one")
     parser.add_argument("--box", choices=["theta", "manufacturer"], default="theta", help="pose domain: the paper's Theta or the manufacturer's joint limits")
-    parser.add_argument("--worst", type=int, default=10, help="how many worst configurations to list")
+    parser.add_argument("--worst", type=bounded_int(1, MAX_WORST, name="a count"), default=10,
+                        help=f"how many worst configurations to list (1-{MAX_WORST})")
     parser.add_argument("--certify", action="store_true", help="also prove PD over the whole continuous box (branch and bound)")
-    parser.add_argument("--margin", type=float, default=0.0, help="with --certify: prove M >= margin*I (kg·m^2)")
-    parser.add_argument("--max-boxes", type=int, default=5_000_000, help="with --certify: budget of boxes before 'undecided'")
-    parser.add_argument("--time-limit", type=float, default=None, help="with --certify: budget in seconds")
+    parser.add_argument("--margin", type=bounded_float(0.0, MAX_MARGIN, "kg·m^2", why="the arm's own lambda_min is of the order of 5e-3"),
+                        default=0.0, help=f"with --certify: prove M >= margin*I, 0 to {MAX_MARGIN:g} kg·m^2")
+    parser.add_argument("--max-boxes", type=bounded_int(1, MAX_BOXES, name="a box count"), default=5_000_000,
+                        help=f"with --certify: budget of boxes before 'undecided' (1 to {MAX_BOXES:.0e})")
+    parser.add_argument("--time-limit", type=bounded_float(0.0, MAX_TIME_S, "s", low_open=True, why="a week at most"), default=None,
+                        help="with --certify: budget in seconds (at most a week)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the report")
     parser.set_defaults(handler=run)
 

@@ -1,30 +1,237 @@
-"""What every `crane-id` subcommand shares: the exit status of bad input, argument types, the
-check of an output path before any computation."""
+"""What every `crane-id` subcommand shares: exit statuses, the argument parser, range-checked
+argument types, and the output-path policy.
+
+The output-path policy (one for every command, checked before any computation)
+------------------------------------------------------------------------------
+A subcommand's handler calls, first thing,
+
+    out = output_path(args.out, inputs=[args.log, args.trajectory], force=args.force)
+
+(`output_folder` for a command that writes a folder of files) and writes through
+`errors.atomic_write` afterwards. The call raises InputError (exit 2, nothing written) unless
+
+1. the target is none of the inputs: not the same resolved path, not the same file by device
+   and inode (a hard link or another spelling of the same file);
+2. the target does not exist, or is a regular file: a folder, FIFO, socket or device is never
+   replaced, and a symbolic link is refused (replacing it would cut the link, not write through);
+3. an existing target is replaced only with `--force`;
+4. its folder exists, is a folder, and is writable;
+5. its name ends in one of `suffixes`, when the command names them.
+
+Register the flag with `add_force(parser)`. Every new subcommand (record --port, accept,
+export, identify --method) follows the same two lines.
+
+Argument types
+--------------
+`bounded_float(low, high, unit, ...)`, `bounded_int(low, high, ...)`, `seed`,
+`interval_seconds` and `interval_ms` reject a value outside its physical or logical range in the
+parser, with the allowed range in the message (exit 2, before anything is read).
+"""
 
 from __future__ import annotations
 
 import argparse
+import math
+import os
+import re
+import stat
 from pathlib import Path
 
-from crane_lib.errors import InputError
+from crane_lib.errors import InputError, shown
 
 EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = {2: 130, 15: 143}  # SIGINT, SIGTERM: 128 + signal number, as shells report them
+SEED_MAX = 2**63 - 1  # numpy's generators take any non-negative integer; a 64-bit one is plenty
 
 
-def seed(text: str) -> int:
-    """argparse type of a random seed: a non-negative integer."""
+class Parser(argparse.ArgumentParser):
+    """argparse with a one-line error: `crane-id identify: --ts ...: ... (see crane-id identify --help)`."""
+
+    def error(self, message: str):
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+# --------------------------------------------------------------------------------------------
+# argument types: each says its allowed range when it refuses
+
+
+def _number_text(text: str) -> str:
+    token = text.strip()
+    if len(token) > 40:
+        raise argparse.ArgumentTypeError(f"{shown(token)} is not a number")
+    return token
+
+
+def bounded_float(low: float, high: float, unit: str = "", low_open: bool = False, high_open: bool = False,
+                  why: str = ""):
+    """argparse type: a finite float in [low, high] (an open end excludes it); the message gives the range."""
+    lo_bracket, hi_bracket = ("(" if low_open else "["), (")" if high_open else "]")
+    unit_text = f" {unit}" if unit else ""
+    allowed = f"a number in {lo_bracket}{low:g}, {high:g}{hi_bracket}{unit_text}" + (f" ({why})" if why else "")
+
+    def parse(text: str) -> float:
+        token = _number_text(text)
+        try:
+            value = float(token)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{shown(token)} is not a number; expected {allowed}") from None
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"{token} is not finite; expected {allowed}")
+        below = value <= low if low_open else value < low
+        above = value >= high if high_open else value > high
+        if below or above:
+            raise argparse.ArgumentTypeError(f"{value:g} is out of range; expected {allowed}")
+        return value
+
+    parse.allowed = allowed
+    return parse
+
+
+def bounded_int(low: int, high: int, why: str = "", name: str = "an integer"):
+    """argparse type: an integer in [low, high]; the message gives the range."""
+    allowed = f"{name} in [{low}, {high}]" + (f" ({why})" if why else "")
+
+    def parse(text: str) -> int:
+        token = _number_text(text)
+        if not re.fullmatch(r"[+-]?[0-9]+", token):
+            raise argparse.ArgumentTypeError(f"{shown(token)} is not an integer; expected {allowed}")
+        value = int(token)
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{value} is out of range; expected {allowed}")
+        return value
+
+    parse.allowed = allowed
+    return parse
+
+
+seed = bounded_int(0, SEED_MAX, "a seed of numpy's generator", "a non-negative integer")
+seed.__name__ = "seed"
+
+# sampling intervals: whole milliseconds of the 1 ms grid, up to 100 ms. At 100 ms the
+# anti-alias corner (0.45 x Nyquist) is 2.25 Hz, below the position loop's 5.03 Hz; longer
+# intervals filter away the motion the regressor has to explain. The paper uses 10-80 ms.
+INTERVAL_MS_MIN, INTERVAL_MS_MAX = 1, 100
+
+
+def interval_ms(text: str) -> int:
+    """argparse type: a sampling interval in whole milliseconds, 1 to 100."""
+    return _interval_ms_parser(text)
+
+
+_interval_ms_parser = bounded_int(INTERVAL_MS_MIN, INTERVAL_MS_MAX,
+                                  "whole milliseconds of the 1 ms grid; the paper uses 10-80", "a sampling interval in ms")
+
+
+def interval_seconds(text: str) -> float:
+    """argparse type: a sampling interval in seconds that is a whole number of ms, 0.001 to 0.1."""
+    allowed = (f"a sampling interval in seconds, a whole number of milliseconds from {INTERVAL_MS_MIN * 1e-3:g} "
+               f"to {INTERVAL_MS_MAX * 1e-3:g} (the paper uses 0.01-0.08)")
+    token = _number_text(text)
     try:
-        value = int(text)
+        value = float(token)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"seed {text!r} is not an integer") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"seed {value} is negative")
-    return value
+        raise argparse.ArgumentTypeError(f"{shown(token)} is not a number; expected {allowed}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{token} is not finite; expected {allowed}")
+    ms = round(value * 1e3)
+    if abs(ms - value * 1e3) > 1e-6:
+        raise argparse.ArgumentTypeError(f"{value:g} s is not a whole number of milliseconds; expected {allowed}")
+    if not INTERVAL_MS_MIN <= ms <= INTERVAL_MS_MAX:
+        raise argparse.ArgumentTypeError(f"{value:g} s is out of range; expected {allowed}")
+    return ms / 1e3
+
+
+def add_force(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--force", action="store_true", help="replace an existing output file (never an input, a folder or a special file)")
+
+
+# --------------------------------------------------------------------------------------------
+# the output-path policy
+
+
+def _identity(path: Path):
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
+
+
+def _check_not_an_input(target: Path, inputs, option: str, label: str) -> None:
+    resolved = target.resolve(strict=False)
+    identity = _identity(target)
+    for given in inputs:
+        if given is None:
+            continue
+        source = Path(given)
+        same = source.resolve(strict=False) == resolved
+        if not same and identity is not None:
+            same = _identity(source) == identity
+        if same:
+            raise InputError(f"{option} {target}", f"is the input {source}", f"a {label} that is none of the command's inputs")
+
+
+def _check_folder(folder: Path, option: str, target: Path) -> None:
+    if not folder.exists():
+        raise InputError(f"{option} {target}", f"its folder {folder} does not exist", "an existing, writable folder")
+    if not folder.is_dir():
+        raise InputError(f"{option} {target}", f"{folder} is not a folder", "an existing, writable folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise InputError(f"{option} {target}", f"its folder {folder} is not writable", "an existing, writable folder")
+
+
+def output_path(path, inputs=(), force: bool = False, option: str = "--out", suffixes: tuple[str, ...] | None = None) -> Path:
+    """The output file of a command, checked before any computation (the policy in the module text).
+
+    `inputs`: every file the command reads (None entries are skipped). `suffixes`: allowed name
+    endings, e.g. (".npz", ".csv", ".csv.gz"). Returns the path as given."""
+    target = Path(path)
+    if str(path) == "" or target.name in ("", ".", ".."):
+        raise InputError(f"{option} {shown(str(path))}", "names no file", "a file name")
+    _check_not_an_input(target, inputs, option, "file")
+    if suffixes is not None and not any(target.name.endswith(s) for s in suffixes):
+        raise InputError(f"{option} {target}", "unknown file type", f"a name ending in {' or '.join(suffixes)}")
+    if target.is_symlink():
+        raise InputError(f"{option} {target}", "is a symbolic link", "a regular file or a new name (give the link's target itself)")
+    try:
+        info = target.stat()
+    except FileNotFoundError:
+        info = None
+    except OSError as error:
+        raise InputError(f"{option} {target}", f"cannot be inspected ({error.strerror or error})", "a writable file name") from None
+    if info is not None:
+        if stat.S_ISDIR(info.st_mode):
+            raise InputError(f"{option} {target}", "is a folder", "a file name (the folder is not replaced)")
+        if not stat.S_ISREG(info.st_mode):
+            raise InputError(f"{option} {target}", "is a FIFO, socket or device", "a regular file or a new name")
+        if not force:
+            raise InputError(f"{option} {target}", "exists", "a new file name, or --force to replace it")
+    _check_folder(target.parent, option, target)
+    return target
+
+
+def output_folder(path, file_names, inputs=(), force: bool = False, option: str = "--out") -> Path:
+    """A folder a command writes `file_names` into, checked before any computation: it is not an
+    input, exists as a folder or can be created in an existing writable folder, and every file it
+    will write passes `output_path` (existing ones only with --force)."""
+    folder = Path(path)
+    if str(path) == "":
+        raise InputError(f"{option} ''", "names no folder", "a folder")
+    _check_not_an_input(folder, inputs, option, "folder")
+    if folder.is_symlink() and not folder.is_dir():
+        raise InputError(f"{option} {folder}", "is a symbolic link to no folder", "a folder")
+    if folder.exists():
+        if not folder.is_dir():
+            raise InputError(f"{option} {folder}", "is a file, not a folder", "a folder (existing or new)")
+        _check_folder(folder, option, folder / "x")
+        for name in file_names:
+            output_path(folder / name, inputs=inputs, force=force, option=option)
+    else:
+        _check_folder(folder.parent if str(folder.parent) else Path("."), option, folder)
+    return folder
 
 
 def checked_output(path, option: str = "--out") -> Path:
-    """The output path of a command, checked before any computation: its folder must exist."""
-    path = Path(path)
-    if not path.parent.exists():
-        raise InputError(f"{option} {path}", "its folder does not exist", "an existing folder")
-    return path
+    """Deprecated: `output_path(path, inputs=..., force=...)` is the policy; this is it with no
+    inputs and no --force (an existing file is refused)."""
+    return output_path(path, option=option)

@@ -1,13 +1,19 @@
-"""`crane-id identify LOG --trajectory COMMAND_FILE --ts 0.04 --out MODEL [--refine ...]`:
+"""`crane-id identify LOG --trajectory COMMAND_FILE --ts 0.04 --out MODEL [--refine ...] [--force]`:
 preprocess one recording, identify it (OLS, routing test, SDP projection), refine it, and
-write the model file."""
+write the model file.
+
+Before any computation the output path is checked (`cli.common.output_path`); before OLS the
+identifiability gate (`identification.gate`): the log must have executed COMMAND_FILE (its
+recorded sha256), hold enough samples per parameter, move every axis, and give a regressor
+whose condition number stays under the bound. Each refusal exits with status 2 and the reason."""
 
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
-from crane_lib.cli.common import checked_output
+from crane_lib.cli.common import add_force, bounded_int, interval_seconds, output_path
 from crane_lib.excitation.commands import read_command_file
 from crane_lib.identification.refinement import DEFAULT_REFINE, REFINE_CHOICES, identify_recording
 from crane_lib.logs.raw_log import read_raw_log
@@ -20,26 +26,31 @@ REFINE_HELP = (
     "(tens of minutes); didim = DIDIM from its regular initialization (about a minute); none = stop "
     "at the OLS/SDP start (seconds)"
 )
+# threads of the finite-difference Jacobian: one per parameter at most (39)
+MAX_WORKERS = 39
 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser("identify", help="identify a model from one recording: OLS, routing test, SDP projection, refinement")
     parser.add_argument("log", metavar="LOG", type=Path, help="raw log (.npz, .csv or .csv.gz)")
-    parser.add_argument("--trajectory", required=True, type=Path, metavar="COMMAND_FILE", help="the command file the recording executed")
-    parser.add_argument("--ts", type=float, default=0.04, help="sampling interval in seconds (default 0.04)")
+    parser.add_argument("--trajectory", required=True, type=Path, metavar="COMMAND_FILE", help="the command file the recording executed (its sha256 must match the log's)")
+    parser.add_argument("--ts", type=interval_seconds, default=0.04, help="sampling interval in seconds, whole ms from 0.001 to 0.1 (default 0.04)")
     parser.add_argument("--out", required=True, metavar="MODEL", help="model file to write (CSV: name, value, unit, std_error)")
     parser.add_argument("--repair", action="store_true", help="repair a truncated last line or repeated stamps (reported)")
     parser.add_argument("--refine", choices=REFINE_CHOICES, default=DEFAULT_REFINE, help=REFINE_HELP)
-    parser.add_argument("--refine-workers", type=int, default=2, metavar="N",
-                        help="threads for the finite-difference Jacobian of --refine clie (default 2)")
+    parser.add_argument("--refine-workers", type=bounded_int(1, MAX_WORKERS, "threads, one per parameter at most", "a thread count"),
+                        default=min(2, os.cpu_count() or 1), metavar="N",
+                        help="threads for the finite-difference Jacobian of --refine clie (1-39, default 2)")
+    add_force(parser)
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    out = checked_output(args.out)
+    out = output_path(args.out, inputs=[args.log, args.trajectory], force=args.force)
     cmd = read_command_file(args.trajectory)  # the command file the recording executed
     log = read_raw_log(args.log, repair=args.repair)
-    condition, model, report = identify_recording(log, cmd.name, args.ts, args.refine, workers=args.refine_workers)
+    condition, model, report = identify_recording(log, cmd.name, args.ts, args.refine, workers=args.refine_workers,
+                                                  command_file=args.trajectory, command_sha256=cmd.sha256)
     condition.provenance["command_file"] = str(args.trajectory)
     model.meta["provenance.command_file"] = str(args.trajectory)
     eps = "" if condition.projection is None else f", projected with eps = {condition.projection.epsilon:g}"

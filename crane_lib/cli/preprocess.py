@@ -1,13 +1,14 @@
-"""`crane-id preprocess LOG --out DIR [--repair] [--intervals MS ...]`: a raw log to one bundle
-file per sampling interval (paper Appendix D-C)."""
+"""`crane-id preprocess LOG --out DIR [--repair] [--intervals MS ...] [--force]`: a raw log to one
+bundle file per sampling interval (paper Appendix D-C)."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from crane_lib.errors import InputError
-from crane_lib.logs import preprocessing
+from crane_lib.cli.common import add_force, interval_ms, output_folder
+from crane_lib.errors import atomic_write_files
+from crane_lib.logs import npz_io, preprocessing
 from crane_lib.logs.raw_log import read_raw_log
 
 
@@ -19,28 +20,29 @@ def register(subparsers) -> None:
                     "(.csv, .csv.gz or .npz). Bad input stops with the file and line or sample named.",
     )
     parser.add_argument("log", type=Path, help="raw log file")
-    parser.add_argument("--out", type=Path, required=True, help="folder for the bundle files")
+    parser.add_argument("--out", type=Path, required=True, help="folder for the bundle files (created if absent)")
     parser.add_argument("--repair", action="store_true",
                         help="drop a truncated last line and repeated time stamps instead of stopping (reported)")
-    parser.add_argument("--intervals", type=int, nargs="+", metavar="MS",
+    parser.add_argument("--intervals", type=interval_ms, nargs="+", metavar="MS",
                         default=[round(ts * 1000) for ts in preprocessing.INTERVALS_S],
-                        help="sampling intervals in ms (default: 1 10 20 40 80)")
+                        help="sampling intervals in whole ms, 1 to 100 (default: 1 10 20 40 80)")
+    add_force(parser)
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    intervals = [ms / 1000.0 for ms in args.intervals]
-    for ts in intervals:  # reject a bad interval before anything is read or written
-        try:
-            preprocessing.grid_step(ts)
-        except ValueError as error:
-            raise InputError(f"--intervals {ts * 1e3:g}", str(error), "whole milliseconds, at least 1") from None
+    intervals = [ms / 1000.0 for ms in sorted(set(args.intervals))]
+    names = {ts: preprocessing.bundle_filename(ts) for ts in intervals}
+    folder = output_folder(args.out, names.values(), inputs=[args.log], force=args.force)
     log = read_raw_log(args.log, repair=args.repair)
     bundles = preprocessing.preprocess_all(log, intervals)
     for repair in log.repairs:
         print(f"repaired: {repair}")
+    folder.mkdir(exist_ok=True)
+    # all bundles, or none: each goes to a temporary file first, the renames come last
+    atomic_write_files({folder / names[ts]: npz_io.npz_bytes(preprocessing.bundle_arrays(bundle), compress=False)
+                        for ts, bundle in bundles.items()})
     for ts, bundle in bundles.items():
-        path = preprocessing.write_bundle(Path(args.out) / preprocessing.bundle_filename(ts), bundle)
         masked = bundle.clamp_mask.mean() * 100
-        print(f"{path}: {bundle.n_samples} samples at {bundle.interval_ms} ms, {masked:.2f} % clamp-masked")
+        print(f"{folder / names[ts]}: {bundle.n_samples} samples at {bundle.interval_ms} ms, {masked:.2f} % clamp-masked")
     return 0

@@ -1,34 +1,49 @@
-"""`crane-id rescue MODEL --out MODEL [--epsilon 1e-3]`: the rescue SDP (12) over Theta, then the
-acceptance audit on seeds 1-5 (paper Sec. IV-C, Appendix D-E). Exit status 0 when accepted."""
+"""`crane-id rescue MODEL --out MODEL [--epsilon 1e-3] [--force]`: the rescue SDP (12) over Theta,
+then the acceptance audit on seeds 1-5 (paper Sec. IV-C, Appendix D-E). Exit status 0 when
+accepted, 1 when not, 2 on bad input."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from crane_lib.acceptance.audit import audit_seeds
 from crane_lib.acceptance.rescue import RESCUE_EPSILON, rescue_over_theta
-from crane_lib.cli.common import checked_output
+from crane_lib.cli.common import add_force, bounded_float, output_path
+from crane_lib.identification.projection import EPSILON_LADDER
 from crane_lib.model.dynamics import model as shared_model
 from crane_lib.model.parameters import ParameterSet, load_parameters, save_parameters
+
+# The rescue's margin: positive (lambda_min >= 0 alone is not positive definite), at least 1e-6
+# (the solvers' accuracy is about 1e-8), at most the largest epsilon of the paper's ladder. The
+# arm's own smallest eigenvalue over Theta is of that order (joint 7's rotor inertia), so a
+# larger margin would push any model away from the arm it describes.
+EPSILON_RANGE = (1e-6, max(EPSILON_LADDER))
+epsilon_type = bounded_float(*EPSILON_RANGE, unit="kg·m^2", why="the paper uses 1e-3; its ladder tops at 0.01")
 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser("rescue", help="nearest model PD over Theta (rescue SDP with constraint generation), then the audit")
     parser.add_argument("model", metavar="MODEL", type=Path, help="parameter file of the reduced 39-parameter set")
     parser.add_argument("--out", required=True, metavar="MODEL", help="rescued model file to write")
-    parser.add_argument("--epsilon", type=float, default=RESCUE_EPSILON, help="margin on the constraint set, kg·m^2 (default %(default)g)")
+    parser.add_argument("--epsilon", type=epsilon_type, default=RESCUE_EPSILON,
+                        help=f"margin on the constraint set, kg·m^2, {EPSILON_RANGE[0]:g} to {EPSILON_RANGE[1]:g} (default %(default)g)")
+    add_force(parser)
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    out = checked_output(args.out)
+    out = output_path(args.out, inputs=[args.model], force=args.force)
     model = shared_model("reduced")
     params = load_parameters(args.model, expected_names=model.names)
     outcome = rescue_over_theta(model, params.values, epsilon=args.epsilon)
     for p in outcome.passes:
         print(f"pass {p['pass']}: {p['constraint_poses']} constraint poses ({p['active_poses']} active), "
               f"{p['violators']} violators with lambda_min <= eps/2 on the check draw, {p['appended']} appended")
+    if outcome.result is None:
+        print(f"{args.model}: NOT accepted: the rescue found no model PD over Theta ({outcome.reason}); nothing written", file=sys.stderr)
+        return 1
     rescued = outcome.result.parameters
     audits = audit_seeds(rescued.values, model=model)
     accepted = outcome.converged and all(a.passed for a in audits)

@@ -20,6 +20,17 @@ File layout (version 1), one item per line, blank lines and text after '#' ignor
 The header is identical in every file (B-B); the reader checks every keyword, its order and
 its values, so a file written for other constants is rejected rather than misread.
 
+Bounds (so that no file can ask for more than a stated memory)
+--------------------------------------------------------------
+A file holds at most MAX_WAYPOINTS (500) rows, every speed factor lies in [1, 100] % and the
+commanded motion (segments plus the final dwell) lasts at most MAX_COMMANDED_DURATION_S (600 s).
+The longest of the 43 files in trajectories/ runs 114 s with 155 rows at no less than 20 %; a
+1e-6 % factor would otherwise ask for years of motion, and 0.01 % for days. At the bounds the
+1 ms reference (`interpolate`: time plus three (n, 8) arrays) takes at most
+`reference_bytes_bound()` = 115 MB, and the twin's raw log at most `twin_log_bytes_bound()`
+(crane_lib.twin.recorder). The file itself is read only up to MAX_FILE_BYTES (1 MiB), numbers
+only in ASCII decimal notation (`errors.parse_number`).
+
 Interpolation (the "4-1-4 profile", our reading; see book/register_excitation.md, E-3)
 -----------------------------------------------------------------------------------
 Every axis runs its own profile, as a DYNAMIXEL-style servo does with its own profile
@@ -49,6 +60,7 @@ the 0.200 s ramps with three (register, E-3).
 
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,7 +68,7 @@ from pathlib import Path
 import numpy as np
 
 from crane_lib.constants import N_ARM_JOINTS, N_AXES, VELOCITY_CEILING_DEG_S
-from crane_lib.errors import InputError, atomic_write
+from crane_lib.errors import InputError, atomic_write, decode_utf8, parse_integer, parse_number, read_input_bytes, shown
 from crane_lib.model.robot_description import joint_limits_rad
 
 FORMAT_LINE = "FORMAT CRANE-X7-COMMANDS 1"
@@ -76,6 +88,19 @@ ANGLE_DECIMALS = 3  # degrees in the file
 SPEED_DECIMALS = 1  # percent in the file
 
 SUFFIX = ".txt"
+
+# bounds of a command file (module text): rows, speed factor, commanded motion, file size
+MAX_WAYPOINTS = 500
+MIN_SPEED_PERCENT = 1.0
+MAX_SPEED_PERCENT = 100.0
+MAX_COMMANDED_DURATION_S = 600.0
+MAX_FILE_BYTES = 1 << 20
+
+
+def reference_bytes_bound(dt: float = 1e-3) -> int:
+    """Largest memory the 1 ms reference of any accepted file takes: t plus q, qd, qdd (n, 8) in float64."""
+    samples = int(math.floor(MAX_COMMANDED_DURATION_S / dt)) + 1
+    return samples * (1 + 3 * N_AXES) * 8
 
 
 def _fmt(values, decimals: int) -> str:
@@ -101,6 +126,7 @@ class CommandFile:
     waypoints: np.ndarray
     speed_percent: np.ndarray
     comments: tuple[str, ...] = field(default_factory=tuple)
+    sha256: str = ""  # of the file's bytes when read from a file ("" when built in memory)
 
     def __post_init__(self):
         wp = np.asarray(self.waypoints, dtype=float)
@@ -131,8 +157,12 @@ class CommandFile:
 
 def check_command(cmd: CommandFile, where_of_row=None) -> None:
     """Raise InputError unless every angle is inside the joint limits, every speed factor is
-    in (0, 100] and the file ends with the final q̄0 row (B-B). `where_of_row(i)` names row i."""
+    in [1, 100] %, there are at most MAX_WAYPOINTS rows, the file ends with the final q̄0 row
+    (B-B) and the commanded motion lasts at most MAX_COMMANDED_DURATION_S. `where_of_row(i)`
+    names row i."""
     where = where_of_row or (lambda i: f"{cmd.name}: waypoint {i + 1}")
+    if cmd.n_waypoints > MAX_WAYPOINTS:
+        raise InputError(where(MAX_WAYPOINTS), f"{cmd.n_waypoints} waypoint rows", f"at most {MAX_WAYPOINTS}")
     limits = joint_limits_rad()
     for i, (q, f) in enumerate(zip(cmd.waypoints, cmd.speed_percent)):
         low = q < limits[:, 0] - LIMIT_TOLERANCE_RAD
@@ -144,8 +174,10 @@ def check_command(cmd: CommandFile, where_of_row=None) -> None:
                 f"axis {axis + 1} angle {np.degrees(q[axis]):.3f} deg outside the joint limits",
                 f"{lo:.3f} <= angle <= {hi:.3f} deg",
             )
-        if not (0.0 < f <= 100.0):
-            raise InputError(where(i), f"speed factor {f:g} %", "0 < speed factor <= 100 %")
+        if not (MIN_SPEED_PERCENT <= f <= MAX_SPEED_PERCENT):
+            raise InputError(where(i), f"speed factor {f:g} %",
+                             f"{MIN_SPEED_PERCENT:g} <= speed factor <= {MAX_SPEED_PERCENT:g} % (a bound that keeps every file's "
+                             f"motion under {MAX_COMMANDED_DURATION_S:g} s)")
     q0 = np.radians(FINAL_POSTURE_DEG)
     last = cmd.n_waypoints - 1
     if cmd.n_waypoints < 2:
@@ -156,31 +188,31 @@ def check_command(cmd: CommandFile, where_of_row=None) -> None:
         raise InputError(
             where(last), f"final row speed {cmd.speed_percent[-1]:g} %", f"{FINAL_SPEED_PERCENT:g} % on the repeated q̄0 row"
         )
+    elapsed = 0.0
+    for i, plan in enumerate(plan_segments(cmd)):
+        elapsed = plan.end_time + (FINAL_DWELL_S if i == last else 0.0)
+        if elapsed > MAX_COMMANDED_DURATION_S:
+            raise InputError(where(i), f"the commanded motion reaches {elapsed:.1f} s at this row",
+                             f"at most {MAX_COMMANDED_DURATION_S:g} s of motion per file (split it into several files)")
 
 
 # ------------------------------------------------------------------ read / write
 
 
 def _parse_floats(fields: list[str], where: str, what: str) -> np.ndarray:
-    values = []
-    for k, text in enumerate(fields, start=1):
-        try:
-            value = float(text)
-        except ValueError:
-            raise InputError(where, f"field {k} {text!r} is not a number", what) from None
-        if not math.isfinite(value):
-            raise InputError(where, f"field {k} {text!r} is not finite", what)
-        values.append(value)
-    return np.array(values)
+    return np.array([parse_number(text, where, what, field=f"field {k}") for k, text in enumerate(fields, start=1)])
 
 
 def read_command_file(path) -> CommandFile:
-    """Parse and check a command file; the name is the file stem."""
+    """Parse and check a command file; the name is the file stem. Every fault is an InputError
+    naming the file and line: unreadable, not UTF-8, too large, header, field count, a token that
+    is not an ASCII decimal number, limits, speed factors, length (see `check_command`)."""
     path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(str(path), f"cannot read: {exc}", "a UTF-8 command file") from None
+    what = "a UTF-8 command file (Appendix B-B)"
+    data = read_input_bytes(path, what, MAX_FILE_BYTES)
+    lines = decode_utf8(data, path, what).split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
 
     comments: list[str] = []
     header_seen: list[str] = []
@@ -198,18 +230,21 @@ def read_command_file(path) -> CommandFile:
             continue
         if len(header_seen) == 0:
             if text.split() != FORMAT_LINE.split():
-                raise InputError(where, f"first line {text!r}", f"{FORMAT_LINE!r}")
+                raise InputError(where, f"first line {shown(text)}", f"{FORMAT_LINE!r}")
             header_seen.append(FORMAT_LINE)
             continue
         if declared_rows is None:
             fields = text.split()
             key = header_keys[len(header_seen) - 1]
             if fields[0] != key:
-                raise InputError(where, f"header keyword {fields[0]!r}", f"{key!r} (header order of B-B)")
+                raise InputError(where, f"header keyword {shown(fields[0])}", f"{key!r} (header order of B-B)")
             if key == "WAYPOINTS":
-                if len(fields) != 2 or not fields[1].isdigit():
-                    raise InputError(where, f"{text!r}", "WAYPOINTS followed by the number of waypoint rows")
-                declared_rows = int(fields[1])
+                expected = f"WAYPOINTS followed by the number of waypoint rows, 2 to {MAX_WAYPOINTS}"
+                if len(fields) != 2:
+                    raise InputError(where, f"{shown(text)}", expected)
+                declared_rows = parse_integer(fields[1], where, expected, field="row count")
+                if not 2 <= declared_rows <= MAX_WAYPOINTS:
+                    raise InputError(where, f"WAYPOINTS {declared_rows}", expected)
                 continue
             expected_line = HEADER_LINES[len(header_seen)]
             expected = np.array(expected_line.split()[1:], dtype=float)
@@ -217,25 +252,26 @@ def read_command_file(path) -> CommandFile:
                 raise InputError(where, f"{len(fields) - 1} values after {key}", f"{len(expected)} values: {expected_line!r}")
             values = _parse_floats(fields[1:], where, f"{expected_line!r}")
             if not np.allclose(values, expected, rtol=0, atol=1e-9):
-                raise InputError(where, f"{key} values {text.split(None, 1)[1]!r}", f"{expected_line!r}, fixed in every file (B-B)")
+                raise InputError(where, f"{key} values {shown(text.split(None, 1)[1])}", f"{expected_line!r}, fixed in every file (B-B)")
             header_seen.append(key)
             continue
         fields = text.split()
         if len(fields) != N_AXES + 1:
             raise InputError(where, f"{len(fields)} fields", f"{N_AXES} angles in degrees and a speed factor in percent")
+        if len(rows) == declared_rows:
+            raise InputError(where, f"waypoint row {len(rows) + 1}", f"{declared_rows} rows as declared by WAYPOINTS")
         rows.append(_parse_floats(fields, where, "numbers: eight angles in degrees and a speed factor in percent"))
         row_lines.append(number)
 
-    end = f"{path}:{len(lines)}"
+    end = f"{path}:{max(len(lines), 1)}"
     if declared_rows is None:
         missing = header_keys[len(header_seen) - 1] if header_seen else "FORMAT"
         raise InputError(end, f"header ends before {missing}", "the complete header of B-B")
     if len(rows) != declared_rows:
         raise InputError(end, f"{len(rows)} waypoint rows", f"{declared_rows} as declared by WAYPOINTS")
-    if not rows:
-        raise InputError(end, "no waypoint rows", "waypoints ending at q̄0 and its repeat")
     table = np.array(rows)
-    cmd = CommandFile(path.stem, np.radians(table[:, :N_AXES]), table[:, N_AXES], tuple(comments))
+    cmd = CommandFile(path.stem, np.radians(table[:, :N_AXES]), table[:, N_AXES], tuple(comments),
+                      sha256=hashlib.sha256(data).hexdigest())
     check_command(cmd, lambda i: f"{path}:{row_lines[i]}")
     return cmd
 

@@ -28,6 +28,7 @@ import cvxpy as cp
 import numpy as np
 
 from crane_lib.constants import N_ARM_JOINTS
+from crane_lib.errors import raise_if_interrupted
 from crane_lib.model.dynamics import DynamicModel
 from crane_lib.model.parameters import ParameterSet
 
@@ -99,6 +100,7 @@ def _solve(beta0: np.ndarray, basis: np.ndarray, epsilon: float) -> tuple[np.nda
             status = problem.status
         except cp.error.SolverError as err:
             status = f"Clarabel failed: {err}"
+        raise_if_interrupted()  # Clarabel reports a Ctrl-C as a failure of its own: stop, do not fall back
         if status not in ACCEPTED_STATUSES or delta.value is None:
             # Clarabel can stall ("InsufficientProgress") on LMI sets with many nearly coincident
             # poses, as constraint generation produces; SCS at high accuracy solves the same
@@ -106,6 +108,7 @@ def _solve(beta0: np.ndarray, basis: np.ndarray, epsilon: float) -> tuple[np.nda
             try:
                 problem.solve(solver=cp.SCS, **FALLBACK_OPTIONS)
             except cp.error.SolverError as err:
+                raise_if_interrupted()
                 raise ProjectionFailure(f"{status}; SCS failed too: {err} (epsilon = {epsilon:g}, {len(basis)} poses)") from err
             if problem.status not in ACCEPTED_STATUSES or delta.value is None:
                 raise ProjectionFailure(f"{status}; SCS status {problem.status!r} (epsilon = {epsilon:g}, {len(basis)} poses)")

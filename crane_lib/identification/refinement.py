@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from crane_lib.errors import InputError
-from crane_lib.identification import clie
+from crane_lib.identification import clie, gate
 from crane_lib.identification.condition import ConditionResult, identify_condition, model_file_meta
 from crane_lib.logs.preprocessing import grid_step, preprocess
 from crane_lib.logs.raw_log import RawLog, read_raw_log
@@ -68,19 +68,33 @@ def refine_condition(log_path, condition_result, method: str, workers: int = 2, 
 
 
 def identify_recording(log: RawLog, trajectory: str, ts: float, method: str = DEFAULT_REFINE, workers: int = 2,
-                       model: DynamicModel | None = None, run: int = 1) -> tuple[ConditionResult, ParameterSet, dict]:
+                       model: DynamicModel | None = None, run: int = 1, command_file=None,
+                       command_sha256: str | None = None) -> tuple[ConditionResult, ParameterSet, dict]:
     """A raw log to its refined model: preprocess at `ts`, OLS -> routing test -> projection, then
     the refinement `method`. The one path of `crane-id identify`, `crane-id accept` and the main
     job's accepted model. Returns (condition, refined parameters with the model file's meta,
-    refinement report); an InputError names the log when it cannot be identified."""
+    refinement report); an InputError names the log when it cannot be identified.
+
+    The identifiability gate (`identification.gate`) runs first: with `command_file` (the
+    --trajectory path) the log must have recorded that file's sha256; the bundle must hold
+    enough samples per parameter and motion on every axis; the regressor's kappa must stay
+    below the bound. Each refusal is a `gate.NotIdentifiable` with the reason."""
     try:
         grid_step(ts)
     except ValueError as err:
         raise InputError(f"--ts {ts:g}", str(err), "a whole number of milliseconds, in seconds (e.g. 0.04)") from None
-    condition = identify_condition(preprocess(log, ts), trajectory, model, run=run)
+    source = str(log.path) if log.path is not None else f"recording of {trajectory}"
+    if command_file is not None:
+        gate.check_command_file(log, command_file, command_sha256)
+    model = DynamicModel("reduced") if model is None else model
+    bundle = preprocess(log, ts)
+    gate.check_bundle(bundle, len(model.names), source)
+    condition = identify_condition(bundle, trajectory, model, run=run)
     condition.provenance.update({"log": str(log.path)})
+    if condition.ols is not None:
+        gate.check_kappa(condition.ols.kappa, source, ts)
     if condition.start is None:
-        raise InputError(str(log.path), f"not identifiable at {ts * 1e3:g} ms: {condition.failure}")
+        raise InputError(source, f"not identifiable at {ts * 1e3:g} ms: {condition.failure}")
     refined, report = refine_condition(log.path, condition, method, workers=workers, log=log)
     meta = model_file_meta(condition, stage=method if method != "none" else "start")
     meta.update({k: v for k, v in refined.meta.items() if k != "stage"})

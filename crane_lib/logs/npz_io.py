@@ -10,13 +10,15 @@ compression level (or none), in the order the caller gives. The result is an ord
 from __future__ import annotations
 
 import io
+import stat
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Mapping
 
 import numpy as np
 
-from crane_lib.errors import InputError, atomic_write
+from crane_lib.errors import InputError, atomic_write, shown
 
 FIXED_ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 ZIP_COMPRESSLEVEL = 6
@@ -56,13 +58,51 @@ def write_npz(path, arrays: Mapping[str, np.ndarray], compress: bool = True) -> 
     return path
 
 
-def read_npz(path) -> dict[str, np.ndarray]:
-    """All arrays of an `.npz`, loaded eagerly; a file that is not a readable `.npz` is an InputError."""
+# a bundle or a 128 s log holds about 100 MB of arrays; the cap stops a zip bomb before it allocates
+DEFAULT_MAX_BYTES = 4 << 30
+
+
+def read_npz(path, max_bytes: int = DEFAULT_MAX_BYTES) -> dict[str, np.ndarray]:
+    """All arrays of an `.npz`, loaded eagerly and checked: a file that is not a readable zip of
+    `.npy` arrays (a folder, a FIFO, another zip member, a pickled object array, an encrypted or
+    corrupt member, arrays of more than `max_bytes` together) is an InputError naming it."""
     path = Path(path)
+    what = "a zip of .npy arrays written by numpy"
     try:
-        with np.load(path, allow_pickle=False) as archive:
-            return {name: archive[name] for name in archive.files}
+        info = path.stat()
     except FileNotFoundError:
+        raise InputError(str(path), "no such file", what) from None
+    except OSError as error:
+        raise InputError(str(path), f"cannot be read ({error.strerror or error})", what) from None
+    if stat.S_ISDIR(info.st_mode):
+        raise InputError(str(path), "is a folder", what)
+    if not stat.S_ISREG(info.st_mode):
+        raise InputError(str(path), "is not a regular file (a FIFO, socket or device)", what)
+    arrays: dict[str, np.ndarray] = {}
+    total = 0
+    try:
+        with zipfile.ZipFile(path) as archive:
+            for member in archive.infolist():
+                if member.is_dir():
+                    continue
+                if not member.filename.endswith(".npy"):
+                    raise InputError(str(path), f"member {shown(member.filename)} is not a .npy array", what)
+                with archive.open(member) as handle:
+                    version = np.lib.format.read_magic(handle)
+                    if version not in ((1, 0), (2, 0)):
+                        raise InputError(str(path), f"array {shown(member.filename[:-4])} in .npy format {version}", ".npy format 1.0 or 2.0")
+                    header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+                    shape, fortran, dtype = header(handle)
+                    if dtype.hasobject:
+                        raise InputError(str(path), f"array {shown(member.filename[:-4])} holds Python objects", "numeric or text arrays (nothing pickled)")
+                    total += int(np.prod(shape, dtype=np.float64)) * dtype.itemsize
+                    if total > max_bytes:
+                        raise InputError(str(path), f"its arrays take more than {max_bytes:,} bytes", what)
+                with archive.open(member) as handle:
+                    arrays[member.filename[:-4]] = np.lib.format.read_array(handle, allow_pickle=False)
+    except InputError:
         raise
-    except (zipfile.BadZipFile, ValueError, OSError, EOFError) as error:
-        raise InputError(str(path), f"not a readable .npz file ({error})", "a zip of .npy arrays written by numpy") from error
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, TypeError, OSError, EOFError, RuntimeError,
+            NotImplementedError, zlib.error, KeyError, SyntaxError) as error:
+        raise InputError(str(path), f"not a readable .npz file ({error.__class__.__name__}: {shown(str(error), 80)})", what) from None
+    return arrays

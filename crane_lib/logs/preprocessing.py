@@ -113,6 +113,9 @@ def to_even_grid(log: RawLog) -> EvenGrid:
     if t_raw.size < 2:
         raise InputError(str(log.path), f"{t_raw.size} sample(s)", "a record of at least two samples")
     n_grid = int(np.floor((t_raw[-1] - t_raw[0]) / GRID_PERIOD_S + 1e-9)) + 1
+    if n_grid <= FILTFILT_PAD_SAMPLES:  # the zero-phase filter pads each end by that many grid samples
+        raise InputError(str(log.path), f"a record of {(t_raw[-1] - t_raw[0]) * 1e3:.3g} ms ({t_raw.size} samples)",
+                         f"at least {(FILTFILT_PAD_SAMPLES + 1) * GRID_PERIOD_S * 1e3:g} ms of record for the anti-alias filter")
     t_grid = t_raw[0] + np.arange(n_grid) * GRID_PERIOD_S  # one product per point: no accumulated drift
     torque = log.torque_logged
     reached = np.abs(torque) >= CLAMP_THRESHOLD_FRACTION * CLAMP_TORQUE
@@ -257,15 +260,20 @@ def _provenance_text(provenance: dict[str, str]) -> str:
     return "\n".join(f"{key}: {str(value).replace(chr(10), ' ')}" for key, value in provenance.items())
 
 
-def write_bundle(path, bundle: Bundle) -> Path:
-    """Write a bundle atomically as a deterministic .npz (the same bundle gives the same bytes)."""
+def bundle_arrays(bundle: Bundle) -> dict[str, np.ndarray]:
+    """The arrays of a bundle file, in file order."""
     arrays = {"ts": np.array(bundle.ts, dtype=np.float64)}
     for name in Bundle.ARRAY_FIELDS:
         value = getattr(bundle, name)
         arrays[name] = np.asarray(value, dtype=bool if name.startswith("clamp") else
                                   np.int64 if name == "segment" else np.float64)
     arrays["provenance"] = np.array(_provenance_text(bundle.provenance))
-    return npz_io.write_npz(path, arrays, compress=False)  # filtered floats barely compress
+    return arrays
+
+
+def write_bundle(path, bundle: Bundle) -> Path:
+    """Write a bundle atomically as a deterministic .npz (the same bundle gives the same bytes)."""
+    return npz_io.write_npz(path, bundle_arrays(bundle), compress=False)  # filtered floats barely compress
 
 
 def read_bundle(path) -> Bundle:

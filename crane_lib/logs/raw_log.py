@@ -15,12 +15,19 @@ Two containers hold the same 106 columns:
 
 Reading (`read_raw_log`) checks what preprocessing relies on and raises an `InputError`
 naming the file and the line (text) or sample index (npz) of the first fault:
+- a file that cannot be read (missing, a folder, a FIFO, permissions, larger than
+  MAX_TEXT_BYTES once decompressed), an '.npz' that is not a zip of plain '.npy' arrays;
 - an empty file, or one with metadata but no samples;
-- a line with other than 106 comma-separated fields (npz: an array not n x 106);
+- a line with other than 106 comma-separated fields, named with its count wherever it is
+  (npz: an array not n x 106);
 - a last line without its newline or with too few fields (a write cut short: "truncated");
-- a field that is not a number, or is NaN or infinite (an empty field reads as NaN);
+- a field that is not an ASCII decimal number, or is NaN or infinite (an empty field reads as
+  NaN); npz: samples that are not real numbers (complex, bool, text, object);
+- a value outside its column's physical range (PHYSICAL_RANGES: angles within a turn either
+  way, speeds, currents within the axis's current limit, register counts, flags);
 - a time stamp equal to the previous one (duplicated) or smaller (non-monotonic);
 - a step between consecutive stamps of more than MAX_STAMP_GAP_S (20 ms).
+Tokens echoed in a message are cut to a few dozen characters (`errors.shown`).
 
 `read_raw_log(path, repair=True)` repairs exactly two faults, each of which loses no
 information that could be trusted, and lists what it did in `RawLog.repairs`:
@@ -46,8 +53,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from crane_lib.constants import CLAMP_THRESHOLD_FRACTION, CLAMP_TORQUE, KT, N_AXES
-from crane_lib.errors import InputError, atomic_write
+from crane_lib.constants import ACTUATORS, CLAMP_THRESHOLD_FRACTION, CLAMP_TORQUE, CURRENT_UNIT_A, ENCODER_COUNTS, KT, N_AXES
+from crane_lib.errors import InputError, atomic_write, parse_number, read_input_bytes, shown
+from crane_lib.excitation.commands import MAX_WAYPOINTS
 from crane_lib.logs.npz_io import read_npz, write_npz
 from crane_lib.paths import DATA_DIR
 
@@ -58,6 +66,10 @@ ANGLE_OFFSET = np.pi  # logged angle = theta + pi
 # interpolation onto the 1 ms grid would make up two or more samples of the 10 ms bundle.
 MAX_STAMP_GAP_S = 0.020
 EXPECTED_TEXT = f"{N_COLUMNS} comma-separated numbers per line, the last line ending in a newline"
+LOG_SUFFIXES = (".npz", ".csv", ".csv.gz")
+# A raw log's text, decompressed: 250 MB holds a 128 s record at full precision; 4 GiB is over
+# 30 minutes, past any command file's bound (commands.MAX_COMMANDED_DURATION_S).
+MAX_TEXT_BYTES = 4 << 30
 
 
 def _load_columns() -> list[dict[str, str]]:
@@ -71,6 +83,67 @@ def _load_columns() -> list[dict[str, str]]:
 COLUMNS = _load_columns()
 COLUMN = {row["name"]: int(row["column"]) - 1 for row in COLUMNS}  # 0-based index by name
 COLUMN_NAMES = [row["name"] for row in COLUMNS]
+
+_TURN = 2.0 * np.pi
+_CURRENT_LIMIT_A = np.array([a.current_limit_units for a in ACTUATORS]) * CURRENT_UNIT_A
+_CURRENT_TOLERANCE = 1.0 + 1e-6  # the limit times the register unit, printed and read back
+# Physical range of every column group: (low, high, integer-valued, why). A value outside is
+# not a measurement of a CRANE-X7 but a fault of the file; read_raw_log names it.
+PHYSICAL_RANGES = {
+    "t": (0.0, 86400.0, False, "stamped from 0 at the start of logging, at most a day"),
+    "theta_logged": (np.pi - _TURN, np.pi + _TURN, False, "angle + pi; no joint turns a full turn either way"),
+    "dtheta": (-100.0, 100.0, False, "65 encoder counts per 1 ms cycle; the drives reach under 5 rad/s"),
+    "theta_ref": (-_TURN, _TURN, False, "no joint turns a full turn either way"),
+    "dtheta_ref": (-100.0, 100.0, False, "the velocity ceiling is 4.8 rad/s"),
+    "ddtheta_ref": (-1000.0, 1000.0, False, "the 4-1-4 ramps reach under 40 rad/s^2"),
+    "position_error": (-2 * _TURN, 2 * _TURN, False, "difference of two angles within a turn"),
+    "current_command": (-_CURRENT_LIMIT_A * _CURRENT_TOLERANCE, _CURRENT_LIMIT_A * _CURRENT_TOLERANCE, False,
+                        "the axis's current limit: Goal Current register maximum x 2.69 mA"),
+    "u_feedforward": (-1000.0, 1000.0, False, "controller torque before the clamp"),
+    "u_feedback": (-1000.0, 1000.0, False, "controller torque before the clamp"),
+    "current_present": (-20.0, 20.0, False, "above any X-series drive's stall current"),
+    "position_ticks": (0.0, float(ENCODER_COUNTS - 1), True, "the 12-bit position register"),
+    "goal_current_units": (-2047.0, 2047.0, True, "the Goal Current register range"),
+    "clamped": (0.0, 1.0, True, "a flag, 0 or 1"),
+    "segment": (-1.0, float(MAX_WAYPOINTS - 1), True, "a command-file row index, -1 while idle"),
+}
+
+
+def _group_of(name: str) -> str:
+    stem, _, suffix = name.rpartition("_")
+    return stem if suffix.isdigit() and stem else name
+
+
+def _range_arrays() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    low, high, integer = np.empty(N_COLUMNS), np.empty(N_COLUMNS), np.zeros(N_COLUMNS, dtype=bool)
+    for index, name in enumerate(COLUMN_NAMES):
+        lo, hi, whole, _ = PHYSICAL_RANGES[_group_of(name)]
+        axis = int(name.rpartition("_")[2]) - 1 if _group_of(name) != name else 0
+        low[index] = lo[axis] if np.ndim(lo) else lo
+        high[index] = hi[axis] if np.ndim(hi) else hi
+        integer[index] = whole
+    return low, high, integer
+
+
+COLUMN_LOW, COLUMN_HIGH, COLUMN_INTEGER = _range_arrays()
+
+
+def physical_range_table() -> list[dict[str, str]]:
+    """The accepted range of every column group, for the book: group, columns, unit, range, why."""
+    rows = []
+    for group_row in column_groups():
+        name = group_row["group"]
+        first, last = int(group_row["first column"]) - 1, int(group_row["last column"]) - 1
+        lows, highs = COLUMN_LOW[first:last + 1], COLUMN_HIGH[first:last + 1]
+        if np.all(lows == lows[0]) and np.all(highs == highs[0]):
+            span = f"[{lows[0]:.6g}, {highs[0]:.6g}]"
+        else:
+            span = "; ".join(f"[{lo:.4g}, {hi:.4g}]" for lo, hi in zip(lows, highs))
+        whole = " integers" if PHYSICAL_RANGES[name][2] else ""
+        columns = group_row["first column"] if first == last else f"{group_row['first column']}-{group_row['last column']}"
+        rows.append({"group": name, "columns": columns, "unit": group_row["unit"], "accepted": span + whole,
+                     "why": PHYSICAL_RANGES[name][3]})
+    return rows
 
 
 def column_groups() -> list[dict[str, str]]:
@@ -234,8 +307,6 @@ def read_raw_log(path, repair: bool = False) -> RawLog:
     repaired and listed in the returned `RawLog.repairs`; every other fault still raises.
     """
     path = Path(path)
-    if not path.is_file():
-        raise InputError(str(path), "no such file", "a raw log (.csv, .csv.gz or .npz)")
     if path.suffix == ".npz":
         samples, metadata, origin = _read_npz_container(path)
         repairs: list[str] = []
@@ -262,17 +333,20 @@ class _Origin:
 
 
 def _read_npz_container(path: Path):
-    arrays = read_npz(path)
+    arrays = read_npz(path, max_bytes=MAX_TEXT_BYTES)
     if "samples" not in arrays:
-        raise InputError(str(path), f"no 'samples' array (found {sorted(arrays)})", f"an (n, {N_COLUMNS}) array 'samples'")
+        raise InputError(str(path), f"no 'samples' array (found {shown(', '.join(sorted(arrays)))})", f"an (n, {N_COLUMNS}) array 'samples'")
     samples = arrays["samples"]
+    if samples.dtype.kind not in "fiu":
+        raise InputError(str(path), f"'samples' has dtype {shown(str(samples.dtype))}", "real numbers (float or integer), not complex, bool, text or objects")
     if samples.ndim != 2 or samples.shape[1] != N_COLUMNS:
         raise InputError(str(path), f"'samples' has shape {samples.shape}: wrong column count", f"(n, {N_COLUMNS})")
-    if not np.issubdtype(samples.dtype, np.number):
-        raise InputError(str(path), f"'samples' has dtype {samples.dtype}", "floating-point numbers")
     metadata = {}
     if "metadata" in arrays:
-        metadata = _parse_metadata(str(arrays["metadata"]).splitlines())
+        text = arrays["metadata"]
+        if text.dtype.kind != "U" or text.ndim != 0:
+            raise InputError(str(path), f"'metadata' is a {text.dtype} array of shape {text.shape}", "one text of 'key: value' lines")
+        metadata = _parse_metadata(str(text).splitlines())
     origin = _Origin("sample", np.arange(samples.shape[0]))
     return samples.astype(float, copy=False), metadata, origin
 
@@ -286,23 +360,42 @@ def _parse_metadata(lines: list[str]) -> dict[str, str]:
 
 
 def _decompress(path: Path, data: bytes, repair: bool, repairs: list[str]) -> bytes:
-    try:
-        return gzip.decompress(data)
-    except EOFError:
-        if not repair:
-            raise InputError(str(path), "the compressed stream ends before its end marker: the file is truncated",
-                             "a complete gzip stream (read_raw_log(..., repair=True) keeps what decompresses)") from None
-        partial = zlib.decompressobj(wbits=31).decompress(data)  # 31: gzip header and trailer
-        repairs.append(f"the gzip stream was cut short; kept the {len(partial)} bytes that decompress")
-        return partial
-    except (gzip.BadGzipFile, zlib.error) as error:
-        raise InputError(str(path), f"not a readable gzip file ({error})", "a '.csv.gz' written by gzip") from None
+    """The gzip members of `data`, decompressed up to MAX_TEXT_BYTES (a bomb stops there)."""
+    out, rest, total = [], data, 0
+    while rest:
+        stream = zlib.decompressobj(wbits=31)  # 31: gzip header and trailer
+        try:
+            chunk = stream.decompress(rest, MAX_TEXT_BYTES + 1 - total)
+        except zlib.error as error:
+            raise InputError(str(path), f"not a readable gzip file ({error})", "a '.csv.gz' written by gzip") from None
+        total += len(chunk)
+        out.append(chunk)
+        if total > MAX_TEXT_BYTES or stream.unconsumed_tail:
+            raise InputError(str(path), f"decompresses to more than {MAX_TEXT_BYTES:,} bytes", "a raw log of at most that much text")
+        if not stream.eof:
+            if not repair:
+                raise InputError(str(path), "the compressed stream ends before its end marker: the file is truncated",
+                                 "a complete gzip stream (read_raw_log(..., repair=True) keeps what decompresses)")
+            repairs.append(f"the gzip stream was cut short; kept the {total} bytes that decompress")
+            break
+        rest = stream.unused_data
+        if rest and not rest.startswith(b"\x1f\x8b"):
+            raise InputError(str(path), f"{len(rest)} bytes after the gzip stream are not gzip", "a '.csv.gz' written by gzip")
+    return b"".join(out)
+
+
+def _line_field_counts(body: bytes, line_starts: np.ndarray, line_ends: np.ndarray) -> np.ndarray:
+    """Comma-separated fields on every line, by one vectorized scan of the commas."""
+    commas = np.flatnonzero(np.frombuffer(body, dtype=np.uint8) == ord(","))
+    return np.searchsorted(commas, line_ends) - np.searchsorted(commas, line_starts) + 1
 
 
 def _read_text_container(path: Path, repair: bool):
     repairs: list[str] = []
-    data = path.read_bytes()
-    if path.suffix == ".gz":
+    gz = path.name.endswith(".gz")
+    what = "a raw log (.csv, .csv.gz or .npz)"
+    data = read_input_bytes(path, what, MAX_TEXT_BYTES)
+    if gz:
         data = _decompress(path, data, repair, repairs)
     if not data or data.isspace():
         raise InputError(str(path), "empty file", EXPECTED_TEXT)
@@ -320,73 +413,77 @@ def _read_text_container(path: Path, repair: bool):
         raise InputError(str(path), f"no samples after {n_header_lines} metadata lines", EXPECTED_TEXT)
     first_line = n_header_lines + 1  # 1-based number of the first sample line
 
-    # line boundaries by one vectorized scan; field counts are checked per line only where needed
+    # line boundaries and field counts by one vectorized scan each
     line_ends = np.flatnonzero(np.frombuffer(body, dtype=np.uint8) == ord("\n"))
     has_final_newline = body.endswith(b"\n")
     if not has_final_newline:
         line_ends = np.append(line_ends, len(body))
     line_starts = np.concatenate(([0], line_ends[:-1] + 1))
     n_lines = len(line_ends)
+    counts = _line_field_counts(body, line_starts, line_ends)
 
-    def fields_of(index: int) -> int:
-        return body.count(b",", int(line_starts[index]), int(line_ends[index])) + 1
+    def describe(index: int) -> str:
+        if line_ends[index] - line_starts[index] == 0 or not body[line_starts[index]:line_ends[index]].strip():
+            return "a blank line"
+        return f"{int(counts[index])} fields"
 
-    last_fields = fields_of(n_lines - 1)
-    if not has_final_newline or last_fields < N_COLUMNS:  # a write cut short
-        last = first_line + n_lines - 1
-        if not has_final_newline and last_fields == N_COLUMNS:
+    wrong = np.flatnonzero(counts != N_COLUMNS)
+    last = n_lines - 1
+    truncated = not has_final_newline or (counts[last] < N_COLUMNS and (wrong.size == 0 or wrong[0] == last))
+    if wrong.size and wrong[0] != last:
+        row = int(wrong[0])
+        share = f"; {wrong.size} of {n_lines} lines have a wrong count" if wrong.size > 1 else ""
+        raise InputError(f"{path}, line {first_line + row}", f"{describe(row)}: wrong column count{share}",
+                         f"{N_COLUMNS} comma-separated numbers")
+    if truncated:  # a write cut short: only the last line is incomplete
+        where = first_line + last
+        if not has_final_newline and counts[last] == N_COLUMNS:
             reason = "has all fields but no final newline, so its last number may be cut short"
         elif not has_final_newline:
-            reason = f"has {last_fields} of {N_COLUMNS} fields and no final newline"
+            reason = f"has {counts[last]} of {N_COLUMNS} fields and no final newline"
         else:
-            reason = f"has {last_fields} of {N_COLUMNS} fields"
+            reason = f"has {counts[last]} of {N_COLUMNS} fields"
         if not repair:
-            raise InputError(f"{path}, line {last}", f"the last line {reason}: the file is truncated",
+            raise InputError(f"{path}, line {where}", f"the last line {reason}: the file is truncated",
                              f"{EXPECTED_TEXT} (read_raw_log(..., repair=True) drops it)")
-        repairs.append(f"dropped the truncated last line {last} (it {reason})")
+        repairs.append(f"dropped the truncated last line {where} (it {reason})")
         n_lines -= 1
         body = body[: int(line_starts[n_lines])]
         if n_lines == 0:
             raise InputError(str(path), "no complete sample line after the repair", EXPECTED_TEXT)
+    elif wrong.size:  # the last line has too many fields
+        raise InputError(f"{path}, line {first_line + last}", f"{describe(last)}: wrong column count", f"{N_COLUMNS} comma-separated numbers")
 
     samples = _parse_numbers(path, body, first_line, n_lines)
-    # a short line parses with NaN in its missing fields: name it as a column-count fault
-    for row in np.flatnonzero(np.isnan(samples).any(axis=1))[:1]:
-        if fields_of(int(row)) != N_COLUMNS:
-            raise InputError(f"{path}, line {first_line + int(row)}", f"{fields_of(int(row))} fields: wrong column count",
-                             f"{N_COLUMNS} comma-separated numbers")
     origin = _Origin("line", first_line + np.arange(n_lines))
     return samples, metadata, origin, repairs
 
 
 def _parse_numbers(path: Path, body: bytes, first_line: int, n_lines: int) -> np.ndarray:
-    """(n_lines, 106) floats by pandas' C parser; on a parse failure, find the line the slow way."""
+    """(n_lines, 106) floats by pandas' C parser (every line has 106 fields by now); on a parse
+    failure, find the line and the field the slow way."""
     try:
-        frame = pd.read_csv(io.BytesIO(body), header=None, names=range(N_COLUMNS), dtype=np.float64, engine="c",
-                            skip_blank_lines=False)
+        frame = pd.read_csv(io.BytesIO(body), header=None, names=range(N_COLUMNS), index_col=False, dtype=np.float64,
+                            engine="c", skip_blank_lines=False, na_filter=True, keep_default_na=False, na_values=[""],
+                            quoting=csv.QUOTE_NONE)
         samples = frame.to_numpy(dtype=np.float64)
-        if samples.shape[0] == n_lines:
+        if samples.shape == (n_lines, N_COLUMNS):
             return samples
-    except (ValueError, pd.errors.ParserError):
+    except (ValueError, TypeError, OverflowError, pd.errors.ParserError, pd.errors.EmptyDataError):
         pass
     # error path only: line by line, to name the line and the field
     for index, line in enumerate(body.split(b"\n")[:n_lines]):
-        tokens = line.split(b",")
-        if len(tokens) != N_COLUMNS:
-            raise InputError(f"{path}, line {first_line + index}", f"{len(tokens)} fields: wrong column count",
-                             f"{N_COLUMNS} comma-separated numbers")
-        for column, token in enumerate(tokens):
-            try:
-                float(token)
-            except ValueError:
-                text = token.decode("utf-8", errors="replace").strip()
-                raise InputError(f"{path}, line {first_line + index}", f"column {column + 1} ({COLUMN_NAMES[column]}) holds {text!r}",
-                                 "a number") from None
+        for column, token in enumerate(line.split(b",")):
+            if token.strip() == b"":
+                continue  # an empty field reads as NaN: reported by the finite check with its column
+            parse_number(token, f"{path}, line {first_line + index}", "a decimal number (ASCII digits, '.', exponent)",
+                         field=f"column {column + 1} ({COLUMN_NAMES[column]})")
     raise InputError(str(path), "the text could not be parsed as numbers", EXPECTED_TEXT)
 
 
 def _check_samples(path: Path, samples: np.ndarray, origin: _Origin, repair: bool):
-    """Finite values and strictly increasing stamps without gaps; returns (samples, origin, repairs)."""
+    """Finite values in their physical ranges and strictly increasing stamps without gaps;
+    returns (samples, origin, repairs)."""
     repairs: list[str] = []
     if samples.shape[0] == 0:
         raise InputError(str(path), "no samples", f"at least one (n, {N_COLUMNS}) sample")
@@ -395,6 +492,16 @@ def _check_samples(path: Path, samples: np.ndarray, origin: _Origin, repair: boo
         row, column = np.argwhere(~finite)[0]
         raise InputError(origin.where(path, row), f"column {column + 1} ({COLUMN_NAMES[column]}) is {samples[row, column]}",
                          "finite numbers (NaN, inf or an empty field are not repaired)")
+    outside = (samples < COLUMN_LOW) | (samples > COLUMN_HIGH)
+    fractional = COLUMN_INTEGER & (samples != np.round(samples))
+    bad = outside | fractional
+    if bad.any():
+        row, column = np.argwhere(bad)[0]
+        name = COLUMN_NAMES[column]
+        low, high, whole, why = PHYSICAL_RANGES[_group_of(name)]
+        kind = "integers " if whole else ""
+        raise InputError(origin.where(path, row), f"column {column + 1} ({name}) is {samples[row, column]:.6g} {COLUMNS[column]['unit']}",
+                         f"{kind}in [{COLUMN_LOW[column]:.6g}, {COLUMN_HIGH[column]:.6g}]: {why}")
 
     t = samples[:, COLUMN["t"]]
     step = np.diff(t)
@@ -405,9 +512,9 @@ def _check_samples(path: Path, samples: np.ndarray, origin: _Origin, repair: boo
             starts = np.concatenate(([True], step != 0))
             run_start = np.maximum.accumulate(np.where(starts, np.arange(len(t)), 0))
             differing = int(np.any(samples[repeats] != samples[run_start[repeats]], axis=1).sum())
-            shown = ", ".join(origin.where(path, r).rsplit(", ", 1)[1] for r in repeats[:5])
+            shown_rows = ", ".join(origin.where(path, r).rsplit(", ", 1)[1] for r in repeats[:5])
             more = f" and {repeats.size - 5} more" if repeats.size > 5 else ""
-            repairs.append(f"dropped {repeats.size} samples whose stamp repeated the previous sample's ({shown}{more}); "
+            repairs.append(f"dropped {repeats.size} samples whose stamp repeated the previous sample's ({shown_rows}{more}); "
                            f"{differing} of them differed in other columns; the first sample of each run was kept")
             keep = np.ones(len(t), dtype=bool)
             keep[repeats] = False

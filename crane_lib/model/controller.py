@@ -42,7 +42,7 @@ import numba
 import numpy as np
 
 from crane_lib.constants import ACTUATORS, CURRENT_UNIT_A, N_AXES, REALIZATION_KP
-from crane_lib.errors import InputError, atomic_write, checked_csv_rows
+from crane_lib.errors import InputError, atomic_write, checked_csv_rows, parse_integer, parse_number
 from crane_lib.paths import DATA_DIR
 
 REALIZATION_CONSTANTS_CSV = DATA_DIR / "realization_constants.csv"
@@ -165,18 +165,15 @@ def load_realization_constants(path=REALIZATION_CONSTANTS_CSV) -> RealizationCon
     models: dict[int, JointModel] = {}
     sources: dict[int, str] = {}
     for where, row in checked_csv_rows(path, CSV_COLUMNS, "the realization constants (data/realization_constants.csv)"):
-        try:
-            axis = int(row[0])
-            gain, time_constant, dead_time = (float(x) for x in row[2:5])
-        except ValueError:
-            raise InputError(where, "non-numeric axis, K_p, T_p1 or T_d", "numbers") from None
+        axis = parse_integer(row[0], where, "an axis number", field="axis")
+        gain, time_constant, dead_time = (parse_number(x, where, "a number", field=name) for x, name in zip(row[2:5], CSV_COLUMNS[2:5]))
         if not (1 <= axis <= N_AXES) or axis in models:
             raise InputError(where, f"axis {axis}", f"each axis 1..{N_AXES} once")
         if not (gain > 0 and time_constant > 0 and dead_time >= 0 and all(map(math.isfinite, (gain, time_constant, dead_time)))):
             raise InputError(where, f"K_p={gain}, T_p1={time_constant}, T_d={dead_time}", "K_p > 0, T_p1 > 0, T_d >= 0")
         model = JointModel(gain, time_constant, dead_time)
         for column, value in ((5, model.m_hat), (6, model.d_hat)):
-            if not math.isclose(float(row[column]), value, rel_tol=1e-8):
+            if not math.isclose(parse_number(row[column], where, "a number", field=CSV_COLUMNS[column]), value, rel_tol=1e-8):
                 raise InputError(where, f"{CSV_COLUMNS[column]} = {row[column]} does not follow from K_p and T_p1", f"{value:.6g}")
         models[axis] = model
         sources[axis] = row[7]

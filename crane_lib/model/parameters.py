@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from crane_lib.errors import InputError, atomic_write
+from crane_lib.errors import SMALL_INPUT_MAX_BYTES, InputError, atomic_write, parse_number, read_input_text, shown
 
 N_LINKS = 7
 LINK_PARAMETER_KINDS = ("XX", "XY", "XZ", "YY", "YZ", "ZZ", "MX", "MY", "MZ", "M", "IA", "FV", "FS")
@@ -138,66 +138,72 @@ def save_parameters(path, params: ParameterSet, comment: str | None = None) -> N
         handle.write(buffer.getvalue())
 
 
+# |value| above this in SI is no parameter of a 1 m, 8 kg arm (inertias ~1e-2 kg·m^2, first
+# moments ~1 kg·m, friction ~1 N·m·s/rad): a typo or a unit error, refused with its line
+MAX_ABS_PARAMETER = 1e3
+
+
 def load_parameters(path, expected_names: list[str] | None = None) -> ParameterSet:
     """Read a parameter file; errors name the file, the line and what was expected.
 
     With `expected_names`, the file must hold exactly those parameters (any order); the
-    result is returned in that order.
+    result is returned in that order. Values must be ASCII decimal numbers of magnitude at most
+    MAX_ABS_PARAMETER (SI), standard errors finite and non-negative.
     """
     path = Path(path)
-    if not path.exists():
-        raise InputError(str(path), "no such file")
+    text = read_input_text(path, "a parameter file (name,value,unit[,std_error])", SMALL_INPUT_MAX_BYTES)
     names: list[str] = []
     values: list[float] = []
     errors: list[float] = []
     meta: dict[str, str] = {}
     header: list[str] | None = None
     seen_line: dict[str, int] = {}
-    with open(path, encoding="utf-8") as handle:
-        for lineno, raw in enumerate(handle, start=1):
-            line = raw.strip()
-            if not line:
-                continue
-            if line.startswith("#"):
-                if ":" in line:
-                    key, _, val = line[1:].partition(":")
-                    meta[key.strip()] = val.strip()
-                continue
+    for lineno, raw in enumerate(text.split("\n"), start=1):
+        line = raw.strip()
+        if not line:
+            continue
+        if line.startswith("#"):
+            if ":" in line:
+                key, _, val = line[1:].partition(":")
+                meta[key.strip()] = val.strip()
+            continue
+        where = f"{path}:{lineno}"
+        try:
             fields = next(csv.reader([line]))
-            where = f"{path}:{lineno}"
-            if header is None:
-                if fields[:3] != ["name", "value", "unit"]:
-                    raise InputError(where, f"header {fields}", "the header 'name,value,unit[,std_error]'")
-                header = fields
-                continue
-            if len(fields) != len(header):
-                raise InputError(where, f"{len(fields)} fields", f"{len(header)} fields ({','.join(header)})")
-            name = fields[0].strip()
-            try:
-                kind, _, _ = split_name(name)
-            except ValueError:
-                raise InputError(where, f"unknown parameter name {name!r}", "an OpenSYMORO-style name such as ZZR1, MXR2, IA3, FV1") from None
-            if name in seen_line:
-                raise InputError(where, f"parameter {name} repeated (first on line {seen_line[name]})", "each name once")
-            seen_line[name] = lineno
-            try:
-                value = float(fields[1])
-            except ValueError:
-                raise InputError(where, f"value {fields[1]!r} of {name} is not a number", "a finite number") from None
-            if not math.isfinite(value):
-                raise InputError(where, f"value {fields[1]!r} of {name}", "a finite number")
-            if fields[2].strip() != UNITS[kind]:
-                raise InputError(where, f"unit {fields[2]!r} of {name}", f"unit {UNITS[kind]!r} (SI)")
-            names.append(name)
-            values.append(value)
-            if len(header) > 3:
-                try:
-                    errors.append(float(fields[3]))
-                except ValueError:
-                    raise InputError(where, f"standard error {fields[3]!r} of {name} is not a number", "a number") from None
+        except csv.Error as error:
+            raise InputError(where, f"not a CSV line ({error})", "name,value,unit[,std_error]") from None
+        if header is None:
+            if fields not in (["name", "value", "unit"], ["name", "value", "unit", "std_error"]):
+                raise InputError(where, f"header {shown(line)}", "the header 'name,value,unit[,std_error]'")
+            header = fields
+            continue
+        if len(fields) != len(header):
+            raise InputError(where, f"{len(fields)} fields", f"{len(header)} fields ({','.join(header)})")
+        name = fields[0].strip()
+        try:
+            kind, _, axis = split_name(name)
+        except ValueError:
+            axis = 0
+        if not 1 <= axis <= N_LINKS + 1:
+            raise InputError(where, f"unknown parameter name {shown(name)}", "an OpenSYMORO-style name such as ZZR1, MXR2, IA3, FV1") from None
+        if name in seen_line:
+            raise InputError(where, f"parameter {name} repeated (first on line {seen_line[name]})", "each name once")
+        seen_line[name] = lineno
+        value = parse_number(fields[1], where, f"a finite number of magnitude at most {MAX_ABS_PARAMETER:g} (SI)", field=f"value of {name}")
+        if abs(value) > MAX_ABS_PARAMETER:
+            raise InputError(where, f"value {value:g} of {name}", f"a magnitude of at most {MAX_ABS_PARAMETER:g} {UNITS[kind]} (a unit or typing error?)")
+        if fields[2].strip() != UNITS[kind]:
+            raise InputError(where, f"unit {shown(fields[2])} of {name}", f"unit {UNITS[kind]!r} (SI)")
+        names.append(name)
+        values.append(value)
+        if len(header) > 3:
+            error = parse_number(fields[3], where, "a finite, non-negative standard error", field=f"standard error of {name}")
+            if error < 0:
+                raise InputError(where, f"standard error {error:g} of {name} is negative", "a finite, non-negative standard error")
+            errors.append(error)
     if header is None:
         raise InputError(str(path), "empty parameter file", "a header 'name,value,unit' and one row per parameter")
-    result = ParameterSet(names, np.array(values), np.array(errors) if errors else None, meta)
+    result = ParameterSet(names, np.array(values), np.array(errors) if header is not None and len(header) > 3 else None, meta)
     if expected_names is not None:
         ordered = result.ordered(expected_names, source=str(path))
         errs = None

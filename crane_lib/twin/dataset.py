@@ -18,6 +18,7 @@ import argparse
 import csv
 import io
 import os
+import re
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -27,7 +28,7 @@ import numpy as np
 from tqdm import tqdm
 
 from crane_lib import fingerprint
-from crane_lib.errors import InputError, atomic_write, checked_csv_rows
+from crane_lib.errors import InputError, atomic_write, checked_csv_rows, parse_integer, shown
 from crane_lib.excitation.commands import commanded_duration, read_command_file
 from crane_lib.logs import raw_log
 from crane_lib.model.controller import REALIZATION_CONSTANTS_CSV
@@ -36,6 +37,7 @@ from crane_lib.twin import recorder as twin
 from crane_lib.twin.truth import TWIN_PLANT_CSV, TWIN_TRUTH_CSV
 
 PROFILES = ("quick", "full")
+TRAJECTORY_NAME = re.compile(r"[A-Za-z0-9_-]+")  # a file stem: no path, so no row reaches outside trajectories/
 MANIFEST_COLUMNS = [
     "trajectory", "run", "seed", "file", "samples", "record_duration_s", "commanded_duration_s", "realized_motion_s",
     "clamp_share_percent", "cache_key",
@@ -63,11 +65,15 @@ def executions(profile: str) -> list[Execution]:
     path = PAPERMILL_PARAMS_DIR / f"recordings_{profile}.csv"
     rows, seen = [], set()
     for where, fields in checked_csv_rows(path, ["trajectory", "run", "seed"], "the list of executions of the profile"):
-        try:
-            execution = Execution(fields[0].strip(), int(fields[1]), int(fields[2]))
-        except ValueError:
-            raise InputError(where, f"run {fields[1]!r} or seed {fields[2]!r} is not an integer", "integers") from None
-        if not execution.command_file.exists():
+        name = fields[0].strip()
+        if not TRAJECTORY_NAME.fullmatch(name):
+            raise InputError(where, f"trajectory {shown(name)}", "a file stem in trajectories/ (letters, digits, '_' or '-')")
+        run = parse_integer(fields[1], where, "a run number from 1", field="run")
+        seed = parse_integer(fields[2], where, "a non-negative seed", field="seed")
+        if run < 1 or seed < 0:
+            raise InputError(where, f"run {run}, seed {seed}", "a run number from 1 and a non-negative seed")
+        execution = Execution(name, run, seed)
+        if not execution.command_file.is_file():
             raise InputError(where, f"no command file {execution.command_file}", "a trajectory in trajectories/")
         if (execution.trajectory, execution.run) in seen:
             raise InputError(where, f"{execution.trajectory} run {execution.run} listed twice", "each execution once")

@@ -94,6 +94,14 @@ IN_POSITION_TOLERANCE_RAD = math.radians(0.5)
 IN_POSITION_TIMEOUT_S = 2.0
 
 
+def twin_log_bytes_bound() -> int:
+    """Most memory the samples of one twin recording can take for any command file the reader
+    accepts: both idle stretches at their longest, the longest commanded motion, and an
+    in-position timeout on every row (commands.MAX_* bounds), at 1 ms, 106 float64 columns."""
+    seconds = 2 * IDLE_RANGE_S[1] + commands.MAX_COMMANDED_DURATION_S + commands.MAX_WAYPOINTS * IN_POSITION_TIMEOUT_S
+    return int(round(seconds / CONTROL_PERIOD_S)) * raw_log.N_COLUMNS * 8
+
+
 # ---------------------------------------------------------------- the compiled core
 
 
@@ -113,6 +121,10 @@ def source_fingerprint() -> str:
 
 class PlantNotPositiveDefinite(RuntimeError):
     """The plant's inertia matrix stopped being positive definite: the truth is not physical."""
+
+
+class SimulationDiverged(RuntimeError):
+    """The twin's state became non-finite (a truth or drive setting the integrator cannot follow)."""
 
 
 @dataclass
@@ -313,11 +325,11 @@ def record(
     plant before the supply-voltage limit existed; equal to an unbounded supply, bit for bit).
     """
     if isinstance(command_file, CommandFile):
-        cmd, command_name, command_sha = command_file, command_file.name, "<in memory>"
+        cmd, command_name, command_sha = command_file, command_file.name, command_file.sha256 or "<in memory>"
     else:
         path = Path(command_file)
         cmd = read_command_file(path)
-        command_name, command_sha = str(path), fingerprint.file_digest(path)
+        command_name, command_sha = str(path), cmd.sha256  # the digest of the bytes that were parsed
     truth_set, truth_name = _as_truth(truth)
     if plant_settings is None:
         plant_settings = load_plant_settings(TWIN_PLANT_CSV) if truth is None else compute_plant_settings(truth_set)
@@ -373,7 +385,7 @@ def record(
                                        f"at sample {len(samples)} (truth: {truth_name}); a physical truth has M > 0 everywhere")
     if not np.all(np.isfinite(samples)):
         bad = int(np.argwhere(~np.isfinite(samples))[0, 0])
-        raise RuntimeError(f"twin recording of {command_name}: non-finite value at sample {bad} (the simulation diverged)")
+        raise SimulationDiverged(f"twin recording of {command_name}: non-finite value at sample {bad} (the simulation diverged)")
 
     t = samples[:, raw_log.COLUMN["t"]]
     motion_start, motion_end = int(si[core.S_MOTION_START]), int(si[core.S_MOTION_END])

@@ -49,7 +49,7 @@ from pathlib import Path
 import numpy as np
 
 from crane_lib.constants import ACTUATORS, KT, KT_CORRECTION, N_ARM_JOINTS, N_AXES, XM430_W350, XM540_W270
-from crane_lib.errors import InputError, atomic_write, checked_csv_rows
+from crane_lib.errors import InputError, atomic_write, checked_csv_rows, parse_integer, parse_number
 from crane_lib.model.dynamics import model
 from crane_lib.model.parameters import ParameterSet, load_parameters, save_parameters, standard_parameter_names
 from crane_lib.model.robot_description import description_standard_parameters
@@ -242,11 +242,8 @@ def load_plant_settings(path=TWIN_PLANT_CSV) -> PlantSettings:
     path = Path(path)
     rows = []
     for where, row in checked_csv_rows(path, PLANT_COLUMNS, "the twin's drive settings (data/twin_plant.csv)"):
-        try:
-            values = [float(x) if x else math.nan for x in row[2:]]
-        except ValueError:
-            raise InputError(where, "non-numeric field", "numbers") from None
-        if int(row[0]) != len(rows) + 1:
+        values = [parse_number(x, where, "a number", field=name) if x else math.nan for x, name in zip(row[2:], PLANT_COLUMNS[2:])]
+        if parse_integer(row[0], where, "an axis number", field="axis") != len(rows) + 1:
             raise InputError(where, f"axis {row[0]}", f"axis {len(rows) + 1} (rows in axis order)")
         rows.append(values)
     if len(rows) != N_AXES:
@@ -263,9 +260,43 @@ def load_plant_settings(path=TWIN_PLANT_CSV) -> PlantSettings:
     return PlantSettings(table[:, 0], table[:, 1], arm[:, 2], arm[:, 3], arm[:, 4], arm[:, 7], arm[:, 8], float(motor[0, 0]), motor[:, 1], motor[:, 2])
 
 
+def check_physical(truth: ParameterSet, source: str = "truth") -> None:
+    """Raise InputError unless the 94 standard parameters describe physical bodies and drives:
+    per arm link a positive mass and a positive definite pseudo-inertia matrix
+    [[tr(I)/2 E - I, h], [h^T, m]] (I about the frame origin, h the first moments; Wensing,
+    Kim and Slotine 2017: the density realizability condition), per axis a positive rotor
+    inertia and non-negative viscous and Coulomb friction."""
+    value = truth.as_dict()
+    for j in range(1, N_ARM_JOINTS + 1):
+        mass = value[f"M{j}"]
+        if not mass > 0:
+            raise InputError(f"{source}: M{j}", f"mass {mass:g} kg", "a positive mass")
+        inertia = np.array([[value[f"XX{j}"], value[f"XY{j}"], value[f"XZ{j}"]],
+                            [value[f"XY{j}"], value[f"YY{j}"], value[f"YZ{j}"]],
+                            [value[f"XZ{j}"], value[f"YZ{j}"], value[f"ZZ{j}"]]])
+        first = np.array([value[f"MX{j}"], value[f"MY{j}"], value[f"MZ{j}"]])
+        pseudo = np.zeros((4, 4))
+        pseudo[:3, :3] = 0.5 * np.trace(inertia) * np.eye(3) - inertia
+        pseudo[:3, 3] = pseudo[3, :3] = first
+        pseudo[3, 3] = mass
+        smallest = float(np.linalg.eigvalsh(pseudo)[0])
+        if not smallest > 0:
+            raise InputError(f"{source}: link {j}", f"XX{j}..M{j} are not a physical body (pseudo-inertia lambda_min {smallest:.3g})",
+                             "a positive definite pseudo-inertia: inertia about the origin consistent with mass and first moments")
+    for axis in range(1, N_AXES + 1):
+        if not value[f"IA{axis}"] > 0:
+            raise InputError(f"{source}: IA{axis}", f"rotor inertia {value[f'IA{axis}']:g} kg·m^2", "a positive rotor inertia")
+        for kind in ("FV", "FS"):
+            if value[f"{kind}{axis}"] < 0:
+                raise InputError(f"{source}: {kind}{axis}", f"friction {value[f'{kind}{axis}']:g}", "non-negative friction")
+
+
 def load_truth(path=TWIN_TRUTH_CSV) -> ParameterSet:
-    """A truth file: all 94 standard parameters (errors name the file and line)."""
-    return load_parameters(path, expected_names=standard_parameter_names())
+    """A truth file: all 94 standard parameters of physical bodies and drives (errors name the
+    file and the line or parameter; see `check_physical`)."""
+    truth = load_parameters(path, expected_names=standard_parameter_names())
+    check_physical(truth, str(path))
+    return truth
 
 
 def write_truth_files(truth_path=TWIN_TRUTH_CSV, plant_path=TWIN_PLANT_CSV) -> None:
