@@ -69,3 +69,15 @@ def pinocchio_arm(links, gravity_z: float):
         model.appendBodyToJoint(parent, pin.Inertia(m, np.asarray(c), np.asarray(i_c)), pin.SE3.Identity())
     model.gravity.linear = np.array([0.0, 0.0, gravity_z])
     return model
+
+
+# Hypothesis: 2,000 examples per property (issue 19), derandomized so that CI runs the same
+# examples every time; no deadline (a shared CI machine's timing is not the property under test)
+try:
+    from hypothesis import HealthCheck, settings
+
+    settings.register_profile("crane", max_examples=2000, deadline=None, derandomize=True, database=None,
+                              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    settings.load_profile("crane")
+except ImportError:  # the property tests are then skipped by their own import
+    pass

@@ -19,13 +19,15 @@ or 143; atomic writes leave nothing partial behind.
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 
-from crane_lib.cli import audit, export, identify, preprocess, record, rescue
 from crane_lib.cli.common import EXIT_BAD_INPUT, Parser
 from crane_lib.errors import InputError, Interrupted, interrupt_pending, interruptible
 
-SUBCOMMANDS = (record, preprocess, identify, audit, rescue, export)  # in pipeline order
+# the subcommand modules of crane_lib.cli, in pipeline order; imported by `build_parser`, inside
+# the interrupt handling of `main` (they pull in numpy, scipy, cvxpy and numba: seconds)
+SUBCOMMANDS = ("record", "preprocess", "identify", "audit", "rescue", "export")
 
 __all__ = ["EXIT_BAD_INPUT", "build_parser", "main"]
 
@@ -33,8 +35,8 @@ __all__ = ["EXIT_BAD_INPUT", "build_parser", "main"]
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="crane-id", description="CRANE-X7 dynamic identification tools.")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in SUBCOMMANDS:
-        module.register(subparsers)
+    for name in SUBCOMMANDS:
+        importlib.import_module(f"crane_lib.cli.{name}").register(subparsers)
     return parser
 
 

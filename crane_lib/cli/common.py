@@ -195,7 +195,7 @@ def output_path(path, inputs=(), force: bool = False, option: str = "--out", suf
         raise InputError(f"{option} {target}", "is a symbolic link", "a regular file or a new name (give the link's target itself)")
     try:
         info = target.stat()
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # the folder check below names the cause
         info = None
     except OSError as error:
         raise InputError(f"{option} {target}", f"cannot be inspected ({error.strerror or error})", "a writable file name") from None

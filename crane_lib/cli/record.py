@@ -6,9 +6,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from tqdm import tqdm
+
 from crane_lib.cli.common import add_force, output_path, seed
+from crane_lib.constants import CONTROL_PERIOD_S
 from crane_lib.errors import InputError
-from crane_lib.excitation.commands import read_command_file
+from crane_lib.excitation.commands import commanded_duration, read_command_file
 from crane_lib.logs.raw_log import LOG_SUFFIXES, write_raw_log
 from crane_lib.twin import recorder
 from crane_lib.twin.truth import load_truth
@@ -28,11 +31,17 @@ def run(args: argparse.Namespace) -> int:
     out = output_path(args.out, inputs=[args.command_file, args.truth], force=args.force, suffixes=LOG_SUFFIXES)
     cmd = read_command_file(args.command_file)  # checked before any simulation
     truth = load_truth(args.truth) if args.truth is not None else None
+    seconds = commanded_duration(cmd) + sum(recorder.IDLE_RANGE_S)  # the idle stretches average half their range each
+    print(f"{args.command_file}: recording {commanded_duration(cmd):.1f} s of commanded motion on the twin (seed {args.seed})", flush=True)
+    bar = tqdm(total=round(seconds), unit="s", desc="recording", disable=None)  # shown on a terminal only
     try:
-        samples, metadata = recorder.record(cmd, seed=args.seed, truth=truth)
+        samples, metadata = recorder.record(cmd, seed=args.seed, truth=truth,
+                                            progress=lambda rows: bar.update(round(rows * CONTROL_PERIOD_S) - bar.n))
     except (recorder.PlantNotPositiveDefinite, recorder.SimulationDiverged) as error:
         source = str(args.truth) if args.truth is not None else "the default truth"
         raise InputError(source, f"the twin cannot run this truth: {error}", "a truth file of physical bodies the twin can simulate") from None
+    finally:
+        bar.close()
     metadata["command_file"] = str(args.command_file)
     metadata["command_sha256"] = cmd.sha256
     metadata["truth_file"] = str(args.truth) if args.truth is not None else metadata["truth_file"]

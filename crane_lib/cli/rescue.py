@@ -37,6 +37,7 @@ def run(args: argparse.Namespace) -> int:
     out = output_path(args.out, inputs=[args.model], force=args.force)
     model = shared_model("reduced")
     params = load_parameters(args.model, expected_names=model.names)
+    print(f"{args.model}: rescue SDP over Theta_r with eps = {args.epsilon:g} kg·m^2 (constraint generation, up to 5 passes)", flush=True)
     outcome = rescue_over_theta(model, params.values, epsilon=args.epsilon)
     for p in outcome.passes:
         print(f"pass {p['pass']}: {p['constraint_poses']} constraint poses ({p['active_poses']} active), "

@@ -527,10 +527,10 @@ def _check_samples(path: Path, samples: np.ndarray, origin: _Origin, repair: boo
         row = int(faults[0]) + 1
         before, now = t[row - 1], t[row]
         if now == before:
-            problem = f"time stamp {now!r} s repeats the previous sample's"
+            problem = f"time stamp {float(now)!r} s repeats the previous sample's"
             expected = "strictly increasing time stamps (read_raw_log(..., repair=True) drops repeats)"
         elif now < before:
-            problem = f"time stamp {now!r} s is earlier than the previous sample's {before!r} s (non-monotonic)"
+            problem = f"time stamp {float(now)!r} s is earlier than the previous sample's {float(before)!r} s (non-monotonic)"
             expected = "strictly increasing time stamps; reordering is not repaired"
         else:
             problem = f"a gap of {(now - before) * 1e3:.3f} ms from the previous sample"

@@ -108,12 +108,17 @@ class ParameterSet:
         missing = [n for n in names if n not in have]
         unknown = [n for n in self.names if n not in set(names)]
         if missing or unknown:
+            def listed(items: list[str]) -> str:
+                more = f" and {len(items) - 6} more" if len(items) > 6 else ""
+                return f"{items[:6]}{more}"
+
             parts = []
             if missing:
-                parts.append(f"missing {missing}")
+                parts.append(f"missing {listed(missing)}")
             if unknown:
-                parts.append(f"unknown {unknown}")
-            raise InputError(source, "; ".join(parts), f"exactly the parameters {names}")
+                parts.append(f"unknown {listed(unknown)}")
+            expected = f"exactly the {len(names)} parameters {names[0]} ... {names[-1]}" if len(names) > 6 else f"exactly the parameters {names}"
+            raise InputError(source, "; ".join(parts), expected)
         index = {n: i for i, n in enumerate(self.names)}
         return self.values[[index[n] for n in names]]
 

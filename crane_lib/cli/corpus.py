@@ -1,0 +1,743 @@
+"""The bad-input corpus of `crane-id`: every kind of input the tools must refuse, generated here.
+
+Each `Case` is one command line run in a scratch folder that holds the files the case sets up
+(written from the generated fixtures below, never from committed binaries). It names its
+class of bad input, the expected exit status and a fragment the one-line message must
+contain. `run_case` runs it in-process through `crane_lib.cli.main` (or, for an interrupt,
+as a separate process that receives the signal) and returns what happened, including every
+file of the scratch folder that changed, appeared or disappeared. A refused case must change
+nothing; a control case (status 0) must write exactly its output.
+
+    tests/test_badinput_corpus.py   runs every case
+    book/badinput.md (its page)     tabulates the classes, generated from these cases
+
+The fixtures are small and made on the fly: the command files of trajectories/, the twin's
+truth file, a model file of the truth's base parameters, and raw logs of a known sinusoidal
+motion whose torques follow from the truth through the regressor (so OLS on them identifies
+the truth and the controls reach a model quickly).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import hashlib
+import io
+import os
+import signal
+import stat
+import subprocess
+import sys
+import zipfile
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from crane_lib.constants import KT, N_AXES
+from crane_lib.logs import npz_io, raw_log
+from crane_lib.model.dynamics import model as shared_model
+from crane_lib.model.parameters import ParameterSet, save_parameters
+from crane_lib.paths import DATA_DIR, REPO_ROOT, TRAJECTORY_DIR
+
+EXIT_BAD_INPUT = 2
+
+
+# --------------------------------------------------------------------------------------------
+# cases
+
+
+@dataclass(frozen=True)
+class Case:
+    """One command line of the corpus.
+
+    setup      steps that build the scratch folder: ("write", name, fixture or bytes), ("mkdir", name),
+               ("fifo", name), ("symlink", name, target), ("hardlink", name, target), ("chmod", name, mode)
+    argv       the command line after `crane-id`
+    status     expected exit status; fragment: text the message must contain (stderr, or stdout for 0/1)
+    creates    files a control case (status 0) must write; any other change fails the case
+    signal     (signal number, delay s): run as a process and send it the signal after the delay
+    needs_non_root: the case relies on file permissions, which root bypasses
+    """
+
+    name: str
+    klass: str
+    argv: tuple[str, ...]
+    status: int
+    fragment: str
+    setup: tuple = ()
+    creates: tuple[str, ...] = ()
+    signal: tuple[int, float] | None = None
+    needs_non_root: bool = False
+
+    @property
+    def command(self) -> str:
+        return self.argv[0]
+
+
+@dataclass
+class Outcome:
+    status: int
+    stdout: str
+    stderr: str
+    changed: list[str] = field(default_factory=list)  # paths that appeared, vanished or changed
+
+    @property
+    def message(self) -> str:
+        return self.stderr if self.stderr.strip() else self.stdout
+
+
+# --------------------------------------------------------------------------------------------
+# fixtures: generated, cached per process
+
+
+def _trajectory(name: str) -> bytes:
+    return (TRAJECTORY_DIR / f"{name}.txt").read_bytes()
+
+
+@lru_cache(maxsize=None)
+def command_file_bytes(name: str = "AP01") -> bytes:
+    return _trajectory(name)
+
+
+@lru_cache(maxsize=None)
+def truth_bytes() -> bytes:
+    return (DATA_DIR / "twin_truth.csv").read_bytes()
+
+
+@lru_cache(maxsize=None)
+def truth_base_parameters() -> np.ndarray:
+    from crane_lib.twin.truth import load_truth
+
+    return shared_model("reduced").base_from_standard(load_truth().as_dict()).values
+
+
+@lru_cache(maxsize=None)
+def model_bytes() -> bytes:
+    """A valid model file: the truth's 39 base parameters with (made-up, positive) standard errors."""
+    model = shared_model("reduced")
+    beta = truth_base_parameters()
+    params = ParameterSet(model.names, beta, np.abs(beta) * 0.01 + 1e-6, {"trajectory": "corpus"})
+    return _saved(lambda path: save_parameters(path, params, comment="corpus fixture: the twin truth's base parameters"))
+
+
+def _saved(write) -> bytes:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "f.csv"
+        write(path)
+        return path.read_bytes()
+
+
+# the sinusoidal motion of the fixture logs: per axis amplitude (rad), frequency (Hz), offset (rad)
+AMPLITUDE = np.array([0.8, 0.5, 0.8, 0.7, 0.8, 0.6, 0.9, 0.4])
+FREQUENCY_HZ = np.array([0.23, 0.31, 0.41, 0.47, 0.59, 0.67, 0.79, 0.53])
+OFFSET = np.array([0.0, 0.0, 0.0, -1.2, 0.0, 0.0, 0.0, 0.6])
+
+
+def sinusoid_samples(duration_s: float, seed: int = 5, amplitude=AMPLITUDE, frequency_hz=FREQUENCY_HZ,
+                     command: str = "AP01", envelope: bool = True) -> tuple[np.ndarray, dict[str, str]]:
+    """(samples, metadata) of a raw log of sinusoidal joint motion with the truth's torques.
+
+    Each axis moves as offset + A g(t) sin(2 pi f t + phase) with a Hann envelope g that starts and
+    ends at rest, as a recording does (a record that starts mid-motion gives the zero-phase filter
+    edge transients). Stamps are 1 ms apart with a seeded jitter of +-0.2 ms; torque =
+    W(theta, dtheta, ddtheta) beta of the twin's truth, logged as current; metadata name the
+    command file `command` with its sha256 (the log is not a recording of it: the gate checks
+    the hash only)."""
+    rng = np.random.default_rng(seed)
+    n = int(round(duration_s * 1000)) + 1
+    t = np.arange(n) * 1e-3
+    t[1:] += rng.uniform(-2e-4, 2e-4, n - 1)
+    t[-1] = min(t[-1], duration_s)
+    w = 2 * np.pi * np.asarray(frequency_hz)
+    amplitude = np.asarray(amplitude, dtype=float)
+    phase = rng.uniform(0, 2 * np.pi, N_AXES)
+    arg = w * t[:, None] + phase
+    s, ds, dds = np.sin(arg), w * np.cos(arg), -w**2 * np.sin(arg)
+    v = 2 * np.pi / duration_s
+    g = (0.5 * (1 - np.cos(v * t)))[:, None] if envelope else np.ones((n, 1))
+    dg = (0.5 * v * np.sin(v * t))[:, None] if envelope else np.zeros((n, 1))
+    ddg = (0.5 * v**2 * np.cos(v * t))[:, None] if envelope else np.zeros((n, 1))
+    theta = OFFSET + amplitude * g * s
+    dtheta = amplitude * (dg * s + g * ds)
+    ddtheta = amplitude * (ddg * s + 2 * dg * ds + g * dds)
+    model = shared_model("reduced")
+    torque = np.einsum("nap,p->na", model.regressor(theta, dtheta, ddtheta), truth_base_parameters())
+    samples = np.zeros((n, raw_log.N_COLUMNS))
+    samples[:, raw_log.COLUMN["t"]] = t
+    samples[:, raw_log.group("theta_logged")] = theta + raw_log.ANGLE_OFFSET
+    samples[:, raw_log.group("dtheta")] = dtheta
+    samples[:, raw_log.group("theta_ref")] = theta
+    samples[:, raw_log.group("dtheta_ref")] = dtheta
+    samples[:, raw_log.group("ddtheta_ref")] = ddtheta
+    samples[:, raw_log.group("current_command")] = torque / KT
+    samples[:, raw_log.COLUMN["segment"]] = -1
+    text = command_file_bytes(command)
+    metadata = {"source": "bad-input corpus fixture (sinusoids, truth torques)", "trajectory": command,
+                "command_file": f"{command}.txt", "command_sha256": hashlib.sha256(text).hexdigest()}
+    return samples, metadata
+
+
+def _log_bytes(samples: np.ndarray, metadata: dict, suffix: str) -> bytes:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = raw_log.write_raw_log(Path(folder) / f"log{suffix}", samples, metadata)
+        return path.read_bytes()
+
+
+@lru_cache(maxsize=None)
+def log_npz(duration_s: float = 16.0, hand_amplitude: float | None = None, hand_hz: float | None = None,
+            command: str = "AP01", drop_hash: bool = False, still: bool = False) -> bytes:
+    """A raw log (.npz, uncompressed: quick to write and read) of the sinusoidal motion; the
+    variants are the identifiability gate's faults."""
+    amplitude, frequency = AMPLITUDE.copy(), FREQUENCY_HZ.copy()
+    if hand_amplitude is not None:
+        amplitude[-1] = hand_amplitude
+    if hand_hz is not None:
+        frequency[-1] = hand_hz
+    if still:
+        amplitude[:] = 0.0
+    samples, metadata = sinusoid_samples(duration_s, amplitude=amplitude, frequency_hz=frequency, command=command)
+    if drop_hash:
+        metadata.pop("command_sha256")
+    meta = "\n".join(f"{key}: {value}" for key, value in metadata.items())
+    return npz_io.npz_bytes({"samples": samples, "metadata": np.array(meta)}, compress=False)
+
+
+@lru_cache(maxsize=None)
+def short_log_lines(duration_s: float = 0.3) -> tuple[bytes, bytes]:
+    """(metadata lines, sample lines) of a short text log, for the parser's faults."""
+    samples, metadata = sinusoid_samples(duration_s, envelope=False)  # a slice of a recording: no need to start at rest
+    text = raw_log.format_raw_log(samples, metadata).encode()
+    lines = text.splitlines(keepends=True)
+    header = b"".join(line for line in lines if line.startswith(b"#"))
+    body = b"".join(line for line in lines if not line.startswith(b"#"))
+    return header, body
+
+
+def log_text(edit=None) -> bytes:
+    """The short text log, its sample lines (a list of lists of field bytes) passed through `edit`."""
+    header, body = short_log_lines()
+    rows = [line.split(b",") for line in body.rstrip(b"\n").split(b"\n")]
+    if edit is not None:
+        rows = edit(rows)
+    return header + b"".join(b",".join(row) + b"\n" for row in rows)
+
+
+def _set(line: int, column: int, token: bytes):
+    def edit(rows):
+        rows[line][column] = token
+        return rows
+    return edit
+
+
+def _npz(arrays: dict) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, value in arrays.items():
+            if isinstance(value, bytes):
+                archive.writestr(name, value)
+            else:
+                payload = io.BytesIO()
+                np.lib.format.write_array(payload, np.asarray(value), allow_pickle=True)
+                archive.writestr(f"{name}.npy", payload.getvalue())
+    return buffer.getvalue()
+
+
+def _npy_header_only(shape) -> bytes:
+    """An .npy member whose header declares `shape` of float64 but holds no data (a bomb's header)."""
+    payload = io.BytesIO()
+    np.lib.format.write_array_header_1_0(payload, {"descr": "<f8", "fortran_order": False, "shape": tuple(shape)})
+    return payload.getvalue()
+
+
+def command_text(edit) -> bytes:
+    """AP01's command file with its lines passed through `edit` (a function of the list of lines)."""
+    lines = command_file_bytes("AP01").decode().split("\n")
+    return "\n".join(edit(lines)).encode()
+
+
+def _replace_line(old_start: str, new: str):
+    def edit(lines):
+        return [new if line.startswith(old_start) else line for line in lines]
+    return edit
+
+
+def _waypoint_rows(lines):
+    start = next(i for i, line in enumerate(lines) if line.startswith("WAYPOINTS")) + 1
+    rows = [i for i in range(start, len(lines)) if lines[i].strip() and not lines[i].lstrip().startswith("#")]
+    return rows
+
+
+def _edit_row(row: int, field_index: int, token: str):
+    def edit(lines):
+        index = _waypoint_rows(lines)[row]
+        fields = lines[index].split()
+        fields[field_index] = token
+        lines[index] = " ".join(fields)
+        return lines
+    return edit
+
+
+def _slow_file() -> bytes:
+    """A valid-looking file whose 400 rows sweep axis 1 by 100 deg at 1 %: over 600 s of motion."""
+    lines = [line for line in command_file_bytes("AP01").decode().split("\n") if line.startswith(("FORMAT", "VELOCITY", "ACCEL", "START", "SEGMENT", "FINAL"))]
+    rows = []
+    for k in range(398):
+        rows.append(f"{50.0 if k % 2 == 0 else -50.0:.3f} 0.000 0.000 -90.000 0.000 0.000 0.000 0.000 1.0")
+    rows += ["0.000 0.000 0.000 0.000 0.000 0.000 0.000 0.000 30.0", "0.000 0.000 0.000 0.000 0.000 0.000 0.000 0.000 20.0"]
+    return ("\n".join(lines + [f"WAYPOINTS {len(rows)}"] + rows) + "\n").encode()
+
+
+def parameter_text(edit) -> bytes:
+    lines = model_bytes().decode().split("\n")
+    return "\n".join(edit(lines)).encode()
+
+
+def _param_field(name: str, index: int, token: str):
+    def edit(lines):
+        out = []
+        for line in lines:
+            fields = line.split(",")
+            if fields[0] == name:
+                fields[index] = token
+                line = ",".join(fields)
+            out.append(line)
+        return out
+    return edit
+
+
+def truth_text(name: str, value: float) -> bytes:
+    lines = truth_bytes().decode().split("\n")
+    out = []
+    for line in lines:
+        fields = line.split(",")
+        if fields[0] == name:
+            fields[1] = repr(value)
+        out.append(",".join(fields))
+    return "\n".join(out).encode()
+
+
+def _pseudo_inertia_violation() -> bytes:
+    """Link 3's XX made much larger than YY + ZZ allow: no body has that inertia (triangle inequality)."""
+    text = truth_bytes().decode().split("\n")
+    values = {line.split(",")[0]: float(line.split(",")[1]) for line in text if line and not line.startswith(("#", "name"))}
+    return truth_text("XX3", 3.0 * (values["YY3"] + values["ZZ3"]) + 0.1)
+
+
+# --------------------------------------------------------------------------------------------
+# the corpus
+
+
+LOG = "log.npz"
+CMD = "AP01.txt"
+MODEL = "model.csv"
+
+
+def _w(name, content):
+    return ("write", name, content)
+
+
+def _cases_output_paths() -> list[Case]:
+    k = "output path"
+    log, cmd, model = _w(LOG, lambda: log_npz()), _w(CMD, lambda: command_file_bytes()), _w(MODEL, model_bytes)
+    identify = ("identify", LOG, "--trajectory", CMD, "--refine", "none", "--out")
+    cases = [
+        Case("identify-out-is-log", k, (*identify, LOG), 2, "is the input", (log, cmd)),
+        Case("identify-out-is-command-file", k, (*identify, CMD), 2, "is the input", (log, cmd)),
+        Case("identify-out-is-log-other-spelling", k, (*identify, f"sub/../{LOG}"), 2, "is the input", (log, cmd, ("mkdir", "sub"))),
+        Case("identify-out-hardlink-to-log", k, (*identify, "link.npz"), 2, "is the input", (log, cmd, ("hardlink", "link.npz", LOG))),
+        Case("identify-out-symlink-to-log", k, (*identify, "link.npz"), 2, "is the input", (log, cmd, ("symlink", "link.npz", LOG))),
+        Case("identify-out-symlink-elsewhere", k, (*identify, "link.csv"), 2, "symbolic link", (log, cmd, _w("other.csv", b"x\n"), ("symlink", "link.csv", "other.csv"))),
+        Case("identify-out-is-folder", k, (*identify, "folder"), 2, "is a folder", (log, cmd, ("mkdir", "folder"))),
+        Case("identify-out-is-fifo", k, (*identify, "fifo"), 2, "FIFO", (log, cmd, ("fifo", "fifo"))),
+        Case("identify-out-is-device", k, (*identify, "/dev/null"), 2, "FIFO, socket or device", (log, cmd)),
+        Case("identify-out-missing-folder", k, (*identify, "no/such/m.csv"), 2, "does not exist", (log, cmd)),
+        Case("identify-out-folder-is-file", k, (*identify, "plain/m.csv"), 2, "is not a folder", (log, cmd, _w("plain", b"x\n"))),
+        Case("identify-out-exists", k, (*identify, "m.csv"), 2, "--force", (log, cmd, _w("m.csv", b"precious\n"))),
+        Case("identify-out-read-only-folder", k, (*identify, "ro/m.csv"), 2, "not writable", (log, cmd, ("mkdir", "ro"), ("chmod", "ro", 0o555)), needs_non_root=True),
+        Case("identify-out-empty", k, (*identify, ""), 2, "names no file", (log, cmd)),
+        Case("identify-force-never-replaces-input", k, (*identify, LOG, "--force"), 2, "is the input", (log, cmd)),
+        Case("identify-force-never-replaces-folder", k, (*identify, "folder", "--force"), 2, "is a folder", (log, cmd, ("mkdir", "folder"))),
+        Case("record-out-is-command-file", k, ("record", CMD, "--out", CMD), 2, "is the input", (cmd,)),
+        Case("record-out-is-truth", k, ("record", CMD, "--truth", "truth.csv", "--out", "truth.csv"), 2, "is the input", (cmd, _w("truth.csv", truth_bytes))),
+        Case("record-out-unknown-suffix", k, ("record", CMD, "--out", "log.txt"), 2, "unknown file type", (cmd,)),
+        Case("record-out-exists", k, ("record", CMD, "--out", LOG), 2, "--force", (cmd, log)),
+        Case("record-out-is-fifo", k, ("record", CMD, "--out", "f.npz"), 2, "FIFO", (cmd, ("fifo", "f.npz"))),
+        Case("record-out-is-folder", k, ("record", CMD, "--out", "d.npz"), 2, "is a folder", (cmd, ("mkdir", "d.npz"))),
+        Case("record-out-missing-folder", k, ("record", CMD, "--out", "no/x.npz"), 2, "does not exist", (cmd,)),
+        Case("rescue-out-is-model", k, ("rescue", MODEL, "--out", MODEL), 2, "is the input", (model,)),
+        Case("rescue-out-hardlink-to-model", k, ("rescue", MODEL, "--out", "h.csv"), 2, "is the input", (model, ("hardlink", "h.csv", MODEL))),
+        Case("rescue-out-exists", k, ("rescue", MODEL, "--out", "r.csv"), 2, "--force", (model, _w("r.csv", b"keep\n"))),
+        Case("rescue-out-is-folder", k, ("rescue", MODEL, "--out", "d"), 2, "is a folder", (model, ("mkdir", "d"))),
+        Case("rescue-out-missing-folder", k, ("rescue", MODEL, "--out", "no/r.csv"), 2, "does not exist", (model,)),
+        Case("preprocess-out-is-log", k, ("preprocess", LOG, "--out", LOG), 2, "is the input", (log,)),
+        Case("preprocess-out-is-file", k, ("preprocess", LOG, "--out", "plain"), 2, "is a file, not a folder", (log, _w("plain", b"x\n"))),
+        Case("preprocess-bundle-exists", k, ("preprocess", LOG, "--out", "b", "--intervals", "40"), 2, "--force",
+             (log, ("mkdir", "b"), _w("b/bundle_040ms.npz", b"old bundle\n"))),
+        Case("preprocess-bundle-is-folder", k, ("preprocess", LOG, "--out", "b", "--intervals", "40", "--force"), 2, "is a folder",
+             (log, ("mkdir", "b"), ("mkdir", "b/bundle_040ms.npz"))),
+        Case("preprocess-out-missing-parent", k, ("preprocess", LOG, "--out", "no/such/b"), 2, "does not exist", (log,)),
+    ]
+    return cases
+
+
+def _cases_options() -> list[Case]:
+    k = "option out of range"
+    log, cmd, model = _w(LOG, lambda: log_npz()), _w(CMD, lambda: command_file_bytes()), _w(MODEL, model_bytes)
+    identify = ("identify", LOG, "--trajectory", CMD, "--out", "m.csv", "--refine", "none")
+    cases = []
+    for value, fragment in (("inf", "not finite"), ("nan", "not finite"), ("1e6", "out of range"), ("2", "out of range"),
+                            ("0", "out of range"), ("-0.04", "out of range"), ("0.0155", "whole number of milliseconds"),
+                            ("0.101", "out of range"), ("forty", "not a number"), ("", "not a number")):
+        cases.append(Case(f"identify-ts-{value or 'empty'}", k, (*identify, "--ts", value), 2, fragment, (log, cmd)))
+    for value, fragment in (("0", "out of range"), ("-1", "out of range"), ("1000", "out of range"), ("1.5", "not an integer")):
+        cases.append(Case(f"identify-refine-workers-{value}", k, (*identify, "--refine-workers", value), 2, fragment, (log, cmd)))
+    cases.append(Case("identify-refine-unknown", k, (*identify[:-1], "sgd"), 2, "invalid choice", (log, cmd)))
+    audit = ("audit", MODEL)
+    for option, value, fragment in (("--seed", "-1", "out of range"), ("--seed", "1.5", "not an integer"), ("--seed", str(2**64), "out of range"),
+                                    ("--seed", "１", "not an integer"),
+                                    ("--worst", "-5", "out of range"), ("--worst", "0", "out of range"), ("--worst", "1000000000", "out of range"),
+                                    ("--margin", "nan", "not finite"), ("--margin", "-1", "out of range"), ("--margin", "1", "out of range"),
+                                    ("--max-boxes", "0", "out of range"), ("--max-boxes", "-3", "out of range"),
+                                    ("--max-boxes", "10000000000", "out of range"),
+                                    ("--time-limit", "-1", "out of range"), ("--time-limit", "0", "out of range"),
+                                    ("--time-limit", "inf", "not finite")):
+        cases.append(Case(f"audit{option}-{value}", k, (*audit, option, value, "--certify"), 2, fragment, (model,)))
+    for value, fragment in (("nan", "not finite"), ("inf", "not finite"), ("1e6", "out of range"), ("-1", "out of range"),
+                            ("0", "out of range"), ("1e-9", "out of range")):
+        cases.append(Case(f"rescue-epsilon-{value}", k, ("rescue", MODEL, "--out", "r.csv", "--epsilon", value), 2, fragment, (model,)))
+    for value, fragment in (("0", "out of range"), ("-10", "out of range"), ("1000", "out of range"), ("1.5", "not an integer"), ("ten", "not an integer")):
+        cases.append(Case(f"preprocess-intervals-{value}", k, ("preprocess", LOG, "--out", "b", "--intervals", value), 2, fragment, (log,)))
+    for value, fragment in (("-1", "out of range"), ("abc", "not an integer"), ("1e3", "not an integer")):
+        cases.append(Case(f"record-seed-{value}", k, ("record", CMD, "--out", "x.npz", "--seed", value), 2, fragment, (cmd,)))
+    return cases
+
+
+def _cases_command_files() -> list[Case]:
+    k = "command file"
+    cases = []
+
+    def add(name, content, fragment, klass=k):
+        # each fault is seen by the two commands that read command files
+        cases.append(Case(f"record-cmd-{name}", klass, ("record", "bad.txt", "--out", "x.npz"), 2, fragment, (_w("bad.txt", content),)))
+
+    add("empty", b"", "header ends before FORMAT")
+    add("binary", bytes(range(256)) * 4, "not UTF-8")
+    add("latin-1", "# café\n".encode("latin-1") + command_file_bytes(), "not UTF-8")
+    add("wrong-format-line", lambda: command_text(_replace_line("FORMAT", "FORMAT CRANE-X7-COMMANDS 2")), "first line")
+    add("header-out-of-order", lambda: command_text(lambda ls: [ls[i] for i in _swap_header(ls)]), "header keyword")
+    add("ceiling-changed", lambda: command_text(_replace_line("VELOCITY_CEILING", "VELOCITY_CEILING_DEG_S 300 175.872 274.800 274.800 274.800 274.800 274.800 274.800")), "fixed in every file")
+    add("ceiling-full-width-digits", lambda: command_text(_replace_line("VELOCITY_CEILING", "VELOCITY_CEILING_DEG_S ２７４.８００ 175.872 274.800 274.800 274.800 274.800 274.800 274.800")), "is not a number")
+    add("waypoints-missing", lambda: command_text(lambda ls: [line for line in ls if not line.startswith("WAYPOINTS")]), "'WAYPOINTS'")
+    add("waypoints-not-integer", lambda: command_text(_replace_line("WAYPOINTS", "WAYPOINTS many")), "is not an integer")
+    add("waypoints-superscript-digit", lambda: command_text(_replace_line("WAYPOINTS", "WAYPOINTS ²")), "is not an integer")
+    add("waypoints-huge", lambda: command_text(_replace_line("WAYPOINTS", "WAYPOINTS 100000000")), "2 to 500")
+    add("waypoints-count-mismatch", lambda: command_text(_replace_line("WAYPOINTS", "WAYPOINTS 5")), "as declared by WAYPOINTS")
+    add("row-too-many-fields", lambda: command_text(_edit_row(2, 8, "20.0 7")), "10 fields")
+    add("row-too-few-fields", lambda: command_text(_edit_row(2, 8, "")), "8 fields")
+    add("row-not-a-number", lambda: command_text(_edit_row(2, 0, "ten")), "is not a number")
+    add("row-full-width-digits", lambda: command_text(_edit_row(2, 0, "６０.000")), "is not a number")
+    add("row-underscore-digits", lambda: command_text(_edit_row(2, 0, "6_0.000")), "is not a number")
+    add("row-nan", lambda: command_text(_edit_row(2, 0, "nan")), "is not a number")
+    add("row-inf", lambda: command_text(_edit_row(2, 0, "inf")), "is not a number")
+    add("row-overflow", lambda: command_text(_edit_row(2, 0, "1e400")), "overflows")
+    add("row-huge-token", lambda: command_text(_edit_row(2, 0, "9" * 300_000 + "x")), "characters)")
+    add("angle-outside-limits", lambda: command_text(_edit_row(2, 1, "95.000")), "outside the joint limits")
+    add("speed-zero", lambda: command_text(_edit_row(2, 8, "0.0")), "speed factor")
+    add("speed-1e-6-percent", lambda: command_text(_edit_row(2, 8, "0.000001")), "speed factor")
+    add("speed-0.01-percent", lambda: command_text(_edit_row(2, 8, "0.01")), "speed factor")
+    add("speed-above-100", lambda: command_text(_edit_row(2, 8, "150")), "speed factor")
+    add("last-row-not-q0", lambda: command_text(_edit_row(-1, 0, "10.000")), "q̄0")
+    add("final-speed-not-20", lambda: command_text(_edit_row(-1, 8, "30.0")), "final row speed")
+    add("motion-longer-than-600-s", _slow_file, "commanded motion reaches")
+    add("larger-than-1-MiB", lambda: command_file_bytes() + b"#" * (1 << 20), "bytes")
+    cases.append(Case("record-cmd-is-folder", k, ("record", "d.txt", "--out", "x.npz"), 2, "is a folder", (("mkdir", "d.txt"),)))
+    cases.append(Case("record-cmd-is-fifo", k, ("record", "f.txt", "--out", "x.npz"), 2, "not a regular file", (("fifo", "f.txt"),)))
+    cases.append(Case("record-cmd-missing", k, ("record", "none.txt", "--out", "x.npz"), 2, "no such file", ()))
+    cases.append(Case("identify-trajectory-unparsable", k, ("identify", LOG, "--trajectory", "bad.txt", "--out", "m.csv"), 2, "is not a number",
+                      (_w(LOG, lambda: log_npz()), _w("bad.txt", lambda: command_text(_edit_row(2, 0, "６０.000"))))))
+    cases.append(Case("identify-trajectory-is-fifo", k, ("identify", LOG, "--trajectory", "f.txt", "--out", "m.csv"), 2, "not a regular file",
+                      (_w(LOG, lambda: log_npz()), ("fifo", "f.txt"))))
+    return cases
+
+
+def _swap_header(lines):
+    order = list(range(len(lines)))
+    a = next(i for i, line in enumerate(lines) if line.startswith("ACCEL"))
+    b = next(i for i, line in enumerate(lines) if line.startswith("START"))
+    order[a], order[b] = b, a
+    return order
+
+
+def _cases_raw_logs() -> list[Case]:
+    k = "raw log"
+    cases = []
+
+    def add(name, content, fragment, suffix=".csv", klass=k):
+        cases.append(Case(f"preprocess-log-{name}", klass, ("preprocess", f"bad{suffix}", "--out", "b"), 2, fragment, (_w(f"bad{suffix}", content),)))
+
+    first = 5  # a sample line in the middle of the short log
+    add("empty", b"", "empty file")
+    add("metadata-only", lambda: short_log_lines()[0], "no samples after")
+    add("105-fields-every-line", lambda: log_text(lambda rows: [r[:-1] for r in rows]), "105 fields: wrong column count")
+    add("107-fields-every-line", lambda: log_text(lambda rows: [[b"0"] + r for r in rows]), "107 fields: wrong column count")
+    add("one-short-line", lambda: log_text(lambda rows: rows[:first] + [rows[first][:50]] + rows[first + 1:]), "50 fields")
+    add("blank-line", lambda: log_text(lambda rows: rows[:first] + [[b""]] + rows[first:]), "a blank line")
+    add("truncated-last-line", lambda: log_text()[:-700], "truncated")
+    add("no-final-newline", lambda: log_text()[:-1], "no final newline")
+    add("not-a-number", lambda: log_text(_set(first, 3, b"abc")), "column 4 (theta_logged_3)")
+    add("full-width-digits", lambda: log_text(_set(first, 3, "３.0".encode())), "is not a number")
+    add("underscore-digits", lambda: log_text(_set(first, 3, b"3_0")), "is not a number")
+    add("hex-number", lambda: log_text(_set(first, 3, b"0x10")), "is not a number")
+    add("nan", lambda: log_text(_set(first, 3, b"nan")), "nan")
+    add("inf", lambda: log_text(_set(first, 3, b"inf")), "inf")
+    add("empty-field", lambda: log_text(_set(first, 3, b"")), "is nan")
+    add("1e308-current", lambda: log_text(_set(first, 49, b"1e308")), "current_command_1")
+    add("1e308-stamp", lambda: log_text(_set(first, 0, b"1e308")), "column 1 (t)")
+    add("angle-two-turns", lambda: log_text(_set(first, 1, b"20.0")), "theta_logged_1")
+    add("velocity-1e4", lambda: log_text(_set(first, 9, b"1e4")), "dtheta_1")
+    add("negative-stamp", lambda: log_text(_set(0, 0, b"-5")), "column 1 (t)")
+    add("clamped-flag-2", lambda: log_text(_set(first, 97, b"2")), "clamped_1")
+    add("segment-fraction", lambda: log_text(_set(first, 105, b"0.5")), "integers")
+    add("ticks-outside-register", lambda: log_text(_set(first, 81, b"5000")), "position_ticks_1")
+    add("huge-token", lambda: log_text(_set(first, 3, b"7" * 3_000_000 + b"x")), "characters)")
+    add("non-monotonic-stamp", lambda: log_text(_set(first, 0, b"0.0001")), "non-monotonic")
+    add("repeated-stamp", lambda: log_text(lambda rows: rows[:first] + [rows[first]] + rows[first:]), "repeats the previous")
+    add("stamp-gap", lambda: log_text(lambda rows: rows[:first] + [[b"%r" % (float(r[0]) + 0.05)] + r[1:] for r in rows[first:]]), "gap of")
+    add("five-samples", lambda: log_text(lambda rows: rows[:5]), "anti-alias filter")
+    add("not-utf8-bytes", lambda: log_text(_set(first, 3, b"\xff\xfe")), "is not a number")
+    add("nul-bytes", lambda: log_text(_set(first, 3, b"\x00\x00")), "is not a number")
+    add("gz-truncated", lambda: gzip.compress(log_text(), mtime=0)[:-200], "truncated", ".csv.gz")
+    add("gz-corrupt", lambda: b"\x1f\x8b" + b"\x00" * 100, "gzip", ".csv.gz")
+    add("gz-trailing-garbage", lambda: gzip.compress(log_text(), mtime=0) + b"garbage", "not gzip", ".csv.gz")
+    add("npz-not-a-zip", b"PK\x03\x04 this is not a zip file", "not a readable .npz", ".npz")
+    add("npz-text-member", lambda: _npz({"samples": np.zeros((3, raw_log.N_COLUMNS)), "notes.txt": b"hello"}), "not a .npy array", ".npz")
+    add("npz-complex-samples", lambda: _npz({"samples": np.zeros((50, raw_log.N_COLUMNS), dtype=complex)}), "complex", ".npz")
+    add("npz-object-samples", lambda: _npz({"samples": np.array([[None] * raw_log.N_COLUMNS], dtype=object)}), "Python objects", ".npz")
+    add("npz-text-samples", lambda: _npz({"samples": np.full((50, raw_log.N_COLUMNS), "1.0")}), "dtype", ".npz")
+    add("npz-bool-samples", lambda: _npz({"samples": np.ones((50, raw_log.N_COLUMNS), dtype=bool)}), "dtype", ".npz")
+    add("npz-wrong-shape", lambda: _npz({"samples": np.zeros((50, 105))}), "wrong column count", ".npz")
+    add("npz-no-samples", lambda: _npz({"data": np.zeros((50, raw_log.N_COLUMNS))}), "no 'samples' array", ".npz")
+    add("npz-metadata-numbers", lambda: _npz({"samples": np.zeros((50, raw_log.N_COLUMNS)), "metadata": np.arange(3)}), "'metadata'", ".npz")
+    add("npz-bomb-header", lambda: _npz({"samples.npy": _npy_header_only((10**10, raw_log.N_COLUMNS))}), "more than", ".npz")
+    add("npz-nan-sample", lambda: _npz({"samples": np.full((50, raw_log.N_COLUMNS), np.nan)}), "sample 0", ".npz")
+    cases.append(Case("preprocess-log-is-folder", k, ("preprocess", "d.csv", "--out", "b"), 2, "is a folder", (("mkdir", "d.csv"),)))
+    cases.append(Case("preprocess-log-is-fifo", k, ("preprocess", "f.csv", "--out", "b"), 2, "not a regular file", (("fifo", "f.csv"),)))
+    cases.append(Case("preprocess-log-missing", k, ("preprocess", "none.csv", "--out", "b"), 2, "no such file", ()))
+    cases.append(Case("identify-log-105-fields", k, ("identify", "bad.csv", "--trajectory", CMD, "--out", "m.csv"), 2, "wrong column count",
+                      (_w("bad.csv", lambda: log_text(lambda rows: [r[:-1] for r in rows])), _w(CMD, lambda: command_file_bytes()))))
+    return cases
+
+
+def _cases_parameter_files() -> list[Case]:
+    k = "model or truth file"
+    cases = []
+
+    def add(name, content, fragment, command=("audit", "bad.csv")):
+        cases.append(Case(f"{command[0]}-model-{name}", k, command, 2, fragment, (_w("bad.csv", content),)))
+
+    add("empty", b"", "empty parameter file")
+    add("binary", bytes(range(256)), "not UTF-8")
+    add("bad-header", lambda: parameter_text(lambda ls: [("name;value;unit" if line.startswith("name,") else line) for line in ls]), "header")
+    add("wrong-field-count", lambda: parameter_text(_param_field("ZZR1", 2, "kg·m^2,extra")), "fields")
+    add("unknown-name", lambda: parameter_text(_param_field("ZZR1", 0, "ZZR9")), "unknown parameter name")
+    add("repeated-name", lambda: parameter_text(_param_field("XXR2", 0, "ZZR1")), "repeated")
+    add("missing-parameter", lambda: parameter_text(lambda ls: [line for line in ls if not line.startswith("FV3,")]), "missing ['FV3']")
+    add("value-nan", lambda: parameter_text(_param_field("ZZR1", 1, "nan")), "is not a number")
+    add("value-full-width", lambda: parameter_text(_param_field("ZZR1", 1, "０.５")), "is not a number")
+    add("value-1e308", lambda: parameter_text(_param_field("ZZR1", 1, "1e308")), "magnitude")
+    add("value-huge-token", lambda: parameter_text(_param_field("ZZR1", 1, "1" * 100_000 + "z")), "characters)")
+    add("wrong-unit", lambda: parameter_text(_param_field("ZZR1", 2, "g·cm^2")), "unit")
+    add("std-error-nan", lambda: parameter_text(_param_field("ZZR1", 3, "nan")), "standard error")
+    add("std-error-negative", lambda: parameter_text(_param_field("ZZR1", 3, "-0.1")), "is negative")
+    add("std-error-nan", lambda: parameter_text(_param_field("ZZR1", 3, "nan")), "standard error", ("rescue", "bad.csv", "--out", "r.csv"))
+    add("std-error-negative", lambda: parameter_text(_param_field("FV2", 3, "-1")), "is negative", ("rescue", "bad.csv", "--out", "r.csv"))
+    add("binary", b"\x89PNG\r\n\x1a\n" + bytes(200), "not UTF-8", ("rescue", "bad.csv", "--out", "r.csv"))
+    cases.append(Case("audit-model-is-folder", k, ("audit", "d.csv"), 2, "is a folder", (("mkdir", "d.csv"),)))
+    cases.append(Case("audit-model-is-fifo", k, ("audit", "f.csv"), 2, "not a regular file", (("fifo", "f.csv"),)))
+    cases.append(Case("audit-model-missing", k, ("audit", "none.csv"), 2, "no such file", ()))
+    cmd = _w(CMD, lambda: command_file_bytes())
+    for name, content, fragment in (
+        ("negative-mass", lambda: truth_text("M3", -1.0), "M3: mass"),
+        ("zero-mass", lambda: truth_text("M5", 0.0), "M5: mass"),
+        ("non-physical-inertia", _pseudo_inertia_violation, "link 3"),
+        ("zero-rotor-inertia", lambda: truth_text("IA2", 0.0), "IA2"),
+        ("negative-friction", lambda: truth_text("FV4", -0.1), "FV4"),
+        ("not-utf8", lambda: truth_bytes().replace(b"name,value", b"n\xe4me,value"), "not UTF-8"),
+        ("reduced-set-not-standard", model_bytes, "missing"),
+    ):
+        cases.append(Case(f"record-truth-{name}", k, ("record", CMD, "--truth", "truth.csv", "--out", "x.npz"), 2, fragment,
+                          (cmd, _w("truth.csv", content))))
+    cases.append(Case("record-truth-is-folder", k, ("record", CMD, "--truth", "t", "--out", "x.npz"), 2, "is a folder", (cmd, ("mkdir", "t"))))
+    return cases
+
+
+def _cases_gate() -> list[Case]:
+    k = "not identifiable"
+    cmd, v01 = _w(CMD, lambda: command_file_bytes()), _w("V01.txt", lambda: command_file_bytes("V01"))
+    identify = ("identify", LOG, "--trajectory", CMD, "--out", "m.csv", "--refine", "none")
+    return [
+        Case("identify-wrong-trajectory", k, ("identify", LOG, "--trajectory", "V01.txt", "--out", "m.csv", "--refine", "none"), 2,
+             "not from --trajectory V01.txt", (_w(LOG, lambda: log_npz()), v01)),
+        Case("identify-edited-trajectory", k, identify, 2, "not from --trajectory",
+             (_w(LOG, lambda: log_npz()), _w(CMD, lambda: command_file_bytes() + b"# edited\n"))),
+        Case("identify-log-without-hash", k, identify, 2, "carry no command-file sha256", (_w(LOG, lambda: log_npz(drop_hash=True)), cmd)),
+        Case("identify-idle-only", k, identify, 2, "too little motion", (_w(LOG, lambda: log_npz(still=True)), cmd)),
+        Case("identify-too-few-samples", k, (*identify, "--ts", "0.08"), 2, "samples per parameter", (_w(LOG, lambda: log_npz(duration_s=8.0)), cmd)),
+        Case("identify-hand-barely-moves", k, identify, 2, "axis 8", (_w(LOG, lambda: log_npz(hand_amplitude=0.03)), cmd)),
+        Case("identify-ill-conditioned", k, identify, 2, "condition number", (_w(LOG, lambda: log_npz(hand_amplitude=0.15, hand_hz=0.02)), cmd)),
+    ]
+
+
+def _cases_interrupts() -> list[Case]:
+    k = "interrupt"
+    cmd, model = _w(CMD, lambda: command_file_bytes()), _w(MODEL, model_bytes)
+    return [
+        Case("record-sigint", k, ("record", CMD, "--out", "x.npz"), 130, "interrupted (SIGINT)", (cmd,), signal=(signal.SIGINT, 1.0)),
+        Case("record-sigterm", k, ("record", CMD, "--out", "x.csv"), 143, "interrupted (SIGTERM)", (cmd,), signal=(signal.SIGTERM, 1.0)),
+        Case("rescue-sigint", k, ("rescue", MODEL, "--out", "r.csv"), 130, "interrupted (SIGINT)", (model,), signal=(signal.SIGINT, 1.0)),
+    ]
+
+
+def _cases_controls() -> list[Case]:
+    """Good input: the same fixtures pass, so a refused case is refused for its fault alone."""
+    k = "control (accepted)"
+    log, cmd = _w(LOG, lambda: log_npz()), _w(CMD, lambda: command_file_bytes())
+    identify = ("identify", LOG, "--trajectory", CMD, "--refine", "none", "--out")
+    return [
+        Case("identify-good", k, (*identify, "m.csv"), 0, "written", (log, cmd), creates=("m.csv",)),
+        Case("identify-force-replaces", k, (*identify, "m.csv", "--force"), 0, "written", (log, cmd, _w("m.csv", b"old\n")), creates=("m.csv",)),
+        Case("preprocess-good-text-log", k, ("preprocess", "good.csv", "--out", "b", "--intervals", "10"), 0, "samples at 10 ms",
+             (_w("good.csv", lambda: log_text()),), creates=("b", "b/bundle_010ms.npz")),
+        Case("preprocess-good-gz-log", k, ("preprocess", "good.csv.gz", "--out", "b", "--intervals", "10", "20"), 0, "samples at 20 ms",
+             (_w("good.csv.gz", lambda: gzip.compress(log_text(), mtime=0)),), creates=("b", "b/bundle_010ms.npz", "b/bundle_020ms.npz")),
+        Case("preprocess-repair-truncated", k, ("preprocess", "cut.csv", "--out", "b", "--intervals", "10", "--repair"), 0, "repaired",
+             (_w("cut.csv", lambda: log_text()[:-700]),), creates=("b", "b/bundle_010ms.npz")),
+    ]
+
+
+@lru_cache(maxsize=1)
+def cases() -> tuple[Case, ...]:
+    """Every case of the corpus, in a fixed order; names are unique."""
+    everything = (_cases_output_paths() + _cases_options() + _cases_command_files() + _cases_raw_logs()
+                  + _cases_parameter_files() + _cases_gate() + _cases_interrupts() + _cases_controls())
+    names = [c.name for c in everything]
+    duplicated = sorted({n for n in names if names.count(n) > 1})
+    if duplicated:
+        raise RuntimeError(f"corpus case names repeat: {duplicated}")
+    return tuple(everything)
+
+
+# --------------------------------------------------------------------------------------------
+# running a case
+
+
+def build(case: Case, folder: Path) -> None:
+    """Set up the scratch folder of a case."""
+    folder = Path(folder)
+    for step in case.setup:
+        kind, name = step[0], folder / step[1]
+        if kind == "write":
+            content = step[2]() if callable(step[2]) else step[2]
+            name.parent.mkdir(parents=True, exist_ok=True)
+            name.write_bytes(content)
+        elif kind == "mkdir":
+            name.mkdir(parents=True, exist_ok=True)
+        elif kind == "fifo":
+            os.mkfifo(name)
+        elif kind == "symlink":
+            os.symlink(step[2], name)
+        elif kind == "hardlink":
+            os.link(folder / step[2], name)
+        elif kind == "chmod":
+            os.chmod(name, step[2])
+        else:
+            raise ValueError(f"unknown setup step {kind!r}")
+
+
+def snapshot(folder: Path) -> dict[str, tuple]:
+    """Every entry under `folder` (symlinks not followed, FIFOs not opened): kind, and for files
+    their size, modification time and sha256."""
+    state = {}
+    for root, dirs, files in os.walk(folder):
+        for name in dirs + files:
+            path = Path(root) / name
+            info = path.lstat()
+            relative = str(path.relative_to(folder))
+            if stat.S_ISREG(info.st_mode):
+                state[relative] = ("file", info.st_size, info.st_mtime_ns, hashlib.sha256(path.read_bytes()).hexdigest())
+            elif stat.S_ISLNK(info.st_mode):
+                state[relative] = ("link", os.readlink(path))
+            else:
+                state[relative] = ("dir" if stat.S_ISDIR(info.st_mode) else "special", stat.S_IFMT(info.st_mode), info.st_mode)
+    return state
+
+
+def changes(before: dict, after: dict) -> list[str]:
+    return sorted(name for name in set(before) | set(after) if before.get(name) != after.get(name))
+
+
+def run_case(case: Case, folder: Path) -> Outcome:
+    """Build the case in `folder` (empty), run it, and report status, output and changed files."""
+    folder = Path(folder)
+    build(case, folder)
+    before = snapshot(folder)
+    if case.signal is None:
+        status, out, err = _run_in_process(case.argv, folder)
+    else:
+        status, out, err = _run_with_signal(case.argv, folder, *case.signal)
+    return Outcome(status, out, err, changes(before, snapshot(folder)))
+
+
+def _run_in_process(argv, folder: Path) -> tuple[int, str, str]:
+    from crane_lib import cli
+
+    out, err = io.StringIO(), io.StringIO()
+    here = os.getcwd()
+    os.chdir(folder)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            status = cli.main(list(argv))
+    finally:
+        os.chdir(here)
+    return status, out.getvalue(), err.getvalue()
+
+
+def _run_with_signal(argv, folder: Path, signum: int, delay_s: float) -> tuple[int, str, str]:
+    """Run `crane-id` as its own process; once it has printed its first line (its work has
+    begun), wait `delay_s` seconds and send it `signum`."""
+    import threading
+
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    process = subprocess.Popen([sys.executable, "-m", "crane_lib.cli", *argv], cwd=folder, env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines: list[str] = []
+    started = threading.Event()
+
+    def read_stdout():
+        for line in process.stdout:
+            lines.append(line)
+            started.set()
+        started.set()
+
+    reader = threading.Thread(target=read_stdout, daemon=True)
+    reader.start()
+    err_chunks: list[str] = []
+    err_reader = threading.Thread(target=lambda: err_chunks.append(process.stderr.read()), daemon=True)
+    err_reader.start()
+    started.wait(timeout=300)
+    if process.poll() is None:
+        try:
+            process.wait(timeout=delay_s)
+        except subprocess.TimeoutExpired:
+            process.send_signal(signum)
+    process.wait(timeout=300)
+    reader.join(timeout=10)
+    err_reader.join(timeout=10)
+    return process.returncode, "".join(lines), "".join(err_chunks)
