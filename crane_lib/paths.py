@@ -20,3 +20,16 @@ RECORDINGS_DIR = RESULTS_DIR / "recordings"
 def recording_path(trajectory: str, run: int = 1) -> Path:
     """The default data set's raw log of one execution (built by `python -m crane_lib.twin.dataset`)."""
     return RECORDINGS_DIR / f"{trajectory}_run{run}.npz"
+
+
+def portable(path) -> str:
+    """A path as result files record it: relative to the repository (or the results folder) when
+    inside it, so that two clones at different places write byte-identical records."""
+    resolved = Path(path).resolve()
+    for root, prefix in ((RESULTS_DIR.resolve(), "results"), (REPO_ROOT, "")):
+        try:
+            relative = resolved.relative_to(root)
+        except ValueError:
+            continue
+        return (Path(prefix) / relative).as_posix() if prefix else relative.as_posix()
+    return str(path)

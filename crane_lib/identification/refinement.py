@@ -21,6 +21,7 @@ from crane_lib.logs.preprocessing import grid_step, preprocess
 from crane_lib.logs.raw_log import RawLog, read_raw_log
 from crane_lib.model.dynamics import DynamicModel
 from crane_lib.model.parameters import ParameterSet
+from crane_lib.paths import portable
 
 REFINE_CHOICES = ("clie", "fast", "didim", "none")
 DEFAULT_REFINE = "fast"
@@ -90,7 +91,7 @@ def identify_recording(log: RawLog, trajectory: str, ts: float, method: str = DE
     bundle = preprocess(log, ts)
     gate.check_bundle(bundle, len(model.names), source)
     condition = identify_condition(bundle, trajectory, model, run=run)
-    condition.provenance.update({"log": str(log.path)})
+    condition.provenance.update({"log": portable(log.path) if log.path is not None else ""})
     if condition.ols is not None:
         gate.check_kappa(condition.ols.kappa, source, ts)
     if condition.start is None:

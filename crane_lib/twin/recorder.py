@@ -61,6 +61,7 @@ from crane_lib.model.dynamics import bind_template, model
 from crane_lib.model.parameters import ParameterSet
 from crane_lib.model.robot_description import load_mdh_table, mdh_frames
 from crane_lib.paper_numbers import paper
+from crane_lib.paths import portable
 from crane_lib.twin import truth as twin_truth
 from crane_lib.twin.truth import TWIN_PLANT_CSV, TWIN_TRUTH_CSV, PlantSettings, compute_plant_settings, load_plant_settings, load_truth
 
@@ -173,10 +174,10 @@ class Plant:
 
 def _as_truth(truth) -> tuple[ParameterSet, str]:
     if truth is None:
-        return load_truth(TWIN_TRUTH_CSV), str(TWIN_TRUTH_CSV)
+        return load_truth(TWIN_TRUTH_CSV), portable(TWIN_TRUTH_CSV)
     if isinstance(truth, ParameterSet):
         return truth, "<in memory>"
-    return load_truth(truth), str(truth)
+    return load_truth(truth), portable(truth)
 
 
 def gear_loss_coefficients(settings: PlantSettings) -> np.ndarray:
@@ -329,7 +330,7 @@ def record(
     else:
         path = Path(command_file)
         cmd = read_command_file(path)
-        command_name, command_sha = str(path), cmd.sha256  # the digest of the bytes that were parsed
+        command_name, command_sha = portable(path), cmd.sha256  # the digest of the bytes that were parsed
     truth_set, truth_name = _as_truth(truth)
     if plant_settings is None:
         plant_settings = load_plant_settings(TWIN_PLANT_CSV) if truth is None else compute_plant_settings(truth_set)
