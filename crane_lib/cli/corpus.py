@@ -682,9 +682,59 @@ def changes(before: dict, after: dict) -> list[str]:
     return sorted(name for name in set(before) | set(after) if before.get(name) != after.get(name))
 
 
+def problems(case: Case, outcome: Outcome) -> list[str]:
+    """What is wrong with an outcome (empty when the case passes): the exit status, the message
+    fragment, a traceback, a message of more than one line or 600 characters, a changed file
+    (a control: anything but its outputs)."""
+    found = []
+    if outcome.status != case.status:
+        found.append(f"exit status {outcome.status}, expected {case.status}")
+    if case.fragment not in outcome.message:
+        found.append(f"message lacks {case.fragment!r}")
+    if "Traceback" in outcome.stderr:
+        found.append("a traceback")
+    if case.status == 0:
+        if outcome.changed != sorted(set(case.creates)):
+            found.append(f"changed {outcome.changed}, expected {sorted(set(case.creates))}")
+    else:
+        if outcome.changed:
+            found.append(f"files changed: {outcome.changed}")
+        if len(outcome.stderr.strip().splitlines()) != 1:
+            found.append(f"{len(outcome.stderr.strip().splitlines())} lines on stderr")
+        if len(outcome.stderr) >= 600:
+            found.append(f"a message of {len(outcome.stderr)} characters")
+    return found
+
+
+def skipped_reason(case: Case, signals: bool = True) -> str | None:
+    if case.needs_non_root and os.geteuid() == 0:
+        return "root ignores file permissions"
+    if case.signal is not None and not signals:
+        return "sends a signal to a separate process (run by the test suite)"
+    return None
+
+
+def run_all(signals: bool = False, progress: bool = True) -> list[tuple[Case, Outcome | None, list[str]]]:
+    """Every case, each in its own temporary folder: (case, outcome or None when skipped, problems)."""
+    import tempfile
+
+    from tqdm.auto import tqdm
+
+    results = []
+    for case in tqdm(cases(), desc="bad-input corpus", unit="case", disable=not progress):
+        if skipped_reason(case, signals):
+            results.append((case, None, []))
+            continue
+        with tempfile.TemporaryDirectory() as folder:
+            outcome = run_case(case, Path(folder))
+        results.append((case, outcome, problems(case, outcome)))
+    return results
+
+
 def run_case(case: Case, folder: Path) -> Outcome:
     """Build the case in `folder` (empty), run it, and report status, output and changed files."""
     folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
     build(case, folder)
     before = snapshot(folder)
     if case.signal is None:
@@ -741,3 +791,40 @@ def _run_with_signal(argv, folder: Path, signum: int, delay_s: float) -> tuple[i
     reader.join(timeout=10)
     err_reader.join(timeout=10)
     return process.returncode, "".join(lines), "".join(err_chunks)
+
+
+# --------------------------------------------------------------------------------------------
+# tables of a run (the book's "Bad input" page)
+
+
+def _last_line(outcome: Outcome | None) -> str:
+    return outcome.message.strip().splitlines()[-1] if outcome is not None and outcome.message.strip() else ""
+
+
+def class_table(results):
+    """One row per class of bad input: cases, subcommands, exit statuses, how many behaved as
+    expected in this run, and one message as it was printed."""
+    import pandas as pd
+
+    rows = []
+    for klass in dict.fromkeys(c.klass for c, _, _ in results):
+        members = [(c, o, p) for c, o, p in results if c.klass == klass]
+        example = next((o for _, o, _ in members if o is not None), None)
+        rows.append({
+            "class": klass,
+            "cases": len(members),
+            "subcommands": ", ".join(sorted({c.command for c, _, _ in members})),
+            "exit status": ", ".join(str(s) for s in sorted({c.status for c, _, _ in members})),
+            "as expected here": f"{sum(o is not None and not p for _, o, p in members)} of {sum(o is not None for _, o, _ in members)}",
+            "example message": _last_line(example) if example is not None else f"(expects {members[0][0].fragment!r}: run by the tests)",
+        })
+    return pd.DataFrame(rows)
+
+
+def case_table(results):
+    """Every case: name, class, command line, expected status and fragment, and what happened here."""
+    import pandas as pd
+
+    return pd.DataFrame([{"case": c.name, "class": c.klass, "command": "crane-id " + " ".join(c.argv), "status": c.status,
+                          "fragment": c.fragment, "here": "skipped" if o is None else ("as expected" if not p else "; ".join(p))}
+                         for c, o, p in results])

@@ -27,7 +27,7 @@ commanded motion (segments plus the final dwell) lasts at most MAX_COMMANDED_DUR
 The longest of the 43 files in trajectories/ runs 114 s with 155 rows at no less than 20 %; a
 1e-6 % factor would otherwise ask for years of motion, and 0.01 % for days. At the bounds the
 1 ms reference (`interpolate`: time plus three (n, 8) arrays) takes at most
-`reference_bytes_bound()` = 115 MB, and the twin's raw log at most `twin_log_bytes_bound()`
+`reference_bytes_bound()` = 120 MB, and the twin's raw log at most `twin_log_bytes_bound()`
 (crane_lib.twin.recorder). The file itself is read only up to MAX_FILE_BYTES (1 MiB), numbers
 only in ASCII decimal notation (`errors.parse_number`).
 

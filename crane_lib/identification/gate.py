@@ -93,3 +93,38 @@ def check_kappa(kappa: float, source: str, ts: float) -> None:
     if not kappa <= KAPPA_MAX:
         raise NotIdentifiable(source, f"regressor condition number {kappa:.3g} at {ts * 1e3:g} ms",
                               f"at most {KAPPA_MAX:g} (the paper's conditions reach {paper_largest_kappa():g})")
+
+
+def measure(bundle, model) -> dict:
+    """What the gate looks at in one bundle, for reporting: samples, samples per parameter, the
+    least-travelling axis and its travel (deg), and the stacked regressor's kappa."""
+    from crane_lib.identification.ols import stack
+    from crane_lib.model.identifiability import condition_number
+
+    travel = np.degrees(np.ptp(bundle.theta, axis=0))
+    w_all, _ = stack(model.regressor(bundle.theta, bundle.dtheta, bundle.ddtheta), bundle.tau)
+    return {"samples": int(bundle.n_samples), "samples_per_parameter": bundle.n_samples / len(model.names),
+            "least_travel_axis": int(np.argmin(travel)) + 1, "least_travel_deg": float(travel.min()),
+            "kappa": condition_number(w_all)}
+
+
+def margins_table(logs: dict, intervals=(0.04, 0.08), model=None):
+    """Where recordings sit against the gate: one row per (name, interval) of `logs` (name -> raw
+    log path), from the cached bundles; missing files are left out."""
+    import pandas as pd
+
+    from crane_lib.logs.preprocessing import cached_bundles
+    from crane_lib.model.dynamics import model as shared_model
+
+    model = shared_model("reduced") if model is None else model
+    rows = []
+    for name, path in logs.items():
+        if not Path(path).is_file():
+            continue
+        for ts, bundle in cached_bundles(path, intervals=intervals).items():
+            m = measure(bundle, model)
+            rows.append({"recording": name, "interval [ms]": round(ts * 1e3), "samples": m["samples"],
+                         "samples per parameter": round(m["samples_per_parameter"], 1),
+                         "least travel [deg]": round(m["least_travel_deg"], 1), "axis": m["least_travel_axis"],
+                         "kappa": round(m["kappa"], 1)})
+    return pd.DataFrame(rows)
