@@ -68,6 +68,12 @@ def main(argv: list[str] | None = None) -> int:
             one_line = str(error).replace("\r", "\\r").replace("\n", "\\n")
             print(f"crane-id {args.command}: {one_line}", file=sys.stderr)
             return EXIT_BAD_INPUT
+        except OSError as error:  # the disk filled, a file vanished mid-run: atomic writes left nothing partial
+            if interrupt_pending():
+                return _interrupted(args.command, interrupt_pending())
+            where = f"{error.filename}: " if error.filename else ""
+            print(f"crane-id {args.command}: {where}{error.strerror or error}; no output was written", file=sys.stderr)
+            return EXIT_BAD_INPUT
         except Exception:
             if interrupt_pending():
                 return _interrupted(args.command, interrupt_pending())
