@@ -57,7 +57,7 @@ from crane_lib.errors import InputError
 from crane_lib.export import artefacts as export_stage
 from crane_lib.logs.preprocessing import cached_bundles
 from crane_lib.logs.raw_log import read_raw_log
-from crane_lib.paths import REPO_ROOT, recording_path
+from crane_lib.paths import REPO_ROOT, TRAJECTORY_DIR, recording_path
 from crane_lib.records import read_json_record
 from crane_lib.reporting import claims, downloads, sweep
 from crane_lib.twin import dataset
@@ -132,7 +132,8 @@ def accepted_model_step(profile: str, jobs: int = 2, trajectory: str = REPRESENT
         def progress(stage):
             bar.set_postfix_str(stage)
             bar.update(max(stages.index(stage) - bar.n, 0) if stage in stages else 0)
-        result = accepted_stage.accept_recording(read_raw_log(log_path), trajectory, ts, refine, workers=jobs, run=run, progress=progress)
+        result = accepted_stage.accept_recording(read_raw_log(log_path), trajectory, ts, refine, workers=jobs, run=run, progress=progress,
+                                                 command_file=TRAJECTORY_DIR / f"{trajectory}.txt")  # the gate checks the log executed it
         bar.update(bar.total - bar.n)
     accepted_stage.write_accepted(result, ts, directory, extra={"cache_key": key})
     print(f"accepted model: {result.verdict()} ({time.perf_counter() - started:.0f} s); {csv_path}")
