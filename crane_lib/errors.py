@@ -15,6 +15,7 @@ Shared by every reader and the command-line tool:
 from __future__ import annotations
 
 import csv
+import math
 import os
 import re
 import signal
@@ -63,7 +64,7 @@ def parse_number(text, where: str, what: str = "a finite decimal number", field:
     if not _NUMBER.fullmatch(token):
         raise InputError(where, f"{field} {shown(token)} is not a number", what)
     value = float(token)
-    if value != value or value in (float("inf"), float("-inf")):
+    if not math.isfinite(value):  # a token of 400 digits or an exponent beyond 308
         raise InputError(where, f"{field} {shown(token)} overflows a double", what)
     return value
 

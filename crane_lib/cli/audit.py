@@ -20,7 +20,6 @@ from crane_lib.cli.common import bounded_float, bounded_int, seed
 from crane_lib.model.dynamics import model as shared_model
 from crane_lib.model.parameters import load_parameters
 
-
 MAX_WORST = 1000  # configurations listed
 MAX_MARGIN = 0.01  # kg·m^2: the largest epsilon of the paper's ladder; no arm model is PD by much more
 MAX_BOXES = 10**9  # the branch and bound keeps its open boxes in memory: 1e9 is far beyond any finished run

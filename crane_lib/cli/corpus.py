@@ -30,7 +30,7 @@ import subprocess
 import sys
 import zipfile
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -96,24 +96,24 @@ def _trajectory(name: str) -> bytes:
     return (TRAJECTORY_DIR / f"{name}.txt").read_bytes()
 
 
-@lru_cache(maxsize=None)
+@cache
 def command_file_bytes(name: str = "AP01") -> bytes:
     return _trajectory(name)
 
 
-@lru_cache(maxsize=None)
+@cache
 def truth_bytes() -> bytes:
     return (DATA_DIR / "twin_truth.csv").read_bytes()
 
 
-@lru_cache(maxsize=None)
+@cache
 def truth_base_parameters() -> np.ndarray:
     from crane_lib.twin.truth import load_truth
 
     return shared_model("reduced").base_from_standard(load_truth().as_dict()).values
 
 
-@lru_cache(maxsize=None)
+@cache
 def model_bytes() -> bytes:
     """A valid model file: the truth's 39 base parameters with (made-up, positive) standard errors."""
     model = shared_model("reduced")
@@ -148,7 +148,7 @@ def sinusoid_samples(duration_s: float, seed: int = 5, amplitude=AMPLITUDE, freq
     command file `command` with its sha256 (the log is not a recording of it: the gate checks
     the hash only)."""
     rng = np.random.default_rng(seed)
-    n = int(round(duration_s * 1000)) + 1
+    n = round(duration_s * 1000) + 1
     t = np.arange(n) * 1e-3
     t[1:] += rng.uniform(-2e-4, 2e-4, n - 1)
     t[-1] = min(t[-1], duration_s)
@@ -189,7 +189,7 @@ def _log_bytes(samples: np.ndarray, metadata: dict, suffix: str) -> bytes:
         return path.read_bytes()
 
 
-@lru_cache(maxsize=None)
+@cache
 def log_npz(duration_s: float = 16.0, hand_amplitude: float | None = None, hand_hz: float | None = None,
             command: str = "AP01", drop_hash: bool = False, still: bool = False) -> bytes:
     """A raw log (.npz, uncompressed: quick to write and read) of the sinusoidal motion; the
@@ -208,7 +208,7 @@ def log_npz(duration_s: float = 16.0, hand_amplitude: float | None = None, hand_
     return npz_io.npz_bytes({"samples": samples, "metadata": np.array(meta)}, compress=False)
 
 
-@lru_cache(maxsize=None)
+@cache
 def short_log_lines(duration_s: float = 0.3) -> tuple[bytes, bytes]:
     """(metadata lines, sample lines) of a short text log, for the parser's faults."""
     samples, metadata = sinusoid_samples(duration_s, envelope=False)  # a slice of a recording: no need to start at rest

@@ -99,7 +99,7 @@ MAX_FILE_BYTES = 1 << 20
 
 def reference_bytes_bound(dt: float = 1e-3) -> int:
     """Largest memory the 1 ms reference of any accepted file takes: t plus q, qd, qdd (n, 8) in float64."""
-    samples = int(math.floor(MAX_COMMANDED_DURATION_S / dt)) + 1
+    samples = math.floor(MAX_COMMANDED_DURATION_S / dt) + 1
     return samples * (1 + 3 * N_AXES) * 8
 
 
@@ -381,7 +381,7 @@ def _unit_profile(tau: np.ndarray, ramp: float, duration: float):
     return s, sd, sdd
 
 
-def segment_unit_profiles(plan: "SegmentPlan", tau: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def segment_unit_profiles(plan: SegmentPlan, tau: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per-axis normalized profiles of one segment at times `tau` from its start, (len(tau), 8) each.
 
     Axis j goes 0 -> 1 by its own 4-1-4 profile over [0, T_j] and holds 1 until the segment

@@ -13,8 +13,8 @@ import io
 import stat
 import zipfile
 import zlib
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 import numpy as np
 
@@ -92,7 +92,7 @@ def read_npz(path, max_bytes: int = DEFAULT_MAX_BYTES) -> dict[str, np.ndarray]:
                     if version not in ((1, 0), (2, 0)):
                         raise InputError(str(path), f"array {shown(member.filename[:-4])} in .npy format {version}", ".npy format 1.0 or 2.0")
                     header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-                    shape, fortran, dtype = header(handle)
+                    shape, _, dtype = header(handle)
                     if dtype.hasobject:
                         raise InputError(str(path), f"array {shown(member.filename[:-4])} holds Python objects", "numeric or text arrays (nothing pickled)")
                     total += int(np.prod(shape, dtype=np.float64)) * dtype.itemsize

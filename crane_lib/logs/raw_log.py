@@ -160,8 +160,7 @@ def column_groups() -> list[dict[str, str]]:
             groups[-1]["last column"] = row["column"]
             continue
         description = row["description"]
-        if description.startswith("axis 1: "):
-            description = description[len("axis 1: "):]
+        description = description.removeprefix("axis 1: ")
         groups.append({"group": name, "first column": row["column"], "last column": row["column"], "unit": row["unit"],
                        "description": description})
     return groups
@@ -328,7 +327,7 @@ class _Origin:
             return f"{path}, line {int(self.number[row])}"
         return f"{path}, sample {int(self.number[row])}"
 
-    def subset(self, keep: np.ndarray) -> "_Origin":
+    def subset(self, keep: np.ndarray) -> _Origin:
         return _Origin(self.kind, self.number[keep])
 
 
@@ -498,7 +497,7 @@ def _check_samples(path: Path, samples: np.ndarray, origin: _Origin, repair: boo
     if bad.any():
         row, column = np.argwhere(bad)[0]
         name = COLUMN_NAMES[column]
-        low, high, whole, why = PHYSICAL_RANGES[_group_of(name)]
+        _, _, whole, why = PHYSICAL_RANGES[_group_of(name)]
         kind = "integers " if whole else ""
         raise InputError(origin.where(path, row), f"column {column + 1} ({name}) is {samples[row, column]:.6g} {COLUMNS[column]['unit']}",
                          f"{kind}in [{COLUMN_LOW[column]:.6g}, {COLUMN_HIGH[column]:.6g}]: {why}")

@@ -42,8 +42,6 @@ from concurrent.futures import as_completed as futures_as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
-import pandas as pd
-
 from crane_lib import fingerprint
 from crane_lib.errors import SMALL_INPUT_MAX_BYTES, InputError, atomic_write, parse_number, read_input_text, shown
 from crane_lib.paths import PAPERMILL_PARAMS_DIR, REPO_ROOT, RESULTS_DIR
