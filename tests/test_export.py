@@ -14,7 +14,7 @@ from crane_lib.constants import GRAVITY
 from crane_lib.excitation.commands import interpolate, read_command_file
 from crane_lib.export import consistent, files, verify
 from crane_lib.model.dynamics import DynamicModel, base_matrix
-from crane_lib.model.parameters import ParameterSet, save_parameters, standard_parameter_names
+from crane_lib.model.parameters import ParameterSet, load_parameters, save_parameters, standard_parameter_names
 from crane_lib.paths import TRAJECTORY_DIR
 from crane_lib.twin.truth import load_truth
 
@@ -267,7 +267,7 @@ def test_export_refuses_bad_models_and_paths_writing_nothing(truth_base, tmp_pat
     _refused(["export", str(nan)] + outputs, tmp_path, capsys, f"{nan}:", "MXR3")
     _refused(["export", str(impossible)] + outputs, tmp_path, capsys, str(impossible), "no physically consistent", "--nearest")
     _refused(["export", str(good), "--urdf", str(tmp_path / "missing" / "out.urdf"), "--mjcf", str(tmp_path / "out.xml")], tmp_path, capsys,
-             "--urdf", "folder does not exist")
+             "--urdf", "missing does not exist")
     _refused(["export", str(good)], tmp_path, capsys, "no output")
     # --nearest exports the nearest consistent model and says how far it moved
     assert cli.main(["export", str(impossible), "--nearest"] + outputs) == 0
@@ -295,3 +295,18 @@ def test_the_chapters_views_read_the_reconstruction(truth_base, truth_reconstruc
     assert rows["this book"].tolist() == ["yes", "none: it reproduces the model exactly"]
     figure = view.ellipsoid_figure({"reconstruction": truth_reconstruction.standard.values}, prior, "test")
     assert len(figure.axes[0].collections) == 2 * 7  # a surface and a prior wire per link
+
+
+def test_a_model_far_from_consistency_gets_its_nearest_or_one_named_error(tmp_path):
+    """ZZR7 far below zero (Clarabel 0.x fails the bounded nearest search here): either a nearest
+    consistent model or the input error naming the file and the solver status, never a crash."""
+    from crane_lib.cli import corpus
+
+    path = tmp_path / "far.csv"
+    path.write_bytes(corpus.parameter_text(corpus._param_field("ZZR7", 1, "-0.01")))
+    try:
+        result = consistent.reconstruct(load_parameters(path), source=str(path))
+    except consistent.NoConsistentModel as error:
+        assert "far.csv" in str(error) and "Clarabel" in str(error)
+    else:
+        assert not result.exact and np.isfinite(result.change_norm)

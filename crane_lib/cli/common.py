@@ -229,9 +229,3 @@ def output_folder(path, file_names, inputs=(), force: bool = False, option: str 
     else:
         _check_folder(folder.parent if str(folder.parent) else Path("."), option, folder)
     return folder
-
-
-def checked_output(path, option: str = "--out") -> Path:
-    """Deprecated: `output_path(path, inputs=..., force=...)` is the policy; this is it with no
-    inputs and no --force (an existing file is refused)."""
-    return output_path(path, option=option)

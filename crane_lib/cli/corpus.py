@@ -382,6 +382,13 @@ def _cases_output_paths() -> list[Case]:
         Case("preprocess-bundle-is-folder", k, ("preprocess", LOG, "--out", "b", "--intervals", "40", "--force"), 2, "is a folder",
              (log, ("mkdir", "b"), ("mkdir", "b/bundle_040ms.npz"))),
         Case("preprocess-out-missing-parent", k, ("preprocess", LOG, "--out", "no/such/b"), 2, "does not exist", (log,)),
+        Case("export-urdf-is-model", k, ("export", MODEL, "--urdf", MODEL), 2, "is the input", (model,)),
+        Case("export-standard-is-prior", k, ("export", MODEL, "--prior", "p.csv", "--standard", "p.csv"), 2, "is the input",
+             (model, _w("p.csv", truth_bytes))),
+        Case("export-urdf-exists", k, ("export", MODEL, "--urdf", "arm.urdf"), 2, "--force", (model, _w("arm.urdf", b"<robot/>\n"))),
+        Case("export-urdf-unknown-suffix", k, ("export", MODEL, "--urdf", "arm.txt"), 2, "unknown file type", (model,)),
+        Case("export-mjcf-is-folder", k, ("export", MODEL, "--mjcf", "arm.xml"), 2, "is a folder", (model, ("mkdir", "arm.xml"))),
+        Case("export-no-output", k, ("export", MODEL), 2, "no output named", (model,)),
     ]
     return cases
 
@@ -415,6 +422,8 @@ def _cases_options() -> list[Case]:
         cases.append(Case(f"preprocess-intervals-{value}", k, ("preprocess", LOG, "--out", "b", "--intervals", value), 2, fragment, (log,)))
     for value, fragment in (("-1", "out of range"), ("abc", "not an integer"), ("1e3", "not an integer")):
         cases.append(Case(f"record-seed-{value}", k, ("record", CMD, "--out", "x.npz", "--seed", value), 2, fragment, (cmd,)))
+    for value, fragment in (("nan", "not finite"), ("0", "out of range"), ("-1e-6", "out of range"), ("1", "out of range")):
+        cases.append(Case(f"export-margin-{value}", k, ("export", MODEL, "--urdf", "arm.urdf", f"--margin={value}"), 2, fragment, (model,)))
     return cases
 
 
@@ -558,6 +567,8 @@ def _cases_parameter_files() -> list[Case]:
     add("std-error-nan", lambda: parameter_text(_param_field("ZZR1", 3, "nan")), "standard error", ("rescue", "bad.csv", "--out", "r.csv"))
     add("std-error-negative", lambda: parameter_text(_param_field("FV2", 3, "-1")), "is negative", ("rescue", "bad.csv", "--out", "r.csv"))
     add("binary", b"\x89PNG\r\n\x1a\n" + bytes(200), "not UTF-8", ("rescue", "bad.csv", "--out", "r.csv"))
+    add("no-consistent-link-model", lambda: parameter_text(_param_field("ZZR7", 1, "-0.0001")), "--nearest",
+        ("export", "bad.csv", "--urdf", "arm.urdf"))
     cases.append(Case("audit-model-is-folder", k, ("audit", "d.csv"), 2, "is a folder", (("mkdir", "d.csv"),)))
     cases.append(Case("audit-model-is-fifo", k, ("audit", "f.csv"), 2, "not a regular file", (("fifo", "f.csv"),)))
     cases.append(Case("audit-model-missing", k, ("audit", "none.csv"), 2, "no such file", ()))
@@ -618,6 +629,8 @@ def _cases_controls() -> list[Case]:
              (_w("good.csv.gz", lambda: gzip.compress(log_text(), mtime=0)),), creates=("b", "b/bundle_010ms.npz", "b/bundle_020ms.npz")),
         Case("preprocess-repair-truncated", k, ("preprocess", "cut.csv", "--out", "b", "--intervals", "10", "--repair"), 0, "repaired",
              (_w("cut.csv", lambda: log_text()[:-700]),), creates=("b", "b/bundle_010ms.npz")),
+        Case("export-good", k, ("export", MODEL, "--urdf", "arm.urdf", "--mjcf", "arm.xml"), 0, "wrote", (_w(MODEL, model_bytes),),
+             creates=("arm.urdf", "arm.xml")),
     ]
 
 

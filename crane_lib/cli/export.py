@@ -12,21 +12,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from crane_lib.cli.common import checked_output
+from crane_lib.cli.common import add_force, bounded_float, output_path
 from crane_lib.errors import InputError
 from crane_lib.export import consistent, files
 from crane_lib.model.dynamics import MOUNTINGS
 from crane_lib.model.parameters import ParameterSet, load_parameters, save_parameters
 
 
-def _margin(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"margin {text!r} is not a number") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"margin {value} is not a positive finite number (kg·m^2)")
-    return value
+# a link's smallest pseudo-inertia eigenvalue is of order 1e-5 kg·m^2 (the hand); a margin
+# above 1e-2 kg·m^2 would exceed every link's own inertia
+margin_type = bounded_float(0.0, 1e-2, unit="kg·m^2", low_open=True, why="smallest eigenvalue of every link's pseudo-inertia")
 
 
 def register(subparsers) -> None:
@@ -40,18 +35,18 @@ def register(subparsers) -> None:
     parser.add_argument("--distance", choices=consistent.DISTANCES, default=consistent.DEFAULT_DISTANCE,
                         help="distance to the prior that decides what the base parameters leave free (default %(default)s)")
     parser.add_argument("--prior", metavar="PARAMS", type=Path, help="parameter file with the links' inertial parameters (default: the manufacturer's description)")
-    parser.add_argument("--margin", type=_margin, default=consistent.MARGIN, help="smallest eigenvalue of every link's pseudo-inertia, kg·m^2 (default %(default)g)")
+    parser.add_argument("--margin", type=margin_type, default=consistent.MARGIN, help="smallest eigenvalue of every link's pseudo-inertia, kg·m^2 (default %(default)g)")
     parser.add_argument("--mounting", choices=sorted(MOUNTINGS), default="hanging", help="where gravity points (default %(default)s: the arm hangs)")
+    add_force(parser)
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    outputs = {option: checked_output(path, f"--{option}") for option, path in (("urdf", args.urdf), ("mjcf", args.mjcf), ("standard", args.standard))
-               if path is not None}
+    suffixes = {"urdf": (".urdf",), "mjcf": (".xml", ".mjcf"), "standard": (".csv",)}
+    outputs = {option: output_path(path, inputs=[args.model, args.prior], force=args.force, option=f"--{option}", suffixes=suffixes[option])
+               for option, path in (("urdf", args.urdf), ("mjcf", args.mjcf), ("standard", args.standard)) if path is not None}
     if not outputs:
         raise InputError("crane-id export", "no output named", "at least one of --urdf, --mjcf, --standard")
-    if len({p.resolve() for p in outputs.values()}) < len(outputs):
-        raise InputError("crane-id export", "the same path named for two outputs", "a different file for each of --urdf, --mjcf, --standard")
     base = load_parameters(args.model)
     prior = None
     if args.prior is not None:

@@ -546,7 +546,10 @@ def _nearest_within(problem: _Problem, consistency: list, objective, unit, bound
     status = problem.solve(objective, consistency + _hard(problem) + [cp.sum_squares(change) <= bound],
                            "nearest: the prior, among changes this small", solves)
     if status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
-        raise RuntimeError(f"{source}: the nearest consistent model could not be found ({status})")
+        # seen for models far from any consistent one (e.g. ZZR7 = -0.01 kg·m^2): reported, not hidden
+        raise NoConsistentModel(source, f"no physically consistent link-level model reproduces it, and the search for the nearest one "
+                                f"failed (Clarabel: {status}, stage 'the prior, among changes this small')",
+                                "a model that admits a consistent link-level model, or one closer to it")
     zero_rows = np.flatnonzero(~problem.soft)
     return problem.standard(zero_rows) if len(zero_rows) else problem.scale * problem.x.value
 
