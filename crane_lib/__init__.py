@@ -7,6 +7,7 @@ the ones above it in this list and from the shared leaves.
   excitation/      command files and their 4-1-4 interpolation; the 40 trajectories and V01-V03
   logs/            the 106-column raw log both recorders write; preprocessing to bundles (D-C)
   twin/            the digital twin: truth, plant core, recorder, default data set, joint models
+  hardware/        the arm over dynamixel-sdk: recorder, Protocol 2.0 emulator (the twin's plant behind a bus)
   identification/  OLS, routing test and SDP projection, model classes, CLIE, DIDIM, metrics
   acceptance/      all-pose PD audit, certified check, rescue, consequences, selection, the accepted
                    model (Algorithm 1 for one recording), what base parameters say about link consistency
@@ -24,5 +25,5 @@ fingerprint (one content hash for every cache).
 __version__ = "0.1.0"
 
 # the stage order that the import rule of tests/test_architecture.py checks
-STAGES = ("model", "excitation", "logs", "twin", "identification", "acceptance", "export", "reporting", "cli")
+STAGES = ("model", "excitation", "logs", "twin", "hardware", "identification", "acceptance", "export", "reporting", "cli")
 SHARED = ("paths", "errors", "constants", "paper_numbers", "records", "fingerprint")

@@ -1,10 +1,12 @@
 """The command-line tool `crane-id`: one module per subcommand, one error boundary.
 
     crane-id record COMMAND_FILE --out LOG [--truth PARAMS_FILE] [--seed N]
+    crane-id record COMMAND_FILE --out LOG --port /dev/ttyUSB0 [--idle S] [--no-approach]
     crane-id preprocess LOG --out DIR [--repair] [--intervals MS ...]
     crane-id identify LOG --trajectory COMMAND_FILE --ts 0.04 --out MODEL [--repair] [--refine fast|clie|didim|none]
     crane-id audit MODEL [--seed N] [--sparse] [--box manufacturer] [--certify] [--json]
     crane-id rescue MODEL --out MODEL [--epsilon 1e-3]
+    crane-id accept LOG --trajectory COMMAND_FILE --out MODEL [--ts 0.04] [--refine fast] [--validation LOG ...]
     crane-id export MODEL --urdf OUT.urdf --mjcf OUT.xml [--nearest] [--distance bregman|euclidean] [--standard OUT.csv]
 
 Each subcommand module exposes `register(subparsers)`, which adds its parser and sets its
@@ -27,7 +29,7 @@ from crane_lib.errors import InputError, Interrupted, interrupt_pending, interru
 
 # the subcommand modules of crane_lib.cli, in pipeline order; imported by `build_parser`, inside
 # the interrupt handling of `main` (they pull in numpy, scipy, cvxpy and numba: seconds)
-SUBCOMMANDS = ("record", "preprocess", "identify", "audit", "rescue", "export")
+SUBCOMMANDS = ("record", "preprocess", "identify", "audit", "rescue", "accept", "export")
 
 __all__ = ["EXIT_BAD_INPUT", "build_parser", "main"]
 

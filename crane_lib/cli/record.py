@@ -1,41 +1,70 @@
 """`crane-id record COMMAND_FILE --out LOG [--truth PARAMS_FILE] [--seed N] [--force]`: execute a
-command file on the digital twin and write its raw log (Appendix D-C)."""
+command file on the digital twin and write its raw log (Appendix D-C).
+
+`crane-id record COMMAND_FILE --out LOG --port /dev/ttyUSB0 [--force]`: execute it on a real CRANE-X7
+(or the Protocol 2.0 emulator, `python -m crane_lib.hardware.emulator`) over dynamixel-sdk,
+with the shared FF+FB controller (2) at a 1 ms target cycle (crane_lib.hardware.recorder).
+Exit status: 0 when the recording ran to its end; 2 for bad input found before torque was
+enabled (the port, a servo, the command file); 1 when a fault stopped the arm (torque off on
+every servo, the log kept with the fault in its metadata); 128 + N when signal N stopped it.
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from tqdm import tqdm
 
-from crane_lib.cli.common import add_force, output_path, seed
+from crane_lib.cli.common import add_force, bounded_float, output_path, seed
 from crane_lib.constants import CONTROL_PERIOD_S
 from crane_lib.errors import InputError
 from crane_lib.excitation.commands import commanded_duration, read_command_file
-from crane_lib.logs.raw_log import LOG_SUFFIXES, write_raw_log
+from crane_lib.logs.raw_log import LOG_SUFFIXES, MAX_STAMP_GAP_S, write_raw_log
 from crane_lib.twin import recorder
 from crane_lib.twin.truth import load_truth
 
+idle_seconds = bounded_float(0.0, 60.0, unit="s", why="logged idle before and after the motion")
+# a longer gap between encoder reads would make the log unreadable (raw_log's largest accepted gap)
+watchdog_ms = bounded_float(1.0, 1000 * MAX_STAMP_GAP_S, unit="ms", why="the log's largest accepted gap between stamps")
+
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("record", help="run a command file on the digital twin and write its raw log")
+    parser = subparsers.add_parser("record", help="run a command file on the digital twin, or on the arm with --port, and write its raw log",
+                                   description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("command_file", metavar="COMMAND_FILE", type=Path, help="command file (Appendix B-B format)")
     parser.add_argument("--out", required=True, metavar="LOG", help="raw log to write (.npz, .csv or .csv.gz)")
-    parser.add_argument("--truth", type=Path, default=None, metavar="PARAMS_FILE", help="truth parameter file (default data/twin_truth.csv)")
-    parser.add_argument("--seed", type=seed, default=1, metavar="N", help="seed of this execution (default 1)")
+    twin_options = parser.add_argument_group("on the digital twin (default)")
+    twin_options.add_argument("--truth", type=Path, default=None, metavar="PARAMS_FILE", help="truth parameter file (default data/twin_truth.csv)")
+    twin_options.add_argument("--seed", type=seed, default=None, metavar="N", help="seed of this execution (default 1)")
+    arm = parser.add_argument_group("on the arm")
+    arm.add_argument("--port", default=None, help="serial port of the arm's U2D2 (e.g. /dev/ttyUSB0) or the emulator's terminal")
+    arm.add_argument("--idle", type=idle_seconds, default=None, metavar="S", help="logged idle before and after the motion, s (default 3)")
+    arm.add_argument("--no-approach", action="store_true", help="do not move to the start posture first (the arm is already there)")
+    arm.add_argument("--watchdog-ms", type=watchdog_ms, default=None, metavar="MS",
+                     help="fault when two encoder reads are further apart (default 20 ms, the log's largest accepted gap)")
+    arm.add_argument("--no-realtime", action="store_true", help="do not ask for SCHED_FIFO scheduling")
     add_force(parser)
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     out = output_path(args.out, inputs=[args.command_file, args.truth], force=args.force, suffixes=LOG_SUFFIXES)
+    if args.port is not None:
+        return _run_on_arm(args, out)
+    arm_only = [name for name, value in (("--idle", args.idle), ("--watchdog-ms", args.watchdog_ms)) if value is not None]
+    arm_only += [name for name, value in (("--no-approach", args.no_approach), ("--no-realtime", args.no_realtime)) if value]
+    if arm_only:
+        raise InputError(" ".join(arm_only), "given without --port", "--port for a recording on the arm")
     cmd = read_command_file(args.command_file)  # checked before any simulation
     truth = load_truth(args.truth) if args.truth is not None else None
+    run_seed = 1 if args.seed is None else args.seed
     seconds = commanded_duration(cmd) + sum(recorder.IDLE_RANGE_S)  # the idle stretches average half their range each
-    print(f"{args.command_file}: recording {commanded_duration(cmd):.1f} s of commanded motion on the twin (seed {args.seed})", flush=True)
+    print(f"{args.command_file}: recording {commanded_duration(cmd):.1f} s of commanded motion on the twin (seed {run_seed})", flush=True)
     bar = tqdm(total=round(seconds), unit="s", desc="recording", disable=None)  # shown on a terminal only
     try:
-        samples, metadata = recorder.record(cmd, seed=args.seed, truth=truth,
+        samples, metadata = recorder.record(cmd, seed=run_seed, truth=truth,
                                             progress=lambda rows: bar.update(round(rows * CONTROL_PERIOD_S) - bar.n))
     except (recorder.PlantNotPositiveDefinite, recorder.SimulationDiverged) as error:
         source = str(args.truth) if args.truth is not None else "the default truth"
@@ -48,3 +77,29 @@ def run(args: argparse.Namespace) -> int:
     write_raw_log(out, samples, metadata)
     print(f"{out}: {len(samples)} samples, {metadata['record_duration_s']} s (motion {metadata['realized_motion_s']} s of {metadata['commanded_duration_s']} s commanded)")
     return 0
+
+
+def _run_on_arm(args: argparse.Namespace, out: Path) -> int:
+    from crane_lib.hardware import recorder as arm
+
+    twin_only = [name for name, value in (("--truth", args.truth), ("--seed", args.seed)) if value is not None]
+    if twin_only:
+        raise InputError(" ".join(twin_only), "given with --port", "twin options only without --port")
+    settings = arm.RecorderSettings(approach=not args.no_approach, realtime=not args.no_realtime)
+    if args.idle is not None:
+        settings.lead_s = settings.tail_s = args.idle
+    if args.watchdog_ms is not None:
+        settings.watchdog_ms = args.watchdog_ms
+
+    def progress(cycle: int, phase: str) -> None:
+        if cycle % 5000 == 0:
+            print(f"  cycle {cycle}: {phase}", flush=True)
+
+    recording = arm.record_arm(args.command_file, args.port, out, settings, progress=progress)
+    meta = recording.metadata
+    where = f"{out}: {meta['samples']} samples" if recording.path is not None else f"{out}: not written (no sample was logged)"
+    print(f"{where}; cycle median {meta.get('cycle_ms_median', '?')} ms, 99th percentile {meta.get('cycle_ms_p99', '?')} ms, "
+          f"max {meta.get('cycle_ms_max', '?')} ms, {meta.get('cycles_late', '?')} late of {meta.get('cycles', '?')} ({meta['scheduling']})")
+    if recording.fault is not None:
+        print(f"FAULT at cycle {recording.fault.cycle}: {recording.fault.text()}; torque off: {meta['torque_off_read_back']}", file=sys.stderr)
+    return recording.exit_status

@@ -112,6 +112,12 @@ def _core():
     return bind_template(CORE_TEMPLATE, "full", controller, spd_solve)
 
 
+def plant_core():
+    """The compiled core for code that steps the plant itself (the hardware emulator): the state
+    layout of `initial_state` (XQ, XV, XQM, XVM) and `run_steps` (see `integrate`)."""
+    return _core()
+
+
 def source_fingerprint() -> str:
     """Hash of every source file that shapes a recording (for content-addressed caching)."""
     return fingerprint.source_digest(__file__, CORE_TEMPLATE, twin_truth, controller, spd_solve, commands, raw_log)

@@ -1,0 +1,62 @@
+"""`crane-id accept LOG --trajectory COMMAND_FILE --out MODEL [--ts 0.04] [--refine fast]
+[--validation LOG ...]`: Algorithm 1 for one recording (acceptance.accepted.accept_recording,
+the path of the main job and of the new-recording notebook): preprocess, OLS, routing test,
+projection, refinement, the all-pose PD audit on seeds 1-5, the rescue if a seed fails, the
+re-audit. Prints the verdict and writes the model file either way (its header says whether it
+was accepted). Exit status: 0 accepted, 1 rejected (the audit's witness pose is printed),
+2 bad input."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from crane_lib.acceptance.accepted import AUDIT_SEEDS, accept_recording, save_accepted
+from crane_lib.acceptance.held_out import held_out
+from crane_lib.cli.common import checked_output
+from crane_lib.cli.identify import REFINE_HELP
+from crane_lib.excitation.commands import read_command_file
+from crane_lib.identification.refinement import DEFAULT_REFINE, REFINE_CHOICES
+from crane_lib.logs.raw_log import read_raw_log
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("accept", help="a recording to an accepted model (or a rejection): identify, refine, audit, rescue, re-audit",
+                                   description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("log", metavar="LOG", type=Path, help="raw log (.npz, .csv or .csv.gz) of the arm or the twin")
+    parser.add_argument("--trajectory", required=True, type=Path, metavar="COMMAND_FILE", help="the command file the recording executed")
+    parser.add_argument("--out", required=True, metavar="MODEL", help="model file to write (CSV: name, value, unit, std_error)")
+    parser.add_argument("--ts", type=float, default=0.04, help="sampling interval in seconds (default 0.04)")
+    parser.add_argument("--refine", choices=REFINE_CHOICES, default=DEFAULT_REFINE, help=REFINE_HELP)
+    parser.add_argument("--repair", action="store_true", help="repair a truncated last line or repeated stamps (reported)")
+    parser.add_argument("--validation", type=Path, nargs="+", default=[], metavar="LOG", help="held-out recordings to score the model on")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    out = checked_output(args.out)
+    cmd = read_command_file(args.trajectory)
+    log = read_raw_log(args.log, repair=args.repair)
+    validation = [read_raw_log(path, repair=args.repair) for path in args.validation]  # all read before any computation
+    for repair in log.repairs:
+        print(f"repaired: {repair}")
+    start = time.perf_counter()
+    result = accept_recording(log, cmd.name, args.ts, refine=args.refine, seeds=AUDIT_SEEDS,
+                              progress=lambda stage: print(f"  {stage} ({time.perf_counter() - start:.0f} s)", flush=True))
+    condition = result.condition
+    eps = "" if condition.projection is None else f", projected with eps = {condition.projection.epsilon:g}"
+    print(f"{cmd.name} at {args.ts * 1e3:g} ms: kappa {condition.ols.kappa:.1f}, route {condition.route}{eps}")
+    if args.refine != "none":
+        report = result.refinement
+        print(f"{args.refine}: objective {report.get('objective_start', float('nan')):.6g} -> {report.get('objective_final', float('nan')):.6g}, "
+              f"{report.get('iterations')} iterations")
+    if validation:
+        scores = held_out(result.parameters.values, validation, args.ts)
+        for row in scores.rows():
+            print(f"held out {row['recording']}: RMSE {row['RMSE [N·m]']:.4f} N·m, MNE {row['MNE']:.4f}")
+        print(f"held out, pooled: RMSE {scores.pooled_rmse:.4f} N·m")
+    save_accepted(out, result)
+    print(result.verdict())
+    print(f"{out}: written ({'accepted' if result.accepted else 'NOT accepted'}) in {time.perf_counter() - start:.0f} s")
+    return 0 if result.accepted else 1

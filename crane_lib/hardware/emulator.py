@@ -1,0 +1,798 @@
+"""A DYNAMIXEL Protocol 2.0 device emulator: eight servos on a pseudo-terminal, with the
+digital twin's plant integrating behind them in real time.
+
+One process opens a pseudo-terminal and answers on it as the CRANE-X7's eight servos (IDs
+2..9: seven XM430-W350 and the XM540-W270 of axis 2), so the real dynamixel-sdk, opened on the
+terminal's path as it would open /dev/ttyUSB0, drives a simulated arm. Usable by hand:
+
+    python -m crane_lib.hardware.emulator [--seed N] [--start-posture DEG ...] [fault options]
+    # prints the port, e.g. /dev/pts/7; then, in another shell:
+    crane-id record trajectories/AP01.txt --out AP01.csv --port /dev/pts/7
+
+What is emulated (e-Manual, X series, Protocol 2.0; addresses in control_table):
+
+* instructions: PING (also broadcast), READ, WRITE, SYNC READ, SYNC WRITE, REBOOT; every other
+  instruction answers with the Instruction Error; a packet whose CRC fails answers with the CRC
+  Error (unicast) or is ignored (broadcast), as the e-Manual's status-packet table says;
+* the control table of each model, factory values (Return Delay Time 250 = 500 us, Operating
+  Mode 3 = position), the EEPROM lock while torque is on (Access Error), read-only registers,
+  Goal Current beyond Current Limit (Data Limit Error), indirect addresses 1..56 and their data;
+* status error bits: the alert bit (0x80) while Hardware Error Status is set; a hardware error
+  whose bit is in Shutdown(63) clears Torque Enable until a REBOOT, as the real servo does;
+* Return Delay Time (the reply waits 2 us per unit) and, with `wire_baud`, the time each
+  packet takes on a bus at that rate (off by default: the emulator then answers as fast as the
+  host can);
+* Bus Watchdog(98): with torque on, no instruction packet for value x 20 ms stops the motor
+  (goal current 0), the register reads -1 and Goal Current rejects writes (Data Range Error);
+* the motors: in Current Control Mode with torque on, each axis delivers Kt_true x (goal
+  current + the twin's current-loop error); with torque off, or in any other mode (not
+  emulated), it delivers nothing and the arm moves under gravity and friction alone.
+  Present Position is the twin's 12-bit encoder (2048 at 0 rad, read noise), Present Current
+  the delivered current in 2.69 mA units, Present Velocity the link velocity in 0.229 rpm.
+
+The plant is the twin's (`twin.recorder.build_plant`, one run-to-run draw from `seed`), advanced
+in 0.25 ms steps to the wall-clock time at which each packet arrives; between packets the motor
+torques are constant, so stepping on demand is exact.
+
+Fault injection (each fault starts `after` seconds after the first Torque Enable = 1):
+
+    drop          the servo stops answering (for `count` packets, default all)
+    corrupt_crc   the servo's next `count` status packets carry a wrong CRC (default 1)
+    hardware_error  Hardware Error Status gets `bits` (default 0x20, overload): alert bit, shutdown
+    stuck         the joint of that axis seizes (the plant holds it still)
+    late          every reply of the servo leaves `delay_ms` late
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import os
+import select
+import signal
+import struct
+import subprocess
+import sys
+import time
+import tty
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from crane_lib.constants import ACTUATORS, CURRENT_UNIT_A, ENCODER_RESOLUTION_RAD, N_AXES
+from crane_lib.hardware import control_table as ct
+from crane_lib.hardware import protocol as p
+
+FIRMWARE_VERSION = 46  # what the emulated servos report (Bus Watchdog needs v38 or later)
+IDLE_STEP_S = 0.01  # the plant is advanced at least this often while the bus is quiet
+PRESENT_VOLTAGE_DV = 120  # Present Input Voltage, 0.1 V units: the 12 V supply of the twin
+PRESENT_TEMPERATURE_C = 35
+
+FAULT_KINDS = ("drop", "corrupt_crc", "hardware_error", "stuck", "late")
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One injected fault: `target` is a servo ID (an axis number for `stuck`)."""
+
+    kind: str
+    target: int
+    after: float = 0.0
+    count: int = 0  # drop / corrupt_crc: how many packets (0: drop all, corrupt one)
+    bits: int = 0x20  # hardware_error
+    delay_ms: float = 0.0  # late
+
+    def __post_init__(self):
+        if self.kind not in FAULT_KINDS:
+            raise ValueError(f"fault kind {self.kind!r}: expected one of {', '.join(FAULT_KINDS)}")
+
+
+@dataclass
+class EmulatorConfig:
+    seed: int = 1
+    start_posture: tuple[float, ...] = (0.0,) * N_AXES  # rad; default: the arm hanging at rest
+    faults: tuple[Fault, ...] = ()
+    ids: tuple[int, ...] = ct.AXIS_IDS
+    models: tuple[int, ...] = ct.EXPECTED_MODELS  # per ID
+    operating_mode: int = 3  # factory value (position control)
+    return_delay: int = 250  # factory value, units of 2 us
+    wire_baud: float = 0.0  # > 0: add each packet's time on a bus at this rate
+    firmware: int = FIRMWARE_VERSION
+    absent: tuple[int, ...] = ()  # IDs that never answer (a servo missing from the bus)
+    operating_mode_locked: bool = False  # writes of Operating Mode fail with the Access Error
+    realtime: bool = False  # ask for SCHED_FIFO for the emulator process (root or CAP_SYS_NICE)
+    held_until_torque: bool = False  # the arm is held at start_posture until the first Torque Enable
+    #   (as if someone held it there): a test starts at the command file's start posture without an approach
+
+
+# ---------------------------------------------------------------- one servo's control table
+
+
+def _register_map() -> tuple[list, list]:
+    """Per address: the Register that owns it (None in gaps) and the offset inside it."""
+    owner: list = [None] * ct.CONTROL_TABLE_SIZE
+    offset = [0] * ct.CONTROL_TABLE_SIZE
+    for register in ct.REGISTERS:
+        for k in range(register.size):
+            owner[register.address + k] = register
+            offset[register.address + k] = k
+    for address_first, data_first, entries in ct.INDIRECT_BLOCKS:
+        for n in range(entries):
+            reg = ct.Register(address_first + 2 * n, 2, f"Indirect Address {n + 1}", True)
+            owner[reg.address] = owner[reg.address + 1] = reg
+            offset[reg.address + 1] = 1
+            owner[data_first + n] = ct.Register(data_first + n, 1, f"Indirect Data {n + 1}", True)
+    return owner, offset
+
+
+OWNER, OFFSET = _register_map()
+_FORMATS = {(1, False): struct.Struct("<B"), (1, True): struct.Struct("<b"), (2, False): struct.Struct("<H"),
+            (2, True): struct.Struct("<h"), (4, False): struct.Struct("<I"), (4, True): struct.Struct("<i")}
+INDIRECT_DATA_TO_ADDRESS = {
+    data_first + n: address_first + 2 * n for address_first, data_first, entries in ct.INDIRECT_BLOCKS for n in range(entries)
+}
+
+
+class Servo:
+    """The control table of one emulated servo and the rules of reading and writing it."""
+
+    def __init__(self, dxl_id: int, model: int, axis: int, config: EmulatorConfig):
+        self.id = dxl_id
+        self.axis = axis  # 1-based
+        self.table = bytearray(ct.CONTROL_TABLE_SIZE)
+        actuator = ACTUATORS[axis - 1]
+        defaults = {
+            ct.MODEL_NUMBER_REG: model, ct.FIRMWARE_VERSION: config.firmware, ct.ID: dxl_id, ct.BAUD: 5,  # 5 = 3 Mbit/s
+            ct.RETURN_DELAY_TIME: config.return_delay, ct.OPERATING_MODE: config.operating_mode, ct.SECONDARY_ID: 255,
+            ct.PROTOCOL_TYPE: 2, ct.MOVING_THRESHOLD: 10, ct.TEMPERATURE_LIMIT: 80, ct.MAX_VOLTAGE_LIMIT: 160,
+            ct.MIN_VOLTAGE_LIMIT: 95, ct.PWM_LIMIT: 885, ct.CURRENT_LIMIT: actuator.current_limit_units, ct.ACCELERATION_LIMIT: 32767,
+            ct.VELOCITY_LIMIT: 350, ct.MAX_POSITION_LIMIT: 4095, ct.MIN_POSITION_LIMIT: 0, ct.SHUTDOWN: ct.SHUTDOWN_DEFAULT,
+            ct.STATUS_RETURN_LEVEL: 2, ct.VELOCITY_I_GAIN: 1920, ct.VELOCITY_P_GAIN: 100, ct.POSITION_P_GAIN: 800,
+            ct.PRESENT_INPUT_VOLTAGE: PRESENT_VOLTAGE_DV, ct.PRESENT_TEMPERATURE: PRESENT_TEMPERATURE_C,
+        }
+        for register, value in defaults.items():
+            self.set(register, value)
+        for address_first, data_first, entries in ct.INDIRECT_BLOCKS:  # factory: each points at its own data byte
+            for n in range(entries):
+                self.table[address_first + 2 * n:address_first + 2 * n + 2] = (data_first + n).to_bytes(2, "little")
+        self.mode_locked = config.operating_mode_locked
+        self._read_plan: dict[tuple[int, int], list[int]] = {}
+        self.torque_events: list[tuple[float, int]] = []  # (time, new Torque Enable value)
+        self.last_instruction = time.monotonic()
+
+    # raw access to one register
+    def get(self, register: ct.Register) -> int:
+        return _FORMATS[register.size, register.signed].unpack_from(self.table, register.address)[0]
+
+    def set(self, register: ct.Register, value: int) -> None:
+        _FORMATS[register.size, register.signed].pack_into(self.table, register.address, int(value))
+
+    @property
+    def torque_on(self) -> bool:
+        return self.table[ct.TORQUE_ENABLE.address] == 1
+
+    @property
+    def shut_down(self) -> bool:
+        return bool(self.table[ct.HARDWARE_ERROR_STATUS.address] & self.table[ct.SHUTDOWN.address])
+
+    def error_byte(self, error: int = 0) -> int:
+        return error | (ct.ERROR_ALERT if self.table[ct.HARDWARE_ERROR_STATUS.address] else 0)
+
+    def _resolve(self, address: int) -> int:
+        """The address a byte access really reaches (indirect data -> its target)."""
+        pointer = INDIRECT_DATA_TO_ADDRESS.get(address)
+        if pointer is None:
+            return address
+        return int.from_bytes(self.table[pointer:pointer + 2], "little")
+
+    def read(self, address: int, length: int) -> tuple[int, bytes]:
+        if length < 1 or address < 0 or address + length > ct.CONTROL_TABLE_SIZE:
+            return ct.ERROR_ACCESS, b""
+        targets = self._read_plan.get((address, length))
+        if targets is None:  # cached until an Indirect Address changes
+            targets = self._read_plan[address, length] = [self._resolve(a) for a in range(address, address + length)]
+        if targets[-1] - targets[0] == length - 1 and targets == list(range(targets[0], targets[0] + length)):
+            return 0, bytes(self.table[targets[0]:targets[0] + length])
+        table = self.table
+        return 0, bytes([table[a] for a in targets])
+
+    def write(self, address: int, data: bytes, now: float) -> int:
+        """Write `data` at `address` with the servo's rules; returns the error number (0: done).
+
+        Every byte must belong to a writable register (EEPROM ones only with torque off); a
+        register's value rules apply to the value it would hold; nothing is written on error."""
+        if not data or address < 0 or address + len(data) > ct.CONTROL_TABLE_SIZE:
+            return ct.ERROR_ACCESS
+        owner = OWNER[address]
+        if (owner is not None and owner.address == address and owner.size == len(data) and address not in INDIRECT_DATA_TO_ADDRESS):
+            touched = {address: (owner, dict(enumerate(data)))}  # the common case: one whole register
+        else:
+            touched = {}
+            for k, byte in enumerate(data):
+                target = self._resolve(address + k)
+                register = OWNER[target] if 0 <= target < ct.CONTROL_TABLE_SIZE else None
+                if register is None:
+                    return ct.ERROR_ACCESS
+                touched.setdefault(register.address, (register, {}))[1][OFFSET[target]] = byte
+        new_values = []
+        for register, parts in touched.values():
+            if not register.writable or register is ct.ID or register is ct.BAUD:
+                return ct.ERROR_ACCESS
+            if register.eeprom and self.torque_on:
+                return ct.ERROR_ACCESS
+            if register is ct.OPERATING_MODE and self.mode_locked:
+                return ct.ERROR_ACCESS
+            raw = bytearray(self.table[register.address:register.address + register.size])
+            for k, byte in parts.items():
+                raw[k] = byte
+            value = _FORMATS[register.size, register.signed].unpack(raw)[0]
+            error = self._check(register, value)
+            if error:
+                return error
+            new_values.append((register, value))
+        for register, value in new_values:
+            self._apply(register, value, now)
+            if register.name.startswith("Indirect Address"):
+                self._read_plan.clear()
+        return 0
+
+    def _check(self, register: ct.Register, value: int) -> int:
+        if register is ct.TORQUE_ENABLE and value not in (0, 1):
+            return ct.ERROR_DATA_RANGE
+        if register is ct.OPERATING_MODE and value not in ct.OPERATING_MODES:
+            return ct.ERROR_DATA_RANGE
+        if register is ct.RETURN_DELAY_TIME and not 0 <= value <= 254:
+            return ct.ERROR_DATA_RANGE
+        if register is ct.BUS_WATCHDOG and not 0 <= value <= 127:
+            return ct.ERROR_DATA_RANGE
+        if register is ct.GOAL_CURRENT:
+            if self.get(ct.BUS_WATCHDOG) == -1:
+                return ct.ERROR_DATA_RANGE  # goal values are read-only after a bus-watchdog stop
+            if abs(value) > self.get(ct.CURRENT_LIMIT):
+                return ct.ERROR_DATA_LIMIT
+        if register.name.startswith("Indirect Address") and not ct.INDIRECT_RAM_RANGE[0] <= value <= ct.INDIRECT_RAM_RANGE[1]:
+            return ct.ERROR_DATA_RANGE
+        return 0
+
+    def _apply(self, register: ct.Register, value: int, now: float) -> None:
+        if register is ct.TORQUE_ENABLE:
+            if value == 1 and self.shut_down:
+                return  # only a REBOOT brings the torque back after a shutdown
+            if value != self.table[ct.TORQUE_ENABLE.address]:
+                self.torque_events.append((now, value))
+        self.set(register, value)
+
+    def reboot(self, now: float) -> None:
+        if self.torque_on:
+            self.torque_events.append((now, 0))
+        self.set(ct.TORQUE_ENABLE, 0)
+        self.set(ct.HARDWARE_ERROR_STATUS, 0)
+        self.set(ct.GOAL_CURRENT, 0)
+        self.set(ct.BUS_WATCHDOG, 0)
+
+    def raise_hardware_error(self, bits: int, now: float) -> None:
+        self.set(ct.HARDWARE_ERROR_STATUS, self.get(ct.HARDWARE_ERROR_STATUS) | bits)
+        if self.shut_down and self.torque_on:
+            self.set(ct.TORQUE_ENABLE, 0)
+            self.torque_events.append((now, 0))
+
+    def delivered_units(self) -> int:
+        """Goal current the motor acts on (register units): zero unless torque is on in current mode."""
+        if not self.torque_on or self.get(ct.OPERATING_MODE) != ct.OPERATING_MODE_CURRENT or self.get(ct.BUS_WATCHDOG) == -1:
+            return 0
+        return self.get(ct.GOAL_CURRENT)
+
+
+# ---------------------------------------------------------------- the plant in real time
+
+
+class RealTimePlant:
+    """The twin's plant, stepped to the wall clock on demand."""
+
+    def __init__(self, config: EmulatorConfig):
+        from crane_lib.twin import recorder as twin
+        from crane_lib.twin.truth import load_plant_settings, load_truth
+
+        self.rng = np.random.default_rng(config.seed)
+        self.plant = twin.run_to_run(twin.build_plant(load_truth(), load_plant_settings()), self.rng)
+        self.x = twin.initial_state(np.asarray(config.start_posture, dtype=float))
+        self.core = twin.plant_core()
+        # the arguments of core.run_steps after (n, x, torque), built once (Plant.core_arguments less kt_true)
+        arguments = self.plant.core_arguments()
+        self._step_arguments = arguments[:-2] + arguments[-1:]
+        twin.integrate(self.plant, self.x.copy(), np.zeros(N_AXES), 1)  # load the compiled step before the first packet
+        self.torque = np.zeros(N_AXES)
+        self.current = np.zeros(N_AXES)  # delivered current per axis (A)
+        self.t0 = time.monotonic()  # after the loading above: the plant's clock starts now
+        self.steps = 0
+        self.failed = ""
+        self._noise_current, self._noise_encoder, self._noise_present = twin.noise_array()
+
+    @property
+    def time(self) -> float:
+        return self.steps * self.plant.step
+
+    def advance(self, now: float) -> None:
+        due = int((now - self.t0) / self.plant.step)
+        n = due - self.steps
+        if n <= 0 or self.failed:
+            return
+        if not self.core.run_steps(n, self.x, self.torque, *self._step_arguments):
+            self.failed = f"the plant's inertia matrix is not positive definite at {self.time:.3f} s"
+        self.steps = due
+
+    def command(self, axis: int, units: int) -> None:
+        """Axis (0-based) acts on `units` of goal current from now on, with the current-loop error."""
+        amps = units * CURRENT_UNIT_A + (self._noise_current * self.rng.normal() if units else 0.0)
+        self.current[axis] = amps
+        self.torque[axis] = self.plant.kt_true[axis] * amps
+
+    def stick(self, axis: int) -> None:
+        self.plant.free[axis] = 0.0
+
+    def hold(self, held: bool) -> None:
+        self.plant.free[:] = 0.0 if held else 1.0
+
+    def sensors(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Present Position (12-bit encoder with read noise), Present Velocity (0.229 rpm units)
+        and Present Current (2.69 mA units, noisy) of every axis, as the registers hold them."""
+        q = self.x[self.core.XQ:self.core.XQ + N_AXES]
+        v = self.x[self.core.XV:self.core.XV + N_AXES]
+        ticks = np.rint((q + math.pi) / ENCODER_RESOLUTION_RAD + self._noise_encoder * self.rng.normal(size=N_AXES)).astype(np.int64)
+        velocity = np.rint(v / ct.VELOCITY_UNIT_RAD_S).astype(np.int64)
+        current = np.rint((self.current + self._noise_present * self.rng.normal(size=N_AXES)) / CURRENT_UNIT_A).astype(np.int64)
+        return ticks, velocity, current
+
+
+# ---------------------------------------------------------------- the bus
+
+
+@dataclass
+class BusStatistics:
+    packets: int = 0
+    crc_failures: int = 0
+    replies: int = 0
+    dropped: int = 0
+    corrupted: int = 0
+    instructions: dict = field(default_factory=dict)
+
+
+class ServoBus:
+    """Eight servos on one bus: turns instruction packets into (delay, status bytes) replies."""
+
+    def __init__(self, config: EmulatorConfig):
+        if len(config.ids) != N_AXES or len(config.models) != N_AXES:
+            raise ValueError(f"the emulator needs {N_AXES} IDs and model numbers")
+        self.config = config
+        self.servos = {i: Servo(i, m, axis, config) for axis, (i, m) in enumerate(zip(config.ids, config.models), start=1)}
+        self.plant = RealTimePlant(config)
+        self.plant.hold(config.held_until_torque)
+        self.faults = list(config.faults)
+        self.armed_at: float | None = None  # first Torque Enable = 1
+        self.started: set[int] = set()  # indices of faults in effect
+        self.drops_left: dict[int, int] = {}
+        self.corrupt_left: dict[int, int] = {}
+        self.late_s: dict[int, float] = {}
+        self.applied = [0] * N_AXES  # goal current units each motor acts on
+        self.stats = BusStatistics()
+        self.reader = p.PacketReader()
+        self.log: list[str] = []
+
+    # time-driven behaviour: plant, faults, watchdog
+    def tick(self, now: float) -> None:
+        self.plant.advance(now)
+        if self.armed_at is None and any(s.torque_on for s in self.servos.values()):
+            self.armed_at = now
+            if self.config.held_until_torque:
+                self.plant.hold(False)
+        if self.armed_at is not None:
+            for index, fault in enumerate(self.faults):
+                if index not in self.started and now >= self.armed_at + fault.after:
+                    self.started.add(index)
+                    self._start(fault, now)
+                    self._sync_motors()
+        for servo in self.servos.values():
+            watchdog = servo.table[ct.BUS_WATCHDOG.address]
+            if 0 < watchdog <= 127 and servo.torque_on and now - servo.last_instruction > watchdog * 0.020:
+                servo.set(ct.BUS_WATCHDOG, -1)
+                servo.set(ct.GOAL_CURRENT, 0)
+                self.log.append(f"{now:.6f} ID {servo.id}: bus watchdog expired")
+                self._sync_motors()
+
+    def _start(self, fault: Fault, now: float) -> None:
+        self.log.append(f"{now:.6f} fault {fault.kind} on {fault.target} starts")
+        if fault.kind == "drop":
+            self.drops_left[fault.target] = fault.count if fault.count > 0 else -1
+        elif fault.kind == "corrupt_crc":
+            self.corrupt_left[fault.target] = max(fault.count, 1)
+        elif fault.kind == "hardware_error":
+            self.servos[fault.target].raise_hardware_error(fault.bits, now)
+        elif fault.kind == "stuck":
+            self.plant.stick(fault.target - 1)
+        elif fault.kind == "late":
+            self.late_s[fault.target] = fault.delay_ms * 1e-3
+
+    def _sync_motors(self, redraw: bool = False) -> None:
+        """Hand every motor the current it acts on; `redraw` after a write (a new command, a new
+        draw of the current-loop error, as the twin draws one per command)."""
+        for servo in self.servos.values():
+            units = servo.delivered_units()
+            axis = servo.axis - 1
+            if redraw or units != self.applied[axis]:
+                self.applied[axis] = units
+                self.plant.command(axis, units)
+
+    def _refresh(self) -> None:
+        """Present values of every servo from the plant, as of this packet."""
+        ticks, velocity, current = self.plant.sensors()
+        tick = int(self.plant.time * 1000) % 32768
+        for servo in self.servos.values():
+            axis = servo.axis - 1
+            servo.set(ct.PRESENT_POSITION, ticks[axis])
+            servo.set(ct.PRESENT_VELOCITY, velocity[axis])
+            servo.set(ct.PRESENT_CURRENT, current[axis])
+            servo.set(ct.REALTIME_TICK, tick)
+
+    # packets
+    def receive(self, data: bytes, now: float) -> list[tuple[float, bytes]]:
+        """Feed bytes from the host; returns the replies as (send time, bytes)."""
+        replies = []
+        for packet in self.reader.feed(data):
+            self.stats.packets += 1
+            self.tick(now)
+            replies.extend(self._handle(packet, now))
+            if packet.instruction in (p.INST_WRITE, p.INST_SYNC_WRITE, p.INST_REBOOT) or self.started:
+                self._sync_motors(redraw=packet.instruction in (p.INST_WRITE, p.INST_SYNC_WRITE))
+        return replies
+
+    def _reply(self, servo: Servo, error: int, parameters: bytes, ready: float) -> list[tuple[float, bytes]]:
+        """One status packet of `servo`, or none when a fault swallows it."""
+        left = self.drops_left.get(servo.id, 0)
+        if left:
+            self.stats.dropped += 1
+            self.drops_left[servo.id] = left - 1 if left > 0 else -1
+            return []
+        packet = p.status_packet(servo.id, servo.error_byte(error), parameters)
+        if self.corrupt_left.get(servo.id, 0) > 0:
+            self.corrupt_left[servo.id] -= 1
+            self.stats.corrupted += 1
+            packet = packet[:-2] + bytes(((packet[-2] ^ 0x5A), packet[-1]))
+        self.stats.replies += 1
+        delay = servo.get(ct.RETURN_DELAY_TIME) * 2e-6 + self.late_s.get(servo.id, 0.0)
+        return [(ready + delay, packet)]
+
+    def _wire(self, n_bytes: int) -> float:
+        return n_bytes * 10.0 / self.config.wire_baud if self.config.wire_baud > 0 else 0.0
+
+    def _handle(self, packet: p.Packet, now: float) -> list[tuple[float, bytes]]:
+        instruction = packet.instruction
+        self.stats.instructions[instruction] = self.stats.instructions.get(instruction, 0) + 1
+        broadcast = packet.dxl_id == p.BROADCAST_ID
+        if not broadcast and (packet.dxl_id not in self.servos or packet.dxl_id in self.config.absent):
+            return []
+        if not packet.crc_ok:
+            self.stats.crc_failures += 1
+            return [] if broadcast else self._reply(self.servos[packet.dxl_id], ct.ERROR_CRC, b"", now)
+        for servo in (self.servos.values() if broadcast else (self.servos[packet.dxl_id],)):
+            servo.last_instruction = now
+        params = packet.parameters
+        ready = now + self._wire(packet.raw_length)
+        if instruction == p.INST_PING:
+            targets = list(self.servos.values()) if broadcast else [self.servos[packet.dxl_id]]
+            out = []
+            for servo in targets:
+                if servo.id in self.config.absent:
+                    continue
+                body = servo.get(ct.MODEL_NUMBER_REG).to_bytes(2, "little") + bytes((servo.get(ct.FIRMWARE_VERSION),))
+                ready += self._wire(14)
+                out += self._reply(servo, 0, body, ready)
+            return out
+        if instruction == p.INST_READ and not broadcast:
+            servo = self.servos[packet.dxl_id]
+            if len(params) != 4:
+                return self._reply(servo, ct.ERROR_DATA_LENGTH, b"", ready)
+            address, length = int.from_bytes(params[:2], "little"), int.from_bytes(params[2:4], "little")
+            self._refresh()
+            error, data = servo.read(address, length)
+            return self._reply(servo, error, data, ready + self._wire(11 + len(data)))
+        if instruction == p.INST_WRITE:
+            if len(params) < 3:
+                return [] if broadcast else self._reply(self.servos[packet.dxl_id], ct.ERROR_DATA_LENGTH, b"", ready)
+            address = int.from_bytes(params[:2], "little")
+            out = []
+            for servo in (self.servos.values() if broadcast else (self.servos[packet.dxl_id],)):
+                error = servo.write(address, params[2:], now)
+                if not broadcast:
+                    out += self._reply(servo, error, b"", ready + self._wire(11))
+            return out
+        if instruction == p.INST_SYNC_READ and broadcast:
+            if len(params) < 5:
+                return []
+            address, length = int.from_bytes(params[:2], "little"), int.from_bytes(params[2:4], "little")
+            out = []
+            self._refresh()
+            for dxl_id in params[4:]:
+                servo = self.servos.get(dxl_id)
+                if servo is None or dxl_id in self.config.absent:
+                    continue  # an absent servo stays silent; the host times out
+                error, data = servo.read(address, length)
+                ready += self._wire(11 + len(data))
+                out += self._reply(servo, error, data, ready)
+                ready = max(ready, out[-1][0]) if out else ready  # the next servo answers after this one
+            return out
+        if instruction == p.INST_SYNC_WRITE and broadcast:
+            if len(params) < 4:
+                return []
+            address, length = int.from_bytes(params[:2], "little"), int.from_bytes(params[2:4], "little")
+            body = params[4:]
+            if length < 1 or len(body) % (length + 1):
+                return []
+            for k in range(0, len(body), length + 1):
+                servo = self.servos.get(body[k])
+                if servo is not None:
+                    servo.write(address, body[k + 1:k + 1 + length], now)  # no status: errors are silent
+            return []
+        if instruction == p.INST_REBOOT:
+            targets = list(self.servos.values()) if broadcast else [self.servos[packet.dxl_id]]
+            for servo in targets:
+                servo.reboot(now)
+            return [] if broadcast else self._reply(targets[0], 0, b"", ready + self._wire(11))
+        return [] if broadcast else self._reply(self.servos[packet.dxl_id], ct.ERROR_INSTRUCTION, b"", ready)
+
+    def snapshot(self) -> dict:
+        """What a test reads back: every servo's registers of interest and the event log."""
+        return {
+            "servos": {
+                str(i): {"torque_enable": s.get(ct.TORQUE_ENABLE), "goal_current": s.get(ct.GOAL_CURRENT),
+                    "operating_mode": s.get(ct.OPERATING_MODE), "hardware_error": s.get(ct.HARDWARE_ERROR_STATUS),
+                    "bus_watchdog": s.get(ct.BUS_WATCHDOG), "return_delay": s.get(ct.RETURN_DELAY_TIME),
+                    "torque_events": list(s.torque_events)}
+                for i, s in self.servos.items()
+            },
+            "stats": {**vars(self.stats), "instructions": {f"0x{k:02x}": v for k, v in self.stats.instructions.items()}},
+            "theta_deg": [float(v) for v in np.degrees(self.plant.x[self.plant.core.XQ:self.plant.core.XQ + N_AXES])],
+            "plant_failed": self.plant.failed,
+            "plant_time_s": self.plant.time,
+            "log": list(self.log),
+        }
+
+
+# ---------------------------------------------------------------- serving on a pseudo-terminal
+
+
+def open_pty() -> tuple[int, int, str]:
+    """(master fd, slave fd, slave path) of a new pseudo-terminal in raw mode."""
+    master, slave = os.openpty()
+    tty.setraw(slave)
+    return master, slave, os.ttyname(slave)
+
+
+class Session:
+    """The bus being served; `reset` swaps in a fresh one (a new arm on the same terminal)."""
+
+    def __init__(self, bus: ServoBus):
+        self.bus = bus
+        self.pending: list[tuple[float, bytes]] = []
+
+    def reset(self, config: EmulatorConfig) -> None:
+        self.bus = ServoBus(config)
+        self.pending = []
+
+
+def serve(session: Session, master: int, stop_fd: int | None = None, on_command=None) -> None:
+    """Answer on `master` until `on_command(stop_fd)` returns False (or forever without stop_fd)."""
+    watch = [master] + ([stop_fd] if stop_fd is not None else [])
+    while True:
+        now = time.monotonic()
+        timeout = IDLE_STEP_S
+        if session.pending:
+            timeout = max(0.0, min(timeout, min(t for t, _ in session.pending) - now))
+        readable, _, _ = select.select(watch, [], [], timeout)
+        now = time.monotonic()
+        if stop_fd is not None and stop_fd in readable:
+            if on_command is None or not on_command(stop_fd):
+                return
+        if master in readable:
+            try:
+                data = os.read(master, 4096)
+            except OSError:  # EIO while no process has the terminal open
+                data = b""
+            if data:
+                session.pending.extend(session.bus.receive(data, now))
+            else:
+                time.sleep(0.001)
+        else:
+            session.bus.tick(now)
+        if session.pending:
+            now = time.monotonic()
+            due = sorted((r for r in session.pending if r[0] <= now), key=lambda r: r[0])
+            if due:
+                session.pending = [r for r in session.pending if r[0] > now]
+                os.write(master, b"".join(packet for _, packet in due))
+
+
+def config_to_json(config: EmulatorConfig) -> str:
+    return json.dumps(dataclasses.asdict(config))
+
+
+def config_from_json(text: str) -> EmulatorConfig:
+    fields = json.loads(text)
+    fields["faults"] = tuple(Fault(**f) for f in fields.get("faults", ()))
+    for key in ("start_posture", "ids", "models", "absent"):
+        if key in fields:
+            fields[key] = tuple(fields[key])
+    return EmulatorConfig(**fields)
+
+
+def _serve_stdio(config: EmulatorConfig) -> int:
+    """The emulator as a child process: the terminal path on the first line of stdout, then one
+    JSON command per stdin line ("snapshot", "reset" with a config, "stop"), one JSON answer each."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when we stop
+    if config.realtime:
+        try:
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(50))
+        except (AttributeError, OSError):
+            pass
+    master, slave, path = open_pty()
+    session = Session(ServoBus(config))
+    commands = sys.stdin.buffer
+    answer = sys.stdout
+
+    def say(value) -> None:
+        answer.write(json.dumps(value) + "\n")
+        answer.flush()
+
+    say(path)
+
+    def on_command(_fd) -> bool:
+        line = commands.readline()
+        if not line:
+            return False
+        request = json.loads(line)
+        if request["command"] == "snapshot":
+            say(session.bus.snapshot())
+        elif request["command"] == "reset":
+            session.reset(config_from_json(request["config"]))
+            say("ok")
+        else:
+            say(session.bus.snapshot())
+            return False
+        return True
+
+    try:
+        serve(session, master, commands.fileno(), on_command)
+    finally:
+        os.close(master)
+        os.close(slave)
+    return 0
+
+
+class EmulatorProcess:
+    """The emulator in its own process (its timing does not share the recorder's interpreter).
+
+    `port` is the terminal path to open with dynamixel-sdk; `snapshot()` reads back every
+    servo's control table; `reset(config)` starts a fresh arm (new plant, factory tables) on the
+    same terminal; `stop()` ends the process and returns the last snapshot."""
+
+    def __init__(self, config: EmulatorConfig | None = None, timeout_s: float = 120.0):
+        config = config or EmulatorConfig()
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "crane_lib.hardware.emulator", "--serve-stdio", config_to_json(config)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1,
+        )
+        ready, _, _ = select.select([self.process.stdout], [], [], timeout_s)
+        line = self.process.stdout.readline() if ready else ""
+        if not line:
+            self.process.kill()
+            raise RuntimeError(f"the emulator did not start within {timeout_s:g} s")
+        self.port = json.loads(line)
+
+    def _ask(self, request: dict):
+        self.process.stdin.write(json.dumps(request) + "\n")
+        self.process.stdin.flush()
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the emulator on {self.port} has stopped")
+        return json.loads(line)
+
+    def snapshot(self) -> dict:
+        return self._ask({"command": "snapshot"})
+
+    def reset(self, config: EmulatorConfig) -> None:
+        self._ask({"command": "reset", "config": config_to_json(config)})
+
+    def stop(self) -> dict | None:
+        if self.process.poll() is not None:
+            return None
+        try:
+            final = self._ask({"command": "stop"})
+        except (RuntimeError, BrokenPipeError, OSError):
+            final = None
+        try:
+            self.process.wait(5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        return final
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+# ---------------------------------------------------------------- by hand
+
+
+def _fault_option(kind: str):
+    def parse(text: str) -> Fault:
+        # TARGET@SECONDS[:ARG]
+        try:
+            target_text, _, rest = text.partition("@")
+            after_text, _, argument = rest.partition(":")
+            target, after = int(target_text), float(after_text or 0.0)
+            extra = {}
+            if argument:
+                if kind in ("drop", "corrupt_crc"):
+                    extra["count"] = int(argument)
+                elif kind == "hardware_error":
+                    extra["bits"] = int(argument, 0)
+                elif kind == "late":
+                    extra["delay_ms"] = float(argument)
+            return Fault(kind, target, after, **extra)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"--{kind.replace('_', '-')} {text!r}: expected TARGET@SECONDS[:ARG]") from None
+    return parse
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m crane_lib.hardware.emulator", description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seed", type=int, default=1, help="seed of the plant's run-to-run draw and the sensor noise")
+    parser.add_argument("--start-posture", type=float, nargs=N_AXES, metavar="DEG", default=None,
+                        help="initial joint angles of axes 1..8 in degrees (default: hanging at rest, all 0)")
+    parser.add_argument("--operating-mode", type=int, default=3, help="initial Operating Mode of every servo (factory: 3)")
+    parser.add_argument("--wire-baud", type=float, default=0.0, help="add each packet's time on a bus at this rate (e.g. 3e6)")
+    parser.add_argument("--missing-id", type=int, action="append", default=[], help="leave this ID off the bus")
+    help_fault = "TARGET@SECONDS[:ARG], seconds after the first torque enable"
+    parser.add_argument("--drop", type=_fault_option("drop"), action="append", default=[], help=f"{help_fault}; ARG: packets (default all)")
+    parser.add_argument("--corrupt-crc", type=_fault_option("corrupt_crc"), action="append", default=[], help=f"{help_fault}; ARG: packets (1)")
+    parser.add_argument("--hardware-error", type=_fault_option("hardware_error"), action="append", default=[], help=f"{help_fault}; ARG: bits (0x20)")
+    parser.add_argument("--stuck", type=_fault_option("stuck"), action="append", default=[], help=f"AXIS@SECONDS: the joint seizes")
+    parser.add_argument("--late", type=_fault_option("late"), action="append", default=[], help=f"{help_fault}; ARG: delay in ms")
+    parser.add_argument("--serve-stdio", metavar="CONFIG_JSON", default=None, help=argparse.SUPPRESS)  # EmulatorProcess's child
+    return parser
+
+
+def config_from_args(args) -> EmulatorConfig:
+    faults = tuple(args.drop + args.corrupt_crc + args.hardware_error + args.stuck + args.late)
+    start = tuple(np.radians(args.start_posture)) if args.start_posture else (0.0,) * N_AXES
+    return EmulatorConfig(seed=args.seed, start_posture=start, faults=faults, operating_mode=args.operating_mode,
+                          wire_baud=args.wire_baud, absent=tuple(args.missing_id))
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.serve_stdio is not None:
+        return _serve_stdio(config_from_json(args.serve_stdio))
+    config = config_from_args(args)
+    master, slave, path = open_pty()
+    session = Session(ServoBus(config))
+    print(f"CRANE-X7 emulator on {path} (IDs {', '.join(map(str, config.ids))}); Ctrl-C stops", flush=True)
+    try:
+        serve(session, master)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        os.close(master)
+        os.close(slave)
+    snapshot = session.bus.snapshot()
+    print(f"{snapshot['stats']['packets']} packets, {snapshot['stats']['replies']} replies; plant time {snapshot['plant_time_s']:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

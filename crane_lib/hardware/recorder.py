@@ -1,0 +1,547 @@
+"""Record a command file on a real CRANE-X7 (or the emulator) over dynamixel-sdk.
+
+    record_arm(command_file, port, out) -> ArmRecording
+
+Before torque: the command file is checked (joint limits of every waypoint and of the whole
+interpolated reference, and the feedforward current of the reference against each axis's
+current clamp), the port is opened and its USB latency timer checked, every servo is pinged
+(ID, model number, firmware) and configured with read-back (`bus.ServoBus.configure`). Any of
+these failing raises `InputError` (exit status 2 in the CLI); torque is never enabled then.
+
+Then the torque handshake, and every 1 ms cycle (target; the measured cycle is logged):
+
+    sync read (indirect block: hardware error, present current, velocity, position)
+    -> checks: hardware-error bits, joint limits, the cycle watchdog
+    -> reference of the cycle (sequencer.Sequencer: the twin's phases) and the shared
+       FF+FB controller (2) (model.controller.realization_law, the twin's and CLIE's law)
+    -> sync write of Goal Current -> the clamp watchdog -> the log row
+
+On any fault (no status packet within the watchdog, a corrupt status packet, a hardware-error
+bit, a joint beyond its limit by more than JOINT_LIMIT_MARGIN_DEG, a current clamp held longer
+than CLAMP_HOLD_S, a cycle later than the watchdog, SIGINT or SIGTERM) the recorder sends goal
+current 0 to every servo, switches torque off on every servo with read-back, and writes the
+log with every sample logged so far, the fault and its cycle in the metadata.
+
+The log is the twin's 106-column raw log (logs/raw_log.py), the same columns filled the same
+way, plus the arm's provenance. While the arm moves, logged rows go straight into a memory-
+mapped file beside the log (`<LOG>.partial.npy`, with `<LOG>.partial.json` holding the
+metadata known at the start), so even a killed process (SIGKILL, power loss) leaves its samples
+on disk: `recover_partial` turns them into a raw log. A finished or faulted recording writes
+the log atomically and removes both. Every cycle's four stamps (wake-up, read start, read end,
+write end) go to `<LOG stem>.cycles.npz`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from crane_lib import fingerprint
+from crane_lib.constants import CONTROL_PERIOD_S, CURRENT_UNIT_A, ENCODER_RESOLUTION_RAD, KT, N_AXES
+from crane_lib.errors import InputError
+from crane_lib.excitation import commands
+from crane_lib.excitation.commands import CommandFile, check_command, read_command_file
+from crane_lib.hardware import bus as bus_module
+from crane_lib.hardware import control_table as ct
+from crane_lib.hardware.sequencer import LEAD, PHASE_NAMES, SEGMENT, TAIL, WAIT, DWELL, Sequencer
+from crane_lib.logs import raw_log
+from crane_lib.logs.npz_io import write_npz
+from crane_lib.model import controller
+from crane_lib.model.controller import RealizationConstants, load_realization_constants, realization_law
+from crane_lib.model.robot_description import joint_limits_rad
+from crane_lib.twin.recorder import segment_profiles
+
+RECORDER_VERSION = 1
+JOINT_LIMIT_MARGIN_DEG = 5.0  # the twin's AG02..PC11 stay within 1.2 deg of the limits (joint 4 at 0 deg)
+CLAMP_HOLD_S = 1.0  # the twin's longest clamp run is 0.24 s (joint 4)
+WATCHDOG_MS = 20.0  # = logs.raw_log.MAX_STAMP_GAP_S: a longer gap would make the log unreadable
+BUS_WATCHDOG_UNITS = 5  # the servos stop by themselves after 5 x 20 ms without a packet
+DEFAULT_IDLE_S = 3.0  # logged idle before and after the motion (the twin draws 3..10 s)
+LATE_FACTOR = 1.5  # a cycle longer than 1.5 periods counts as late
+
+_STAMPS = ("wake", "read_start", "read_end", "write_end")
+
+
+@dataclass
+class RecorderSettings:
+    period_s: float = CONTROL_PERIOD_S
+    lead_s: float = DEFAULT_IDLE_S
+    tail_s: float = DEFAULT_IDLE_S
+    preroll_s: float | None = None  # default: the twin's PREROLL_S
+    approach: bool = True
+    watchdog_ms: float = WATCHDOG_MS
+    joint_margin_deg: float = JOINT_LIMIT_MARGIN_DEG
+    clamp_hold_s: float = CLAMP_HOLD_S
+    bus_watchdog_units: int = BUS_WATCHDOG_UNITS
+    realtime: bool = False  # ask for SCHED_FIFO (root or CAP_SYS_NICE); reported in the metadata
+    baud: int = ct.BAUD_RATE
+
+
+@dataclass
+class Fault:
+    kind: str  # timeout, crc, bus, hardware_error, joint_limit, clamp, watchdog, signal, internal
+    detail: str
+    cycle: int
+    sample: int  # logged rows before the fault
+
+    def text(self) -> str:
+        return f"{self.kind}: {self.detail}"
+
+
+@dataclass
+class ArmRecording:
+    samples: np.ndarray
+    metadata: dict[str, str]
+    stamps: dict[str, np.ndarray]  # per cycle: wake, read_start, read_end, write_end (s), phase
+    fault: Fault | None
+    torque_off: dict[int, int | None] = field(default_factory=dict)  # Torque Enable read back per ID after the stop
+    path: Path | None = None
+
+    @property
+    def exit_status(self) -> int:
+        if self.fault is None:
+            return 0
+        if self.fault.kind == "signal":
+            return 128 + int(self.fault.detail.split()[-1])
+        return 1
+
+    def cycle_times_ms(self) -> np.ndarray:
+        """Time between consecutive encoder reads over the whole run (ms)."""
+        return np.diff(self.stamps["read_start"]) * 1e3
+
+
+# ---------------------------------------------------------------- checks before torque
+
+
+def check_before_torque(cmd: CommandFile, constants: RealizationConstants, period: float = CONTROL_PERIOD_S) -> dict[str, str]:
+    """The command file against the joint limits (waypoints and the whole reference) and the
+    current clamps (the reference's feedforward current); returns what was checked."""
+    check_command(cmd)  # every waypoint inside the joint limits, the closing rows
+    profiles = segment_profiles(cmd, period)
+    limits = joint_limits_rad()
+    limit_amps = constants.limit_units * constants.current_unit
+    worst_share = 0.0
+    for k in range(profiles.start.shape[0]):
+        count = profiles.count[k]
+        if count == 0:
+            continue
+        rows = slice(profiles.offset[k], profiles.offset[k] + count)
+        delta = profiles.delta[k]
+        theta = profiles.start[k] + profiles.s[rows] * delta
+        outside = (theta < limits[:, 0] - commands.LIMIT_TOLERANCE_RAD) | (theta > limits[:, 1] + commands.LIMIT_TOLERANCE_RAD)
+        if outside.any():
+            i, axis = np.argwhere(outside)[0]
+            raise InputError(f"{cmd.name}: segment {k + 1}", f"the reference reaches {math.degrees(theta[i, axis]):.2f} deg on axis {axis + 1}",
+                             f"inside the joint limits {np.degrees(limits[axis]).round(2).tolist()} deg")
+        feedforward = constants.m_hat * (profiles.sdd[rows] * delta + constants.d_hat * profiles.sd[rows] * delta)
+        amps = np.abs(feedforward) / constants.kt_command
+        share = amps / limit_amps
+        if share.max() > 1.0:
+            i, axis = np.unravel_index(np.argmax(share), share.shape)
+            raise InputError(f"{cmd.name}: segment {k + 1}", f"axis {axis + 1} needs {amps[i, axis]:.3f} A of feedforward current alone",
+                             f"at most the clamp {limit_amps[axis]:.3f} A")
+        worst_share = max(worst_share, float(share.max()))
+    return {"check_feedforward_current_max_share_of_clamp": f"{worst_share:.4f}"}
+
+
+# ---------------------------------------------------------------- the loop
+
+
+class _Stop:
+    """SIGINT / SIGTERM during the recording: remember it, stop at the end of the cycle."""
+
+    def __init__(self):
+        self.signum = 0
+        self.previous = {}
+
+    def __enter__(self):
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            try:
+                self.previous[signum] = signal.signal(signum, self._handler)
+            except ValueError:  # not the main thread: signals stay with their owner
+                pass
+        return self
+
+    def _handler(self, signum, frame):
+        self.signum = signum
+
+    def __exit__(self, *exc):
+        for signum, handler in self.previous.items():
+            signal.signal(signum, handler)
+
+
+def _realtime(enable: bool) -> str:
+    if not enable:
+        return "off"
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(50))
+        return "SCHED_FIFO 50"
+    except (AttributeError, PermissionError, OSError) as error:
+        return f"refused ({error.__class__.__name__})"
+
+
+def _sdk_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("dynamixel-sdk")
+    except Exception:  # noqa: BLE001
+        return "unknown"
+
+
+class _Rows:
+    """Logged rows in a memory-mapped .npy beside the log (survives a killed process)."""
+
+    def __init__(self, path: Path, capacity: int):
+        self.path = path
+        self.n = 0
+        self.array = np.lib.format.open_memmap(path, mode="w+", dtype=np.float64, shape=(max(capacity, 1000), raw_log.N_COLUMNS))
+
+    def next_row(self) -> np.ndarray:
+        if self.n >= self.array.shape[0]:
+            grown = np.lib.format.open_memmap(self.path.with_suffix(".grow.npy"), mode="w+", dtype=np.float64,
+                                              shape=(2 * self.array.shape[0], raw_log.N_COLUMNS))
+            grown[: self.n] = self.array[: self.n]
+            del self.array
+            os.replace(self.path.with_suffix(".grow.npy"), self.path)
+            self.array = grown
+        row = self.array[self.n]
+        self.n += 1
+        return row
+
+    def samples(self) -> np.ndarray:
+        return np.array(self.array[: self.n])
+
+    def remove(self) -> None:
+        del self.array
+        self.path.unlink(missing_ok=True)
+
+
+def _partial_paths(out: Path) -> tuple[Path, Path]:
+    return out.with_name(out.name + ".partial.npy"), out.with_name(out.name + ".partial.json")
+
+
+def cycles_path(out: Path) -> Path:
+    name = out.name
+    for suffix in (".csv.gz", ".npz", ".csv"):
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+            break
+    return out.with_name(name + ".cycles.npz")
+
+
+def record_arm(command_file, port: str, out=None, settings: RecorderSettings | None = None,
+               constants: RealizationConstants | None = None, progress=None) -> ArmRecording:
+    """Execute `command_file` (path or CommandFile) on the arm behind `port`.
+
+    Writes the raw log to `out` (suffix picks the container) when given; returns the recording
+    either way. Raises InputError before torque for bad input; faults during the motion are
+    returned in `ArmRecording.fault` (the log is written all the same)."""
+    settings = settings or RecorderSettings()
+    constants = load_realization_constants() if constants is None else constants
+    if isinstance(command_file, CommandFile):
+        cmd, command_name, command_sha = command_file, command_file.name, "<in memory>"
+    else:
+        cmd = read_command_file(command_file)
+        command_name, command_sha = str(command_file), fingerprint.file_digest(command_file)
+    out = None if out is None else Path(out)
+    checks = check_before_torque(cmd, constants, settings.period_s)
+    limits = joint_limits_rad()
+    margin = math.radians(settings.joint_margin_deg)
+    low, high = limits[:, 0] - margin, limits[:, 1] + margin
+
+    servos = bus_module.ServoBus(port, baud=settings.baud, reply_timeout_ms=settings.watchdog_ms)
+    servos.open()
+    try:
+        infos = servos.discover()
+        configuration = servos.configure(constants.limit_units)
+        read = bus_module.CycleRead(*(np.zeros(N_AXES, dtype=np.int64) for _ in range(4)))
+        try:
+            servos.read_cycle(read)
+        except bus_module.BusFault as fault:
+            raise InputError(f"{port}", f"the first sync read failed ({fault})", "every servo answering the cycle's sync read") from None
+        theta_start = read.position_ticks * ENCODER_RESOLUTION_RAD - math.pi
+        metadata = _static_metadata(cmd, command_name, command_sha, port, servos, infos, configuration, constants, settings, checks)
+        return _run(cmd, servos, settings, constants, theta_start, low, high, metadata, out, progress)
+    finally:
+        servos.close()
+
+
+def _static_metadata(cmd, command_name, command_sha, port, servos, infos, configuration, constants, settings, checks) -> dict[str, str]:
+    latency = servos.latency_timer
+    return {
+        "source": f"CRANE-X7 over dynamixel-sdk {_sdk_version()} (crane_lib.hardware.recorder v{RECORDER_VERSION})",
+        "trajectory": cmd.name,
+        "command_file": command_name,
+        "command_sha256": command_sha,
+        "port": str(port),
+        "baud_rate": str(settings.baud),
+        "usb_latency_timer_ms": "none (not a USB serial adapter)" if latency is None else str(latency),
+        "servo_ids": " ".join(str(i.dxl_id) for i in infos),
+        "servo_models": " ".join(f"{i.model_number}:{i.model}" for i in infos),
+        "servo_firmware": " ".join(str(i.firmware) for i in infos),
+        **configuration,
+        **checks,
+        "controller": f"K_P={constants.k_p:.6g} K_V={constants.k_v:.6g} K_I={constants.k_i:.6g}",
+        "realization_M_hat": " ".join(f"{v:.6g}" for v in constants.m_hat),
+        "realization_D_hat": " ".join(f"{v:.6g}" for v in constants.d_hat),
+        "kt_logged": " ".join(f"{v:.6g}" for v in KT),
+        "target_period_ms": f"{settings.period_s * 1e3:g}",
+        "watchdog_ms": f"{settings.watchdog_ms:g}",
+        "bus_watchdog_ms": str(settings.bus_watchdog_units * 20),
+        "joint_limit_margin_deg": f"{settings.joint_margin_deg:g}",
+        "clamp_hold_limit_s": f"{settings.clamp_hold_s:g}",
+        "commanded_duration_s": f"{commands.commanded_duration(cmd):.3f}",
+        "crane_lib_sources": fingerprint.source_digest(__file__, bus_module, controller),
+    }
+
+
+def _run(cmd, servos, settings, constants, theta_start, low, high, metadata, out, progress) -> ArmRecording:
+    period = settings.period_s
+    cyc = lambda seconds: int(round(seconds / period))  # noqa: E731
+    sequencer = Sequencer(cmd, cyc(settings.lead_s), cyc(settings.tail_s),
+                          None if settings.preroll_s is None else cyc(settings.preroll_s),
+                          approach_from=theta_start if settings.approach else None, period=period)
+    expected = (settings.lead_s + settings.tail_s + commands.commanded_duration(cmd) * 1.5 + 0.2 * sequencer.n_segments + 30.0) / period
+    rows = None
+    partial_json = None
+    if out is not None:
+        partial_npy, partial_json = _partial_paths(out)
+        partial_json.write_text(json.dumps(metadata, indent=1))
+        rows = _Rows(partial_npy, int(expected))
+    else:
+        rows = _MemoryRows(int(expected))
+    stamps = {name: np.zeros(int(expected) + cyc(10.0)) for name in _STAMPS}
+    stamps["phase"] = np.zeros(len(stamps["wake"]), dtype=np.int8)
+    law = constants.law_arguments()
+    out_law = np.zeros((controller.OUT_ROWS, N_AXES))
+    integral = np.zeros(N_AXES)
+    theta_previous = theta_start.copy()
+    read = bus_module.CycleRead(*(np.zeros(N_AXES, dtype=np.int64) for _ in range(4)))
+    clamp_run = np.zeros(N_AXES, dtype=np.int64)
+    clamp_hold_cycles = max(1, cyc(settings.clamp_hold_s))
+    watchdog_s = settings.watchdog_ms * 1e-3
+    fault: Fault | None = None
+    torque_state: dict[int, int | None] = {}
+    realtime = _realtime(settings.realtime)
+    col = raw_log.COLUMN
+    g = {name: raw_log.group(name) for name in ("theta_logged", "dtheta", "theta_ref", "dtheta_ref", "ddtheta_ref", "position_error",
+                                                "current_command", "u_feedforward", "u_feedback", "current_present", "position_ticks",
+                                                "goal_current_units", "clamped")}
+    phases = []  # phase of each logged row
+    t_first = None
+    cycle = 0
+    # load the compiled law (numba's cache) and touch every path of the cycle before torque is on
+    realization_law(theta_start, theta_start * 0.0, theta_start * 0.0, theta_start, theta_start, period, np.zeros(N_AXES), *law, out_law)
+    sequencer.reference()
+    with _Stop() as stop:
+        try:
+            servos.enable_torque(settings.bus_watchdog_units)
+        except BaseException:
+            _cleanup_partial(rows, partial_json)
+            raise
+        t0 = time.perf_counter()
+        grid = 0
+        t_previous_read = None
+        try:
+            while not sequencer.done:
+                if cycle >= len(stamps["wake"]):
+                    for name in stamps:
+                        stamps[name] = np.concatenate([stamps[name], np.zeros_like(stamps[name])])
+                # the cycle starts at the next point of the 1 ms grid; after a late cycle the loop
+                # runs at once, but a cycle later than a whole period skips the grid points it
+                # missed instead of catching up in a burst
+                deadline = t0 + grid * period
+                now = time.perf_counter()
+                if now > deadline + period:
+                    grid = math.ceil((now - t0) / period)
+                    deadline = t0 + grid * period
+                if deadline > now:
+                    time.sleep(deadline - now)
+                grid += 1
+                t_wake = time.perf_counter()
+                if stop.signum:
+                    fault = Fault("signal", f"{signal.Signals(stop.signum).name} {stop.signum}", cycle, rows.n)
+                    break
+                t_read = time.perf_counter()
+                try:
+                    servos.read_cycle(read)
+                except bus_module.BusFault as error:
+                    fault = Fault(error.kind, error.detail, cycle, rows.n)
+                    break
+                t_read_end = time.perf_counter()
+                if t_previous_read is not None and t_read - t_previous_read > watchdog_s:
+                    fault = Fault("watchdog", f"{(t_read - t_previous_read) * 1e3:.1f} ms between two reads", cycle, rows.n)
+                    break
+                if read.hardware_error.any():
+                    axis = int(np.flatnonzero(read.hardware_error)[0])
+                    bits = int(read.hardware_error[axis])
+                    fault = Fault("hardware_error", f"ID {servos.ids[axis]} (axis {axis + 1}): Hardware Error Status 0x{bits:02x} "
+                                  f"({ct.hardware_error_text(bits)})", cycle, rows.n)
+                    break
+                theta = read.position_ticks * ENCODER_RESOLUTION_RAD - math.pi
+                beyond = (theta < low) | (theta > high)
+                if beyond.any():
+                    axis = int(np.flatnonzero(beyond)[0])
+                    fault = Fault("joint_limit", f"axis {axis + 1} at {math.degrees(theta[axis]):.2f} deg, beyond "
+                                  f"[{math.degrees(low[axis]):.2f}, {math.degrees(high[axis]):.2f}] deg", cycle, rows.n)
+                    break
+                dt = (t_read - t_previous_read) if t_previous_read is not None else period
+                reference = sequencer.reference()
+                realization_law(reference.theta, reference.dtheta, reference.ddtheta, theta, theta_previous, dt, integral, *law, out_law)
+                try:
+                    servos.write_goal_current(out_law[controller.OUT_GOAL_UNITS])
+                except bus_module.BusFault as error:
+                    fault = Fault(error.kind, error.detail, cycle, rows.n)
+                    break
+                t_write = time.perf_counter()
+                clamped = out_law[controller.OUT_CLAMPED] > 0.5
+                clamp_run = np.where(clamped, clamp_run + 1, 0)
+                phase = sequencer.phase
+                if sequencer.logged:
+                    if t_first is None:
+                        t_first = t_read
+                    row = rows.next_row()
+                    row[col["t"]] = t_read - t_first
+                    row[g["theta_logged"]] = theta + math.pi
+                    row[g["dtheta"]] = out_law[controller.OUT_VELOCITY]
+                    row[g["theta_ref"]] = reference.theta
+                    row[g["dtheta_ref"]] = reference.dtheta
+                    row[g["ddtheta_ref"]] = reference.ddtheta
+                    row[g["position_error"]] = reference.theta - theta
+                    row[g["current_command"]] = out_law[controller.OUT_GOAL_UNITS] * constants.current_unit
+                    row[g["u_feedforward"]] = out_law[controller.OUT_FEEDFORWARD]
+                    row[g["u_feedback"]] = out_law[controller.OUT_FEEDBACK]
+                    row[g["current_present"]] = read.current_units * CURRENT_UNIT_A
+                    row[g["position_ticks"]] = read.position_ticks
+                    row[g["goal_current_units"]] = out_law[controller.OUT_GOAL_UNITS]
+                    row[g["clamped"]] = out_law[controller.OUT_CLAMPED]
+                    row[col["segment"]] = reference.segment
+                    phases.append(phase)
+                stamps["wake"][cycle], stamps["read_start"][cycle] = t_wake - t0, t_read - t0
+                stamps["read_end"][cycle], stamps["write_end"][cycle] = t_read_end - t0, t_write - t0
+                stamps["phase"][cycle] = phase
+                theta_previous = theta
+                t_previous_read = t_read
+                sequencer.advance(theta)
+                cycle += 1
+                if clamp_run.max() >= clamp_hold_cycles:
+                    axis = int(np.argmax(clamp_run))
+                    fault = Fault("clamp", f"axis {axis + 1} held at its current clamp for {clamp_run[axis] * period:.3f} s", cycle, rows.n)
+                    break
+                if progress is not None and cycle % 1000 == 0:
+                    progress(cycle, PHASE_NAMES[sequencer.phase])
+        except BaseException as error:  # a bug or an interrupt outside the handlers: stop the arm first
+            fault = Fault("internal", f"{error.__class__.__name__}: {error}", cycle, rows.n)
+            torque_state = servos.torque_off()
+            raise
+        finally:
+            if not torque_state:
+                torque_state = servos.torque_off()
+            recording = _finish(rows, phases, stamps, cycle, fault, torque_state, metadata, settings, realtime, sequencer, out, partial_json)
+    return recording
+
+
+class _MemoryRows(_Rows):
+    def __init__(self, capacity: int):  # noqa: super().__init__ not called: no file
+        self.path = None
+        self.n = 0
+        self.array = np.zeros((max(capacity, 1000), raw_log.N_COLUMNS))
+
+    def next_row(self) -> np.ndarray:
+        if self.n >= self.array.shape[0]:
+            self.array = np.vstack([self.array, np.zeros_like(self.array)])
+        row = self.array[self.n]
+        self.n += 1
+        return row
+
+    def remove(self) -> None:
+        pass
+
+
+def _cleanup_partial(rows, partial_json) -> None:
+    rows.remove()
+    if partial_json is not None:
+        partial_json.unlink(missing_ok=True)
+
+
+def _finish(rows, phases, stamps, cycles_run, fault, torque_state, metadata, settings, realtime, sequencer, out, partial_json) -> ArmRecording:
+    samples = rows.samples()
+    stamps = {name: values[:cycles_run] for name, values in stamps.items()}
+    period = settings.period_s
+    phases = np.array(phases, dtype=np.int64)
+    meta = dict(metadata)
+    meta.update(_cycle_statistics(stamps, period))
+    meta["scheduling"] = realtime
+    if len(samples):
+        t = samples[:, raw_log.COLUMN["t"]]
+        moving = np.flatnonzero(np.isin(phases, (SEGMENT, WAIT, DWELL)))
+        motion_start = int(moving[0]) if moving.size else 0
+        motion_end = int(moving[-1]) + 1 if moving.size else 0
+        meta.update({
+            "realized_motion_s": f"{t[motion_end - 1] - t[motion_start] + period:.3f}" if moving.size else "0.000",
+            "record_duration_s": f"{t[-1] - t[0] + period:.3f}",
+            "motion_start_sample": str(motion_start),
+            "motion_end_sample": str(motion_end),
+            "lead_idle_s": f"{np.count_nonzero(phases == LEAD) * period:.3f}",
+            "tail_idle_s": f"{np.count_nonzero(phases == TAIL) * period:.3f}",
+        })
+    meta.update({
+        "in_position_wait_s": f"{sequencer.wait_total * period:.3f}",
+        "in_position_timeouts": str(sequencer.timeouts),
+        "samples": str(len(samples)),
+        "fault": "none" if fault is None else fault.text(),
+        "fault_cycle": "" if fault is None else str(fault.cycle),
+        "fault_sample": "" if fault is None else str(fault.sample),
+        "torque_off_read_back": " ".join(f"{i}:{'?' if v is None else v}" for i, v in torque_state.items()),
+    })
+    recording = ArmRecording(samples, meta, stamps, fault, torque_state)
+    if out is not None:
+        if len(samples):
+            raw_log.write_raw_log(out, samples, meta)
+            recording.path = out
+        write_npz(cycles_path(out), {**stamps, "period_s": np.array(period)})
+        _cleanup_partial(rows, partial_json)
+    return recording
+
+
+def _cycle_statistics(stamps: dict[str, np.ndarray], period: float) -> dict[str, str]:
+    reads = stamps["read_start"]
+    if len(reads) < 2:
+        return {"cycles": str(len(reads))}
+    cycle_ms = np.diff(reads) * 1e3
+    bus_ms = (stamps["write_end"] - stamps["read_start"]) * 1e3
+    return {
+        "cycles": str(len(reads)),
+        "cycle_ms_median": f"{np.median(cycle_ms):.4f}",
+        "cycle_ms_p99": f"{np.percentile(cycle_ms, 99):.4f}",
+        "cycle_ms_max": f"{cycle_ms.max():.4f}",
+        "cycles_late": str(int(np.count_nonzero(cycle_ms > LATE_FACTOR * period * 1e3))),
+        "cycles_missed": str(int(np.sum(np.maximum(np.floor(cycle_ms / (period * 1e3) + 1e-9) - 1, 0)))),
+        "read_write_ms_median": f"{np.median(bus_ms):.4f}",
+        "read_write_ms_p99": f"{np.percentile(bus_ms, 99):.4f}",
+    }
+
+
+def recover_partial(log_path, repaired_out=None) -> Path:
+    """The rows a killed recorder left in `<LOG>.partial.npy` as a raw log (`repaired_out`,
+    default LOG itself), with the metadata of `<LOG>.partial.json` and fault 'killed'."""
+    log_path = Path(log_path)
+    partial_npy, partial_json = _partial_paths(log_path)
+    if not partial_npy.is_file():
+        raise InputError(str(partial_npy), "no such file", "the partial recording a killed recorder leaves beside its log")
+    array = np.load(partial_npy, mmap_mode="r")
+    t = array[:, raw_log.COLUMN["t"]]
+    written = 1 + int(np.argmax(np.diff(t) <= 0)) if len(t) > 1 and np.any(np.diff(t) <= 0) else len(t)
+    meta = json.loads(partial_json.read_text()) if partial_json.is_file() else {}
+    meta.update({"fault": "killed: recovered from the partial recording", "samples": str(written)})
+    out = Path(repaired_out) if repaired_out is not None else log_path
+    raw_log.write_raw_log(out, np.array(array[:written]), meta)
+    return out
