@@ -27,26 +27,13 @@ from crane_lib.hardware.emulated import TIMING_FAULTS, start_posture_config
 from crane_lib.hardware.emulator import EmulatorProcess, Fault, open_pty
 from crane_lib.hardware.recorder import RecorderSettings, cycles_path, record_arm
 from crane_lib.logs import raw_log
-from crane_lib.model.robot_description import joint_limits_rad
 from crane_lib.paths import REPO_ROOT, TRAJECTORY_DIR
+
+from .hardware_cases import short_command
 
 AP01 = TRAJECTORY_DIR / "AP01.txt"
 SHORT = dict(lead_s=0.2, tail_s=0.2, preroll_s=0.1, realtime=True)
 FAULT_AT_S = 0.8  # after the first torque enable: the log has begun (approach ~0, preroll 0.1 s, lead 0.2 s)
-
-
-def short_command() -> CommandFile:
-    """Five multi-joint moves at full speed, about 5 s: identifiable at 40 ms (kappa near AP01's)
-    in a fraction of AP01's time."""
-    rng = np.random.default_rng(3)
-    limits = np.degrees(joint_limits_rad())
-    rows = []
-    for _ in range(5):
-        row = rng.uniform(np.maximum(0.6 * limits[:, 0], -80.0), np.minimum(0.6 * limits[:, 1], 80.0))
-        row[3], row[7] = rng.uniform(-140.0, -20.0), rng.uniform(0.0, 60.0)
-        rows.append(row)
-    waypoints = np.radians(np.vstack(rows + [np.zeros(8), np.zeros(8)]))
-    return CommandFile("SHORT", waypoints, np.array([100.0] * 6 + [20.0]))
 
 
 @pytest.fixture(scope="module")

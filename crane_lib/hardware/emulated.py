@@ -35,8 +35,11 @@ class EmulatedRecording:
 
 
 def demo_config(seed: int = 1, realtime: bool = True) -> EmulatorConfig:
-    """The hanging arm at rest, factory control tables: what a user's arm looks like when switched on."""
-    return EmulatorConfig(seed=seed, realtime=realtime)
+    """Factory control tables and the arm straightened (all angles 0), resting there until the
+    torque is on: what a user's arm looks like when switched on. The emulator has no mechanical
+    joint stops, so an unsupported arm would sag past joint 4's 0 deg limit before the recorder
+    had configured the servos; resting on its stand it cannot."""
+    return EmulatorConfig(seed=seed, realtime=realtime, held_until_torque=True)
 
 
 def record_on_emulator(command_file, out, config: EmulatorConfig | None = None, settings: RecorderSettings | None = None,

@@ -761,7 +761,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--drop", type=_fault_option("drop"), action="append", default=[], help=f"{help_fault}; ARG: packets (default all)")
     parser.add_argument("--corrupt-crc", type=_fault_option("corrupt_crc"), action="append", default=[], help=f"{help_fault}; ARG: packets (1)")
     parser.add_argument("--hardware-error", type=_fault_option("hardware_error"), action="append", default=[], help=f"{help_fault}; ARG: bits (0x20)")
-    parser.add_argument("--stuck", type=_fault_option("stuck"), action="append", default=[], help=f"AXIS@SECONDS: the joint seizes")
+    parser.add_argument("--stuck", type=_fault_option("stuck"), action="append", default=[], help="AXIS@SECONDS: the joint seizes")
     parser.add_argument("--late", type=_fault_option("late"), action="append", default=[], help=f"{help_fault}; ARG: delay in ms")
     parser.add_argument("--serve-stdio", metavar="CONFIG_JSON", default=None, help=argparse.SUPPRESS)  # EmulatorProcess's child
     return parser

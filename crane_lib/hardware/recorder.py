@@ -59,8 +59,8 @@ from crane_lib.model.robot_description import joint_limits_rad
 from crane_lib.twin.recorder import segment_profiles
 
 RECORDER_VERSION = 1
-JOINT_LIMIT_MARGIN_DEG = 5.0  # the twin's AG02..PC11 stay within 1.2 deg of the limits (joint 4 at 0 deg)
-CLAMP_HOLD_S = 1.0  # the twin's longest clamp run is 0.24 s (joint 4)
+JOINT_LIMIT_MARGIN_DEG = 5.0  # beyond the manufacturer's limits (joint 4's upper limit, 0 deg, is where every file ends)
+CLAMP_HOLD_S = 1.0  # one axis at its current clamp this long stops the arm (safety_margins shows a recording's longest run)
 WATCHDOG_MS = 20.0  # = logs.raw_log.MAX_STAMP_GAP_S: a longer gap would make the log unreadable
 BUS_WATCHDOG_UNITS = 5  # the servos stop by themselves after 5 x 20 ms without a packet
 DEFAULT_IDLE_S = 3.0  # logged idle before and after the motion (the twin draws 3..10 s)
@@ -177,7 +177,7 @@ class _Stop:
             signal.signal(signum, handler)
 
 
-def _realtime(enable: bool) -> str:
+def request_realtime(enable: bool) -> str:
     if not enable:
         return "off"
     try:
@@ -330,7 +330,7 @@ def _run(cmd, servos, settings, constants, theta_start, low, high, metadata, out
     watchdog_s = settings.watchdog_ms * 1e-3
     fault: Fault | None = None
     torque_state: dict[int, int | None] = {}
-    realtime = _realtime(settings.realtime)
+    realtime = request_realtime(settings.realtime)
     col = raw_log.COLUMN
     g = {name: raw_log.group(name) for name in ("theta_logged", "dtheta", "theta_ref", "dtheta_ref", "ddtheta_ref", "position_error",
                                                 "current_command", "u_feedforward", "u_feedback", "current_present", "position_ticks",
@@ -528,6 +528,22 @@ def _cycle_statistics(stamps: dict[str, np.ndarray], period: float) -> dict[str,
         "read_write_ms_median": f"{np.median(bus_ms):.4f}",
         "read_write_ms_p99": f"{np.percentile(bus_ms, 99):.4f}",
     }
+
+
+def safety_margins(log: raw_log.RawLog) -> dict[str, float]:
+    """What a recording needed of the recorder's limits: the largest excursion beyond a joint
+    limit (deg, 0 when inside) and the longest run of one axis at its current clamp (s)."""
+    limits = joint_limits_rad()
+    beyond = np.maximum(log.theta - limits[:, 1], limits[:, 0] - log.theta).max(axis=0)
+    longest = 0
+    for axis in range(N_AXES):
+        flags = np.concatenate([[0], log.clamped[:, axis].astype(np.int8), [0]])
+        edges = np.diff(flags)
+        runs = np.flatnonzero(edges == -1) - np.flatnonzero(edges == 1)
+        longest = max(longest, int(runs.max()) if runs.size else 0)
+    axis = int(np.argmax(beyond))
+    return {"beyond_limit_deg": max(0.0, float(np.degrees(beyond[axis]))), "beyond_limit_axis": axis + 1,
+            "longest_clamp_s": longest * CONTROL_PERIOD_S}
 
 
 def recover_partial(log_path, repaired_out=None) -> Path:

@@ -1,0 +1,22 @@
+"""A short identifiable command file for the tests of the arm's path (recorder, emulator, accept)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from crane_lib.excitation.commands import CommandFile
+from crane_lib.model.robot_description import joint_limits_rad
+
+
+def short_command() -> CommandFile:
+    """Five multi-joint moves at full speed, about 5 s: identifiable at 40 ms (kappa near AP01's)
+    in a fraction of AP01's time."""
+    rng = np.random.default_rng(3)
+    limits = np.degrees(joint_limits_rad())
+    rows = []
+    for _ in range(5):
+        row = rng.uniform(np.maximum(0.6 * limits[:, 0], -80.0), np.minimum(0.6 * limits[:, 1], 80.0))
+        row[3], row[7] = rng.uniform(-140.0, -20.0), rng.uniform(0.0, 60.0)
+        rows.append(row)
+    waypoints = np.radians(np.vstack(rows + [np.zeros(8), np.zeros(8)]))
+    return CommandFile("SHORT", waypoints, np.array([100.0] * 6 + [20.0]))
