@@ -94,12 +94,12 @@ def _config(**overrides):
     return start_posture_config(realtime=True, **overrides)
 
 
-def bench_loop(command, folder: Path, emulator, wire_baud: float = 0.0, label: str = "") -> dict:
+def bench_loop(command, folder: Path, emulator, wire_baud: float = 0.0, label: str = "", idle_s: float = 0.5) -> dict:
     from crane_lib.hardware.emulated import record_on_emulator
     from crane_lib.hardware.recorder import RecorderSettings
 
     out = folder / f"{getattr(command, 'stem', 'command')}{'_wire' if wire_baud else ''}.npz"
-    settings = RecorderSettings(lead_s=0.5, tail_s=0.5, preroll_s=0.5, realtime=True)
+    settings = RecorderSettings(lead_s=idle_s, tail_s=idle_s, preroll_s=idle_s, realtime=True)
     result = record_on_emulator(command, out, _config(wire_baud=wire_baud), settings, attempts=3, emulator=emulator)
     cycle_ms = result.recording.cycle_times_ms()
     meta = result.recording.metadata
@@ -152,7 +152,7 @@ def main(argv=None) -> int:
         print(f"reference, 1 ms sleep loop on this host: lateness {_percentiles(wake)}; {_load()}")
         bare = bare_round_trip(emulator, 200 if args.smoke else 3000)
         print(f"reference, bare sync read + sync write through the emulator: {_percentiles(bare)}")
-        loop = bench_loop(command, folder, emulator)
+        loop = bench_loop(command, folder, emulator, idle_s=0.1 if args.smoke else 0.5)
         cycle_ms = loop["cycle_ms"]
         print(f"median cycle / 1.2 ms target: {np.median(cycle_ms) / 1.2:.2f}; median of (read..write) / bare round trip: "
               f"{np.median((loop['result'].recording.stamps['write_end'] - loop['result'].recording.stamps['read_start']) * 1e3) / np.median(bare):.2f}")

@@ -130,13 +130,23 @@ def test_every_fault_stops_the_arm_and_keeps_the_log(emulator, short, tmp_path, 
 
 def test_ctrl_c_stops_the_arm(emulator, short, tmp_path):
     log_path = tmp_path / "interrupted.csv"
-    timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))
-    timer.start()
+    partial = log_path.with_name(log_path.name + ".partial.npy")
+    done = threading.Event()
+
+    def interrupt_once_logging():
+        while not done.is_set() and not _logging(partial):
+            time.sleep(0.02)
+        if not done.is_set():
+            os.kill(os.getpid(), signal.SIGINT)
+
+    emulator.reset(start_posture_config(realtime=True))
+    watcher = threading.Thread(target=interrupt_once_logging, daemon=True)
+    watcher.start()
     try:
-        emulator.reset(start_posture_config(realtime=True))
         recording = record_arm(short, emulator.port, log_path, RecorderSettings(**SHORT))
     finally:
-        timer.cancel()
+        done.set()
+        watcher.join()
     if recording.fault is not None and recording.fault.kind in TIMING_FAULTS:
         pytest.skip(f"the host stalled before the interrupt ({recording.fault.text()})")
     assert recording.fault.kind == "signal" and recording.exit_status == 128 + signal.SIGINT

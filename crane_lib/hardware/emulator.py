@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import gc
 import json
 import math
 import os
@@ -661,6 +662,8 @@ def _serve_stdio(config: EmulatorConfig) -> int:
             return False
         return True
 
+    gc.collect()
+    gc.freeze()  # what exists now is never collected again: no full collection walks the twin's modules mid-reply
     try:
         serve(session, master, commands.fileno(), on_command)
     finally:

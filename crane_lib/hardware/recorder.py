@@ -33,6 +33,7 @@ write end) go to `<LOG stem>.cycles.npz`.
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import os
@@ -80,7 +81,7 @@ class RecorderSettings:
     joint_margin_deg: float = JOINT_LIMIT_MARGIN_DEG
     clamp_hold_s: float = CLAMP_HOLD_S
     bus_watchdog_units: int = BUS_WATCHDOG_UNITS
-    realtime: bool = False  # ask for SCHED_FIFO (root or CAP_SYS_NICE); reported in the metadata
+    realtime: bool = True  # ask for SCHED_FIFO (root or CAP_SYS_NICE); what it got is in the metadata
     baud: int = ct.BAUD_RATE
 
 
@@ -341,6 +342,12 @@ def _run(cmd, servos, settings, constants, theta_start, low, high, metadata, out
     # load the compiled law (numba's cache) and touch every path of the cycle before torque is on
     realization_law(theta_start, theta_start * 0.0, theta_start * 0.0, theta_start, theta_start, period, np.zeros(N_AXES), *law, out_law)
     sequencer.reference()
+    # the cyclic garbage collector can pause the interpreter for tens of ms in a large process (a
+    # notebook kernel); the loop creates no reference cycles, so it is switched off until the end
+    gc_was_enabled = gc.isenabled()
+    gc.collect()
+    gc.freeze()
+    gc.disable()
     with _Stop() as stop:
         try:
             servos.enable_torque(settings.bus_watchdog_units)
@@ -445,6 +452,9 @@ def _run(cmd, servos, settings, constants, theta_start, low, high, metadata, out
         finally:
             if not torque_state:
                 torque_state = servos.torque_off()
+            if gc_was_enabled:
+                gc.enable()
+            gc.unfreeze()
             recording = _finish(rows, phases, stamps, cycle, fault, torque_state, metadata, settings, realtime, sequencer, out, partial_json)
     return recording
 

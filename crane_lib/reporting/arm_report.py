@@ -1,0 +1,141 @@
+"""The tables, sentences and figure of the "Your own arm" report (chapters/your_arm.py): one
+recording through Algorithm 1, as a user reads it. Every sentence is generated from the
+result it states."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from crane_lib.acceptance.accepted import AcceptedModel
+from crane_lib.acceptance.held_out import HeldOut
+from crane_lib.hardware.emulated import EmulatedRecording
+from crane_lib.hardware.recorder import CLAMP_HOLD_S, JOINT_LIMIT_MARGIN_DEG, cycles_path, safety_margins
+from crane_lib.logs.preprocessing import Bundle
+from crane_lib.logs.raw_log import RawLog, read_raw_log
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def emulator_sentence(emulated: EmulatedRecording, name: str) -> str:
+    attempts = ", ".join(f"{k + 1}: {a}" for k, a in enumerate(emulated.attempts))
+    meta = emulated.recording.metadata
+    if emulated.complete:
+        return (f"The emulator recording of {name} took {emulated.wall_s:.0f} s of wall time ({_plural(len(emulated.attempts), 'attempt')}: "
+                f"{attempts}). Over its {meta['cycles']} cycles the median cycle was {float(meta['cycle_ms_median']):.3f} ms, the 99th "
+                f"percentile {float(meta['cycle_ms_p99']):.3f} ms and the longest {float(meta['cycle_ms_max']):.2f} ms; {meta['cycles_late']} "
+                f"cycles were later than 1.5 ms ({meta['scheduling']} scheduling). At the end the recorder read back Torque Enable = 0 "
+                f"on every servo ({meta['torque_off_read_back']}).")
+    return (f"**No attempt of the emulator recording completed on this machine** ({attempts}): each time the host stalled longer "
+            f"than the recorder's 20 ms watchdog, and each time the recorder stopped the arm, switched the torque off and kept the "
+            f"log. The rest of this report uses the twin's own recording of {name} (the twin's recorder, no bus) instead, which "
+            f"the same pipeline takes in the same way.")
+
+
+def cycle_figure(log_path, name: str):
+    """Cycle-time distribution (all cycles, from the stamps file) and measured vs reference angles."""
+    stamps = np.load(cycles_path(Path(log_path)))
+    cycle_ms = np.diff(stamps["read_start"]) * 1e3
+    bus_ms = (stamps["write_end"] - stamps["read_start"]) * 1e3
+    figure, (left, right) = plt.subplots(1, 2, figsize=(11, 3.4))
+    bins = np.linspace(0, max(3.0, float(np.percentile(cycle_ms, 99.9))), 80)
+    left.hist(cycle_ms, bins=bins, color="C0", alpha=0.8, label="cycle (read to read)")
+    left.hist(bus_ms, bins=bins, color="C1", alpha=0.6, label="sync read + controller + sync write")
+    left.axvline(1.0, color="k", lw=0.8, ls="--")
+    left.set(yscale="log", xlabel="ms", ylabel="cycles", title="cycle times")
+    left.legend(fontsize=8)
+    log = read_raw_log(log_path)
+    for axis in (0, 1, 3):
+        right.plot(log.t, np.degrees(log.theta[:, axis]), lw=1.0, label=f"θ{axis + 1} measured")
+        right.plot(log.t, np.degrees(log.theta_ref[:, axis]), lw=0.8, ls="--", color="k")
+    right.set(xlabel="log time (s)", ylabel="deg", title="measured angles and reference (dashed)")
+    right.legend(fontsize=8, ncol=3)
+    figure.suptitle(f"Data: the twin through the Protocol 2.0 emulator and dynamixel-sdk, {name}", fontsize=9)
+    figure.tight_layout()
+    return figure
+
+
+def checks_table(log: RawLog, bundle: Bundle, source: str) -> pd.DataFrame:
+    steps_ms = np.diff(log.t) * 1e3
+    margins = safety_margins(log)
+    rows = [
+        ("source", source),
+        ("samples", log.n_samples),
+        ("duration (s)", round(log.duration, 2)),
+        ("stamp steps: median / 99th percentile / max (ms)", f"{np.median(steps_ms):.3f} / {np.percentile(steps_ms, 99):.3f} / {steps_ms.max():.3f}"),
+        ("repairs", "; ".join(log.repairs) or "none"),
+        (f"samples at {bundle.ts * 1e3:g} ms", bundle.n_samples),
+        ("clamp-masked share (%)", round(100 * float(bundle.clamp_mask.mean()), 2)),
+        (f"largest excursion beyond a joint limit (deg; the recorder stops at {JOINT_LIMIT_MARGIN_DEG:g})",
+         f"{margins['beyond_limit_deg']:.2f} (axis {margins['beyond_limit_axis']})"),
+        (f"longest run at a current clamp (s; the recorder stops at {CLAMP_HOLD_S:g})", f"{margins['longest_clamp_s']:.3f}"),
+    ]
+    return pd.DataFrame(rows, columns=["", "this recording"]).set_index("")
+
+
+def identification_sentence(accepted: AcceptedModel) -> str:
+    condition = accepted.condition
+    eps = "no projection" if condition.projection is None else f"projected with ε = {condition.projection.epsilon:g} kg·m²"
+    weak = int(np.sum(condition.ols.parameters.std_errors > 0.5 * np.abs(condition.ols.parameters.values)))
+    return (f"At {condition.ts * 1e3:g} ms the regressor's condition number is κ = {condition.ols.kappa:.1f} over {condition.ols.n_samples} "
+            f"samples; {_plural(weak, 'parameter')} of 39 {'has' if weak == 1 else 'have'} a standard error above half its value. "
+            f"λmin of the OLS model over the visited configurations is {condition.lambda_min_visited:.3g} kg·m², so the route is "
+            f"**{condition.route}** ({eps}).")
+
+
+def parameter_table(accepted: AcceptedModel) -> pd.DataFrame:
+    ols = accepted.condition.ols.parameters
+    refine = accepted.refinement.get("method", "none")
+    return pd.DataFrame({
+        "OLS": ols.values, "standard error": ols.std_errors,
+        "relative error (%)": 100 * ols.std_errors / np.maximum(np.abs(ols.values), 1e-12),
+        f"after {refine}": accepted.refined.values, "model file": accepted.parameters.values,
+    }, index=ols.names)
+
+
+def refinement_sentence(accepted: AcceptedModel) -> str:
+    report = accepted.refinement
+    if report.get("method", "none") == "none":
+        return "No refinement was asked for (`refine = \"none\"`): the audit takes the OLS/SDP start as it is."
+    start, final = report.get("objective_start", float("nan")), report.get("objective_final", float("nan"))
+    return (f"The {report['method']} refinement moved the closed-loop objective from {start:.5g} to {final:.5g} "
+            f"({100 * (final - start) / start:+.1f} %) in {_plural(int(report.get('iterations', 0)), 'iteration')} "
+            f"({report.get('wall_time_s', float('nan')):.0f} s).")
+
+
+def audit_table(accepted: AcceptedModel) -> pd.DataFrame:
+    return pd.DataFrame({
+        "seed": [a.seed for a in accepted.first_audits],
+        "refined: λmin over Θ (kg·m²)": [a.lambda_min for a in accepted.first_audits],
+        "refined: violating poses": [a.n_violations for a in accepted.first_audits],
+        "deciding: λmin over Θ (kg·m²)": [a.lambda_min for a in accepted.final_audits],
+        "deciding: violating poses": [a.n_violations for a in accepted.final_audits],
+    }).set_index("seed")
+
+
+def rescue_sentence(accepted: AcceptedModel) -> str:
+    if accepted.rescue is None:
+        return "Every seed passed the first audit: no rescue was needed, and the refined model is the model file."
+    rescue = accepted.rescue
+    change = rescue.result.change_norm if rescue.result is not None else float("nan")
+    failed = sum(not a.passed for a in accepted.first_audits)
+    return (f"{_plural(failed, 'seed')} of {len(accepted.first_audits)} failed the first audit, so the rescue SDP ran "
+            f"({_plural(len(rescue.passes), 'constraint-generation pass')}, converged: {rescue.converged}); it moved the parameters by "
+            f"{change:.3g} in the Euclidean norm, and the deciding audits are those of the rescued model.")
+
+
+def held_out_table(scores: HeldOut) -> pd.DataFrame:
+    table = pd.DataFrame(scores.rows()).set_index("recording")
+    table.loc["pooled", "RMSE [N·m]"] = scores.pooled_rmse
+    return table
+
+
+def verdict_sentence(accepted: AcceptedModel, out: Path, source: str) -> str:
+    return (f"**{accepted.verdict()}**. The model file `{Path(out).name}` holds the 39 parameters with their OLS standard errors, "
+            f"the route, the refinement, the audit margins per seed, the rescue if it ran, and this verdict in its header "
+            f"(source: {source}).")
