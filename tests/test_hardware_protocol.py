@@ -167,3 +167,21 @@ def test_the_arms_reference_is_the_twins(tmp_path):
     np.testing.assert_array_equal(reference[:, 2], log.ddtheta_ref)
     np.testing.assert_array_equal(segment, samples[:, raw_log.COLUMN["segment"]])
     assert sequencer.wait_total == round(float(metadata["in_position_wait_s"]) * 1000)
+
+
+def test_a_killed_recording_is_recovered_from_its_partial_file(tmp_path):
+    """What a SIGKILL leaves: the memory-mapped rows written so far (zeros after them) and the
+    metadata known at the start; recover_partial turns them into a readable raw log."""
+    from crane_lib.hardware.recorder import recover_partial
+
+    log_path = tmp_path / "killed.csv"
+    rows = np.lib.format.open_memmap(tmp_path / "killed.csv.partial.npy", mode="w+", dtype=np.float64, shape=(50, raw_log.N_COLUMNS))
+    rows[:7, raw_log.COLUMN["t"]] = np.arange(7) * 1e-3
+    rows[:7, raw_log.group("theta_logged")] = np.pi
+    rows.flush()
+    del rows
+    (tmp_path / "killed.csv.partial.json").write_text('{"trajectory": "AP01", "port": "/dev/ttyUSB0"}')
+    log = raw_log.read_raw_log(recover_partial(log_path))
+    assert log.n_samples == 7 and log.metadata["port"] == "/dev/ttyUSB0" and log.metadata["fault"].startswith("killed")
+    with pytest.raises(InputError, match="partial"):
+        recover_partial(tmp_path / "other.csv")

@@ -242,9 +242,16 @@ class ServoBus:
         """Torque off, Return Delay Time 0, Current Control Mode, current limits checked, the
         cycle's indirect map; every write read back. Raises InputError, torque still off."""
         changed = []
+        drive_modes, homing = [], []
         for info in self.servos:
             dxl_id = info.dxl_id
             self.write_checked(dxl_id, ct.TORQUE_ENABLE, 0, "torque off before configuring (Torque Enable 0)")
+            drive_mode = self.read(dxl_id, ct.DRIVE_MODE)
+            if drive_mode & 0x01:  # reverse mode flips the position and current signs the log's angle convention assumes
+                raise InputError(f"{self.port_name}, ID {dxl_id}", f"Drive Mode(10) is {drive_mode}: bit 0 (reverse direction) is set",
+                                 "the normal direction (bit 0 clear), as the CRANE-X7 ships")
+            drive_modes.append(drive_mode)
+            homing.append(self.read(dxl_id, ct.HOMING_OFFSET))
             if self.read(dxl_id, ct.RETURN_DELAY_TIME) != 0:
                 self.write_checked(dxl_id, ct.RETURN_DELAY_TIME, 0, "Return Delay Time 0 (the servo answers at once)")
                 changed.append(f"ID {dxl_id} Return Delay Time -> 0")
@@ -268,7 +275,8 @@ class ServoBus:
         for axis, dxl_id in enumerate(self.ids):
             self._reader.addParam(dxl_id)
             self._writer.addParam(dxl_id, self._goal[axis])
-        self.configuration = {"configuration_changes": "; ".join(changed) or "none"}
+        self.configuration = {"configuration_changes": "; ".join(changed) or "none",
+                              "servo_drive_mode": " ".join(map(str, drive_modes)), "servo_homing_offset": " ".join(map(str, homing))}
         return self.configuration
 
     def enable_torque(self, bus_watchdog_units: int) -> None:
@@ -338,6 +346,11 @@ class ServoBus:
                 except Exception:  # noqa: BLE001
                     value = None
             state[dxl_id] = value
+        for dxl_id in self.ids:  # the servos' own watchdog off again (it would stop the next tool that enables torque)
+            try:
+                self.write(dxl_id, ct.BUS_WATCHDOG, 0)
+            except Exception:  # noqa: BLE001
+                pass
         return state
 
     def close(self) -> None:
