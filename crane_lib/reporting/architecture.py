@@ -26,6 +26,8 @@ DATA_FLOW = (
     ("excitation", "twin", "command files"),
     ("logs", "twin", "raw-log format"),
     ("twin", "reporting", "recordings"),
+    ("twin", "hardware", "plant"),
+    ("hardware", "cli", "record --port"),
     ("logs", "identification", "bundles 1-80 ms"),
     ("model", "identification", "regressor, M(θ; β)"),
     ("identification", "acceptance", "refined estimates"),
