@@ -32,8 +32,8 @@ from crane_lib.paths import REPO_ROOT, TRAJECTORY_DIR
 from .hardware_cases import short_command
 
 AP01 = TRAJECTORY_DIR / "AP01.txt"
-SHORT = dict(lead_s=0.2, tail_s=0.2, preroll_s=0.1, realtime=True)
-FAULT_AT_S = 0.8  # after the first torque enable: the log has begun (approach ~0, preroll 0.1 s, lead 0.2 s)
+SHORT = dict(lead_s=0.2, tail_s=0.2, preroll_s=0.1, realtime=True, approach=False)  # held at the start posture: no approach
+FAULT_AT_S = 0.8  # after the first torque enable: the log has begun (preroll 0.1 s, lead 0.2 s)
 
 
 @pytest.fixture(scope="module")
