@@ -45,17 +45,14 @@ def _percentiles(values_ms: np.ndarray) -> str:
 @contextmanager
 def scheduled(realtime: bool = True):
     """The scheduling class the recorder asks for (SCHED_FIFO where allowed), restored afterwards."""
-    from crane_lib.hardware.recorder import request_realtime
+    from crane_lib.hardware.recorder import current_scheduling, request_realtime, restore_scheduling
 
-    previous = os.sched_getscheduler(0), os.sched_getparam(0)
+    previous = current_scheduling()
     got = request_realtime(realtime)
     try:
         yield got
     finally:
-        try:
-            os.sched_setscheduler(0, previous[0], previous[1])
-        except OSError:
-            pass
+        restore_scheduling(previous)
 
 
 def sleep_loop_latency(cycles: int = 2000) -> np.ndarray:

@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from crane_lib import cli
+from crane_lib.errors import InputError
 from crane_lib.constants import CURRENT_UNIT_A, ENCODER_RESOLUTION_RAD
 from crane_lib.excitation.commands import CommandFile, read_command_file, write_command_file
 from crane_lib.hardware import bus as bus_module
@@ -223,3 +224,16 @@ def test_bad_input_never_enables_torque(emulator, tmp_path, capsys, monkeypatch)
     monkeypatch.setattr(bus_module, "SYSFS_USB_SERIAL", tmp_path / "sysfs")
     message = _bad_input(emulator, capsys, start_posture_config(), arm)
     assert "USB latency timer 16 ms" in message and "latency_timer" in message and "at most 1 ms" in message
+
+
+def test_the_caller_gets_its_scheduling_back(emulator, short, tmp_path):
+    """The recorder runs at SCHED_FIFO where allowed; the process that called it (a test worker, a
+    notebook kernel) must not go on at real-time priority, whatever the outcome."""
+    before = os.sched_getscheduler(0)
+    emulator.reset(start_posture_config(absent=(4,)))
+    with pytest.raises(InputError):
+        record_arm(short, emulator.port, tmp_path / "x.csv", RecorderSettings(**SHORT))
+    emulator.reset(start_posture_config(faults=(Fault("hardware_error", 2, 0.3),)))
+    recording = record_arm(short, emulator.port, tmp_path / "y.csv", RecorderSettings(**SHORT))
+    assert recording.fault is not None and recording.metadata["scheduling"] != "off"
+    assert os.sched_getscheduler(0) == before

@@ -179,6 +179,7 @@ class _Stop:
 
 
 def request_realtime(enable: bool) -> str:
+    """Ask for SCHED_FIFO 50 for this process; returns what it got (see `restore_scheduling`)."""
     if not enable:
         return "off"
     try:
@@ -186,6 +187,23 @@ def request_realtime(enable: bool) -> str:
         return "SCHED_FIFO 50"
     except (AttributeError, PermissionError, OSError) as error:
         return f"refused ({error.__class__.__name__})"
+
+
+def current_scheduling():
+    try:
+        return os.sched_getscheduler(0), os.sched_getparam(0)
+    except (AttributeError, OSError):
+        return None
+
+
+def restore_scheduling(previous) -> None:
+    """Back to the policy `current_scheduling()` returned (the caller's process, a notebook
+    kernel or a test worker, must not go on at real-time priority)."""
+    if previous is not None:
+        try:
+            os.sched_setscheduler(0, previous[0], previous[1])
+        except OSError:
+            pass
 
 
 def _sdk_version() -> str:
@@ -331,6 +349,7 @@ def _run(cmd, servos, settings, constants, theta_start, low, high, metadata, out
     watchdog_s = settings.watchdog_ms * 1e-3
     fault: Fault | None = None
     torque_state: dict[int, int | None] = {}
+    previous_scheduling = current_scheduling()
     realtime = request_realtime(settings.realtime)
     col = raw_log.COLUMN
     g = {name: raw_log.group(name) for name in ("theta_logged", "dtheta", "theta_ref", "dtheta_ref", "ddtheta_ref", "position_error",
@@ -353,6 +372,10 @@ def _run(cmd, servos, settings, constants, theta_start, low, high, metadata, out
             servos.enable_torque(settings.bus_watchdog_units)
         except BaseException:
             _cleanup_partial(rows, partial_json)
+            restore_scheduling(previous_scheduling)
+            if gc_was_enabled:
+                gc.enable()
+            gc.unfreeze()
             raise
         t0 = time.perf_counter()
         grid = 0
@@ -452,6 +475,7 @@ def _run(cmd, servos, settings, constants, theta_start, low, high, metadata, out
         finally:
             if not torque_state:
                 torque_state = servos.torque_off()
+            restore_scheduling(previous_scheduling)
             if gc_was_enabled:
                 gc.enable()
             gc.unfreeze()
