@@ -130,6 +130,32 @@ def test_the_bus_answers_ping_sync_read_and_stops_on_its_watchdog():
     assert refused.parameters[0] == ct.ERROR_DATA_RANGE and servo.get(ct.GOAL_CURRENT) == 0
 
 
+def test_the_lockstep_clock_is_driven_by_the_bus():
+    """In lockstep each sync read starts the next 1 ms period, whatever the wall clock does (a
+    burst 0.5 ms apart, a 150 s stall, quiet time in between): the servos' Realtime Tick and the
+    plant's time count sync reads."""
+    bus = ServoBus(EmulatorConfig(lockstep=True, return_delay=0))
+    read_tick = p.instruction_packet(p.BROADCAST_ID, p.INST_SYNC_READ, bytes([ct.REALTIME_TICK.address, 0, 2, 0]) + bytes(ct.AXIS_IDS))
+    ticks = []
+    for wall in (100.0, 100.0005, 250.0):
+        answers = _status(bus.receive(read_tick, wall))
+        ticks.append({int.from_bytes(q.parameters[1:3], "little") for q in answers})
+        bus.idle(wall + 5.0)
+    assert ticks == [{1}, {2}, {3}] and bus.plant.time == pytest.approx(3e-3)
+    realtime = ServoBus(EmulatorConfig(return_delay=0))  # the default clock: the wall's
+    realtime.receive(read_tick, realtime.plant.t0 + 0.25)
+    assert realtime.plant.time == pytest.approx(0.25)
+
+
+def test_a_servo_answers_in_order_and_a_late_reply_delays_only_its_own():
+    bus = ServoBus(EmulatorConfig(return_delay=0, faults=(Fault("late", 3, 0.0, delay_ms=100.0, count=1),)))
+    bus.receive(p.instruction_packet(2, p.INST_WRITE, bytes([ct.TORQUE_ENABLE.address, 0, 1])), 0.0)  # the faults start
+    [(late, _)] = bus.receive(p.instruction_packet(3, p.INST_PING), 0.001)
+    [(next_of_3, _)] = bus.receive(p.instruction_packet(3, p.INST_PING), 0.002)
+    [(other, _)] = bus.receive(p.instruction_packet(4, p.INST_PING), 0.003)
+    assert late == pytest.approx(0.101) and next_of_3 == late and other == pytest.approx(0.003)
+
+
 def test_the_command_file_is_checked_before_torque(tmp_path):
     constants = load_realization_constants()
     ap01 = read_command_file(TRAJECTORY_DIR / "AP01.txt")

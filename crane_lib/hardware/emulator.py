@@ -31,8 +31,18 @@ What is emulated (e-Manual, X series, Protocol 2.0; addresses in control_table):
   the delivered current in 2.69 mA units, Present Velocity the link velocity in 0.229 rpm.
 
 The plant is the twin's (`twin.recorder.build_plant`, one run-to-run draw from `seed`), advanced
-in 0.25 ms steps to the wall-clock time at which each packet arrives; between packets the motor
-torques are constant, so stepping on demand is exact.
+in 0.25 ms steps to the device's time at which each packet arrives; between packets the motor
+torques are constant, so stepping on demand is exact. The device's time is the wall clock by
+default. With `lockstep` (`--lockstep`; tests and the book's demonstration, see
+crane_lib/hardware/timing.py) it is driven by the bus instead: each SYNC READ starts the next
+1 ms control period (the clock jumps to the next whole millisecond), and between two of them the
+clock advances by the time each instruction and status packet would take on a 3 Mbit/s bus. Fault
+start times, the Bus Watchdog and the Realtime Tick all run on the device's time; when replies
+leave is always wall-clock time.
+
+Each servo answers its instructions in order: its status packet never overtakes one it sent
+earlier, so a late reply delays that servo's later replies (as a stalled servo, or a stalled
+host behind the emulator, does); in a sync read each servo answers after the one before it.
 
 Fault injection (each fault starts `after` seconds after the first Torque Enable = 1):
 
@@ -40,7 +50,7 @@ Fault injection (each fault starts `after` seconds after the first Torque Enable
     corrupt_crc   the servo's next `count` status packets carry a wrong CRC (default 1)
     hardware_error  Hardware Error Status gets `bits` (default 0x20, overload): alert bit, shutdown
     stuck         the joint of that axis seizes (the plant holds it still)
-    late          every reply of the servo leaves `delay_ms` late
+    late          the servo's replies leave `delay_ms` late (the next `count`, default all)
 """
 
 from __future__ import annotations
@@ -62,9 +72,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from crane_lib.constants import ACTUATORS, CURRENT_UNIT_A, ENCODER_RESOLUTION_RAD, N_AXES
+from crane_lib.constants import ACTUATORS, CONTROL_PERIOD_S, CURRENT_UNIT_A, ENCODER_RESOLUTION_RAD, N_AXES
 from crane_lib.hardware import control_table as ct
 from crane_lib.hardware import protocol as p
+from crane_lib.hardware.timing import LOCKSTEP_BUS_BAUD
 
 FIRMWARE_VERSION = 46  # what the emulated servos report (Bus Watchdog needs v38 or later)
 IDLE_STEP_S = 0.01  # the plant is advanced at least this often while the bus is quiet
@@ -81,7 +92,7 @@ class Fault:
     kind: str
     target: int
     after: float = 0.0
-    count: int = 0  # drop / corrupt_crc: how many packets (0: drop all, corrupt one)
+    count: int = 0  # drop / corrupt_crc / late: how many packets (0: drop all, corrupt one, delay all)
     bits: int = 0x20  # hardware_error
     delay_ms: float = 0.0  # late
 
@@ -106,6 +117,7 @@ class EmulatorConfig:
     realtime: bool = False  # ask for SCHED_FIFO for the emulator process (root or CAP_SYS_NICE)
     held_until_torque: bool = False  # the arm is held at start_posture until the first Torque Enable
     #   (as if someone held it there): a test starts at the command file's start posture without an approach
+    lockstep: bool = False  # device time driven by the bus (one control period per SYNC READ), not the wall clock
 
 
 # ---------------------------------------------------------------- one servo's control table
@@ -160,8 +172,8 @@ class Servo:
                 self.table[address_first + 2 * n:address_first + 2 * n + 2] = (data_first + n).to_bytes(2, "little")
         self.mode_locked = config.operating_mode_locked
         self._read_plan: dict[tuple[int, int], list[int]] = {}
-        self.torque_events: list[tuple[float, int]] = []  # (time, new Torque Enable value)
-        self.last_instruction = time.monotonic()
+        self.torque_events: list[tuple[float, int]] = []  # (device time, new Torque Enable value)
+        self.last_instruction = 0.0 if config.lockstep else time.monotonic()
 
     # raw access to one register
     def get(self, register: ct.Register) -> int:
@@ -290,7 +302,8 @@ class Servo:
 
 
 class RealTimePlant:
-    """The twin's plant, stepped to the wall clock on demand."""
+    """The twin's plant, stepped on demand to the device's time (the wall clock, or the lockstep
+    clock, which starts at 0)."""
 
     def __init__(self, config: EmulatorConfig):
         from crane_lib.twin import recorder as twin
@@ -306,7 +319,7 @@ class RealTimePlant:
         twin.integrate(self.plant, self.x.copy(), np.zeros(N_AXES), 1)  # load the compiled step before the first packet
         self.torque = np.zeros(N_AXES)
         self.current = np.zeros(N_AXES)  # delivered current per axis (A)
-        self.t0 = time.monotonic()  # after the loading above: the plant's clock starts now
+        self.t0 = 0.0 if config.lockstep else time.monotonic()  # after the loading above: the plant's clock starts now
         self.steps = 0
         self.failed = ""
         self._noise_current, self._noise_encoder, self._noise_present = twin.noise_array()
@@ -316,7 +329,7 @@ class RealTimePlant:
         return self.steps * self.plant.step
 
     def advance(self, now: float) -> None:
-        due = int((now - self.t0) / self.plant.step)
+        due = int((now - self.t0) / self.plant.step + 1e-6)  # a lockstep time on the step grid is not one step short
         n = due - self.steps
         if n <= 0 or self.failed:
             return
@@ -376,6 +389,9 @@ class ServoBus:
         self.drops_left: dict[int, int] = {}
         self.corrupt_left: dict[int, int] = {}
         self.late_s: dict[int, float] = {}
+        self.late_left: dict[int, int] = {}
+        self.free_at: dict[int, float] = {}  # per ID: wall time its last reply leaves (a servo answers in order)
+        self.device_t = 0.0  # lockstep: the device's clock (s), driven by the bus
         self.applied = [0] * N_AXES  # goal current units each motor acts on
         self.stats = BusStatistics()
         self.reader = p.PacketReader()
@@ -384,10 +400,7 @@ class ServoBus:
     # time-driven behaviour: plant, faults, watchdog
     def tick(self, now: float) -> None:
         self.plant.advance(now)
-        if self.armed_at is None and any(s.torque_on for s in self.servos.values()):
-            self.armed_at = now
-            if self.config.held_until_torque:
-                self.plant.hold(False)
+        self._arm(now)
         if self.armed_at is not None:
             for index, fault in enumerate(self.faults):
                 if index not in self.started and now >= self.armed_at + fault.after:
@@ -402,6 +415,13 @@ class ServoBus:
                 self.log.append(f"{now:.6f} ID {servo.id}: bus watchdog expired")
                 self._sync_motors()
 
+    def _arm(self, now: float) -> None:
+        """The first Torque Enable = 1: faults count from here, and a held arm is let go."""
+        if self.armed_at is None and any(s.torque_on for s in self.servos.values()):
+            self.armed_at = now
+            if self.config.held_until_torque:
+                self.plant.hold(False)
+
     def _start(self, fault: Fault, now: float) -> None:
         self.log.append(f"{now:.6f} fault {fault.kind} on {fault.target} starts")
         if fault.kind == "drop":
@@ -414,6 +434,7 @@ class ServoBus:
             self.plant.stick(fault.target - 1)
         elif fault.kind == "late":
             self.late_s[fault.target] = fault.delay_ms * 1e-3
+            self.late_left[fault.target] = fault.count if fault.count > 0 else -1
 
     def _sync_motors(self, redraw: bool = False) -> None:
         """Hand every motor the current it acts on; `redraw` after a write (a new command, a new
@@ -428,7 +449,7 @@ class ServoBus:
     def _refresh(self) -> None:
         """Present values of every servo from the plant, as of this packet."""
         ticks, velocity, current = self.plant.sensors()
-        tick = int(self.plant.time * 1000) % 32768
+        tick = int(self.plant.time * 1000 + 1e-6) % (ct.REALTIME_TICK_MAX + 1)
         for servo in self.servos.values():
             axis = servo.axis - 1
             servo.set(ct.PRESENT_POSITION, ticks[axis])
@@ -436,16 +457,44 @@ class ServoBus:
             servo.set(ct.PRESENT_CURRENT, current[axis])
             servo.set(ct.REALTIME_TICK, tick)
 
+    # the device's clock
+    def device_time(self, now: float) -> float:
+        """The device's time at wall time `now`: `now` itself, or the lockstep clock."""
+        return self.device_t if self.config.lockstep else now
+
+    def idle(self, now: float) -> None:
+        """The bus is quiet at wall time `now`. In lockstep nothing happens: the device's clock
+        stands still, and everything it drives happened at the last packet (a wall-clock pause
+        here must not change the recording)."""
+        if not self.config.lockstep:
+            self.tick(now)
+
+    def _lockstep_packet(self, packet: p.Packet) -> float:
+        """Advance the lockstep clock over an instruction packet; a SYNC READ first moves it to the
+        next whole control period."""
+        if packet.instruction == p.INST_SYNC_READ:
+            self.device_t = (math.floor(self.device_t / CONTROL_PERIOD_S + 1e-6) + 1) * CONTROL_PERIOD_S
+        self.device_t += packet.raw_length * 10.0 / LOCKSTEP_BUS_BAUD
+        return self.device_t
+
     # packets
     def receive(self, data: bytes, now: float) -> list[tuple[float, bytes]]:
-        """Feed bytes from the host; returns the replies as (send time, bytes)."""
+        """Feed bytes from the host at wall time `now`; returns the replies as (wall time to send, bytes),
+        in the order they leave."""
         replies = []
         for packet in self.reader.feed(data):
             self.stats.packets += 1
-            self.tick(now)
-            replies.extend(self._handle(packet, now))
+            t = self._lockstep_packet(packet) if self.config.lockstep else now
+            self.tick(t)
+            answers = self._handle(packet, now, t)
+            self._arm(t)  # at the packet that enables torque, not whenever the next one comes
             if packet.instruction in (p.INST_WRITE, p.INST_SYNC_WRITE, p.INST_REBOOT) or self.started:
                 self._sync_motors(redraw=packet.instruction in (p.INST_WRITE, p.INST_SYNC_WRITE))
+            for leave, raw in answers:
+                leave = self.free_at[raw[4]] = max(leave, self.free_at.get(raw[4], 0.0))  # never before its earlier reply
+                replies.append((leave, raw))
+                if self.config.lockstep:
+                    self.device_t += len(raw) * 10.0 / LOCKSTEP_BUS_BAUD
         return replies
 
     def _reply(self, servo: Servo, error: int, parameters: bytes, ready: float) -> list[tuple[float, bytes]]:
@@ -461,13 +510,18 @@ class ServoBus:
             self.stats.corrupted += 1
             packet = packet[:-2] + bytes(((packet[-2] ^ 0x5A), packet[-1]))
         self.stats.replies += 1
-        delay = servo.get(ct.RETURN_DELAY_TIME) * 2e-6 + self.late_s.get(servo.id, 0.0)
+        delay = servo.get(ct.RETURN_DELAY_TIME) * 2e-6
+        late = self.late_left.get(servo.id, 0)
+        if late:
+            delay += self.late_s[servo.id]
+            self.late_left[servo.id] = late - 1 if late > 0 else -1
         return [(ready + delay, packet)]
 
     def _wire(self, n_bytes: int) -> float:
         return n_bytes * 10.0 / self.config.wire_baud if self.config.wire_baud > 0 else 0.0
 
-    def _handle(self, packet: p.Packet, now: float) -> list[tuple[float, bytes]]:
+    def _handle(self, packet: p.Packet, now: float, t: float) -> list[tuple[float, bytes]]:
+        """The replies to one packet arriving at wall time `now`, device time `t`."""
         instruction = packet.instruction
         self.stats.instructions[instruction] = self.stats.instructions.get(instruction, 0) + 1
         broadcast = packet.dxl_id == p.BROADCAST_ID
@@ -477,7 +531,7 @@ class ServoBus:
             self.stats.crc_failures += 1
             return [] if broadcast else self._reply(self.servos[packet.dxl_id], ct.ERROR_CRC, b"", now)
         for servo in (self.servos.values() if broadcast else (self.servos[packet.dxl_id],)):
-            servo.last_instruction = now
+            servo.last_instruction = t
         params = packet.parameters
         ready = now + self._wire(packet.raw_length)
         if instruction == p.INST_PING:
@@ -504,7 +558,7 @@ class ServoBus:
             address = int.from_bytes(params[:2], "little")
             out = []
             for servo in (self.servos.values() if broadcast else (self.servos[packet.dxl_id],)):
-                error = servo.write(address, params[2:], now)
+                error = servo.write(address, params[2:], t)
                 if not broadcast:
                     out += self._reply(servo, error, b"", ready + self._wire(11))
             return out
@@ -533,12 +587,12 @@ class ServoBus:
             for k in range(0, len(body), length + 1):
                 servo = self.servos.get(body[k])
                 if servo is not None:
-                    servo.write(address, body[k + 1:k + 1 + length], now)  # no status: errors are silent
+                    servo.write(address, body[k + 1:k + 1 + length], t)  # no status: errors are silent
             return []
         if instruction == p.INST_REBOOT:
             targets = list(self.servos.values()) if broadcast else [self.servos[packet.dxl_id]]
             for servo in targets:
-                servo.reboot(now)
+                servo.reboot(t)
             return [] if broadcast else self._reply(targets[0], 0, b"", ready + self._wire(11))
         return [] if broadcast else self._reply(self.servos[packet.dxl_id], ct.ERROR_INSTRUCTION, b"", ready)
 
@@ -556,6 +610,7 @@ class ServoBus:
             "theta_deg": [float(v) for v in np.degrees(self.plant.x[self.plant.core.XQ:self.plant.core.XQ + N_AXES])],
             "plant_failed": self.plant.failed,
             "plant_time_s": self.plant.time,
+            "lockstep": self.config.lockstep,
             "log": list(self.log),
         }
 
@@ -605,7 +660,7 @@ def serve(session: Session, master: int, stop_fd: int | None = None, on_command=
             else:
                 time.sleep(0.001)
         else:
-            session.bus.tick(now)
+            session.bus.idle(now)
         if session.pending:
             now = time.monotonic()
             due = sorted((r for r in session.pending if r[0] <= now), key=lambda r: r[0])
@@ -759,6 +814,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="initial joint angles of axes 1..8 in degrees (default: hanging at rest, all 0)")
     parser.add_argument("--operating-mode", type=int, default=3, help="initial Operating Mode of every servo (factory: 3)")
     parser.add_argument("--wire-baud", type=float, default=0.0, help="add each packet's time on a bus at this rate (e.g. 3e6)")
+    parser.add_argument("--lockstep", action="store_true",
+                        help="device time driven by the bus, one 1 ms period per sync read (tests and demonstrations; "
+                             "record with crane-id record --timing lockstep)")
     parser.add_argument("--missing-id", type=int, action="append", default=[], help="leave this ID off the bus")
     help_fault = "TARGET@SECONDS[:ARG], seconds after the first torque enable"
     parser.add_argument("--drop", type=_fault_option("drop"), action="append", default=[], help=f"{help_fault}; ARG: packets (default all)")
@@ -774,7 +832,7 @@ def config_from_args(args) -> EmulatorConfig:
     faults = tuple(args.drop + args.corrupt_crc + args.hardware_error + args.stuck + args.late)
     start = tuple(np.radians(args.start_posture)) if args.start_posture else (0.0,) * N_AXES
     return EmulatorConfig(seed=args.seed, start_posture=start, faults=faults, operating_mode=args.operating_mode,
-                          wire_baud=args.wire_baud, absent=tuple(args.missing_id))
+                          wire_baud=args.wire_baud, absent=tuple(args.missing_id), lockstep=args.lockstep)
 
 
 def main(argv=None) -> int:
@@ -784,7 +842,8 @@ def main(argv=None) -> int:
     config = config_from_args(args)
     master, slave, path = open_pty()
     session = Session(ServoBus(config))
-    print(f"CRANE-X7 emulator on {path} (IDs {', '.join(map(str, config.ids))}); Ctrl-C stops", flush=True)
+    clock = "lockstep: record with --timing lockstep" if config.lockstep else "real time"
+    print(f"CRANE-X7 emulator on {path} (IDs {', '.join(map(str, config.ids))}; {clock}); Ctrl-C stops", flush=True)
     try:
         serve(session, master)
     except KeyboardInterrupt:
