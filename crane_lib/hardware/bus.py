@@ -10,11 +10,25 @@ Everything that is wrong before torque is enabled raises `InputError` naming the
 and what was expected (the CLI turns it into exit status 2); nothing is ever enabled then.
 
 dynamixel-sdk 4.x (PyPI `dynamixel-sdk`, ROBOTIS-GIT/DynamixelSDK, python/src/dynamixel_sdk)
-is used as published, with one subclass of its PortHandler (`WaitingPortHandler`): the SDK polls
-the serial port in a tight loop while it waits for a status packet, and bases its reply timeout
-on a 16 ms latency timer it assumes. The subclass waits in the kernel (select) instead of
-spinning, which on a shared two-core machine leaves the CPU to the servo side (the emulator)
-instead of fighting it, and takes the reply timeout from the recorder's watchdog.
+is used as published, with two subclasses:
+
+* `WaitingPortHandler` (of its PortHandler): the SDK polls the serial port in a tight loop while
+  it waits for a status packet, and bases its reply timeout on a 16 ms latency timer it assumes.
+  The subclass waits in the kernel (select) instead of spinning, which on a shared two-core
+  machine leaves the CPU to the servo side (the emulator) instead of fighting it, and takes the
+  reply timeout from the recorder's timing. Before every transaction it discards what is waiting
+  on the port (the SDK's `clearPort`, which is `reset_input_buffer` since 4.0.5 and was `flush`,
+  an output flush, before), counting it; after every timeout or corrupt packet it drains the port
+  until it has been quiet for the timing's settle time (`discard_stale`).
+* `CheckedPacketHandler` (of its Protocol2PacketHandler): the SDK takes the first status packet
+  whose ID matches as the reply, whatever its length. Protocol 2.0 has no sequence number, so a
+  status packet that comes after its own request timed out (a servo or, on the emulator, a host
+  that stalled) was read as the answer to the next request of the same servo: a write's empty
+  status packet answering a one-byte read gives the read its CRC's low byte (this is how a
+  Torque Enable once "read" 41 on a loaded CI machine). The subclass accepts a status packet
+  only if its ID and its length are the request's (a read of n bytes: n + 4; a ping: 7; any
+  other instruction: 4), discards every other one and counts it (`stale_packets`), and drains
+  the port after a timeout. The log's metadata carries both counts.
 """
 
 from __future__ import annotations
@@ -22,19 +36,26 @@ from __future__ import annotations
 import os
 import select
 import struct
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import dynamixel_sdk as sdk
 import numpy as np
+from dynamixel_sdk.protocol2_packet_handler import PKT_ERROR, PKT_ID, PKT_INSTRUCTION, PKT_LENGTH_H, PKT_LENGTH_L, PKT_PARAMETER0
+from dynamixel_sdk.protocol2_packet_handler import Protocol2PacketHandler
+from serial import SerialException
 
 from crane_lib.constants import ACTUATORS, N_AXES
 from crane_lib.errors import InputError
 from crane_lib.hardware import control_table as ct
+from crane_lib.hardware.timing import REALTIME, Timing
 
 LATENCY_TIMER_LIMIT_MS = 1  # a 1 ms cycle needs the adapter to forward every byte within 1 ms
 SETUP_REPLY_TIMEOUT_MS = 250.0  # before torque, a slow answer is no danger: wait longer than the SDK's 34 ms
 SYSFS_USB_SERIAL = Path("/sys/bus/usb-serial/devices")
+PTY_SLAVE_MAJORS = range(136, 144)  # Linux devices.txt: Unix98 PTY slaves
+CLOCK_CHECK_S = 0.02  # the Realtime Tick is read twice this far apart (host time)
 COMM_NAMES = {
     sdk.COMM_SUCCESS: "success", sdk.COMM_PORT_BUSY: "port busy", sdk.COMM_TX_FAIL: "transmit failed",
     sdk.COMM_RX_FAIL: "no status packet", sdk.COMM_TX_ERROR: "bad instruction packet", sdk.COMM_RX_WAITING: "still receiving",
@@ -76,11 +97,44 @@ def packet_error_text(error: int) -> str:
 
 class WaitingPortHandler(sdk.PortHandler):
     """dynamixel-sdk's PortHandler, waiting in select() for bytes and timing out after
-    `reply_timeout_ms` plus the packet's own transmission time (instead of 2 x 16 ms + 2 ms)."""
+    `reply_timeout_ms` plus the packet's own transmission time (instead of 2 x 16 ms + 2 ms);
+    stale input is discarded before every transaction and drained after a timeout."""
 
-    def __init__(self, port_name: str, reply_timeout_ms: float):
+    def __init__(self, port_name: str, reply_timeout_ms: float, settle_ms: float = REALTIME.settle_ms):
         super().__init__(port_name)
         self.reply_timeout_ms = float(reply_timeout_ms)
+        self.settle_ms = float(settle_ms)
+        self.stale_bytes = 0  # bytes found waiting before a request, or arriving after a timeout
+
+    def clearPort(self):  # noqa: N802 (the SDK's name; called by its txPacket before every request)
+        try:
+            self.stale_bytes += self.ser.in_waiting
+        except OSError:
+            pass
+        self.ser.reset_input_buffer()
+
+    def discard_stale(self) -> int:
+        """Read and drop whatever arrives until the port has been quiet for `settle_ms` (at most
+        ten times that in all): a status packet that comes after its request timed out must not
+        be taken for the answer to the next one. Returns the bytes dropped."""
+        dropped = 0
+        deadline = time.monotonic() + 10 * self.settle_ms * 1e-3
+        try:
+            while True:
+                readable, _, _ = select.select([self.ser.fileno()], [], [], self.settle_ms * 1e-3)
+                if not readable:
+                    break
+                data = self.ser.read(4096)
+                if not data:
+                    break
+                dropped += len(data)
+                if time.monotonic() > deadline:
+                    break
+            self.ser.reset_input_buffer()
+        except (OSError, ValueError, SerialException):
+            pass
+        self.stale_bytes += dropped
+        return dropped
 
     def setPacketTimeout(self, packet_length):  # noqa: N802 (the SDK's name)
         self.packet_start_time = self.getCurrentTime()
@@ -95,6 +149,76 @@ class WaitingPortHandler(sdk.PortHandler):
             select.select([self.ser.fileno()], [], [], min(left_ms, 1.0) * 1e-3)
             data = self.ser.read(length)
         return data
+
+
+def expected_status_length(txpacket) -> int:
+    """The LEN field (unstuffed) of the status packet that answers `txpacket`: instruction 0x55,
+    error, parameters, CRC (e-Manual, Protocol 2.0, status packet)."""
+    instruction = txpacket[PKT_INSTRUCTION]
+    if instruction == sdk.INST_READ:
+        return sdk.DXL_MAKEWORD(txpacket[PKT_PARAMETER0 + 2], txpacket[PKT_PARAMETER0 + 3]) + 4
+    if instruction == sdk.INST_PING:
+        return 7  # model number (2) and firmware version (1)
+    return 4  # write, reg write, reboot, clear, factory reset: no parameters
+
+
+class CheckedPacketHandler(Protocol2PacketHandler):
+    """dynamixel-sdk's Protocol 2.0 handler, taking as the reply only a status packet whose ID and
+    length are the request's; any other is a late reply to an earlier request, dropped and
+    counted. After a timeout or a corrupt packet the port is drained (`discard_stale`)."""
+
+    def __init__(self):
+        super().__init__()
+        self.stale_packets = 0
+
+    def _matches(self, rxpacket, dxl_id: int, length: int) -> bool:
+        if rxpacket[PKT_ID] == dxl_id and sdk.DXL_MAKEWORD(rxpacket[PKT_LENGTH_L], rxpacket[PKT_LENGTH_H]) == length:
+            return True
+        self.stale_packets += 1
+        return False
+
+    @staticmethod
+    def _after_failure(port, result: int) -> None:
+        if result in (sdk.COMM_RX_TIMEOUT, sdk.COMM_RX_CORRUPT) and hasattr(port, "discard_stale"):
+            port.discard_stale()
+
+    def txRxPacket(self, port, txpacket):  # noqa: N802 (the SDK's name and flow, with the length check)
+        dxl_id, instruction = txpacket[PKT_ID], txpacket[PKT_INSTRUCTION]
+        length = expected_status_length(txpacket)  # before txPacket stuffs the packet in place
+        result = self.txPacket(port, txpacket)
+        if result != sdk.COMM_SUCCESS:
+            return None, result, 0
+        if instruction in (sdk.INST_BULK_READ, sdk.INST_SYNC_READ):
+            result = sdk.COMM_NOT_AVAILABLE
+        if dxl_id == sdk.BROADCAST_ID or instruction == sdk.INST_ACTION:
+            port.is_using = False
+            return None, result, 0
+        port.setPacketTimeout(length + 7)  # the whole status packet on the wire
+        while True:
+            rxpacket, result = self.rxPacket(port, False)
+            if result != sdk.COMM_SUCCESS or self._matches(rxpacket, dxl_id, length):
+                break
+        if result != sdk.COMM_SUCCESS:
+            self._after_failure(port, result)
+            return rxpacket, result, 0
+        return rxpacket, result, rxpacket[PKT_ERROR]
+
+    def readRx(self, port, dxl_id, length):  # noqa: N802 (used by GroupSyncRead for each servo's reply)
+        while True:
+            rxpacket, result = self.rxPacket(port, False)
+            if result != sdk.COMM_SUCCESS or self._matches(rxpacket, dxl_id, length + 4):
+                break
+        if result != sdk.COMM_SUCCESS:
+            self._after_failure(port, result)
+            return [], result, 0
+        return list(rxpacket[PKT_PARAMETER0 + 1:PKT_PARAMETER0 + 1 + length]), result, rxpacket[PKT_ERROR]
+
+
+def is_pseudo_terminal(port: str) -> bool:
+    try:
+        return os.major(os.stat(port).st_rdev) in PTY_SLAVE_MAJORS
+    except OSError:
+        return False
 
 
 def latency_timer_ms(port: str) -> int | None:
@@ -142,13 +266,17 @@ class CycleRead:
 class ServoBus:
     """The CRANE-X7's eight servos behind one port."""
 
-    def __init__(self, port: str, baud: int = ct.BAUD_RATE, ids=ct.AXIS_IDS, reply_timeout_ms: float = 20.0):
+    def __init__(self, port: str, baud: int = ct.BAUD_RATE, ids=ct.AXIS_IDS, reply_timeout_ms: float | None = None,
+                 timing: Timing = REALTIME):
         self.port_name = str(port)
         self.baud = int(baud)
         self.ids = tuple(ids)
-        self.reply_timeout_ms = reply_timeout_ms  # while the arm is under torque (the cycle's watchdog)
+        self.timing = timing
+        # while the arm is under torque (at most the cycle's watchdog); before torque at least SETUP_REPLY_TIMEOUT_MS
+        self.reply_timeout_ms = timing.reply_timeout_ms if reply_timeout_ms is None else float(reply_timeout_ms)
+        self.setup_timeout_ms = max(SETUP_REPLY_TIMEOUT_MS, self.reply_timeout_ms)
         self.port: WaitingPortHandler | None = None
-        self.packet = sdk.PacketHandler(2.0)
+        self.packet = CheckedPacketHandler()
         self.servos: list[ServoInfo] = []
         self.latency_timer: int | None = None
         self.configuration: dict[str, str] = {}
@@ -165,7 +293,10 @@ class ServoBus:
         if self.latency_timer is not None and self.latency_timer > LATENCY_TIMER_LIMIT_MS:
             raise InputError(where, f"USB latency timer {self.latency_timer} ms (a 1 ms cycle cannot run); fix: {latency_fix(self.port_name)}",
                              f"at most {LATENCY_TIMER_LIMIT_MS} ms")
-        port = WaitingPortHandler(self.port_name, SETUP_REPLY_TIMEOUT_MS)
+        if self.timing.lockstep and not is_pseudo_terminal(self.port_name):
+            raise InputError(where, f"{self.timing.name} timing on a port that is not a pseudo-terminal",
+                             "the emulator's terminal (lockstep is for tests and demonstrations; a real arm does not wait for the host)")
+        port = WaitingPortHandler(self.port_name, self.setup_timeout_ms, self.timing.settle_ms)
         try:
             opened = port.openPort() and port.setBaudRate(self.baud)
         except Exception as error:  # pyserial raises SerialException / OSError subclasses
@@ -201,6 +332,31 @@ class ServoBus:
                                  f"firmware v{ct.MIN_FIRMWARE_BUS_WATCHDOG} or later (update with DYNAMIXEL Wizard 2.0)")
         self.servos = found
         return found
+
+    def check_clock(self) -> int:
+        """The first servo's Realtime Tick, read twice CLOCK_CHECK_S apart: a servo's clock runs
+        with time, the lockstep emulator's stands still between cycles. Raises InputError when
+        the device's clock does not match the timing; returns the ticks it advanced."""
+        dxl_id = self.ids[0]
+        first = self.read(dxl_id, ct.REALTIME_TICK)
+        start = time.monotonic()
+        time.sleep(CLOCK_CHECK_S)
+        second = self.read(dxl_id, ct.REALTIME_TICK)
+        waited_ms = (time.monotonic() - start) * 1e3
+        advanced = (second - first) % (ct.REALTIME_TICK_MAX + 1)
+        standing = advanced <= 2  # reading the tick twice takes the lockstep clock about 0.2 ms
+        where = f"{self.port_name}, ID {dxl_id}"
+        if self.timing.lockstep and not standing:
+            raise InputError(where, f"Realtime Tick(120) advanced {advanced} ms in {waited_ms:.0f} ms: the device's clock runs on its own",
+                             f"the emulator in lockstep (python -m crane_lib.hardware.emulator --lockstep) for {self.timing.name} timing")
+        if not self.timing.lockstep and advanced < CLOCK_CHECK_S * 1e3 / 2:
+            raise InputError(where, f"Realtime Tick(120) advanced {advanced} ms in {waited_ms:.0f} ms: the device's clock stands still "
+                             "(the emulator in lockstep)", f"a clock that runs with time for {self.timing.name} timing (or --timing lockstep)")
+        return advanced
+
+    def stale_counts(self) -> dict[str, str]:
+        return {"bus_stale_packets_dropped": str(self.packet.stale_packets),
+                "bus_stale_bytes_dropped": str(self.port.stale_bytes if self.port is not None else 0)}
 
     # -- single register access with checks
     def read(self, dxl_id: int, register: ct.Register) -> int:
@@ -281,9 +437,11 @@ class ServoBus:
 
     def enable_torque(self, bus_watchdog_units: int) -> None:
         """Torque on for every servo with read-back, then the servos' own Bus Watchdog; on any
-        failure every servo is switched off again before the InputError propagates."""
+        failure every servo is switched off again before the InputError propagates. Goal Current
+        is 0 throughout (configure), so the arm carries no current yet and a slow status packet is
+        no danger: the handshake keeps the setup timeout; the cycle's reply timeout applies from
+        the first cycle on."""
         try:
-            self.port.reply_timeout_ms = self.reply_timeout_ms
             for info in self.servos:
                 self.write_checked(info.dxl_id, ct.TORQUE_ENABLE, 1, "Torque Enable 1 (read back)")
             for info in self.servos:
@@ -291,6 +449,7 @@ class ServoBus:
         except BaseException:
             self.torque_off()
             raise
+        self.port.reply_timeout_ms = self.reply_timeout_ms
 
     # -- the cycle
     def read_cycle(self, out: CycleRead) -> None:
@@ -327,6 +486,7 @@ class ServoBus:
         if self.port is None:
             return state
         self.port.reply_timeout_ms = max(self.reply_timeout_ms, SETUP_REPLY_TIMEOUT_MS / 5)
+        self.port.is_using = False  # a transaction an exception left open must not block the stop
         try:
             if self._writer is not None:
                 for axis, dxl_id in enumerate(self.ids):
