@@ -7,6 +7,13 @@ with the shared FF+FB controller (2) at a 1 ms target cycle (crane_lib.hardware.
 Exit status: 0 when the recording ran to its end; 2 for bad input found before torque was
 enabled (the port, a servo, the command file); 1 when a fault stopped the arm (torque off on
 every servo, the log kept with the fault in its metadata); 128 + N when signal N stopped it.
+Once the first row is logged it prints a line starting "logging:" (torque on; from then on
+Ctrl-C or SIGTERM stop the arm and keep the log).
+
+`--timing lockstep` is for the emulator started with `--lockstep` only (tests, demonstrations):
+the device's clock is driven by the bus and the log is stamped on the 1 ms grid, so a loaded
+host cannot stall the recording (crane_lib/hardware/timing.py). The recorder refuses it on a
+real arm.
 """
 
 from __future__ import annotations
@@ -21,13 +28,14 @@ from crane_lib.cli.common import add_force, bounded_float, output_path, seed
 from crane_lib.constants import CONTROL_PERIOD_S
 from crane_lib.errors import InputError
 from crane_lib.excitation.commands import commanded_duration, read_command_file
+from crane_lib.hardware.timing import REALTIME, TIMINGS
 from crane_lib.logs.raw_log import LOG_SUFFIXES, MAX_STAMP_GAP_S, write_raw_log
 from crane_lib.twin import recorder
 from crane_lib.twin.truth import load_truth
 
 idle_seconds = bounded_float(0.0, 60.0, unit="s", why="logged idle before and after the motion")
-# a longer gap between encoder reads would make the log unreadable (raw_log's largest accepted gap)
-watchdog_ms = bounded_float(1.0, 1000 * MAX_STAMP_GAP_S, unit="ms", why="the log's largest accepted gap between stamps")
+# the widest any timing allows; _run_on_arm narrows it to the chosen timing's (real time: the log's largest gap)
+watchdog_ms = bounded_float(1.0, max(t.watchdog_ms for t in TIMINGS.values()), unit="ms", why="encoder reads further apart stop the arm")
 
 
 def register(subparsers) -> None:
@@ -44,6 +52,9 @@ def register(subparsers) -> None:
     arm.add_argument("--no-approach", action="store_true", help="do not move to the start posture first (the arm is already there)")
     arm.add_argument("--watchdog-ms", type=watchdog_ms, default=None, metavar="MS",
                      help="fault when two encoder reads are further apart (default 20 ms, the log's largest accepted gap)")
+    arm.add_argument("--timing", choices=sorted(TIMINGS), default=None,
+                     help="realtime (default: 1 ms cycles on the host clock) or lockstep (the emulator with --lockstep only: "
+                          "tests and demonstrations, deterministic on a loaded host)")
     arm.add_argument("--no-realtime", action="store_true", help="do not ask for SCHED_FIFO scheduling")
     add_force(parser)
     parser.set_defaults(handler=run)
@@ -53,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     out = output_path(args.out, inputs=[args.command_file, args.truth], force=args.force, suffixes=LOG_SUFFIXES)
     if args.port is not None:
         return _run_on_arm(args, out)
-    arm_only = [name for name, value in (("--idle", args.idle), ("--watchdog-ms", args.watchdog_ms)) if value is not None]
+    arm_only = [name for name, value in (("--idle", args.idle), ("--watchdog-ms", args.watchdog_ms), ("--timing", args.timing)) if value is not None]
     arm_only += [name for name, value in (("--no-approach", args.no_approach), ("--no-realtime", args.no_realtime)) if value]
     if arm_only:
         raise InputError(" ".join(arm_only), "given without --port", "--port for a recording on the arm")
@@ -85,17 +96,27 @@ def _run_on_arm(args: argparse.Namespace, out: Path) -> int:
     twin_only = [name for name, value in (("--truth", args.truth), ("--seed", args.seed)) if value is not None]
     if twin_only:
         raise InputError(" ".join(twin_only), "given with --port", "twin options only without --port")
-    settings = arm.RecorderSettings(approach=not args.no_approach, realtime=not args.no_realtime)
+    timing = TIMINGS[args.timing] if args.timing else REALTIME
+    settings = arm.RecorderSettings(approach=not args.no_approach, realtime=not args.no_realtime, timing=timing)
     if args.idle is not None:
         settings.lead_s = settings.tail_s = args.idle
     if args.watchdog_ms is not None:
+        # in real time a longer gap would make the log unreadable; in lockstep the log is stamped on the grid
+        longest = timing.watchdog_ms if timing.lockstep else 1000 * MAX_STAMP_GAP_S
+        if not 1.0 <= args.watchdog_ms <= longest:
+            raise InputError(f"--watchdog-ms {args.watchdog_ms:g}", "out of range",
+                             f"1 ms to {longest:g} ms" + ("" if timing.lockstep else " (a longer gap would make the log unreadable)"))
         settings.watchdog_ms = args.watchdog_ms
 
     def progress(cycle: int, phase: str) -> None:
         if cycle % 5000 == 0:
             print(f"  cycle {cycle}: {phase}", flush=True)
 
-    recording = arm.record_arm(args.command_file, args.port, out, settings, progress=progress)
+    def logging(cycle: int) -> None:
+        print(f"logging: torque on, first row at cycle {cycle} ({timing.name} timing); Ctrl-C or SIGTERM stops the arm and keeps the log",
+              flush=True)
+
+    recording = arm.record_arm(args.command_file, args.port, out, settings, progress=progress, on_logging=logging)
     meta = recording.metadata
     where = f"{out}: {meta['samples']} samples" if recording.path is not None else f"{out}: not written (no sample was logged)"
     print(f"{where}; cycle median {meta.get('cycle_ms_median', '?')} ms, 99th percentile {meta.get('cycle_ms_p99', '?')} ms, "

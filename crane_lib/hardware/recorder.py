@@ -5,10 +5,15 @@
 Before torque: the command file is checked (joint limits of every waypoint and of the whole
 interpolated reference, and the feedforward current of the reference against each axis's
 current clamp), the port is opened and its USB latency timer checked, every servo is pinged
-(ID, model number, firmware) and configured with read-back (`bus.ServoBus.configure`). Any of
-these failing raises `InputError` (exit status 2 in the CLI); torque is never enabled then.
+(ID, model number, firmware), the device's clock is checked against the timing (a real arm's
+runs with time; `timing.py`), and the servos are configured with read-back
+(`bus.ServoBus.configure`). Any of these failing raises `InputError` (exit status 2 in the
+CLI); torque is never enabled then. SIGINT and SIGTERM are caught from before the port is
+opened: one that arrives before torque is enabled stops the recording before it is enabled.
 
-Then the torque handshake, and every 1 ms cycle (target; the measured cycle is logged):
+Then the torque handshake, and every 1 ms cycle (target; the measured cycle is logged; in
+lockstep timing, for tests and demonstrations on the emulator, cycles run back to back on the
+device's bus-driven clock and the log is stamped on the 1 ms grid, see timing.py):
 
     sync read (indirect block: hardware error, present current, velocity, position)
     -> checks: hardware-error bits, joint limits, the cycle watchdog
@@ -52,6 +57,7 @@ from crane_lib.excitation.commands import CommandFile, check_command, read_comma
 from crane_lib.hardware import bus as bus_module
 from crane_lib.hardware import control_table as ct
 from crane_lib.hardware.sequencer import LEAD, PHASE_NAMES, SEGMENT, TAIL, WAIT, DWELL, Sequencer
+from crane_lib.hardware.timing import REALTIME, Timing
 from crane_lib.logs import raw_log
 from crane_lib.logs.npz_io import write_npz
 from crane_lib.model import controller
@@ -62,7 +68,7 @@ from crane_lib.twin.recorder import segment_profiles
 RECORDER_VERSION = 1
 JOINT_LIMIT_MARGIN_DEG = 5.0  # beyond the manufacturer's limits (joint 4's upper limit, 0 deg, is where every file ends)
 CLAMP_HOLD_S = 1.0  # one axis at its current clamp this long stops the arm (safety_margins shows a recording's longest run)
-WATCHDOG_MS = 20.0  # = logs.raw_log.MAX_STAMP_GAP_S: a longer gap would make the log unreadable
+WATCHDOG_MS = REALTIME.watchdog_ms  # = logs.raw_log.MAX_STAMP_GAP_S: a longer gap would make the log unreadable
 BUS_WATCHDOG_UNITS = 5  # the servos stop by themselves after 5 x 20 ms without a packet
 DEFAULT_IDLE_S = 3.0  # logged idle before and after the motion (the twin draws 3..10 s)
 LATE_FACTOR = 1.5  # a cycle longer than 1.5 periods counts as late
@@ -77,12 +83,22 @@ class RecorderSettings:
     tail_s: float = DEFAULT_IDLE_S
     preroll_s: float | None = None  # default: the twin's PREROLL_S
     approach: bool = True
-    watchdog_ms: float = WATCHDOG_MS
+    watchdog_ms: float | None = None  # default: the timing's (20 ms in real time)
     joint_margin_deg: float = JOINT_LIMIT_MARGIN_DEG
     clamp_hold_s: float = CLAMP_HOLD_S
     bus_watchdog_units: int = BUS_WATCHDOG_UNITS
     realtime: bool = True  # ask for SCHED_FIFO (root or CAP_SYS_NICE); what it got is in the metadata
     baud: int = ct.BAUD_RATE
+    timing: Timing = REALTIME  # timing.LOCKSTEP only for tests and demonstrations on the emulator
+
+    @property
+    def watchdog(self) -> float:
+        """The cycle watchdog in ms: two encoder reads further apart (host clock) stop the arm."""
+        return self.timing.watchdog_ms if self.watchdog_ms is None else float(self.watchdog_ms)
+
+    @property
+    def reply_timeout_ms(self) -> float:
+        return min(self.timing.reply_timeout_ms, self.watchdog)
 
 
 @dataclass
@@ -257,13 +273,17 @@ def cycles_path(out: Path) -> Path:
 
 
 def record_arm(command_file, port: str, out=None, settings: RecorderSettings | None = None,
-               constants: RealizationConstants | None = None, progress=None) -> ArmRecording:
+               constants: RealizationConstants | None = None, progress=None, on_logging=None) -> ArmRecording:
     """Execute `command_file` (path or CommandFile) on the arm behind `port`.
 
     Writes the raw log to `out` (suffix picks the container) when given; returns the recording
     either way. Raises InputError before torque for bad input; faults during the motion are
-    returned in `ArmRecording.fault` (the log is written all the same)."""
+    returned in `ArmRecording.fault` (the log is written all the same). `progress(cycle, phase)`
+    is called every 1000 cycles, `on_logging(cycle)` once, when the first row is logged (the
+    torque is on and SIGINT/SIGTERM are the recorder's)."""
     settings = settings or RecorderSettings()
+    if settings.timing.lockstep and abs(settings.period_s - settings.timing.period_s) > 1e-12:
+        raise ValueError(f"lockstep timing runs the emulator's {settings.timing.period_s * 1e3:g} ms period, not {settings.period_s * 1e3:g} ms")
     constants = load_realization_constants() if constants is None else constants
     if isinstance(command_file, CommandFile):
         cmd, command_name, command_sha = command_file, command_file.name, "<in memory>"
@@ -276,21 +296,25 @@ def record_arm(command_file, port: str, out=None, settings: RecorderSettings | N
     margin = math.radians(settings.joint_margin_deg)
     low, high = limits[:, 0] - margin, limits[:, 1] + margin
 
-    servos = bus_module.ServoBus(port, baud=settings.baud, reply_timeout_ms=settings.watchdog_ms)
-    servos.open()
-    try:
-        infos = servos.discover()
-        configuration = servos.configure(constants.limit_units)
-        read = bus_module.CycleRead(*(np.zeros(N_AXES, dtype=np.int64) for _ in range(4)))
+    # from here on SIGINT and SIGTERM only set a flag: the recorder decides how to stop, and a
+    # signal that comes before the torque handshake means the torque is never enabled
+    with _Stop() as stop:
+        servos = bus_module.ServoBus(port, baud=settings.baud, reply_timeout_ms=settings.reply_timeout_ms, timing=settings.timing)
+        servos.open()
         try:
-            servos.read_cycle(read)
-        except bus_module.BusFault as fault:
-            raise InputError(f"{port}", f"the first sync read failed ({fault})", "every servo answering the cycle's sync read") from None
-        theta_start = read.position_ticks * ENCODER_RESOLUTION_RAD - math.pi
-        metadata = _static_metadata(cmd, command_name, command_sha, port, servos, infos, configuration, constants, settings, checks)
-        return _run(cmd, servos, settings, constants, theta_start, low, high, metadata, out, progress)
-    finally:
-        servos.close()
+            infos = servos.discover()
+            servos.check_clock()
+            configuration = servos.configure(constants.limit_units)
+            read = bus_module.CycleRead(*(np.zeros(N_AXES, dtype=np.int64) for _ in range(4)))
+            try:
+                servos.read_cycle(read)
+            except bus_module.BusFault as fault:
+                raise InputError(f"{port}", f"the first sync read failed ({fault})", "every servo answering the cycle's sync read") from None
+            theta_start = read.position_ticks * ENCODER_RESOLUTION_RAD - math.pi
+            metadata = _static_metadata(cmd, command_name, command_sha, port, servos, infos, configuration, constants, settings, checks)
+            return _run(cmd, servos, settings, constants, theta_start, low, high, metadata, out, progress, stop, on_logging)
+        finally:
+            servos.close()
 
 
 def _static_metadata(cmd, command_name, command_sha, port, servos, infos, configuration, constants, settings, checks) -> dict[str, str]:
@@ -313,7 +337,10 @@ def _static_metadata(cmd, command_name, command_sha, port, servos, infos, config
         "realization_D_hat": " ".join(f"{v:.6g}" for v in constants.d_hat),
         "kt_logged": " ".join(f"{v:.6g}" for v in KT),
         "target_period_ms": f"{settings.period_s * 1e3:g}",
-        "watchdog_ms": f"{settings.watchdog_ms:g}",
+        "timing": settings.timing.name,
+        "timing_detail": settings.timing.describe(),
+        "watchdog_ms": f"{settings.watchdog:g}",
+        "reply_timeout_ms": f"{settings.reply_timeout_ms:g}",
         "bus_watchdog_ms": str(settings.bus_watchdog_units * 20),
         "joint_limit_margin_deg": f"{settings.joint_margin_deg:g}",
         "clamp_hold_limit_s": f"{settings.clamp_hold_s:g}",
@@ -322,8 +349,9 @@ def _static_metadata(cmd, command_name, command_sha, port, servos, infos, config
     }
 
 
-def _run(cmd, servos, settings, constants, theta_start, low, high, metadata, out, progress) -> ArmRecording:
+def _run(cmd, servos, settings, constants, theta_start, low, high, metadata, out, progress, stop, on_logging) -> ArmRecording:
     period = settings.period_s
+    lockstep = settings.timing.lockstep
     cyc = lambda seconds: int(round(seconds / period))  # noqa: E731
     sequencer = Sequencer(cmd, cyc(settings.lead_s), cyc(settings.tail_s),
                           None if settings.preroll_s is None else cyc(settings.preroll_s),
@@ -346,7 +374,7 @@ def _run(cmd, servos, settings, constants, theta_start, low, high, metadata, out
     read = bus_module.CycleRead(*(np.zeros(N_AXES, dtype=np.int64) for _ in range(4)))
     clamp_run = np.zeros(N_AXES, dtype=np.int64)
     clamp_hold_cycles = max(1, cyc(settings.clamp_hold_s))
-    watchdog_s = settings.watchdog_ms * 1e-3
+    watchdog_s = settings.watchdog * 1e-3
     fault: Fault | None = None
     torque_state: dict[int, int | None] = {}
     previous_scheduling = current_scheduling()
@@ -367,24 +395,25 @@ def _run(cmd, servos, settings, constants, theta_start, low, high, metadata, out
     gc.collect()
     gc.freeze()
     gc.disable()
-    with _Stop() as stop:
-        try:
+    try:
+        if not stop.signum:  # a signal before the handshake: the torque is never enabled
             servos.enable_torque(settings.bus_watchdog_units)
-        except BaseException:
-            _cleanup_partial(rows, partial_json)
-            restore_scheduling(previous_scheduling)
-            if gc_was_enabled:
-                gc.enable()
-            gc.unfreeze()
-            raise
-        t0 = time.perf_counter()
-        grid = 0
-        t_previous_read = None
-        try:
-            while not sequencer.done:
-                if cycle >= len(stamps["wake"]):
-                    for name in stamps:
-                        stamps[name] = np.concatenate([stamps[name], np.zeros_like(stamps[name])])
+    except BaseException:
+        _cleanup_partial(rows, partial_json)
+        restore_scheduling(previous_scheduling)
+        if gc_was_enabled:
+            gc.enable()
+        gc.unfreeze()
+        raise
+    t0 = time.perf_counter()
+    grid = 0
+    t_previous_read = None
+    try:
+        while not sequencer.done:
+            if cycle >= len(stamps["wake"]):
+                for name in stamps:
+                    stamps[name] = np.concatenate([stamps[name], np.zeros_like(stamps[name])])
+            if not lockstep:
                 # the cycle starts at the next point of the 1 ms grid; after a late cycle the loop
                 # runs at once, but a cycle later than a whole period skips the grid points it
                 # missed instead of catching up in a burst
@@ -396,90 +425,95 @@ def _run(cmd, servos, settings, constants, theta_start, low, high, metadata, out
                 if deadline > now:
                     time.sleep(deadline - now)
                 grid += 1
-                t_wake = time.perf_counter()
-                if stop.signum:
-                    fault = Fault("signal", f"{signal.Signals(stop.signum).name} {stop.signum}", cycle, rows.n)
-                    break
-                t_read = time.perf_counter()
-                try:
-                    servos.read_cycle(read)
-                except bus_module.BusFault as error:
-                    fault = Fault(error.kind, error.detail, cycle, rows.n)
-                    break
-                t_read_end = time.perf_counter()
-                if t_previous_read is not None and t_read - t_previous_read > watchdog_s:
-                    fault = Fault("watchdog", f"{(t_read - t_previous_read) * 1e3:.1f} ms between two reads", cycle, rows.n)
-                    break
-                if read.hardware_error.any():
-                    axis = int(np.flatnonzero(read.hardware_error)[0])
-                    bits = int(read.hardware_error[axis])
-                    fault = Fault("hardware_error", f"ID {servos.ids[axis]} (axis {axis + 1}): Hardware Error Status 0x{bits:02x} "
-                                  f"({ct.hardware_error_text(bits)})", cycle, rows.n)
-                    break
-                theta = read.position_ticks * ENCODER_RESOLUTION_RAD - math.pi
-                beyond = (theta < low) | (theta > high)
-                if beyond.any():
-                    axis = int(np.flatnonzero(beyond)[0])
-                    fault = Fault("joint_limit", f"axis {axis + 1} at {math.degrees(theta[axis]):.2f} deg, beyond "
-                                  f"[{math.degrees(low[axis]):.2f}, {math.degrees(high[axis]):.2f}] deg", cycle, rows.n)
-                    break
-                dt = (t_read - t_previous_read) if t_previous_read is not None else period
-                reference = sequencer.reference()
-                realization_law(reference.theta, reference.dtheta, reference.ddtheta, theta, theta_previous, dt, integral, *law, out_law)
-                try:
-                    servos.write_goal_current(out_law[controller.OUT_GOAL_UNITS])
-                except bus_module.BusFault as error:
-                    fault = Fault(error.kind, error.detail, cycle, rows.n)
-                    break
-                t_write = time.perf_counter()
-                clamped = out_law[controller.OUT_CLAMPED] > 0.5
-                clamp_run = np.where(clamped, clamp_run + 1, 0)
-                phase = sequencer.phase
-                if sequencer.logged:
-                    if t_first is None:
-                        t_first = t_read
-                    row = rows.next_row()
-                    row[col["t"]] = t_read - t_first
-                    row[g["theta_logged"]] = theta + math.pi
-                    row[g["dtheta"]] = out_law[controller.OUT_VELOCITY]
-                    row[g["theta_ref"]] = reference.theta
-                    row[g["dtheta_ref"]] = reference.dtheta
-                    row[g["ddtheta_ref"]] = reference.ddtheta
-                    row[g["position_error"]] = reference.theta - theta
-                    row[g["current_command"]] = out_law[controller.OUT_GOAL_UNITS] * constants.current_unit
-                    row[g["u_feedforward"]] = out_law[controller.OUT_FEEDFORWARD]
-                    row[g["u_feedback"]] = out_law[controller.OUT_FEEDBACK]
-                    row[g["current_present"]] = read.current_units * CURRENT_UNIT_A
-                    row[g["position_ticks"]] = read.position_ticks
-                    row[g["goal_current_units"]] = out_law[controller.OUT_GOAL_UNITS]
-                    row[g["clamped"]] = out_law[controller.OUT_CLAMPED]
-                    row[col["segment"]] = reference.segment
-                    phases.append(phase)
-                stamps["wake"][cycle], stamps["read_start"][cycle] = t_wake - t0, t_read - t0
-                stamps["read_end"][cycle], stamps["write_end"][cycle] = t_read_end - t0, t_write - t0
-                stamps["phase"][cycle] = phase
-                theta_previous = theta
-                t_previous_read = t_read
-                sequencer.advance(theta)
-                cycle += 1
-                if clamp_run.max() >= clamp_hold_cycles:
-                    axis = int(np.argmax(clamp_run))
-                    fault = Fault("clamp", f"axis {axis + 1} held at its current clamp for {clamp_run[axis] * period:.3f} s", cycle, rows.n)
-                    break
-                if progress is not None and cycle % 1000 == 0:
-                    progress(cycle, PHASE_NAMES[sequencer.phase])
-        except BaseException as error:  # a bug or an interrupt outside the handlers: stop the arm first
-            fault = Fault("internal", f"{error.__class__.__name__}: {error}", cycle, rows.n)
+            t_wake = time.perf_counter()
+            if stop.signum:
+                fault = Fault("signal", f"{signal.Signals(stop.signum).name} {stop.signum}", cycle, rows.n)
+                break
+            t_read = time.perf_counter()
+            try:
+                servos.read_cycle(read)
+            except bus_module.BusFault as error:
+                fault = Fault(error.kind, error.detail, cycle, rows.n)
+                break
+            t_read_end = time.perf_counter()
+            if t_previous_read is not None and t_read - t_previous_read > watchdog_s:
+                fault = Fault("watchdog", f"{(t_read - t_previous_read) * 1e3:.1f} ms between two reads", cycle, rows.n)
+                break
+            if read.hardware_error.any():
+                axis = int(np.flatnonzero(read.hardware_error)[0])
+                bits = int(read.hardware_error[axis])
+                fault = Fault("hardware_error", f"ID {servos.ids[axis]} (axis {axis + 1}): Hardware Error Status 0x{bits:02x} "
+                              f"({ct.hardware_error_text(bits)})", cycle, rows.n)
+                break
+            theta = read.position_ticks * ENCODER_RESOLUTION_RAD - math.pi
+            beyond = (theta < low) | (theta > high)
+            if beyond.any():
+                axis = int(np.flatnonzero(beyond)[0])
+                fault = Fault("joint_limit", f"axis {axis + 1} at {math.degrees(theta[axis]):.2f} deg, beyond "
+                              f"[{math.degrees(low[axis]):.2f}, {math.degrees(high[axis]):.2f}] deg", cycle, rows.n)
+                break
+            # the time the controller and the log see: the host's, or in lockstep the device's grid
+            t_stamp = cycle * period if lockstep else t_read
+            dt = period if lockstep or t_previous_read is None else t_read - t_previous_read
+            reference = sequencer.reference()
+            realization_law(reference.theta, reference.dtheta, reference.ddtheta, theta, theta_previous, dt, integral, *law, out_law)
+            try:
+                servos.write_goal_current(out_law[controller.OUT_GOAL_UNITS])
+            except bus_module.BusFault as error:
+                fault = Fault(error.kind, error.detail, cycle, rows.n)
+                break
+            t_write = time.perf_counter()
+            clamped = out_law[controller.OUT_CLAMPED] > 0.5
+            clamp_run = np.where(clamped, clamp_run + 1, 0)
+            phase = sequencer.phase
+            if sequencer.logged:
+                if t_first is None:
+                    t_first = t_stamp
+                    if on_logging is not None:
+                        on_logging(cycle)
+                row = rows.next_row()
+                row[col["t"]] = t_stamp - t_first
+                row[g["theta_logged"]] = theta + math.pi
+                row[g["dtheta"]] = out_law[controller.OUT_VELOCITY]
+                row[g["theta_ref"]] = reference.theta
+                row[g["dtheta_ref"]] = reference.dtheta
+                row[g["ddtheta_ref"]] = reference.ddtheta
+                row[g["position_error"]] = reference.theta - theta
+                row[g["current_command"]] = out_law[controller.OUT_GOAL_UNITS] * constants.current_unit
+                row[g["u_feedforward"]] = out_law[controller.OUT_FEEDFORWARD]
+                row[g["u_feedback"]] = out_law[controller.OUT_FEEDBACK]
+                row[g["current_present"]] = read.current_units * CURRENT_UNIT_A
+                row[g["position_ticks"]] = read.position_ticks
+                row[g["goal_current_units"]] = out_law[controller.OUT_GOAL_UNITS]
+                row[g["clamped"]] = out_law[controller.OUT_CLAMPED]
+                row[col["segment"]] = reference.segment
+                phases.append(phase)
+            stamps["wake"][cycle], stamps["read_start"][cycle] = t_wake - t0, t_read - t0
+            stamps["read_end"][cycle], stamps["write_end"][cycle] = t_read_end - t0, t_write - t0
+            stamps["phase"][cycle] = phase
+            theta_previous = theta
+            t_previous_read = t_read
+            sequencer.advance(theta)
+            cycle += 1
+            if clamp_run.max() >= clamp_hold_cycles:
+                axis = int(np.argmax(clamp_run))
+                fault = Fault("clamp", f"axis {axis + 1} held at its current clamp for {clamp_run[axis] * period:.3f} s", cycle, rows.n)
+                break
+            if progress is not None and cycle % 1000 == 0:
+                progress(cycle, PHASE_NAMES[sequencer.phase])
+    except BaseException as error:  # a bug or an interrupt outside the handlers: stop the arm first
+        fault = Fault("internal", f"{error.__class__.__name__}: {error}", cycle, rows.n)
+        torque_state = servos.torque_off()
+        raise
+    finally:
+        if not torque_state:
             torque_state = servos.torque_off()
-            raise
-        finally:
-            if not torque_state:
-                torque_state = servos.torque_off()
-            restore_scheduling(previous_scheduling)
-            if gc_was_enabled:
-                gc.enable()
-            gc.unfreeze()
-            recording = _finish(rows, phases, stamps, cycle, fault, torque_state, metadata, settings, realtime, sequencer, out, partial_json)
+        restore_scheduling(previous_scheduling)
+        if gc_was_enabled:
+            gc.enable()
+        gc.unfreeze()
+        metadata = {**metadata, **servos.stale_counts()}
+        recording = _finish(rows, phases, stamps, cycle, fault, torque_state, metadata, settings, realtime, sequencer, out, partial_json)
     return recording
 
 
