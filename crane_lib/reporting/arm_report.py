@@ -19,43 +19,53 @@ from crane_lib.logs.raw_log import RawLog, read_raw_log
 
 
 def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
+    return f"{n} {word}{'' if n == 1 else ('es' if word.endswith('s') else 's')}"
 
 
 def emulator_sentence(emulated: EmulatedRecording, name: str) -> str:
-    attempts = ", ".join(f"{k + 1}: {a}" for k, a in enumerate(emulated.attempts))
+    """What the demonstration's recording through the emulator was: its timing, its cycles, its stop."""
     meta = emulated.recording.metadata
-    if emulated.complete:
-        return (f"The emulator recording of {name} took {emulated.wall_s:.0f} s of wall time ({_plural(len(emulated.attempts), 'attempt')}: "
-                f"{attempts}). Over its {meta['cycles']} cycles the median cycle was {float(meta['cycle_ms_median']):.3f} ms, the 99th "
-                f"percentile {float(meta['cycle_ms_p99']):.3f} ms and the longest {float(meta['cycle_ms_max']):.2f} ms; {meta['cycles_late']} "
-                f"cycles were later than 1.5 ms ({meta['scheduling']} scheduling). At the end the recorder read back Torque Enable = 0 "
-                f"on every servo ({meta['torque_off_read_back']}).")
-    return (f"**No attempt of the emulator recording completed on this machine** ({attempts}): each time the host stalled longer "
-            f"than the recorder's 20 ms watchdog, and each time the recorder stopped the arm, switched the torque off and kept the "
-            f"log. The rest of this report uses the twin's own recording of {name} (the twin's recorder, no bus) instead, which "
-            f"the same pipeline takes in the same way.")
+    attempts = "" if len(emulated.attempts) == 1 else f" ({_plural(len(emulated.attempts), 'attempt')}: {', '.join(emulated.attempts)})"
+    stale = int(meta.get("bus_stale_packets_dropped", 0))
+    stop = (f"At the end the recorder read back Torque Enable = 0 on every servo ({meta['torque_off_read_back']})"
+            + (f" and had dropped {_plural(stale, 'late status packet')}." if stale else "; no status packet came late."))
+    if not emulated.complete:
+        return (f"**The emulator recording of {name} stopped**{attempts}: {emulated.recording.fault.text()}, after "
+                f"{meta['samples']} logged samples. {stop}")
+    if meta["timing"] == "lockstep":
+        cycles = int(meta["cycles"])
+        return (f"The emulator recording of {name} ran in lockstep timing: {cycles} cycles, {cycles / 1000:.1f} s of the arm's time "
+                f"at 1 ms per cycle, took {emulated.wall_s:.0f} s of wall time on this machine{attempts} (the host needed a median "
+                f"{float(meta['cycle_ms_median']):.3f} ms per cycle, 99th percentile {float(meta['cycle_ms_p99']):.3f} ms, longest "
+                f"{float(meta['cycle_ms_max']):.1f} ms; in lockstep a slow cycle only takes longer, it changes nothing in the log). {stop}")
+    return (f"The emulator recording of {name} ran in real time and took {emulated.wall_s:.0f} s of wall time{attempts}. Over its "
+            f"{meta['cycles']} cycles the median cycle was {float(meta['cycle_ms_median']):.3f} ms, the 99th percentile "
+            f"{float(meta['cycle_ms_p99']):.3f} ms and the longest {float(meta['cycle_ms_max']):.2f} ms; {meta['cycles_late']} cycles "
+            f"were later than 1.5 ms ({meta['scheduling']} scheduling). {stop}")
 
 
 def cycle_figure(log_path, name: str):
-    """Cycle-time distribution (all cycles, from the stamps file) and measured vs reference angles."""
+    """Cycle-time distribution (all cycles, host time, from the stamps file) and measured vs reference angles."""
     stamps = np.load(cycles_path(Path(log_path)))
     cycle_ms = np.diff(stamps["read_start"]) * 1e3
     bus_ms = (stamps["write_end"] - stamps["read_start"]) * 1e3
+    log = read_raw_log(log_path)
+    lockstep = log.metadata.get("timing") == "lockstep"
     figure, (left, right) = plt.subplots(1, 2, figsize=(11, 3.4))
     bins = np.linspace(0, max(3.0, float(np.percentile(cycle_ms, 99.9))), 80)
     left.hist(cycle_ms, bins=bins, color="C0", alpha=0.8, label="cycle (read to read)")
     left.hist(bus_ms, bins=bins, color="C1", alpha=0.6, label="sync read + controller + sync write")
     left.axvline(1.0, color="k", lw=0.8, ls="--")
-    left.set(yscale="log", xlabel="ms", ylabel="cycles", title="cycle times")
+    title = "host time per cycle (lockstep: not paced; the log's grid is 1 ms)" if lockstep else "cycle times (host clock)"
+    left.set(yscale="log", xlabel="ms", ylabel="cycles", title=title)
     left.legend(fontsize=8)
-    log = read_raw_log(log_path)
     for axis in (0, 1, 3):
         right.plot(log.t, np.degrees(log.theta[:, axis]), lw=1.0, label=f"θ{axis + 1} measured")
         right.plot(log.t, np.degrees(log.theta_ref[:, axis]), lw=0.8, ls="--", color="k")
     right.set(xlabel="log time (s)", ylabel="deg", title="measured angles and reference (dashed)")
     right.legend(fontsize=8, ncol=3)
-    figure.suptitle(f"Data: the twin through the Protocol 2.0 emulator and dynamixel-sdk, {name}", fontsize=9)
+    timing = "in lockstep timing" if lockstep else "in real time"
+    figure.suptitle(f"Data: the twin through the Protocol 2.0 emulator and dynamixel-sdk, {timing}, {name}", fontsize=9)
     figure.tight_layout()
     return figure
 
