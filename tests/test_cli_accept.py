@@ -74,7 +74,7 @@ def test_accept_rejects_bad_input_before_computing(files, tmp_path, capsys):
         (["accept", str(tmp_path / "missing.npz"), "--trajectory", str(command), "--out", str(tmp_path / "m.csv")], "missing.npz: no such file"),
         (["accept", str(log_path), "--trajectory", str(command), "--out", str(tmp_path / "m.csv"), "--validation", str(tmp_path / "v.csv")],
          "v.csv: no such file"),
-        (["accept", str(log_path), "--trajectory", str(command), "--out", str(tmp_path / "none" / "m.csv")], "its folder does not exist"),
+        (["accept", str(log_path), "--trajectory", str(command), "--out", str(tmp_path / "none" / "m.csv")], "none does not exist"),
     ]
     for argv, expected in cases:
         assert cli.main(argv) == cli.EXIT_BAD_INPUT

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from crane_lib.acceptance.accepted import AUDIT_SEEDS, accept_recording, save_accepted
 from crane_lib.acceptance.held_out import held_out
-from crane_lib.cli.common import checked_output
+from crane_lib.cli.common import add_force, interval_seconds, output_path
 from crane_lib.cli.identify import REFINE_HELP
 from crane_lib.excitation.commands import read_command_file
 from crane_lib.identification.refinement import DEFAULT_REFINE, REFINE_CHOICES
@@ -27,22 +27,23 @@ def register(subparsers) -> None:
     parser.add_argument("log", metavar="LOG", type=Path, help="raw log (.npz, .csv or .csv.gz) of the arm or the twin")
     parser.add_argument("--trajectory", required=True, type=Path, metavar="COMMAND_FILE", help="the command file the recording executed")
     parser.add_argument("--out", required=True, metavar="MODEL", help="model file to write (CSV: name, value, unit, std_error)")
-    parser.add_argument("--ts", type=float, default=0.04, help="sampling interval in seconds (default 0.04)")
+    parser.add_argument("--ts", type=interval_seconds, default=0.04, help="sampling interval in seconds, whole ms from 0.001 to 0.1 (default 0.04)")
     parser.add_argument("--refine", choices=REFINE_CHOICES, default=DEFAULT_REFINE, help=REFINE_HELP)
     parser.add_argument("--repair", action="store_true", help="repair a truncated last line or repeated stamps (reported)")
     parser.add_argument("--validation", type=Path, nargs="+", default=[], metavar="LOG", help="held-out recordings to score the model on")
+    add_force(parser)
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    out = checked_output(args.out)
+    out = output_path(args.out, inputs=[args.log, args.trajectory, *args.validation], force=args.force)
     cmd = read_command_file(args.trajectory)
     log = read_raw_log(args.log, repair=args.repair)
     validation = [read_raw_log(path, repair=args.repair) for path in args.validation]  # all read before any computation
     for repair in log.repairs:
         print(f"repaired: {repair}")
     start = time.perf_counter()
-    result = accept_recording(log, cmd.name, args.ts, refine=args.refine, seeds=AUDIT_SEEDS,
+    result = accept_recording(log, cmd.name, args.ts, refine=args.refine, seeds=AUDIT_SEEDS, command_file=args.trajectory,
                               progress=lambda stage: print(f"  {stage} ({time.perf_counter() - start:.0f} s)", flush=True))
     condition = result.condition
     eps = "" if condition.projection is None else f", projected with eps = {condition.projection.epsilon:g}"

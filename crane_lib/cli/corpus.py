@@ -382,6 +382,13 @@ def _cases_output_paths() -> list[Case]:
         Case("preprocess-bundle-is-folder", k, ("preprocess", LOG, "--out", "b", "--intervals", "40", "--force"), 2, "is a folder",
              (log, ("mkdir", "b"), ("mkdir", "b/bundle_040ms.npz"))),
         Case("preprocess-out-missing-parent", k, ("preprocess", LOG, "--out", "no/such/b"), 2, "does not exist", (log,)),
+        Case("accept-out-is-log", k, ("accept", LOG, "--trajectory", CMD, "--out", LOG), 2, "is the input", (log, cmd)),
+        Case("accept-out-is-validation-log", k, ("accept", LOG, "--trajectory", CMD, "--validation", "v.npz", "--out", "v.npz"), 2,
+             "is the input", (log, cmd, _w("v.npz", lambda: log_npz()))),
+        Case("accept-out-is-command-file", k, ("accept", LOG, "--trajectory", CMD, "--out", CMD), 2, "is the input", (log, cmd)),
+        Case("accept-out-is-folder", k, ("accept", LOG, "--trajectory", CMD, "--out", "d"), 2, "is a folder", (log, cmd, ("mkdir", "d"))),
+        Case("accept-out-missing-folder", k, ("accept", LOG, "--trajectory", CMD, "--out", "no/m.csv"), 2, "does not exist", (log, cmd)),
+        Case("accept-out-exists", k, ("accept", LOG, "--trajectory", CMD, "--out", "m.csv"), 2, "--force", (log, cmd, _w("m.csv", b"keep\n"))),
         Case("export-urdf-is-model", k, ("export", MODEL, "--urdf", MODEL), 2, "is the input", (model,)),
         Case("export-standard-is-prior", k, ("export", MODEL, "--prior", "p.csv", "--standard", "p.csv"), 2, "is the input",
              (model, _w("p.csv", truth_bytes))),
@@ -404,6 +411,8 @@ def _cases_options() -> list[Case]:
         cases.append(Case(f"identify-ts-{value or 'empty'}", k, (*identify, "--ts", value), 2, fragment, (log, cmd)))
     for value, fragment in (("0", "out of range"), ("-1", "out of range"), ("1000", "out of range"), ("1.5", "not an integer")):
         cases.append(Case(f"identify-refine-workers-{value}", k, (*identify, "--refine-workers", value), 2, fragment, (log, cmd)))
+    for value, fragment in (("0.0155", "whole number of milliseconds"), ("nan", "not finite"), ("0", "out of range"), ("1", "out of range")):
+        cases.append(Case(f"accept-ts-{value}", k, ("accept", LOG, "--trajectory", CMD, "--out", "m.csv", "--ts", value), 2, fragment, (log, cmd)))
     cases.append(Case("identify-refine-unknown", k, (*identify[:-1], "sgd"), 2, "invalid choice", (log, cmd)))
     audit = ("audit", MODEL)
     for option, value, fragment in (("--seed", "-1", "out of range"), ("--seed", "1.5", "not an integer"), ("--seed", str(2**64), "out of range"),
@@ -598,6 +607,8 @@ def _cases_gate() -> list[Case]:
         Case("identify-edited-trajectory", k, identify, 2, "not from --trajectory",
              (_w(LOG, lambda: log_npz()), _w(CMD, lambda: command_file_bytes() + b"# edited\n"))),
         Case("identify-log-without-hash", k, identify, 2, "carry no command-file sha256", (_w(LOG, lambda: log_npz(drop_hash=True)), cmd)),
+        Case("accept-wrong-trajectory", k, ("accept", LOG, "--trajectory", "V01.txt", "--out", "m.csv", "--refine", "none"), 2,
+             "not from --trajectory V01.txt", (_w(LOG, lambda: log_npz()), v01)),
         Case("identify-idle-only", k, identify, 2, "too little motion", (_w(LOG, lambda: log_npz(still=True)), cmd)),
         Case("identify-too-few-samples", k, (*identify, "--ts", "0.08"), 2, "samples per parameter", (_w(LOG, lambda: log_npz(duration_s=8.0)), cmd)),
         Case("identify-hand-barely-moves", k, identify, 2, "axis 8", (_w(LOG, lambda: log_npz(hand_amplitude=0.03)), cmd)),
