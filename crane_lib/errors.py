@@ -77,10 +77,10 @@ def parse_integer(text, where: str, what: str = "an integer", field: str = "valu
     return int(token)
 
 
-def read_input_bytes(path, what: str, max_bytes: int) -> bytes:
-    """The bytes of an input file, checked: it exists, is a regular file (not a folder, FIFO or
-    device: reading those would block or never end), holds at most `max_bytes`, and reads
-    without an OS error. `what` says what the file should be."""
+def regular_file(path, what: str) -> os.stat_result:
+    """The stat of an input that must be an existing regular file: a folder, FIFO or device
+    (reading those would block or never end), a missing file or an OS error is an InputError
+    naming it. `what` says what the file should be."""
     path = Path(path)
     try:
         info = path.stat()
@@ -92,6 +92,15 @@ def read_input_bytes(path, what: str, max_bytes: int) -> bytes:
         raise InputError(str(path), "is a folder", what)
     if not stat.S_ISREG(info.st_mode):
         raise InputError(str(path), "is not a regular file (a FIFO, socket or device)", what)
+    return info
+
+
+def read_input_bytes(path, what: str, max_bytes: int) -> bytes:
+    """The bytes of an input file, checked: it exists, is a regular file (not a folder, FIFO or
+    device: reading those would block or never end), holds at most `max_bytes`, and reads
+    without an OS error. `what` says what the file should be."""
+    path = Path(path)
+    info = regular_file(path, what)
     if info.st_size > max_bytes:
         raise InputError(str(path), f"{info.st_size:,} bytes", f"{what} of at most {max_bytes:,} bytes")
     try:

@@ -51,6 +51,23 @@ def description_model_beta(viscous=0.1, rotor_inertia=5e-3, parameter_set="reduc
     standard.update({f"FV{j}": viscous(j) if callable(viscous) else viscous for j in range(1, 9)})
     return model(parameter_set).base_from_standard(standard).values
 
+def sinusoid_bundle(beta, seed, n=900, noise=0.02):
+    """A synthetic 40 ms bundle: sinusoids on every axis, torques from `beta` plus white noise."""
+    from types import SimpleNamespace
+
+    from crane_lib.model.dynamics import model as shared_model
+
+    model = shared_model("reduced")
+    rng = np.random.default_rng(seed)
+    t = np.arange(n) * 0.04
+    w = 2 * np.pi * rng.uniform(0.05, 0.3, 8)
+    amp = np.deg2rad(rng.uniform(30, 70, 8))
+    theta = amp * np.sin(np.outer(t, w) + rng.uniform(0, 2 * np.pi, 8))
+    dtheta = amp * w * np.cos(np.outer(t, w))
+    ddtheta = -amp * w**2 * np.sin(np.outer(t, w))
+    tau = model.inverse_dynamics(theta, dtheta, ddtheta, beta) + rng.normal(0, noise, (n, 8))
+    return SimpleNamespace(ts=0.04, t=t, theta=theta, dtheta=dtheta, ddtheta=ddtheta, tau=tau, provenance={"source": "synthetic"})
+
 
 @pytest.fixture
 def rng():

@@ -5,7 +5,6 @@ a failing draw is listed with its reason while the others go on."""
 from __future__ import annotations
 
 import copy
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -14,22 +13,9 @@ from crane_lib.acceptance import audit
 from crane_lib.acceptance import kt_sensitivity as kt
 from crane_lib.errors import InputError
 from crane_lib.identification import condition as identify
-from crane_lib.model.dynamics import model as shared_model
 
-from .conftest import description_model_beta
+from .conftest import description_model_beta, sinusoid_bundle
 
-
-def _bundle(beta, seed, n, noise=0.02):
-    model = shared_model("reduced")
-    rng = np.random.default_rng(seed)
-    t = np.arange(n) * 0.04
-    w = 2 * np.pi * rng.uniform(0.05, 0.3, 8)
-    amp = np.deg2rad(rng.uniform(30, 70, 8))
-    theta = amp * np.sin(np.outer(t, w) + rng.uniform(0, 2 * np.pi, 8))
-    dtheta = amp * w * np.cos(np.outer(t, w))
-    ddtheta = -amp * w**2 * np.sin(np.outer(t, w))
-    tau = model.inverse_dynamics(theta, dtheta, ddtheta, beta) + rng.normal(0, noise, (n, 8))
-    return SimpleNamespace(ts=0.04, t=t, theta=theta, dtheta=dtheta, ddtheta=ddtheta, tau=tau, provenance={})
 
 
 @pytest.fixture(scope="module")
@@ -39,12 +25,12 @@ def truth():
 
 @pytest.fixture(scope="module")
 def bundle(truth):
-    return _bundle(truth, 1, 1200)
+    return sinusoid_bundle(truth, 1, 1200)
 
 
 @pytest.fixture(scope="module")
 def study(bundle, truth):
-    heldout = {f"H{i}": _bundle(truth, 10 + i, 400) for i in range(3)}
+    heldout = {f"H{i}": sinusoid_bundle(truth, 10 + i, 400) for i in range(3)}
     return kt.prepare_study(bundle, heldout, audit.sparse_audit_poses(2), truth, trajectory="SYN", ts=0.04)
 
 

@@ -5,7 +5,6 @@ the ramp criterion, and a repeat that is listed but not recorded."""
 from __future__ import annotations
 
 import json
-from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -17,20 +16,8 @@ from crane_lib.identification import condition as identify
 from crane_lib.identification import metrics
 from crane_lib.model.dynamics import model as shared_model
 
-from .conftest import description_model_beta
+from .conftest import description_model_beta, sinusoid_bundle
 
-
-def _bundle(beta, seed, n=900, noise=0.02):
-    model = shared_model("reduced")
-    rng = np.random.default_rng(seed)
-    t = np.arange(n) * 0.04
-    w = 2 * np.pi * rng.uniform(0.05, 0.3, 8)
-    amp = np.deg2rad(rng.uniform(30, 70, 8))
-    theta = amp * np.sin(np.outer(t, w) + rng.uniform(0, 2 * np.pi, 8))
-    dtheta = amp * w * np.cos(np.outer(t, w))
-    ddtheta = -amp * w**2 * np.sin(np.outer(t, w))
-    tau = model.inverse_dynamics(theta, dtheta, ddtheta, beta) + rng.normal(0, noise, (n, 8))
-    return SimpleNamespace(ts=0.04, t=t, theta=theta, dtheta=dtheta, ddtheta=ddtheta, tau=tau, provenance={"source": "synthetic"})
 
 
 @pytest.fixture(scope="module")
@@ -41,12 +28,12 @@ def truth():
 @pytest.fixture(scope="module")
 def executions(truth):
     """Two 'executions' of one trajectory: the same motion law, different noise draws."""
-    return {run: _bundle(truth, 1, noise=0.01 * run) for run in (1, 2)}
+    return {run: sinusoid_bundle(truth, 1, noise=0.01 * run) for run in (1, 2)}
 
 
 def test_an_execution_is_refitted_through_the_pipeline(executions, truth):
     model = shared_model("reduced")
-    heldout = [_bundle(truth, 20 + i, 300) for i in range(3)]
+    heldout = [sinusoid_bundle(truth, 20 + i, 300) for i in range(3)]
     record = repro.refit_bundle(executions[1], "SYN", 1, heldout, audit_kind="sparse")
     expected = identify.identify_condition(executions[1], "SYN", model)
     np.testing.assert_array_equal(record["ols"], expected.ols.parameters.values)

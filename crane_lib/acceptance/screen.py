@@ -30,6 +30,7 @@ import numpy as np
 
 from crane_lib.acceptance.audit import PoseSet
 from crane_lib.model import robot_description
+from crane_lib.model import spd_solve
 from crane_lib.model.dynamics import DynamicModel, bind_template
 from crane_lib.model.dynamics import model as shared_model
 from crane_lib.model.parameters import N_LINKS
@@ -41,7 +42,7 @@ DEFAULT_PROBES = 256
 @lru_cache(maxsize=1)
 def _core():
     """screen_core.py bound to the generated kernels of the reduced set (cached on disk)."""
-    return bind_template(Path(__file__).with_name("screen_core.py"), "reduced")
+    return bind_template(Path(__file__).with_name("screen_core.py"), "reduced", spd_solve)
 
 
 def compile_core() -> None:

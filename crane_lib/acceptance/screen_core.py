@@ -11,35 +11,16 @@ uses it only to decide which poses need the exact eigenvalue, which
 `DynamicModel.arm_min_eigenvalue` then computes.
 """
 
-import math
-
 import numba
 import numpy as np
+
+from crane_lib.model.spd_solve import cholesky_factor
 
 regressor_kernel = inertia_kernel = None  # @@KERNELS@@ (replaced by the import of the generated kernels)
 
 N_ARM = 7
 N_AX = 8
 CHUNK = 1024  # poses per parallel task (scratch allocated once per task)
-
-
-@numba.njit(cache=True, nogil=True, error_model="numpy")
-def shifted_cholesky_exists(m, shift, work):
-    """True when the 7x7 arm block of m minus shift*I has a Cholesky factor (all pivots > 0)."""
-    for r in range(N_ARM):
-        for c in range(r + 1):
-            total = m[r, c]
-            if r == c:
-                total -= shift
-            for k in range(c):
-                total -= work[r, k] * work[c, k]
-            if r == c:
-                if not total > 0.0:  # also catches NaN
-                    return False
-                work[r, r] = math.sqrt(total)
-            else:
-                work[r, c] = total / work[c, c]
-    return True
 
 
 @numba.njit(parallel=True, cache=True)
@@ -51,6 +32,7 @@ def screen_batch(C, S, b, shift, below):
         # the generated kernel writes the same entries at every call, so zeroing once suffices
         m = np.zeros((N_AX, N_AX))
         work = np.zeros((N_ARM, N_ARM))
+        arm = np.arange(N_ARM)
         for i in range(chunk * CHUNK, min(n, (chunk + 1) * CHUNK)):
             inertia_kernel(C[i], S[i], b, m)
-            below[i] = not shifted_cholesky_exists(m, shift, work)
+            below[i] = not cholesky_factor(m, arm, N_ARM, shift, work)

@@ -62,6 +62,17 @@ def _number_text(text: str) -> str:
     return token
 
 
+def _finite_float(text: str, allowed: str) -> float:
+    token = _number_text(text)
+    try:
+        value = float(token)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{shown(token)} is not a number; expected {allowed}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{token} is not finite; expected {allowed}")
+    return value
+
+
 def bounded_float(low: float, high: float, unit: str = "", low_open: bool = False, high_open: bool = False,
                   why: str = ""):
     """argparse type: a finite float in [low, high] (an open end excludes it); the message gives the range."""
@@ -70,13 +81,7 @@ def bounded_float(low: float, high: float, unit: str = "", low_open: bool = Fals
     allowed = f"a number in {lo_bracket}{low:g}, {high:g}{hi_bracket}{unit_text}" + (f" ({why})" if why else "")
 
     def parse(text: str) -> float:
-        token = _number_text(text)
-        try:
-            value = float(token)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{shown(token)} is not a number; expected {allowed}") from None
-        if not math.isfinite(value):
-            raise argparse.ArgumentTypeError(f"{token} is not finite; expected {allowed}")
+        value = _finite_float(text, allowed)
         below = value <= low if low_open else value < low
         above = value >= high if high_open else value > high
         if below or above:
@@ -126,13 +131,7 @@ def interval_seconds(text: str) -> float:
     """argparse type: a sampling interval in seconds that is a whole number of ms, 0.001 to 0.1."""
     allowed = (f"a sampling interval in seconds, a whole number of milliseconds from {INTERVAL_MS_MIN * 1e-3:g} "
                f"to {INTERVAL_MS_MAX * 1e-3:g} (the paper uses 0.01-0.08)")
-    token = _number_text(text)
-    try:
-        value = float(token)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{shown(token)} is not a number; expected {allowed}") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"{token} is not finite; expected {allowed}")
+    value = _finite_float(text, allowed)
     ms = round(value * 1e3)
     if abs(ms - value * 1e3) > 1e-6:
         raise argparse.ArgumentTypeError(f"{value:g} s is not a whole number of milliseconds; expected {allowed}")

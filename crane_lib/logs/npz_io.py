@@ -10,7 +10,6 @@ compression level (or none), in the order the caller gives. The result is an ord
 from __future__ import annotations
 
 import io
-import stat
 import zipfile
 import zlib
 from collections.abc import Mapping
@@ -18,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from crane_lib.errors import InputError, atomic_write, shown
+from crane_lib.errors import InputError, atomic_write, regular_file, shown
 
 FIXED_ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 ZIP_COMPRESSLEVEL = 6
@@ -68,16 +67,7 @@ def read_npz(path, max_bytes: int = DEFAULT_MAX_BYTES) -> dict[str, np.ndarray]:
     corrupt member, arrays of more than `max_bytes` together) is an InputError naming it."""
     path = Path(path)
     what = "a zip of .npy arrays written by numpy"
-    try:
-        info = path.stat()
-    except FileNotFoundError:
-        raise InputError(str(path), "no such file", what) from None
-    except OSError as error:
-        raise InputError(str(path), f"cannot be read ({error.strerror or error})", what) from None
-    if stat.S_ISDIR(info.st_mode):
-        raise InputError(str(path), "is a folder", what)
-    if not stat.S_ISREG(info.st_mode):
-        raise InputError(str(path), "is not a regular file (a FIFO, socket or device)", what)
+    regular_file(path, what)
     arrays: dict[str, np.ndarray] = {}
     total = 0
     try:

@@ -13,6 +13,28 @@ import numba
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
+def cholesky_factor(a_matrix, index, m, shift, work):
+    """Lower Cholesky factor of A[index[:m], index[:m]] - shift*I into work[:m, :m].
+
+    Returns False when that block is not positive definite (a pivot <= 0 or NaN), i.e. when
+    its smallest eigenvalue is at most `shift`."""
+    for r in range(m):
+        for c in range(r + 1):
+            total = a_matrix[index[r], index[c]]
+            if r == c:
+                total -= shift
+            for k in range(c):
+                total -= work[r, k] * work[c, k]
+            if r == c:
+                if not total > 0.0:  # also catches NaN
+                    return False
+                work[r, r] = math.sqrt(total)
+            else:
+                work[r, c] = total / work[c, c]
+    return True
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
 def solve_spd(a_matrix, rhs, free, n, work, out, index, y):
     """out[:n] = A^-1 rhs over the axes j < n with free[j] > 0.5 (the others locked: out[j] = 0).
 
@@ -24,17 +46,8 @@ def solve_spd(a_matrix, rhs, free, n, work, out, index, y):
         if free[j] > 0.5:
             index[m] = j
             m += 1
-    for r in range(m):
-        for c in range(r + 1):
-            total = a_matrix[index[r], index[c]]
-            for k in range(c):
-                total -= work[r, k] * work[c, k]
-            if r == c:
-                if not total > 0.0:  # also catches NaN
-                    return False
-                work[r, r] = math.sqrt(total)
-            else:
-                work[r, c] = total / work[c, c]
+    if not cholesky_factor(a_matrix, index, m, 0.0, work):
+        return False
     for r in range(m):
         total = rhs[index[r]]
         for k in range(r):
