@@ -8,10 +8,14 @@
 Model: the accepted model of the main job (results/accepted/AG02_run1_40ms.csv) when it exists,
 else the twin's truth with link 7 made impossible (the same three programs). Reference measured in
 the same run: one dense audit (221,875 poses) of the same model, the pipeline's own yardstick.
+
+    python -m benchmarks.bench_export            # the measurement
+    python -m benchmarks.bench_export --smoke    # one repeat, a sparse audit as reference, in a throwaway results folder
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import resource
 import subprocess
@@ -38,10 +42,20 @@ def model_file(folder: Path) -> tuple[Path, str]:
     return path, "the twin's truth with link 7 made impossible"
 
 
-def main() -> None:
+def main(argv=None) -> int:
+    from benchmarks._smoke import add_smoke_argument, isolated
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_smoke_argument(parser)
+    args = parser.parse_args(argv)
+    if args.smoke and (code := isolated("benchmarks.bench_export", ["--smoke"])) is not None:
+        return code
+
     from crane_lib.acceptance.audit import audit
     from crane_lib.export import consistent, files
     from crane_lib.model.parameters import load_parameters
+
+    repeats, audit_kind = (1, "sparse") if args.smoke else (3, "dense")
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -49,12 +63,12 @@ def main() -> None:
         base = load_parameters(path)
         consistent.reconstruct(base)  # imports, cvxpy's first canonicalization, generated code: outside the timing
         times = []
-        for _ in range(3):
+        for _ in range(repeats):
             start = time.perf_counter()
             result = consistent.reconstruct(base)
             files.write_files(files.robot_model(result.standard), folder / "m.urdf", folder / "m.xml")
             times.append(time.perf_counter() - start)
-        library = min(times)
+        library = min(times)  # best of the repeats
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         subprocess.run([str(Path(sys.executable).parent / "crane-id"), "export", str(path), "--nearest", "--urdf", str(folder / "c.urdf"),
@@ -63,14 +77,15 @@ def main() -> None:
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         command_cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         start = time.perf_counter()
-        audit(result.reproduced.values, seed=1)
+        audit(result.reproduced.values, 1, audit_kind)
         reference = time.perf_counter() - start
     kind = "exact" if result.exact else f"nearest, {len(result.solves)} programs"
-    print(f"export of {what} ({kind}), {os.cpu_count()} cores: library {library:.2f} s (best of 3), "
+    print(f"export of {what} ({kind}), {os.cpu_count()} cores: library {library:.2f} s (best of {repeats}), "
           f"crane-id export in a fresh process {command:.2f} s wall, {command_cpu:.2f} s CPU (imports included); "
           f"target 10 s: {command / 10:.2f} of it; "
-          f"one dense audit (reference) {reference:.2f} s: export = {library / reference:.2f} audits")
+          f"one {audit_kind} audit (reference) {reference:.2f} s: export = {library / reference:.2f} audits")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
