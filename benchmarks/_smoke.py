@@ -39,9 +39,8 @@ SMOKE_WAYPOINTS_DEG = {
 }
 
 
-def add_smoke_argument(parser) -> None:
-    parser.add_argument("--smoke", action="store_true",
-                        help="smallest size, seconds, on a few seconds recorded on the twin into a temporary results folder")
+def add_smoke_argument(parser, help: str = "smallest size, seconds, on a few seconds recorded on the twin into a temporary results folder") -> None:
+    parser.add_argument("--smoke", action="store_true", help=help)
 
 
 def isolated(module: str, argv) -> int | None:

@@ -139,10 +139,12 @@ def bench_notebook(log: Path, trajectory: str, folder: Path) -> float:
 
 
 def main(argv=None) -> int:
+    from benchmarks._smoke import add_smoke_argument
+
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--trajectory", default="AG02")
     parser.add_argument("--no-notebook", action="store_true")
-    parser.add_argument("--smoke", action="store_true", help="smallest case: a 2 s move, no notebook (seconds)")
+    add_smoke_argument(parser, "smallest case: a 2 s move, no notebook (seconds)")
     args = parser.parse_args(argv)
     os.environ.setdefault("NUMBA_NUM_THREADS", "1")
     from crane_lib.excitation.commands import CommandFile

@@ -50,13 +50,15 @@ def _since(start) -> tuple[float, float]:
 
 
 def main(argv=None) -> int:
+    from benchmarks._smoke import add_smoke_argument
+
     from crane_lib.acceptance import audit
     from crane_lib.acceptance import kt_sensitivity as kt
     from crane_lib.identification import condition as identify
     from crane_lib.identification.ols import ols, stack
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--smoke", action="store_true", help="synthetic record, sparse pose set, 3 draws: seconds")
+    add_smoke_argument(parser, "synthetic record, sparse pose set, 3 draws: seconds")
     parser.add_argument("--draws", type=int, default=200)
     parser.add_argument("--reference-draws", type=int, default=3)
     args = parser.parse_args(argv)
