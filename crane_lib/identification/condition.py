@@ -115,8 +115,9 @@ def condition_record_path(trajectory: str, ts: float, run: int = 1) -> Path:
     return CONDITIONS_DIR / f"{trajectory}_run{run}_{round(ts * 1e3):02d}ms.json"
 
 
-def identify_condition(bundle, trajectory: str, model: DynamicModel | None = None, run: int = 1) -> ConditionResult:
-    """OLS, the routing test and, on route O-S-C, the projection, for one bundle."""
+def identify_condition(bundle, trajectory: str, model: DynamicModel | None = None, run: int = 1, project: bool = True) -> ConditionResult:
+    """OLS, the routing test and, on route O-S-C, the projection, for one bundle (`project=False`:
+    the route is decided but not taken, for studies that need only OLS and the routing test)."""
     model = DynamicModel("reduced") if model is None else model
     result = ConditionResult(trajectory=trajectory, ts=float(bundle.ts), run=run, provenance=dict(getattr(bundle, "provenance", {}) or {}))
     try:
@@ -130,6 +131,8 @@ def identify_condition(bundle, trajectory: str, model: DynamicModel | None = Non
         result.route = ROUTE_DIRECT
         return result
     result.route = ROUTE_PROJECTED
+    if not project:
+        return result
     result.projection = conditional_projection(model, result.ols.parameters.values, bundle.theta, bundle.dtheta)
     if result.projection.chosen is None:
         result.failure = result.projection.failure

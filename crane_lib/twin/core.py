@@ -9,6 +9,8 @@ Plant (per 0.25 ms step, semi-implicit Euler with the drivetrain spring implicit
   link side   M_link(q) q̈ = τ_spring - (C(q, q̇) q̇ + g(q))                    (arm, 7 x 7)
   rotor side  IA_j q̈m_j = Kt_true,j i_j - τ_spring,j - FV_j q̇m_j - (FS_j + FL_j) sgn(q̇m_j)
   τ_spring = k (qm - q) + d (q̇m - q̇)      (drivetrain compliance, resonance near 100 Hz)
+             with backlash (switchable, off by default): k (δ - sgn(δ) b) + d (q̇m - q̇) while |δ| > b,
+             δ = qm - q, b the half gap, and no torque at all inside the gap (rotor and link apart)
   FL_j = λ_j |τ_spring,j|                  (load-dependent gear friction)
          λ_j = 1/η_drive,j - 1   if τ_spring,j q̇m_j > 0 (the motor drives the load)
          λ_j = 1 - η_back,j      otherwise (the load back-drives the motor)
@@ -56,6 +58,12 @@ T_PERIOD, T_WAKE_MEAN, T_LATE_PROB, T_LATE_MIN, T_LATE_MAX, T_LATENCY, T_LATENCY
 N_CURRENT_SD, N_ENCODER_SD, N_PRESENT_SD = range(3)
 # plant scalars (array `scal`)
 P_H, P_GZ, P_COMPLIANT, P_COULOMB_WIDTH, P_ENCODER_RES, P_CURRENT_UNIT, P_LOAD_FRICTION, P_VOLTAGE_LIMIT = range(8)
+# switches of the effects added by issue 14 (twin/effects.py); at their defaults the plant is the one before them
+P_ENCODER_QUANTIZE, P_ENCODER_ERROR, P_BACKLASH = range(8, 11)
+# rows of the per-arm-axis drive array `gear`: load-dependent gear friction, then the backlash half gap (rad)
+G_LOSS_DRIVE, G_LOSS_BACK, G_HALF_GAP = range(3)
+# rows of the per-axis encoder error array `sensor`: e(θ) = a1 sin(θ + φ1) + a2 sin(2θ + φ2)
+E_A1, E_PHI1, E_A2, E_PHI2 = range(4)
 # rows of the per-axis motor array `motor` (supply-voltage limit)
 M_KT, M_STALL_CURRENT, M_NO_LOAD_SPEED, M_ROWS = range(4)
 # groups of log columns (array `cols`: first 0-based column of each per-axis group)
@@ -180,10 +188,27 @@ def plant_step(x, torque, scal, offsets, beta_link, ia, fv, fs, stiffness, dampi
         coupling = ws_v[W_COUPLING]
         rotor_rhs = ws_v[W_ROTOR_RHS]
         rotor_diag = ws_v[W_ROTOR_DIAG]
+        backlash = scal[P_BACKLASH] > 0.5
         for j in range(N_ARM):
-            f0 = stiffness[j] * (x[XQM + j] - x[XQ + j])
+            if backlash:
+                # contact decided at the step's start: inside the gap neither spring nor damper acts
+                # (the step is then free rotor and free link); in contact the spring starts at the
+                # gap's edge. Entering or leaving contact inside a step is first-order in h.
+                delta = x[XQM + j] - x[XQ + j]
+                gap = gear[G_HALF_GAP, j]
+                if delta > gap:
+                    f0 = stiffness[j] * (delta - gap)
+                    coupling[j] = SPRING_IMPLICITNESS * h * stiffness[j] + damping[j]
+                elif delta < -gap:
+                    f0 = stiffness[j] * (delta + gap)
+                    coupling[j] = SPRING_IMPLICITNESS * h * stiffness[j] + damping[j]
+                else:
+                    f0 = 0.0
+                    coupling[j] = 0.0
+            else:
+                f0 = stiffness[j] * (x[XQM + j] - x[XQ + j])
+                coupling[j] = SPRING_IMPLICITNESS * h * stiffness[j] + damping[j]
             spring[j] = f0
-            coupling[j] = SPRING_IMPLICITNESS * h * stiffness[j] + damping[j]
             rotor_diag[j] = ia[j] + h * fv[j] + h * coupling[j]
             rotor_rhs[j] = ia[j] * x[XVM + j] + h * (torque[j] - f0)
             momentum = 0.0
@@ -202,7 +227,7 @@ def plant_step(x, torque, scal, offsets, beta_link, ia, fv, fs, stiffness, dampi
                 bound = h * fs[j]
                 if load_friction:
                     transmitted = spring[j] + coupling[j] * (rotor - x[XV + j])
-                    bound += h * gear_loss(transmitted, impulse, gear[0, j], gear[1, j])
+                    bound += h * gear_loss(transmitted, impulse, gear[G_LOSS_DRIVE, j], gear[G_LOSS_BACK, j])
                 if abs(impulse) <= bound:
                     rotor = 0.0
                 else:
@@ -307,11 +332,22 @@ def _latency(timing, rng):
 
 
 @numba.njit(cache=True)
-def _encoder(q_true, scal, noise, rng, ticks, theta):
-    """12-bit link-side encoder: position register 0..4095 with 2048 at 0 rad, small read noise."""
+def _encoder(q_true, scal, noise, sensor, rng, ticks, theta):
+    """12-bit link-side encoder: position register 0..4095 with 2048 at 0 rad, small read noise.
+
+    Switchable (issue 14): a position-dependent error e(θ) of the sensor added to the true angle
+    (first and second harmonic, `sensor` rows), and the rounding to whole counts."""
     res = scal[P_ENCODER_RES]
+    error = scal[P_ENCODER_ERROR] > 0.5
+    quantize = scal[P_ENCODER_QUANTIZE] > 0.5
     for j in range(N_AX):
-        value = np.rint((q_true[j] + math.pi) / res + noise[N_ENCODER_SD] * rng.normal())
+        angle = q_true[j]
+        if error:
+            angle += sensor[E_A1, j] * math.sin(q_true[j] + sensor[E_PHI1, j]) + sensor[E_A2, j] * math.sin(2.0 * q_true[j] + sensor[E_PHI2, j])
+        if quantize:
+            value = np.rint((angle + math.pi) / res + noise[N_ENCODER_SD] * rng.normal())
+        else:
+            value = (angle + math.pi) / res + noise[N_ENCODER_SD] * rng.normal()
         ticks[j] = value
         theta[j] = value * res - math.pi
 
@@ -319,7 +355,7 @@ def _encoder(q_true, scal, noise, rng, ticks, theta):
 @numba.njit(cache=True)
 def run_closed_loop(
     max_rows, out, x, si, sf, torque_old, torque_new, theta_previous, integral,
-    scal, offsets, beta_link, ia, fv, fs, stiffness, damping, gear, motor, kt_true, free,
+    scal, offsets, beta_link, ia, fv, fs, stiffness, damping, gear, motor, kt_true, free, sensor,
     timing, noise, rng, cols,
     seg_start, seg_delta, seg_offset, seg_count, prof_s, prof_sd, prof_sdd, start_posture,
     preroll_cycles, lead_cycles, dwell_cycles, tail_cycles, in_position_tol, timeout_cycles,
@@ -351,7 +387,7 @@ def run_closed_loop(
         # the previous command has taken effect by now (_read_time); the actuator reports it
         for j in range(N_AX):
             present[j] = torque_old[j] / kt_true[j]
-        _encoder(q_read, scal, noise, rng, ticks, theta)
+        _encoder(q_read, scal, noise, sensor, rng, ticks, theta)
         dt = t_read - sf[F_READ_PREVIOUS] if k > 0 else timing[T_PERIOD]
         if k == 0:
             for j in range(N_AX):
@@ -462,7 +498,7 @@ def run_closed_loop(
 @numba.njit(cache=True)
 def run_open_loop(
     units_excitation, out_t, out_theta, out_units, x, si, sf, torque_old, torque_new,
-    scal, offsets, beta_link, ia, fv, fs, stiffness, damping, gear, motor, kt_true, free,
+    scal, offsets, beta_link, ia, fv, fs, stiffness, damping, gear, motor, kt_true, free, sensor,
     timing, noise, rng, beta_gravity_prior, kt_compensation, limit_units, current_unit,
 ):
     """Open-loop record: per cycle, the excitation current (register units) plus, on the free
@@ -482,7 +518,7 @@ def run_open_loop(
         if not _advance(t_read, x, si, sf, torque_old, torque_new, scal, offsets, beta_link, ia, fv, fs, stiffness, damping, gear, motor, free, ws_w, ws_m, ws_l, ws_v, ws_i, q_read):
             si[S_NOT_PD] = 1
             return k
-        _encoder(q_read, scal, noise, rng, ticks, theta)
+        _encoder(q_read, scal, noise, sensor, rng, ticks, theta)
         for j in range(N_ARM):
             c[j] = math.cos(theta[j] + offsets[j])
             s[j] = math.sin(theta[j] + offsets[j])

@@ -42,6 +42,7 @@ interpolates its step, a command switch enters its step as the exact impulse of 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -62,6 +63,7 @@ from crane_lib.model.parameters import ParameterSet
 from crane_lib.model.robot_description import load_mdh_table, mdh_frames
 from crane_lib.paper_numbers import paper
 from crane_lib.paths import portable
+from crane_lib.twin import effects as twin_effects
 from crane_lib.twin import truth as twin_truth
 from crane_lib.twin.truth import TWIN_PLANT_CSV, TWIN_TRUTH_CSV, PlantSettings, compute_plant_settings, load_plant_settings, load_truth
 
@@ -120,7 +122,7 @@ def plant_core():
 
 def source_fingerprint() -> str:
     """Hash of every source file that shapes a recording (for content-addressed caching)."""
-    return fingerprint.source_digest(__file__, CORE_TEMPLATE, twin_truth, controller, spd_solve, commands, raw_log)
+    return fingerprint.source_digest(__file__, CORE_TEMPLATE, twin_truth, twin_effects, controller, spd_solve, commands, raw_log)
 
 
 # ---------------------------------------------------------------- plant description
@@ -158,14 +160,24 @@ class Plant:
     stall_current: np.ndarray = field(default_factory=lambda: np.full(N_AXES, np.inf))
     no_load_speed: np.ndarray = field(default_factory=lambda: np.full(N_AXES, np.inf))
     voltage_limit: bool = True  # False: the core delivers the commanded torque at any speed (the plant before the limit existed)
+    # effects added by issue 14 (twin/effects.py), at values that leave the plant as it was before them
+    encoder_quantization: bool = True  # False: the encoder reports the (noisy) angle without rounding to counts
+    backlash_half_gap: np.ndarray = field(default_factory=lambda: np.zeros(N_ARM_JOINTS))  # rad, half the play per arm axis
+    encoder_error: np.ndarray = field(default_factory=lambda: np.zeros((4, N_AXES)))  # a1, φ1, a2, φ2 per axis (core E_* rows)
 
     def scalars(self) -> np.ndarray:
         return np.array(
             [
                 self.step, self.gravity_z, 1.0 if self.compliant else 0.0, RIGID_COULOMB_WIDTH_RAD_S, ENCODER_RESOLUTION_RAD, CURRENT_UNIT_A,
                 1.0 if self.load_friction else 0.0, 1.0 if self.voltage_limit else 0.0,
+                1.0 if self.encoder_quantization else 0.0, 1.0 if np.any(self.encoder_error[0::2] != 0.0) else 0.0,
+                1.0 if (self.compliant and np.any(self.backlash_half_gap > 0.0)) else 0.0,
             ]
         )
+
+    def drive(self) -> np.ndarray:
+        """(3, 7) rows of twin_core's `gear`: the two gear-loss coefficients and the backlash half gap."""
+        return np.ascontiguousarray(np.vstack([self.gear_loss, self.backlash_half_gap]).astype(float))
 
     def motor(self) -> np.ndarray:
         """(3, 8) rows of twin_core's `motor`: this run's true Kt, stall current, no-load speed."""
@@ -173,8 +185,8 @@ class Plant:
 
     def core_arguments(self) -> tuple:
         return (
-            self.scalars(), self.offsets, self.beta_link, self.ia, self.fv, self.fs, self.stiffness, self.damping, self.gear_loss,
-            self.motor(), self.kt_true, self.free,
+            self.scalars(), self.offsets, self.beta_link, self.ia, self.fv, self.fs, self.stiffness, self.damping, self.drive(),
+            self.motor(), self.kt_true, self.free, np.ascontiguousarray(self.encoder_error, dtype=float),
         )
 
 
@@ -210,25 +222,27 @@ def build_plant(truth: ParameterSet, settings: PlantSettings) -> Plant:
     )
 
 
-def run_to_run(plant: Plant, rng: np.random.Generator) -> Plant:
+def run_to_run(plant: Plant, rng: np.random.Generator, scale: float = 1.0) -> Plant:
     """This execution's drift of friction and torque constants (an unchanged unit, another day).
 
     The gear efficiencies do not drift (a property of the tooth geometry and the grease, kept
-    fixed so that the no-load friction draw is the one run-to-run friction change)."""
-    friction = np.exp(FRICTION_RUN_SD * rng.normal(size=N_AXES))
-    kt = 1.0 + KT_RUN_SD * rng.normal(size=N_AXES)
-    return Plant(
-        plant.beta_link, plant.ia, plant.fv * friction, plant.fs * friction, plant.kt_true * kt,
-        plant.stiffness, plant.damping, plant.offsets, plant.gravity_z, plant.compliant, plant.free.copy(), plant.standard, plant.step,
-        plant.gear_loss, plant.load_friction, plant.stall_current, plant.no_load_speed, plant.voltage_limit,
-    )
+    fixed so that the no-load friction draw is the one run-to-run friction change). `scale`
+    multiplies both spreads (the effect "run_drift"); the draws are the same at any scale."""
+    friction = np.exp((FRICTION_RUN_SD * scale) * rng.normal(size=N_AXES))
+    kt = 1.0 + (KT_RUN_SD * scale) * rng.normal(size=N_AXES)
+    return dataclasses.replace(plant, fv=plant.fv * friction, fs=plant.fs * friction, kt_true=plant.kt_true * kt, free=plant.free.copy())
 
 
-def timing_array() -> np.ndarray:
+def timing_array(latency_s: float = READ_DISPATCH_LATENCY_S, jitter: float = 1.0) -> np.ndarray:
+    """The core's timing settings. `latency_s`: mean read-to-command latency (its admitted band moves
+    with it, never below 0); `jitter`: scale of the wake-up latency, the late-cycle probability and
+    the latency spread (0: a perfectly periodic host). The defaults are the twin's own settings."""
+    shift = latency_s - READ_DISPATCH_LATENCY_S
+    low, high = READ_DISPATCH_LATENCY_RANGE_S
     return np.array(
         [
-            CONTROL_PERIOD_S, WAKE_LATENCY_MEAN_S, LATE_CYCLE_PROBABILITY, *LATE_CYCLE_DELAY_S,
-            READ_DISPATCH_LATENCY_S, READ_DISPATCH_LATENCY_SD_S, *READ_DISPATCH_LATENCY_RANGE_S, BUS_GAP_S,
+            CONTROL_PERIOD_S, jitter * WAKE_LATENCY_MEAN_S, min(1.0, jitter * LATE_CYCLE_PROBABILITY), *LATE_CYCLE_DELAY_S,
+            latency_s, jitter * READ_DISPATCH_LATENCY_SD_S, max(0.0, low + shift), max(0.0, high + shift), BUS_GAP_S,
         ]
     )
 
@@ -320,6 +334,7 @@ def record(
     noise_scale: float = 1.0,
     load_friction: bool = True,
     voltage_limit: bool = True,
+    effects: twin_effects.TwinEffects | None = None,
 ) -> tuple[np.ndarray, dict[str, str]]:
     """Execute `command_file` (a path or a CommandFile) on the twin; return (samples, metadata).
 
@@ -330,6 +345,9 @@ def record(
     (the plant as it was before that term existed; equal to efficiencies of 1, bit for bit).
     `voltage_limit=False` lets every drive deliver the commanded current at any speed (the
     plant before the supply-voltage limit existed; equal to an unbounded supply, bit for bit).
+    `effects`: a twin profile (twin/effects.py) that switches or scales the nonidealities and adds
+    the candidate ones; None and `effects.profile("default")` are today's twin, byte for byte. It
+    acts on top of the switches above (an effect a keyword already removed stays removed).
     """
     if isinstance(command_file, CommandFile):
         cmd, command_name, command_sha = command_file, command_file.name, command_file.sha256 or "<in memory>"
@@ -344,13 +362,26 @@ def record(
     if not isinstance(seed, (int, np.integer)) or seed < 0:
         raise InputError("seed", f"{seed!r}", "a non-negative integer")
 
+    chosen = None if effects is None else twin_effects.realization(effects, truth_set, plant_settings)
+    if chosen is not None:
+        truth_set, plant_settings = chosen.truth, chosen.settings
+        compliant, load_friction, voltage_limit = compliant and chosen.compliant, load_friction and chosen.load_friction, voltage_limit and chosen.voltage_limit
+
     core = _core()
     rng = np.random.default_rng(int(seed))
     plant = build_plant(truth_set, plant_settings)
     plant.compliant = compliant
     plant.load_friction = load_friction
     plant.voltage_limit = voltage_limit
-    plant = run_to_run(plant, rng)
+    timing, noise, law = timing_array(), noise_array(noise_scale), constants.law_arguments()
+    if chosen is not None:
+        plant.encoder_quantization = chosen.encoder_quantization
+        plant.backlash_half_gap = chosen.backlash_half_gap
+        plant.encoder_error = chosen.encoder_error
+        timing, noise = timing_array(chosen.latency_s, chosen.jitter), noise_scale * chosen.noise
+        if not chosen.current_quantization:  # the register unit made 2^20 times finer: no rounding to speak of
+            law = law[:6] + (law[6] / twin_effects.CURRENT_UNQUANTIZED_DIVISOR, law[7] * int(twin_effects.CURRENT_UNQUANTIZED_DIVISOR))
+    plant = run_to_run(plant, rng, 1.0 if chosen is None else chosen.run_drift)
     lead_s = float(rng.uniform(*IDLE_RANGE_S))
     tail_s = float(rng.uniform(*IDLE_RANGE_S))
     period = CONTROL_PERIOD_S
@@ -371,14 +402,13 @@ def record(
     integral = np.zeros(N_AXES)
     tolerance = np.full(N_AXES, IN_POSITION_TOLERANCE_RAD)
     cols = _log_columns()
-    law = constants.law_arguments()
 
     chunks = []
     while si[core.S_PHASE] != core.PH_DONE:
         out = np.zeros((chunk_rows, raw_log.N_COLUMNS))
         rows = core.run_closed_loop(
             chunk_rows, out, x, si, sf, torque_old, torque_new, theta_previous, integral,
-            *plant.core_arguments(), timing_array(), noise_array(noise_scale), rng, cols,
+            *plant.core_arguments(), timing, noise, rng, cols,
             profiles.start, profiles.delta, profiles.offset, profiles.count, profiles.s, profiles.sd, profiles.sdd, start,
             cycles(PREROLL_S), cycles(lead_s), cycles(FINAL_DWELL_S), cycles(tail_s), tolerance, cycles(IN_POSITION_TIMEOUT_S),
             *law,
@@ -422,6 +452,8 @@ def record(
         "gear_efficiency_backdriven": " ".join(f"{v:.6g}" for v in plant_settings.efficiency_backdriven) if load_friction else "off",
         "supply_voltage_V": f"{plant_settings.supply_voltage:.6g}" if voltage_limit else "off",
     }
+    if effects is not None and not effects.is_default:
+        metadata["twin_effects"] = effects.describe()
     return samples, metadata
 
 
@@ -436,7 +468,7 @@ def integrate(plant: Plant, x: np.ndarray, torque: np.ndarray, n_steps: int) -> 
     core = _core()
     ok = core.run_steps(
         int(n_steps), x, np.asarray(torque, dtype=float), plant.scalars(), plant.offsets, plant.beta_link, plant.ia, plant.fv, plant.fs,
-        plant.stiffness, plant.damping, plant.gear_loss, plant.motor(), plant.free,
+        plant.stiffness, plant.damping, plant.drive(), plant.motor(), plant.free,
     )
     if not ok:
         raise PlantNotPositiveDefinite("twin plant: the inertia matrix is not positive definite at this state")
