@@ -6,6 +6,7 @@
 # results folder shared at the same path); without it they run on a local pool of JOBS processes.
 #   make clie-faithful [PROFILE=...] [SCHEDULER=...]   the faithful CLIE study (all 160 conditions in the full profile)
 #   make benchmarks [SMOKE=1]                            every benchmark (SMOKE=1: smallest sizes, seconds each)
+# TWIN=field records the data set on the field twin (book/register_nonideality.md); its results go to results/twin-field/.
 
 PYTHON ?= python3
 VENV := .venv
@@ -15,6 +16,8 @@ PROFILE ?= full
 JOBS ?= 2
 SCHEDULER ?=
 PIPELINE_FLAGS := --profile $(PROFILE) --jobs $(JOBS) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
+TWIN ?= default
+TWIN_ENV := CRANE_TWIN=$(TWIN) $(if $(filter-out default,$(TWIN)),CRANE_RESULTS_DIR=$(CURDIR)/results/twin-$(TWIN))
 # --all: Sphinx rebuilds only pages whose source changed, but a chapter's numbers also depend on
 # the data and results the pipeline just (re)built, so every page is executed on every build
 JB_FLAGS := --config book/_config.yml --toc book/_toc.yml -W -n --keep-going --all
@@ -38,13 +41,13 @@ test: model
 
 # the data steps (twin recordings, per-condition sweeps) are cached by content; then every chapter runs
 book: model
-	CRANE_PROFILE=$(PROFILE) $(PY) -m crane_lib.reporting.pipeline $(PIPELINE_FLAGS)
-	CRANE_PROFILE=$(PROFILE) $(VENV)/bin/jupyter-book build . $(JB_FLAGS)
+	$(TWIN_ENV) CRANE_PROFILE=$(PROFILE) $(PY) -m crane_lib.reporting.pipeline $(PIPELINE_FLAGS)
+	$(TWIN_ENV) CRANE_PROFILE=$(PROFILE) $(VENV)/bin/jupyter-book build . $(JB_FLAGS)
 	@echo "book: $(CURDIR)/_build/html/index.html"
 
 # the faithful route of Appendix D-F over every condition (hours on two cores: give it a SCHEDULER)
 clie-faithful: model
-	CRANE_PROFILE=$(PROFILE) $(PY) -m crane_lib.reporting.pipeline $(PIPELINE_FLAGS) --study clie_faithful
+	$(TWIN_ENV) CRANE_PROFILE=$(PROFILE) $(PY) -m crane_lib.reporting.pipeline $(PIPELINE_FLAGS) --study clie_faithful
 
 benchmarks: model
 	$(PY) -m benchmarks $(if $(SMOKE),--smoke)

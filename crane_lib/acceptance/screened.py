@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from crane_lib.acceptance.audit import DEFAULT_WORST_K, PoseSet
+from crane_lib.acceptance.audit import DEFAULT_WORST_K, UNIFORM, PoseSet
 from crane_lib.model import robot_description
 from crane_lib.model.dynamics import DynamicModel, bind_template
 from crane_lib.model.dynamics import model as shared_model
@@ -79,6 +79,7 @@ class ScreenedAudit:
     exact: int
     seed: int | None
     domain: str
+    uniform_violating_poses: np.ndarray  # (m, 7) the violating poses of the uniform component (where they lie in Θ)
 
     @property
     def n_violations(self) -> int:
@@ -132,4 +133,6 @@ def screened_audit(beta, trig: TrigPoses, model: DynamicModel | None = None, wor
         exact=int(exact.sum()),
         seed=pose_set.seed,
         domain=pose_set.domain,
+        uniform_violating_poses=(pose_set.poses[(lam <= 0.0) & (pose_set.component == pose_set.names.index(UNIFORM))]
+                                 if UNIFORM in pose_set.names else np.zeros((0, N_LINKS))),
     )

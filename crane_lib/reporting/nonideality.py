@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -133,10 +134,16 @@ def parse_condition(base, effect, magnitude, trajectory, seed, accept="False", w
     if condition.accept and condition.base == "ideal":
         raise InputError(where, "Algorithm 1 on the ideal twin", "accept = True only on the default or field profile")
     try:
-        twin_effects.realization(condition.effects, load_truth(), load_plant_settings())
+        twin_effects.realization(condition.effects, *_unit())
     except InputError as err:  # a combination the plant cannot take (e.g. backlash on a rigid drivetrain)
         raise InputError(where, err.problem, err.expected) from None
     return condition
+
+
+@lru_cache(maxsize=1)
+def _unit():
+    """The twin unit's truth and drive settings (read once per process)."""
+    return load_truth(), load_plant_settings()
 
 
 def study_conditions_path(profile: str) -> Path:
@@ -206,6 +213,10 @@ def _context() -> _Context:
     return _CONTEXT
 
 
+def _in_box(poses: np.ndarray, box: np.ndarray) -> np.ndarray:
+    return np.all((poses >= box[:, 0]) & (poses <= box[:, 1]), axis=1)
+
+
 def _interval_result(bundle, condition: StudyCondition, context: _Context) -> dict:
     model, truth = context.model, context.truth
     result = identify_condition(bundle, condition.trajectory, model, project=False)
@@ -230,11 +241,12 @@ def _interval_result(bundle, condition: StudyCondition, context: _Context) -> di
         worst_pose_deg=np.degrees(found.worst_pose).tolist(),
         worst_component=found.worst_component,
         violations=found.violations,
+        violations_uniform_in_folded=int(np.count_nonzero(_in_box(found.uniform_violating_poses, audit_stage.folded_region()))),
         pose_counts=found.pose_counts,
         screen_threshold=found.threshold,
         eigenvector=shares["vector"].tolist(),
         truth_quotient=shares["truth_quotient"],
-        shares={model.names[k]: float(shares["shares"][k]) for k in order},
+        shares=[[model.names[k], float(shares["shares"][k])] for k in order],  # most negative first
         share_sum=float(shares["shares"].sum()),
         estimate=beta.tolist(),
         std_errors=se.tolist(),
@@ -315,8 +327,9 @@ def twin_inputs() -> list[Path]:
     return [TWIN_TRUTH_CSV, TWIN_PLANT_CSV, REALIZATION_CONSTANTS_CSV]
 
 
-def run_study(profile: str, jobs: int = 2):
-    """Check every condition of the profile's study, then run the chapter once per condition (cached)."""
+def run_study(profile: str, jobs: int = 2, scheduler=None):
+    """Check every condition of the profile's study, then run the chapter once per condition (cached).
+    `scheduler`: a Dask scheduler address (default: $CRANE_SCHEDULER, else a local pool of `jobs` processes)."""
     from crane_lib.reporting import sweep
 
     conditions = read_study_conditions(study_conditions_path(profile))  # every row checked before anything is recorded
@@ -326,4 +339,236 @@ def run_study(profile: str, jobs: int = 2):
         f"nonideality_{profile}",
         inputs_of=lambda p: twin_inputs() + [TRAJECTORY_DIR / f"{p['trajectory']}.txt"],
         workers=jobs,
+        scheduler=scheduler,
     )
+
+
+# ---------------------------------------------------------------- what the chapter shows
+
+PAPER_PATTERN = (False, False, False, True)  # AG02's OLS estimate over Θ at 10, 20, 40, 80 ms (Sec. VII-D)
+
+
+def points_frame(records: list[dict]):
+    """One row per (condition, interval) of the study's records: the verdicts, the margin and the mechanism."""
+    import pandas as pd
+
+    rows = []
+    for record in records:
+        c = record["condition"]
+        for point in record["intervals"]:
+            row = {"label": record["label"], "base": c["base"], "effect": c["effect"], "magnitude": c["magnitude"],
+                   "trajectory": c["trajectory"], "seed": int(c["seed"]), "ts_ms": round(point["ts"] * 1e3)}
+            if "failure" in point:
+                rows.append({**row, "failure": point["failure"]})
+                continue
+            shares = point["shares"]
+            rows.append({
+                **row, "failure": None, "pd_visited": point["pd_visited"], "pd_theta": point["pd_theta"],
+                "lambda_visited": point["lambda_min_visited"], "lambda_theta": point["lambda_min_theta"],
+                "worst_component": point["worst_component"], "worst_pose_deg": point["worst_pose_deg"],
+                "violations": sum(point["violations"].values()), "violations_uniform": point["violations"].get(audit_stage.UNIFORM, 0),
+                "violations_uniform_in_folded": point.get("violations_uniform_in_folded"),
+                "kappa": point["kappa"], "residual_rms": point["residual_rms"], "error_in_se": point["error_in_std_errors_rms"],
+                "top_share": shares[0][0] if isinstance(shares, list) else None,
+                "eigenvector": point["eigenvector"], "truth_quotient": point["truth_quotient"],
+            })
+    return pd.DataFrame(rows)
+
+
+def ladder(frame, trajectory: str = "AG02"):
+    """Per rung (label) and interval, over the seeds: the smallest margin over Θ, how many seeds
+    find the estimate non-PD over Θ, how many of those are PD at the visited configurations."""
+    import pandas as pd
+
+    part = frame[(frame["trajectory"] == trajectory) & frame["failure"].isna()]
+    grouped = part.groupby(["label", "ts_ms"], sort=False)
+    out = pd.DataFrame({
+        "margin_min": grouped["lambda_theta"].min(),
+        "margin_max": grouped["lambda_theta"].max(),
+        "seeds": grouped["seed"].nunique(),
+        "non_pd_theta": grouped["pd_theta"].apply(lambda s: int((~s.astype(bool)).sum())),
+        "pd_data_not_theta": grouped.apply(lambda g: int((g["pd_visited"].astype(bool) & ~g["pd_theta"].astype(bool)).sum()), include_groups=False),
+    })
+    return out.reset_index()
+
+
+def interval_patterns(frame, trajectory: str = "AG02"):
+    """Per rung and seed, the verdict over Θ at each interval, and whether it is the paper's pattern."""
+    part = frame[(frame["trajectory"] == trajectory) & frame["failure"].isna()].sort_values("ts_ms")
+    table = part.pivot_table(index=["label", "seed"], columns="ts_ms", values="pd_theta", aggfunc="first")
+    table["paper_pattern"] = [tuple(bool(v) for v in row) == PAPER_PATTERN for row in table[[10, 20, 40, 80]].to_numpy()]
+    return table
+
+
+def rung_order(labels) -> list[str]:
+    """Rungs in reading order: today's twin, the ideal twin, ideal + one effect, today's twin minus one,
+    today's twin plus a candidate or a larger magnitude, the field profile."""
+    def key(label: str):
+        base, _, rest = label.partition(" + ")
+        group = {"default": 0 if not rest else 3, "ideal": 1 if not rest else 2, "field": 5}[base]
+        if base == "default" and rest:
+            name, _, value = rest.partition(" ")
+            effect = twin_effects.BY_NAME.get(name)
+            removes = effect is not None and " + " not in rest and _same(value, effect.off)
+            group = 3 if removes else 4
+        return (group, rest)
+    return sorted(set(labels), key=key)
+
+
+def _same(text: str, value: float) -> bool:
+    try:
+        return float(text) == value
+    except ValueError:
+        return False
+
+
+def field_rule(frame, trajectory: str = "AG02"):
+    """The register's rule, evaluated: per candidate and interval, the drop of the margin over Θ from
+    today's twin in each execution, and twice the executions' difference on today's twin."""
+    import pandas as pd
+
+    part = frame[(frame["trajectory"] == trajectory) & frame["failure"].isna()]
+    default = part[part["label"] == "default"].pivot_table(index="ts_ms", columns="seed", values="lambda_theta")
+    rows = []
+    for name, value in FIELD_CANDIDATES:
+        label = f"default + {name} {_number(value)}"
+        changed = part[part["label"] == label].pivot_table(index="ts_ms", columns="seed", values="lambda_theta")
+        for ts in default.index:
+            seeds = [s for s in default.columns if s in changed.columns]
+            if ts not in changed.index or len(seeds) < 2:
+                continue
+            drops = [float(default.loc[ts, s] - changed.loc[ts, s]) for s in seeds]
+            spread = 2.0 * float(default.loc[ts, seeds].max() - default.loc[ts, seeds].min())
+            rows.append({"candidate": label, "ts_ms": ts, "drop_min": min(drops), "twice_spread": spread,
+                         "passes": min(drops) > spread})
+    table = pd.DataFrame(rows)
+    chosen = sorted({r["candidate"] for r in rows if r["passes"]})
+    return table, chosen
+
+
+FIELD_CANDIDATES = (("backlash", 0.25), ("encoder_error", 0.5), ("encoder_noise", 0.34))
+
+
+def population(frame, base: str):
+    """Counts over the conditions of one base profile with no effect changed (every trajectory, one
+    execution each, every interval): PD at the visited configurations, PD over Θ, the two mismatches,
+    and where the uniform draw's violations lie (`counts`)."""
+    part = frame[(frame["base"] == base) & (frame["effect"] == twin_effects.NO_EFFECT) & frame["failure"].isna()]
+    part = part.sort_values("seed").drop_duplicates(["trajectory", "ts_ms"])  # one execution per trajectory
+    return {**counts(part), "failed": int(((frame["base"] == base) & (frame["effect"] == twin_effects.NO_EFFECT) & frame["failure"].notna()).sum())}
+
+
+def audited_condition_records(records: list[dict]):
+    """The main job's OLS/SDP condition records (results/conditions) with each OLS estimate audited over
+    Θ (seed 1, the screen): the population of the data set the build ran on."""
+    import pandas as pd
+
+    context = _context()
+    rows = []
+    for record in records:
+        if record.get("ols") is None:
+            continue
+        found = screened.screened_audit(np.asarray(record["ols"]), context.trig, context.model)
+        rows.append({"trajectory": record["trajectory"], "ts_ms": round(record["ts"] * 1e3), "run": record["run"],
+                     "pd_visited": bool(record["pd_visited"]), "pd_theta": found.passed, "lambda_theta": found.lambda_min,
+                     "violations_uniform": found.violations.get(audit_stage.UNIFORM, 0),
+                     "violations_uniform_in_folded": int(np.count_nonzero(_in_box(found.uniform_violating_poses, audit_stage.folded_region())))})
+    frame = pd.DataFrame(rows)
+    return frame[frame["run"] == 1] if len(frame) else frame
+
+
+def counts(frame) -> dict:
+    """Population counts of a frame with pd_visited, pd_theta and the uniform violations (see `population`)."""
+    visited, theta = frame["pd_visited"].astype(bool), frame["pd_theta"].astype(bool)
+    return {"conditions": int(len(frame)), "pd_visited": int(visited.sum()), "non_pd_visited": int((~visited).sum()),
+            "pd_theta": int(theta.sum()), "pd_visited_not_theta": int((visited & ~theta).sum()),
+            "pd_theta_not_visited": int((theta & ~visited).sum()), "violations_uniform": int(frame["violations_uniform"].sum()),
+            "violations_uniform_in_folded": int(frame["violations_uniform_in_folded"].fillna(0).sum())}
+
+
+def effects_table():
+    """The effects with today's value, the value that removes them, the study's nominal and range, the source."""
+    import pandas as pd
+
+    return pd.DataFrame([
+        {"effect": e.name, "kind": "candidate (issue 14)" if e.candidate else "the twin had it", "unit": e.unit,
+         "today": _number(e.default), "off": _number(e.off), "nominal": _number(e.nominal),
+         "admitted": "on/off" if e.discrete else f"{_number(e.low)} to {_number(e.high)}", "source": e.source}
+        for e in twin_effects.EFFECTS
+    ]).set_index("effect")
+
+
+# ---------------------------------------------------------------- figures (every title names its data)
+
+INTERVALS_MS = tuple(round(ts * 1e3) for ts in INTERVALS_S)
+DATA_NOTE = "twin data: the study's recordings"
+
+
+def plot_ladder(table, order: list[str], ax, trajectory: str = "AG02"):
+    """Heat map: rows = rungs, columns = intervals; colour = the smallest margin λmin over Θ over the
+    seeds (red below zero); text = the verdict over Θ and, marked †, PD at the data but not over Θ."""
+    from matplotlib.colors import TwoSlopeNorm
+
+    grid = np.full((len(order), len(INTERVALS_MS)), np.nan)
+    text = [["" for _ in INTERVALS_MS] for _ in order]
+    for row in table.itertuples(index=False):
+        if row.label not in order or row.ts_ms not in INTERVALS_MS:
+            continue
+        i, j = order.index(row.label), INTERVALS_MS.index(row.ts_ms)
+        grid[i, j] = row.margin_min * 1e3
+        verdict = "PD" if row.non_pd_theta == 0 else (f"non-PD {row.non_pd_theta}/{row.seeds}" if row.seeds > 1 else "non-PD")
+        text[i][j] = verdict + (" †" if row.pd_data_not_theta else "")
+    finite = grid[np.isfinite(grid)]
+    low, high = (min(float(finite.min()), -0.5), max(float(finite.max()), 0.5)) if finite.size else (-1.0, 1.0)
+    image = ax.imshow(grid, cmap="RdBu", norm=TwoSlopeNorm(vmin=low, vcenter=0.0, vmax=high), aspect="auto")
+    for i in range(len(order)):
+        for j in range(len(INTERVALS_MS)):
+            if text[i][j]:
+                ax.text(j, i, text[i][j], ha="center", va="center", fontsize=7, color="k")
+    ax.set_xticks(range(len(INTERVALS_MS)), [f"{ms} ms" for ms in INTERVALS_MS])
+    ax.set_yticks(range(len(order)), order, fontsize=7.5)
+    ax.set_title(f"{DATA_NOTE}: {trajectory}'s OLS estimate over Θ by rung and interval\n"
+                 "(colour: smallest λmin over the seeds, 10⁻³ kg·m²; †: PD at the visited configurations, not over Θ)", fontsize=9)
+    return image
+
+
+def magnitude_series(frame, effect: str, trajectory: str = "AG02"):
+    """Margin over Θ against the magnitude of one effect changed alone on today's twin (today's value
+    from the "default" rung), per interval and seed."""
+    import pandas as pd
+
+    part = frame[(frame["trajectory"] == trajectory) & frame["failure"].isna() & (frame["base"] == "default")]
+    today = part[part["effect"] == twin_effects.NO_EFFECT].assign(value=twin_effects.BY_NAME[effect].default)
+    changed = part[part["effect"] == effect].assign(value=lambda f: f["magnitude"].astype(float))
+    return pd.concat([changed, today]).sort_values("value")[["value", "ts_ms", "seed", "lambda_theta", "pd_visited", "pd_theta"]]
+
+
+def plot_magnitudes(frame, effects: list[str], axes, trajectory: str = "AG02"):
+    colors = dict(zip(INTERVALS_MS, ("C0", "C1", "C2", "C3")))
+    for ax, effect in zip(np.ravel(axes), effects):
+        series = magnitude_series(frame, effect, trajectory)
+        for (ts, seed), part in series.groupby(["ts_ms", "seed"]):
+            ax.plot(part["value"], part["lambda_theta"] * 1e3, marker="o" if seed == series["seed"].min() else "s", ms=3.5,
+                    lw=1.0, color=colors.get(ts, "k"), label=f"{ts} ms" if seed == series["seed"].min() else None)
+        ax.axhline(0.0, color="k", lw=0.8)
+        ax.axvline(twin_effects.BY_NAME[effect].default, color="0.6", lw=0.8, ls=":")
+        ax.set_xlabel(f"{effect} ({twin_effects.BY_NAME[effect].unit})", fontsize=8)
+        ax.set_ylabel("λmin over Θ (10⁻³ kg·m²)", fontsize=8)
+        ax.tick_params(labelsize=7.5)
+    np.ravel(axes)[0].legend(fontsize=7, title="interval (○ seed 1, □ seed 2)", title_fontsize=7)
+
+
+def plot_mechanism(point: dict, names: list[str], truth, axes, title: str):
+    """Left: each base parameter's exact share of λmin − vᵀM(θ*; truth)v at the worst pose (the most
+    negative shares, recomputed from the stored estimate); right: the worst eigenvector by joint."""
+    shares = rayleigh_shares(np.asarray(point["estimate"]), np.asarray(truth), np.radians(point["worst_pose_deg"]))
+    order = np.argsort(shares["shares"])[:8]
+    axes[0].barh([names[k] for k in order][::-1], shares["shares"][order][::-1] * 1e3, color="C3")
+    axes[0].set_xlabel("share of the drop (10⁻³ kg·m²)", fontsize=8)
+    axes[0].set_title(title, fontsize=8.5)
+    axes[1].bar([f"J{j}" for j in range(1, N_LINKS + 1)], shares["vector"], color="C0")
+    axes[1].axhline(0.0, color="k", lw=0.6)
+    axes[1].set_title("worst eigenvector v", fontsize=8.5)
+    for ax in axes:
+        ax.tick_params(labelsize=7.5)
+    return shares

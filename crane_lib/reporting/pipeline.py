@@ -21,11 +21,15 @@
    one when the model admits none, as `crane-id export --nearest`) as URDF, MJCF and standard
    parameters in results/export/, which the chapter "A consistent model, exported" verifies
    and offers for download;
-8. the claims at a glance: each of the paper's main claims evaluated from those records
+8. the nonideality study: chapter 11 once per condition of `papermill_params/nonideality_<profile>.csv`
+   (every row checked before anything is recorded; `reporting.nonideality`);
+9. the claims at a glance: each of the paper's main claims evaluated from those records
    (`claims`, results/claims; computed here, before Sphinx runs, so that the claims page never
    depends on the order in which jupyter-book executes pages);
-9. the downloads: the records zipped per kind (`downloads`, results/downloads) for the pages
+10. the downloads: the records zipped per kind (`downloads`, results/downloads) for the pages
    that link them.
+
+The data set is recorded on the twin profile $CRANE_TWIN names (`make book TWIN=field`).
 
 Studies run only when named with `--study` (they are not part of `make book`):
 - `clie_faithful`: chapter 05 with the faithful finite-difference route of Appendix D-F once per
@@ -59,7 +63,7 @@ from crane_lib.logs.preprocessing import cached_bundles
 from crane_lib.logs.raw_log import read_raw_log
 from crane_lib.paths import REPO_ROOT, TRAJECTORY_DIR, recording_path
 from crane_lib.records import read_json_record
-from crane_lib.reporting import claims, downloads, sweep
+from crane_lib.reporting import claims, downloads, nonideality, sweep
 from crane_lib.twin import dataset
 from crane_lib.twin.truth import TWIN_PLANT_CSV, TWIN_TRUTH_CSV
 
@@ -231,6 +235,7 @@ def main(argv=None) -> int:
     _report("repeats", repeats_sweep(args.profile, args.jobs, args.scheduler))
     _report("kt_draws", kt_sweep(args.profile, args.jobs, args.scheduler))
     print(f"export of the accepted model: {export_step()}")
+    _report("nonideality", nonideality.run_study(args.profile, args.jobs, args.scheduler))
     for name in args.study:
         _report(name, condition_sweep(name, STUDIES[name], args.profile, args.jobs, args.scheduler))
     statuses = claims.write_claims(args.profile)

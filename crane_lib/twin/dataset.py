@@ -8,8 +8,11 @@ Appendix D-C, see crane_lib/logs/raw_log.py) and listed in RESULTS_DIR/recording
 
 A recording is redone only when one of its inputs changed: the command file's text, the
 truth and drive-settings files, the realization constants, the twin's and controller's
-source, the seed. The content hash of those inputs is stored in the log's metadata
-("cache_key") and compared on the next run. Recordings run in parallel processes.
+source, the seed, the twin profile. The content hash of those inputs is stored in the log's
+metadata ("cache_key") and compared on the next run. Recordings run in parallel processes.
+
+The twin profile is the one $CRANE_TWIN names (twin/effects.py: "default", today's twin, or
+"field"; `make book TWIN=field` also points CRANE_RESULTS_DIR at results/twin-field/).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from crane_lib.excitation.commands import commanded_duration, read_command_file
 from crane_lib.logs import raw_log
 from crane_lib.model.controller import REALIZATION_CONSTANTS_CSV
 from crane_lib.paths import PAPERMILL_PARAMS_DIR, RECORDINGS_DIR, TRAJECTORY_DIR
+from crane_lib.twin import effects as twin_effects
 from crane_lib.twin import recorder as twin
 from crane_lib.twin.truth import TWIN_PLANT_CSV, TWIN_TRUTH_CSV
 
@@ -82,11 +86,13 @@ def executions(profile: str) -> list[Execution]:
     return rows
 
 
-def cache_key(execution: Execution) -> str:
-    """Content hash of everything that determines the recording."""
+def cache_key(execution: Execution, effects: twin_effects.TwinEffects | None = None) -> str:
+    """Content hash of everything that determines the recording (today's twin unless `effects` differ)."""
+    profile = () if effects is None or effects.is_default else (effects.describe(),)
     return fingerprint.digest(
         execution.command_file.read_bytes(), TWIN_TRUTH_CSV.read_bytes(), TWIN_PLANT_CSV.read_bytes(),
         REALIZATION_CONSTANTS_CSV.read_bytes(), twin.source_fingerprint(), f"{execution.trajectory}|{execution.run}|{execution.seed}",
+        *profile,
     )
 
 
@@ -100,8 +106,8 @@ def stored_metadata(path: Path) -> dict[str, str] | None:
     return dict(line.split(": ", 1) for line in text.splitlines() if ": " in line)
 
 
-def _record_one(execution: Execution, key: str, directory: str) -> dict:
-    samples, metadata = twin.record(execution.command_file, execution.seed)
+def _record_one(execution: Execution, key: str, directory: str, effects: twin_effects.TwinEffects | None = None) -> dict:
+    samples, metadata = twin.record(execution.command_file, execution.seed, effects=None if effects is None or effects.is_default else effects)
     metadata["run"] = str(execution.run)
     metadata["clamp_share_percent"] = f"{100.0 * samples[:, raw_log.group('clamped')].any(axis=1).mean():.4f}"
     metadata["samples"] = str(len(samples))
@@ -120,12 +126,15 @@ def _manifest_row(execution: Execution, path: Path, metadata: dict, samples: np.
     }
 
 
-def build(profile: str, jobs: int = 2, force: bool = False, directory: Path = RECORDINGS_DIR, progress: bool = True) -> Path:
-    """Record every execution of the profile that is missing or stale; write the manifest."""
+def build(profile: str, jobs: int = 2, force: bool = False, directory: Path = RECORDINGS_DIR, progress: bool = True,
+          effects: twin_effects.TwinEffects | None = None) -> Path:
+    """Record every execution of the profile that is missing or stale; write the manifest.
+    `effects`: the twin profile (default: $CRANE_TWIN's, today's twin when unset)."""
     todo = executions(profile)
+    effects = twin_effects.active_profile() if effects is None else effects
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    keys = {e: cache_key(e) for e in todo}
+    keys = {e: cache_key(e, effects) for e in todo}
     rows: dict[Execution, dict] = {}
     pending = []
     for execution in todo:
@@ -138,15 +147,16 @@ def build(profile: str, jobs: int = 2, force: bool = False, directory: Path = RE
         twin._core()  # compile (or load) the numba core once, before the workers start
         weight = {e: commanded_duration(read_command_file(e.command_file)) for e in pending}
         started = time.perf_counter()
-        with tqdm(total=round(sum(weight.values())), unit="s", desc=f"recording {profile}", disable=not progress) as bar:
+        label = profile if effects.is_default else f"{profile}, twin {effects.name}"
+        with tqdm(total=round(sum(weight.values())), unit="s", desc=f"recording {label}", disable=not progress) as bar:
             if jobs <= 1:
                 for execution in pending:
-                    rows[execution] = _record_one(execution, keys[execution], str(directory))
+                    rows[execution] = _record_one(execution, keys[execution], str(directory), effects)
                     bar.update(round(weight[execution]))
                     bar.set_postfix_str(f"{len(rows) - (len(todo) - len(pending))}/{len(pending)} recordings")
             else:
                 with ProcessPoolExecutor(max_workers=jobs) as pool:
-                    futures = {pool.submit(_record_one, e, keys[e], str(directory)): e for e in sorted(pending, key=lambda e: -weight[e])}
+                    futures = {pool.submit(_record_one, e, keys[e], str(directory), effects): e for e in sorted(pending, key=lambda e: -weight[e])}
                     done = 0
                     for future in as_completed(futures):
                         execution = futures[future]

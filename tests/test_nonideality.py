@@ -1,0 +1,220 @@
+"""Issue 14: the twin's effects by name, the candidate effects' physics, the screened audit, the
+study's bad-input rules and one study point."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from crane_lib.acceptance import audit, screened
+from crane_lib.constants import N_ARM_JOINTS, N_AXES
+from crane_lib.errors import InputError
+from crane_lib.model.dynamics import model
+from crane_lib.paths import TRAJECTORY_DIR
+from crane_lib.reporting import nonideality
+from crane_lib.twin import effects
+from crane_lib.twin import recorder as twin
+from crane_lib.twin.truth import load_plant_settings, load_truth
+
+SHORT = TRAJECTORY_DIR / "AP01.txt"
+
+
+@pytest.fixture(scope="module")
+def reduced():
+    return model("reduced")
+
+
+@pytest.fixture(scope="module")
+def truth_beta(reduced):
+    return reduced.base_from_standard(load_truth()).values
+
+
+# ---------------------------------------------------------------- the effects
+
+
+def test_todays_twin_is_the_default_profile_byte_for_byte():
+    plain, plain_meta = twin.record(SHORT, seed=7)
+    profiled, profiled_meta = twin.record(SHORT, seed=7, effects=effects.profile("default"))
+    assert np.array_equal(plain, profiled)
+    assert plain_meta == profiled_meta
+    changed, changed_meta = twin.record(SHORT, seed=7, effects=effects.profile("default").changed(backlash=0.25))
+    assert not np.array_equal(plain, changed)
+    assert changed_meta["twin_effects"] == "custom: backlash=0.25"
+
+
+def test_every_effect_has_a_consistent_entry():
+    for e in effects.EFFECTS:
+        assert e.admits(e.default) and e.admits(e.off) and e.admits(e.nominal), e.name
+        assert e.candidate == (e.default == e.off), e.name  # candidates are off by default, the rest on
+        assert e.source
+    ideal = effects.profile("ideal")
+    assert all(ideal[e.name] == e.off for e in effects.EFFECTS)
+    assert effects.profile("default").is_default and not ideal.is_default
+
+
+@pytest.mark.parametrize(
+    "name, value, problem",
+    [("backlash", 1.5, "outside its physical range"), ("gear_friction", 0.5, "outside its physical range"),
+     ("voltage_limit", 24.0, "outside its physical range"), ("encoder_quantization", 0.5, "outside its physical range"),
+     ("cable_torque", 0.1, "unknown effect"), ("backlash", "wide", "is not a number")],
+)
+def test_a_bad_magnitude_names_where_and_the_allowed_range(name, value, problem):
+    with pytest.raises(InputError) as caught:
+        effects.check_value(name, value, "conditions.csv:7")
+    assert caught.value.where == "conditions.csv:7" and problem in caught.value.problem
+    if name in effects.BY_NAME:
+        assert caught.value.expected == effects.BY_NAME[name].allowed()
+
+
+def test_profiles_turn_into_the_plants_settings():
+    truth, settings = load_truth(), load_plant_settings()
+    base = effects.profile("default")
+    same = effects.realization(base, truth, settings)
+    assert same.settings is settings and same.truth is truth and same.compliant and same.load_friction and same.voltage_limit
+    chosen = effects.realization(base.changed(kt_error=0, compliance=200, gear_friction=1.0, voltage_limit=14.8, coulomb_friction=0,
+                                              products_of_inertia=0, dead_time=2.0, backlash=0.5), truth, settings)
+    np.testing.assert_array_equal(chosen.settings.kt_true, settings.kt_logged)
+    np.testing.assert_allclose(chosen.settings.stiffness, 4.0 * settings.stiffness)
+    np.testing.assert_allclose(chosen.settings.resonance_hz, 2.0 * settings.resonance_hz)
+    np.testing.assert_allclose(chosen.settings.stall_current, settings.stall_current * 14.8 / 12.0)
+    assert not chosen.load_friction and chosen.voltage_limit and chosen.latency_s == pytest.approx(2e-3)
+    assert all(chosen.truth[f"FS{j}"] == 0 for j in range(1, N_AXES + 1)) and chosen.truth["XY3"] == 0 and chosen.truth["XX3"] == truth["XX3"]
+    np.testing.assert_allclose(chosen.backlash_half_gap, np.full(N_ARM_JOINTS, math.radians(0.25)))
+    rigid = effects.realization(base.changed(compliance=math.inf), truth, settings)
+    assert not rigid.compliant and not rigid.load_friction  # gear friction is defined on the drivetrain spring
+    with pytest.raises(InputError, match="rigid"):
+        effects.realization(base.changed(compliance=math.inf, backlash=0.25), truth, settings)
+
+
+def test_backlash_transmits_nothing_inside_the_gap_and_the_spring_beyond_it():
+    def plant(half_gap=0.0, spring=True):
+        p = twin.build_plant(load_truth(), load_plant_settings())
+        p.load_friction, p.voltage_limit = False, False
+        p.fs, p.fv = np.zeros(N_AXES), np.zeros(N_AXES)
+        p.backlash_half_gap = np.full(N_ARM_JOINTS, half_gap)
+        if not spring:
+            p.stiffness, p.damping = np.zeros(N_ARM_JOINTS), np.zeros(N_ARM_JOINTS)
+        return p
+
+    core = twin._core()
+    gap = math.radians(0.25)
+    q0 = np.radians([0.0, 0.0, 0.0, -90.0, 0.0, 0.0, 0.0, 0.0])
+
+    def state(rotor_offset, rotor_speed=0.0):
+        x = twin.initial_state(q0)
+        x[core.XQM:core.XQM + N_ARM_JOINTS] += rotor_offset
+        x[core.XVM + 6] = rotor_speed
+        return x
+
+    # inside the gap: axis 7's rotor keeps its speed (no motor torque, no friction) and the links move
+    # exactly as links with no drivetrain spring at all
+    inside, free = state(0.5 * gap, 0.2), state(0.5 * gap, 0.2)
+    twin.integrate(plant(gap), inside, np.zeros(N_AXES), 8)
+    twin.integrate(plant(0.0, spring=False), free, np.zeros(N_AXES), 8)
+    assert inside[core.XVM + 6] == pytest.approx(0.2, rel=1e-12)
+    np.testing.assert_allclose(inside[core.XV:core.XV + N_AXES], free[core.XV:core.XV + N_AXES], rtol=1e-9, atol=1e-15)
+    assert abs(inside[core.XV + 3]) > 1e-3  # the elbow's link does fall through its gap
+    # beyond the gap: the spring of a play b stretched by b + e acts as the spring without play stretched by e
+    beyond, plain = state(gap + 1e-4), state(1e-4)
+    twin.integrate(plant(gap), beyond, np.zeros(N_AXES), 1)
+    twin.integrate(plant(0.0), plain, np.zeros(N_AXES), 1)
+    np.testing.assert_allclose(beyond[core.XVM:core.XVM + N_ARM_JOINTS], plain[core.XVM:core.XVM + N_ARM_JOINTS], rtol=1e-9, atol=1e-15)
+    np.testing.assert_allclose(beyond[core.XV:core.XV + N_AXES], plain[core.XV:core.XV + N_AXES], rtol=1e-9, atol=1e-15)
+    assert plain[core.XVM + 6] < 0  # and it does pull the rotor back
+
+
+def test_the_encoder_adds_its_position_dependent_error_then_rounds():
+    core = twin._core()
+    shape = effects.encoder_error_shape(0.5)
+    assert np.all(np.abs(shape[0]) + np.abs(shape[2]) <= math.radians(0.5) + 1e-15)
+    q = np.linspace(-2.0, 2.0, N_AXES)
+    ticks, theta = np.zeros(N_AXES), np.zeros(N_AXES)
+    scal = np.zeros(11)
+    scal[core.P_ENCODER_RES], scal[core.P_ENCODER_ERROR] = 2 * math.pi / 4096, 1.0
+    core._encoder(q, scal, np.zeros(3), shape, np.random.default_rng(0), ticks, theta)  # not rounded
+    error = shape[0] * np.sin(q + shape[1]) + shape[2] * np.sin(2 * q + shape[3])
+    np.testing.assert_allclose(theta, q + error, atol=1e-12)
+    scal[core.P_ENCODER_QUANTIZE] = 1.0
+    core._encoder(q, scal, np.zeros(3), shape, np.random.default_rng(0), ticks, theta)
+    assert np.array_equal(ticks, np.rint(ticks)) and np.all(np.abs(theta - (q + error)) <= math.pi / 4096 + 1e-12)
+
+
+# ---------------------------------------------------------------- the screened audit
+
+
+def test_the_screened_audit_equals_the_audit(reduced, truth_beta):
+    # uniform draws (no ties: on a grid, poses that differ only in θ1 tie, and the audit's choice among
+    # tied poses at its k-th place is arbitrary)
+    uniform, folded = audit.uniform_poses(15000, 3), audit.uniform_poses(5000, 4, audit.folded_region())
+    pose_set = audit.PoseSet(np.vstack([uniform, folded]), np.repeat(np.array([0, 1], dtype=np.int8), [15000, 5000]),
+                             (audit.UNIFORM, audit.FOLDED), 3, "test")
+    trig = screened.trig_poses(pose_set)
+    broken = audit.minimal_pd_break(truth_beta, [0.0, 1.2, 0.3, -2.0, 0.1, 1.2, 0.0], 1e-4, reduced)
+    for beta in (truth_beta, broken):
+        full = audit.audit_pose_set(beta, pose_set, reduced)
+        fast = screened.screened_audit(beta, trig, reduced)
+        assert fast.exact < len(pose_set) or not full.passed
+        assert (fast.passed, fast.lambda_min, fast.violations, fast.worst_components) == (full.passed, full.lambda_min, full.violations, full.worst_components)
+        np.testing.assert_array_equal(fast.worst_poses, full.worst_poses)
+        np.testing.assert_array_equal(fast.worst_lambdas, full.worst_lambdas)
+    assert not screened.screened_audit(broken, trig, reduced).passed
+
+
+def test_rayleigh_shares_split_the_drop_from_the_truth_exactly(reduced, truth_beta):
+    rng = np.random.default_rng(1)
+    estimate = truth_beta + 0.05 * np.abs(truth_beta) * rng.normal(size=truth_beta.size)
+    pose = np.radians([0.0, 60.0, 10.0, -120.0, 30.0, 70.0, 0.0])
+    shares = nonideality.rayleigh_shares(estimate, truth_beta, pose, reduced)
+    smallest = np.linalg.eigvalsh(reduced.inertia_matrix(pose[None], estimate)[0, :7, :7])[0]
+    assert shares["lambda_min"] == pytest.approx(smallest, rel=1e-12)
+    assert shares["shares"].sum() == pytest.approx(shares["lambda_min"] - shares["truth_quotient"], rel=1e-9, abs=1e-15)
+
+
+# ---------------------------------------------------------------- the study's conditions
+
+
+def _conditions(tmp_path, *rows):
+    path = tmp_path / "nonideality_test.csv"
+    path.write_text("# a study\nbase,effect,magnitude,trajectory,seed,accept\n" + "".join(r + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def test_the_committed_conditions_files_parse():
+    for profile in ("quick", "full"):
+        conditions = nonideality.read_study_conditions(nonideality.study_conditions_path(profile))
+        assert any(c.base == "field" and c.accept and c.trajectory == "AG02" for c in conditions)
+        assert {c.base for c in conditions} >= {"default", "ideal", "field"}
+
+
+@pytest.mark.parametrize(
+    "row, problem",
+    [("default,backlash,2.0,AG02,1,False", "outside its physical range"),
+     ("default,cable_torque,0.1,AG02,1,False", "unknown effect"),
+     ("default,backlash+encoder_error,0.25,AG02,1,False", "2 effects"),
+     ("ideal,backlash,0.25,AG02,1,False", "rigid"),
+     ("warm,none,0,AG02,1,False", "base profile"),
+     ("default,none,0.5,AG02,1,False", "effect 'none'"),
+     ("ideal,none,0,AG02,1,True", "Algorithm 1 on the ideal twin")],
+)
+def test_a_bad_conditions_row_is_refused_before_anything_is_recorded(tmp_path, monkeypatch, row, problem):
+    def no_recording(*args, **kwargs):
+        raise AssertionError("recorded before the conditions were checked")
+
+    monkeypatch.setattr(twin, "record", no_recording)
+    monkeypatch.setattr(nonideality, "study_conditions_path", lambda profile: _conditions(tmp_path, "default,none,0,AG02,1,False", row))
+    with pytest.raises(InputError) as caught:
+        nonideality.run_study("test")
+    assert caught.value.where.endswith("nonideality_test.csv:4") and problem in str(caught.value)
+
+
+def test_one_study_point_records_identifies_and_audits(monkeypatch):
+    condition = nonideality.parse_condition("default", "backlash", "0.25", "AP01", 5)
+    record, timing = nonideality.run_condition(condition, intervals=(0.02,))
+    (point,) = record["intervals"]
+    assert record["label"] == "default + backlash 0.25" and record["profile"] == "custom: backlash=0.25"
+    assert point["pd_visited"] == (point["lambda_min_visited"] > 0) and point["route"] in ("O-C", "O-S-C")
+    assert point["pd_theta"] == (point["lambda_min_theta"] > 0) == (sum(point["violations"].values()) == 0)
+    assert point["share_sum"] == pytest.approx(point["lambda_min_theta"] - point["truth_quotient"], rel=1e-6, abs=1e-12)
+    assert len(point["estimate"]) == len(record["names"]) == 39 and timing["record_s"] > 0
