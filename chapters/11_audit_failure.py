@@ -53,16 +53,27 @@ import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
-from crane_lib.acceptance import audit, screened
+from crane_lib.acceptance import screened
 from crane_lib.identification import condition as identify
-from crane_lib.paper_numbers import paper
 from crane_lib.paths import RESULTS_DIR
+from crane_lib.records import read_json_record
 from crane_lib.reporting import nonideality as study
-from crane_lib.reporting.tables import Comparison, Why, comparison_table, formatted, significant
+from crane_lib.reporting.tables import formatted
 from crane_lib.twin import effects
 
 profile = os.environ.get("CRANE_PROFILE", "full")
 condition = study.parse_condition(base, effect, magnitude, trajectory, seed, accept, where="chapter parameters")
+
+# %% [markdown]
+# ## The effects and their magnitudes
+#
+# Thirteen effects are what the twin had before this study (register "The realization layer and
+# the digital twin" argues today's values); two are candidates it lacked. "Today" is the twin every
+# other chapter runs on, "off" removes the effect, "nominal" is the sourced magnitude the study
+# and the field profile use, "admitted" the physical range a conditions file may ask for.
+
+# %% tags=["hide-input"]
+study.effects_table()
 
 # %% [markdown]
 # ## One rung
@@ -75,7 +86,156 @@ condition = study.parse_condition(base, effect, magnitude, trajectory, seed, acc
 # %% tags=["hide-input"]
 if not summary:
     path, timing = study.write_condition(condition, profile)
-    stored = study.read_study(profile) and [study.points_frame([__import__("json").loads(path.read_text())])]
+    point = study.points_frame([read_json_record(path)])
     display(Markdown(f"Stored `{path.name}` ({condition.label()}, seed {seed}): recorded in {timing['record_s']:.1f} s, "
                      f"identified and audited at four intervals in {timing['identify_and_audit_s']:.1f} s."))
-    display(stored[0][["ts_ms", "pd_visited", "lambda_visited", "pd_theta", "lambda_theta", "worst_component"]])
+    display(formatted(point[["ts_ms", "pd_visited", "lambda_visited", "pd_theta", "lambda_theta", "worst_component"]]))
+
+# %% tags=["hide-input"]
+if summary:
+    records = study.read_study(profile)
+    frame = study.points_frame(records)
+    table = study.ladder(frame)
+    order = study.rung_order(table["label"])
+    context = study.study_context()
+    truth_margin = screened.screened_audit(context.truth, context.trig, context.model).lambda_min
+    display(Markdown(f"Profile **{profile}**: {len(records)} study records, {frame['label'].nunique()} rungs, "
+                     f"{frame[frame['trajectory'] == 'AG02']['seed'].nunique()} executions of AG02."))
+
+# %% [markdown]
+# ## The ladder
+#
+# Each row of the map is a rung, each column an interval. The colour is the smallest margin
+# $\lambda_\mathrm{min}$ of $\mathbf M(\boldsymbol\theta;\hat{\boldsymbol\beta}_\mathrm{OLS})$ over
+# $\Theta$ among the executions (red: indefinite somewhere in $\Theta$), the text the verdict, and
+# a dagger marks an estimate that passes the routing test (PD at every configuration its record
+# visits) and fails over $\Theta$: the paper's phenomenon.
+
+# %% tags=["hide-input"]
+if summary:
+    fig, ax = plt.subplots(figsize=(8.5, 0.28 * len(order) + 1.4))
+    fig.colorbar(study.plot_ladder(table, order, ax), ax=ax, shrink=0.6, label="λmin over Θ (10⁻³ kg·m²)")
+    plt.show()
+    display(Markdown(study.ladder_sentences(frame, table, truth_margin)))
+
+# %% [markdown]
+# ## How much of it does it take
+#
+# Each candidate, and several effects the twin already had, is scaled alone on today's twin up
+# to the end of its admitted range; the dotted line marks today's value. A curve crossing zero
+# is an estimate that has become indefinite somewhere in $\Theta$.
+
+# %% tags=["hide-input"]
+scaled = [n for n in ("backlash", "encoder_error", "encoder_noise", "dead_time", "kt_error", "compliance")
+          if summary and study.magnitude_series(frame, n)["value"].nunique() > 1]
+if scaled:
+    fig, axes = plt.subplots(2, 3, figsize=(11, 6.2), constrained_layout=True)
+    study.plot_magnitudes(frame, scaled, axes)
+    fig.suptitle(f"{study.DATA_NOTE}: AG02's margin over Θ against each effect's magnitude, alone on today's twin", fontsize=10)
+    plt.show()
+    display(Markdown(study.magnitude_sentences(frame, scaled)))
+elif summary:
+    display(Markdown(f"The {profile} profile runs no magnitude ladder (the full profile does)."))
+
+# %% [markdown]
+# ## The spread between executions
+#
+# Two executions of the same trajectory on the same twin differ in every random draw: the host's
+# timing, the sensors' noise, the run-to-run drift. The rungs that decide the answer were run on
+# eight executions; every difference the ladder shows has to be read against this spread.
+
+# %% tags=["hide-input"]
+spread = study.seed_spread(frame) if summary else pd.DataFrame()
+if len(spread):
+    fig, ax = plt.subplots(figsize=(10, 3.6))
+    for k, (rung, part) in enumerate(spread.groupby("rung", sort=False)):
+        for j, row in enumerate(part.itertuples()):
+            x = j + (k - spread["rung"].nunique() / 2) * 0.1
+            ax.plot([x, x], [row.min * 1e3, row.max * 1e3], color=f"C{k}", lw=2, label=rung if j == 0 else None)
+            ax.plot(x, row.median * 1e3, "o", color=f"C{k}", ms=4)
+    ax.axhline(0, color="k", lw=0.8)
+    ax.set_xticks(range(len(study.INTERVALS_MS)), [f"{ms} ms" for ms in study.INTERVALS_MS])
+    ax.set_ylabel("λmin over Θ (10⁻³ kg·m²)")
+    ax.set_title(f"{study.DATA_NOTE}: AG02's margin over Θ, range and median over the executions", fontsize=10)
+    ax.legend(fontsize=7, ncol=2, loc="lower right")
+    plt.show()
+    display(Markdown(study.spread_sentences(spread)))
+elif summary:
+    display(Markdown("This build's study runs no rung on three or more executions; the full profile runs the deciding rungs on eight."))
+
+# %% [markdown]
+# ## The mechanism
+#
+# At the worst pose $\boldsymbol\theta^*$ of an estimate, let $\mathbf v$ be the eigenvector of
+# $\lambda_\mathrm{min}$. Because $\mathbf M$ is linear in the base parameters,
+# $\mathbf v^\top\mathbf M(\boldsymbol\theta^*;\hat{\boldsymbol\beta})\mathbf v-\mathbf v^\top\mathbf M(\boldsymbol\theta^*;\boldsymbol\beta)\mathbf v
+# =\sum_k g_k(\hat\beta_k-\beta_k)$ with $g_k=\mathbf v^\top\mathbf B_k(\boldsymbol\theta^*)\mathbf v$: each base
+# parameter's error has an exact share in the drop from the truth's quotient to $\lambda_\mathrm{min}$.
+# The figure splits it for today's twin at 10 ms (execution 1); the table follows the parameters
+# that carry the drop across the rungs that remove one effect at a time.
+
+# %% tags=["hide-input"]
+if summary:
+    shares, names = study.share_frame(frame, records)
+    dominant = study.dominant_parameters(shares, names, truth_margin)
+    point = next(p for r in records if r["label"] == "default" and r["condition"]["seed"] == 1011 for p in r["intervals"] if round(p["ts"] * 1e3) == 10)
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.2), gridspec_kw={"width_ratios": [1.4, 1]}, constrained_layout=True)
+    study.plot_mechanism(point, names, context.truth, axes, f"{study.DATA_NOTE}: today's twin, AG02 at 10 ms, execution 1\n"
+                         f"shares of λmin − vᵀM(θ*; truth)v at θ* = {np.round(point['worst_pose_deg']).astype(int).tolist()} deg")
+    plt.show()
+    errors = study.error_table(records, study.removal_rungs(order), dominant + [study.largest_standardized_error(records)])
+    display(formatted(errors, 3))
+    display(Markdown(study.mechanism_sentences(shares, names, dominant, errors, truth_margin)))
+
+# %% [markdown]
+# ## The field profile
+#
+# The register fixed, before the study ran, the rule that builds the field twin: a candidate
+# joins it at its nominal magnitude when, added alone to today's twin, it lowers AG02's margin
+# over $\Theta$ at some interval, in both executions, by more than twice the two executions'
+# difference on today's twin. The table evaluates it; the build stops if the committed profile
+# (`effects.FIELD_CHANGES`) is not what the rule selects.
+
+# %% tags=["hide-input"]
+if summary:
+    rule, chosen, committed = study.field_check(frame)
+    display(formatted(rule, 3) if len(rule) else Markdown(f"The {profile} profile has one execution per rung: the rule needs two (full profile)."))
+    display(Markdown(study.field_sentence(rule, chosen, committed)))
+
+# %% [markdown]
+# ### Table V and Sec. VI-E on the field twin
+#
+# The population counts of the paper, the routing test's verdict (PD at the visited
+# configurations) against the audit's (PD over $\Theta$), over every condition of the data set
+# this build ran on. Each OLS estimate of the build's OLS/SDP sweep (chapter "OLS and the
+# conditional SDP projection") is audited here with the first seed; where violations lie is
+# counted on the uniform draw, which samples $\Theta$ without the folded region's emphasis.
+
+# %% tags=["hide-input"]
+if summary:
+    population = study.audited_condition_records(identify.load_condition_records(RESULTS_DIR / "conditions"))
+    display(study.population_table(population, profile, effects.active_profile()))
+
+# %% [markdown]
+# ### The representative condition through Algorithm 1
+#
+# The paper's accepted model needed the rescue. On today's twin AG02 at 40 ms does not (chapter
+# "The all-pose PD audit"), so Algorithm 1 runs here on the rung whose AG02 estimate fails over
+# $\Theta$: today's twin with exact torque constants, chosen because it fails (register). It shows
+# the path on an estimate a physical twin produced: the first audit's rejection, the rescue, the
+# re-audit on five seeds and their spread.
+
+# %% tags=["hide-input"]
+runs = study.accepted_summary(records) if summary else []
+if runs:
+    display(formatted(pd.DataFrame(runs).set_index("rung").T, 3))
+    display(study.accepted_table(runs[0], frame))
+elif summary:
+    display(Markdown(f"Algorithm 1 runs in the full profile (the {profile} profile has no such row)."))
+
+# %% [markdown]
+# ## What the ladder answers
+
+# %% tags=["hide-input"]
+if summary:
+    display(Markdown(study.conclusion(frame, table, spread, dominant, errors, chosen, truth_margin)))

@@ -218,3 +218,42 @@ def test_one_study_point_records_identifies_and_audits(monkeypatch):
     assert point["pd_theta"] == (point["lambda_min_theta"] > 0) == (sum(point["violations"].values()) == 0)
     assert point["share_sum"] == pytest.approx(point["lambda_min_theta"] - point["truth_quotient"], rel=1e-6, abs=1e-12)
     assert len(point["estimate"]) == len(record["names"]) == 39 and timing["record_s"] > 0
+
+
+# ---------------------------------------------------------------- what the chapter computes from the records
+
+
+def _frame(rows):
+    import pandas as pd
+
+    out = []
+    for label, seed, margins in rows:
+        base, _, rest = label.partition(" + ")
+        effect, _, magnitude = rest.partition(" ")
+        for ts, margin in zip(nonideality.INTERVALS_MS, margins):
+            out.append({"label": label, "base": base, "effect": effect or "none", "magnitude": magnitude or "0", "trajectory": "AG02",
+                        "seed": seed, "ts_ms": ts, "failure": None, "pd_visited": True, "pd_theta": margin > 0, "lambda_theta": margin})
+    return pd.DataFrame(out)
+
+
+def test_the_paper_pattern_and_the_field_rule_are_computed_not_assumed(monkeypatch):
+    e = 1e-3
+    frame = _frame([
+        ("default", 1, (1 * e, 4 * e, 4 * e, 4 * e)), ("default", 2, (3 * e, 4.2 * e, 4.2 * e, 4.2 * e)),
+        ("default + backlash 0.25", 1, (-1 * e, -1 * e, -1 * e, 2 * e)), ("default + backlash 0.25", 2, (-2 * e, -1 * e, -1 * e, 2 * e)),
+        ("default + encoder_error 0.5", 1, (-1 * e, 3.5 * e, 3.9 * e, 4 * e)), ("default + encoder_error 0.5", 2, (2.9 * e, 4.2 * e, 4.2 * e, 4.2 * e)),
+    ])
+    patterns = nonideality.interval_patterns(frame)
+    assert patterns["paper_pattern"].groupby("label").all().to_dict() == {
+        "default": False, "default + backlash 0.25": True, "default + encoder_error 0.5": False}
+    ladder = nonideality.ladder(frame).set_index(["label", "ts_ms"])
+    assert ladder.loc[("default + encoder_error 0.5", 10), "non_pd_theta"] == 1
+    assert ladder.loc[("default + encoder_error 0.5", 10), "pd_data_not_theta"] == 1
+    rule, chosen = nonideality.field_rule(frame)
+    # backlash drops the 20 ms margin by 5e-3 in both executions, far beyond twice the 0.2e-3 difference; encoder error does not
+    assert chosen == ["default + backlash 0.25"] and not rule[rule["candidate"].str.contains("encoder_error")]["passes"].any()
+    monkeypatch.setattr(effects, "FIELD_CHANGES", {})
+    with pytest.raises(RuntimeError, match="not what the register's rule selects"):
+        nonideality.field_check(frame)
+    monkeypatch.setattr(effects, "FIELD_CHANGES", {"backlash": 0.25})
+    assert nonideality.field_check(frame)[1:] == (["default + backlash 0.25"], ["default + backlash 0.25"])

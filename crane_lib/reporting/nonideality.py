@@ -205,7 +205,7 @@ class _Context:
 _CONTEXT: _Context | None = None
 
 
-def _context() -> _Context:
+def study_context() -> _Context:
     global _CONTEXT
     if _CONTEXT is None:
         model = shared_model("reduced")
@@ -259,7 +259,7 @@ def _interval_result(bundle, condition: StudyCondition, context: _Context) -> di
 def run_condition(condition: StudyCondition, intervals=INTERVALS_S) -> tuple[dict, dict]:
     """Record, preprocess, identify and audit one condition at every interval: (the record to write,
     the wall time of its stages, which is kept out of the record so that reruns are byte-identical)."""
-    context = _context()
+    context = study_context()
     started = time.perf_counter()
     samples, metadata = twin.record(TRAJECTORY_DIR / f"{condition.trajectory}.txt", condition.seed, effects=condition.effects)
     recorded = time.perf_counter()
@@ -463,7 +463,7 @@ def audited_condition_records(records: list[dict]):
     Θ (seed 1, the screen): the population of the data set the build ran on."""
     import pandas as pd
 
-    context = _context()
+    context = study_context()
     rows = []
     for record in records:
         if record.get("ols") is None:
@@ -501,6 +501,7 @@ def effects_table():
 # ---------------------------------------------------------------- figures (every title names its data)
 
 INTERVALS_MS = tuple(round(ts * 1e3) for ts in INTERVALS_S)
+COLOUR_LIMIT = 6.0  # 10⁻³ kg·m²: beyond the twin's true margin (4.9), so PD cells keep their shades
 DATA_NOTE = "twin data: the study's recordings"
 
 
@@ -518,9 +519,9 @@ def plot_ladder(table, order: list[str], ax, trajectory: str = "AG02"):
         grid[i, j] = row.margin_min * 1e3
         verdict = "PD" if row.non_pd_theta == 0 else (f"non-PD {row.non_pd_theta}/{row.seeds}" if row.seeds > 1 else "non-PD")
         text[i][j] = verdict + (" †" if row.pd_data_not_theta else "")
-    finite = grid[np.isfinite(grid)]
-    low, high = (min(float(finite.min()), -0.5), max(float(finite.max()), 0.5)) if finite.size else (-1.0, 1.0)
-    image = ax.imshow(grid, cmap="RdBu", norm=TwoSlopeNorm(vmin=low, vcenter=0.0, vmax=high), aspect="auto")
+    # the colour saturates at ±COLOUR_LIMIT (10⁻³ kg·m²): the text carries the verdict of the cells beyond
+    image = ax.imshow(np.clip(grid, -COLOUR_LIMIT, COLOUR_LIMIT), cmap="RdBu",
+                      norm=TwoSlopeNorm(vmin=-COLOUR_LIMIT, vcenter=0.0, vmax=COLOUR_LIMIT), aspect="auto")
     for i in range(len(order)):
         for j in range(len(INTERVALS_MS)):
             if text[i][j]:
@@ -530,6 +531,11 @@ def plot_ladder(table, order: list[str], ax, trajectory: str = "AG02"):
     ax.set_title(f"{DATA_NOTE}: {trajectory}'s OLS estimate over Θ by rung and interval\n"
                  "(colour: smallest λmin over the seeds, 10⁻³ kg·m²; †: PD at the visited configurations, not over Θ)", fontsize=9)
     return image
+
+
+def short_unit(effect: str) -> str:
+    """The unit of an effect without its explanation ("deg", "counts rms", "Hz")."""
+    return twin_effects.BY_NAME[effect].unit.split(" (")[0]
 
 
 def magnitude_series(frame, effect: str, trajectory: str = "AG02"):
@@ -552,7 +558,7 @@ def plot_magnitudes(frame, effects: list[str], axes, trajectory: str = "AG02"):
                     lw=1.0, color=colors.get(ts, "k"), label=f"{ts} ms" if seed == series["seed"].min() else None)
         ax.axhline(0.0, color="k", lw=0.8)
         ax.axvline(twin_effects.BY_NAME[effect].default, color="0.6", lw=0.8, ls=":")
-        ax.set_xlabel(f"{effect} ({twin_effects.BY_NAME[effect].unit})", fontsize=8)
+        ax.set_xlabel(f"{effect} ({short_unit(effect)})", fontsize=8)
         ax.set_ylabel("λmin over Θ (10⁻³ kg·m²)", fontsize=8)
         ax.tick_params(labelsize=7.5)
     np.ravel(axes)[0].legend(fontsize=7, title="interval (○ seed 1, □ seed 2)", title_fontsize=7)
@@ -572,3 +578,395 @@ def plot_mechanism(point: dict, names: list[str], truth, axes, title: str):
     for ax in axes:
         ax.tick_params(labelsize=7.5)
     return shares
+
+
+# ---------------------------------------------------------------- the chapter's generated sentences
+
+def _e3(value: float) -> str:
+    return f"{value * 1e3:+.2f}" if value < 0 else f"{value * 1e3:.2f}"
+
+
+def _interval_list(values) -> str:
+    values = [f"{v} ms" for v in values]
+    return values[0] if len(values) == 1 else ", ".join(values[:-1]) + " and " + values[-1]
+
+
+def ladder_sentences(frame, table, truth_margin: float, trajectory: str = "AG02") -> str:
+    """What the ladder shows, in sentences computed from it."""
+    out = []
+    by = {(r.label, r.ts_ms): r for r in table.itertuples(index=False)}
+    for label, words in (("ideal", "On the ideal twin (every effect off)"), ("default", "On today's twin")):
+        if all((label, ms) in by for ms in INTERVALS_MS):
+            margins = [by[(label, ms)].margin_min for ms in INTERVALS_MS]
+            failing = [ms for ms in INTERVALS_MS if by[(label, ms)].non_pd_theta]
+            out.append(f"{words} the smallest margin over Θ is {', '.join(_e3(m) for m in margins)} × 10⁻³ kg·m² at "
+                       f"{_interval_list(INTERVALS_MS)}, against {_e3(truth_margin)} × 10⁻³ kg·m² for the twin's true parameters; "
+                       + (f"the estimate fails over Θ at {_interval_list(failing)} in some execution." if failing else
+                          "every execution's estimate is PD over Θ at every interval."))
+    failing = table[table["non_pd_theta"] > 0]
+    rungs = failing["label"].unique().tolist()
+    dagger = failing[failing["pd_data_not_theta"] > 0]["label"].unique().tolist()
+    out.append(f"Of the {table['label'].nunique()} rungs, {len(rungs)} give an estimate indefinite over Θ at some interval in some "
+               f"execution, and in {len(dagger)} of them that estimate passed the routing test (†)"
+               + (": " + "; ".join(f"{label} ({_interval_list(failing[failing['label'] == label]['ts_ms'].tolist())})" for label in dagger)
+                  if dagger else "") + ".")
+    patterns = interval_patterns(frame, trajectory)
+    if len(patterns):
+        hits = patterns[patterns["paper_pattern"]].reset_index()
+        every = [label for label, part in patterns.reset_index().groupby("label") if part["paper_pattern"].all()]
+        if every:
+            out.append(f"The paper's pattern for {trajectory} (indefinite at 10, 20 and 40 ms, PD at 80 ms, in every execution) "
+                       f"appears on {len(every)} rung{'s' if len(every) > 1 else ''}: {'; '.join(every)}.")
+        elif len(hits):
+            out.append(f"The paper's pattern for {trajectory} (indefinite at 10, 20 and 40 ms, PD at 80 ms) appears in "
+                       f"{len(hits)} single execution{'s' if len(hits) > 1 else ''} ({'; '.join(f'{h.label}, seed {h.seed}' for h in hits.itertuples())}) "
+                       "but on no rung in every execution.")
+        else:
+            out.append(f"**No rung reproduces the paper's pattern** for {trajectory} (indefinite at 10, 20 and 40 ms, PD at 80 ms) "
+                       "in any execution.")
+    return " ".join(out)
+
+
+def magnitude_sentences(frame, effect_names, trajectory: str = "AG02") -> str:
+    """Per effect scaled alone on today's twin: the smallest magnitude with an estimate indefinite over Θ."""
+    out = []
+    for name in effect_names:
+        series = magnitude_series(frame, name, trajectory)
+        if series.empty or series["value"].nunique() < 2:
+            continue
+        effect = twin_effects.BY_NAME[name]
+        bad = series[~series["pd_theta"].astype(bool)]
+        lowest = series.groupby("value")["lambda_theta"].min()
+        if bad.empty:
+            out.append(f"{name}: PD over Θ at every magnitude tried ({', '.join(_number(v) for v in lowest.index)} {short_unit(name)}); "
+                       f"smallest margin {_e3(lowest.min())} × 10⁻³ kg·m².")
+        else:
+            first = bad["value"].min()
+            at = bad[bad["value"] == first]
+            out.append(f"{name}: first indefinite at {_number(first)} {short_unit(name)} (today {_number(effect.default)}), at "
+                       f"{_interval_list(sorted(at['ts_ms'].unique()))} in {at['seed'].nunique()} of "
+                       f"{series[series['value'] == first]['seed'].nunique()} executions.")
+    return "\n".join(f"- {line}" for line in out)
+
+
+def seed_spread(frame, min_seeds: int = 3, trajectory: str = "AG02"):
+    """Rungs run on at least `min_seeds` executions: per interval, the median and range of the margin
+    over Θ and how many executions fail over Θ."""
+    import pandas as pd
+
+    part = frame[(frame["trajectory"] == trajectory) & frame["failure"].isna()]
+    seeds = part.groupby("label")["seed"].nunique()
+    part = part[part["label"].isin(seeds[seeds >= min_seeds].index)]
+    rows = []
+    for (label, ts), cell in part.groupby(["label", "ts_ms"], sort=False):
+        values = cell["lambda_theta"].to_numpy()
+        rows.append({"rung": label, "ts_ms": ts, "executions": len(values), "median": float(np.median(values)),
+                     "min": float(values.min()), "max": float(values.max()),
+                     "non_pd_theta": int((~cell["pd_theta"].astype(bool)).sum())})
+    return pd.DataFrame(rows)
+
+
+def share_frame(frame, records, trajectory: str = "AG02"):
+    """Every point's exact shares of the drop at its worst pose, for all 39 parameters (one row per point)."""
+    import pandas as pd
+
+    truth = np.asarray(records[0]["truth"]) if records else None
+    names = records[0]["names"] if records else []
+    by_name = {r["name"]: r for r in records}
+    rows = []
+    for record in by_name.values():
+        if record["condition"]["trajectory"] != trajectory:
+            continue
+        for point in record["intervals"]:
+            if "failure" in point:
+                continue
+            shares = rayleigh_shares(np.asarray(point["estimate"]), truth, np.radians(point["worst_pose_deg"]))
+            rows.append({"label": record["label"], "seed": int(record["condition"]["seed"]), "ts_ms": round(point["ts"] * 1e3),
+                         "lambda_theta": point["lambda_min_theta"], **dict(zip(names, shares["shares"]))})
+    return pd.DataFrame(rows), names
+
+
+def dominant_parameters(shares, names, truth_margin: float, count: int = 3) -> list[str]:
+    """The parameters whose errors pull λmin down most, over the points that lost at least half of the
+    truth's margin over Θ (mean share, most negative first)."""
+    lost = shares[shares["lambda_theta"] < 0.5 * truth_margin]
+    if lost.empty:
+        return []
+    mean = lost[names].mean()
+    return [name for name in mean.sort_values().index[:count] if mean[name] < 0]
+
+
+def error_table(records, labels, parameters, ts_ms: int = 40, trajectory: str = "AG02"):
+    """Mean over the executions of each rung's estimate error (estimate − truth) in `parameters` at one
+    interval, with the margin over Θ (kg·m², and the parameters' own units)."""
+    import pandas as pd
+
+    parameters = [name for name in dict.fromkeys(parameters) if name]
+    rows = []
+    for label in labels:
+        points = [(r, p) for r in records if r["label"] == label and r["condition"]["trajectory"] == trajectory
+                  for p in r["intervals"] if round(p["ts"] * 1e3) == ts_ms and "failure" not in p]
+        if not points:
+            continue
+        names, truth = points[0][0]["names"], np.asarray(points[0][0]["truth"])
+        errors = np.array([np.asarray(p["estimate"]) - truth for _, p in points])
+        row = {"rung": label, "executions": len(points)}
+        row.update({f"error of {name}": float(errors[:, names.index(name)].mean()) for name in parameters})
+        row["smallest λmin over Θ"] = float(min(p["lambda_min_theta"] for _, p in points))
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("rung") if rows else pd.DataFrame()
+
+
+def accepted_summary(records):
+    """The study's Algorithm 1 runs (rows with accept = True): verdicts, the rescue, the margins per seed."""
+    out = []
+    for record in records:
+        accepted = record.get("accepted")
+        if accepted is None:
+            continue
+        first = [a["lambda_min"] for a in accepted["first_audits"]]
+        final = [a["lambda_min"] for a in accepted["final_audits"]]
+        out.append({
+            "rung": record["label"], "seed": record["condition"]["seed"], "route": accepted["route"],
+            "first audit: seeds failing": sum(not a["passed"] for a in accepted["first_audits"]),
+            "first audit: violations (seed 1)": sum(accepted["first_audits"][0]["violations"].values()),
+            "first audit: smallest λmin": min(first), "rescued": accepted["rescued"], "rescue passes": accepted["rescue_passes"],
+            "accepted": accepted["accepted"], "final λmin, smallest": min(final), "final λmin, largest": max(final),
+            "seed factor": max(final) / min(final) if min(final) > 0 else float("nan"),
+            "final worst component": min(accepted["final_audits"], key=lambda a: a["lambda_min"])["worst_component"],
+        })
+    return out
+
+
+def removal_rungs(labels) -> list[str]:
+    """Today's twin, the rungs that remove one effect from it, the ideal twin and the ideal twin with
+    the effects the interaction rungs put together (reading order)."""
+    keep = []
+    for label in rung_order(labels):
+        base, _, rest = label.partition(" + ")
+        if label in ("default", "ideal"):
+            keep.append(label)
+        elif base == "default" and " + " not in rest:
+            name, _, value = rest.partition(" ")
+            if name in twin_effects.BY_NAME and _same(value, twin_effects.BY_NAME[name].off):
+                keep.append(label)
+        elif base == "ideal" and (rest.startswith("encoder_quantization") or rest.startswith("voltage_limit")):
+            keep.append(label)
+    return keep
+
+
+def spread_sentences(spread) -> str:
+    """The executions' spread of today's twin and how the other replicated rungs sit against it."""
+    out = []
+    today = spread[spread["rung"] == "default"]
+    if len(today):
+        n = int(today["executions"].max())
+        parts = [f"{r.ts_ms} ms: {_e3(r.min)} to {_e3(r.max)} (median {_e3(r.median)})" for r in today.itertuples()]
+        failing = int(today["non_pd_theta"].sum())
+        out.append(f"Over {n} executions of today's twin the margin over Θ spans, in 10⁻³ kg·m², " + "; ".join(parts) + ". "
+                   + (f"{failing} of the {n * len(today)} estimates fail over Θ." if failing else "Every estimate is PD over Θ."))
+        medians = today.set_index("ts_ms")["median"]
+        for rung, part in spread[spread["rung"] != "default"].groupby("rung", sort=False):
+            part = part.set_index("ts_ms")
+            lower = [ms for ms in part.index if ms in medians.index and part.loc[ms, "median"] < medians[ms]]
+            fails = int(part["non_pd_theta"].sum())
+            out.append(f"{rung}: median below today's twin's at {len(lower)} of {len(part)} intervals"
+                       + (f" ({_interval_list(lower)})" if lower else "")
+                       + f"; {fails} of {int(part['executions'].sum())} estimates indefinite over Θ"
+                       + (f" (at {_interval_list(sorted(part[part['non_pd_theta'] > 0].index))})" if fails else "") + ".")
+    return "\n".join(f"- {line}" for line in out)
+
+
+def mechanism_sentences(shares, names, dominant, errors, truth_margin: float) -> str:
+    """Which parameters carry the drop, and which effects put the error there, computed from the tables."""
+    if not dominant:
+        return "No estimate of the study lost half of the truth's margin over Θ; there is no drop to split."
+    lost = shares[shares["lambda_theta"] < 0.5 * truth_margin]
+    mean = lost[names].mean()
+    out = [f"Over the {len(lost)} estimates that lost at least half of the truth's margin over Θ, the errors of "
+           + ", ".join(f"{p} ({mean[p] * 1e3:+.1f})" for p in dominant)
+           + " × 10⁻³ kg·m² carry the largest mean shares of the drop."]
+    key = f"error of {dominant[0]}"
+    if "default" in errors.index and key in errors.columns:
+        today = errors.loc["default", key]
+        removals = errors[[i.startswith("default + ") for i in errors.index]][key]
+        if len(removals):
+            shrink = (removals.abs() / abs(today)).sort_values()
+            best = shrink.index[:2].tolist()
+            out.append(f"On today's twin at 40 ms the error of {dominant[0]} is {today * 1e3:+.1f} × 10⁻³ (mean over the executions); "
+                       + "; ".join(f"{label.removeprefix('default + ')} leaves {removals[label] * 1e3:+.1f}" for label in best)
+                       + f", the two removals that shrink it most (of {len(removals)}).")
+            singles = [i for i in errors.index if i.startswith("ideal + ") and "+" not in i.removeprefix("ideal + ")]
+            pairs = [i for i in errors.index if i.startswith("ideal + ") and "+" in i.removeprefix("ideal + ")]
+            if singles or pairs:
+                out.append("On the ideal twin: " + "; ".join(f"{i.removeprefix('ideal + ')} gives {errors.loc[i, key] * 1e3:+.1f}"
+                                                             for i in singles + pairs) + ".")
+            removed = {label.removeprefix("default + ").split(" ")[0] for label in best}
+            friction = [c for c in errors.columns if c.startswith("error of FV")]
+            if removed == {"encoder_quantization", "voltage_limit"} and friction:
+                f = friction[0]
+                values = {label.removeprefix("default + ").split(" ")[0]: errors.loc[label, f] for label in best}
+                out.append(
+                    f"The same two removals cut the largest standardized error, that of {f.removeprefix('error of ')} "
+                    f"({errors.loc['default', f]:+.3f} on today's twin; {values['encoder_quantization']:+.3f} without the rounding, "
+                    f"{values['voltage_limit']:+.3f} without the supply limit, N·m·s/rad). *A reading, not a measurement:* the "
+                    "controller differentiates the 12-bit angle over 1 ms, so its velocity feedback, and the current it commands, "
+                    "chatter by a count's worth of speed; at speed the supply cannot deliver that chatter symmetrically (the driving "
+                    "bound falls with speed, the braking bound rises), so the delivered torque falls short of the logged one by an "
+                    "amount that grows with speed. The regression books the shortfall as viscous friction and, through the "
+                    f"centrifugal and Coriolis columns it shares with it, as an error in {dominant[0]}."
+                )
+    return " ".join(out)
+
+
+def largest_standardized_error(records, label: str = "default", trajectory: str = "AG02") -> str | None:
+    """The parameter whose OLS error, in its own standard errors, is largest on average over a rung's points."""
+    points = [p for r in records if r["label"] == label and r["condition"]["trajectory"] == trajectory
+              for p in r["intervals"] if "failure" not in p]
+    if not points:
+        return None
+    names, truth = records[0]["names"], np.asarray(records[0]["truth"])
+    z = np.mean([np.abs(np.asarray(p["estimate"]) - truth) / np.asarray(p["std_errors"]) for p in points], axis=0)
+    return names[int(np.argmax(z))]
+
+
+def field_check(frame):
+    """The register's rule evaluated, the candidates it selects and the committed field profile's; in
+    a study with two executions per rung, a disagreement between the two is an error."""
+    rule, chosen = field_rule(frame)
+    committed = sorted(f"default + {name} {_number(value)}" for name, value in twin_effects.FIELD_CHANGES.items())
+    if len(rule) and chosen != committed:
+        raise RuntimeError(f"the committed field profile {committed or 'today’s twin'} is not what the register's rule selects "
+                           f"({chosen or 'no candidate'}): update effects.FIELD_CHANGES and the register, or the rule")
+    return rule, chosen, committed
+
+
+def field_sentence(rule, chosen, committed) -> str:
+    if not len(rule):
+        return (f"The committed field profile is {'today’s twin' if not committed else ', '.join(committed)}; "
+                "the rule that chose it is evaluated in the full profile.")
+    if not chosen:
+        worst = rule.loc[rule["drop_min"].idxmax()]
+        return ("**No candidate passes**, so the field profile is today's twin: the study does not support a different one. "
+                f"The largest drop any candidate makes in both executions is {_e3(worst['drop_min'])} × 10⁻³ kg·m² "
+                f"({worst['candidate']}, {worst['ts_ms']} ms), against {_e3(worst['twice_spread'])} × 10⁻³ needed there.")
+    return f"The rule selects {', '.join(chosen)}; the field profile is today's twin with {'them' if len(chosen) > 1 else 'it'}."
+
+
+def _share_why(part: int, whole: int, paper_id: str, profile: str, twin_name: str) -> "object":
+    from crane_lib.paper_numbers import paper
+    from crane_lib.reporting.tables import Why
+
+    total = paper("identification_condition_count").value
+    ours, theirs = 100.0 * part / whole if whole else float("nan"), 100.0 * paper(paper_id).value / total
+    direction = "fewer" if ours < theirs else "more"
+    text = f"{ours:.0f} % of this build's conditions against {theirs:.0f} % of the paper's ({direction} on the twin)"
+    if whole < total:
+        return Why.profile(f"the {profile} profile has {whole} of the paper's {total:g} conditions; {text}")
+    return Why.twin(f"the {twin_name} twin against the arm: {text}")
+
+
+def population_table(population, profile: str, twin: twin_effects.TwinEffects):
+    """Table V's and Sec. VI-E's counts for this build's data set beside the paper's, with computed reasons."""
+    from crane_lib.paper_numbers import paper
+    from crane_lib.reporting.tables import Comparison, Why, comparison_table
+
+    if not len(population):
+        return "No condition records of the OLS/SDP sweep in this build (chapter \"OLS and the conditional SDP projection\")."
+    c = counts(population)
+    n = c["conditions"]
+    name = "field (= today's)" if twin.name == "field" and twin.is_default else twin.name
+    rows = [Comparison("conditions audited", "identification_condition_count", n,
+                       why=None if n == paper("identification_condition_count").value else Why.profile(f"the {profile} profile's conditions"))]
+    for quantity, paper_id, key in (
+        ("OLS estimates non-PD at the visited configurations (route O-S-C, Table V)", "ols_nonpd_routing_count", "non_pd_visited"),
+        ("PD at the configurations their record visits", "ols_pd_trajectory_count", "pd_visited"),
+        ("PD over Θ", "ols_pd_domain_count", "pd_theta"),
+        ("pass the routing test, fail over Θ", "ols_pass_routing_fail_audit", "pd_visited_not_theta"),
+        ("PD over Θ but not on their own record", "ols_reverse_mismatch_count", "pd_theta_not_visited"),
+    ):
+        row = Comparison(quantity, paper_id, c[key])
+        if row.agreement() is None:
+            row.why = _share_why(c[key], n, paper_id, profile, name)
+        rows.append(row)
+    region = audit_stage.volume_share(audit_stage.folded_region(), audit_stage.audit_domain())
+    inside = c["violations_uniform_in_folded"] / c["violations_uniform"] if c["violations_uniform"] else float("nan")
+    rows.append(Comparison(
+        "share of the uniform draw's violations inside the folded-arm region", "folded_region_volume_share",
+        "no violation" if not c["violations_uniform"] else f"{100 * inside:.1f} %",
+        paper_text=f"'violations concentrate' there; the region is {paper('folded_region_volume_share').text()} % of Θ",
+        why=Why.finding("no estimate of this build violates on the uniform draw") if not c["violations_uniform"] else
+        Why.finding(f"the region is {100 * region:.1f} % of Θ by volume and holds {100 * inside:.1f} % of the uniform draw's "
+                    f"{c['violations_uniform']:,} violations: {inside / region:.1f} times its share"
+                    + (" (concentrated, as on the arm)" if inside > 2 * region else " (not concentrated there, unlike the arm)")),
+    ))
+    return comparison_table(rows, caption=f"Table V and Sec. VI-E on the data set of this build (twin profile {name}, {profile} profile)")
+
+
+def accepted_table(run: dict, frame):
+    """Algorithm 1 on the study's rung beside the paper's accepted model, with computed reasons."""
+    from crane_lib.paper_numbers import paper
+    from crane_lib.reporting.tables import Comparison, Why, comparison_table
+
+    label = run["rung"]
+    factor = run["seed factor"]
+    rows = [
+        Comparison("violating configurations of the refined model, first audit (seed 1)", "clie_solution_violations",
+                   run["first audit: violations (seed 1)"],
+                   why=Why.twin(f"a different unit and estimate ({label}); the count depends on how far the estimate is from PD")),
+        Comparison("rescue passes", "rescue_passes_seeded", run["rescue passes"] if run["rescued"] else "no rescue",
+                   why=None if run["rescued"] and run["rescue passes"] == paper("rescue_passes_seeded").value else
+                   Why.twin("the rescue ran from this rung's witnesses" if run["rescued"] else "its refined model passed the first audit")),
+        Comparison("accepted model's λmin over Θ, five seeds", "audit_min_eig_accepted",
+                   f"{significant_range(run['final λmin, smallest'], run['final λmin, largest'])}",
+                   why=Why.twin("the rescue holds ε = 10⁻³ on Θr; how far below it the denser audit finds the margin depends on the model's worst region")),
+        Comparison("seed factor of that margin (largest / smallest)", "audit_margin_seed_factor", factor,
+                   why=None if abs(factor - paper("audit_margin_seed_factor").value) < 0.05 else
+                   Why.finding("the minimum sits where the five draws differ" if factor > 1.05 else
+                               "the minimum sits on the structured grid, identical for every seed")),
+    ]
+    part = frame[(frame["trajectory"] == "AG02") & frame["failure"].isna()]
+    for rung in ("default", label):
+        verdicts = part[part["label"] == rung].groupby("ts_ms")["pd_theta"].all()
+        passing = [ms for ms, ok in verdicts.items() if ok]
+        rows.append(Comparison(f"intervals at which AG02's OLS estimate is PD over Θ in every execution, {rung}",
+                               "ag02_ols_audit_pd_interval", _interval_list(passing) if passing else "none",
+                               why=Why.finding("computed on this rung; the paper's: 80 ms only, in both executions")))
+    return comparison_table(rows, caption=f"Algorithm 1 on AG02 at 40 ms, {label}, beside the paper's accepted model")
+
+
+def significant_range(low: float, high: float) -> str:
+    from crane_lib.reporting.tables import significant
+
+    return f"{significant(low, 3)} to {significant(high, 3)}"
+
+
+def conclusion(frame, table, spread, dominant, errors, chosen, truth_margin: float, trajectory: str = "AG02") -> str:
+    """The chapter's answer in five computed lines."""
+    failing = table[table["pd_data_not_theta"] > 0]["label"].unique().tolist()
+    patterns = interval_patterns(frame, trajectory)
+    every = [label for label, part in patterns.reset_index().groupby("label") if part["paper_pattern"].all()] if len(patterns) else []
+    lines = [
+        f"**Indefinite over Θ while PD at the data:** on {len(failing)} of {table['label'].nunique()} rungs"
+        + (f" ({'; '.join(failing)})." if failing else "."),
+        "**The paper's interval pattern** (indefinite at 10, 20, 40 ms, PD at 80 ms, in every execution): "
+        + (f"on {'; '.join(every)}." if every else "on no rung; no effect at its sourced magnitude, alone or in the combinations run, produces it on this twin."),
+    ]
+    if dominant:
+        key = f"error of {dominant[0]}"
+        text = f"**What takes the margin:** the errors of {', '.join(dominant)} at the worst pose"
+        if "default" in errors.index and key in errors.columns:
+            removals = errors[[i.startswith("default + ") for i in errors.index]][key]
+            if len(removals):
+                best = (removals.abs() / abs(errors.loc["default", key])).sort_values().index[:2]
+                text += f"; on today's twin the error of {dominant[0]} shrinks most when " + " or ".join(
+                    b.removeprefix("default + ") for b in best) + " is applied"
+        lines.append(text + ".")
+    today = spread[spread["rung"] == "default"] if len(spread) else spread
+    if len(today):
+        widths = today.set_index("ts_ms")
+        lines.append("**Executions:** today's twin's margin over Θ spans " + "; ".join(
+            f"{_e3(r.max - r.min)} × 10⁻³ kg·m² at {ms} ms" for ms, r in widths.iterrows()) + f" over {int(today['executions'].max())} executions.")
+    lines.append("**The field profile:** " + (f"today's twin with {', '.join(chosen)}." if chosen else
+                                              "today's twin; by the rule fixed in advance the study supports no other."))
+    return "\n".join(f"- {line}" for line in lines)
