@@ -148,16 +148,7 @@ elif summary:
 spread = study.seed_spread(frame) if summary else pd.DataFrame()
 if len(spread):
     fig, ax = plt.subplots(figsize=(10, 3.6))
-    for k, (rung, part) in enumerate(spread.groupby("rung", sort=False)):
-        for j, row in enumerate(part.itertuples()):
-            x = j + (k - spread["rung"].nunique() / 2) * 0.1
-            ax.plot([x, x], [row.min * 1e3, row.max * 1e3], color=f"C{k}", lw=2, label=rung if j == 0 else None)
-            ax.plot(x, row.median * 1e3, "o", color=f"C{k}", ms=4)
-    ax.axhline(0, color="k", lw=0.8)
-    ax.set_xticks(range(len(study.INTERVALS_MS)), [f"{ms} ms" for ms in study.INTERVALS_MS])
-    ax.set_ylabel("λmin over Θ (10⁻³ kg·m²)")
-    ax.set_title(f"{study.DATA_NOTE}: AG02's margin over Θ, range and median over the executions", fontsize=10)
-    ax.legend(fontsize=7, ncol=2, loc="lower right")
+    study.plot_spread(spread, ax)
     plt.show()
     display(Markdown(study.spread_sentences(spread)))
 elif summary:

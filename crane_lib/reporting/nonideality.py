@@ -970,3 +970,18 @@ def conclusion(frame, table, spread, dominant, errors, chosen, truth_margin: flo
     lines.append("**The field profile:** " + (f"today's twin with {', '.join(chosen)}." if chosen else
                                               "today's twin; by the rule fixed in advance the study supports no other."))
     return "\n".join(f"- {line}" for line in lines)
+
+
+def plot_spread(spread, ax):
+    """Per replicated rung and interval: the range (bar) and median (dot) of the margin over Θ over the executions."""
+    rungs = list(dict.fromkeys(spread["rung"]))
+    for k, rung in enumerate(rungs):
+        for j, row in enumerate(spread[spread["rung"] == rung].itertuples()):
+            x = INTERVALS_MS.index(row.ts_ms) + (k - (len(rungs) - 1) / 2) * 0.1
+            ax.plot([x, x], [row.min * 1e3, row.max * 1e3], color=f"C{k}", lw=2, label=rung if j == 0 else None)
+            ax.plot(x, row.median * 1e3, "o", color=f"C{k}", ms=4)
+    ax.axhline(0, color="k", lw=0.8)
+    ax.set_xticks(range(len(INTERVALS_MS)), [f"{ms} ms" for ms in INTERVALS_MS])
+    ax.set_ylabel("λmin over Θ (10⁻³ kg·m²)")
+    ax.set_title(f"{DATA_NOTE}: AG02's margin over Θ, range (bar) and median (dot) over the executions", fontsize=10)
+    ax.legend(fontsize=7, ncol=2, loc="lower left")
