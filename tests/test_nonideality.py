@@ -258,3 +258,21 @@ def test_the_paper_pattern_and_the_field_rule_are_computed_not_assumed(monkeypat
         nonideality.field_check(frame)
     monkeypatch.setattr(effects, "FIELD_CHANGES", {"backlash": 0.25})
     assert nonideality.field_check(frame)[1:] == (["default + backlash 0.25"], ["default + backlash 0.25"])
+
+
+def test_the_mechanism_states_directions_it_computed():
+    import pandas as pd
+
+    names = ["XXR2", "FV2"]
+    shares = pd.DataFrame({"XXR2": [-3e-3], "FV2": [0.0], "lambda_theta": [1e-3]})
+
+    def sentences(quantization, friction):  # the two removals' errors in XXR2 and FV2
+        errors = pd.DataFrame({"error of XXR2": [-20e-3, *quantization], "error of FV2": [0.8, *friction]},
+                              index=["default", "default + encoder_quantization 0", "default + voltage_limit inf"])
+        return nonideality.mechanism_sentences(shares, names, ["XXR2"], errors, truth_margin=5e-3)
+
+    shrinks = sentences((-2e-3, 3e-3), (0.2, 0.25))
+    assert "shrink it most" in shrinks and "removals cut" in shrinks and "A reading" in shrinks
+    grows = sentences((-30e-3, 25e-3), (1.2, 0.9))
+    assert "shrink" not in grows and "removals raise" in grows and "A reading" not in grows
+    assert "no drop to split" in nonideality.mechanism_sentences(shares, names, [], pd.DataFrame(), 5e-3)

@@ -795,7 +795,8 @@ def mechanism_sentences(shares, names, dominant, errors, truth_margin: float) ->
             best = shrink.index[:2].tolist()
             out.append(f"On today's twin at 40 ms the error of {dominant[0]} is {today * 1e3:+.1f} × 10⁻³ (mean over the executions); "
                        + "; ".join(f"{label.removeprefix('default + ')} leaves {removals[label] * 1e3:+.1f}" for label in best)
-                       + f", the two removals that shrink it most (of {len(removals)}).")
+                       + (f", the two removals that shrink it most (of {len(removals)})." if (shrink[best] < 1).all() else
+                          f", the two removals that leave it closest to zero (of {len(removals)}; not both smaller than today's)."))
             singles = [i for i in errors.index if i.startswith("ideal + ") and "+" not in i.removeprefix("ideal + ")]
             pairs = [i for i in errors.index if i.startswith("ideal + ") and "+" in i.removeprefix("ideal + ")]
             if singles or pairs:
@@ -806,15 +807,19 @@ def mechanism_sentences(shares, names, dominant, errors, truth_margin: float) ->
             if removed == {"encoder_quantization", "voltage_limit"} and friction:
                 f = friction[0]
                 values = {label.removeprefix("default + ").split(" ")[0]: errors.loc[label, f] for label in best}
+                today_f = abs(errors.loc["default", f])
+                verb = ("cut" if all(abs(v) < today_f for v in values.values()) else
+                        "raise" if all(abs(v) > today_f for v in values.values()) else "move")
                 out.append(
-                    f"The same two removals cut the largest standardized error, that of {f.removeprefix('error of ')} "
+                    f"The same two removals {verb} the largest standardized error, that of {f.removeprefix('error of ')} "
                     f"({errors.loc['default', f]:+.3f} on today's twin; {values['encoder_quantization']:+.3f} without the rounding, "
-                    f"{values['voltage_limit']:+.3f} without the supply limit, N·m·s/rad). *A reading, not a measurement:* the "
+                    f"{values['voltage_limit']:+.3f} without the supply limit, N·m·s/rad)." + ("" if verb != "cut" else
+                    " *A reading, not a measurement:* the "
                     "controller differentiates the 12-bit angle over 1 ms, so its velocity feedback, and the current it commands, "
                     "chatter by a count's worth of speed; at speed the supply cannot deliver that chatter symmetrically (the driving "
                     "bound falls with speed, the braking bound rises), so the delivered torque falls short of the logged one by an "
                     "amount that grows with speed. The regression books the shortfall as viscous friction and, through the "
-                    f"centrifugal and Coriolis columns it shares with it, as an error in {dominant[0]}."
+                    f"centrifugal and Coriolis columns it shares with it, as an error in {dominant[0]}.")
                 )
     return " ".join(out)
 
@@ -893,8 +898,8 @@ def population_table(population, profile: str, twin: twin_effects.TwinEffects):
     inside = c["violations_uniform_in_folded"] / c["violations_uniform"] if c["violations_uniform"] else float("nan")
     rows.append(Comparison(
         "share of the uniform draw's violations inside the folded-arm region", "folded_region_volume_share",
-        "no violation" if not c["violations_uniform"] else f"{100 * inside:.1f} %",
-        paper_text=f"'violations concentrate' there; the region is {paper('folded_region_volume_share').text()} % of Θ",
+        "no violation" if not c["violations_uniform"] else f"{100 * inside:.1f} %", unit="",  # the cells carry their % signs
+        paper_text=f"'violations concentrate' there; the region is {paper('folded_region_volume_share').text()} of Θ",
         why=Why.finding("no estimate of this build violates on the uniform draw") if not c["violations_uniform"] else
         Why.finding(f"the region is {100 * region:.1f} % of Θ by volume and holds {100 * inside:.1f} % of the uniform draw's "
                     f"{c['violations_uniform']:,} violations: {inside / region:.1f} times its share"
@@ -931,7 +936,8 @@ def accepted_table(run: dict, frame):
         passing = [ms for ms, ok in verdicts.items() if ok]
         rows.append(Comparison(f"intervals at which AG02's OLS estimate is PD over Θ in every execution, {rung}",
                                "ag02_ols_audit_pd_interval", _interval_list(passing) if passing else "none",
-                               why=Why.finding("computed on this rung; the paper's: 80 ms only, in both executions")))
+                               why=Why.finding(f"computed on this rung; the paper's: {paper('ag02_ols_audit_pd_interval').text()} "
+                                               "only, in both executions")))
     return comparison_table(rows, caption=f"Algorithm 1 on AG02 at 40 ms, {label}, beside the paper's accepted model")
 
 
