@@ -7,11 +7,18 @@
    Both wall and CPU seconds are printed (a shared machine inflates the wall time).
 2. The screened audit against the audit's own eigenvalue-per-pose evaluation of the same poses,
    measured in the same run: the ratio, and that verdict, margin and violations agree.
+
+`--smoke`: a few seconds' command file recorded on the twin stands in for AG02 and 2,000 uniform
+poses for the dense audit (seconds; the numbers are not measurements).
 """
 
 from __future__ import annotations
 
+import argparse
+import sys
 import time
+
+import numpy as np
 
 
 def _timed(function, *args, **kwargs):
@@ -20,7 +27,7 @@ def _timed(function, *args, **kwargs):
     return out, time.perf_counter() - wall, time.process_time() - cpu
 
 
-def main() -> None:
+def bench_point(smoke: bool = False) -> None:
     import numba
 
     numba.set_num_threads(1)
@@ -34,15 +41,24 @@ def main() -> None:
 
     condition = nonideality.parse_condition("default", "none", "0", "AG02", 1011)
     context = nonideality.study_context()
-    twin.record(TRAJECTORY_DIR / "AP01.txt", 1)  # compile / load the cores outside the timing
+    command, name = TRAJECTORY_DIR / "AG02.txt", "AG02"
+    if smoke:
+        from benchmarks._smoke import smoke_command_file
+        from crane_lib.paths import RESULTS_DIR
+
+        command, name = smoke_command_file("SMOKE01", RESULTS_DIR / "commands"), "SMOKE01"
+        poses = audit.uniform_poses(2000, nonideality.AUDIT_SEED)
+        pose_set = audit.PoseSet(poses, np.zeros(len(poses), dtype=np.int8), (audit.UNIFORM,), nonideality.AUDIT_SEED, "smoke")
+        context = nonideality._Context(context.model, context.truth, screened.trig_poses(pose_set))
+    twin.record(command, 1)  # compile / load the cores outside the timing
     screened.screened_audit(context.truth, context.trig, context.model)
-    (samples, metadata), rec_wall, rec_cpu = _timed(twin.record, TRAJECTORY_DIR / "AG02.txt", condition.seed, effects=condition.effects)
+    (samples, metadata), rec_wall, rec_cpu = _timed(twin.record, command, condition.seed, effects=condition.effects)
     bundles, pre_wall, pre_cpu = _timed(preprocessing.preprocess_all, RawLog(samples, metadata), nonideality.INTERVALS_S)
     total_wall, total_cpu = rec_wall + pre_wall, rec_cpu + pre_cpu
-    print(f"record AG02 ({metadata['record_duration_s']} s of log): {rec_wall:.2f} s wall, {rec_cpu:.2f} s CPU; "
+    print(f"record {name} ({metadata['record_duration_s']} s of log): {rec_wall:.2f} s wall, {rec_cpu:.2f} s CPU; "
           f"preprocess to {len(bundles)} intervals: {pre_wall:.2f} s wall, {pre_cpu:.2f} s CPU")
     for ts, bundle in bundles.items():
-        result, id_wall, id_cpu = _timed(identify_condition, bundle, "AG02", context.model, project=False)
+        result, id_wall, id_cpu = _timed(identify_condition, bundle, name, context.model, project=False)
         found, au_wall, au_cpu = _timed(screened.screened_audit, result.ols.parameters.values, context.trig, context.model)
         point_wall = (rec_wall + pre_wall) / len(bundles) + id_wall + au_wall
         point_cpu = (rec_cpu + pre_cpu) / len(bundles) + id_cpu + au_cpu
@@ -53,7 +69,7 @@ def main() -> None:
 
     # 2. the screen against the eigenvalue per pose, same poses, same run
     beta = result.ols.parameters.values
-    pose_set = audit.audit_poses(1)
+    pose_set = context.trig.pose_set
     full, full_wall, full_cpu = _timed(audit.audit_pose_set, beta, pose_set, context.model)
     fast, fast_wall, fast_cpu = _timed(screened.screened_audit, beta, context.trig, context.model)
     same = (full.passed, full.lambda_min, full.violations) == (fast.passed, fast.lambda_min, fast.violations)
@@ -61,5 +77,18 @@ def main() -> None:
           f"verdict, margin and violations {'identical' if same else 'DIFFER'}")
 
 
+
+def main(argv=None) -> int:
+    from benchmarks._smoke import add_smoke_argument, isolated
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_smoke_argument(parser)
+    args = parser.parse_args(argv)
+    if args.smoke and (code := isolated("benchmarks.bench_nonideality", ["--smoke"])) is not None:
+        return code
+    bench_point(args.smoke)
+    return 0
+
+
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

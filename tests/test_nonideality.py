@@ -276,3 +276,20 @@ def test_the_mechanism_states_directions_it_computed():
     grows = sentences((-30e-3, 25e-3), (1.2, 0.9))
     assert "shrink" not in grows and "removals raise" in grows and "A reading" not in grows
     assert "no drop to split" in nonideality.mechanism_sentences(shares, names, [], pd.DataFrame(), 5e-3)
+
+
+def test_the_twin_profile_named_by_crane_twin_reaches_the_recordings_cache_key(monkeypatch):
+    from crane_lib.twin import dataset
+
+    execution = dataset.executions("quick")[0]
+    today = dataset.cache_key(execution, effects.profile("default"))
+    monkeypatch.setenv("CRANE_TWIN", "field")
+    monkeypatch.setattr(effects, "FIELD_CHANGES", {})
+    assert effects.active_profile().is_default and dataset.cache_key(execution, effects.active_profile()) == today
+    monkeypatch.setattr(effects, "FIELD_CHANGES", {"backlash": 0.25})
+    field = effects.active_profile()
+    assert field.name == "field" and field["backlash"] == 0.25 and dataset.cache_key(execution, field) != today
+    monkeypatch.setenv("CRANE_TWIN", "feild")
+    with pytest.raises(InputError) as caught:
+        effects.active_profile()
+    assert "CRANE_TWIN" in caught.value.where and "field" in caught.value.expected

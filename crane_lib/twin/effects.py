@@ -195,7 +195,10 @@ def profile(name: str = "default") -> TwinEffects:
 
 def active_profile() -> TwinEffects:
     """The profile the main job runs on: $CRANE_TWIN, "default" when unset."""
-    return profile(os.environ.get("CRANE_TWIN", "default") or "default")
+    try:
+        return profile(os.environ.get("CRANE_TWIN", "default") or "default")
+    except InputError as err:
+        raise InputError("$CRANE_TWIN (make book TWIN=...)", err.problem, err.expected) from None
 
 
 # ---------------------------------------------------------------- what the recorder needs
