@@ -222,7 +222,7 @@ if runs:
     display(formatted(pd.DataFrame(runs).set_index("rung").T, 3))
     display(study.accepted_table(runs[0], frame))
 elif summary:
-    display(Markdown(f"Algorithm 1 runs in the full profile (the {profile} profile has no such row)."))
+    display(Markdown(study.accepted_missing(profile)))
 
 # %% [markdown]
 # ## What the ladder answers

@@ -293,3 +293,18 @@ def test_the_twin_profile_named_by_crane_twin_reaches_the_recordings_cache_key(m
     with pytest.raises(InputError) as caught:
         effects.active_profile()
     assert "CRANE_TWIN" in caught.value.where and "field" in caught.value.expected
+
+
+def test_the_conclusion_and_the_field_sentence_follow_the_numbers():
+    e = 1e-3
+    frame = _frame([
+        ("default", 1, (1 * e, 4 * e, 4 * e, 4 * e)), ("default", 2, (3 * e, 4.2 * e, 4.2 * e, 4.2 * e)),
+        ("default + backlash 0.25", 1, (2 * e, 4.1 * e, 4.1 * e, 4.1 * e)), ("default + backlash 0.25", 2, (3.5 * e, 4.3 * e, 4.3 * e, 4.3 * e)),
+        ("default + kt_error 0", 1, (-1 * e, -1 * e, -1 * e, 2 * e)), ("default + kt_error 0", 2, (-1 * e, 3 * e, -1 * e, 2 * e)),
+    ])
+    table, spread = nonideality.ladder(frame), nonideality.seed_spread(frame, min_seeds=2)
+    text = nonideality.conclusion(frame, table, spread, [], None, [], truth_margin=5 * e)
+    assert "on no rung" in text and "single executions: default + kt_error 0, seed 1" in text
+    assert "2.00 × 10⁻³ kg·m² at 10 ms" in text  # today's twin's spread at 10 ms, max − min
+    rule, chosen = nonideality.field_rule(frame)
+    assert not chosen and "No candidate lowers the margin over Θ in both executions" in nonideality.field_sentence(rule, chosen, [])

@@ -738,6 +738,20 @@ def accepted_summary(records):
     return out
 
 
+def accepted_missing(profile: str) -> str:
+    """Why the chapter shows no Algorithm 1 run: the profile's conditions have no such row, or it has not run."""
+    rows = [c for c in read_study_conditions(study_conditions_path(profile)) if c.accept]
+    if not rows:
+        return f"The {profile} profile's study has no Algorithm 1 row; the full profile runs it ({_accept_rows('full')})."
+    return (f"The {profile} profile's study has an Algorithm 1 row ({rows[0].label()}, seed {rows[0].seed}) but no record of it yet: "
+            "the pipeline's nonideality step has not run it in this build.")
+
+
+def _accept_rows(profile: str) -> str:
+    rows = [c for c in read_study_conditions(study_conditions_path(profile)) if c.accept]
+    return "; ".join(f"{c.label()}, seed {c.seed}" for c in rows) or "none"
+
+
 def removal_rungs(labels) -> list[str]:
     """Today's twin, the rungs that remove one effect from it, the ideal twin and the ideal twin with
     the effects the interaction rungs put together (reading order)."""
@@ -852,9 +866,12 @@ def field_sentence(rule, chosen, committed) -> str:
                 "the rule that chose it is evaluated in the full profile.")
     if not chosen:
         worst = rule.loc[rule["drop_min"].idxmax()]
-        return ("**No candidate passes**, so the field profile is today's twin: the study does not support a different one. "
-                f"The largest drop any candidate makes in both executions is {_e3(worst['drop_min'])} × 10⁻³ kg·m² "
-                f"({worst['candidate']}, {worst['ts_ms']} ms), against {_e3(worst['twice_spread'])} × 10⁻³ needed there.")
+        head = "**No candidate passes**, so the field profile is today's twin: the study does not support a different one. "
+        if worst["drop_min"] <= 0:
+            return head + ("No candidate lowers the margin over Θ in both executions at any interval: at every interval at least "
+                           "one execution's margin is as high as or higher than on today's twin.")
+        return head + (f"The largest drop any candidate makes in both executions is {_e3(worst['drop_min'])} × 10⁻³ kg·m² "
+                       f"({worst['candidate']}, {worst['ts_ms']} ms), against {_e3(worst['twice_spread'])} × 10⁻³ needed there.")
     return f"The rule selects {', '.join(chosen)}; the field profile is today's twin with {'them' if len(chosen) > 1 else 'it'}."
 
 
@@ -952,11 +969,13 @@ def conclusion(frame, table, spread, dominant, errors, chosen, truth_margin: flo
     failing = table[table["pd_data_not_theta"] > 0]["label"].unique().tolist()
     patterns = interval_patterns(frame, trajectory)
     every = [label for label, part in patterns.reset_index().groupby("label") if part["paper_pattern"].all()] if len(patterns) else []
+    hits = patterns[patterns["paper_pattern"]].reset_index() if len(patterns) else []
     lines = [
         f"**Indefinite over Θ while PD at the data:** on {len(failing)} of {table['label'].nunique()} rungs"
         + (f" ({'; '.join(failing)})." if failing else "."),
         "**The paper's interval pattern** (indefinite at 10, 20, 40 ms, PD at 80 ms, in every execution): "
-        + (f"on {'; '.join(every)}." if every else "on no rung; no effect at its sourced magnitude, alone or in the combinations run, produces it on this twin."),
+        + (f"on {'; '.join(every)}." if every else "on no rung; no effect at its sourced magnitude, alone or in the combinations run, produces it on this twin"
+           + (f" (it appears in single executions: {'; '.join(f'{h.label}, seed {h.seed}' for h in hits.itertuples())})." if len(hits) else ".")),
     ]
     if dominant:
         key = f"error of {dominant[0]}"
@@ -964,15 +983,16 @@ def conclusion(frame, table, spread, dominant, errors, chosen, truth_margin: flo
         if "default" in errors.index and key in errors.columns:
             removals = errors[[i.startswith("default + ") for i in errors.index]][key]
             if len(removals):
-                best = (removals.abs() / abs(errors.loc["default", key])).sort_values().index[:2]
-                text += f"; on today's twin the error of {dominant[0]} shrinks most when " + " or ".join(
-                    b.removeprefix("default + ") for b in best) + " is applied"
+                ratio = (removals.abs() / abs(errors.loc["default", key])).sort_values()
+                best = ratio.index[:2]
+                text += (f"; on today's twin the error of {dominant[0]} {'shrinks most' if (ratio[best] < 1).all() else 'stays closest to zero'} when "
+                         + " or ".join(b.removeprefix("default + ") for b in best) + " is applied")
         lines.append(text + ".")
     today = spread[spread["rung"] == "default"] if len(spread) else spread
     if len(today):
         widths = today.set_index("ts_ms")
         lines.append("**Executions:** today's twin's margin over Θ spans " + "; ".join(
-            f"{_e3(r.max - r.min)} × 10⁻³ kg·m² at {ms} ms" for ms, r in widths.iterrows()) + f" over {int(today['executions'].max())} executions.")
+            f"{_e3(r['max'] - r['min'])} × 10⁻³ kg·m² at {ms} ms" for ms, r in widths.iterrows()) + f" over {int(today['executions'].max())} executions.")
     lines.append("**The field profile:** " + (f"today's twin with {', '.join(chosen)}." if chosen else
                                               "today's twin; by the rule fixed in advance the study supports no other."))
     return "\n".join(f"- {line}" for line in lines)
