@@ -16,9 +16,10 @@
 #
 # *Beyond the paper: issue 14, on paper Sec. VI-E, VII-D, Tables V and IX.* The paper's central
 # result is an identified model that fits its data, is positive definite at every configuration
-# its record visits, and is still indefinite over the audit domain $\Theta$. On this book's twin
-# the representative condition does not show it (chapter "The all-pose PD audit"). This chapter
-# asks the question the paper raises and the twin can answer: **what in a real arm makes an
+# its record visits, and is still indefinite over the audit domain $\Theta$. Whether this book's
+# twin shows it for the representative condition is the first row of the ladder below (and the
+# subject of chapter "The all-pose PD audit"). This chapter asks the question the paper raises
+# and the twin can answer: **what in a real arm makes an
 # identified $\mathbf M(\boldsymbol\theta)$ indefinite away from the data, and how much of it
 # does it take?**
 #
@@ -67,8 +68,8 @@ condition = study.parse_condition(base, effect, magnitude, trajectory, seed, acc
 # %% [markdown]
 # ## The effects and their magnitudes
 #
-# Thirteen effects are what the twin had before this study (register "The realization layer and
-# the digital twin" argues today's values); two are candidates it lacked. "Today" is the twin every
+# The effects of kind "the twin had it" are those of the twin before this study (register "The
+# realization layer and the digital twin" argues today's values); the candidates are what it lacked. "Today" is the twin every
 # other chapter runs on, "off" removes the effect, "nominal" is the sourced magnitude the study
 # and the field profile use, "admitted" the physical range a conditions file may ask for.
 
@@ -141,8 +142,9 @@ elif summary:
 # ## The spread between executions
 #
 # Two executions of the same trajectory on the same twin differ in every random draw: the host's
-# timing, the sensors' noise, the run-to-run drift. The rungs that decide the answer were run on
-# eight executions; every difference the ladder shows has to be read against this spread.
+# timing, the sensors' noise, the run-to-run drift. The full profile's conditions run the rungs
+# that decide the answer on eight executions; every difference the ladder shows has to be read
+# against this spread.
 
 # %% tags=["hide-input"]
 spread = study.seed_spread(frame) if summary else pd.DataFrame()
@@ -210,11 +212,12 @@ if summary:
 # %% [markdown]
 # ### The representative condition through Algorithm 1
 #
-# The paper's accepted model needed the rescue. On today's twin AG02 at 40 ms does not (chapter
-# "The all-pose PD audit"), so Algorithm 1 runs here on the rung whose AG02 estimate fails over
-# $\Theta$: today's twin with exact torque constants, chosen because it fails (register). It shows
-# the path on an estimate a physical twin produced: the first audit's rejection, the rescue, the
-# re-audit on five seeds and their spread.
+# The paper's accepted model needed the rescue. Whether today's twin's own AG02 at 40 ms needs it
+# is shown in chapter "The all-pose PD audit"; here Algorithm 1 runs on a rung whose AG02 estimate
+# failed over $\Theta$ in the study's first executions: today's twin with exact torque constants,
+# chosen because it failed (register). It shows the path on an estimate a physical twin
+# produced: the first audit's verdict, the rescue if needed, the re-audit on five seeds and
+# their spread.
 
 # %% tags=["hide-input"]
 runs = study.accepted_summary(records) if summary else []
