@@ -224,6 +224,7 @@ runs = study.accepted_summary(records) if summary else []
 if runs:
     display(formatted(pd.DataFrame(runs).set_index("rung").T, 3))
     display(study.accepted_table(runs[0], frame))
+    display(Markdown(study.accepted_sentence(runs[0], frame)))
 elif summary:
     display(Markdown(study.accepted_missing(profile)))
 
@@ -232,4 +233,4 @@ elif summary:
 
 # %% tags=["hide-input"]
 if summary:
-    display(Markdown(study.conclusion(frame, table, spread, dominant, errors, chosen, truth_margin)))
+    display(Markdown(study.conclusion(frame, table, spread, dominant, errors, chosen, truth_margin, runs=runs)))

@@ -308,3 +308,15 @@ def test_the_conclusion_and_the_field_sentence_follow_the_numbers():
     assert "2.00 × 10⁻³ kg·m² at 10 ms" in text  # today's twin's spread at 10 ms, max − min
     rule, chosen = nonideality.field_rule(frame)
     assert not chosen and "No candidate lowers the margin over Θ in both executions" in nonideality.field_sentence(rule, chosen, [])
+
+
+def test_the_algorithm_1_sentence_says_what_the_run_did():
+    frame = _frame([("default + kt_error 0", 1011, (-1e-3, -1e-3, -3.5e-3, 2e-3))]).assign(pd_visited=True)
+    run = {"rung": "default + kt_error 0", "seed": 1011, "route": "O-C", "first audit: seeds failing": 0,
+           "first audit: violations (seed 1)": 0, "first audit: smallest λmin": 4.9e-3, "rescued": False, "rescue passes": None,
+           "accepted": True, "final λmin, smallest": 4.9e-3, "final λmin, largest": 4.9e-3}
+    passed = nonideality.accepted_sentence(run, frame)
+    assert "indefinite over Θ (λmin -3.50" in passed and "no rescue runs: on this estimate the refinement, not the rescue" in passed
+    rescued = nonideality.accepted_sentence({**run, "first audit: seeds failing": 5, "first audit: violations (seed 1)": 937,
+                                             "rescued": True, "rescue passes": 1, "final λmin, smallest": 5e-4}, frame)
+    assert "fails the first audit on 5 of five seeds (937 violating" in rescued and "rescue takes 1 pass and the re-audit accepts" in rescued

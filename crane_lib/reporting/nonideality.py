@@ -738,6 +738,26 @@ def accepted_summary(records):
     return out
 
 
+def accepted_sentence(run: dict, frame) -> str:
+    """What Algorithm 1 did on the study's rung, set against the same recording's OLS estimate at its interval."""
+    ms = round(ACCEPT_INTERVAL_S * 1e3)
+    ols = frame[(frame["label"] == run["rung"]) & (frame["seed"] == run["seed"]) & (frame["ts_ms"] == ms) & frame["failure"].isna()]
+    head = f"On {run['rung']} (execution {run['seed']}, AG02 at {ms} ms)"
+    if len(ols):
+        o = ols.iloc[0]
+        head += (f" the OLS estimate is {'PD' if o['pd_theta'] else 'indefinite'} over Θ (λmin {_e3(o['lambda_theta'])} × 10⁻³ kg·m²) "
+                 f"and {'PD' if o['pd_visited'] else 'not PD'} at the visited configurations (route {run['route']})")
+    if run["first audit: seeds failing"] == 0:
+        return (head + f"; the refined model passes the first audit on all five seeds (smallest λmin {_e3(run['first audit: smallest λmin'])} "
+                "× 10⁻³ kg·m²), so no rescue runs" + (": on this estimate the refinement, not the rescue, restores PD over Θ."
+                                                     if len(ols) and not ols.iloc[0]["pd_theta"] else "."))
+    return (head + f"; the refined model fails the first audit on {run['first audit: seeds failing']} of five seeds "
+            f"({run['first audit: violations (seed 1)']:,} violating configurations on seed 1), "
+            + (f"the rescue takes {run['rescue passes']} pass{'es' if run['rescue passes'] != 1 else ''} and the re-audit "
+               f"{'accepts' if run['accepted'] else 'still rejects'} it (λmin {_e3(run['final λmin, smallest'])} to "
+               f"{_e3(run['final λmin, largest'])} × 10⁻³ kg·m² over the five seeds)." if run["rescued"] else "and no rescue ran."))
+
+
 def accepted_missing(profile: str) -> str:
     """Why the chapter shows no Algorithm 1 run: the profile's conditions have no such row, or it has not run."""
     rows = [c for c in read_study_conditions(study_conditions_path(profile)) if c.accept]
@@ -941,11 +961,13 @@ def accepted_table(run: dict, frame):
                    Why.twin("the rescue ran from this rung's witnesses" if run["rescued"] else "its refined model passed the first audit")),
         Comparison("accepted model's λmin over Θ, five seeds", "audit_min_eig_accepted",
                    f"{significant_range(run['final λmin, smallest'], run['final λmin, largest'])}",
-                   why=Why.twin("the rescue holds ε = 10⁻³ on Θr; how far below it the denser audit finds the margin depends on the model's worst region")),
+                   why=Why.twin("the rescue holds ε = 10⁻³ on Θr; how far below it the denser audit finds the margin depends on the model's worst region"
+                                if run["rescued"] else "no rescue ran: this is the refined model's own margin, not one the rescue set")),
         Comparison("seed factor of that margin (largest / smallest)", "audit_margin_seed_factor", factor,
                    why=None if abs(factor - paper("audit_margin_seed_factor").value) < 0.05 else
                    Why.finding("the minimum sits where the five draws differ" if factor > 1.05 else
-                               "the minimum sits on the structured grid, identical for every seed")),
+                               f"every seed finds the same minimum (on the {run['final worst component']} component"
+                               + (", identical for every seed)" if run["final worst component"] == "grid" else ")"))),
     ]
     part = frame[(frame["trajectory"] == "AG02") & frame["failure"].isna()]
     for rung in ("default", label):
@@ -964,8 +986,8 @@ def significant_range(low: float, high: float) -> str:
     return f"{significant(low, 3)} to {significant(high, 3)}"
 
 
-def conclusion(frame, table, spread, dominant, errors, chosen, truth_margin: float, trajectory: str = "AG02") -> str:
-    """The chapter's answer in five computed lines."""
+def conclusion(frame, table, spread, dominant, errors, chosen, truth_margin: float, trajectory: str = "AG02", runs=()) -> str:
+    """The chapter's answer in computed lines (`runs`: the study's Algorithm 1 runs, `accepted_summary`)."""
     failing = table[table["pd_data_not_theta"] > 0]["label"].unique().tolist()
     patterns = interval_patterns(frame, trajectory)
     every = [label for label, part in patterns.reset_index().groupby("label") if part["paper_pattern"].all()] if len(patterns) else []
@@ -993,6 +1015,8 @@ def conclusion(frame, table, spread, dominant, errors, chosen, truth_margin: flo
         widths = today.set_index("ts_ms")
         lines.append("**Executions:** today's twin's margin over Θ spans " + "; ".join(
             f"{_e3(r['max'] - r['min'])} × 10⁻³ kg·m² at {ms} ms" for ms, r in widths.iterrows()) + f" over {int(today['executions'].max())} executions.")
+    for run in runs:
+        lines.append("**Algorithm 1:** " + accepted_sentence(run, frame))
     lines.append("**The field profile:** " + (f"today's twin with {', '.join(chosen)}." if chosen else
                                               "today's twin; by the rule fixed in advance the study supports no other."))
     return "\n".join(f"- {line}" for line in lines)
