@@ -31,7 +31,7 @@ def bench_point(smoke: bool = False) -> None:
     import numba
 
     numba.set_num_threads(1)
-    from crane_lib.acceptance import audit, screened
+    from crane_lib.acceptance import audit, screen
     from crane_lib.identification.condition import identify_condition
     from crane_lib.logs import preprocessing
     from crane_lib.logs.raw_log import RawLog
@@ -49,9 +49,9 @@ def bench_point(smoke: bool = False) -> None:
         command, name = smoke_command_file("SMOKE01", RESULTS_DIR / "commands"), "SMOKE01"
         poses = audit.uniform_poses(2000, nonideality.AUDIT_SEED)
         pose_set = audit.PoseSet(poses, np.zeros(len(poses), dtype=np.int8), (audit.UNIFORM,), nonideality.AUDIT_SEED, "smoke")
-        context = nonideality._Context(context.model, context.truth, screened.trig_poses(pose_set))
+        context = nonideality._Context(context.model, context.truth, screen.prepare(pose_set, context.model))
     twin.record(command, 1)  # compile / load the cores outside the timing
-    screened.screened_audit(context.truth, context.trig, context.model)
+    screen.screened_audit(context.truth, context.poses, context.model)
     (samples, metadata), rec_wall, rec_cpu = _timed(twin.record, command, condition.seed, effects=condition.effects)
     bundles, pre_wall, pre_cpu = _timed(preprocessing.preprocess_all, RawLog(samples, metadata), nonideality.INTERVALS_S)
     total_wall, total_cpu = rec_wall + pre_wall, rec_cpu + pre_cpu
@@ -59,19 +59,19 @@ def bench_point(smoke: bool = False) -> None:
           f"preprocess to {len(bundles)} intervals: {pre_wall:.2f} s wall, {pre_cpu:.2f} s CPU")
     for ts, bundle in bundles.items():
         result, id_wall, id_cpu = _timed(identify_condition, bundle, name, context.model, project=False)
-        found, au_wall, au_cpu = _timed(screened.screened_audit, result.ols.parameters.values, context.trig, context.model)
+        found, au_wall, au_cpu = _timed(screen.screened_audit, result.ols.parameters.values, context.poses, context.model)
         point_wall = (rec_wall + pre_wall) / len(bundles) + id_wall + au_wall
         point_cpu = (rec_cpu + pre_cpu) / len(bundles) + id_cpu + au_cpu
         total_wall, total_cpu = total_wall + id_wall + au_wall, total_cpu + id_cpu + au_cpu
-        print(f"  {ts * 1e3:3.0f} ms: OLS + routing {id_wall:.2f} s, dense audit {au_wall:.2f} s ({found.exact:,} poses exact); "
+        print(f"  {ts * 1e3:3.0f} ms: OLS + routing {id_wall:.2f} s, dense audit {au_wall:.2f} s ({found.n_exact:,} poses exact); "
               f"one ladder point {point_wall:.2f} s wall, {point_cpu:.2f} s CPU: {10.0 / point_cpu:.1f}x inside the 10 s target")
     print(f"the whole condition (one recording, four intervals): {total_wall:.2f} s wall, {total_cpu:.2f} s CPU")
 
     # 2. the screen against the eigenvalue per pose, same poses, same run
     beta = result.ols.parameters.values
-    pose_set = context.trig.pose_set
+    pose_set = context.poses.pose_set
     full, full_wall, full_cpu = _timed(audit.audit_pose_set, beta, pose_set, context.model)
-    fast, fast_wall, fast_cpu = _timed(screened.screened_audit, beta, context.trig, context.model)
+    fast, fast_wall, fast_cpu = _timed(screen.screened_audit, beta, context.poses, context.model)
     same = (full.passed, full.lambda_min, full.violations) == (fast.passed, fast.lambda_min, fast.violations)
     print(f"dense audit, eigenvalue per pose: {full_cpu:.2f} s CPU; screened: {fast_cpu:.2f} s CPU: {full_cpu / fast_cpu:.1f}x faster; "
           f"verdict, margin and violations {'identical' if same else 'DIFFER'}")

@@ -54,7 +54,7 @@ import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
-from crane_lib.acceptance import screened
+from crane_lib.acceptance import screen
 from crane_lib.identification import condition as identify
 from crane_lib.paths import RESULTS_DIR
 from crane_lib.records import read_json_record
@@ -99,7 +99,7 @@ if summary:
     table = study.ladder(frame)
     order = study.rung_order(table["label"])
     context = study.study_context()
-    truth_margin = screened.screened_audit(context.truth, context.trig, context.model).lambda_min
+    truth_margin = screen.screened_audit(context.truth, context.poses, context.model).lambda_min
     display(Markdown(f"Profile **{profile}**: {len(records)} study records, {frame['label'].nunique()} rungs, "
                      f"{frame[frame['trajectory'] == 'AG02']['seed'].nunique()} executions of AG02."))
 

@@ -83,6 +83,7 @@ class ScreenedAudit:
     worst_component: str
     violations: dict[str, int]  # per component, as the audit counts them (lambda_min <= 0)
     n_exact: int  # poses whose eigenvalues were computed
+    violating_indices: np.ndarray  # (m,) ascending indices into the pose set of every pose with lambda_min <= 0
 
     @property
     def n_violations(self) -> int:
@@ -121,4 +122,5 @@ def screened_audit(beta, prepared: PreparedPoses, model: DynamicModel | None = N
         worst_component=names[component[worst]],
         violations=violations,
         n_exact=int(candidates.size),
+        violating_indices=np.sort(bad),
     )

@@ -8,7 +8,7 @@ the twin so configured, preprocesses it at 10, 20, 40 and 80 ms, and for each in
 
 * OLS on the 39-parameter model and the routing test (PD at the configurations the record visits,
   identification.condition without the projection),
-* the dense audit over Θ (seed 1) through the Cholesky screen (acceptance/screened.py): verdict,
+* the dense audit over Θ (seed 1) through the Cholesky screen (acceptance/screen.py): verdict,
   margin λmin, worst pose and component, violations per component,
 * the mechanism at the worst pose θ*: with v the eigenvector of λmin of M(θ*; β̂) and M linear in β,
   vᵀM(θ*; β̂)v − vᵀM(θ*; β)v = Σ_k g_k (β̂_k − β_k), g_k = vᵀ B_k(θ*) v, so each base parameter's
@@ -35,7 +35,7 @@ import numpy as np
 
 from crane_lib import fingerprint
 from crane_lib.acceptance import audit as audit_stage
-from crane_lib.acceptance import screened
+from crane_lib.acceptance import screen
 from crane_lib.errors import InputError, checked_csv_rows
 from crane_lib.identification.condition import ROUTE_DIRECT, identify_condition
 from crane_lib.logs import preprocessing
@@ -199,7 +199,7 @@ def rayleigh_shares(beta_hat, beta_true, pose, model: DynamicModel | None = None
 class _Context:
     model: DynamicModel
     truth: np.ndarray
-    trig: screened.TrigPoses
+    poses: screen.PreparedPoses  # the dense audit's pose set (seed 1), prepared once for every estimate
 
 
 _CONTEXT: _Context | None = None
@@ -209,12 +209,20 @@ def study_context() -> _Context:
     global _CONTEXT
     if _CONTEXT is None:
         model = shared_model("reduced")
-        _CONTEXT = _Context(model, model.base_from_standard(load_truth()).values, screened.trig_poses(audit_stage.audit_poses(AUDIT_SEED)))
+        _CONTEXT = _Context(model, model.base_from_standard(load_truth()).values, screen.prepare(audit_stage.audit_poses(AUDIT_SEED), model))
     return _CONTEXT
 
 
 def _in_box(poses: np.ndarray, box: np.ndarray) -> np.ndarray:
     return np.all((poses >= box[:, 0]) & (poses <= box[:, 1]), axis=1)
+
+
+def uniform_violations_in_folded(found: screen.ScreenedAudit, prepared: screen.PreparedPoses) -> int:
+    """How many of the uniform draw's violating poses lie in the folded-arm region (Sec. VI-E)."""
+    pose_set = prepared.pose_set
+    bad = found.violating_indices
+    uniform = bad[pose_set.component[bad] == pose_set.names.index(audit_stage.UNIFORM)]
+    return int(np.count_nonzero(_in_box(pose_set.poses[uniform], audit_stage.folded_region())))
 
 
 def _interval_result(bundle, condition: StudyCondition, context: _Context) -> dict:
@@ -226,7 +234,7 @@ def _interval_result(bundle, condition: StudyCondition, context: _Context) -> di
         return out
     beta = result.ols.parameters.values
     se = result.ols.parameters.std_errors
-    found = screened.screened_audit(beta, context.trig, model)
+    found = screen.screened_audit(beta, context.poses, model)
     shares = rayleigh_shares(beta, truth, found.worst_pose, model)
     order = np.argsort(shares["shares"])[:TOP_SHARES]  # the most negative shares: what pulled λmin down
     error = beta - truth
@@ -241,9 +249,9 @@ def _interval_result(bundle, condition: StudyCondition, context: _Context) -> di
         worst_pose_deg=np.degrees(found.worst_pose).tolist(),
         worst_component=found.worst_component,
         violations=found.violations,
-        violations_uniform_in_folded=int(np.count_nonzero(_in_box(found.uniform_violating_poses, audit_stage.folded_region()))),
-        pose_counts=found.pose_counts,
-        screen_threshold=found.threshold,
+        violations_uniform_in_folded=uniform_violations_in_folded(found, context.poses),
+        pose_counts=context.poses.pose_set.counts(),
+        screen_exact_poses=found.n_exact,
         eigenvector=shares["vector"].tolist(),
         truth_quotient=shares["truth_quotient"],
         shares=[[model.names[k], float(shares["shares"][k])] for k in order],  # most negative first
@@ -468,11 +476,11 @@ def audited_condition_records(records: list[dict]):
     for record in records:
         if record.get("ols") is None:
             continue
-        found = screened.screened_audit(np.asarray(record["ols"]), context.trig, context.model)
+        found = screen.screened_audit(np.asarray(record["ols"]), context.poses, context.model)
         rows.append({"trajectory": record["trajectory"], "ts_ms": round(record["ts"] * 1e3), "run": record["run"],
                      "pd_visited": bool(record["pd_visited"]), "pd_theta": found.passed, "lambda_theta": found.lambda_min,
                      "violations_uniform": found.violations.get(audit_stage.UNIFORM, 0),
-                     "violations_uniform_in_folded": int(np.count_nonzero(_in_box(found.uniform_violating_poses, audit_stage.folded_region())))})
+                     "violations_uniform_in_folded": uniform_violations_in_folded(found, context.poses)})
     frame = pd.DataFrame(rows)
     return frame[frame["run"] == 1] if len(frame) else frame
 
