@@ -313,9 +313,8 @@ class RealTimePlant:
         self.plant = twin.run_to_run(twin.build_plant(load_truth(), load_plant_settings()), self.rng)
         self.x = twin.initial_state(np.asarray(config.start_posture, dtype=float))
         self.core = twin.plant_core()
-        # the arguments of core.run_steps after (n, x, torque), built once (Plant.core_arguments less kt_true)
-        arguments = self.plant.core_arguments()
-        self._step_arguments = arguments[:-2] + arguments[-1:]
+        # the arguments of core.run_steps after (n, x, torque), built once
+        self._step_arguments = self.plant.step_arguments()
         twin.integrate(self.plant, self.x.copy(), np.zeros(N_AXES), 1)  # load the compiled step before the first packet
         self.torque = np.zeros(N_AXES)
         self.current = np.zeros(N_AXES)  # delivered current per axis (A)

@@ -183,6 +183,11 @@ class Plant:
         """(3, 8) rows of twin_core's `motor`: this run's true Kt, stall current, no-load speed."""
         return np.ascontiguousarray(np.vstack([self.kt_true, self.stall_current, self.no_load_speed]).astype(float))
 
+    def step_arguments(self) -> tuple:
+        """The arguments of the core's run_steps after (n_steps, x, torque): the plant alone, no sensors."""
+        return (self.scalars(), self.offsets, self.beta_link, self.ia, self.fv, self.fs, self.stiffness, self.damping, self.drive(),
+                self.motor(), self.free)
+
     def core_arguments(self) -> tuple:
         return (
             self.scalars(), self.offsets, self.beta_link, self.ia, self.fv, self.fs, self.stiffness, self.damping, self.drive(),
@@ -466,10 +471,7 @@ def record_to_file(command_file, out_path, seed: int, truth=None, **kwargs) -> P
 def integrate(plant: Plant, x: np.ndarray, torque: np.ndarray, n_steps: int) -> np.ndarray:
     """Advance the state x (in place) by n_steps integration steps under constant motor torques."""
     core = _core()
-    ok = core.run_steps(
-        int(n_steps), x, np.asarray(torque, dtype=float), plant.scalars(), plant.offsets, plant.beta_link, plant.ia, plant.fv, plant.fs,
-        plant.stiffness, plant.damping, plant.drive(), plant.motor(), plant.free,
-    )
+    ok = core.run_steps(int(n_steps), x, np.asarray(torque, dtype=float), *plant.step_arguments())
     if not ok:
         raise PlantNotPositiveDefinite("twin plant: the inertia matrix is not positive definite at this state")
     return x
