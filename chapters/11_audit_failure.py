@@ -196,13 +196,16 @@ if summary:
     display(Markdown(study.field_sentence(rule, chosen, committed)))
 
 # %% [markdown]
-# ### Table V and Sec. VI-E on the field twin
+# ### Table V and Sec. VI-E on this build's data set
 #
 # The population counts of the paper, the routing test's verdict (PD at the visited
 # configurations) against the audit's (PD over $\Theta$), over every condition of the data set
-# this build ran on. Each OLS estimate of the build's OLS/SDP sweep (chapter "OLS and the
-# conditional SDP projection") is audited here with the first seed; where violations lie is
-# counted on the uniform draw, which samples $\Theta$ without the folded region's emphasis.
+# this build ran on (recorded on the twin profile the caption names; `make book TWIN=field` runs
+# the whole book on the field profile). Each OLS estimate of the build's OLS/SDP sweep (chapter
+# "OLS and the conditional SDP projection") is audited here with the first seed; where violations
+# lie is counted on the uniform draw, which samples $\Theta$ without the folded region's emphasis.
+# The accepted model of the same data set, with the seed spread of its margin, is in chapter
+# "Validation".
 
 # %% tags=["hide-input"]
 if summary:
