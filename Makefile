@@ -37,7 +37,7 @@ model: $(STAMP)
 	$(PY) -m crane_lib.model.dynamics
 
 test: model
-	$(PY) -m pytest -n 2 -q
+	$(PY) -m pytest -n 2 -q --durations=25
 
 # the data steps (twin recordings, per-condition sweeps) are cached by content; then every chapter runs
 book: model
