@@ -83,6 +83,11 @@ RESCUE_CHECK_SEED = 0
 RESCUE_INITIAL_SEED = 6
 
 
+def initial_theta_r(seed: int = RESCUE_INITIAL_SEED) -> np.ndarray:
+    """The rescue's starting Theta_r: 2,000 uniform poses over Theta (`seed`) and its 128 corners."""
+    return np.vstack([audit.uniform_poses(RESCUE_RANDOM_POSES, seed), audit.box_corners()])
+
+
 def rescue_over_theta(
     model: DynamicModel,
     beta,
@@ -94,7 +99,7 @@ def rescue_over_theta(
     """The rescue of D-E over the audit domain: Theta_r = 2,000 uniform poses + the 128
     corners of Theta (+ `extra_poses`, e.g. the audit's violators); each solution checked on
     an audit-size draw from `check_seed`, which the acceptance audits (seeds 1-5) never use."""
-    initial = [audit.uniform_poses(RESCUE_RANDOM_POSES, initial_seed), audit.box_corners()]
+    initial = [initial_theta_r(initial_seed)]
     if extra_poses is not None and len(extra_poses):
         initial.append(np.asarray(extra_poses, dtype=float))
     return rescue(model, beta, np.vstack(initial), audit.audit_poses(check_seed).poses, epsilon=epsilon)

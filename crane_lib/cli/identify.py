@@ -16,6 +16,7 @@ from pathlib import Path
 from crane_lib.cli.common import add_force, bounded_int, interval_seconds, output_path
 from crane_lib.excitation.commands import read_command_file
 from crane_lib.identification.refinement import DEFAULT_REFINE, REFINE_CHOICES, identify_recording
+from crane_lib.identification.weighted import METHODS
 from crane_lib.logs.raw_log import read_raw_log
 from crane_lib.model.parameters import save_parameters
 
@@ -38,6 +39,10 @@ def register(subparsers) -> None:
     parser.add_argument("--out", required=True, metavar="MODEL", help="model file to write (CSV: name, value, unit, std_error)")
     parser.add_argument("--repair", action="store_true", help="repair a truncated last line or repeated stamps (reported)")
     parser.add_argument("--refine", choices=REFINE_CHOICES, default=DEFAULT_REFINE, help=REFINE_HELP)
+    parser.add_argument("--method", choices=METHODS, default="ols",
+                        help="estimator of the start (default %(default)s): ols; wls = per-axis error-covariance WLS; "
+                             "dual-metric = residuals weighted by M^-1 (Yang & Hatton), an SDP, tens of seconds on a "
+                             "2-minute record; the routing test, projection and refinement follow unchanged")
     parser.add_argument("--refine-workers", type=bounded_int(1, MAX_WORKERS, "threads, one per parameter at most", "a thread count"),
                         default=min(2, os.cpu_count() or 1), metavar="N",
                         help="threads for the finite-difference Jacobian of --refine clie (1-39, default 2)")
@@ -50,12 +55,14 @@ def run(args: argparse.Namespace) -> int:
     cmd = read_command_file(args.trajectory)  # the command file the recording executed
     log = read_raw_log(args.log, repair=args.repair)
     condition, model, report = identify_recording(log, cmd.name, args.ts, args.refine, workers=args.refine_workers,
-                                                  command_file=args.trajectory, command_sha256=cmd.sha256)
+                                                  command_file=args.trajectory, command_sha256=cmd.sha256, estimator=args.method)
     condition.provenance["command_file"] = str(args.trajectory)
     model.meta["provenance.command_file"] = str(args.trajectory)
     eps = "" if condition.projection is None else f", projected with eps = {condition.projection.epsilon:g}"
+    if condition.estimate is not None:
+        print(f"{args.method}: {condition.estimate.status}, {condition.estimate.solve_time_s:.1f} s, {condition.estimate.n_samples} samples")
     print(f"{cmd.name} at {args.ts * 1e3:g} ms: kappa {condition.ols.kappa:.1f}, route {condition.route}{eps}"
-          f" (lambda_min over the visited configurations {condition.lambda_min_visited:.3g} kg·m^2 for OLS)")
+          f" (lambda_min over the visited configurations {condition.lambda_min_visited:.3g} kg·m^2 for {condition.method})")
     if args.refine != "none":
         print(f"{args.refine}: objective {report.get('objective_start', float('nan')):.6g} -> {report.get('objective_final', float('nan')):.6g}, "
               f"{report.get('iterations')} iterations, {report.get('wall_time_s', float('nan')):.1f} s")

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from crane_lib.identification.ols import IdentificationError, OLSResult, ols, stack
 from crane_lib.identification.projection import ConditionalProjection, conditional_projection
+from crane_lib.identification.weighted import METHODS, WeightedFit, fit, idim_data
 from crane_lib.logs.preprocessing import cached_bundles
 from crane_lib.model.dynamics import DynamicModel
 from crane_lib.model.parameters import ParameterSet, save_parameters
@@ -57,6 +58,11 @@ class ConditionResult:
     projection: ConditionalProjection | None = None
     failure: str | None = None
     provenance: dict = field(default_factory=dict)
+    estimate: WeightedFit | None = None  # the start's estimator when it is not OLS (--method wls | dual-metric)
+
+    @property
+    def method(self) -> str:
+        return "ols" if self.estimate is None else self.estimate.method
 
     @property
     def pd_visited(self) -> bool:
@@ -67,6 +73,8 @@ class ConditionResult:
         """The starting point of CLIE: the projection on route O-S-C, else the OLS estimate."""
         if self.route == ROUTE_PROJECTED and self.projection is not None and self.projection.chosen is not None:
             return self.projection.chosen.parameters
+        if self.estimate is not None:
+            return self.estimate.parameters
         return None if self.ols is None else self.ols.parameters
 
     def record(self) -> dict:
@@ -81,7 +89,11 @@ class ConditionResult:
             "lambda_min_visited": None if self.ols is None else self.lambda_min_visited,
             "epsilon": None if self.projection is None else self.projection.epsilon,
             "provenance": self.provenance,
+            "method": self.method,
         }
+        if self.estimate is not None:
+            out.update(estimate=self.estimate.values.tolist(), estimate_status=self.estimate.status,
+                       estimate_time_s=self.estimate.solve_time_s)
         if self.ols is not None:
             out.update(
                 kappa=self.ols.kappa,
@@ -115,25 +127,39 @@ def condition_record_path(trajectory: str, ts: float, run: int = 1) -> Path:
     return CONDITIONS_DIR / f"{trajectory}_run{run}_{round(ts * 1e3):02d}ms.json"
 
 
-def identify_condition(bundle, trajectory: str, model: DynamicModel | None = None, run: int = 1, project: bool = True) -> ConditionResult:
+def identify_condition(bundle, trajectory: str, model: DynamicModel | None = None, run: int = 1, method: str = "ols",
+                       project: bool = True) -> ConditionResult:
     """OLS, the routing test and, on route O-S-C, the projection, for one bundle (`project=False`:
-    the route is decided but not taken, for studies that need only OLS and the routing test)."""
+    the route is decided but not taken, for studies that need only OLS and the routing test).
+
+    `method` ("ols", "wls", "dual-metric"; `weighted.METHODS`) replaces the OLS estimate as the
+    start that the routing test, the projection and CLIE see; OLS still runs first (kappa,
+    standard errors, the weighted methods' first pass). A dual-metric failure raises
+    weighted.DualMetricFailure (status and condition), never falls back to OLS."""
     model = DynamicModel("reduced") if model is None else model
+    if method not in METHODS:
+        raise ValueError(f"method {method!r}: expected one of {', '.join(METHODS)}")
     result = ConditionResult(trajectory=trajectory, ts=float(bundle.ts), run=run, provenance=dict(getattr(bundle, "provenance", {}) or {}))
     try:
-        w_all, y = stack(model.regressor(bundle.theta, bundle.dtheta, bundle.ddtheta), bundle.tau)
+        data = idim_data(bundle, model)
+        w_all, y = stack(data.regressor, data.torque)
         result.ols = ols(w_all, y, model.names)
     except IdentificationError as err:
         result.failure = str(err)
         return result
-    result.lambda_min_visited = float(model.arm_min_eigenvalue(bundle.theta, result.ols.parameters.values).min())
+    if method != "ols":
+        reference = WeightedFit("ols", result.ols.parameters, -result.ols.residual, "QR", 0.0, result.ols.n_samples, result.ols.n_rows)
+        options = {"condition": f"{trajectory} at {result.ts * 1e3:g} ms", "reference": reference} if method == "dual-metric" else {}
+        result.estimate = fit(method, bundle, model, data=data, **options)
+    beta = result.start.values
+    result.lambda_min_visited = float(model.arm_min_eigenvalue(bundle.theta, beta).min())
     if result.pd_visited:
         result.route = ROUTE_DIRECT
         return result
     result.route = ROUTE_PROJECTED
     if not project:
         return result
-    result.projection = conditional_projection(model, result.ols.parameters.values, bundle.theta, bundle.dtheta)
+    result.projection = conditional_projection(model, beta, bundle.theta, bundle.dtheta)
     if result.projection.chosen is None:
         result.failure = result.projection.failure
     return result
@@ -150,6 +176,7 @@ def model_file_meta(result: ConditionResult, stage: str = "start") -> dict[str, 
         "trajectory": result.trajectory,
         "ts_s": f"{result.ts:g}",
         "stage": stage,
+        "method": result.method,
         "route": result.route,
         "epsilon": "" if result.projection is None else f"{result.projection.epsilon}",
         "kappa": f"{result.ols.kappa:.6g}",

@@ -61,14 +61,15 @@ class ProjectionResult:
         return float(np.linalg.norm(self.change))
 
 
-def inertia_basis(model: DynamicModel, poses: np.ndarray) -> np.ndarray:
-    """B_k(theta_i): the 7x7 arm block of M for the unit vector of each base parameter, (n, p, 7, 7)."""
+def inertia_basis(model: DynamicModel, poses: np.ndarray, size: int = N_ARM_JOINTS) -> np.ndarray:
+    """B_k(theta_i): the leading size x size block of M for the unit vector of each base parameter,
+    (n, p, size, size); the default is the 7x7 arm block, size 8 adds the decoupled hand axis."""
     poses = np.asarray(poses, dtype=float)
-    basis = np.empty((len(poses), model.n_parameters, N_ARM_JOINTS, N_ARM_JOINTS))
+    basis = np.empty((len(poses), model.n_parameters, size, size))
     for k in range(model.n_parameters):
         unit = np.zeros(model.n_parameters)
         unit[k] = 1.0
-        basis[:, k] = model.inertia_matrix(poses, unit)[:, :N_ARM_JOINTS, :N_ARM_JOINTS]
+        basis[:, k] = model.inertia_matrix(poses, unit)[:, :size, :size]
     return basis
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from crane_lib.errors import InputError
 from crane_lib.identification import clie, gate
 from crane_lib.identification.condition import ConditionResult, identify_condition, model_file_meta
+from crane_lib.identification.weighted import DualMetricFailure
 from crane_lib.logs.preprocessing import grid_step, preprocess
 from crane_lib.logs.raw_log import RawLog, read_raw_log
 from crane_lib.model.dynamics import DynamicModel
@@ -70,7 +71,8 @@ def refine_condition(log_path, condition_result, method: str, workers: int = 2, 
 
 def identify_recording(log: RawLog, trajectory: str, ts: float, method: str = DEFAULT_REFINE, workers: int = 2,
                        model: DynamicModel | None = None, run: int = 1, command_file=None,
-                       command_sha256: str | None = None) -> tuple[ConditionResult, ParameterSet, dict]:
+                       command_sha256: str | None = None,
+                       estimator: str = "ols") -> tuple[ConditionResult, ParameterSet, dict]:
     """A raw log to its refined model: preprocess at `ts`, OLS -> routing test -> projection, then
     the refinement `method`. The one path of `crane-id identify`, `crane-id accept` and the main
     job's accepted model. Returns (condition, refined parameters with the model file's meta,
@@ -79,7 +81,8 @@ def identify_recording(log: RawLog, trajectory: str, ts: float, method: str = DE
     The identifiability gate (`identification.gate`) runs first: with `command_file` (the
     --trajectory path) the log must have recorded that file's sha256; the bundle must hold
     enough samples per parameter and motion on every axis; the regressor's kappa must stay
-    below the bound. Each refusal is a `gate.NotIdentifiable` with the reason."""
+    below the bound. Each refusal is a `gate.NotIdentifiable` with the reason. `estimator`
+    (ols | wls | dual-metric) is the start's estimator; everything after it is unchanged."""
     try:
         grid_step(ts)
     except ValueError as err:
@@ -90,7 +93,10 @@ def identify_recording(log: RawLog, trajectory: str, ts: float, method: str = DE
     model = DynamicModel("reduced") if model is None else model
     bundle = preprocess(log, ts)
     gate.check_bundle(bundle, len(model.names), source)
-    condition = identify_condition(bundle, trajectory, model, run=run)
+    try:
+        condition = identify_condition(bundle, trajectory, model, run=run, method=estimator)
+    except DualMetricFailure as err:  # reported with its solver status, never replaced by OLS
+        raise InputError(source, str(err), "a record the dual-metric SDP solves, or --method ols") from None
     condition.provenance.update({"log": portable(log.path) if log.path is not None else ""})
     if condition.ols is not None:
         gate.check_kappa(condition.ols.kappa, source, ts)
