@@ -23,10 +23,13 @@
    and offers for download;
 8. the nonideality study: chapter 11 once per condition of `papermill_params/nonideality_<profile>.csv`
    (every row checked before anything is recorded; `reporting.nonideality`);
-9. the claims at a glance: each of the paper's main claims evaluated from those records
+9. Beyond OLS: OLS, error-covariance WLS and the dual-metric WLS (plain and with Theta_r) on the
+   Table VIII trajectories the profile records and the invariance test (`beyond_ols`,
+   results/beyond_ols), which the chapter "Beyond OLS" reads;
+10. the claims at a glance: each of the paper's main claims evaluated from those records
    (`claims`, results/claims; computed here, before Sphinx runs, so that the claims page never
    depends on the order in which jupyter-book executes pages);
-10. the downloads: the records zipped per kind (`downloads`, results/downloads) for the pages
+11. the downloads: the records zipped per kind (`downloads`, results/downloads) for the pages
    that link them.
 
 The data set is recorded on the twin profile $CRANE_TWIN names (`make book TWIN=field`).
@@ -63,7 +66,7 @@ from crane_lib.logs.preprocessing import cached_bundles
 from crane_lib.logs.raw_log import read_raw_log
 from crane_lib.paths import REPO_ROOT, TRAJECTORY_DIR, recording_path
 from crane_lib.records import read_json_record
-from crane_lib.reporting import claims, downloads, nonideality, sweep
+from crane_lib.reporting import beyond_ols, claims, downloads, nonideality, sweep
 from crane_lib.twin import dataset
 from crane_lib.twin.truth import TWIN_PLANT_CSV, TWIN_TRUTH_CSV
 
@@ -236,6 +239,7 @@ def main(argv=None) -> int:
     _report("kt_draws", kt_sweep(args.profile, args.jobs, args.scheduler))
     print(f"export of the accepted model: {export_step()}")
     _report("nonideality", nonideality.run_study(args.profile, args.jobs, args.scheduler))
+    print(f"beyond OLS: {beyond_ols.beyond_ols_step(args.profile)}")
     for name in args.study:
         _report(name, condition_sweep(name, STUDIES[name], args.profile, args.jobs, args.scheduler))
     statuses = claims.write_claims(args.profile)
