@@ -32,6 +32,7 @@ def bench_sizes(ts: float) -> None:
     model = DynamicModel("reduced")
     bundle = identify.condition_bundle(TRAJECTORY, ts)
     n_record = len(bundle.theta)
+    weighted.ols_fit(bundle, model, max_samples=60)  # warm-up: the first call loads the kernels
     rows = []
     for fraction in FRACTIONS:
         size = max(60, int(round(fraction * n_record)))

@@ -3,7 +3,7 @@
     crane-id record COMMAND_FILE --out LOG [--truth PARAMS_FILE] [--seed N]
     crane-id record COMMAND_FILE --out LOG --port /dev/ttyUSB0 [--idle S] [--no-approach]
     crane-id preprocess LOG --out DIR [--repair] [--intervals MS ...]
-    crane-id identify LOG --trajectory COMMAND_FILE --ts 0.04 --out MODEL [--repair] [--refine fast|clie|didim|none]
+    crane-id identify LOG --trajectory COMMAND_FILE --ts 0.04 --out MODEL [--repair] [--refine fast|clie|didim|none] [--method ols|wls|dual-metric]
     crane-id audit MODEL [--seed N] [--sparse] [--box manufacturer] [--certify] [--json]
     crane-id rescue MODEL --out MODEL [--epsilon 1e-3]
     crane-id accept LOG --trajectory COMMAND_FILE --out MODEL [--ts 0.04] [--refine fast] [--validation LOG ...]
