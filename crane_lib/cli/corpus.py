@@ -414,6 +414,7 @@ def _cases_options() -> list[Case]:
     for value, fragment in (("0.0155", "whole number of milliseconds"), ("nan", "not finite"), ("0", "out of range"), ("1", "out of range")):
         cases.append(Case(f"accept-ts-{value}", k, ("accept", LOG, "--trajectory", CMD, "--out", "m.csv", "--ts", value), 2, fragment, (log, cmd)))
     cases.append(Case("identify-refine-unknown", k, (*identify[:-1], "sgd"), 2, "invalid choice", (log, cmd)))
+    cases.append(Case("identify-method-unknown", k, (*identify, "--method", "energy"), 2, "invalid choice", (log, cmd)))
     audit = ("audit", MODEL)
     for option, value, fragment in (("--seed", "-1", "out of range"), ("--seed", "1.5", "not an integer"), ("--seed", str(2**64), "out of range"),
                                     ("--seed", "１", "not an integer"),
