@@ -54,6 +54,7 @@ import cvxpy as cp
 import numpy as np
 
 from crane_lib.errors import InputError
+from crane_lib.identification.weighted import Consistency
 from crane_lib.model import base_parameters
 from crane_lib.model.dynamics import base_matrix
 from crane_lib.model.parameters import N_LINKS, ParameterSet, split_name, standard_parameter_names
@@ -99,6 +100,19 @@ def _basis() -> np.ndarray:
         basis[index, a, 3] = basis[index, 3, a] = 1.0
     basis[9, 3, 3] = 1.0
     return basis
+
+
+def consistency_constraints(parameter_set: str = "reduced", margin: float = 0.0):
+    """The physical-consistency constraints of the dual-metric WLS (`identification.weighted.
+    Consistency`): beta = K phi with K the set's base matrix, every link's pseudo-inertia
+    J_j(phi) >= margin I, rotor inertias and friction (IA, FV, FS) >= 0. Unlike `reconstruct`,
+    the base parameters the set leaves out (products of inertia of links 2-7, Coulomb friction
+    in the reduced set) are free: the constraint asks only that *some* consistent arm has the
+    estimated base parameters."""
+    names = standard_parameter_names()
+    drive = np.array([i for i, n in enumerate(names) if split_name(n)[0] in DRIVE_KINDS])
+    lmis = [(np.array(link_indices(j)), _basis()) for j in range(1, N_LINKS + 1)]
+    return Consistency(base_matrix(parameter_set), lmis, drive, float(margin))
 
 
 def pseudo_inertia(link: np.ndarray) -> np.ndarray:

@@ -105,6 +105,25 @@ class WeightedFit:
         return float(np.sqrt(np.mean(self.residual**2)))
 
 
+@dataclass
+class Consistency:
+    """Physical consistency behind the base parameters, as constraints of the dual-metric SDP:
+    beta = K phi for some standard-parameter vector phi (K the model's base matrix) whose link
+    pseudo-inertias satisfy J_j(phi) >= margin I and whose listed entries (rotor inertias,
+    friction) are >= 0. Built by `export.consistent.consistency_constraints` (the pseudo-inertia
+    construction of the export), passed in so that this stage imports nothing downstream.
+
+    base_matrix  (p, q): beta = K phi
+    lmis         per link: (indices of its ten parameters in phi, (10, 4, 4) basis of J)
+    nonnegative  indices in phi of the entries >= 0
+    margin       kg·m^2 (SI, lengths in metres)"""
+
+    base_matrix: np.ndarray
+    lmis: list
+    nonnegative: np.ndarray
+    margin: float = 0.0
+
+
 # ----------------------------------------------------------------------------- data and charts
 
 
@@ -309,10 +328,38 @@ def _bound_rows(model: DynamicModel, bounds: dict, scale: np.ndarray, row0: int)
     return np.array(r, dtype=int), np.array(c, dtype=int), np.array(v, dtype=float), np.array(b, dtype=float), cones
 
 
-def _solve(data, model, scale, poses, epsilon, bounds, settings: dict):
+def _consistency_rows(consistency: Consistency, scale: np.ndarray, col0: int, row0: int):
+    """beta - K phi = 0 (zero cone), J_j(phi) - margin I >= 0 (4x4 PSD), phi_k >= 0; phi is
+    variables col0 .. col0 + q."""
+    k = np.asarray(consistency.base_matrix, dtype=float)
+    p, q = k.shape
+    r, c, v, b, cones = [], [], [], [], []
+    eq = np.hstack([np.diag(scale), -k])  # A x = 0 on (z, phi)
+    idx = np.nonzero(eq)
+    r.append(row0 + idx[0]), c.append(np.where(idx[1] < p, idx[1], col0 + idx[1] - p)), v.append(eq[idx]), b.append(np.zeros(p))
+    cones.append(clarabel.ZeroConeT(p))
+    row = row0 + p
+    rows4, cols4, weight4 = _svec_pattern(4)
+    for indices, basis in consistency.lmis:
+        svec = np.asarray(basis)[:, rows4, cols4] * weight4  # (10, 10): parameter, svec entry
+        nz = np.nonzero(svec)
+        r.append(row + nz[1]), c.append(col0 + np.asarray(indices)[nz[0]]), v.append(-svec[nz])
+        b.append(np.where(rows4 == cols4, -consistency.margin, 0.0))
+        cones.append(clarabel.PSDTriangleConeT(4))
+        row += len(rows4)
+    nonneg = np.asarray(consistency.nonnegative, dtype=int)
+    if len(nonneg):
+        r.append(row + np.arange(len(nonneg))), c.append(col0 + nonneg), v.append(-np.ones(len(nonneg))), b.append(np.zeros(len(nonneg)))
+        cones.append(clarabel.NonnegativeConeT(len(nonneg)))
+    return np.concatenate(r), np.concatenate(c), np.concatenate(v), np.concatenate(b), cones
+
+
+def _solve(data, model, scale, poses, epsilon, bounds, settings: dict, consistency: Consistency | None = None):
     n, p = len(data.samples), model.n_parameters
+    q = 0 if consistency is None else np.asarray(consistency.base_matrix).shape[1]
     pieces, cones, row0 = [], [], 0
     for build in (
+        lambda r0: None if consistency is None else _consistency_rows(consistency, scale, p + n + 1, r0),
         lambda r0: _bound_rows(model, bounds or {}, scale, r0),
         lambda r0: _sample_cones(data, model, scale, r0),
         lambda r0: _hand_cone(data, model, scale, r0),
@@ -326,18 +373,18 @@ def _solve(data, model, scale, poses, epsilon, bounds, settings: dict):
         cones.extend(k)
         row0 += len(b)
     a = sp.csc_matrix((np.concatenate([x[2] for x in pieces]), (np.concatenate([x[0] for x in pieces]), np.concatenate([x[1] for x in pieces]))),
-                      shape=(row0, p + n + 1))
+                      shape=(row0, p + n + 1 + q))
     b = np.concatenate([x[3] for x in pieces])
-    q = np.concatenate([np.zeros(p), np.ones(n + 1)])  # sum_k t_k (arm) + T (hand)
+    cost = np.concatenate([np.zeros(p), np.ones(n + 1), np.zeros(q)])  # sum_k t_k (arm) + T (hand); phi free
     opts = clarabel.DefaultSettings()
     opts.verbose = False
     for key, value in settings.items():
         setattr(opts, key, value)
-    solver = clarabel.DefaultSolver(sp.csc_matrix((p + n + 1, p + n + 1)), q, a, b, cones, opts)
+    solver = clarabel.DefaultSolver(sp.csc_matrix((p + n + 1 + q, p + n + 1 + q)), cost, a, b, cones, opts)
     solution = solver.solve()
     status = str(solution.status)
     x = np.asarray(solution.x, dtype=float)
-    return status, x[:p] * scale, x[p:], solution
+    return status, x[:p] * scale, x[p:p + n + 1], x[p + n + 1:], solution
 
 
 def dual_metric_objective(model: DynamicModel, beta, data: IDIMData) -> np.ndarray:
@@ -363,6 +410,7 @@ def dual_metric_wls(
     settings: dict | None = None,
     data: IDIMData | None = None,
     reference: WeightedFit | None = None,
+    consistency: Consistency | None = None,
 ) -> WeightedFit:
     """The dual-metric WLS (26) on `bundle`: minimize sum_k r_k^T M_k^-1 r_k by Schur-complement LMIs.
 
@@ -372,6 +420,7 @@ def dual_metric_wls(
                set is below epsilon, at most `max_rounds` rounds (each round is a relaxation of
                the full problem, so the first round that satisfies the whole set is its solution)
     bounds     {name: (lo, hi)} (None for no bound on that side)
+    consistency  a `Consistency`: beta must be the base parameters of physically consistent links
     max_samples  evenly spaced subsampling of the record (None: every sample)
     condition  text naming the condition for errors (default: from the bundle's provenance)
     reference  an OLS fit on the same data, for the variable scaling (computed when None)
@@ -390,14 +439,15 @@ def dual_metric_wls(
     where = _condition_text(bundle, condition)
     poses = None if poses is None else np.asarray(poses, dtype=float)[:, :N_ARM_JOINTS]
     options = f"{'no pose constraints' if poses is None else f'Theta_r of {len(poses)} poses, eps = {epsilon:g} kg·m^2'}" + (
-        f", bounds on {sorted(bounds)}" if bounds else "")
+        f", bounds on {sorted(bounds)}" if bounds else "") + ("" if consistency is None else ", physically consistent links")
     label = f"{where}, {len(data.samples)} samples, {options}"
     # start from the poses closest to violation under the reference fit, as nearest_pd does
     active = np.zeros(0, dtype=int) if poses is None else np.sort(np.argsort(model.arm_min_eigenvalue(poses, beta_ref))[:initial_active])
     rounds, solver_time, iterations = 0, 0.0, 0
     while True:
         rounds += 1
-        status, beta, t, solution = _solve(data, model, scale, None if poses is None else poses[active], epsilon, bounds, settings or {})
+        status, beta, t, phi, solution = _solve(data, model, scale, None if poses is None else poses[active], epsilon, bounds,
+                                                settings or {}, consistency)
         solver_time += float(solution.solve_time)
         iterations += int(solution.iterations)
         if status not in ACCEPTED_STATUSES:
@@ -430,8 +480,13 @@ def dual_metric_wls(
     }
     if poses is not None:
         info["lambda_min_poses"] = float(model.arm_min_eigenvalue(poses, beta).min())
+    if consistency is not None:
+        info["standard"] = phi.tolist()
+        info["link_margins"] = [float(np.linalg.eigvalsh(np.einsum("k,kab->ab", phi[np.asarray(i)], np.asarray(bas)))[0])
+                                for i, bas in consistency.lmis]
+        info["base_mismatch"] = float(np.max(np.abs(np.asarray(consistency.base_matrix) @ phi - beta)))
     residual = (data.regressor @ beta - data.torque).ravel()
-    method = "dual-metric" if poses is None else "dual-metric+Theta_r"
+    method = ("dual-metric" if poses is None else "dual-metric+Theta_r") + ("" if consistency is None else "+consistent")
     return WeightedFit(method, ParameterSet(model.names, beta), residual, status, time.perf_counter() - start,
                        len(data.samples), residual.size, info)
 

@@ -23,6 +23,7 @@ from tqdm import tqdm
 from crane_lib import fingerprint
 from crane_lib.acceptance import audit, rescue
 from crane_lib.errors import InputError
+from crane_lib.export import consistent
 from crane_lib.identification import metrics, weighted
 from crane_lib.model.dynamics import DynamicModel
 from crane_lib.paths import RESULTS_DIR, recording_path
@@ -33,7 +34,8 @@ from crane_lib.twin.truth import load_truth
 BEYOND_DIR = RESULTS_DIR / "beyond_ols"
 TABLE_VIII = ("AG02", "AG01", "AP01", "AP02", "AP03", "AP04", "AP05", "PB07", "PC01")  # as chapter 07 (register)
 TS = 0.040
-LABELS = {"ols": "OLS", "wls": "error-covariance WLS", "dual-metric": "dual-metric WLS", "dual-metric+Theta_r": "dual-metric WLS + Θr"}
+LABELS = {"ols": "OLS", "wls": "error-covariance WLS", "dual-metric": "dual-metric WLS", "dual-metric+Theta_r": "dual-metric WLS + Θr",
+          "dual-metric+consistent": "dual-metric WLS, consistent links"}
 WELL_DETERMINED_T = 20.0  # |beta| / SE of OLS on the condition: relative standard error <= 5 %
 # samples per dual-metric fit (evenly spaced): None = the whole record. The quick profile (CI)
 # caps it; the benchmark measures what the cap costs in time and moves in the estimate.
@@ -76,13 +78,15 @@ def _score(model, beta, heldout: list, truth: np.ndarray, well: np.ndarray) -> d
 
 
 def compare_condition(bundle, model: DynamicModel, heldout: list, truth: np.ndarray, condition: str,
-                      max_samples: int | None = None, theta_r: np.ndarray | None = None, epsilon: float = rescue.RESCUE_EPSILON) -> dict:
+                      max_samples: int | None = None, theta_r: np.ndarray | None = None, epsilon: float = rescue.RESCUE_EPSILON,
+                      consistency: weighted.Consistency | None = None) -> dict:
     """The four estimators on one bundle, each scored; JSON-ready.
 
     Dual-metric WLS + Theta_r: the plain dual-metric estimate is checked on Theta_r first; when it
     already has M >= eps I there, it *is* the constrained solution (the constrained problem's
     relaxation has a feasible optimum) and is reported with "constraints inactive"; otherwise
-    the constrained SDP is solved."""
+    the constrained SDP is solved. With `consistency`, a fifth row: the dual-metric WLS whose
+    estimate must be the base parameters of physically consistent links."""
     theta_r = rescue.initial_theta_r() if theta_r is None else theta_r
     data = weighted.idim_data(bundle, model, max_samples=max_samples)
     full = weighted.idim_data(bundle, model)
@@ -100,6 +104,9 @@ def compare_condition(bundle, model: DynamicModel, heldout: list, truth: np.ndar
     else:
         fits["dual-metric+Theta_r"] = weighted.dual_metric_wls(bundle, model, data=data, reference=reference, condition=condition,
                                                                poses=theta_r, epsilon=epsilon)
+    if consistency is not None:  # a fifth estimator: the base parameters of physically consistent links
+        fits["dual-metric+consistent"] = weighted.dual_metric_wls(bundle, model, data=data, reference=reference, condition=condition,
+                                                                 consistency=consistency)
     ols_se = fits["ols"].parameters.std_errors
     # the viscous coefficients are left out: they absorb the twin's Coulomb and gear friction,
     # which the model lacks, so their "truth" is not what any estimator here can recover
@@ -113,6 +120,9 @@ def compare_condition(bundle, model: DynamicModel, heldout: list, truth: np.ndar
         row["lambda_min_data"] = float(model.arm_min_eigenvalue(full.theta, f.values).min())
         row["theta_r_lambda_min"] = float(model.arm_min_eigenvalue(theta_r, f.values).min())
         row["trace_ratio"] = mean_trace(model, f.values, full.theta) / truth_trace
+        if "link_margins" in f.info:
+            row["link_margin_min"] = min(f.info["link_margins"])
+            row["base_mismatch"] = f.info["base_mismatch"]
         rows.append(row)
     return {
         "condition": condition,
@@ -185,7 +195,9 @@ def beyond_ols_step(profile: str, directory=None) -> dict[str, str]:
             statuses[trajectory] = "cached"
             continue
         started = time.perf_counter()
-        out = compare_condition(bundle, model, heldout, truth, f"{trajectory} at {TS * 1e3:g} ms", max_samples=cap)
+        # the consistent-links variant on the representative condition only (the build's time)
+        consistency = consistent.consistency_constraints(model.parameter_set) if trajectory == names[0] else None
+        out = compare_condition(bundle, model, heldout, truth, f"{trajectory} at {TS * 1e3:g} ms", max_samples=cap, consistency=consistency)
         out.update(trajectory=trajectory, ts=TS, run=1, profile=profile, cache_key=key, wall_s=time.perf_counter() - started)
         write_json_record(path, out)
         statuses[trajectory] = "ran"
@@ -240,6 +252,18 @@ def load_invariance(directory=None) -> dict:
 
 def invariance_frame(record: dict) -> pd.DataFrame:
     return pd.DataFrame(record["rows"]).set_index(["chart", "method"])
+
+
+def consistent_sentence(record: dict, rows: pd.DataFrame) -> str:
+    """What the consistent-links variant did on this condition, from its record ("" when it did not run)."""
+    row = next((r for r in record["rows"] if r["method"] == LABELS["dual-metric+consistent"]), None)
+    if row is None:
+        return ""
+    plain = rows.loc[LABELS["dual-metric"], "held-out RMSE (N·m)"]
+    binding = row["link_margin_min"] < 1e-6
+    return (f"Requiring consistent links {'binds' if binding else 'does not bind'} (smallest link pseudo-inertia eigenvalue "
+            f"{row['link_margin_min']:.2g} kg·m², β = Kφ to {row['base_mismatch']:.1g}); its held-out RMSE is "
+            f"{row['heldout_rmse']:.4f} N·m against {plain:.4f} N·m for the plain dual-metric fit.")
 
 
 def ranking(frame: pd.DataFrame, column: str) -> pd.Series:
