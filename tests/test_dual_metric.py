@@ -128,13 +128,13 @@ def test_cli_method_selects_the_start(tmp_path, model):
 
 def test_consistent_links_option_gives_a_consistent_arm(model, noisy):
     """With the export's consistency constraints the estimate is K phi for a phi whose every link
-    pseudo-inertia is PSD (to solver precision) and whose drive terms are >= 0; the constraint costs fit."""
+    pseudo-inertia keeps the margin (to solver precision) and whose drive terms are >= 0; the constraint costs fit."""
     from crane_lib.export.consistent import consistency_constraints, link_margins
 
     constraints = consistency_constraints(model.parameter_set)
     result = weighted.dual_metric_wls(noisy, model, consistency=constraints)
     phi = np.array(result.info["standard"])
     np.testing.assert_allclose(constraints.base_matrix @ phi, result.values, atol=1e-8)
-    assert link_margins(phi).min() >= -1e-6
+    assert link_margins(phi).min() >= 0.9 * constraints.margin > 0
     assert phi[constraints.nonnegative].min() >= -1e-8
     assert result.info["objective"] >= weighted.dual_metric_wls(noisy, model).info["objective"] * (1 - 1e-6)

@@ -102,7 +102,7 @@ def _basis() -> np.ndarray:
     return basis
 
 
-def consistency_constraints(parameter_set: str = "reduced", margin: float = 0.0):
+def consistency_constraints(parameter_set: str = "reduced", margin: float = MARGIN):
     """The physical-consistency constraints of the dual-metric WLS (`identification.weighted.
     Consistency`): beta = K phi with K the set's base matrix, every link's pseudo-inertia
     J_j(phi) >= margin I, rotor inertias and friction (IA, FV, FS) >= 0. Unlike `reconstruct`,
@@ -112,7 +112,11 @@ def consistency_constraints(parameter_set: str = "reduced", margin: float = 0.0)
     names = standard_parameter_names()
     drive = np.array([i for i, n in enumerate(names) if split_name(n)[0] in DRIVE_KINDS])
     lmis = [(np.array(link_indices(j)), _basis()) for j in range(1, N_LINKS + 1)]
-    return Consistency(base_matrix(parameter_set), lmis, drive, float(margin))
+    # typical sizes (SI) so that the solver's variables are of order one: a link's mass, first
+    # moments, second moments; the drive terms as the reconstruction scales them
+    typical = {"M": 1.0, "MX": 0.1, "MY": 0.1, "MZ": 0.1, **_DRIVE_SCALE}
+    scale = np.array([typical.get(split_name(n)[0], 1e-2) for n in names])
+    return Consistency(base_matrix(parameter_set), lmis, drive, float(margin), scale)
 
 
 def pseudo_inertia(link: np.ndarray) -> np.ndarray:

@@ -62,6 +62,7 @@ METHODS = ("ols", "wls", "dual-metric")
 # Clarabel's "AlmostSolved" is accepted only after our own check of the LMIs it was asked for
 ACCEPTED_STATUSES = ("Solved", "AlmostSolved")
 SQRT2 = float(np.sqrt(2.0))
+LINK_ROW_SCALE = 1e3  # rows of the link pseudo-inertia LMIs, scaled (see _consistency_rows)
 
 
 class DualMetricFailure(IdentificationError):
@@ -116,12 +117,19 @@ class Consistency:
     base_matrix  (p, q): beta = K phi
     lmis         per link: (indices of its ten parameters in phi, (10, 4, 4) basis of J)
     nonnegative  indices in phi of the entries >= 0
-    margin       kg·m^2 (SI, lengths in metres)"""
+    margin       kg·m^2 (SI, lengths in metres)
+    scale        (q,) typical size of each phi entry; the solver works on phi / scale"""
 
     base_matrix: np.ndarray
     lmis: list
     nonnegative: np.ndarray
     margin: float = 0.0
+    scale: np.ndarray | None = None
+
+    @property
+    def phi_scale(self) -> np.ndarray:
+        q = np.asarray(self.base_matrix).shape[1]
+        return np.ones(q) if self.scale is None else np.asarray(self.scale, dtype=float)
 
 
 # ----------------------------------------------------------------------------- data and charts
@@ -331,7 +339,8 @@ def _bound_rows(model: DynamicModel, bounds: dict, scale: np.ndarray, row0: int)
 def _consistency_rows(consistency: Consistency, scale: np.ndarray, col0: int, row0: int):
     """beta - K phi = 0 (zero cone), J_j(phi) - margin I >= 0 (4x4 PSD), phi_k >= 0; phi is
     variables col0 .. col0 + q."""
-    k = np.asarray(consistency.base_matrix, dtype=float)
+    phi_scale = consistency.phi_scale  # variables psi = phi / phi_scale
+    k = np.asarray(consistency.base_matrix, dtype=float) * phi_scale[None, :]
     p, q = k.shape
     r, c, v, b, cones = [], [], [], [], []
     eq = np.hstack([np.diag(scale), -k])  # A x = 0 on (z, phi)
@@ -341,15 +350,17 @@ def _consistency_rows(consistency: Consistency, scale: np.ndarray, col0: int, ro
     row = row0 + p
     rows4, cols4, weight4 = _svec_pattern(4)
     for indices, basis in consistency.lmis:
-        svec = np.asarray(basis)[:, rows4, cols4] * weight4  # (10, 10): parameter, svec entry
+        # the cone is scaled by LINK_ROW_SCALE (the same set): the solver's feasibility tolerance is
+        # absolute on the rows, and a link's J is small beside the residual cones' entries
+        svec = np.asarray(basis)[:, rows4, cols4] * weight4 * phi_scale[np.asarray(indices)][:, None] * LINK_ROW_SCALE
         nz = np.nonzero(svec)
         r.append(row + nz[1]), c.append(col0 + np.asarray(indices)[nz[0]]), v.append(-svec[nz])
-        b.append(np.where(rows4 == cols4, -consistency.margin, 0.0))
+        b.append(np.where(rows4 == cols4, -consistency.margin * LINK_ROW_SCALE, 0.0))
         cones.append(clarabel.PSDTriangleConeT(4))
         row += len(rows4)
     nonneg = np.asarray(consistency.nonnegative, dtype=int)
     if len(nonneg):
-        r.append(row + np.arange(len(nonneg))), c.append(col0 + nonneg), v.append(-np.ones(len(nonneg))), b.append(np.zeros(len(nonneg)))
+        r.append(row + np.arange(len(nonneg))), c.append(col0 + nonneg), v.append(-phi_scale[nonneg]), b.append(np.zeros(len(nonneg)))
         cones.append(clarabel.NonnegativeConeT(len(nonneg)))
     return np.concatenate(r), np.concatenate(c), np.concatenate(v), np.concatenate(b), cones
 
@@ -384,7 +395,8 @@ def _solve(data, model, scale, poses, epsilon, bounds, settings: dict, consisten
     solution = solver.solve()
     status = str(solution.status)
     x = np.asarray(solution.x, dtype=float)
-    return status, x[:p] * scale, x[p:p + n + 1], x[p + n + 1:], solution
+    phi = x[p + n + 1:] * (consistency.phi_scale if consistency is not None else 1.0)
+    return status, x[:p] * scale, x[p:p + n + 1], phi, solution
 
 
 def dual_metric_objective(model: DynamicModel, beta, data: IDIMData) -> np.ndarray:
