@@ -47,6 +47,8 @@ class ConditionResult:
                         attempts and the chosen one); None on route O-C
     failure             why the condition has no start (rank, solver, no PD projection), else None
     provenance          where the bundle came from (log file, its digest, preprocessing settings)
+    estimate            the start's estimator when it is not OLS (weighted.WeightedFit: WLS or the
+                        dual metric); the routing test and the projection then see it, not OLS
     """
 
     trajectory: str
