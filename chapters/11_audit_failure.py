@@ -36,7 +36,8 @@
 # book's data set), and the condition records of the build's OLS/SDP sweep where the text says so.
 
 # %% tags=["parameters"]
-# one study condition (the sweep sets these; the defaults are today's twin on AG02, execution 1)
+# one study condition (the sweep sets these; the defaults are today's twin on AG02,
+# execution 1)
 base = "default"
 effect = "none"
 magnitude = "0"
@@ -50,11 +51,9 @@ summary = True
 import os
 
 import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
-from crane_lib.acceptance import screen
 from crane_lib.identification import condition as identify
 from crane_lib.paths import RESULTS_DIR
 from crane_lib.records import read_json_record
@@ -63,7 +62,8 @@ from crane_lib.reporting.tables import formatted
 from crane_lib.twin import effects
 
 profile = os.environ.get("CRANE_PROFILE", "full")
-condition = study.parse_condition(base, effect, magnitude, trajectory, seed, accept, where="chapter parameters")
+condition = study.parse_condition(base, effect, magnitude, trajectory, seed, accept,
+                                  where="chapter parameters")
 
 # %% [markdown]
 # ## The effects and their magnitudes
@@ -88,9 +88,8 @@ study.effects_table()
 if not summary:
     path, timing = study.write_condition(condition, profile)
     point = study.points_frame([read_json_record(path)])
-    display(Markdown(f"Stored `{path.name}` ({condition.label()}, seed {seed}): recorded in {timing['record_s']:.1f} s, "
-                     f"identified and audited at four intervals in {timing['identify_and_audit_s']:.1f} s."))
-    display(formatted(point[["ts_ms", "pd_visited", "lambda_visited", "pd_theta", "lambda_theta", "worst_component"]]))
+    display(Markdown(study.condition_sentence(path, condition, timing)))
+    display(formatted(point[study.POINT_COLUMNS]))
 
 # %% tags=["hide-input"]
 if summary:
@@ -99,9 +98,8 @@ if summary:
     table = study.ladder(frame)
     order = study.rung_order(table["label"])
     context = study.study_context()
-    truth_margin = screen.screened_audit(context.truth, context.poses, context.model).lambda_min
-    display(Markdown(f"Profile **{profile}**: {len(records)} study records, {frame['label'].nunique()} rungs, "
-                     f"{frame[frame['trajectory'] == 'AG02']['seed'].nunique()} executions of AG02."))
+    truth_margin = study.truth_margin(context)
+    display(Markdown(study.summary_sentence(profile, records, frame)))
 
 # %% [markdown]
 # ## The ladder
@@ -115,7 +113,8 @@ if summary:
 # %% tags=["hide-input"]
 if summary:
     fig, ax = plt.subplots(figsize=(8.5, 0.28 * len(order) + 1.4))
-    fig.colorbar(study.plot_ladder(table, order, ax), ax=ax, shrink=0.6, label="λmin over Θ (10⁻³ kg·m²)")
+    image = study.plot_ladder(table, order, ax)
+    fig.colorbar(image, ax=ax, shrink=0.6, label="λmin over Θ (10⁻³ kg·m²)")
     plt.show()
     display(Markdown(study.ladder_sentences(frame, table, truth_margin)))
 
@@ -127,16 +126,16 @@ if summary:
 # is an estimate that has become indefinite somewhere in $\Theta$.
 
 # %% tags=["hide-input"]
-scaled = [n for n in ("backlash", "encoder_error", "encoder_noise", "dead_time", "kt_error", "compliance")
-          if summary and study.magnitude_series(frame, n)["value"].nunique() > 1]
+scaled = study.scaled_effects(frame) if summary else []
 if scaled:
     fig, axes = plt.subplots(2, 3, figsize=(11, 6.2), constrained_layout=True)
     study.plot_magnitudes(frame, scaled, axes)
-    fig.suptitle(f"{study.DATA_NOTE}: AG02's margin over Θ against each effect's magnitude, alone on today's twin", fontsize=10)
+    fig.suptitle(study.magnitudes_title(), fontsize=10)
     plt.show()
     display(Markdown(study.magnitude_sentences(frame, scaled)))
 elif summary:
-    display(Markdown(f"The {profile} profile runs no magnitude ladder (the full profile does)."))
+    display(Markdown(f"The {profile} profile runs no magnitude ladder "
+                     "(the full profile does)."))
 
 # %% [markdown]
 # ## The spread between executions
@@ -154,7 +153,8 @@ if len(spread):
     plt.show()
     display(Markdown(study.spread_sentences(spread)))
 elif summary:
-    display(Markdown("This build's study runs no rung on three or more executions; the full profile runs the deciding rungs on eight."))
+    display(Markdown("This build's study runs no rung on three or more executions; "
+                     "the full profile runs the deciding rungs on eight."))
 
 # %% [markdown]
 # ## The mechanism
@@ -171,14 +171,17 @@ elif summary:
 if summary:
     shares, names = study.share_frame(frame, records)
     dominant = study.dominant_parameters(shares, names, truth_margin)
-    point = next(p for r in records if r["label"] == "default" and r["condition"]["seed"] == 1011 for p in r["intervals"] if round(p["ts"] * 1e3) == 10)
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.2), gridspec_kw={"width_ratios": [1.4, 1]}, constrained_layout=True)
-    study.plot_mechanism(point, names, context.truth, axes, f"{study.DATA_NOTE}: today's twin, AG02 at 10 ms, execution 1\n"
-                         f"shares of λmin − vᵀM(θ*; truth)v at θ* = {np.round(point['worst_pose_deg']).astype(int).tolist()} deg")
+    point = study.mechanism_point(records, seed)
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.2), constrained_layout=True,
+                             gridspec_kw={"width_ratios": [1.4, 1]})
+    title = study.mechanism_title(point, seed, profile)
+    study.plot_mechanism(point, names, context.truth, axes, title)
     plt.show()
-    errors = study.error_table(records, study.removal_rungs(order), dominant + [study.largest_standardized_error(records)])
+    followed = dominant + [study.largest_standardized_error(records)]
+    errors = study.error_table(records, study.removal_rungs(order), followed)
     display(formatted(errors, 3))
-    display(Markdown(study.mechanism_sentences(shares, names, dominant, errors, truth_margin)))
+    sentences = study.mechanism_sentences(shares, names, dominant, errors, truth_margin)
+    display(Markdown(sentences))
 
 # %% [markdown]
 # ## The field profile
@@ -192,7 +195,11 @@ if summary:
 # %% tags=["hide-input"]
 if summary:
     rule, chosen, committed = study.field_check(frame)
-    display(formatted(rule, 3) if len(rule) else Markdown(f"The {profile} profile has one execution per rung: the rule needs two (full profile)."))
+    if len(rule):
+        display(formatted(rule, 3))
+    else:
+        display(Markdown(f"The {profile} profile has one execution per rung: "
+                         "the rule needs two (full profile)."))
     display(Markdown(study.field_sentence(rule, chosen, committed)))
 
 # %% [markdown]
@@ -209,7 +216,8 @@ if summary:
 
 # %% tags=["hide-input"]
 if summary:
-    population = study.audited_condition_records(identify.load_condition_records(RESULTS_DIR / "conditions"))
+    conditions = identify.load_condition_records(RESULTS_DIR / "conditions")
+    population = study.audited_condition_records(conditions)
     display(study.population_table(population, profile, effects.active_profile()))
 
 # %% [markdown]
@@ -236,4 +244,5 @@ elif summary:
 
 # %% tags=["hide-input"]
 if summary:
-    display(Markdown(study.conclusion(frame, table, spread, dominant, errors, chosen, truth_margin, runs=runs)))
+    display(Markdown(study.conclusion(frame, table, spread, dominant, errors, chosen,
+                                      truth_margin, runs=runs)))

@@ -45,6 +45,7 @@ from crane_lib.model.dynamics import model as shared_model
 from crane_lib.model.parameters import N_LINKS
 from crane_lib.paths import PAPERMILL_PARAMS_DIR, RESULTS_DIR, TRAJECTORY_DIR
 from crane_lib.records import read_json_records, write_json_record
+from crane_lib.twin import dataset
 from crane_lib.twin import effects as twin_effects
 from crane_lib.twin import recorder as twin
 from crane_lib.twin.truth import TWIN_PLANT_CSV, TWIN_TRUTH_CSV, load_plant_settings, load_truth
@@ -586,6 +587,57 @@ def plot_mechanism(point: dict, names: list[str], truth, axes, title: str):
     for ax in axes:
         ax.tick_params(labelsize=7.5)
     return shares
+
+
+# ---------------------------------------------------------------- the chapter's assembly
+
+POINT_COLUMNS = ["ts_ms", "pd_visited", "lambda_visited", "pd_theta", "lambda_theta", "worst_component"]
+# the effects whose magnitude the study scales alone on today's twin (chapter: "How much of it does it take")
+SCALED_EFFECTS = ("backlash", "encoder_error", "encoder_noise", "dead_time", "kt_error", "compliance")
+MECHANISM_TS_MS = min(INTERVALS_MS)  # the mechanism figure's interval: the finest
+
+
+def truth_margin(context: _Context) -> float:
+    """λmin of the twin's true M over the study's audit poses (kg·m²): where every estimate starts from."""
+    return screen.screened_audit(context.truth, context.poses, context.model).lambda_min
+
+
+def condition_sentence(path: Path, condition: StudyCondition, timing: dict) -> str:
+    """What the single-condition run stored and how long it took."""
+    return (f"Stored `{path.name}` ({condition.label()}, seed {condition.seed}): recorded in {timing['record_s']:.1f} s, "
+            f"identified and audited at {len(INTERVALS_S)} intervals in {timing['identify_and_audit_s']:.1f} s.")
+
+
+def summary_sentence(profile: str, records: list[dict], frame, trajectory: str = "AG02") -> str:
+    """How much study this build has: records, rungs, executions of the trajectory."""
+    executions = frame[frame["trajectory"] == trajectory]["seed"].nunique()
+    return (f"Profile **{profile}**: {len(records)} study records, {frame['label'].nunique()} rungs, "
+            f"{executions} executions of {trajectory}.")
+
+
+def scaled_effects(frame, trajectory: str = "AG02") -> list[str]:
+    """The effects of SCALED_EFFECTS that this build's study ran at more than one magnitude."""
+    return [n for n in SCALED_EFFECTS if magnitude_series(frame, n, trajectory)["value"].nunique() > 1]
+
+
+def magnitudes_title(trajectory: str = "AG02") -> str:
+    return f"{DATA_NOTE}: {trajectory}'s margin over Θ against each effect's magnitude, alone on today's twin"
+
+
+def mechanism_point(records: list[dict], seed: int, label: str = "default", ts_ms: int = MECHANISM_TS_MS) -> dict:
+    """The interval result the mechanism figure splits: rung `label`, execution `seed`, `ts_ms`."""
+    return next(p for r in records if r["label"] == label and r["condition"]["seed"] == seed
+                for p in r["intervals"] if round(p["ts"] * 1e3) == ts_ms)
+
+
+def mechanism_title(point: dict, seed: int, profile: str, trajectory: str = "AG02") -> str:
+    """The mechanism figure's title: data, interval, the execution (its run in the profile's data
+    set, else its seed) and the worst pose."""
+    run = next((e.run for e in dataset.executions(profile) if e.trajectory == trajectory and e.seed == seed), None)
+    execution = f"execution {run}" if run is not None else f"seed {seed}"
+    pose = np.round(point["worst_pose_deg"]).astype(int).tolist()
+    return (f"{DATA_NOTE}: today's twin, {trajectory} at {round(point['ts'] * 1e3)} ms, {execution}\n"
+            f"shares of λmin − vᵀM(θ*; truth)v at θ* = {pose} deg")
 
 
 # ---------------------------------------------------------------- the chapter's generated sentences
