@@ -14,7 +14,7 @@
 # %% [markdown]
 # # Your own arm: from a recording to an accepted model
 #
-# *Paper Algorithm 1, Sec. III-A (the 1 ms loop), Sec. IV-C, VI-E (audit and rescue), VI-C
+# *Paper Algorithm 1, Sec. III-A (the control loop), Sec. IV-C, VI-E (audit and rescue), VI-C
 # (held-out metrics).* This chapter is the report a CRANE-X7 owner gets for their own
 # recording. Record a command file on the arm with the recorder of this project,
 #
@@ -27,8 +27,9 @@
 #
 # ```bash
 # jupytext --to ipynb -o your_arm.ipynb chapters/your_arm.py
-# papermill your_arm.ipynb AG02_report.ipynb -p log AG02.csv -p trajectory trajectories/AG02.txt \
-#     -p ts 0.04 -p refine fast -p out AG02_model.csv -p validation '["V01.csv", "V02.csv", "V03.csv"]'
+# papermill your_arm.ipynb AG02_report.ipynb -p log AG02.csv \
+#     -p trajectory trajectories/AG02.txt -p ts 0.04 -p refine fast -p out AG02_model.csv \
+#     -p validation '["V01.csv", "V02.csv", "V03.csv"]'
 # ```
 #
 # The report checks the recording, identifies it (OLS with κ and standard errors, the routing
@@ -38,8 +39,8 @@
 # call one function, `crane_lib.acceptance.accepted.accept_recording`, the path of the main
 # job too.
 #
-# **Data in this book: the digital twin, recorded through the Protocol 2.0 emulator in lockstep
-# timing.** The book has no arm. With `log` left empty, the chapter starts the emulator (eight
+# **Data in this book: the digital twin, recorded through an emulator of the servos' DYNAMIXEL
+# protocol in lockstep timing.** The book has no arm. With `log` left empty, the chapter starts the emulator (eight
 # servos on a pseudo-terminal with the twin's plant integrating behind them), records the
 # command file on it with the same recorder and the real dynamixel-sdk that an arm would get,
 # and reports on that recording. It is short (AP01, the shortest identification trajectory) so
@@ -47,8 +48,10 @@
 # timed in `benchmarks/bench_hardware.py`.
 
 # %% tags=["parameters"]
-log = ""  # your raw log (.csv, .csv.gz or .npz); "" records the demonstration through the emulator
-trajectory = "AP01"  # the command file the recording executed: a path, or the name of one in trajectories/
+# your raw log (.csv, .csv.gz or .npz); "" records the demonstration through the emulator
+log = ""
+# the command file the recording executed: a path, or the name of one in trajectories/
+trajectory = "AP01"
 ts = 0.04  # sampling interval of the identification, s
 refine = "fast"  # fast | clie | didim | none (crane-id identify --help explains each)
 out = ""  # the model file to write; "" writes results/your_arm/<trajectory>_model.csv
@@ -69,8 +72,10 @@ from crane_lib.logs.raw_log import read_raw_log
 from crane_lib.paths import RESULTS_DIR, TRAJECTORY_DIR
 from crane_lib.reporting import arm_report
 
-warnings.filterwarnings("ignore", message="Solution may be inaccurate")  # cvxpy on Clarabel's inexact exits; the audit decides
-trajectory = Path(trajectory) if Path(trajectory).suffix else TRAJECTORY_DIR / f"{trajectory}.txt"
+# cvxpy on Clarabel's inexact exits; the audit decides
+warnings.filterwarnings("ignore", message="Solution may be inaccurate")
+trajectory = (Path(trajectory) if Path(trajectory).suffix
+              else TRAJECTORY_DIR / f"{trajectory}.txt")
 command = read_command_file(trajectory)
 folder = RESULTS_DIR / "your_arm"
 folder.mkdir(parents=True, exist_ok=True)
@@ -87,25 +92,29 @@ source = f"your recording `{Path(log).name}`"
 # it rests to the start posture, and runs the controller's loop until the command file ends,
 # the torque off on every servo at the end. Each of its cycles is stamped.
 #
-# On the arm that loop runs every 1 ms of the host's clock, and a host that stalls longer than
-# the 20 ms watchdog stops it with the torque off, as it must (a longer gap would also make the
-# log unreadable). The book, though, is built on shared machines, where the emulator and the
+# On the arm that loop runs once per control period of the host's clock, and a host that stalls
+# longer than the cycle watchdog stops it with the torque off, as it must (a longer gap would
+# also make the log unreadable). The book, though, is built on shared machines, where the emulator and the
 # recorder compete for two cores with everything else: in real time a stall would stop the
 # demonstration on some builds and not on others. The demonstration therefore runs in
 # **lockstep timing**, a setting for tests and demonstrations that the recorder accepts only
 # from the emulator: the emulator's clock is driven by the bus (each cycle's sync read starts
-# the next millisecond of the arm's time, and within the cycle time passes as the packets
-# would take on the 3 Mbit/s bus), and the recorder stamps the log on the same 1 ms grid. The
+# the next control period of the arm's time, and within the cycle time passes as the packets
+# would take on the bus), and the recorder stamps the log on the same grid. The
 # controller, sequencer, packets, checks and log are those of a real-time recording by a host
 # that never stalls, and they come out the same on every build. What lockstep cannot show is
 # how punctual the loop is: the cycle times below are how long this machine took per cycle,
-# not a measurement of the 1 ms loop, which `benchmarks/bench_hardware.py` makes in real time
-# (the paper's 1 ms and 20 ms stay the defaults of `crane-id record`).
+# not a measurement of the real-time loop, which `benchmarks/bench_hardware.py` makes. The
+# settings, as this build has them:
+
+# %% tags=["hide-input"]
+display(Markdown(arm_report.recorder_sentence()))
 
 # %%
 if demonstration:
     log = folder / f"{command.name}_emulator.csv.gz"
-    emulated = record_on_emulator(trajectory, log, config=demo_config(lockstep=True), lead_s=1.0, tail_s=1.0)
+    emulated = record_on_emulator(trajectory, log, config=demo_config(lockstep=True),
+                                  lead_s=1.0, tail_s=1.0)
 
 # %% tags=["hide-input"]
 if demonstration:
@@ -117,8 +126,8 @@ if demonstration:
 # %% [markdown]
 # ## Preprocessing checks (Appendix D-C)
 #
-# Reading the log checks what preprocessing relies on: 106 numeric columns, strictly
-# increasing stamps, no gap longer than 20 ms, no NaN, a complete last line. A recording that
+# Reading the log checks what preprocessing relies on: the paper's column layout, strictly
+# increasing stamps, no gap longer than the cycle watchdog, no NaN, a complete last line. A recording that
 # fails any of these stops here with the file and the line named; `repair` drops a truncated
 # last line or repeated stamps and lists what it dropped. The bundle at the chosen interval
 # shows how much of the record the clamp rule masks (Appendix D-F), and the last two rows how
@@ -131,12 +140,13 @@ recording_log = read_raw_log(log, repair=True)
 bundle = preprocess(recording_log, ts)
 
 # %% tags=["hide-input"]
+display(Markdown(arm_report.log_format_sentence(recording_log)))
 arm_report.checks_table(recording_log, bundle, source)
 
 # %% [markdown]
 # ## Algorithm 1
 #
-# One call runs the whole algorithm on the recording: OLS by QR on the 39 base parameters,
+# One call runs the whole algorithm on the recording: OLS by QR on the 39-parameter model,
 # the routing test at the configurations the record visits, the conditional SDP projection
 # when that test fails, the refinement, the all-pose audit over Θ on seeds 1–5, the rescue
 # SDP if any seed fails, and the re-audit that decides. The model file is written either way;
@@ -183,9 +193,12 @@ display(Markdown(arm_report.rescue_sentence(accepted)))
 
 # %% tags=["hide-input"]
 if validation:
-    display(arm_report.held_out_table(held_out(accepted.parameters.values, [read_raw_log(v, repair=True) for v in validation], ts)))
+    recordings = [read_raw_log(v, repair=True) for v in validation]
+    scores = held_out(accepted.parameters.values, recordings, ts)
+    display(arm_report.held_out_table(scores))
 else:
-    display(Markdown("No validation recording was given (`validation` is empty), so there is no held-out score."))
+    display(Markdown("No validation recording was given (`validation` is empty), "
+                     "so there is no held-out score."))
 
 # %% [markdown]
 # ## The verdict

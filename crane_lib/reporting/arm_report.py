@@ -13,13 +13,33 @@ import pandas as pd
 from crane_lib.acceptance.accepted import AcceptedModel
 from crane_lib.acceptance.held_out import HeldOut
 from crane_lib.hardware.emulated import EmulatedRecording
-from crane_lib.hardware.recorder import CLAMP_HOLD_S, JOINT_LIMIT_MARGIN_DEG, cycles_path, safety_margins
+from crane_lib.hardware.recorder import (CLAMP_HOLD_S, JOINT_LIMIT_MARGIN_DEG, LATE_FACTOR, RecorderSettings, cycles_path,
+                                        safety_margins)
+from crane_lib.hardware.timing import LOCKSTEP, LOCKSTEP_BUS_BAUD
 from crane_lib.logs.preprocessing import Bundle
-from crane_lib.logs.raw_log import RawLog, read_raw_log
+from crane_lib.logs.raw_log import MAX_STAMP_GAP_S, N_COLUMNS, RawLog, read_raw_log
+from crane_lib.paper_numbers import paper
 
 
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else ('es' if word.endswith('s') else 's')}"
+
+
+def recorder_sentence() -> str:
+    """The recorder's loop settings as this build has them: the defaults of `crane-id record`
+    (real time) and the lockstep timing of the demonstration."""
+    arm = RecorderSettings()
+    period = paper("control_cycle_period")
+    longest = MAX_STAMP_GAP_S * 1e3
+    gap = (", the longest stamp gap a log may have" if arm.watchdog == longest
+           else f" (a log may have stamp gaps up to {longest:g} ms)")
+    return (f"The recorder's defaults, which `crane-id record` uses on the arm: a control period of "
+            f"{arm.period_s * 1e3:g} ms (the paper's, Sec. {period.section}: {period.text()}), a cycle watchdog of "
+            f"{arm.watchdog:g} ms{gap}, and the bus at {arm.baud / 1e6:g} Mbit/s. In lockstep "
+            f"timing every sync read starts the next {LOCKSTEP.period_s * 1e3:g} ms period of the arm's "
+            f"time, within a cycle the clock advances as the packets would take at "
+            f"{LOCKSTEP_BUS_BAUD / 1e6:g} Mbit/s, and the log's stamps lie on the same "
+            f"{LOCKSTEP.period_s * 1e3:g} ms grid.")
 
 
 def emulator_sentence(emulated: EmulatedRecording, name: str) -> str:
@@ -32,16 +52,17 @@ def emulator_sentence(emulated: EmulatedRecording, name: str) -> str:
     if not emulated.complete:
         return (f"**The emulator recording of {name} stopped**{attempts}: {emulated.recording.fault.text()}, after "
                 f"{meta['samples']} logged samples. {stop}")
+    period_ms = float(meta["target_period_ms"])
     if meta["timing"] == "lockstep":
         cycles = int(meta["cycles"])
-        return (f"The emulator recording of {name} ran in lockstep timing: {cycles} cycles, {cycles / 1000:.1f} s of the arm's time "
-                f"at 1 ms per cycle, took {emulated.wall_s:.0f} s of wall time on this machine{attempts} (the host needed a median "
+        return (f"The emulator recording of {name} ran in lockstep timing: {cycles} cycles, {cycles * period_ms / 1e3:.1f} s of the "
+                f"arm's time at {period_ms:g} ms per cycle, took {emulated.wall_s:.0f} s of wall time on this machine{attempts} (the host needed a median "
                 f"{float(meta['cycle_ms_median']):.3f} ms per cycle, 99th percentile {float(meta['cycle_ms_p99']):.3f} ms, longest "
                 f"{float(meta['cycle_ms_max']):.1f} ms; in lockstep a slow cycle only takes longer, it changes nothing in the log). {stop}")
     return (f"The emulator recording of {name} ran in real time and took {emulated.wall_s:.0f} s of wall time{attempts}. Over its "
             f"{meta['cycles']} cycles the median cycle was {float(meta['cycle_ms_median']):.3f} ms, the 99th percentile "
             f"{float(meta['cycle_ms_p99']):.3f} ms and the longest {float(meta['cycle_ms_max']):.2f} ms; {meta['cycles_late']} cycles "
-            f"were later than 1.5 ms ({meta['scheduling']} scheduling). {stop}")
+            f"were later than {LATE_FACTOR * period_ms:g} ms ({meta['scheduling']} scheduling). {stop}")
 
 
 def cycle_figure(log_path, name: str):
@@ -88,12 +109,21 @@ def checks_table(log: RawLog, bundle: Bundle, source: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["", "this recording"]).set_index("")
 
 
+def log_format_sentence(log: RawLog) -> str:
+    """The reader's checks with their limits, and what this recording showed against them."""
+    layout = paper("raw_log_columns")
+    steps_ms = np.diff(log.t) * 1e3
+    return (f"The reader required {N_COLUMNS} numeric columns per line (the paper's raw log, Appendix "
+            f"{layout.section}: {layout.text()}) and no step between stamps above "
+            f"{MAX_STAMP_GAP_S * 1e3:g} ms; this recording's longest step is {steps_ms.max():.3f} ms.")
+
+
 def identification_sentence(accepted: AcceptedModel) -> str:
     condition = accepted.condition
     eps = "no projection" if condition.projection is None else f"projected with ε = {condition.projection.epsilon:g} kg·m²"
     weak = int(np.sum(condition.ols.parameters.std_errors > 0.5 * np.abs(condition.ols.parameters.values)))
     return (f"At {condition.ts * 1e3:g} ms the regressor's condition number is κ = {condition.ols.kappa:.1f} over {condition.ols.n_samples} "
-            f"samples; {_plural(weak, 'parameter')} of 39 {'has' if weak == 1 else 'have'} a standard error above half its value. "
+            f"samples; {_plural(weak, 'parameter')} of {len(condition.ols.parameters.values)} {'has' if weak == 1 else 'have'} a standard error above half its value. "
             f"λmin of the OLS model over the visited configurations is {condition.lambda_min_visited:.3g} kg·m², so the route is "
             f"**{condition.route}** ({eps}).")
 
@@ -146,6 +176,6 @@ def held_out_table(scores: HeldOut) -> pd.DataFrame:
 
 
 def verdict_sentence(accepted: AcceptedModel, out: Path, source: str) -> str:
-    return (f"**{accepted.verdict()}**. The model file `{Path(out).name}` holds the 39 parameters with their OLS standard errors, "
+    return (f"**{accepted.verdict()}**. The model file `{Path(out).name}` holds the {len(accepted.parameters.values)} parameters with their OLS standard errors, "
             f"the route, the refinement, the audit margins per seed, the rescue if it ran, and this verdict in its header "
             f"(source: {source}).")
