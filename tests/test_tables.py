@@ -7,7 +7,24 @@ import pandas as pd
 import pytest
 
 from crane_lib.paper_numbers import paper
-from crane_lib.reporting.tables import AGREES, IN_RANGE, WITHIN_BOUND, Comparison, Why, comparison_table, formatted, significant, span
+from crane_lib.reporting.tables import (
+    AGREES,
+    IN_RANGE,
+    SAME,
+    WITHIN_BOUND,
+    Comparison,
+    Count,
+    MyST,
+    Why,
+    cite,
+    compared,
+    comparison_table,
+    escape,
+    formatted,
+    numbered,
+    significant,
+    span,
+)
 
 
 def _ranged_id():
@@ -57,7 +74,7 @@ def test_a_shared_reason_is_shown_once():
     reason = Why.twin("same for all")
     rows = [Comparison(f"row {k}", "dh_offset_rl3", 0.3 + k, why=reason) for k in range(3)]
     rows.append(Comparison("agreeing row", "dh_offset_rl5", paper("dh_offset_rl5").value))
-    html = comparison_table(rows, caption="a caption")._repr_html_()
+    html = comparison_table(rows, caption="a caption").html()
     assert html.count("same for all") == 1 and html.count("see note") == 3
     assert AGREES in html and "a caption" in html
     assert 'title="paper_numbers.csv: dh_offset_rl3' in html  # the id as a hover
@@ -65,8 +82,8 @@ def test_a_shared_reason_is_shown_once():
 
 def test_long_reasons_are_not_cut():
     reason = Why.finding("x" * 300)
-    html = comparison_table([Comparison("q", "dh_offset_rl3", 9.0, why=reason)])._repr_html_()
-    assert "x" * 300 in html
+    table = comparison_table([Comparison("q", "dh_offset_rl3", 9.0, why=reason)])
+    assert "x" * 300 in table.html() and "x" * 300 in table.markdown().replace("\\", "")
 
 
 def test_numbers_format_alike():
@@ -78,3 +95,57 @@ def test_numbers_format_alike():
     assert span([1.0, 1.0004]) == "1.00" and span([1.0, 2.0]) == "1.00 to 2.00"
     frame = formatted(pd.DataFrame({"a": [5520.0, 1.13514], "b": ["x", "y"]}), digits=3)
     assert list(frame["a"]) == ["5520", "1.14"] and list(frame["b"]) == ["x", "y"]
+
+
+def test_a_count_agrees_only_with_the_same_count_of_the_same_whole():
+    part, whole = paper("full_model_worse_count").value, paper("table3_fit_traj_count").value
+    same = Comparison("worse", "full_model_worse_count", Count(int(part), int(whole)), paper_whole="table3_fit_traj_count")
+    assert same.agreement() == SAME and same.paper_cell() == f"{part:.0f} of {whole:.0f}"
+    fewer = Comparison("worse", "full_model_worse_count", Count(int(part), int(whole) - 1), paper_whole="table3_fit_traj_count")
+    assert fewer.agreement() is None and fewer.book_cell() == f"{part:.0f} of {whole - 1:.0f}"
+
+
+def test_a_bound_is_met_or_not():
+    value = paper("rescue_max_entry_change").value
+    assert Comparison("max", "rescue_max_entry_change", value / 2, bound="upper").agreement() == WITHIN_BOUND
+    assert Comparison("max", "rescue_max_entry_change", value * 2, bound="upper").agreement() is None
+    assert Comparison("max", "rescue_max_entry_change", value * 2, bound="lower").agreement() == WITHIN_BOUND
+    assert Comparison("max", "rescue_max_entry_change", 1.0, bound="upper").paper_cell().startswith("≤ ")
+
+
+def test_values_over_seeds_agree_only_when_every_one_does():
+    rl3 = paper("dh_offset_rl3").value
+    assert Comparison("RL3", "dh_offset_rl3", [rl3, rl3]).agreement() == AGREES
+    row = Comparison("RL3", "dh_offset_rl3", [rl3, 2 * rl3], why=Why.twin("spread"))
+    assert row.agreement() is None and row.book_cell() == span([rl3, 2 * rl3], 3)
+
+
+def test_texts_agree_when_equal():
+    assert Comparison("verdict", None, "fails", paper_text="fails").agreement() == SAME
+    assert Comparison("verdict", None, "passes", paper_text="fails").agreement() is None
+    with pytest.raises(ValueError, match="no reason"):
+        comparison_table([Comparison("verdict", None, "passes", paper_text="fails")])
+
+
+def test_the_markdown_table_is_numbered_escaped_and_carries_the_id():
+    rows = [Comparison("a | b * c", "dh_offset_rl3", 0.3, why=Why.twin("x_y [z]")),
+            Comparison("link", None, MyST("[register](register.md)"), paper_text="—", why=Why.beyond())]
+    text = comparison_table(rows, caption="The caption", name="tab-x").markdown()
+    assert text.startswith(":::{table} The caption\n:name: tab-x\n")
+    assert "a \\| b \\* c" in text and "x\\_y \\[z\\]" in text  # plain text cannot become markup
+    assert "[register](register.md)" in text  # MyST passes through
+    assert 'title="paper_numbers.csv: dh_offset_rl3' in text
+    body = [line for line in text.splitlines() if line.startswith("| ")]
+    assert len(body) == 3 and all(line.count(" | ") == 3 for line in body)  # header + 2 rows, 4 columns each
+
+
+def test_a_results_table_is_formatted_and_numbered():
+    frame = pd.DataFrame({"κ": [33.3333, 5520.0]}, index=pd.Index(["AG02", "AP01"], name="trajectory"))
+    text = numbered(frame, caption="κ", name="tab-k", digits=3).markdown()
+    assert ":name: tab-k" in text and "| trajectory | κ |" in text and "| AG02 | 33.3 |" in text
+
+
+def test_words_and_citations_are_computed():
+    assert compared(2.0, 1.0, "better", "worse") == "better" and compared(1.0, 2.0, "better", "worse") == "worse"
+    assert "dh_offset_rl3" in cite("dh_offset_rl3") and "0.25 m" in cite("dh_offset_rl3")
+    assert escape("1*2") == "1\\*2"
