@@ -45,3 +45,20 @@ def test_rescue_with_zero_margin_converges_at_solver_precision():
     result = rescue_stage.rescue_over_theta(model, beta, epsilon=0.0)
     assert result.converged
     assert result.result.lambda_min_on_set >= -sdp.MARGIN_ABSOLUTE_TOLERANCE
+
+
+def _result(folded_bad, uniform_bad, folded=50, uniform=150):
+    return audit.AuditResult(
+        passed=folded_bad + uniform_bad == 0, lambda_min=0.0, worst_pose=np.zeros(7), worst_component=audit.GRID,
+        violations={audit.GRID: 0, audit.UNIFORM: uniform_bad, audit.FOLDED: folded_bad},
+        pose_counts={audit.GRID: 10, audit.UNIFORM: uniform, audit.FOLDED: folded},
+        component_lambda_min={}, worst_poses=np.zeros((0, 7)), worst_lambdas=np.zeros(0), worst_components=[],
+        non_pd_fraction_uniform=uniform_bad / uniform, seed=1, domain="Theta")
+
+
+def test_folded_rate_ratio_pools_the_seeds():
+    # folded 6/100, uniform 3/300 over two seeds: the folded block finds them six times as often
+    assert audit.folded_rate_ratio([_result(5, 1), _result(1, 2)]) == pytest.approx(6.0)
+    assert audit.violation_rate([_result(5, 1), _result(1, 2)], audit.UNIFORM) == pytest.approx(0.01)
+    assert np.isnan(audit.folded_rate_ratio([_result(0, 0)]))
+    assert audit.folded_rate_ratio([_result(3, 0)]) == np.inf

@@ -209,19 +209,40 @@ POSE_SETS = {"dense": audit_poses, "sparse": sparse_audit_poses, "manufacturer":
 
 @dataclass
 class AuditResult:
-    """Outcome of one audit. A violation is a pose with lambda_min <= `threshold` (0 for the audit (11))."""
+    """Outcome of one audit (11) of one model on one pose set; what the rescue, Table IX and the
+    acceptance read. A violation is a pose with lambda_min <= `threshold` (0 for the audit (11)).
+
+    passed                   no pose of the set violates
+    lambda_min               smallest eigenvalue of the 7x7 arm inertia matrix over all poses (kg·m^2)
+    worst_pose               the pose where it is reached, (7,) radians (theta1 included though M ignores it)
+    worst_component          the component of the pose set it belongs to (GRID, UNIFORM or FOLDED)
+    violations               violating poses per component, counts (not fractions: the folded block
+                             oversamples on purpose)
+    pose_counts              poses per component
+    component_lambda_min     lambda_min per component (kg·m^2)
+    worst_poses              the k poses with the smallest lambda_min, (k, 7) radians, ascending, ties by
+                             pose index (deterministic); k = the `worst_k` the audit was asked for
+    worst_lambdas            their lambda_min (k,), kg·m^2
+    worst_components         their components
+    non_pd_fraction_uniform  violations / draws of the uniform component only (Table X's non-PD share);
+                             None when the set has no uniform component
+    seed                     the seed of the pose set's random components (None for a fixed set)
+    domain                   which domain the set covers ("Theta", "sparse (earlier version)", ...)
+    threshold                the violation threshold (kg·m^2): 0 for the audit, eps/2 in the rescue's check
+    elapsed_s                run time (left out of comparisons and of to_dict, so reruns are identical)
+    """
 
     passed: bool
-    lambda_min: float  # kg·m^2, over all poses
-    worst_pose: np.ndarray  # (7,) radians
+    lambda_min: float
+    worst_pose: np.ndarray
     worst_component: str
-    violations: dict[str, int]  # counts per component, not fractions
+    violations: dict[str, int]
     pose_counts: dict[str, int]
     component_lambda_min: dict[str, float]
-    worst_poses: np.ndarray  # (k, 7), ascending lambda_min
-    worst_lambdas: np.ndarray  # (k,)
+    worst_poses: np.ndarray
+    worst_lambdas: np.ndarray
     worst_components: list[str]
-    non_pd_fraction_uniform: float | None  # violations / draws of the uniform component only (Table X)
+    non_pd_fraction_uniform: float | None
     seed: int | None
     domain: str
     threshold: float = 0.0
@@ -254,6 +275,23 @@ class AuditResult:
                 for lam, pose, comp in zip(self.worst_lambdas, self.worst_poses, self.worst_components)
             ],
         }
+
+
+def violation_rate(results: list[AuditResult], component: str) -> float:
+    """Violating poses over poses of one component, pooled over audits (e.g. the five seeds);
+    NaN when the audits have no pose in that component."""
+    poses = sum(r.pose_counts.get(component, 0) for r in results)
+    return sum(r.violations.get(component, 0) for r in results) / poses if poses else float("nan")
+
+
+def folded_rate_ratio(results: list[AuditResult]) -> float:
+    """How much more often the oversampled folded-arm block finds violations than the uniform draw
+    (Sec. VI-E), pooled over audits: the ratio of the two violation rates. NaN when neither finds
+    any, inf when only the folded block does."""
+    folded, uniform = violation_rate(results, FOLDED), violation_rate(results, UNIFORM)
+    if folded == 0 and uniform == 0:
+        return float("nan")
+    return float("inf") if uniform == 0 else folded / uniform
 
 
 def _model(model: DynamicModel | None) -> DynamicModel:

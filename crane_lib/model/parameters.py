@@ -57,6 +57,38 @@ def unit_of(name: str) -> str:
     return UNITS[split_name(name)[0]]
 
 
+# the categories of Appendix A-B's bookkeeping (Table II), in the paper's order
+CATEGORIES = (
+    "inertia-related link terms",
+    "first-moment link terms",
+    "products of inertia",
+    "rotor inertias",
+    "Coulomb friction",
+    "viscous friction and hand",
+)
+
+
+def category(name: str) -> str:
+    """The Table II category of a base or standard parameter: XX/ZZ of the arm links are
+    "inertia-related link terms", MX/MY "first-moment link terms", XY/XZ/YZ "products of inertia",
+    IA1..IA7 "rotor inertias", FS "Coulomb friction", the rest (FV, the hand's IA8) "viscous
+    friction and hand". YY, MZ and M never survive the grouping on their own."""
+    kind, _, axis = split_name(name)
+    if kind in ("XX", "ZZ") and axis <= N_LINKS:
+        return CATEGORIES[0]
+    if kind in ("MX", "MY"):
+        return CATEGORIES[1]
+    if kind in ("XY", "XZ", "YZ"):
+        return CATEGORIES[2]
+    if kind == "IA" and axis <= N_LINKS:
+        return CATEGORIES[3]
+    if kind == "FS":
+        return CATEGORIES[4]
+    if kind in ("FV", "IA"):
+        return CATEGORIES[5]
+    raise ValueError(f"{name!r}: a {kind} term has no Table II category (it never stays alone in a base set)")
+
+
 def standard_parameter_names() -> list[str]:
     """The 94 standard parameters: 13 per arm link, then IA8 FV8 FS8."""
     names = [f"{kind}{j}" for j in range(1, N_LINKS + 1) for kind in LINK_PARAMETER_KINDS]
