@@ -231,3 +231,14 @@ def test_ap03_alone_gives_full_rank(identification):
     ref = interpolate(identification["AP03"], dt=0.040)
     w = regressor(ref.q, ref.qd, ref.qdd, parameter_set="reduced").reshape(-1, 39)
     assert np.linalg.matrix_rank(w) == paper("ap03_regressor_rank").value
+
+
+def test_our_table_xv_is_one_of_the_compositions_that_fit():
+    """The search behind register E-11 finds compositions meeting every constraint, ours among
+    them, and every one has the reduced-level majority the totals force (E-11)."""
+    from crane_lib.excitation import composition
+
+    result = composition.search()
+    assert result.n_fits > 0 and result.chosen_is_a_fit
+    assert sum(result.row01.values()) == result.n_fits
+    assert min(result.rows_at_level[0.30]) > len(ex.FAMILY_ROWS) / 2
