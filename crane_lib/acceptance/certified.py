@@ -632,18 +632,38 @@ def bernstein_matrices(form: BernsteinForm, centre, half) -> np.ndarray:
 
 @dataclass
 class CertificationResult:
-    status: str  # certified | violated | below_margin | undecided
-    margin: float  # kg·m^2: what was to be proved is M(theta) >= margin * I on the box
-    box: np.ndarray  # (7, 2) radians (theta1 irrelevant)
-    certified_lambda_min: float | None  # proved lower bound of lambda_min over the certified part
-    observed_lambda_min: float  # smallest lambda_min(M) seen at any box centre
-    witness_pose: np.ndarray | None  # (7,) radians, a pose with lambda_min < margin (eigvalsh)
+    """What the certified check over a continuous box found (beyond the paper).
+
+    status                "certified" (M(theta) >= margin I proved at every theta of the box),
+                          "violated" (a pose with lambda_min < 0), "below_margin" (a pose with
+                          0 <= lambda_min < margin) or "undecided" (budget spent, boxes left open)
+    margin                kg·m^2, what was to be proved
+    box                   (7, 2) radians, lower and upper bound per joint (theta1 irrelevant)
+    certified_lambda_min  proved lower bound of lambda_min over the certified boxes, kg·m^2; None
+                          unless certified
+    observed_lambda_min   smallest lambda_min(M) seen at any box centre, kg·m^2
+    witness_pose          (7,) radians, a pose below the margin (re-evaluated with eigvalsh); None
+                          when there is none
+    witness_lambda        lambda_min at the witness, kg·m^2
+    boxes_processed       boxes bounded in the branch and bound
+    boxes_certified       boxes proved
+    unresolved_lower, unresolved_upper  (u, 7) bounds of the boxes left open when undecided
+    tolerance             kg·m^2, the charged |M - M~| allowance (7x, Bernstein) or tau_fp (Taylor)
+    elapsed_s             run time (left out of comparisons)
+    """
+
+    status: str
+    margin: float
+    box: np.ndarray
+    certified_lambda_min: float | None
+    observed_lambda_min: float
+    witness_pose: np.ndarray | None
     witness_lambda: float | None
     boxes_processed: int
     boxes_certified: int
-    unresolved_lower: np.ndarray  # (u, 7) boxes left when undecided
+    unresolved_lower: np.ndarray
     unresolved_upper: np.ndarray
-    tolerance: float  # kg·m^2: the charged |M - M~| allowance (7x, Bernstein) or tau_fp (Taylor)
+    tolerance: float
     elapsed_s: float = field(compare=False, default=0.0)
 
     def summary(self) -> str:

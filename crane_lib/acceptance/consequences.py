@@ -87,16 +87,29 @@ def torque_error_ratio(m_hat: np.ndarray, m_acc: np.ndarray, accelerations: np.n
 
 @dataclass
 class PoseConsequences:
-    """Table X's per-pose columns for one pair of 7x7 (or n x n) inertia matrices."""
+    """Table X's per-pose columns for one pair of 7x7 (or n x n) inertia matrices, the model's M^
+    against the reference M_acc (the accepted model, or the twin's truth).
 
-    lambda_min: float  # of M^, kg·m^2
-    observer_gain: float  # 1 / lambda_min(M^), 1/(kg·m^2)
-    mu_min: float  # smallest eigenvalue of M_acc^-1 M^
-    tau_grow_s: float  # inf if stable
+    lambda_min                 smallest eigenvalue of M^, kg·m^2
+    observer_gain              1 / lambda_min(M^), 1/(kg·m^2) (inf at zero)
+    mu_min                     smallest eigenvalue of M_acc^-1 M^ (negative: the loop is unstable)
+    tau_grow_s                 growth time constant of the unstable root of s^2 + mu Kd s + mu Kp, s;
+                               inf when every mode is stable
+    misdirected_share          share of random unit torques that M^ turns by more than the threshold
+                               angle against M_acc (fraction, not %)
+    median_torque_error_ratio  median over random unit accelerations of |(M^ - M_acc) a| / |M_acc a|
+    eigdir_torque_error_ratio  the same ratio along the eigenvector of lambda_min(M^)
+    eigdir_sign_reversed       v^T M^ v and v^T M_acc v have opposite signs along that eigenvector
+    """
+
+    lambda_min: float
+    observer_gain: float
+    mu_min: float
+    tau_grow_s: float
     misdirected_share: float
     median_torque_error_ratio: float
     eigdir_torque_error_ratio: float
-    eigdir_sign_reversed: bool  # v^T M^ v and v^T M_acc v of opposite sign
+    eigdir_sign_reversed: bool
 
 
 def pose_consequences(m_hat, m_acc, seed: int = 1, kp: float | None = None, kd: float | None = None,
@@ -131,15 +144,26 @@ def pose_consequences(m_hat, m_acc, seed: int = 1, kp: float | None = None, kd: 
 
 @dataclass
 class Consequences:
-    """One row of Table X."""
+    """One row of Table X: what the model does once M is inverted, on the dense audit set of `seed`.
 
-    non_pd_fraction: float  # of the uniform draw
+    non_pd_fraction        non-PD poses of the uniform draw over its size (fraction; the folded block
+                           oversamples on purpose and is left out)
+    non_pd_count_uniform   those poses, counted
+    uniform_count          size of the uniform draw
+    worst_pose             (7,) rad, the pose of the smallest lambda_min(M^) over the audit set
+    at_worst_pose          the PoseConsequences there
+    tau_grow_fastest_s     smallest growth time constant over every non-PD pose (inf if none), s
+    observer_gain_max_abs  largest |1 / lambda_min(M^)| over the audit set, 1/(kg·m^2)
+    seed                   the audit seed of the pose set and of the random directions
+    """
+
+    non_pd_fraction: float
     non_pd_count_uniform: int
     uniform_count: int
-    worst_pose: np.ndarray  # (7,) rad, smallest lambda_min(M^) over the dense audit set
+    worst_pose: np.ndarray
     at_worst_pose: PoseConsequences
-    tau_grow_fastest_s: float  # smallest tau_grow over every non-PD pose of the audit set (inf if none)
-    observer_gain_max_abs: float  # largest |1/lambda_min(M^)| over the audit set
+    tau_grow_fastest_s: float
+    observer_gain_max_abs: float
     seed: int
 
     def to_dict(self) -> dict:

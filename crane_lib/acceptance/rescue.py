@@ -24,11 +24,26 @@ RESCUE_EPSILON = paper("rescue_eps_pd").value  # kg·m^2, the accepted margin (S
 
 @dataclass
 class RescueResult:
+    """What the rescue (12) with constraint generation hands to the re-audit (Appendix D-E).
+
+    result            the last nearest-point projection (its parameters are the rescued model, with
+                      epsilon, solver status, change and constraint counts); None only if no solve ran
+    passes            one dict per pass, in order: pass (1-based), constraint_poses (size of Theta_r
+                      in that solve), active_poses (poses the final lazy round carried),
+                      lambda_min_on_set and lambda_min_check (kg·m^2, over Theta_r and over the check
+                      draw), violators (check poses with lambda_min <= eps/2), appended (how many of
+                      them joined Theta_r for the next pass), solve_time_s
+    converged         the last check over the draw found no pose with lambda_min <= eps/2; convergence
+                      is not acceptance (the audit decides)
+    reason            why it did not converge ("" when it did)
+    constraint_poses  the final Theta_r, (m, 7) radians
+    """
+
     result: ProjectionResult | None
     passes: list[dict]
-    converged: bool  # the last check over Theta found no pose with lambda_min <= eps/2
+    converged: bool
     reason: str = ""
-    constraint_poses: np.ndarray | None = None  # the final Theta_r
+    constraint_poses: np.ndarray | None = None
 
 
 def rescue(
@@ -107,12 +122,21 @@ def rescue_over_theta(
 
 @dataclass
 class Acceptance:
-    """Algorithm 1's last steps for one model: audit over Theta, rescue if it fails, re-audit."""
+    """Algorithm 1's last steps for one model: audit over Theta, rescue if it fails, re-audit.
 
-    first_audit: object  # audit.AuditResult of the model as given
-    rescue: RescueResult | None  # None when the first audit passed
-    final_audit: object  # the audit that decides (the first one when no rescue was needed)
-    parameters: np.ndarray  # the model accepted or, when not accepted, the last one audited
+    first_audit  audit.AuditResult of the model as given (dense pose set, the acceptance seed)
+    rescue       the RescueResult when the first audit failed; None when it passed
+    final_audit  the audit that decides: the re-audit of the rescued model, or the first audit
+                 when no rescue was needed
+    parameters   the accepted model's base parameters in the model's order or, when not
+                 accepted, the last model audited
+    accepted     (property) final_audit passed
+    """
+
+    first_audit: object
+    rescue: RescueResult | None
+    final_audit: object
+    parameters: np.ndarray
 
     @property
     def accepted(self) -> bool:

@@ -47,13 +47,22 @@ MAHALANOBIS_COMPONENTS = (2, 5, 10, 20, 39)
 
 @dataclass(frozen=True)
 class StageClouds:
-    """The three stages' parameter vectors over the same conditions (rows in `labels` order)."""
+    """The three stages' parameter vectors over the same conditions (Sec. VI-A), one row per
+    condition in `labels` order (sorted by trajectory, then interval), built from CLIE records.
+
+    names    the base parameters, the columns of every cloud
+    labels   (trajectory, ts in s) of each row
+    routes   "O-C" or "O-S-C" of each row
+    kappas   kappa(W_all) of each condition's OLS regressor, (n,)
+    vectors  stage ("OLS", "SDP", "CLIE") -> (n, p) parameter vectors; the SDP cloud holds every
+             condition's CLIE start, so on route O-C its row is the OLS estimate
+    """
 
     names: list[str]
-    labels: list[tuple[str, float]]  # (trajectory, ts) per row
+    labels: list[tuple[str, float]]
     routes: list[str]
-    kappas: np.ndarray  # kappa(W_all) of each condition
-    vectors: dict[str, np.ndarray]  # stage -> (n, 39)
+    kappas: np.ndarray
+    vectors: dict[str, np.ndarray]
 
     @classmethod
     def from_records(cls, records: list[dict]) -> "StageClouds":
@@ -120,9 +129,16 @@ def cloud_measures(clouds: StageClouds, reference: str = "OLS") -> dict[str, dic
 
 @dataclass(frozen=True)
 class PCABasis:
+    """Principal directions of a set of points (Fig. 6's common basis).
+
+    mean       the points' mean, (p,)
+    axes       principal directions as rows, (k, p), in decreasing variance
+    variances  the sample variance (ddof 1) along each direction, (k,)
+    """
+
     mean: np.ndarray
-    axes: np.ndarray  # (k, 39) principal directions, rows
-    variances: np.ndarray  # variance along each direction
+    axes: np.ndarray
+    variances: np.ndarray
 
     def project(self, points: np.ndarray, n: int = 2) -> np.ndarray:
         return (points - self.mean) @ self.axes[:n].T

@@ -324,7 +324,25 @@ def build_problem(log: RawLog, model: DynamicModel | None = None, constants: Rea
 
 @dataclass
 class RefinementReport:
-    """What a refinement did; `objective` values are sums of squares (lsqnonlin's resnorm)."""
+    """What a refinement did (CLIE faithful or fast, or DIDIM); the CLIE sweep's records, Table VI
+    and the cost tables read it. Objectives are sums of squares of the masked, band-limited torque
+    residual over all kept samples and axes (lsqnonlin's resnorm), N²·m².
+
+    method                "clie" (finite-difference TRF, D-F), "fast" (DIDIM Jacobian) or "didim"
+    names                 the base parameters, in the order of x0 and x
+    x0, x                 the start and the end point
+    objective_start       objective at x0
+    objective_final       objective at x
+    iterations            solver iterations (scipy's, or DIDIM's Gauss-Newton steps)
+    simulations           every closed-loop simulation run: trial points and Jacobian columns
+                          (lsqnonlin's funcCount)
+    trial_evaluations     scipy's nfev: residual evaluations at trial points
+    jacobian_evaluations  Jacobians formed
+    diverged_evaluations  simulations that diverged (residual +inf, the step rejected)
+    wall_time_s           wall time of the refinement
+    status, message       the solver's exit code and its reason in words (-2: the iteration cap)
+    history               objective after each iteration
+    """
 
     method: str
     names: list[str]
@@ -333,14 +351,14 @@ class RefinementReport:
     objective_start: float
     objective_final: float
     iterations: int
-    simulations: int  # every closed-loop simulation run (trial points and Jacobian columns)
-    trial_evaluations: int  # scipy's nfev: residual evaluations at trial points
+    simulations: int
+    trial_evaluations: int
     jacobian_evaluations: int
     diverged_evaluations: int
     wall_time_s: float
     status: int
     message: str
-    history: list[float] = field(default_factory=list)  # objective after each iteration
+    history: list[float] = field(default_factory=list)
 
     def parameters(self) -> ParameterSet:
         return ParameterSet(self.names, self.x, meta={"stage": self.method})

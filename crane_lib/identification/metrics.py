@@ -27,9 +27,18 @@ K_GE_MOVING = int(paper("k_ge6_threshold").value)
 
 @dataclass
 class PredictionError:
-    rmse: float  # N·m, over all axes and samples
-    per_axis_rmse: np.ndarray  # (8,) N·m
-    mne: float  # dimensionless
+    """How well a model predicts one recorded bundle's torque (Sec. VI-D, B-G).
+
+    rmse           RMSE over all axes and samples, N·m
+    per_axis_rmse  RMSE per axis, (8,), N·m
+    mne            mean over the axes of per-axis RMSE divided by that axis's peak-to-peak measured
+                   torque (dimensionless)
+    n_samples      samples of the bundle
+    """
+
+    rmse: float
+    per_axis_rmse: np.ndarray
+    mne: float
     n_samples: int
     peak_to_peak: np.ndarray | None = None  # (8,) N·m, measured torque of each axis on the record
 

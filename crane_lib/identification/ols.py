@@ -23,8 +23,21 @@ class IdentificationError(RuntimeError):
 
 @dataclass
 class OLSResult:
-    parameters: ParameterSet  # estimates, with standard errors
-    residual: np.ndarray  # y - W beta, stacked (8n,)
+    """The OLS fit of one stacked regressor (Appendix D-D), what routing, CLIE and the tables read.
+
+    parameters  the estimates in the model's order, with the textbook standard errors
+                sigma^2 (R^T R)^-1 (register: a scale, not a confidence statement)
+    residual    y - W_all beta, stacked axis by axis per sample, (8n,), N·m
+    kappa       sigma_max / sigma_min of W_all as it stands (no column scaling)
+    n_samples   samples of the bundle (rows / 8)
+    n_rows      rows of W_all
+    rank        numerical rank of W_all (always the column count: a deficient regressor raises)
+    info        extras: sigma2, the residual variance estimate (N·m)^2
+    t_ratio, residual_rms  (properties) |estimate| / std. error; RMS of `residual`, N·m
+    """
+
+    parameters: ParameterSet
+    residual: np.ndarray
     kappa: float
     n_samples: int
     n_rows: int

@@ -46,14 +46,29 @@ class ProjectionFailure(RuntimeError):
 
 @dataclass
 class ProjectionResult:
+    """One nearest-point projection onto M(theta) >= epsilon I on a pose set ((8) and (12)).
+
+    parameters         the projected base parameters (names, values; meta says what they came from)
+    epsilon            the margin, kg·m^2
+    status             the solver's final status ("optimal", or "optimal_inaccurate" accepted only
+                       after our own check of every constraint)
+    n_poses            poses in the constraint set
+    n_active           poses the final lazy-activation round carried
+    rounds             lazy-activation rounds
+    lambda_min_on_set  smallest eigenvalue of M over the whole constraint set after projection, kg·m^2
+    change             beta - beta0 in the model's order (SI units of each parameter)
+    solve_time_s       wall time of all rounds
+    change_norm        (property) Euclidean norm of `change`
+    """
+
     parameters: ParameterSet
     epsilon: float
     status: str
-    n_poses: int  # poses in the constraint set
-    n_active: int  # poses the final solve carried
-    rounds: int  # lazy-activation rounds
-    lambda_min_on_set: float  # smallest eigenvalue of M over the constraint set after projection
-    change: np.ndarray  # beta - beta0
+    n_poses: int
+    n_active: int
+    rounds: int
+    lambda_min_on_set: float
+    change: np.ndarray
     solve_time_s: float
 
     @property
@@ -187,7 +202,15 @@ def constraint_poses(theta: np.ndarray, dtheta: np.ndarray, n_even: int = 120, n
 
 @dataclass
 class ConditionalProjection:
-    """The epsilon ladder on Theta_c; `chosen` is the smallest epsilon PD on the whole record."""
+    """The epsilon ladder on Theta_c (route O-S-C, Sec. IV-B).
+
+    attempts  one dict per epsilon tried, in ladder order: epsilon, status, pd_on_record,
+              lambda_min_record (kg·m^2 over every sample of the record) and, when the solve
+              returned, result (the ProjectionResult)
+    chosen    the projection with the smallest epsilon that is PD on the whole record; None if none is
+    failure   why no epsilon worked, else None
+    epsilon   (property) the chosen epsilon, None without a choice
+    """
 
     attempts: list[dict] = field(default_factory=list)
     chosen: ProjectionResult | None = None

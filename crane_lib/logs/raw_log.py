@@ -185,12 +185,22 @@ def _axis_group(name: str, doc: str) -> property:
 
 @dataclass
 class RawLog:
-    """One raw log: the (n, 106) samples as stored, its metadata, and what a repair changed."""
+    """One raw log (Appendix D-C), what both recorders write and preprocessing and CLIE read.
+
+    samples   (n, 106) as stored, columns as `data/raw_log_columns.csv` defines them (angles with
+              their pi offset, commands as current in A); the properties below read them in SI
+              units (t, theta, dtheta_logged, theta_ref..., current_command, torque_logged,
+              clamp_threshold_reached, clamped, segment)
+    metadata  the recorder's key-value header (e.g. commanded_duration_s, realized_motion_s,
+              record_duration_s, seed), strings
+    path      the file it was read from (None when built in memory)
+    repairs   one sentence per repair `read_raw_log(..., repair=True)` made; empty when none
+    """
 
     samples: np.ndarray
     metadata: dict[str, str] = field(default_factory=dict)
     path: Path | None = None
-    repairs: tuple[str, ...] = ()  # one sentence per repair made; empty when nothing was repaired
+    repairs: tuple[str, ...] = ()
 
     @property
     def n_samples(self) -> int:
