@@ -26,6 +26,7 @@ class PaperNumber:
     note: str
     value_text: str = ""  # the value as the paper writes it (its significant digits)
     reproduces: str = ""  # the table or figure the text links the number to
+    value_hi_text: str = ""  # the upper end of a range as the paper writes it
 
     @property
     def significant_digits(self) -> int:
@@ -62,6 +63,7 @@ def paper(number_id: str) -> PaperNumber:
         note=row["note"],
         value_text=row["value"].strip(),
         reproduces=row["reproduces"],
+        value_hi_text=str(hi).strip(),
     )
 
 

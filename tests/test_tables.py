@@ -149,3 +149,9 @@ def test_words_and_citations_are_computed():
     assert compared(2.0, 1.0, "better", "worse") == "better" and compared(1.0, 2.0, "better", "worse") == "worse"
     assert "dh_offset_rl3" in cite("dh_offset_rl3") and "0.25 m" in cite("dh_offset_rl3")
     assert escape("1*2") == "1\\*2"
+
+
+def test_a_range_is_shown_as_the_paper_writes_both_ends():
+    number = paper("poi_kappa_degradation")  # "2" to "93": the upper end keeps its own digits
+    assert Comparison("κ", "poi_kappa_degradation", 5.0).paper_cell() == f"{number.value_text} to {number.value_hi_text}"
+    assert number.value_hi_text == "93"

@@ -8,9 +8,10 @@ markdown cells of chapters/*.py that are neither:
 
 Not counted as typed numbers (they are names or references, not quantities):
   - references: Sec. V-B, Fig. 4, Fig. 3(b), equation numbers in parentheses "(11)", register
-    entries "E-3", MyST roles ({numref}`fig-x`, {glue:text}`key`) and links;
+    entries "E-3", MyST roles ({numref}`fig-x`, {glue:text}`key`), links, ordered-list markers;
   - identifiers: digits attached to letters (AG02, V01, ZZR1, IA8, θ4, J2, O7);
-  - indices: "axis 2", "axes 1–4", "joints 2, 4, 6", "link 7", "seed 1", "run 1", "(1,2)";
+  - indices: "axis 2", "axes 1–4", "joints 2, 4, 6", "joint-1 axis", "link 7", "seed 1", "row 05",
+    "(1,2)";
   - inside math: sub- and superscripts and the structural constants 0, 1 and 2;
   - code spans naming something (`crane_lib.x`, `results/`), which contain a letter or a path;
   - the phrases of ALLOWED, each a named setting of the paper carrying its paper_numbers id
@@ -36,11 +37,13 @@ CHAPTERS = chapter_ratio.CHAPTERS
 ALLOWED = (
     ("40 ms", "accepted_sampling_interval"),  # the representative interval (AG02 at 40 ms)
     ("seeds 1–5", "audit_seed_count"),  # the five audit seeds of Table IX
+    ("39-parameter", "reduced_model_param_count"),  # the name of the reduced model
 )
 
 # names the paper gives that contain digits but are not quantities, with where it gives them
 NAMES = (
     ("4-1-4", "Appendix B-B: the interpolation's name, the '4-1-4 profile'"),
+    ("SHA-256", "the hash function's name (D-C's byte-for-byte check)"),
 )
 
 _ROLE = re.compile(r"\{[\w:.-]+\}`[^`]*`")
@@ -57,10 +60,11 @@ _REGISTER = re.compile(r"\b[A-Z]-\d+\b")
 _IDENTIFIER = re.compile(r"[^\W\d_]+\d+")
 _PAIR = re.compile(r"\(\s*\d+\s*,\s*\d+\s*\)")
 _INDEX = re.compile(
-    r"\b(axis|axes|joint|joints|link|links|seed|execution|run|frame|frames)\s+\d+"
+    r"\b(axis|axes|joint|joints|link|links|seed|execution|run|frame|frames|row|rows)[\s-]+\d+"
     r"((\s*(,|–|-|and|to|or)\s*)+\d+)*",
     re.I,
 )
+_LIST_ITEM = re.compile(r"^\s*\d+\.(?=\s)", re.M)
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _STRUCTURAL = {"0", "1", "2"}
 
@@ -86,8 +90,10 @@ def _code_span(match: re.Match) -> str:
 
 
 def _math_numbers(segment: str) -> list[str]:
-    body = _SCRIPT.sub(lambda m: " " * len(m[0]), segment)
+    body = _PAIR.sub(lambda m: " " * len(m[0]), segment)
+    body = _SCRIPT.sub(lambda m: " " * len(m[0]), body)
     body = re.sub(r"\\[A-Za-z]+", lambda m: " " * len(m[0]), body)  # LaTeX commands
+    body = _IDENTIFIER.sub(lambda m: " " * len(m[0]), body)  # VP7, ZZR1
     return [n for n in _NUMBER.findall(body) if n not in _STRUCTURAL]
 
 
@@ -106,7 +112,7 @@ def typed_numbers_in_text(text: str) -> list[tuple[int, str]]:
         for match in pattern.finditer(text):
             found += [(match.start(), n) for n in _math_numbers(match[0])]
         text = pattern.sub(_blank, text)
-    for pattern in (_FIGURE, _TABLE, _EQUATION, _REGISTER, _IDENTIFIER, _PAIR, _INDEX):
+    for pattern in (_LIST_ITEM, _FIGURE, _TABLE, _EQUATION, _REGISTER, _IDENTIFIER, _PAIR, _INDEX):
         text = pattern.sub(_blank, text)
     found += [(m.start(), m[0]) for m in _NUMBER.finditer(text)]
     return sorted(found)

@@ -117,18 +117,37 @@ def compared(ours: float, theirs: float, higher: str = "higher", lower: str = "l
     return higher if ours > theirs else lower
 
 
+class Prose(str):
+    """A generated sentence or paragraph: displays as (MyST) markdown, glues as plain text, so a
+    chapter can show it as the last expression of a cell or paste it with {glue:md}/{glue:text}."""
+
+    def _repr_markdown_(self) -> str:
+        return str(self)
+
+    def _repr_pretty_(self, printer, cycle) -> None:
+        printer.text(str(self))
+
+
 def cite(number_id: str, fmt: str | None = None, with_unit: bool = True) -> str:
     """The paper's number as inline MyST for generated prose: its value (and unit) with the id and
     section as a hover title, so a reader sees where it comes from."""
     n = paper(number_id)
     if fmt is None:
-        low = n.value_text or significant(n.value)
-        text = low if n.value_hi is None else f"{low}–{significant(n.value_hi, n.significant_digits)}"
+        low = _written(n.value_text, n.value)
+        dash = " to " if n.value < 0 else "–"
+        text = low if n.value_hi is None else f"{low}{dash}{_written(n.value_hi_text, n.value_hi)}"
         if with_unit and n.unit not in ("", "1", "count"):
             text = f"{text} {n.unit}"
     else:
         text = n.text(fmt) if with_unit else n.text(fmt).removesuffix(f" {n.unit}")
     return f'<span class="paper-number" title="{_attribute(_source(n))}">{escape(text)}</span>'
+
+
+def _written(text: str, value: float) -> str:
+    """The paper's number as written, integers with the same thousands spacing as ours."""
+    if text.isdigit():
+        return significant(int(text))
+    return text or significant(value)
 
 
 def _source(n: PaperNumber) -> str:
@@ -167,7 +186,9 @@ class Why:
 
     def __add__(self, other: "Why | str") -> "Why":
         """Two reasons at once: 'twin vs real arm: a; profile runs a subset: b'."""
-        more = str(other)
+        more = str(other).strip().lstrip(";").strip()
+        if not more:
+            return self
         return Why(self.kind, f"{self.text}; {more}" if self.text else more)
 
     def __str__(self) -> str:
@@ -226,7 +247,8 @@ class Comparison:
             if self.unit is None and self.number.unit not in ("", "1", "count") and not isinstance(self.book, Count):
                 self.unit = self.number.unit
         if isinstance(self.book, (list, tuple, np.ndarray, pd.Series)):
-            self.book = np.asarray(self.book, dtype=float)
+            values = np.asarray(self.book)
+            self.book = values if values.dtype.kind in "iu" else values.astype(float)
 
     def _whole(self) -> float | None:
         if self.paper_whole is None:
@@ -240,13 +262,12 @@ class Comparison:
         if self.number is None:
             return DASH
         n = self.number
-        low = n.value_text or significant(n.value)
+        low = _written(n.value_text, n.value)
         if isinstance(self.book, Count) and self._whole() is not None:
             return count_of(n.value, self._whole())
         if n.value_hi is not None:
-            # the upper end keeps at least its own digits ("0.45 to 3.55", not "0.45 to 3.5")
-            own = len(f"{n.value_hi:g}".lower().split("e")[0].lstrip("+-").replace(".", "").lstrip("0")) or 1
-            return f"{low} to {significant(n.value_hi, max(n.significant_digits, own))}"
+            # the upper end as the paper writes it (it keeps its own digits: "0.45 to 3.55", not "0.45 to 3.5")
+            return f"{low} to {_written(n.value_hi_text, n.value_hi)}"
         return {"upper": "≤ ", "lower": "≥ "}.get(self.bound, "") + low
 
     def book_cell(self) -> str:
@@ -256,6 +277,9 @@ class Comparison:
             return str(self.book)
         digits = self.digits or max(self.number.significant_digits if self.number else 4, 3)
         if isinstance(self.book, np.ndarray):
+            if self.book.dtype.kind in "iu" and self.book.size:
+                low, high = significant(int(self.book.min())), significant(int(self.book.max()))
+                return low if low == high else f"{low} to {high}"
             return span(self.book, digits)
         return significant(self.book, digits)
 
@@ -302,6 +326,9 @@ class Comparison:
             same = self.book.part == self.number.value and (whole is None or self.book.whole == whole)
             return SAME if same else None
         if isinstance(self.book, np.ndarray):
+            n = self.number
+            if n.value_hi is not None and self.book.size == 2 and tuple(self.book) == (n.value, n.value_hi):
+                return SAME  # the same range (e.g. columns 2 to 9)
             verdicts = {self._agrees(float(v)) for v in self.book}
             return verdicts.pop() if len(verdicts) == 1 and None not in verdicts and self.book.size else None
         return self._agrees(float(self.book))

@@ -1,0 +1,294 @@
+"""Chapter "Modeling" (paper Sec. III-A, III-C, Appendix A): Table I, the geometry against the
+manufacturer's description, the symbolic model, the base parameters and Table II, the numeric
+checks and the platform constants. No recorded data: kinematics, algebra and datasheets."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import sympy
+
+from crane_lib import constants
+from crane_lib.model import identifiability, robot_description
+from crane_lib.model.base_parameters import PARAMETER_SET_LABELS, PARAMETER_SETS, grouping
+from crane_lib.model.dynamics import DynamicModel
+from crane_lib.model.parameters import CATEGORIES, category, split_name, standard_parameter_names, unit_of
+from crane_lib.model.symbolic_model import derive_regressor
+from crane_lib.paper_numbers import paper
+from crane_lib.reporting.tables import (
+    Comparison,
+    Prose,
+    Why,
+    cite,
+    comparison_table,
+    joined,
+    numbered,
+    significant,
+)
+
+LINK_TERMS = CATEGORIES[:2]  # the link-side categories the description gives values for
+
+
+def table_i(table) -> object:
+    """Table I as this book reads it (the signs of alpha are our choice, register)."""
+    frame = pd.DataFrame(
+        [{"j": row.j, "a(j)": row.ant, "σ": row.sigma, "α (deg)": float(row.alpha) * 180 / np.pi,
+          "d (m)": float(row.d), "θ": f"θ{row.j}", "r (m)": float(row.r)} for row in table]
+    ).set_index("j")
+    return numbered(frame, "Table I, modified DH parameters (OpenSYMORO convention), as this book reads them",
+                    "tab-modeling-mdh", digits=3)
+
+
+def table_i_against_paper(table) -> object:
+    rows = [
+        Comparison("RL3", "dh_offset_rl3", float(table[2].r)),
+        Comparison("RL5", "dh_offset_rl5", float(table[4].r)),
+        Comparison("nonzero link offsets", "nonzero_dh_offset_count", sum(1 for row in table if row.r != 0 or row.d != 0)),
+    ]
+    return comparison_table(rows, "What the text of Sec. III-A states about Table I", name="tab-modeling-mdh-paper")
+
+
+@lru_cache(maxsize=2)
+def _geometry(table) -> pd.DataFrame:
+    geometry = pd.DataFrame(robot_description.geometry_check(table)).set_index("joint")
+    worst_angle, worst_distance = geometry["axis_angle_deg"].max(), geometry["line_distance_m"].max()
+    if worst_angle > 1e-9 or worst_distance > 1e-12:
+        raise AssertionError(f"the MDH axes do not match the description: {worst_angle:.3g}°, {worst_distance:.3g} m")
+    return geometry
+
+
+def geometry_table(table) -> object:
+    shown = _geometry(table)[["axis_angle_deg", "line_distance_m", "origin_offset_m", "mdh_origin_height_m"]]
+    shown = shown.rename(columns={"axis_angle_deg": "angle between axes (deg)", "line_distance_m": "origin off the MDH axis (m)",
+                                  "origin_offset_m": "origin along the axis from O_j (m)",
+                                  "mdh_origin_height_m": "height of O_j (m)"})
+    return numbered(shown, "Each MDH joint axis against the description's joint axis at the zero pose "
+                           "(data: the manufacturer's description)", "tab-modeling-geometry", digits=4)
+
+
+def geometry_sentence(table) -> Prose:
+    geometry = _geometry(table)
+    return Prose(
+        f"Over the {len(geometry)} arm joints the largest angle between an MDH axis and the description's is "
+        f"{significant(geometry['axis_angle_deg'].max(), 2)}° and the largest distance of a description joint origin from "
+        f"its MDH axis {significant(geometry['line_distance_m'].max(), 2)} m: every axis coincides as a directed line, so a "
+        "joint angle means the same on the model as on the arm (register entry \"Table I, the signs of α\").")
+
+
+def offsets_against_paper(table) -> object:
+    geometry, placement = _geometry(table), robot_description.place_mdh_frames(table)
+    heights = geometry["mdh_origin_height_m"]
+    rows = [
+        Comparison("joint spacing J2 → J4, the RL3 of Table I", "dh_offset_rl3", heights[4] - heights[2], unit="m"),
+        Comparison("joint spacing J4 → J6, the RL5 of Table I", "dh_offset_rl5", heights[6] - heights[4], unit="m"),
+        Comparison("rise of O0 above base_link along the joint-1 axis", "urdf_joint1_rise", placement.base_in_description[2, 3], unit="m"),
+        Comparison("offset of the description's joint-7 frame along z7", "urdf_z7_offset", geometry.loc[7, "origin_offset_m"], unit="m"),
+    ]
+    return comparison_table(rows, "The description's offsets and where they go in the model", name="tab-modeling-offsets")
+
+
+def geometry_figure(table):
+    """Zero pose and the nominal posture of the paper's Fig. 1 in the base x-z plane."""
+    placement = robot_description.place_mdh_frames(table)
+    rise = placement.base_in_description[2, 3]
+    fig, axes = plt.subplots(1, 2, figsize=(9, 4.5), sharey=True)
+    zero = np.array([f[:3, 3] for f in placement.frames])
+    urdf = np.array(placement.description_joint_origins)
+    axes[0].plot(np.r_[0, zero[:, 0]], np.r_[rise, zero[:, 2]], "-o", color="C0", label="MDH origins $O_j$")
+    axes[0].plot(urdf[:, 0], urdf[:, 2], "x", color="C3", ms=9, label="description joint frames")
+    for j, (x, z) in enumerate(urdf[:, [0, 2]], start=1):
+        axes[0].annotate(f"J{j}", (x, z), textcoords="offset points", xytext=(8, -3), fontsize=8)
+    axes[0].set_title("zero pose (description coordinates)")
+    axes[0].set_ylabel("z (m)")
+    axes[0].legend(fontsize=8, loc="lower right")
+    posture = np.zeros(7)
+    posture[3] = np.deg2rad(paper("nominal_posture_theta4").value)
+    bent = np.array([f[:3, 3] for f in robot_description.mdh_frames(table, posture)])
+    axes[1].plot(np.r_[0, bent[:, 0]], np.r_[0, bent[:, 2]] + rise, "-o", color="C0")
+    axes[1].set_title(rf"nominal posture, $\theta_4 = {paper('nominal_posture_theta4').value:g}°$")
+    for ax in axes:
+        ax.set_xlabel("x (m)")
+        ax.set_aspect("equal")
+        ax.invert_yaxis()  # hanging: +z (gravity) points down the page
+        ax.grid(alpha=0.3)
+    fig.suptitle("Geometry: model frames against the manufacturer's description (no recorded data)")
+    fig.tight_layout()
+    return fig
+
+
+@lru_cache(maxsize=2)
+def symbolic_model(table):
+    """(program, entries) of the customized Newton-Euler regressor (cached: it is derived once)."""
+    return derive_regressor(table)
+
+
+def symbolic_sentence(table) -> Prose:
+    program, entries = symbolic_model(table)
+    standard = standard_parameter_names()
+    columns = {name for (_, name) in entries}
+    vanishing = [n for n in standard if n not in columns]
+    return Prose(
+        f"The derivation names {len(program.assignments)} intermediate quantities and leaves {len(entries)} nonzero "
+        f"regressor entries; {len(columns)} of the {len(standard)} standard parameters have a column that is not "
+        "identically zero" + (f", the columns of {joined(vanishing)} vanish." if vanishing else "."))
+
+
+def my7_entries(table) -> str:
+    """LaTeX of the row-7 regressor entries of MX7, MY7, MZ7."""
+    _, entries = symbolic_model(table)
+    row7 = {name: entries.get((6, name), sympy.Integer(0)) for name in ("MX7", "MY7", "MZ7")}
+    return r",\quad ".join(rf"W_{{7,\,{n}}} = {sympy.latex(e)}" for n, e in row7.items())
+
+
+def my7_sentence() -> Prose:
+    group = grouping()
+    holders = [b for b in group.base_names if "MZ7" in map(str, group.relation(b).free_symbols)]
+    relation = rf"${sympy.latex(sympy.Symbol(holders[0]))} = {sympy.latex(group.relation(holders[0]))}$"
+    return Prose(f"Base parameters containing $MZ_7$: **{joined(holders)}** ({len(holders)}): {relation}.")
+
+
+def grouping_relations() -> str:
+    """LaTeX (aligned) of every base parameter that is grouped or renamed with an R."""
+    group = grouping()
+    lines = []
+    for name, pivot, coefficients in zip(group.base_names, group.pivots, group.coefficients):
+        if len(coefficients) > 1 or name != pivot:
+            lines.append(rf"{sympy.latex(sympy.Symbol(name))} &= {sympy.latex(group.relation(name))}")
+    return r"\begin{aligned}" + r"\\ ".join(lines) + r"\end{aligned}"
+
+
+def absorbed_sentence() -> Prose:
+    """Which standard parameters of the kinds that could stay alone (rotor inertias) do not."""
+    group = grouping()
+    full = set(group.parameter_set("full"))
+    absorbed = []
+    for name in (f"IA{j}" for j in range(1, 8)):
+        if name in full:
+            continue
+        into = [b for b in group.base_names if name in map(str, group.relation(b).free_symbols)]
+        absorbed.append(f"${name[:2]}_{name[2:]}$ (into {joined(into)})")
+    alone = sum(1 for n in full if category(n) in (CATEGORIES[2], CATEGORIES[3], CATEGORIES[4], CATEGORIES[5]))
+    return Prose(
+        f"Of the full grouped set, {alone} base parameters are standard parameters that stay alone: the products of "
+        "inertia, the rotor inertias, the friction coefficients and the hand's terms. "
+        + (f"Rotor inertias that do not survive on their own: {joined(absorbed)}." if absorbed else
+           "Every rotor inertia survives on its own."))
+
+
+def _counts() -> pd.DataFrame:
+    group = grouping()
+    sets = {"full grouped set": group.parameter_set("full"), "reduced set": group.parameter_set("reduced")}
+    counts = pd.DataFrame({label: pd.Series([category(n) for n in names]).value_counts() for label, names in sets.items()})
+    counts = counts.reindex(CATEGORIES).fillna(0).astype(int)
+    counts.loc["total"] = counts.sum()
+    counts.index.name = "category"
+    return counts
+
+
+def categories_table() -> object:
+    return numbered(_counts(), "Base parameters per category, full grouped set and reduced set (Appendix A-B)", "tab-modeling-categories")
+
+
+def bookkeeping_against_paper() -> object:
+    group, counts = grouping(), _counts()
+    full = group.parameter_set("full")
+    inertial = sum(1 for n in full if split_name(n)[0] not in ("FV", "FS") and split_name(n)[2] <= 7)
+    rows = [
+        Comparison("parameters in the full grouped set", "full_model_param_count", len(full)),
+        Comparison("of which inertial terms of the seven links", "arm_inertial_term_count", inertial),
+        Comparison("products of inertia removed", "removed_poi_count", int(counts.loc[CATEGORIES[2], "full grouped set"])),
+        Comparison("Coulomb coefficients removed", "removed_coulomb_count", int(counts.loc[CATEGORIES[4], "full grouped set"])),
+        Comparison("parameters in the reduced set", "reduced_model_param_count", len(group.parameter_set("reduced"))),
+        Comparison("link-side terms", "link_side_term_count", int(counts.loc[list(LINK_TERMS), "reduced set"].sum())),
+        Comparison("of which inertia-related", "inertia_base_term_count", int(counts.loc[CATEGORIES[0], "reduced set"])),
+        Comparison("of which first-moment", "first_moment_term_count", int(counts.loc[CATEGORIES[1], "reduced set"])),
+    ]
+    return comparison_table(rows, "Appendix A-B's bookkeeping (Table II) against the derivation", name="tab-modeling-bookkeeping")
+
+
+def reduced_set_values(mounting: str = "hanging") -> object:
+    """Table II's parameters with the values the manufacturer's description implies (link terms only)."""
+    group = grouping()
+    reduced = group.parameter_set("reduced")
+    cad = robot_description.description_standard_parameters(robot_description.load_mdh_table())
+    base = DynamicModel("full", mounting=mounting).base_from_standard({n: cad.get(n, 0.0) for n in group.standard_names})
+    frame = pd.DataFrame(
+        {"category": [category(n) for n in reduced], "unit": [unit_of(n) for n in reduced],
+         "from the description": [base[n] if category(n) in LINK_TERMS else np.nan for n in reduced]},
+        index=pd.Index(reduced, name="parameter"),
+    )
+    return numbered(frame, "Table II: the reduced set in the paper's order, with the values the manufacturer's "
+                           "description implies (link-side terms; rotor inertias and friction are not in it)",
+                    "tab-modeling-table-ii", digits=4)
+
+
+def _poi_shares() -> pd.Series:
+    _, inertials = robot_description.load_description()
+    return pd.Series({name: 100 * np.abs(i.inertia[np.triu_indices(3, 1)]).max() / np.diag(i.inertia).max()
+                      for name, i in inertials.items()}, name="largest |product| / largest diagonal (%)")
+
+
+def poi_shares_table() -> object:
+    frame = _poi_shares().to_frame()
+    frame.index.name = "description link"
+    return numbered(frame, "Products of inertia in the description, about each link's centre of mass", "tab-modeling-poi-share", digits=2)
+
+
+def poi_against_paper() -> object:
+    shares = _poi_shares()
+    row = Comparison("largest product of inertia over the largest diagonal entry, per link", "poi_relative_size_design",
+                     shares.values, digits=2,
+                     why=Why.reconstruction("the description's inertias about each link's centre of mass; the paper's range "
+                                            "may be taken over a different frame or subset of links"))
+    return comparison_table([row], "Sec. III-D's check on the geometry", name="tab-modeling-poi-paper")
+
+
+def rank_table(mounting: str, n_states: int, seed: int) -> tuple[object, Prose]:
+    """Ranks of the stacked regressors of Table III's sets on random states, and the invariants of M."""
+    rng = np.random.default_rng(seed)
+    q = rng.uniform(-np.pi, np.pi, (n_states, 8))
+    qd, qdd = rng.normal(0, 2, (n_states, 8)), rng.normal(0, 5, (n_states, 8))
+    rows = []
+    for name in PARAMETER_SETS:
+        m = DynamicModel(name, mounting=mounting)
+        rows.append({"set": PARAMETER_SET_LABELS[name], "columns": m.n_parameters,
+                     "numerical rank": identifiability.numerical_rank(identifiability.stack(m.regressor(q, qd, qdd)))})
+    ranks = pd.DataFrame(rows).set_index("set")
+    model = DynamicModel("reduced", mounting=mounting)
+    cad = robot_description.description_standard_parameters(robot_description.load_mdh_table())
+    beta = model.base_from_standard({n: cad.get(n, 0.0) for n in grouping().standard_names}).values + 0.01
+    shifted = q.copy()
+    shifted[:, 0] = rng.uniform(-np.pi, np.pi, n_states)
+    mass = model.inertia_matrix(q, beta)
+    theta1 = np.abs(mass - model.inertia_matrix(shifted, beta)).max()
+    gravity1 = np.abs(model.regressor(q, 0 * qd, 0 * qdd)[:, 0, :]).max()
+    asymmetry = np.abs(mass - mass.transpose(0, 2, 1)).max()
+    full_rank = bool((ranks["columns"] == ranks["numerical rank"]).all())
+    sentence = Prose(
+        f"On {n_states} random states (seed {seed}) the stacked regressor of "
+        + ("every set has full column rank" if full_rank else "**not** every set has full column rank")
+        + f" ({{numref}}`tab-modeling-ranks`). With θ1 redrawn, M changes by at most {significant(theta1, 2)} kg·m²; the joint-1 "
+        f"row of the gravity regressor is at most {significant(gravity1, 2)} N·m; M is symmetric to "
+        f"{significant(asymmetry, 2)} kg·m². The test suite checks the same, and the agreement with Pinocchio.")
+    table = numbered(ranks, f"Numerical rank of the stacked regressor of each set of Table III ({n_states} random states)",
+                     "tab-modeling-ranks")
+    return table, sentence
+
+
+def constants_against_paper() -> object:
+    rows = [
+        Comparison("Kt, XM430-W350", "kt_effective_xm430", constants.XM430_W350.kt),
+        Comparison("Kt, XM540-W270", "kt_effective_xm540", constants.XM540_W270.kt),
+        Comparison("clamp torque, XM430-W350", "clamp_torque_xm430", constants.XM430_W350.clamp_torque),
+        Comparison("clamp torque, XM540-W270", "clamp_torque_xm540", constants.XM540_W270.clamp_torque),
+        Comparison("closed-loop bandwidth √K_P", "realization_bandwidth_rad", constants.REALIZATION_BANDWIDTH_RAD_S),
+        Comparison("closed-loop bandwidth", "realization_bandwidth_hz", constants.REALIZATION_BANDWIDTH_HZ),
+    ]
+    return comparison_table(rows, "Constants of the platform, computed from their sources", name="tab-modeling-constants")
+
+
+def poi_paper_text() -> str:
+    return cite("poi_relative_size_design")
