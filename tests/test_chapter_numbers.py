@@ -39,6 +39,12 @@ def test_code_is_at_most_one_and_a_half_times_the_prose(path):
     assert code <= chapter_ratio.LIMIT * prose, f"{path.name}: {code} code lines for {prose} prose lines"
 
 
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_no_code_line_is_wider_than_the_page(path):
+    wide = chapter_ratio.wide_lines(path)
+    assert wide == [], "\n".join(f"{path.name}:{n}: {len(line)} characters" for n, line in wide)
+
+
 @pytest.mark.parametrize("phrase, number_id", chapter_numbers.ALLOWED)
 def test_each_allowed_phrase_states_its_papers_value(phrase, number_id):
     stated = [float(n) for n in chapter_numbers._NUMBER.findall(phrase)]
@@ -76,3 +82,5 @@ def test_the_checks_catch_a_typed_number_and_too_much_code(tmp_path):
     assert chapter_ratio.main([str(path)]) == 0  # 4 code lines over 3 of prose: at most 1.5
     path.write_text(FAKE + "v = 5\n", encoding="utf-8")
     assert chapter_ratio.main([str(path)]) == 1  # 5 over 3: above
+    path.write_text(FAKE.replace("w = 4", "w = " + "4 + " * 30 + "4"), encoding="utf-8")
+    assert chapter_ratio.wide_lines(path)[0][0] == 18 and chapter_ratio.main([str(path)]) == 1

@@ -9,8 +9,8 @@ the YAML header and the `# %%` cell markers count as neither.
     python tools/chapter_ratio.py                 # every chapter in chapters/
     python tools/chapter_ratio.py chapters/06_audit.py
 
-Prints one row per chapter and exits 1 when any chapter is above LIMIT (2 when a file is not a
-percent-format chapter).
+Prints one row per chapter and exits 1 when any chapter is above LIMIT or has a code line wider
+than WIDTH characters, the page (2 when a file is not a percent-format chapter).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 LIMIT = 1.5
+WIDTH = 90  # characters: a code line wider than this runs off the page
 CHAPTERS = Path(__file__).resolve().parents[1] / "chapters"
 _MARKER = re.compile(r"^# %%(?P<rest>.*)$")
 
@@ -77,6 +78,17 @@ def counts(path: Path) -> tuple[int, int]:
     return code, prose
 
 
+def wide_lines(path: Path, width: int = WIDTH) -> list[tuple[int, str]]:
+    """(line number, line) of every code line wider than `width` (cell markers and their
+    metadata excepted: they are not shown)."""
+    out = []
+    for cell in read_cells(path):
+        if cell.kind != "code":
+            continue
+        out += [(cell.first_line + i, line) for i, line in enumerate(cell.lines) if len(line) > width]
+    return out
+
+
 def ratio(path: Path) -> float:
     code, prose = counts(path)
     return code / prose if prose else float("inf")
@@ -93,9 +105,10 @@ def main(argv: list[str]) -> int:
             print(error, file=sys.stderr)
             return 2
         value = code / prose if prose else float("inf")
-        flag = "" if value <= LIMIT else f"  above {LIMIT}"
+        wide = wide_lines(path)
+        flag = ("" if value <= LIMIT else f"  above {LIMIT}") + (f"  {len(wide)} code line(s) wider than {WIDTH}" if wide else "")
         print(f"{path.name:<32} {code:>5} {prose:>6} {value:>6.2f}{flag}")
-        worst = max(worst, 1 if value > LIMIT else 0)
+        worst = max(worst, 1 if value > LIMIT or wide else 0)
     return worst
 
 

@@ -579,8 +579,9 @@ class SetCounts:
     undersampled_by_file: dict  # ts -> {file: share of its ramps with < 3 samples}
 
 
-def set_counts(cmds: dict, sampling_intervals=(0.010, 0.020, 0.040, 0.080)) -> SetCounts:
-    stats = {name: segment_statistics(cmd) for name, cmd in cmds.items()}
+def set_counts(cmds: dict, sampling_intervals=(0.010, 0.020, 0.040, 0.080), stats: dict | None = None) -> SetCounts:
+    """The counts over `cmds`; `stats` (name -> SegmentStatistics) when already computed."""
+    stats = {name: segment_statistics(cmd) for name, cmd in cmds.items()} if stats is None else stats
     ramps = np.concatenate([s.ramps_s for s in stats.values()])
     shares = {ts: {n: s.share_of_ramps_below(ts) for n, s in stats.items()} for ts in sampling_intervals}
     speeds = {name: mean_commanded_speed(cmd) for name, cmd in cmds.items()}

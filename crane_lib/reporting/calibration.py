@@ -40,12 +40,12 @@ def full_model_residual(bundle) -> np.ndarray:
     return bundle.tau - regressor @ fit.parameters.values
 
 
-def residual_spectrum(bundle, nperseg: int = 1024) -> tuple[np.ndarray, np.ndarray]:
-    """One-sided power spectral density (Welch, Hann) of the full-model residual per axis: (frequency Hz, (nf, 8) (N·m)²/Hz)."""
+def residual_density(residual: np.ndarray, ts: float, nperseg: int = 1024) -> tuple[np.ndarray, np.ndarray]:
+    """One-sided power spectral density (Welch, Hann) of an (n, 8) residual sampled at ts: (frequency Hz, (nf, 8) (N·m)²/Hz)."""
     from scipy import signal
 
-    frequency, density = signal.welch(full_model_residual(bundle), fs=1.0 / bundle.ts, nperseg=nperseg, axis=0)
-    return frequency, density
+    return signal.welch(residual, fs=1.0 / ts, nperseg=nperseg, axis=0)
+
 
 
 def power_share_above(frequency_hz: np.ndarray, density: np.ndarray, cutoff_hz: float) -> np.ndarray:

@@ -137,7 +137,7 @@ def cite(number_id: str, fmt: str | None = None, with_unit: bool = True) -> str:
         dash = " to " if n.value < 0 else "–"
         text = low if n.value_hi is None else f"{low}{dash}{_written(n.value_hi_text, n.value_hi)}"
         if with_unit and n.unit not in ("", "1", "count"):
-            text = f"{text} {n.unit}"
+            text = f"{text} {pretty_unit(n.unit)}"
     else:
         text = n.text(fmt) if with_unit else n.text(fmt).removesuffix(f" {n.unit}")
     return f'<span class="paper-number" title="{_attribute(_source(n))}">{escape(text)}</span>'
@@ -148,6 +148,13 @@ def _written(text: str, value: float) -> str:
     if text.isdigit():
         return significant(int(text))
     return text or significant(value)
+
+
+def pretty_unit(unit: str) -> str:
+    """A unit as printed: powers as superscripts ("kg·m^2" -> "kg·m²", "1/s^2" -> "1/s²")."""
+    for plain, sup in (("^-1", "⁻¹"), ("^-2", "⁻²"), ("^2", "²"), ("^3", "³")):
+        unit = unit.replace(plain, sup)
+    return unit
 
 
 def _source(n: PaperNumber) -> str:
@@ -245,7 +252,7 @@ class Comparison:
         if self.paper_id is not None:
             self.number = paper(self.paper_id)
             if self.unit is None and self.number.unit not in ("", "1", "count") and not isinstance(self.book, Count):
-                self.unit = self.number.unit
+                self.unit = pretty_unit(self.number.unit)
         if isinstance(self.book, (list, tuple, np.ndarray, pd.Series)):
             values = np.asarray(self.book)
             self.book = values if values.dtype.kind in "iu" else values.astype(float)

@@ -9,12 +9,20 @@ from the numbers it states (`tables.Prose`); every figure title says which data 
 from __future__ import annotations
 
 import os
+import time
 import warnings
+
+from crane_lib.reporting.tables import Prose
 
 
 def profile() -> str:
     """The build's profile (the env var CRANE_PROFILE, "quick" or "full"; "full" by default)."""
     return os.environ.get("CRANE_PROFILE", "full")
+
+
+def run_time_sentence(started: float, what: str) -> Prose:
+    """'*Chapter computed in N s (what).*', from a time.perf_counter() taken at the start."""
+    return Prose(f"*Chapter computed in {time.perf_counter() - started:.0f} s ({what}).*")
 
 
 def quiet_solver_warnings() -> None:

@@ -290,7 +290,7 @@ def choose_rescued_model(s: AuditStudy) -> Prose:
 def run_rescues(s: AuditStudy) -> object:
     s.rescued = {eps: rescue_stage.rescue_over_theta(s.model, s.bad_beta, epsilon=eps) for eps in (EPS_EARLIER, EPS)}
     keys = ("pass", "constraint_poses", "active_poses", "lambda_min_check", "violators", "appended")
-    frame = pd.DataFrame([{"ε (kg·m²)": eps, **{k: p[k] for k in keys}} for eps, res in s.rescued.items() for p in res.passes])
+    frame = pd.DataFrame([{"ε (kg·m²)": f"{eps:g}", **{k: p[k] for k in keys}} for eps, res in s.rescued.items() for p in res.passes])
     return numbered(frame.set_index(["ε (kg·m²)", "pass"]), f"The rescue's passes for {s.bad_label} (twin)", "tab-audit-rescue-passes",
                     digits=3)
 
@@ -333,7 +333,7 @@ def run_audits(s: AuditStudy) -> object:
 
     frame = pd.DataFrame([{"model": n, "audit": k, **{f"seed {seed}": cell(s.audits[(n, k, seed)]) for seed in s.seeds}}
                           for n in s.models for k in ("sparse", "dense")]).set_index(["model", "audit"])
-    return numbered(frame, "Table IX: verdict (with the number of violating configurations) | λmin in kg·m², per model, "
+    return numbered(frame, "The paper's Table IX: verdict (with the number of violating configurations) | λmin in kg·m², per model, "
                            "audit and seed (twin)", "tab-audit-table-ix")
 
 
@@ -365,7 +365,7 @@ def table_ix_against_paper(s: AuditStudy) -> object:
         Comparison(f"folded-block over uniform violation rate, {s.bad_label}", "oversample_rate_ratio_ols",
                    audit.folded_rate_ratio(s.dense(s.bad_label)), why=s.why),
     ]
-    return comparison_table(rows, "Table IX's findings against the paper's (a dash: neither block finds a violation)",
+    return comparison_table(rows, "What the paper found with Table IX, and this book (a dash: neither block finds a violation)",
                             name="tab-audit-table-ix-paper")
 
 
@@ -417,7 +417,7 @@ def table_xviii(s: AuditStudy) -> object:
          "moved toward truth": np.abs(s.accepted[moved] - s.truth[moved]) < np.abs(s.bad_beta[moved] - s.truth[moved]),
          "share of |Δβ|² (%)": 100 * delta[moved] ** 2 / np.sum(delta**2)},
         index=pd.Index([s.model.names[i] for i in moved], name="parameter"))
-    return numbered(frame, f"Table XVIII: the entries the rescue moved (at least a tenth of the largest change), {s.bad_label}",
+    return numbered(frame, f"The paper's Table XVIII: the entries the rescue moved (at least a tenth of the largest change), {s.bad_label}",
                     "tab-audit-table-xviii", digits=3)
 
 
@@ -439,7 +439,7 @@ def table_xviii_against_paper(s: AuditStudy) -> object:
                    int(np.sum(np.abs(delta[friction]) > 1e-9)), paper_text="none",
                    why=Why.beyond("the Euclidean nearest point leaves what does not enter M alone (register)")),
     ]
-    return comparison_table(rows, "Table XVIII's findings against the paper's", name="tab-audit-table-xviii-paper")
+    return comparison_table(rows, "What the paper found in Table XVIII, and this book", name="tab-audit-table-xviii-paper")
 
 
 # ----------------------------------------------------------------------------- the manufacturer's box
@@ -490,7 +490,7 @@ def table_x(s: AuditStudy) -> pd.DataFrame:
 
 
 def table_x_shown(frame: pd.DataFrame) -> object:
-    return numbered(frame, "Table X: what each model does once M is inverted, against a reference inertia (twin)", "tab-audit-table-x",
+    return numbered(frame, "The paper's Table X: what each model does once M is inverted, against a reference inertia (twin)", "tab-audit-table-x",
                     digits=3)
 
 
@@ -514,7 +514,7 @@ def table_x_against_paper(s: AuditStudy, frame: pd.DataFrame) -> object:
                    f"OLS {bool(bad['sign reversed'])}, ε = 0 {bool(sub['sign reversed'])}", paper_text="in every case",
                    why=None if bool(bad["sign reversed"]) and bool(sub["sign reversed"]) else why),
     ]
-    return comparison_table(rows, "Table X's findings against the paper's", name="tab-audit-table-x-paper")
+    return comparison_table(rows, "What the paper found in Table X, and this book", name="tab-audit-table-x-paper")
 
 
 def table_x_sentence(s: AuditStudy, frame: pd.DataFrame) -> Prose:

@@ -32,6 +32,7 @@ from crane_lib.reporting.tables import (
     compared,
     joined,
     numbered,
+    plural,
     signed_percent,
     significant,
 )
@@ -170,13 +171,13 @@ def table_vi(c: Condition, s: Stages) -> object:
                  "λmin over Θ (kg·m²)": a.lambda_min, "CLIE objective (N²·m²)": s.objectives[stage],
                  "held-out RMSE, V01–V03 (N·m)": s.rmse[stage]} for stage, a in s.audits.items()}).T
     frame.index.name = "stage"
-    return numbered(frame, f"Table VI: the representative candidate {c.label} stage by stage (twin)", "tab-clie-table-vi", digits=5)
+    return numbered(frame, f"The paper's Table VI: the representative candidate {c.label} stage by stage (twin)", "tab-clie-table-vi", digits=5)
 
 
 def table_vi_against_paper(c: Condition, s: Stages) -> object:
     why = Why.twin("the twin's estimate, its noise and its simulated held-out records are not the arm's")
     rows = [
-        Comparison(f"route of {c.label} (paper: AG02 at 40 ms, Sec. VII-D)", None, c.result.route, paper_text="O-S-C",
+        Comparison("route (the paper's: Sec. VII-D)", None, c.result.route, paper_text="O-S-C",
                    why=None if c.result.route == identify.ROUTE_PROJECTED else why),
         Comparison("OLS estimate over Θ", None, "passes" if s.audits["OLS"].passed else "fails", paper_text="fails",
                    why=None if not s.audits["OLS"].passed else why),
@@ -190,14 +191,15 @@ def table_vi_against_paper(c: Condition, s: Stages) -> object:
         Comparison("held-out gain, OLS to the accepted model", "pipeline_gain_vs_ols",
                    100 * (1 - s.rmse[list(s.vectors)[-1]] / s.rmse["OLS"]), unit="%", digits=3, why=why),
     ]
-    return comparison_table(rows, "Table VI against the paper's AG02 at 40 ms", name="tab-clie-table-vi-paper")
+    return comparison_table(rows, "The verdicts of the paper's Table VI (its AG02 at 40 ms) and this book's", name="tab-clie-table-vi-paper")
 
 
 def table_vi_sentence(c: Condition, s: Stages) -> Prose:
     last = list(s.vectors)[-1]
     gain = 1 - s.rmse[last] / s.rmse["OLS"]
     rescue = s.acceptance.rescue
-    rescued = (f" The rescue took {len(rescue.passes)} pass(es), converged: {rescue.converged}." if rescue is not None else
+    rescued = (f" The rescue took {plural(len(rescue.passes), 'pass', 'passes')}, converged: {rescue.converged}."
+               if rescue is not None else
                " The CLIE solution passes the audit, so no rescue runs.")
     return Prose(
         f"Held-out pooled RMSE from OLS to the last stage ({last}): {s.rmse['OLS']:.5f} → {s.rmse[last]:.5f} N·m, "
@@ -306,26 +308,29 @@ def epsilon_runs(c: Condition, report: clie.RefinementReport, runs: Runs) -> tup
                      "objective at the end (N²·m²)": r.objective_final, "iterations": r.iterations,
                      "run": "the OLS start's run, reused" if reused else "refined from this start"})
     frame = pd.DataFrame(rows).set_index("ε (kg·m²)")
+    frame.index = [f"{e:g}" for e in frame.index]
+    frame.index.name = "ε (kg·m²)"
     objectives = frame["objective at the end (N²·m²)"]
     spread = 100 * (objectives.max() - objectives.min()) / objectives.min()
     why = Why.twin("on the twin the margins barely move the start") + Why.reconstruction(
         "the fast route's iterations are not lsqnonlin's")
-    comparisons = [Comparison(f"iterations from ε = {eps:g}", EPSILON_IDS[eps], _count(frame.loc[eps, "iterations"]), why=why)
-                   for eps in frame.index]
+    comparisons = [Comparison(f"iterations from ε = {eps:g}", EPSILON_IDS[eps], _count(frame.loc[f"{eps:g}", "iterations"]),
+                              why=why) for eps in sdp.EPSILON_LADDER]
     comparisons.append(Comparison("spread of the final objectives", "clie_objective_spread_eps", spread, unit="%", why=why))
-    inactive = [f"{e:g}" for e in frame.index[~frame["constraints active"].astype(bool)]]
+    inactive = list(frame.index[~frame["constraints active"].astype(bool)])
     sentence = Prose(
         f"λmin of M(θ; β_OLS) on Θc is {significant(lam_c, 3)} kg·m², so the constraints are inactive for ε = "
         f"{joined(inactive, 'and') or 'none'}: those projections are the OLS point itself. Final objectives "
         f"{objectives.min():.7g} to {objectives.max():.7g} (paper: {cite('clie_objective_range_eps')}).")
     table = numbered(frame, f"CLIE from the four projections of {c.label}'s OLS estimate (fast route, twin)", "tab-clie-epsilon",
-                     digits=7)
+                     digits={"|Δβ| of the projection": 3, "objective at the end (N²·m²)": 7, "iterations": 3})
     return table, comparison_table(comparisons, "The four runs against the paper's", name="tab-clie-epsilon-paper"), sentence
 
 
 def _count(value):
-    """An iteration count as an int (NaN stays NaN: the run did not happen)."""
-    return int(value) if np.isfinite(value) else np.nan
+    """A count as an int (a median of two counts may be a half; NaN stays NaN: no run)."""
+    value = float(value)
+    return int(value) if np.isfinite(value) and value.is_integer() else value
 
 
 # ----------------------------------------------------------------------------- cost over the sweep
@@ -350,11 +355,12 @@ def sweep_against_paper(records: pd.DataFrame) -> object:
     if n != whole:
         why = why + Why.profile(f"{n} of {whole:g} conditions")
     rows = [
-        Comparison("median iterations, route O-C", "clie_iters_median_oc", by_route.get("O-C", np.nan), why=why),
-        Comparison("median iterations, route O-S-C", "clie_iters_median_osc", by_route.get("O-S-C", np.nan), why=why),
-        Comparison("median iterations", "clie_iters_median", float(np.quantile(iterations, 0.5, method="inverted_cdf")), why=why),
+        Comparison("median iterations, route O-C", "clie_iters_median_oc", _count(by_route.get("O-C", np.nan)), why=why),
+        Comparison("median iterations, route O-S-C", "clie_iters_median_osc", _count(by_route.get("O-S-C", np.nan)), why=why),
+        Comparison("median iterations", "clie_iters_median", _count(np.quantile(iterations, 0.5, method="inverted_cdf")),
+                   why=why),
         Comparison("nine-tenths finish within (iterations)", "clie_iters_p90",
-                   float(np.quantile(iterations, 0.9, method="inverted_cdf")), why=why),
+                   _count(np.quantile(iterations, 0.9, method="inverted_cdf")), why=why),
         Comparison(f"stopped at the {clie.MAX_ITERATIONS}-iteration cap", "clie_capped_count",
                    Count(int((iterations >= clie.MAX_ITERATIONS).sum()), n), paper_whole="identification_condition_count",
                    why=why),
@@ -370,7 +376,8 @@ def clie_panel(records: pd.DataFrame) -> object:
                                 "end / start objective": records["clie_objective_final"] / records["clie_objective_start"]})
     panel = records.pivot_table(index="trajectory", columns="Ts (ms)", values=["clie_iterations", "end / start objective"],
                                 aggfunc="first").rename(columns={"clie_iterations": "iterations"})
-    return numbered(panel, "Table XII, CLIE panel: iterations per condition (fast route) and the objective at the end over "
+    panel.columns = [f"{name}, {ts} ms" for name, ts in panel.columns]
+    return numbered(panel, "The paper's Table XII, CLIE panel: iterations per condition (fast route) and the objective at the end over "
                            "the objective at the start (twin)", "tab-clie-panel", digits=3)
 
 
@@ -391,5 +398,5 @@ def sweep_sentence(records: pd.DataFrame, profile: str) -> Prose:
     ratio = records["clie_objective_final"] / records["clie_objective_start"]
     return Prose(
         f"{len(records)} CLIE records (profile `{profile}`), {int(routes.get('O-C', 0))} on route O-C and "
-        f"{int(routes.get('O-S-C', 0))} on O-S-C. CLIE is a local method: {int((ratio > 0.99).sum())} of them end within "
-        "one per cent of their starting objective.")
+        f"{int(routes.get('O-S-C', 0))} on O-S-C. CLIE is a local method: the objective of {int((ratio > 0.99).sum())} of "
+        "them ends within one per cent of where it started.")

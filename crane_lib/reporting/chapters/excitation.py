@@ -50,7 +50,7 @@ class ExcitationSet:
 def excitation_set() -> ExcitationSet:
     identification, validation = ex.generate_identification(), ex.generate_validation()
     stats = {name: segment_statistics(cmd) for name, cmd in identification.items()}
-    return ExcitationSet(identification, validation, stats, ex.set_counts(identification))
+    return ExcitationSet(identification, validation, stats, ex.set_counts(identification, stats=stats))
 
 
 def header_table() -> object:
@@ -83,7 +83,7 @@ def families_table() -> object:
     frame = pd.DataFrame(rows).set_index("family")
     if frame["trajectories"].sum() != len(names):
         raise AssertionError("the families do not cover the identification set")
-    return numbered(frame, "Table IV: the trajectory families", "tab-excitation-families")
+    return numbered(frame, "The paper's Table IV: the trajectory families", "tab-excitation-families")
 
 
 def postures_table() -> object:
@@ -94,17 +94,17 @@ def postures_table() -> object:
 
 
 def single_joint_table() -> object:
-    return numbered(ex.table_single_joint_block(), "Table XIII (reconstructed): the single-joint block, the angles "
+    return numbered(ex.table_single_joint_block(), "The paper's Table XIII (reconstructed): the single-joint block, the angles "
                     "(deg) each primitive visits from its start, per posture", "tab-excitation-table-xiii")
 
 
 def pair_blocks_table() -> object:
-    return numbered(ex.table_pair_blocks(), "Table XIV (reconstructed): home posture and direction s of each pair "
+    return numbered(ex.table_pair_blocks(), "The paper's Table XIV (reconstructed): home posture and direction s of each pair "
                     "primitive, and its speed factor at the normal level", "tab-excitation-table-xiv", digits=2)
 
 
 def composition_table() -> object:
-    return numbered(ex.table_composition(), "Table XV (reconstructed): the block sequence of every identification "
+    return numbered(ex.table_composition(), "The paper's Table XV (reconstructed): the block sequence of every identification "
                     "trajectory; PX stands for PA, PB and PC", "tab-excitation-table-xv")
 
 
@@ -256,8 +256,8 @@ def counts_against_paper() -> object:
         Comparison("AG02 waypoints", "ag02_waypoints", ag02.n_waypoints,
                    why=Why.reconstruction(f"{paper_rows - ag02.n_waypoints:.0f} posture-change rows the text does not place (E-8, E-9)")),
         Comparison("AG02 commanded duration", "ag02_commanded_duration", ag02.commanded_duration_s,
-                   why=Why.reconstruction(f"the single-joint blocks run at {ex.SINGLE_JOINT_SPEED:.2f}, the only level "
-                                          "bracketing the paper's duration; the missing rows (E-6, E-9)")),
+                   why=Why.reconstruction(f"the single-joint blocks' level, {ex.SINGLE_JOINT_SPEED:.2f} (E-6), and AG02's "
+                                          "missing rows (E-9)")),
         Comparison("40 files, total commanded", "id_motion_total", counts.total_duration_s / 60, unit="min", digits=3,
                    why=Why.reconstruction(f"the paper's total scaled by our AG02 duration over its own is {scaled_total:.1f} min; "
                                           "the paper's figure may also be realized rather than commanded time (E-11)")),
@@ -287,10 +287,9 @@ def kappa_against_paper(ts: float) -> object:
     for name, number_id in KAPPA_IDS.items():
         ref = interpolate(data.identification[name], dt=ts)
         w_all = identifiability.stack(regressor(ref.q, ref.qd, ref.qdd, parameter_set="reduced"))
-        rank = identifiability.numerical_rank(w_all)
+        rank, kappa = identifiability.rank_and_condition(w_all)
         rows.append(Comparison(
-            f"κ of {name} (rank {rank} of {w_all.shape[1]}, {w_all.shape[0]} rows)", number_id,
-            identifiability.condition_number(w_all), digits=3,
+            f"κ of {name} (rank {rank} of {w_all.shape[1]}, {w_all.shape[0]} rows)", number_id, kappa, digits=3,
             why=Why.reconstruction(f"commanded references at {ts * 1e3:g} ms on the twin's model, not the arm's recorded "
                                    "states (register E-17)")))
     return comparison_table(rows, f"Rank and κ on the commanded states at {ts * 1e3:g} ms against the paper's recorded "

@@ -199,7 +199,7 @@ def table_xix() -> object:
          "M̂ (N·m·s²/rad)": constants.m_hat, "D̂ (1/s)": constants.d_hat,
          "source": ["paper, Sec. III-B" if s.startswith("paper") else "fitted on the twin" for s in constants.sources]},
         index=pd.Index(range(1, N_AXES + 1), name="axis"))
-    return numbered(frame, "Table XIX: the realization constants of all eight axes (`data/realization_constants.csv`)",
+    return numbered(frame, "The paper's Table XIX: the realization constants of all eight axes (`data/realization_constants.csv`)",
                     "tab-realization-table-xix", digits=4)
 
 
@@ -367,8 +367,29 @@ def recording(trajectory: str, run: int, profile: str) -> Recording:
     return Recording(trajectory, run, path, log, preprocessing.preprocess_all(log))
 
 
-def residual_figure(rec: Recording):
-    f, psd = calibration.residual_spectrum(rec.bundles[RESIDUAL_TS], nperseg=1024)
+@dataclass
+class Residual:
+    """The full grouped model's OLS residual on the finest identification bundle, and its spectrum."""
+
+    recording: Recording
+    residual: np.ndarray  # (n, 8) N·m
+    frequency_hz: np.ndarray
+    psd: np.ndarray  # (nf, 8) (N·m)²/Hz
+
+    @property
+    def above(self) -> np.ndarray:
+        """Per axis, the share (%) of the residual's power above √K_P."""
+        return calibration.power_share_above(self.frequency_hz, self.psd, NATURAL_HZ)
+
+
+def residual(rec: Recording) -> Residual:
+    """One OLS fit of the full grouped model, and its spectrum (Welch, Hann, 1024 samples per segment)."""
+    values = calibration.full_model_residual(rec.bundles[RESIDUAL_TS])
+    return Residual(rec, values, *calibration.residual_density(values, RESIDUAL_TS, nperseg=1024))
+
+
+def residual_figure(res: Residual):
+    rec, f, psd = res.recording, res.frequency_hz, res.psd
     fig, ax = plt.subplots(figsize=(10, 4.5))
     for j in range(N_AXES - 1):
         ax.semilogy(f, psd[:, j], lw=0.9, label=f"axis {j + 1}")
@@ -387,11 +408,8 @@ def residual_figure(rec: Recording):
     return fig
 
 
-def residual_table(rec: Recording) -> tuple[object, Prose]:
-    bundle = rec.bundles[RESIDUAL_TS]
-    f, psd = calibration.residual_spectrum(bundle, nperseg=1024)
-    above = calibration.power_share_above(f, psd, NATURAL_HZ)
-    residual = calibration.full_model_residual(bundle)
+def residual_table(res: Residual) -> tuple[object, Prose]:
+    rec, bundle, residual, above = res.recording, res.recording.bundles[RESIDUAL_TS], res.residual, res.above
     frame = pd.DataFrame({"residual power above √K_P (%)": above[: N_AXES - 1],
                           "residual RMS (N·m)": np.sqrt(np.mean(residual[:, : N_AXES - 1] ** 2, axis=0))},
                          index=pd.Index(range(1, N_AXES), name="axis"))
