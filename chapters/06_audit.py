@@ -79,11 +79,11 @@ report.pose_sets_against_paper(seeds[0])
 # ({numref}`tab-audit-condition`).
 
 # %%
-s = report.study(trajectory, ts, run, seeds)
+study = report.study(trajectory, ts, run, seeds)
 
 # %% tags=["hide-input"]
-display(report.condition_table(s))
-report.condition_sentence(s)
+display(report.condition_table(study))
+report.condition_sentence(study)
 
 # %% [markdown]
 # ## PD where the data were taken against PD over Θ (Sec. VI-E)
@@ -97,9 +97,9 @@ report.condition_sentence(s)
 # chapter "OLS and the conditional SDP projection".
 
 # %% tags=["hide-input"]
-report.audit_sweep(s)
-display(report.sweep_table(s), report.visited_against_paper(s, profile()))
-report.visited_sentence(s)
+report.audit_sweep(study)
+display(report.sweep_table(study), report.visited_against_paper(study, profile()))
+report.visited_sentence(study)
 
 # %% [markdown]
 # ## Which model the rescue is shown on
@@ -114,7 +114,7 @@ report.visited_sentence(s)
 # the smallest margin, pushed by the minimum-norm change that makes it non-PD at its worst pose.
 
 # %% tags=["hide-input"]
-report.choose_rescued_model(s)
+report.choose_rescued_model(study)
 
 # %% [markdown]
 # ## The rescue with the earlier and the accepted margin (Sec. IV-C, Appendix D-E)
@@ -131,8 +131,8 @@ report.choose_rescued_model(s)
 # ({numref}`tab-audit-rescue-passes`, {numref}`tab-audit-rescue-paper`).
 
 # %% tags=["hide-input"]
-display(report.run_rescues(s), report.rescue_against_paper(s))
-report.rescue_sentence(s)
+display(report.run_rescues(study), report.rescue_against_paper(study))
+report.rescue_sentence(study)
 
 # %% [markdown]
 # ## Table IX: what the audit's pose sampling decides
@@ -143,8 +143,8 @@ report.rescue_sentence(s)
 # ({numref}`tab-audit-table-ix-paper`).
 
 # %% tags=["hide-input"]
-display(report.run_audits(s), report.table_ix_against_paper(s))
-report.boundary_sentence(s)
+display(report.run_audits(study), report.table_ix_against_paper(study))
+report.boundary_sentence(study)
 
 # %% [markdown]
 # ### The seed spread of the accepted model's margin
@@ -155,7 +155,7 @@ report.boundary_sentence(s)
 # seed and by $\Theta_\mathrm r$), every seed returns the same margin.
 
 # %% tags=["hide-input"]
-report.margin_sentence(s)
+report.margin_sentence(study)
 
 # %% [markdown]
 # ## Table XVIII: which entries the rescue moved
@@ -169,8 +169,8 @@ report.margin_sentence(s)
 # {numref}`tab-audit-table-xviii-paper`).
 
 # %% tags=["hide-input"]
-display(report.table_xviii(s))
-report.table_xviii_against_paper(s)
+display(report.table_xviii(study))
+report.table_xviii_against_paper(study)
 
 # %% [markdown]
 # ## The manufacturer's box (Sec. V-A)
@@ -179,7 +179,7 @@ report.table_xviii_against_paper(s)
 # over the limits of the robot description in `data/` gives {numref}`tab-audit-manufacturer`.
 
 # %% tags=["hide-input"]
-report.manufacturer_against_paper(s)
+report.manufacturer_against_paper(study)
 
 # %% [markdown]
 # ## Table X: what an infeasible model does once M is inverted (Sec. VII-C)
@@ -195,9 +195,9 @@ report.manufacturer_against_paper(s)
 # paper) ({numref}`tab-audit-table-x`, {numref}`tab-audit-table-x-paper`).
 
 # %% tags=["hide-input"]
-table_x = report.table_x(s)
-display(report.table_x_shown(table_x), report.table_x_against_paper(s, table_x))
-report.table_x_sentence(s, table_x)
+table_x = report.table_x(study)
+display(report.table_x_shown(table_x), report.table_x_against_paper(study, table_x))
+report.table_x_sentence(study, table_x)
 
 # %% [markdown]
 # ## Where the violations lie
@@ -207,10 +207,10 @@ report.table_x_sentence(s, table_x)
 # dashed rectangle is the oversampled folded-arm region ({numref}`fig-audit-violation-map`).
 
 # %% tags=["hide-input"] mystnb={"figure": {"name": "fig-audit-violation-map", "caption": "Smallest eigenvalue of M per cell over two joint pairs, for the model the chapter rescues; violating cells outlined, the oversampled folded-arm region dashed. Data: a model identified from twin recordings."}}
-report.violation_map(s);
+report.violation_map(study);
 
 # %% tags=["hide-input"]
-report.violation_sentence(s)
+report.violation_sentence(study)
 
 # %% [markdown]
 # ## Beyond the paper: a certified check over the continuous box
@@ -231,7 +231,7 @@ report.violation_sentence(s)
 # ({numref}`tab-audit-certified`).
 
 # %% tags=["hide-input"]
-checks = report.certify(s, certify_time_s)
+checks = report.certify(study, certify_time_s)
 display(report.certified_table(checks))
 report.certified_sentence(checks, certify_time_s)
 
