@@ -7,7 +7,7 @@ markdown cells of chapters/*.py that are neither:
     python tools/chapter_numbers.py            # every chapter; exit 1 if any number is listed
 
 Not counted as typed numbers (they are names or references, not quantities):
-  - references: Sec. V-B, Fig. 4, Fig. 3(b), equation numbers in parentheses "(11)", register
+  - references: Sec. V-B, Fig. 4, Fig. 3(b), Algorithm 1, equation numbers in parentheses "(11)", register
     entries "E-3", MyST roles ({numref}`fig-x`, {glue:text}`key`), links, ordered-list markers;
   - identifiers: digits attached to letters (AG02, V01, ZZR1, IA8, θ4, J2, O7);
   - indices: "axis 2", "axes 1–4", "joints 2, 4, 6", "joint-1 axis", "link 7", "seed 1", "row 05",
@@ -54,7 +54,7 @@ _DISPLAY_MATH = re.compile(r"\$\$.*?\$\$", re.S)
 _INLINE_MATH = re.compile(r"\$[^$\n]+\$")
 _SCRIPT = re.compile(r"[_^](\{[^{}]*\}|\\?[A-Za-z0-9]+)")
 _FIGURE = re.compile(r"\bFigs?\.\s*\d+(\s*\([a-z]\))?(\s*(and|,|–|-)\s*\d+(\([a-z]\))?)*")
-_TABLE = re.compile(r"\bTables?\s+\d+\b")
+_TABLE = re.compile(r"\b(Tables?|Algorithms?)\s+\d+\b")
 _EQUATION = re.compile(r"\(\d{1,2}\)")
 _REGISTER = re.compile(r"\b[A-Z]-\d+\b")
 _IDENTIFIER = re.compile(r"[^\W\d_]+\d+")
