@@ -14,20 +14,20 @@
 # %% [markdown]
 # # A consistent link-level model, exported as URDF and MJCF
 #
-# *Beyond the paper; it answers the question Sec. VII-E leaves open.* The book so far ends at 39
-# base parameters. No controller framework, motion planner or simulator reads those: they read a
-# mass, a centre of mass and an inertia tensor per link, a rotor inertia and friction per joint,
-# in a URDF or an MJCF file. The paper notes that its accepted model is not link-level
+# *Beyond the paper; it answers the question Sec. VII-E leaves open.* The book so far ends at the
+# base parameters of the 39-parameter model. No controller framework, motion planner or
+# simulator reads those: they read a mass, a centre of mass and an inertia tensor per link, a
+# rotor inertia and friction per joint, in a URDF or an MJCF file. The paper notes that its accepted model is not link-level
 # consistent (its ZZ7 is negative) and that a reconstruction "would have to move that entry and
 # re-audit"; it does not carry one out. This page does, on the accepted model of the
 # representative condition (AG02, first execution, 40 ms), and then checks that the exported files
 # reproduce the model inside the tools users load them into.
 #
-# **The reconstruction** (`crane_lib.export.consistent`) looks for the 94 standard parameters that
+# **The reconstruction** (`crane_lib.export.consistent`) looks for the standard parameters that
 # map onto the model through the project's own base matrix (β = Kφ, exactly, with every base
 # parameter the reduced set leaves out held at zero, so that the links carry no products of
 # inertia and the joints no Coulomb friction the model does not have), whose links are possible
-# bodies (each link's 4×4 pseudo-inertia J = [[Σ, h], [hᵀ, m]], Σ = ∫ x xᵀ dm, positive
+# bodies (each link's pseudo-inertia J = [[Σ, h], [hᵀ, m]], Σ = ∫ x xᵀ dm, positive
 # definite with a margin), whose rotor inertias and friction are non-negative, and which is
 # nearest to a prior, the manufacturer's description, in what the base parameters leave free.
 # Two distances are compared: the log-det (Bregman) divergence of the pseudo-inertias, which does
@@ -47,35 +47,14 @@ trajectory = "AG02"
 ts = 0.040
 run = 1
 
-# %% tags=["hide-input"]
-import os
-import time
+# %% tags=["remove-cell"]
+from crane_lib.reporting.chapters import consistent_model as report
+from crane_lib.reporting.chapters import profile, quiet_solver_warnings
 
-import matplotlib.pyplot as plt
-import numpy as np
-from IPython.display import Markdown, display
+quiet_solver_warnings()
 
-from crane_lib.acceptance.accepted import load_accepted
-from crane_lib.export import artefacts, consistent, verify
-from crane_lib.identification import metrics
-from crane_lib.logs.preprocessing import to_even_grid
-from crane_lib.logs.raw_log import read_raw_log
-from crane_lib.model.dynamics import DynamicModel
-from crane_lib.paths import recording_path
-from crane_lib.reporting import consistent_model as view
-from crane_lib.reporting import validation as v
-from crane_lib.reporting.tables import comparison_table, formatted
-from crane_lib.twin.truth import load_truth
-
-started = time.perf_counter()
-profile = os.environ.get("CRANE_PROFILE", "full")
-model = DynamicModel("reduced")
-accepted, accepted_record = load_accepted(trajectory, ts, run)
-record, paths = artefacts.load_export(trajectory, ts, run)
-result = artefacts.reconstruction_of(record)
-prior, _ = consistent.prior_vector()
-truth = model.base_from_standard(load_truth())
-heldout = [b for (name, r), b in v.heldout_bundles(profile, ts).items() if r == run]
+# %%
+study = report.study(trajectory, ts, run, profile())
 
 # %% [markdown]
 # ## What the base parameters decide about the links
@@ -90,18 +69,7 @@ heldout = [b for (name, r), b in v.heldout_bundles(profile, ts).items() if r == 
 # the paper names, link 7; the table has them all, for the accepted model and the twin's truth.
 
 # %% tags=["hide-input"]
-models = {"accepted": accepted, "twin truth": truth}
-decided = view.decided_table(models)
-negative = view.negative_entries(models)
-display(formatted(decided, 4))
-display(Markdown(
-    f"The reduced set decides {len(decided)} diagonal entries of the links' second moments. "
-    + (f"The accepted model makes {len(negative['accepted'])} of them negative ({', '.join(negative['accepted'])}): it has no "
-       "physically consistent link-level model, and the reconstruction below has to change it. " if negative["accepted"] else
-       "The accepted model makes none of them negative: this necessary test passes, and only the full reconstruction can "
-       "say whether every link can be consistent at once. ")
-    + ("The twin's truth, a set of real bodies, makes none negative, as it must." if not negative["twin truth"] else
-       f"The twin's truth makes {', '.join(negative['twin truth'])} negative, which no set of bodies can: a bug to chase.")))
+report.decided(study)
 
 # %% [markdown]
 # ## The reconstruction, and what it costs the model
@@ -115,23 +83,7 @@ display(Markdown(
 # (every link a body with positive mass and inertia makes M(θ) positive definite everywhere).
 
 # %% tags=["hide-input"]
-rmse = {"accepted": metrics.pooled_rmse(model, accepted.values, heldout),
-        "exported": metrics.pooled_rmse(model, result.reproduced.values, heldout)}
-audit_min = accepted_record["final_audits"][0]["lambda_min"] if record["audit"] is None else record["audit"]["lambda_min"]
-display(comparison_table(view.sec_vii_e_comparisons(negative["accepted"], len(decided), result),
-                         caption="Sec. VII-E: paper / this book"))
-change = "" if result.exact else (
-    f"The smallest change that admits a consistent model is {result.change_norm:.3g} ({result.change_metric}); it moves "
-    + ", ".join(f"{n} by {x:+.2g}" for n, x in result.changed(4)) + ". ")
-display(Markdown(
-    ("The accepted model **has** an exact consistent link-level model. " if result.exact else
-     "No consistent link-level model reproduces the accepted model exactly. ") + change
-    + f"The pooled held-out RMSE is {rmse['accepted']:.4g} N·m for the accepted model and {rmse['exported']:.4g} N·m for the "
-    f"exported one ({'lower' if rmse['exported'] < rmse['accepted'] else 'higher' if rmse['exported'] > rmse['accepted'] else 'the same'}); "
-    f"the exported model's smallest λmin(M) over the audit's poses (seed 1) is {audit_min:.3g} kg·m² "
-    f"({'positive definite' if audit_min > 0 else 'NOT positive definite'}). The links' smallest pseudo-inertia eigenvalue is "
-    f"{result.link_margins.min():.3g} kg·m² against the margin {result.margin:g} kg·m²; the solver took {sum(1 for _ in result.solves)} "
-    f"convex program(s), the {result.distance} distance to the description is {result.divergence:.4g}."))
+report.cost(study)
 
 # %% [markdown]
 # ## Link by link, and the price of plausible links
@@ -146,20 +98,11 @@ display(Markdown(
 # decided.
 
 # %% tags=["hide-input"]
-alternative = consistent.reconstruct(accepted, distance="euclidean" if result.distance == "bregman" else "bregman")
-links = {"description": prior, f"exported ({result.distance})": result.standard.values,
-         f"{alternative.distance} distance": alternative.standard.values}
-display(formatted(view.link_table(links), 4))
-spread = np.abs(alternative.standard.values - result.standard.values).max()
-display(Markdown(
-    f"Under the {alternative.distance} distance the same model {'has an exact' if alternative.exact else 'has a nearest'} "
-    f"consistent reconstruction (change {alternative.change_norm:.3g}); the two reconstructions' base parameters agree to "
-    f"{np.abs(alternative.reproduced.values - result.reproduced.values).max():.2g} and their link parameters differ by up to {spread:.3g} "
-    f"(SI: kg, kg·m, kg·m²): that part of the links is the prior's choice, not the data's."))
+report.links(study)
 
 # %% [markdown]
 # How much more may the model move for its links to look like the arm? Allowing the change to
-# grow beyond the smallest one (factors 1 to 3 of it) and asking, each time, for the consistent
+# grow beyond the smallest one (the steps are stated below the figure) and asking, each time, for the consistent
 # model nearest to the description traces the trade-off: the distance of the links from the
 # description on the left, the held-out RMSE of the changed model on the right. On the twin the
 # description is the truth of the links, so a model pulled towards it should not predict worse;
@@ -167,24 +110,7 @@ display(Markdown(
 # prediction a plausible-looking URDF costs.
 
 # %% tags=["hide-input"]
-curve = consistent.tradeoff(accepted, factors=(1.0, 1.1, 1.25, 1.5, 2.0, 3.0)) if not result.exact else []
-if curve:
-    frame = view.tradeoff_frame(curve, model, heldout)
-    view.tradeoff_figure(frame, rmse["accepted"], result.change_metric,
-                         f"{trajectory} at {ts * 1e3:g} ms (twin data, profile {profile}): consistent models nearest to the description")
-    plt.show()
-    display(formatted(frame, 4))
-    plausible = frame[frame["distance to the prior"] < 1.0]
-    heaviest = max(consistent.link_inertials(prior), key=lambda body: body.mass)
-    display(Markdown(
-        f"At the smallest change the heaviest link weighs {frame['heaviest link (kg)'].iloc[0]:.3g} kg "
-        f"(the description's heaviest, link {heaviest.link}, {heaviest.mass:.3g} kg). "
-        + (f"The links come within a log-det distance of 1 of the description once the change reaches {plausible['change'].iloc[0]:.3g} "
-           f"({result.change_metric}), where the held-out RMSE is {plausible['held-out RMSE (N·m)'].iloc[0]:.4g} N·m against the accepted "
-           f"model's {rmse['accepted']:.4g} N·m." if len(plausible) else
-           "Within three times the smallest change the links never come within a log-det distance of 1 of the description.")))
-else:
-    display(Markdown("The accepted model has an exact consistent reconstruction: there is no trade-off to trace."))
+report.tradeoff(study)
 
 # %% [markdown]
 # The picture puts each link's equivalent body on the arm: the uniform solid ellipsoid with the
@@ -192,13 +118,8 @@ else:
 # as grey wire, the manufacturer's description. The arm hangs (gravity points down the page) in a
 # pose with shoulder and elbow bent, so that the links do not hide one another.
 
-# %% tags=["hide-input"]
-pictures = {"exported: " + ("exact" if result.exact else "nearest consistent"): result.standard.values}
-if curve:
-    pictures[f"consistent, change ×{2.0:g}"] = curve[4].standard.values
-view.ellipsoid_figure(pictures, prior, f"{trajectory} at {ts * 1e3:g} ms, twin data: equivalent ellipsoids of the links "
-                      "(coloured) and of the manufacturer's description (grey)")
-plt.show()
+# %% tags=["hide-input"] mystnb={"figure": {"name": "fig-consistent-ellipsoids", "caption": "The links' equivalent ellipsoids on the arm: exported model (coloured) and the manufacturer's description (grey wire). Data: the model identified from twin recordings."}}
+report.ellipsoids(study)
 
 # %% [markdown]
 # ## The files, in the tools that read them
@@ -208,7 +129,7 @@ plt.show()
 # reconstruction expressed in that link's frame (the MDH frames are fixed in the manufacturer's
 # link frames: the reconstruction register's Table I choice). Joint `<dynamics>` carry the
 # viscous (and Coulomb) friction; URDF has no field for rotor inertia, so each joint's
-# `<transmission>` records it as Drake's `drake:rotor_inertia` (gear ratio 1: the reflected
+# `<transmission>` records it as Drake's `drake:rotor_inertia` (a unit gear ratio: the reflected
 # inertia). The MJCF carries `armature`, `damping` and `frictionloss` on each hinge, the torque
 # clamps as motor limits, and standard gravity; MuJoCo refuses a moving body without mass, so the
 # hand axis, a rotor decoupled from the arm in the model, is its own body on a hinge fixed to the
@@ -216,37 +137,22 @@ plt.show()
 # neighbour.
 #
 # Pinocchio's URDF parser and MuJoCo's compiler read them; M(θ) and the inverse dynamics (rigid
-# body, rotor inertia, viscous friction) at 200 random states are set against the project's own
+# body, rotor inertia, viscous friction) at random states are set against the project's own
 # base-parameter model of the exported parameters. Then MuJoCo simulates the arm from rest under
-# the torque recorded on V01 (open loop, 2 s, RK4 at 1 ms), beside the same integration of the
+# the torque recorded on V01 (open loop, a few seconds, fixed-step RK4), beside the same integration of the
 # project's own direct dynamics. Without the feedback that realized the recording the arm drifts
 # away from it, as any open-loop replay does, and runs into joint limits that the project's model
 # does not have, so MuJoCo's limit (and dry-friction) constraints are switched off for this
 # comparison; the two simulations must not drift from each other.
 
 # %% tags=["hide-input"]
-beta = result.reproduced.values
-checks = [verify.pinocchio_check(paths["urdf"], model, beta, n=200, seed=1), verify.mujoco_check(paths["mjcf"], model, beta, n=200, seed=1)]
-display(formatted(view.checks_frame(checks), 3))
-grid = to_even_grid(read_raw_log(recording_path("V01", run)))
-start = max(int(np.argmax(np.abs(grid.dtheta_ref).max(axis=1) > 0)) - 200, 0)
-window = slice(start, start + 2000)
-simulation = verify.simulate(paths["mjcf"], model, beta, grid.theta[start], grid.tau[window])
-view.simulation_figure(simulation, grid.theta[start:], f"V01 execution {run} (twin data): open-loop replay of its recorded torque "
-                       "on the exported model")
-plt.show()
-display(Markdown(
-    f"Largest relative error: Pinocchio {max(checks[0].inertia_error, checks[0].torque_error):.1e}, MuJoCo "
-    f"{max(checks[1].inertia_error, checks[1].torque_error):.1e} ({'both within' if all(c.passed for c in checks) else 'NOT within'} "
-    f"{verify.TOLERANCE:g}). Over {simulation.t[-1]:.1f} s of simulation the two integrations differ by at most "
-    f"{np.degrees(simulation.max_difference):.1e}°, while the open-loop arm drifts up to "
-    f"{np.degrees(np.abs(simulation.own - grid.theta[start:start + len(simulation.t)]).max()):.3g}° from the recording."))
+report.tools(study)
 
 # %% [markdown]
 # ## Download
 #
 # The files of this build (the accepted model of AG02 at 40 ms on the twin, in the
-# reconstruction described above), and the 94 standard parameters and the record behind them:
+# reconstruction described above), and the standard parameters and the record behind them:
 #
 # - {download}`URDF <../results/export/crane_x7_AG02_run1_40ms.urdf>`
 # - {download}`MJCF (MuJoCo) <../results/export/crane_x7_AG02_run1_40ms.xml>`
@@ -257,8 +163,7 @@ display(Markdown(
 # `crane-id identify` (add `--nearest` when it admits no consistent links, `--distance euclidean`
 # for the other distance, `--prior FILE` for another prior). In Pinocchio, set `model.armature`
 # from the transmissions (`crane_lib.export.files.read_urdf_joint_dynamics`) and
-# `model.gravity` to 9.80665 m/s²; the joint damping is in `model.damping` but not in `rnea`.
+# `model.gravity` to standard gravity (`crane_lib.constants.GRAVITY`); the joint damping is in `model.damping` but not in `rnea`.
 
-# %%
-display(Markdown(f"Chapter run time: {time.perf_counter() - started:.0f} s after the imports, {time.process_time():.0f} s of CPU "
-                 f"with them (profile `{profile}`)."))
+# %% tags=["hide-input"]
+report.run_time(study)
