@@ -43,7 +43,8 @@ ts = 0.040
 run = 1
 # "none": OLS -> routing test -> projection; "fast": also the fast CLIE route
 refine = "none"
-# the repeats sweep runs single conditions with summary = False (the condition's record only)
+# the repeats sweep runs single conditions with summary = False
+# (the condition's record only)
 summary = True
 
 # %% tags=["remove-input"]
@@ -151,8 +152,8 @@ if summary:
 # The all-pose audit of the OLS estimate of each execution at each interval, on the dense pose
 # set of Sec. VI-E (seed 1). The paper finds the same verdict on both executions at every
 # interval, not PD at the three finer intervals and PD at 80 ms, with the two positive margins
-# at 80 ms agreeing to a few per cent. Feasibility, it concludes, reproduces more sharply than either the
-# parameters or the predictions: the verdict is a property of the trajectory and the interval,
+# at 80 ms agreeing to a few per cent. Feasibility, it concludes, reproduces more sharply than
+# either the parameters or the predictions: the verdict is a property of the trajectory and the interval,
 # not an accident of one recording, which is what lets it serve as an acceptance criterion.
 
 # %% tags=["remove-input"]
@@ -167,10 +168,10 @@ if summary:
 # The same trajectory identified at 10, 20, 40 and 80 ms separates two effects. The in-sample
 # residual falls as the interval grows, because the anti-alias corner (a fixed fraction of the
 # Nyquist frequency, Appendix D-C) descends and removes more of the measured torque's high-frequency content; the
-# paper finds it between a quarter and a half lower at 80 than at 10 ms. The held-out error,
+# paper finds it between a quarter and a half lower at 80 ms than at 10 ms. The held-out error,
 # scored on the same V01–V03 records at 40 ms whatever the fit's interval (register R-10),
 # tells whether the model itself improves: in the paper, by less than the run-to-run
-# variation from 40 to 80 ms on all six trajectories. The text does not name the six; this
+# variation from 40 ms to 80 ms on all six trajectories. The text does not name the six; this
 # book takes the five repeated ones of Table XI and PA01 (register R-9). The ladder reads the
 # OLS/SDP sweep's records (first execution), so the quick profile shows those of the six that
 # it records.

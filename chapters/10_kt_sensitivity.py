@@ -31,8 +31,9 @@
 # alike, so a normalized error does not move. What it does mean is that the inertias and
 # first moments are no more accurate in absolute terms than a datasheet coefficient.
 # *Independent* per-axis errors, the realistic case since $K_t$ varies from unit to unit, are
-# not harmless: the 39 parameters are shared across the eight axes' equations, so the fit
-# must reconcile axes scaled differently, and it can land on either side of the audit.
+# not harmless: the 39-parameter model's parameters are shared across the eight axes'
+# equations, so the fit must reconcile axes scaled differently, and it can land on either side
+# of the audit.
 #
 # **Data: the digital twin's recordings** (AG02 execution 1 at 40 ms, held-out V01–V03 at
 # 40 ms), not the authors' arm. The twin has what the arm did not: its true parameters, and
@@ -46,7 +47,8 @@
 trajectory = "AG02"
 ts = 0.040
 run = 1
-# the Kt sweep runs blocks of draws: seeds first_seed .. first_seed + n_draws - 1, with summary = False
+# the Kt sweep runs blocks of draws: seeds first_seed .. first_seed + n_draws - 1,
+# with summary = False
 first_seed = 1
 n_draws = 0
 summary = True
@@ -99,7 +101,7 @@ if summary:
 #
 # The same factors scale the held-out records' torque too, since the same constants log every
 # record of the arm (register R-13); the MNE is the mean over V01–V03 of the per-axis RMSE over
-# the per-axis peak-to-peak measured torque. Per draw: the median over the 39 parameters of
+# the per-axis peak-to-peak measured torque. Per draw: the median over the model's parameters of
 # the relative change, the change of held-out MNE relative to the unperturbed estimate, the
 # route of the routing test and the audit's verdict over $\Theta$ (register R-14).
 

@@ -35,6 +35,9 @@ CHAPTERS = chapter_ratio.CHAPTERS
 # (phrase as typed in prose, paper_numbers id): named settings of the paper that prose may
 # state, because they name the case rather than report a result. Keep this list small.
 ALLOWED = (
+    ("10, 20, 40 and 80 ms", "sampling_intervals"),  # the four identification intervals of Sec. V-B
+    ("10 ms", "sampling_intervals"),  # the finest of them
+    ("80 ms", "sampling_intervals"),  # the coarsest of them
     ("40 ms", "accepted_sampling_interval"),  # the representative interval (AG02 at 40 ms)
     ("seeds 1–5", "audit_seed_count"),  # the five audit seeds of Table IX
     ("39-parameter", "reduced_model_param_count"),  # the name of the reduced model
