@@ -156,7 +156,7 @@ def tradeoff(s: ExportStudy) -> None:
     view.tradeoff_figure(frame, s.rmse["accepted"], s.result.change_metric, label)
     plt.show()
     display(numbered(frame, "The trade-off: allowed change, distance of the links to the description, held-out RMSE",
-                     "tab-consistent-tradeoff", digits=4))
+                     "tab-consistent-tradeoff", digits=4, index=False))
     plausible = frame[frame["distance to the prior"] < PLAUSIBLE_DISTANCE]
     heaviest = max(consistent.link_inertials(s.prior), key=lambda body: body.mass)
     steps = f"{TRADEOFF_FACTORS[0]:g} to {TRADEOFF_FACTORS[-1]:g} times the smallest change"
