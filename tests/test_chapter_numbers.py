@@ -64,7 +64,7 @@ FAKE = '''# ---
 # %% [markdown]
 # # A chapter
 #
-# AG02 at 40 ms, Sec. V-B, Fig. 3(b), Algorithm 1, model (1), axis 2, joints 2, 4 and 6, $\\theta_4$ and E-3 are
+# AG02 at 40 ms, Sec. V-B, Fig. 3(b), Algorithm 1, issue 14, arXiv 2603.14656, model (1), axis 2, joints 2, 4 and 6, $\\theta_4$ and E-3 are
 # not quantities; {glue:text}`kappa` is computed. The gain is 37.1 and $\\delta = 60°$ is typed.
 
 # %% tags=["hide-input"]

@@ -8,7 +8,7 @@ markdown cells of chapters/*.py that are neither:
 
 Not counted as typed numbers (they are names or references, not quantities):
   - references: Sec. V-B, Fig. 4, Fig. 3(b), Algorithm 1, equation numbers in parentheses "(11)", register
-    entries "E-3", MyST roles ({numref}`fig-x`, {glue:text}`key`), links, ordered-list markers;
+    entries "E-3", the project's issues "issue 14", preprints "arXiv 2603.14656", MyST roles ({numref}`fig-x`, {glue:text}`key`), links, ordered-list markers;
   - identifiers: digits attached to letters (AG02, V01, ZZR1, IA8, θ4, J2, O7);
   - indices: "axis 2", "axes 1–4", "joints 2, 4, 6", "joint-1 axis", "link 7", "seed 1", "row 05",
     "(1,2)";
@@ -60,6 +60,7 @@ _FIGURE = re.compile(r"\bFigs?\.\s*\d+(\s*\([a-z]\))?(\s*(and|,|–|-)\s*\d+(\([
 _TABLE = re.compile(r"\b(Tables?|Algorithms?)\s+\d+\b")
 _EQUATION = re.compile(r"\(\d{1,2}\)")
 _REGISTER = re.compile(r"\b[A-Z]-\d+\b")
+_CITATION = re.compile(r"\b(issues?\s+#?\d+((\s*(,|and)\s*#?\d+)*)|arXiv:?\s*\d{4}\.\d{4,5}(v\d+)?)")
 _IDENTIFIER = re.compile(r"[^\W\d_]+\d+")
 _PAIR = re.compile(r"\(\s*\d+\s*,\s*\d+\s*\)")
 _INDEX = re.compile(
@@ -115,7 +116,7 @@ def typed_numbers_in_text(text: str) -> list[tuple[int, str]]:
         for match in pattern.finditer(text):
             found += [(match.start(), n) for n in _math_numbers(match[0])]
         text = pattern.sub(_blank, text)
-    for pattern in (_LIST_ITEM, _FIGURE, _TABLE, _EQUATION, _REGISTER, _IDENTIFIER, _PAIR, _INDEX):
+    for pattern in (_LIST_ITEM, _CITATION, _FIGURE, _TABLE, _EQUATION, _REGISTER, _IDENTIFIER, _PAIR, _INDEX):
         text = pattern.sub(_blank, text)
     found += [(m.start(), m[0]) for m in _NUMBER.finditer(text)]
     return sorted(found)
