@@ -91,11 +91,13 @@ report.start_sentence(condition)
 # ## CLIE on the representative condition
 #
 # The refinement by the route the parameters name; its record is what the CLIE sweep collects
-# ({numref}`tab-clie-run`, {numref}`fig-clie-run`). A start whose simulation diverges is noted
+# ({numref}`tab-clie-run`, {numref}`fig-clie-run`). On the book's page the sweep of the same
+# build has refined this condition already, from the same start: that run is shown (the
+# iteration table says so) rather than repeated. A start whose simulation diverges is noted
 # for the sweep's summary and the condition reported as failed.
 
 # %%
-refined = report.refine_condition(condition, refine, runs)
+refined = report.refine_condition(condition, refine, runs, reuse_sweep=summary)
 
 # %% tags=["hide-input"]
 report.report_table(condition, refined)

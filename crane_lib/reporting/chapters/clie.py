@@ -22,6 +22,7 @@ from crane_lib.logs.raw_log import read_raw_log
 from crane_lib.model.dynamics import DynamicModel
 from crane_lib.paper_numbers import paper
 from crane_lib.paths import REPO_ROOT
+from crane_lib.records import read_json_record
 from crane_lib.reporting.tables import (
     Comparison,
     Count,
@@ -95,10 +96,35 @@ def start_sentence(c: Condition) -> Prose:
         "(its OLS estimate is non-PD there, Sec. VII-D).")
 
 
-def refine_condition(c: Condition, method: str, runs: Runs) -> clie.RefinementReport:
-    """The refinement by the named route; its record for the sweep, or its failure noted and raised."""
+def sweep_refinement(c: Condition, method: str) -> clie.RefinementReport | None:
+    """The CLIE sweep's refinement of this condition by `method`, when the sweep of this build
+    wrote one from the same start (the pipeline runs the sweep before the book, so in `make book`
+    the record is this build's; a record from another start, e.g. older code, is not used)."""
+    path = clie.record_path(c.trajectory, c.ts, c.run, method)
+    if not path.is_file():
+        return None
+    record = read_json_record(path)
+    if record.get("clie_method") != method or not np.array_equal(np.asarray(record["start"]), c.result.start.values):
+        return None
+    fields = {k[len("clie_"):]: v for k, v in record.items() if k.startswith("clie_")}
+    return clie.RefinementReport(
+        method=method, names=list(fields["names"]), x0=np.asarray(record["start"]), x=np.asarray(fields["x"]),
+        objective_start=fields["objective_start"], objective_final=fields["objective_final"], iterations=fields["iterations"],
+        simulations=fields["simulations"], trial_evaluations=fields["trial_evaluations"],
+        jacobian_evaluations=fields["jacobian_evaluations"], diverged_evaluations=fields["diverged_evaluations"],
+        wall_time_s=fields["wall_time_s"], status=fields["status"], message=fields["message"], history=list(fields["history"]))
+
+
+def refine_condition(c: Condition, method: str, runs: Runs, reuse_sweep: bool = False) -> clie.RefinementReport:
+    """The refinement by the named route; its record for the sweep, or its failure noted and raised.
+    `reuse_sweep` (the book's page): the CLIE sweep's refinement of the same condition and start
+    is shown instead of refining it a second time in the same build."""
+    label = f"{c.label} ({c.result.route} start)"
+    reused = sweep_refinement(c, method) if reuse_sweep else None
+    if reused is not None:
+        return runs.add(f"{label}, the CLIE sweep's run", c.result.route, reused)
     try:
-        report = runs.add(f"{c.label} ({c.result.route} start)", c.result.route, refine(c.problem, c.result.start, method))
+        report = runs.add(label, c.result.route, refine(c.problem, c.result.start, method))
     except clie.CLIEError as failure:
         clie.write_failure(clie.failure_path(c.trajectory, c.ts, c.run, method), c.result, str(failure))
         raise
@@ -222,7 +248,11 @@ class RouteComparison:
 
 
 def both_routes(c: Condition, runs: Runs) -> RouteComparison:
-    reports = {m: runs.add(f"{c.label}", c.result.route, refine(c.problem, c.result.start, m)) for m in ("fast", "clie")}
+    reports = {}
+    for m in ("fast", "clie"):  # the sweep refined this condition by the fast route already
+        reused = sweep_refinement(c, m)
+        reports[m] = runs.add(f"{c.label}" + (", the CLIE sweep's run" if reused else ""), c.result.route,
+                              reused or refine(c.problem, c.result.start, m))
     return RouteComparison(c, reports, metrics.pooled_rmse(c.model, c.result.start.values, c.heldout),
                            {m: metrics.pooled_rmse(c.model, r.x, c.heldout) for m, r in reports.items()})
 
