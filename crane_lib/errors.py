@@ -14,13 +14,16 @@ Shared by every reader and the command-line tool:
 
 from __future__ import annotations
 
+import _thread
 import csv
 import math
 import os
 import re
 import signal
 import stat
+import sys
 import tempfile
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -144,6 +147,7 @@ class Interrupted(BaseException):
 
 
 _pending: list[int] = []  # signals received inside interruptible(), newest last
+REDELIVERY_DELAY_S = 0.005  # a signal dropped inside a native callback is sent again after this
 
 
 def interrupt_pending() -> int | None:
@@ -163,8 +167,6 @@ def interruptible():
     """Inside the block, SIGINT and SIGTERM raise `Interrupted` (and are remembered for
     `interrupt_pending`); the previous handlers come back afterwards. Only the main thread can
     install handlers: elsewhere the block runs unchanged."""
-    import threading
-
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -173,13 +175,25 @@ def interruptible():
         _pending.append(signum)
         raise Interrupted(signum)
 
+    def unraisable(info):
+        # a signal that arrives while Python runs inside a callback from native code (numba's
+        # LLVM object cache is one) raises there, and ctypes can only print and drop the
+        # exception: deliver the signal again a moment later, from another thread, so that it
+        # is raised once the callback has returned (again later if it had not)
+        if isinstance(info.exc_value, Interrupted):
+            threading.Timer(REDELIVERY_DELAY_S, _thread.interrupt_main, args=(info.exc_value.signum,)).start()
+            return
+        previous_hook(info)
+
     previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    previous_hook, sys.unraisablehook = sys.unraisablehook, unraisable
     _pending.clear()
     try:
         yield
     finally:
         for sig, old in previous.items():
             signal.signal(sig, old)
+        sys.unraisablehook = previous_hook
         _pending.clear()
 
 
