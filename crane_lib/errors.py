@@ -181,16 +181,24 @@ def interruptible():
         # exception: deliver the signal again a moment later, from another thread, so that it
         # is raised once the callback has returned (again later if it had not)
         if isinstance(info.exc_value, Interrupted):
-            threading.Timer(REDELIVERY_DELAY_S, _thread.interrupt_main, args=(info.exc_value.signum,)).start()
+            timer = threading.Timer(REDELIVERY_DELAY_S, redeliver, args=(info.exc_value.signum,))
+            timer.daemon = True
+            timer.start()
             return
         previous_hook(info)
 
+    def redeliver(signum):
+        if active:  # not after the block has ended (its handlers are gone by then)
+            _thread.interrupt_main(signum)
+
+    active = True
     previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
     previous_hook, sys.unraisablehook = sys.unraisablehook, unraisable
     _pending.clear()
     try:
         yield
     finally:
+        active = False
         for sig, old in previous.items():
             signal.signal(sig, old)
         sys.unraisablehook = previous_hook
