@@ -576,6 +576,17 @@ def write_record(path, condition, report: RefinementReport) -> Path:
     return Path(path)
 
 
+def report_from_record(record: dict) -> RefinementReport:
+    """The refinement a record of `write_record` holds (its start is the record's "start")."""
+    fields = {k[len("clie_"):]: v for k, v in record.items() if k.startswith("clie_")}
+    return RefinementReport(
+        method=fields["method"], names=list(fields["names"]), x0=np.asarray(record["start"]), x=np.asarray(fields["x"]),
+        objective_start=fields["objective_start"], objective_final=fields["objective_final"], iterations=fields["iterations"],
+        simulations=fields["simulations"], trial_evaluations=fields["trial_evaluations"],
+        jacobian_evaluations=fields["jacobian_evaluations"], diverged_evaluations=fields["diverged_evaluations"],
+        wall_time_s=fields["wall_time_s"], status=fields["status"], message=fields["message"], history=list(fields["history"]))
+
+
 def failure_path(trajectory: str, ts: float, run: int = 1, method: str = "fast") -> Path:
     """Where the sweep notes a condition it could not refine (beside the records, in `failed/`)."""
     path = record_path(trajectory, ts, run, method)

@@ -106,13 +106,7 @@ def sweep_refinement(c: Condition, method: str) -> clie.RefinementReport | None:
     record = read_json_record(path)
     if record.get("clie_method") != method or not np.array_equal(np.asarray(record["start"]), c.result.start.values):
         return None
-    fields = {k[len("clie_"):]: v for k, v in record.items() if k.startswith("clie_")}
-    return clie.RefinementReport(
-        method=method, names=list(fields["names"]), x0=np.asarray(record["start"]), x=np.asarray(fields["x"]),
-        objective_start=fields["objective_start"], objective_final=fields["objective_final"], iterations=fields["iterations"],
-        simulations=fields["simulations"], trial_evaluations=fields["trial_evaluations"],
-        jacobian_evaluations=fields["jacobian_evaluations"], diverged_evaluations=fields["diverged_evaluations"],
-        wall_time_s=fields["wall_time_s"], status=fields["status"], message=fields["message"], history=list(fields["history"]))
+    return clie.report_from_record(record)
 
 
 def refine_condition(c: Condition, method: str, runs: Runs, reuse_sweep: bool = False) -> clie.RefinementReport:
