@@ -37,8 +37,8 @@
 # whose Jacobian is DIDIM's: minus the band-limited regressor evaluated on the simulated
 # trajectory, one simulation per iteration. The parameter `refine` selects the route for the
 # representative condition: `"fast"` (default, so the quick CI build stays short) or `"clie"`
-# (the faithful route, minutes per AG02 run). The faithful route is always run on the short
-# record AP01 to compare the two.
+# (the faithful route, minutes per AG02 run). The full profile's CLIE sweep also runs the
+# faithful route on the short record AP01, to compare the two; the quick profile leaves it out.
 #
 # **Data: the digital twin's recordings** (chapter "The realization layer, the twin and
 # preprocessing"), not the authors' arm.
@@ -127,15 +127,15 @@ if summary:
 # ## The fast route against the faithful one, on a short record
 #
 # The faithful route of D-F costs one closed-loop simulation per parameter and iteration; on
-# the short record AP01 both routes run from the same OLS/SDP start here
-# ({numref}`tab-clie-routes`; the benchmark `benchmarks/bench_clie.py` compares them on
-# AG02). The
+# the short record AP01 both routes run from the same OLS/SDP start in the full profile's CLIE
+# sweep, and this section shows the two runs ({numref}`tab-clie-routes`; the quick profile
+# shows the fast route alone, and `benchmarks/bench_clie.py` compares them on AG02). The
 # held-out RMSE also tests, on the twin, what the paper found for AP01 in Table VIII: that CLIE
 # made its prediction worse.
 
 # %% tags=["hide-input"]
 if summary:
-    routes = report.both_routes(report.condition(report.SHORT, 0.040, 1), runs)
+    routes = report.both_routes(report.condition(report.SHORT, 0.040, 1), runs, profile())
     display(report.routes_table(routes), report.routes_sentence(routes))
 
 # %% [markdown]
