@@ -15,6 +15,7 @@ straight along z0, points down). `mounting="upright"` flips it; nothing else cha
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 from pathlib import Path
 
@@ -313,14 +314,27 @@ def bind_template(template, parameter_set: str, *dependencies):
     return codegen.load_module(target, f"crane_lib_{Path(template).parent.name}_{stem}_{key}")
 
 
+def warm_kernels(parameter_set: str) -> str:
+    """Compile one set's kernels (or load them from numba's cache): `make model` runs this before
+    any parallel user, so that workers never compile the same kernel at once."""
+    warm = DynamicModel(parameter_set)
+    zeros = np.zeros((1, N_AXES))
+    warm.regressor(zeros, zeros, zeros)
+    warm.arm_min_eigenvalue(zeros, np.ones(warm.n_parameters))
+    return parameter_set
+
+
 if __name__ == "__main__":
+    import multiprocessing
     import time
+    from concurrent.futures import ProcessPoolExecutor
 
     start = time.perf_counter()
-    for name in PARAMETER_SETS:
-        warm = DynamicModel(name)
-        # compile (or load the compiled code from numba's cache) before any parallel user
-        zeros = np.zeros((1, N_AXES))
-        warm.regressor(zeros, zeros, zeros)
-        warm.arm_min_eigenvalue(zeros, np.ones(warm.n_parameters))
-    print(f"dynamic model kernels ready ({', '.join(PARAMETER_SETS)}) in {time.perf_counter() - start:.1f} s; cache {codegen.CODEGEN_DIR}")
+    base_parameters.grouping(None)  # the symbolic derivation once, cached on disk for the workers
+    # numba compiles one function on one core: the sets compile side by side (spawned, so no
+    # worker inherits numba's state)
+    workers = max(1, min(len(PARAMETER_SETS), os.cpu_count() or 1))
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        list(pool.map(warm_kernels, PARAMETER_SETS))
+    print(f"dynamic model kernels ready ({', '.join(PARAMETER_SETS)}) in {time.perf_counter() - start:.1f} s "
+          f"({workers} processes); cache {codegen.CODEGEN_DIR}")
