@@ -90,3 +90,31 @@ def test_a_model_that_cannot_be_rescued_is_rejected_with_its_witness(log, monkey
     assert result.parameters.meta["stage"] == "rejected"
     witness = result.worst_audit
     assert witness.lambda_min <= 0 and "REJECTED" in result.verdict() and f"seed {witness.seed}" in result.verdict()
+
+
+def test_the_sweeps_record_of_the_same_start_is_used_as_the_refinement(log, monkeypatch, tmp_path):
+    """The main job hands the CLIE sweep's record of the representative condition to the accepted
+    model: used when it is the same route from the same start (the refinement is deterministic,
+    so it is the run itself), refined again otherwise."""
+    from crane_lib.identification import clie, refinement
+    from crane_lib.identification.condition import identify_condition
+    from crane_lib.logs.preprocessing import preprocess
+    from crane_lib.records import read_json_record
+
+    condition = identify_condition(preprocess(log, 0.04), "AP01")
+    problem = clie.build_problem(log)
+    report = clie.refine_fast(problem, condition.start)
+    np.testing.assert_array_equal(clie.refine_fast(problem, condition.start).x, report.x)  # deterministic
+    record = read_json_record(clie.write_record(tmp_path / "AP01_run1_40ms.json", condition, report))
+
+    def refined_again(*args, **kwargs):
+        raise RuntimeError("refined again")
+
+    monkeypatch.setattr(refinement, "refine", refined_again)
+    result = accepted_module.accept_recording(log, "AP01", 0.04, refine="fast", seeds=SEEDS, previous=record)
+    np.testing.assert_array_equal(result.refined.values, report.x)
+    assert result.refinement["iterations"] == report.iterations
+    moved = dict(record, start=(np.asarray(record["start"]) * (1 + 1e-9)).tolist())
+    for other in (moved, dict(record, clie_method="clie")):
+        with pytest.raises(RuntimeError, match="refined again"):
+            accepted_module.accept_recording(log, "AP01", 0.04, refine="fast", seeds=SEEDS, previous=other)

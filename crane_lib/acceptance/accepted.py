@@ -82,16 +82,18 @@ def _margins(audits: list[AuditResult]) -> str:
 
 def accept_recording(log: RawLog, trajectory: str, ts: float, refine: str = DEFAULT_REFINE, seeds=AUDIT_SEEDS,
                      epsilon: float = RESCUE_EPSILON, workers: int = 2, model: DynamicModel | None = None, run: int = 1,
-                     progress=None, command_file=None) -> AcceptedModel:
+                     progress=None, command_file=None, previous: dict | None = None) -> AcceptedModel:
     """Identify, refine, audit, rescue if needed, re-audit. `progress(stage)` is told each stage.
 
     The identifiability gate of `identify_recording` applies; pass `command_file` (the command
-    file the recording executed) to have the log's recorded sha256 checked against it."""
+    file the recording executed) to have the log's recorded sha256 checked against it.
+    `previous`: the CLIE sweep's record of this condition, used as the refinement when it is the
+    same route from the same start (the main job's sweep has just run it)."""
     model = shared_model("reduced") if model is None else model
     say = progress or (lambda stage: None)
     say("identify and refine")
     condition, refined, report = identify_recording(log, trajectory, ts, refine, workers=workers, model=model, run=run,
-                                                   command_file=command_file)
+                                                   command_file=command_file, previous=previous)
     say("audit over Theta")
     first = audit_seeds(refined.values, seeds, "dense", model)
     rescue, final, values = None, first, refined.values

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from crane_lib.errors import InputError
 from crane_lib.identification import clie, gate
 from crane_lib.identification.condition import ConditionResult, identify_condition, model_file_meta
@@ -39,12 +41,25 @@ def refine(problem: clie.CLIEProblem, start, method: str, workers: int = 2) -> c
     raise ValueError(f"refinement {method!r}: expected one of clie, fast, didim")
 
 
-def refine_condition(log_path, condition_result, method: str, workers: int = 2, log=None) -> tuple[ParameterSet, dict]:
+def same_refinement(record: dict | None, method: str, start) -> clie.RefinementReport | None:
+    """The refinement a CLIE record (`clie.write_record`) holds, if it is `method`'s from exactly
+    `start`; else None. The refinements are deterministic, so such a record is the run itself."""
+    if record is None or start is None or record.get("clie_method") != method:
+        return None
+    if not np.array_equal(np.asarray(record.get("start", ()), dtype=float), start.values):
+        return None
+    return clie.report_from_record(record)
+
+
+def refine_condition(log_path, condition_result, method: str, workers: int = 2, log=None,
+                     previous: dict | None = None) -> tuple[ParameterSet, dict]:
     """Refine the condition's start on the raw log it came from; returns (parameters, report).
 
     The report holds the method, objectives (sums of squares), iterations, simulations, wall
     time and the solver's exit message; the parameters carry the stage in their meta and the
     OLS standard errors of the start. `log`: the RawLog already read, to skip reading it again.
+    `previous`: a CLIE record of this condition (the CLIE sweep's); when it holds `method`'s
+    refinement from the same start, that run is used instead of refining again.
     """
     if method not in REFINE_CHOICES:
         raise InputError("--refine", repr(method), f"one of {', '.join(REFINE_CHOICES)}")
@@ -55,11 +70,13 @@ def refine_condition(log_path, condition_result, method: str, workers: int = 2, 
         return start, {"method": "none", "route": condition_result.route}
     if start is None and method != "didim":
         raise InputError(str(log_path), f"no OLS/SDP start for CLIE ({condition_result.failure})", "an identifiable condition")
-    problem = clie.build_problem(read_raw_log(Path(log_path)) if log is None else log)
-    try:
-        report = refine(problem, start, method, workers)
-    except clie.CLIEError as error:
-        raise InputError(str(log_path), str(error), "a start whose closed-loop simulation stays bounded") from None
+    report = same_refinement(previous, method, start)
+    if report is None:
+        problem = clie.build_problem(read_raw_log(Path(log_path)) if log is None else log)
+        try:
+            report = refine(problem, start, method, workers)
+        except clie.CLIEError as error:
+            raise InputError(str(log_path), str(error), "a start whose closed-loop simulation stays bounded") from None
     parameters = report.parameters()
     std_errors = getattr(start, "std_errors", None) if start is not None else None
     meta = {**(start.meta if start is not None else {}), "stage": method, "route": condition_result.route or "",
@@ -72,7 +89,7 @@ def refine_condition(log_path, condition_result, method: str, workers: int = 2, 
 def identify_recording(log: RawLog, trajectory: str, ts: float, method: str = DEFAULT_REFINE, workers: int = 2,
                        model: DynamicModel | None = None, run: int = 1, command_file=None,
                        command_sha256: str | None = None,
-                       estimator: str = "ols") -> tuple[ConditionResult, ParameterSet, dict]:
+                       estimator: str = "ols", previous: dict | None = None) -> tuple[ConditionResult, ParameterSet, dict]:
     """A raw log to its refined model: preprocess at `ts`, OLS -> routing test -> projection, then
     the refinement `method`. The one path of `crane-id identify`, `crane-id accept` and the main
     job's accepted model. Returns (condition, refined parameters with the model file's meta,
@@ -82,7 +99,9 @@ def identify_recording(log: RawLog, trajectory: str, ts: float, method: str = DE
     --trajectory path) the log must have recorded that file's sha256; the bundle must hold
     enough samples per parameter and motion on every axis; the regressor's kappa must stay
     below the bound. Each refusal is a `gate.NotIdentifiable` with the reason. `estimator`
-    (ols | wls | dual-metric) is the start's estimator; everything after it is unchanged."""
+    (ols | wls | dual-metric) is the start's estimator; everything after it is unchanged.
+    `previous`: a CLIE record of this condition, used as the refinement when it is `method`'s from
+    the same start (`refine_condition`)."""
     try:
         grid_step(ts)
     except ValueError as err:
@@ -102,7 +121,7 @@ def identify_recording(log: RawLog, trajectory: str, ts: float, method: str = DE
         gate.check_kappa(condition.ols.kappa, source, ts)
     if condition.start is None:
         raise InputError(source, f"not identifiable at {ts * 1e3:g} ms: {condition.failure}")
-    refined, report = refine_condition(log.path, condition, method, workers=workers, log=log)
+    refined, report = refine_condition(log.path, condition, method, workers=workers, log=log, previous=previous)
     meta = model_file_meta(condition, stage=method if method != "none" else "start")
     meta.update({k: v for k, v in refined.meta.items() if k != "stage"})
     meta["refine"] = method

@@ -9,7 +9,8 @@
    (the fast route; the parameter clouds and Table VIII read its records);
 4. the accepted model: Algorithm 1 end to end on the representative condition (AG02, first
    execution, 40 ms; the structural rule of Sec. VI-B names it) through
-   `acceptance.accepted.accept_recording`, the path `crane-id` uses, written to
+   `acceptance.accepted.accept_recording`, the path `crane-id` uses (its refinement is the CLIE
+   sweep's run of that condition when the start is the same: deterministic, so not repeated), written to
    results/accepted/ as a model file and a JSON record; and the 40 ms bundles of every
    execution of V01-V03, which the chapter "Validation" reads;
 5. the repeats sweep: chapter 09 once per execution and interval of
@@ -62,6 +63,7 @@ from crane_lib.acceptance import accepted as accepted_stage
 from crane_lib.acceptance import kt_sensitivity, reproducibility, screen
 from crane_lib.errors import InputError
 from crane_lib.export import artefacts as export_stage
+from crane_lib.identification import clie
 from crane_lib.logs.preprocessing import cached_bundles
 from crane_lib.logs.raw_log import read_raw_log
 from crane_lib.paths import REPO_ROOT, TRAJECTORY_DIR, recording_path
@@ -139,8 +141,11 @@ def accepted_model_step(profile: str, jobs: int = 2, trajectory: str = REPRESENT
         def progress(stage):
             bar.set_postfix_str(stage)
             bar.update(max(stages.index(stage) - bar.n, 0) if stage in stages else 0)
+        sweep_record = clie.record_path(trajectory, ts, run, refine)
+        previous = read_json_record(sweep_record) if sweep_record.is_file() else None
         result = accepted_stage.accept_recording(read_raw_log(log_path), trajectory, ts, refine, workers=jobs, run=run, progress=progress,
-                                                 command_file=TRAJECTORY_DIR / f"{trajectory}.txt")  # the gate checks the log executed it
+                                                 command_file=TRAJECTORY_DIR / f"{trajectory}.txt",  # the gate checks the log executed it
+                                                 previous=previous)  # the CLIE sweep's run, if from the same start
         bar.update(bar.total - bar.n)
     accepted_stage.write_accepted(result, ts, directory, extra={"cache_key": key})
     print(f"accepted model: {result.verdict()} ({time.perf_counter() - started:.0f} s); {csv_path}")

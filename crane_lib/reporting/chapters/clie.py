@@ -17,7 +17,7 @@ from crane_lib.acceptance import rescue as rescue_stage
 from crane_lib.identification import clie, metrics
 from crane_lib.identification import condition as identify
 from crane_lib.identification import projection as sdp
-from crane_lib.identification.refinement import refine
+from crane_lib.identification.refinement import refine, same_refinement
 from crane_lib.logs.raw_log import read_raw_log
 from crane_lib.model.dynamics import DynamicModel
 from crane_lib.paper_numbers import paper
@@ -101,12 +101,7 @@ def sweep_refinement(c: Condition, method: str) -> clie.RefinementReport | None:
     wrote one from the same start (the pipeline runs the sweep before the book, so in `make book`
     the record is this build's; a record from another start, e.g. older code, is not used)."""
     path = clie.record_path(c.trajectory, c.ts, c.run, method)
-    if not path.is_file():
-        return None
-    record = read_json_record(path)
-    if record.get("clie_method") != method or not np.array_equal(np.asarray(record["start"]), c.result.start.values):
-        return None
-    return clie.report_from_record(record)
+    return same_refinement(read_json_record(path), method, c.result.start) if path.is_file() else None
 
 
 def refine_condition(c: Condition, method: str, runs: Runs, reuse_sweep: bool = False) -> clie.RefinementReport:
