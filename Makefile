@@ -39,9 +39,11 @@ model: $(STAMP)
 test: model
 	$(PY) -m pytest -n 2 -q --durations=25
 
-# the data steps (twin recordings, per-condition sweeps) are cached by content; then every chapter runs
+# the data steps (twin recordings, per-condition sweeps) are cached by content; then every page runs
+# (JOBS at once, into _build/.jupyter_cache) and Sphinx renders them
 book: model
 	$(TWIN_ENV) CRANE_PROFILE=$(PROFILE) $(PY) -m crane_lib.reporting.pipeline $(PIPELINE_FLAGS)
+	$(TWIN_ENV) CRANE_PROFILE=$(PROFILE) $(PY) -m crane_lib.reporting.pages --jobs $(JOBS)
 	$(TWIN_ENV) CRANE_PROFILE=$(PROFILE) $(VENV)/bin/jupyter-book build . $(JB_FLAGS)
 	@echo "book: $(CURDIR)/_build/html/index.html"
 

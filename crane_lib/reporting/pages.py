@@ -1,0 +1,157 @@
+"""The book's pages, executed side by side before Sphinx reads them (the last step of `make book`).
+
+    python -m crane_lib.reporting.pages [--jobs 2]
+
+jupyter-book 1.x executes notebook pages one after another while Sphinx reads them, so on two
+cores one core idles for most of the page phase (the CLIE and audit chapters alone take minutes).
+This step executes every jupytext page of the table of contents (`.py`, percent format) in
+`--jobs` kernels at once and hands the executed notebooks to Sphinx through the jupyter-cache
+folder that myst-nb's "cache" execution mode reads (`execute.cache` in book/_config.yml). The
+cache is emptied first, so every page is executed in every build from this build's data, as
+before; Sphinx then only renders. A page it finds no cached notebook for (a MyST Markdown page,
+or a page this step was not run for) it executes itself.
+
+The notebook executed here is the one myst-nb reads (the same jupytext reader and format, the
+same working folder, timeout and error policy), so its code-cell hash matches and Sphinx uses
+it. A page whose cell raises is reported with its error and the step exits 1 after the others
+have run; nothing of it is cached.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import shutil
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+
+import yaml
+from tqdm import tqdm
+
+from crane_lib.paths import REPO_ROOT
+
+CONFIG = REPO_ROOT / "book" / "_config.yml"
+TOC = REPO_ROOT / "book" / "_toc.yml"
+PAGE_SUFFIX = ".py"  # jupytext percent pages (nb_custom_formats in book/_config.yml)
+JUPYTEXT_FORMAT = "py:percent"
+# seconds per page of the last build: the next one starts the slowest pages first
+SECONDS_FILE = REPO_ROOT / "_build" / "page_seconds.json"
+
+
+def _files(entries) -> list[str]:
+    found = []
+    for entry in entries or []:
+        if "file" in entry:
+            found.append(entry["file"])
+        for key in ("chapters", "sections", "parts"):
+            found += _files(entry.get(key))
+    return found
+
+
+def toc_pages(toc: Path = TOC) -> list[Path]:
+    """The jupytext pages of the table of contents, in its order."""
+    data = yaml.safe_load(toc.read_text(encoding="utf-8"))
+    files = [data["root"], *_files(data.get("parts")), *_files(data.get("chapters"))]
+    return [REPO_ROOT / f"{f}{PAGE_SUFFIX}" for f in files if (REPO_ROOT / f"{f}{PAGE_SUFFIX}").is_file()]
+
+
+def execution_settings(config: Path = CONFIG) -> dict:
+    """The execution settings Sphinx uses (book/_config.yml `execute`): cache folder, timeout, errors."""
+    execute = yaml.safe_load(config.read_text(encoding="utf-8"))["execute"]
+    if execute.get("execute_notebooks") != "cache" or not execute.get("cache"):
+        raise RuntimeError(f"{config}: execute.execute_notebooks must be 'cache' with execute.cache set for pre-executed pages")
+    return {"cache": REPO_ROOT / execute["cache"], "timeout": int(execute.get("timeout", 30)),
+            "allow_errors": bool(execute.get("allow_errors", False))}
+
+
+def read_page(page: Path):
+    """The notebook myst-nb reads from a page (its nb_custom_formats reader)."""
+    import jupytext
+
+    return jupytext.reads(page.read_text(encoding="utf-8"), fmt=JUPYTEXT_FORMAT)
+
+
+def execute_page(page: str, timeout: int, allow_errors: bool) -> tuple[str, str | None, str | None, float]:
+    """Run one page in its own kernel in the page's folder (myst-nb's local working folder).
+    Returns (page, executed notebook as JSON or None, error text or None, seconds)."""
+    import nbformat
+    from jupyter_cache.executors.utils import single_nb_execution
+
+    path = Path(page)
+    notebook = read_page(path)
+    result = single_nb_execution(notebook, cwd=str(path.parent), timeout=timeout, allow_errors=allow_errors, meta_override=True)
+    if result.err is not None:
+        failing = [i for i, cell in enumerate(notebook.cells)
+                   if any(o.get("output_type") == "error" for o in cell.get("outputs", []))]
+        where = f"cell {failing[0] + 1} (of {len(notebook.cells)})" if failing else "its execution"
+        ename, evalue = getattr(result.err, "ename", type(result.err).__name__), getattr(result.err, "evalue", str(result.err))
+        return page, None, f"{where} raised {ename}: {evalue}", result.time
+    return page, nbformat.writes(notebook), None, result.time
+
+
+def _name(page) -> str:
+    page = Path(page)
+    return page.relative_to(REPO_ROOT).as_posix() if page.is_relative_to(REPO_ROOT) else page.as_posix()
+
+
+def execute_pages(jobs: int = 2, pages: list[Path] | None = None, cache_dir: Path | None = None,
+                  seconds_file: Path = SECONDS_FILE) -> dict[str, float]:
+    """Execute `pages` (default: every jupytext page of the table of contents) in `jobs` kernels
+    at once into an emptied cache (default: the one book/_config.yml names); returns seconds per
+    page. Raises RuntimeError naming every page that failed (after the others have run and been
+    cached)."""
+    import nbformat
+    from jupyter_cache import get_cache
+    from jupyter_cache.base import CacheBundleIn
+
+    settings = execution_settings()
+    cache_dir = settings["cache"] if cache_dir is None else Path(cache_dir)
+    pages = toc_pages() if pages is None else [Path(p) for p in pages]
+    before = json.loads(seconds_file.read_text(encoding="utf-8")) if seconds_file.is_file() else {}
+    pages = sorted(pages, key=lambda p: -before.get(_name(p), 0.0))  # stable: TOC order otherwise
+    shutil.rmtree(cache_dir, ignore_errors=True)  # this build's pages only
+    cache = get_cache(str(cache_dir))
+    seconds, failures = {}, []
+    # spawned workers: no worker inherits this process's state; each page starts its own kernel
+    with ProcessPoolExecutor(max(1, jobs), mp_context=multiprocessing.get_context("spawn")) as pool, \
+            tqdm(total=len(pages), desc="book pages", unit="page") as bar:
+        futures = [pool.submit(execute_page, str(p), settings["timeout"], settings["allow_errors"]) for p in pages]
+        for future in as_completed(futures):
+            page, executed, error, spent = future.result()
+            name = _name(page)
+            seconds[name] = spent
+            if error is None:
+                bundle = CacheBundleIn(nbformat.reads(executed, as_version=4), page, data={"execution_seconds": spent})
+                cache.cache_notebook_bundle(bundle, check_validity=False, overwrite=True)
+            else:
+                failures.append(f"{name}: {error}")
+            bar.set_postfix_str(f"{name} {spent:.0f} s" + (" FAILED" if error else ""))
+            bar.update()
+    seconds_file.parent.mkdir(parents=True, exist_ok=True)
+    seconds_file.write_text(json.dumps(seconds, indent=1, sort_keys=True), encoding="utf-8")
+    if failures:
+        raise RuntimeError(f"{len(failures)} of {len(pages)} pages failed:\n" + "\n\n".join(failures))
+    return seconds
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m crane_lib.reporting.pages", description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=2, help="pages executed at once (one kernel each)")
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    try:
+        seconds = execute_pages(args.jobs)
+    except RuntimeError as error:
+        print(f"book pages: {error}", file=sys.stderr)
+        return 1
+    slowest = sorted(seconds.items(), key=lambda kv: -kv[1])[:3]
+    print(f"book pages: {len(seconds)} executed in {time.perf_counter() - started:.0f} s on {args.jobs} kernels "
+          f"({sum(seconds.values()):.0f} s of page time; slowest " + ", ".join(f"{k} {v:.0f} s" for k, v in slowest) + ")")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,80 @@
+"""The book's pages executed side by side before Sphinx (crane_lib.reporting.pages): the notebook
+cached for a page is the one myst-nb reads from it (same reader, same hash), so Sphinx renders
+it instead of executing the page again; a failing page is named and nothing of it is cached."""
+
+from __future__ import annotations
+
+import yaml
+import pytest
+
+from crane_lib.reporting import pages
+
+PAGE = '''# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # A page
+
+# %% tags=["hide-input"]
+import os
+print(6 * 7, os.path.basename(os.getcwd()))
+'''
+
+
+def _myst_nb_notebook(path):
+    """The notebook myst-nb's Sphinx parser reads from `path` with the book's settings."""
+    from myst_nb.core.config import NbParserConfig
+    from myst_nb.core.read import create_nb_reader
+    from myst_parser.config.main import MdParserConfig
+
+    formats = yaml.safe_load(pages.CONFIG.read_text(encoding="utf-8"))["sphinx"]["config"]["nb_custom_formats"]
+    custom = {suffix: (reader, kwargs, False) for suffix, (reader, kwargs) in formats.items()}
+    text = path.read_text(encoding="utf-8")
+    return create_nb_reader(str(path), MdParserConfig(), NbParserConfig(custom_formats=custom), text).read(text)
+
+
+def test_a_cached_page_is_the_notebook_sphinx_reads(tmp_path):
+    from jupyter_cache import get_cache
+
+    folder = tmp_path / "chapter_folder"
+    folder.mkdir()
+    page = folder / "page.py"
+    page.write_text(PAGE, encoding="utf-8")
+    seconds = pages.execute_pages(1, [page], cache_dir=tmp_path / "cache", seconds_file=tmp_path / "seconds.json")
+    assert list(seconds) == [page.as_posix()]
+    record = get_cache(str(tmp_path / "cache")).match_cache_notebook(_myst_nb_notebook(page))
+    cached = get_cache(str(tmp_path / "cache")).get_cache_bundle(record.pk).nb
+    outputs = [o for c in cached.cells if c.cell_type == "code" for o in c.outputs]
+    assert outputs and outputs[0]["text"].strip() == "42 chapter_folder"  # run in the page's folder, as myst-nb does
+
+
+def test_a_failing_page_is_named_and_not_cached(tmp_path):
+    from jupyter_cache import get_cache
+
+    good, bad = tmp_path / "good.py", tmp_path / "bad.py"
+    good.write_text(PAGE, encoding="utf-8")
+    bad.write_text(PAGE.replace("print(6 * 7", "raise ValueError('no data for this page'); print(6 * 7"), encoding="utf-8")
+    with pytest.raises(RuntimeError, match=r"1 of 2 pages failed:\n.*bad\.py: cell 2 \(of 2\) raised ValueError: no data for this page$"):
+        pages.execute_pages(2, [bad, good], cache_dir=tmp_path / "cache", seconds_file=tmp_path / "seconds.json")
+    cache = get_cache(str(tmp_path / "cache"))
+    assert cache.match_cache_notebook(_myst_nb_notebook(good)) is not None
+    with pytest.raises(KeyError):
+        cache.match_cache_notebook(_myst_nb_notebook(bad))
+
+
+def test_every_jupytext_page_of_the_toc_is_executed_and_the_cache_is_sphinxs():
+    listed = [p.relative_to(pages.REPO_ROOT).as_posix() for p in pages.toc_pages()]
+    assert "chapters/05_clie.py" in listed and "chapters/your_arm.py" in listed and "book/bad_input.py" in listed
+    assert len(listed) == len(set(listed))
+    settings = pages.execution_settings()
+    assert settings["cache"] == pages.REPO_ROOT / "_build" / ".jupyter_cache" and not settings["allow_errors"]
