@@ -46,7 +46,7 @@ ts = 0.040
 run = 1
 seeds = (1, 2, 3, 4, 5)
 # seconds the certified check may spend on the whole of Theta, margins 0 and eps/2
-# together (eps/2 first: its certificate proves margin 0 too; "undecided" when out of time)
+# together (eps/2 first: it proves margin 0 too; "undecided" when out of time)
 certify_time_s = 180.0
 
 # %% tags=["remove-cell"]
