@@ -41,12 +41,20 @@ def refine(problem: clie.CLIEProblem, start, method: str, workers: int = 2) -> c
     raise ValueError(f"refinement {method!r}: expected one of clie, fast, didim")
 
 
+# "the same start": the sweep's kernels run BLAS on one thread, so the OLS start they computed
+# agrees with this process's to rounding (seen: 7e-18 on AG02), not always bit for bit
+SAME_START_RTOL = 1e-12
+REUSED = "the CLIE sweep's run from the same start"
+
+
 def same_refinement(record: dict | None, method: str, start) -> clie.RefinementReport | None:
-    """The refinement a CLIE record (`clie.write_record`) holds, if it is `method`'s from exactly
-    `start`; else None. The refinements are deterministic, so such a record is the run itself."""
+    """The refinement a CLIE record (`clie.write_record`) holds, if it is `method`'s from `start`
+    (to SAME_START_RTOL of its largest entry); else None. The refinements are deterministic, so
+    such a record is the run itself."""
     if record is None or start is None or record.get("clie_method") != method:
         return None
-    if not np.array_equal(np.asarray(record.get("start", ()), dtype=float), start.values):
+    recorded = np.asarray(record.get("start", ()), dtype=float)
+    if recorded.shape != start.values.shape or not np.all(np.abs(recorded - start.values) <= SAME_START_RTOL * np.abs(start.values).max()):
         return None
     return clie.report_from_record(record)
 
@@ -71,7 +79,8 @@ def refine_condition(log_path, condition_result, method: str, workers: int = 2, 
     if start is None and method != "didim":
         raise InputError(str(log_path), f"no OLS/SDP start for CLIE ({condition_result.failure})", "an identifiable condition")
     report = same_refinement(previous, method, start)
-    if report is None:
+    reused = report is not None
+    if not reused:
         problem = clie.build_problem(read_raw_log(Path(log_path)) if log is None else log)
         try:
             report = refine(problem, start, method, workers)
@@ -83,6 +92,8 @@ def refine_condition(log_path, condition_result, method: str, workers: int = 2, 
             "objective": f"{report.objective_final:.9g}", "iterations": str(report.iterations)}
     summary = {k: v for k, v in report.as_dict().items() if k not in ("x", "names")}
     summary["route"] = condition_result.route
+    if reused:
+        summary["source"] = REUSED
     return ParameterSet(parameters.names, parameters.values, std_errors, meta), summary
 
 
