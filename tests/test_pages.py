@@ -78,3 +78,41 @@ def test_every_jupytext_page_of_the_toc_is_executed_and_the_cache_is_sphinxs():
     assert len(listed) == len(set(listed))
     settings = pages.execution_settings()
     assert settings["cache"] == pages.REPO_ROOT / "_build" / ".jupyter_cache" and not settings["allow_errors"]
+
+
+def test_the_slowest_pages_start_first(tmp_path, monkeypatch):
+    """Order of submission: the last build's seconds, slowest first; without a last build, the
+    pages named in SLOWEST_FIRST, then the table of contents' order."""
+    started = []
+    monkeypatch.setattr(pages, "execute_page", lambda page, timeout, allow_errors: started.append(page) or (page, None, "skipped", 0.0))
+    monkeypatch.setattr(pages, "ProcessPoolExecutor", _InlinePool)
+    toc = pages.toc_pages()
+    with pytest.raises(RuntimeError):
+        pages.execute_pages(2, toc, cache_dir=tmp_path / "cache", seconds_file=tmp_path / "none.json")
+    names = [pages._name(p) for p in started]
+    assert names[:2] == list(pages.SLOWEST_FIRST) and names[2:] == [n for n in map(pages._name, toc) if n not in pages.SLOWEST_FIRST]
+    (tmp_path / "last.json").write_text('{"chapters/your_arm.py": 40.0, "chapters/03_preprocessing.py": 20.0}', encoding="utf-8")
+    started.clear()
+    with pytest.raises(RuntimeError):
+        pages.execute_pages(2, toc, cache_dir=tmp_path / "cache", seconds_file=tmp_path / "last.json")
+    assert [pages._name(p) for p in started[:2]] == ["chapters/your_arm.py", "chapters/03_preprocessing.py"]
+
+
+class _InlinePool:
+    """A ProcessPoolExecutor stand-in that runs each submission at once, in order."""
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def submit(self, fn, *args):
+        from concurrent.futures import Future
+
+        future = Future()
+        future.set_result(fn(*args))
+        return future
