@@ -36,7 +36,9 @@ def test_the_sweeps_refinement_is_reused_only_from_the_same_start(tmp_path, monk
     assert reused is not None and reused.as_dict() == written.as_dict()
     np.testing.assert_array_equal(reused.x0, start)
     assert chapter.sweep_refinement(c, "clie") is None  # another route
-    assert chapter.sweep_refinement(_condition(start + 1e-12), "fast") is None  # another start (e.g. changed code)
+    assert chapter.sweep_refinement(_condition(start * (1 + 1e-9)), "fast") is None  # another start (e.g. changed code)
+    # the same start to rounding (the sweep's kernels run BLAS on one thread, the page's on two)
+    assert chapter.sweep_refinement(_condition(start * (1 + 1e-15)), "fast") is not None
     runs = chapter.Runs()
     assert chapter.refine_condition(c, "fast", runs, reuse_sweep=True).as_dict() == written.as_dict()
     assert runs.rows[0]["run"].endswith("the CLIE sweep's run") and runs.rows[0]["wall time (s)"] == 12.5
