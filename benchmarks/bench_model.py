@@ -40,7 +40,8 @@ def _timed_subprocess(command: list[str], env: dict) -> tuple[float, float]:
 # SymPyBotics building the same arm's model, code and base parameters (its checkout is not part of
 # this project: CRANE_BENCH_SYMPYBOTICS=/path/to/SymPyBotics measures it in the same run)
 SYMPYBOTICS = """
-import sys, sympy
+import sys, numpy, sympy
+numpy.mat = getattr(numpy, "mat", numpy.asmatrix)  # SymPyBotics predates NumPy 2, which removed the alias
 sys.path.insert(0, {path!r})
 import sympybotics
 rows = [(r.alpha, r.d, r.r) for r in __import__("crane_lib.model.robot_description", fromlist=["x"]).load_mdh_table()]
