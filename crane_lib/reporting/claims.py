@@ -3,8 +3,8 @@ number behind it, and where in the book it is computed.
 
 Why the claims are computed here, before the book is built
 ----------------------------------------------------------
-jupyter-book executes every page while Sphinx reads it, in an order we do not control, so a
-page that read numbers other pages write during the same build could show the previous build's
+the pages execute side by side (crane_lib.reporting.pages, two at a time, in an order we do not
+fix), so a page that read numbers other pages write during the same build could show the previous build's
 numbers, or none on a clean checkout (CI). Instead, every claim's number is computed by library
 code from the result records that the main job writes *before* Sphinx starts (the twin's
 recordings, results/conditions, results/clie, and whatever later steps add), in the last data
