@@ -115,8 +115,7 @@ def test_the_sweeps_record_of_the_same_start_is_used_as_the_refinement(log, monk
     np.testing.assert_array_equal(result.refined.values, report.x)
     assert result.refinement["iterations"] == report.iterations and result.refinement["source"] == refinement.REUSED
     rounding = dict(record, start=(np.asarray(record["start"]) * (1 + 1e-15)).tolist())  # another BLAS thread count
-    again = accepted_module.accept_recording(log, "AP01", 0.04, refine="fast", seeds=SEEDS, previous=rounding)
-    np.testing.assert_array_equal(again.refined.values, report.x)
+    np.testing.assert_array_equal(refinement.same_refinement(rounding, "fast", condition.start).x, report.x)
     moved = dict(record, start=(np.asarray(record["start"]) * (1 + 1e-9)).tolist())
     for other in (moved, dict(record, clie_method="clie")):
         with pytest.raises(RuntimeError, match="refined again"):
