@@ -116,3 +116,12 @@ class _InlinePool:
         future = Future()
         future.set_result(fn(*args))
         return future
+
+
+def test_an_unreadable_page_is_a_named_failure(tmp_path):
+    """A page jupytext cannot even read is reported by name like a failing cell, after the others."""
+    good, unreadable = tmp_path / "good.py", tmp_path / "unreadable.py"
+    good.write_text(PAGE, encoding="utf-8")
+    unreadable.write_bytes(b"\xff\xfe not text")
+    with pytest.raises(RuntimeError, match=r"1 of 2 pages failed:\n.*unreadable\.py: UnicodeDecodeError"):
+        pages.execute_pages(2, [unreadable, good], cache_dir=tmp_path / "cache", seconds_file=tmp_path / "seconds.json")

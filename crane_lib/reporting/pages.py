@@ -31,6 +31,7 @@ from pathlib import Path
 import yaml
 from tqdm import tqdm
 
+from crane_lib.errors import atomic_write
 from crane_lib.paths import REPO_ROOT
 
 CONFIG = REPO_ROOT / "book" / "_config.yml"
@@ -113,9 +114,9 @@ def execute_pages(jobs: int = 2, pages: list[Path] | None = None, cache_dir: Pat
     settings = execution_settings()
     cache_dir = settings["cache"] if cache_dir is None else Path(cache_dir)
     pages = toc_pages() if pages is None else [Path(p) for p in pages]
-    if seconds_file.is_file():
+    try:  # only an order of submission: an unreadable file falls back to the default order
         before = json.loads(seconds_file.read_text(encoding="utf-8"))
-    else:
+    except (OSError, ValueError):
         before = {name: float(len(SLOWEST_FIRST) - i) for i, name in enumerate(SLOWEST_FIRST)}
     pages = sorted(pages, key=lambda p: -before.get(_name(p), 0.0))  # stable: TOC order otherwise
     shutil.rmtree(cache_dir, ignore_errors=True)  # this build's pages only
@@ -124,9 +125,12 @@ def execute_pages(jobs: int = 2, pages: list[Path] | None = None, cache_dir: Pat
     # spawned workers: no worker inherits this process's state; each page starts its own kernel
     with ProcessPoolExecutor(max(1, jobs), mp_context=multiprocessing.get_context("spawn")) as pool, \
             tqdm(total=len(pages), desc="book pages", unit="page") as bar:
-        futures = [pool.submit(execute_page, str(p), settings["timeout"], settings["allow_errors"]) for p in pages]
+        futures = {pool.submit(execute_page, str(p), settings["timeout"], settings["allow_errors"]): p for p in pages}
         for future in as_completed(futures):
-            page, executed, error, spent = future.result()
+            try:
+                page, executed, error, spent = future.result()
+            except Exception as err:  # the page could not even be read or its worker died
+                page, executed, error, spent = str(futures[future]), None, f"{type(err).__name__}: {err}", 0.0
             name = _name(page)
             seconds[name] = spent
             if error is None:
@@ -137,7 +141,8 @@ def execute_pages(jobs: int = 2, pages: list[Path] | None = None, cache_dir: Pat
             bar.set_postfix_str(f"{name} {spent:.0f} s" + (" FAILED" if error else ""))
             bar.update()
     seconds_file.parent.mkdir(parents=True, exist_ok=True)
-    seconds_file.write_text(json.dumps(seconds, indent=1, sort_keys=True), encoding="utf-8")
+    with atomic_write(seconds_file, encoding="utf-8") as handle:
+        json.dump(seconds, handle, indent=1, sort_keys=True)
     if failures:
         raise RuntimeError(f"{len(failures)} of {len(pages)} pages failed:\n" + "\n\n".join(failures))
     return seconds
