@@ -78,13 +78,14 @@ def test_every_jupytext_page_of_the_toc_is_executed_and_the_cache_is_sphinxs():
     assert len(listed) == len(set(listed))
     settings = pages.execution_settings()
     assert settings["cache"] == pages.REPO_ROOT / "_build" / ".jupyter_cache" and not settings["allow_errors"]
+    assert settings["format"] == "py:percent"  # the chapters' jupytext header says percent
 
 
 def test_the_slowest_pages_start_first(tmp_path, monkeypatch):
     """Order of submission: the last build's seconds, slowest first; without a last build, the
     pages named in SLOWEST_FIRST, then the table of contents' order."""
     started = []
-    monkeypatch.setattr(pages, "execute_page", lambda page, timeout, allow_errors: started.append(page) or (page, None, "skipped", 0.0))
+    monkeypatch.setattr(pages, "execute_page", lambda page, fmt, timeout, allow_errors: started.append(page) or (page, None, "skipped", 0.0))
     monkeypatch.setattr(pages, "ProcessPoolExecutor", _InlinePool)
     toc = pages.toc_pages()
     with pytest.raises(RuntimeError):
@@ -125,3 +126,11 @@ def test_an_unreadable_page_is_a_named_failure(tmp_path):
     unreadable.write_bytes(b"\xff\xfe not text")
     with pytest.raises(RuntimeError, match=r"1 of 2 pages failed:\n.*unreadable\.py: UnicodeDecodeError"):
         pages.execute_pages(2, [unreadable, good], cache_dir=tmp_path / "cache", seconds_file=tmp_path / "seconds.json")
+
+
+@pytest.mark.parametrize("jobs", ["0", "-2"])
+def test_a_job_count_below_one_is_refused_before_any_page_runs(jobs, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(pages, "execute_pages", lambda *a, **k: pytest.fail("pages ran"))
+    with pytest.raises(SystemExit) as exit_:
+        pages.main(["--jobs", jobs])
+    assert exit_.value.code == 2 and f"--jobs {jobs}" in capsys.readouterr().err

@@ -36,8 +36,7 @@ from crane_lib.paths import REPO_ROOT
 
 CONFIG = REPO_ROOT / "book" / "_config.yml"
 TOC = REPO_ROOT / "book" / "_toc.yml"
-PAGE_SUFFIX = ".py"  # jupytext percent pages (nb_custom_formats in book/_config.yml)
-JUPYTEXT_FORMAT = "py:percent"
+PAGE_SUFFIX = ".py"  # jupytext pages, read as book/_config.yml's nb_custom_formats says
 # seconds per page of the last build: the next one starts the slowest pages first
 SECONDS_FILE = REPO_ROOT / "_build" / "page_seconds.json"
 # without a last build (a fresh clone, CI): the two pages measured slowest (2-4 min each on two
@@ -63,29 +62,34 @@ def toc_pages(toc: Path = TOC) -> list[Path]:
 
 
 def execution_settings(config: Path = CONFIG) -> dict:
-    """The execution settings Sphinx uses (book/_config.yml `execute`): cache folder, timeout, errors."""
-    execute = yaml.safe_load(config.read_text(encoding="utf-8"))["execute"]
+    """The execution settings Sphinx uses (book/_config.yml): cache folder, timeout, errors, and
+    the jupytext format its nb_custom_formats reads the pages in."""
+    data = yaml.safe_load(config.read_text(encoding="utf-8"))
+    execute = data["execute"]
     if execute.get("execute_notebooks") != "cache" or not execute.get("cache"):
         raise RuntimeError(f"{config}: execute.execute_notebooks must be 'cache' with execute.cache set for pre-executed pages")
+    reader, options = data["sphinx"]["config"]["nb_custom_formats"][PAGE_SUFFIX]
+    if reader != "jupytext.reads":
+        raise RuntimeError(f"{config}: nb_custom_formats reads {PAGE_SUFFIX} pages with {reader}, expected jupytext.reads")
     return {"cache": REPO_ROOT / execute["cache"], "timeout": int(execute.get("timeout", 30)),
-            "allow_errors": bool(execute.get("allow_errors", False))}
+            "allow_errors": bool(execute.get("allow_errors", False)), "format": options["fmt"]}
 
 
-def read_page(page: Path):
-    """The notebook myst-nb reads from a page (its nb_custom_formats reader)."""
+def read_page(page: Path, fmt: str):
+    """The notebook myst-nb reads from a page (its nb_custom_formats reader, jupytext in `fmt`)."""
     import jupytext
 
-    return jupytext.reads(page.read_text(encoding="utf-8"), fmt=JUPYTEXT_FORMAT)
+    return jupytext.reads(page.read_text(encoding="utf-8"), fmt=fmt)
 
 
-def execute_page(page: str, timeout: int, allow_errors: bool) -> tuple[str, str | None, str | None, float]:
+def execute_page(page: str, fmt: str, timeout: int, allow_errors: bool) -> tuple[str, str | None, str | None, float]:
     """Run one page in its own kernel in the page's folder (myst-nb's local working folder).
     Returns (page, executed notebook as JSON or None, error text or None, seconds)."""
     import nbformat
     from jupyter_cache.executors.utils import single_nb_execution
 
     path = Path(page)
-    notebook = read_page(path)
+    notebook = read_page(path, fmt)
     result = single_nb_execution(notebook, cwd=str(path.parent), timeout=timeout, allow_errors=allow_errors, meta_override=True)
     if result.err is not None:
         failing = [i for i, cell in enumerate(notebook.cells)
@@ -125,7 +129,7 @@ def execute_pages(jobs: int = 2, pages: list[Path] | None = None, cache_dir: Pat
     # spawned workers: no worker inherits this process's state; each page starts its own kernel
     with ProcessPoolExecutor(max(1, jobs), mp_context=multiprocessing.get_context("spawn")) as pool, \
             tqdm(total=len(pages), desc="book pages", unit="page") as bar:
-        futures = {pool.submit(execute_page, str(p), settings["timeout"], settings["allow_errors"]): p for p in pages}
+        futures = {pool.submit(execute_page, str(p), settings["format"], settings["timeout"], settings["allow_errors"]): p for p in pages}
         for future in as_completed(futures):
             try:
                 page, executed, error, spent = future.result()
@@ -152,6 +156,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m crane_lib.reporting.pages", description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=2, help="pages executed at once (one kernel each)")
     args = parser.parse_args(argv)
+    if args.jobs < 1:
+        parser.error(f"--jobs {args.jobs}: expected at least 1 (pages executed at once)")
     started = time.perf_counter()
     try:
         seconds = execute_pages(args.jobs)
