@@ -81,6 +81,23 @@ def test_cached_grouping_equals_fresh_derivation():
     for a, b in zip(fresh.coefficients, cached.coefficients):
         assert set(a) == set(b)
         assert all(sympy.expand(a[k] - b[k]) == 0 for k in a)
+    assert fresh.numeric == cached.numeric  # the exact values at the table's offsets, as the cache holds them
+    assert all(isinstance(v, Fraction) for row in cached.numeric for v in row.values())
+
+
+def test_a_cached_model_loads_without_sympy():
+    """The cached load (every sweep kernel and page pays it) imports neither sympy nor the symbolic
+    model, and the joint offsets the generated module carries are the exact table's."""
+    import subprocess
+    import sys
+
+    DynamicModel("reduced")  # generated and cached (make model did it already)
+    probe = ("import sys; from crane_lib.model.dynamics import DynamicModel; m = DynamicModel('full'); m.base_matrix(); "
+             "print(sorted(n for n in sys.modules if n == 'sympy' or n.endswith('symbolic_model')))")
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip()
+    assert loaded == "[]"
+    exact = [float(row.theta_offset) for row in robot_description.load_mdh_table()]
+    assert DynamicModel("reduced")._offsets.tolist() == exact
 
 
 def test_base_matrix_rows_match_relations_numerically():

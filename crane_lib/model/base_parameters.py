@@ -26,17 +26,22 @@ import math
 import random
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
-
-import sympy
-from sympy.polys.domains import QQ
-from sympy.polys.matrices import DomainMatrix
+from functools import cached_property, lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from crane_lib import fingerprint
+from crane_lib.constants import N_AXES
 from crane_lib.errors import atomic_write
-from crane_lib.model import codegen, robot_description, symbolic_model
+from crane_lib.model import codegen, robot_description
 from crane_lib.model.parameters import LINK_PARAMETER_KINDS, N_LINKS, standard_parameter_names
-from crane_lib.model.symbolic_model import N_AXES
+
+# sympy (and symbolic_model, built on it) is imported inside the functions that derive: a cached
+# grouping loads without it, which is most of a fresh process's model load (bench_model: <= 1 s)
+if TYPE_CHECKING:
+    import sympy
+
+SYMBOLIC_MODEL_SOURCE = Path(__file__).with_name("symbolic_model.py")
 
 # Columns OpenSYMORO keeps are offered to the elimination first; those Khalil's rules group
 # away (YY, MZ, M of every link) last, so they become the dependent ones if they are.
@@ -93,17 +98,26 @@ class Grouping:
     standard_names: tuple[str, ...]
     base_names: tuple[str, ...]  # the full grouped set, canonical order
     pivots: tuple[str, ...]  # standard parameter whose column each base parameter uses
-    coefficients: tuple[dict, ...]  # per base parameter: {standard name: sympy coefficient in RL3, RL5}
+    coefficient_texts: tuple[dict[str, str], ...]  # per base parameter: {standard name: coefficient, a polynomial in RL3, RL5}
+    numeric: tuple[dict[str, Fraction], ...]  # the same coefficients at the table's offsets, exactly
     offsets: dict  # {"RL3": Fraction, ...} the table's values of the offset symbols
     rank_rows: int  # rows in the exact stacked matrix
 
+    @cached_property
+    def coefficients(self) -> tuple[dict, ...]:
+        """Per base parameter: {standard name: sympy coefficient in RL3, RL5}."""
+        import sympy
+
+        return tuple({k: sympy.sympify(v) for k, v in row.items()} for row in self.coefficient_texts)
+
     def numeric_coefficients(self) -> list[dict[str, Fraction]]:
         """The coefficients at the table's offsets, exactly (polynomials with rational coefficients at rational points)."""
-        subs = {sympy.Symbol(k): sympy.Rational(v.numerator, v.denominator) for k, v in self.offsets.items()}
-        return [{s: _fraction(c.subs(subs)) for s, c in row.items()} for row in self.coefficients]
+        return [dict(row) for row in self.numeric]
 
     def relation(self, base: str) -> sympy.Expr:
         """Closed form of a base parameter in the standard parameters and RL3, RL5."""
+        import sympy
+
         row = self.coefficients[self.base_names.index(base)]
         return sympy.Add(*[c * sympy.Symbol(s) for s, c in row.items()])
 
@@ -130,6 +144,8 @@ class Grouping:
 
 def _offset_symbols(table):
     """Replace each nonzero link offset r_j by a symbol RLj (the MDH table's exact values kept aside)."""
+    import sympy
+
     rows, values = [], {}
     for row in table:
         if row.r != 0:
@@ -141,6 +157,8 @@ def _offset_symbols(table):
 
 
 def exact_regressor_function(table, order: list[str]):
+    from crane_lib.model import symbolic_model
+
     program, entries = symbolic_model.derive_regressor(table)
     column = {name: i for i, name in enumerate(order)}
     stores = [(f"out[{row}][{column[name]}]", expr) for (row, name), expr in entries.items()]
@@ -176,6 +194,9 @@ def _random_rows(function, n_columns: int, offsets: dict, rng: random.Random, n_
 
 def _rref(rows, n_columns: int):
     """Reduced row echelon form over QQ: (rows of Fractions, pivot columns)."""
+    from sympy.polys.domains import QQ
+    from sympy.polys.matrices import DomainMatrix
+
     matrix = DomainMatrix([[QQ(x.numerator, x.denominator) for x in row] for row in rows], (len(rows), n_columns), QQ)
     reduced, pivots = matrix.rref()
     return [[Fraction(int(x.numerator), int(x.denominator)) for x in row] for row in reduced.to_list()], list(pivots)
@@ -183,6 +204,8 @@ def _rref(rows, n_columns: int):
 
 def _group_at(function, order, offsets, seed: int, n_points: int = 24):
     """Pivots and dependency coefficients at one set of offset values, checked on fresh points."""
+    import sympy
+
     rng = random.Random(seed)
     rows = _random_rows(function, len(order), offsets, rng, n_points)
     reduced, pivots = _rref(rows, len(order))
@@ -199,6 +222,8 @@ def _group_at(function, order, offsets, seed: int, n_points: int = 24):
 
 
 def derive_grouping(table=None, seed: int = 20261129) -> Grouping:
+    import sympy
+
     table = robot_description.load_mdh_table() if table is None else table
     symbolic_table, true_offsets = _offset_symbols(table)
     order = elimination_order()
@@ -247,13 +272,16 @@ def derive_grouping(table=None, seed: int = 20261129) -> Grouping:
         standard_names=tuple(standard_parameter_names()),
         base_names=tuple(canonical),
         pivots=tuple(order[pivots[i]] for i in index),
-        coefficients=tuple(coefficients[i] for i in index),
+        coefficient_texts=tuple({s: str(c) for s, c in coefficients[i].items()} for i in index),
+        numeric=tuple({s: _fraction(sympy.sympify(c).subs(subs)) for s, c in coefficients[i].items()} for i in index),
         offsets=true_offsets,
         rank_rows=24 * N_AXES,
     )
 
 
 def _fraction(value) -> Fraction:
+    import sympy
+
     value = sympy.Rational(value)
     return Fraction(int(value.p), int(value.q))
 
@@ -262,6 +290,10 @@ def _biquadratic_interpolator(points, symbols):
     """Exact interpolation through values at the grid `points` by a polynomial of degree <= 2 in
     each offset: the monomials' matrix at the points is inverted once, exactly, and every
     coefficient's polynomial is that inverse times its values (a function of the values)."""
+    import sympy
+    from sympy.polys.domains import QQ
+    from sympy.polys.matrices import DomainMatrix
+
     exponents = [()]
     for _ in symbols:
         exponents = [e + (k,) for e in exponents for k in range(3)]
@@ -281,7 +313,7 @@ def _biquadratic_interpolator(points, symbols):
 
 
 def _grouping_cache_path(table_text: str):
-    key = fingerprint.digest(table_text, fingerprint.source_digest(symbolic_model, codegen, __file__), length=20)
+    key = fingerprint.digest(table_text, fingerprint.source_digest(SYMBOLIC_MODEL_SOURCE, codegen, __file__), length=20)
     return codegen.CODEGEN_DIR / f"grouping_{key}.json"
 
 
@@ -289,7 +321,7 @@ def _grouping_cache_path(table_text: str):
 def grouping(table_path=None) -> Grouping:
     """The grouping of the MDH table at `table_path` (default: the project's), cached on disk."""
     path = robot_description.MDH_TABLE_CSV if table_path is None else table_path
-    table = robot_description.load_mdh_table(path)
+    # the cache key is the table's text: a cached grouping was derived from a table that passed its checks
     cache = _grouping_cache_path(open(path, encoding="utf-8").read())
     if cache.exists():
         data = json.loads(cache.read_text(encoding="utf-8"))
@@ -297,16 +329,18 @@ def grouping(table_path=None) -> Grouping:
             standard_names=tuple(data["standard_names"]),
             base_names=tuple(data["base_names"]),
             pivots=tuple(data["pivots"]),
-            coefficients=tuple({k: sympy.sympify(v) for k, v in row.items()} for row in data["coefficients"]),
+            coefficient_texts=tuple(data["coefficients"]),
+            numeric=tuple({k: Fraction(v) for k, v in row.items()} for row in data["numeric"]),
             offsets={k: Fraction(v) for k, v in data["offsets"].items()},
             rank_rows=data["rank_rows"],
         )
-    result = derive_grouping(table)
+    result = derive_grouping(robot_description.load_mdh_table(path))
     data = {
         "standard_names": list(result.standard_names),
         "base_names": list(result.base_names),
         "pivots": list(result.pivots),
-        "coefficients": [{k: str(v) for k, v in row.items()} for row in result.coefficients],
+        "coefficients": list(result.coefficient_texts),
+        "numeric": [{k: str(v) for k, v in row.items()} for row in result.numeric],
         "offsets": {k: str(v) for k, v in result.offsets.items()},
         "rank_rows": result.rank_rows,
     }

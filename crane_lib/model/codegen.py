@@ -10,31 +10,35 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from functools import lru_cache
 from pathlib import Path
-
-import sympy
-from sympy.printing.str import StrPrinter
+from typing import TYPE_CHECKING
 
 from crane_lib.paths import CACHE_DIR
+
+if TYPE_CHECKING:  # sympy is imported when code is emitted; loading generated modules never needs it
+    import sympy
 
 CODEGEN_DIR = CACHE_DIR / "codegen"
 
 
-class _Printer(StrPrinter):
-    def __init__(self, exact: bool):
-        super().__init__({"order": "none"})
-        self.exact = exact
+@lru_cache(maxsize=2)
+def _printer_class(exact: bool):
+    from sympy.printing.str import StrPrinter
 
-    def _print_Rational(self, expr):
-        if self.exact:
-            return f"_Q({expr.p}, {expr.q})"
-        return repr(float(expr))
+    class Printer(StrPrinter):
+        def _print_Rational(self, expr):
+            if exact:
+                return f"_Q({expr.p}, {expr.q})"
+            return repr(float(expr))
 
-    def _print_Integer(self, expr):
-        return str(int(expr))
+        def _print_Integer(self, expr):
+            return str(int(expr))
 
-    def _print_Float(self, expr):
-        return repr(float(expr))
+        def _print_Float(self, expr):
+            return repr(float(expr))
+
+    return Printer
 
 
 def _needed(program, outputs) -> list[tuple[sympy.Symbol, sympy.Expr]]:
@@ -57,7 +61,7 @@ def emit_function(name: str, args: list[str], unpack: dict[str, str], program, s
     `unpack` maps an input symbol name to the expression that reads it from the arguments;
     `stores` pairs an assignment target (e.g. 'out[..., 3, 7]') with its expression.
     """
-    printer = _Printer(exact)
+    printer = _printer_class(exact)({"order": "none"})
     body = _needed(program, [expr for _, expr in stores])
     used = {str(s) for expr in [e for _, e in stores] + [e for _, e in body] for s in expr.free_symbols}
     lines = [f"def {name}({', '.join(args)}, out):"]

@@ -15,13 +15,16 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import sympy
 
 from crane_lib.errors import InputError
 from crane_lib.model.parameters import N_LINKS
 from crane_lib.paths import DATA_DIR
+
+if TYPE_CHECKING:  # sympy is imported where the exact table is read (a cached model load never does)
+    import sympy
 
 MDH_TABLE_CSV = DATA_DIR / "crane_x7_mdh.csv"
 DESCRIPTION_DIR = DATA_DIR / "crane_x7_description"
@@ -57,7 +60,15 @@ class MDHRow:
 
 def _exact_angle(text: str) -> sympy.Expr:
     """Degrees in the file -> exact radians (90 -> pi/2)."""
+    import sympy
+
     return sympy.Rational(text) * sympy.pi / 180
+
+
+def _exact_length(text: str) -> sympy.Expr:
+    import sympy
+
+    return sympy.Rational(text)
 
 
 def load_mdh_table(path: Path | str = MDH_TABLE_CSV) -> tuple[MDHRow, ...]:
@@ -100,9 +111,9 @@ def load_mdh_table(path: Path | str = MDH_TABLE_CSV) -> tuple[MDHRow, ...]:
                     ant=ant,
                     sigma=sigma,
                     alpha=_exact_angle(values["alpha_deg"]),
-                    d=sympy.Rational(values["d_m"]),
+                    d=_exact_length(values["d_m"]),
                     theta_offset=_exact_angle(values["theta_offset_deg"]),
-                    r=sympy.Rational(values["r_m"]),
+                    r=_exact_length(values["r_m"]),
                 )
             )
     if header is None:
