@@ -105,6 +105,35 @@ def test_a_failure_inside_a_batch_does_not_stop_the_rest_of_the_batch(chapter, t
     assert (tmp_path / "f4.json").exists() and not (tmp_path / "f3.json").exists()
 
 
+KERNEL_CHAPTER = '''# %% tags=["parameters"]
+value = 1
+die = 0
+out = ""
+
+# %%
+import json, os, pathlib, signal
+assert "leftover" not in globals(), "a name from an earlier condition survived"
+leftover = value
+if die:
+    os.kill(os.getpid(), signal.SIGKILL)  # this condition's kernel dies
+pathlib.Path(out).write_text(json.dumps({"kernel": os.getpid()}))
+'''
+
+
+def test_a_worker_keeps_its_kernel_across_batches_with_a_clean_namespace_and_replaces_a_dead_one(tmp_path, monkeypatch):
+    monkeypatch.setattr(sweep, "RESULTS_DIR", tmp_path / "results")
+    monkeypatch.setattr(sweep, "source_digest", lambda: "code-v1")
+    chapter = tmp_path / "kernel_chapter.py"
+    chapter.write_text(KERNEL_CHAPTER)
+    conditions = [{"value": v, "die": int(v == 3), "out": str(tmp_path / f"k{v}.json")} for v in (1, 2, 3, 4)]
+    outcomes = sweep.run_sweep(chapter, conditions, "kernels", workers=1, batch_size=1, show_progress=False)
+    assert [o.status for o in outcomes] == ["ran", "ran", "failed", "ran"] and outcomes.batches == [1, 1, 1, 1]
+    assert "Dead" in outcomes[2].error or "died" in outcomes[2].error.lower(), outcomes[2].error
+    kernel = {v: json.loads((tmp_path / f"k{v}.json").read_text())["kernel"] for v in (1, 2, 4)}
+    assert kernel[1] == kernel[2]  # the second batch ran in the first one's kernel
+    assert kernel[4] != kernel[1]  # the kernel that died was replaced
+
+
 # ----------------------------------------------------------------------------- Dask distributed
 
 DASK_CHAPTER = '''# %% tags=["parameters"]

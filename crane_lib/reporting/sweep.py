@@ -12,10 +12,13 @@ redoes only what changed.
 Batches. Starting a Jupyter kernel and importing crane_lib (numba kernels included) costs
 seconds, more than many conditions compute. Conditions therefore run in batches: one
 papermill run executes one notebook that holds the chapter once per condition of the batch,
-each copy with its own injected parameters and separated from the one before by `%reset -f`
-(a clean namespace; imported modules stay loaded). The executed batch is split back into one
-notebook per condition, exactly as a single papermill run would have written it. A condition
-that fails is reported with its error and the rest of its batch runs on in a new kernel.
+each copy with its own injected parameters and preceded by `%reset -f` (a clean namespace;
+imported modules stay loaded). The executed batch is split back into one notebook per
+condition, exactly as a single papermill run would have written it. A condition that fails is
+reported with its error and the rest of its batch runs on. A worker keeps its kernel from one
+batch to the next (`_worker_kernel`), so only its first batch pays the kernel start and the
+imports; a kernel that died is replaced. papermill writes the executed notebook once, when
+the batch ends, not at every cell's start and end (`_SAVE_AT_END`).
 
 Executors. By default the batches run on a local process pool (`workers` processes). Given a
 Dask distributed scheduler (`scheduler="tcp://host:8786"`, a `distributed.Client`, or the
@@ -35,11 +38,13 @@ import math
 import os
 import re
 import shutil
+import threading
 import time
 import uuid
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures import as_completed as futures_as_completed
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from crane_lib import fingerprint
@@ -232,8 +237,7 @@ def _parameters_cell(parameters: dict):
 
 
 def batch_notebook(chapter_nb, conditions: list[dict]):
-    """One notebook holding the chapter once per condition: a marker cell, `%reset -f` (from the
-    second condition on), then the chapter's cells with the condition's parameters injected after
+    """One notebook holding the chapter once per condition: a marker cell, `%reset -f`, then the chapter's cells with the condition's parameters injected after
     its `parameters` cell, as papermill injects them. Returns (notebook, [(first, end) cell span])."""
     import copy
 
@@ -245,10 +249,9 @@ def batch_notebook(chapter_nb, conditions: list[dict]):
         marker = nbformat.v4.new_markdown_cell(f"**Sweep condition {k + 1} of {len(conditions)}:** `{condition_name(parameters)}`")
         marker.metadata["tags"] = [CONDITION_TAG]
         cells.append(marker)
-        if k:
-            reset = nbformat.v4.new_code_cell("%reset -f")
-            reset.metadata["tags"] = [RESET_TAG]
-            cells.append(reset)
+        reset = nbformat.v4.new_code_cell("%reset -f")  # also before the first: the kernel may have run a batch before
+        reset.metadata["tags"] = [RESET_TAG]
+        cells.append(reset)
         injected = False
         for cell in chapter_nb.cells:
             cell = copy.deepcopy(cell)
@@ -258,7 +261,7 @@ def batch_notebook(chapter_nb, conditions: list[dict]):
                 cells.append(_parameters_cell(parameters))
                 injected = True
         if not injected:  # no parameters cell: papermill puts the parameters first
-            cells.insert(first + 1 + (1 if k else 0), _parameters_cell(parameters))
+            cells.insert(first + 2, _parameters_cell(parameters))
         spans.append((first, len(cells)))
     notebook = nbformat.v4.new_notebook(cells=cells, metadata=copy.deepcopy(chapter_nb.metadata))
     return notebook, spans
@@ -317,6 +320,80 @@ def _worker_name() -> str:
         return "local"
 
 
+# ----------------------------------------------------------------------------- the kernel of a worker
+
+_SAVE_AT_END = "crane-save-at-end"  # the papermill engine run_batch uses (registered by _register_engine)
+
+
+def _register_engine() -> None:
+    """papermill's nbclient engine, writing the executed notebook once when the run ends (by success,
+    a cell's error or a dead kernel: papermill's notebook_complete saves in a `finally`) instead of at
+    every cell's start and end. A batch notebook is rewritten whole at every save, so those writes
+    grew with the batch (about 0.7 s for a batch of four OLS/SDP conditions)."""
+    from papermill.engines import NBClientEngine, papermill_engines
+
+    class SaveAtEndEngine(NBClientEngine):
+        @classmethod
+        def execute_managed_notebook(cls, nb_man, kernel_name, **kwargs):
+            output_path, nb_man.output_path = nb_man.output_path, None
+            try:
+                return super().execute_managed_notebook(nb_man, kernel_name, **kwargs)
+            finally:
+                nb_man.output_path = output_path
+
+    papermill_engines.register(_SAVE_AT_END, SaveAtEndEngine)
+
+
+# One kernel manager per worker process, working folder, thread setting and calling thread (its
+# asyncio objects belong to that thread), kept from one batch to the next; nbclient starts the
+# kernel on first use and, as the manager is not its own, leaves it running. The process id is
+# part of the key: a forked worker inherits this dict, never its parent's kernels.
+_KERNELS: dict = {}
+
+
+def _worker_kernel(cwd: Path):
+    """(key, kernel manager) this worker runs chapters in `cwd` with; a dead kernel is replaced."""
+    from jupyter_client.manager import AsyncKernelManager
+    from jupyter_core.utils import run_sync
+
+    key = (os.getpid(), str(cwd), os.environ.get("NUMBA_NUM_THREADS"), threading.get_ident())
+    manager = _KERNELS.get(key)
+    if manager is not None and manager.has_kernel and not run_sync(manager.is_alive)():
+        _drop_kernel(key)
+        manager = None
+    if manager is None:
+        manager = _KERNELS[key] = AsyncKernelManager(kernel_name="python3")
+    return key, manager
+
+
+@lru_cache(maxsize=None)
+def _prepare_worker(pid: int) -> None:
+    """Once per worker process (`pid`: a forked child does it again): the engine, and the kernels'
+    shutdown when the worker ends (a local pool's process at the pool's shutdown, a Dask worker
+    when it closes; multiprocessing runs its finalizers where atexit would not)."""
+    from multiprocessing.util import Finalize
+
+    _register_engine()
+    Finalize(None, _shutdown_kernels, exitpriority=10)
+
+
+def _drop_kernel(key) -> None:
+    manager = _KERNELS.pop(key, None)
+    if manager is None or not manager.has_kernel:
+        return
+    from jupyter_core.utils import run_sync
+
+    try:
+        run_sync(manager.shutdown_kernel)(now=True)
+    except (RuntimeError, OSError) as error:  # already gone with its process: nothing to stop
+        print(f"sweep: kernel of {key[1]} could not be shut down cleanly ({type(error).__name__}: {error})")
+
+
+def _shutdown_kernels() -> None:
+    for key in [k for k in _KERNELS if k[0] == os.getpid()]:
+        _drop_kernel(key)
+
+
 def run_batch(chapter: str, batch: list[tuple[dict, str]], out_dir: str, threads: int = 0) -> list[ConditionOutcome]:
     """Run the chapter for every (parameters, key) of `batch` in as few kernels as failures allow.
 
@@ -342,11 +419,15 @@ def run_batch(chapter: str, batch: list[tuple[dict, str]], out_dir: str, threads
         nbformat.write(notebook, source)
         started = time.perf_counter()
         failure = None
+        _prepare_worker(os.getpid())
+        kernel_key, kernel = _worker_kernel(chapter.parent)
         try:
-            papermill.execute_notebook(str(source), str(executed_path), kernel_name="python3", cwd=str(chapter.parent), progress_bar=False)
+            papermill.execute_notebook(str(source), str(executed_path), kernel_name="python3", cwd=str(chapter.parent), progress_bar=False,
+                                       engine_name=_SAVE_AT_END, km=kernel)
         except PapermillExecutionError as err:
             failure = (err.cell_index if hasattr(err, "cell_index") else None, f"{err.ename}: {err.evalue}")
         except Exception as err:  # a kernel that died, a timeout: the condition that was running fails
+            _drop_kernel(kernel_key)  # the rest of the batch gets a new kernel
             failure = (None, f"{type(err).__name__}: {str(err).strip().splitlines()[-1] if str(err).strip() else repr(err)}")
         finally:
             source.unlink(missing_ok=True)
