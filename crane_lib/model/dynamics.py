@@ -40,8 +40,6 @@ def _unpack_trig() -> dict[str, str]:
 
 # The generation below imports sympy and symbolic_model where it runs: a process that loads the
 # cached kernels never imports them (bench_model's cached load)
-
-
 def _regressor_source(table, names: list[str], pivots: list[str]) -> str:
     from crane_lib.model import symbolic_model
 
