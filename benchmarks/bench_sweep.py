@@ -9,7 +9,11 @@
    papermill_params/clie_faithful_quick.csv (20 conditions) on a 2-worker LocalCluster, and its
    honest extrapolation to the 160 conditions of the full profile: worker seconds per second
    of record, measured per condition, times the full profile's record seconds (commanded
-   durations of the 40 files scaled by the realized/commanded ratio of the quick records).
+   durations of the 40 files scaled by the realized/commanded ratio of the measured records).
+   `--faithful-shortest N`: the same on the N conditions of clie_faithful_full.csv with the
+   shortest records (needs the full data set; the quick set's 20 take hours on 2 cores), with
+   a check of that choice: the fast route's worker seconds per record second on those N
+   against all the fast records of the build.
 
 Needs the quick data set (`python -m crane_lib.twin.dataset --profile quick`). Writes
 results/benchmarks/bench_sweep.json. `--smoke`: one condition of a few seconds' record on the
@@ -79,6 +83,40 @@ def bench_executors(conditions, smoke: bool) -> dict:
     return out
 
 
+def _record_seconds(trajectory: str, run: int) -> float:
+    from crane_lib.paths import recording_path
+    from crane_lib.twin.dataset import stored_metadata
+
+    meta = stored_metadata(recording_path(trajectory, run))
+    if meta is None:
+        raise SystemExit(f"no recording of {trajectory} execution {run}: build the data set first (python -m crane_lib.twin.dataset)")
+    return float(meta["record_duration_s"])
+
+
+def fast_route_rates(conditions) -> dict | None:
+    """The fast route's worker seconds per record second (median) on `conditions` and on every fast
+    record of the build: whether the conditions measured are representative of the rest."""
+    from crane_lib.identification import clie
+
+    records = clie.load_records("fast")
+    if not records:
+        return None
+    rate = {(r["trajectory"], round(float(r["ts"]) * 1e3), int(r["run"])):
+            float(r["clie_wall_time_s"]) / _record_seconds(r["trajectory"], int(r["run"])) for r in records}
+    chosen = [rate[k] for k in ((c["trajectory"], round(float(c["ts"]) * 1e3), int(c["run"])) for c in conditions) if k in rate]
+    if not chosen:
+        return None
+    return {"chosen": float(np.median(chosen)), "all": float(np.median(list(rate.values()))), "n_chosen": len(chosen), "n_all": len(rate)}
+
+
+def shortest_conditions(n: int) -> list[dict]:
+    """The n conditions of the full faithful study whose records are the shortest (then in file order)."""
+    from crane_lib.reporting import sweep
+
+    full = sweep.read_conditions("clie_faithful_full.csv")
+    return sorted(full, key=lambda c: _record_seconds(c["trajectory"], c["run"]))[:n]
+
+
 def faithful_extrapolation(outcomes) -> dict:
     """Worker seconds per record second of each faithful condition, extrapolated to the full profile's 160."""
     from crane_lib.excitation.commands import commanded_duration, read_command_file
@@ -104,17 +142,21 @@ def faithful_extrapolation(outcomes) -> dict:
             "record_s_full_profile": record_total, "worker_h_160": {k: v / 3600 for k, v in zip(("min", "median", "max"), worker_s.values())}}
 
 
-def bench_faithful() -> dict:
+def bench_faithful(shortest: int | None = None) -> dict:
     from crane_lib.paths import recording_path
     from crane_lib.reporting import pipeline, sweep
 
-    conditions = sweep.read_conditions("clie_faithful_quick.csv")
+    conditions = sweep.read_conditions("clie_faithful_quick.csv") if shortest is None else shortest_conditions(shortest)
     missing = [c for c in conditions if not recording_path(c["trajectory"], c["run"]).exists()]
     if missing:
-        raise SystemExit(f"the quick data set lacks {len(missing)} recordings: python -m crane_lib.twin.dataset --profile quick")
+        raise SystemExit(f"the data set lacks {len(missing)} recordings: python -m crane_lib.twin.dataset --profile "
+                         f"{'quick' if shortest is None else 'full'}")
+    name = "clie_faithful_quick" if shortest is None else f"clie_faithful_shortest{shortest}"
+    print(f"faithful study on {len(conditions)} conditions ({name}): "
+          f"{sum(_record_seconds(c['trajectory'], c['run']) for c in conditions):.0f} s of records", flush=True)
     cluster, client = _local_cluster(2)
     try:
-        outcomes = sweep.run_sweep(pipeline.chapter_of("clie_faithful"), conditions, "clie_faithful_quick", scheduler=client,
+        outcomes = sweep.run_sweep(pipeline.chapter_of("clie_faithful"), conditions, name, scheduler=client,
                                    inputs_of=lambda p: [recording_path(p["trajectory"], p["run"])])
     finally:
         client.close()
@@ -131,7 +173,12 @@ def bench_faithful() -> dict:
               f"profile ({estimate['record_s_full_profile'] / 3600:.2f} h of records): {h['median']:.1f} worker-hours "
               f"({h['min']:.1f} to {h['max']:.1f}), i.e. about {h['median'] / 2:.1f} h on these 2 workers, "
               f"{h['median'] / 16:.1f} h on 16")
-    return {"wall_s": outcomes.wall_s, "outcomes": [o.__dict__ for o in outcomes], "extrapolation": estimate}
+    check = fast_route_rates(conditions)
+    if check:
+        print(f"  representative? the fast route's worker-s per record-s (median): {check['chosen']:.3f} on these "
+              f"{check['n_chosen']} conditions, {check['all']:.3f} on all {check['n_all']} fast records of this build "
+              f"(ratio {check['all'] / check['chosen']:.2f})")
+    return {"wall_s": outcomes.wall_s, "outcomes": [o.__dict__ for o in outcomes], "extrapolation": estimate, "fast_route_check": check}
 
 
 def main(argv=None) -> int:
@@ -141,6 +188,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--faithful", action="store_true", help="also run the faithful CLIE study on 20 conditions (hours on 2 cores)")
     parser.add_argument("--faithful-only", action="store_true", help="only the faithful study")
+    parser.add_argument("--faithful-shortest", type=int, metavar="N",
+                        help="the faithful study on the N shortest conditions of the full profile instead (full data set)")
     add_smoke_argument(parser)
     args = parser.parse_args(argv)
     if args.smoke and (code := isolated("benchmarks.bench_sweep", ["--smoke"])) is not None:
@@ -156,7 +205,7 @@ def main(argv=None) -> int:
     if not args.faithful_only:
         summary["executors"] = bench_executors(conditions, args.smoke)
     if (args.faithful or args.faithful_only) and not args.smoke:
-        summary["faithful"] = bench_faithful()
+        summary["faithful"] = bench_faithful(args.faithful_shortest)
     out = RESULTS_DIR / "benchmarks" / "bench_sweep.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(summary, indent=1, default=str), encoding="utf-8")
