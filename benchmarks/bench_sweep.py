@@ -71,7 +71,7 @@ def bench_executors(conditions, smoke: bool) -> dict:
           f"{'met' if ratio <= 1 + DASK_TARGET else 'MISSED'}); starting the cluster took {cluster_start:.1f} s more, not counted")
     out.update(local_wall_s=local.wall_s, dask_wall_s=dask.wall_s, dask_over_local=ratio, cluster_start_s=cluster_start)
     if not smoke:
-        single = _sweep(conditions, "unbatched", workers=2, batch_size=1)
+        single = _sweep(conditions, "unbatched", workers=2, batch_size=1, keep_kernels=False)
         print(sweep.breakdown(single), flush=True)
         print(f"batched / one kernel per condition (the driver before), wall: {local.wall_s / single.wall_s:.3f}")
         out.update(unbatched_wall_s=single.wall_s, batched_over_unbatched=local.wall_s / single.wall_s)

@@ -132,6 +132,11 @@ def test_a_worker_keeps_its_kernel_across_batches_with_a_clean_namespace_and_rep
     kernel = {v: json.loads((tmp_path / f"k{v}.json").read_text())["kernel"] for v in (1, 2, 4)}
     assert kernel[1] == kernel[2]  # the second batch ran in the first one's kernel
     assert kernel[4] != kernel[1]  # the kernel that died was replaced
+    # keep_kernels=False: a kernel of its own per batch (the driver before batching, bench_sweep's reference)
+    fresh = [{"value": v, "die": 0, "out": str(tmp_path / f"f{v}.json")} for v in (5, 6)]
+    assert [o.status for o in sweep.run_sweep(chapter, fresh, "fresh", workers=1, batch_size=1, keep_kernels=False,
+                                               show_progress=False)] == ["ran", "ran"]
+    assert len({json.loads((tmp_path / f"f{v}.json").read_text())["kernel"] for v in (5, 6)}) == 2
 
 
 # ----------------------------------------------------------------------------- Dask distributed

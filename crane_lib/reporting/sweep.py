@@ -394,8 +394,10 @@ def _shutdown_kernels() -> None:
         _drop_kernel(key)
 
 
-def run_batch(chapter: str, batch: list[tuple[dict, str]], out_dir: str, threads: int = 0) -> list[ConditionOutcome]:
-    """Run the chapter for every (parameters, key) of `batch` in as few kernels as failures allow.
+def run_batch(chapter: str, batch: list[tuple[dict, str]], out_dir: str, threads: int = 0,
+              keep_kernel: bool = True) -> list[ConditionOutcome]:
+    """Run the chapter for every (parameters, key) of `batch` in as few kernels as failures allow;
+    the worker's kernel is kept for its next batch unless `keep_kernel` is False.
 
     Every file lands by rename: the executed notebook of each condition, then its key (the key
     marks a condition as done, so it is written last, and only when the condition succeeded)."""
@@ -420,16 +422,20 @@ def run_batch(chapter: str, batch: list[tuple[dict, str]], out_dir: str, threads
         started = time.perf_counter()
         failure = None
         _prepare_worker(os.getpid())
-        kernel_key, kernel = _worker_kernel(chapter.parent)
+        # without keep_kernel, papermill starts the kernel and shuts it down (km=None), as before batching
+        kernel_key, kernel = _worker_kernel(chapter.parent) if keep_kernel else (None, None)
+        drop = False
         try:
             papermill.execute_notebook(str(source), str(executed_path), kernel_name="python3", cwd=str(chapter.parent), progress_bar=False,
                                        engine_name=_SAVE_AT_END, km=kernel)
         except PapermillExecutionError as err:
             failure = (err.cell_index if hasattr(err, "cell_index") else None, f"{err.ename}: {err.evalue}")
         except Exception as err:  # a kernel that died, a timeout: the condition that was running fails
-            _drop_kernel(kernel_key)  # the rest of the batch gets a new kernel
+            drop = kernel is not None  # and the rest of the batch gets a new kernel
             failure = (None, f"{type(err).__name__}: {str(err).strip().splitlines()[-1] if str(err).strip() else repr(err)}")
         finally:
+            if drop:
+                _drop_kernel(kernel_key)
             source.unlink(missing_ok=True)
         wall = time.perf_counter() - started
         executed = nbformat.read(executed_path, as_version=4) if executed_path.exists() else notebook
@@ -597,6 +603,7 @@ def run_sweep(
     show_progress: bool = True,
     scheduler=None,
     batch_size: int | None = None,
+    keep_kernels: bool = True,
 ) -> SweepReport:
     """Run `chapter` once per condition, skipping conditions whose cache key is unchanged.
 
@@ -604,7 +611,9 @@ def run_sweep(
     that a changed input reruns it. Failures are reported per condition; the others go on.
     `scheduler`: a Dask scheduler address or Client (default: $CRANE_SCHEDULER if set, else a
     local pool of `workers` processes). `batch_size`: conditions per kernel (default: see
-    `batches`; 1 gives one kernel per condition). Returns the outcomes in condition order.
+    `batches`). `keep_kernels`: a worker keeps its kernel from one batch to the next (with
+    batch_size=1 and keep_kernels=False every condition gets a kernel of its own, the driver
+    before batching). Returns the outcomes in condition order.
     """
     from tqdm.auto import tqdm
 
@@ -639,7 +648,7 @@ def run_sweep(
         report.batches = [len(g) for g in groups]
         with tqdm(total=len(conditions), initial=len(outcomes), desc=f"sweep {sweep_name}", unit="condition", disable=not show_progress) as bar:
             try:
-                futures = [pool.submit(run_batch, str(chapter), group, str(out_dir), threads) for group in groups]
+                futures = [pool.submit(run_batch, str(chapter), group, str(out_dir), threads, keep_kernels) for group in groups]
                 for future in pool.as_completed(futures):
                     for outcome in future.result():
                         outcomes.append(outcome)
