@@ -27,6 +27,7 @@ import json
 import os
 import sys
 import time
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -83,6 +84,7 @@ def bench_executors(conditions, smoke: bool) -> dict:
     return out
 
 
+@lru_cache(maxsize=None)
 def _record_seconds(trajectory: str, run: int) -> float:
     from crane_lib.paths import recording_path
     from crane_lib.twin.dataset import stored_metadata
@@ -192,6 +194,8 @@ def main(argv=None) -> int:
                         help="the faithful study on the N shortest conditions of the full profile instead (full data set)")
     add_smoke_argument(parser)
     args = parser.parse_args(argv)
+    if args.faithful_shortest is not None and (args.faithful_shortest < 1 or not (args.faithful or args.faithful_only)):
+        parser.error("--faithful-shortest N: N >= 1, with --faithful or --faithful-only")  # exit 2, nothing run
     if args.smoke and (code := isolated("benchmarks.bench_sweep", ["--smoke"])) is not None:
         return code
     summary = {}

@@ -237,8 +237,9 @@ def _parameters_cell(parameters: dict):
 
 
 def batch_notebook(chapter_nb, conditions: list[dict]):
-    """One notebook holding the chapter once per condition: a marker cell, `%reset -f`, then the chapter's cells with the condition's parameters injected after
-    its `parameters` cell, as papermill injects them. Returns (notebook, [(first, end) cell span])."""
+    """One notebook holding the chapter once per condition: a marker cell, `%reset -f`, then the
+    chapter's cells with the condition's parameters injected after its `parameters` cell, as
+    papermill injects them. Returns (notebook, [(first, end) cell span])."""
     import copy
 
     import nbformat
