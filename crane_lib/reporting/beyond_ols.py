@@ -13,7 +13,9 @@ condition and one for the invariance test under results/beyond_ols/, cached by c
 
 from __future__ import annotations
 
+import multiprocessing
 import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -183,41 +185,64 @@ def _cached(path: Path, key: str) -> bool:
         return False
 
 
-def beyond_ols_step(profile: str, directory=None) -> dict[str, str]:
-    """The chapter's records: one per Table VIII trajectory the profile records (first execution,
-    40 ms) and the invariance test on the representative condition; each "cached" or "ran"."""
+INVARIANCE = "invariance"
+
+
+def _job_key(job: str, representative: str, profile: str, directory=None) -> tuple[Path, str]:
+    """(record path, cache key) of one job: a trajectory's comparison or the invariance test."""
+    if job == INVARIANCE:
+        return invariance_path(directory), _cache_key(recording_path(representative, 1), INVARIANCE, INVARIANCE_SAMPLES, TS)
+    return record_path(job, directory=directory), _cache_key(recording_path(job, 1), profile, MAX_SAMPLES[profile], TS)
+
+
+def _run_job(job: str, representative: str, profile: str, directory=None) -> str:
+    """Compute and write one job's record (in a worker process of `beyond_ols_step`)."""
+    path, key = _job_key(job, representative, profile, directory)
     model = DynamicModel("reduced")
-    truth = model.base_from_standard(load_truth()).values
-    heldout = [b for (_, run), b in validation.heldout_bundles(profile, TS).items() if run == 1]
-    cap = MAX_SAMPLES[profile]
-    statuses = {}
-    names = trajectories(profile)
-    for trajectory in tqdm(names, desc="beyond OLS", unit="trajectory"):
-        log_path = recording_path(trajectory, 1)
-        bundle = validation.recorded_bundle(trajectory, 1, TS, profile)
-        key = _cache_key(log_path, profile, cap, TS)
-        path = record_path(trajectory, directory=directory)
-        if _cached(path, key):
-            statuses[trajectory] = "cached"
-            continue
-        started = time.perf_counter()
-        # the consistent-links variant on the representative condition only (the build's time)
-        consistency = consistent.consistency_constraints(model.parameter_set) if trajectory == names[0] else None
-        out = compare_condition(bundle, model, heldout, truth, f"{trajectory} at {TS * 1e3:g} ms", max_samples=cap, consistency=consistency)
-        out.update(trajectory=trajectory, ts=TS, run=1, profile=profile, cache_key=key, wall_s=time.perf_counter() - started)
-        write_json_record(path, out)
-        statuses[trajectory] = "ran"
-    representative = names[0] if names else "AG02"
-    log_path = recording_path(representative, 1)
-    key = _cache_key(log_path, "invariance", INVARIANCE_SAMPLES, TS)
-    if _cached(invariance_path(directory), key):
-        statuses["invariance"] = "cached"
-    else:
+    if job == INVARIANCE:
         bundle = validation.recorded_bundle(representative, 1, TS, profile)
         out = invariance(bundle, model, condition=f"{representative} at {TS * 1e3:g} ms")
         out.update(trajectory=representative, cache_key=key)
-        write_json_record(invariance_path(directory), out)
-        statuses["invariance"] = "ran"
+        write_json_record(path, out)
+        return job
+    started = time.perf_counter()
+    truth = model.base_from_standard(load_truth()).values
+    heldout = [b for (_, run), b in validation.heldout_bundles(profile, TS).items() if run == 1]
+    bundle = validation.recorded_bundle(job, 1, TS, profile)
+    # the consistent-links variant on the representative condition only (the build's time)
+    consistency = consistent.consistency_constraints(model.parameter_set) if job == representative else None
+    out = compare_condition(bundle, model, heldout, truth, f"{job} at {TS * 1e3:g} ms", max_samples=MAX_SAMPLES[profile],
+                            consistency=consistency)
+    out.update(trajectory=job, ts=TS, run=1, profile=profile, cache_key=key, wall_s=time.perf_counter() - started)
+    write_json_record(path, out)
+    return job
+
+
+def beyond_ols_step(profile: str, directory=None, jobs: int = 1, run_job=_run_job) -> dict[str, str]:
+    """The chapter's records: one per Table VIII trajectory the profile records (first execution,
+    40 ms) and the invariance test on the representative condition; each "cached" or "ran".
+
+    The records that are missing or stale are computed on `jobs` processes (each fit is one
+    solver on one core), the representative condition first (it also fits the consistent-links
+    variant, the longest); each worker writes its own record. `run_job(job, representative,
+    profile, directory)`: what computes one record (a module-level function: it is pickled)."""
+    names = trajectories(profile)
+    representative = names[0] if names else "AG02"
+    statuses = {}
+    pending = []
+    for job in [*names, INVARIANCE]:
+        path, key = _job_key(job, representative, profile, directory)
+        statuses[job] = "cached" if _cached(path, key) else "ran"
+        if statuses[job] == "ran":
+            pending.append(job)
+    if len(pending) > 1 and jobs > 1:
+        with ProcessPoolExecutor(min(jobs, len(pending)), mp_context=multiprocessing.get_context("spawn")) as pool:
+            futures = [pool.submit(run_job, job, representative, profile, directory) for job in pending]
+            for future in tqdm(as_completed(futures), total=len(futures), desc="beyond OLS", unit="record"):
+                future.result()  # a failure stops the step, as in one process
+    else:
+        for job in tqdm(pending, desc="beyond OLS", unit="record"):
+            run_job(job, representative, profile, directory)
     return statuses
 
 

@@ -244,7 +244,7 @@ def main(argv=None) -> int:
     _report("kt_draws", kt_sweep(args.profile, args.jobs, args.scheduler))
     print(f"export of the accepted model: {export_step()}")
     _report("nonideality", nonideality.run_study(args.profile, args.jobs, args.scheduler))
-    print(f"beyond OLS: {beyond_ols.beyond_ols_step(args.profile)}")
+    print(f"beyond OLS: {beyond_ols.beyond_ols_step(args.profile, jobs=args.jobs)}")
     for name in args.study:
         _report(name, condition_sweep(name, STUDIES[name], args.profile, args.jobs, args.scheduler))
     statuses = claims.write_claims(args.profile)

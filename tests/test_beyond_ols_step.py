@@ -1,0 +1,46 @@
+"""The Beyond OLS step of the main job (reporting.beyond_ols.beyond_ols_step): the records that are
+missing or stale are computed, each once, on worker processes when jobs > 1; cached ones are not;
+a record that fails stops the step with its error. The records themselves are the chapter's
+(built and checked by `make book`); here a stand-in job writes a marker instead."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from crane_lib.reporting import beyond_ols
+
+
+def write_marker(job, representative, profile, directory):
+    """Stand-in for beyond_ols._run_job (module level: the worker processes import it)."""
+    if job == "FAILS":
+        raise ValueError(f"{job} cannot be fitted")
+    (Path(directory) / f"{job}.txt").write_text(f"{os.getpid()} {representative} {profile}")
+    return job
+
+
+@pytest.fixture
+def three_trajectories(monkeypatch, tmp_path):
+    monkeypatch.setattr(beyond_ols, "trajectories", lambda profile: ["AG02", "AP01", "AP03"])
+    monkeypatch.setattr(beyond_ols, "_job_key", lambda job, representative, profile, directory: (Path(directory) / f"{job}.json", "key"))
+    monkeypatch.setattr(beyond_ols, "_cached", lambda path, key: path.stem == "AP01")
+    return tmp_path
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_each_stale_record_is_computed_once_and_cached_ones_are_not(three_trajectories, jobs):
+    statuses = beyond_ols.beyond_ols_step("quick", three_trajectories, jobs=jobs, run_job=write_marker)
+    assert statuses == {"AG02": "ran", "AP01": "cached", "AP03": "ran", "invariance": "ran"}
+    written = {p.stem: p.read_text().split() for p in three_trajectories.glob("*.txt")}
+    assert sorted(written) == ["AG02", "AP03", "invariance"]
+    assert all(w[1:] == ["AG02", "quick"] for w in written.values())  # the representative is the first trajectory
+    in_this_process = {job for job, w in written.items() if int(w[0]) == os.getpid()}
+    assert in_this_process == (set(written) if jobs == 1 else set())
+
+
+def test_a_failing_record_stops_the_step_with_its_error(monkeypatch, three_trajectories):
+    monkeypatch.setattr(beyond_ols, "trajectories", lambda profile: ["AG02", "FAILS"])
+    with pytest.raises(ValueError, match="FAILS cannot be fitted"):
+        beyond_ols.beyond_ols_step("quick", three_trajectories, jobs=2, run_job=write_marker)
