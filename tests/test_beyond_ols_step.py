@@ -1,7 +1,7 @@
 """The Beyond OLS step of the main job (reporting.beyond_ols.beyond_ols_step): the records that are
 missing or stale are computed, each once, on worker processes when jobs > 1; cached ones are not;
 a record that fails stops the step with its error. The records themselves are the chapter's
-(built and checked by `make book`); here a stand-in job writes a marker instead."""
+(built and checked by `make book`); here a stand-in job (tests/stand_in_jobs.py) writes a marker."""
 
 from __future__ import annotations
 
@@ -12,13 +12,7 @@ import pytest
 
 from crane_lib.reporting import beyond_ols
 
-
-def write_marker(job, representative, profile, directory):
-    """Stand-in for beyond_ols._run_job (module level: the worker processes import it)."""
-    if job == "FAILS":
-        raise ValueError(f"{job} cannot be fitted")
-    (Path(directory) / f"{job}.txt").write_text(f"{os.getpid()} {representative} {profile}")
-    return job
+from .stand_in_jobs import write_marker
 
 
 @pytest.fixture

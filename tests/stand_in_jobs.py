@@ -1,0 +1,15 @@
+"""Stand-in jobs for tests of process pools: spawned workers import this module to unpickle a job,
+so it imports nothing heavy (a worker that imported crane_lib's reporting stack spent seconds)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def write_marker(job, representative, profile, directory):
+    """Stand-in for reporting.beyond_ols._run_job: writes <job>.txt with the worker's pid."""
+    if job == "FAILS":
+        raise ValueError(f"{job} cannot be fitted")
+    (Path(directory) / f"{job}.txt").write_text(f"{os.getpid()} {representative} {profile}")
+    return job
