@@ -1,6 +1,7 @@
 """Sweep executors and the faithful CLIE study (issue 18).
 
-1. Executors: the OLS/SDP sweep of the quick profile (16 conditions) on the local process pool
+1. Executors: the OLS/SDP sweep of the quick profile (16 conditions; `--executors-profile full`:
+   the main job's 160, on the full data set) on the local process pool
    (batched kernels, the default), on a 2-worker `distributed.LocalCluster` (ratio: within 10 %
    of the local pool?), and on the local pool with one kernel per condition (the driver before
    batching: the reference the batching gain is measured against). Each prints where the time
@@ -52,10 +53,12 @@ def _sweep(conditions, name, **options):
                            inputs_of=lambda p: [recording_path(p["trajectory"], p["run"])], **options)
 
 
-def bench_executors(conditions, smoke: bool) -> dict:
+def bench_executors(conditions, smoke: bool, reference: bool = True) -> dict:
+    """Local pool against a 2-worker LocalCluster, the sweep's overhead, and (`reference`) the
+    unbatched driver (one kernel per condition) as the reference of the batching gain."""
     from crane_lib.reporting import sweep
 
-    out = {}
+    out = {"conditions": len(conditions)}
     local = _sweep(conditions, "local", workers=2, batch_size=1 if smoke else None)
     print(sweep.breakdown(local), flush=True)
     started = time.perf_counter()
@@ -71,14 +74,14 @@ def bench_executors(conditions, smoke: bool) -> dict:
     print(f"Dask LocalCluster (2 workers) / local pool, wall: {ratio:.3f} (target <= {1 + DASK_TARGET:.2f}: "
           f"{'met' if ratio <= 1 + DASK_TARGET else 'MISSED'}); starting the cluster took {cluster_start:.1f} s more, not counted")
     out.update(local_wall_s=local.wall_s, dask_wall_s=dask.wall_s, dask_over_local=ratio, cluster_start_s=cluster_start)
-    if not smoke:
+    if reference and not smoke:
         single = _sweep(conditions, "unbatched", workers=2, batch_size=1, keep_kernels=False)
         print(sweep.breakdown(single), flush=True)
         print(f"batched / one kernel per condition (the driver before), wall: {local.wall_s / single.wall_s:.3f}")
         out.update(unbatched_wall_s=single.wall_s, batched_over_unbatched=local.wall_s / single.wall_s)
     compute = sum(o.cells_s - o.setup_s for o in local if o.status != "cached")
     overhead = 1 - compute / (local.wall_s * local.workers)
-    print(f"OLS/SDP sweep overhead on the local pool: {100 * overhead:.1f} % of its capacity (target <= {100 * OVERHEAD_TARGET:g} %: "
+    print(f"OLS/SDP sweep overhead on the local pool ({len(conditions)} conditions): {100 * overhead:.1f} % of its capacity (target <= {100 * OVERHEAD_TARGET:g} %: "
           f"{'met' if overhead <= OVERHEAD_TARGET else 'MISSED'})")
     out["overhead"] = overhead
     return out
@@ -192,6 +195,9 @@ def main(argv=None) -> int:
     parser.add_argument("--faithful-only", action="store_true", help="only the faithful study")
     parser.add_argument("--faithful-shortest", type=int, metavar="N",
                         help="the faithful study on the N shortest conditions of the full profile instead (full data set)")
+    parser.add_argument("--executors-profile", choices=("quick", "full"), default="quick",
+                        help="the OLS/SDP sweep the executors run: the quick profile's 16 conditions (default, with the "
+                             "unbatched reference) or the full profile's 160, the main job's sweep (full data set; no reference)")
     add_smoke_argument(parser)
     args = parser.parse_args(argv)
     if args.faithful_shortest is not None and (args.faithful_shortest < 1 or not (args.faithful or args.faithful_only)):
@@ -205,9 +211,9 @@ def main(argv=None) -> int:
     else:
         from crane_lib.reporting import sweep
 
-        conditions = sweep.read_conditions("ols_sdp_quick.csv")
+        conditions = sweep.read_conditions(f"ols_sdp_{args.executors_profile}.csv")
     if not args.faithful_only:
-        summary["executors"] = bench_executors(conditions, args.smoke)
+        summary["executors"] = bench_executors(conditions, args.smoke, reference=args.executors_profile == "quick")
     if (args.faithful or args.faithful_only) and not args.smoke:
         summary["faithful"] = bench_faithful(args.faithful_shortest)
     out = RESULTS_DIR / "benchmarks" / "bench_sweep.json"

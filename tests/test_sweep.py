@@ -242,3 +242,24 @@ def test_an_unreachable_scheduler_stops_the_pipeline_before_any_work(tmp_path):
     lines = [line for line in run.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "tcp://127.0.0.1:9" in lines[0] and "unreachable" in lines[0]
     assert not (tmp_path / "results").exists()  # no recording, no sweep
+
+
+@pytest.mark.parametrize("layout", ["imports, parameters, work (chapter 04)", "parameters, imports, work (the others)"])
+def test_the_setup_cell_is_the_chapters_imports_wherever_its_parameters_cell_is(layout):
+    """The breakdown's setup (overhead) is the imports cell; the identification after chapter 04's
+    parameters cell is compute (it was counted as setup before)."""
+    import nbformat
+
+    def code(source, seconds, tags=()):
+        cell = nbformat.v4.new_code_cell(source)
+        cell.metadata["tags"] = list(tags)
+        cell.metadata["papermill"] = {"duration": seconds}
+        return cell
+
+    imports = code("from crane_lib.reporting.chapters import ols_sdp as report", 1.5, ["remove-cell"])
+    parameters = [code("trajectory = 'AG02'", 0.01, ["parameters"]), code("trajectory = 'AP01'", 0.01, ["injected-parameters"])]
+    work = code("condition = report.identify_and_record(trajectory, ts, run)", 3.0)
+    chapter = [imports, *parameters, work] if layout.startswith("imports") else [*parameters, imports, work]
+    cells = [nbformat.v4.new_markdown_cell("condition 1"), code("%reset -f", 0.02, [sweep.RESET_TAG]), *chapter]
+    total, setup = sweep._cell_times(cells)
+    assert setup == 1.5 and total == pytest.approx(1.5 + 0.02 + 0.02 + 3.0)

@@ -157,7 +157,7 @@ class ConditionOutcome:
                       carries the batch's time outside cells (kernel start, notebook I/O)
     error             the failing cell's last error line ("failed" only)
     cells_s           execution time of the condition's cells (papermill's per-cell timing)
-    setup_s           of which the chapter's first code cell after the parameters (imports, setup)
+    setup_s           of which the chapter's setup cell (its first code cell other than parameters: imports)
     worker            where it ran ("local" or the Dask worker's address)
     """
 
@@ -286,15 +286,13 @@ def _condition_notebook(executed, span, parameters: dict):
 
 
 def _cell_times(cells) -> tuple[float, float]:
-    """(all cells, the first code cell after the parameters) of one condition's cells, s."""
+    """(all cells, the setup cell) of one condition's cells, s. The setup cell is the chapter's
+    first code cell that is not a parameters cell (its imports): chapter 04 puts it before the
+    parameters cell, the others after; the first cell after the parameters is, in chapter 04,
+    the identification itself."""
     total = sum(_duration(c) for c in cells)
-    after_parameters = False
     for cell in cells:
-        tags = _tags(cell)
-        if "injected-parameters" in tags:
-            after_parameters = True
-            continue
-        if after_parameters and cell.cell_type == "code" and not ({"parameters", RESET_TAG} & set(tags)):
+        if cell.cell_type == "code" and not ({"parameters", "injected-parameters", RESET_TAG} & set(_tags(cell))):
             return total, _duration(cell)
     return total, 0.0
 
