@@ -40,6 +40,12 @@ class InputError(ValueError):
             text += f" (expected {expected})"
         super().__init__(text)
 
+    def __reduce__(self):
+        # a worker process (a sweep, the data set, the pages) sends its exception back pickled;
+        # the default would call __init__ with the message alone and the pool would report a
+        # broken process instead of the file and what was expected
+        return type(self), (self.where, self.problem, self.expected)
+
 
 # a decimal number as text inputs write it: optional sign, ASCII digits, optional fraction and
 # exponent. Python's float() also takes '６０', '6_0', ' nan', 'infinity': none of them is a

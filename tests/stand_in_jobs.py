@@ -13,3 +13,10 @@ def write_marker(job, representative, profile, directory):
         raise ValueError(f"{job} cannot be fitted")
     (Path(directory) / f"{job}.txt").write_text(f"{os.getpid()} {representative} {profile}")
     return job
+
+
+def raise_input_error(where, problem, expected):
+    """A job that meets bad input in its worker process."""
+    from crane_lib.errors import InputError
+
+    raise InputError(where, problem, expected)
