@@ -7,11 +7,11 @@ import os
 from pathlib import Path
 
 
-def write_marker(job, representative, profile, directory):
-    """Stand-in for reporting.beyond_ols._run_job: writes <job>.txt with the worker's pid."""
+def write_marker(job, representative, profile, path, key):
+    """Stand-in for reporting.beyond_ols._run_job: writes <job>.txt beside `path` with the worker's pid."""
     if job == "FAILS":
         raise ValueError(f"{job} cannot be fitted")
-    (Path(directory) / f"{job}.txt").write_text(f"{os.getpid()} {representative} {profile}")
+    Path(path).with_suffix(".txt").write_text(f"{os.getpid()} {representative} {profile} {Path(path).name} {key}")
     return job
 
 

@@ -29,7 +29,8 @@ def test_each_stale_record_is_computed_once_and_cached_ones_are_not(three_trajec
     assert statuses == {"AG02": "ran", "AP01": "cached", "AP03": "ran", "invariance": "ran"}
     written = {p.stem: p.read_text().split() for p in three_trajectories.glob("*.txt")}
     assert sorted(written) == ["AG02", "AP03", "invariance"]
-    assert all(w[1:] == ["AG02", "quick"] for w in written.values())  # the representative is the first trajectory
+    # the representative is the first trajectory; each job gets the path and key the step computed
+    assert all(w[1:] == ["AG02", "quick", f"{job}.json", "key"] for job, w in written.items())
     in_this_process = {job for job, w in written.items() if int(w[0]) == os.getpid()}
     assert in_this_process == (set(written) if jobs == 1 else set())
 

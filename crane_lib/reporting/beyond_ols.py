@@ -16,6 +16,7 @@ from __future__ import annotations
 import multiprocessing
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from functools import lru_cache
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -195,10 +196,20 @@ def _job_key(job: str, representative: str, profile: str, directory=None) -> tup
     return record_path(job, directory=directory), _cache_key(recording_path(job, 1), profile, MAX_SAMPLES[profile], TS)
 
 
-def _run_job(job: str, representative: str, profile: str, directory=None) -> str:
-    """Compute and write one job's record (in a worker process of `beyond_ols_step`)."""
-    path, key = _job_key(job, representative, profile, directory)
+@lru_cache(maxsize=2)
+def _references(profile: str) -> tuple[DynamicModel, np.ndarray, list]:
+    """What every comparison of a process scores against: the model, the twin's true base
+    parameters and the held-out bundles (read once per process, not once per record)."""
     model = DynamicModel("reduced")
+    truth = model.base_from_standard(load_truth()).values
+    heldout = [b for (_, run), b in validation.heldout_bundles(profile, TS).items() if run == 1]
+    return model, truth, heldout
+
+
+def _run_job(job: str, representative: str, profile: str, path: Path, key: str) -> str:
+    """Compute one job's record and write it to `path` with its cache key (in a worker process
+    of `beyond_ols_step`, which computed both)."""
+    model, truth, heldout = _references(profile)
     if job == INVARIANCE:
         bundle = validation.recorded_bundle(representative, 1, TS, profile)
         out = invariance(bundle, model, condition=f"{representative} at {TS * 1e3:g} ms")
@@ -206,8 +217,6 @@ def _run_job(job: str, representative: str, profile: str, directory=None) -> str
         write_json_record(path, out)
         return job
     started = time.perf_counter()
-    truth = model.base_from_standard(load_truth()).values
-    heldout = [b for (_, run), b in validation.heldout_bundles(profile, TS).items() if run == 1]
     bundle = validation.recorded_bundle(job, 1, TS, profile)
     # the consistent-links variant on the representative condition only (the build's time)
     consistency = consistent.consistency_constraints(model.parameter_set) if job == representative else None
@@ -225,24 +234,24 @@ def beyond_ols_step(profile: str, directory=None, jobs: int = 1, run_job=_run_jo
     The records that are missing or stale are computed on `jobs` processes (each fit is one
     solver on one core), the representative condition first (it also fits the consistent-links
     variant, the longest); each worker writes its own record. `run_job(job, representative,
-    profile, directory)`: what computes one record (a module-level function: it is pickled)."""
+    profile, path, key)`: what computes one record and writes it to `path` with `key` (a
+    module-level function: it is pickled)."""
     names = trajectories(profile)
     representative = names[0] if names else "AG02"
-    statuses = {}
-    pending = []
+    statuses, pending = {}, []
     for job in [*names, INVARIANCE]:
         path, key = _job_key(job, representative, profile, directory)
         statuses[job] = "cached" if _cached(path, key) else "ran"
         if statuses[job] == "ran":
-            pending.append(job)
+            pending.append((job, representative, profile, path, key))
     if len(pending) > 1 and jobs > 1:
         with ProcessPoolExecutor(min(jobs, len(pending)), mp_context=multiprocessing.get_context("spawn")) as pool:
-            futures = [pool.submit(run_job, job, representative, profile, directory) for job in pending]
+            futures = [pool.submit(run_job, *arguments) for arguments in pending]
             for future in tqdm(as_completed(futures), total=len(futures), desc="beyond OLS", unit="record"):
                 future.result()  # a failure stops the step, as in one process
     else:
-        for job in tqdm(pending, desc="beyond OLS", unit="record"):
-            run_job(job, representative, profile, directory)
+        for arguments in tqdm(pending, desc="beyond OLS", unit="record"):
+            run_job(*arguments)
     return statuses
 
 
