@@ -202,6 +202,8 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.faithful_shortest is not None and (args.faithful_shortest < 1 or not (args.faithful or args.faithful_only)):
         parser.error("--faithful-shortest N: N >= 1, with --faithful or --faithful-only")  # exit 2, nothing run
+    if args.executors_profile != "quick" and (args.smoke or args.faithful_only):
+        parser.error(f"--executors-profile {args.executors_profile}: the executors do not run with --smoke or --faithful-only")
     if args.smoke and (code := isolated("benchmarks.bench_sweep", ["--smoke"])) is not None:
         return code
     summary = {}
@@ -211,7 +213,14 @@ def main(argv=None) -> int:
     else:
         from crane_lib.reporting import sweep
 
+        from crane_lib.paths import recording_path
+
         conditions = sweep.read_conditions(f"ols_sdp_{args.executors_profile}.csv")
+        missing = next((recording_path(c["trajectory"], c["run"]) for c in conditions
+                        if not recording_path(c["trajectory"], c["run"]).is_file()), None)
+        if missing is not None and not args.faithful_only:  # before any work: a sweep of failing conditions measures nothing
+            parser.error(f"{missing}: no recording; build the {args.executors_profile} data set first "
+                         f"(python -m crane_lib.twin.dataset --profile {args.executors_profile})")
     if not args.faithful_only:
         summary["executors"] = bench_executors(conditions, args.smoke, reference=args.executors_profile == "quick")
     if (args.faithful or args.faithful_only) and not args.smoke:

@@ -41,3 +41,17 @@ def test_smoke_refuses_the_real_results_folder(monkeypatch):
     monkeypatch.delenv(ISOLATED_ENV, raising=False)
     with pytest.raises(RuntimeError, match="throwaway"):
         _smoke.smoke_recordings()
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["--faithful-shortest", "0", "--faithful"], "--faithful-shortest N"),
+    (["--executors-profile", "full", "--smoke"], "--executors-profile full"),
+    (["--executors-profile", "full"], "AG01_run1.npz: no recording"),
+])
+def test_bench_sweep_refuses_bad_options_and_a_missing_data_set_before_any_work(argv, says, tmp_path):
+    env = dict(os.environ, CRANE_RESULTS_DIR=str(tmp_path))
+    run = subprocess.run([sys.executable, "-m", "benchmarks.bench_sweep", *argv], cwd=REPO_ROOT, env=env,
+                         capture_output=True, text=True, timeout=120)
+    errors = [line for line in run.stderr.splitlines() if line.startswith("bench_sweep.py: error:")]
+    assert run.returncode == 2 and len(errors) == 1 and says in errors[0], run.stderr
+    assert not any(tmp_path.iterdir())  # nothing recorded, no sweep, no result file
