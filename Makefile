@@ -18,8 +18,8 @@ SCHEDULER ?=
 PIPELINE_FLAGS := --profile $(PROFILE) --jobs $(JOBS) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
 TWIN ?= default
 TWIN_ENV := CRANE_TWIN=$(TWIN) $(if $(filter-out default,$(TWIN)),CRANE_RESULTS_DIR=$(CURDIR)/results/twin-$(TWIN))
-# --all: Sphinx rebuilds only pages whose source changed, but a chapter's numbers also depend on
-# the data and results the pipeline just (re)built, so every page is executed on every build
+# --all: Sphinx re-reads every page (from the executed-page cache), since a chapter's numbers also
+# depend on the records the pipeline just (re)built, not only on its own source
 JB_FLAGS := --config book/_config.yml --toc book/_toc.yml -W -n --keep-going --all
 
 .PHONY: book test env model benchmarks clie-faithful clean
@@ -43,17 +43,18 @@ model: $(STAMP)
 test: model
 	$(PY) -m pytest -n 2 -q --durations=25
 
-# the data steps (twin recordings, per-condition sweeps) are cached by content; then every page runs
-# (JOBS at once, into _build/.jupyter_cache) and Sphinx renders them
+# the data steps (twin recordings, per-condition sweeps, every record) are cached by what decides
+# them; then the pages whose text, code or records changed run (JOBS at once, into
+# _build/.jupyter_cache; they only read records) and Sphinx renders them
 book: model
-	$(TWIN_ENV) CRANE_PROFILE=$(PROFILE) $(PY) -m crane_lib.reporting.pipeline $(PIPELINE_FLAGS)
-	$(TWIN_ENV) CRANE_PROFILE=$(PROFILE) $(PY) -m crane_lib.reporting.pages --jobs $(JOBS)
+	$(TWIN_ENV) CRANE_PROFILE=$(PROFILE) $(PY) -m crane_book.pipeline $(PIPELINE_FLAGS)
+	$(TWIN_ENV) CRANE_PROFILE=$(PROFILE) $(PY) -m crane_book.pages --jobs $(JOBS)
 	$(TWIN_ENV) CRANE_PROFILE=$(PROFILE) $(VENV)/bin/jupyter-book build . $(JB_FLAGS)
 	@echo "book: $(CURDIR)/_build/html/index.html"
 
 # the faithful route of Appendix D-F over every condition (hours on two cores: give it a SCHEDULER)
 clie-faithful: model
-	$(TWIN_ENV) CRANE_PROFILE=$(PROFILE) $(PY) -m crane_lib.reporting.pipeline $(PIPELINE_FLAGS) --study clie_faithful
+	$(TWIN_ENV) CRANE_PROFILE=$(PROFILE) $(PY) -m crane_book.pipeline $(PIPELINE_FLAGS) --study clie_faithful
 
 benchmarks: model
 	$(PY) -m benchmarks $(if $(SMOKE),--smoke)

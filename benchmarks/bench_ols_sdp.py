@@ -8,7 +8,7 @@
    kernels), with the breakdown of where the time goes; see bench_sweep for the executors.
    With CRANE_BENCH_FULL_SWEEP=1 the full profile's 160 are run instead (needs the full data
    set: `python -m crane_lib.twin.dataset --profile full`).
-Needs the data set's recordings (`python -m crane_lib.reporting.pipeline --profile quick` builds them).
+Needs the data set's recordings (`python -m crane_book.pipeline --profile quick` builds them).
 
 `--smoke`: a few seconds' command file recorded on the twin stands in for AG02; the sweep runs
 two of its conditions in one kernel.
@@ -70,14 +70,14 @@ def bench_projection() -> None:
 
 def bench_sweep(smoke: bool = False) -> None:
     from crane_lib.paths import recording_path
-    from crane_lib.reporting import pipeline, sweep
+    from crane_book import pipeline, sweep
 
     if smoke:
         profile, conditions = "smoke", [{"trajectory": TRAJECTORY, "ts": ts, "run": 1, "summary": False} for ts in (0.04, 0.08)]
     else:
         profile = "full" if os.environ.get("CRANE_BENCH_FULL_SWEEP") == "1" else "quick"
         conditions = sweep.read_conditions(f"ols_sdp_{profile}.csv")
-    outcomes = sweep.run_sweep(pipeline.chapter_of("ols_sdp"), conditions, f"bench_ols_sdp_{profile}_{time.time_ns()}", workers=2,
+    outcomes = sweep.run_sweep(pipeline.notebook_of("ols_sdp"), conditions, f"bench_ols_sdp_{profile}_{time.time_ns()}", workers=2,
                                inputs_of=lambda p: [recording_path(p["trajectory"], p["run"])], show_progress=not smoke,
                                batch_size=len(conditions) if smoke else None)
     print(sweep.breakdown(outcomes))

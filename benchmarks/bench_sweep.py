@@ -47,16 +47,16 @@ def _local_cluster(workers: int = 2):
 
 def _sweep(conditions, name, **options):
     from crane_lib.paths import recording_path
-    from crane_lib.reporting import pipeline, sweep
+    from crane_book import pipeline, sweep
 
-    return sweep.run_sweep(pipeline.chapter_of("ols_sdp"), conditions, f"bench_{name}_{time.time_ns()}", show_progress=False,
+    return sweep.run_sweep(pipeline.notebook_of("ols_sdp"), conditions, f"bench_{name}_{time.time_ns()}", show_progress=False,
                            inputs_of=lambda p: [recording_path(p["trajectory"], p["run"])], **options)
 
 
 def bench_executors(conditions, smoke: bool, reference: bool = True) -> dict:
     """Local pool against a 2-worker LocalCluster, the sweep's overhead, and (`reference`) the
     unbatched driver (one kernel per condition) as the reference of the batching gain."""
-    from crane_lib.reporting import sweep
+    from crane_book import sweep
 
     out = {"conditions": len(conditions)}
     local = _sweep(conditions, "local", workers=2, batch_size=1 if smoke else None)
@@ -116,7 +116,7 @@ def fast_route_rates(conditions) -> dict | None:
 
 def shortest_conditions(n: int) -> list[dict]:
     """The n conditions of the full faithful study whose records are the shortest (then in file order)."""
-    from crane_lib.reporting import sweep
+    from crane_book import sweep
 
     full = sweep.read_conditions("clie_faithful_full.csv")
     return sorted(full, key=lambda c: _record_seconds(c["trajectory"], c["run"]))[:n]
@@ -126,7 +126,7 @@ def faithful_extrapolation(outcomes) -> dict:
     """Worker seconds per record second of each faithful condition, extrapolated to the full profile's 160."""
     from crane_lib.excitation.commands import commanded_duration, read_command_file
     from crane_lib.paths import TRAJECTORY_DIR, recording_path
-    from crane_lib.reporting import sweep
+    from crane_book import sweep
     from crane_lib.twin.dataset import stored_metadata
 
     rates, ratios = [], []
@@ -149,7 +149,7 @@ def faithful_extrapolation(outcomes) -> dict:
 
 def bench_faithful(shortest: int | None = None) -> dict:
     from crane_lib.paths import recording_path
-    from crane_lib.reporting import pipeline, sweep
+    from crane_book import pipeline, sweep
 
     conditions = sweep.read_conditions("clie_faithful_quick.csv") if shortest is None else shortest_conditions(shortest)
     missing = [c for c in conditions if not recording_path(c["trajectory"], c["run"]).exists()]
@@ -161,7 +161,7 @@ def bench_faithful(shortest: int | None = None) -> dict:
           f"{sum(_record_seconds(c['trajectory'], c['run']) for c in conditions):.0f} s of records", flush=True)
     cluster, client = _local_cluster(2)
     try:
-        outcomes = sweep.run_sweep(pipeline.chapter_of("clie_faithful"), conditions, name, scheduler=client,
+        outcomes = sweep.run_sweep(pipeline.notebook_of("clie_faithful"), conditions, name, scheduler=client,
                                    inputs_of=lambda p: [recording_path(p["trajectory"], p["run"])])
     finally:
         client.close()
@@ -211,7 +211,7 @@ def main(argv=None) -> int:
         smoke_recordings(("SMOKE01",))
         conditions = [{"trajectory": "SMOKE01", "ts": 0.08, "run": 1, "summary": False}]
     else:
-        from crane_lib.reporting import sweep
+        from crane_book import sweep
 
         from crane_lib.paths import recording_path
 

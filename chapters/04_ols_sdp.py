@@ -45,24 +45,22 @@ report.settings_sentence()
 # %% [markdown]
 # **Data: the digital twin's recordings** (chapter "The realization layer, the twin and
 # preprocessing"), not the authors' arm. The top of the chapter shows the condition named by
-# the parameters (by default the paper's representative case, AG02 at 40 ms); the summary
-# sections read the records the sweep wrote for every condition of the build's profile. The
-# sweep runs this chapter once per condition with `summary = False`.
+# the parameters (by default the paper's representative case, AG02 at 40 ms); the sections
+# after it read the records the OLS/SDP sweep wrote for every condition of the build's profile.
 
 # %% tags=["parameters"]
 trajectory = "AG02"
 ts = 0.040
 run = 1
-# the sweep runs single conditions with summary = False
-summary = True
 
 # %% [markdown]
 # ## The condition: OLS
 #
-# The one call that identifies a condition, and writes its record for the sweep's summary:
+# The one call that identifies a condition (the sweep's condition notebook makes the same call
+# and writes its record; this page only shows it):
 
 # %%
-condition = report.identify_and_record(trajectory, ts, run)
+condition = report.condition(trajectory, ts, run)
 
 # %% tags=["hide-input"]
 display(report.ols_sentence(condition))
@@ -111,22 +109,21 @@ report.torque_shares_against_paper(condition)
 # ({numref}`tab-ols-table-iii`, {numref}`tab-ols-table-iii-paper`).
 
 # %% tags=["hide-input"]
-if summary:
-    held_out, findings = report.model_classes_tables()
-    display(held_out, findings)
+held_out, findings = report.model_classes_tables()
+display(held_out, findings)
 
 # %% [markdown]
 # ## Summary over the conditions of this build
 #
-# The sweep (`crane_lib.reporting.sweep`, conditions in
+# The sweep (`crane_book.sweep`, conditions in
 # `papermill_params/ols_sdp_<profile>.csv`)
 # ran this chapter once per condition and each run wrote its record; the tables below read
 # them. In the quick profile (CI) only a handful of conditions exist, so counts are not
 # comparable with the paper's; the full profile (`make book`) runs all of them.
 
 # %% tags=["hide-input"]
-records = report.condition_records() if summary else None
-report.records_sentence(records, profile()) if summary else None
+records = report.condition_records()
+report.records_sentence(records, profile())
 
 # %% [markdown]
 # ### Table V: routing before CLIE
@@ -134,7 +131,7 @@ report.records_sentence(records, profile()) if summary else None
 # How many OLS estimates pass the routing test ({numref}`tab-ols-table-v`).
 
 # %% tags=["hide-input"]
-report.table_v_against_paper(records) if summary and len(records) else None
+report.table_v_against_paper(records) if len(records) else None
 
 # %% [markdown]
 # ### Table XII, first panels, and Table XVII
@@ -145,7 +142,7 @@ report.table_v_against_paper(records) if summary and len(records) else None
 # ({numref}`tab-ols-kappa`).
 
 # %% tags=["hide-input"]
-if summary and len(records):
+if len(records):
     display(report.table_xii_panels(records), report.kappa_against_paper(records))
 
 # %% [markdown]

@@ -50,8 +50,6 @@ run = 1
 # refinement of the representative condition: "fast" (DIDIM Jacobian)
 # or "clie" (finite-difference trust-region reflective, D-F)
 refine = "fast"
-# the CLIE sweep runs single conditions with summary = False (the condition's record only)
-summary = True
 
 # %% tags=["remove-cell"]
 import time
@@ -84,20 +82,18 @@ clie_block_diagram(f"CLIE (9) on the twin's records ({trajectory})");
 # CLIE problem built from the condition's raw log:
 
 # %% tags=["hide-input"]
-condition = report.condition(trajectory, ts, run, with_heldout=summary)
+condition = report.condition(trajectory, ts, run)
 report.start_sentence(condition)
 
 # %% [markdown]
 # ## CLIE on the representative condition
 #
-# The refinement by the route the parameters name; its record is what the CLIE sweep collects
-# ({numref}`tab-clie-run`, {numref}`fig-clie-run`). On the book's page the sweep of the same
-# build has refined this condition already, from the same start: that run is shown (the
-# iteration table says so) rather than repeated. A start whose simulation diverges is noted
-# for the sweep's summary and the condition reported as failed.
+# The refinement by the route the parameters name, as the CLIE sweep of this build recorded it
+# from the same start ({numref}`tab-clie-run`, {numref}`fig-clie-run`); the sweep's condition
+# notebook (`crane_book/conditions/clie.py`) makes the one call that computes it.
 
 # %%
-refined = report.refine_condition(condition, refine, runs, reuse_sweep=summary)
+refined = report.sweep_refinement_of(condition, refine, runs)
 
 # %% tags=["hide-input"]
 report.report_table(condition, refined)
@@ -117,11 +113,10 @@ report.refinement_figure(condition, refined);
 # paper's.
 
 # %% tags=["hide-input"]
-if summary:
-    stages = report.stages(condition, refined)
-    display(report.table_vi(condition, stages))
-    display(report.table_vi_against_paper(condition, stages))
-    display(report.table_vi_sentence(condition, stages))
+stages = report.stages(condition, refined)
+display(report.table_vi(condition, stages))
+display(report.table_vi_against_paper(condition, stages))
+display(report.table_vi_sentence(condition, stages))
 
 # %% [markdown]
 # ## The fast route against the faithful one, on a short record
@@ -134,9 +129,8 @@ if summary:
 # made its prediction worse.
 
 # %% tags=["hide-input"]
-if summary:
-    routes = report.both_routes(report.condition(report.SHORT, 0.040, 1), runs, profile())
-    display(report.routes_table(routes), report.routes_sentence(routes))
+routes = report.both_routes(report.condition(report.SHORT, 0.040, 1), runs, profile())
+display(report.routes_table(routes), report.routes_sentence(routes))
 
 # %% [markdown]
 # ## DIDIM, the related closed-loop method (Gautier, Janot and Vandanjon)
@@ -148,8 +142,7 @@ if summary:
 # scored on V01–V03 like the other stages ({numref}`tab-clie-didim`).
 
 # %% tags=["hide-input"]
-if summary:
-    display(*report.didim_table(condition, refined, runs))
+display(*report.didim_table(condition, refined, runs))
 
 # %% [markdown]
 # ## The four CLIE runs from the four ε projections (Sec. IV-B, Appendix D-E)
@@ -163,8 +156,7 @@ if summary:
 # ({numref}`tab-clie-epsilon`, {numref}`tab-clie-epsilon-paper`).
 
 # %% tags=["hide-input"]
-if summary:
-    display(*report.epsilon_runs(condition, refined, runs))
+display(*report.epsilon_runs(condition, refined, runs))
 
 # %% [markdown]
 # ## Iterations and function evaluations (Sec. IV-C, Appendix D-F)
@@ -175,18 +167,17 @@ if summary:
 # simulation per trial point. First the runs made in this chapter
 # ({numref}`tab-clie-chapter-runs`),
 # then the CLIE sweep: every condition of the build's profile refined by the fast route
-# (`papermill_params/clie_<profile>.csv`, this chapter run once per condition), against the
+# (`papermill_params/clie_<profile>.csv`, the condition notebook run once per condition), against the
 # paper ({numref}`tab-clie-cost`), per condition ({numref}`tab-clie-panel`), and the
 # conditions it could not refine, if any.
 
 # %% tags=["hide-input"]
-if summary:
-    sweep = report.sweep_records()
-    display(report.runs_table(runs), report.sweep_sentence(sweep, profile()))
-    if len(sweep):
-        display(report.sweep_against_paper(sweep), report.clie_panel(sweep))
-    failed = report.failures_table()
-    display(failed) if failed is not None else None
+sweep = report.sweep_records()
+display(report.runs_table(runs), report.sweep_sentence(sweep, profile()))
+if len(sweep):
+    display(report.sweep_against_paper(sweep), report.clie_panel(sweep))
+failed = report.failures_table()
+display(failed) if failed is not None else None
 
 # %% tags=["remove-input"]
 run_time_sentence(started, f"refine = `{refine}`")

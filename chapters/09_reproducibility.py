@@ -43,9 +43,6 @@ ts = 0.040
 run = 1
 # "none": OLS -> routing test -> projection; "fast": also the fast CLIE route
 refine = "none"
-# the repeats sweep runs single conditions with summary = False
-# (the condition's record only)
-summary = True
 
 # %% tags=["remove-input"]
 import os
@@ -66,16 +63,14 @@ ts, run = float(ts), int(run)
 # Every execution goes through the pipeline's own steps: preprocessing to the interval, OLS,
 # the routing test and (on route O-S-C) the projection. Its OLS estimate then predicts the
 # held-out records V01–V03 at 40 ms (pooled RMSE, exactly as Table VIII scores a model), and
-# it is audited over $\Theta$ on the dense pose set (seed 1). The condition named by the
-# parameters:
-
-# %%
-record = repro.refit_execution(trajectory, run, ts, refine)
-path = repro.write_record(repro.record_path(trajectory, ts, run, refine), record)
+# it is audited over $\Theta$ on the dense pose set (seed 1). The repeats sweep's condition
+# notebook (`crane_book/conditions/repeats.py`) makes the one call, `repro.refit_execution`, and
+# writes its record; the condition named by the parameters:
 
 # %% tags=["remove-input"]
+record = repro.load_record(trajectory, ts, run, refine)
 display(Markdown(report.execution_sentence(record)))
-view = report.Reproducibility(profile, trajectory) if summary else None
+view = report.Reproducibility(profile, trajectory)
 
 # %% [markdown]
 # ## Table XI: run-to-run repeatability
@@ -95,12 +90,11 @@ view = report.Reproducibility(profile, trajectory) if summary else None
 # point at drift the twin does not have.
 
 # %% tags=["remove-input"]
-if summary:
-    display(Markdown(view.missing_note()))
-    display(view.table_xi_frame())
-    display(view.table_xi_comparison())
-    display(Markdown(view.table_xi_sentence()))
-    display(claims.show("run_to_run_scale", profile))
+display(Markdown(view.missing_note()))
+display(view.table_xi_frame())
+display(view.table_xi_comparison())
+display(Markdown(view.table_xi_sentence()))
+display(claims.show("run_to_run_scale", profile))
 
 # %% [markdown]
 # In the full profile the two AG02 executions at 40 ms are also refined by the fast CLIE
@@ -109,8 +103,7 @@ if summary:
 # (Sec. VI-D) against exactly this scale.
 
 # %% tags=["remove-input"]
-if summary:
-    display(Markdown(view.refined_note()))
+display(Markdown(view.refined_note()))
 
 # %% [markdown]
 # ## Parameters against predictions: the two AG02 executions
@@ -128,9 +121,8 @@ if summary:
 # squares makes the smallest possible (register R-6).
 
 # %% tags=["remove-input"]
-if summary:
-    display(view.parameter_comparison())
-    display(view.losses_frame())
+display(view.parameter_comparison())
+display(view.losses_frame())
 
 # %% [markdown]
 # The paper's explanation is identifiability. Parameter reproducibility tracks how well the
@@ -141,10 +133,9 @@ if summary:
 # paper's two t-ratios dotted.
 
 # %% tags=["remove-input"]
-if summary:
-    view.t_ratio_figure()
-    plt.show()
-    display(Markdown(view.t_ratio_sentence()))
+view.t_ratio_figure()
+plt.show()
+display(Markdown(view.t_ratio_sentence()))
 
 # %% [markdown]
 # ## Does the audit verdict reproduce?
@@ -157,10 +148,9 @@ if summary:
 # not an accident of one recording, which is what lets it serve as an acceptance criterion.
 
 # %% tags=["remove-input"]
-if summary:
-    display(view.stability_frame())
-    display(view.stability_comparison())
-    display(Markdown(view.stability_sentence()))
+display(view.stability_frame())
+display(view.stability_comparison())
+display(Markdown(view.stability_sentence()))
 
 # %% [markdown]
 # ## Fig. 10 and Appendix E-B: the sampling-interval ladder
@@ -177,12 +167,11 @@ if summary:
 # it records.
 
 # %% tags=["remove-input"]
-if summary:
-    view.ladder_figure()
-    plt.show()
-    display(view.ladder_frame())
-    display(view.ladder_comparison())
-    display(Markdown(view.ladder_sentence()))
+view.ladder_figure()
+plt.show()
+display(view.ladder_frame())
+display(view.ladder_comparison())
+display(Markdown(view.ladder_sentence()))
 
 # %% [markdown]
 # ### The ramp-sample criterion
@@ -197,6 +186,5 @@ if summary:
 # choice, not its basis.
 
 # %% tags=["remove-input"]
-if summary:
-    display(view.ramps_frame())
-    display(view.ramps_comparison())
+display(view.ramps_frame())
+display(view.ramps_comparison())

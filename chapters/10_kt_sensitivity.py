@@ -47,11 +47,6 @@
 trajectory = "AG02"
 ts = 0.040
 run = 1
-# the Kt sweep runs blocks of draws: seeds first_seed .. first_seed + n_draws - 1,
-# with summary = False
-first_seed = 1
-n_draws = 0
-summary = True
 
 # %% tags=["remove-input"]
 import os
@@ -64,7 +59,7 @@ from crane_lib.reporting import claims
 from crane_lib.reporting import kt_report as report
 
 profile = os.environ.get("CRANE_PROFILE", "full")
-ts, run, first_seed, n_draws = float(ts), int(run), int(first_seed), int(n_draws)
+ts, run = float(ts), int(run)
 
 # %% [markdown]
 # ## The condition, prepared once
@@ -77,12 +72,10 @@ ts, run, first_seed, n_draws = float(ts), int(run), int(first_seed), int(n_draws
 
 # %%
 study = kt.kt_study(trajectory, ts, run)
-if n_draws:
-    kt.run_draws(study, range(first_seed, first_seed + n_draws))
 
 # %% tags=["remove-input"]
 display(Markdown(report.study_sentence(study)))
-view = report.KtSensitivity(study, profile) if summary else None
+view = report.KtSensitivity(study, profile)
 
 # %% [markdown]
 # ## A uniform error: the exact argument, numerically
@@ -92,9 +85,8 @@ view = report.KtSensitivity(study, profile) if summary else None
 # $\Theta$) should scale by the factor, and route, verdict and MNE should not move.
 
 # %% tags=["remove-input"]
-if summary:
-    display(view.uniform_table())
-    display(Markdown(view.uniform_sentence()))
+display(view.uniform_table())
+display(Markdown(view.uniform_sentence()))
 
 # %% [markdown]
 # ## Independent per-axis errors
@@ -106,12 +98,11 @@ if summary:
 # route of the routing test and the audit's verdict over $\Theta$ (register R-14).
 
 # %% tags=["remove-input"]
-if summary:
-    display(Markdown(report.draws_sentence()))
-    display(Markdown(view.draws_note()))
-    display(view.comparison())
-    display(Markdown(view.unscaled_sentence()))
-    display(claims.show("kt_sensitivity", profile))
+display(Markdown(report.draws_sentence()))
+display(Markdown(view.draws_note()))
+display(view.comparison())
+display(Markdown(view.unscaled_sentence()))
+display(claims.show("kt_sensitivity", profile))
 
 # %% [markdown]
 # The paper reads its numbers this way: the parameters move by about as much as the input's
@@ -124,10 +115,9 @@ if summary:
 # domain.
 
 # %% tags=["remove-input"]
-if summary:
-    display(Markdown(view.reading_sentence()))
-    view.histograms()
-    plt.show()
+display(Markdown(view.reading_sentence()))
+view.histograms()
+plt.show()
 
 # %% [markdown]
 # ## Beyond the paper: which draws move the estimate toward the truth?
@@ -149,10 +139,9 @@ if summary:
 # approximation that treats that loss as a scale.
 
 # %% tags=["remove-input"]
-if summary:
-    display(view.corrections_frame())
-    display(view.factors_frame())
-    display(Markdown(view.corrections_sentence()))
+display(view.corrections_frame())
+display(view.factors_frame())
+display(Markdown(view.corrections_sentence()))
 
 # %% [markdown]
 # Across the draws: the change of the distance to the truth against how close each draw's
@@ -160,7 +149,7 @@ if summary:
 # fit of that change on the eight errors (right).
 
 # %% tags=["remove-input"]
-if summary and len(view.good) > 9:
+if len(view.good) > 9:
     view.closeness_figure()
     plt.show()
     display(Markdown(view.closeness_sentence()))

@@ -44,8 +44,6 @@ magnitude = "0"
 trajectory = "AG02"
 seed = 1011
 accept = False
-# the sweep runs single conditions with summary = False (the condition's record only)
-summary = True
 
 # %% tags=["hide-input"]
 import os
@@ -80,26 +78,25 @@ study.effects_table()
 # ## One rung
 #
 # A rung is one twin profile and one execution. The parameters name it (by default today's
-# twin on AG02, the seed of its first execution in the data set); the sweep runs this chapter
-# once per row of `papermill_params/nonideality_<profile>.csv`, and this cell computes and
-# stores that row's record.
+# twin on AG02, the seed of its first execution in the data set); the study's sweep runs the
+# condition notebook `crane_book/conditions/nonideality.py` once per row of
+# `papermill_params/nonideality_<profile>.csv`, and each run writes that row's record. The rung
+# the parameters name, as its record holds it:
 
 # %% tags=["hide-input"]
-if not summary:
-    path, timing = study.write_condition(condition, profile)
-    point = study.points_frame([read_json_record(path)])
-    display(Markdown(study.condition_sentence(path, condition, timing)))
-    display(formatted(point[study.POINT_COLUMNS]))
+path = study.record_path(condition, profile)
+point = study.points_frame([read_json_record(path)])
+display(Markdown(study.record_sentence(path, condition)))
+display(formatted(point[study.POINT_COLUMNS]))
 
 # %% tags=["hide-input"]
-if summary:
-    records = study.read_study(profile)
-    frame = study.points_frame(records)
-    table = study.ladder(frame)
-    order = study.rung_order(table["label"])
-    context = study.study_context()
-    truth_margin = study.truth_margin(context)
-    display(Markdown(study.summary_sentence(profile, records, frame)))
+records = study.read_study(profile)
+frame = study.points_frame(records)
+table = study.ladder(frame)
+order = study.rung_order(table["label"])
+context = study.study_context()
+truth_margin = study.truth_margin(context)
+display(Markdown(study.summary_sentence(profile, records, frame)))
 
 # %% [markdown]
 # ## The ladder
@@ -111,12 +108,11 @@ if summary:
 # visits) and fails over $\Theta$: the paper's phenomenon.
 
 # %% tags=["hide-input"]
-if summary:
-    fig, ax = plt.subplots(figsize=(8.5, 0.28 * len(order) + 1.4))
-    image = study.plot_ladder(table, order, ax)
-    fig.colorbar(image, ax=ax, shrink=0.6, label="λmin over Θ (10⁻³ kg·m²)")
-    plt.show()
-    display(Markdown(study.ladder_sentences(frame, table, truth_margin)))
+fig, ax = plt.subplots(figsize=(8.5, 0.28 * len(order) + 1.4))
+image = study.plot_ladder(table, order, ax)
+fig.colorbar(image, ax=ax, shrink=0.6, label="λmin over Θ (10⁻³ kg·m²)")
+plt.show()
+display(Markdown(study.ladder_sentences(frame, table, truth_margin)))
 
 # %% [markdown]
 # ## How much of it does it take
@@ -126,14 +122,14 @@ if summary:
 # is an estimate that has become indefinite somewhere in $\Theta$.
 
 # %% tags=["hide-input"]
-scaled = study.scaled_effects(frame) if summary else []
+scaled = study.scaled_effects(frame)
 if scaled:
     fig, axes = plt.subplots(2, 3, figsize=(11, 6.2), constrained_layout=True)
     study.plot_magnitudes(frame, scaled, axes)
     fig.suptitle(study.magnitudes_title(), fontsize=10)
     plt.show()
     display(Markdown(study.magnitude_sentences(frame, scaled)))
-elif summary:
+else:
     display(Markdown(f"The {profile} profile runs no magnitude ladder "
                      "(the full profile does)."))
 
@@ -146,13 +142,13 @@ elif summary:
 # against this spread.
 
 # %% tags=["hide-input"]
-spread = study.seed_spread(frame) if summary else pd.DataFrame()
+spread = study.seed_spread(frame)
 if len(spread):
     fig, ax = plt.subplots(figsize=(10, 3.6))
     study.plot_spread(spread, ax)
     plt.show()
     display(Markdown(study.spread_sentences(spread)))
-elif summary:
+else:
     display(Markdown("This build's study runs no rung on three or more executions; "
                      "the full profile runs the deciding rungs on eight."))
 
@@ -168,20 +164,19 @@ elif summary:
 # that carry the drop across the rungs that remove one effect at a time.
 
 # %% tags=["hide-input"]
-if summary:
-    shares, names = study.share_frame(frame, records)
-    dominant = study.dominant_parameters(shares, names, truth_margin)
-    point = study.mechanism_point(records, seed)
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.2), constrained_layout=True,
-                             gridspec_kw={"width_ratios": [1.4, 1]})
-    title = study.mechanism_title(point, seed, profile)
-    study.plot_mechanism(point, names, context.truth, axes, title)
-    plt.show()
-    followed = dominant + [study.largest_standardized_error(records)]
-    errors = study.error_table(records, study.removal_rungs(order), followed)
-    display(formatted(errors, 3))
-    sentences = study.mechanism_sentences(shares, names, dominant, errors, truth_margin)
-    display(Markdown(sentences))
+shares, names = study.share_frame(frame, records)
+dominant = study.dominant_parameters(shares, names, truth_margin)
+point = study.mechanism_point(records, seed)
+fig, axes = plt.subplots(1, 2, figsize=(10, 3.2), constrained_layout=True,
+                         gridspec_kw={"width_ratios": [1.4, 1]})
+title = study.mechanism_title(point, seed, profile)
+study.plot_mechanism(point, names, context.truth, axes, title)
+plt.show()
+followed = dominant + [study.largest_standardized_error(records)]
+errors = study.error_table(records, study.removal_rungs(order), followed)
+display(formatted(errors, 3))
+sentences = study.mechanism_sentences(shares, names, dominant, errors, truth_margin)
+display(Markdown(sentences))
 
 # %% [markdown]
 # ## The field profile
@@ -193,14 +188,13 @@ if summary:
 # (`effects.FIELD_CHANGES`) is not what the rule selects.
 
 # %% tags=["hide-input"]
-if summary:
-    rule, chosen, committed = study.field_check(frame)
-    if len(rule):
-        display(formatted(rule, 3))
-    else:
-        display(Markdown(f"The {profile} profile has one execution per rung: "
-                         "the rule needs two (full profile)."))
-    display(Markdown(study.field_sentence(rule, chosen, committed)))
+rule, chosen, committed = study.field_check(frame)
+if len(rule):
+    display(formatted(rule, 3))
+else:
+    display(Markdown(f"The {profile} profile has one execution per rung: "
+                     "the rule needs two (full profile)."))
+display(Markdown(study.field_sentence(rule, chosen, committed)))
 
 # %% [markdown]
 # ### Table V and Sec. VI-E on this build's data set
@@ -215,10 +209,9 @@ if summary:
 # "Validation".
 
 # %% tags=["hide-input"]
-if summary:
-    conditions = identify.load_condition_records(RESULTS_DIR / "conditions")
-    population = study.audited_condition_records(conditions)
-    display(study.population_table(population, profile, effects.active_profile()))
+conditions = identify.load_condition_records(RESULTS_DIR / "conditions")
+population = study.audited_condition_records(conditions)
+display(study.population_table(population, profile, effects.active_profile()))
 
 # %% [markdown]
 # ### The representative condition through Algorithm 1
@@ -231,18 +224,17 @@ if summary:
 # their spread.
 
 # %% tags=["hide-input"]
-runs = study.accepted_summary(records) if summary else []
+runs = study.accepted_summary(records)
 if runs:
     display(formatted(pd.DataFrame(runs).set_index("rung").T, 3))
     display(study.accepted_table(runs[0], frame))
     display(Markdown(study.accepted_sentence(runs[0], frame)))
-elif summary:
+else:
     display(Markdown(study.accepted_missing(profile)))
 
 # %% [markdown]
 # ## What the ladder answers
 
 # %% tags=["hide-input"]
-if summary:
-    display(Markdown(study.conclusion(frame, table, spread, dominant, errors, chosen,
-                                      truth_margin, runs=runs)))
+display(Markdown(study.conclusion(frame, table, spread, dominant, errors, chosen,
+                                  truth_margin, runs=runs)))

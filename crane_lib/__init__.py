@@ -14,16 +14,22 @@ the ones above it in this list and from the shared leaves.
   export/          beyond the paper: the physically consistent link-level model behind a base model
                    (pseudo-inertias, nearest to the manufacturer's description), as URDF and MJCF, verified
                    in Pinocchio and MuJoCo
-  reporting/       papermill sweeps, the main job's pipeline, calibration, diagrams, tables, the
-                   held-out validation (Tables VII, XVI, XX)
+  reporting/       views: records into tables, figures and generated sentences, one module per
+                   chapter (reporting/chapters/), the one "paper / this book / why" table builder
   cli/             the `crane-id` command, one module per subcommand
 
 Shared leaves: paths, errors, constants, paper_numbers, records (every JSON result record),
-fingerprint (one content hash for every cache).
+fingerprint (one content hash for every cache), source_graph (the import graph, for the caches'
+keys and the architecture), parameter_sets (the sweeps' papermill parameter sets), formatting
+(how a number is printed), verdicts (of the paper's claims).
+
+The machinery that builds the book (pipeline, sweeps, pages, downloads) is the package crane_book
+beside this one; it imports crane_lib, never the other way round.
 """
 
 __version__ = "0.1.0"
 
 # the stage order that the import rule of tests/test_architecture.py checks
 STAGES = ("model", "excitation", "logs", "twin", "hardware", "identification", "acceptance", "export", "reporting", "cli")
-SHARED = ("paths", "errors", "constants", "paper_numbers", "records", "fingerprint")
+SHARED = ("paths", "errors", "constants", "paper_numbers", "records", "fingerprint", "formatting",
+          "parameter_sets", "source_graph", "verdicts")

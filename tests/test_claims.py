@@ -1,8 +1,10 @@
-"""The claims page's mechanism (crane_lib.reporting.claims) and the downloads (reporting.downloads).
+"""The claims step (crane_book.claims), the pages' view of it (crane_lib.reporting.claims) and
+the downloads (crane_book.downloads).
 
 The claim functions themselves run on the build's records in the main job; here: each claim
-links to a heading that exists, verdicts follow their stated rules, a record whose inputs
-changed is never shown with its old number, and bundles are byte-identical for identical records.
+links to a heading that exists, verdicts follow their stated rules, a claim is recomputed when
+and only when its key changes (and says why), and bundles are byte-identical for identical
+records.
 """
 
 from __future__ import annotations
@@ -16,9 +18,11 @@ import numpy as np
 import pytest
 from docutils.nodes import make_id
 
+from crane_book import claims, downloads, keys
+from crane_lib import verdicts
 from crane_lib.paper_numbers import paper
 from crane_lib.paths import REPO_ROOT
-from crane_lib.reporting import claims, downloads
+from crane_lib.reporting import claims as views
 
 
 def _headings(chapter: str) -> list[str]:
@@ -92,7 +96,9 @@ def sandbox(tmp_path, monkeypatch):
     """A results folder of its own and one registered claim that reads one input file."""
     results = tmp_path / "results"
     monkeypatch.setattr(claims, "RESULTS_DIR", results)
-    monkeypatch.setattr(claims, "CLAIMS_DIR", results / "claims")
+    monkeypatch.setattr(keys, "RESULTS_DIR", results)
+    monkeypatch.setattr(verdicts, "CLAIMS_DIR", results / "claims")
+    monkeypatch.setattr(views, "CLAIMS_DIR", results / "claims")
     monkeypatch.setattr(downloads, "RESULTS_DIR", results)
     monkeypatch.setattr(downloads, "DOWNLOADS_DIR", results / "downloads")
     source = results / "conditions" / "one.json"
@@ -109,39 +115,36 @@ def sandbox(tmp_path, monkeypatch):
     return source
 
 
-def test_records_are_cached_and_stale_records_are_refused(sandbox):
-    assert claims.current("test_claim", "quick")["verdict"] == claims.NOT_COMPUTED  # no record yet
-    assert claims.write_claims("quick", show_progress=False) == [("test_claim", "computed")]
-    first = (claims.CLAIMS_DIR / "test_claim.json").read_bytes()
-    assert claims.write_claims("quick", show_progress=False) == [("test_claim", "cached")]
-    record = claims.current("test_claim", "quick")
-    assert record["verdict"] == claims.REPRODUCED and record["number"] == "value 2"
+def test_a_claim_is_recomputed_when_and_only_when_its_key_changes(sandbox):
+    assert views.current("test_claim", "quick")["verdict"] == views.NOT_COMPUTED  # no record yet
+    assert (claims.write_claims("quick", show_progress=False).recomputed, len(views.records())) == (1, 1)
+    first = verdicts.record_path("test_claim").read_bytes()
+    again = claims.write_claims("quick", show_progress=False)
+    assert (again.reused, again.recomputed) == (1, 0)
+    record = views.current("test_claim", "quick")
+    assert record["verdict"] == views.REPRODUCED and record["number"] == "value 2"
     assert record["inputs"] == ["results/conditions/one.json"]
-    # the input changes: the old record must not be shown
+    # the input changes: the step recomputes it and says why
     sandbox.write_text('{"value": 0.5}', encoding="utf-8")
-    stale = claims.current("test_claim", "quick")
-    assert stale["verdict"] == claims.NOT_COMPUTED and "Stale" in stale["detail"] and stale["number"] == "—"
-    assert claims.write_claims("quick", show_progress=False) == [("test_claim", "computed")]
-    assert claims.current("test_claim", "quick")["verdict"] == claims.CONTRADICTED
-    # a rewrite that changes only a timing field is not a change of the result
-    sandbox.write_text('{"value": 0.5, "clie_wall_time_s": 12.5}', encoding="utf-8")
-    assert claims.current("test_claim", "quick")["verdict"] == claims.CONTRADICTED
+    changed = claims.write_claims("quick", show_progress=False)
+    assert changed.recomputed == 1 and "conditions/one.json changed" in changed.line()
+    assert views.current("test_claim", "quick")["verdict"] == views.CONTRADICTED
     # another profile is another key
-    assert claims.current("test_claim", "full")["verdict"] == claims.NOT_COMPUTED
+    assert "parameters changed" in claims.write_claims("full", show_progress=False).line()
     # byte-identical on a rerun of the same inputs
     sandbox.write_text('{"value": 2}', encoding="utf-8")
-    assert claims.write_claims("quick", show_progress=False) == [("test_claim", "computed")]
-    assert (claims.CLAIMS_DIR / "test_claim.json").read_bytes() == first
+    assert claims.write_claims("quick", show_progress=False).recomputed == 1
+    assert verdicts.record_path("test_claim").read_bytes() == first
 
 
 def test_page_links_to_the_section_that_computes_each_claim(sandbox):
     claims.write_claims("quick", show_progress=False)
-    html = claims.page("quick")._repr_html_()
+    html = views.page("quick")._repr_html_()
     anchor = make_id("Table IX: what the audit's pose sampling decides")
     assert f'href="../chapters/06_audit.html#{anchor}"' in html
     assert 'class="verdict verdict-reproduced"' in html
     assert paper("rescue_eps_pd").text().replace("^2", "²") in html
-    assert "1 reproduced" in claims.summary_sentence(claims.page("quick"))
+    assert "1 reproduced" in views.summary_sentence(views.page("quick"))
 
 
 def test_download_bundles_are_byte_identical_and_carry_a_manifest(sandbox):
@@ -161,12 +164,16 @@ def test_download_bundles_are_byte_identical_and_carry_a_manifest(sandbox):
 
 
 def test_ols_audits_are_computed_once_per_content(tmp_path, monkeypatch):
+    from crane_book import pipeline
     from crane_lib.acceptance import audit
     from crane_lib.identification import condition
     from crane_lib.records import write_json_record
 
     conditions = tmp_path / "conditions"
+    path = tmp_path / "audits" / "ols.json"
     monkeypatch.setattr(condition, "CONDITIONS_DIR", conditions)
+    monkeypatch.setattr(audit, "OLS_AUDITS_PATH", path)
+    monkeypatch.setattr(keys, "RESULTS_DIR", tmp_path)
     write_json_record(conditions / "a.json", {"trajectory": "AG02", "ts": 0.04, "run": 1, "pd_visited": True, "ols": [1.0, 2.0]})
     write_json_record(conditions / "b.json", {"trajectory": "AP01", "ts": 0.04, "run": 1, "pd_visited": True, "ols": [-1.0, 2.0]})
     calls = []
@@ -177,23 +184,19 @@ def test_ols_audits_are_computed_once_per_content(tmp_path, monkeypatch):
 
     monkeypatch.setattr(audit, "audit", fake_audit)
     monkeypatch.setattr(audit, "audit_poses", lambda seed: [0] * 5)
-    path = tmp_path / "audits.json"
+    monkeypatch.setattr(audit, "shared_model", lambda name: None)  # the fake audit needs no model
 
-    def fresh():
-        results = claims.Results()
-        results.__dict__["model"] = None  # the fake audit needs no dynamic model
-        return results
-
-    record = claims.ols_audit_record(fresh(), path)
+    pipeline.ols_audits_step()
+    record = json.loads(path.read_text(encoding="utf-8"))
     assert len(calls) == 2 and [a["passed"] for a in record["audits"]] == [True, False] and record["n_poses"] == 5
-    claims.ols_audit_record(fresh(), path)
-    assert len(calls) == 2  # same records: reused
+    assert pipeline.ols_audits_step().reused == 1 and len(calls) == 2  # same records: reused
     write_json_record(conditions / "b.json", {"trajectory": "AP01", "ts": 0.04, "run": 1, "pd_visited": True, "ols": [3.0, 2.0]})
-    record = claims.ols_audit_record(fresh(), path)
+    assert "conditions/b.json changed" in pipeline.ols_audits_step().line()
+    record = json.loads(path.read_text(encoding="utf-8"))
     assert len(calls) == 4 and [a["passed"] for a in record["audits"]] == [True, True]
-    # the routing claim reads the same summaries: both PD where visited and over Θ, no gap
-    results = fresh()
-    monkeypatch.setattr(claims, "OLS_AUDITS_PATH", path)
+    # the routing claim reads the same record: both PD where visited and over Θ, no gap
+    results = claims.Results()
+    results.__dict__["conditions"] = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(conditions.glob("*.json"))]
     assert claims.REGISTRY["routing_weaker_than_audit"].compute(results).verdict == claims.CONTRADICTED
 
 
@@ -268,20 +271,22 @@ def test_kt_claim_verdict_follows_its_rule(monkeypatch):
 
 
 def test_run_to_run_claim_is_not_testable_on_the_twin_and_missing_without_records(monkeypatch):
-    from crane_lib.reporting import reproducibility_report
+    import pandas as pd
+
+    from crane_lib.acceptance import reproducibility as repro
 
     compute = claims.REGISTRY["run_to_run_scale"].compute
+    monkeypatch.setattr(claims, "read_conditions", lambda name: [])
 
-    def view(spread):
-        return lambda profile: SimpleNamespace(spread=lambda name: spread, executions=lambda name: None if spread is None else 2)
+    def table(spread):
+        rows = {} if spread is None else {"AG02": {"spread (%)": spread, "executions": 2}}
+        monkeypatch.setattr(repro, "profile_records", lambda conditions: [{"any": 1}])
+        monkeypatch.setattr(repro, "records_frame", lambda records: None)
+        monkeypatch.setattr(repro, "run_to_run_table", lambda frame: pd.DataFrame.from_dict(rows, orient="index"))
 
-    monkeypatch.setattr(reproducibility_report, "Reproducibility", view(1.0))
+    table(1.0)
     assert compute(_results()).verdict == claims.NOT_TESTABLE
-    monkeypatch.setattr(reproducibility_report, "Reproducibility", view(None))
+    table(None)
     assert compute(_results()).verdict == claims.NOT_COMPUTED
-
-    def no_records(profile):
-        raise RuntimeError("no records of the repeats sweep")
-
-    monkeypatch.setattr(reproducibility_report, "Reproducibility", no_records)
+    monkeypatch.setattr(repro, "profile_records", lambda conditions: [])
     assert compute(_results()).verdict == claims.NOT_COMPUTED

@@ -1,4 +1,4 @@
-"""The CLIE chapter shows the sweep's refinement of its condition instead of refining it again,
+"""The CLIE chapter shows the sweep's refinement of its condition (it refines nothing itself),
 only when the record is of the same route and the same start."""
 
 from __future__ import annotations
@@ -40,5 +40,18 @@ def test_the_sweeps_refinement_is_reused_only_from_the_same_start(tmp_path, monk
     # the same start to rounding (the sweep's kernels run BLAS on one thread, the page's on two)
     assert chapter.sweep_refinement(_condition(start * (1 + 1e-15)), "fast") is not None
     runs = chapter.Runs()
-    assert chapter.refine_condition(c, "fast", runs, reuse_sweep=True).as_dict() == written.as_dict()
+    assert chapter.sweep_refinement_of(c, "fast", runs).as_dict() == written.as_dict()
     assert runs.rows[0]["run"].endswith("the CLIE sweep's run") and runs.rows[0]["wall time (s)"] == 12.5
+
+
+def test_without_the_sweeps_record_the_page_says_which_record_is_missing_and_refines_nothing(tmp_path, monkeypatch):
+    import pytest
+
+    monkeypatch.setattr(paths, "RESULTS_DIR", tmp_path)
+    c = _condition(np.array([1.0, 2.0]))
+    with pytest.raises(RuntimeError, match="no record from this start"):
+        chapter.sweep_refinement_of(c, "fast", chapter.Runs())
+    clie.write_failure(clie.failure_path("AG02", 0.04, 1, "fast"), c.result, "a state is not finite")
+    with pytest.raises(RuntimeError, match="a state is not finite"):
+        chapter.sweep_refinement_of(c, "fast", chapter.Runs())
+    assert not clie.record_path("AG02", 0.04, 1, "fast").exists()

@@ -1,13 +1,14 @@
-"""The book's pages executed side by side before Sphinx (crane_lib.reporting.pages): the notebook
+"""The book's pages executed side by side before Sphinx (crane_book.pages): the notebook
 cached for a page is the one myst-nb reads from it (same reader, same hash), so Sphinx renders
-it instead of executing the page again; a failing page is named and nothing of it is cached."""
+it instead of executing the page again; a page runs again only when its text, its code or the
+records changed; a failing page is named and nothing of it is cached."""
 
 from __future__ import annotations
 
 import yaml
 import pytest
 
-from crane_lib.reporting import pages
+from crane_book import pages
 
 PAGE = '''# ---
 # jupyter:
@@ -56,6 +57,33 @@ def test_a_cached_page_is_the_notebook_sphinx_reads(tmp_path):
     cached = get_cache(str(tmp_path / "cache")).get_cache_bundle(record.pk).nb
     outputs = [o for c in cached.cells if c.cell_type == "code" for o in c.outputs]
     assert outputs and outputs[0]["text"].strip() == "42 chapter_folder"  # run in the page's folder, as myst-nb does
+
+
+def test_a_page_runs_again_only_when_its_text_its_code_or_the_records_change(tmp_path, monkeypatch):
+    results = tmp_path / "results"
+    (results / "conditions").mkdir(parents=True)
+    record = results / "conditions" / "a.json"
+    record.write_text('{"value": 1}', encoding="utf-8")
+    monkeypatch.setattr(pages, "RESULTS_DIR", results)
+    page = tmp_path / "page.py"
+    page.write_text(PAGE, encoding="utf-8")
+
+    def run():
+        return list(pages.execute_pages(1, [page], cache_dir=tmp_path / "cache", seconds_file=tmp_path / "s.json"))
+
+    assert run() == [page.as_posix()]
+    assert run() == []  # nothing changed
+    (results / "recordings").mkdir()
+    (results / "recordings" / "big.npz").write_bytes(b"a recording is not a record")
+    assert run() == []  # not a record
+    record.write_text('{"value": 2}', encoding="utf-8")
+    assert run() == [page.as_posix()]
+    page.write_text(PAGE.replace("# # A page", "# # A page, its prose corrected"), encoding="utf-8")
+    assert run() == [page.as_posix()]
+    page.write_text(PAGE.replace("import os", "import os\nfrom crane_lib import formatting"), encoding="utf-8")
+    assert run() == [page.as_posix()]
+    key = pages.page_key(page, "r", "d")
+    assert "code crane_lib/formatting.py" in key.parts and "source" in " ".join(key.parts)
 
 
 def test_a_failing_page_is_named_and_not_cached(tmp_path):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from crane_lib.errors import InputError
-from crane_lib.reporting import sweep
+from crane_book import sweep
 from crane_lib.twin import dataset
 
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from crane_lib.errors import InputError
-from crane_lib.reporting import sweep
+from crane_book import sweep
 
 CHAPTER = '''# %% tags=["parameters"]
 value = 1
@@ -26,7 +26,7 @@ pathlib.Path(out).write_text(json.dumps({"square": value * value}))
 def chapter(tmp_path, monkeypatch):
     monkeypatch.setattr(sweep, "RESULTS_DIR", tmp_path / "results")
     # the code digest is pinned so edits elsewhere in crane_lib while the test runs cannot interfere
-    monkeypatch.setattr(sweep, "source_digest", lambda: "code-v1")
+    monkeypatch.setattr(sweep, "code_parts", lambda notebook: {"code crane_lib/x.py": "v1"})
     path = tmp_path / "tiny_chapter.py"
     path.write_text(CHAPTER)
     return path
@@ -49,12 +49,14 @@ def test_runs_caches_and_reruns_on_change(chapter, tmp_path):
     assert [o.status for o in fourth] == ["ran", "cached"]
 
 
-def test_a_code_change_reruns_every_condition(chapter, tmp_path, monkeypatch):
+def test_a_change_of_the_code_it_imports_reruns_every_condition_and_says_which(chapter, tmp_path, monkeypatch):
     conditions = [{"value": 6, "fail": 0, "out": str(tmp_path / "r6.json")}]
     assert sweep.run_sweep(chapter, conditions, "tiny_code", show_progress=False)[0].status == "ran"
     assert sweep.run_sweep(chapter, conditions, "tiny_code", show_progress=False)[0].status == "cached"
-    monkeypatch.setattr(sweep, "source_digest", lambda: "code-v2")
-    assert sweep.run_sweep(chapter, conditions, "tiny_code", show_progress=False)[0].status == "ran"
+    monkeypatch.setattr(sweep, "code_parts", lambda notebook: {"code crane_lib/x.py": "v2"})
+    report = sweep.run_sweep(chapter, conditions, "tiny_code", show_progress=False)
+    assert report[0].status == "ran"
+    assert report.log.recomputed == 1 and dict(report.log.reasons) == {"crane_lib/x.py changed": 1}
 
 
 def test_a_failing_condition_does_not_stop_the_others(chapter, tmp_path):
@@ -122,7 +124,7 @@ pathlib.Path(out).write_text(json.dumps({"kernel": os.getpid()}))
 
 def test_a_worker_keeps_its_kernel_across_batches_with_a_clean_namespace_and_replaces_a_dead_one(tmp_path, monkeypatch):
     monkeypatch.setattr(sweep, "RESULTS_DIR", tmp_path / "results")
-    monkeypatch.setattr(sweep, "source_digest", lambda: "code-v1")
+    monkeypatch.setattr(sweep, "code_parts", lambda notebook: {"code crane_lib/x.py": "v1"})
     chapter = tmp_path / "kernel_chapter.py"
     chapter.write_text(KERNEL_CHAPTER)
     conditions = [{"value": v, "die": int(v == 3), "out": str(tmp_path / f"k{v}.json")} for v in (1, 2, 3, 4)]
@@ -173,7 +175,7 @@ def cluster():
 @pytest.fixture
 def dask_chapter(tmp_path, monkeypatch):
     monkeypatch.setattr(sweep, "RESULTS_DIR", tmp_path / "results")
-    monkeypatch.setattr(sweep, "source_digest", lambda: "code-v1")
+    monkeypatch.setattr(sweep, "code_parts", lambda notebook: {"code crane_lib/x.py": "v1"})
     path = tmp_path / "dask_chapter.py"
     path.write_text(DASK_CHAPTER)
     return path
@@ -222,7 +224,7 @@ def test_dask_retries_a_condition_whose_worker_died_and_leaves_nothing_half_writ
     out_dir = sweep.RESULTS_DIR / "sweeps" / "killed"
     leftovers = [p for p in [*tmp_path.glob(".*.tmp"), *out_dir.rglob("*")] if p.name.startswith(".") or p.suffix == ".tmp"]
     assert leftovers == [] and not (out_dir / ".work").exists()
-    assert sorted(p.name for p in (out_dir / "keys").iterdir()) == sorted(f"{sweep.condition_name(c)}.key" for c in conditions)
+    assert sorted(p.name for p in (out_dir / "keys").iterdir()) == sorted(f"{sweep.condition_name(c)}.json" for c in conditions)
 
 
 def test_dask_reports_a_failing_condition_and_the_others_go_on(cluster, dask_chapter, tmp_path):
@@ -236,7 +238,7 @@ def test_an_unreachable_scheduler_stops_the_pipeline_before_any_work(tmp_path):
     import sys
 
     env = {**__import__("os").environ, "CRANE_RESULTS_DIR": str(tmp_path / "results")}
-    run = subprocess.run([sys.executable, "-m", "crane_lib.reporting.pipeline", "--profile", "quick", "--scheduler", "tcp://127.0.0.1:9",
+    run = subprocess.run([sys.executable, "-m", "crane_book.pipeline", "--profile", "quick", "--scheduler", "tcp://127.0.0.1:9",
                           "--scheduler-timeout", "2"], capture_output=True, text=True, env=env, timeout=120)
     assert run.returncode == 2
     lines = [line for line in run.stderr.splitlines() if line.strip()]
@@ -244,10 +246,10 @@ def test_an_unreachable_scheduler_stops_the_pipeline_before_any_work(tmp_path):
     assert not (tmp_path / "results").exists()  # no recording, no sweep
 
 
-@pytest.mark.parametrize("layout", ["imports, parameters, work (chapter 04)", "parameters, imports, work (the others)"])
-def test_the_setup_cell_is_the_chapters_imports_wherever_its_parameters_cell_is(layout):
-    """The breakdown's setup (overhead) is the imports cell; the identification after chapter 04's
-    parameters cell is compute (it was counted as setup before)."""
+@pytest.mark.parametrize("layout", ["imports, parameters, work", "parameters, imports, work"])
+def test_the_setup_cell_is_the_notebooks_imports_wherever_its_parameters_cell_is(layout):
+    """The breakdown's setup (overhead) is the imports cell; the computation after the parameters
+    cell is compute, whichever comes first."""
     import nbformat
 
     def code(source, seconds, tags=()):
@@ -256,9 +258,9 @@ def test_the_setup_cell_is_the_chapters_imports_wherever_its_parameters_cell_is(
         cell.metadata["papermill"] = {"duration": seconds}
         return cell
 
-    imports = code("from crane_lib.reporting.chapters import ols_sdp as report", 1.5, ["remove-cell"])
+    imports = code("from crane_lib.identification import condition", 1.5, ["remove-cell"])
     parameters = [code("trajectory = 'AG02'", 0.01, ["parameters"]), code("trajectory = 'AP01'", 0.01, ["injected-parameters"])]
-    work = code("condition = report.identify_and_record(trajectory, ts, run)", 3.0)
+    work = code("result = condition.record_condition(trajectory, ts, run)", 3.0)
     chapter = [imports, *parameters, work] if layout.startswith("imports") else [*parameters, imports, work]
     cells = [nbformat.v4.new_markdown_cell("condition 1"), code("%reset -f", 0.02, [sweep.RESET_TAG]), *chapter]
     total, setup = sweep._cell_times(cells)

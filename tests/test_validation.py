@@ -18,7 +18,7 @@ from crane_lib.identification import condition as identify
 from crane_lib.identification import metrics
 from crane_lib.model.dynamics import model as shared_model
 from crane_lib.model.parameters import ParameterSet, standard_parameter_names
-from crane_lib.reporting import pipeline
+from crane_book import pipeline
 from crane_lib.reporting import validation
 from crane_lib.reporting.tables import comparison_table
 
@@ -233,16 +233,16 @@ def accepted_model(model):
 
 
 def test_the_accepted_record_holds_what_the_chapter_reads_and_no_run_time(accepted_model, tmp_path, model):
-    csv_path, json_path = accepted_stage.write_accepted(accepted_model, 0.04, tmp_path, extra={"cache_key": "k"})
+    csv_path, json_path = accepted_stage.write_accepted(accepted_model, 0.04, tmp_path)
     assert csv_path.name == "AG02_run1_40ms.csv" and json_path.name == "AG02_run1_40ms.json"
     parameters, record = accepted_stage.load_accepted("AG02", 0.04, 1, tmp_path)
     np.testing.assert_array_equal(parameters.values, accepted_model.parameters.values)
     np.testing.assert_array_equal(record["std_errors"], accepted_model.condition.ols.parameters.std_errors)
     assert record["first_audits"][0]["lambda_min"] == accepted_model.first_audits[0].lambda_min
     assert record["route"] == accepted_model.condition.route and record["rescue"] is None and record["accepted"] is True
-    assert "wall_time_s" not in record["refinement"] and record["cache_key"] == "k"
+    assert "wall_time_s" not in record["refinement"]
     first = json_path.read_bytes()
-    accepted_stage.write_accepted(accepted_model, 0.04, tmp_path, extra={"cache_key": "k"})
+    accepted_stage.write_accepted(accepted_model, 0.04, tmp_path)
     assert json_path.read_bytes() == first  # same inputs, same bytes
 
 
@@ -265,10 +265,11 @@ def test_the_accepted_step_reruns_only_when_an_input_changes(accepted_model, tmp
     monkeypatch.setattr(pipeline, "read_raw_log", lambda path: path)
     monkeypatch.setattr(pipeline.accepted_stage, "accept_recording", fake_accept)
     out = tmp_path / "accepted"
-    assert pipeline.accepted_model_step("quick", directory=out) == "ran"
-    assert pipeline.accepted_model_step("quick", directory=out) == "cached"
+    assert pipeline.accepted_model_step("quick", directory=out).recomputed == 1
+    assert pipeline.accepted_model_step("quick", directory=out).reused == 1
     log.write_bytes(b"another recording")
-    assert pipeline.accepted_model_step("quick", directory=out) == "ran"
+    rerun = pipeline.accepted_model_step("quick", directory=out)
+    assert rerun.recomputed == 1 and f"{log} changed" in rerun.line()
     assert calls == [("AG02", 0.04, "fast")] * 2
 
 

@@ -5,7 +5,7 @@ file that differs.
 
 Each build is a fresh `git clone` of this repository's HEAD (so uncommitted changes are not
 tested) with its own, empty results folder. In each clone the tool runs the main job's data
-steps (`python -m crane_lib.reporting.pipeline --profile quick`: the twin's recordings, the
+steps (`python -m crane_book.pipeline --profile quick`: the twin's recordings, the
 OLS/SDP and CLIE sweeps and their records) and then `crane-id identify` with the fast refinement
 on AG02 at 40 ms (a model file written by the tools a user runs). It then compares the two
 results folders file by file and prints
@@ -58,7 +58,7 @@ def build(index: int, work: Path, profile: str, jobs: int, shared_cache: Path | 
     with open(work / f"build{index}.log", "w", encoding="utf-8") as log:
         python = sys.executable
         _run([python, "-m", "crane_lib.model.dynamics"], clone, env, log)
-        _run([python, "-m", "crane_lib.reporting.pipeline", "--profile", profile, "--jobs", str(jobs)], clone, env, log)
+        _run([python, "-m", "crane_book.pipeline", "--profile", profile, "--jobs", str(jobs)], clone, env, log)
         models = results / "models"
         models.mkdir(parents=True, exist_ok=True)
         _run([python, "-m", "crane_lib.cli", "identify", str(results / "recordings" / "AG02_run1.npz"), "--trajectory",

@@ -31,7 +31,7 @@ AUDIT_SEEDS = (1, 2, 3, 4, 5)  # Table IX: the dense audit redrawn per seed
 # where the main job writes the accepted model of a condition (model file + JSON record)
 ACCEPTED_DIR = RESULTS_DIR / "accepted"
 # the step that writes it, named in the error a reader gets when it is missing
-MAKE_STEP = "`make book` (its data step `python -m crane_lib.reporting.pipeline --profile quick|full` writes it)"
+MAKE_STEP = "`make book` (its data step `python -m crane_book.pipeline --profile quick|full` writes it)"
 
 
 @dataclass

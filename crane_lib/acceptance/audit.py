@@ -45,6 +45,7 @@ from crane_lib.model.dynamics import DynamicModel
 from crane_lib.model.dynamics import model as shared_model
 from crane_lib.model.parameters import N_LINKS, ParameterSet
 from crane_lib.paper_numbers import paper
+from crane_lib.paths import RESULTS_DIR
 
 GRID, UNIFORM, FOLDED = "grid", "uniform", "folded"
 COMPONENTS = (GRID, UNIFORM, FOLDED)
@@ -406,3 +407,23 @@ def minimal_pd_break(beta, pose, depth: float, model: DynamicModel | None = None
         unit[k] = 1.0
         g[k] = v @ model.inertia_matrix(pose, unit)[0, :N_LINKS, :N_LINKS] @ v
     return beta - (eigenvalues[0] + float(depth)) * g / float(g @ g)
+
+
+# Sec. VI-E: every OLS estimate of the build re-evaluated over the domain (one record)
+OLS_AUDITS_PATH = RESULTS_DIR / "audits" / "ols_dense_seed1.json"
+
+
+def audit_estimates(records: list[dict], seed: int = 1, model: DynamicModel | None = None) -> dict:
+    """Sec. VI-E's re-evaluation: the OLS estimate of every condition record audited over Θ
+    (dense pose set of `seed`): PD at its visited configurations (from its record), PD over Θ,
+    λmin and the violation count."""
+    model = shared_model("reduced") if model is None else model
+    audits = []
+    for r in records:
+        if r.get("ols") is None:
+            continue
+        a = audit(np.asarray(r["ols"]), seed, "dense", model)
+        audits.append({"trajectory": r["trajectory"], "ts": r["ts"], "run": r["run"],
+                       "pd_visited": bool(r["pd_visited"]), "passed": bool(a.passed),
+                       "lambda_min": float(a.lambda_min), "n_violations": int(a.n_violations)})
+    return {"seed": seed, "pose_set": "dense", "n_poses": len(audit_poses(seed)), "audits": audits}

@@ -1,8 +1,8 @@
 """What reproduces between executions of one command file, and what a processing choice changes
 (paper Sec. V-B, VII-D, Appendix E-B; Table XI and Fig. 10).
 
-The repeats sweep (`chapters/09_reproducibility.py` once per row of
-`papermill_params/repeats_<profile>.csv`) refits every execution through the pipeline's own
+The repeats sweep (`refit_execution` once per row of `papermill_params/repeats_<profile>.csv`,
+through the book's condition notebook) refits every execution through the pipeline's own
 functions: preprocessing to the condition's interval, OLS -> routing test -> SDP projection
 (`identification.condition.identify_condition`), optionally a refinement
 (`identification.refinement.refine_condition`), then scores the OLS estimate on the held-out
@@ -43,7 +43,7 @@ from crane_lib.identification.refinement import REFINE_CHOICES, refine_condition
 from crane_lib.model.dynamics import DynamicModel
 from crane_lib.model.dynamics import model as shared_model
 from crane_lib.paths import PAPERMILL_PARAMS_DIR, RESULTS_DIR, TRAJECTORY_DIR, recording_path
-from crane_lib.records import read_json_records, write_json_record
+from crane_lib.records import read_json_record, read_json_records, write_json_record
 from crane_lib.twin import dataset
 
 REPEATS_DIR = RESULTS_DIR / "repeats"
@@ -122,8 +122,26 @@ def write_record(path, record: dict) -> Path:
     return write_json_record(path, record)
 
 
+def load_record(trajectory: str, ts: float, run: int, refine: str = "none", directory=None) -> dict:
+    """The repeats sweep's record of one execution at one interval; a missing one is an
+    InputError naming the file and the step that writes it."""
+    path = record_path(trajectory, ts, run, refine, directory)
+    if not path.is_file():
+        raise InputError(str(path), f"no record of {trajectory} run {run} at {ts * 1e3:g} ms ({refine})",
+                         "the record the repeats sweep of `make book` writes (crane_book.pipeline)")
+    return read_json_record(path)
+
+
 def load_records(directory=None) -> list[dict]:
     return read_json_records(REPEATS_DIR if directory is None else directory)
+
+
+def profile_records(conditions: list[dict], directory=None) -> list[dict]:
+    """The repeats records of the listed conditions only (a workspace may hold another
+    profile's records too)."""
+    listed = {(str(c["trajectory"]), int(c["run"]), round(float(c["ts"]) * 1e3), str(c["refine"])) for c in conditions}
+    return [r for r in load_records(directory)
+            if (r["trajectory"], int(r["run"]), round(float(r["ts"]) * 1e3), r.get("refine", "none")) in listed]
 
 
 def records_frame(records: list[dict]) -> pd.DataFrame:

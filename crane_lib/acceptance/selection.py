@@ -67,7 +67,7 @@ class StageClouds:
     @classmethod
     def from_records(cls, records: list[dict]) -> "StageClouds":
         if not records:
-            raise ValueError("no CLIE records: run the CLIE sweep first (python -m crane_lib.reporting.pipeline)")
+            raise ValueError("no CLIE records: run the CLIE sweep first (python -m crane_book.pipeline)")
         names = list(records[0]["names"])
         for r in records:
             if list(r["names"]) != names:

@@ -26,7 +26,7 @@ from crane_lib.paths import RESULTS_DIR
 from crane_lib.records import read_json_record, write_json_record
 
 EXPORT_DIR = RESULTS_DIR / "export"
-MAKE_STEP = "`make book` (its data step `python -m crane_lib.reporting.pipeline --profile quick|full` writes it)"
+MAKE_STEP = "`make book` (its data step `python -m crane_book.pipeline --profile quick|full` writes it)"
 
 
 def export_paths(trajectory: str = "AG02", ts: float = 0.040, run: int = 1, directory=None) -> dict[str, Path]:

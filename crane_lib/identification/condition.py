@@ -167,6 +167,16 @@ def identify_condition(bundle, trajectory: str, model: DynamicModel | None = Non
     return result
 
 
+def record_condition(trajectory: str, ts: float, run: int = 1) -> ConditionResult:
+    """OLS, routing test and projection of one condition of the data set, written as its record
+    (what the OLS/SDP sweep computes per condition); raises when OLS itself fails."""
+    result = identify_condition(condition_bundle(trajectory, ts, run), trajectory, run=run)
+    write_condition_record(condition_record_path(trajectory, ts, run), result)
+    if result.ols is None:
+        raise IdentificationError(f"{trajectory} at {ts * 1e3:g} ms could not be identified: {result.failure}")
+    return result
+
+
 def write_condition_record(path, result: ConditionResult) -> Path:
     return write_json_record(path, result.record())
 

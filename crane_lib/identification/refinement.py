@@ -18,13 +18,15 @@ import numpy as np
 
 from crane_lib.errors import InputError
 from crane_lib.identification import clie, gate
-from crane_lib.identification.condition import ConditionResult, identify_condition, model_file_meta
+from crane_lib.identification.condition import (
+    ConditionResult, condition_bundle, identify_condition, model_file_meta)
+from crane_lib.identification.ols import IdentificationError
 from crane_lib.identification.weighted import DualMetricFailure
 from crane_lib.logs.preprocessing import grid_step, preprocess
 from crane_lib.logs.raw_log import RawLog, read_raw_log
 from crane_lib.model.dynamics import DynamicModel
 from crane_lib.model.parameters import ParameterSet
-from crane_lib.paths import portable
+from crane_lib.paths import portable, recording_path
 
 REFINE_CHOICES = ("clie", "fast", "didim", "none")
 DEFAULT_REFINE = "fast"
@@ -95,6 +97,23 @@ def refine_condition(log_path, condition_result, method: str, workers: int = 2, 
     if reused:
         summary["source"] = REUSED
     return ParameterSet(parameters.names, parameters.values, std_errors, meta), summary
+
+
+def record_refinement(trajectory: str, ts: float, run: int, method: str) -> clie.RefinementReport:
+    """One condition of the data set refined by `method` from its OLS/SDP start on its raw log,
+    written as its CLIE record (what the CLIE sweep computes per condition); a start whose
+    simulation diverges is written as a failure record and raised."""
+    result = identify_condition(condition_bundle(trajectory, ts, run), trajectory, run=run)
+    if result.start is None:
+        raise IdentificationError(f"{trajectory} at {ts * 1e3:g} ms could not be identified: {result.failure}")
+    problem = clie.build_problem(read_raw_log(recording_path(trajectory, run)))
+    try:
+        report = refine(problem, result.start, method)
+    except clie.CLIEError as failure:
+        clie.write_failure(clie.failure_path(trajectory, ts, run, method), result, str(failure))
+        raise
+    clie.write_record(clie.record_path(trajectory, ts, run, report.method), result, report)
+    return report
 
 
 def identify_recording(log: RawLog, trajectory: str, ts: float, method: str = DEFAULT_REFINE, workers: int = 2,

@@ -9,13 +9,12 @@ import.
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import crane_lib
 from crane_lib.paths import REPO_ROOT
+from crane_lib.source_graph import PACKAGE_DIR, import_graph, imported_modules, module_name  # noqa: F401
 
-PACKAGE_DIR = Path(crane_lib.__file__).resolve().parent
 CHAPTER_DIR = REPO_ROOT / "chapters"
 
 # What each stage hands to the next (the arrows of the picture): (from, to, what).
@@ -42,48 +41,6 @@ DATA_FLOW = (
 
 
 # ----------------------------------------------------------------------------- the import graph
-
-
-def module_name(path: Path) -> str:
-    parts = Path(path).resolve().relative_to(PACKAGE_DIR.parent).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def _is_module(name: str) -> bool:
-    relative = Path(*name.split(".")[1:]) if "." in name else Path()
-    return (PACKAGE_DIR / relative).with_suffix(".py").exists() or (PACKAGE_DIR / relative / "__init__.py").exists()
-
-
-def imported_modules(path: Path, package_name: str | None = None) -> set[str]:
-    """The crane_lib modules a file imports at any depth (function-level imports count too).
-    `package_name`: the package relative imports resolve against (default: the file's own)."""
-    path = Path(path)
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    if package_name is None:
-        own = module_name(path)
-        package_name = own if path.name == "__init__.py" else own.rpartition(".")[0]
-    found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found.update(a.name for a in node.names if a.name.split(".")[0] == "crane_lib")
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package_name.split(".")
-                base = base[: len(base) - node.level + 1]
-                module = ".".join(base + ([node.module] if node.module else []))
-            else:
-                module = node.module or ""
-            if module.split(".")[0] != "crane_lib":
-                continue
-            for alias in node.names:  # `from crane_lib.x import y`: y may itself be a module
-                candidate = f"{module}.{alias.name}"
-                found.add(candidate if _is_module(candidate) else module)
-    return {m for m in found if m != "crane_lib"}
-
-
-def import_graph() -> dict[str, set[str]]:
-    """module -> the crane_lib modules it imports, for every source file of the package."""
-    return {module_name(p): imported_modules(p) for p in sorted(PACKAGE_DIR.rglob("*.py"))}
 
 
 def stage_of(module: str) -> str:

@@ -18,7 +18,7 @@ from scipy.stats import spearmanr
 
 from crane_lib.acceptance import kt_sensitivity as kt
 from crane_lib.paper_numbers import paper
-from crane_lib.reporting import sweep
+from crane_lib.parameter_sets import read_conditions
 from crane_lib.reporting.tables import Comparison, ComparisonTable, Why, comparison_table, formatted, significant
 
 TRUE_KT, TRUE_KT_EFFICIENCY = kt.TRUE_KT, kt.TRUE_KT_EFFICIENCY
@@ -46,13 +46,13 @@ class KtSensitivity:
     def __init__(self, study: kt.KtStudy, profile: str):
         self.study = study
         self.profile = profile
-        seeds = kt.seeds_of(sweep.read_conditions(f"kt_draws_{profile}.csv"))
+        seeds = kt.seeds_of(read_conditions(f"kt_draws_{profile}.csv"))
         self.records, self.missing = kt.load_draws(study.trajectory, study.ts, study.run, seeds)
         self.result = kt.summarize(self.records, study.nominal)
         self.good = [r for r in self.records if "failure" not in r]
         if not self.good:
             raise RuntimeError(f"no Kt draw of the {profile} profile has a record for {study.trajectory} at {study.ts * 1e3:g} ms: run "
-                               f"`make book PROFILE={profile}` (or python -m crane_lib.reporting.pipeline --profile {profile})")
+                               f"`make book PROFILE={profile}` (or python -m crane_book.pipeline --profile {profile})")
 
     # ------------------------------------------------------------------------- uniform error
 

@@ -19,7 +19,7 @@ from scipy.stats import spearmanr
 from crane_lib.acceptance import reproducibility as repro
 from crane_lib.identification.condition import load_condition_records
 from crane_lib.paper_numbers import paper
-from crane_lib.reporting import sweep
+from crane_lib.parameter_sets import read_conditions
 from crane_lib.reporting.tables import Comparison, ComparisonTable, Why, comparison_table, formatted, significant, span
 
 SHORTER_FILES = Why.reconstruction("our command files are shorter than the paper's (chapter \"Excitation\")")
@@ -47,15 +47,12 @@ class Reproducibility:
     def __init__(self, profile: str, trajectory: str = "AG02"):
         self.profile = profile
         self.trajectory = trajectory
-        conditions = sweep.read_conditions(f"repeats_{profile}.csv")
-        listed = {(str(c["trajectory"]), int(c["run"]), round(float(c["ts"]) * 1e3), str(c["refine"])) for c in conditions}
-        # the records of this profile's conditions only (a workspace may hold another profile's too)
-        self.records = [r for r in repro.load_records()
-                        if (r["trajectory"], int(r["run"]), round(float(r["ts"]) * 1e3), r.get("refine", "none")) in listed]
+        conditions = read_conditions(f"repeats_{profile}.csv")
+        self.records = repro.profile_records(conditions)
         self.missing = repro.missing_recordings(conditions, profile)
         if not self.records:
             raise RuntimeError(f"no records of the repeats sweep for the {profile} profile in {repro.REPEATS_DIR}: run "
-                               f"`make book PROFILE={profile}` (or python -m crane_lib.reporting.pipeline --profile {profile})"
+                               f"`make book PROFILE={profile}` (or python -m crane_book.pipeline --profile {profile})"
                                + (". " + " ".join(self.missing) if self.missing else ""))
         self.frame = repro.records_frame(self.records)
         self.table_xi = repro.run_to_run_table(self.frame)

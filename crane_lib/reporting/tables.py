@@ -36,37 +36,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from crane_lib.formatting import DASH, significant  # noqa: F401 (the chapters' formatter)
 from crane_lib.paper_numbers import PaperNumber, paper
-
-DASH = "—"
 
 
 # ----------------------------------------------------------------------------- numbers
-
-
-def significant(value, digits: int = 4) -> str:
-    """A number to `digits` significant digits (trailing zeros kept: they state the precision),
-    in exponent form only below 1e-3 or from 1e6; an int stays an int (thin-space thousands)."""
-    if value is None or isinstance(value, str):
-        return DASH if value is None else value
-    if isinstance(value, (bool, np.bool_)):
-        return "yes" if value else "no"
-    if isinstance(value, (int, np.integer)):
-        return f"{int(value):,}".replace(",", "\u2009")
-    value = float(value)
-    if math.isnan(value):
-        return DASH
-    if math.isinf(value):
-        return "∞" if value > 0 else "−∞"
-    if value == 0:
-        return "0"
-    magnitude = abs(value)
-    if magnitude < 1e-3 or magnitude >= 1e6:
-        return f"{value:.{max(digits - 1, 0)}e}"
-    decimals = digits - 1 - math.floor(math.log10(magnitude))
-    if decimals < 0:  # round the integer part itself: 5526.7 to 3 digits is 5530
-        return f"{round(value, decimals):.0f}"
-    return f"{value:.{decimals}f}"
 
 
 def span(values, digits: int = 3) -> str:

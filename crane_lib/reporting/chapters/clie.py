@@ -17,7 +17,7 @@ from crane_lib.acceptance import rescue as rescue_stage
 from crane_lib.identification import clie, metrics
 from crane_lib.identification import condition as identify
 from crane_lib.identification import projection as sdp
-from crane_lib.identification.refinement import refine, same_refinement
+from crane_lib.identification.refinement import same_refinement
 from crane_lib.logs.raw_log import read_raw_log
 from crane_lib.model.dynamics import DynamicModel
 from crane_lib.paper_numbers import paper
@@ -104,21 +104,18 @@ def sweep_refinement(c: Condition, method: str) -> clie.RefinementReport | None:
     return same_refinement(read_json_record(path), method, c.result.start) if path.is_file() else None
 
 
-def refine_condition(c: Condition, method: str, runs: Runs, reuse_sweep: bool = False) -> clie.RefinementReport:
-    """The refinement by the named route; its record for the sweep, or its failure noted and raised.
-    `reuse_sweep` (the book's page): the CLIE sweep's refinement of the same condition and start
-    is shown instead of refining it a second time in the same build."""
-    label = f"{c.label} ({c.result.route} start)"
-    reused = sweep_refinement(c, method) if reuse_sweep else None
-    if reused is not None:
-        return runs.add(f"{label}, the CLIE sweep's run", c.result.route, reused)
-    try:
-        report = runs.add(label, c.result.route, refine(c.problem, c.result.start, method))
-    except clie.CLIEError as failure:
-        clie.write_failure(clie.failure_path(c.trajectory, c.ts, c.run, method), c.result, str(failure))
-        raise
-    clie.write_record(clie.record_path(c.trajectory, c.ts, c.run, report.method), c.result, report)
-    return report
+def sweep_refinement_of(c: Condition, method: str, runs: Runs) -> clie.RefinementReport:
+    """The CLIE sweep's refinement of this condition by `method` from the same start, added to
+    the chapter's runs; a build without it (the sweep failed, or never ran this condition) is an
+    error naming the record and the step that writes it (the page computes no refinement)."""
+    reused = sweep_refinement(c, method)
+    if reused is None:
+        path = clie.record_path(c.trajectory, c.ts, c.run, method)
+        failure = clie.failure_path(c.trajectory, c.ts, c.run, method)
+        why = f"the sweep could not refine it: {read_json_record(failure).get('failure')}" if failure.is_file() else \
+            "no record from this start"
+        raise RuntimeError(f"{path}: {why}; the CLIE sweep of `make book` (crane_book.pipeline) writes it")
+    return runs.add(f"{c.label} ({c.result.route} start), the CLIE sweep's run", c.result.route, reused)
 
 
 def report_table(c: Condition, report: clie.RefinementReport) -> object:
@@ -237,17 +234,14 @@ class RouteComparison:
 
 
 def both_routes(c: Condition, runs: Runs, profile: str) -> RouteComparison:
-    """Both routes from the same start. The CLIE sweep refined this condition by the fast route,
-    and the full profile's sweep by the faithful one too (papermill_params/clie_full.csv): those
-    runs are shown. The quick profile leaves the faithful route (minutes) out when no record of
-    it exists; the full profile refines it here if its sweep run is missing."""
+    """Both routes from the same start, as the CLIE sweep recorded them: the fast route in every
+    profile, the faithful one where the profile's sweep ran it (papermill_params/clie_full.csv);
+    a route without a record is left out (the page refines nothing)."""
     reports = {}
     for m in ("fast", "clie"):
         reused = sweep_refinement(c, m)
-        if reused is None and m == "clie" and profile == "quick":
-            continue
-        reports[m] = runs.add(f"{c.label}" + (", the CLIE sweep's run" if reused else ""), c.result.route,
-                              reused or refine(c.problem, c.result.start, m))
+        if reused is not None:
+            reports[m] = runs.add(f"{c.label}, the CLIE sweep's run", c.result.route, reused)
     return RouteComparison(c, reports, metrics.pooled_rmse(c.model, c.result.start.values, c.heldout),
                            {m: metrics.pooled_rmse(c.model, r.x, c.heldout) for m, r in reports.items()})
 
@@ -433,7 +427,7 @@ def failures_table(method: str = "fast") -> object | None:
 
 def sweep_sentence(records: pd.DataFrame, profile: str) -> Prose:
     if records.empty:
-        return Prose("No CLIE sweep records in this build (run `python -m crane_lib.reporting.pipeline`).")
+        return Prose("No CLIE sweep records in this build (run `python -m crane_book.pipeline`).")
     routes = records["route"].value_counts()
     ratio = records["clie_objective_final"] / records["clie_objective_start"]
     return Prose(

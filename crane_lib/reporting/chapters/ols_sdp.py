@@ -59,12 +59,12 @@ class Condition:
         return f"{self.trajectory} at {self.ts * 1e3:g} ms"
 
 
-def identify_and_record(trajectory: str, ts: float, run: int) -> Condition:
-    """OLS, routing and projection for the condition, and its record for the sweep's summary."""
+def condition(trajectory: str, ts: float, run: int) -> Condition:
+    """OLS, routing and projection of the condition, as its sweep record holds them (recomputed
+    for the figures from the same bundle; the page writes nothing)."""
     model = DynamicModel("reduced")
     bundle = identify.condition_bundle(trajectory, ts, run)
     result = identify.identify_condition(bundle, trajectory, model, run=run)
-    identify.write_condition_record(identify.condition_record_path(trajectory, ts, run), result)
     if result.ols is None:
         raise RuntimeError(f"{trajectory} at {ts * 1e3:g} ms could not be identified: {result.failure}")
     return Condition(trajectory, ts, run, bundle, result, model)

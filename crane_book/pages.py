@@ -1,15 +1,20 @@
 """The book's pages, executed side by side before Sphinx reads them (the last step of `make book`).
 
-    python -m crane_lib.reporting.pages [--jobs 2]
+    python -m crane_book.pages [--jobs 2]
 
 jupyter-book 1.x executes notebook pages one after another while Sphinx reads them, so on two
 cores one core idles for most of the page phase (the CLIE and audit chapters alone take minutes).
 This step executes every jupytext page of the table of contents (`.py`, percent format) in
 `--jobs` kernels at once and hands the executed notebooks to Sphinx through the jupyter-cache
-folder that myst-nb's "cache" execution mode reads (`execute.cache` in book/_config.yml). The
-cache is emptied first, so every page is executed in every build from this build's data, as
-before; Sphinx then only renders. A page it finds no cached notebook for (a MyST Markdown page,
-or a page this step was not run for) it executes itself.
+folder that myst-nb's "cache" execution mode reads (`execute.cache` in book/_config.yml);
+Sphinx then only renders. A page it finds no cached notebook for (a MyST Markdown page, or a
+page this step was not run for) it executes itself.
+
+A page is executed again only when what it shows could have changed (`page_key`): its own text,
+the source of the crane_lib and crane_book modules it imports (transitively), the build's records
+(every result file but the recordings, bundles and executed sweep notebooks; `results_digest`),
+the committed data it reads, and the profile and twin. Correcting one chapter's prose executes
+that chapter alone. Pages only read: executing them writes nothing under results/.
 
 The notebook executed here is the one myst-nb reads (the same jupytext reader and format, the
 same working folder, timeout and error policy), so its code-cell hash matches and Sphinx uses
@@ -20,9 +25,10 @@ have run; nothing of it is cached.
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import multiprocessing
-import shutil
+import os
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -31,14 +37,21 @@ from pathlib import Path
 import yaml
 from tqdm import tqdm
 
+from crane_book import keys
+from crane_lib import fingerprint, source_graph
 from crane_lib.errors import atomic_write
-from crane_lib.paths import REPO_ROOT
+from crane_lib.paths import REPO_ROOT, RESULTS_DIR
 
 CONFIG = REPO_ROOT / "book" / "_config.yml"
 TOC = REPO_ROOT / "book" / "_toc.yml"
 PAGE_SUFFIX = ".py"  # jupytext pages, read as book/_config.yml's nb_custom_formats says
 # seconds per page of the last build: the next one starts the slowest pages first
 SECONDS_FILE = REPO_ROOT / "_build" / "page_seconds.json"
+# committed inputs the pages read besides the records
+PAGE_DATA = ("data", "trajectories", "papermill_params", "book/_config.yml")
+# result files that are not records: large binaries derived from records, executed notebooks
+NOT_RECORDS = (".npz", ".npy", ".ipynb", ".zip")
+ENVIRONMENT = ("CRANE_PROFILE", "CRANE_TWIN", "CRANE_RESULTS_DIR")
 # without a last build (a fresh clone, CI): the two pages measured slowest (2-4 min each on two
 # cores) start first, so that the others fill the second kernel meanwhile
 SLOWEST_FIRST = ("chapters/06_audit.py", "chapters/05_clie.py")
@@ -82,6 +95,47 @@ def read_page(page: Path, fmt: str):
     return jupytext.reads(page.read_text(encoding="utf-8"), fmt=fmt)
 
 
+def results_digest(results_dir: Path | None = None) -> str:
+    """One digest of the build's records: every file under results/ except large binaries,
+    executed notebooks and downloads, which the records decide (and the keys folder itself)."""
+    root = Path(results_dir or RESULTS_DIR)
+    files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix not in NOT_RECORDS
+                   and ".work" not in p.parts and keys.KEYS_DIR_NAME not in p.relative_to(root).parts[:1])
+    return fingerprint.digest(*(f"{p.relative_to(root).as_posix()}\0{fingerprint.file_digest(p)}" for p in files),
+                              length=64)
+
+
+def _data_digest() -> str:
+    files = []
+    for entry in PAGE_DATA:
+        path = REPO_ROOT / entry
+        files += sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    return fingerprint.digest(*(f"{p.relative_to(REPO_ROOT).as_posix()}\0{fingerprint.file_digest(p)}" for p in files),
+                              length=64)
+
+
+def _book_modules(page: Path) -> list[Path]:
+    """The crane_book modules a page imports (the download links)."""
+    own = Path(__file__).resolve().parent
+    names = set()
+    for node in ast.walk(source_graph.source_tree(page)):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.update([node.module, *(f"{node.module}.{a.name}" for a in node.names)])
+    files = {own.parent / f"{n.replace('.', '/')}.py" for n in names if n.split(".")[0] == own.name}
+    return sorted(f for f in files if f.is_file())
+
+
+def page_key(page: Path, records: str, data: str) -> keys.Key:
+    """What decides an executed page: its text, the code it imports, the records, the data."""
+    extra = {"records": records, "data": data, **{name: os.environ.get(name, "") for name in ENVIRONMENT}}
+    try:
+        return keys.record_key(sources=[page, *_book_modules(page)], extra=extra)
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError) as error:  # executing it will say what
+        return keys.Key({"unreadable": f"{type(error).__name__}: {error}", **extra})
+
+
 def execute_page(page: str, fmt: str, timeout: int, allow_errors: bool) -> tuple[str, str | None, str | None, float]:
     """Run one page in its own kernel in the page's folder (myst-nb's local working folder).
     Returns (page, executed notebook as JSON or None, error text or None, seconds)."""
@@ -107,29 +161,46 @@ def _name(page) -> str:
 
 def execute_pages(jobs: int = 2, pages: list[Path] | None = None, cache_dir: Path | None = None,
                   seconds_file: Path = SECONDS_FILE) -> dict[str, float]:
-    """Execute `pages` (default: every jupytext page of the table of contents) in `jobs` kernels
-    at once into an emptied cache (default: the one book/_config.yml names); returns seconds per
-    page. Raises RuntimeError naming every page that failed (after the others have run and been
-    cached)."""
+    """Execute the `pages` (default: every jupytext page of the table of contents) whose key
+    changed, in `jobs` kernels at once, into the cache book/_config.yml names (the pages' keys
+    beside it); returns seconds per executed page. Raises RuntimeError naming every page that
+    failed (after the others have run and been cached)."""
     import nbformat
     from jupyter_cache import get_cache
     from jupyter_cache.base import CacheBundleIn
 
     settings = execution_settings()
     cache_dir = settings["cache"] if cache_dir is None else Path(cache_dir)
+    keys_file = cache_dir.with_name(f"{cache_dir.name}.keys.json")
     pages = toc_pages() if pages is None else [Path(p) for p in pages]
     try:  # only an order of submission: an unreadable file falls back to the default order
         before = json.loads(seconds_file.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         before = {name: float(len(SLOWEST_FIRST) - i) for i, name in enumerate(SLOWEST_FIRST)}
-    pages = sorted(pages, key=lambda p: -before.get(_name(p), 0.0))  # stable: TOC order otherwise
-    shutil.rmtree(cache_dir, ignore_errors=True)  # this build's pages only
+    try:
+        stored = json.loads(keys_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        stored = {}
     cache = get_cache(str(cache_dir))
+    cached = {str(Path(r.uri)) for r in cache.list_cache_records()}
+    records, data = results_digest(), _data_digest()
+    current = {_name(p): page_key(p, records, data) for p in pages}
+    log = keys.StepLog("book pages")
+    todo = []
+    for page in pages:
+        name = _name(page)
+        reasons = keys.changes(stored.get(name), current[name].parts)
+        if not reasons and str(page) not in cached:
+            reasons = ["no executed notebook in the cache"]
+        log.note(reasons)
+        todo += [page] if reasons else []
+    todo = sorted(todo, key=lambda p: -before.get(_name(p), 0.0))  # stable: TOC order otherwise
     seconds, failures = {}, []
     # spawned workers: no worker inherits this process's state; each page starts its own kernel
     with ProcessPoolExecutor(max(1, jobs), mp_context=multiprocessing.get_context("spawn")) as pool, \
-            tqdm(total=len(pages), desc="book pages", unit="page") as bar:
-        futures = {pool.submit(execute_page, str(p), settings["format"], settings["timeout"], settings["allow_errors"]): p for p in pages}
+            tqdm(total=len(todo), desc="book pages", unit="page") as bar:
+        futures = {pool.submit(execute_page, str(p), settings["format"], settings["timeout"], settings["allow_errors"]): p
+                   for p in todo}
         for future in as_completed(futures):
             try:
                 page, executed, error, spent = future.result()
@@ -140,20 +211,27 @@ def execute_pages(jobs: int = 2, pages: list[Path] | None = None, cache_dir: Pat
             if error is None:
                 bundle = CacheBundleIn(nbformat.reads(executed, as_version=4), page, data={"execution_seconds": spent})
                 cache.cache_notebook_bundle(bundle, check_validity=False, overwrite=True)
+                stored[name] = current[name].parts
             else:
+                stored.pop(name, None)
                 failures.append(f"{name}: {error}")
             bar.set_postfix_str(f"{name} {spent:.0f} s" + (" FAILED" if error else ""))
             bar.update()
+    print(log.line())
+    keys_file.parent.mkdir(parents=True, exist_ok=True)
     seconds_file.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_write(keys_file, encoding="utf-8") as handle:
+        json.dump(stored, handle, indent=1, sort_keys=True)
     with atomic_write(seconds_file, encoding="utf-8") as handle:
-        json.dump(seconds, handle, indent=1, sort_keys=True)
+        json.dump({**before, **seconds}, handle, indent=1, sort_keys=True)
     if failures:
-        raise RuntimeError(f"{len(failures)} of {len(pages)} pages failed:\n" + "\n\n".join(failures))
+        raise RuntimeError(f"{len(failures)} of {len(todo)} pages failed:\n" + "\n\n".join(failures))
     return seconds
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m crane_lib.reporting.pages", description=__doc__.splitlines()[0])
+    """Execute the pages whose key changed; exit status 1 when a page failed."""
+    parser = argparse.ArgumentParser(prog="python -m crane_book.pages", description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=2, help="pages executed at once (one kernel each)")
     args = parser.parse_args(argv)
     if args.jobs < 1:
@@ -165,6 +243,8 @@ def main(argv=None) -> int:
         print(f"book pages: {error}", file=sys.stderr)
         return 1
     slowest = sorted(seconds.items(), key=lambda kv: -kv[1])[:3]
+    if not seconds:
+        return 0
     print(f"book pages: {len(seconds)} executed in {time.perf_counter() - started:.0f} s on {args.jobs} kernels "
           f"({sum(seconds.values()):.0f} s of page time; slowest " + ", ".join(f"{k} {v:.0f} s" for k, v in slowest) + ")")
     return 0

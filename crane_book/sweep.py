@@ -1,17 +1,18 @@
-"""The papermill sweep driver: run a chapter notebook once per condition, in parallel, cached.
+"""The papermill sweep driver: run a condition notebook once per condition, in parallel, cached.
 
-A sweep is a chapter (a jupytext percent `.py` file with a `parameters` cell) and a table of
-conditions (`papermill_params/*.csv`, one row per condition, columns = notebook parameters).
-Each condition runs the chapter with those parameters through papermill; the chapter itself
-writes the condition's result file (through crane_lib) and the executed notebook of every
-condition is kept beside it for inspection (`results/sweeps/<sweep>/notebooks/<condition>.ipynb`).
-A condition is skipped when its stored cache key matches: the key hashes the chapter text,
-the parameters, the source of crane_lib and the input files the caller names, so a rebuild
-redoes only what changed.
+A sweep is a condition notebook (`crane_book/conditions/<sweep>.py`: jupytext percent, a
+`parameters` cell, the one call into a crane_lib stage that computes and writes the condition's
+record) and a table of conditions (`papermill_params/*.csv`, one row per condition, columns =
+notebook parameters). Each condition runs the notebook with those parameters through papermill;
+the executed notebook of every condition is kept for inspection
+(`results/sweeps/<sweep>/notebooks/<condition>.ipynb`). The chapters that present a sweep only
+read its records. A condition is skipped when its stored key matches (`crane_book.keys`): the
+notebook's text, the parameters, the input files the caller names and the source of the crane_lib
+modules the notebook imports, transitively; a recomputed condition says which of them changed.
 
 Batches. Starting a Jupyter kernel and importing crane_lib (numba kernels included) costs
 seconds, more than many conditions compute. Conditions therefore run in batches: one
-papermill run executes one notebook that holds the chapter once per condition of the batch,
+papermill run executes one notebook that holds the condition notebook once per condition of the batch,
 each copy with its own injected parameters and preceded by `%reset -f` (a clean namespace;
 imported modules stay loaded). The executed batch is split back into one notebook per
 condition, exactly as a single papermill run would have written it. A condition that fails is
@@ -22,7 +23,7 @@ the batch ends, not at every cell's start and end (`_SAVE_AT_END`).
 
 Executors. By default the batches run on a local process pool (`workers` processes). Given a
 Dask distributed scheduler (`scheduler="tcp://host:8786"`, a `distributed.Client`, or the
-environment variable CRANE_SCHEDULER, which `python -m crane_lib.reporting.pipeline
+environment variable CRANE_SCHEDULER, which `python -m crane_book.pipeline
 --scheduler` sets), they run on its workers instead. The workers must run the same crane_lib
 (version and source digest, checked before any work) and see the results folder at the same
 path (a shared filesystem; checked too), because results land through the same record
@@ -47,9 +48,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from crane_book import keys
 from crane_lib import fingerprint
-from crane_lib.errors import SMALL_INPUT_MAX_BYTES, InputError, atomic_write, parse_number, read_input_text, shown
-from crane_lib.paths import PAPERMILL_PARAMS_DIR, REPO_ROOT, RESULTS_DIR
+from crane_lib.errors import atomic_write
+from crane_lib.parameter_sets import condition_name, read_conditions  # noqa: F401 (the sweep's API)
+from crane_lib.paths import REPO_ROOT, RESULTS_DIR
 
 SCHEDULER_ENV = "CRANE_SCHEDULER"
 # seconds to wait for a scheduler before giving up (an unreachable address fails fast)
@@ -65,86 +68,14 @@ class SchedulerError(RuntimeError):
     """The Dask scheduler cannot be used: unreachable, or its workers differ from this client."""
 
 
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_INTEGER = re.compile(r"[+-]?[0-9]+")
-_SAFE_TEXT = re.compile(r"[A-Za-z0-9_.+-]+")  # values end up in file names (condition_name)
-MAX_CONDITIONS = 10_000
+def code_parts(notebook: Path) -> dict:
+    """The source of every crane_lib module the notebook imports, transitively (key parts)."""
+    return keys.code_parts(files=[notebook])
 
 
-def _column_values(path: Path, column: str, cells: list[tuple[str, str]]) -> list:
-    """One column's values, typed as a whole column the way pandas would read it: all integers
-    -> int, all numbers -> float, all True/False -> bool, else text (file-name-safe)."""
-    texts = [text.strip() for _, text in cells]
-    if all(_INTEGER.fullmatch(t) and len(t) <= 18 for t in texts):
-        return [int(t) for t in texts]
-    if all(t in ("True", "False") for t in texts):
-        return [t == "True" for t in texts]
-    numbers = []
-    for (where, text), t in zip(cells, texts):
-        try:
-            numbers.append(parse_number(t, where, "a number", field=column))
-        except InputError:
-            break
-    if len(numbers) == len(texts):
-        return numbers
-    for (where, _), t in zip(cells, texts):
-        if not _SAFE_TEXT.fullmatch(t):
-            raise InputError(where, f"{column} {shown(t)}", "letters, digits and . _ + - only (values name result files)")
-    return texts
-
-
-def read_conditions(path) -> list[dict]:
-    """Rows of a papermill_params CSV as parameter dicts ('#' lines skipped). The header names
-    notebook parameters (Python identifiers, each once); every row has one value per column
-    (the line is named otherwise); a column of integers reads as int, of numbers as float, of
-    True/False as bool, anything else as file-name-safe text."""
-    path = Path(path)
-    if not path.is_absolute() and not path.exists():
-        path = PAPERMILL_PARAMS_DIR / path
-    text = read_input_text(path, "a conditions file (CSV with a header of notebook parameters)", SMALL_INPUT_MAX_BYTES)
-    lines = [(n, line.rstrip("\r")) for n, line in enumerate(text.split("\n"), start=1) if line.strip() and not line.lstrip().startswith("#")]
-    if not lines:
-        raise InputError(str(path), "no header", "a header of notebook parameter names")
-    header_line, header_text = lines[0]
-    header = [name.strip() for name in header_text.split(",")]
-    for name in header:
-        if not _IDENTIFIER.fullmatch(name):
-            raise InputError(f"{path}:{header_line}", f"column name {shown(name)}", "notebook parameter names (Python identifiers)")
-    if len(set(header)) != len(header):
-        raise InputError(f"{path}:{header_line}", "a column name repeats", "each parameter once")
-    rows = lines[1:]
-    if not rows:
-        raise InputError(str(path), "no conditions", "at least one row")
-    if len(rows) > MAX_CONDITIONS:
-        raise InputError(str(path), f"{len(rows)} conditions", f"at most {MAX_CONDITIONS}")
-    table = []
-    for index, (number, line) in enumerate(rows, start=1):
-        fields = line.split(",")
-        where = f"{path}:{number} (condition {index})"
-        if len(fields) != len(header):
-            raise InputError(where, f"{len(fields)} fields", f"{len(header)} ({','.join(header)})")
-        for name, field in zip(header, fields):
-            if not field.strip():
-                raise InputError(where, f"empty field {name}", "a value in every column")
-        table.append((where, fields))
-    columns = {name: _column_values(path, name, [(where, fields[k]) for where, fields in table]) for k, name in enumerate(header)}
-    return [{name: columns[name][i] for name in header} for i in range(len(table))]
-
-
-def condition_name(parameters: dict) -> str:
-    return "_".join(f"{k}-{v}" for k, v in parameters.items()).replace("/", "-").replace(" ", "")
-
-
-def source_digest() -> str:
-    """Hash of every crane_lib module: a code change invalidates every cached condition."""
-    return fingerprint.package_digest()
-
-
-def cache_key(notebook: Path, parameters: dict, inputs: list[Path], code_digest: str) -> str:
-    return fingerprint.digest(
-        Path(notebook).read_bytes(), json.dumps(parameters, sort_keys=True), code_digest,
-        *(f"{path}\0{fingerprint.file_digest(path)}" for path in inputs),
-    )
+def condition_key(notebook: Path, parameters: dict, inputs: list[Path], code: dict) -> keys.Key:
+    """What decides a condition's record: the notebook, its parameters, inputs and `code` parts."""
+    return keys.record_key(inputs=inputs, parameters=parameters, sources=[notebook], code=code)
 
 
 @dataclass
@@ -157,7 +88,7 @@ class ConditionOutcome:
                       carries the batch's time outside cells (kernel start, notebook I/O)
     error             the failing cell's last error line ("failed" only)
     cells_s           execution time of the condition's cells (papermill's per-cell timing)
-    setup_s           of which the chapter's setup cell (its first code cell other than parameters: imports)
+    setup_s           of which the notebook's setup cell (its first code cell other than parameters: imports)
     worker            where it ran ("local" or the Dask worker's address)
     """
 
@@ -174,10 +105,11 @@ class ConditionOutcome:
 class SweepReport(list):
     """The outcomes in condition order (a list, as `run_sweep` always returned) and how they ran:
     `wall_s` the sweep's wall time, `executor` "local" or "dask <address>", `batches` the sizes
-    of the batches submitted."""
+    of the batches submitted, `log` how many conditions were reused and why the others ran."""
 
     def __init__(self, outcomes=(), wall_s: float = 0.0, executor: str = "local", batches=(), workers: int = 1):
         super().__init__(outcomes)
+        self.log = keys.StepLog("sweep")  # reused and recomputed conditions, and why
         self.wall_s = wall_s
         self.executor = executor
         self.batches = list(batches)
@@ -187,7 +119,7 @@ class SweepReport(list):
 def breakdown(report: SweepReport) -> str:
     """Where a sweep's time went, as lines of text (the benchmarks print it).
 
-    Capacity is wall time x workers. In-notebook compute is the time the chapter's cells ran for
+    Capacity is wall time x workers. In-notebook compute is the time the notebook's cells ran for
     each condition, less its setup cell (imports, model load); the rest of the capacity is
     overhead: kernel start and notebook I/O, setup cells, and workers waiting (the driver's
     cache keys, pool start, the last batches running alone)."""
@@ -213,11 +145,11 @@ def breakdown(report: SweepReport) -> str:
 # ----------------------------------------------------------------------------- batch notebooks
 
 
-def _chapter_notebook(chapter: Path):
+def _read_notebook(path: Path):
     import jupytext
 
-    notebook = jupytext.read(chapter)
-    # papermill needs to know the kernel; chapters carry it in their header, but be explicit
+    notebook = jupytext.read(path)
+    # papermill needs to know the kernel; the notebooks carry it in their header, but be explicit
     notebook.metadata.setdefault("kernelspec", {"name": "python3", "display_name": "Python 3", "language": "python"})
     notebook.metadata.setdefault("language_info", {"name": "python"})
     return notebook
@@ -236,9 +168,9 @@ def _parameters_cell(parameters: dict):
     return cell
 
 
-def batch_notebook(chapter_nb, conditions: list[dict]):
-    """One notebook holding the chapter once per condition: a marker cell, `%reset -f`, then the
-    chapter's cells with the condition's parameters injected after its `parameters` cell, as
+def batch_notebook(source_nb, conditions: list[dict]):
+    """One notebook holding the source once per condition: a marker cell, `%reset -f`, then the
+    source's cells with the condition's parameters injected after its `parameters` cell, as
     papermill injects them. Returns (notebook, [(first, end) cell span])."""
     import copy
 
@@ -254,7 +186,7 @@ def batch_notebook(chapter_nb, conditions: list[dict]):
         reset.metadata["tags"] = [RESET_TAG]
         cells.append(reset)
         injected = False
-        for cell in chapter_nb.cells:
+        for cell in source_nb.cells:
             cell = copy.deepcopy(cell)
             cell["id"] = f"c{k}-{cell.get('id', len(cells))}"[:64]  # cell ids are unique within a notebook
             cells.append(cell)
@@ -264,7 +196,7 @@ def batch_notebook(chapter_nb, conditions: list[dict]):
         if not injected:  # no parameters cell: papermill puts the parameters first
             cells.insert(first + 2, _parameters_cell(parameters))
         spans.append((first, len(cells)))
-    notebook = nbformat.v4.new_notebook(cells=cells, metadata=copy.deepcopy(chapter_nb.metadata))
+    notebook = nbformat.v4.new_notebook(cells=cells, metadata=copy.deepcopy(source_nb.metadata))
     return notebook, spans
 
 
@@ -286,10 +218,9 @@ def _condition_notebook(executed, span, parameters: dict):
 
 
 def _cell_times(cells) -> tuple[float, float]:
-    """(all cells, the setup cell) of one condition's cells, s. The setup cell is the chapter's
-    first code cell that is not a parameters cell (its imports): chapter 04 puts it before the
-    parameters cell, the others after; the first cell after the parameters is, in chapter 04,
-    the identification itself."""
+    """(all cells, the setup cell) of one condition's cells, s. The setup cell is the notebook's
+    first code cell that is not a parameters cell (its imports), before or after the parameters
+    cell."""
     total = sum(_duration(c) for c in cells)
     for cell in cells:
         if cell.cell_type == "code" and not ({"parameters", "injected-parameters", RESET_TAG} & set(_tags(cell))):
@@ -351,7 +282,7 @@ _KERNELS: dict = {}
 
 
 def _worker_kernel(cwd: Path):
-    """(key, kernel manager) this worker runs chapters in `cwd` with; a dead kernel is replaced."""
+    """(key, kernel manager) this worker runs notebooks in `cwd` with; a dead kernel is replaced."""
     from jupyter_client.manager import AsyncKernelManager
     from jupyter_core.utils import run_sync
 
@@ -393,28 +324,29 @@ def _shutdown_kernels() -> None:
         _drop_kernel(key)
 
 
-def run_batch(chapter: str, batch: list[tuple[dict, str]], out_dir: str, threads: int = 0,
+def run_batch(notebook_file: str, batch: list[tuple[dict, str]], out_dir: str, threads: int = 0,
               keep_kernel: bool = True) -> list[ConditionOutcome]:
-    """Run the chapter for every (parameters, key) of `batch` in as few kernels as failures allow;
+    """Run the notebook for every (parameters, key) of `batch` in as few kernels as failures allow;
     the worker's kernel is kept for its next batch unless `keep_kernel` is False.
 
-    Every file lands by rename: the executed notebook of each condition, then its key (the key
-    marks a condition as done, so it is written last, and only when the condition succeeded)."""
+    Every file lands by rename: the executed notebook of each condition, then its key (JSON text:
+    digest and parts; the key marks a condition as done, so it is written last, and only when the
+    condition succeeded)."""
     import nbformat
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
     if threads:
         _limit_threads(threads)
-    chapter, out_dir = Path(chapter), Path(out_dir)
-    chapter_nb = _chapter_notebook(chapter)
+    notebook_file, out_dir = Path(notebook_file), Path(out_dir)
+    source_nb = _read_notebook(notebook_file)
     work = out_dir / ".work"
     work.mkdir(parents=True, exist_ok=True)
     where = _worker_name()
     outcomes: list[ConditionOutcome] = []
     pending = list(batch)
     while pending:
-        notebook, spans = batch_notebook(chapter_nb, [p for p, _ in pending])
+        notebook, spans = batch_notebook(source_nb, [p for p, _ in pending])
         token = uuid.uuid4().hex
         source, executed_path = work / f"{token}.input.ipynb", work / f"{token}.ipynb"
         nbformat.write(notebook, source)
@@ -422,10 +354,10 @@ def run_batch(chapter: str, batch: list[tuple[dict, str]], out_dir: str, threads
         failure = None
         _prepare_worker(os.getpid())
         # without keep_kernel, papermill starts the kernel and shuts it down (km=None), as before batching
-        kernel_key, kernel = _worker_kernel(chapter.parent) if keep_kernel else (None, None)
+        kernel_key, kernel = _worker_kernel(notebook_file.parent) if keep_kernel else (None, None)
         drop = False
         try:
-            papermill.execute_notebook(str(source), str(executed_path), kernel_name="python3", cwd=str(chapter.parent), progress_bar=False,
+            papermill.execute_notebook(str(source), str(executed_path), kernel_name="python3", cwd=str(notebook_file.parent), progress_bar=False,
                                        engine_name=_SAVE_AT_END, km=kernel)
         except PapermillExecutionError as err:
             failure = (err.cell_index if hasattr(err, "cell_index") else None, f"{err.ename}: {err.evalue}")
@@ -454,7 +386,7 @@ def run_batch(chapter: str, batch: list[tuple[dict, str]], out_dir: str, threads
             in_cells += cells_s
             _write_notebook(out_dir / "notebooks" / f"{name}.ipynb", _condition_notebook(executed, span, parameters))
             if k < failed_at:
-                with atomic_write(out_dir / "keys" / f"{name}.key", encoding="utf-8") as handle:
+                with atomic_write(out_dir / "keys" / f"{name}.json", encoding="utf-8") as handle:
                     handle.write(key)
                 outcomes.append(ConditionOutcome(name, parameters, "ran", cells_s, cells_s=cells_s, setup_s=setup_s, worker=where))
             elif failure is not None:
@@ -594,7 +526,7 @@ def batches(pending: list, workers: int, batch_size: int | None = None, group_of
 
 
 def run_sweep(
-    chapter,
+    notebook_file,
     conditions: list[dict],
     sweep_name: str,
     inputs_of=lambda parameters: [],
@@ -604,7 +536,7 @@ def run_sweep(
     batch_size: int | None = None,
     keep_kernels: bool = True,
 ) -> SweepReport:
-    """Run `chapter` once per condition, skipping conditions whose cache key is unchanged.
+    """Run the notebook once per condition, skipping conditions whose key is unchanged.
 
     `inputs_of(parameters)` names the input files a condition reads (recordings, bundles), so
     that a changed input reruns it. Failures are reported per condition; the others go on.
@@ -617,23 +549,29 @@ def run_sweep(
     from tqdm.auto import tqdm
 
     started = time.perf_counter()
-    chapter = Path(chapter)
-    if not chapter.is_absolute():
-        chapter = REPO_ROOT / chapter
+    notebook_file = Path(notebook_file)
+    if not notebook_file.is_absolute():
+        notebook_file = REPO_ROOT / notebook_file
     out_dir = RESULTS_DIR / "sweeps" / sweep_name
-    code = source_digest()
+    code = code_parts(notebook_file)
+    store = keys.KeyStore(sweep_name, out_dir.parent)
+    store.folder = out_dir / "keys"
+    log = keys.StepLog(sweep_name)
     outcomes: list[ConditionOutcome] = []
     pending = []
     for parameters in conditions:
         name = condition_name(parameters)
-        key = cache_key(chapter, parameters, [Path(p) for p in inputs_of(parameters)], code)
-        key_file = out_dir / "keys" / f"{name}.key"
-        if key_file.exists() and key_file.read_text(encoding="utf-8") == key:
+        key = condition_key(notebook_file, parameters, [Path(p) for p in inputs_of(parameters)], code)
+        reasons = store.stale(name, key)
+        log.note(reasons)
+        if not reasons:
             outcomes.append(ConditionOutcome(name, parameters, "cached", 0.0))
         else:
-            pending.append((parameters, key))
+            record = json.dumps({"key": key.digest, "parts": key.parts}, indent=1, sort_keys=True)
+            pending.append((parameters, record + "\n"))
     scheduler = scheduler if scheduler is not None else (os.environ.get(SCHEDULER_ENV) or None)
     report = SweepReport()
+    report.log = log
     if pending:
         if scheduler is not None:
             pool = _DaskPool(dask_client(scheduler))
@@ -647,7 +585,7 @@ def run_sweep(
         report.batches = [len(g) for g in groups]
         with tqdm(total=len(conditions), initial=len(outcomes), desc=f"sweep {sweep_name}", unit="condition", disable=not show_progress) as bar:
             try:
-                futures = [pool.submit(run_batch, str(chapter), group, str(out_dir), threads, keep_kernels) for group in groups]
+                futures = [pool.submit(run_batch, str(notebook_file), group, str(out_dir), threads, keep_kernels) for group in groups]
                 for future in pool.as_completed(futures):
                     for outcome in future.result():
                         outcomes.append(outcome)

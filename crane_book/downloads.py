@@ -1,7 +1,7 @@
 """The build's result records as downloads: one zip per kind of record, made by the main job
 before the book is built, linked from the pages that use them.
 
-    python -m crane_lib.reporting.pipeline ...   # last step: downloads.bundle_all()
+    python -m crane_book.pipeline ...   # last step: downloads.bundle_all()
     downloads.link("conditions")                  # in a chapter cell: a MyST {download} link
 
 Sphinx copies a file named by the `{download}` role into `_build/html/_downloads/` and fails

@@ -1,0 +1,12 @@
+"""crane_book: the machinery that builds the book from crane_lib, kept apart from the science.
+
+  pipeline    the main job's data steps in order: every record of the book is written here
+  sweep       the papermill sweep driver (local pool or Dask), one condition notebook per row
+  conditions/ the condition notebooks: a parameters cell, one call into a crane_lib stage
+  keys        what decides a record: inputs, parameters, the source its code imports
+  claims      the paper's main claims judged from the records (a data step)
+  pages       the book's pages executed side by side (only those whose inputs changed)
+  downloads   the records zipped per kind for the pages that link them
+
+It imports crane_lib; crane_lib never imports it (tests/test_architecture.py).
+"""

@@ -1,0 +1,159 @@
+"""What decides a record: its cache key, part by part, and why a stored record is stale.
+
+A record's key is the digest of its parts and nothing else:
+
+- `input <path>`: the content (sha256) of each input file it reads (a recording, a model);
+- `parameters`: its parameters, as sorted JSON;
+- `source <path>`: the text of a computing file outside crane_lib (a sweep's condition
+  notebook, the claims module);
+- `code <file>`: the source of every crane_lib module its computing code imports, transitively
+  (`crane_lib.source_graph.closure`), one part per module.
+
+Not the chapter that presents the record, not the rest of the package: correcting a page's
+prose re-executes that page only, editing a view under `crane_lib/reporting/` re-runs no data
+step, editing `identification/clie.py` re-runs what imports it. The parts are stored beside the
+key (`KeyStore`), so a recomputed record says which input, parameter or module changed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from crane_lib import fingerprint, source_graph
+from crane_lib.errors import atomic_write
+from crane_lib.paths import REPO_ROOT, RESULTS_DIR
+
+KEYS_DIR_NAME = "keys"
+
+
+def _shown_path(path) -> str:
+    path = Path(path).resolve()
+    for root in (RESULTS_DIR.resolve(), REPO_ROOT.resolve()):
+        try:
+            return str(path.relative_to(root))
+        except ValueError:
+            continue
+    return str(path)
+
+
+@dataclass(frozen=True)
+class Key:
+    """The parts that decide a record (name -> digest or value) and their combined digest."""
+
+    parts: dict = field(default_factory=dict)
+
+    @property
+    def digest(self) -> str:
+        """One digest of every part, names included (order-independent)."""
+        return fingerprint.digest(*(f"{k}\0{v}" for k, v in sorted(self.parts.items())), length=64)
+
+
+def code_parts(modules=(), files=()) -> dict:
+    """`code <file>` parts: the closure of crane_lib modules, and of the crane_lib imports of
+    source files outside the package (a condition notebook)."""
+    reached = set(source_graph.closure(modules))
+    for path in files:
+        reached.update(source_graph.file_closure(path))
+    parts = {}
+    for module in sorted(reached):
+        source = source_graph.module_file(module)
+        parts[f"code {source.relative_to(REPO_ROOT)}"] = fingerprint.file_digest(source)
+    return parts
+
+
+def record_key(inputs=(), parameters=None, modules=(), sources=(), extra=None,
+               code: dict | None = None) -> Key:
+    """The key of a record computed by crane_lib `modules` (or by `sources` outside the package,
+    with their imports) from the `inputs` files with `parameters`; `extra`: named values that
+    also decide it; `code`: the code parts when the caller computed them once for many records."""
+    parts = dict(code) if code is not None else code_parts(modules, sources)
+    for path in sources:
+        parts[f"source {_shown_path(path)}"] = fingerprint.file_digest(path)
+    for path in inputs:
+        parts[f"input {_shown_path(path)}"] = fingerprint.file_digest(path)
+    if parameters is not None:
+        parts["parameters"] = json.dumps(parameters, sort_keys=True, default=str)
+    for name, value in (extra or {}).items():
+        parts[f"setting {name}"] = str(value)
+    return Key(parts)
+
+
+def changes(stored: dict | None, current: dict) -> list[str]:
+    """Why a record with the `stored` parts is stale under the `current` ones, as short phrases:
+    'new' when none is stored, else each part added, removed or changed."""
+    if stored is None:
+        return ["new"]
+    reasons = []
+    for name in sorted(set(stored) | set(current)):
+        if name not in current:
+            reasons.append(f"{name.partition(' ')[2] or name} no longer read")
+        elif name not in stored:
+            reasons.append(f"{name.partition(' ')[2] or name} newly read")
+        elif stored[name] != current[name]:
+            reasons.append(f"{name.partition(' ')[2] or name} changed")
+    return reasons
+
+
+class KeyStore:
+    """The keys of one step's records: `results/keys/<step>/<record>.json` (digest and parts)."""
+
+    def __init__(self, step: str, results_dir: Path | None = None):
+        self.step = step
+        self.folder = Path(results_dir or RESULTS_DIR) / KEYS_DIR_NAME / step
+
+    def path(self, name: str) -> Path:
+        """Where the key of record `name` is kept."""
+        return self.folder / f"{name}.json"
+
+    def stored(self, name: str) -> dict | None:
+        """The stored parts of record `name`, or None (never stored, or unreadable)."""
+        try:
+            data = json.loads(self.path(name).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return data.get("parts") if isinstance(data, dict) else None
+
+    def stale(self, name: str, key: Key, outputs=()) -> list[str]:
+        """Why record `name` must be recomputed ([] when its key matches and its `outputs` exist)."""
+        reasons = changes(self.stored(name), key.parts)
+        missing = [p for p in outputs if not Path(p).is_file()]
+        if not reasons and missing:
+            reasons = [f"{_shown_path(missing[0])} missing"]
+        return reasons
+
+    def store(self, name: str, key: Key) -> None:
+        """Keep `key` as the key of record `name` (after the record itself was written)."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        with atomic_write(self.path(name), encoding="utf-8") as handle:
+            json.dump({"key": key.digest, "parts": key.parts}, handle, indent=1, sort_keys=True)
+            handle.write("\n")
+
+
+@dataclass
+class StepLog:
+    """How many records a step reused and why each recomputed one was stale (printed per step)."""
+
+    step: str
+    reused: int = 0
+    reasons: Counter = field(default_factory=Counter)
+    recomputed: int = 0
+
+    def note(self, reasons: list[str]) -> None:
+        """Count one record: reused when `reasons` is empty, else recomputed for them."""
+        if not reasons:
+            self.reused += 1
+            return
+        self.recomputed += 1
+        self.reasons.update(reasons[:3] + ([f"{len(reasons) - 3} more"] if len(reasons) > 3 else []))
+
+    def line(self) -> str:
+        """'step: 12 reused, 4 recomputed (identification/clie.py changed: 4)'."""
+        text = f"{self.step}: {self.reused} reused, {self.recomputed} recomputed"
+        if self.reasons:
+            shown = ", ".join(f"{r}: {n}" for r, n in self.reasons.most_common(6))
+            more = len(self.reasons) - 6
+            text += f" ({shown}{f', and {more} other reasons' if more > 0 else ''})"
+        return text

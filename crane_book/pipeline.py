@@ -1,0 +1,329 @@
+"""The main job's data steps, in pipeline order, before the book is built.
+
+    python -m crane_book.pipeline --profile quick|full [--jobs 2] [--scheduler tcp://host:8786]
+    python -m crane_book.pipeline --profile full --study clie_faithful [--scheduler ...]
+
+Every record of the book is written here and nowhere else; the pages only read them. Each step
+prints how many records it reused and why each recomputed one was stale: a record's key is its
+inputs, its parameters and the source of the crane_lib modules its computing code imports,
+transitively (`crane_book.keys`), so editing a chapter or a view re-runs no step.
+
+1. the default data set: the twin's recordings of the profile (`dataset`);
+2. the OLS/SDP sweep: the condition notebook `conditions/ols_sdp.py` once per row of
+   `papermill_params/ols_sdp_<profile>.csv`;
+3. the CLIE sweep: `conditions/clie.py` once per row of `papermill_params/clie_<profile>.csv`
+   (the fast route; the parameter clouds and Table VIII read its records);
+4. the accepted model: Algorithm 1 end to end on the representative condition (AG02, first
+   execution, 40 ms; the structural rule of Sec. VI-B names it) through
+   `acceptance.accepted.accept_recording`, the path `crane-id` uses (its refinement is the CLIE
+   sweep's run of that condition when the start is the same: deterministic, so not repeated), written to
+   results/accepted/ as a model file and a JSON record; and the 40 ms bundles of every
+   execution of V01-V03, which the chapter "Validation" reads;
+5. the repeats sweep: `conditions/repeats.py` once per execution and interval of
+   `papermill_params/repeats_<profile>.csv` (Table XI, Sec. VII-D); an execution listed there
+   but not recorded is reported with the step that records it, and the others go on;
+6. the Kt draws: `conditions/kt_draws.py` once per block of seeds of `papermill_params/kt_draws_<profile>.csv`
+   (Sec. VII-D, Appendix E-C), one record per draw;
+7. the export of the accepted model: its physically consistent link-level model (the nearest
+   one when the model admits none, as `crane-id export --nearest`) as URDF, MJCF and standard
+   parameters in results/export/, which the chapter "A consistent model, exported" verifies
+   and offers for download;
+8. the nonideality study: `conditions/nonideality.py` once per row of
+   `papermill_params/nonideality_<profile>.csv` (every row checked before anything is recorded;
+   `acceptance.nonideality`);
+9. Beyond OLS: OLS, error-covariance WLS and the dual-metric WLS (plain and with Theta_r) on the
+   Table VIII trajectories the profile records and the invariance test (`beyond_ols`,
+   results/beyond_ols), which the chapter "Beyond OLS" reads;
+10. Sec. VI-E's re-evaluation: every OLS estimate of the build audited over Θ (results/audits),
+   which chapter 06 and the claims read;
+11. the claims at a glance: each of the paper's main claims evaluated from those records
+   (`crane_book.claims`, results/claims);
+12. the downloads: the records zipped per kind (`downloads`, results/downloads) for the pages
+   that link them.
+
+The data set is recorded on the twin profile $CRANE_TWIN names (`make book TWIN=field`).
+
+Studies run only when named with `--study` (they are not part of `make book`):
+- `clie_faithful`: `conditions/clie.py` with the faithful finite-difference route of Appendix D-F once per
+  condition of `papermill_params/clie_faithful_<profile>.csv` (all 160 in the full profile;
+  hours on two cores, so meant for a Dask scheduler with many workers: `make clie-faithful
+  SCHEDULER=tcp://host:8786`). Its records (results/clie/clie/) put the faithful clouds beside
+  the fast ones in the chapter "Parameter clouds".
+
+Every step is cached by content, so a rebuild redoes only what changed. A condition that
+fails is reported and the others go on; the chapter summaries show what exists. With
+`--scheduler` the sweeps run on that Dask scheduler's workers (see `crane_book.sweep`);
+an unreachable scheduler or workers running another crane_lib stop the job with one line and
+exit status 2 before any work.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+from tqdm import tqdm
+
+from crane_book import claims, downloads, keys, sweep
+from crane_lib.acceptance import accepted as accepted_stage
+from crane_lib.acceptance import audit
+from crane_lib.acceptance import kt_sensitivity, nonideality, reproducibility, screen
+from crane_lib.errors import InputError
+from crane_lib.export import artefacts as export_stage
+from crane_lib.identification import clie, condition
+from crane_lib.logs.preprocessing import cached_bundles
+from crane_lib.logs.raw_log import read_raw_log
+from crane_lib.paths import TRAJECTORY_DIR, recording_path
+from crane_lib.records import read_json_record, write_json_record
+from crane_lib.reporting import beyond_ols
+from crane_lib.twin import dataset
+from crane_lib.twin.truth import TWIN_PLANT_CSV, TWIN_TRUTH_CSV
+
+# the condition notebooks of the sweeps: one call into a stage, one record per condition
+CONDITIONS = Path(__file__).resolve().parent / "conditions"
+# the per-condition sweeps of the main job in pipeline order: (parameter set without profile, notebook)
+SWEEPS = (("ols_sdp", CONDITIONS / "ols_sdp.py"), ("clie", CONDITIONS / "clie.py"))
+# sweeps run only on request (--study)
+STUDIES = {"clie_faithful": CONDITIONS / "clie.py"}
+# the crane_lib modules whose code (with everything they import) decides each other data step
+STEP_MODULES = {
+    "accepted": [accepted_stage.__name__],
+    "export": [export_stage.__name__],
+    "audits": [audit.__name__],
+}
+EXIT_BAD_SCHEDULER = 2
+
+
+def step_code() -> dict[str, dict]:
+    """Every data step's code parts (`keys.code_parts`): the files whose change re-runs it."""
+    notebooks = {**dict(SWEEPS), "repeats": CONDITIONS / "repeats.py", "kt_draws": CONDITIONS / "kt_draws.py",
+                 "nonideality": CONDITIONS / "nonideality.py"}
+    return {
+        "recordings": keys.code_parts(modules=[dataset.__name__]),
+        **{name: sweep.code_parts(path) for name, path in notebooks.items()},
+        **{name: keys.code_parts(modules=modules) for name, modules in STEP_MODULES.items()},
+        "beyond_ols": keys.code_parts(modules=[beyond_ols.__name__]),
+        "claims": claims.code_parts(),
+    }
+
+
+def notebook_of(name: str) -> Path:
+    """The condition notebook a sweep (main job or study) runs."""
+    return dict(SWEEPS).get(name) or STUDIES[name]
+
+
+def condition_sweep(name: str, notebook, profile: str, jobs: int, scheduler=None) -> sweep.SweepReport:
+    """Run `notebook` once per condition of papermill_params/<name>_<profile>.csv; a condition's
+    input is its recording. `scheduler`: a Dask scheduler address (default: $CRANE_SCHEDULER,
+    else the local pool)."""
+    conditions = sweep.read_conditions(f"{name}_{profile}.csv")
+    return sweep.run_sweep(
+        notebook,
+        conditions,
+        f"{name}_{profile}",
+        inputs_of=lambda p: [recording_path(p["trajectory"], p["run"])],
+        workers=jobs,
+        scheduler=scheduler,
+    )
+
+
+# the representative condition (Sec. VI-B: the structural rule names AG02 at 40 ms, chapter
+# "Parameter clouds" derives it; tests/test_selection.py checks the rule) and its refinement route
+REPRESENTATIVE = {"trajectory": "AG02", "ts": 0.040, "run": 1}
+ACCEPTED_REFINE = "fast"  # the CLIE sweep's route
+VALIDATION_TRAJECTORIES = ("V01", "V02", "V03")
+
+
+def _missing_recording(path, profile: str) -> InputError:
+    return InputError(str(path), "no such recording",
+                      f"the twin's recording written by `python -m crane_lib.twin.dataset --profile {profile}` "
+                      "(the first step of `make book`)")
+
+
+def accepted_key(log_path, trajectory: str, ts: float, run: int, refine: str) -> keys.Key:
+    """What decides the accepted model: the log and its command file, the condition, the route,
+    the audit seeds and rescue margin, and the source `acceptance.accepted` imports."""
+    return keys.record_key(
+        inputs=[log_path, TRAJECTORY_DIR / f"{trajectory}.txt"],
+        parameters={"trajectory": trajectory, "ts": ts, "run": run, "refine": refine,
+                    "seeds": list(accepted_stage.AUDIT_SEEDS), "epsilon": accepted_stage.RESCUE_EPSILON},
+        modules=STEP_MODULES["accepted"])
+
+
+def accepted_model_step(profile: str, jobs: int = 2, trajectory: str = REPRESENTATIVE["trajectory"],
+                        ts: float = REPRESENTATIVE["ts"], run: int = REPRESENTATIVE["run"],
+                        refine: str = ACCEPTED_REFINE, directory=None) -> keys.StepLog:
+    """Algorithm 1 on one condition, written to results/accepted/ unless its stored key matches."""
+    log_path = recording_path(trajectory, run)
+    if not log_path.is_file():
+        raise _missing_recording(log_path, profile)
+    key = accepted_key(log_path, trajectory, ts, run, refine)
+    csv_path, json_path = accepted_stage.accepted_paths(trajectory, ts, run, directory)
+    store = keys.KeyStore("accepted", None if directory is None else Path(directory).parent)
+    name = json_path.stem
+    log = keys.StepLog("accepted model")
+    reasons = store.stale(name, key, outputs=[csv_path, json_path])
+    log.note(reasons)
+    if not reasons:
+        return log
+    stages = ["identify and refine", "audit over Theta", "rescue", "re-audit"]
+    started = time.perf_counter()
+    with tqdm(total=len(stages), desc=f"accepted model {trajectory} at {ts * 1e3:g} ms", unit="stage") as bar:
+        def progress(stage):
+            bar.set_postfix_str(stage)
+            bar.update(max(stages.index(stage) - bar.n, 0) if stage in stages else 0)
+        sweep_record = clie.record_path(trajectory, ts, run, refine)
+        previous = read_json_record(sweep_record) if sweep_record.is_file() else None
+        result = accepted_stage.accept_recording(
+            read_raw_log(log_path), trajectory, ts, refine, workers=jobs, run=run, progress=progress,
+            command_file=TRAJECTORY_DIR / f"{trajectory}.txt",  # the gate checks the log executed it
+            previous=previous)  # the CLIE sweep's run, if from the same start (deterministic)
+        bar.update(bar.total - bar.n)
+    accepted_stage.write_accepted(result, ts, directory)
+    store.store(name, key)
+    print(f"accepted model: {result.verdict()} ({time.perf_counter() - started:.0f} s); {csv_path}")
+    return log
+
+
+def validation_bundles_step(profile: str, ts: float = REPRESENTATIVE["ts"]) -> int:
+    """Preprocess (or find cached) the bundles of every execution of V01-V03 in the profile."""
+    runs = [e for e in dataset.executions(profile) if e.trajectory in VALIDATION_TRAJECTORIES]
+    for execution in tqdm(runs, desc="validation bundles", unit="recording"):
+        path = recording_path(execution.trajectory, execution.run)
+        if not path.is_file():
+            raise _missing_recording(path, profile)
+        cached_bundles(path)
+    return len(runs)
+
+
+def repeats_sweep(profile: str, jobs: int, scheduler=None) -> sweep.SweepReport:
+    """`conditions/repeats.py` once per row of papermill_params/repeats_<profile>.csv; a row whose
+    execution has no recording is reported (with the step that records it) and left out."""
+    conditions = sweep.read_conditions(f"repeats_{profile}.csv")
+    for message in reproducibility.missing_recordings(conditions, profile):
+        print(f"repeats: {message}", file=sys.stderr)
+    present = [c for c in conditions if recording_path(c["trajectory"], c["run"]).exists()]
+    return sweep.run_sweep(
+        CONDITIONS / "repeats.py", present, f"repeats_{profile}",
+        inputs_of=lambda p: [recording_path(p["trajectory"], p["run"]), *reproducibility.heldout_inputs()],
+        workers=jobs, scheduler=scheduler,
+    )
+
+
+def kt_sweep(profile: str, jobs: int, scheduler=None) -> sweep.SweepReport:
+    """`conditions/kt_draws.py` once per block of draw seeds of papermill_params/kt_draws_<profile>.csv."""
+    conditions = sweep.read_conditions(f"kt_draws_{profile}.csv")
+    kt_sensitivity.seeds_of(conditions)  # the blocks must not overlap
+    screen.compile_core()  # once, before the workers
+    return sweep.run_sweep(
+        CONDITIONS / "kt_draws.py", conditions, f"kt_draws_{profile}",
+        inputs_of=lambda p: [recording_path(p["trajectory"], p["run"]), *reproducibility.heldout_inputs(),
+                             TWIN_PLANT_CSV, TWIN_TRUTH_CSV],
+        workers=jobs, scheduler=scheduler,
+    )
+
+
+def nonideality_sweep(profile: str, jobs: int, scheduler=None) -> sweep.SweepReport:
+    """`conditions/nonideality.py` once per row of papermill_params/nonideality_<profile>.csv,
+    every row checked before anything is recorded."""
+    conditions = nonideality.read_study_conditions(nonideality.study_conditions_path(profile))
+    return sweep.run_sweep(
+        CONDITIONS / "nonideality.py",
+        [{**c.parameters(), "profile": profile} for c in conditions],
+        f"nonideality_{profile}",
+        inputs_of=lambda p: nonideality.twin_inputs() + [TRAJECTORY_DIR / f"{p['trajectory']}.txt"],
+        workers=jobs,
+        scheduler=scheduler,
+    )
+
+
+def export_step(trajectory: str = REPRESENTATIVE["trajectory"], ts: float = REPRESENTATIVE["ts"],
+                run: int = REPRESENTATIVE["run"], accepted_dir=None, directory=None) -> keys.StepLog:
+    """The accepted model's URDF, MJCF, standard parameters and record, unless their stored key
+    (the model file and the source `export.artefacts` imports) matches."""
+    model_path, _ = accepted_stage.accepted_paths(trajectory, ts, run, accepted_dir)
+    if not model_path.is_file():
+        raise InputError(str(model_path), "no accepted model to export", accepted_stage.MAKE_STEP)
+    key = keys.record_key(inputs=[model_path], modules=STEP_MODULES["export"])
+    paths = export_stage.export_paths(trajectory, ts, run, directory)
+    store = keys.KeyStore("export", None if directory is None else Path(directory).parent)
+    log = keys.StepLog("export")
+    reasons = store.stale(paths["record"].stem, key, outputs=list(paths.values()))
+    log.note(reasons)
+    if not reasons:
+        return log
+    started = time.perf_counter()
+    result = export_stage.export_model(model_path, paths)
+    store.store(paths["record"].stem, key)
+    print(f"export: {result.summary()} ({time.perf_counter() - started:.1f} s); {paths['urdf'].parent}")
+    return log
+
+
+def ols_audits_step() -> keys.StepLog:
+    """Sec. VI-E: every OLS estimate of the build's condition records audited over Θ (dense set,
+    seed 1), one record (results/audits/) that chapter 06 and the claims read."""
+    inputs = sorted(condition.CONDITIONS_DIR.glob("*.json"))
+    key = keys.record_key(inputs=inputs, parameters={"seed": 1}, modules=STEP_MODULES["audits"])
+    store = keys.KeyStore("audits")
+    log = keys.StepLog("OLS estimates over Θ")
+    reasons = store.stale(audit.OLS_AUDITS_PATH.stem, key, outputs=[audit.OLS_AUDITS_PATH])
+    log.note(reasons)
+    if reasons:
+        records = [read_json_record(p) for p in tqdm(inputs, desc="OLS estimates over Θ", unit="record")]
+        write_json_record(audit.OLS_AUDITS_PATH, audit.audit_estimates(records, seed=1))
+        store.store(audit.OLS_AUDITS_PATH.stem, key)
+    return log
+
+
+def _report(name: str, outcomes: sweep.SweepReport) -> None:
+    failed = [o for o in outcomes if o.status == "failed"]
+    for o in failed:
+        print(f"{name}: condition {o.name} failed: {o.error}", file=sys.stderr)
+    where = getattr(outcomes, "executor", "local")
+    wall = getattr(outcomes, "wall_s", 0.0)
+    print(f"{outcomes.log.line()}; {len(failed)} failed ({where}, {wall:.0f} s)")
+
+
+def main(argv=None) -> int:
+    """Run the main job's data steps (and the named studies); exit status 2 for a bad scheduler."""
+    parser = argparse.ArgumentParser(prog="python -m crane_book.pipeline", description=__doc__.splitlines()[0])
+    parser.add_argument("--profile", choices=dataset.PROFILES, default="full")
+    parser.add_argument("--jobs", type=int, default=2, help="local processes (without --scheduler)")
+    parser.add_argument("--scheduler", default=os.environ.get(sweep.SCHEDULER_ENV) or None,
+                        help="address of a Dask distributed scheduler (tcp://host:8786); default: the local process pool")
+    parser.add_argument("--scheduler-timeout", type=float, default=sweep.CONNECT_TIMEOUT_S, help="seconds to wait for the scheduler")
+    parser.add_argument("--study", choices=sorted(STUDIES), action="append", default=[],
+                        help="run this study's sweep after the main job's steps (repeatable)")
+    args = parser.parse_args(argv)
+    if args.scheduler:
+        # before any work: reachable, same crane_lib on every worker, results folder shared
+        try:
+            sweep.dask_client(args.scheduler, args.scheduler_timeout)
+        except sweep.SchedulerError as error:
+            print(f"crane pipeline: {error}", file=sys.stderr)
+            return EXIT_BAD_SCHEDULER
+        os.environ[sweep.SCHEDULER_ENV] = args.scheduler  # every sweep of this process, other helpers' too
+    dataset.build(args.profile, jobs=args.jobs)
+    for name, notebook in SWEEPS:
+        _report(name, condition_sweep(name, notebook, args.profile, args.jobs, args.scheduler))
+    print(accepted_model_step(args.profile, args.jobs).line())
+    print(f"validation bundles: {validation_bundles_step(args.profile)} executions of V01-V03")
+    _report("repeats", repeats_sweep(args.profile, args.jobs, args.scheduler))
+    _report("kt_draws", kt_sweep(args.profile, args.jobs, args.scheduler))
+    print(export_step().line())
+    _report("nonideality", nonideality_sweep(args.profile, args.jobs, args.scheduler))
+    print(f"beyond OLS: {beyond_ols.beyond_ols_step(args.profile, jobs=args.jobs)}")
+    for name in args.study:
+        _report(name, condition_sweep(name, STUDIES[name], args.profile, args.jobs, args.scheduler))
+    print(ols_audits_step().line())
+    print(claims.write_claims(args.profile).line())
+    made = downloads.bundle_all()
+    print(f"downloads: {', '.join(p.name for p in made.values()) or 'none'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
