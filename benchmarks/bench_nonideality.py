@@ -31,12 +31,11 @@ def bench_point(smoke: bool = False) -> None:
     import numba
 
     numba.set_num_threads(1)
-    from crane_lib.acceptance import audit, screen
+    from crane_lib.acceptance import audit, nonideality, screen
     from crane_lib.identification.condition import identify_condition
     from crane_lib.logs import preprocessing
     from crane_lib.logs.raw_log import RawLog
     from crane_lib.paths import TRAJECTORY_DIR
-    from crane_lib.reporting import nonideality
     from crane_lib.twin import recorder as twin
 
     condition = nonideality.parse_condition("default", "none", "0", "AG02", 1011)
@@ -49,7 +48,8 @@ def bench_point(smoke: bool = False) -> None:
         command, name = smoke_command_file("SMOKE01", RESULTS_DIR / "commands"), "SMOKE01"
         poses = audit.uniform_poses(2000, nonideality.AUDIT_SEED)
         pose_set = audit.PoseSet(poses, np.zeros(len(poses), dtype=np.int8), (audit.UNIFORM,), nonideality.AUDIT_SEED, "smoke")
-        context = nonideality._Context(context.model, context.truth, screen.prepare(pose_set, context.model))
+        prepared = screen.prepare(pose_set, context.model)
+        context = nonideality.StudyContext(context.model, context.truth, prepared)
     twin.record(command, 1)  # compile / load the cores outside the timing
     screen.screened_audit(context.truth, context.poses, context.model)
     (samples, metadata), rec_wall, rec_cpu = _timed(twin.record, command, condition.seed, effects=condition.effects)

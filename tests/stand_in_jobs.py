@@ -8,7 +8,7 @@ from pathlib import Path
 
 
 def write_marker(job, representative, profile, path, key):
-    """Stand-in for reporting.beyond_ols._run_job: writes <job>.txt beside `path` with the worker's pid."""
+    """Stand-in for export.beyond_ols.write_job: <job>.txt beside `path`, with the worker's pid."""
     if job == "FAILS":
         raise ValueError(f"{job} cannot be fitted")
     Path(path).with_suffix(".txt").write_text(f"{os.getpid()} {representative} {profile} {Path(path).name} {key}")

@@ -18,7 +18,8 @@ from .stand_in_jobs import write_marker
 @pytest.fixture
 def three_trajectories(monkeypatch, tmp_path):
     monkeypatch.setattr(beyond_ols, "trajectories", lambda profile: ["AG02", "AP01", "AP03"])
-    monkeypatch.setattr(beyond_ols, "_job_key", lambda job, representative, profile, directory: (Path(directory) / f"{job}.json", "key"))
+    monkeypatch.setattr(beyond_ols, "job_key", lambda job, representative, profile, directory:
+                        (Path(directory) / f"{job}.json", "key"))
     monkeypatch.setattr(beyond_ols, "_cached", lambda path, key: path.stem == "AP01")
     return tmp_path
 

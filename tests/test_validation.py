@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from crane_lib.acceptance import accepted as accepted_stage
-from crane_lib.acceptance import audit, consistency, selection
+from crane_lib.acceptance import audit, consistency, held_out, selection
 from crane_lib.errors import InputError
 from crane_lib.identification import condition as identify
 from crane_lib.identification import metrics
@@ -275,7 +275,7 @@ def test_the_accepted_step_reruns_only_when_an_input_changes(accepted_model, tmp
 
 def test_a_missing_recording_names_the_file_and_the_make_step(tmp_path, monkeypatch):
     missing = tmp_path / "V02_run3.npz"
-    monkeypatch.setattr(validation, "recording_path", lambda trajectory, run: missing)
+    monkeypatch.setattr(held_out, "recording_path", lambda trajectory, run: missing)
     with pytest.raises(InputError) as error:
         validation.recorded_bundle("V02", 3, 0.04, "full")
     assert str(missing) in str(error.value) and "crane_lib.twin.dataset --profile full" in str(error.value)

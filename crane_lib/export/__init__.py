@@ -7,4 +7,6 @@ robotics tools read (URDF, MJCF).
                distance; or, when no such vector reproduces the model, the nearest consistent one
   files        the URDF and MJCF of a standard vector, in the manufacturer's link frames
   verify       the exported files loaded by Pinocchio and MuJoCo, set against the project's model
+  beyond_ols   the chapter "Beyond OLS"'s records: OLS, WLS and dual-metric WLS (with Theta_r, and
+               with consistent links, hence here) scored side by side, and the invariance test
 """

@@ -8,7 +8,7 @@ them over records and executions and states the paper's ordering claims as compu
 
 "Every execution" of a validation trajectory is every execution the profile records
 (papermill_params/recordings_<profile>.csv): three of each in the full profile, one in the
-quick profile. A missing recording is an InputError naming the file and the step that makes it.
+quick profile (`acceptance.held_out`, which reads them).
 """
 
 from __future__ import annotations
@@ -19,52 +19,20 @@ import numpy as np
 import pandas as pd
 
 from crane_lib.acceptance import selection
-from crane_lib.errors import InputError
+# the held-out data set's readers are re-exported: the chapters' modules call them from here
+from crane_lib.acceptance.held_out import (VALIDATION_TRAJECTORIES, heldout_bundles,  # noqa: F401
+                                           identification_executions, recorded_bundle,
+                                           validation_executions)
 from crane_lib.identification import clie, metrics
-from crane_lib.logs.preprocessing import cached_bundles
 from crane_lib.model.dynamics import DynamicModel
 from crane_lib.model.parameters import unit_of
 from crane_lib.paper_numbers import paper
-from crane_lib.paths import recording_path
 from crane_lib.records import read_json_record
 from crane_lib.reporting.tables import Comparison, Why, span
-from crane_lib.twin import dataset
 
-VALIDATION_TRAJECTORIES = ("V01", "V02", "V03")
 HAND_AXIS = 8
 CANDIDATES = int(paper("id_candidate_count").value)  # the paper's identification trajectories
 K_COLUMN = f"k ≥ {metrics.K_GE_MOVING}"  # Table XVI's share of samples with at least k arm joints moving
-
-
-# ----------------------------------------------------------------------------- the records
-
-
-def validation_executions(profile: str) -> list[tuple[str, int]]:
-    """(trajectory, run) of every execution of V01-V03 the profile records, in file order."""
-    return [(e.trajectory, e.run) for e in dataset.executions(profile) if e.trajectory in VALIDATION_TRAJECTORIES]
-
-
-def identification_executions(profile: str, run: int = 1) -> list[str]:
-    """The identification trajectories the profile records (execution `run`), in file order."""
-    return [e.trajectory for e in dataset.executions(profile) if e.trajectory not in VALIDATION_TRAJECTORIES and e.run == run]
-
-
-def recorded_bundle(trajectory: str, run: int, ts: float, profile: str):
-    """The bundle of one execution at `ts`; a missing recording names the file and the make step."""
-    path = recording_path(trajectory, run)
-    if not path.is_file():
-        raise InputError(str(path), f"no recording of {trajectory} run {run}",
-                         f"the twin's recording written by `python -m crane_lib.twin.dataset --profile {profile}` "
-                         "(the first step of `make book`)")
-    return cached_bundles(path, (float(ts),))[float(ts)]
-
-
-def heldout_bundles(profile: str, ts: float = 0.040) -> dict[tuple[str, int], object]:
-    """{(trajectory, run): bundle} for every execution of V01-V03 in the profile."""
-    executions = validation_executions(profile)
-    if not executions:
-        raise InputError(f"papermill_params/recordings_{profile}.csv", "no execution of V01-V03", "the validation trajectories")
-    return {(v, run): recorded_bundle(v, run, ts, profile) for v, run in executions}
 
 
 # ----------------------------------------------------------------------------- Table VII
