@@ -52,6 +52,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
+from crane_lib.acceptance import nonideality as science
 from crane_lib.identification import condition as identify
 from crane_lib.paths import RESULTS_DIR
 from crane_lib.records import read_json_record
@@ -60,8 +61,8 @@ from crane_lib.reporting.tables import formatted
 from crane_lib.twin import effects
 
 profile = os.environ.get("CRANE_PROFILE", "full")
-condition = study.parse_condition(base, effect, magnitude, trajectory, seed, accept,
-                                  where="chapter parameters")
+condition = science.parse_condition(base, effect, magnitude, trajectory, seed, accept,
+                                    where="chapter parameters")
 
 # %% [markdown]
 # ## The effects and their magnitudes
@@ -84,18 +85,18 @@ study.effects_table()
 # the parameters name, as its record holds it:
 
 # %% tags=["hide-input"]
-path = study.record_path(condition, profile)
+path = science.record_path(condition, profile)
 point = study.points_frame([read_json_record(path)])
 display(Markdown(study.record_sentence(path, condition)))
 display(formatted(point[study.POINT_COLUMNS]))
 
 # %% tags=["hide-input"]
-records = study.read_study(profile)
+records = science.read_study(profile)
 frame = study.points_frame(records)
 table = study.ladder(frame)
 order = study.rung_order(table["label"])
-context = study.study_context()
-truth_margin = study.truth_margin(context)
+context = science.study_context()
+truth_margin = science.truth_margin(context)
 display(Markdown(study.summary_sentence(profile, records, frame)))
 
 # %% [markdown]

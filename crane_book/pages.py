@@ -14,7 +14,8 @@ A page is executed again only when what it shows could have changed (`page_key`)
 the source of the crane_lib and crane_book modules it imports (transitively), the build's records
 (every result file but the recordings, bundles and executed sweep notebooks; `results_digest`),
 the committed data it reads, and the profile and twin. Correcting one chapter's prose executes
-that chapter alone. Pages only read: executing them writes nothing under results/.
+that chapter alone. Pages only read: executing them writes nothing under results/, and the
+step fails, naming the files, when a page did (`written_under_results`).
 
 The notebook executed here is the one myst-nb reads (the same jupytext reader and format, the
 same working folder, timeout and error policy), so its code-cell hash matches and Sphinx uses
@@ -114,6 +115,21 @@ def _data_digest() -> str:
                               length=64)
 
 
+def results_snapshot(results_dir: Path | None = None) -> dict[str, tuple[int, int]]:
+    """Every file under results/ with its size and modification time (what a write changes)."""
+    root = Path(results_dir or RESULTS_DIR)
+    if not root.is_dir():
+        return {}
+    return {p.relative_to(root).as_posix(): (p.stat().st_size, p.stat().st_mtime_ns)
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def written_under_results(before: dict, after: dict) -> list[str]:
+    """The files the pages created, changed or removed under results/ (none, if they only read)."""
+    return sorted(f"{name} ({'created' if name not in before else 'removed' if name not in after else 'rewritten'})"
+                  for name in set(before) | set(after) if before.get(name) != after.get(name))
+
+
 def _book_modules(page: Path) -> list[Path]:
     """The crane_book modules a page imports (the download links)."""
     own = Path(__file__).resolve().parent
@@ -196,6 +212,7 @@ def execute_pages(jobs: int = 2, pages: list[Path] | None = None, cache_dir: Pat
         todo += [page] if reasons else []
     todo = sorted(todo, key=lambda p: -before.get(_name(p), 0.0))  # stable: TOC order otherwise
     seconds, failures = {}, []
+    untouched = results_snapshot()
     # spawned workers: no worker inherits this process's state; each page starts its own kernel
     with ProcessPoolExecutor(max(1, jobs), mp_context=multiprocessing.get_context("spawn")) as pool, \
             tqdm(total=len(todo), desc="book pages", unit="page") as bar:
@@ -218,6 +235,11 @@ def execute_pages(jobs: int = 2, pages: list[Path] | None = None, cache_dir: Pat
             bar.set_postfix_str(f"{name} {spent:.0f} s" + (" FAILED" if error else ""))
             bar.update()
     print(log.line())
+    written = written_under_results(untouched, results_snapshot())
+    if written:  # a page that writes a record makes the book disagree with itself
+        failures.append(f"the pages wrote under {RESULTS_DIR} (pages only read records): " + ", ".join(written[:10])
+                        + (f" and {len(written) - 10} more" if len(written) > 10 else ""))
+        stored.clear()  # no page of this build is trusted: every page runs again next time
     keys_file.parent.mkdir(parents=True, exist_ok=True)
     seconds_file.parent.mkdir(parents=True, exist_ok=True)
     with atomic_write(keys_file, encoding="utf-8") as handle:

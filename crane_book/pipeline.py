@@ -32,7 +32,7 @@ transitively (`crane_book.keys`), so editing a chapter or a view re-runs no step
    `papermill_params/nonideality_<profile>.csv` (every row checked before anything is recorded;
    `acceptance.nonideality`);
 9. Beyond OLS: OLS, error-covariance WLS and the dual-metric WLS (plain and with Theta_r) on the
-   Table VIII trajectories the profile records and the invariance test (`beyond_ols`,
+   Table VIII trajectories the profile records and the invariance test (`export.beyond_ols`,
    results/beyond_ols), which the chapter "Beyond OLS" reads;
 10. Sec. VI-E's re-evaluation: every OLS estimate of the build audited over Θ (results/audits),
    which chapter 06 and the claims read;
@@ -60,9 +60,11 @@ exit status 2 before any work.
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 from tqdm import tqdm
@@ -73,12 +75,12 @@ from crane_lib.acceptance import audit
 from crane_lib.acceptance import kt_sensitivity, nonideality, reproducibility, screen
 from crane_lib.errors import InputError
 from crane_lib.export import artefacts as export_stage
+from crane_lib.export import beyond_ols
 from crane_lib.identification import clie, condition
 from crane_lib.logs.preprocessing import cached_bundles
 from crane_lib.logs.raw_log import read_raw_log
 from crane_lib.paths import TRAJECTORY_DIR, recording_path
 from crane_lib.records import read_json_record, write_json_record
-from crane_lib.reporting import beyond_ols
 from crane_lib.twin import dataset
 from crane_lib.twin.truth import TWIN_PLANT_CSV, TWIN_TRUTH_CSV
 
@@ -262,6 +264,42 @@ def export_step(trajectory: str = REPRESENTATIVE["trajectory"], ts: float = REPR
     return log
 
 
+def beyond_ols_step(profile: str, directory=None, jobs: int = 1, run_job=beyond_ols.write_job) -> keys.StepLog:
+    """The records of the chapter "Beyond OLS": one per Table VIII trajectory the profile records
+    (first execution, 40 ms) and the invariance test on the representative condition.
+
+    The records that are missing or stale are computed on `jobs` processes (each fit is one
+    solver on one core), the representative condition first (it also fits the consistent-links
+    variant, the longest); each worker writes its own record. `run_job(job, representative,
+    profile, path)`: what computes one record and writes it to `path` (a module-level function:
+    it is pickled)."""
+    names = beyond_ols.trajectories(profile)
+    representative = names[0] if names else "AG02"
+    store = keys.KeyStore("beyond_ols", None if directory is None else Path(directory).parent)
+    log = keys.StepLog("beyond OLS")
+    code = keys.code_parts(modules=[beyond_ols.__name__])
+    pending = []
+    for job in [*names, beyond_ols.INVARIANCE]:
+        path, recording, parameters = beyond_ols.job_inputs(job, representative, profile, directory)
+        key = keys.record_key(inputs=[recording], parameters=parameters, code=code)
+        reasons = store.stale(path.stem, key, outputs=[path])
+        log.note(reasons)
+        if reasons:
+            pending.append(((job, representative, profile, path), key))
+    if len(pending) > 1 and jobs > 1:
+        with ProcessPoolExecutor(min(jobs, len(pending)), mp_context=multiprocessing.get_context("spawn")) as pool:
+            futures = {pool.submit(run_job, *arguments): (arguments, key) for arguments, key in pending}
+            for future in tqdm(as_completed(futures), total=len(futures), desc="beyond OLS", unit="record"):
+                future.result()  # a failure stops the step, as in one process
+                arguments, key = futures[future]
+                store.store(Path(arguments[3]).stem, key)
+    else:
+        for arguments, key in tqdm(pending, desc="beyond OLS", unit="record"):
+            run_job(*arguments)
+            store.store(Path(arguments[3]).stem, key)
+    return log
+
+
 def ols_audits_step() -> keys.StepLog:
     """Sec. VI-E: every OLS estimate of the build's condition records audited over Θ (dense set,
     seed 1), one record (results/audits/) that chapter 06 and the claims read."""
@@ -315,7 +353,7 @@ def main(argv=None) -> int:
     _report("kt_draws", kt_sweep(args.profile, args.jobs, args.scheduler))
     print(export_step().line())
     _report("nonideality", nonideality_sweep(args.profile, args.jobs, args.scheduler))
-    print(f"beyond OLS: {beyond_ols.beyond_ols_step(args.profile, jobs=args.jobs)}")
+    print(beyond_ols_step(args.profile, jobs=args.jobs).line())
     for name in args.study:
         _report(name, condition_sweep(name, STUDIES[name], args.profile, args.jobs, args.scheduler))
     print(ols_audits_step().line())

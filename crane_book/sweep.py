@@ -37,7 +37,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 import shutil
 import threading
 import time
@@ -49,7 +48,6 @@ from functools import lru_cache
 from pathlib import Path
 
 from crane_book import keys
-from crane_lib import fingerprint
 from crane_lib.errors import atomic_write
 from crane_lib.parameter_sets import condition_name, read_conditions  # noqa: F401 (the sweep's API)
 from crane_lib.paths import REPO_ROOT, RESULTS_DIR

@@ -76,9 +76,5 @@ def read_conditions(path) -> list[dict]:
 
 
 def condition_name(parameters: dict) -> str:
-    return "_".join(f"{k}-{v}" for k, v in parameters.items()).replace("/", "-").replace(" ", "")
-
-
-def condition_name(parameters: dict) -> str:
     """The file-name stem of a condition: its parameters as name-value pairs."""
     return "_".join(f"{k}-{v}" for k, v in parameters.items()).replace("/", "-").replace(" ", "")

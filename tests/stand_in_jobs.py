@@ -7,11 +7,11 @@ import os
 from pathlib import Path
 
 
-def write_marker(job, representative, profile, path, key):
+def write_marker(job, representative, profile, path):
     """Stand-in for export.beyond_ols.write_job: <job>.txt beside `path`, with the worker's pid."""
     if job == "FAILS":
         raise ValueError(f"{job} cannot be fitted")
-    Path(path).with_suffix(".txt").write_text(f"{os.getpid()} {representative} {profile} {Path(path).name} {key}")
+    Path(path).with_suffix(".txt").write_text(f"{os.getpid()} {representative} {profile} {Path(path).name}")
     return job
 
 

@@ -86,6 +86,20 @@ def test_a_page_runs_again_only_when_its_text_its_code_or_the_records_change(tmp
     assert "code crane_lib/formatting.py" in key.parts and "source" in " ".join(key.parts)
 
 
+def test_a_page_that_writes_under_results_fails_the_step_and_names_the_file(tmp_path, monkeypatch):
+    results = tmp_path / "results"
+    (results / "conditions").mkdir(parents=True)
+    (results / "conditions" / "a.json").write_text("{}", encoding="utf-8")
+    monkeypatch.setattr(pages, "RESULTS_DIR", results)
+    reader, writer = tmp_path / "reader.py", tmp_path / "writer.py"
+    reader.write_text(PAGE, encoding="utf-8")
+    writer.write_text(PAGE + f"open({str(results / 'conditions' / 'a.json')!r}, 'w').write('{{}}')\n", encoding="utf-8")
+    assert list(pages.execute_pages(1, [reader], cache_dir=tmp_path / "cache", seconds_file=tmp_path / "s.json"))
+    with pytest.raises(RuntimeError, match=r"pages wrote under .*conditions/a\.json \(rewritten\)"):
+        pages.execute_pages(1, [reader, writer], cache_dir=tmp_path / "cache", seconds_file=tmp_path / "s.json")
+    assert pages.written_under_results({"a": (1, 1)}, {"a": (1, 2), "b": (0, 0)}) == ["a (rewritten)", "b (created)"]
+
+
 def test_a_failing_page_is_named_and_not_cached(tmp_path):
     from jupyter_cache import get_cache
 

@@ -11,8 +11,8 @@ out), and the size of the estimate's inertia matrix over the record against the 
 trace). On the representative condition a fifth estimator asks for physically consistent links
 (`export.consistent`, which is why this module is in export/). `invariance` fits OLS, WLS and
 the dual metric in three charts of the same data. `write_job` computes one record (a
-trajectory's comparison or the invariance test) and writes it under results/beyond_ols/ with
-the cache key `job_key` gives it.
+trajectory's comparison or the invariance test) and writes it under results/beyond_ols/;
+`job_inputs` names what decides it besides this module's code.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from pathlib import Path
 
 import numpy as np
 
-from crane_lib import fingerprint
 from crane_lib.acceptance import audit, held_out, rescue
 from crane_lib.export import consistent
 from crane_lib.identification import metrics, weighted
@@ -184,19 +183,15 @@ def invariance(bundle, model: DynamicModel, max_samples: int = INVARIANCE_SAMPLE
     return {"condition": condition, "samples": len(data0.samples), "rows": rows}
 
 
-def cache_key(log_path: Path, *parts) -> str:
-    """The cache key of a record computed from the recording at `log_path` with `parts`."""
-    return fingerprint.digest(fingerprint.file_digest(log_path), *map(str, parts),
-                              fingerprint.package_digest())
-
-
-def job_key(job: str, representative: str, profile: str, directory=None) -> tuple[Path, str]:
-    """(record path, cache key) of one job: a trajectory's comparison or the invariance test."""
+def job_inputs(job: str, representative: str, profile: str, directory=None) -> tuple[Path, Path, dict]:
+    """(record path, recording, parameters) of one job: a trajectory's comparison or the
+    invariance test; with the source of this module's imports, what decides its record."""
     if job == INVARIANCE:
-        key = cache_key(recording_path(representative, 1), INVARIANCE, INVARIANCE_SAMPLES, TS)
-        return invariance_path(directory), key
-    key = cache_key(recording_path(job, 1), profile, MAX_SAMPLES[profile], TS)
-    return record_path(job, directory=directory), key
+        return (invariance_path(directory), recording_path(representative, 1),
+                {"job": INVARIANCE, "samples": INVARIANCE_SAMPLES, "ts": TS})
+    return (record_path(job, directory=directory), recording_path(job, 1),
+            {"job": job, "representative": job == representative, "profile": profile,
+             "samples": MAX_SAMPLES[profile], "ts": TS})
 
 
 @lru_cache(maxsize=2)
@@ -209,14 +204,14 @@ def _references(profile: str) -> tuple[DynamicModel, np.ndarray, list]:
     return model, truth, heldout
 
 
-def write_job(job: str, representative: str, profile: str, path: Path, key: str) -> str:
-    """Compute one job's record and write it to `path` with its cache key (in a worker process
-    of the Beyond OLS step, which computed both)."""
+def write_job(job: str, representative: str, profile: str, path: Path) -> str:
+    """Compute one job's record and write it to `path` (in a worker process of the Beyond OLS
+    step)."""
     model, truth, heldout = _references(profile)
     if job == INVARIANCE:
         bundle = held_out.recorded_bundle(representative, 1, TS, profile)
         out = invariance(bundle, model, condition=f"{representative} at {TS * 1e3:g} ms")
-        out.update(trajectory=representative, cache_key=key)
+        out.update(trajectory=representative)
         write_json_record(path, out)
         return job
     started = time.perf_counter()
@@ -226,7 +221,6 @@ def write_job(job: str, representative: str, profile: str, path: Path, key: str)
                    if job == representative else None)
     out = compare_condition(bundle, model, heldout, truth, f"{job} at {TS * 1e3:g} ms",
                             max_samples=MAX_SAMPLES[profile], consistency=consistency)
-    out.update(trajectory=job, ts=TS, run=1, profile=profile, cache_key=key,
-               wall_s=time.perf_counter() - started)
+    out.update(trajectory=job, ts=TS, run=1, profile=profile, wall_s=time.perf_counter() - started)
     write_json_record(path, out)
     return job

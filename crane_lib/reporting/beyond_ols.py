@@ -1,68 +1,22 @@
-"""The chapter "Beyond OLS" (chapters/13_beyond_ols.py): its step in the main job and its
-views. The records (OLS, error-covariance WLS, dual-metric WLS with and without the rescue's
-Theta_r constraints on each condition, and the invariance test) are computed by
-`export.beyond_ols`; `beyond_ols_step` (the main job, `reporting.pipeline`) decides which are
-missing or stale and runs them, and the rest of this module turns them into the chapter's
-tables, figures and sentences.
+"""The views of the chapter "Beyond OLS". The records (OLS, error-covariance WLS, dual-metric
+WLS with and without the rescue's Theta_r constraints on each condition, and the invariance
+test) are computed by `export.beyond_ols` in a data step of the main job; this module turns them
+into the chapter's tables, figures and sentences.
 """
 
 from __future__ import annotations
 
-import multiprocessing
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from pathlib import Path
-
 import matplotlib.pyplot as plt
 import pandas as pd
-from tqdm import tqdm
 
 from crane_lib.acceptance import audit, rescue
 from crane_lib.errors import InputError
 from crane_lib.export import consistent
-from crane_lib.export.beyond_ols import (DEGREE_CHART, INVARIANCE, LABELS, MAX_SAMPLES, TS,
+from crane_lib.export.beyond_ols import (DEGREE_CHART, LABELS, MAX_SAMPLES, TS,
                                          WARP_AMPLITUDE, WARPED_CHART, WELL_DETERMINED_T,
-                                         invariance_path, job_key, record_path, trajectories,
-                                         write_job)
+                                         invariance_path, record_path, trajectories)
 from crane_lib.records import read_json_record
 from crane_lib.reporting.tables import significant
-
-
-def _cached(path: Path, key: str) -> bool:
-    if not path.is_file():
-        return False
-    try:
-        return read_json_record(path).get("cache_key") == key
-    except InputError:
-        return False
-
-
-def beyond_ols_step(profile: str, directory=None, jobs: int = 1,
-                    run_job=write_job) -> dict[str, str]:
-    """The chapter's records: one per Table VIII trajectory the profile records (first execution,
-    40 ms) and the invariance test on the representative condition; each "cached" or "ran".
-
-    The records that are missing or stale are computed on `jobs` processes (each fit is one
-    solver on one core), the representative condition first (it also fits the consistent-links
-    variant, the longest); each worker writes its own record. `run_job(job, representative,
-    profile, path, key)`: what computes one record and writes it to `path` with `key` (a
-    module-level function: it is pickled)."""
-    names = trajectories(profile)
-    representative = names[0] if names else "AG02"
-    statuses, pending = {}, []
-    for job in [*names, INVARIANCE]:
-        path, key = job_key(job, representative, profile, directory)
-        statuses[job] = "cached" if _cached(path, key) else "ran"
-        if statuses[job] == "ran":
-            pending.append((job, representative, profile, path, key))
-    if len(pending) > 1 and jobs > 1:
-        with ProcessPoolExecutor(min(jobs, len(pending)), mp_context=multiprocessing.get_context("spawn")) as pool:
-            futures = [pool.submit(run_job, *arguments) for arguments in pending]
-            for future in tqdm(as_completed(futures), total=len(futures), desc="beyond OLS", unit="record"):
-                future.result()  # a failure stops the step, as in one process
-    else:
-        for arguments in tqdm(pending, desc="beyond OLS", unit="record"):
-            run_job(*arguments)
-    return statuses
 
 
 # ----------------------------------------------------------------------------- the chapter's views
@@ -74,7 +28,7 @@ def load_records(profile: str, directory=None) -> list[dict]:
     for trajectory in trajectories(profile):
         path = record_path(trajectory, directory=directory)
         if not path.is_file():
-            raise InputError(str(path), "no Beyond-OLS record", "the record written by `make book` (reporting.pipeline, step 'beyond OLS')")
+            raise InputError(str(path), "no Beyond-OLS record", "the record written by `make book` (crane_book.pipeline, step 'beyond OLS')")
         out.append(read_json_record(path))
     return out
 
@@ -96,7 +50,7 @@ def comparison_frame(records: list[dict]) -> pd.DataFrame:
 def load_invariance(directory=None) -> dict:
     path = invariance_path(directory)
     if not path.is_file():
-        raise InputError(str(path), "no invariance record", "the record written by `make book` (reporting.pipeline, step 'beyond OLS')")
+        raise InputError(str(path), "no invariance record", "the record written by `make book` (crane_book.pipeline, step 'beyond OLS')")
     return read_json_record(path)
 
 

@@ -1,5 +1,5 @@
 """The nonideality study's views: its records as tables, figures and generated sentences for
-the chapter "When the audit fails" (chapters/11_audit_failure.py).
+the chapter "When the audit fails".
 
 The study itself (its conditions, one point's recording, identification, audit and mechanism,
 the records it writes) is `acceptance.nonideality`; this module only reads what it wrote.
@@ -17,10 +17,6 @@ from crane_lib.acceptance.nonideality import (ACCEPT_INTERVAL_S, INTERVALS_S, St
                                               number_text, rayleigh_shares, read_study_conditions,
                                               study_conditions_path, study_context,
                                               uniform_violations_in_folded)
-# chapter 11 computes its condition through these names of this module until it imports them
-# from acceptance.nonideality
-from crane_lib.acceptance.nonideality import (parse_condition, read_study,  # noqa: F401
-                                              truth_margin, write_condition)
 from crane_lib.model.parameters import N_LINKS
 from crane_lib.twin import dataset
 from crane_lib.twin import effects as twin_effects
@@ -272,10 +268,10 @@ SCALED_EFFECTS = ("backlash", "encoder_error", "encoder_noise", "dead_time", "kt
 MECHANISM_TS_MS = min(INTERVALS_MS)  # the mechanism figure's interval: the finest
 
 
-def condition_sentence(path: Path, condition: StudyCondition, timing: dict) -> str:
-    """What the single-condition run stored and how long it took."""
-    return (f"Stored `{path.name}` ({condition.label()}, seed {condition.seed}): recorded in {timing['record_s']:.1f} s, "
-            f"identified and audited at {len(INTERVALS_S)} intervals in {timing['identify_and_audit_s']:.1f} s.")
+def record_sentence(path: Path, condition: StudyCondition) -> str:
+    """Which record the chapter shows for the rung its parameters name."""
+    return (f"The record `{path.name}` ({condition.label()}, seed {condition.seed}): recorded on the twin, "
+            f"identified and audited at {len(INTERVALS_S)} intervals by the study's sweep.")
 
 
 def summary_sentence(profile: str, records: list[dict], frame, trajectory: str = "AG02") -> str:

@@ -71,6 +71,14 @@ def _degrees(pose) -> str:
     return "(" + ", ".join(f"{a:.1f}" for a in np.rad2deg(pose)) + ")°"
 
 
+def _table(rows: list[Comparison], caption: str, **options) -> object:
+    """comparison_table with a row's reason dropped where the row agrees (it needs none)."""
+    for row in rows:
+        if row.why is not None and row.agreement() is not None:
+            row.why = None
+    return comparison_table(rows, caption, **options)
+
+
 def _shown_path(path: Path) -> str:
     try:
         return str(Path(path).resolve().relative_to(REPO_ROOT))
@@ -96,7 +104,7 @@ def pose_sets_against_paper(seed: int) -> object:
         Comparison("sparse: uniform draw", "earlier_uniform_count", sp[audit.UNIFORM]),
         Comparison("sparse: total", "earlier_audit_total", len(sparse)),
     ]
-    return comparison_table(rows, "The audit's pose sets (Sec. VI-E, Appendix D-G)",
+    return _table(rows, "The audit's pose sets (Sec. VI-E, Appendix D-G)",
                             label="configurations", name="tab-audit-pose-sets")
 
 
@@ -395,7 +403,7 @@ def visited_against_paper(s: AuditStudy, profile: str) -> object:
         Comparison("PD over Θ but not on their own record", "ols_reverse_mismatch_count",
                    Count(c["reverse"], c["n"]), **of_all),
     ]
-    return comparison_table(rows, "PD where the data were taken against PD over Θ (Sec. VI-E)",
+    return _table(rows, "PD where the data were taken against PD over Θ (Sec. VI-E)",
                             label="OLS estimates", name="tab-audit-visited-theta-paper")
 
 
@@ -578,7 +586,7 @@ def rescue_against_paper(s: AuditStudy) -> object:
     if passes:
         rows.append(Comparison("passes at most, every rescue", "rescue_max_passes", max(passes),
                                bound="upper"))
-    return comparison_table(rows, "The rescue against the paper's seeded rescue (D-E) and its "
+    return _table(rows, "The rescue against the paper's seeded rescue (D-E) and its "
                             "fresh-set re-run (D-I)", name="tab-audit-rescue-paper")
 
 
@@ -709,7 +717,7 @@ def table_ix_against_paper(s: AuditStudy) -> object:
                            "oversample_rate_ratio_ols",
                            audit.folded_rate_ratio(s.dense(s.bad_label)),
                            why=bad_why))
-    return comparison_table(rows, "What the paper found with Table IX, and this book (a dash: "
+    return _table(rows, "What the paper found with Table IX, and this book (a dash: "
                             "neither block finds a violation)", name="tab-audit-table-ix-paper")
 
 
@@ -794,9 +802,10 @@ def table_xviii_against_paper(s: AuditStudy) -> object:
     zz6 = s.model.names.index("ZZR6")
     friction = [s.model.names.index(n) for n in s.model.names if n.startswith("FV")]
     start = _first_violations(s)
+    paper_count = paper("clie_solution_violations").text()
     why = s.why + (f"this build's {s.bad_label} starts at λmin = {sci(start.lambda_min)} kg·m² "
                    f"with {start.n_violations:,} violating configurations (seed {start.seed}); "
-                   f"the paper's CLIE solution violated at {cite('clie_solution_violations')}")
+                   f"the paper's CLIE solution violated at {paper_count}")
     rows = [
         Comparison("entries moved", "rescue_changed_entries", len(moved), why=why),
         Comparison("largest change", "rescue_max_entry_change", np.abs(delta).max(), bound="upper",
@@ -810,7 +819,7 @@ def table_xviii_against_paper(s: AuditStudy) -> object:
                    why=Why.beyond("the Euclidean nearest point leaves what does not enter M alone "
                                   "(register)")),
     ]
-    return comparison_table(rows, "What the paper found in Table XVIII, and this book",
+    return _table(rows, "What the paper found in Table XVIII, and this book",
                             name="tab-audit-table-xviii-paper")
 
 
@@ -842,7 +851,7 @@ def manufacturer_against_paper(s: AuditStudy) -> object:
         Comparison("twin truth: λmin over the manufacturer's box", None,
                    [a.lambda_min for a in truth], unit="kg·m^2", why=Why.beyond()),
     ]
-    return comparison_table(rows, "The manufacturer's box (Sec. V-A)",
+    return _table(rows, "The manufacturer's box (Sec. V-A)",
                             name="tab-audit-manufacturer")
 
 
@@ -920,7 +929,7 @@ def table_x_against_paper(s: AuditStudy, frame: pd.DataFrame) -> object:
                              zip((s.bad_label, "ε = 0"), models)),
                    paper_text="in every case", why=None if reversed_all else why),
     ]
-    return comparison_table(rows, "What the paper found in Table X, and this book",
+    return _table(rows, "What the paper found in Table X, and this book",
                             name="tab-audit-table-x-paper")
 
 
