@@ -73,7 +73,7 @@ def bench_sweep(smoke: bool = False) -> None:
     from crane_book import pipeline, sweep
 
     if smoke:
-        profile, conditions = "smoke", [{"trajectory": TRAJECTORY, "ts": ts, "run": 1, "summary": False} for ts in (0.04, 0.08)]
+        profile, conditions = "smoke", [{"trajectory": TRAJECTORY, "ts": ts, "run": 1} for ts in (0.04, 0.08)]
     else:
         profile = "full" if os.environ.get("CRANE_BENCH_FULL_SWEEP") == "1" else "quick"
         conditions = sweep.read_conditions(f"ols_sdp_{profile}.csv")

@@ -209,7 +209,7 @@ def main(argv=None) -> int:
     summary = {}
     if args.smoke:
         smoke_recordings(("SMOKE01",))
-        conditions = [{"trajectory": "SMOKE01", "ts": 0.08, "run": 1, "summary": False}]
+        conditions = [{"trajectory": "SMOKE01", "ts": 0.08, "run": 1}]
     else:
         from crane_book import sweep
 

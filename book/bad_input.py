@@ -21,7 +21,7 @@
 # expected, with exit status 2 and no file written or changed**, and that no model is written
 # from data that cannot support one.
 #
-# This page is generated from the **bad-input corpus** (`crane_lib/cli/corpus.py`): command
+# This page is generated from the **bad-input corpus** (`crane_book/corpus.py`): command
 # lines built by a script, each with the class of fault, the exit status and a fragment the
 # message must contain. The test suite runs every case on every `make test`
 # (`tests/test_badinput_corpus.py`) and checks, file by file, that nothing in the case's folder
@@ -41,7 +41,7 @@ import time
 import pandas as pd
 from IPython.display import Markdown, display
 
-from crane_lib.cli import corpus
+from crane_book import corpus
 from crane_lib.excitation import commands
 from crane_lib.identification import gate
 from crane_lib.logs import raw_log

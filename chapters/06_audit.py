@@ -269,4 +269,4 @@ report.certified_sentence(checks, certify_time_s)
 # `numpy.linalg.eigvalsh`, where the model is not positive definite.
 
 # %% tags=["hide-input"]
-run_time_sentence(started, f"profile `{profile()}`, the rescue shown on {study.bad_label}")
+run_time_sentence(started, f"profile `{profile()}`, rescue shown on {study.bad_label}")

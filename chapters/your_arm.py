@@ -54,7 +54,7 @@ log = ""
 trajectory = "AP01"
 ts = 0.04  # sampling interval of the identification, s
 refine = "fast"  # fast | clie | didim | none (crane-id identify --help explains each)
-out = ""  # the model file to write; "" writes results/your_arm/<trajectory>_model.csv
+out = ""  # the model file to write; "" writes _build/your_arm/<trajectory>_model.csv
 validation = []  # held-out recordings to score the model on (e.g. your V01-V03), optional
 
 # %% tags=["hide-input"]
@@ -69,7 +69,7 @@ from crane_lib.excitation.commands import read_command_file
 from crane_lib.hardware.emulated import demo_config, record_on_emulator
 from crane_lib.logs.preprocessing import preprocess
 from crane_lib.logs.raw_log import read_raw_log
-from crane_lib.paths import RESULTS_DIR, TRAJECTORY_DIR
+from crane_lib.paths import REPO_ROOT, TRAJECTORY_DIR
 from crane_lib.reporting import arm_report
 
 # cvxpy on Clarabel's inexact exits; the audit decides
@@ -77,7 +77,9 @@ warnings.filterwarnings("ignore", message="Solution may be inaccurate")
 trajectory = (Path(trajectory) if Path(trajectory).suffix
               else TRAJECTORY_DIR / f"{trajectory}.txt")
 command = read_command_file(trajectory)
-folder = RESULTS_DIR / "your_arm"
+# the demonstration's files are this page's own output, beside the built book (the book's
+# records under results/ are the main job's, and a page never writes one)
+folder = REPO_ROOT / "_build" / "your_arm"
 folder.mkdir(parents=True, exist_ok=True)
 out = Path(out) if out else folder / f"{command.name}_model.csv"
 demonstration = not log

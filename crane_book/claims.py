@@ -568,28 +568,38 @@ def _audit_margin_seeds(results: Results) -> Outcome:
     (_CONDITIONS, _ACCEPTED, _OLS_AUDITS),
 )
 def _infeasible_consequences(results: Results) -> Outcome:
-    """The OLS estimate of the build with the smallest λmin over Θ, if it violates, against the
-    accepted model (Table X's analysis at its worst pose). Not testable when no estimate of the
-    build violates (the chapter then shows a constructed case, which is no reproduction);
-    reproduced when the loop has an unstable root and some torque directions are misdirected,
-    contradicted otherwise."""
+    """Table X's analysis at its worst pose, against the accepted model, of the infeasible model
+    chapter 06 shows: the representative condition's CLIE solution when the accepted record says
+    it failed the audit and was rescued (the paper's case), else the OLS estimate of the build
+    with the smallest λmin over Θ, if it violates. Not testable when no such model exists (the
+    chapter then shows a constructed case, which is no reproduction); reproduced when the loop
+    has an unstable root and some torque directions are misdirected, contradicted otherwise."""
     from crane_lib.acceptance import consequences
+    from crane_lib.acceptance.accepted import rescued_by_record
 
-    if results.accepted is None:
+    accepted = results.accepted
+    if accepted is None:
         return Outcome.missing("this build has no accepted model (results/accepted)")
-    violating = [(r, a) for r, a in results.ols_audits if not a.passed]
-    if not violating:
-        return Outcome(
-            NOT_TESTABLE, f"0 of {len(results.ols_audits)} OLS estimates violate over Θ",
-            "No estimate of this build is infeasible, so there is no infeasible model to invert; chapter 06 shows a "
-            "constructed case, which illustrates the mechanism but reproduces nothing.",
-        )
-    record, worst_audit = min(violating, key=lambda ra: ra[1].lambda_min)
-    c = consequences.consequences(np.asarray(record["ols"]), np.asarray(results.accepted["parameters"]), 1, results.model)
+    if rescued_by_record(accepted):
+        beta = np.asarray(accepted["refined"])
+        first = min(accepted["first_audits"], key=lambda a: a["lambda_min"])
+        worst_audit = SimpleNamespace(lambda_min=first["lambda_min"], n_violations=sum(first["violations"].values()))
+        label = f"the CLIE solution of {accepted['trajectory']} at {accepted['ts'] * 1e3:g} ms"
+    else:
+        violating = [(r, a) for r, a in results.ols_audits if not a.passed]
+        if not violating:
+            return Outcome(
+                NOT_TESTABLE, f"0 of {len(results.ols_audits)} OLS estimates violate over Θ",
+                "No model of this build is infeasible, so there is no infeasible model to invert; chapter 06 shows a "
+                "constructed case, which illustrates the mechanism but reproduces nothing.",
+            )
+        record, worst_audit = min(violating, key=lambda ra: ra[1].lambda_min)
+        beta = np.asarray(record["ols"])
+        label = f"OLS, {record['trajectory']} at {record['ts'] * 1e3:g} ms"
+    c = consequences.consequences(beta, np.asarray(accepted["parameters"]), 1, results.model)
     w = c.at_worst_pose
     unstable = bool(np.isfinite(c.tau_grow_fastest_s))
     verdict = REPRODUCED if unstable and w.misdirected_share > 0 else CONTRADICTED
-    label = f"OLS, {record['trajectory']} at {record['ts'] * 1e3:g} ms"
     share_range = paper("misdirected_torque_fraction")
     share = 100 * w.misdirected_share
     where = ("below" if share < share_range.value else "above" if share > share_range.value_hi else "inside")

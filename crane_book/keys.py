@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 from crane_lib import fingerprint, source_graph
@@ -37,6 +38,18 @@ def _shown_path(path) -> str:
         except ValueError:
             continue
     return str(path)
+
+
+def content_digest(path) -> str:
+    """sha256 of a file's bytes, remembered per (path, size, modification time) in this process:
+    the four intervals of a recording, and every claim reading it, hash it once."""
+    stat = Path(path).stat()
+    return _content_digest(str(Path(path).resolve()), stat.st_size, stat.st_mtime_ns)
+
+
+@lru_cache(maxsize=4096)
+def _content_digest(path: str, size: int, mtime_ns: int) -> str:
+    return fingerprint.file_digest(path)
 
 
 @dataclass(frozen=True)
@@ -73,7 +86,7 @@ def record_key(inputs=(), parameters=None, modules=(), sources=(), extra=None,
     for path in sources:
         parts[f"source {_shown_path(path)}"] = fingerprint.file_digest(path)
     for path in inputs:
-        parts[f"input {_shown_path(path)}"] = fingerprint.file_digest(path)
+        parts[f"input {_shown_path(path)}"] = content_digest(path)
     if parameters is not None:
         parts["parameters"] = json.dumps(parameters, sort_keys=True, default=str)
     for name, value in (extra or {}).items():

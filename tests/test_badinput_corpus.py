@@ -1,4 +1,4 @@
-"""The bad-input corpus (crane_lib/cli/corpus.py): every case ends with its exit status and a
+"""The bad-input corpus (crane_book/corpus.py): every case ends with its exit status and a
 one-line message holding its fragment, and changes no file; a control writes exactly its output.
 
 The cases are generated (no committed binaries); the corpus must stay large and span every
@@ -12,7 +12,7 @@ import dataclasses
 import pytest
 
 from crane_lib import cli
-from crane_lib.cli.corpus import cases, problems, run_case, skipped_reason
+from crane_book.corpus import cases, problems, run_case, skipped_reason
 
 CASES = cases()
 

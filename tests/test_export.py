@@ -300,7 +300,7 @@ def test_the_chapters_views_read_the_reconstruction(truth_base, truth_reconstruc
 def test_a_model_far_from_consistency_gets_its_nearest_or_one_named_error(tmp_path):
     """ZZR7 far below zero (Clarabel 0.x fails the bounded nearest search here): either a nearest
     consistent model or the input error naming the file and the solver status, never a crash."""
-    from crane_lib.cli import corpus
+    from crane_book import corpus
 
     path = tmp_path / "far.csv"
     path.write_bytes(corpus.parameter_text(corpus._param_field("ZZR7", 1, "-0.01")))

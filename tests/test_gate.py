@@ -10,7 +10,7 @@ import pytest
 
 from crane_lib.acceptance.accepted import accept_recording
 from crane_lib.cli import common
-from crane_lib.cli.corpus import command_file_bytes, log_npz
+from crane_book.corpus import command_file_bytes, log_npz
 from crane_lib.errors import InputError
 from crane_lib.identification import gate
 from crane_lib.logs.raw_log import read_raw_log

@@ -17,7 +17,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from crane_lib.cli.corpus import command_file_bytes, log_text, model_bytes
+from crane_book.corpus import command_file_bytes, log_text, model_bytes
 from crane_lib.constants import N_AXES
 from crane_lib.errors import InputError
 from crane_lib.excitation.commands import CommandFile, read_command_file

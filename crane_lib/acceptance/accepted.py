@@ -196,6 +196,12 @@ def write_accepted(accepted: AcceptedModel, ts: float, directory=None, extra: di
     return csv_path, json_path
 
 
+def rescued_by_record(record: dict | None) -> bool:
+    """Whether an accepted record's CLIE solution failed the audit and was rescued to a model."""
+    return (record is not None and any(not a["passed"] for a in record["first_audits"])
+            and record.get("rescue") is not None and bool(record["rescue"].get("solved")))
+
+
 def load_accepted(trajectory: str = "AG02", ts: float = 0.040, run: int = 1, directory=None,
                   names: list[str] | None = None) -> tuple[ParameterSet, dict]:
     """The accepted model file and its record; a missing one is an InputError naming the file

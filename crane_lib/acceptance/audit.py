@@ -257,6 +257,23 @@ class AuditResult:
     def n_violations(self) -> int:
         return int(sum(self.violations.values()))
 
+    @classmethod
+    def from_dict(cls, d: dict) -> "AuditResult":
+        """One audit as a record stores it (`to_dict`), back in its own form."""
+        worst = d.get("worst") or []
+        return cls(
+            passed=bool(d["passed"]), lambda_min=float(d["lambda_min"]),
+            worst_pose=np.asarray(d["worst_pose_rad"], dtype=float),
+            worst_component=d["worst_component"],
+            violations={k: int(v) for k, v in d["violations"].items()},
+            pose_counts={k: int(v) for k, v in d["pose_counts"].items()},
+            component_lambda_min={k: float(v) for k, v in d["component_lambda_min"].items()},
+            worst_poses=np.array([w["pose_rad"] for w in worst], dtype=float).reshape(-1, 7),
+            worst_lambdas=np.array([w["lambda_min"] for w in worst], dtype=float),
+            worst_components=[w["component"] for w in worst],
+            non_pd_fraction_uniform=d.get("non_pd_fraction_uniform"), seed=d.get("seed"),
+            domain=d.get("domain", "Theta"), threshold=float(d.get("threshold", 0.0)))
+
     def to_dict(self) -> dict:
         """JSON-ready summary (radians and kg·m^2); the run time is left out so that reruns are identical."""
         return {

@@ -38,7 +38,7 @@ import numpy as np
 
 from crane_lib import fingerprint
 from crane_lib.acceptance import audit as audit_stage
-from crane_lib.acceptance import screen
+from crane_lib.acceptance import folded, screen
 from crane_lib.errors import InputError, checked_csv_rows
 from crane_lib.identification.condition import ROUTE_DIRECT, identify_condition
 from crane_lib.logs import preprocessing
@@ -90,10 +90,9 @@ class StudyCondition:
         return " + ".join([self.base] + [f"{n} {number_text(v)}" for n, v in self.changes])
 
     def parameters(self) -> dict:
-        """The chapter's papermill parameters for this condition."""
+        """The condition notebook's papermill parameters for this condition."""
         return {"base": self.base, "effect": self.effect, "magnitude": self.magnitude,
-                "trajectory": self.trajectory, "seed": self.seed, "accept": self.accept,
-                "summary": False}
+                "trajectory": self.trajectory, "seed": self.seed, "accept": self.accept}
 
     def name(self) -> str:
         """The condition's file-name stem (its record's name)."""
@@ -247,18 +246,10 @@ def truth_margin(context: StudyContext) -> float:
     return screen.screened_audit(context.truth, context.poses, context.model).lambda_min
 
 
-def _in_box(poses: np.ndarray, box: np.ndarray) -> np.ndarray:
-    return np.all((poses >= box[:, 0]) & (poses <= box[:, 1]), axis=1)
-
-
 def uniform_violations_in_folded(found: screen.ScreenedAudit,
                                  prepared: screen.PreparedPoses) -> int:
     """How many of the uniform draw's violating poses lie in the folded-arm region (Sec. VI-E)."""
-    pose_set = prepared.pose_set
-    bad = found.violating_indices
-    uniform = bad[pose_set.component[bad] == pose_set.names.index(audit_stage.UNIFORM)]
-    inside = _in_box(pose_set.poses[uniform], audit_stage.folded_region())
-    return int(np.count_nonzero(inside))
+    return folded.count(prepared.pose_set, found.violating_indices).in_region
 
 
 def _interval_result(bundle, condition: StudyCondition, context: StudyContext) -> dict:

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from crane_lib.acceptance import audit as audit_stage
-from crane_lib.acceptance import screen
+from crane_lib.acceptance import folded, screen
 from crane_lib.acceptance.nonideality import (ACCEPT_INTERVAL_S, INTERVALS_S, StudyCondition,
                                               number_text, rayleigh_shares, read_study_conditions,
                                               study_conditions_path, study_context,
@@ -660,17 +660,12 @@ def population_table(population, profile: str, twin: twin_effects.TwinEffects):
         if row.agreement() is None:
             row.why = _share_why(c[key], n, paper_id, profile, name)
         rows.append(row)
-    region = audit_stage.volume_share(audit_stage.folded_region(), audit_stage.audit_domain())
-    inside = c["violations_uniform_in_folded"] / c["violations_uniform"] if c["violations_uniform"] else float("nan")
+    conc = folded.Concentration(c["violations_uniform"], c["violations_uniform_in_folded"])
     rows.append(Comparison(
         "share of the uniform draw's violations inside the folded-arm region", "folded_region_volume_share",
-        "no violation" if not c["violations_uniform"] else f"{100 * inside:.1f} %", unit="",  # the cells carry their % signs
+        f"{100 * conc.share:.1f} %" if conc.measured else "no violation", unit="",  # the cells carry their % signs
         paper_text=f"'violations concentrate' there; the region is {paper('folded_region_volume_share').text()} of Θ",
-        why=Why.finding("no estimate of this build violates on the uniform draw") if not c["violations_uniform"] else
-        Why.finding(f"the region is {100 * region:.1f} % of Θ by volume and holds {100 * inside:.1f} % of the uniform draw's "
-                    f"{c['violations_uniform']:,} violations: {inside / region:.1f} times its share"
-                    + (" (concentrated, as on the arm)" if inside > 2 * region else " (not concentrated there, unlike the arm)")),
-    ))
+        why=Why.finding(conc.finding() if conc.measured else "no estimate of this build violates on the uniform draw")))
     return comparison_table(rows, caption=f"Table V and Sec. VI-E on the data set of this build (twin profile {name}, {profile} profile)")
 
 

@@ -105,33 +105,10 @@ def pose_sets_against_paper(seed: int) -> object:
         Comparison("sparse: total", "earlier_audit_total", len(sparse)),
     ]
     return _table(rows, "The audit's pose sets (Sec. VI-E, Appendix D-G)",
-                            label="configurations", name="tab-audit-pose-sets")
+                  label="configurations", name="tab-audit-pose-sets")
 
 
 # ----------------------------------------------------------------------------- the records
-
-
-def audit_of(d: dict) -> audit.AuditResult:
-    """One audit as the accepted record stores it (`AuditResult.to_dict`), back in its own form."""
-    worst = d.get("worst") or []
-    return audit.AuditResult(
-        passed=bool(d["passed"]), lambda_min=float(d["lambda_min"]),
-        worst_pose=np.asarray(d["worst_pose_rad"], dtype=float),
-        worst_component=d["worst_component"],
-        violations={k: int(v) for k, v in d["violations"].items()},
-        pose_counts={k: int(v) for k, v in d["pose_counts"].items()},
-        component_lambda_min={k: float(v) for k, v in d["component_lambda_min"].items()},
-        worst_poses=np.array([w["pose_rad"] for w in worst], dtype=float).reshape(-1, 7),
-        worst_lambdas=np.array([w["lambda_min"] for w in worst], dtype=float),
-        worst_components=[w["component"] for w in worst],
-        non_pd_fraction_uniform=d.get("non_pd_fraction_uniform"), seed=d.get("seed"),
-        domain=d.get("domain", "Theta"), threshold=float(d.get("threshold", 0.0)))
-
-
-def rescued_by_record(record: dict | None) -> bool:
-    """Whether the accepted record's CLIE solution failed the audit and was rescued to a model."""
-    return (record is not None and any(not a["passed"] for a in record["first_audits"])
-            and record.get("rescue") is not None and bool(record["rescue"].get("solved")))
 
 
 def _condition_ols(trajectory: str, ts: float, run: int, record: dict | None) -> ParameterSet:
@@ -269,7 +246,7 @@ def study(trajectory: str, ts: float, run: int, seeds) -> AuditStudy:
     s = AuditStudy(trajectory, ts, run, seeds, model, raw, audit.audit(raw.values, seeds[0],
                    "dense", model), truth, audit.audit(truth, seeds[0], "dense", model), record,
                    json_path, values)
-    if rescued_by_record(record):
+    if accepted_stage.rescued_by_record(record):
         s.case, s.bad_label = REPRODUCTION, s.clie_label
         s.bad_beta, s.bad_se = np.asarray(record["refined"], float), raw.std_errors
         _from_record(s, s.clie_label, record["first_audits"])
@@ -281,14 +258,14 @@ def study(trajectory: str, ts: float, run: int, seeds) -> AuditStudy:
 def _from_record(s: AuditStudy, name: str, audits: list[dict]) -> None:
     for d in audits:
         if d["seed"] in s.seeds:
-            s.audits[(name, "dense", int(d["seed"]))] = audit_of(d)
+            s.audits[(name, "dense", int(d["seed"]))] = audit.AuditResult.from_dict(d)
 
 
 def accepted_view(s: AuditStudy) -> dict:
     """The accepted model as this chapter shows it: where it was read, the verdict, and per
     seed of the deciding audits λmin, the verdict and the violations; its parameters."""
     if s.record is not None:
-        final = [audit_of(d) for d in s.record["final_audits"]]
+        final = [audit.AuditResult.from_dict(d) for d in s.record["final_audits"]]
         source, verdict = _shown_path(s.record_path), s.record["verdict"]
         rescued, accepted = s.record["rescue"] is not None, bool(s.record["accepted"])
     else:
@@ -404,7 +381,7 @@ def visited_against_paper(s: AuditStudy, profile: str) -> object:
                    Count(c["reverse"], c["n"]), **of_all),
     ]
     return _table(rows, "PD where the data were taken against PD over Θ (Sec. VI-E)",
-                            label="OLS estimates", name="tab-audit-visited-theta-paper")
+                  label="OLS estimates", name="tab-audit-visited-theta-paper")
 
 
 def visited_sentence(s: AuditStudy) -> Prose:
@@ -429,7 +406,7 @@ def _record_said(s: AuditStudy) -> str:
     if s.record is None:
         return (f"This build has no accepted-model record of {s.label} ({where} is missing), so "
                 "the chapter has no CLIE solution of the condition to rescue.")
-    first = [audit_of(d) for d in s.record["first_audits"]]
+    first = [audit.AuditResult.from_dict(d) for d in s.record["first_audits"]]
     lams = [a.lambda_min for a in first]
     if all(a.passed for a in first):
         return (f"Algorithm 1's record of {s.label} ({where}): its CLIE solution **passes** the "
@@ -496,14 +473,15 @@ def choose_rescued_model(s: AuditStudy) -> Prose:
 
 
 def _reproduction_said(s: AuditStudy) -> str:
-    first = [audit_of(d) for d in s.record["first_audits"]]
+    first = [audit.AuditResult.from_dict(d) for d in s.record["first_audits"]]
     failing = [a for a in first if not a.passed]
     one, rescue = first[0], s.record["rescue"]
     view = accepted_view(s)
     re_audit = (f"passes on all {len(view['seeds'])} seeds" if all(view["passed"]) else
                 f"fails on {view['passed'].count(False)} of {len(view['seeds'])} seeds")
     return (
-        f"**The rescue is shown on {s.label}'s own CLIE solution, as in the paper.** Algorithm "
+        f"**The rescue is shown on the CLIE solution of {s.label} itself, as in the paper.** "
+        "Algorithm "
         f"1's record of the condition (`{_shown_path(s.record_path)}`) holds it: the CLIE "
         f"solution fails the audit on {len(failing)} of {len(first)} seeds ({one.n_violations:,} "
         f"violating configurations with seed {one.seed}, λmin = {sci(one.lambda_min)} kg·m²; the "
@@ -587,7 +565,7 @@ def rescue_against_paper(s: AuditStudy) -> object:
         rows.append(Comparison("passes at most, every rescue", "rescue_max_passes", max(passes),
                                bound="upper"))
     return _table(rows, "The rescue against the paper's seeded rescue (D-E) and its "
-                            "fresh-set re-run (D-I)", name="tab-audit-rescue-paper")
+                  "fresh-set re-run (D-I)", name="tab-audit-rescue-paper")
 
 
 def _run_said(s: AuditStudy, key: str) -> str:
@@ -607,7 +585,7 @@ def rescue_sentence(s: AuditStudy) -> Prose:
         rescue = s.record["rescue"]
         start = rescue["passes"][0]["constraint_poses"]
         fresh_size = rescue_stage.RESCUE_RANDOM_POSES + len(audit.box_corners())
-        first = [audit_of(d) for d in s.record["first_audits"]]
+        first = [audit.AuditResult.from_dict(d) for d in s.record["first_audits"]]
         witnesses = np.vstack([a.worst_poses for a in first if not a.passed])
         distinct = len(np.unique(np.round(witnesses, 12), axis=0))
         said.append(
@@ -718,7 +696,7 @@ def table_ix_against_paper(s: AuditStudy) -> object:
                            audit.folded_rate_ratio(s.dense(s.bad_label)),
                            why=bad_why))
     return _table(rows, "What the paper found with Table IX, and this book (a dash: "
-                            "neither block finds a violation)", name="tab-audit-table-ix-paper")
+                  "neither block finds a violation)", name="tab-audit-table-ix-paper")
 
 
 def boundary_sentence(s: AuditStudy) -> Prose | None:
@@ -743,7 +721,7 @@ def margin_sentence(s: AuditStudy) -> Prose:
     """The accepted model's margin over the seeds, as the record holds it, and where it sits."""
     view = accepted_view(s)
     lams = np.array(view["lambda_min"])
-    final = ([audit_of(d) for d in s.record["final_audits"]] if s.record else
+    final = ([audit.AuditResult.from_dict(d) for d in s.record["final_audits"]] if s.record else
              s.dense(s.accepted_name))
     worst = final[int(np.argmin(lams))]
     truth = np.array([a.lambda_min for a in s.dense(TRUTH)])
@@ -820,7 +798,7 @@ def table_xviii_against_paper(s: AuditStudy) -> object:
                                   "(register)")),
     ]
     return _table(rows, "What the paper found in Table XVIII, and this book",
-                            name="tab-audit-table-xviii-paper")
+                  name="tab-audit-table-xviii-paper")
 
 
 # ------------------------------------------------------------------------- the manufacturer's box
@@ -852,7 +830,7 @@ def manufacturer_against_paper(s: AuditStudy) -> object:
                    [a.lambda_min for a in truth], unit="kg·m^2", why=Why.beyond()),
     ]
     return _table(rows, "The manufacturer's box (Sec. V-A)",
-                            name="tab-audit-manufacturer")
+                  name="tab-audit-manufacturer")
 
 
 # ----------------------------------------------------------------------------- Table X
@@ -930,7 +908,7 @@ def table_x_against_paper(s: AuditStudy, frame: pd.DataFrame) -> object:
                    paper_text="in every case", why=None if reversed_all else why),
     ]
     return _table(rows, "What the paper found in Table X, and this book",
-                            name="tab-audit-table-x-paper")
+                  name="tab-audit-table-x-paper")
 
 
 def table_x_sentence(s: AuditStudy, frame: pd.DataFrame) -> Prose:

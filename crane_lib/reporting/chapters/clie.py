@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from crane_lib.acceptance import accepted as accepted_stage
 from crane_lib.acceptance import audit
 from crane_lib.acceptance import rescue as rescue_stage
 from crane_lib.identification import clie, metrics
@@ -159,18 +161,50 @@ class Stages:
     acceptance: object
 
 
+def _accepted_record(c: Condition, report: clie.RefinementReport) -> dict | None:
+    """The accepted model's record, when it was accepted from this very CLIE solution."""
+    _, path = accepted_stage.accepted_paths(c.trajectory, c.ts, c.run)
+    record = read_json_record(path) if path.is_file() else None
+    if record is None or np.shape(record["refined"]) != np.shape(report.x):
+        return None
+    return record if np.allclose(record["refined"], report.x, rtol=0, atol=1e-12 * np.abs(report.x).max()) else None
+
+
+def _acceptance_of(record: dict):
+    """Algorithm 1's audit (seed 1), rescue and re-audit as the accepted record holds them."""
+    def seed_one(audits):
+        return audit.AuditResult.from_dict(next(a for a in audits if a.get("seed") == AUDIT_SEED))
+
+    rescue = record.get("rescue")
+    return SimpleNamespace(
+        first_audit=seed_one(record["first_audits"]), final_audit=seed_one(record["final_audits"]),
+        rescue=None if rescue is None else SimpleNamespace(passes=rescue["passes"], converged=rescue["converged"]),
+        parameters=np.asarray(record["parameters"]), rescued=accepted_stage.rescued_by_record(record))
+
+
 def stages(c: Condition, report: clie.RefinementReport) -> Stages:
-    """Each stage's parameters, audited over Θ (seed 1), its CLIE objective and held-out RMSE."""
+    """Each stage's parameters, audited over Θ (seed 1), its CLIE objective and held-out RMSE.
+    The CLIE solution's audit, the rescue and the accepted model are the accepted record's when
+    it was accepted from this solution (the representative condition); otherwise (another
+    condition named by the parameters) Algorithm 1 runs here on seed 1."""
     vectors = {"OLS": c.result.ols.parameters.values}
     if c.result.route == identify.ROUTE_PROJECTED:
         vectors["SDP"] = c.result.start.values
     vectors["CLIE"] = report.x
-    acceptance = rescue_stage.accept(c.model, report.x, AUDIT_SEED)
-    if acceptance.rescue is not None and acceptance.rescue.result is not None:
+    record = _accepted_record(c, report)
+    if record is not None:
+        acceptance = _acceptance_of(record)
+        rescued = acceptance.rescued
+    else:
+        acceptance = rescue_stage.accept(c.model, report.x, AUDIT_SEED)
+        rescued = acceptance.rescue is not None and acceptance.rescue.result is not None
+    if rescued:
         vectors["rescue"] = acceptance.parameters
     audits, objectives = {}, {}
     for stage, beta in vectors.items():
-        audits[stage] = acceptance.first_audit if stage == "CLIE" else audit.audit(beta, AUDIT_SEED, "dense", c.model)
+        audits[stage] = (acceptance.first_audit if stage == "CLIE" else
+                         acceptance.final_audit if stage == "rescue" and record is not None else
+                         audit.audit(beta, AUDIT_SEED, "dense", c.model))
         objectives[stage] = (report.objective_start if stage == "OLS" and c.result.route == identify.ROUTE_DIRECT else
                              report.objective_final if stage == "CLIE" else c.problem.objective(beta))
     rmse = {stage: metrics.pooled_rmse(c.model, beta, c.heldout) for stage, beta in vectors.items()}

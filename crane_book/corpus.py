@@ -1,4 +1,5 @@
-"""The bad-input corpus of `crane-id`: every kind of input the tools must refuse, generated here.
+"""The bad-input corpus of `crane-id` (test and book fixture material): every kind of input the
+tools must refuse, generated here.
 
 Each `Case` is one command line run in a scratch folder that holds the files the case sets up
 (written from the generated fixtures below, never from committed binaries). It names its
@@ -9,7 +10,7 @@ file of the scratch folder that changed, appeared or disappeared. A refused case
 nothing; a control case (status 0) must write exactly its output.
 
     tests/test_badinput_corpus.py   runs every case
-    book/badinput.md (its page)     tabulates the classes, generated from these cases
+    book/bad_input.py (its page)    tabulates the classes, generated from these cases
 
 The fixtures are small and made on the fly: the command files of trajectories/, the twin's
 truth file, a model file of the truth's base parameters, and raw logs of a known sinusoidal
