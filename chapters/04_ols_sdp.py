@@ -115,10 +115,9 @@ display(held_out, findings)
 # %% [markdown]
 # ## Summary over the conditions of this build
 #
-# The sweep (`crane_book.sweep`, conditions in
-# `papermill_params/ols_sdp_<profile>.csv`)
-# ran this chapter once per condition and each run wrote its record; the tables below read
-# them. In the quick profile (CI) only a handful of conditions exist, so counts are not
+# The sweep (`crane_book.sweep`, conditions in `papermill_params/ols_sdp_<profile>.csv`) ran
+# the condition notebook once per condition and each run wrote its record; the tables below
+# read them. In the quick profile (CI) only a handful of conditions exist, so counts are not
 # comparable with the paper's; the full profile (`make book`) runs all of them.
 
 # %% tags=["hide-input"]

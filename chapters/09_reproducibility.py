@@ -32,8 +32,8 @@
 # are the same command file recorded again with its own seed: new sensor noise, friction and
 # a small torque-constant drift per run (register "the digital twin"), but no weeks of
 # wear or temperature between them. Each execution was refitted by the repeats sweep
-# (`papermill_params/repeats_<profile>.csv`, this chapter once per row); the sections below
-# read its records. The quick profile (CI) records only AG02 twice and refits it at two of the
+# (`papermill_params/repeats_<profile>.csv`, its condition notebook once per row); the
+# sections below read its records. The quick profile (CI) records only AG02 twice and refits it at two of the
 # four intervals, so Table XI has one row there; the full profile (`make book`) records all
 # five repeated trajectories and refits AG02 at every interval.
 

@@ -38,9 +38,9 @@
 # **Data: the digital twin's recordings** (AG02 execution 1 at 40 ms, held-out V01–V03 at
 # 40 ms), not the authors' arm. The twin has what the arm did not: its true parameters, and
 # its own true torque constants, which differ from the logged ones per axis
-# (`data/twin_plant.csv`). The draws are a papermill sweep, this chapter once per block of
-# seeds in `papermill_params/kt_draws_<profile>.csv`, each draw's record written by
-# `crane_lib.records`; the quick profile (CI) draws fewer, the full profile the paper's
+# (`data/twin_plant.csv`). The draws are a papermill sweep, the condition notebook
+# `crane_book/conditions/kt_draws.py` once per block of seeds in
+# `papermill_params/kt_draws_<profile>.csv`, one record per draw; the quick profile (CI) draws fewer, the full profile the paper's
 # number.
 
 # %% tags=["parameters"]

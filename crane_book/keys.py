@@ -77,8 +77,9 @@ def code_parts(modules=(), files=()) -> dict:
     return parts
 
 
-def record_key(inputs=(), parameters=None, modules=(), sources=(), extra=None,
-               code: dict | None = None) -> Key:
+def record_key(
+    inputs=(), parameters=None, modules=(), sources=(), extra=None, code: dict | None = None
+) -> Key:
     """The key of a record computed by crane_lib `modules` (or by `sources` outside the package,
     with their imports) from the `inputs` files with `parameters`; `extra`: named values that
     also decide it; `code`: the code parts when the caller computed them once for many records."""
@@ -130,7 +131,7 @@ class KeyStore:
         return data.get("parts") if isinstance(data, dict) else None
 
     def stale(self, name: str, key: Key, outputs=()) -> list[str]:
-        """Why record `name` must be recomputed ([] when its key matches and its `outputs` exist)."""
+        """Why record `name` must be recomputed ([] when its key matches and `outputs` exist)."""
         reasons = changes(self.stored(name), key.parts)
         missing = [p for p in outputs if not Path(p).is_file()]
         if not reasons and missing:
@@ -160,7 +161,7 @@ class StepLog:
             self.reused += 1
             return
         self.recomputed += 1
-        self.reasons.update(reasons[:3] + ([f"{len(reasons) - 3} more"] if len(reasons) > 3 else []))
+        self.reasons.update(reasons)
 
     def line(self) -> str:
         """'step: 12 reused, 4 recomputed (identification/clie.py changed: 4)'."""

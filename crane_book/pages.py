@@ -72,7 +72,11 @@ def toc_pages(toc: Path = TOC) -> list[Path]:
     """The jupytext pages of the table of contents, in its order."""
     data = yaml.safe_load(toc.read_text(encoding="utf-8"))
     files = [data["root"], *_files(data.get("parts")), *_files(data.get("chapters"))]
-    return [REPO_ROOT / f"{f}{PAGE_SUFFIX}" for f in files if (REPO_ROOT / f"{f}{PAGE_SUFFIX}").is_file()]
+    return [
+        REPO_ROOT / f"{f}{PAGE_SUFFIX}"
+        for f in files
+        if (REPO_ROOT / f"{f}{PAGE_SUFFIX}").is_file()
+    ]
 
 
 def execution_settings(config: Path = CONFIG) -> dict:
@@ -81,12 +85,22 @@ def execution_settings(config: Path = CONFIG) -> dict:
     data = yaml.safe_load(config.read_text(encoding="utf-8"))
     execute = data["execute"]
     if execute.get("execute_notebooks") != "cache" or not execute.get("cache"):
-        raise RuntimeError(f"{config}: execute.execute_notebooks must be 'cache' with execute.cache set for pre-executed pages")
+        raise RuntimeError(
+            f"{config}: execute.execute_notebooks must be 'cache' with execute.cache set "
+            "for pre-executed pages"
+        )
     reader, options = data["sphinx"]["config"]["nb_custom_formats"][PAGE_SUFFIX]
     if reader != "jupytext.reads":
-        raise RuntimeError(f"{config}: nb_custom_formats reads {PAGE_SUFFIX} pages with {reader}, expected jupytext.reads")
-    return {"cache": REPO_ROOT / execute["cache"], "timeout": int(execute.get("timeout", 30)),
-            "allow_errors": bool(execute.get("allow_errors", False)), "format": options["fmt"]}
+        raise RuntimeError(
+            f"{config}: nb_custom_formats reads {PAGE_SUFFIX} pages with {reader}, "
+            "expected jupytext.reads"
+        )
+    return {
+        "cache": REPO_ROOT / execute["cache"],
+        "timeout": int(execute.get("timeout", 30)),
+        "allow_errors": bool(execute.get("allow_errors", False)),
+        "format": options["fmt"],
+    }
 
 
 def read_page(page: Path, fmt: str):
@@ -100,10 +114,18 @@ def results_digest(results_dir: Path | None = None) -> str:
     """One digest of the build's records: every file under results/ except large binaries,
     executed notebooks and downloads, which the records decide (and the keys folder itself)."""
     root = Path(results_dir or RESULTS_DIR)
-    files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix not in NOT_RECORDS
-                   and ".work" not in p.parts and keys.KEYS_DIR_NAME not in p.relative_to(root).parts[:1])
-    return fingerprint.digest(*(f"{p.relative_to(root).as_posix()}\0{fingerprint.file_digest(p)}" for p in files),
-                              length=64)
+    files = sorted(
+        p
+        for p in root.rglob("*")
+        if p.is_file()
+        and p.suffix not in NOT_RECORDS
+        and ".work" not in p.parts
+        and keys.KEYS_DIR_NAME not in p.relative_to(root).parts[:1]
+    )
+    return fingerprint.digest(
+        *(f"{p.relative_to(root).as_posix()}\0{fingerprint.file_digest(p)}" for p in files),
+        length=64,
+    )
 
 
 def _data_digest() -> str:
@@ -111,8 +133,10 @@ def _data_digest() -> str:
     for entry in PAGE_DATA:
         path = REPO_ROOT / entry
         files += sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
-    return fingerprint.digest(*(f"{p.relative_to(REPO_ROOT).as_posix()}\0{fingerprint.file_digest(p)}" for p in files),
-                              length=64)
+    return fingerprint.digest(
+        *(f"{p.relative_to(REPO_ROOT).as_posix()}\0{fingerprint.file_digest(p)}" for p in files),
+        length=64,
+    )
 
 
 def results_snapshot(results_dir: Path | None = None) -> dict[str, tuple[int, int]]:
@@ -120,14 +144,21 @@ def results_snapshot(results_dir: Path | None = None) -> dict[str, tuple[int, in
     root = Path(results_dir or RESULTS_DIR)
     if not root.is_dir():
         return {}
-    return {p.relative_to(root).as_posix(): (p.stat().st_size, p.stat().st_mtime_ns)
-            for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(root).as_posix(): (p.stat().st_size, p.stat().st_mtime_ns)
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 def written_under_results(before: dict, after: dict) -> list[str]:
     """The files the pages created, changed or removed under results/ (none, if they only read)."""
-    return sorted(f"{name} ({'created' if name not in before else 'removed' if name not in after else 'rewritten'})"
-                  for name in set(before) | set(after) if before.get(name) != after.get(name))
+
+    def change(name: str) -> str:
+        return "created" if name not in before else "removed" if name not in after else "rewritten"
+
+    changed = [n for n in set(before) | set(after) if before.get(n) != after.get(n)]
+    return sorted(f"{name} ({change(name)})" for name in changed)
 
 
 def _book_modules(page: Path) -> list[Path]:
@@ -145,14 +176,25 @@ def _book_modules(page: Path) -> list[Path]:
 
 def page_key(page: Path, records: str, data: str) -> keys.Key:
     """What decides an executed page: its text, the code it imports, the records, the data."""
-    extra = {"records": records, "data": data, **{name: os.environ.get(name, "") for name in ENVIRONMENT}}
+    extra = {
+        "records": records,
+        "data": data,
+        **{name: os.environ.get(name, "") for name in ENVIRONMENT},
+    }
     try:
         return keys.record_key(sources=[page, *_book_modules(page)], extra=extra)
-    except (OSError, UnicodeDecodeError, SyntaxError, ValueError) as error:  # executing it will say what
+    except (
+        OSError,
+        UnicodeDecodeError,
+        SyntaxError,
+        ValueError,
+    ) as error:  # executing it will say what
         return keys.Key({"unreadable": f"{type(error).__name__}: {error}", **extra})
 
 
-def execute_page(page: str, fmt: str, timeout: int, allow_errors: bool) -> tuple[str, str | None, str | None, float]:
+def execute_page(
+    page: str, fmt: str, timeout: int, allow_errors: bool
+) -> tuple[str, str | None, str | None, float]:
     """Run one page in its own kernel in the page's folder (myst-nb's local working folder).
     Returns (page, executed notebook as JSON or None, error text or None, seconds)."""
     import nbformat
@@ -160,23 +202,42 @@ def execute_page(page: str, fmt: str, timeout: int, allow_errors: bool) -> tuple
 
     path = Path(page)
     notebook = read_page(path, fmt)
-    result = single_nb_execution(notebook, cwd=str(path.parent), timeout=timeout, allow_errors=allow_errors, meta_override=True)
+    result = single_nb_execution(
+        notebook,
+        cwd=str(path.parent),
+        timeout=timeout,
+        allow_errors=allow_errors,
+        meta_override=True,
+    )
     if result.err is not None:
-        failing = [i for i, cell in enumerate(notebook.cells)
-                   if any(o.get("output_type") == "error" for o in cell.get("outputs", []))]
+        failing = [
+            i
+            for i, cell in enumerate(notebook.cells)
+            if any(o.get("output_type") == "error" for o in cell.get("outputs", []))
+        ]
         where = f"cell {failing[0] + 1} (of {len(notebook.cells)})" if failing else "its execution"
-        ename, evalue = getattr(result.err, "ename", type(result.err).__name__), getattr(result.err, "evalue", str(result.err))
+        ename, evalue = getattr(result.err, "ename", type(result.err).__name__), getattr(
+            result.err, "evalue", str(result.err)
+        )
         return page, None, f"{where} raised {ename}: {evalue}", result.time
     return page, nbformat.writes(notebook), None, result.time
 
 
 def _name(page) -> str:
     page = Path(page)
-    return page.relative_to(REPO_ROOT).as_posix() if page.is_relative_to(REPO_ROOT) else page.as_posix()
+    return (
+        page.relative_to(REPO_ROOT).as_posix()
+        if page.is_relative_to(REPO_ROOT)
+        else page.as_posix()
+    )
 
 
-def execute_pages(jobs: int = 2, pages: list[Path] | None = None, cache_dir: Path | None = None,
-                  seconds_file: Path = SECONDS_FILE) -> dict[str, float]:
+def execute_pages(
+    jobs: int = 2,
+    pages: list[Path] | None = None,
+    cache_dir: Path | None = None,
+    seconds_file: Path = SECONDS_FILE,
+) -> dict[str, float]:
     """Execute the `pages` (default: every jupytext page of the table of contents) whose key
     changed, in `jobs` kernels at once, into the cache book/_config.yml names (the pages' keys
     beside it); returns seconds per executed page. Raises RuntimeError naming every page that
@@ -214,19 +275,36 @@ def execute_pages(jobs: int = 2, pages: list[Path] | None = None, cache_dir: Pat
     seconds, failures = {}, []
     untouched = results_snapshot()
     # spawned workers: no worker inherits this process's state; each page starts its own kernel
-    with ProcessPoolExecutor(max(1, jobs), mp_context=multiprocessing.get_context("spawn")) as pool, \
-            tqdm(total=len(todo), desc="book pages", unit="page") as bar:
-        futures = {pool.submit(execute_page, str(p), settings["format"], settings["timeout"], settings["allow_errors"]): p
-                   for p in todo}
+    with (
+        ProcessPoolExecutor(max(1, jobs), mp_context=multiprocessing.get_context("spawn")) as pool,
+        tqdm(total=len(todo), desc="book pages", unit="page") as bar,
+    ):
+        futures = {
+            pool.submit(
+                execute_page,
+                str(p),
+                settings["format"],
+                settings["timeout"],
+                settings["allow_errors"],
+            ): p
+            for p in todo
+        }
         for future in as_completed(futures):
             try:
                 page, executed, error, spent = future.result()
             except Exception as err:  # the page could not even be read or its worker died
-                page, executed, error, spent = str(futures[future]), None, f"{type(err).__name__}: {err}", 0.0
+                page, executed, error, spent = (
+                    str(futures[future]),
+                    None,
+                    f"{type(err).__name__}: {err}",
+                    0.0,
+                )
             name = _name(page)
             seconds[name] = spent
             if error is None:
-                bundle = CacheBundleIn(nbformat.reads(executed, as_version=4), page, data={"execution_seconds": spent})
+                bundle = CacheBundleIn(
+                    nbformat.reads(executed, as_version=4), page, data={"execution_seconds": spent}
+                )
                 cache.cache_notebook_bundle(bundle, check_validity=False, overwrite=True)
                 stored[name] = current[name].parts
             else:
@@ -237,8 +315,11 @@ def execute_pages(jobs: int = 2, pages: list[Path] | None = None, cache_dir: Pat
     print(log.line())
     written = written_under_results(untouched, results_snapshot())
     if written:  # a page that writes a record makes the book disagree with itself
-        failures.append(f"the pages wrote under {RESULTS_DIR} (pages only read records): " + ", ".join(written[:10])
-                        + (f" and {len(written) - 10} more" if len(written) > 10 else ""))
+        failures.append(
+            f"the pages wrote under {RESULTS_DIR} (pages only read records): "
+            + ", ".join(written[:10])
+            + (f" and {len(written) - 10} more" if len(written) > 10 else "")
+        )
         stored.clear()  # no page of this build is trusted: every page runs again next time
     keys_file.parent.mkdir(parents=True, exist_ok=True)
     seconds_file.parent.mkdir(parents=True, exist_ok=True)
@@ -247,14 +328,20 @@ def execute_pages(jobs: int = 2, pages: list[Path] | None = None, cache_dir: Pat
     with atomic_write(seconds_file, encoding="utf-8") as handle:
         json.dump({**before, **seconds}, handle, indent=1, sort_keys=True)
     if failures:
-        raise RuntimeError(f"{len(failures)} of {len(todo)} pages failed:\n" + "\n\n".join(failures))
+        raise RuntimeError(
+            f"{len(failures)} of {len(todo)} pages failed:\n" + "\n\n".join(failures)
+        )
     return seconds
 
 
 def main(argv=None) -> int:
     """Execute the pages whose key changed; exit status 1 when a page failed."""
-    parser = argparse.ArgumentParser(prog="python -m crane_book.pages", description=__doc__.splitlines()[0])
-    parser.add_argument("--jobs", type=int, default=2, help="pages executed at once (one kernel each)")
+    parser = argparse.ArgumentParser(
+        prog="python -m crane_book.pages", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument(
+        "--jobs", type=int, default=2, help="pages executed at once (one kernel each)"
+    )
     args = parser.parse_args(argv)
     if args.jobs < 1:
         parser.error(f"--jobs {args.jobs}: expected at least 1 (pages executed at once)")
@@ -267,8 +354,13 @@ def main(argv=None) -> int:
     slowest = sorted(seconds.items(), key=lambda kv: -kv[1])[:3]
     if not seconds:
         return 0
-    print(f"book pages: {len(seconds)} executed in {time.perf_counter() - started:.0f} s on {args.jobs} kernels "
-          f"({sum(seconds.values()):.0f} s of page time; slowest " + ", ".join(f"{k} {v:.0f} s" for k, v in slowest) + ")")
+    print(
+        f"book pages: {len(seconds)} executed in {time.perf_counter() - started:.0f} s "
+        f"on {args.jobs} kernels "
+        f"({sum(seconds.values()):.0f} s of page time; slowest "
+        + ", ".join(f"{k} {v:.0f} s" for k, v in slowest)
+        + ")"
+    )
     return 0
 
 

@@ -16,13 +16,15 @@ transitively (`crane_book.keys`), so editing a chapter or a view re-runs no step
 4. the accepted model: Algorithm 1 end to end on the representative condition (AG02, first
    execution, 40 ms; the structural rule of Sec. VI-B names it) through
    `acceptance.accepted.accept_recording`, the path `crane-id` uses (its refinement is the CLIE
-   sweep's run of that condition when the start is the same: deterministic, so not repeated), written to
+   sweep's run of that condition when the start is the same: deterministic, so not repeated),
+   written to
    results/accepted/ as a model file and a JSON record; and the 40 ms bundles of every
    execution of V01-V03, which the chapter "Validation" reads;
 5. the repeats sweep: `conditions/repeats.py` once per execution and interval of
    `papermill_params/repeats_<profile>.csv` (Table XI, Sec. VII-D); an execution listed there
    but not recorded is reported with the step that records it, and the others go on;
-6. the Kt draws: `conditions/kt_draws.py` once per block of seeds of `papermill_params/kt_draws_<profile>.csv`
+6. the Kt draws: `conditions/kt_draws.py` once per block of seeds of
+   `papermill_params/kt_draws_<profile>.csv`
    (Sec. VII-D, Appendix E-C), one record per draw;
 7. the export of the accepted model: its physically consistent link-level model (the nearest
    one when the model admits none, as `crane-id export --nearest`) as URDF, MJCF and standard
@@ -44,7 +46,8 @@ transitively (`crane_book.keys`), so editing a chapter or a view re-runs no step
 The data set is recorded on the twin profile $CRANE_TWIN names (`make book TWIN=field`).
 
 Studies run only when named with `--study` (they are not part of `make book`):
-- `clie_faithful`: `conditions/clie.py` with the faithful finite-difference route of Appendix D-F once per
+- `clie_faithful`: `conditions/clie.py` with the faithful finite-difference route of Appendix D-F
+  once per
   condition of `papermill_params/clie_faithful_<profile>.csv` (all 160 in the full profile;
   hours on two cores, so meant for a Dask scheduler with many workers: `make clie-faithful
   SCHEDULER=tcp://host:8786`). Its records (results/clie/clie/) put the faithful clouds beside
@@ -86,7 +89,7 @@ from crane_lib.twin.truth import TWIN_PLANT_CSV, TWIN_TRUTH_CSV
 
 # the condition notebooks of the sweeps: one call into a stage, one record per condition
 CONDITIONS = Path(__file__).resolve().parent / "conditions"
-# the per-condition sweeps of the main job in pipeline order: (parameter set without profile, notebook)
+# the per-condition sweeps of the main job in pipeline order: (parameter set, notebook)
 SWEEPS = (("ols_sdp", CONDITIONS / "ols_sdp.py"), ("clie", CONDITIONS / "clie.py"))
 # sweeps run only on request (--study)
 STUDIES = {"clie_faithful": CONDITIONS / "clie.py"}
@@ -101,8 +104,12 @@ EXIT_BAD_SCHEDULER = 2
 
 def step_code() -> dict[str, dict]:
     """Every data step's code parts (`keys.code_parts`): the files whose change re-runs it."""
-    notebooks = {**dict(SWEEPS), "repeats": CONDITIONS / "repeats.py", "kt_draws": CONDITIONS / "kt_draws.py",
-                 "nonideality": CONDITIONS / "nonideality.py"}
+    notebooks = {
+        **dict(SWEEPS),
+        "repeats": CONDITIONS / "repeats.py",
+        "kt_draws": CONDITIONS / "kt_draws.py",
+        "nonideality": CONDITIONS / "nonideality.py",
+    }
     return {
         "recordings": keys.code_parts(modules=[dataset.__name__]),
         **{name: sweep.code_parts(path) for name, path in notebooks.items()},
@@ -117,7 +124,9 @@ def notebook_of(name: str) -> Path:
     return dict(SWEEPS).get(name) or STUDIES[name]
 
 
-def condition_sweep(name: str, notebook, profile: str, jobs: int, scheduler=None) -> sweep.SweepReport:
+def condition_sweep(
+    name: str, notebook, profile: str, jobs: int, scheduler=None
+) -> sweep.SweepReport:
     """Run `notebook` once per condition of papermill_params/<name>_<profile>.csv; a condition's
     input is its recording. `scheduler`: a Dask scheduler address (default: $CRANE_SCHEDULER,
     else the local pool)."""
@@ -140,9 +149,12 @@ VALIDATION_TRAJECTORIES = ("V01", "V02", "V03")
 
 
 def _missing_recording(path, profile: str) -> InputError:
-    return InputError(str(path), "no such recording",
-                      f"the twin's recording written by `python -m crane_lib.twin.dataset --profile {profile}` "
-                      "(the first step of `make book`)")
+    return InputError(
+        str(path),
+        "no such recording",
+        f"the twin's recording written by `python -m crane_lib.twin.dataset --profile {profile}` "
+        "(the first step of `make book`)",
+    )
 
 
 def accepted_key(log_path, trajectory: str, ts: float, run: int, refine: str) -> keys.Key:
@@ -150,14 +162,27 @@ def accepted_key(log_path, trajectory: str, ts: float, run: int, refine: str) ->
     the audit seeds and rescue margin, and the source `acceptance.accepted` imports."""
     return keys.record_key(
         inputs=[log_path, TRAJECTORY_DIR / f"{trajectory}.txt"],
-        parameters={"trajectory": trajectory, "ts": ts, "run": run, "refine": refine,
-                    "seeds": list(accepted_stage.AUDIT_SEEDS), "epsilon": accepted_stage.RESCUE_EPSILON},
-        modules=STEP_MODULES["accepted"])
+        parameters={
+            "trajectory": trajectory,
+            "ts": ts,
+            "run": run,
+            "refine": refine,
+            "seeds": list(accepted_stage.AUDIT_SEEDS),
+            "epsilon": accepted_stage.RESCUE_EPSILON,
+        },
+        modules=STEP_MODULES["accepted"],
+    )
 
 
-def accepted_model_step(profile: str, jobs: int = 2, trajectory: str = REPRESENTATIVE["trajectory"],
-                        ts: float = REPRESENTATIVE["ts"], run: int = REPRESENTATIVE["run"],
-                        refine: str = ACCEPTED_REFINE, directory=None) -> keys.StepLog:
+def accepted_model_step(
+    profile: str,
+    jobs: int = 2,
+    trajectory: str = REPRESENTATIVE["trajectory"],
+    ts: float = REPRESENTATIVE["ts"],
+    run: int = REPRESENTATIVE["run"],
+    refine: str = ACCEPTED_REFINE,
+    directory=None,
+) -> keys.StepLog:
     """Algorithm 1 on one condition, written to results/accepted/ unless its stored key matches."""
     log_path = recording_path(trajectory, run)
     if not log_path.is_file():
@@ -173,16 +198,28 @@ def accepted_model_step(profile: str, jobs: int = 2, trajectory: str = REPRESENT
         return log
     stages = ["identify and refine", "audit over Theta", "rescue", "re-audit"]
     started = time.perf_counter()
-    with tqdm(total=len(stages), desc=f"accepted model {trajectory} at {ts * 1e3:g} ms", unit="stage") as bar:
+    with tqdm(
+        total=len(stages), desc=f"accepted model {trajectory} at {ts * 1e3:g} ms", unit="stage"
+    ) as bar:
+
         def progress(stage):
             bar.set_postfix_str(stage)
             bar.update(max(stages.index(stage) - bar.n, 0) if stage in stages else 0)
+
         sweep_record = clie.record_path(trajectory, ts, run, refine)
         previous = read_json_record(sweep_record) if sweep_record.is_file() else None
         result = accepted_stage.accept_recording(
-            read_raw_log(log_path), trajectory, ts, refine, workers=jobs, run=run, progress=progress,
-            command_file=TRAJECTORY_DIR / f"{trajectory}.txt",  # the gate checks the log executed it
-            previous=previous)  # the CLIE sweep's run, if from the same start (deterministic)
+            read_raw_log(log_path),
+            trajectory,
+            ts,
+            refine,
+            workers=jobs,
+            run=run,
+            progress=progress,
+            command_file=TRAJECTORY_DIR
+            / f"{trajectory}.txt",  # the gate checks the log executed it
+            previous=previous,
+        )  # the CLIE sweep's run, if from the same start (deterministic)
         bar.update(bar.total - bar.n)
     accepted_stage.write_accepted(result, ts, directory)
     store.store(name, key)
@@ -209,22 +246,35 @@ def repeats_sweep(profile: str, jobs: int, scheduler=None) -> sweep.SweepReport:
         print(f"repeats: {message}", file=sys.stderr)
     present = [c for c in conditions if recording_path(c["trajectory"], c["run"]).exists()]
     return sweep.run_sweep(
-        CONDITIONS / "repeats.py", present, f"repeats_{profile}",
-        inputs_of=lambda p: [recording_path(p["trajectory"], p["run"]), *reproducibility.heldout_inputs()],
-        workers=jobs, scheduler=scheduler,
+        CONDITIONS / "repeats.py",
+        present,
+        f"repeats_{profile}",
+        inputs_of=lambda p: [
+            recording_path(p["trajectory"], p["run"]),
+            *reproducibility.heldout_inputs(),
+        ],
+        workers=jobs,
+        scheduler=scheduler,
     )
 
 
 def kt_sweep(profile: str, jobs: int, scheduler=None) -> sweep.SweepReport:
-    """`conditions/kt_draws.py` once per block of draw seeds of papermill_params/kt_draws_<profile>.csv."""
+    """`conditions/kt_draws.py` once per block of seeds of kt_draws_<profile>.csv."""
     conditions = sweep.read_conditions(f"kt_draws_{profile}.csv")
     kt_sensitivity.seeds_of(conditions)  # the blocks must not overlap
     screen.compile_core()  # once, before the workers
     return sweep.run_sweep(
-        CONDITIONS / "kt_draws.py", conditions, f"kt_draws_{profile}",
-        inputs_of=lambda p: [recording_path(p["trajectory"], p["run"]), *reproducibility.heldout_inputs(),
-                             TWIN_PLANT_CSV, TWIN_TRUTH_CSV],
-        workers=jobs, scheduler=scheduler,
+        CONDITIONS / "kt_draws.py",
+        conditions,
+        f"kt_draws_{profile}",
+        inputs_of=lambda p: [
+            recording_path(p["trajectory"], p["run"]),
+            *reproducibility.heldout_inputs(),
+            TWIN_PLANT_CSV,
+            TWIN_TRUTH_CSV,
+        ],
+        workers=jobs,
+        scheduler=scheduler,
     )
 
 
@@ -242,8 +292,13 @@ def nonideality_sweep(profile: str, jobs: int, scheduler=None) -> sweep.SweepRep
     )
 
 
-def export_step(trajectory: str = REPRESENTATIVE["trajectory"], ts: float = REPRESENTATIVE["ts"],
-                run: int = REPRESENTATIVE["run"], accepted_dir=None, directory=None) -> keys.StepLog:
+def export_step(
+    trajectory: str = REPRESENTATIVE["trajectory"],
+    ts: float = REPRESENTATIVE["ts"],
+    run: int = REPRESENTATIVE["run"],
+    accepted_dir=None,
+    directory=None,
+) -> keys.StepLog:
     """The accepted model's URDF, MJCF, standard parameters and record, unless their stored key
     (the model file and the source `export.artefacts` imports) matches."""
     model_path, _ = accepted_stage.accepted_paths(trajectory, ts, run, accepted_dir)
@@ -260,11 +315,16 @@ def export_step(trajectory: str = REPRESENTATIVE["trajectory"], ts: float = REPR
     started = time.perf_counter()
     result = export_stage.export_model(model_path, paths)
     store.store(paths["record"].stem, key)
-    print(f"export: {result.summary()} ({time.perf_counter() - started:.1f} s); {paths['urdf'].parent}")
+    print(
+        f"export: {result.summary()} ({time.perf_counter() - started:.1f} s); "
+        f"{paths['urdf'].parent}"
+    )
     return log
 
 
-def beyond_ols_step(profile: str, directory=None, jobs: int = 1, run_job=beyond_ols.write_job) -> keys.StepLog:
+def beyond_ols_step(
+    profile: str, directory=None, jobs: int = 1, run_job=beyond_ols.write_job
+) -> keys.StepLog:
     """The records of the chapter "Beyond OLS": one per Table VIII trajectory the profile records
     (first execution, 40 ms) and the invariance test on the representative condition.
 
@@ -287,9 +347,15 @@ def beyond_ols_step(profile: str, directory=None, jobs: int = 1, run_job=beyond_
         if reasons:
             pending.append(((job, representative, profile, path), key))
     if len(pending) > 1 and jobs > 1:
-        with ProcessPoolExecutor(min(jobs, len(pending)), mp_context=multiprocessing.get_context("spawn")) as pool:
-            futures = {pool.submit(run_job, *arguments): (arguments, key) for arguments, key in pending}
-            for future in tqdm(as_completed(futures), total=len(futures), desc="beyond OLS", unit="record"):
+        with ProcessPoolExecutor(
+            min(jobs, len(pending)), mp_context=multiprocessing.get_context("spawn")
+        ) as pool:
+            futures = {
+                pool.submit(run_job, *arguments): (arguments, key) for arguments, key in pending
+            }
+            for future in tqdm(
+                as_completed(futures), total=len(futures), desc="beyond OLS", unit="record"
+            ):
                 future.result()  # a failure stops the step, as in one process
                 arguments, key = futures[future]
                 store.store(Path(arguments[3]).stem, key)
@@ -310,7 +376,9 @@ def ols_audits_step() -> keys.StepLog:
     reasons = store.stale(audit.OLS_AUDITS_PATH.stem, key, outputs=[audit.OLS_AUDITS_PATH])
     log.note(reasons)
     if reasons:
-        records = [read_json_record(p) for p in tqdm(inputs, desc="OLS estimates over Θ", unit="record")]
+        records = [
+            read_json_record(p) for p in tqdm(inputs, desc="OLS estimates over Θ", unit="record")
+        ]
         write_json_record(audit.OLS_AUDITS_PATH, audit.audit_estimates(records, seed=1))
         store.store(audit.OLS_AUDITS_PATH.stem, key)
     return log
@@ -327,14 +395,30 @@ def _report(name: str, outcomes: sweep.SweepReport) -> None:
 
 def main(argv=None) -> int:
     """Run the main job's data steps (and the named studies); exit status 2 for a bad scheduler."""
-    parser = argparse.ArgumentParser(prog="python -m crane_book.pipeline", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m crane_book.pipeline", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--profile", choices=dataset.PROFILES, default="full")
     parser.add_argument("--jobs", type=int, default=2, help="local processes (without --scheduler)")
-    parser.add_argument("--scheduler", default=os.environ.get(sweep.SCHEDULER_ENV) or None,
-                        help="address of a Dask distributed scheduler (tcp://host:8786); default: the local process pool")
-    parser.add_argument("--scheduler-timeout", type=float, default=sweep.CONNECT_TIMEOUT_S, help="seconds to wait for the scheduler")
-    parser.add_argument("--study", choices=sorted(STUDIES), action="append", default=[],
-                        help="run this study's sweep after the main job's steps (repeatable)")
+    parser.add_argument(
+        "--scheduler",
+        default=os.environ.get(sweep.SCHEDULER_ENV) or None,
+        help="address of a Dask distributed scheduler (tcp://host:8786); "
+        "default: the local process pool",
+    )
+    parser.add_argument(
+        "--scheduler-timeout",
+        type=float,
+        default=sweep.CONNECT_TIMEOUT_S,
+        help="seconds to wait for the scheduler",
+    )
+    parser.add_argument(
+        "--study",
+        choices=sorted(STUDIES),
+        action="append",
+        default=[],
+        help="run this study's sweep after the main job's steps (repeatable)",
+    )
     args = parser.parse_args(argv)
     if args.scheduler:
         # before any work: reachable, same crane_lib on every worker, results folder shared
@@ -343,7 +427,9 @@ def main(argv=None) -> int:
         except sweep.SchedulerError as error:
             print(f"crane pipeline: {error}", file=sys.stderr)
             return EXIT_BAD_SCHEDULER
-        os.environ[sweep.SCHEDULER_ENV] = args.scheduler  # every sweep of this process, other helpers' too
+        os.environ[sweep.SCHEDULER_ENV] = (
+            args.scheduler
+        )  # every sweep of this process, other helpers' too
     dataset.build(args.profile, jobs=args.jobs)
     for name, notebook in SWEEPS:
         _report(name, condition_sweep(name, notebook, args.profile, args.jobs, args.scheduler))

@@ -50,6 +50,14 @@ def source_digest(*modules) -> str:
     return files_digest(Path(m.__file__) if hasattr(m, "__file__") else Path(m) for m in modules)
 
 
+def code_digest(*modules: str) -> str:
+    """Digest of the source of the given crane_lib modules and of everything they import,
+    transitively: what a result computed by them depends on of the package."""
+    from crane_lib import source_graph
+
+    return files_digest(source_graph.module_file(m) for m in source_graph.closure(modules))
+
+
 def package_digest() -> str:
     """Digest of every crane_lib source file: a code change invalidates a whole-pipeline cache."""
     return digest(*(f"{p.relative_to(PACKAGE_DIR)}\0{file_digest(p)}" for p in sorted(PACKAGE_DIR.rglob("*.py"))), length=64)

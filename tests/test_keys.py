@@ -15,12 +15,17 @@ from crane_lib.paths import REPO_ROOT
 
 @pytest.fixture(scope="module")
 def step_code():
-    return {step: {name.partition(" ")[2] for name in parts if name.startswith("code ")}
-            for step, parts in pipeline.step_code().items()}
+    return {
+        step: {name.partition(" ")[2] for name in parts if name.startswith("code ")}
+        for step, parts in pipeline.step_code().items()
+    }
 
 
 def test_every_data_step_has_code_and_none_reads_a_chapter_or_a_view(step_code):
-    views = sorted(p.relative_to(REPO_ROOT).as_posix() for p in (REPO_ROOT / "crane_lib" / "reporting").rglob("*.py"))
+    views = sorted(
+        p.relative_to(REPO_ROOT).as_posix()
+        for p in (REPO_ROOT / "crane_lib" / "reporting").rglob("*.py")
+    )
     assert len(views) > 10
     for step, files in step_code.items():
         assert files, step
@@ -28,7 +33,9 @@ def test_every_data_step_has_code_and_none_reads_a_chapter_or_a_view(step_code):
         assert not set(views) & files, f"{step} is keyed by the views {sorted(set(views) & files)}"
 
 
-def test_editing_clie_reruns_the_clie_sweep_and_its_readers_not_the_ols_sweep_or_the_recordings(step_code):
+def test_editing_clie_reruns_the_clie_sweep_and_its_readers_not_the_ols_sweep_or_the_recordings(
+    step_code,
+):
     clie = "crane_lib/identification/clie.py"
     for step in ("clie", "accepted", "claims"):
         assert clie in step_code[step], step
@@ -48,7 +55,9 @@ def test_the_closure_follows_imports_transitively_and_includes_the_packages():
 
 def test_a_notebook_outside_the_package_is_keyed_by_what_it_imports(tmp_path):
     notebook = tmp_path / "condition.py"
-    notebook.write_text("# %%\n%matplotlib inline\nfrom crane_lib.identification import ols\n", encoding="utf-8")
+    notebook.write_text(
+        "# %%\n%matplotlib inline\nfrom crane_lib.identification import ols\n", encoding="utf-8"
+    )
     parts = keys.record_key(sources=[notebook], parameters={"ts": 0.04}).parts
     assert "code crane_lib/identification/ols.py" in parts
     assert "code crane_lib/identification/clie.py" not in parts
@@ -59,15 +68,21 @@ def test_a_stale_record_names_what_changed(tmp_path):
     data = tmp_path / "input.csv"
     data.write_text("1\n", encoding="utf-8")
     store = keys.KeyStore("step", tmp_path / "results")
-    key = keys.record_key(inputs=[data], parameters={"a": 1}, modules=["crane_lib.identification.ols"])
+    key = keys.record_key(
+        inputs=[data], parameters={"a": 1}, modules=["crane_lib.identification.ols"]
+    )
     assert store.stale("r", key) == ["new"]
     store.store("r", key)
     assert store.stale("r", key) == []
-    assert store.stale("r", key, outputs=[tmp_path / "missing.json"]) == [f"{tmp_path / 'missing.json'} missing"]
+    assert store.stale("r", key, outputs=[tmp_path / "missing.json"]) == [
+        f"{tmp_path / 'missing.json'} missing"
+    ]
     edited = keys.Key({**key.parts, "code crane_lib/identification/ols.py": "other"})
     assert store.stale("r", edited) == ["crane_lib/identification/ols.py changed"]
     data.write_text("2\n", encoding="utf-8")
-    moved = keys.record_key(inputs=[data], parameters={"a": 2}, modules=["crane_lib.identification.ols"])
+    moved = keys.record_key(
+        inputs=[data], parameters={"a": 2}, modules=["crane_lib.identification.ols"]
+    )
     assert sorted(store.stale("r", moved)) == sorted([f"{data} changed", "parameters changed"])
     log = keys.StepLog("step")
     log.note([])

@@ -114,7 +114,7 @@ def accept_recording(log: RawLog, trajectory: str, ts: float, refine: str = DEFA
     meta.update(stage="accepted" if accepted else "rejected", accepted=str(accepted),
                 audit_worst_pose_deg=" ".join(f"{v:.3f}" for v in np.rad2deg(worst.worst_pose)))
     provenance = {"log_sha256": fingerprint.file_digest(log.path) if log.path is not None and Path(log.path).is_file() else "",
-                  "crane_lib_sources": fingerprint.package_digest()}
+                  "crane_lib_sources": fingerprint.code_digest(__name__)}
     meta.update({f"provenance.{k}": v for k, v in provenance.items()})
     parameters = ParameterSet(refined.names, values, refined.std_errors, meta)
     return AcceptedModel(condition, report, refined, first, rescue, final, parameters, provenance)

@@ -23,7 +23,7 @@ from crane_lib.model.parameters import ParameterSet, save_parameters
 from crane_lib.paths import RESULTS_DIR, recording_path
 from crane_lib.records import read_json_records, write_json_record
 
-# where the OLS/SDP sweep (chapter 04, once per condition) writes one record per condition
+# where the OLS/SDP sweep (`record_condition`, once per condition) writes one record per condition
 CONDITIONS_DIR = RESULTS_DIR / "conditions"
 
 ROUTE_DIRECT = "O-C"

@@ -45,7 +45,7 @@ def settings_sentence() -> Prose:
 
 @dataclass
 class Condition:
-    """One condition identified in the chapter (the sweep runs the chapter once per condition)."""
+    """One condition identified for the chapter's figures (its record is the sweep's)."""
 
     trajectory: str
     ts: float
