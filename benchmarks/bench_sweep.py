@@ -6,7 +6,7 @@
    of the local pool?), and on the local pool with one kernel per condition (the driver before
    batching: the reference the batching gain is measured against). Each prints where the time
    went (`sweep.breakdown`: in-notebook compute, setup cells, kernel start, waiting).
-2. `--faithful`: the faithful CLIE study (chapter 05, refine = clie) over
+2. `--faithful`: the faithful CLIE study (the CLIE condition notebook, refine = clie) over
    papermill_params/clie_faithful_quick.csv (20 conditions) on a 2-worker LocalCluster, and its
    honest extrapolation to the 160 conditions of the full profile: worker seconds per second
    of record, measured per condition, times the full profile's record seconds (commanded

@@ -1,4 +1,5 @@
-"""Stage 7, reporting: the papermill sweep driver (`sweep`), the main job's data steps
-(`pipeline`), what the twin produces next to the paper (`calibration`), the figures drawn
-by code (`diagrams`) and the one "paper / this book / why they differ" table builder
-(`tables`)."""
+"""The views: records into tables, figures and generated sentences, one module per chapter in
+`chapters/` (the chapters' own views) and beside it the shared ones: the one "paper / this book /
+why they differ" table builder (`tables`), the figures drawn by code (`diagrams`), the claims as
+the pages show them (`claims`), the architecture picture (`architecture`). Views only read
+records; the records are written by the main job (the package crane_book)."""
