@@ -1,4 +1,4 @@
-"""Benchmarks of the audit (issue 6).
+"""Benchmarks of the audit.
 
 1. One dense audit of 221,875 poses (pose construction + M + lambda_min + bookkeeping), against
    a loop of Pinocchio crba + numpy eigvalsh over the same poses, in the same run.

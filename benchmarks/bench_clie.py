@@ -1,4 +1,4 @@
-"""CLIE speed (issue 7): one closed-loop simulation of a 128 s record at 0.25 ms (target <= 2 s),
+"""CLIE speed: one closed-loop simulation of a 128 s record at 0.25 ms (target <= 2 s),
 and CLIE of AG02 at 40 ms by the faithful finite-difference route and the fast route
 (target: fast >= 10x faster, objective within 0.5 %), with DIDIM beside them.
 

@@ -1,4 +1,4 @@
-"""Benchmark of the dual-metric WLS (issue 17): AG02 at 40 ms, its target at most 60 s on 2 cores.
+"""Benchmark of the dual-metric WLS: AG02 at 40 ms, its target at most 60 s on 2 cores.
 
 The dual-metric SDP is solved on three sizes of the same record, evenly subsampled (about a
 sixth, a third and all of AG02 at 40 ms), and each time is printed against OLS (regressor + QR)

@@ -1,4 +1,4 @@
-"""Benchmark of the export (issue 16): reconstruction + URDF + MJCF of the accepted model in at most
+"""Benchmark of the export: reconstruction + URDF + MJCF of the accepted model in at most
 10 s on two cores.
 
 1. In the library: `consistent.reconstruct` (exact attempt; when it is infeasible, the smallest

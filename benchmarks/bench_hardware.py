@@ -1,4 +1,4 @@
-"""Benchmarks of the arm's recorder against the Protocol 2.0 emulator (issue 15).
+"""Benchmarks of the arm's recorder against the Protocol 2.0 emulator.
 
 1. The 1 ms loop: a command file recorded through the emulator in real time (the recorder,
    dynamixel-sdk, a pseudo-terminal, the emulated servos and the twin's plant). Target: median

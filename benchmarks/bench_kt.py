@@ -1,4 +1,4 @@
-"""Benchmark of the Kt study (issue 13): per-axis Kt draws on the accepted condition, each an OLS,
+"""Benchmark of the Kt study: per-axis Kt draws on the accepted condition, each an OLS,
 the routing test, the dense all-pose audit over Theta and the held-out MNE.
 
 Target: 200 draws in at most 5 minutes on 2 cores. Measured against a named reference in the same

@@ -1,4 +1,4 @@
-"""Benchmark of the nonideality study (issue 14), on one core (numba threads set to 1).
+"""Benchmark of the nonideality study, on one core (numba threads set to 1).
 
 1. One ladder point: record AG02 on today's twin, preprocess, OLS and the routing test, the dense
    audit over Θ (221,875 poses) through the Cholesky screen, the mechanism at the worst pose; per

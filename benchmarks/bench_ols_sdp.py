@@ -1,4 +1,4 @@
-"""Benchmarks of OLS and the conditional projection (issue 5).
+"""Benchmarks of OLS and the conditional projection.
 
 1. One condition's OLS, regressor and QR included, for AG02 at 10 ms (the largest condition),
    against numpy's lstsq (SVD-based) on the same stacked regressor.

@@ -1,4 +1,4 @@
-"""Sweep executors and the faithful CLIE study (issue 18).
+"""Sweep executors and the faithful CLIE study.
 
 1. Executors: the OLS/SDP sweep of the quick profile (16 conditions; `--executors-profile full`:
    the main job's 160, on the full data set) on the local process pool

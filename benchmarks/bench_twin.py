@@ -1,4 +1,4 @@
-"""Benchmarks of the digital twin (issue 4).
+"""Benchmarks of the digital twin.
 
 1. Twin simulation speed, as a multiple of real time on one core: recording AG02 (0.25 ms
    integration, 1 ms control loop, everything on), against the same plant step written in

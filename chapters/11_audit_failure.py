@@ -14,7 +14,7 @@
 # %% [markdown]
 # # What makes an estimate fail the audit
 #
-# *Beyond the paper: issue 14, on paper Sec. VI-E, VII-D, Tables V and IX.* The paper's central
+# *Beyond the paper, on paper Sec. VI-E, VII-D, Tables V and IX.* The paper's central
 # result is an identified model that fits its data, is positive definite at every configuration
 # its record visits, and is still indefinite over the audit domain $\Theta$. Whether this book's
 # twin shows it for the representative condition is the first row of the ladder below (and the

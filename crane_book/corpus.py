@@ -747,7 +747,7 @@ def run_all(signals: bool = False, progress: bool = True) -> list[tuple[Case, Ou
     """Every case, each in its own temporary folder: (case, outcome or None when skipped, problems)."""
     import tempfile
 
-    from tqdm.auto import tqdm
+    from tqdm import tqdm  # a console bar: tqdm.auto warns in a page without ipywidgets
 
     results = []
     for case in tqdm(cases(), desc="bad-input corpus", unit="case", disable=not progress):

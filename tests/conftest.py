@@ -88,7 +88,7 @@ def pinocchio_arm(links, gravity_z: float):
     return model
 
 
-# Hypothesis: 2,000 examples per property (issue 19), derandomized so that CI runs the same
+# Hypothesis: 2,000 examples per property, derandomized so that CI runs the same
 # examples every time; no deadline (a shared CI machine's timing is not the property under test)
 try:
     from hypothesis import HealthCheck, settings

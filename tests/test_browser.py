@@ -1,4 +1,4 @@
-"""The book as a reader sees it (issue 20): its pages in headless Chromium with the network cut.
+"""The book as a reader sees it: its pages in headless Chromium with the network cut.
 
 Two kinds of test:
 
@@ -173,3 +173,21 @@ def test_claims_page_is_near_the_front(book):
     intro = (book / "book" / "intro.html").read_text(encoding="utf-8")
     claims, first_chapter = intro.find("claims.html"), intro.find("01_modeling.html")
     assert claims != -1 and first_chapter != -1 and claims < first_chapter
+
+
+def test_the_book_speaks_of_itself_only(book):
+    """No tracker vocabulary, no path of the build machine and no warning in any page."""
+    import re
+
+    tracker = re.compile(r"\b[Ii]ssues? #?\d+\b")
+    warning = re.compile(r'class="output stderr.*?</pre>', re.S)
+    machine = str(Path(__file__).resolve().parents[1])
+    problems = []
+    for page in book_pages(book):
+        text = page.read_text(encoding="utf-8")
+        problems += [f"{page.relative_to(book)}: {m.group(0)!r}" for m in tracker.finditer(text)]
+        if machine in text:
+            problems.append(f"{page.relative_to(book)}: the build tree's path {machine}")
+        problems += [f"{page.relative_to(book)}: a warning in a cell's output" for m in warning.finditer(text)
+                     if "Warning" in m.group(0)]
+    assert not problems, "\n".join(problems[:40])

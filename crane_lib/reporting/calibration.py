@@ -1,4 +1,4 @@
-"""What the twin produces next to what the paper reports for the real arm (issue 4, "calibrate honestly").
+"""What the twin produces next to what the paper reports for the real arm ("calibrate honestly").
 
 Nothing here feeds back into the twin's settings: these numbers are reported, not targeted.
 

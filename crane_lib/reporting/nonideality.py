@@ -169,7 +169,7 @@ def effects_table():
     import pandas as pd
 
     return pd.DataFrame([
-        {"effect": e.name, "kind": "candidate (issue 14)" if e.candidate else "the twin had it", "unit": e.unit,
+        {"effect": e.name, "kind": "candidate" if e.candidate else "the twin had it", "unit": e.unit,
          "today": number_text(e.default), "off": number_text(e.off),
          "nominal": number_text(e.nominal),
          "admitted": "on/off" if e.discrete else f"{number_text(e.low)} to {number_text(e.high)}",

@@ -58,7 +58,7 @@ T_PERIOD, T_WAKE_MEAN, T_LATE_PROB, T_LATE_MIN, T_LATE_MAX, T_LATENCY, T_LATENCY
 N_CURRENT_SD, N_ENCODER_SD, N_PRESENT_SD = range(3)
 # plant scalars (array `scal`)
 P_H, P_GZ, P_COMPLIANT, P_COULOMB_WIDTH, P_ENCODER_RES, P_CURRENT_UNIT, P_LOAD_FRICTION, P_VOLTAGE_LIMIT = range(8)
-# switches of the effects added by issue 14 (twin/effects.py); at their defaults the plant is the one before them
+# switches of the effects the nonideality study added (twin/effects.py); at their defaults the plant is the one before them
 P_ENCODER_QUANTIZE, P_ENCODER_ERROR, P_BACKLASH = range(8, 11)
 # rows of the per-arm-axis drive array `gear`: load-dependent gear friction, then the backlash half gap (rad)
 G_LOSS_DRIVE, G_LOSS_BACK, G_HALF_GAP = range(3)
@@ -335,7 +335,7 @@ def _latency(timing, rng):
 def _encoder(q_true, scal, noise, sensor, rng, ticks, theta):
     """12-bit link-side encoder: position register 0..4095 with 2048 at 0 rad, small read noise.
 
-    Switchable (issue 14): a position-dependent error e(θ) of the sensor added to the true angle
+    Switchable (the nonideality study): a position-dependent error e(θ) of the sensor added to the true angle
     (first and second harmonic, `sensor` rows), and the rounding to whole counts."""
     res = scal[P_ENCODER_RES]
     error = scal[P_ENCODER_ERROR] > 0.5

@@ -1,6 +1,6 @@
 """The twin's nonidealities by name: each can be switched off or scaled, and profiles combine them.
 
-Issue 14 asks what in a real arm makes an identified M(θ) indefinite away from the data. To
+The nonideality study asks what in a real arm makes an identified M(θ) indefinite away from the data. To
 answer it on the twin, every effect the twin has is a named, switchable magnitude, and two
 candidate effects it lacked (gear backlash, position-dependent encoder error) are added, off
 by default. The magnitudes and their sources are in `EFFECTS` and, argued, in
@@ -49,12 +49,12 @@ class Effect:
 
     name       the name a conditions file uses
     unit       the unit of every value below
-    default    today's twin (the value recordings had before issue 14)
+    default    today's twin (the value recordings had before the study)
     off        the value that removes the effect
     nominal    the sourced magnitude the study's ladder and the field profile use
     low, high  the physical range admitted besides `off` (a conditions file asking for more is
                rejected before anything is recorded)
-    candidate  True for an effect the twin did not have before issue 14 (off by default)
+    candidate  True for an effect the twin did not have before the study (off by default)
     source     where `nominal` and the range come from (book/register_nonideality.md argues it)
     discrete   True when only `off` and `default` are meaningful (a switch)
     """
@@ -90,7 +90,7 @@ def _fmt(value: float) -> str:
 
 
 EFFECTS: tuple[Effect, ...] = (
-    # ---------------------------------------------------------------- what the twin had (issue 4 and later)
+    # ---------------------------------------------------------------- what the twin had before the study
     Effect("encoder_quantization", "switch (12-bit link encoder)", 1.0, 0.0, 1.0, 0.0, 1.0, False,
            "ROBOTIS e-Manual: 4096 positions per turn (AS5045)", discrete=True),
     Effect("encoder_noise", "counts rms", 0.2, 0.0, 0.34, 0.0, 1.0, False,
@@ -98,15 +98,15 @@ EFFECTS: tuple[Effect, ...] = (
     Effect("current_quantization", "switch (2.69 mA register unit)", 1.0, 0.0, 1.0, 0.0, 1.0, False,
            "paper Sec. III-A and e-Manual: Goal Current in 2.69 mA units", discrete=True),
     Effect("current_noise", "register units rms", 1.0, 0.0, 1.0, 0.0, 5.0, False,
-           "twin register: a one-unit current-loop error (assumption of issue 4)"),
+           "twin register: a one-unit current-loop error (assumption of the first twin)"),
     Effect("kt_error", "% (half-width of the unit's per-axis Kt deviation)", 10.0, 0.0, 10.0, 0.0, 20.0, False,
            "paper Sec. VII-D: independent per-joint errors of +-10 %, 'the realistic case'"),
     Effect("run_drift", "x (friction 5 %, Kt 1 % per execution)", 1.0, 0.0, 1.0, 0.0, 3.0, False,
-           "twin register: run-to-run friction (temperature) and Kt drift (assumption of issue 4)"),
+           "twin register: run-to-run friction (temperature) and Kt drift (assumption of the first twin)"),
     Effect("dead_time", "ms (encoder read to command applied)", _LATENCY_MS, 0.0, _LATENCY_MS, 0.0, 3.0, False,
            "paper Sec. III-B: 0.9 ms read and dispatch; Table XIX T_d = 1.53 ms with the hold"),
     Effect("jitter", "x (wake-up latency, late cycles, latency spread)", 1.0, 0.0, 1.0, 0.0, 10.0, False,
-           "twin register: non-real-time Linux host (assumption of issue 4)"),
+           "twin register: non-real-time Linux host (assumption of the first twin)"),
     Effect("compliance", "Hz (two-mass resonance at the Fig. 1 posture; inf = rigid)", 100.0, INF, 100.0, 50.0, 400.0, False,
            "paper Sec. III-B: a lightly damped resonance 'near 100 Hz'"),
     Effect("gear_friction", "efficiency of one spur mesh (1 = none)", 0.97, 1.0, 0.97, 0.90, 1.0, False,
@@ -117,7 +117,7 @@ EFFECTS: tuple[Effect, ...] = (
            "paper Table XIX Joint-7 gain: drag 0.035 N·m at 1 rad/s, split half Coulomb (2 = all Coulomb)"),
     Effect("products_of_inertia", "x the description's products of inertia", 1.0, 0.0, 1.0, 0.0, 2.0, False,
            "manufacturer's description: 0.1-8 % of each link's largest diagonal entry (paper Sec. III-C)"),
-    # ---------------------------------------------------------------- candidates added by issue 14 (off by default)
+    # ---------------------------------------------------------------- candidates added by the study (off by default)
     Effect("backlash", "deg (total play at the joint output)", 0.0, 0.0, 0.25, 0.0, 1.0, True,
            "ROBOTIS e-Manual: backlash 15 arcmin (0.25 deg) for the XM540-W270 and the 353.5:1 train of the XH/XM430-W350"),
     Effect("encoder_error", "deg (peak position-dependent error of the link encoder)", 0.0, 0.0, 0.5, 0.0, 1.4, True,

@@ -160,7 +160,7 @@ class Plant:
     stall_current: np.ndarray = field(default_factory=lambda: np.full(N_AXES, np.inf))
     no_load_speed: np.ndarray = field(default_factory=lambda: np.full(N_AXES, np.inf))
     voltage_limit: bool = True  # False: the core delivers the commanded torque at any speed (the plant before the limit existed)
-    # effects added by issue 14 (twin/effects.py), at values that leave the plant as it was before them
+    # effects the nonideality study added (twin/effects.py), at values that leave the plant as it was before them
     encoder_quantization: bool = True  # False: the encoder reports the (noisy) angle without rounding to counts
     backlash_half_gap: np.ndarray = field(default_factory=lambda: np.zeros(N_ARM_JOINTS))  # rad, half the play per arm axis
     encoder_error: np.ndarray = field(default_factory=lambda: np.zeros((4, N_AXES)))  # a1, φ1, a2, φ2 per axis (core E_* rows)
