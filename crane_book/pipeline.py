@@ -93,10 +93,14 @@ CONDITIONS = Path(__file__).resolve().parent / "conditions"
 SWEEPS = (("ols_sdp", CONDITIONS / "ols_sdp.py"), ("clie", CONDITIONS / "clie.py"))
 # sweeps run only on request (--study)
 STUDIES = {"clie_faithful": CONDITIONS / "clie.py"}
+# every sweep's condition notebook (the main job's, and the repeats, Kt and nonideality ones)
+NOTEBOOKS = {name: CONDITIONS / f"{name}.py"
+             for name in ("ols_sdp", "clie", "repeats", "kt_draws", "nonideality")}
 # the crane_lib modules whose code (with everything they import) decides each other data step
 STEP_MODULES = {
     "accepted": [accepted_stage.__name__],
     "export": [export_stage.__name__],
+    "beyond_ols": [beyond_ols.__name__],
     "audits": [audit.__name__],
 }
 EXIT_BAD_SCHEDULER = 2
@@ -104,17 +108,10 @@ EXIT_BAD_SCHEDULER = 2
 
 def step_code() -> dict[str, dict]:
     """Every data step's code parts (`keys.code_parts`): the files whose change re-runs it."""
-    notebooks = {
-        **dict(SWEEPS),
-        "repeats": CONDITIONS / "repeats.py",
-        "kt_draws": CONDITIONS / "kt_draws.py",
-        "nonideality": CONDITIONS / "nonideality.py",
-    }
     return {
         "recordings": keys.code_parts(modules=[dataset.__name__]),
-        **{name: sweep.code_parts(path) for name, path in notebooks.items()},
+        **{name: sweep.code_parts(path) for name, path in NOTEBOOKS.items()},
         **{name: keys.code_parts(modules=modules) for name, modules in STEP_MODULES.items()},
-        "beyond_ols": keys.code_parts(modules=[beyond_ols.__name__]),
         "claims": claims.code_parts(),
     }
 
@@ -246,7 +243,7 @@ def repeats_sweep(profile: str, jobs: int, scheduler=None) -> sweep.SweepReport:
         print(f"repeats: {message}", file=sys.stderr)
     present = [c for c in conditions if recording_path(c["trajectory"], c["run"]).exists()]
     return sweep.run_sweep(
-        CONDITIONS / "repeats.py",
+        NOTEBOOKS["repeats"],
         present,
         f"repeats_{profile}",
         inputs_of=lambda p: [
@@ -264,7 +261,7 @@ def kt_sweep(profile: str, jobs: int, scheduler=None) -> sweep.SweepReport:
     kt_sensitivity.seeds_of(conditions)  # the blocks must not overlap
     screen.compile_core()  # once, before the workers
     return sweep.run_sweep(
-        CONDITIONS / "kt_draws.py",
+        NOTEBOOKS["kt_draws"],
         conditions,
         f"kt_draws_{profile}",
         inputs_of=lambda p: [
@@ -283,7 +280,7 @@ def nonideality_sweep(profile: str, jobs: int, scheduler=None) -> sweep.SweepRep
     every row checked before anything is recorded."""
     conditions = nonideality.read_study_conditions(nonideality.study_conditions_path(profile))
     return sweep.run_sweep(
-        CONDITIONS / "nonideality.py",
+        NOTEBOOKS["nonideality"],
         [{**c.parameters(), "profile": profile} for c in conditions],
         f"nonideality_{profile}",
         inputs_of=lambda p: nonideality.twin_inputs() + [TRAJECTORY_DIR / f"{p['trajectory']}.txt"],
@@ -337,7 +334,7 @@ def beyond_ols_step(
     representative = names[0] if names else "AG02"
     store = keys.KeyStore("beyond_ols", None if directory is None else Path(directory).parent)
     log = keys.StepLog("beyond OLS")
-    code = keys.code_parts(modules=[beyond_ols.__name__])
+    code = keys.code_parts(modules=STEP_MODULES["beyond_ols"])
     pending = []
     for job in [*names, beyond_ols.INVARIANCE]:
         path, recording, parameters = beyond_ols.job_inputs(job, representative, profile, directory)
