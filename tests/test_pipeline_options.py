@@ -1,0 +1,135 @@
+"""The book's commands refuse a bad option before any work: one line, exit status 2, no traceback.
+
+The pipeline runs as a subprocess with its results folder under tmp_path, as `make book` runs it;
+a refused value must leave that folder absent (no recording, no sweep). The scheduler checks
+include peers that accept connections but are not Dask schedulers, started here on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from crane_book import options, pages
+
+# the environment variables of a surrounding make or shell that would change what is tested
+FOREIGN = ("CRANE_SCHEDULER", "JOBS", "SCHEDULER", "MAKEFLAGS", "MFLAGS", "MAKELEVEL")
+
+
+def clean_env(tmp_path, **extra) -> dict:
+    """This process's environment with the results folder under tmp_path, plus `extra`."""
+    env = {k: v for k, v in os.environ.items() if k not in FOREIGN}
+    return {**env, "CRANE_RESULTS_DIR": str(tmp_path / "results"), **extra}
+
+
+def run_pipeline(tmp_path, *arguments, limit_s=120, **extra):
+    """Run the pipeline (quick profile) with `arguments`; (completed run, wall seconds)."""
+    started = time.monotonic()
+    run = subprocess.run(
+        [sys.executable, "-m", "crane_book.pipeline", "--profile", "quick", *arguments],
+        capture_output=True,
+        text=True,
+        env=clean_env(tmp_path, **extra),
+        timeout=limit_s,
+    )
+    return run, time.monotonic() - started
+
+
+def refusal(run, tmp_path) -> str:
+    """The one line of a refusal, after checking exit status 2, no traceback, nothing written."""
+    lines = [line for line in run.stderr.splitlines() if line.strip()]
+    assert run.returncode == 2, run.stderr
+    assert len(lines) == 1 and "Traceback" not in run.stderr, run.stderr
+    assert run.stdout.strip() == ""
+    assert not (tmp_path / "results").exists()  # no recording, no sweep, no key
+    return lines[0]
+
+
+EXPECT_JOBS = "expected a whole number of processes from 1 to 256"
+EXPECT_ADDRESS = "expected a Dask scheduler address tcp://HOST:PORT"
+EXPECT_SECONDS = "expected a number of seconds above 0 and at most 600"
+
+
+@pytest.mark.parametrize(
+    "arguments, shown, expected",
+    [
+        (["--jobs", "0"], "--jobs 0:", EXPECT_JOBS),
+        (["--jobs", "-1"], "--jobs -1:", EXPECT_JOBS),
+        (["--jobs", "100000"], "--jobs 100000:", EXPECT_JOBS),
+        (["--jobs", "2.5"], "--jobs 2.5:", EXPECT_JOBS),
+        (["--scheduler", "notaurl"], "--scheduler notaurl:", EXPECT_ADDRESS),
+        (["--scheduler", "http://127.0.0.1:8786"], "http://127.0.0.1:8786:", EXPECT_ADDRESS),
+        (["--scheduler", "tcp://127.0.0.1"], "--scheduler tcp://127.0.0.1:", EXPECT_ADDRESS),
+        (["--scheduler", "tcp://127.0.0.1:70000"], "tcp://127.0.0.1:70000:", EXPECT_ADDRESS),
+        (["--scheduler", ""], "--scheduler '':", EXPECT_ADDRESS),
+        (["--scheduler", "tcp://a:1\nb"], "--scheduler 'tcp://a:1\\nb':", EXPECT_ADDRESS),
+        (["--scheduler", "tcp://127.0.0.1:9", "--scheduler-timeout", "-1"], "-1:", EXPECT_SECONDS),
+        (["--scheduler-timeout", "inf"], "--scheduler-timeout inf:", EXPECT_SECONDS),
+        (["--scheduler-timeout", "nan"], "--scheduler-timeout nan:", EXPECT_SECONDS),
+        (["--scheduler-timeout", "0"], "--scheduler-timeout 0:", EXPECT_SECONDS),
+        (["--scheduler-timeout", "86400"], "--scheduler-timeout 86400:", EXPECT_SECONDS),
+    ],
+)
+def test_a_bad_option_is_one_line_and_exit_2_before_any_work(tmp_path, arguments, shown, expected):
+    run, _ = run_pipeline(tmp_path, *arguments)
+    line = refusal(run, tmp_path)
+    assert shown in line and expected in line
+
+
+def test_a_bad_scheduler_in_the_environment_is_refused_naming_the_variable(tmp_path):
+    run, _ = run_pipeline(tmp_path, CRANE_SCHEDULER="notaurl")
+    line = refusal(run, tmp_path)
+    assert "--scheduler notaurl (from $CRANE_SCHEDULER)" in line and EXPECT_ADDRESS in line
+
+
+@pytest.mark.parametrize("value", ["1", "2", " 8 ", str(options.MAX_JOBS)])
+def test_job_counts_from_1_to_the_bound_are_accepted(value):
+    assert options.jobs(value) == int(value)
+
+
+@pytest.mark.parametrize(
+    "address",
+    ["tcp://127.0.0.1:8786", "tcp://[::1]:8786", "tls://sched-1.example.org:8786",
+     "inproc://10.0.0.1/4242/1"],
+)
+def test_dask_addresses_are_accepted(address):
+    assert options.scheduler_address(address) == address
+
+
+@pytest.mark.parametrize(
+    "address", ["tcp://[zz::1]:8786", "tcp://host:0", "tcp://user@host:1", "tcp://host:1/path",
+                "TCP://host:1", "inproc://", "127.0.0.1:8786", "tcp://-host:1"]
+)
+def test_malformed_addresses_are_refused(address):
+    with pytest.raises(ValueError, match="expected a Dask scheduler address"):
+        options.scheduler_address(address)
+
+
+@pytest.mark.parametrize("value", ["0.5", "10", "600"])
+def test_finite_positive_timeouts_up_to_the_bound_are_accepted(value):
+    assert options.timeout_seconds(value) == float(value)
+
+
+def test_a_long_or_multiline_value_is_shown_on_one_short_line():
+    assert options.shown("x" * 1000) == "x" * options.SHOWN_CHARS + "..."
+    assert "\n" not in options.shown("a\nb") and options.shown("") == "''"
+
+
+@pytest.mark.parametrize("jobs", ["257", "100000", "1.5"])
+def test_the_pages_refuse_more_jobs_than_the_bound_in_one_line(jobs, monkeypatch, capsys):
+    monkeypatch.setattr(pages, "execute_pages", lambda *a, **k: pytest.fail("pages ran"))
+    with pytest.raises(SystemExit) as exit_:
+        pages.main(["--jobs", jobs])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and len(err.strip().splitlines()) == 1
+    assert f"--jobs {jobs}: {EXPECT_JOBS}" in err
+
+
+def test_the_pages_accept_the_bound(monkeypatch):
+    ran = []
+    monkeypatch.setattr(pages, "execute_pages", lambda jobs: ran.append(jobs) or {})
+    assert pages.main(["--jobs", str(options.MAX_JOBS)]) == 0 and ran == [options.MAX_JOBS]
