@@ -7,14 +7,16 @@ include peers that accept connections but are not Dask schedulers, started here 
 
 from __future__ import annotations
 
+import http.server
 import os
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
 
-from crane_book import options, pages
+from crane_book import options, pages, sweep
 
 # the environment variables of a surrounding make or shell that would change what is tested
 FOREIGN = ("CRANE_SCHEDULER", "JOBS", "SCHEDULER", "MAKEFLAGS", "MFLAGS", "MAKELEVEL")
@@ -86,6 +88,74 @@ def test_a_bad_scheduler_in_the_environment_is_refused_naming_the_variable(tmp_p
     assert "--scheduler notaurl (from $CRANE_SCHEDULER)" in line and EXPECT_ADDRESS in line
 
 
+@pytest.fixture
+def http_peer():
+    """A plain HTTP server on a free loopback port (not Dask): its address; it stops with the
+    test, or by itself after two minutes."""
+
+    class Quiet(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args):  # the test's output stays the pipeline's
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+    server.daemon_threads = True
+    serving = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1})
+    serving.start()
+    stop = threading.Timer(120, server.shutdown)  # a bound on its life whatever the test does
+    stop.start()
+    try:
+        yield f"tcp://127.0.0.1:{server.server_address[1]}"
+    finally:
+        stop.cancel()
+        server.shutdown()
+        server.server_close()
+        serving.join(10)
+
+
+def test_a_peer_that_is_not_dask_is_refused_within_the_timeout(tmp_path, http_peer):
+    timeout_s = 3
+    run, wall = run_pipeline(
+        tmp_path, "--scheduler", http_peer, "--scheduler-timeout", str(timeout_s), limit_s=60
+    )
+    line = refusal(run, tmp_path)
+    assert http_peer in line and "no Dask scheduler answers" in line, line
+    assert wall < timeout_s + 10, f"refused after {wall:.1f} s"
+
+
+DASK_PEER = """
+import asyncio, sys
+from distributed.core import Server
+
+async def main():
+    server = Server({})  # speaks Dask's protocol, knows no scheduler operation
+    await server.listen("tcp://127.0.0.1:0")
+    print(server.address, flush=True)
+    await asyncio.sleep(float(sys.argv[1]))  # stops by itself
+
+asyncio.run(main())
+"""
+
+
+def test_a_dask_peer_that_is_no_scheduler_is_refused_without_a_stall_at_exit(tmp_path):
+    pytest.importorskip("distributed")
+    peer = subprocess.Popen(
+        [sys.executable, "-c", DASK_PEER, "60"], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        address = peer.stdout.readline().strip()
+        assert address.startswith("tcp://127.0.0.1:"), address
+        run, wall = run_pipeline(
+            tmp_path, "--scheduler", address, "--scheduler-timeout", "3", limit_s=60
+        )
+    finally:
+        peer.kill()
+        peer.wait(10)
+    line = refusal(run, tmp_path)
+    assert address in line and "no Dask scheduler answers" in line, line
+    # a failed client left to the interpreter's exit used to wait twice its timeout there
+    assert wall < 3 + 10, f"refused after {wall:.1f} s"
+
+
 @pytest.mark.parametrize("value", ["1", "2", " 8 ", str(options.MAX_JOBS)])
 def test_job_counts_from_1_to_the_bound_are_accepted(value):
     assert options.jobs(value) == int(value)
@@ -104,9 +174,11 @@ def test_dask_addresses_are_accepted(address):
     "address", ["tcp://[zz::1]:8786", "tcp://host:0", "tcp://user@host:1", "tcp://host:1/path",
                 "TCP://host:1", "inproc://", "127.0.0.1:8786", "tcp://-host:1"]
 )
-def test_malformed_addresses_are_refused(address):
+def test_malformed_addresses_are_refused_by_the_sweep_too(address):
     with pytest.raises(ValueError, match="expected a Dask scheduler address"):
         options.scheduler_address(address)
+    with pytest.raises(sweep.SchedulerError, match="expected a Dask scheduler address"):
+        sweep.connect(address)  # $CRANE_SCHEDULER reaches the sweeps without the pipeline
 
 
 @pytest.mark.parametrize("value", ["0.5", "10", "600"])
