@@ -8,16 +8,19 @@ include peers that accept connections but are not Dask schedulers, started here 
 from __future__ import annotations
 
 import http.server
+import json
 import os
 import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
 from crane_book import options, pages, sweep
 
+REPO = Path(__file__).resolve().parent.parent
 # the environment variables of a surrounding make or shell that would change what is tested
 FOREIGN = ("CRANE_SCHEDULER", "JOBS", "SCHEDULER", "MAKEFLAGS", "MFLAGS", "MAKELEVEL")
 
@@ -205,3 +208,37 @@ def test_the_pages_accept_the_bound(monkeypatch):
     ran = []
     monkeypatch.setattr(pages, "execute_pages", lambda jobs: ran.append(jobs) or {})
     assert pages.main(["--jobs", str(options.MAX_JOBS)]) == 0 and ran == [options.MAX_JOBS]
+
+
+STUB = """#!{python}
+import json, os, sys
+with open(os.environ["ARGV_LOG"], "a", encoding="utf-8") as log:
+    log.write(json.dumps(sys.argv[1:]) + "\\n")
+sys.exit(2 if sys.argv[1:3] == ["-m", "crane_book.pipeline"] else 0)  # make stops there
+"""
+
+
+def test_make_passes_jobs_and_scheduler_as_one_argument_each(tmp_path):
+    """`make book` hands JOBS and SCHEDULER to the pipeline verbatim, one argument each (no shell
+    splitting or injection), for the pipeline's checks; a stand-in python records the calls."""
+    stub, stamp, log = tmp_path / "python", tmp_path / "installed", tmp_path / "argv.jsonl"
+    stub.write_text(STUB.format(python=sys.executable), encoding="utf-8")
+    stub.chmod(0o755)
+    stamp.touch()  # newer than pyproject.toml: no install
+    hostile = f"tcp://h:1; touch {tmp_path / 'injected'}"
+    for variables in (["JOBS=3 --study x", f"SCHEDULER={hostile}"], []):
+        run = subprocess.run(
+            ["make", "-C", str(REPO), "book", f"PY={stub}", f"STAMP={stamp}", "PROFILE=quick",
+             *variables],
+            capture_output=True, text=True, env=clean_env(tmp_path, ARGV_LOG=str(log)),
+            timeout=60,
+        )
+        assert run.returncode != 0  # the stand-in refused, as the pipeline would
+    calls = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    pipeline_calls = [c for c in calls if c[:2] == ["-m", "crane_book.pipeline"]]
+    assert pipeline_calls == [
+        ["-m", "crane_book.pipeline", "--profile", "quick", "--jobs", "3 --study x",
+         "--scheduler", hostile],
+        ["-m", "crane_book.pipeline", "--profile", "quick", "--jobs", "2"],
+    ]
+    assert not (tmp_path / "injected").exists()
