@@ -432,7 +432,8 @@ def connect(scheduler, timeout_s: float = CONNECT_TIMEOUT_S):
     started = time.monotonic()
     if not address.startswith("inproc://"):  # an in-process scheduler has no port to knock on
         _reach(address, timeout_s)
-    return _start_client(Client, address, max(timeout_s - (time.monotonic() - started), 1.0))
+    left = max(timeout_s - (time.monotonic() - started), 1.0)
+    return _start_client(Client, address, left, timeout_s)
 
 
 # seconds between attempts while a port refuses connections (a scheduler starting up)
@@ -472,10 +473,11 @@ def _reach(address: str, timeout_s: float) -> None:
         time.sleep(RETRY_S)
 
 
-def _start_client(client_class, address: str, timeout_s: float):
+def _start_client(client_class, address: str, timeout_s: float, stated_s: float):
     """A client of `address` started in a thread abandoned after `timeout_s` + CLIENT_GRACE_S;
     a client that failed or was abandoned is closed here, while its event loop still runs (left
-    to the interpreter's exit, its close waits out twice its timeout)."""
+    to the interpreter's exit, its close waits out twice its timeout). `stated_s`: the timeout
+    the caller gave, which a refusal names."""
     client = client_class.__new__(client_class)  # a handle even when the constructor fails
     outcome: list = []
 
@@ -498,7 +500,7 @@ def _start_client(client_class, address: str, timeout_s: float):
         raise SchedulerError(f"no Dask scheduler answers at {address} ({_first_line(failure[0])})")
     raise SchedulerError(
         f"no Dask scheduler answers at {address}: it accepts connections but gave no Dask "
-        f"handshake within {timeout_s:g} s (another service on that port?)"
+        f"handshake within {stated_s:g} s (another service on that port?)"
     )
 
 
