@@ -15,7 +15,10 @@ STAMP := $(VENV)/.installed
 PROFILE ?= full
 JOBS ?= 2
 SCHEDULER ?=
-PIPELINE_FLAGS := --profile $(PROFILE) --jobs $(JOBS) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
+# JOBS and SCHEDULER reach the commands through the environment, quoted there, so a value is one
+# argument however odd (spaces, quotes, `;`) and the commands check it before any work
+export JOBS SCHEDULER
+PIPELINE_FLAGS := --profile $(PROFILE) --jobs "$$JOBS" $${SCHEDULER:+--scheduler "$$SCHEDULER"}
 TWIN ?= default
 TWIN_ENV := CRANE_TWIN=$(TWIN) $(if $(filter-out default,$(TWIN)),CRANE_RESULTS_DIR=$(CURDIR)/results/twin-$(TWIN))
 # --all: Sphinx re-reads every page (from the executed-page cache), since a chapter's numbers also
@@ -48,7 +51,7 @@ test: model
 # _build/.jupyter_cache; they only read records) and Sphinx renders them
 book: model
 	$(TWIN_ENV) CRANE_PROFILE=$(PROFILE) $(PY) -m crane_book.pipeline $(PIPELINE_FLAGS)
-	$(TWIN_ENV) CRANE_PROFILE=$(PROFILE) $(PY) -m crane_book.pages --jobs $(JOBS)
+	$(TWIN_ENV) CRANE_PROFILE=$(PROFILE) $(PY) -m crane_book.pages --jobs "$$JOBS"
 	$(TWIN_ENV) CRANE_PROFILE=$(PROFILE) $(VENV)/bin/jupyter-book build . $(JB_FLAGS)
 	@echo "book: $(CURDIR)/_build/html/index.html"
 

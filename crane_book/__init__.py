@@ -7,6 +7,7 @@
   claims      the paper's main claims judged from the records (a data step)
   pages       the book's pages executed side by side (only those whose inputs changed)
   downloads   the records zipped per kind for the pages that link them
+  options     the checked options of those commands: a bad value is one line, exit status 2
 
 It imports crane_lib; crane_lib never imports it (tests/test_architecture.py).
 """

@@ -25,7 +25,6 @@ have run; nothing of it is cached.
 
 from __future__ import annotations
 
-import argparse
 import ast
 import json
 import multiprocessing
@@ -38,7 +37,7 @@ from pathlib import Path
 import yaml
 from tqdm import tqdm
 
-from crane_book import keys
+from crane_book import keys, options
 from crane_lib import fingerprint, source_graph
 from crane_lib.errors import atomic_write
 from crane_lib.paths import REPO_ROOT, RESULTS_DIR
@@ -336,15 +335,14 @@ def execute_pages(
 
 def main(argv=None) -> int:
     """Execute the pages whose key changed; exit status 1 when a page failed."""
-    parser = argparse.ArgumentParser(
-        prog="python -m crane_book.pages", description=__doc__.splitlines()[0]
-    )
+    parser = options.Parser(prog="python -m crane_book.pages", description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--jobs", type=int, default=2, help="pages executed at once (one kernel each)"
+        "--jobs",
+        default="2",
+        help=f"pages executed at once, one kernel each (1 to {options.MAX_JOBS})",
     )
     args = parser.parse_args(argv)
-    if args.jobs < 1:
-        parser.error(f"--jobs {args.jobs}: expected at least 1 (pages executed at once)")
+    args.jobs = options.checked(parser, "--jobs", args.jobs, options.jobs)
     started = time.perf_counter()
     try:
         seconds = execute_pages(args.jobs)

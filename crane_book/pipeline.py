@@ -56,13 +56,13 @@ Studies run only when named with `--study` (they are not part of `make book`):
 Every step is cached by content, so a rebuild redoes only what changed. A condition that
 fails is reported and the others go on; the chapter summaries show what exists. With
 `--scheduler` the sweeps run on that Dask scheduler's workers (see `crane_book.sweep`);
-an unreachable scheduler or workers running another crane_lib stop the job with one line and
-exit status 2 before any work.
+an unreachable scheduler, a peer that is no Dask scheduler, or workers running another crane_lib
+stop the job with one line and exit status 2 before any work, as does a malformed option
+(`crane_book.options`: --jobs, --scheduler or $CRANE_SCHEDULER, --scheduler-timeout).
 """
 
 from __future__ import annotations
 
-import argparse
 import multiprocessing
 import os
 import sys
@@ -72,7 +72,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from crane_book import claims, downloads, keys, sweep
+from crane_book import claims, downloads, keys, options, sweep
 from crane_lib.acceptance import accepted as accepted_stage
 from crane_lib.acceptance import audit
 from crane_lib.acceptance import kt_sensitivity, nonideality, reproducibility, screen
@@ -391,23 +391,26 @@ def _report(name: str, outcomes: sweep.SweepReport) -> None:
 
 
 def main(argv=None) -> int:
-    """Run the main job's data steps (and the named studies); exit status 2 for a bad scheduler."""
-    parser = argparse.ArgumentParser(
+    """Run the main job's data steps (and the named studies); exit status 2 for a bad option or
+    scheduler."""
+    parser = options.Parser(
         prog="python -m crane_book.pipeline", description=__doc__.splitlines()[0]
     )
     parser.add_argument("--profile", choices=dataset.PROFILES, default="full")
-    parser.add_argument("--jobs", type=int, default=2, help="local processes (without --scheduler)")
+    parser.add_argument(
+        "--jobs",
+        default="2",
+        help=f"local processes, 1 to {options.MAX_JOBS} (without --scheduler)",
+    )
     parser.add_argument(
         "--scheduler",
-        default=os.environ.get(sweep.SCHEDULER_ENV) or None,
         help="address of a Dask distributed scheduler (tcp://host:8786); "
-        "default: the local process pool",
+        f"default: ${sweep.SCHEDULER_ENV}, else the local process pool",
     )
     parser.add_argument(
         "--scheduler-timeout",
-        type=float,
-        default=sweep.CONNECT_TIMEOUT_S,
-        help="seconds to wait for the scheduler",
+        default=str(sweep.CONNECT_TIMEOUT_S),
+        help=f"seconds to wait for the scheduler (above 0, at most {options.MAX_TIMEOUT_S:g})",
     )
     parser.add_argument(
         "--study",
@@ -417,6 +420,18 @@ def main(argv=None) -> int:
         help="run this study's sweep after the main job's steps (repeatable)",
     )
     args = parser.parse_args(argv)
+    # every value checked before any work, the environment's default of --scheduler too
+    args.jobs = options.checked(parser, "--jobs", args.jobs, options.jobs)
+    source = ""
+    if args.scheduler is None and os.environ.get(sweep.SCHEDULER_ENV):
+        args.scheduler, source = os.environ[sweep.SCHEDULER_ENV], sweep.SCHEDULER_ENV
+    if args.scheduler is not None:
+        args.scheduler = options.checked(
+            parser, "--scheduler", args.scheduler, options.scheduler_address, source
+        )
+    args.scheduler_timeout = options.checked(
+        parser, "--scheduler-timeout", args.scheduler_timeout, options.timeout_seconds
+    )
     if args.scheduler:
         # before any work: reachable, same crane_lib on every worker, results folder shared
         try:
@@ -424,9 +439,8 @@ def main(argv=None) -> int:
         except sweep.SchedulerError as error:
             print(f"crane pipeline: {error}", file=sys.stderr)
             return EXIT_BAD_SCHEDULER
-        os.environ[sweep.SCHEDULER_ENV] = (
-            args.scheduler
-        )  # every sweep of this process, other helpers' too
+        # every sweep of this process, other helpers' too
+        os.environ[sweep.SCHEDULER_ENV] = args.scheduler
     dataset.build(args.profile, jobs=args.jobs)
     for name, notebook in SWEEPS:
         _report(name, condition_sweep(name, notebook, args.profile, args.jobs, args.scheduler))

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from crane_book import keys
+from crane_book import keys, options
 from crane_lib.errors import atomic_write
 from crane_lib.parameter_sets import condition_name, read_conditions  # noqa: F401 (the sweep's API)
 from crane_lib.paths import REPO_ROOT, RESULTS_DIR
@@ -410,18 +410,107 @@ def _identity(results_token: str | None = None) -> dict:
 def connect(scheduler, timeout_s: float = CONNECT_TIMEOUT_S):
     """A `distributed.Client` for `scheduler` (an address, or a Client passed through).
 
-    An unreachable address is a SchedulerError naming it, raised before any work."""
+    A malformed address or timeout, an unreachable address, and a peer that does not answer as a
+    Dask scheduler within `timeout_s` (another service on that port) are each a SchedulerError
+    naming the address, raised before any work within about `timeout_s` + CLIENT_GRACE_S."""
     try:
         from distributed import Client
     except ImportError:
-        raise SchedulerError("sweeps on a Dask scheduler need the `distributed` package (pip install distributed)") from None
+        raise SchedulerError(
+            "sweeps on a Dask scheduler need the `distributed` package (pip install distributed)"
+        ) from None
     if not isinstance(scheduler, str):
         return scheduler
     try:
-        return Client(scheduler, timeout=timeout_s, set_as_default=False)
-    except (OSError, TimeoutError) as error:
-        raise SchedulerError(f"Dask scheduler {scheduler} is unreachable ({type(error).__name__}: "
-                             f"{str(error).splitlines()[0] if str(error) else 'no answer'} within {timeout_s:g} s)") from None
+        address = options.scheduler_address(scheduler)
+    except ValueError as error:
+        raise SchedulerError(f"Dask scheduler {options.shown(scheduler)}: {error}") from None
+    try:
+        timeout_s = options.timeout_seconds(timeout_s)
+    except ValueError as error:
+        raise SchedulerError(f"timeout {options.shown(timeout_s)} for {address}: {error}") from None
+    started = time.monotonic()
+    if not address.startswith("inproc://"):  # an in-process scheduler has no port to knock on
+        _reach(address, timeout_s)
+    left = max(timeout_s - (time.monotonic() - started), 1.0)
+    return _start_client(Client, address, left, timeout_s)
+
+
+# seconds between attempts while a port refuses connections (a scheduler starting up)
+RETRY_S = 0.1
+# seconds a starting client may run past its timeout before it is abandoned: distributed's
+# handshake read has no timeout of its own, so a peer that never answers would hang it forever
+CLIENT_GRACE_S = 1.0
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return f"{type(error).__name__}: {text.splitlines()[0] if text else 'no detail'}"
+
+
+def _reach(address: str, timeout_s: float) -> None:
+    """Return once something accepts a TCP connection at the address's host and port (retrying
+    while it refuses, for `timeout_s`); otherwise raise SchedulerError."""
+    import socket
+
+    host, port = address.split("://", 1)[1].rsplit(":", 1)
+    deadline = time.monotonic() + timeout_s
+    while True:  # bounded: each pass sleeps RETRY_S or ends, and the deadline ends the retries
+        left = deadline - time.monotonic()
+        try:
+            with socket.create_connection((host.strip("[]"), int(port)), timeout=max(left, 0.01)):
+                return
+        except ConnectionRefusedError as error:
+            if left <= RETRY_S:
+                raise SchedulerError(
+                    f"Dask scheduler {address} is unreachable ({_first_line(error)}, "
+                    f"retried for {timeout_s:g} s)"
+                ) from None
+        except OSError as error:  # a name that does not resolve, no route, no answer in time
+            raise SchedulerError(
+                f"Dask scheduler {address} is unreachable ({_first_line(error)})"
+            ) from None
+        time.sleep(RETRY_S)
+
+
+def _start_client(client_class, address: str, timeout_s: float, stated_s: float):
+    """A client of `address` started in a thread abandoned after `timeout_s` + CLIENT_GRACE_S;
+    a client that failed or was abandoned is closed here, while its event loop still runs (left
+    to the interpreter's exit, its close waits out twice its timeout). `stated_s`: the timeout
+    the caller gave, which a refusal names."""
+    client = client_class.__new__(client_class)  # a handle even when the constructor fails
+    outcome: list = []
+
+    def start():
+        try:
+            client.__init__(address, timeout=timeout_s, set_as_default=False)
+            outcome.append(None)
+        except Exception as error:  # a peer that speaks Dask but is no scheduler fails anyhow
+            outcome.append(error)
+
+    thread = threading.Thread(target=start, name=f"connect {address}", daemon=True)
+    thread.start()
+    thread.join(timeout_s + CLIENT_GRACE_S)
+    failure = list(outcome)  # before the close below makes a waiting handshake fail anyhow
+    if failure == [None]:
+        return client
+    _close_quietly(client)
+    thread.join(CLIENT_GRACE_S)
+    if failure:
+        raise SchedulerError(f"no Dask scheduler answers at {address} ({_first_line(failure[0])})")
+    raise SchedulerError(
+        f"no Dask scheduler answers at {address}: it accepts connections but gave no Dask "
+        f"handshake within {stated_s:g} s (another service on that port?)"
+    )
+
+
+def _close_quietly(client) -> None:
+    """Close a client now, whatever state its start left it in; its finaliser then does nothing."""
+    try:
+        client.close(timeout=CLIENT_GRACE_S)
+    except Exception:  # noqa: BLE001 - a client that never started may fail to close in any way
+        pass
+    client.status = "closed"  # its __del__ would otherwise retry the close at exit
 
 
 def check_workers(client, results_dir: Path | None = None) -> list[str]:
@@ -490,7 +579,11 @@ def dask_client(scheduler, timeout_s: float = CONNECT_TIMEOUT_S):
         return scheduler
     if scheduler not in _CLIENTS:
         client = connect(scheduler, timeout_s)
-        check_workers(client, RESULTS_DIR)
+        try:
+            check_workers(client, RESULTS_DIR)
+        except BaseException:
+            _close_quietly(client)  # now, not at exit, where its close would stall
+            raise
         _CLIENTS[scheduler] = client
     return _CLIENTS[scheduler]
 

@@ -199,6 +199,15 @@ def test_workers_with_another_crane_lib_are_refused_with_both_versions(cluster, 
     assert sweep.check_workers(cluster, tmp_path) == sorted(cluster.scheduler_info()["workers"])
 
 
+def test_a_scheduler_address_connects_past_the_checks_that_refuse_other_peers(cluster):
+    address = cluster.scheduler.address  # a real scheduler: knocked on, then a started client
+    client = sweep.connect(address, 5)
+    try:
+        assert client.status == "running" and set(client.scheduler_info()["workers"])
+    finally:
+        client.close()
+
+
 def test_dask_gives_byte_identical_records_to_the_local_run(cluster, dask_chapter, tmp_path):
     def conditions(where):
         return [{"value": v, "fail": 0, "out": str(tmp_path / where / f"r{v}.json"), "kill_marker": ""} for v in (1, 2, 3)]
