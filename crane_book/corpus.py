@@ -123,6 +123,42 @@ def model_bytes() -> bytes:
     return _saved(lambda path: save_parameters(path, params, comment="corpus fixture: the twin truth's base parameters"))
 
 
+# A model `crane-id identify` wrote (AG02 at 40 ms, --refine fast), to six digits, in the reduced
+# set's order: not PD over Theta, and its nearest consistent model is where Clarabel's first
+# answer misses the margin (the export once ended in a traceback on it)
+IDENTIFIED_VALUES = (
+    0.0104303, 0.00774743, 0.0623405, -0.00765497, 0.231757, 0.0410569, 7.74019e-05, 0.00211457,
+    -2.81954e-05, 0.0295055, 0.0270988, -0.0019453, 0.124658, 0.00137082, 0.000233543, -0.000593518,
+    0.000547995, 8.88203e-05, 0.000501888, 0.000768022, 0.00575312, 6.10306e-05, 7.05701e-06,
+    8.29194e-05, -5.96998e-05, 0.00587932, 0.00675211, 0.00504127, 0.00455014, 0.00513042, 0.142571,
+    0.835788, 0.111676, 0.18153, 0.0258117, 0.0269602, 0.0233716, 0.00500347, 0.105696)
+IDENTIFIED_STD_ERRORS = (
+    0.00172585, 0.00420663, 0.00122632, 0.002209, 0.000853597, 0.00296432, 0.00113558, 0.00226547,
+    0.000837838, 0.00204, 0.000694179, 0.000822603, 0.000522533, 0.00162443, 0.000629747,
+    0.000805532, 0.000644049, 0.0011465, 0.000316452, 0.00097568, 0.000371733, 0.000919658,
+    0.000386792, 0.00090514, 0.000487523, 0.00140416, 0.000979703, 0.000666799, 0.000563883,
+    0.000838941, 0.00555996, 0.00472286, 0.0049074, 0.00315208, 0.00310993, 0.00300469, 0.00493343,
+    0.000738608, 0.00598974)
+
+
+@cache
+def identified_model_bytes() -> bytes:
+    """The model file of IDENTIFIED_VALUES: identify wrote it, no consistent arm reproduces it."""
+    params = ParameterSet(shared_model("reduced").names, IDENTIFIED_VALUES, IDENTIFIED_STD_ERRORS,
+                          {"trajectory": "AG02"})
+    comment = "corpus fixture: AG02 at 40 ms after --refine fast"
+    return _saved(lambda path: save_parameters(path, params, comment=comment))
+
+
+@cache
+def thin_hand_model_bytes(second_moment: float = 5e-7) -> bytes:
+    """The truth's model with link 7's Sigma_yy = (ZZR7 + XXR7) / 2 set to `second_moment` (kg·m^2):
+    a consistent arm reproduces it, but only with a margin below that."""
+    names = shared_model("reduced").names
+    xxr7 = truth_base_parameters()[names.index("XXR7")]
+    return parameter_text(_param_field("ZZR7", 1, repr(float(2 * second_moment - xxr7))))
+
+
 def _saved(write) -> bytes:
     import tempfile
 
@@ -433,7 +469,11 @@ def _cases_options() -> list[Case]:
         cases.append(Case(f"preprocess-intervals-{value}", k, ("preprocess", LOG, "--out", "b", "--intervals", value), 2, fragment, (log,)))
     for value, fragment in (("-1", "out of range"), ("abc", "not an integer"), ("1e3", "not an integer")):
         cases.append(Case(f"record-seed-{value}", k, ("record", CMD, "--out", "x.npz", "--seed", value), 2, fragment, (cmd,)))
-    for value, fragment in (("nan", "not finite"), ("0", "out of range"), ("-1e-6", "out of range"), ("1", "out of range")):
+    # 2e-5 and 1e-3 were taken and then blamed the model; 1e-9 is finer than the solver resolves
+    for value, fragment in (("nan", "not finite"), ("0", "out of range"),
+                            ("-1e-6", "out of range"), ("1", "out of range"),
+                            ("2e-5", "out of range"), ("1e-3", "out of range"),
+                            ("1e-9", "out of range")):
         cases.append(Case(f"export-margin-{value}", k, ("export", MODEL, "--urdf", "arm.urdf", f"--margin={value}"), 2, fragment, (model,)))
     return cases
 
@@ -580,6 +620,13 @@ def _cases_parameter_files() -> list[Case]:
     add("binary", b"\x89PNG\r\n\x1a\n" + bytes(200), "not UTF-8", ("rescue", "bad.csv", "--out", "r.csv"))
     add("no-consistent-link-model", lambda: parameter_text(_param_field("ZZR7", 1, "-0.0001")), "--nearest",
         ("export", "bad.csv", "--urdf", "arm.urdf"))
+    # a model identify wrote: refused with the nearest model's change, not a traceback
+    add("identified-not-consistent", identified_model_bytes,
+        "the nearest consistent one changes it", ("export", "bad.csv", "--urdf", "arm.urdf"))
+    # link 7's decided second moment is 5e-7 kg·m^2: the default margin, not the model, is the cause
+    add("margin-is-the-cause", thin_hand_model_bytes,
+        "the margin is the cause: with --margin 4.9e-07 or less",
+        ("export", "bad.csv", "--urdf", "arm.urdf"))
     cases.append(Case("audit-model-is-folder", k, ("audit", "d.csv"), 2, "is a folder", (("mkdir", "d.csv"),)))
     cases.append(Case("audit-model-is-fifo", k, ("audit", "f.csv"), 2, "not a regular file", (("fifo", "f.csv"),)))
     cases.append(Case("audit-model-missing", k, ("audit", "none.csv"), 2, "no such file", ()))
@@ -647,6 +694,13 @@ def _cases_controls() -> list[Case]:
              (_w("cut.csv", lambda: log_text()[:-700]),), creates=("b", "b/bundle_010ms.npz")),
         Case("export-good", k, ("export", MODEL, "--urdf", "arm.urdf", "--mjcf", "arm.xml"), 0, "wrote", (_w(MODEL, model_bytes),),
              creates=("arm.urdf", "arm.xml")),
+        Case("export-identified-nearest", k,
+             ("export", MODEL, "--urdf", "arm.urdf", "--nearest"), 0, "exported the nearest",
+             (_w(MODEL, identified_model_bytes),), creates=("arm.urdf",)),
+        Case("export-thin-hand-smaller-margin", k,
+             ("export", MODEL, "--urdf", "arm.urdf", "--margin", "4.9e-7"), 0,
+             "reproduces the model exactly", (_w(MODEL, thin_hand_model_bytes),),
+             creates=("arm.urdf",)),
     ]
 
 
