@@ -434,6 +434,25 @@ def _cases_output_paths() -> list[Case]:
         Case("export-mjcf-is-folder", k, ("export", MODEL, "--mjcf", "arm.xml"), 2, "is a folder", (model, ("mkdir", "arm.xml"))),
         Case("export-no-output", k, ("export", MODEL), 2, "no output named", (model,)),
     ]
+    # pseudo-filesystems: root passes the writable check there, and the write failed only after
+    # the computation (39 s for rescue), naming a temporary file; one case per writing command
+    pseudo = "pseudo-filesystem"
+    accept = ("accept", LOG, "--trajectory", CMD, "--out")
+    cases += [
+        Case("identify-out-under-proc", k, (*identify, "/proc/m.csv"), 2, pseudo, (log, cmd)),
+        Case("record-out-under-sys", k, ("record", CMD, "--out", "/sys/x.npz"), 2, pseudo, (cmd,)),
+        Case("rescue-out-under-proc", k, ("rescue", MODEL, "--out", "/proc/r.csv"), 2, pseudo,
+             (model,)),
+        Case("preprocess-out-under-proc", k, ("preprocess", LOG, "--out", "/proc/b"), 2, pseudo,
+             (log,)),
+        Case("preprocess-out-is-sys-folder", k,
+             ("preprocess", LOG, "--out", "/sys/kernel", "--force"), 2, pseudo, (log,)),
+        Case("accept-out-under-proc", k, (*accept, "/proc/m.csv"), 2, pseudo, (log, cmd)),
+        Case("export-urdf-under-dev-pts", k, ("export", MODEL, "--urdf", "/dev/pts/arm.urdf"), 2,
+             pseudo, (model,)),
+        Case("export-standard-under-proc-self", k,
+             ("export", MODEL, "--standard", "/proc/self/arm.csv"), 2, pseudo, (model,)),
+    ]
     return cases
 
 

@@ -16,7 +16,10 @@ A subcommand's handler calls, first thing,
    replaced, and a symbolic link is refused (replacing it would cut the link, not write through);
 3. an existing target is replaced only with `--force`;
 4. its folder exists, is a folder, and is writable;
-5. its name ends in one of `suffixes`, when the command names them.
+5. its folder is on no pseudo-filesystem: not under /proc, /sys or /dev, nor on a mount of the
+   kernel's own kinds (proc, sysfs, devtmpfs, cgroup, ...). Root passes the writable check
+   there, and the write would fail (or write into the kernel) only after the computation;
+6. its name ends in one of `suffixes`, when the command names them.
 
 Register the flag with `add_force(parser)`. Every new subcommand (record --port, accept,
 export, identify --method) follows the same two lines.
@@ -170,11 +173,53 @@ def _check_not_an_input(target: Path, inputs, option: str, label: str) -> None:
             raise InputError(f"{option} {target}", f"is the input {source}", f"a {label} that is none of the command's inputs")
 
 
+# the kernel's views and device nodes: no output file belongs there
+PSEUDO_ROOTS = (Path("/proc"), Path("/sys"), Path("/dev"))
+PSEUDO_TYPES = frozenset({
+    "proc", "sysfs", "devtmpfs", "devpts", "cgroup", "cgroup2", "securityfs", "debugfs", "tracefs",
+    "configfs", "pstore", "bpf", "mqueue", "hugetlbfs", "fusectl", "binfmt_misc", "efivarfs",
+    "autofs", "nsfs", "rpc_pipefs"})
+MOUNT_TABLE = Path("/proc/self/mountinfo")
+
+
+def _mount_type(folder: Path) -> str | None:
+    """The filesystem type of the mount holding `folder` (resolved), from the mount table; None
+    where there is no table to read."""
+    try:
+        lines = MOUNT_TABLE.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    best, kind = -1, None
+    for line in lines:
+        fields = line.split()
+        if " - " not in line or len(fields) < 5:
+            continue
+        point = Path(fields[4].replace("\\040", " ").replace("\\011", "\t").replace("\\134", "\\"))
+        fstype = line.split(" - ", 1)[1].split()[0]
+        if (folder == point or point in folder.parents) and len(point.parts) > best:
+            best, kind = len(point.parts), fstype
+    return kind
+
+
+def pseudo_filesystem(folder) -> str | None:
+    """What makes `folder` a pseudo-filesystem ('under /proc', 'a sysfs mount', ...), or None."""
+    resolved = Path(folder).resolve()
+    for root in PSEUDO_ROOTS:
+        if resolved == root or root in resolved.parents:
+            return f"under {root}"
+    kind = _mount_type(resolved)
+    return f"a {kind} mount" if kind in PSEUDO_TYPES else None
+
+
 def _check_folder(folder: Path, option: str, target: Path) -> None:
     if not folder.exists():
         raise InputError(f"{option} {target}", f"its folder {folder} does not exist", "an existing, writable folder")
     if not folder.is_dir():
         raise InputError(f"{option} {target}", f"{folder} is not a folder", "an existing, writable folder")
+    pseudo = pseudo_filesystem(folder)
+    if pseudo is not None:
+        raise InputError(f"{option} {target}", f"its folder {folder} is on a pseudo-filesystem "
+                         f"({pseudo}), which holds no output files", "a folder on a disk")
     if not os.access(folder, os.W_OK | os.X_OK):
         raise InputError(f"{option} {target}", f"its folder {folder} is not writable", "an existing, writable folder")
 
@@ -222,7 +267,7 @@ def output_folder(path, file_names, inputs=(), force: bool = False, option: str 
     if folder.exists():
         if not folder.is_dir():
             raise InputError(f"{option} {folder}", "is a file, not a folder", "a folder (existing or new)")
-        _check_folder(folder, option, folder / "x")
+        _check_folder(folder, option, folder)
         for name in file_names:
             output_path(folder / name, inputs=inputs, force=force, option=option)
     else:
