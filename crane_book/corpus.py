@@ -535,6 +535,7 @@ def _cases_command_files() -> list[Case]:
     add("final-speed-not-20", lambda: command_text(_edit_row(-1, 8, "30.0")), "final row speed")
     add("motion-longer-than-600-s", _slow_file, "commanded motion reaches")
     add("larger-than-1-MiB", lambda: command_file_bytes() + b"#" * (1 << 20), "bytes")
+    add("lone-cr-line-endings", lambda: command_file_bytes().replace(b"\n", b"\r"), "lone CR")
     cases.append(Case("record-cmd-is-folder", k, ("record", "d.txt", "--out", "x.npz"), 2, "is a folder", (("mkdir", "d.txt"),)))
     cases.append(Case("record-cmd-is-fifo", k, ("record", "f.txt", "--out", "x.npz"), 2, "not a regular file", (("fifo", "f.txt"),)))
     cases.append(Case("record-cmd-missing", k, ("record", "none.txt", "--out", "x.npz"), 2, "no such file", ()))
@@ -605,6 +606,10 @@ def _cases_raw_logs() -> list[Case]:
     add("npz-metadata-numbers", lambda: _npz({"samples": np.zeros((50, raw_log.N_COLUMNS)), "metadata": np.arange(3)}), "'metadata'", ".npz")
     add("npz-bomb-header", lambda: _npz({"samples.npy": _npy_header_only((10**10, raw_log.N_COLUMNS))}), "more than", ".npz")
     add("npz-nan-sample", lambda: _npz({"samples": np.full((50, raw_log.N_COLUMNS), np.nan)}), "sample 0", ".npz")
+    # binary containers and line endings a text log's name hid: once a wrong column count
+    add("npz-named-csv", lambda: log_npz(), "is a zip archive (an .npz raw log?)")
+    add("gz-named-csv", lambda: gzip.compress(log_text(), mtime=0), "is gzip-compressed")
+    add("lone-cr-line-endings", lambda: log_text().replace(b"\n", b"\r"), "lone CR")
     cases.append(Case("preprocess-log-is-folder", k, ("preprocess", "d.csv", "--out", "b"), 2, "is a folder", (("mkdir", "d.csv"),)))
     cases.append(Case("preprocess-log-is-fifo", k, ("preprocess", "f.csv", "--out", "b"), 2, "not a regular file", (("fifo", "f.csv"),)))
     cases.append(Case("preprocess-log-missing", k, ("preprocess", "none.csv", "--out", "b"), 2, "no such file", ()))
@@ -622,6 +627,8 @@ def _cases_parameter_files() -> list[Case]:
 
     add("empty", b"", "empty parameter file")
     add("binary", bytes(range(256)), "not UTF-8")
+    # read as LF text, a CR-only file was one comment line: "empty parameter file"
+    add("lone-cr-line-endings", lambda: model_bytes().replace(b"\n", b"\r"), "lone CR")
     add("bad-header", lambda: parameter_text(lambda ls: [("name;value;unit" if line.startswith("name,") else line) for line in ls]), "header")
     add("wrong-field-count", lambda: parameter_text(_param_field("ZZR1", 2, "kg·m^2,extra")), "fields")
     add("unknown-name", lambda: parameter_text(_param_field("ZZR1", 0, "ZZR9")), "unknown parameter name")
@@ -669,11 +676,18 @@ def _cases_gate() -> list[Case]:
     k = "not identifiable"
     cmd, v01 = _w(CMD, lambda: command_file_bytes()), _w("V01.txt", lambda: command_file_bytes("V01"))
     identify = ("identify", LOG, "--trajectory", CMD, "--out", "m.csv", "--refine", "none")
+    crlf = _w(CMD, lambda: command_file_bytes().replace(b"\n", b"\r\n"))
     return [
         Case("identify-wrong-trajectory", k, ("identify", LOG, "--trajectory", "V01.txt", "--out", "m.csv", "--refine", "none"), 2,
              "not from --trajectory V01.txt", (_w(LOG, lambda: log_npz()), v01)),
         Case("identify-edited-trajectory", k, identify, 2, "not from --trajectory",
              (_w(LOG, lambda: log_npz()), _w(CMD, lambda: command_file_bytes() + b"# edited\n"))),
+        # a CRLF copy of the command file the recording executed: named as a line-ending difference
+        Case("identify-trajectory-crlf-copy", k, identify, 2, "except for its line endings",
+             (_w(LOG, lambda: log_npz()), crlf)),
+        Case("accept-trajectory-crlf-copy", k,
+             ("accept", LOG, "--trajectory", CMD, "--out", "m.csv", "--refine", "none"), 2,
+             "it has CRLF (Windows) line endings", (_w(LOG, lambda: log_npz()), crlf)),
         Case("identify-log-without-hash", k, identify, 2, "carry no command-file sha256", (_w(LOG, lambda: log_npz(drop_hash=True)), cmd)),
         Case("accept-wrong-trajectory", k, ("accept", LOG, "--trajectory", "V01.txt", "--out", "m.csv", "--refine", "none"), 2,
              "not from --trajectory V01.txt", (_w(LOG, lambda: log_npz()), v01)),

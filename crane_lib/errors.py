@@ -130,12 +130,35 @@ def read_input_text(path, what: str, max_bytes: int) -> str:
 
 
 def decode_utf8(data: bytes, path, what: str) -> str:
-    """`data` as UTF-8 text (a leading byte-order mark dropped); an InputError names the line of a bad byte."""
+    """`data` as UTF-8 text (a leading byte-order mark dropped); an InputError names the line of a
+    bad byte, or of a lone CR line ending."""
     try:
-        return data.decode("utf-8-sig")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         line = data[: error.start].count(b"\n") + 1
         raise InputError(f"{path}:{line}", f"byte {error.start} (0x{data[error.start]:02x}) is not UTF-8 text", what) from None
+    check_line_endings(text, path, what)
+    return text
+
+
+_LONE_CR = re.compile(r"\r(?!\n)")
+
+
+def check_line_endings(text, path, what: str) -> None:
+    """An InputError at the first line that ends in a lone CR (a carriage return without a line
+    feed, as classic Mac OS wrote): read as LF text, such a file is one long line, and a reader
+    would call it empty or name a wrong field count instead."""
+    if isinstance(text, bytes):
+        found = re.search(rb"\r(?!\n)", text)
+        newline = b"\n"
+    else:
+        found = _LONE_CR.search(text)
+        newline = "\n"
+    if found is None:
+        return
+    line = text.count(newline, 0, found.start()) + 1
+    raise InputError(f"{path}:{line}", "its lines end in a lone CR (carriage return without line "
+                     "feed, as classic Mac OS wrote)", f"{what}, lines ending in LF or CRLF")
 
 
 # --------------------------------------------------------------------------------------------
