@@ -8,7 +8,7 @@ Shared by every reader and the command-line tool:
 - `read_input_bytes(path, what, max_bytes)`: a file's bytes, or an InputError for a missing file,
   a folder, a FIFO or device, a file too large, or any OS error while reading;
 - `atomic_write(path)`: write to a temporary file, rename over `path` only on success;
-  a path marked with `expect_new` is created exclusively instead (it must still be absent);
+  a command's output (`declare_output`) without --force is created exclusively instead;
 - `interruptible()`: SIGINT and SIGTERM become `Interrupted` (exit 130 / 143) wherever they
   land, so a `finally` or an atomic write cleans up and nothing partial is left; once an output
   is in place (`written_outputs`) a signal no longer stops the command: it finishes, exit 0.
@@ -178,12 +178,12 @@ class Interrupted(BaseException):
 
 
 _pending: list[int] = []  # signals received inside interruptible(), newest last
-# per command (reset by interruptible()): outputs put in place, signals that came after one was,
-# and outputs that must still be absent when written (no --force), by resolved path
+# per command (reset by interruptible()): its outputs put in place, signals that came after one
+# was, and its declared outputs (resolved path -> must still be absent when written)
 _written: list[Path] = []
 _late: list[int] = []
-_new_outputs: set[str] = set()
-_in_command: list[bool] = []  # [True] inside interruptible(): only then are outputs recorded
+_outputs: dict[str, bool] = {}
+_in_command: list[bool] = []  # [True] inside interruptible(): only then are outputs declared
 _held: list[list[int]] = []  # per `_signals_held` block (innermost last): the signals held back
 REDELIVERY_DELAY_S = 0.005  # a signal dropped inside a native callback is sent again after this
 
@@ -195,8 +195,8 @@ def interrupt_pending() -> int | None:
 
 
 def written_outputs() -> list[Path]:
-    """The outputs this command has put in place so far (by `atomic_write` and
-    `atomic_write_files`), in order."""
+    """The declared outputs this command has put in place so far (by `atomic_write` and
+    `atomic_write_files`), in order; a cache file written on the way is none of them."""
     return list(_written)
 
 
@@ -209,14 +209,13 @@ def _output_key(path) -> str:
     return str(Path(path).resolve())
 
 
-def expect_new(path, new: bool = True) -> None:
-    """Mark `path` as an output that must still be absent when it is written (`new`), or clear
-    the mark: an atomic write then creates it exclusively, so that two runs racing to the same
-    new name cannot both write it (the later one gets an InputError, its result unwritten)."""
-    if new and _in_command:
-        _new_outputs.add(_output_key(path))
-    else:
-        _new_outputs.discard(_output_key(path))
+def declare_output(path, new: bool) -> None:
+    """Declare `path` an output of the running command (inside `interruptible()`; elsewhere a
+    no-op). Once it is in place a signal no longer stops the command. With `new` it must still
+    be absent when written: the atomic write creates it exclusively, so that of two runs racing
+    to the same new name the later gets an InputError and writes nothing."""
+    if _in_command:
+        _outputs[_output_key(path)] = bool(new)
 
 
 def raise_if_interrupted() -> None:
@@ -276,7 +275,7 @@ def interruptible():
 
 
 def _reset_command_state() -> None:
-    for state in (_pending, _written, _late, _new_outputs, _in_command, _held):
+    for state in (_pending, _written, _late, _outputs, _in_command, _held):
         state.clear()
 
 
@@ -302,14 +301,15 @@ def _signals_held():
 
 def _put_in_place(tmp: str, path: Path) -> None:
     """Move the finished temporary file to `path`, signals held so that the move and its record in
-    `written_outputs` are one step: replace `path`, or, for a path marked by `expect_new`, create
-    it only if it is still absent."""
+    `written_outputs` are one step: replace `path`, or, for an output declared new, create it
+    only if it is still absent."""
+    key = _output_key(path)
     with _signals_held():
-        if _output_key(path) in _new_outputs:
+        if _outputs.get(key):
             _create_exclusively(tmp, path)
         else:
             os.replace(tmp, path)
-        if _in_command:
+        if key in _outputs:
             _written.append(path)
 
 
@@ -407,7 +407,7 @@ def atomic_write_files(contents: dict) -> list[Path]:
                     placed.append(path)
             except InputError:  # one had appeared meanwhile: take back the new ones put in place
                 for path in placed:
-                    if _output_key(path) in _new_outputs:
+                    if _outputs.get(_output_key(path)):
                         os.unlink(path)
                         if path in _written:
                             _written.remove(path)

@@ -153,6 +153,27 @@ def test_a_signal_once_the_output_is_in_place_lets_the_command_finish(scratch, m
     assert _leftovers(scratch) == []
 
 
+def test_a_signal_after_a_cache_file_was_written_still_stops_the_command(scratch, monkeypatch,
+                                                                         capsys):
+    """A file written on the way (a kernel cache) is no output: SIGINT after it still ends the
+    command with 130 and nothing written."""
+    from crane_lib.errors import atomic_write
+    from crane_lib.export import consistent
+
+    original = consistent.reconstruct
+
+    def caching(*args, **kwargs):
+        with atomic_write(scratch / "cache.txt") as handle:
+            handle.write("a cache\n")
+        os.kill(os.getpid(), signal.SIGINT)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(consistent, "reconstruct", caching)
+    assert cli.main(["export", "model.csv", "--urdf", "arm.urdf"]) == 130
+    assert "interrupted (SIGINT); no output was written" in capsys.readouterr().err
+    assert not (scratch / "arm.urdf").exists() and _leftovers(scratch) == []
+
+
 # ----------------------------------------------------------------------------- stdout's reader goes
 
 

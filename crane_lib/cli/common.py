@@ -21,8 +21,9 @@ A subcommand's handler calls, first thing,
    there, and the write would fail (or write into the kernel) only after the computation;
 6. its name ends in one of `suffixes`, when the command names them.
 
-Without `--force` the target is also created exclusively at the end (`errors.expect_new`): when
-two runs race to the same new name, the later one finds it there, writes nothing, and exits 2.
+Without `--force` the target is also created exclusively at the end (`errors.declare_output`):
+when two runs race to the same new name, the later one finds it there, writes nothing, and
+exits 2.
 
 Register the flag with `add_force(parser)`. Every new subcommand (record --port, accept,
 export, identify --method) follows the same two lines.
@@ -43,7 +44,7 @@ import re
 import stat
 from pathlib import Path
 
-from crane_lib.errors import InputError, expect_new, shown
+from crane_lib.errors import InputError, declare_output, shown
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = {2: 130, 15: 143}  # SIGINT, SIGTERM: 128 + signal number, as shells report them
@@ -255,7 +256,7 @@ def output_path(path, inputs=(), force: bool = False, option: str = "--out", suf
         if not force:
             raise InputError(f"{option} {target}", "exists", "a new file name, or --force to replace it")
     _check_folder(target.parent, option, target)
-    expect_new(target, not force)  # created exclusively at the end unless forced
+    declare_output(target, new=not force)  # created exclusively at the end unless forced
     return target
 
 
@@ -278,5 +279,5 @@ def output_folder(path, file_names, inputs=(), force: bool = False, option: str 
     else:
         _check_folder(folder.parent if str(folder.parent) else Path("."), option, folder)
         for name in file_names:
-            expect_new(folder / name, not force)
+            declare_output(folder / name, new=not force)
     return folder
