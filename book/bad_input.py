@@ -100,10 +100,12 @@ corpus.case_table(results)
 # (`crane_lib.cli.common.output_path`): the target must not be one of the command's inputs
 # (compared by resolved path and by device and inode, so a hard link or `sub/../log.npz` is
 # caught), must be a regular file or not exist (a folder, FIFO, socket, device or symbolic link
-# is never replaced), its folder must exist and be writable, and an existing file is replaced
-# only with `--force`. Writes stay atomic (a temporary file renamed into place), and
-# `preprocess` renames its bundles only once all are written. SIGINT and SIGTERM end a command
-# with one line and exit status 130 or 143, leaving nothing partial.
+# is never replaced), its folder must exist, be writable and lie on no pseudo-filesystem
+# (/proc, /sys, /dev), and an existing file is replaced only with `--force`. Writes stay atomic
+# (a temporary file renamed into place); without `--force` the file is created exclusively, so
+# of two runs racing to one new name the later refuses. `preprocess` renames its bundles only
+# once all are written. SIGINT and SIGTERM end a command with one line and exit status 130 or
+# 143, nothing written; a signal that comes once the output is in place lets it finish.
 #
 # ## Ranges the readers check
 #

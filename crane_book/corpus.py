@@ -123,6 +123,42 @@ def model_bytes() -> bytes:
     return _saved(lambda path: save_parameters(path, params, comment="corpus fixture: the twin truth's base parameters"))
 
 
+# A model `crane-id identify` wrote (AG02 at 40 ms, --refine fast), to six digits, in the reduced
+# set's order: not PD over Theta, and its nearest consistent model is where Clarabel's first
+# answer misses the margin (the export once ended in a traceback on it)
+IDENTIFIED_VALUES = (
+    0.0104303, 0.00774743, 0.0623405, -0.00765497, 0.231757, 0.0410569, 7.74019e-05, 0.00211457,
+    -2.81954e-05, 0.0295055, 0.0270988, -0.0019453, 0.124658, 0.00137082, 0.000233543, -0.000593518,
+    0.000547995, 8.88203e-05, 0.000501888, 0.000768022, 0.00575312, 6.10306e-05, 7.05701e-06,
+    8.29194e-05, -5.96998e-05, 0.00587932, 0.00675211, 0.00504127, 0.00455014, 0.00513042, 0.142571,
+    0.835788, 0.111676, 0.18153, 0.0258117, 0.0269602, 0.0233716, 0.00500347, 0.105696)
+IDENTIFIED_STD_ERRORS = (
+    0.00172585, 0.00420663, 0.00122632, 0.002209, 0.000853597, 0.00296432, 0.00113558, 0.00226547,
+    0.000837838, 0.00204, 0.000694179, 0.000822603, 0.000522533, 0.00162443, 0.000629747,
+    0.000805532, 0.000644049, 0.0011465, 0.000316452, 0.00097568, 0.000371733, 0.000919658,
+    0.000386792, 0.00090514, 0.000487523, 0.00140416, 0.000979703, 0.000666799, 0.000563883,
+    0.000838941, 0.00555996, 0.00472286, 0.0049074, 0.00315208, 0.00310993, 0.00300469, 0.00493343,
+    0.000738608, 0.00598974)
+
+
+@cache
+def identified_model_bytes() -> bytes:
+    """The model file of IDENTIFIED_VALUES: identify wrote it, no consistent arm reproduces it."""
+    params = ParameterSet(shared_model("reduced").names, IDENTIFIED_VALUES, IDENTIFIED_STD_ERRORS,
+                          {"trajectory": "AG02"})
+    comment = "corpus fixture: AG02 at 40 ms after --refine fast"
+    return _saved(lambda path: save_parameters(path, params, comment=comment))
+
+
+@cache
+def thin_hand_model_bytes(second_moment: float = 5e-7) -> bytes:
+    """The truth's model with link 7's Sigma_yy = (ZZR7 + XXR7) / 2 set to `second_moment` (kg·m^2):
+    a consistent arm reproduces it, but only with a margin below that."""
+    names = shared_model("reduced").names
+    xxr7 = truth_base_parameters()[names.index("XXR7")]
+    return parameter_text(_param_field("ZZR7", 1, repr(float(2 * second_moment - xxr7))))
+
+
 def _saved(write) -> bytes:
     import tempfile
 
@@ -398,6 +434,25 @@ def _cases_output_paths() -> list[Case]:
         Case("export-mjcf-is-folder", k, ("export", MODEL, "--mjcf", "arm.xml"), 2, "is a folder", (model, ("mkdir", "arm.xml"))),
         Case("export-no-output", k, ("export", MODEL), 2, "no output named", (model,)),
     ]
+    # pseudo-filesystems: root passes the writable check there, and the write failed only after
+    # the computation (39 s for rescue), naming a temporary file; one case per writing command
+    pseudo = "pseudo-filesystem"
+    accept = ("accept", LOG, "--trajectory", CMD, "--out")
+    cases += [
+        Case("identify-out-under-proc", k, (*identify, "/proc/m.csv"), 2, pseudo, (log, cmd)),
+        Case("record-out-under-sys", k, ("record", CMD, "--out", "/sys/x.npz"), 2, pseudo, (cmd,)),
+        Case("rescue-out-under-proc", k, ("rescue", MODEL, "--out", "/proc/r.csv"), 2, pseudo,
+             (model,)),
+        Case("preprocess-out-under-proc", k, ("preprocess", LOG, "--out", "/proc/b"), 2, pseudo,
+             (log,)),
+        Case("preprocess-out-is-sys-folder", k,
+             ("preprocess", LOG, "--out", "/sys/kernel", "--force"), 2, pseudo, (log,)),
+        Case("accept-out-under-proc", k, (*accept, "/proc/m.csv"), 2, pseudo, (log, cmd)),
+        Case("export-urdf-under-dev-pts", k, ("export", MODEL, "--urdf", "/dev/pts/arm.urdf"), 2,
+             pseudo, (model,)),
+        Case("export-standard-under-proc-self", k,
+             ("export", MODEL, "--standard", "/proc/self/arm.csv"), 2, pseudo, (model,)),
+    ]
     return cases
 
 
@@ -433,7 +488,11 @@ def _cases_options() -> list[Case]:
         cases.append(Case(f"preprocess-intervals-{value}", k, ("preprocess", LOG, "--out", "b", "--intervals", value), 2, fragment, (log,)))
     for value, fragment in (("-1", "out of range"), ("abc", "not an integer"), ("1e3", "not an integer")):
         cases.append(Case(f"record-seed-{value}", k, ("record", CMD, "--out", "x.npz", "--seed", value), 2, fragment, (cmd,)))
-    for value, fragment in (("nan", "not finite"), ("0", "out of range"), ("-1e-6", "out of range"), ("1", "out of range")):
+    # 2e-5 and 1e-3 were taken and then blamed the model; 1e-9 is finer than the solver resolves
+    for value, fragment in (("nan", "not finite"), ("0", "out of range"),
+                            ("-1e-6", "out of range"), ("1", "out of range"),
+                            ("2e-5", "out of range"), ("1e-3", "out of range"),
+                            ("1e-9", "out of range")):
         cases.append(Case(f"export-margin-{value}", k, ("export", MODEL, "--urdf", "arm.urdf", f"--margin={value}"), 2, fragment, (model,)))
     return cases
 
@@ -476,6 +535,7 @@ def _cases_command_files() -> list[Case]:
     add("final-speed-not-20", lambda: command_text(_edit_row(-1, 8, "30.0")), "final row speed")
     add("motion-longer-than-600-s", _slow_file, "commanded motion reaches")
     add("larger-than-1-MiB", lambda: command_file_bytes() + b"#" * (1 << 20), "bytes")
+    add("lone-cr-line-endings", lambda: command_file_bytes().replace(b"\n", b"\r"), "lone CR")
     cases.append(Case("record-cmd-is-folder", k, ("record", "d.txt", "--out", "x.npz"), 2, "is a folder", (("mkdir", "d.txt"),)))
     cases.append(Case("record-cmd-is-fifo", k, ("record", "f.txt", "--out", "x.npz"), 2, "not a regular file", (("fifo", "f.txt"),)))
     cases.append(Case("record-cmd-missing", k, ("record", "none.txt", "--out", "x.npz"), 2, "no such file", ()))
@@ -546,6 +606,10 @@ def _cases_raw_logs() -> list[Case]:
     add("npz-metadata-numbers", lambda: _npz({"samples": np.zeros((50, raw_log.N_COLUMNS)), "metadata": np.arange(3)}), "'metadata'", ".npz")
     add("npz-bomb-header", lambda: _npz({"samples.npy": _npy_header_only((10**10, raw_log.N_COLUMNS))}), "more than", ".npz")
     add("npz-nan-sample", lambda: _npz({"samples": np.full((50, raw_log.N_COLUMNS), np.nan)}), "sample 0", ".npz")
+    # binary containers and line endings a text log's name hid: once a wrong column count
+    add("npz-named-csv", lambda: log_npz(), "is a zip archive (an .npz raw log?)")
+    add("gz-named-csv", lambda: gzip.compress(log_text(), mtime=0), "is gzip-compressed")
+    add("lone-cr-line-endings", lambda: log_text().replace(b"\n", b"\r"), "lone CR")
     cases.append(Case("preprocess-log-is-folder", k, ("preprocess", "d.csv", "--out", "b"), 2, "is a folder", (("mkdir", "d.csv"),)))
     cases.append(Case("preprocess-log-is-fifo", k, ("preprocess", "f.csv", "--out", "b"), 2, "not a regular file", (("fifo", "f.csv"),)))
     cases.append(Case("preprocess-log-missing", k, ("preprocess", "none.csv", "--out", "b"), 2, "no such file", ()))
@@ -563,6 +627,8 @@ def _cases_parameter_files() -> list[Case]:
 
     add("empty", b"", "empty parameter file")
     add("binary", bytes(range(256)), "not UTF-8")
+    # read as LF text, a CR-only file was one comment line: "empty parameter file"
+    add("lone-cr-line-endings", lambda: model_bytes().replace(b"\n", b"\r"), "lone CR")
     add("bad-header", lambda: parameter_text(lambda ls: [("name;value;unit" if line.startswith("name,") else line) for line in ls]), "header")
     add("wrong-field-count", lambda: parameter_text(_param_field("ZZR1", 2, "kg·m^2,extra")), "fields")
     add("unknown-name", lambda: parameter_text(_param_field("ZZR1", 0, "ZZR9")), "unknown parameter name")
@@ -579,6 +645,13 @@ def _cases_parameter_files() -> list[Case]:
     add("std-error-negative", lambda: parameter_text(_param_field("FV2", 3, "-1")), "is negative", ("rescue", "bad.csv", "--out", "r.csv"))
     add("binary", b"\x89PNG\r\n\x1a\n" + bytes(200), "not UTF-8", ("rescue", "bad.csv", "--out", "r.csv"))
     add("no-consistent-link-model", lambda: parameter_text(_param_field("ZZR7", 1, "-0.0001")), "--nearest",
+        ("export", "bad.csv", "--urdf", "arm.urdf"))
+    # a model identify wrote: refused with the nearest model's change, not a traceback
+    add("identified-not-consistent", identified_model_bytes,
+        "the nearest consistent one changes it", ("export", "bad.csv", "--urdf", "arm.urdf"))
+    # link 7's decided second moment is 5e-7 kg·m^2: the default margin, not the model, is the cause
+    add("margin-is-the-cause", thin_hand_model_bytes,
+        "the margin is the cause: with --margin 4.9e-07 or less",
         ("export", "bad.csv", "--urdf", "arm.urdf"))
     cases.append(Case("audit-model-is-folder", k, ("audit", "d.csv"), 2, "is a folder", (("mkdir", "d.csv"),)))
     cases.append(Case("audit-model-is-fifo", k, ("audit", "f.csv"), 2, "not a regular file", (("fifo", "f.csv"),)))
@@ -603,11 +676,18 @@ def _cases_gate() -> list[Case]:
     k = "not identifiable"
     cmd, v01 = _w(CMD, lambda: command_file_bytes()), _w("V01.txt", lambda: command_file_bytes("V01"))
     identify = ("identify", LOG, "--trajectory", CMD, "--out", "m.csv", "--refine", "none")
+    crlf = _w(CMD, lambda: command_file_bytes().replace(b"\n", b"\r\n"))
     return [
         Case("identify-wrong-trajectory", k, ("identify", LOG, "--trajectory", "V01.txt", "--out", "m.csv", "--refine", "none"), 2,
              "not from --trajectory V01.txt", (_w(LOG, lambda: log_npz()), v01)),
         Case("identify-edited-trajectory", k, identify, 2, "not from --trajectory",
              (_w(LOG, lambda: log_npz()), _w(CMD, lambda: command_file_bytes() + b"# edited\n"))),
+        # a CRLF copy of the command file the recording executed: named as a line-ending difference
+        Case("identify-trajectory-crlf-copy", k, identify, 2, "except for its line endings",
+             (_w(LOG, lambda: log_npz()), crlf)),
+        Case("accept-trajectory-crlf-copy", k,
+             ("accept", LOG, "--trajectory", CMD, "--out", "m.csv", "--refine", "none"), 2,
+             "it has CRLF (Windows) line endings", (_w(LOG, lambda: log_npz()), crlf)),
         Case("identify-log-without-hash", k, identify, 2, "carry no command-file sha256", (_w(LOG, lambda: log_npz(drop_hash=True)), cmd)),
         Case("accept-wrong-trajectory", k, ("accept", LOG, "--trajectory", "V01.txt", "--out", "m.csv", "--refine", "none"), 2,
              "not from --trajectory V01.txt", (_w(LOG, lambda: log_npz()), v01)),
@@ -647,6 +727,13 @@ def _cases_controls() -> list[Case]:
              (_w("cut.csv", lambda: log_text()[:-700]),), creates=("b", "b/bundle_010ms.npz")),
         Case("export-good", k, ("export", MODEL, "--urdf", "arm.urdf", "--mjcf", "arm.xml"), 0, "wrote", (_w(MODEL, model_bytes),),
              creates=("arm.urdf", "arm.xml")),
+        Case("export-identified-nearest", k,
+             ("export", MODEL, "--urdf", "arm.urdf", "--nearest"), 0, "exported the nearest",
+             (_w(MODEL, identified_model_bytes),), creates=("arm.urdf",)),
+        Case("export-thin-hand-smaller-margin", k,
+             ("export", MODEL, "--urdf", "arm.urdf", "--margin", "4.9e-7"), 0,
+             "reproduces the model exactly", (_w(MODEL, thin_hand_model_bytes),),
+             creates=("arm.urdf",)),
     ]
 
 

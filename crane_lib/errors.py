@@ -8,8 +8,10 @@ Shared by every reader and the command-line tool:
 - `read_input_bytes(path, what, max_bytes)`: a file's bytes, or an InputError for a missing file,
   a folder, a FIFO or device, a file too large, or any OS error while reading;
 - `atomic_write(path)`: write to a temporary file, rename over `path` only on success;
+  a command's output (`declare_output`) without --force is created exclusively instead;
 - `interruptible()`: SIGINT and SIGTERM become `Interrupted` (exit 130 / 143) wherever they
-  land, so a `finally` or an atomic write cleans up and nothing partial is left.
+  land, so a `finally` or an atomic write cleans up and nothing partial is left; once an output
+  is in place (`written_outputs`) a signal no longer stops the command: it finishes, exit 0.
 """
 
 from __future__ import annotations
@@ -128,12 +130,35 @@ def read_input_text(path, what: str, max_bytes: int) -> str:
 
 
 def decode_utf8(data: bytes, path, what: str) -> str:
-    """`data` as UTF-8 text (a leading byte-order mark dropped); an InputError names the line of a bad byte."""
+    """`data` as UTF-8 text (a leading byte-order mark dropped); an InputError names the line of a
+    bad byte, or of a lone CR line ending."""
     try:
-        return data.decode("utf-8-sig")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         line = data[: error.start].count(b"\n") + 1
         raise InputError(f"{path}:{line}", f"byte {error.start} (0x{data[error.start]:02x}) is not UTF-8 text", what) from None
+    check_line_endings(text, path, what)
+    return text
+
+
+_LONE_CR = re.compile(r"\r(?!\n)")
+
+
+def check_line_endings(text, path, what: str) -> None:
+    """An InputError at the first line that ends in a lone CR (a carriage return without a line
+    feed, as classic Mac OS wrote): read as LF text, such a file is one long line, and a reader
+    would call it empty or name a wrong field count instead."""
+    if isinstance(text, bytes):
+        found = re.search(rb"\r(?!\n)", text)
+        newline = b"\n"
+    else:
+        found = _LONE_CR.search(text)
+        newline = "\n"
+    if found is None:
+        return
+    line = text.count(newline, 0, found.start()) + 1
+    raise InputError(f"{path}:{line}", "its lines end in a lone CR (carriage return without line "
+                     "feed, as classic Mac OS wrote)", f"{what}, lines ending in LF or CRLF")
 
 
 # --------------------------------------------------------------------------------------------
@@ -153,6 +178,13 @@ class Interrupted(BaseException):
 
 
 _pending: list[int] = []  # signals received inside interruptible(), newest last
+# per command (reset by interruptible()): its outputs put in place, signals that came after one
+# was, and its declared outputs (resolved path -> must still be absent when written)
+_written: list[Path] = []
+_late: list[int] = []
+_outputs: dict[str, bool] = {}
+_in_command: list[bool] = []  # [True] inside interruptible(): only then are outputs declared
+_held: list[list[int]] = []  # per `_signals_held` block (innermost last): the signals held back
 REDELIVERY_DELAY_S = 0.005  # a signal dropped inside a native callback is sent again after this
 
 
@@ -160,6 +192,30 @@ def interrupt_pending() -> int | None:
     """The signal received inside `interruptible()`, if any: code that swallows exceptions from a
     native solver (which may turn a Ctrl-C into its own failure) checks this and re-raises."""
     return _pending[-1] if _pending else None
+
+
+def written_outputs() -> list[Path]:
+    """The declared outputs this command has put in place so far (by `atomic_write` and
+    `atomic_write_files`), in order; a cache file written on the way is none of them."""
+    return list(_written)
+
+
+def late_signal() -> int | None:
+    """A signal that arrived after an output was in place (it did not stop the command)."""
+    return _late[-1] if _late else None
+
+
+def _output_key(path) -> str:
+    return str(Path(path).resolve())
+
+
+def declare_output(path, new: bool) -> None:
+    """Declare `path` an output of the running command (inside `interruptible()`; elsewhere a
+    no-op). Once it is in place a signal no longer stops the command. With `new` it must still
+    be absent when written: the atomic write creates it exclusively, so that of two runs racing
+    to the same new name the later gets an InputError and writes nothing."""
+    if _in_command:
+        _outputs[_output_key(path)] = bool(new)
 
 
 def raise_if_interrupted() -> None:
@@ -178,6 +234,12 @@ def interruptible():
         return
 
     def handler(signum, frame):
+        if _held:  # an output is being put in place: decided when that ends
+            _held[-1].append(signum)
+            return
+        if _written:  # an output is in place: stopping now would only misreport it as unwritten
+            _late.append(signum)
+            return
         _pending.append(signum)
         raise Interrupted(signum)
 
@@ -200,7 +262,8 @@ def interruptible():
     active = True
     previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
     previous_hook, sys.unraisablehook = sys.unraisablehook, unraisable
-    _pending.clear()
+    _reset_command_state()
+    _in_command.append(True)
     try:
         yield
     finally:
@@ -208,7 +271,66 @@ def interruptible():
         for sig, old in previous.items():
             signal.signal(sig, old)
         sys.unraisablehook = previous_hook
-        _pending.clear()
+        _reset_command_state()
+
+
+def _reset_command_state() -> None:
+    for state in (_pending, _written, _late, _outputs, _in_command, _held):
+        state.clear()
+
+
+@contextmanager
+def _signals_held():
+    """SIGINT and SIGTERM that arrive in the block take effect at its end: ignored (`late_signal`)
+    when an output is in place by then, else raised as `Interrupted`. A flag, not a signal mask:
+    the kernel may hand the signal to any thread (numba's, BLAS's), and Python runs the handler
+    in the main thread at its next step whichever thread received it."""
+    _held.append([])
+    try:
+        yield
+    finally:
+        arrived = _held.pop()
+        if arrived and _held:  # an enclosing block decides
+            _held[-1].extend(arrived)
+        elif arrived and _written:
+            _late.extend(arrived)
+        elif arrived:
+            _pending.append(arrived[-1])
+            raise Interrupted(arrived[-1])
+
+
+def _put_in_place(tmp: str, path: Path) -> None:
+    """Move the finished temporary file to `path`, signals held so that the move and its record in
+    `written_outputs` are one step: replace `path`, or, for an output declared new, create it
+    only if it is still absent."""
+    key = _output_key(path)
+    with _signals_held():
+        if _outputs.get(key):
+            _create_exclusively(tmp, path)
+        else:
+            os.replace(tmp, path)
+        if key in _outputs:
+            _written.append(path)
+
+
+def _create_exclusively(tmp: str, path: Path) -> None:
+    # a hard link fails when the name exists (no window between the test and the creation);
+    # a filesystem without hard links falls back to a test and a rename
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        raise _appeared(path) from None
+    except OSError:
+        if os.path.lexists(path):
+            raise _appeared(path) from None
+        os.replace(tmp, path)
+        return
+    os.unlink(tmp)
+
+
+def _appeared(path: Path) -> InputError:
+    return InputError(str(path), "appeared while this command ran (another run wrote it); this "
+                      "run's result was not written", "a new file name, or --force to replace it")
 
 
 @contextmanager
@@ -226,7 +348,7 @@ def atomic_write(path, mode: str = "w", **open_kwargs):
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the file ordinary permissions
-        os.replace(tmp, path)
+        _put_in_place(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
@@ -277,13 +399,19 @@ def atomic_write_files(contents: dict) -> list[Path]:
             umask = os.umask(0)
             os.umask(umask)
             os.chmod(tmp, 0o666 & ~umask)
-        blocked = {signal.SIGINT, signal.SIGTERM}
-        previous = signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
-        try:
-            for tmp, path in temporaries:
-                os.replace(tmp, path)
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        placed: list[Path] = []
+        with _signals_held():
+            try:
+                for tmp, path in temporaries:
+                    _put_in_place(tmp, path)
+                    placed.append(path)
+            except InputError:  # one had appeared meanwhile: take back the new ones put in place
+                for path in placed:
+                    if _outputs.get(_output_key(path)):
+                        os.unlink(path)
+                        if path in _written:
+                            _written.remove(path)
+                raise
     except BaseException:
         for tmp, _ in temporaries:
             if os.path.exists(tmp):

@@ -310,3 +310,77 @@ def test_a_model_far_from_consistency_gets_its_nearest_or_one_named_error(tmp_pa
         assert "far.csv" in str(error) and "Clarabel" in str(error)
     else:
         assert not result.exact and np.isfinite(result.change_norm)
+
+
+# ------------------------------------------------------------------ solver answers and the margin
+
+
+def _missing_the_margin(monkeypatch, misses: int):
+    """Make the first `misses` answers of the nearest search miss the margin by half (the worst
+    link scaled down), as Clarabel's optimal_inaccurate answers did on models identify wrote."""
+    original, calls = consistent._nearest_within, []
+
+    def answer(problem, *args, **kwargs):
+        phi = original(problem, *args, **kwargs).copy()
+        calls.append(len(calls))
+        if len(calls) <= misses:
+            margins = consistent.link_margins(phi)
+            j = int(np.argmin(margins))
+            phi[consistent.link_indices(j + 1)] *= 0.5 * problem.margin / margins[j]
+        return phi
+
+    monkeypatch.setattr(consistent, "_nearest_within", answer)
+    return calls
+
+
+def test_an_answer_that_misses_the_margin_is_solved_again(truth_base, monkeypatch):
+    """One answer misses: the next attempt (wider slack) is taken and passes the check."""
+    calls = _missing_the_margin(monkeypatch, misses=1)
+    result = consistent.reconstruct(broken(truth_base))
+    assert len(calls) == 2 and not result.exact
+    assert np.all(result.link_margins >= consistent.MARGIN * (1 - consistent.CHECK_RTOL))
+    assert "rejected" in result.solves[2]["status"] and "retry 1" in result.solves[-1]["what"]
+
+
+def test_when_every_answer_misses_the_margin_export_refuses_naming_what_failed(truth_base, tmp_path,
+                                                                               capsys, monkeypatch):
+    """Exit 2 with and without --nearest: the stage, the solver's status, the smallest change."""
+    _missing_the_margin(monkeypatch, misses=10**6)  # every answer, of both runs
+    model = tmp_path / "model.csv"
+    save_parameters(model, broken(truth_base))
+    for nearest in ([], ["--nearest"]):
+        _refused(["export", str(model), "--urdf", str(tmp_path / "out.urdf"), *nearest], tmp_path,
+                 capsys,
+                 "stage 'the prior, among changes this small'", "Clarabel: optimal", "rejected",
+                 "the smallest change that admits one is", "ZZR7")
+
+
+def test_the_margin_is_bounded_by_the_manufacturers_links_and_the_solver():
+    """MARGIN_MAX is the description's smallest link eigenvalue, rounded down; the parser refuses
+    a margin above it or below what the solver resolves."""
+    prior, _ = consistent.prior_vector()
+    smallest = consistent.link_margins(prior).min()
+    assert 0.99 * smallest <= consistent.MARGIN_MAX <= smallest
+    from crane_lib.cli import export as export_command
+
+    for value in ("2e-5", "1e-3", "1e-9"):
+        with pytest.raises(Exception, match="out of range"):
+            export_command.margin_type(value)
+    assert export_command.margin_type(str(consistent.MARGIN_MAX)) == consistent.MARGIN_MAX
+
+
+def test_a_model_kept_out_by_the_margin_alone_is_told_so(truth_base):
+    """Link 7's decided Sigma_yy at 5e-7 kg·m^2: refused at the default margin with the margin
+    named as the cause and a margin that admits it, which then reproduces it exactly."""
+    values = truth_base.as_dict()
+    values["ZZR7"] = 1e-6 - values["XXR7"]
+    thin = ParameterSet(truth_base.names, [values[n] for n in truth_base.names],
+                        truth_base.std_errors)
+    result = consistent.reconstruct(thin)
+    assert not result.exact and 0 < result.largest_margin < consistent.MARGIN
+    cause = r"the margin is the cause: with --margin 4\.9e-07 or less"
+    with pytest.raises(consistent.NoConsistentModel, match=cause):
+        consistent.require_exact(result, "thin.csv")
+    assert consistent.reconstruct(thin, margin=4.9e-7).exact
+    largest = consistent.reconstruct(broken(truth_base)).largest_margin
+    assert largest < 0 and consistent.margin_advice(largest, consistent.MARGIN) == ""

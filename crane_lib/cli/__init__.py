@@ -15,17 +15,22 @@ out of range, an output path that would replace an input) raises InputError, whi
 turns into one line naming the file and what was wrong, exit status 2, with nothing written.
 Options are range-checked by the parser, output paths before any computation
 (`cli.common`). SIGINT (Ctrl-C) and SIGTERM end the command with one line and exit status 130
-or 143; atomic writes leave nothing partial behind.
+or 143 and nothing written; atomic writes leave nothing partial behind, and a signal that
+comes once an output is in place lets the command finish (exit 0, a line says so). When the
+reader of stdout goes away (`crane-id audit MODEL | head -1`) the command stops quietly with
+exit status 141, as a shell reports a `cat` killed by SIGPIPE.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
-from crane_lib.cli.common import EXIT_BAD_INPUT, Parser
-from crane_lib.errors import InputError, Interrupted, interrupt_pending, interruptible
+from crane_lib.cli.common import EXIT_BAD_INPUT, EXIT_BROKEN_PIPE, Parser
+from crane_lib.errors import (InputError, Interrupted, interrupt_pending, interruptible,
+                              late_signal, written_outputs)
 
 # the subcommand modules of crane_lib.cli, in pipeline order; imported by `build_parser`, inside
 # the interrupt handling of `main` (they pull in numpy, scipy, cvxpy and numba: seconds)
@@ -42,11 +47,34 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _signal_name(signum: int) -> str:
+    return {2: "SIGINT", 15: "SIGTERM"}.get(signum, f"signal {signum}")
+
+
 def _interrupted(command: str, signum: int) -> int:
-    name = {2: "SIGINT", 15: "SIGTERM"}.get(signum, f"signal {signum}")
     prog = f"crane-id {command}" if command else "crane-id"
-    print(f"{prog}: interrupted ({name}); no output was written", file=sys.stderr)
+    print(f"{prog}: interrupted ({_signal_name(signum)}); no output was written", file=sys.stderr)
     return 128 + signum
+
+
+def _what_was_written() -> str:
+    """'no output was written', or which outputs were (a later one failed)."""
+    written = written_outputs()
+    if not written:
+        return "no output was written"
+    return f"only {', '.join(str(p) for p in written)} was written"
+
+
+def _stdout_gone() -> int:
+    """stdout's reader has gone: point stdout at /dev/null (so that the flush at exit cannot fail
+    again) and stop quietly."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # stdout is no file (redirected in-process)
+        pass
+    return EXIT_BROKEN_PIPE
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -59,7 +87,10 @@ def main(argv: list[str] | None = None) -> int:
         except SystemExit as done:  # --help (0) or a refused option (2, its one line already printed)
             return done.code if isinstance(done.code, int) else EXIT_BAD_INPUT
         try:
-            return args.handler(args)
+            status = args.handler(args)
+            sys.stdout.flush()  # a reader that has gone shows here, not in the flush at exit
+        except BrokenPipeError:
+            return _stdout_gone()
         except Interrupted as stop:
             return _interrupted(args.command, stop.signum)
         except KeyboardInterrupt:  # a native library re-raised the Ctrl-C itself
@@ -68,18 +99,28 @@ def main(argv: list[str] | None = None) -> int:
             if interrupt_pending():  # a solver turned the interrupt into a failure of its own
                 return _interrupted(args.command, interrupt_pending())
             one_line = str(error).replace("\r", "\\r").replace("\n", "\\n")
+            if written_outputs():  # a later output failed (export writes up to three)
+                one_line += f"; {_what_was_written()}"
             print(f"crane-id {args.command}: {one_line}", file=sys.stderr)
             return EXIT_BAD_INPUT
         except OSError as error:  # the disk filled, a file vanished mid-run: atomic writes left nothing partial
             if interrupt_pending():
                 return _interrupted(args.command, interrupt_pending())
             where = f"{error.filename}: " if error.filename else ""
-            print(f"crane-id {args.command}: {where}{error.strerror or error}; no output was written", file=sys.stderr)
+            problem = error.strerror or error
+            print(f"crane-id {args.command}: {where}{problem}; {_what_was_written()}",
+                  file=sys.stderr)
             return EXIT_BAD_INPUT
         except Exception:
             if interrupt_pending():
                 return _interrupted(args.command, interrupt_pending())
             raise
+        if late_signal():
+            written = ", ".join(str(p) for p in written_outputs())
+            name = _signal_name(late_signal())
+            print(f"crane-id {args.command}: {name} came after {written} was written; the command "
+                  f"finished", file=sys.stderr)
+        return status
 
 
 if __name__ == "__main__":

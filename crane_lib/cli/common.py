@@ -16,7 +16,14 @@ A subcommand's handler calls, first thing,
    replaced, and a symbolic link is refused (replacing it would cut the link, not write through);
 3. an existing target is replaced only with `--force`;
 4. its folder exists, is a folder, and is writable;
-5. its name ends in one of `suffixes`, when the command names them.
+5. its folder is on no pseudo-filesystem: not under /proc, /sys or /dev, nor on a mount of the
+   kernel's own kinds (proc, sysfs, devtmpfs, cgroup, ...). Root passes the writable check
+   there, and the write would fail (or write into the kernel) only after the computation;
+6. its name ends in one of `suffixes`, when the command names them.
+
+Without `--force` the target is also created exclusively at the end (`errors.declare_output`):
+when two runs race to the same new name, the later one finds it there, writes nothing, and
+exits 2.
 
 Register the flag with `add_force(parser)`. Every new subcommand (record --port, accept,
 export, identify --method) follows the same two lines.
@@ -37,10 +44,11 @@ import re
 import stat
 from pathlib import Path
 
-from crane_lib.errors import InputError, shown
+from crane_lib.errors import InputError, declare_output, shown
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = {2: 130, 15: 143}  # SIGINT, SIGTERM: 128 + signal number, as shells report them
+EXIT_BROKEN_PIPE = 141  # stdout's reader went away: 128 + SIGPIPE, as a shell reports `cat`
 SEED_MAX = 2**63 - 1  # numpy's generators take any non-negative integer; a 64-bit one is plenty
 
 
@@ -170,11 +178,53 @@ def _check_not_an_input(target: Path, inputs, option: str, label: str) -> None:
             raise InputError(f"{option} {target}", f"is the input {source}", f"a {label} that is none of the command's inputs")
 
 
+# the kernel's views and device nodes: no output file belongs there
+PSEUDO_ROOTS = (Path("/proc"), Path("/sys"), Path("/dev"))
+PSEUDO_TYPES = frozenset({
+    "proc", "sysfs", "devtmpfs", "devpts", "cgroup", "cgroup2", "securityfs", "debugfs", "tracefs",
+    "configfs", "pstore", "bpf", "mqueue", "hugetlbfs", "fusectl", "binfmt_misc", "efivarfs",
+    "autofs", "nsfs", "rpc_pipefs"})
+MOUNT_TABLE = Path("/proc/self/mountinfo")
+
+
+def _mount_type(folder: Path) -> str | None:
+    """The filesystem type of the mount holding `folder` (resolved), from the mount table; None
+    where there is no table to read."""
+    try:
+        lines = MOUNT_TABLE.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    best, kind = -1, None
+    for line in lines:
+        fields = line.split()
+        if " - " not in line or len(fields) < 5:
+            continue
+        point = Path(fields[4].replace("\\040", " ").replace("\\011", "\t").replace("\\134", "\\"))
+        fstype = line.split(" - ", 1)[1].split()[0]
+        if (folder == point or point in folder.parents) and len(point.parts) > best:
+            best, kind = len(point.parts), fstype
+    return kind
+
+
+def pseudo_filesystem(folder) -> str | None:
+    """What makes `folder` a pseudo-filesystem ('under /proc', 'a sysfs mount', ...), or None."""
+    resolved = Path(folder).resolve()
+    for root in PSEUDO_ROOTS:
+        if resolved == root or root in resolved.parents:
+            return f"under {root}"
+    kind = _mount_type(resolved)
+    return f"a {kind} mount" if kind in PSEUDO_TYPES else None
+
+
 def _check_folder(folder: Path, option: str, target: Path) -> None:
     if not folder.exists():
         raise InputError(f"{option} {target}", f"its folder {folder} does not exist", "an existing, writable folder")
     if not folder.is_dir():
         raise InputError(f"{option} {target}", f"{folder} is not a folder", "an existing, writable folder")
+    pseudo = pseudo_filesystem(folder)
+    if pseudo is not None:
+        raise InputError(f"{option} {target}", f"its folder {folder} is on a pseudo-filesystem "
+                         f"({pseudo}), which holds no output files", "a folder on a disk")
     if not os.access(folder, os.W_OK | os.X_OK):
         raise InputError(f"{option} {target}", f"its folder {folder} is not writable", "an existing, writable folder")
 
@@ -206,6 +256,7 @@ def output_path(path, inputs=(), force: bool = False, option: str = "--out", suf
         if not force:
             raise InputError(f"{option} {target}", "exists", "a new file name, or --force to replace it")
     _check_folder(target.parent, option, target)
+    declare_output(target, new=not force)  # created exclusively at the end unless forced
     return target
 
 
@@ -222,9 +273,11 @@ def output_folder(path, file_names, inputs=(), force: bool = False, option: str 
     if folder.exists():
         if not folder.is_dir():
             raise InputError(f"{option} {folder}", "is a file, not a folder", "a folder (existing or new)")
-        _check_folder(folder, option, folder / "x")
+        _check_folder(folder, option, folder)
         for name in file_names:
             output_path(folder / name, inputs=inputs, force=force, option=option)
     else:
         _check_folder(folder.parent if str(folder.parent) else Path("."), option, folder)
+        for name in file_names:
+            declare_output(folder / name, new=not force)
     return folder

@@ -75,6 +75,20 @@ CHECK_RTOL = 1e-3  # lambda_min(J) >= MARGIN (1 - CHECK_RTOL)
 _DRIVE_SCALE = {"IA": 1e-3, "FV": 1e-2, "FS": 1e-2}
 # the nearest model's change may exceed the smallest change by this share (the second solve's slack)
 NEAREST_SLACK = 1e-3
+# The nearest model, tried in turn until the answer passes the check: (slack, factor on the margin
+# solved for; the check keeps the margin given). Within 1e-3 of the smallest change an
+# interior-point solver has a nearly degenerate sliver left, and Clarabel's "optimal_inaccurate"
+# answer there can miss the margin by 20 % or more (models that `crane-id identify` writes); a
+# wider slack, and a margin solved for above the checked one by twice the check's tolerance,
+# give an answer that passes. The first attempt is the plain problem, so every answer that
+# passed before is unchanged.
+NEAREST_ATTEMPTS = ((NEAREST_SLACK, 1.0), (1e-2, 1.0 + 2 * CHECK_RTOL),
+                    (1e-1, 1.0 + 2 * CHECK_RTOL))
+# The largest margin `crane-id export` takes: the smallest pseudo-inertia eigenvalue of the
+# manufacturer's links (link 6, 1.391e-5 kg·m^2), rounded down. A larger margin calls the
+# manufacturer's own arm an impossible body, so a model near it would be refused for the margin,
+# not for itself.
+MARGIN_MAX = 1.39e-5  # kg·m^2
 
 
 class NoConsistentModel(InputError):
@@ -284,6 +298,8 @@ class Reconstruction:
     change_metric    how the change was measured when it had to be made
     change_norm      the change in that metric
     distance, divergence, prior_name, margin, solves (one dict per solve: what, status, seconds)
+    largest_margin   when not exact: the largest margin with which a consistent vector reproduces
+                     the model exactly (<= 0: none does), None when unknown
     """
 
     parameter_set: str
@@ -298,6 +314,7 @@ class Reconstruction:
     prior_name: str
     margin: float
     solves: list = field(default_factory=list)
+    largest_margin: float | None = None
 
     @property
     def reproduced(self) -> ParameterSet:
@@ -408,6 +425,23 @@ class _Problem:
             constraints.append(y - self.margin * inverse_s2 >> 0)
         return constraints
 
+    def largest_margin(self) -> float | None:
+        """The largest t (kg·m^2) for which some phi reproduces every row with J_j(phi) >= t I for
+        every link; None when the solver gives no answer."""
+        t = cp.Variable()
+        basis = _basis()
+        # t <= 1 kg·m^2 keeps the problem bounded whatever the model leaves free
+        constraints = [self.x[self.drive] >= 0, self.a @ self.x == self.b, t <= 1.0]
+        for index, inverse_s2, _ in self.links:
+            link = sum(self.x[i] * basis[k] for k, i in enumerate(index))
+            constraints.append(link - t * inverse_s2 >> 0)
+        problem = cp.Problem(cp.Maximize(t), constraints)
+        try:
+            problem.solve(solver=cp.CLARABEL)
+        except cp.SolverError:
+            return None
+        return float(t.value) if problem.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) else None
+
     def divergence(self, distance: str):
         if distance == "bregman":
             terms = []
@@ -507,16 +541,94 @@ def reconstruct(base: ParameterSet, prior=None, distance: str = DEFAULT_DISTANCE
             return _result(base, parameter_set, phi, True, np.zeros(len(base.names)), metric, 0.0, distance,
                            problem.divergence_value(phi, distance), prior_name, margin, solves)
         solves[-1]["status"] += f" (rejected: {failure})"
-    # no exact consistent vector (or the solver could not tell): the smallest change of the model
-    # that admits one, then, among changes that small, the one nearest to the prior
-    smallest = _smallest_change(problem, consistency, unit, parameter_set, source, solves)
-    phi = _nearest_within(problem, consistency, objective, unit, smallest * (1.0 + NEAREST_SLACK) + 1e-14, source, solves)
-    if smallest < 1e-12:  # the model admits one after all (a solver that failed on the exact problem)
-        exact_phi = problem.standard(all_rows)
-        if _check(exact_phi, margin) is None:
-            return _result(base, parameter_set, exact_phi, True, np.zeros(len(base.names)), metric, 0.0, distance,
-                           problem.divergence_value(exact_phi, distance), prior_name, margin, solves)
-    return _nearest_result(problem, base, parameter_set, phi, unit, metric, distance, prior_name, margin, solves)
+    # no exact consistent vector (or the solver could not tell): is the margin the cause? Then the
+    # nearest consistent model, tried as NEAREST_ATTEMPTS says until its answer passes the check
+    largest = _largest_margin(problem, base, parameter_set)
+    result = _nearest(problem, base, parameter_set, prior_phi, prior_name, distance, margin, unit,
+                      metric, largest, source, solves)
+    result.largest_margin = largest
+    return result
+
+
+def _largest_margin(problem: _Problem, base: ParameterSet, parameter_set: str) -> float | None:
+    """The largest margin of an exact consistent model: at most every decided second moment (a
+    diagonal entry of J), so a negative one answers without a solve."""
+    decided = [d.value(base) for d in decided_moments(parameter_set)]
+    if decided and min(decided) <= 0:
+        return min(decided)
+    return problem.largest_margin()
+
+
+def margin_advice(largest: float | None, margin: float) -> str:
+    """'' unless the margin alone keeps the model from an exact consistent vector: then the
+    largest margin that admits one, rounded down to two digits, as a sentence for a message."""
+    if largest is None or not 0 < largest < margin:
+        return ""
+    digits = 10.0 ** (np.floor(np.log10(largest)) - 1)
+    admitted = np.floor(largest * (1 - 1e-3) / digits) * digits  # below the solver's answer
+    return (f"; the margin is the cause: with --margin {admitted:.2g} or less a consistent "
+            f"link-level model reproduces it exactly")
+
+
+def _moved(names, change, k: int = 3) -> str:
+    """The k largest entries of `change` as 'name +x' (in the change metric's units)."""
+    order = np.argsort(-np.abs(change))[:k]
+    return ", ".join(f"{names[i]} {change[i]:+.2g}" for i in order if change[i] != 0) or "none"
+
+
+def _nearest(first: _Problem, base, parameter_set, prior_phi, prior_name, distance, margin, unit,
+             metric, largest, source, solves) -> Reconstruction:
+    """The nearest consistent model (the smallest change of the model, then the prior among
+    changes that small), tried as NEAREST_ATTEMPTS says; NoConsistentModel naming the stage, the
+    solver's status and the smallest change found when no attempt passes the check."""
+    stage, status, smallest_seen = "", "", None
+    for number, (slack, factor) in enumerate(NEAREST_ATTEMPTS):
+        note = "" if number == 0 else f" (retry {number}: slack {slack:g}, margin x {factor:g})"
+        problem = (first if factor == 1.0
+                   else _Problem(base, parameter_set, prior_phi, margin * factor))
+        consistency = problem.consistency()
+        stage = "the smallest change of the model"
+        try:
+            smallest, change = _smallest_change(problem, consistency, unit, parameter_set, source,
+                                                solves, note)
+        except NoConsistentModel:
+            status = solves[-1]["status"]
+            continue
+        if smallest_seen is None:
+            smallest_seen = (smallest, change)
+        stage = "the prior, among changes this small"
+        bound = smallest * (1.0 + slack) + 1e-14
+        try:
+            phi = _nearest_within(problem, consistency, problem.divergence(distance), unit, bound,
+                                  source, solves, note)
+        except NoConsistentModel:
+            status = solves[-1]["status"]
+            continue
+        if smallest < 1e-12:  # the model admits one after all (the exact solve failed)
+            exact_phi = problem.standard(np.arange(len(problem.b)))
+            if _check(exact_phi, margin) is None:
+                divergence = problem.divergence_value(exact_phi, distance)
+                return _result(base, parameter_set, exact_phi, True, np.zeros(len(base.names)),
+                               metric, 0.0, distance, divergence, prior_name, margin, solves)
+        failure = _check(phi, margin)
+        if failure is None:
+            return _nearest_result(problem, base, parameter_set, phi, unit, metric, distance,
+                                   prior_name, margin, solves)
+        solves[-1]["status"] += f" (rejected: {failure})"
+        status = solves[-1]["status"]
+    advice = margin_advice(largest, margin)
+    searched = f"Clarabel: {status}, stage '{stage}', {len(NEAREST_ATTEMPTS)} attempts"
+    if smallest_seen is None:
+        raise NoConsistentModel(source, f"no physically consistent standard vector exists even "
+                                f"with a changed model ({searched}){advice}",
+                                f"a model of the {parameter_set} set")
+    smallest, change = smallest_seen
+    raise NoConsistentModel(source, f"no physically consistent link-level model reproduces it, and "
+                            f"the search for the nearest one failed ({searched}); the smallest "
+                            f"change that admits one is {np.sqrt(smallest):.3g} ({metric}; most: "
+                            f"{_moved(base.names, change)}){advice}",
+                            "a model that admits a consistent link-level model, or one closer to "
+                            "it")
 
 
 def tradeoff(base: ParameterSet, factors=(1.0, 1.1, 1.25, 1.5, 2.0, 3.0), prior=None, distance: str = DEFAULT_DISTANCE,
@@ -531,7 +643,7 @@ def tradeoff(base: ParameterSet, factors=(1.0, 1.1, 1.25, 1.5, 2.0, 3.0), prior=
     unit, metric = _change_scale(base)
     solves: list[dict] = []
     consistency = problem.consistency()
-    smallest = _smallest_change(problem, consistency, unit, parameter_set, source, solves)
+    smallest, _ = _smallest_change(problem, consistency, unit, parameter_set, source, solves)
     if smallest < 1e-12:
         return []
     objective = problem.divergence(distance)
@@ -548,21 +660,26 @@ def _hard(problem: _Problem) -> list:
     return [problem.a[zero_rows] @ problem.x == problem.b[zero_rows]] if len(zero_rows) else []
 
 
-def _smallest_change(problem: _Problem, consistency: list, unit, parameter_set: str, source: str, solves: list) -> float:
-    """The smallest squared change of the model (in `unit`) that admits a consistent vector."""
+def _smallest_change(problem: _Problem, consistency: list, unit, parameter_set: str, source: str,
+                     solves: list, note: str = "") -> tuple[float, np.ndarray]:
+    """The smallest squared change of the model (in `unit`) that admits a consistent vector, and
+    the change itself (per base parameter, in `unit`)."""
     change = problem.change(unit)
-    status = problem.solve(cp.sum_squares(change), consistency + _hard(problem), "nearest: smallest change of the model", solves)
+    what = "nearest: smallest change of the model" + note
+    status = problem.solve(cp.sum_squares(change), consistency + _hard(problem), what, solves)
     if status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
         raise NoConsistentModel(source, f"no physically consistent standard vector exists even with a changed model (solver: {status})",
                                 f"a model of the {parameter_set} set")
-    return float(np.sum(np.square(change.value)))
+    value = np.asarray(change.value, dtype=float)
+    return float(np.sum(np.square(value))), value
 
 
-def _nearest_within(problem: _Problem, consistency: list, objective, unit, bound: float, source: str, solves: list) -> np.ndarray:
+def _nearest_within(problem: _Problem, consistency: list, objective, unit, bound: float,
+                    source: str, solves: list, note: str = "") -> np.ndarray:
     """The consistent vector nearest to the prior whose squared change is at most `bound`."""
     change = problem.change(unit)
     status = problem.solve(objective, consistency + _hard(problem) + [cp.sum_squares(change) <= bound],
-                           "nearest: the prior, among changes this small", solves)
+                           "nearest: the prior, among changes this small" + note, solves)
     if status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
         # seen for models far from any consistent one (e.g. ZZR7 = -0.01 kg·m^2): reported, not hidden
         raise NoConsistentModel(source, f"no physically consistent link-level model reproduces it, and the search for the nearest one "
@@ -574,8 +691,11 @@ def _nearest_within(problem: _Problem, consistency: list, objective, unit, bound
 
 def _nearest_result(problem, base, parameter_set, phi, unit, metric, distance, prior_name, margin, solves) -> Reconstruction:
     failure = _check(phi, margin)
-    if failure is not None:
-        raise RuntimeError(f"the nearest consistent model fails its own check ({failure})")
+    if failure is not None:  # the solver's answer misses the margin (`reconstruct` retries first)
+        raise NoConsistentModel("nearest consistent model", f"the solver's answer fails the check "
+                                f"({failure}; Clarabel: {solves[-1]['status']}, stage 'the prior, "
+                                f"among changes this small')",
+                                "a model closer to a consistent one, or a larger change allowed")
     delta = base_matrix("full")[problem.set_rows] @ phi - base.values
     return _result(base, parameter_set, phi, False, delta, metric, float(np.linalg.norm(delta / unit)), distance,
                    problem.divergence_value(phi, distance), prior_name, margin, solves)
@@ -602,6 +722,9 @@ def require_exact(result: Reconstruction, source: str) -> Reconstruction:
     if result.exact:
         return result
     moved = ", ".join(f"{n} {x:+.2g}" for n, x in result.changed(3))
-    raise NoConsistentModel(source, f"no physically consistent link-level model reproduces it (margin {result.margin:g} kg·m²); the nearest "
-                            f"consistent one changes it by {result.change_norm:.3g} ({result.change_metric}; most: {moved})",
+    advice = margin_advice(result.largest_margin, result.margin)
+    raise NoConsistentModel(source, f"no physically consistent link-level model reproduces it "
+                            f"(margin {result.margin:g} kg·m²){advice}; the nearest consistent one "
+                            f"changes it by {result.change_norm:.3g} ({result.change_metric}; "
+                            f"most: {moved})",
                             "a model that admits one, or --nearest to export the nearest consistent model")

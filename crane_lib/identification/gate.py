@@ -69,8 +69,29 @@ def check_command_file(log, command_file, command_sha256: str | None = None) -> 
         raise NotIdentifiable(source, f"its metadata carry no command-file sha256 ({named}), so it cannot be checked against --trajectory {command_file}",
                               "a recording whose metadata name the sha256 of the command file it executed")
     if recorded != expected:
+        _check_line_endings_only(source, command_file, recorded, named)
         raise NotIdentifiable(source, f"was recorded from {named} (sha256 {recorded[:12]}...), not from --trajectory {command_file} (sha256 {expected[:12]}...)",
                               "the command file the recording executed, unchanged")
+
+
+def _check_line_endings_only(source: str, command_file, recorded: str, named: str) -> None:
+    """NotIdentifiable naming the line endings when they are all that differs: the file with its
+    CRLF made LF (or its LF made CRLF) has the recorded sha256 (a copy through Windows, an
+    e-mail or git's core.autocrlf)."""
+    try:
+        data = Path(command_file).read_bytes()
+    except OSError:
+        return
+    lf = data.replace(b"\r\n", b"\n")
+    forms = (("CRLF (Windows)", "LF", "dos2unix", lf),
+             ("LF", "CRLF (Windows)", "unix2dos", lf.replace(b"\n", b"\r\n")))
+    for has, recorded_as, tool, converted in forms:
+        if converted != data and hashlib.sha256(converted).hexdigest() == recorded:
+            raise NotIdentifiable(source, f"was recorded from {named}, which --trajectory "
+                                  f"{command_file} matches except for its line endings: it has "
+                                  f"{has} line endings, the recorded file {recorded_as} (same "
+                                  f"sha256 once converted)", f"the command file as recorded, with "
+                                  f"{recorded_as} line endings (e.g. {tool})")
 
 
 def check_bundle(bundle, n_parameters: int, source: str) -> None:

@@ -54,7 +54,8 @@ import numpy as np
 import pandas as pd
 
 from crane_lib.constants import ACTUATORS, CLAMP_THRESHOLD_FRACTION, CLAMP_TORQUE, CURRENT_UNIT_A, ENCODER_COUNTS, KT, N_AXES
-from crane_lib.errors import InputError, atomic_write, parse_number, read_input_bytes, shown
+from crane_lib.errors import (InputError, atomic_write, check_line_endings, parse_number,
+                              read_input_bytes, shown)
 from crane_lib.excitation.commands import MAX_WAYPOINTS
 from crane_lib.logs.npz_io import read_npz, write_npz
 from crane_lib.paths import DATA_DIR
@@ -399,15 +400,33 @@ def _line_field_counts(body: bytes, line_starts: np.ndarray, line_ends: np.ndarr
     return np.searchsorted(commas, line_ends) - np.searchsorted(commas, line_starts) + 1
 
 
+# the first bytes of the binary containers, which a name ending in .csv must not hide: read as
+# text they gave a wrong column count on every line
+_MAGIC = ((b"PK\x03\x04", "a zip archive (an .npz raw log?)", "name it .npz"),
+          (b"PK\x05\x06", "an empty zip archive", "a raw log"),
+          (b"\x93NUMPY", "a NumPy .npy array", "a raw log in .npz (numpy.savez) or text"),
+          (b"\x1f\x8b", "gzip-compressed", "name it .csv.gz"))
+
+
+def _check_container(path: Path, data: bytes, gz: bool) -> None:
+    """An InputError when the bytes of a text log are one of the binary containers."""
+    for magic, kind, remedy in _MAGIC:
+        if data.startswith(magic) and not (gz and magic == b"\x1f\x8b"):
+            raise InputError(str(path), f"is {kind}, not CSV text", f"{EXPECTED_TEXT}; {remedy}")
+
+
 def _read_text_container(path: Path, repair: bool):
     repairs: list[str] = []
     gz = path.name.endswith(".gz")
     what = "a raw log (.csv, .csv.gz or .npz)"
     data = read_input_bytes(path, what, MAX_TEXT_BYTES)
+    _check_container(path, data, gz)
     if gz:
         data = _decompress(path, data, repair, repairs)
     if not data or data.isspace():
         raise InputError(str(path), "empty file", EXPECTED_TEXT)
+    if b"\r" in data:
+        check_line_endings(data, path, what)
 
     # metadata: the '#' lines at the top (few, so a Python loop is fine here)
     metadata_lines, offset, n_header_lines = [], 0, 0
