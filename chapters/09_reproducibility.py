@@ -41,8 +41,9 @@
 trajectory = "AG02"
 ts = 0.040
 run = 1
-# "none": OLS -> routing test -> projection; "fast": also the fast CLIE route
-refine = "none"
+# "none": OLS -> routing test -> projection; "fast": also the fast CLIE route;
+# "": as the profile's repeats sweep ran this execution
+refine = ""
 
 # %% tags=["remove-input"]
 import os
@@ -50,7 +51,6 @@ import os
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from crane_lib.acceptance import reproducibility as repro
 from crane_lib.reporting import claims
 from crane_lib.reporting import reproducibility_report as report
 
@@ -68,7 +68,7 @@ ts, run = float(ts), int(run)
 # writes its record; the condition named by the parameters:
 
 # %% tags=["remove-input"]
-record = repro.load_record(trajectory, ts, run, refine)
+record = report.execution_record(profile, trajectory, ts, run, refine)
 display(Markdown(report.execution_sentence(record)))
 view = report.Reproducibility(profile, trajectory)
 

@@ -41,6 +41,17 @@ def execution_sentence(record: dict) -> str:
     return text
 
 
+def execution_record(profile: str, trajectory: str, ts: float, run: int, refine: str = "") -> dict:
+    """The repeats sweep's record of one execution at one interval: of the refinement `refine`,
+    or by default of the one the profile's repeats sweep ran for it (papermill_params)."""
+    if not refine:
+        rows = [c for c in read_conditions(f"repeats_{profile}.csv")
+                if (str(c["trajectory"]), int(c["run"]), round(float(c["ts"]) * 1e3))
+                == (trajectory, int(run), round(ts * 1e3))]
+        refine = str(rows[0]["refine"]) if rows else "none"
+    return repro.load_record(trajectory, ts, run, refine)
+
+
 class Reproducibility:
     """Every measure of the chapter over the records of one build (`profile` names its conditions files)."""
 
