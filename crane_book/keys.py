@@ -112,11 +112,13 @@ def changes(stored: dict | None, current: dict) -> list[str]:
 
 
 class KeyStore:
-    """The keys of one step's records: `results/keys/<step>/<record>.json` (digest and parts)."""
+    """The keys of one step's records: `results/keys/<step>/<record>.json` (digest and parts),
+    or in `folder` when the step keeps them beside its own files (a sweep)."""
 
-    def __init__(self, step: str, results_dir: Path | None = None):
+    def __init__(self, step: str, results_dir: Path | None = None, folder: Path | None = None):
         self.step = step
-        self.folder = Path(results_dir or RESULTS_DIR) / KEYS_DIR_NAME / step
+        default = Path(results_dir or RESULTS_DIR) / KEYS_DIR_NAME / step
+        self.folder = Path(folder) if folder is not None else default
 
     def path(self, name: str) -> Path:
         """Where the key of record `name` is kept."""

@@ -109,6 +109,14 @@ def read_page(page: Path, fmt: str):
     return jupytext.reads(page.read_text(encoding="utf-8"), fmt=fmt)
 
 
+def _tree_digest(root: Path, files) -> str:
+    """One digest of `files` by their path under `root` and their content."""
+    return fingerprint.digest(
+        *(f"{p.relative_to(root).as_posix()}\0{fingerprint.file_digest(p)}" for p in files),
+        length=64,
+    )
+
+
 def results_digest(results_dir: Path | None = None) -> str:
     """One digest of the build's records: every file under results/ except large binaries,
     executed notebooks and downloads, which the records decide (and the keys folder itself)."""
@@ -121,21 +129,16 @@ def results_digest(results_dir: Path | None = None) -> str:
         and ".work" not in p.parts
         and keys.KEYS_DIR_NAME not in p.relative_to(root).parts[:1]
     )
-    return fingerprint.digest(
-        *(f"{p.relative_to(root).as_posix()}\0{fingerprint.file_digest(p)}" for p in files),
-        length=64,
-    )
+    return _tree_digest(root, files)
 
 
 def _data_digest() -> str:
+    """One digest of the committed data the pages read (PAGE_DATA)."""
     files = []
     for entry in PAGE_DATA:
         path = REPO_ROOT / entry
         files += sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
-    return fingerprint.digest(
-        *(f"{p.relative_to(REPO_ROOT).as_posix()}\0{fingerprint.file_digest(p)}" for p in files),
-        length=64,
-    )
+    return _tree_digest(REPO_ROOT, files)
 
 
 def results_snapshot(results_dir: Path | None = None) -> dict[str, tuple[int, int]]:

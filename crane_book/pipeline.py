@@ -205,18 +205,13 @@ def accepted_model_step(
 
         sweep_record = clie.record_path(trajectory, ts, run, refine)
         previous = read_json_record(sweep_record) if sweep_record.is_file() else None
+        # the gate checks the log executed the command file; `previous` is the CLIE sweep's
+        # run, used when it is from the same start (deterministic, so not repeated)
         result = accepted_stage.accept_recording(
-            read_raw_log(log_path),
-            trajectory,
-            ts,
-            refine,
-            workers=jobs,
-            run=run,
-            progress=progress,
-            command_file=TRAJECTORY_DIR
-            / f"{trajectory}.txt",  # the gate checks the log executed it
+            read_raw_log(log_path), trajectory, ts, refine, workers=jobs, run=run,
+            progress=progress, command_file=TRAJECTORY_DIR / f"{trajectory}.txt",
             previous=previous,
-        )  # the CLIE sweep's run, if from the same start (deterministic)
+        )
         bar.update(bar.total - bar.n)
     accepted_stage.write_accepted(result, ts, directory)
     store.store(name, key)

@@ -34,7 +34,6 @@ place complete, so nothing half-written remains.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import shutil
@@ -322,13 +321,13 @@ def _shutdown_kernels() -> None:
         _drop_kernel(key)
 
 
-def run_batch(notebook_file: str, batch: list[tuple[dict, str]], out_dir: str, threads: int = 0,
+def run_batch(notebook_file: str, batch: list[tuple[dict, keys.Key]], out_dir: str, threads: int = 0,
               keep_kernel: bool = True) -> list[ConditionOutcome]:
     """Run the notebook for every (parameters, key) of `batch` in as few kernels as failures allow;
     the worker's kernel is kept for its next batch unless `keep_kernel` is False.
 
-    Every file lands by rename: the executed notebook of each condition, then its key (JSON text:
-    digest and parts; the key marks a condition as done, so it is written last, and only when the
+    Every file lands by rename: the executed notebook of each condition, then its key
+    (`keys.KeyStore`; the key marks a condition as done, so it is written last, and only when the
     condition succeeded)."""
     import nbformat
     import papermill
@@ -384,8 +383,7 @@ def run_batch(notebook_file: str, batch: list[tuple[dict, str]], out_dir: str, t
             in_cells += cells_s
             _write_notebook(out_dir / "notebooks" / f"{name}.ipynb", _condition_notebook(executed, span, parameters))
             if k < failed_at:
-                with atomic_write(out_dir / "keys" / f"{name}.json", encoding="utf-8") as handle:
-                    handle.write(key)
+                keys.KeyStore(out_dir.name, folder=out_dir / "keys").store(name, key)
                 outcomes.append(ConditionOutcome(name, parameters, "ran", cells_s, cells_s=cells_s, setup_s=setup_s, worker=where))
             elif failure is not None:
                 outcomes.append(ConditionOutcome(name, parameters, "failed", cells_s, failure[1], cells_s=cells_s, setup_s=setup_s, worker=where))
@@ -645,8 +643,7 @@ def run_sweep(
         notebook_file = REPO_ROOT / notebook_file
     out_dir = RESULTS_DIR / "sweeps" / sweep_name
     code = code_parts(notebook_file)
-    store = keys.KeyStore(sweep_name, out_dir.parent)
-    store.folder = out_dir / "keys"
+    store = keys.KeyStore(sweep_name, folder=out_dir / "keys")
     log = keys.StepLog(sweep_name)
     outcomes: list[ConditionOutcome] = []
     pending = []
@@ -658,8 +655,7 @@ def run_sweep(
         if not reasons:
             outcomes.append(ConditionOutcome(name, parameters, "cached", 0.0))
         else:
-            record = json.dumps({"key": key.digest, "parts": key.parts}, indent=1, sort_keys=True)
-            pending.append((parameters, record + "\n"))
+            pending.append((parameters, key))
     scheduler = scheduler if scheduler is not None else (os.environ.get(SCHEDULER_ENV) or None)
     report = SweepReport()
     report.log = log

@@ -12,9 +12,9 @@ results/claims/, written before any page runs); this module only reads those rec
 from __future__ import annotations
 
 import html as html_module
-import os
 
 from crane_lib.records import read_json_record, read_json_records
+from crane_lib.reporting.chapters import profile as build_profile
 from crane_lib.verdicts import (  # noqa: F401 (the verdicts, for the pages)
     CLAIMS_DIR, CONTRADICTED, NOT_COMPUTED, NOT_TESTABLE, REPRODUCED, VERDICTS, record_path)
 
@@ -24,10 +24,6 @@ _VERDICT_CLASS = {REPRODUCED: "reproduced", CONTRADICTED: "contradicted", NOT_TE
 # the page that shows them (book/claims.md), for relative links
 PAGE_DOCNAME = "book/claims"
 MAKE_STEP = "the main job writes it: make book, or python -m crane_book.pipeline"
-
-
-def _profile() -> str:
-    return os.environ.get("CRANE_PROFILE", "full")
 
 
 def records() -> list[dict]:
@@ -42,7 +38,7 @@ def current(claim_id: str, profile: str | None = None) -> dict:
     if path.is_file():
         return read_json_record(path)
     return {"id": claim_id, "where": "", "statement": claim_id, "paper": "—", "chapter": None, "section": None,
-            "anchor": None, "profile": profile or _profile(), "number": "—", "verdict": NOT_COMPUTED,
+            "anchor": None, "profile": profile or build_profile(), "number": "—", "verdict": NOT_COMPUTED,
             "detail": f"No record in this build ({MAKE_STEP})."}
 
 
@@ -126,4 +122,4 @@ def summary_sentence(table: ClaimsTable) -> str:
     """A sentence counting the verdicts (generated, so the page's prose cannot go stale)."""
     counts = table.counts()
     parts = [f"{counts[v]} {v}" for v in VERDICTS if counts[v]]
-    return f"Of the {len(table.records)} claims listed, " + ", ".join(parts) + f" (profile `{_profile()}`)."
+    return f"Of the {len(table.records)} claims listed, " + ", ".join(parts) + f" (profile `{build_profile()}`)."
