@@ -37,6 +37,7 @@ from __future__ import annotations
 import math
 import os
 import shutil
+import tempfile
 import threading
 import time
 import uuid
@@ -280,7 +281,6 @@ _KERNELS: dict = {}
 
 def _worker_kernel(cwd: Path):
     """(key, kernel manager) this worker runs notebooks in `cwd` with; a dead kernel is replaced."""
-    from jupyter_client.manager import AsyncKernelManager
     from jupyter_core.utils import run_sync
 
     key = (os.getpid(), str(cwd), os.environ.get("NUMBA_NUM_THREADS"), threading.get_ident())
@@ -289,8 +289,18 @@ def _worker_kernel(cwd: Path):
         _drop_kernel(key)
         manager = None
     if manager is None:
-        manager = _KERNELS[key] = AsyncKernelManager(kernel_name="python3")
+        manager = _KERNELS[key] = _kernel_manager()
     return key, manager
+
+
+def _kernel_manager():
+    """A kernel manager whose kernel talks over Unix sockets of its own: TCP ports that one
+    process picks can be bound by another process's kernel first, and parallel sweeps lost
+    kernels so ("Address already in use ... Kernel died before replying")."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    sockets = Path(tempfile.gettempdir()) / f"crane-kernel-{uuid.uuid4().hex[:16]}"
+    return AsyncKernelManager(kernel_name="python3", transport="ipc", ip=str(sockets))
 
 
 @lru_cache(maxsize=None)
@@ -350,16 +360,20 @@ def run_batch(notebook_file: str, batch: list[tuple[dict, keys.Key]], out_dir: s
         started = time.perf_counter()
         failure = None
         _prepare_worker(os.getpid())
-        # without keep_kernel, papermill starts the kernel and shuts it down (km=None), as before batching
-        kernel_key, kernel = _worker_kernel(notebook_file.parent) if keep_kernel else (None, None)
-        drop = False
+        # without keep_kernel, the batch gets a kernel of its own, shut down after it
+        if keep_kernel:
+            kernel_key, kernel = _worker_kernel(notebook_file.parent)
+        else:
+            kernel_key = ("batch", token)
+            kernel = _KERNELS[kernel_key] = _kernel_manager()
+        drop = not keep_kernel
         try:
             papermill.execute_notebook(str(source), str(executed_path), kernel_name="python3", cwd=str(notebook_file.parent), progress_bar=False,
                                        engine_name=_SAVE_AT_END, km=kernel)
         except PapermillExecutionError as err:
             failure = (err.cell_index if hasattr(err, "cell_index") else None, f"{err.ename}: {err.evalue}")
         except Exception as err:  # a kernel that died, a timeout: the condition that was running fails
-            drop = kernel is not None  # and the rest of the batch gets a new kernel
+            drop = True  # and the rest of the batch gets a new kernel
             failure = (None, f"{type(err).__name__}: {str(err).strip().splitlines()[-1] if str(err).strip() else repr(err)}")
         finally:
             if drop:
