@@ -12,6 +12,9 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# the reference floating-point kernels (crane_lib/arithmetic.py), exported to every command so
+# that they are set before numpy loads: the same numbers on every x86-64 machine
+$(foreach setting,$(shell $(PYTHON) crane_lib/arithmetic.py),$(eval export $(setting)))
 PROFILE ?= full
 JOBS ?= 2
 SCHEDULER ?=

@@ -7,7 +7,9 @@ A record's key is the digest of its parts and nothing else:
 - `source <path>`: the text of a computing file outside crane_lib (a sweep's condition
   notebook, the claims module);
 - `code <file>`: the source of every crane_lib module its computing code imports, transitively
-  (`crane_lib.source_graph.closure`), one part per module.
+  (`crane_lib.source_graph.closure`), one part per module;
+- `arithmetic`: the floating-point kernels this process runs (`crane_lib.arithmetic`): the
+  twin's closed loop turns a last-digit difference between kernels into another recording.
 
 Not the chapter that presents the record, not the rest of the package: correcting a page's
 prose re-executes that page only, editing a view under `crane_lib/reporting/` re-runs no data
@@ -23,7 +25,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from crane_lib import fingerprint, source_graph
+from crane_lib import arithmetic, fingerprint, source_graph
 from crane_lib.errors import atomic_write
 from crane_lib.paths import REPO_ROOT, RESULTS_DIR
 
@@ -92,7 +94,13 @@ def record_key(
         parts["parameters"] = json.dumps(parameters, sort_keys=True, default=str)
     for name, value in (extra or {}).items():
         parts[f"setting {name}"] = str(value)
+    parts["arithmetic"] = _arithmetic()
     return Key(parts)
+
+
+@lru_cache(maxsize=1)
+def _arithmetic() -> str:
+    return arithmetic.signature()
 
 
 def changes(stored: dict | None, current: dict) -> list[str]:

@@ -413,9 +413,10 @@ def run_batch(notebook_file: str, batch: list[tuple[dict, keys.Key]], out_dir: s
 def _identity(results_token: str | None = None) -> dict:
     """What a worker runs: crane_lib's version and source digest, and whether it sees the results folder."""
     import crane_lib as lib
+    from crane_lib import arithmetic
     from crane_lib import fingerprint as fp
 
-    return {"version": lib.__version__, "source": fp.package_digest(),
+    return {"version": lib.__version__, "source": fp.package_digest(), "arithmetic": arithmetic.signature(),
             "sees_results": None if results_token is None else Path(results_token).exists()}
 
 
@@ -526,7 +527,8 @@ def _close_quietly(client) -> None:
 
 
 def check_workers(client, results_dir: Path | None = None) -> list[str]:
-    """Refuse workers that run another crane_lib (both versions named) or cannot see the results folder."""
+    """Refuse workers that run another crane_lib (both versions named) or other floating-point
+    kernels, or cannot see the results folder."""
     token = None
     if results_dir is not None:
         results_dir.mkdir(parents=True, exist_ok=True)
@@ -545,6 +547,11 @@ def check_workers(client, results_dir: Path | None = None) -> list[str]:
             raise SchedulerError(
                 f"Dask worker {address} runs crane_lib {theirs['version']} (source {theirs['source'][:12]}), this client "
                 f"crane_lib {mine['version']} (source {mine['source'][:12]}): start the workers from the same checkout")
+        if theirs.get("arithmetic") != mine["arithmetic"]:
+            raise SchedulerError(
+                f"Dask worker {address} runs the {theirs.get('arithmetic')} arithmetic, this client the "
+                f"{mine['arithmetic']}: start the workers with the environment that "
+                "`python crane_lib/arithmetic.py` prints (the Makefile exports it)")
         if theirs["sees_results"] is False:
             raise SchedulerError(f"Dask worker {address} cannot see the results folder {results_dir}: "
                                  "mount it at the same path on every worker")

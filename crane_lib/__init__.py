@@ -19,17 +19,23 @@ the ones above it in this list and from the shared leaves.
   cli/             the `crane-id` command, one module per subcommand
 
 Shared leaves: paths, errors, constants, paper_numbers, records (every JSON result record),
-fingerprint (one content hash for every cache), source_graph (the import graph, for the caches'
-keys and the architecture), parameter_sets (the sweeps' papermill parameter sets), formatting
+fingerprint (one content hash for every cache), arithmetic (the same floating-point kernels on
+every x86-64 machine), source_graph (the import graph, for the caches' keys and the
+architecture), parameter_sets (the sweeps' papermill parameter sets), formatting
 (how a number is printed), verdicts (of the paper's claims).
 
 The machinery that builds the book (pipeline, sweeps, pages, downloads) is the package crane_book
 beside this one; it imports crane_lib, never the other way round.
 """
 
+from crane_lib import arithmetic as _arithmetic
+
+# before numpy loads, where crane_lib comes first: the reference kernels (crane_lib/arithmetic.py)
+_arithmetic.pin()
+
 __version__ = "0.1.0"
 
 # the stage order that the import rule of tests/test_architecture.py checks
 STAGES = ("model", "excitation", "logs", "twin", "hardware", "identification", "acceptance", "export", "reporting", "cli")
-SHARED = ("paths", "errors", "constants", "paper_numbers", "records", "fingerprint", "formatting",
+SHARED = ("paths", "errors", "constants", "paper_numbers", "records", "fingerprint", "arithmetic", "formatting",
           "parameter_sets", "source_graph", "verdicts")

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+# first, before numpy loads: crane_lib pins the reference floating-point kernels
+# (crane_lib/arithmetic.py) where the Makefile has not already
+import crane_lib  # noqa: F401, I001
+
 import numpy as np
 import pytest
 

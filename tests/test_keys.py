@@ -9,7 +9,7 @@ import json
 import pytest
 
 from crane_book import keys, pipeline
-from crane_lib import source_graph
+from crane_lib import arithmetic, source_graph
 from crane_lib.paths import REPO_ROOT
 
 
@@ -84,6 +84,11 @@ def test_a_stale_record_names_what_changed(tmp_path):
         inputs=[data], parameters={"a": 2}, modules=["crane_lib.identification.ols"]
     )
     assert sorted(store.stale("r", moved)) == sorted([f"{data} changed", "parameters changed"])
+    # a record computed with other floating-point kernels is stale (the twin's loop amplifies them)
+    host = keys.Key({**moved.parts, "arithmetic": "host (OpenBLAS SkylakeX; ...)"})
+    store.store("r", moved)
+    assert store.stale("r", host) == ["arithmetic changed"]
+    assert moved.parts["arithmetic"] == arithmetic.signature()
     log = keys.StepLog("step")
     log.note([])
     log.note(["crane_lib/identification/ols.py changed"])

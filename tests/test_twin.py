@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from crane_lib import cli
+from crane_lib import arithmetic, cli
 from crane_lib.constants import CURRENT_UNIT_A, ENCODER_RESOLUTION_RAD, KT, N_ARM_JOINTS, N_AXES
 from crane_lib.errors import InputError
 from crane_lib.excitation.commands import commanded_duration, read_command_file
@@ -48,8 +48,8 @@ def short_log():
 
 
 # the generator's arithmetic (rotations of the manufacturer's inertias into MDH frames) rounds
-# differently with another BLAS kernel or vector width: the committed files are the generator's
-# output to this relative tolerance, far below any printed digit
+# differently with another BLAS kernel: where this CPU cannot run the reference kernels, the
+# committed files are the generator's output to this relative tolerance, far below any printed digit
 GENERATOR_RTOL = 1e-12
 
 
@@ -72,9 +72,15 @@ def _same_table(generated: str, committed: str) -> None:
 
 
 def test_committed_truth_files_equal_the_generator(tmp_path):
+    """Byte for byte under the reference arithmetic (the files were written on another machine);
+    to GENERATOR_RTOL where this CPU cannot run it."""
     save_parameters(tmp_path / "truth.csv", truth_parameters(), comment=TRUTH_COMMENT)
-    _same_table((tmp_path / "truth.csv").read_text(encoding="utf-8"), TWIN_TRUTH_CSV.read_text(encoding="utf-8"))
-    _same_table(format_plant_settings(compute_plant_settings()), TWIN_PLANT_CSV.read_text(encoding="utf-8"))
+    generated = [(tmp_path / "truth.csv").read_text(encoding="utf-8"), format_plant_settings(compute_plant_settings())]
+    committed = [TWIN_TRUTH_CSV.read_text(encoding="utf-8"), TWIN_PLANT_CSV.read_text(encoding="utf-8")]
+    if arithmetic.signature().startswith("reference"):
+        assert generated == committed
+    for ours, theirs in zip(generated, committed):
+        _same_table(ours, theirs)
 
 
 def test_the_table_comparison_catches_a_changed_digit_and_a_changed_name():

@@ -1,0 +1,60 @@
+"""The reference arithmetic: which CPUs get it, that it takes effect, that a user's choice stays."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from crane_lib import arithmetic
+from crane_lib.paths import REPO_ROOT
+
+AVX2_CPU = "processor\t: 0\nflags\t\t: fpu sse2 avx avx2 fma bmi2\n"
+AVX512_CPU = "processor\t: 0\nflags\t\t: fpu sse2 avx avx2 fma avx512f avx512dq\n"
+OLD_CPU = "processor\t: 0\nflags\t\t: fpu sse2 sse4_2 avx\n"
+
+
+def test_cpus_with_avx2_and_fma_get_the_reference_kernels_and_others_their_own():
+    assert arithmetic.reference_environment(AVX2_CPU, "x86_64")["OPENBLAS_CORETYPE"] == "Haswell"
+    assert arithmetic.reference_environment(AVX512_CPU, "x86_64") == arithmetic.reference_environment(AVX2_CPU, "x86_64")
+    assert "X86_V4" in arithmetic.reference_environment(AVX512_CPU, "x86_64")["NPY_DISABLE_CPU_FEATURES"]
+    assert arithmetic.reference_environment(OLD_CPU, "x86_64") == {}
+    assert arithmetic.reference_environment(AVX2_CPU, "aarch64") == {}
+    assert arithmetic.reference_environment("", "x86_64") == {}
+
+
+def test_pin_keeps_a_value_the_user_set(monkeypatch):
+    monkeypatch.setattr(arithmetic, "reference_environment", lambda: {"OPENBLAS_CORETYPE": "Haswell"})
+    environ = {"OPENBLAS_CORETYPE": "Zen"}
+    arithmetic.pin(environ)
+    assert environ == {"OPENBLAS_CORETYPE": "Zen"}
+    environ = {}
+    arithmetic.pin(environ)
+    assert environ == {"OPENBLAS_CORETYPE": "Haswell"}
+
+
+def _fresh_python(code: str, **env) -> str:
+    clean = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_CORETYPE", "NPY_DISABLE_CPU_FEATURES")}
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, env={**clean, **env},
+                          capture_output=True, text=True, timeout=120, check=True)
+    return done.stdout.strip()
+
+
+SIGNATURE = "import crane_lib, numpy, scipy.linalg; from crane_lib import arithmetic; print(arithmetic.signature())"
+
+
+@pytest.mark.skipif(not arithmetic.reference_environment(), reason="this CPU cannot run the reference kernels")
+def test_importing_crane_lib_first_runs_the_reference_kernels_and_a_user_choice_shows():
+    assert _fresh_python(SIGNATURE).startswith("reference x86-64-v3 (OpenBLAS Haswell;")
+    # a kernel set the user chose is kept, and the signature (part of every record's key) tells
+    assert _fresh_python(SIGNATURE, OPENBLAS_CORETYPE="Sandybridge").startswith("host (OpenBLAS Sandybridge;")
+
+
+def test_the_makefile_exports_what_the_script_prints():
+    printed = subprocess.run([sys.executable, str(REPO_ROOT / "crane_lib" / "arithmetic.py")],
+                             capture_output=True, text=True, check=True).stdout.split()
+    assert printed == [f"{k}={v}" for k, v in arithmetic.reference_environment().items()]
+    makefile = (REPO_ROOT / "Makefile").read_text(encoding="utf-8")
+    assert "$(shell $(PYTHON) crane_lib/arithmetic.py)" in makefile
