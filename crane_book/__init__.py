@@ -6,6 +6,7 @@
   keys        what decides a record: inputs, parameters, the source its code imports
   claims      the paper's main claims judged from the records (a data step)
   pages       the book's pages executed side by side (only those whose inputs changed)
+  kernels     the Jupyter kernels both run notebooks in (on sockets of their own)
   downloads   the records zipped per kind for the pages that link them
   options     the checked options of those commands: a bad value is one line, exit status 2
 

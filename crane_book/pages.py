@@ -37,7 +37,7 @@ from pathlib import Path
 import yaml
 from tqdm import tqdm
 
-from crane_book import keys, options
+from crane_book import kernels, keys, options
 from crane_lib import fingerprint, source_graph
 from crane_lib.errors import atomic_write
 from crane_lib.paths import REPO_ROOT, RESULTS_DIR
@@ -204,13 +204,18 @@ def execute_page(
 
     path = Path(page)
     notebook = read_page(path, fmt)
-    result = single_nb_execution(
-        notebook,
-        cwd=str(path.parent),
-        timeout=timeout,
-        allow_errors=allow_errors,
-        meta_override=True,
-    )
+    manager = kernels.kernel_manager()
+    try:
+        result = single_nb_execution(
+            notebook,
+            cwd=str(path.parent),
+            timeout=timeout,
+            allow_errors=allow_errors,
+            meta_override=True,
+            km=manager,
+        )
+    finally:
+        kernels.shut_down(manager)
     if result.err is not None:
         failing = [
             i

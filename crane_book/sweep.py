@@ -37,7 +37,6 @@ from __future__ import annotations
 import math
 import os
 import shutil
-import tempfile
 import threading
 import time
 import uuid
@@ -47,7 +46,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from crane_book import keys, options
+from crane_book import kernels, keys, options
 from crane_lib.errors import atomic_write
 from crane_lib.parameter_sets import condition_name, read_conditions  # noqa: F401 (the sweep's API)
 from crane_lib.paths import REPO_ROOT, RESULTS_DIR
@@ -289,18 +288,8 @@ def _worker_kernel(cwd: Path):
         _drop_kernel(key)
         manager = None
     if manager is None:
-        manager = _KERNELS[key] = _kernel_manager()
+        manager = _KERNELS[key] = kernels.kernel_manager()
     return key, manager
-
-
-def _kernel_manager():
-    """A kernel manager whose kernel talks over Unix sockets of its own: TCP ports that one
-    process picks can be bound by another process's kernel first, and parallel sweeps lost
-    kernels so ("Address already in use ... Kernel died before replying")."""
-    from jupyter_client.manager import AsyncKernelManager
-
-    sockets = Path(tempfile.gettempdir()) / f"crane-kernel-{uuid.uuid4().hex[:16]}"
-    return AsyncKernelManager(kernel_name="python3", transport="ipc", ip=str(sockets))
 
 
 @lru_cache(maxsize=None)
@@ -365,7 +354,7 @@ def run_batch(notebook_file: str, batch: list[tuple[dict, keys.Key]], out_dir: s
             kernel_key, kernel = _worker_kernel(notebook_file.parent)
         else:
             kernel_key = ("batch", token)
-            kernel = _KERNELS[kernel_key] = _kernel_manager()
+            kernel = _KERNELS[kernel_key] = kernels.kernel_manager()
         drop = not keep_kernel
         try:
             papermill.execute_notebook(str(source), str(executed_path), kernel_name="python3", cwd=str(notebook_file.parent), progress_bar=False,
