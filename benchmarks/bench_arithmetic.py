@@ -4,7 +4,7 @@ Each variant runs in a fresh process, so that the kernels are chosen when the li
 
 - `host`: numpy imported before crane_lib, so the pin comes too late: OpenBLAS's and numpy's
   kernels for this CPU (the reference every ratio is against);
-- `reference`: crane_lib first: OpenBLAS Haswell, numpy's dispatch capped at X86_V3;
+- `reference`: crane_lib first: OpenBLAS Haswell on one thread, numpy's dispatch capped at X86_V3;
 - `reference + numba haswell` and `reference + numba generic` (full run only; each compiles the
   kernels once for that target, outside the timing): what pinning numba's target would cost.
 
@@ -64,7 +64,7 @@ print(json.dumps({"twin_s": twin_s, "lapack_s": lapack_s, "signature": arithmeti
 
 # timed runs per item in each variant; the fastest counts (the host's other load only adds time)
 REPEATS = 3
-PINNED = ("OPENBLAS_CORETYPE", "NPY_DISABLE_CPU_FEATURES", "NUMBA_CPU_NAME")
+PINNED = ("OPENBLAS_CORETYPE", "NPY_DISABLE_CPU_FEATURES", "OPENBLAS_NUM_THREADS", "NUMBA_CPU_NAME")
 
 
 def run_variant(variant: str, smoke: bool, numba_cpu: str | None = None) -> dict:

@@ -233,9 +233,14 @@ def _write_notebook(path: Path, notebook) -> None:
 
 
 def _limit_threads(threads: int) -> None:
-    """Kernels started from here inherit these: one condition's numba and BLAS threads."""
+    """Kernels started from here inherit these: one condition's numba and BLAS threads (BLAS
+    threads only where the reference arithmetic does not fix them: they change its sums)."""
+    from crane_lib import arithmetic
+
+    fixed = arithmetic.reference_environment()
     for name in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ[name] = str(threads)
+        if name not in fixed:
+            os.environ[name] = str(threads)
 
 
 def _worker_name() -> str:

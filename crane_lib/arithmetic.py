@@ -10,6 +10,12 @@ book therefore pins both to the x86-64-v3 level (AVX2 and FMA, every x86-64 CPU 
 
     OPENBLAS_CORETYPE=Haswell                     OpenBLAS's Haswell kernels (numpy's and scipy's)
     NPY_DISABLE_CPU_FEATURES=X86_V4,AVX512_ICL,…  numpy's SIMD dispatch capped at X86_V3
+    OPENBLAS_NUM_THREADS=1                        one BLAS thread
+
+The last one because OpenBLAS splits a long dot product or a least-squares problem's reductions
+among its threads, one per core up to the core count: a 2-core and a 16-core machine would sum
+in other orders (numpy's lstsq of a 200,000 x 39 problem differs in the last digits between 1
+and 2 threads here). The book runs its work in parallel processes anyway (the sweeps, the pages).
 
 Both are read when the libraries load, so they must be set before numpy is imported: the
 Makefile exports them for every command (`python crane_lib/arithmetic.py` prints them), and
@@ -30,6 +36,7 @@ import sys
 from pathlib import Path
 
 OPENBLAS_CORE = "Haswell"
+BLAS_THREADS = 1
 # numpy >= 2.3 groups its x86 dispatch targets by level (X86_V4 and the AVX512_* beyond it);
 # older releases name the AVX-512 targets one by one; a name a release does not know is ignored
 NUMPY_FEATURES_OFF = ("X86_V4", "AVX512_ICL", "AVX512_SPR", "AVX512F", "AVX512CD", "AVX512_KNL",
@@ -60,7 +67,8 @@ def reference_environment(cpuinfo_text: str | None = None, machine: str | None =
         return {}
     if not set(REQUIRED_FLAGS) <= cpu_flags(cpuinfo_text):
         return {}
-    return {"OPENBLAS_CORETYPE": OPENBLAS_CORE, "NPY_DISABLE_CPU_FEATURES": ",".join(NUMPY_FEATURES_OFF)}
+    return {"OPENBLAS_CORETYPE": OPENBLAS_CORE, "NPY_DISABLE_CPU_FEATURES": ",".join(NUMPY_FEATURES_OFF),
+            "OPENBLAS_NUM_THREADS": str(BLAS_THREADS)}
 
 
 def pin(environ=None) -> bool:
@@ -71,8 +79,8 @@ def pin(environ=None) -> bool:
     return "numpy" not in sys.modules
 
 
-def _openblas_cores() -> list[str]:
-    """The kernel set each OpenBLAS loaded in this process runs (numpy's and scipy's copies)."""
+def _openblas_settings() -> list[tuple[str, int]]:
+    """(kernel set, threads) of each OpenBLAS loaded in this process (numpy's and scipy's copies)."""
     import ctypes
 
     try:
@@ -81,17 +89,18 @@ def _openblas_cores() -> list[str]:
         return []
     libraries = sorted({line.split()[-1] for line in maps.splitlines()
                         if "openblas" in line.lower() and line.rstrip().endswith((".so", ".so.0"))})
-    cores = []
+    settings = []
     for library in libraries:
         handle = ctypes.CDLL(library)
-        for symbol in ("scipy_openblas_get_corename64_", "scipy_openblas_get_corename",
-                       "openblas_get_corename64_", "openblas_get_corename"):
-            function = getattr(handle, symbol, None)
-            if function is not None:
-                function.restype = ctypes.c_char_p
-                cores.append(function().decode().strip())
+        for prefix, suffix in (("scipy_openblas", "64_"), ("scipy_openblas", ""), ("openblas", "64_"),
+                               ("openblas", "")):
+            corename = getattr(handle, f"{prefix}_get_corename{suffix}", None)
+            threads = getattr(handle, f"{prefix}_get_num_threads{suffix}", None)
+            if corename is not None and threads is not None:
+                corename.restype, threads.restype = ctypes.c_char_p, ctypes.c_int
+                settings.append((corename().decode().strip(), int(threads())))
                 break
-    return cores
+    return settings
 
 
 def signature() -> str:
@@ -101,12 +110,15 @@ def signature() -> str:
     features = np._core._multiarray_umath.__cpu_features__ if hasattr(np, "_core") else {}
     beyond_v3 = sorted(name for name in ("X86_V4", "AVX512_SKX", "AVX512_ICL", "AVX512_SPR")
                        if features.get(name))
-    cores = sorted(set(_openblas_cores()))
-    pinned = bool(cores) and all(core.lower() == OPENBLAS_CORE.lower() for core in cores) \
-        and not beyond_v3
+    blas = sorted(set(_openblas_settings()))
+    cores = sorted({core for core, _ in blas})
+    threads = sorted({n for _, n in blas})
+    pinned = bool(blas) and not beyond_v3 and all(
+        core.lower() == OPENBLAS_CORE.lower() and n == BLAS_THREADS for core, n in blas)
     kind = "reference x86-64-v3" if pinned else "host"
-    return f"{kind} (OpenBLAS {'/'.join(cores) or 'unknown'}; numpy beyond X86_V3: " \
-           f"{', '.join(beyond_v3) or 'none'}; numpy {np.__version__})"
+    return (f"{kind} (OpenBLAS {'/'.join(cores) or 'unknown'}, "
+            f"{'/'.join(map(str, threads)) or '?'} thread(s); numpy beyond X86_V3: "
+            f"{', '.join(beyond_v3) or 'none'}; numpy {np.__version__})")
 
 
 def main() -> int:

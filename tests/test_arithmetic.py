@@ -36,7 +36,7 @@ def test_pin_keeps_a_value_the_user_set(monkeypatch):
 
 
 def _fresh_python(code: str, **env) -> str:
-    clean = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_CORETYPE", "NPY_DISABLE_CPU_FEATURES")}
+    clean = {k: v for k, v in os.environ.items() if k not in arithmetic.reference_environment(AVX2_CPU, "x86_64")}
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, env={**clean, **env},
                           capture_output=True, text=True, timeout=120, check=True)
     return done.stdout.strip()
@@ -47,9 +47,11 @@ SIGNATURE = "import crane_lib, numpy, scipy.linalg; from crane_lib import arithm
 
 @pytest.mark.skipif(not arithmetic.reference_environment(), reason="this CPU cannot run the reference kernels")
 def test_importing_crane_lib_first_runs_the_reference_kernels_and_a_user_choice_shows():
-    assert _fresh_python(SIGNATURE).startswith("reference x86-64-v3 (OpenBLAS Haswell;")
-    # a kernel set the user chose is kept, and the signature (part of every record's key) tells
-    assert _fresh_python(SIGNATURE, OPENBLAS_CORETYPE="Sandybridge").startswith("host (OpenBLAS Sandybridge;")
+    assert _fresh_python(SIGNATURE).startswith("reference x86-64-v3 (OpenBLAS Haswell, 1 thread(s);")
+    # a kernel set or a thread count the user chose is kept, and the signature (part of every
+    # record's key) tells
+    assert _fresh_python(SIGNATURE, OPENBLAS_CORETYPE="Sandybridge").startswith("host (OpenBLAS Sandybridge,")
+    assert _fresh_python(SIGNATURE, OPENBLAS_NUM_THREADS="2").startswith("host (OpenBLAS Haswell, 2 thread(s)")
 
 
 def test_the_makefile_exports_what_the_script_prints():
