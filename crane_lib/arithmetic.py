@@ -12,6 +12,10 @@ book therefore pins both to the x86-64-v3 level (AVX2 and FMA, every x86-64 CPU 
     NPY_DISABLE_CPU_FEATURES=X86_V4,AVX512_ICL,…  numpy's SIMD dispatch capped at X86_V3
     OPENBLAS_NUM_THREADS=1                        one BLAS thread
 
+Clarabel's KKT solver is named too (CLARABEL_OPTIONS, which every call passes): its default
+"auto" picks faer, which dispatches on the CPU's vector width and splits its work among the
+cores; qdldl, Clarabel's own factorization, does neither.
+
 The last one because OpenBLAS splits a long dot product or a least-squares problem's reductions
 among its threads, one per core up to the core count: a 2-core and a 16-core machine would sum
 in other orders (numpy's lstsq of a 200,000 x 39 problem differs in the last digits between 1
@@ -37,6 +41,8 @@ from pathlib import Path
 
 OPENBLAS_CORE = "Haswell"
 BLAS_THREADS = 1
+# Clarabel's sparse LDL: its own qdldl, not faer (SIMD width and thread count change its sums)
+CLARABEL_OPTIONS = {"direct_solve_method": "qdldl"}
 # numpy >= 2.3 groups its x86 dispatch targets by level (X86_V4 and the AVX512_* beyond it);
 # older releases name the AVX-512 targets one by one; a name a release does not know is ignored
 NUMPY_FEATURES_OFF = ("X86_V4", "AVX512_ICL", "AVX512_SPR", "AVX512F", "AVX512CD", "AVX512_KNL",

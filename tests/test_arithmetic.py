@@ -60,3 +60,26 @@ def test_the_makefile_exports_what_the_script_prints():
     assert printed == [f"{k}={v}" for k, v in arithmetic.reference_environment().items()]
     makefile = (REPO_ROOT / "Makefile").read_text(encoding="utf-8")
     assert "$(shell $(PYTHON) crane_lib/arithmetic.py)" in makefile
+
+
+def test_every_clarabel_solve_names_the_deterministic_kkt_solver():
+    """'auto' picks faer (SIMD width and threads change its sums): every call passes qdldl."""
+    import ast
+
+    calls = 0
+    for path in sorted((REPO_ROOT / "crane_lib").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and any(
+                isinstance(k.value, ast.Attribute) and k.value.attr == "CLARABEL" for k in node.keywords
+            ):
+                calls += 1
+                spread = [k.value for k in node.keywords if k.arg is None]
+                assert spread, f"{path.name}:{node.lineno}: a Clarabel solve without the pinned options"
+            if isinstance(node, ast.Attribute) and node.attr == "DefaultSolver":
+                calls += 1
+                assert "CLARABEL_OPTIONS" in path.read_text(encoding="utf-8"), path.name
+    assert calls >= 4
+    from crane_lib.identification.projection import SOLVER_OPTIONS
+
+    assert SOLVER_OPTIONS["direct_solve_method"] == arithmetic.CLARABEL_OPTIONS["direct_solve_method"] == "qdldl"

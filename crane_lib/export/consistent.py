@@ -53,6 +53,7 @@ from functools import lru_cache
 import cvxpy as cp
 import numpy as np
 
+from crane_lib.arithmetic import CLARABEL_OPTIONS
 from crane_lib.errors import InputError
 from crane_lib.identification.weighted import Consistency
 from crane_lib.model import base_parameters
@@ -437,7 +438,7 @@ class _Problem:
             constraints.append(link - t * inverse_s2 >> 0)
         problem = cp.Problem(cp.Maximize(t), constraints)
         try:
-            problem.solve(solver=cp.CLARABEL)
+            problem.solve(solver=cp.CLARABEL, **CLARABEL_OPTIONS)
         except cp.SolverError:
             return None
         return float(t.value) if problem.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) else None
@@ -463,7 +464,7 @@ class _Problem:
         problem = cp.Problem(cp.Minimize(objective), constraints)
         start = time.perf_counter()
         try:
-            problem.solve(solver=cp.CLARABEL)
+            problem.solve(solver=cp.CLARABEL, **CLARABEL_OPTIONS)
         except cp.SolverError as error:
             solves.append({"what": what, "status": f"solver error: {error}", "seconds": time.perf_counter() - start})
             return "solver_error"

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import cvxpy as cp
 import numpy as np
 
+from crane_lib.arithmetic import CLARABEL_OPTIONS
 from crane_lib.constants import N_ARM_JOINTS
 from crane_lib.errors import raise_if_interrupted
 from crane_lib.model.dynamics import DynamicModel
@@ -91,7 +92,7 @@ def inertia_basis(model: DynamicModel, poses: np.ndarray, size: int = N_ARM_JOIN
 # The change is solved for in units of CHANGE_SCALE: changes of ~1e-3 kg·m^2 then give an
 # objective of order one, where the solver's absolute tolerances mean something.
 CHANGE_SCALE = 1e-3
-SOLVER_OPTIONS = {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10}
+SOLVER_OPTIONS = {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10, **CLARABEL_OPTIONS}
 FALLBACK_OPTIONS = {"eps": 1e-10, "max_iters": 200_000}
 # Absolute precision of the solvers on the eigenvalues, kg·m^2: with epsilon = 0 (the rescue
 # of the earlier version) a relative tolerance is no tolerance, and a constrained eigenvalue

@@ -52,6 +52,7 @@ import clarabel
 import numpy as np
 import scipy.sparse as sp
 
+from crane_lib.arithmetic import CLARABEL_OPTIONS
 from crane_lib.constants import N_ARM_JOINTS, N_AXES
 from crane_lib.identification.ols import IdentificationError, ols, stack
 from crane_lib.identification.projection import MARGIN_ABSOLUTE_TOLERANCE, inertia_basis
@@ -389,7 +390,7 @@ def _solve(data, model, scale, poses, epsilon, bounds, settings: dict, consisten
     cost = np.concatenate([np.zeros(p), np.ones(n + 1), np.zeros(q)])  # sum_k t_k (arm) + T (hand); phi free
     opts = clarabel.DefaultSettings()
     opts.verbose = False
-    for key, value in settings.items():
+    for key, value in {**CLARABEL_OPTIONS, **settings}.items():
         setattr(opts, key, value)
     solver = clarabel.DefaultSolver(sp.csc_matrix((p + n + 1 + q, p + n + 1 + q)), cost, a, b, cones, opts)
     solution = solver.solve()
