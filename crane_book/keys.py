@@ -94,13 +94,8 @@ def record_key(
         parts["parameters"] = json.dumps(parameters, sort_keys=True, default=str)
     for name, value in (extra or {}).items():
         parts[f"setting {name}"] = str(value)
-    parts["arithmetic"] = _arithmetic()
+    parts["arithmetic"] = arithmetic.signature()
     return Key(parts)
-
-
-@lru_cache(maxsize=1)
-def _arithmetic() -> str:
-    return arithmetic.signature()
 
 
 def changes(stored: dict | None, current: dict) -> list[str]:

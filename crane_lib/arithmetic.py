@@ -37,6 +37,7 @@ from __future__ import annotations
 import os
 import platform
 import sys
+from functools import lru_cache
 from pathlib import Path
 
 OPENBLAS_CORE = "Haswell"
@@ -109,6 +110,7 @@ def _openblas_settings() -> list[tuple[str, int]]:
     return settings
 
 
+@lru_cache(maxsize=1)
 def signature() -> str:
     """Which arithmetic this process runs, in words: the reference kernels or the host's."""
     import numpy as np

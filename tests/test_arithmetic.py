@@ -83,3 +83,16 @@ def test_every_clarabel_solve_names_the_deterministic_kkt_solver():
     from crane_lib.identification.projection import SOLVER_OPTIONS
 
     assert SOLVER_OPTIONS["direct_solve_method"] == arithmetic.CLARABEL_OPTIONS["direct_solve_method"] == "qdldl"
+
+
+def test_a_recording_and_its_bundles_are_keyed_by_the_kernels(monkeypatch, tmp_path):
+    from crane_lib.logs import preprocessing
+    from crane_lib.twin import dataset
+
+    execution = dataset.executions("quick")[0]
+    log = tmp_path / "log.npz"
+    log.write_bytes(b"bytes")
+    before = dataset.cache_key(execution), preprocessing.cache_key(log)
+    monkeypatch.setattr(arithmetic, "signature", lambda: "host (OpenBLAS SkylakeX, 2 thread(s); ...)")
+    after = dataset.cache_key(execution), preprocessing.cache_key(log)
+    assert before[0] != after[0] and before[1] != after[1]

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import scipy.signal
 
-from crane_lib import constants, fingerprint
+from crane_lib import arithmetic, constants, fingerprint
 from crane_lib.constants import CLAMP_THRESHOLD_FRACTION, CLAMP_TORQUE, CONTROL_PERIOD_S, N_AXES
 from crane_lib.errors import InputError
 from crane_lib.logs import npz_io, raw_log
@@ -308,7 +308,10 @@ def source_digest() -> str:
 
 
 def cache_key(log_path, repair: bool = False) -> str:
-    return fingerprint.digest(fingerprint.file_digest(log_path), source_digest(), f"repair={bool(repair)}", length=20)
+    """What decides a log's bundles: its bytes, the code and settings, the repair flag and the
+    floating-point kernels (crane_lib.arithmetic)."""
+    return fingerprint.digest(fingerprint.file_digest(log_path), source_digest(), f"repair={bool(repair)}",
+                              arithmetic.signature(), length=20)
 
 
 def cached_bundle_paths(log_path, intervals=INTERVALS_S, repair: bool = False, cache_dir=None) -> dict[float, Path]:

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from crane_lib import fingerprint
+from crane_lib import arithmetic, fingerprint
 from crane_lib.errors import InputError, atomic_write, checked_csv_rows, parse_integer, shown
 from crane_lib.excitation.commands import commanded_duration, read_command_file
 from crane_lib.logs import raw_log
@@ -87,12 +87,14 @@ def executions(profile: str) -> list[Execution]:
 
 
 def cache_key(execution: Execution, effects: twin_effects.TwinEffects | None = None) -> str:
-    """Content hash of everything that determines the recording (today's twin unless `effects` differ)."""
+    """Content hash of everything that determines the recording (today's twin unless `effects`
+    differ), the floating-point kernels included: the closed loop turns their last digits into
+    another recording."""
     profile = () if effects is None or effects.is_default else (effects.describe(),)
     return fingerprint.digest(
         execution.command_file.read_bytes(), TWIN_TRUTH_CSV.read_bytes(), TWIN_PLANT_CSV.read_bytes(),
         REALIZATION_CONSTANTS_CSV.read_bytes(), twin.source_fingerprint(), f"{execution.trajectory}|{execution.run}|{execution.seed}",
-        *profile,
+        arithmetic.signature(), *profile,
     )
 
 
