@@ -34,10 +34,11 @@ JB_FLAGS := --config book/_config.yml --toc book/_toc.yml -W -n --keep-going --a
 # against 2 minutes on a 2-core machine); where uv cannot be had, pip does it. Both compile the
 # bytecode at install time: under PYTHONDONTWRITEBYTECODE every process would otherwise compile
 # every module it imports (the test suite ran 100 s longer so)
-$(STAMP): pyproject.toml
+# constraints.txt: the exact versions, so that every machine computes with the same libraries
+$(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet uv && $(VENV)/bin/uv pip install --python $(PY) --quiet --compile-bytecode -e ".[book,test]" \
-	  || { $(PY) -m pip install --quiet --upgrade pip && $(PY) -m pip install --quiet -e ".[book,test]"; }
+	$(PY) -m pip install --quiet uv && $(VENV)/bin/uv pip install --python $(PY) --quiet --compile-bytecode -c constraints.txt -e ".[book,test]" \
+	  || { $(PY) -m pip install --quiet --upgrade pip && $(PY) -m pip install --quiet -c constraints.txt -e ".[book,test]"; }
 	touch $(STAMP)
 
 env: $(STAMP)
