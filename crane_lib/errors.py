@@ -48,6 +48,11 @@ class InputError(ValueError):
         # broken process instead of the file and what was expected
         return type(self), (self.where, self.problem, self.expected)
 
+    def _render_traceback_(self):
+        """The lines IPython shows for this error in a notebook: the one-line message alone (a
+        refused input is the reader's to fix, and a traceback would bury what was expected)."""
+        return [f"{type(self).__name__}: {self}"]
+
 
 # a decimal number as text inputs write it: optional sign, ASCII digits, optional fraction and
 # exponent. Python's float() also takes '６０', '6_0', ' nan', 'infinity': none of them is a
@@ -299,13 +304,13 @@ def _signals_held():
             raise Interrupted(arrived[-1])
 
 
-def _put_in_place(tmp: str, path: Path) -> None:
+def _put_in_place(tmp: str, path: Path, new: bool = False) -> None:
     """Move the finished temporary file to `path`, signals held so that the move and its record in
-    `written_outputs` are one step: replace `path`, or, for an output declared new, create it
-    only if it is still absent."""
+    `written_outputs` are one step: replace `path`, or, for an output declared new (or `new`),
+    create it only if it is still absent."""
     key = _output_key(path)
     with _signals_held():
-        if _outputs.get(key):
+        if new or _outputs.get(key):
             _create_exclusively(tmp, path)
         else:
             os.replace(tmp, path)
@@ -334,10 +339,12 @@ def _appeared(path: Path) -> InputError:
 
 
 @contextmanager
-def atomic_write(path, mode: str = "w", **open_kwargs):
+def atomic_write(path, mode: str = "w", new: bool = False, **open_kwargs):
     """Open a temporary file beside `path`; rename it over `path` only if the block succeeds.
 
     Nothing half-written is ever left at `path`: on any exception the temporary file is removed.
+    With `new`, `path` is created only if it is still absent (outside a command, where
+    `declare_output` does not apply: the new-recording notebook), else an InputError.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -348,7 +355,7 @@ def atomic_write(path, mode: str = "w", **open_kwargs):
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the file ordinary permissions
-        _put_in_place(tmp, path)
+        _put_in_place(tmp, path, new)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
