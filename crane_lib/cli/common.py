@@ -53,14 +53,15 @@ import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from crane_lib.errors import InputError, declare_output, shown
-from crane_lib.excitation.commands import CommandFile, read_command_file
-from crane_lib.identification import gate
-from crane_lib.logs.preprocessing import preprocess
-from crane_lib.logs.raw_log import RawLog, read_raw_log
+
+if TYPE_CHECKING:  # imported where used: a refusal of an option or a path needs neither
+    from crane_lib.excitation.commands import CommandFile
+    from crane_lib.logs.raw_log import RawLog
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = {2: 130, 15: 143}  # SIGINT, SIGTERM: 128 + signal number, as shells report them
@@ -378,6 +379,8 @@ def _check_validation(training: RawLog, held_out: list[RawLog], ts: float,
                       n_parameters: int) -> None:
     """Each held-out recording is not the training recording (by file or by samples), and is long
     enough, with torque varying on every axis, to be scored at `ts`."""
+    from crane_lib.logs.preprocessing import preprocess
+
     needed = MIN_VALIDATION_SAMPLES_PER_PARAMETER * n_parameters
     for recording in held_out:
         name = str(recording.path)
@@ -404,17 +407,17 @@ def accept_inputs(log, trajectory, out, validation=(), ts: float = 0.04, force: 
     module text lists the checks); an InputError names the first that fails.
 
     `notebook`: name the papermill parameters (`out`, `-p force True`) instead of the options."""
-    from crane_lib.identification.refinement import REFINE_CHOICES
-    from crane_lib.model.dynamics import model as shared_model
+    # imported here: the report's refusals of a parameter, a path or a command file come before
+    # the seconds of scipy, cvxpy and numba that identification needs
+    from crane_lib.excitation.commands import read_command_file
+    from crane_lib.identification import gate
+    from crane_lib.logs.raw_log import read_raw_log
 
     def name(parameter: str) -> str:
         return parameter if notebook else f"--{parameter}"
 
     force = _checked_flag(force, name("force"))
     ts = _checked_interval(ts, name("ts"))
-    if refine is not None and refine not in REFINE_CHOICES:
-        raise InputError(f"{name('refine')} {shown(str(refine))}", "is no refinement",
-                         " | ".join(REFINE_CHOICES))
     if not str(log).strip():
         raise InputError(f"{'log' if notebook else 'LOG'} ''", "names no file",
                          "the raw log of the recording")
@@ -427,6 +430,13 @@ def accept_inputs(log, trajectory, out, validation=(), ts: float = 0.04, force: 
     held_out = [read_raw_log(path, repair=repair) for path in held_out_paths]
     # the identifiability gate, as identification.refinement.identify_recording runs it
     gate.check_command_file(recording, trajectory, command.sha256)
+    from crane_lib.identification.refinement import REFINE_CHOICES
+    from crane_lib.logs.preprocessing import preprocess
+    from crane_lib.model.dynamics import model as shared_model
+
+    if refine is not None and refine not in REFINE_CHOICES:
+        raise InputError(f"{name('refine')} {shown(str(refine))}", "is no refinement",
+                         " | ".join(REFINE_CHOICES))
     model = shared_model("reduced") if model is None else model
     bundle = preprocess(recording, ts)
     source = str(recording.path)
