@@ -166,6 +166,27 @@ def check_line_endings(text, path, what: str) -> None:
                      "feed, as classic Mac OS wrote)", f"{what}, lines ending in LF or CRLF")
 
 
+# Each job is a process with its own Jupyter kernel and compiled model: past the cores of one
+# machine more of them only contend for the cores while the memory grows. 256 is above the core
+# count of any machine the book is built on and far below a count that is surely a typo.
+MAX_JOBS = 256
+
+
+def job_count(value) -> int:
+    """The number of processes `value` names: a whole number from 1 to MAX_JOBS (every --jobs
+    of the book's and the data set's commands)."""
+    text = str(value).strip()
+    if not re.fullmatch(r"[0-9]{1,6}", text) or not 1 <= int(text) <= MAX_JOBS:
+        raise ValueError(f"expected a whole number of processes from 1 to {MAX_JOBS}")
+    return int(text)
+
+
+def refuse_option(parser, option: str, value, error: Exception):
+    """End an argparse command with one line naming the option, the value and what was expected,
+    exit status 2 (argparse's own `error` would print its usage block first)."""
+    parser.exit(2, f"{parser.prog}: error: {option} {shown(value)}: {error}\n")
+
+
 # --------------------------------------------------------------------------------------------
 # interrupts
 
