@@ -12,6 +12,11 @@ nothing; a control case (status 0) must write exactly its output.
     tests/test_badinput_corpus.py   runs every case
     book/bad_input.py (its page)    tabulates the classes, generated from these cases
 
+`notebook_cases` are the same kinds of bad input given to the new-recording report (chapter
+"Your own arm") through the papermill CLI: `run_notebook_case` runs one, and a refusal must
+exit non-zero, show one error line in the executed notebook and change no file. The book's page
+does not run them (each starts a kernel: seconds apiece); the test suite does.
+
 The fixtures are small and made on the fly: the command files of trajectories/, the twin's
 truth file, a model file of the truth's base parameters, and raw logs of a known sinusoidal
 motion whose torques follow from the truth through the regressor (so OLS on them identifies

@@ -1,5 +1,6 @@
 """The bad-input corpus (crane_book/corpus.py): every case ends with its exit status and a
 one-line message holding its fragment, and changes no file; a control writes exactly its output.
+The new-recording report's cases run through the papermill CLI, a kernel each (about 5 s apiece).
 
 The cases are generated (no committed binaries); the corpus must stay large and span every
 subcommand and every class, so that dropping cases fails here too.
