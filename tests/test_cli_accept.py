@@ -126,3 +126,31 @@ def test_a_model_declared_new_is_not_written_over_a_file_that_appeared(tmp_path)
     save_parameters(out, ParameterSet(names, beta, None, {}))  # without `new` it replaces
     np.testing.assert_array_equal(load_parameters(out, names).values, beta)
     assert [p.name for p in tmp_path.iterdir()] == ["m.csv"]
+
+
+@pytest.mark.parametrize("fixture, fragment", [
+    ({"still": True}, "too little motion"),
+    ({"hand_amplitude": 0.15, "hand_hz": 0.02}, "condition number"),
+])
+def test_the_shared_check_runs_the_identifiability_gate_before_any_work(fixture, fragment,
+                                                                        tmp_path):
+    from crane_book import corpus
+
+    log = tmp_path / "log.npz"
+    log.write_bytes(corpus.log_npz(**fixture))
+    command = tmp_path / "AP01.txt"
+    command.write_bytes(corpus.command_file_bytes())
+    with pytest.raises(InputError, match=fragment):
+        common.accept_inputs(log, command, tmp_path / "m.csv")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["AP01.txt", "log.npz"]
+
+
+def test_a_held_out_recording_without_torque_to_score_is_refused(tmp_path):
+    from crane_book import corpus
+
+    for name, content in (("log.npz", corpus.log_npz()), ("still.npz", corpus.log_npz(still=True)),
+                          ("AP01.txt", corpus.command_file_bytes())):
+        (tmp_path / name).write_bytes(content)
+    with pytest.raises(InputError, match=r"still.npz: the torque of axis \d does not vary"):
+        common.accept_inputs(tmp_path / "log.npz", tmp_path / "AP01.txt", tmp_path / "m.csv",
+                             [tmp_path / "still.npz"])

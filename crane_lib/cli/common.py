@@ -379,6 +379,7 @@ def _check_validation(training: RawLog, held_out: list[RawLog], ts: float,
                       n_parameters: int) -> None:
     """Each held-out recording is not the training recording (by file or by samples), and is long
     enough, with torque varying on every axis, to be scored at `ts`."""
+    from crane_lib.constants import CURRENT_UNIT_A, KT
     from crane_lib.logs.preprocessing import preprocess
 
     needed = MIN_VALIDATION_SAMPLES_PER_PARAMETER * n_parameters
@@ -393,11 +394,14 @@ def _check_validation(training: RawLog, held_out: list[RawLog], ts: float,
             raise InputError(name, f"{bundle.n_samples} samples at {ts * 1e3:g} ms, too short to "
                              f"score a model of {n_parameters} parameters",
                              f"at least {needed} samples at this interval")
-        flat = np.flatnonzero(np.ptp(bundle.tau, axis=0) <= 0)
+        # a range below one count of the current register is noise, not a torque to score
+        count = KT * CURRENT_UNIT_A
+        flat = np.flatnonzero(np.ptp(bundle.tau, axis=0) < count)
         if flat.size:
-            raise InputError(name, f"the torque of axis {flat[0] + 1} does not vary (samples 0 to "
-                             f"{bundle.n_samples - 1}), and the MNE divides by its range",
-                             "a recording of motion on every axis")
+            j = flat[0]
+            raise InputError(name, f"the torque of axis {j + 1} does not vary by one current count "
+                             f"({count[j]:.2g} N·m) over samples 0 to {bundle.n_samples - 1}, and "
+                             "the MNE divides by its range", "a recording of motion on every axis")
 
 
 def accept_inputs(log, trajectory, out, validation=(), ts: float = 0.04, force: bool = False,
