@@ -18,12 +18,17 @@ $(foreach setting,$(shell $(PYTHON) crane_lib/arithmetic.py),$(eval export $(set
 PROFILE ?= full
 JOBS ?= 2
 SCHEDULER ?=
-# JOBS and SCHEDULER reach the commands through the environment, quoted there, so a value is one
-# argument however odd (spaces, quotes, `;`) and the commands check it before any work
-export JOBS SCHEDULER
-PIPELINE_FLAGS := --profile $(PROFILE) --jobs "$$JOBS" $${SCHEDULER:+--scheduler "$$SCHEDULER"}
 TWIN ?= default
-TWIN_ENV := CRANE_TWIN=$(TWIN) $(if $(filter-out default,$(TWIN)),CRANE_RESULTS_DIR=$(CURDIR)/results/twin-$(TWIN))
+# PROFILE, TWIN, JOBS and SCHEDULER reach the commands through the environment, quoted there, so
+# a value is one argument however odd (spaces, quotes, `;`) and the commands check it before any
+# work (the pipeline and the pages refuse a PROFILE or TWIN they do not know, in one line)
+export PROFILE TWIN JOBS SCHEDULER
+PIPELINE_FLAGS := --profile "$$PROFILE" --jobs "$$JOBS" $${SCHEDULER:+--scheduler "$$SCHEDULER"}
+# a twin other than the default writes its results beside the default's, in results/twin-TWIN/
+# (the default's folder stays unset: the pages' keys read it)
+BOOK_ENV := twin_results=$$([ "$$TWIN" = default ] || printf %s "$(CURDIR)/results/twin-$$TWIN"); \
+	env CRANE_TWIN="$$TWIN" CRANE_PROFILE="$$PROFILE" \
+	$${twin_results:+"CRANE_RESULTS_DIR=$$twin_results"}
 # --all: Sphinx re-reads every page (from the executed-page cache), since a chapter's numbers also
 # depend on the records the pipeline just (re)built, not only on its own source
 JB_FLAGS := --config book/_config.yml --toc book/_toc.yml -W -n --keep-going --all
@@ -54,14 +59,14 @@ test: model
 # them; then the pages whose text, code or records changed run (JOBS at once, into
 # _build/.jupyter_cache; they only read records) and Sphinx renders them
 book: model
-	$(TWIN_ENV) CRANE_PROFILE=$(PROFILE) $(PY) -m crane_book.pipeline $(PIPELINE_FLAGS)
-	$(TWIN_ENV) CRANE_PROFILE=$(PROFILE) $(PY) -m crane_book.pages --jobs "$$JOBS"
-	$(TWIN_ENV) CRANE_PROFILE=$(PROFILE) $(VENV)/bin/jupyter-book build . $(JB_FLAGS)
+	$(BOOK_ENV) $(PY) -m crane_book.pipeline $(PIPELINE_FLAGS)
+	$(BOOK_ENV) $(PY) -m crane_book.pages --jobs "$$JOBS"
+	$(BOOK_ENV) $(VENV)/bin/jupyter-book build . $(JB_FLAGS)
 	@echo "book: $(CURDIR)/_build/html/index.html"
 
 # the faithful route of Appendix D-F over every condition (hours on two cores: give it a SCHEDULER)
 clie-faithful: model
-	$(TWIN_ENV) CRANE_PROFILE=$(PROFILE) $(PY) -m crane_book.pipeline $(PIPELINE_FLAGS) --study clie_faithful
+	$(BOOK_ENV) $(PY) -m crane_book.pipeline $(PIPELINE_FLAGS) --study clie_faithful
 
 benchmarks: model
 	$(PY) -m benchmarks $(if $(SMOKE),--smoke)

@@ -36,6 +36,7 @@
 # test, the projection), refines it, audits the inertia matrix over all poses on seeds 1–5,
 # rescues it if a seed fails and audits again, and writes the model file, or a rejection
 # naming the pose where the audit failed. `crane-id accept` does the same in one command; both
+# check their inputs through one function, `crane_lib.cli.common.accept_inputs`, and then
 # call one function, `crane_lib.acceptance.accepted.accept_recording`, the path of the main
 # job too.
 #
@@ -54,35 +55,58 @@ log = ""
 trajectory = "AP01"
 ts = 0.04  # sampling interval of the identification, s
 refine = "fast"  # fast | clie | didim | none (crane-id identify --help explains each)
-out = ""  # the model file to write; "" writes _build/your_arm/<trajectory>_model.csv
-validation = []  # held-out recordings to score the model on (e.g. your V01-V03), optional
+# the model file to write (never an input; an existing one only with force = True);
+# "" writes this report's own _build/your_arm/<trajectory>_model.csv (replaced each run)
+out = ""
+force = False  # replace an existing `out`
+# held-out recordings to score the model on (e.g. your V01-V03), optional: a list, or
+# from papermill a JSON list '["V01.csv", "V02.csv"]' or one path
+validation = []
+
+# %% [markdown]
+# The checks come first, before anything is computed or written, and they are those of
+# `crane-id accept` (one function, `crane_lib.cli.common.accept_inputs`): the model file is
+# none of the inputs and no folder, special file or pseudo-filesystem, and an existing one is
+# replaced only with `force = True`; the recording's metadata carry the sha256 of the command
+# file given as `trajectory`; the recording can support a model (samples per parameter, motion
+# on every axis, condition number); each held-out recording is long enough to score and is not
+# the recording identified. A refusal is one line naming the file and what was expected, and
+# papermill exits non-zero with nothing written.
+
+# %% tags=["hide-input"]
+from pathlib import Path
+
+from crane_lib.cli.common import accept_inputs
+from crane_lib.paths import REPO_ROOT, TRAJECTORY_DIR
+
+trajectory = (Path(trajectory) if Path(trajectory).suffix
+              else TRAJECTORY_DIR / f"{trajectory}.txt")
+demonstration = not log
+# the demonstration's files and a report's default model file are this page's own output,
+# beside the built book (the book's records under results/ are the main job's, and a page
+# never writes one)
+folder = REPO_ROOT / "_build" / "your_arm"
+own_output = not out
+if own_output:
+    folder.mkdir(parents=True, exist_ok=True)
+    out = folder / f"{trajectory.stem}_model.csv"
+if not demonstration:  # the demonstration's recording is checked once it is made
+    inputs = accept_inputs(log, trajectory, out, validation, ts, force or own_output,
+                           repair=True, refine=refine, notebook=True)
 
 # %% tags=["hide-input"]
 import warnings
-from pathlib import Path
 
 from IPython.display import Markdown, display
 
 from crane_lib.acceptance.accepted import accept_recording, save_accepted
 from crane_lib.acceptance.held_out import held_out
-from crane_lib.excitation.commands import read_command_file
 from crane_lib.hardware.emulated import demo_config, record_on_emulator
 from crane_lib.logs.preprocessing import preprocess
-from crane_lib.logs.raw_log import read_raw_log
-from crane_lib.paths import REPO_ROOT, TRAJECTORY_DIR
 from crane_lib.reporting import arm_report
 
 # cvxpy on Clarabel's inexact exits; the audit decides
 warnings.filterwarnings("ignore", message="Solution may be inaccurate")
-trajectory = (Path(trajectory) if Path(trajectory).suffix
-              else TRAJECTORY_DIR / f"{trajectory}.txt")
-command = read_command_file(trajectory)
-# the demonstration's files are this page's own output, beside the built book (the book's
-# records under results/ are the main job's, and a page never writes one)
-folder = REPO_ROOT / "_build" / "your_arm"
-folder.mkdir(parents=True, exist_ok=True)
-out = Path(out) if out else folder / f"{command.name}_model.csv"
-demonstration = not log
 source = f"your recording `{Path(log).name}`"
 
 # %% [markdown]
@@ -114,16 +138,18 @@ display(Markdown(arm_report.recorder_sentence()))
 
 # %%
 if demonstration:
-    log = folder / f"{command.name}_emulator.csv.gz"
+    log = folder / f"{trajectory.stem}_emulator.csv.gz"
     emulated = record_on_emulator(trajectory, log, config=demo_config(lockstep=True),
                                   lead_s=1.0, tail_s=1.0)
 
 # %% tags=["hide-input"]
 if demonstration:
     emulated.require_complete()
-    display(Markdown(arm_report.emulator_sentence(emulated, command.name)))
+    inputs = accept_inputs(log, trajectory, out, validation, ts, force or own_output,
+                           repair=True, refine=refine, notebook=True)
+    display(Markdown(arm_report.emulator_sentence(emulated, inputs.command.name)))
     source = f"the twin through the emulator in lockstep timing, `{Path(log).name}`"
-    arm_report.cycle_figure(log, command.name)
+    arm_report.cycle_figure(log, inputs.command.name)
 
 # %% [markdown]
 # ## Preprocessing checks (Appendix D-C)
@@ -138,7 +164,7 @@ if demonstration:
 # gives at that speed; a lower speed factor is the remedy.
 
 # %%
-recording_log = read_raw_log(log, repair=True)
+recording_log, command = inputs.log, inputs.command
 bundle = preprocess(recording_log, ts)
 
 # %% tags=["hide-input"]
@@ -156,7 +182,7 @@ arm_report.checks_table(recording_log, bundle, source)
 
 # %%
 accepted = accept_recording(recording_log, command.name, ts, refine=refine)
-model_file = save_accepted(out, accepted)
+model_file = save_accepted(out, accepted, new=not inputs.force)
 
 # %% [markdown]
 # ### OLS, route and projection
@@ -194,9 +220,8 @@ display(Markdown(arm_report.rescue_sentence(accepted)))
 # (each axis's RMSE over its peak-to-peak torque, averaged over the axes).
 
 # %% tags=["hide-input"]
-if validation:
-    recordings = [read_raw_log(v, repair=True) for v in validation]
-    scores = held_out(accepted.parameters.values, recordings, ts)
+if inputs.validation:
+    scores = held_out(accepted.parameters.values, inputs.validation, ts)
     display(arm_report.held_out_table(scores))
 else:
     display(Markdown("No validation recording was given (`validation` is empty), "

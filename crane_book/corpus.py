@@ -12,6 +12,11 @@ nothing; a control case (status 0) must write exactly its output.
     tests/test_badinput_corpus.py   runs every case
     book/bad_input.py (its page)    tabulates the classes, generated from these cases
 
+`notebook_cases` are the same kinds of bad input given to the new-recording report (chapter
+"Your own arm") through the papermill CLI: `run_notebook_case` runs one, and a refusal must
+exit non-zero, show one error line in the executed notebook and change no file. The book's page
+does not run them (each starts a kernel: seconds apiece); the test suite does.
+
 The fixtures are small and made on the fly: the command files of trajectories/, the twin's
 truth file, a model file of the truth's base parameters, and raw logs of a known sinusoidal
 motion whose torques follow from the truth through the regressor (so OLS on them identifies
@@ -691,10 +696,26 @@ def _cases_gate() -> list[Case]:
         Case("identify-log-without-hash", k, identify, 2, "carry no command-file sha256", (_w(LOG, lambda: log_npz(drop_hash=True)), cmd)),
         Case("accept-wrong-trajectory", k, ("accept", LOG, "--trajectory", "V01.txt", "--out", "m.csv", "--refine", "none"), 2,
              "not from --trajectory V01.txt", (_w(LOG, lambda: log_npz()), v01)),
+        Case("accept-idle-only", k, ("accept", LOG, "--trajectory", CMD, "--out", "m.csv"), 2,
+             "too little motion", (_w(LOG, lambda: log_npz(still=True)), cmd)),
         Case("identify-idle-only", k, identify, 2, "too little motion", (_w(LOG, lambda: log_npz(still=True)), cmd)),
         Case("identify-too-few-samples", k, (*identify, "--ts", "0.08"), 2, "samples per parameter", (_w(LOG, lambda: log_npz(duration_s=8.0)), cmd)),
         Case("identify-hand-barely-moves", k, identify, 2, "axis 8", (_w(LOG, lambda: log_npz(hand_amplitude=0.03)), cmd)),
         Case("identify-ill-conditioned", k, identify, 2, "condition number", (_w(LOG, lambda: log_npz(hand_amplitude=0.15, hand_hz=0.02)), cmd)),
+    ]
+
+
+def _cases_held_out() -> list[Case]:
+    k = "held-out recording"
+    log, cmd = _w(LOG, lambda: log_npz()), _w(CMD, lambda: command_file_bytes())
+    accept = ("accept", LOG, "--trajectory", CMD, "--out", "m.csv", "--validation")
+    same = "same samples as the training"
+    return [
+        Case("accept-validation-is-training-log", k, (*accept, LOG), 2, same, (log, cmd)),
+        Case("accept-validation-copy-of-training-log", k, (*accept, "copy.npz"), 2, same,
+             (log, cmd, _w("copy.npz", lambda: log_npz()))),
+        Case("accept-validation-too-short", k, (*accept, "v.npz"), 2, "too short to score",
+             (log, cmd, _w("v.npz", lambda: log_npz(duration_s=1.0)))),
     ]
 
 
@@ -741,7 +762,8 @@ def _cases_controls() -> list[Case]:
 def cases() -> tuple[Case, ...]:
     """Every case of the corpus, in a fixed order; names are unique."""
     everything = (_cases_output_paths() + _cases_options() + _cases_command_files() + _cases_raw_logs()
-                  + _cases_parameter_files() + _cases_gate() + _cases_interrupts() + _cases_controls())
+                  + _cases_parameter_files() + _cases_gate() + _cases_held_out()
+                  + _cases_interrupts() + _cases_controls())
     names = [c.name for c in everything]
     duplicated = sorted({n for n in names if names.count(n) > 1})
     if duplicated:
@@ -907,6 +929,120 @@ def _run_with_signal(argv, folder: Path, signum: int, delay_s: float) -> tuple[i
     reader.join(timeout=10)
     err_reader.join(timeout=10)
     return process.returncode, "".join(lines), "".join(err_chunks)
+
+
+# --------------------------------------------------------------------------------------------
+# the new-recording report: the same checks as `crane-id accept`, run through papermill
+
+
+@dataclass(frozen=True)
+class NotebookCase:
+    """One papermill run of the new-recording report (chapters/your_arm.py) on bad input.
+
+    parameters  the papermill parameters (`-p NAME VALUE`), as the papermill CLI would parse them
+    setup       the scratch folder's files, as for a `Case`; the notebook runs with it as its cwd
+    fragment    text the error the executed notebook shows must contain
+    """
+
+    name: str
+    klass: str
+    parameters: tuple[tuple[str, object], ...]
+    fragment: str
+    setup: tuple = ()
+
+
+REPORT_CHAPTER = REPO_ROOT / "chapters" / "your_arm.py"
+
+
+def notebook_cases() -> tuple[NotebookCase, ...]:
+    """Every bad input the new-recording report must refuse before it computes or writes."""
+    log, cmd = _w(LOG, lambda: log_npz()), _w(CMD, lambda: command_file_bytes())
+    v01 = _w("V01.txt", lambda: command_file_bytes("V01"))
+    base = (("log", LOG), ("trajectory", CMD), ("refine", "none"))
+
+    def case(name, klass, fragment, setup, **parameters):
+        given = {**dict(base), "out": "m.csv", **parameters}
+        return NotebookCase(f"report-{name}", klass, tuple(given.items()), fragment, setup)
+
+    paths, gate_k, options = "output path", "not identifiable", "option out of range"
+    return (
+        case("out-is-log", paths, "is the input", (log, cmd), out=LOG),
+        case("out-is-command-file", paths, "is the input", (log, cmd), out=CMD),
+        case("out-is-validation-log", paths, "is the input",
+             (log, cmd, _w("v.npz", lambda: log_npz())), out="v.npz", validation='["v.npz"]'),
+        case("out-exists", paths, "-p force True", (log, cmd, _w("m.csv", b"keep\n"))),
+        case("out-under-proc", paths, "pseudo-filesystem", (log, cmd), out="/proc/m.csv"),
+        case("out-is-folder", paths, "is a folder", (log, cmd, ("mkdir", "d")), out="d",
+             force=True),
+        case("force-as-text", options, "is not a yes/no value", (log, cmd, _w("m.csv", b"keep\n")),
+             force="true"),
+        case("ts-off-grid", options, "not a whole number of milliseconds", (log, cmd), ts=0.0405),
+        case("wrong-trajectory", gate_k, "not from --trajectory V01.txt", (log, v01),
+             trajectory="V01.txt"),
+        case("log-without-hash", gate_k, "carry no command-file sha256",
+             (_w(LOG, lambda: log_npz(drop_hash=True)), cmd)),
+        case("validation-not-json", "held-out recording", "is not a JSON list", (log, cmd),
+             validation='["v.npz", '),
+        case("validation-is-training-log", "held-out recording", "same samples as the training",
+             (log, cmd, _w("copy.npz", lambda: log_npz())), validation="copy.npz"),
+        case("validation-too-short", "held-out recording", "too short to score",
+             (log, cmd, _w("v.npz", lambda: log_npz(duration_s=1.0))), validation='["v.npz"]'),
+    )
+
+
+@cache
+def report_notebook() -> Path:
+    """The new-recording report as a notebook (jupytext, as the README's command makes it), in a
+    temporary folder of this process."""
+    import tempfile
+
+    import jupytext
+
+    path = Path(tempfile.mkdtemp(prefix="corpus-report-")) / "your_arm.ipynb"
+    jupytext.write(jupytext.read(REPORT_CHAPTER), path)
+    return path
+
+
+def run_notebook_case(case: NotebookCase, folder: Path, report: Path) -> Outcome:
+    """Build the case in `folder`, run the report through the papermill CLI with `folder` as its
+    cwd (the executed notebook goes to `report`, outside it), and report status, papermill's
+    stderr and the changed files; stdout holds the error the executed notebook shows."""
+    import json
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    build(case, folder)
+    before = snapshot(folder)
+    argv = [sys.executable, "-m", "papermill", str(report_notebook()), str(report),
+            "--cwd", str(folder), "--kernel", "python3", "--no-progress-bar"]
+    for name, value in case.parameters:
+        # -p parses True, numbers and text as papermill does; -r keeps text as given
+        argv += ["-p" if isinstance(value, (bool, int, float)) else "-r", name, str(value)]
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    process = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600)
+    shown_errors = []
+    if Path(report).is_file():
+        for cell in json.loads(Path(report).read_text(encoding="utf-8"))["cells"]:
+            shown_errors += ["\n".join(o.get("traceback", [])) for o in cell.get("outputs", [])
+                             if o.get("output_type") == "error"]
+    return Outcome(process.returncode, "\n".join(shown_errors), process.stderr,
+                   changes(before, snapshot(folder)))
+
+
+def notebook_problems(case: NotebookCase, outcome: Outcome) -> list[str]:
+    """What is wrong with a report's outcome: a zero exit status, an executed notebook that does
+    not show the expected message as its one error line, a changed file."""
+    found = []
+    if outcome.status == 0:
+        found.append("papermill exited 0")
+    if case.fragment not in outcome.stdout or case.fragment not in outcome.stderr:
+        found.append(f"message lacks {case.fragment!r}")
+    if len(outcome.stdout.strip().splitlines()) != 1:
+        found.append(f"the notebook shows {len(outcome.stdout.strip().splitlines())} error lines")
+    if outcome.changed:
+        found.append(f"files changed: {outcome.changed}")
+    return found
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,9 +1,11 @@
-"""The checked options of the book's commands (`pipeline`, `pages`).
+"""The checked options of the book's commands (`pipeline`, `pages`, tools/determinism.py).
 
 Every value is checked before any work: a bad one is refused with one line on stderr that names
 the option, the value and what was expected, and exit status 2 (argparse's), no usage block and
 no traceback. The same checks guard the values that arrive another way: $CRANE_SCHEDULER (the
-default of --scheduler) and `make book JOBS=... SCHEDULER=...`, which pass through the options.
+default of --scheduler), `make book JOBS=... SCHEDULER=...`, which pass through the options, and
+`make book PROFILE=... TWIN=...`, which reach the pipeline and the pages as $CRANE_PROFILE and
+$CRANE_TWIN.
 """
 
 from __future__ import annotations
@@ -11,12 +13,11 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import math
+import os
 import re
 
-# Each job is a process with its own Jupyter kernel and compiled model: past the cores of one
-# machine more of them only contend for the cores while the memory grows. 256 is above the core
-# count of any machine the book is built on and far below a count that is surely a typo.
-MAX_JOBS = 256
+from crane_lib.errors import MAX_JOBS, job_count
+
 # A scheduler that has not answered in ten minutes is not starting up; a longer wait only hides
 # a wrong address.
 MAX_TIMEOUT_S = 600.0
@@ -50,12 +51,9 @@ def shown(value) -> str:
     return (cut if plain else repr(cut)) + ("..." if len(text) > SHOWN_CHARS else "")
 
 
-def jobs(value) -> int:
-    """The number of processes `value` names: a whole number from 1 to MAX_JOBS."""
-    text = str(value).strip()
-    if not re.fullmatch(r"[0-9]{1,6}", text) or not 1 <= int(text) <= MAX_JOBS:
-        raise ValueError(f"expected a whole number of processes from 1 to {MAX_JOBS}")
-    return int(text)
+# the one check of every --jobs, crane_lib's commands' too (the data set's), which cannot
+# import this package
+jobs = job_count
 
 
 def scheduler_address(value) -> str:
@@ -86,6 +84,32 @@ def timeout_seconds(value) -> float:
     if not (math.isfinite(seconds) and 0 < seconds <= MAX_TIMEOUT_S):
         raise ValueError(expected)
     return seconds
+
+
+def book_profile(value) -> str:
+    """The book profile `value` names: quick or full."""
+    from crane_lib.twin.dataset import PROFILES  # the recorder of the profiles' data sets
+
+    if value not in PROFILES:
+        raise ValueError(f"expected a book profile, {' or '.join(PROFILES)} "
+                         "(make book PROFILE=...)")
+    return value
+
+
+def twin_name(value) -> str:
+    """The twin profile `value` names: one of crane_lib.twin.effects.PROFILES."""
+    from crane_lib.twin.effects import PROFILES
+
+    if value not in PROFILES:
+        raise ValueError(f"expected a twin profile, one of {', '.join(PROFILES)} "
+                         "(make book TWIN=...)")
+    return value
+
+
+def checked_environment(parser: argparse.ArgumentParser, variable: str, check, default: str):
+    """`check` of the environment variable `variable` (`default` when unset or empty), or the
+    parser's one-line refusal naming the variable, the value and what was expected."""
+    return checked(parser, f"${variable}", os.environ.get(variable) or default, check)
 
 
 def checked(parser: argparse.ArgumentParser, option: str, value, check, source: str = ""):

@@ -351,6 +351,9 @@ def main(argv=None) -> int:
     )
     args = parser.parse_args(argv)
     args.jobs = options.checked(parser, "--jobs", args.jobs, options.jobs)
+    # the pages read the profiles from the environment (make book PROFILE=... TWIN=...)
+    options.checked_environment(parser, "CRANE_PROFILE", options.book_profile, "full")
+    options.checked_environment(parser, "CRANE_TWIN", options.twin_name, "default")
     started = time.perf_counter()
     try:
         seconds = execute_pages(args.jobs)

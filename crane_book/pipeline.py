@@ -415,8 +415,10 @@ def main(argv=None) -> int:
         help="run this study's sweep after the main job's steps (repeatable)",
     )
     args = parser.parse_args(argv)
-    # every value checked before any work, the environment's default of --scheduler too
+    # every value checked before any work, the environment's default of --scheduler and the
+    # twin profile too
     args.jobs = options.checked(parser, "--jobs", args.jobs, options.jobs)
+    options.checked_environment(parser, "CRANE_TWIN", options.twin_name, "default")
     source = ""
     if args.scheduler is None and os.environ.get(sweep.SCHEDULER_ENV):
         args.scheduler, source = os.environ[sweep.SCHEDULER_ENV], sweep.SCHEDULER_ENV

@@ -520,16 +520,25 @@ def _close_quietly(client) -> None:
     client.status = "closed"  # its __del__ would otherwise retry the close at exit
 
 
-def check_workers(client, results_dir: Path | None = None) -> list[str]:
+def check_workers(client, results_dir: Path | None = None,
+                  timeout_s: float = CONNECT_TIMEOUT_S) -> list[str]:
     """Refuse workers that run another crane_lib (both versions named) or other floating-point
-    kernels, or cannot see the results folder."""
+    kernels, or cannot see the results folder, and workers that do not answer within
+    `timeout_s` (a hung worker)."""
     token = None
     if results_dir is not None:
         results_dir.mkdir(parents=True, exist_ok=True)
         token = results_dir / f".sweep-visible-{uuid.uuid4().hex}"
         token.write_text("this folder is shared with the sweep's workers\n", encoding="utf-8")
     try:
-        identities = client.run(_identity, None if token is None else str(token))
+        # distributed's sync layer takes callback_timeout (Client.run has no timeout of its own)
+        # and cancels the broadcast: a worker whose event loop is stuck would otherwise stall the
+        # check, and the pipeline with it, for ever
+        identities = client.run(_identity, None if token is None else str(token),
+                                callback_timeout=timeout_s)
+    except TimeoutError:
+        raise SchedulerError(f"Dask scheduler {client.scheduler.address}: a worker did not answer "
+                             f"the check within {timeout_s:g} s (hung or overloaded)") from None
     finally:
         if token is not None:
             token.unlink(missing_ok=True)
@@ -588,12 +597,12 @@ _CLIENTS: dict = {}
 def dask_client(scheduler, timeout_s: float = CONNECT_TIMEOUT_S):
     """One checked client per scheduler address for this process (connected and checked once)."""
     if not isinstance(scheduler, str):  # a Client made by the caller: checked on every sweep
-        check_workers(scheduler, RESULTS_DIR)
+        check_workers(scheduler, RESULTS_DIR, timeout_s)
         return scheduler
     if scheduler not in _CLIENTS:
         client = connect(scheduler, timeout_s)
         try:
-            check_workers(client, RESULTS_DIR)
+            check_workers(client, RESULTS_DIR, timeout_s)
         except BaseException:
             _close_quietly(client)  # now, not at exit, where its close would stall
             raise

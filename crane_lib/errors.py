@@ -48,6 +48,11 @@ class InputError(ValueError):
         # broken process instead of the file and what was expected
         return type(self), (self.where, self.problem, self.expected)
 
+    def _render_traceback_(self):
+        """The lines IPython shows for this error in a notebook: the one-line message alone (a
+        refused input is the reader's to fix, and a traceback would bury what was expected)."""
+        return [f"{type(self).__name__}: {self}"]
+
 
 # a decimal number as text inputs write it: optional sign, ASCII digits, optional fraction and
 # exponent. Python's float() also takes '６０', '6_0', ' nan', 'infinity': none of them is a
@@ -159,6 +164,27 @@ def check_line_endings(text, path, what: str) -> None:
     line = text.count(newline, 0, found.start()) + 1
     raise InputError(f"{path}:{line}", "its lines end in a lone CR (carriage return without line "
                      "feed, as classic Mac OS wrote)", f"{what}, lines ending in LF or CRLF")
+
+
+# Each job is a process with its own Jupyter kernel and compiled model: past the cores of one
+# machine more of them only contend for the cores while the memory grows. 256 is above the core
+# count of any machine the book is built on and far below a count that is surely a typo.
+MAX_JOBS = 256
+
+
+def job_count(value) -> int:
+    """The number of processes `value` names: a whole number from 1 to MAX_JOBS (every --jobs
+    of the book's and the data set's commands)."""
+    text = str(value).strip()
+    if not re.fullmatch(r"[0-9]{1,6}", text) or not 1 <= int(text) <= MAX_JOBS:
+        raise ValueError(f"expected a whole number of processes from 1 to {MAX_JOBS}")
+    return int(text)
+
+
+def refuse_option(parser, option: str, value, error: Exception):
+    """End an argparse command with one line naming the option, the value and what was expected,
+    exit status 2 (argparse's own `error` would print its usage block first)."""
+    parser.exit(2, f"{parser.prog}: error: {option} {shown(value)}: {error}\n")
 
 
 # --------------------------------------------------------------------------------------------
@@ -299,13 +325,13 @@ def _signals_held():
             raise Interrupted(arrived[-1])
 
 
-def _put_in_place(tmp: str, path: Path) -> None:
+def _put_in_place(tmp: str, path: Path, new: bool = False) -> None:
     """Move the finished temporary file to `path`, signals held so that the move and its record in
-    `written_outputs` are one step: replace `path`, or, for an output declared new, create it
-    only if it is still absent."""
+    `written_outputs` are one step: replace `path`, or, for an output declared new (or `new`),
+    create it only if it is still absent."""
     key = _output_key(path)
     with _signals_held():
-        if _outputs.get(key):
+        if new or _outputs.get(key):
             _create_exclusively(tmp, path)
         else:
             os.replace(tmp, path)
@@ -334,10 +360,12 @@ def _appeared(path: Path) -> InputError:
 
 
 @contextmanager
-def atomic_write(path, mode: str = "w", **open_kwargs):
+def atomic_write(path, mode: str = "w", new: bool = False, **open_kwargs):
     """Open a temporary file beside `path`; rename it over `path` only if the block succeeds.
 
     Nothing half-written is ever left at `path`: on any exception the temporary file is removed.
+    With `new`, `path` is created only if it is still absent (outside a command, where
+    `declare_output` does not apply: the new-recording notebook), else an InputError.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -348,7 +376,7 @@ def atomic_write(path, mode: str = "w", **open_kwargs):
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the file ordinary permissions
-        _put_in_place(tmp, path)
+        _put_in_place(tmp, path, new)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)

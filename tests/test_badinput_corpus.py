@@ -1,5 +1,6 @@
 """The bad-input corpus (crane_book/corpus.py): every case ends with its exit status and a
 one-line message holding its fragment, and changes no file; a control writes exactly its output.
+The new-recording report's cases run through the papermill CLI, a kernel each (about 5 s apiece).
 
 The cases are generated (no committed binaries); the corpus must stay large and span every
 subcommand and every class, so that dropping cases fails here too.
@@ -12,7 +13,8 @@ import dataclasses
 import pytest
 
 from crane_lib import cli
-from crane_book.corpus import cases, problems, run_case, skipped_reason
+from crane_book.corpus import (cases, notebook_cases, notebook_problems, problems, run_case,
+                              run_notebook_case, skipped_reason)
 
 CASES = cases()
 
@@ -48,3 +50,21 @@ def test_the_checks_can_fail(tmp_path):
     refusal = next(c for c in CASES if c.name == "identify-out-exists")
     as_control = dataclasses.replace(refusal, status=0, creates=("m.csv",))
     assert any("changed [], expected ['m.csv']" in p for p in problems(as_control, run_case(refusal, tmp_path / "b")))
+
+
+NOTEBOOK_CASES = notebook_cases()
+
+
+def test_the_report_refuses_at_least_ten_kinds_of_bad_input():
+    assert len(NOTEBOOK_CASES) >= 10
+    assert len({c.name for c in NOTEBOOK_CASES}) == len(NOTEBOOK_CASES)
+    classes = {c.klass for c in NOTEBOOK_CASES}
+    assert {"output path", "not identifiable", "held-out recording"} <= classes
+
+
+@pytest.mark.parametrize("case", NOTEBOOK_CASES, ids=[c.name for c in NOTEBOOK_CASES])
+def test_report_case(case, tmp_path):
+    """papermill exits non-zero, the executed notebook shows the refusal as one line, and the
+    recording's folder is unchanged."""
+    outcome = run_notebook_case(case, tmp_path / "scratch", tmp_path / "report.ipynb")
+    assert notebook_problems(case, outcome) == [], outcome.stderr[-2000:]

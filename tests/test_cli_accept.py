@@ -4,16 +4,20 @@ models so that the command's own behaviour is what is tested, in seconds."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
 from crane_lib import cli
+from crane_lib.cli import common
+from crane_lib.errors import InputError
 from crane_lib.acceptance import accepted as accepted_module
 from crane_lib.cli import accept as accept_command
 from crane_lib.excitation.commands import write_command_file
 from crane_lib.logs.raw_log import write_raw_log
 from crane_lib.model.dynamics import model as shared_model
-from crane_lib.model.parameters import ParameterSet, load_parameters
+from crane_lib.model.parameters import ParameterSet, load_parameters, save_parameters
 from crane_lib.twin import recorder as twin
 
 from .audit_cases import description_beta
@@ -28,6 +32,14 @@ def files(tmp_path_factory):
     return write_raw_log(folder / "SHORT.npz", samples, metadata), command
 
 
+@pytest.fixture(scope="module")
+def held_out_log(files, tmp_path_factory):
+    """Another execution of the same command file (the held-out score refuses the training log)."""
+    _, command = files
+    samples, metadata = twin.record(command, seed=13)
+    return write_raw_log(tmp_path_factory.mktemp("held_out") / "SHORT_2.npz", samples, metadata)
+
+
 def _identified_as(beta):
     real = accepted_module.identify_recording
 
@@ -38,16 +50,17 @@ def _identified_as(beta):
     return replaced
 
 
-def test_accept_prints_the_verdict_and_writes_the_model(files, tmp_path, monkeypatch, capsys):
+def test_accept_prints_the_verdict_and_writes_the_model(files, held_out_log, tmp_path, monkeypatch,
+                                                        capsys):
     log_path, command = files
     monkeypatch.setattr(accepted_module, "identify_recording", _identified_as(description_beta()))
     monkeypatch.setattr(accept_command, "AUDIT_SEEDS", (2,))
     out = tmp_path / "model.csv"
     status = cli.main(["accept", str(log_path), "--trajectory", str(command), "--refine", "none", "--out", str(out),
-                       "--validation", str(log_path)])
+                       "--validation", str(held_out_log)])
     printed = capsys.readouterr().out
     assert status == 0 and "ACCEPTED: PD over Theta on seeds 2," in printed
-    assert "held out SHORT.npz: RMSE" in printed and "held out, pooled: RMSE" in printed
+    assert "held out SHORT_2.npz: RMSE" in printed and "held out, pooled: RMSE" in printed
     model = load_parameters(out, shared_model("reduced").names)
     np.testing.assert_array_equal(model.values, description_beta())
     assert model.meta["accepted"] == "True" and model.meta["trajectory"] == "SHORT"
@@ -81,3 +94,63 @@ def test_accept_rejects_bad_input_before_computing(files, tmp_path, capsys):
         message = capsys.readouterr().err.strip()
         assert expected in message and "\n" not in message
     assert not (tmp_path / "m.csv").exists()
+
+
+def test_the_report_and_the_command_share_one_check(files, held_out_log, tmp_path):
+    """accept_inputs reads every input and returns them checked; the papermill forms of
+    `validation` (a JSON list, one path) name the same recordings as a list."""
+    log_path, command = files
+    for given in ([held_out_log], json.dumps([str(held_out_log)]), str(held_out_log)):
+        inputs = common.accept_inputs(log_path, command, tmp_path / "m.csv", given, 0.04,
+                                      notebook=True)
+        assert [r.path for r in inputs.validation] == [held_out_log]
+        assert inputs.command.name == "SHORT" and not inputs.force
+    assert common.validation_paths("") == [] and common.validation_paths([]) == []
+    with pytest.raises(InputError, match="names no file"):
+        common.validation_paths('["a.npz", ""]')
+    with pytest.raises(InputError, match="is no refinement"):
+        common.accept_inputs(log_path, command, tmp_path / "m.csv", refine="fastest", notebook=True)
+    assert not (tmp_path / "m.csv").exists()
+
+
+def test_a_model_declared_new_is_not_written_over_a_file_that_appeared(tmp_path):
+    """save_accepted(new=True) creates the file only if it is still absent (the report's
+    exclusive create without force: another run's file that appeared meanwhile is kept)."""
+    beta = description_beta()
+    names = shared_model("reduced").names
+    out = tmp_path / "m.csv"
+    out.write_text("another run's model\n", encoding="utf-8")
+    with pytest.raises(InputError, match="appeared while this command ran"):
+        save_parameters(out, ParameterSet(names, beta, None, {}), new=True)
+    assert out.read_text(encoding="utf-8") == "another run's model\n"
+    save_parameters(out, ParameterSet(names, beta, None, {}))  # without `new` it replaces
+    np.testing.assert_array_equal(load_parameters(out, names).values, beta)
+    assert [p.name for p in tmp_path.iterdir()] == ["m.csv"]
+
+
+@pytest.mark.parametrize("fixture, fragment", [
+    ({"still": True}, "too little motion"),
+    ({"hand_amplitude": 0.15, "hand_hz": 0.02}, "condition number"),
+])
+def test_the_shared_check_runs_the_identifiability_gate_before_any_work(fixture, fragment,
+                                                                        tmp_path):
+    from crane_book import corpus
+
+    log = tmp_path / "log.npz"
+    log.write_bytes(corpus.log_npz(**fixture))
+    command = tmp_path / "AP01.txt"
+    command.write_bytes(corpus.command_file_bytes())
+    with pytest.raises(InputError, match=fragment):
+        common.accept_inputs(log, command, tmp_path / "m.csv")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["AP01.txt", "log.npz"]
+
+
+def test_a_held_out_recording_without_torque_to_score_is_refused(tmp_path):
+    from crane_book import corpus
+
+    for name, content in (("log.npz", corpus.log_npz()), ("still.npz", corpus.log_npz(still=True)),
+                          ("AP01.txt", corpus.command_file_bytes())):
+        (tmp_path / name).write_bytes(content)
+    with pytest.raises(InputError, match=r"still.npz: the torque of axis \d does not vary"):
+        common.accept_inputs(tmp_path / "log.npz", tmp_path / "AP01.txt", tmp_path / "m.csv",
+                             [tmp_path / "still.npz"])

@@ -342,6 +342,18 @@ def test_an_answer_that_misses_the_margin_is_solved_again(truth_base, monkeypatc
     assert "rejected" in result.solves[2]["status"] and "retry 1" in result.solves[-1]["what"]
 
 
+def test_a_tradeoff_point_that_misses_the_margin_is_solved_again(truth_base, monkeypatch):
+    """The tradeoff's points retry as the nearest model does: a first answer that misses the
+    margin is solved again with a wider slack, and the point passes the check."""
+    calls = _missing_the_margin(monkeypatch, misses=1)
+    curve = consistent.tradeoff(broken(truth_base), factors=(1.0, 2.0))
+    assert len(calls) == 3 and len(curve) == 2  # the first point twice, the second once
+    for point in curve:
+        assert np.all(point.link_margins >= consistent.MARGIN * (1 - consistent.CHECK_RTOL))
+    assert "retry 1" in curve[0].solves[-1]["what"] and "rejected" in curve[0].solves[1]["status"]
+    assert curve[1].divergence <= curve[0].divergence + 1e-9
+
+
 def test_when_every_answer_misses_the_margin_export_refuses_naming_what_failed(truth_base, tmp_path,
                                                                                capsys, monkeypatch):
     """Exit 2 with and without --nearest: the stage, the solver's status, the smallest change."""

@@ -242,3 +242,85 @@ def test_make_passes_jobs_and_scheduler_as_one_argument_each(tmp_path):
         ["-m", "crane_book.pipeline", "--profile", "quick", "--jobs", "2"],
     ]
     assert not (tmp_path / "injected").exists()
+
+
+def test_a_bad_twin_in_the_environment_is_refused_by_the_pipeline_before_any_work(tmp_path):
+    run, _ = run_pipeline(tmp_path, CRANE_TWIN="field; rm -rf x")
+    line = refusal(run, tmp_path)
+    assert "$CRANE_TWIN 'field; rm -rf x':" in line and "expected a twin profile" in line
+
+
+@pytest.mark.parametrize("variable, value, expected", [
+    ("CRANE_PROFILE", "quick full", "expected a book profile, quick or full"),
+    ("CRANE_TWIN", "fields", "expected a twin profile, one of default, ideal, field"),
+])
+def test_the_pages_refuse_a_profile_they_do_not_know_in_one_line(variable, value, expected,
+                                                                monkeypatch, capsys):
+    monkeypatch.setattr(pages, "execute_pages", lambda *a, **k: pytest.fail("pages ran"))
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(SystemExit) as exit_:
+        pages.main([])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and len(err.strip().splitlines()) == 1
+    assert f"${variable} {options.shown(value)}: {expected}" in err
+
+
+@pytest.mark.parametrize("jobs", ["0", "257", "2; x", "1.5"])
+def test_the_data_set_refuses_a_bad_job_count_in_one_line(jobs, monkeypatch, capsys):
+    from crane_lib.twin import dataset
+
+    monkeypatch.setattr(dataset, "build", lambda *a, **k: pytest.fail("the data set was recorded"))
+    with pytest.raises(SystemExit) as exit_:
+        dataset.main(["--profile", "quick", "--jobs", jobs])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and len(err.strip().splitlines()) == 1
+    assert "--jobs" in err and EXPECT_JOBS in err
+
+
+def test_the_determinism_tool_refuses_a_bad_job_count_before_cloning(tmp_path):
+    run = subprocess.run([sys.executable, str(REPO / "tools" / "determinism.py"), "--jobs", "0",
+                          "--work", str(tmp_path / "work")],
+                         capture_output=True, text=True, env=clean_env(tmp_path), timeout=60)
+    lines = [line for line in run.stderr.splitlines() if line.strip()]
+    assert run.returncode == 2 and len(lines) == 1 and f"--jobs 0: {EXPECT_JOBS}" in lines[0]
+    assert not (tmp_path / "work").exists()
+
+
+ENV_STUB = """#!{python}
+import json, os, sys
+names = ("CRANE_PROFILE", "CRANE_TWIN", "CRANE_RESULTS_DIR")
+with open(os.environ["ARGV_LOG"], "a", encoding="utf-8") as log:
+    log.write(json.dumps([sys.argv[1:], {{n: os.environ.get(n) for n in names}}]) + "\\n")
+sys.exit(2 if sys.argv[1:3] == ["-m", "crane_book.pipeline"] else 0)  # make stops there
+"""
+
+
+def test_make_passes_profile_and_twin_as_one_value_each(tmp_path):
+    """`make book` hands PROFILE and TWIN to the pipeline verbatim (--profile, $CRANE_PROFILE,
+    $CRANE_TWIN), one value each, for its checks; the default twin leaves the results folder
+    unset and another one points it at results/twin-TWIN."""
+    stub, stamp, log = tmp_path / "python", tmp_path / "installed", tmp_path / "argv.jsonl"
+    stub.write_text(ENV_STUB.format(python=sys.executable), encoding="utf-8")
+    stub.chmod(0o755)
+    stamp.touch()  # newer than pyproject.toml: no install
+    hostile = f"quick; touch {tmp_path / 'injected'}"
+    twin = f"field `touch {tmp_path / 'twin'}`"
+    for variables in ([f"PROFILE={hostile}", f"TWIN={twin}"],
+                      ["PROFILE=quick"]):
+        run = subprocess.run(
+            ["make", "-C", str(REPO), "book", f"PY={stub}", f"STAMP={stamp}", *variables],
+            capture_output=True, text=True, env=clean_env(tmp_path, ARGV_LOG=str(log)),
+            timeout=60,
+        )
+        assert run.returncode != 0  # the stand-in refused, as the pipeline would
+    calls = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    pipeline_calls = [c for c in calls if c[0][:2] == ["-m", "crane_book.pipeline"]]
+    results = str(tmp_path / "results")  # clean_env's, which the default twin leaves alone
+    assert pipeline_calls == [
+        [["-m", "crane_book.pipeline", "--profile", hostile, "--jobs", "2"],
+         {"CRANE_PROFILE": hostile, "CRANE_TWIN": twin,
+          "CRANE_RESULTS_DIR": f"{REPO}/results/twin-{twin}"}],
+        [["-m", "crane_book.pipeline", "--profile", "quick", "--jobs", "2"],
+         {"CRANE_PROFILE": "quick", "CRANE_TWIN": "default", "CRANE_RESULTS_DIR": results}],
+    ]
+    assert not (tmp_path / "injected").exists() and not (tmp_path / "twin").exists()

@@ -181,6 +181,27 @@ def dask_chapter(tmp_path, monkeypatch):
     return path
 
 
+def test_a_hung_worker_fails_the_check_within_its_timeout(cluster, tmp_path):
+    """A worker whose event loop is blocked (a function run there that does not return) is a
+    SchedulerError after the timeout, not a check that waits as long as the worker hangs."""
+    import threading
+    import time
+
+    hang_s = 6.0
+    # Client.run runs a plain function in the worker's event loop: both workers stop answering
+    blocker = threading.Thread(target=cluster.run, args=(time.sleep, hang_s), daemon=True)
+    blocker.start()
+    time.sleep(0.5)
+    started = time.monotonic()
+    try:
+        with pytest.raises(sweep.SchedulerError, match=r"did not answer the check within 1 s"):
+            sweep.check_workers(cluster, tmp_path, timeout_s=1.0)
+        assert time.monotonic() - started < hang_s - 2
+    finally:
+        blocker.join(hang_s + 10)  # the workers answer again before the next test
+    assert list(tmp_path.iterdir()) == []  # the visibility token is removed either way
+
+
 def test_workers_with_another_crane_lib_are_refused_with_both_versions(cluster, tmp_path):
     import crane_lib
 

@@ -22,7 +22,6 @@ Exit status 0 when no result file differs, 1 otherwise.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import os
@@ -33,6 +32,9 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))  # run as a script from anywhere: the book's option checks
+
+from crane_book import options  # noqa: E402
 NOTEBOOK_SUFFIX = ".ipynb"
 # papermill's and nbclient's timing stamps: the only fields of an executed notebook that must differ
 TIMING_KEYS = ("start_time", "end_time", "duration", "iopub.execute_input", "iopub.status.busy", "iopub.status.idle",
@@ -112,12 +114,13 @@ def compare(first: Path, second: Path) -> dict[str, list[str]]:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = options.Parser(prog="python tools/determinism.py", description=__doc__.splitlines()[0])
     parser.add_argument("--profile", choices=("quick", "full"), default="quick")
-    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--jobs", default="2", help=f"processes per build, 1 to {options.MAX_JOBS}")
     parser.add_argument("--work", type=Path, default=None, help="folder for the two clones (default: a new temporary folder, kept)")
     parser.add_argument("--shared-cache", type=Path, default=None, help="one generated-code cache for both builds")
     args = parser.parse_args(argv)
+    args.jobs = options.checked(parser, "--jobs", args.jobs, options.jobs)  # before any clone
     work = args.work or Path(tempfile.mkdtemp(prefix="crane-determinism-"))
     work.mkdir(parents=True, exist_ok=True)
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()

@@ -120,11 +120,11 @@ def accept_recording(log: RawLog, trajectory: str, ts: float, refine: str = DEFA
     return AcceptedModel(condition, report, refined, first, rescue, final, parameters, provenance)
 
 
-def save_accepted(path, accepted: AcceptedModel) -> Path:
+def save_accepted(path, accepted: AcceptedModel, new: bool = False) -> Path:
     """The model file (name, value, unit, std_error) with the route, epsilon, refinement, audit
-    margins per seed, rescue and verdict in its header."""
+    margins per seed, rescue and verdict in its header; with `new`, only if still absent."""
     verdict = "accepted" if accepted.accepted else "NOT accepted (see audit_worst_pose_deg)"
-    save_parameters(path, accepted.parameters,
+    save_parameters(path, accepted.parameters, new=new,
                     comment=f"CRANE-X7 39-parameter model through Algorithm 1, {verdict}; std_error is the OLS standard error")
     return Path(path)
 

@@ -14,11 +14,9 @@ from pathlib import Path
 
 from crane_lib.acceptance.accepted import AUDIT_SEEDS, accept_recording, save_accepted
 from crane_lib.acceptance.held_out import held_out
-from crane_lib.cli.common import add_force, interval_seconds, output_path
+from crane_lib.cli.common import accept_inputs, add_force, interval_seconds
 from crane_lib.cli.identify import REFINE_HELP
-from crane_lib.excitation.commands import read_command_file
 from crane_lib.identification.refinement import DEFAULT_REFINE, REFINE_CHOICES
-from crane_lib.logs.raw_log import read_raw_log
 
 
 def register(subparsers) -> None:
@@ -36,14 +34,14 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    out = output_path(args.out, inputs=[args.log, args.trajectory, *args.validation], force=args.force)
-    cmd = read_command_file(args.trajectory)
-    log = read_raw_log(args.log, repair=args.repair)
-    validation = [read_raw_log(path, repair=args.repair) for path in args.validation]  # all read before any computation
-    for repair in log.repairs:
+    # the same checks as the new-recording report, all before any computation
+    inputs = accept_inputs(args.log, args.trajectory, args.out, args.validation, args.ts,
+                           args.force, repair=args.repair)
+    out, cmd, validation = inputs.out, inputs.command, inputs.validation
+    for repair in inputs.log.repairs:
         print(f"repaired: {repair}")
     start = time.perf_counter()
-    result = accept_recording(log, cmd.name, args.ts, refine=args.refine, seeds=AUDIT_SEEDS, command_file=args.trajectory,
+    result = accept_recording(inputs.log, cmd.name, args.ts, refine=args.refine, seeds=AUDIT_SEEDS,
                               progress=lambda stage: print(f"  {stage} ({time.perf_counter() - start:.0f} s)", flush=True))
     condition = result.condition
     eps = "" if condition.projection is None else f", projected with eps = {condition.projection.epsilon:g}"
@@ -57,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
         for row in scores.rows():
             print(f"held out {row['recording']}: RMSE {row['RMSE [N·m]']:.4f} N·m, MNE {row['MNE']:.4f}")
         print(f"held out, pooled: RMSE {scores.pooled_rmse:.4f} N·m")
-    save_accepted(out, result)
+    save_accepted(out, result, new=not args.force)
     print(result.verdict())
     print(f"{out}: written ({'accepted' if result.accepted else 'NOT accepted'}) in {time.perf_counter() - start:.0f} s")
     return 0 if result.accepted else 1

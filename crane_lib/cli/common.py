@@ -28,6 +28,14 @@ exits 2.
 Register the flag with `add_force(parser)`. Every new subcommand (record --port, accept,
 export, identify --method) follows the same two lines.
 
+A new recording's inputs
+------------------------
+`accept_inputs` is the one check of `crane-id accept` and of the new-recording report (the
+papermill notebook of chapter "Your own arm"), run before any computation: the output-path
+policy above, the recording's command-file sha256 against the command file, the
+identifiability gate (`identification.gate`), and held-out recordings that are long enough
+to score and none of them the training recording.
+
 Argument types
 --------------
 `bounded_float(low, high, unit, ...)`, `bounded_int(low, high, ...)`, `seed`,
@@ -38,13 +46,22 @@ parser, with the allowed range in the message (exit 2, before anything is read).
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import re
 import stat
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
 
 from crane_lib.errors import InputError, declare_output, shown
+
+if TYPE_CHECKING:  # imported where used: a refusal of an option or a path needs neither
+    from crane_lib.excitation.commands import CommandFile
+    from crane_lib.logs.raw_log import RawLog
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = {2: 130, 15: 143}  # SIGINT, SIGTERM: 128 + signal number, as shells report them
@@ -137,8 +154,7 @@ _interval_ms_parser = bounded_int(INTERVAL_MS_MIN, INTERVAL_MS_MAX,
 
 def interval_seconds(text: str) -> float:
     """argparse type: a sampling interval in seconds that is a whole number of ms, 0.001 to 0.1."""
-    allowed = (f"a sampling interval in seconds, a whole number of milliseconds from {INTERVAL_MS_MIN * 1e-3:g} "
-               f"to {INTERVAL_MS_MAX * 1e-3:g} (the paper uses 0.01-0.08)")
+    allowed = interval_seconds_allowed()
     value = _finite_float(text, allowed)
     ms = round(value * 1e3)
     if abs(ms - value * 1e3) > 1e-6:
@@ -229,11 +245,13 @@ def _check_folder(folder: Path, option: str, target: Path) -> None:
         raise InputError(f"{option} {target}", f"its folder {folder} is not writable", "an existing, writable folder")
 
 
-def output_path(path, inputs=(), force: bool = False, option: str = "--out", suffixes: tuple[str, ...] | None = None) -> Path:
+def output_path(path, inputs=(), force: bool = False, option: str = "--out",
+                suffixes: tuple[str, ...] | None = None, force_option: str = "--force") -> Path:
     """The output file of a command, checked before any computation (the policy in the module text).
 
     `inputs`: every file the command reads (None entries are skipped). `suffixes`: allowed name
-    endings, e.g. (".npz", ".csv", ".csv.gz"). Returns the path as given."""
+    endings, e.g. (".npz", ".csv", ".csv.gz"). `force_option`: how the refusal of an existing
+    file names the way to replace it. Returns the path as given."""
     target = Path(path)
     if str(path) == "" or target.name in ("", ".", ".."):
         raise InputError(f"{option} {shown(str(path))}", "names no file", "a file name")
@@ -254,7 +272,8 @@ def output_path(path, inputs=(), force: bool = False, option: str = "--out", suf
         if not stat.S_ISREG(info.st_mode):
             raise InputError(f"{option} {target}", "is a FIFO, socket or device", "a regular file or a new name")
         if not force:
-            raise InputError(f"{option} {target}", "exists", "a new file name, or --force to replace it")
+            raise InputError(f"{option} {target}", "exists",
+                             f"a new file name, or {force_option} to replace it")
     _check_folder(target.parent, option, target)
     declare_output(target, new=not force)  # created exclusively at the end unless forced
     return target
@@ -281,3 +300,151 @@ def output_folder(path, file_names, inputs=(), force: bool = False, option: str 
         for name in file_names:
             declare_output(folder / name, new=not force)
     return folder
+
+
+# --------------------------------------------------------------------------------------------
+# a new recording's inputs: the one check of `crane-id accept` and the new-recording report
+
+# A held-out score over fewer samples than the model has parameters says nothing about the
+# model's prediction, and the MNE divides each axis's RMSE by the axis's peak-to-peak torque
+MIN_VALIDATION_SAMPLES_PER_PARAMETER = 1
+VALIDATION_EXAMPLE = 'a list such as ["V01.csv", "V02.csv"] or one path'
+
+
+@dataclass
+class AcceptInputs:
+    """The checked inputs of Algorithm 1 on one recording (what `accept_inputs` read)."""
+
+    out: Path
+    command: CommandFile
+    log: RawLog
+    validation: list[RawLog]
+    force: bool
+
+
+def validation_paths(value, option: str = "--validation") -> list[Path]:
+    """The held-out recordings `value` names: a list of paths, or a papermill string (a JSON list
+    of paths, or one path; "" names none)."""
+    if isinstance(value, (str, Path)):
+        text = str(value).strip()
+        if not text:
+            return []
+        if not text.startswith("["):
+            return [Path(text)]
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise InputError(f"{option} {shown(text)}", f"is not a JSON list ({error.msg} at "
+                             f"character {error.pos})", VALIDATION_EXAMPLE) from None
+    if not isinstance(value, (list, tuple)):
+        raise InputError(f"{option} {shown(repr(value))}", "is neither a list nor a path",
+                         VALIDATION_EXAMPLE)
+    for item in value:
+        if not isinstance(item, (str, Path)) or not str(item).strip():
+            raise InputError(f"{option} {shown(repr(item))}", "names no file",
+                             "a path of a recording")
+    return [Path(item) for item in value]
+
+
+def _checked_flag(value, option: str) -> bool:
+    # papermill passes `-p force true` as the text 'true', which is truthy whatever it says
+    if not isinstance(value, bool):
+        raise InputError(f"{option} {shown(repr(value))}", "is not a yes/no value", "True or False")
+    return value
+
+
+def _checked_interval(value, option: str) -> float:
+    try:
+        return interval_seconds(str(value))
+    except argparse.ArgumentTypeError as error:
+        problem = str(error).split("; expected ")[0]
+        raise InputError(f"{option} {shown(str(value))}", problem,
+                         interval_seconds_allowed()) from None
+
+
+def interval_seconds_allowed() -> str:
+    """What `interval_seconds` accepts, as a refusal states it."""
+    return (f"a sampling interval in seconds, a whole number of milliseconds from "
+            f"{INTERVAL_MS_MIN * 1e-3:g} to {INTERVAL_MS_MAX * 1e-3:g} (the paper uses 0.01-0.08)")
+
+
+def _same_recording(one: RawLog, other: RawLog) -> bool:
+    # the same file by path or inode, or a copy of it under another name
+    if _identity(Path(one.path)) == _identity(Path(other.path)):
+        return True
+    return one.samples.shape == other.samples.shape and np.array_equal(one.samples, other.samples)
+
+
+def _check_validation(training: RawLog, held_out: list[RawLog], ts: float,
+                      n_parameters: int) -> None:
+    """Each held-out recording is not the training recording (by file or by samples), and is long
+    enough, with torque varying on every axis, to be scored at `ts`."""
+    from crane_lib.constants import CURRENT_UNIT_A, KT
+    from crane_lib.logs.preprocessing import preprocess
+
+    needed = MIN_VALIDATION_SAMPLES_PER_PARAMETER * n_parameters
+    for recording in held_out:
+        name = str(recording.path)
+        if _same_recording(recording, training):
+            raise InputError(name, "holds the same samples as the training recording "
+                             f"{training.path}",
+                             "a held-out recording: another execution, not the one identified")
+        bundle = preprocess(recording, ts)
+        if bundle.n_samples < needed:
+            raise InputError(name, f"{bundle.n_samples} samples at {ts * 1e3:g} ms, too short to "
+                             f"score a model of {n_parameters} parameters",
+                             f"at least {needed} samples at this interval")
+        # a range below one count of the current register is noise, not a torque to score
+        count = KT * CURRENT_UNIT_A
+        flat = np.flatnonzero(np.ptp(bundle.tau, axis=0) < count)
+        if flat.size:
+            j = flat[0]
+            raise InputError(name, f"the torque of axis {j + 1} does not vary by one current count "
+                             f"({count[j]:.2g} N·m) over samples 0 to {bundle.n_samples - 1}, and "
+                             "the MNE divides by its range", "a recording of motion on every axis")
+
+
+def accept_inputs(log, trajectory, out, validation=(), ts: float = 0.04, force: bool = False,
+                  repair: bool = False, refine: str | None = None, model=None,
+                  notebook: bool = False) -> AcceptInputs:
+    """Every input of Algorithm 1 on one recording, read and checked before any computation (the
+    module text lists the checks); an InputError names the first that fails.
+
+    `notebook`: name the papermill parameters (`out`, `-p force True`) instead of the options."""
+    # imported here: the report's refusals of a parameter, a path or a command file come before
+    # the seconds of scipy, cvxpy and numba that identification needs
+    from crane_lib.excitation.commands import read_command_file
+    from crane_lib.identification import gate
+    from crane_lib.logs.raw_log import read_raw_log
+
+    def name(parameter: str) -> str:
+        return parameter if notebook else f"--{parameter}"
+
+    force = _checked_flag(force, name("force"))
+    ts = _checked_interval(ts, name("ts"))
+    if not str(log).strip():
+        raise InputError(f"{'log' if notebook else 'LOG'} ''", "names no file",
+                         "the raw log of the recording")
+    held_out_paths = validation_paths(validation, name("validation"))
+    target = output_path(out, inputs=[log, trajectory, *held_out_paths], force=force,
+                         option=name("out"),
+                         force_option="-p force True" if notebook else "--force")
+    command = read_command_file(trajectory)
+    recording = read_raw_log(log, repair=repair)
+    held_out = [read_raw_log(path, repair=repair) for path in held_out_paths]
+    # the identifiability gate, as identification.refinement.identify_recording runs it
+    gate.check_command_file(recording, trajectory, command.sha256)
+    from crane_lib.identification.refinement import REFINE_CHOICES
+    from crane_lib.logs.preprocessing import preprocess
+    from crane_lib.model.dynamics import model as shared_model
+
+    if refine is not None and refine not in REFINE_CHOICES:
+        raise InputError(f"{name('refine')} {shown(str(refine))}", "is no refinement",
+                         " | ".join(REFINE_CHOICES))
+    model = shared_model("reduced") if model is None else model
+    bundle = preprocess(recording, ts)
+    source = str(recording.path)
+    gate.check_bundle(bundle, len(model.names), source)
+    gate.check_kappa(gate.measure(bundle, model)["kappa"], source, ts)
+    _check_validation(recording, held_out, ts, len(model.names))
+    return AcceptInputs(target, command, recording, held_out, force)

@@ -578,10 +578,13 @@ def _moved(names, change, k: int = 3) -> str:
 
 
 def _nearest(first: _Problem, base, parameter_set, prior_phi, prior_name, distance, margin, unit,
-             metric, largest, source, solves) -> Reconstruction:
+             metric, largest, source, solves, change_factor: float = 1.0,
+             first_smallest: tuple[float, np.ndarray] | None = None) -> Reconstruction:
     """The nearest consistent model (the smallest change of the model, then the prior among
-    changes that small), tried as NEAREST_ATTEMPTS says; NoConsistentModel naming the stage, the
-    solver's status and the smallest change found when no attempt passes the check."""
+    changes at most `change_factor` times that large), tried as NEAREST_ATTEMPTS says;
+    NoConsistentModel naming the stage, the solver's status and the smallest change found when
+    no attempt passes the check. `first_smallest`: the first attempt's smallest change, when the
+    caller has solved for it already (`tradeoff`, once for all its factors)."""
     stage, status, smallest_seen = "", "", None
     for number, (slack, factor) in enumerate(NEAREST_ATTEMPTS):
         note = "" if number == 0 else f" (retry {number}: slack {slack:g}, margin x {factor:g})"
@@ -589,16 +592,19 @@ def _nearest(first: _Problem, base, parameter_set, prior_phi, prior_name, distan
                    else _Problem(base, parameter_set, prior_phi, margin * factor))
         consistency = problem.consistency()
         stage = "the smallest change of the model"
-        try:
-            smallest, change = _smallest_change(problem, consistency, unit, parameter_set, source,
-                                                solves, note)
-        except NoConsistentModel:
-            status = solves[-1]["status"]
-            continue
+        if number == 0 and first_smallest is not None:
+            smallest, change = first_smallest
+        else:
+            try:
+                smallest, change = _smallest_change(problem, consistency, unit, parameter_set,
+                                                    source, solves, note)
+            except NoConsistentModel:
+                status = solves[-1]["status"]
+                continue
         if smallest_seen is None:
             smallest_seen = (smallest, change)
         stage = "the prior, among changes this small"
-        bound = smallest * (1.0 + slack) + 1e-14
+        bound = smallest * (change_factor**2 + slack) + 1e-14  # squared norms
         try:
             phi = _nearest_within(problem, consistency, problem.divergence(distance), unit, bound,
                                   source, solves, note)
@@ -637,23 +643,22 @@ def tradeoff(base: ParameterSet, factors=(1.0, 1.1, 1.25, 1.5, 2.0, 3.0), prior=
     """How close to the prior the links can come when the model may change more than it must: for
     each factor f, the consistent model nearest to the prior among those whose change is at most f
     times the smallest change that admits one (f = 1: the nearest consistent model of `reconstruct`).
-    Empty when the model admits an exact consistent vector."""
+    Empty when the model admits an exact consistent vector. Each point is solved as `reconstruct`
+    solves the nearest model, retried with a wider slack while the answer misses the margin."""
     parameter_set = base_set_of(base, source)
     prior_phi, prior_name = prior_vector(prior)
     problem = _Problem(base, parameter_set, prior_phi, margin)
     unit, metric = _change_scale(base)
     solves: list[dict] = []
-    consistency = problem.consistency()
-    smallest, _ = _smallest_change(problem, consistency, unit, parameter_set, source, solves)
-    if smallest < 1e-12:
+    first_smallest = _smallest_change(problem, problem.consistency(), unit, parameter_set, source,
+                                      solves)
+    if first_smallest[0] < 1e-12:
         return []
-    objective = problem.divergence(distance)
-    results = []
-    for factor in factors:
-        bound = smallest * (float(factor) ** 2 + NEAREST_SLACK) + 1e-14  # squared norms
-        phi = _nearest_within(problem, consistency, objective, unit, bound, source, solves)
-        results.append(_nearest_result(problem, base, parameter_set, phi, unit, metric, distance, prior_name, margin, solves[:1] + solves[-1:]))
-    return results
+    # each point's solves: the shared smallest change, then its own attempts
+    return [_nearest(problem, base, parameter_set, prior_phi, prior_name, distance, margin, unit,
+                     metric, None, source, solves[:1], change_factor=float(factor),
+                     first_smallest=first_smallest)
+            for factor in factors]
 
 
 def _hard(problem: _Problem) -> list:

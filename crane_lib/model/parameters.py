@@ -155,8 +155,10 @@ class ParameterSet:
         return self.values[[index[n] for n in names]]
 
 
-def save_parameters(path, params: ParameterSet, comment: str | None = None) -> None:
-    """Write name,value,unit[,std_error] rows; atomic (nothing half-written)."""
+def save_parameters(path, params: ParameterSet, comment: str | None = None,
+                    new: bool = False) -> None:
+    """Write name,value,unit[,std_error] rows; atomic (nothing half-written); with `new`, only
+    if `path` is still absent (errors.atomic_write)."""
     buffer = io.StringIO()
     if comment:
         for line in comment.splitlines():
@@ -171,7 +173,7 @@ def save_parameters(path, params: ParameterSet, comment: str | None = None) -> N
         if params.std_errors is not None:
             row.append(repr(float(params.std_errors[i])))
         writer.writerow(row)
-    with atomic_write(path, encoding="utf-8") as handle:
+    with atomic_write(path, new=new, encoding="utf-8") as handle:
         handle.write(buffer.getvalue())
 
 

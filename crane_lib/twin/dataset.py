@@ -31,7 +31,8 @@ import numpy as np
 from tqdm import tqdm
 
 from crane_lib import arithmetic, fingerprint
-from crane_lib.errors import InputError, atomic_write, checked_csv_rows, parse_integer, shown
+from crane_lib.errors import (MAX_JOBS, InputError, atomic_write, checked_csv_rows, job_count,
+                              parse_integer, refuse_option, shown)
 from crane_lib.excitation.commands import commanded_duration, read_command_file
 from crane_lib.logs import raw_log
 from crane_lib.model.controller import REALIZATION_CONSTANTS_CSV
@@ -186,11 +187,16 @@ def build(profile: str, jobs: int = 2, force: bool = False, directory: Path = RE
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description="Record the default data set on the digital twin (cached by content).")
     parser.add_argument("--profile", choices=PROFILES, default=os.environ.get("CRANE_PROFILE", "full"))
-    parser.add_argument("--jobs", type=int, default=2, help="parallel processes (default 2)")
+    parser.add_argument("--jobs", default="2",
+                        help=f"parallel processes, 1 to {MAX_JOBS} (default 2)")
     parser.add_argument("--force", action="store_true", help="re-record even if up to date")
     parser.add_argument("--out", type=Path, default=RECORDINGS_DIR, help=f"folder of the recordings (default {RECORDINGS_DIR})")
     args = parser.parse_args(argv)
-    manifest = build(args.profile, jobs=args.jobs, force=args.force, directory=args.out)
+    try:  # before any recording
+        jobs = job_count(args.jobs)
+    except ValueError as error:
+        refuse_option(parser, "--jobs", args.jobs, error)
+    manifest = build(args.profile, jobs=jobs, force=args.force, directory=args.out)
     print(f"manifest: {manifest}")
 
 
