@@ -140,7 +140,7 @@ report.table_xvi(study)
 # %% tags=["hide-input"]
 report.table_xx(study)
 
-# %% tags=["hide-input"] mystnb={"figure": {"name": "fig-validation-fig-7", "caption": "The paper's Fig. 7 on the twin: measured and predicted torque of the pitch axes 2, 4 and 6 on V03 (first execution, twin data), accepted model."}}
+# %% tags=["hide-input"] mystnb={"figure": {"name": "fig-validation-fig-7", "classes": "paper-7", "caption": "On the twin: measured and predicted torque of the pitch axes 2, 4 and 6 on V03 (first execution, twin data), accepted model."}}
 report.fig_7(study, "V03")
 
 # %% [markdown]

@@ -666,7 +666,8 @@ def population_table(population, profile: str, twin: twin_effects.TwinEffects):
         f"{100 * conc.share:.1f} %" if conc.measured else "no violation", unit="",  # the cells carry their % signs
         paper_text=f"'violations concentrate' there; the region is {paper('folded_region_volume_share').text()} of Θ",
         why=Why.finding(conc.finding() if conc.measured else "no estimate of this build violates on the uniform draw")))
-    return comparison_table(rows, caption=f"Table V and Sec. VI-E on the data set of this build (twin profile {name}, {profile} profile)")
+    return comparison_table(rows, caption=f"Routing before CLIE and Sec. VI-E on the data set of this build "
+                                                 f"(twin profile {name}, {profile} profile)", paper="V")
 
 
 def accepted_table(run: dict, frame):

@@ -115,7 +115,8 @@ class Reproducibility:
             Comparison("time between executions", None, "none", paper_text=f"{paper('repeat_separation_min').text()} to {paper('repeat_separation_max').text()}",
                        why=Why.twin("a twin repeat is the same command file recorded with the next seed (register R-8)")),
         ]
-        return comparison_table(rows, caption="Table XI against the paper (twin recordings)")
+        return comparison_table(rows, caption="Run-to-run repeatability on the twin recordings beside the paper's arm",
+                                paper="XI")
 
     def table_xi_sentence(self) -> str:
         """Does sample count order the spread, as the paper finds?"""
@@ -280,7 +281,7 @@ class Reproducibility:
                        why=subset if largest is None else None if largest <= paper("heldout_gain_beyond_40ms").value
                        else Why.twin("the twin's held-out error keeps falling beyond 40 ms on this trajectory")),
         ]
-        return comparison_table(rows, caption="Fig. 10 against the paper")
+        return comparison_table(rows, caption="The sampling-interval ladder's numbers beside the paper's Fig. 10")
 
     def ladder_sentence(self) -> str:
         gain, spread = self._columns("held-out"), self.spread(self.trajectory)

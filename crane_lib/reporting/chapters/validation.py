@@ -120,11 +120,11 @@ def table_vii(s: ValidationStudy) -> None:
     per_run = v.heldout_metrics(s.model, s.stages, s.heldout)
     display(numbered(v.per_execution(per_run), "Held-out RMSE and MNE on every execution (twin)",
                      "tab-validation-executions", digits=5))
-    display(numbered(v.table_vii(per_run), "The paper's Table VII on the twin: mean over executions, run-to-run "
-                     "spread of the accepted model", "tab-validation-table-vii", digits=5))
+    display(numbered(v.table_vii(per_run), "On the twin: mean over executions, run-to-run "
+                     "spread of the accepted model", "tab-validation-table-vii", digits=5, paper="VII"))
     pooled = {label: metrics.pooled_rmse(s.model, beta, s.first) for label, beta in s.stages.items()}
     rows = v.table_vii_comparisons(per_run, pooled, s.rescued, v.run_to_run(per_run), s.profile)
-    display(comparison_table(rows, "Table VII and Sec. VI-D: paper / this book (pooled: the first execution of each "
+    display(comparison_table(rows, "The paper's Table VII and Sec. VI-D beside this book (pooled: the first execution of each "
                              "record)", name="tab-validation-table-vii-paper"))
     by_rmse, by_mne = v.orders_agree(per_run, "accepted")
     orders = ("order them differently, as in the paper. " if by_rmse != by_mne else
@@ -152,9 +152,9 @@ def table_xvi(s: ValidationStudy) -> None:
              for n in s.records}
     table = v.table_xvi(s.model, s.accepted.values, s.records, roles)
     shares = ["M θ̈", "velocity terms", "both", "gravity", "residual", v.K_COLUMN]
-    display(numbered(v.in_percent(table, shares), "The paper's Table XVI on the twin: shares of predicted-torque RMS "
-                     "(%) under the accepted model", "tab-validation-table-xvi", digits=3))
-    display(comparison_table(v.table_xvi_comparisons(table, ident, s.profile), "Table XVI: paper / this book",
+    display(numbered(v.in_percent(table, shares), "On the twin: shares of predicted-torque RMS "
+                     "(%) under the accepted model", "tab-validation-table-xvi", digits=3, paper="XVI"))
+    display(comparison_table(v.table_xvi_comparisons(table, ident, s.profile), "The paper's Table XVI beside this book",
                              name="tab-validation-table-xvi-paper"))
     display(v.claims_frame(v.table_xvi_claims(table)))
     validation = table.loc[list(v.VALIDATION_TRAJECTORIES), v.K_COLUMN]
@@ -172,9 +172,9 @@ def table_xx(s: ValidationStudy) -> None:
     per_axis = v.per_axis_errors(s.model, s.accepted.values, s.heldout)
     table = v.table_xx(per_axis)
     shown = v.in_percent(table, ["relative, mean"]).rename_axis("axis (8 = hand)")
-    display(numbered(shown, "The paper's Table XX on the twin: the accepted model's error per axis",
-                     "tab-validation-table-xx", digits=3))
-    display(comparison_table(v.table_xx_comparisons(table, per_axis), "Table XX: paper / this book",
+    display(numbered(shown, "On the twin: the accepted model's error per axis",
+                     "tab-validation-table-xx", digits=3, paper="XX"))
+    display(comparison_table(v.table_xx_comparisons(table, per_axis), "The paper's Table XX beside this book",
                              name="tab-validation-table-xx-paper"))
     claims = v.ordering_claims(table)
     display(v.claims_frame(claims))
@@ -198,8 +198,8 @@ def parameter_panel(s: ValidationStudy) -> None:
     panel = v.parameter_panel(model.names, s.accepted.values, s.accepted.std_errors, s.truth,
                               [unit_of(n) for n in model.names])
     digits = {"accepted": 4, "OLS standard error": 3, "|value| / SE": 3, "twin truth": 4, "error / SE": 3}
-    display(numbered(panel, "The accepted panel of the paper's Table XII on the twin: values, OLS standard errors "
-                     "and the twin's truth", "tab-validation-panel", digits=digits))
+    display(numbered(panel, "The accepted panel on the twin: values, OLS standard errors "
+                     "and the twin's truth", "tab-validation-panel", digits=digits, paper="XII"))
     worst = panel["error / SE"].abs().sort_values(ascending=False).index[:3]
     farthest = ", ".join(f"{n} ({x:+.0f} SE)" for n, x in panel.loc[worst, "error / SE"].items())
     display(Prose(
