@@ -66,7 +66,7 @@ report.executions_sentence(study)
 # (register "the realization layer and the digital twin"). The gains in the figure are read
 # from the code that runs them.
 
-# %%
+# %% tags=["hide-input"] mystnb={"figure": {"name": "fig-validation-controller", "classes": "paper-2", "caption": "Controller (2) on one axis as this book runs it, its gains, period and limits read from the code: follow the feedforward path on the reference and the feedback path on the measured angle to the current command the log records."}}
 controller_block_diagram()
 plt.show()
 
@@ -170,6 +170,9 @@ report.parameter_panel(study)
 # or over those with two-digit κ, and ranked AG02 behind PB07, the worst-conditioned candidate:
 # κ is an acceptance check, not a selector. The ranking is descriptive:
 # choosing a candidate on V01–V03 would spend the held-out set.
+
+# %% tags=["hide-input"] mystnb={"figure": {"name": "fig-validation-kappa", "caption": "Each candidate's regressor condition number κ against its held-out RMSE (OLS, first executions): look for any trend from left to right, and where the selected trajectory stands. Data: twin recordings."}}
+report.conditioning_figure(study)
 
 # %% tags=["hide-input"]
 report.conditioning(study)

@@ -56,6 +56,7 @@ class ValidationStudy:
     started: float = field(default_factory=time.perf_counter)
     records: dict = field(default_factory=dict)  # Table XVI's records, once computed
     truth: np.ndarray | None = None  # the twin's true base parameters, once read
+    candidates: pd.DataFrame | None = None  # Sec. VII-B's candidates, once scored
 
     @property
     def rescued(self) -> bool:
@@ -156,7 +157,8 @@ def table_xvi(s: ValidationStudy) -> None:
                      "(%) under the accepted model", "tab-validation-table-xvi", digits=3, paper="XVI"))
     display(comparison_table(v.table_xvi_comparisons(table, ident, s.profile), "The paper's Table XVI beside this book",
                              name="tab-validation-table-xvi-paper"))
-    display(v.claims_frame(v.table_xvi_claims(table)))
+    display(v.claims_frame(v.table_xvi_claims(table), "What the paper reads in Table XVI, computed on the "
+                                                       "twin: the verdict column says whether each holds"))
     validation = table.loc[list(v.VALIDATION_TRAJECTORIES), v.K_COLUMN]
     display(Prose(
         f"V03's inertia share is {_pct(table.loc['V03', 'M θ̈'])} against {s.trajectory}'s "
@@ -177,7 +179,8 @@ def table_xx(s: ValidationStudy) -> None:
     display(comparison_table(v.table_xx_comparisons(table, per_axis), "The paper's Table XX beside this book",
                              name="tab-validation-table-xx-paper"))
     claims = v.ordering_claims(table)
-    display(v.claims_frame(claims))
+    display(v.claims_frame(claims, "The two orderings the paper reads in Table XX, computed on the twin: "
+                                   "the verdict column says whether each holds"))
     display(Prose(f"{sum(c.holds for c in claims)} of the {len(claims)} orderings the paper reads in Table XX hold "
                   "on the twin."))
 
@@ -210,13 +213,21 @@ def parameter_panel(s: ValidationStudy) -> None:
 
 # ----------------------------------------------------------------------------- Sec. VII-B
 
-def conditioning(s: ValidationStudy) -> None:
-    """κ(W_all) of every candidate at the interval against its held-out RMSE (OLS), ranked."""
-    candidates = v.candidate_heldout(s.model, identify.load_condition_records(), s.first, s.ts, s.run)
-    correlation = v.kappa_against_heldout(candidates)
-    label = f"twin data: {len(candidates)} candidates at {s.ts * 1e3:g} ms (profile {s.profile})"
-    v.kappa_figure(candidates, s.trajectory, label)
+def conditioning_figure(s: ValidationStudy) -> None:
+    """κ(W_all) of every candidate at the interval against its held-out RMSE (OLS): the figure alone,
+    so that its cell carries its caption."""
+    s.candidates = v.candidate_heldout(s.model, identify.load_condition_records(), s.first, s.ts, s.run)
+    label = f"twin data: {len(s.candidates)} candidates at {s.ts * 1e3:g} ms (profile {s.profile})"
+    v.kappa_figure(s.candidates, s.trajectory, label)
     plt.show()
+
+
+def conditioning(s: ValidationStudy) -> None:
+    """κ(W_all) of every candidate against its held-out RMSE, ranked: the paper's reading and ours."""
+    if s.candidates is None:
+        s.candidates = v.candidate_heldout(s.model, identify.load_condition_records(), s.first, s.ts, s.run)
+    candidates = s.candidates
+    correlation = v.kappa_against_heldout(candidates)
     display(comparison_table(v.candidate_comparisons(candidates, correlation, s.trajectory, s.profile),
                              "Sec. VII-B: paper / this book", name="tab-validation-kappa"))
     rho = correlation["all"]
