@@ -122,7 +122,7 @@ report.joint_seven_against_paper(j7)
 # ### Table XIX: the realization constants of all eight axes
 #
 # The paper gives only Joint 7's row in its text (the table body is lost) and says "similar
-# models were obtained for the other joints". Our Table XIX
+# models were obtained for the other joints". This book's version of it
 # ({numref}`tab-realization-table-xix`) keeps the
 # paper's row for Joint 7 and takes the other axes from the same identification run on the twin
 # (`python -m crane_lib.twin.joint_identification` writes `data/realization_constants.csv`). The

@@ -209,7 +209,9 @@ def plot_ladder(table, order: list[str], ax, trajectory: str = "AG02"):
     for i in range(len(order)):
         for j in range(len(INTERVALS_MS)):
             if text[i][j]:
-                ax.text(j, i, text[i][j], ha="center", va="center", fontsize=7, color="k")
+                # white on the dark ends of the scale, black on the pale middle
+                dark = abs(grid[i, j]) > 0.55 * COLOUR_LIMIT
+                ax.text(j, i, text[i][j], ha="center", va="center", fontsize=7, color="w" if dark else "k")
     ax.set_xticks(range(len(INTERVALS_MS)), [f"{ms} ms" for ms in INTERVALS_MS])
     ax.set_yticks(range(len(order)), order, fontsize=7.5)
     ax.set_title(f"{DATA_NOTE}: {trajectory}'s OLS estimate over Θ by rung and interval\n"
