@@ -86,15 +86,15 @@ display(Markdown(
 # "interrupt" Ctrl-C and SIGTERM in the middle of the work.
 
 # %% tags=["hide-input"]
-numbered(corpus.class_table(results), "One row per class of bad input: how many of its cases behaved as "
-         "expected in this run, and one message as it was printed", index=False)
+numbered(corpus.class_table(results), "One row per class of bad input: how many of its cases "
+         "behaved as expected in this run, and one message as it was printed", index=False)
 
 # %% [markdown]
 # Every case with its expected fragment (the test names are the case names):
 
 # %% tags=["hide-input"]
-numbered(corpus.case_table(results), "Every case of the corpus: what it feeds, what it expects and what "
-         "happened here", index=False)
+numbered(corpus.case_table(results), "Every case of the corpus: what it feeds, what it expects "
+         "and what happened here", index=False)
 
 # %% [markdown]
 # ## The output-path policy
@@ -118,8 +118,9 @@ numbered(corpus.case_table(results), "Every case of the corpus: what it feeds, w
 # is named with its line and column instead of turning into an all-NaN bundle:
 
 # %% tags=["hide-input"]
-numbered(pd.DataFrame(raw_log.physical_range_table()), "The physical range of each raw-log column: a value "
-         "outside it is refused with its file, line and column", index=False)
+numbered(pd.DataFrame(raw_log.physical_range_table()),
+         "The physical range of each raw-log column: a value outside it is refused with its "
+         "file, line and column", index=False)
 
 # %% [markdown]
 # Command files are bounded so that no file can ask for more than a stated memory:
@@ -157,8 +158,8 @@ display(Markdown(
 ))
 identification = sorted({e.trajectory for e in dataset.executions(profile) if not e.trajectory.startswith("V")})
 table = gate.margins_table({name: recording_path(name, 1) for name in identification})
-numbered(table, "The gate's margins on the twin's recordings of this profile: samples per parameter, the "
-         "least-travelling axis and κ against the gate's bounds", index=False)
+numbered(table, "The gate's margins on the twin's recordings of this profile: samples per "
+         "parameter, the least-travelling axis and κ against the gate's bounds", index=False)
 
 # %% tags=["hide-input"]
 if len(table):

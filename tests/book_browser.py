@@ -261,10 +261,11 @@ def broken_links(html_dir: Path, pages: list[Path]) -> list[str]:
     return problems
 
 
-# ----------------------------------------------------------------------------- captions and numbers, from the files
+# ------------------------------------------------ captions and numbers, from the files
 
 # a caption's number: the book's per chapter ("Table 6.2", "Fig. Arm.1") or the paper's numeral
-# ("Table IX", "Fig. 3(b)"), which only a table or figure marked as the paper's (class paper-…) carries
+# ("Table IX", "Fig. 3(b)"), which only a table or figure marked as the paper's carries
+# (class paper-…)
 BOOK_NUMBER = re.compile(r"^(Table|Fig\.) [A-Za-z0-9]+\.\d+$")
 PAPER_NUMBER = re.compile(r"^(Table [IVXLC]+|Fig\. \d+(\([a-z]\))?)$")
 # tables that are layout, not content: Sphinx's line-numbered code
@@ -336,7 +337,21 @@ class _Captions(HTMLParser):
                 self.boxes[-1].number += data
 
 
-_VOID = {"img", "br", "hr", "meta", "link", "input", "source", "col", "area", "base", "wbr", "embed", "track"}
+_VOID = {
+    "img",
+    "br",
+    "hr",
+    "meta",
+    "link",
+    "input",
+    "source",
+    "col",
+    "area",
+    "base",
+    "wbr",
+    "embed",
+    "track",
+}
 
 
 def caption_problems(html_dir: Path, pages: list[Path]) -> list[str]:
@@ -355,12 +370,17 @@ def caption_problems(html_dir: Path, pages: list[Path]) -> list[str]:
             if not text or text == number:
                 problems.append(f"{where}:{box.line}: a <{box.tag}> with no caption")
             elif not number:
-                continue  # a raw HTML table of a page that is not a chapter: captioned, not numbered
+                continue  # a raw HTML table of a page that is not a chapter: not numbered
             elif PAPER_NUMBER.match(number):
                 if not any(c.startswith("paper-") for c in box.classes):
-                    problems.append(f"{where}:{box.line}: {number!r} reads as the paper's but the {box.tag} is "
-                                    "not marked as regenerating it")
+                    problems.append(
+                        f"{where}:{box.line}: {number!r} reads as the paper's but the {box.tag} is "
+                        "not marked as regenerating it"
+                    )
             elif not BOOK_NUMBER.match(number):
                 problems.append(f"{where}:{box.line}: {number!r} is not a per-chapter number")
-        problems += [f"{where}:{line}: an output image outside a captioned figure" for line in reader.loose_images]
+        problems += [
+            f"{where}:{line}: an output image outside a captioned figure"
+            for line in reader.loose_images
+        ]
     return problems

@@ -21,7 +21,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.book_browser import BookServer, Reader, book_pages, broken_links, caption_problems, chromium_path
+from tests.book_browser import (
+    BookServer,
+    Reader,
+    book_pages,
+    broken_links,
+    caption_problems,
+    chromium_path,
+)
 
 playwright_api = pytest.importorskip("playwright.sync_api", reason="the playwright package drives Chromium (pip install -e .[test])")
 
@@ -116,34 +123,49 @@ def test_good_page_passes(fixture_reader, fixture_site):
 
 
 # what a chapter's HTML looks like: a figure and a table as Sphinx writes them, with a number
-_FIGURE = ('<figure class="align-default{cls}" id="fig-{n}"><div class="cell_output"><img src="_images/x.png"></div>'
-           '<figcaption><p><span class="caption-number">{number} </span><span class="caption-text">{text}</span>'
-           '</p></figcaption></figure>')
-_TABLE = ('<table class="table results{cls}" id="tab-{n}"><caption><span class="caption-number">{number} </span>'
-          '<span class="caption-text">{text}</span></caption><tr><td>1</td></tr></table>')
+_FIGURE = (
+    '<figure class="align-default{cls}" id="fig-{n}">'
+    '<div class="cell_output"><img src="_images/x.png"></div>'
+    '<figcaption><p><span class="caption-number">{number} </span>'
+    '<span class="caption-text">{text}</span>'
+    "</p></figcaption></figure>"
+)
+_TABLE = (
+    '<table class="table results{cls}" id="tab-{n}">'
+    '<caption><span class="caption-number">{number} </span>'
+    '<span class="caption-text">{text}</span></caption><tr><td>1</td></tr></table>'
+)
 
 
 def test_missing_captions_and_numbers_that_read_as_the_papers_are_caught(tmp_path):
     bad = _write(tmp_path, "bad.html", "".join([
-        '<figure id="fig-a"><div class="cell_output"><img src="_images/a.png"></div></figure>',  # no caption
-        '<table class="dataframe"><tr><td>1</td></tr></table>',  # no caption
-        '<div class="cell_output"><img src="_images/b.png"></div>',  # an output image outside a figure
+        # a figure with no caption
+        '<figure id="fig-a"><div class="cell_output">'
+        '<img src="_images/a.png"></div></figure>',
+        # a table with no caption
+        '<table class="dataframe"><tr><td>1</td></tr></table>',
+        # an output image outside a figure
+        '<div class="cell_output"><img src="_images/b.png"></div>',
         _TABLE.format(cls="", n="b", number="Table 5", text="a book table numbered book-wide"),
         _FIGURE.format(cls="", n="c", number="Fig. 3(b)", text="the paper's numeral, not marked"),
-        _TABLE.format(cls="", n="d", number="Table 6.1", text=""),  # a number and nothing to read
+        # a number and nothing to read
+        _TABLE.format(cls="", n="d", number="Table 6.1", text=""),
     ]))
     problems = caption_problems(tmp_path, [bad])
     assert len(problems) == 6, problems
-    assert sum("no caption" in p for p in problems) == 3 and sum("outside a captioned figure" in p for p in problems) == 1
+    assert sum("no caption" in p for p in problems) == 3
+    assert sum("outside a captioned figure" in p for p in problems) == 1
     assert any("'Table 5' is not a per-chapter number" in p for p in problems)
     assert any("'Fig. 3(b)' reads as the paper's" in p for p in problems)
     good = _write(tmp_path, "good.html", "".join([
         _TABLE.format(cls="", n="a", number="Table 6.2", text="the book's own, per chapter"),
         _TABLE.format(cls=" paper-ix", n="b", number="Table IX", text="the paper's, marked"),
-        _FIGURE.format(cls=" paper-3b", n="c", number="Fig. 3(b)", text="the paper's sub-figure, marked"),
+        _FIGURE.format(cls=" paper-3b", n="c", number="Fig. 3(b)", text="the paper's, marked"),
         _FIGURE.format(cls="", n="d", number="Fig. Arm.1", text="a page keyed by name"),
-        '<table class="comparison"><caption>a raw HTML table of a page that is not a chapter</caption></table>',
-        '<div class="highlight"><table class="highlighttable"><tr><td>1</td></tr></table></div>',  # code, not content
+        # a raw HTML table of a page that is not a chapter: captioned, not numbered
+        '<table class="comparison"><caption>a reference table</caption></table>',
+        # code, not content
+        '<div class="highlight"><table class="highlighttable"><tr><td>1</td></tr></table></div>',
     ]))
     assert caption_problems(tmp_path, [good]) == []
 
@@ -229,7 +251,11 @@ def test_the_book_speaks_of_itself_only(book):
     for page in book_pages(book):
         text = page.read_text(encoding="utf-8")
         problems += [f"{page.relative_to(book)}: {m.group(0)!r}" for m in tracker.finditer(text)]
-        problems += [f"{page.relative_to(book)}: the build tree's path {machine}" for machine in machines if machine in text]
+        problems += [
+            f"{page.relative_to(book)}: the build tree's path {machine}"
+            for machine in machines
+            if machine in text
+        ]
         problems += [f"{page.relative_to(book)}: a warning in a cell's output: {w.group(0)!r}"
                      for m in output.finditer(text) for w in [warned.search(m.group(0))] if w]
     assert not problems, "\n".join(problems[:40])

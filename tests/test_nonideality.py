@@ -319,7 +319,7 @@ def test_the_algorithm_1_sentence_says_what_the_run_did():
 
 
 def test_an_effect_switched_off_is_not_read_as_its_magnitude():
-    """'first indefinite at 0 deg (today 0)' read as if a magnitude of an effect that is off did it."""
+    """'first indefinite at 0 deg (today 0)' read as if a magnitude of an effect off did it."""
     e = 1e-3
     frame = _frame([
         ("default", 1, (-1 * e, 4 * e, 4 * e, 4 * e)),

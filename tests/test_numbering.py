@@ -77,9 +77,14 @@ def built(tmp_path_factory):
     src = tmp_path_factory.mktemp("src")
     (src / "chapters").mkdir()
     (src / "conf.py").write_text(
-        'extensions = ["myst_parser", "crane_book.numbering"]\nmyst_enable_extensions = ["colon_fence"]\n'
-        'numfig = True\ncrane_chapter_keys = {"chapters/your_arm": "Arm"}\n', encoding="utf-8")
-    (src / "index.md").write_text("# Book\n\n```{toctree}\nchapters/06_audit\nchapters/your_arm\n```\n", encoding="utf-8")
+        'extensions = ["myst_parser", "crane_book.numbering"]\n'
+        'myst_enable_extensions = ["colon_fence"]\n'
+        'numfig = True\ncrane_chapter_keys = {"chapters/your_arm": "Arm"}\n',
+        encoding="utf-8",
+    )
+    (src / "index.md").write_text(
+        "# Book\n\n```{toctree}\nchapters/06_audit\nchapters/your_arm\n```\n", encoding="utf-8"
+    )
     (src / "chapters" / "06_audit.md").write_text(CHAPTER, encoding="utf-8")
     (src / "chapters" / "your_arm.md").write_text(ARM, encoding="utf-8")
     (src / "chapters" / "x.png").write_bytes(b"\x89PNG\r\n\x1a\n")
@@ -130,4 +135,6 @@ def test_views_mark_the_paper_tables_they_regenerate():
     assert ":class: results paper-ix" in table
     rows = [Comparison("Joint 7 gain", None, "1", paper_text="1")]
     html = comparison_table(rows, "on the twin", paper="XI").html()
-    assert 'class="comparison paper-xi"' in html and "<caption>Table XI: on the twin</caption>" in html
+    assert (
+        'class="comparison paper-xi"' in html and "<caption>Table XI: on the twin</caption>" in html
+    )

@@ -93,7 +93,7 @@ def cycle_figure(log_path, name: str):
 
 
 def checks_table(log: RawLog, bundle: Bundle, source: str) -> ResultTable:
-    """What preprocessing checked on the recording, and how much of the recorder's limits it used."""
+    """What preprocessing checked on the recording and how much of the recorder's limits it used."""
     steps_ms = np.diff(log.t) * 1e3
     margins = safety_margins(log)
     rows = [
@@ -109,8 +109,11 @@ def checks_table(log: RawLog, bundle: Bundle, source: str) -> ResultTable:
         (f"longest run at a current clamp (s; the recorder stops at {CLAMP_HOLD_S:g})", f"{margins['longest_clamp_s']:.3f}"),
     ]
     frame = pd.DataFrame(rows, columns=["check", "this recording"]).set_index("check")
-    return numbered(frame, "The recording as preprocessing read it: look at the repairs, the clamp-masked "
-                           "share and how close the last two rows came to the recorder's limits")
+    return numbered(
+        frame,
+        "The recording as preprocessing read it: look at the repairs, the clamp-masked "
+        "share and how close the last two rows came to the recorder's limits",
+    )
 
 
 def log_format_sentence(log: RawLog) -> str:
@@ -133,7 +136,7 @@ def identification_sentence(accepted: AcceptedModel) -> str:
 
 
 def parameter_table(accepted: AcceptedModel) -> ResultTable:
-    """The base parameters from OLS (with standard errors), after refinement and in the model file."""
+    """The base parameters from OLS (with standard errors), refined, and in the model file."""
     ols = accepted.condition.ols.parameters
     refine = accepted.refinement.get("method", "none")
     frame = pd.DataFrame({
@@ -141,8 +144,11 @@ def parameter_table(accepted: AcceptedModel) -> ResultTable:
         "relative error (%)": 100 * ols.std_errors / np.maximum(np.abs(ols.values), 1e-12),
         f"after {refine}": accepted.refined.values, "model file": accepted.parameters.values,
     }, index=pd.Index(ols.names, name="parameter"))
-    return numbered(frame, "The base parameters at each stage: a large relative error marks a parameter the "
-                           "recording hardly determines")
+    return numbered(
+        frame,
+        "The base parameters at each stage: a large relative error marks a parameter the "
+        "recording hardly determines",
+    )
 
 
 def refinement_sentence(accepted: AcceptedModel) -> str:
@@ -164,8 +170,11 @@ def audit_table(accepted: AcceptedModel) -> ResultTable:
         "deciding: λmin over Θ (kg·m²)": [a.lambda_min for a in accepted.final_audits],
         "deciding: violating poses": [a.n_violations for a in accepted.final_audits],
     }).set_index("seed")
-    return numbered(frame, "The audit over Θ per seed: a negative λmin or any violating pose fails it; the "
-                           "deciding columns are those of the model the file holds")
+    return numbered(
+        frame,
+        "The audit over Θ per seed: a negative λmin or any violating pose fails it; the "
+        "deciding columns are those of the model the file holds",
+    )
 
 
 def rescue_sentence(accepted: AcceptedModel) -> str:

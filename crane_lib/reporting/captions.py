@@ -28,7 +28,9 @@ def paper_class(numeral: str) -> str:
     """The class marking a table or figure that regenerates the paper's `numeral` ('IX', '3(b)')."""
     match = _NUMERAL.match(numeral.strip())
     if not match:
-        raise ValueError(f"{numeral!r} is not a numeral of the paper's tables or figures ('IX', '3', '3(b)')")
+        raise ValueError(
+            f"{numeral!r} is not a numeral of the paper's tables or figures ('IX', '3', '3(b)')"
+        )
     if match["roman"]:
         return f"paper-{match['roman'].lower()}"
     return f"paper-{match['number']}{match['sub'] or ''}"
@@ -40,5 +42,7 @@ def caption(text: str | None) -> str:
     if not text:
         raise ValueError("a table or figure needs a caption that says what to look at")
     if _NUMBERED.match(text):
-        raise ValueError(f"caption {text!r} starts with a number: the number is assigned, pass paper= instead")
+        raise ValueError(
+            f"caption {text!r} starts with a number: the number is assigned, pass paper= instead"
+        )
     return text

@@ -211,7 +211,15 @@ def plot_ladder(table, order: list[str], ax, trajectory: str = "AG02"):
             if text[i][j]:
                 # white on the dark ends of the scale, black on the pale middle
                 dark = abs(grid[i, j]) > 0.55 * COLOUR_LIMIT
-                ax.text(j, i, text[i][j], ha="center", va="center", fontsize=7, color="w" if dark else "k")
+                ax.text(
+                    j,
+                    i,
+                    text[i][j],
+                    ha="center",
+                    va="center",
+                    fontsize=7,
+                    color="w" if dark else "k",
+                )
     ax.set_xticks(range(len(INTERVALS_MS)), [f"{ms} ms" for ms in INTERVALS_MS])
     ax.set_yticks(range(len(order)), order, fontsize=7.5)
     ax.set_title(f"{DATA_NOTE}: {trajectory}'s OLS estimate over Θ by rung and interval\n"
@@ -386,9 +394,14 @@ def _first_indefinite(effect, value: float) -> str:
     """Where an effect's ladder first gives an indefinite estimate, said so that a value that
     switches the effect off is not read as a magnitude of it."""
     unit = short_unit(effect.name)
-    today = "off today" if effect.default == effect.off else f"today {number_text(effect.default)} {unit}"
+    today = (
+        "off today"
+        if effect.default == effect.off
+        else f"today {number_text(effect.default)} {unit}"
+    )
     if value == effect.off and value == effect.default:
-        return f"indefinite already on today's twin, where this effect is off ({number_text(value)} {unit})"
+        return (f"indefinite already on today's twin, where this effect is off "
+                f"({number_text(value)} {unit})")
     if value == effect.off:
         return f"indefinite already with this effect off ({number_text(value)} {unit}; {today})"
     if value == effect.default:
@@ -685,8 +698,12 @@ def population_table(population, profile: str, twin: twin_effects.TwinEffects):
         f"{100 * conc.share:.1f} %" if conc.measured else "no violation", unit="",  # the cells carry their % signs
         paper_text=f"'violations concentrate' there; the region is {paper('folded_region_volume_share').text()} of Θ",
         why=Why.finding(conc.finding() if conc.measured else "no estimate of this build violates on the uniform draw")))
-    return comparison_table(rows, caption=f"Routing before CLIE and Sec. VI-E on the data set of this build "
-                                                 f"(twin profile {name}, {profile} profile)", paper="V")
+    return comparison_table(
+        rows,
+        caption=f"Routing before CLIE and Sec. VI-E on the data set of this build "
+        f"(twin profile {name}, {profile} profile)",
+        paper="V",
+    )
 
 
 def accepted_table(run: dict, frame):
@@ -781,7 +798,7 @@ def plot_spread(spread, ax):
     ax.legend(fontsize=7, ncol=2, loc="lower left")
 
 
-# ---------------------------------------------------------------- the chapter's tables and figures, captioned
+# -------------------------------------------------- the chapter's tables and figures, captioned
 
 
 def numbered(*args, **options) -> "ResultTable":
@@ -791,21 +808,35 @@ def numbered(*args, **options) -> "ResultTable":
     return build(*args, **options)
 
 
-EFFECT_COLUMNS = {"kind": "kind", "unit": "unit", "today": "today", "off": "off", "nominal": "nominal",
-                  "admitted": "admitted", "source": "source"}
+EFFECT_COLUMNS = {
+    "kind": "kind",
+    "unit": "unit",
+    "today": "today",
+    "off": "off",
+    "nominal": "nominal",
+    "admitted": "admitted",
+    "source": "source",
+}
 POINT_HEADERS = {"ts_ms": "interval (ms)", "pd_visited": "PD at the visited configurations",
                  "lambda_visited": "λmin there (kg·m²)", "pd_theta": "PD over Θ",
                  "lambda_theta": "λmin over Θ (kg·m²)", "worst_component": "worst pose from"}
-RULE_HEADERS = {"candidate": "candidate", "ts_ms": "interval (ms)",
-                "drop_min": "smaller drop of the two executions (kg·m²)",
-                "twice_spread": "twice the executions' difference on today's twin (kg·m²)", "passes": "joins"}
+RULE_HEADERS = {
+    "candidate": "candidate",
+    "ts_ms": "interval (ms)",
+    "drop_min": "smaller drop of the two executions (kg·m²)",
+    "twice_spread": "twice the executions' difference on today's twin (kg·m²)",
+    "passes": "joins",
+}
 
 
 def effects_frame() -> ResultTable:
     """The effects table, captioned, every source in full (a DataFrame's HTML cuts long cells)."""
-    return numbered(effects_table(), "The twin's effects: today's value, the value that removes it, the "
-                                     "study's nominal magnitude and admitted range; the source column says "
-                                     "where each magnitude comes from")
+    return numbered(
+        effects_table(),
+        "The twin's effects: today's value, the value that removes it, the "
+        "study's nominal magnitude and admitted range; the source column says "
+        "where each magnitude comes from",
+    )
 
 
 def point_table(point) -> ResultTable:
@@ -865,21 +896,29 @@ def mechanism_figure(point: dict, names: list[str], truth, title: str):
 
 
 def errors_frame(errors):
-    """The followed parameters' errors per removal rung at 40 ms, captioned (a sentence when none)."""
+    """The followed parameters' errors per removal rung at 40 ms (a sentence when none)."""
     from crane_lib.reporting.tables import Prose
 
     if errors.empty:
         return Prose("No rung that removes one effect has a record at 40 ms in this build.")
-    return numbered(errors, "The errors (estimate − truth, mean over the executions, 40 ms) of the parameters "
-                            "that carry the drop, per rung that removes one effect: look for the removal "
-                            "that shrinks them", digits=3)
+    return numbered(
+        errors,
+        "The errors (estimate − truth, mean over the executions, 40 ms) of the parameters "
+        "that carry the drop, per rung that removes one effect: look for the removal "
+        "that shrinks them",
+        digits=3,
+    )
 
 
 def rule_frame(rule) -> ResultTable:
     """The register's field rule per candidate and interval, captioned, readable headers."""
     shown = rule.rename(columns=RULE_HEADERS).set_index(["candidate", "interval (ms)"])
-    return numbered(shown, "The field rule per candidate and interval: a candidate joins the field twin when "
-                           "its smaller drop exceeds twice the executions' difference", digits=3)
+    return numbered(
+        shown,
+        "The field rule per candidate and interval: a candidate joins the field twin when "
+        "its smaller drop exceeds twice the executions' difference",
+        digits=3,
+    )
 
 
 def accepted_runs_frame(runs: list[dict]) -> ResultTable:
@@ -888,5 +927,9 @@ def accepted_runs_frame(runs: list[dict]) -> ResultTable:
 
     shown = pd.DataFrame(runs).set_index("rung").T
     shown.index.name = "Algorithm 1"
-    return numbered(shown, "Algorithm 1 on the study's rungs: the first audit, the rescue and the re-audit "
-                           "on five seeds (λmin in kg·m²)", digits=3)
+    return numbered(
+        shown,
+        "Algorithm 1 on the study's rungs: the first audit, the rescue and the re-audit "
+        "on five seeds (λmin in kg·m²)",
+        digits=3,
+    )

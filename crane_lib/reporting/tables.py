@@ -521,7 +521,9 @@ class ResultTable(_Displayed):
         header = [escape(c) for c in shown.columns]
         rows = [[escape(significant(v) if not isinstance(v, str) else v) for v in row]
                 for row in shown.itertuples(index=False)]
-        return _myst_table(header, rows, self.caption, self.name, "results", paper_numeral=self.paper)
+        return _myst_table(
+            header, rows, self.caption, self.name, "results", paper_numeral=self.paper
+        )
 
     def __repr__(self) -> str:
         return self._shown().to_string(index=False)

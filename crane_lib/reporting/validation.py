@@ -161,7 +161,7 @@ def ordering_claims(table: pd.DataFrame) -> list[Claim]:
 
 
 def claims_frame(claims: list[Claim], caption: str) -> ResultTable:
-    """The paper's claims read in a table, each with its verdict on the twin, as a captioned table."""
+    """The claims the paper reads in a table, each with its verdict on the twin, captioned."""
     frame = pd.DataFrame([{"the paper's claim": c.claim, "paper": c.paper, "this book": c.book,
                            "verdict": "holds" if c.holds else "does not hold"} for c in claims])
     return numbered(frame.set_index("the paper's claim"), caption)

@@ -160,9 +160,14 @@ def tradeoff_figure(s: ExportStudy) -> None:
 
 
 def tradeoff(s: ExportStudy) -> None:
-    """Consistent models nearest to the description for growing allowed changes: distance and RMSE."""
+    """Consistent models nearest to the description as the allowed change grows: the table."""
     if s.result.exact:
-        display(Prose("The accepted model has an exact consistent reconstruction: there is no trade-off to trace."))
+        display(
+            Prose(
+                "The accepted model has an exact consistent reconstruction: "
+                "there is no trade-off to trace."
+            )
+        )
         return
     if s.tradeoff is None:
         tradeoff_figure(s)
@@ -214,8 +219,12 @@ def tools(s: ExportStudy) -> None:
 def replay_figure(s: ExportStudy) -> None:
     """V01's recorded torque replayed open loop on the exported model (after `tools`)."""
     _, simulation, recorded = s.replay
-    view.simulation_figure(simulation, recorded, f"V01 execution {s.run} (twin data): open-loop replay of "
-                           "its recorded torque on the exported model")
+    view.simulation_figure(
+        simulation,
+        recorded,
+        f"V01 execution {s.run} (twin data): open-loop replay of "
+        "its recorded torque on the exported model",
+    )
     plt.show()
 
 

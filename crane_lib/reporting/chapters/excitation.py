@@ -94,18 +94,34 @@ def postures_table() -> object:
 
 
 def single_joint_table() -> object:
-    return numbered(ex.table_single_joint_block(), "Reconstructed: the single-joint block, the angles "
-                    "(deg) each primitive visits from its start, per posture", "tab-excitation-table-xiii", paper="XIII")
+    return numbered(
+        ex.table_single_joint_block(),
+        "Reconstructed: the single-joint block, the angles "
+        "(deg) each primitive visits from its start, per posture",
+        "tab-excitation-table-xiii",
+        paper="XIII",
+    )
 
 
 def pair_blocks_table() -> object:
-    return numbered(ex.table_pair_blocks(), "Reconstructed: home posture and direction s of each pair "
-                    "primitive, and its speed factor at the normal level", "tab-excitation-table-xiv", digits=2, paper="XIV")
+    return numbered(
+        ex.table_pair_blocks(),
+        "Reconstructed: home posture and direction s of each pair "
+        "primitive, and its speed factor at the normal level",
+        "tab-excitation-table-xiv",
+        digits=2,
+        paper="XIV",
+    )
 
 
 def composition_table() -> object:
-    return numbered(ex.table_composition(), "Reconstructed: the block sequence of every identification "
-                    "trajectory; PX stands for PA, PB and PC", "tab-excitation-table-xv", paper="XV")
+    return numbered(
+        ex.table_composition(),
+        "Reconstructed: the block sequence of every identification "
+        "trajectory; PX stands for PA, PB and PC",
+        "tab-excitation-table-xv",
+        paper="XV",
+    )
 
 
 def composition_sentence() -> Prose:

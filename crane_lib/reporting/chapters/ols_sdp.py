@@ -171,8 +171,14 @@ def model_classes_tables(heldout_ts: float = 0.040) -> tuple[object, object]:
                    Count(int((coulomb > 0).sum()), n), paper_whole="table3_fit_traj_count", why=why),
         Comparison("largest held-out gain from Coulomb terms", "coulomb_improve_max", coulomb.max(), unit="%", why=why),
     ]
-    held = numbered(table, f"Pooled held-out RMSE on V01–V03 (N·m) of each model class, fitted at "
-                           f"{heldout_ts * 1e3:g} ms (twin recordings)", "tab-ols-table-iii", digits=4, paper="III")
+    held = numbered(
+        table,
+        f"Pooled held-out RMSE on V01–V03 (N·m) of each model class, fitted at "
+        f"{heldout_ts * 1e3:g} ms (twin recordings)",
+        "tab-ols-table-iii",
+        digits=4,
+        paper="III",
+    )
     return held, comparison_table(rows, "What the paper found with Table III, and this book", name="tab-ols-table-iii-paper")
 
 

@@ -121,12 +121,26 @@ def table_vii(s: ValidationStudy) -> None:
     per_run = v.heldout_metrics(s.model, s.stages, s.heldout)
     display(numbered(v.per_execution(per_run), "Held-out RMSE and MNE on every execution (twin)",
                      "tab-validation-executions", digits=5))
-    display(numbered(v.table_vii(per_run), "On the twin: mean over executions, run-to-run "
-                     "spread of the accepted model", "tab-validation-table-vii", digits=5, paper="VII"))
+    display(
+        numbered(
+            v.table_vii(per_run),
+            "On the twin: mean over executions, run-to-run spread of the accepted model",
+            "tab-validation-table-vii",
+            digits=5,
+            paper="VII",
+        )
+    )
     pooled = {label: metrics.pooled_rmse(s.model, beta, s.first) for label, beta in s.stages.items()}
     rows = v.table_vii_comparisons(per_run, pooled, s.rescued, v.run_to_run(per_run), s.profile)
-    display(comparison_table(rows, "The paper's Table VII and Sec. VI-D beside this book (pooled: the first execution of each "
-                             "record)", name="tab-validation-table-vii-paper"))
+    display(
+        comparison_table(
+            rows,
+            "The paper's Table VII and Sec. VI-D beside this book "
+            "(pooled: the first execution of each "
+            "record)",
+            name="tab-validation-table-vii-paper",
+        )
+    )
     by_rmse, by_mne = v.orders_agree(per_run, "accepted")
     orders = ("order them differently, as in the paper. " if by_rmse != by_mne else
               "order them alike here, where the paper's differ. ")
@@ -153,12 +167,29 @@ def table_xvi(s: ValidationStudy) -> None:
              for n in s.records}
     table = v.table_xvi(s.model, s.accepted.values, s.records, roles)
     shares = ["M θ̈", "velocity terms", "both", "gravity", "residual", v.K_COLUMN]
-    display(numbered(v.in_percent(table, shares), "On the twin: shares of predicted-torque RMS "
-                     "(%) under the accepted model", "tab-validation-table-xvi", digits=3, paper="XVI"))
-    display(comparison_table(v.table_xvi_comparisons(table, ident, s.profile), "The paper's Table XVI beside this book",
-                             name="tab-validation-table-xvi-paper"))
-    display(v.claims_frame(v.table_xvi_claims(table), "What the paper reads in Table XVI, computed on the "
-                                                       "twin: the verdict column says whether each holds"))
+    display(
+        numbered(
+            v.in_percent(table, shares),
+            "On the twin: shares of predicted-torque RMS (%) under the accepted model",
+            "tab-validation-table-xvi",
+            digits=3,
+            paper="XVI",
+        )
+    )
+    display(
+        comparison_table(
+            v.table_xvi_comparisons(table, ident, s.profile),
+            "The paper's Table XVI beside this book",
+            name="tab-validation-table-xvi-paper",
+        )
+    )
+    display(
+        v.claims_frame(
+            v.table_xvi_claims(table),
+            "What the paper reads in Table XVI, computed on the "
+            "twin: the verdict column says whether each holds",
+        )
+    )
     validation = table.loc[list(v.VALIDATION_TRAJECTORIES), v.K_COLUMN]
     display(Prose(
         f"V03's inertia share is {_pct(table.loc['V03', 'M θ̈'])} against {s.trajectory}'s "
@@ -176,11 +207,21 @@ def table_xx(s: ValidationStudy) -> None:
     shown = v.in_percent(table, ["relative, mean"]).rename_axis("axis (8 = hand)")
     display(numbered(shown, "On the twin: the accepted model's error per axis",
                      "tab-validation-table-xx", digits=3, paper="XX"))
-    display(comparison_table(v.table_xx_comparisons(table, per_axis), "The paper's Table XX beside this book",
-                             name="tab-validation-table-xx-paper"))
+    display(
+        comparison_table(
+            v.table_xx_comparisons(table, per_axis),
+            "The paper's Table XX beside this book",
+            name="tab-validation-table-xx-paper",
+        )
+    )
     claims = v.ordering_claims(table)
-    display(v.claims_frame(claims, "The two orderings the paper reads in Table XX, computed on the twin: "
-                                   "the verdict column says whether each holds"))
+    display(
+        v.claims_frame(
+            claims,
+            "The two orderings the paper reads in Table XX, computed on the twin: "
+            "the verdict column says whether each holds",
+        )
+    )
     display(Prose(f"{sum(c.holds for c in claims)} of the {len(claims)} orderings the paper reads in Table XX hold "
                   "on the twin."))
 
@@ -214,18 +255,22 @@ def parameter_panel(s: ValidationStudy) -> None:
 # ----------------------------------------------------------------------------- Sec. VII-B
 
 def conditioning_figure(s: ValidationStudy) -> None:
-    """κ(W_all) of every candidate at the interval against its held-out RMSE (OLS): the figure alone,
-    so that its cell carries its caption."""
-    s.candidates = v.candidate_heldout(s.model, identify.load_condition_records(), s.first, s.ts, s.run)
+    """κ(W_all) of every candidate against its held-out RMSE (OLS): the figure alone, so
+    that its cell carries its caption."""
+    s.candidates = v.candidate_heldout(
+        s.model, identify.load_condition_records(), s.first, s.ts, s.run
+    )
     label = f"twin data: {len(s.candidates)} candidates at {s.ts * 1e3:g} ms (profile {s.profile})"
     v.kappa_figure(s.candidates, s.trajectory, label)
     plt.show()
 
 
 def conditioning(s: ValidationStudy) -> None:
-    """κ(W_all) of every candidate against its held-out RMSE, ranked: the paper's reading and ours."""
+    """κ(W_all) of every candidate against its held-out RMSE: the paper's reading and ours."""
     if s.candidates is None:
-        s.candidates = v.candidate_heldout(s.model, identify.load_condition_records(), s.first, s.ts, s.run)
+        s.candidates = v.candidate_heldout(
+            s.model, identify.load_condition_records(), s.first, s.ts, s.run
+        )
     candidates = s.candidates
     correlation = v.kappa_against_heldout(candidates)
     display(comparison_table(v.candidate_comparisons(candidates, correlation, s.trajectory, s.profile),
@@ -295,4 +340,3 @@ def run_time(s: ValidationStudy) -> Prose:
     return Prose(f"*Chapter computed in {time.perf_counter() - s.started:.0f} s, {time.process_time():.0f} s of CPU "
                  f"with the imports (profile `{s.profile}`, {len(s.heldout)} validation executions, "
                  f"{len(s.records)} records in Table XVI).*")
-
