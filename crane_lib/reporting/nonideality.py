@@ -925,7 +925,8 @@ def accepted_runs_frame(runs: list[dict]) -> ResultTable:
     """The study's Algorithm 1 runs, one column per rung, captioned."""
     import pandas as pd
 
-    shown = pd.DataFrame(runs).set_index("rung").T
+    # a seed is a name, not a quantity: no thousands spacing
+    shown = pd.DataFrame(runs).astype({"seed": str}).set_index("rung").T
     shown.index.name = "Algorithm 1"
     return numbered(
         shown,
