@@ -138,3 +138,24 @@ def test_views_mark_the_paper_tables_they_regenerate():
     assert (
         'class="comparison paper-xi"' in html and "<caption>Table XI: on the twin</caption>" in html
     )
+
+
+def test_every_figure_cell_of_a_chapter_has_a_caption_and_a_valid_paper_mark():
+    """The figure cells' metadata, read from the sources: a caption with no number of its own,
+    a unique name, and a paper mark that names a numeral ('paper-3b'), nothing else."""
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    names = []
+    for source in sorted((root / "chapters").glob("*.py")) + sorted((root / "book").glob("*.py")):
+        for line in source.read_text(encoding="utf-8").splitlines():
+            if not line.startswith("# %%") or "mystnb=" not in line:
+                continue
+            figure = json.loads(line.split("mystnb=", 1)[1])["figure"]
+            where = f"{source.name}: {figure.get('name')}"
+            assert captions.caption(figure.get("caption")), where
+            marks = str(figure.get("classes", "")).split()
+            assert all(paper_numeral([m]) for m in marks if m.startswith("paper-")), where
+            names.append(figure["name"])
+    assert len(names) >= 20 and len(set(names)) == len(names)
