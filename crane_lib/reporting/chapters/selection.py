@@ -160,7 +160,7 @@ def plane_against_paper(c: Clouds) -> object:
     row = Comparison("variance the plotted plane carries", "pca_plane_variance_share", 100 * basis.share(2),
                      why=c.why(Why.twin("the twin's clouds") + Why.reconstruction("the basis is fitted to the three clouds "
                                                                                     "pooled (register)")))
-    return comparison_table([row], "Fig. 6's plane", name="tab-selection-pca-plane")
+    return comparison_table([row], "The plane of the paper's Fig. 6", name="tab-selection-pca-plane")
 
 
 # ----------------------------------------------------------------------------- measures
