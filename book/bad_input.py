@@ -46,6 +46,7 @@ from crane_lib.excitation import commands
 from crane_lib.identification import gate
 from crane_lib.logs import raw_log
 from crane_lib.paths import TRAJECTORY_DIR, recording_path
+from crane_lib.reporting.tables import numbered
 from crane_lib.twin import dataset, recorder
 
 pd.set_option("display.max_colwidth", 200)
@@ -85,13 +86,15 @@ display(Markdown(
 # "interrupt" Ctrl-C and SIGTERM in the middle of the work.
 
 # %% tags=["hide-input"]
-corpus.class_table(results)
+numbered(corpus.class_table(results), "One row per class of bad input: how many of its cases "
+         "behaved as expected in this run, and one message as it was printed", index=False)
 
 # %% [markdown]
 # Every case with its expected fragment (the test names are the case names):
 
 # %% tags=["hide-input"]
-corpus.case_table(results)
+numbered(corpus.case_table(results), "Every case of the corpus: what it feeds, what it expects "
+         "and what happened here", index=False)
 
 # %% [markdown]
 # ## The output-path policy
@@ -115,7 +118,9 @@ corpus.case_table(results)
 # is named with its line and column instead of turning into an all-NaN bundle:
 
 # %% tags=["hide-input"]
-pd.DataFrame(raw_log.physical_range_table())
+numbered(pd.DataFrame(raw_log.physical_range_table()),
+         "The physical range of each raw-log column: a value outside it is refused with its "
+         "file, line and column", index=False)
 
 # %% [markdown]
 # Command files are bounded so that no file can ask for more than a stated memory:
@@ -153,7 +158,8 @@ display(Markdown(
 ))
 identification = sorted({e.trajectory for e in dataset.executions(profile) if not e.trajectory.startswith("V")})
 table = gate.margins_table({name: recording_path(name, 1) for name in identification})
-table
+numbered(table, "The gate's margins on the twin's recordings of this profile: samples per "
+         "parameter, the least-travelling axis and κ against the gate's bounds", index=False)
 
 # %% tags=["hide-input"]
 if len(table):

@@ -119,7 +119,7 @@ report.composition_sentence()
 # Commanded duration and the segments moving one, two or three arm joints, per trajectory
 # ({numref}`fig-excitation-overview`).
 
-# %% tags=["hide-input"] mystnb={"figure": {"name": "fig-excitation-overview", "caption": "The identification set: commanded duration (top) and segments by the number of arm joints they move (bottom). Data: the generated command files."}}
+# %% tags=["hide-input"] mystnb={"figure": {"name": "fig-excitation-overview", "classes": "paper-5", "caption": "The identification set: commanded duration (top) and segments by the number of arm joints they move (bottom). Data: the generated command files."}}
 report.overview_figure();
 
 # %% [markdown]
@@ -130,7 +130,7 @@ report.overview_figure();
 # selected one); in AG02 the single-joint blocks come first and the pair blocks last, where
 # several axes move together.
 
-# %% tags=["hide-input"] mystnb={"figure": {"name": "fig-excitation-commands", "caption": "Commanded angles of all eight axes of the selected trajectory (the paper's Fig. 8). Data: the command file, interpolated."}}
+# %% tags=["hide-input"] mystnb={"figure": {"name": "fig-excitation-commands", "classes": "paper-8", "caption": "Commanded angles of all eight axes of the selected trajectory. Data: the command file, interpolated."}}
 report.commands_figure(trajectory);
 
 # %% tags=["hide-input"]
@@ -153,7 +153,7 @@ level
 # factors, and V03 runs four-joint groups, the wrist group and shoulder–wrist alternations at
 # three factors ({numref}`fig-excitation-v03`, register E-14).
 
-# %% tags=["hide-input"] mystnb={"figure": {"name": "fig-excitation-v03", "caption": "Commanded angles of V03 (the paper's Fig. 9). Data: the command file, interpolated."}}
+# %% tags=["hide-input"] mystnb={"figure": {"name": "fig-excitation-v03", "classes": "paper-9", "caption": "Commanded angles of V03. Data: the command file, interpolated."}}
 report.commands_figure("V03");
 
 # %% [markdown]

@@ -96,7 +96,7 @@ report.joint_seven_sentence(j7)
 # noise around the
 # motion; the fit follows the motion.
 
-# %% tags=["hide-input"] mystnb={"figure": {"name": "fig-realization-joint7-time", "caption": "The paper's Fig. 3(a) on the twin: Joint 7's open-loop record and the fit of model (1), whole record and a zoom on the PRBS part. Data: an experiment on the twin."}}
+# %% tags=["hide-input"] mystnb={"figure": {"name": "fig-realization-joint7-time", "classes": "paper-3a", "caption": "On the twin: Joint 7's open-loop record and the fit of model (1), whole record and a zoom on the PRBS part. Data: an experiment on the twin."}}
 report.fig_3a(j7);
 
 # %% [markdown]
@@ -111,7 +111,7 @@ report.fig_3a(j7);
 # three, and the
 # paper's own (1); {numref}`tab-realization-joint7` sets the fit beside the paper's.
 
-# %% tags=["hide-input"] mystnb={"figure": {"name": "fig-realization-joint7-frequency", "caption": "The paper's Fig. 3(b) on the twin: Joint 7's frequency response, model (1) fitted and the paper's, the ARX fit and the non-parametric estimate. Data: an experiment on the twin."}}
+# %% tags=["hide-input"] mystnb={"figure": {"name": "fig-realization-joint7-frequency", "classes": "paper-3b", "caption": "On the twin: Joint 7's frequency response, model (1) fitted and the paper's, the ARX fit and the non-parametric estimate. Data: an experiment on the twin."}}
 report.fig_3b(j7);
 
 # %% tags=["hide-input"]
@@ -122,7 +122,7 @@ report.joint_seven_against_paper(j7)
 # ### Table XIX: the realization constants of all eight axes
 #
 # The paper gives only Joint 7's row in its text (the table body is lost) and says "similar
-# models were obtained for the other joints". Our Table XIX
+# models were obtained for the other joints". This book's version of it
 # ({numref}`tab-realization-table-xix`) keeps the
 # paper's row for Joint 7 and takes the other axes from the same identification run on the twin
 # (`python -m crane_lib.twin.joint_identification` writes `data/realization_constants.csv`). The

@@ -72,7 +72,7 @@ runs = report.Runs()
 # What CLIE simulates and what it compares ({numref}`fig-clie-diagram`). The settings printed
 # in the boxes are read from the code that runs them (`crane_lib.identification.clie`).
 
-# %% tags=["hide-input"] mystnb={"figure": {"name": "fig-clie-diagram", "caption": "CLIE (9) as this book simulates it (the paper's Fig. 4), its settings read from the code."}}
+# %% tags=["hide-input"] mystnb={"figure": {"name": "fig-clie-diagram", "classes": "paper-4", "caption": "CLIE (9) as this book simulates it, its settings read from the code."}}
 clie_block_diagram(f"CLIE (9) on the twin's records ({trajectory})");
 
 # %% [markdown]

@@ -74,7 +74,7 @@ named
 # all dimensions, as the paper insists: the plotted plane carries only part of the variance
 # ({numref}`tab-selection-pca-plane`).
 
-# %% tags=["hide-input"] mystnb={"figure": {"name": "fig-selection-clouds", "caption": "The paper's Fig. 6 on the twin: the OLS, SDP and CLIE clouds on a common PCA basis, the candidate starred (left), and each condition's path through the stages (right). Data: models identified from twin recordings."}}
+# %% tags=["hide-input"] mystnb={"figure": {"name": "fig-selection-clouds", "classes": "paper-6", "caption": "On the twin: the OLS, SDP and CLIE clouds on a common PCA basis, the candidate starred (left), and each condition's path through the stages (right). Data: models identified from twin recordings."}}
 report.clouds_figure(clouds);
 
 # %% tags=["hide-input"]

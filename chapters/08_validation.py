@@ -66,7 +66,7 @@ report.executions_sentence(study)
 # (register "the realization layer and the digital twin"). The gains in the figure are read
 # from the code that runs them.
 
-# %%
+# %% tags=["hide-input"] mystnb={"figure": {"name": "fig-validation-controller", "classes": "paper-2", "caption": "Controller (2) on one axis as this book runs it, its gains, period and limits read from the code: follow the feedforward path on the reference and the feedback path on the measured angle to the current command the log records."}}
 controller_block_diagram()
 plt.show()
 
@@ -140,7 +140,7 @@ report.table_xvi(study)
 # %% tags=["hide-input"]
 report.table_xx(study)
 
-# %% tags=["hide-input"] mystnb={"figure": {"name": "fig-validation-fig-7", "caption": "The paper's Fig. 7 on the twin: measured and predicted torque of the pitch axes 2, 4 and 6 on V03 (first execution, twin data), accepted model."}}
+# %% tags=["hide-input"] mystnb={"figure": {"name": "fig-validation-fig-7", "classes": "paper-7", "caption": "On the twin: measured and predicted torque of the pitch axes 2, 4 and 6 on V03 (first execution, twin data), accepted model."}}
 report.fig_7(study, "V03")
 
 # %% [markdown]
@@ -170,6 +170,9 @@ report.parameter_panel(study)
 # or over those with two-digit κ, and ranked AG02 behind PB07, the worst-conditioned candidate:
 # κ is an acceptance check, not a selector. The ranking is descriptive:
 # choosing a candidate on V01–V03 would spend the held-out set.
+
+# %% tags=["hide-input"] mystnb={"figure": {"name": "fig-validation-kappa", "caption": "Each candidate's regressor condition number κ against its held-out RMSE (OLS, first executions): look for any trend from left to right, and where the selected trajectory stands. Data: twin recordings."}}
+report.conditioning_figure(study)
 
 # %% tags=["hide-input"]
 report.conditioning(study)

@@ -132,9 +132,11 @@ display(view.losses_frame())
 # compared through their predictions. The plot shows every parameter at every interval, the
 # paper's two t-ratios dotted.
 
-# %% tags=["remove-input"]
+# %% tags=["remove-input"] mystnb={"figure": {"name": "fig-repro-t-ratio", "caption": "Each OLS parameter's relative difference between the two executions against its t-ratio, per interval: look at how the difference changes from left to right. Data: two twin executions."}}
 view.t_ratio_figure()
 plt.show()
+
+# %% tags=["remove-input"]
 display(Markdown(view.t_ratio_sentence()))
 
 # %% [markdown]
@@ -166,9 +168,11 @@ display(Markdown(view.stability_sentence()))
 # OLS/SDP sweep's records (first execution), so the quick profile shows those of the six that
 # it records.
 
-# %% tags=["remove-input"]
+# %% tags=["remove-input"] mystnb={"figure": {"name": "fig-repro-ladder", "classes": "paper-10", "caption": "The sampling-interval ladder on the twin: the in-sample residual per interval (left) and the held-out RMSE on V01–V03 (right); look at the step from 40 to 80 ms on the right. Data: twin recordings, OLS, first execution."}}
 view.ladder_figure()
 plt.show()
+
+# %% tags=["remove-input"]
 display(view.ladder_frame())
 display(view.ladder_comparison())
 display(Markdown(view.ladder_sentence()))

@@ -116,6 +116,8 @@ display(claims.show("kt_sensitivity", profile))
 
 # %% tags=["remove-input"]
 display(Markdown(view.reading_sentence()))
+
+# %% tags=["remove-input"] mystnb={"figure": {"name": "fig-kt-draws", "caption": "Every per-axis Kt draw: the parameters' median change, the held-out MNE change (the paper's values dashed red), the audit margin over Θ (left of the black line: not PD) and the change of the distance to the twin's truth. Data: one twin recording, its torque rescaled per draw."}}
 view.histograms()
 plt.show()
 
@@ -148,8 +150,11 @@ display(Markdown(view.corrections_sentence()))
 # factors come to either correction (left, middle), and the per-axis slopes of a least-squares
 # fit of that change on the eight errors (right).
 
-# %% tags=["remove-input"]
+# %% tags=["remove-input"] mystnb={"figure": {"name": "fig-kt-closeness", "caption": "Does a draw closer to either correction move the estimate toward the truth? The change of the distance to the truth against the draw's distance to each correction (left, middle; below zero: closer to the truth), and the per-axis slopes (right). Data: the Kt draws on one twin recording."}}
 if len(view.good) > 9:
     view.closeness_figure()
     plt.show()
+
+# %% tags=["remove-input"]
+if len(view.good) > 9:
     display(Markdown(view.closeness_sentence()))

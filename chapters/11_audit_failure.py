@@ -49,7 +49,6 @@ accept = False
 import os
 
 import matplotlib.pyplot as plt
-import pandas as pd
 from IPython.display import Markdown, display
 
 from crane_lib.acceptance import nonideality as science
@@ -57,7 +56,6 @@ from crane_lib.identification import condition as identify
 from crane_lib.paths import RESULTS_DIR
 from crane_lib.records import read_json_record
 from crane_lib.reporting import nonideality as study
-from crane_lib.reporting.tables import formatted
 from crane_lib.twin import effects
 
 profile = os.environ.get("CRANE_PROFILE", "full")
@@ -73,7 +71,7 @@ condition = science.parse_condition(base, effect, magnitude, trajectory, seed, a
 # and the field profile use, "admitted" the physical range a conditions file may ask for.
 
 # %% tags=["hide-input"]
-study.effects_table()
+study.effects_frame()
 
 # %% [markdown]
 # ## One rung
@@ -88,7 +86,7 @@ study.effects_table()
 path = science.record_path(condition, profile)
 point = study.points_frame([read_json_record(path)])
 display(Markdown(study.record_sentence(path, condition)))
-display(formatted(point[study.POINT_COLUMNS]))
+display(study.point_table(point))
 
 # %% tags=["hide-input"]
 records = science.read_study(profile)
@@ -108,11 +106,11 @@ display(Markdown(study.summary_sentence(profile, records, frame)))
 # a dagger marks an estimate that passes the routing test (PD at every configuration its record
 # visits) and fails over $\Theta$: the paper's phenomenon.
 
-# %% tags=["hide-input"]
-fig, ax = plt.subplots(figsize=(8.5, 0.28 * len(order) + 1.4))
-image = study.plot_ladder(table, order, ax)
-fig.colorbar(image, ax=ax, shrink=0.6, label="λmin over Θ (10⁻³ kg·m²)")
+# %% tags=["hide-input"] mystnb={"figure": {"name": "fig-nonideality-ladder", "caption": "The ladder: one row per rung, one column per interval; look for red cells (indefinite over Θ) and daggers (PD where the data were taken, indefinite over Θ: the paper's phenomenon). Data: the study's twin recordings."}}
+study.ladder_figure(table, order)
 plt.show()
+
+# %% tags=["hide-input"]
 display(Markdown(study.ladder_sentences(frame, table, truth_margin)))
 
 # %% [markdown]
@@ -122,13 +120,14 @@ display(Markdown(study.ladder_sentences(frame, table, truth_margin)))
 # to the end of its admitted range; the dotted line marks today's value. A curve crossing zero
 # is an estimate that has become indefinite somewhere in $\Theta$.
 
-# %% tags=["hide-input"]
+# %% tags=["hide-input"] mystnb={"figure": {"name": "fig-nonideality-magnitudes", "caption": "Each effect scaled alone on today's twin: the margin over Θ against the effect's magnitude, per interval; look for a curve that crosses zero, and where it does against the dotted line (today's value). Data: the study's twin recordings."}}
 scaled = study.scaled_effects(frame)
 if scaled:
-    fig, axes = plt.subplots(2, 3, figsize=(11, 6.2), constrained_layout=True)
-    study.plot_magnitudes(frame, scaled, axes)
-    fig.suptitle(study.magnitudes_title(), fontsize=10)
+    study.magnitudes_figure(frame, scaled)
     plt.show()
+
+# %% tags=["hide-input"]
+if scaled:
     display(Markdown(study.magnitude_sentences(frame, scaled)))
 else:
     display(Markdown(f"The {profile} profile runs no magnitude ladder "
@@ -142,12 +141,14 @@ else:
 # that decide the answer on eight executions; every difference the ladder shows has to be read
 # against this spread.
 
-# %% tags=["hide-input"]
+# %% tags=["hide-input"] mystnb={"figure": {"name": "fig-nonideality-spread", "caption": "The margin over Θ of each rung run on several executions: its range (bar) and median (dot) per interval; a difference between rungs smaller than these bars says nothing. Data: the study's twin recordings."}}
 spread = study.seed_spread(frame)
 if len(spread):
-    fig, ax = plt.subplots(figsize=(10, 3.6))
-    study.plot_spread(spread, ax)
+    study.spread_figure(spread)
     plt.show()
+
+# %% tags=["hide-input"]
+if len(spread):
     display(Markdown(study.spread_sentences(spread)))
 else:
     display(Markdown("This build's study runs no rung on three or more executions; "
@@ -164,18 +165,18 @@ else:
 # The figure splits it for today's twin at 10 ms (execution 1); the table follows the parameters
 # that carry the drop across the rungs that remove one effect at a time.
 
-# %% tags=["hide-input"]
+# %% tags=["hide-input"] mystnb={"figure": {"name": "fig-nonideality-mechanism", "caption": "Where the margin goes at the worst pose: each base parameter's share of the drop from the truth's quotient (left; the longest bars carry it) and the worst eigenvector by joint (right). Data: the study's twin recording named in the panel."}}
 shares, names = study.share_frame(frame, records)
 dominant = study.dominant_parameters(shares, names, truth_margin)
 point = study.mechanism_point(records, seed)
-fig, axes = plt.subplots(1, 2, figsize=(10, 3.2), constrained_layout=True,
-                         gridspec_kw={"width_ratios": [1.4, 1]})
 title = study.mechanism_title(point, seed, profile)
-study.plot_mechanism(point, names, context.truth, axes, title)
+study.mechanism_figure(point, names, context.truth, title)
 plt.show()
+
+# %% tags=["hide-input"]
 followed = dominant + [study.largest_standardized_error(records)]
 errors = study.error_table(records, study.removal_rungs(order), followed)
-display(formatted(errors, 3))
+display(study.errors_frame(errors))
 sentences = study.mechanism_sentences(shares, names, dominant, errors, truth_margin)
 display(Markdown(sentences))
 
@@ -191,7 +192,7 @@ display(Markdown(sentences))
 # %% tags=["hide-input"]
 rule, chosen, committed = study.field_check(frame)
 if len(rule):
-    display(formatted(rule, 3))
+    display(study.rule_frame(rule))
 else:
     display(Markdown(f"The {profile} profile has one execution per rung: "
                      "the rule needs two (full profile)."))
@@ -227,7 +228,7 @@ display(study.population_table(population, profile, effects.active_profile()))
 # %% tags=["hide-input"]
 runs = study.accepted_summary(records)
 if runs:
-    display(formatted(pd.DataFrame(runs).set_index("rung").T, 3))
+    display(study.accepted_runs_frame(runs))
     display(study.accepted_table(runs[0], frame))
     display(Markdown(study.accepted_sentence(runs[0], frame)))
 else:

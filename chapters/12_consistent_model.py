@@ -109,6 +109,9 @@ report.links(study)
 # on a real arm, where the description is only a CAD estimate, the same curve says how much
 # prediction a plausible-looking URDF costs.
 
+# %% tags=["hide-input"] mystnb={"figure": {"name": "fig-consistent-tradeoff", "caption": "The trade-off: as the allowed change grows, the links' distance to the description (left) and the held-out RMSE of the changed model against the accepted model's (right); look for where the distance falls without the RMSE rising. Data: the model identified from twin recordings."}}
+report.tradeoff_figure(study)
+
 # %% tags=["hide-input"]
 report.tradeoff(study)
 
@@ -147,6 +150,12 @@ report.ellipsoids(study)
 
 # %% tags=["hide-input"]
 report.tools(study)
+
+# %% tags=["hide-input"] mystnb={"figure": {"name": "fig-consistent-replay", "caption": "V01's recorded torque replayed open loop on the exported model, in MuJoCo and in the project's own direct dynamics: the two simulations should lie on each other, while both drift from the recording. Data: a twin recording of V01."}}
+report.replay_figure(study)
+
+# %% tags=["hide-input"]
+report.replay_sentence(study)
 
 # %% [markdown]
 # ## Download

@@ -73,7 +73,6 @@ import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
 from crane_lib.reporting import beyond_ols as view
-from crane_lib.reporting.tables import formatted
 
 profile = os.environ.get("CRANE_PROFILE", "full")
 records = view.load_records(profile)
@@ -89,7 +88,7 @@ representative = {r["trajectory"]: r for r in records}[trajectory]
 # the sentence below says how many.
 
 # %% tags=["hide-input"]
-display(formatted(frame.loc[trajectory], view.DIGITS))
+display(view.representative_table(frame, trajectory))
 display(Markdown(view.representative_sentence(representative, frame, trajectory)))
 
 # %% [markdown]
@@ -102,10 +101,10 @@ display(Markdown(view.representative_sentence(representative, frame, trajectory)
 # the well-determined parameters come to the twin's truth.
 
 # %% tags=["hide-input"]
-display(formatted(frame.drop(columns=["samples"]), view.DIGITS))
+display(view.across_table(frame))
 display(Markdown(view.across_sentence(frame, records)))
 
-# %% tags=["hide-input"]
+# %% tags=["hide-input"] mystnb={"figure": {"name": "fig-beyond-rmse", "caption": "Held-out RMSE on V01–V03 per trajectory, one bar per estimator: look for which bar is lowest on each trajectory. Data: twin recordings, first execution, 40 ms."}}
 view.rmse_figure(frame, profile)
 plt.show()
 
@@ -144,7 +143,7 @@ display(Markdown(view.size_sentence(frame, records)))
 
 # %% tags=["hide-input"]
 invariance = view.invariance_frame(view.load_invariance())
-display(formatted(invariance, {"relative change": 3, "RMSE in radians (N·m)": 5}))
+display(view.invariance_table(invariance))
 display(Markdown(view.invariance_sentence(invariance)))
 
 # %% [markdown]

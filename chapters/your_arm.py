@@ -149,6 +149,9 @@ if demonstration:
                            repair=True, refine=refine, notebook=True)
     display(Markdown(arm_report.emulator_sentence(emulated, inputs.command.name)))
     source = f"the twin through the emulator in lockstep timing, `{Path(log).name}`"
+
+# %% tags=["hide-input"] mystnb={"figure": {"name": "fig-arm-cycles", "caption": "The recorder's cycle times (left) and three measured angles against their reference (right): look for cycles far beyond 1 ms and for an angle that leaves its reference. Data: named in the figure's title."}}
+if demonstration:
     arm_report.cycle_figure(log, inputs.command.name)
 
 # %% [markdown]

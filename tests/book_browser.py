@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import http.server
 import os
+import re
 import shutil
 import threading
 from dataclasses import dataclass, field
@@ -257,4 +258,129 @@ def broken_links(html_dir: Path, pages: list[Path]) -> list[str]:
                 continue
             if fragment and target.suffix == ".html" and unquote(fragment) not in _parse(target).ids:
                 problems.append(f"{where}: no element with id {unquote(fragment)!r} in {target.relative_to(html_dir) if target.is_relative_to(html_dir) else target}")
+    return problems
+
+
+# ------------------------------------------------ captions and numbers, from the files
+
+# a caption's number: the book's per chapter ("Table 6.2", "Fig. Arm.1") or the paper's numeral
+# ("Table IX", "Fig. 3(b)"), which only a table or figure marked as the paper's carries
+# (class paper-…)
+BOOK_NUMBER = re.compile(r"^(Table|Fig\.) [A-Za-z0-9]+\.\d+$")
+PAPER_NUMBER = re.compile(r"^(Table [IVXLC]+|Fig\. \d+(\([a-z]\))?)$")
+# tables that are layout, not content: Sphinx's line-numbered code
+LAYOUT_TABLES = {"highlighttable"}
+
+
+@dataclass
+class _Box:
+    """An open <figure> or <table> while the page is read: its classes and what its caption says."""
+
+    tag: str
+    classes: set[str]
+    line: int
+    caption: str = ""
+    number: str = ""
+
+
+class _Captions(HTMLParser):
+    """Every figure and table of a page with its caption and number, and every output image that
+    no figure holds."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.boxes: list[_Box] = []
+        self.done: list[_Box] = []
+        self.loose_images: list[int] = []
+        self._open: list[str] = []  # the tag stack, to know where a caption and an output end
+        self._outputs: list[int] = []  # depths of the open cell outputs
+        self._in: list[tuple[str, int]] = []  # (caption | number, depth) being read
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        classes = set((attrs.get("class") or "").split())
+        if tag in _VOID:
+            if tag == "img" and self._outputs and not any(b.tag == "figure" for b in self.boxes):
+                self.loose_images.append(self.getpos()[0])
+            return
+        self._open.append(tag)
+        depth = len(self._open)
+        if tag in ("figure", "table") and not classes & LAYOUT_TABLES:
+            self.boxes.append(_Box(tag, classes, self.getpos()[0]))
+            self._open[-1] = f"{tag}#box"
+        if "cell_output" in classes:
+            self._outputs.append(depth)
+        if tag in ("figcaption", "caption") and self.boxes:
+            self._in.append(("caption", depth))
+        if tag == "span" and "caption-number" in classes and self.boxes:
+            self._in.append(("number", depth))
+
+    def handle_endtag(self, tag):
+        if tag in _VOID or tag not in {t.split("#")[0] for t in self._open}:
+            return  # a stray end tag: HTML forgives it, so does this reader
+        while self._open:
+            closed, depth = self._open.pop(), len(self._open) + 1
+            self._in = [(kind, d) for kind, d in self._in if d < depth]
+            self._outputs = [d for d in self._outputs if d < depth]
+            if closed.endswith("#box"):
+                self.done.append(self.boxes.pop())
+            if closed.split("#")[0] == tag:
+                break
+
+    def handle_data(self, data):
+        if not self.boxes:
+            return
+        for kind, _ in self._in:
+            if kind == "caption":
+                self.boxes[-1].caption += data
+            else:
+                self.boxes[-1].number += data
+
+
+_VOID = {
+    "img",
+    "br",
+    "hr",
+    "meta",
+    "link",
+    "input",
+    "source",
+    "col",
+    "area",
+    "base",
+    "wbr",
+    "embed",
+    "track",
+}
+
+
+def caption_problems(html_dir: Path, pages: list[Path]) -> list[str]:
+    """Every figure and table of `pages` without a caption, every output image outside a figure,
+    and every number that is neither the book's per chapter nor a marked paper numeral."""
+    html_dir = Path(html_dir).resolve()
+    problems = []
+    for page in pages:
+        page = Path(page).resolve()
+        reader = _Captions()
+        reader.feed(page.read_text(encoding="utf-8", errors="replace"))
+        where = page.relative_to(html_dir) if page.is_relative_to(html_dir) else page
+        for box in reader.done:
+            number = " ".join(box.number.split())
+            text = " ".join(box.caption.split())
+            if not text or text == number:
+                problems.append(f"{where}:{box.line}: a <{box.tag}> with no caption")
+            elif not number:
+                continue  # a raw HTML table of a page that is not a chapter: not numbered
+            elif PAPER_NUMBER.match(number):
+                if not any(c.startswith("paper-") for c in box.classes):
+                    problems.append(
+                        f"{where}:{box.line}: {number!r} reads as the paper's but the {box.tag} is "
+                        "not marked as regenerating it"
+                    )
+            elif not BOOK_NUMBER.match(number):
+                problems.append(f"{where}:{box.line}: {number!r} is not a per-chapter number")
+        problems += [
+            f"{where}:{line}: an output image outside a captioned figure"
+            for line in reader.loose_images
+        ]
     return problems

@@ -21,7 +21,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.book_browser import BookServer, Reader, book_pages, broken_links, chromium_path
+from tests.book_browser import (
+    BookServer,
+    Reader,
+    book_pages,
+    broken_links,
+    caption_problems,
+    chromium_path,
+)
 
 playwright_api = pytest.importorskip("playwright.sync_api", reason="the playwright package drives Chromium (pip install -e .[test])")
 
@@ -115,6 +122,54 @@ def test_good_page_passes(fixture_reader, fixture_site):
     assert report.problems() == []
 
 
+# what a chapter's HTML looks like: a figure and a table as Sphinx writes them, with a number
+_FIGURE = (
+    '<figure class="align-default{cls}" id="fig-{n}">'
+    '<div class="cell_output"><img src="_images/x.png"></div>'
+    '<figcaption><p><span class="caption-number">{number} </span>'
+    '<span class="caption-text">{text}</span>'
+    "</p></figcaption></figure>"
+)
+_TABLE = (
+    '<table class="table results{cls}" id="tab-{n}">'
+    '<caption><span class="caption-number">{number} </span>'
+    '<span class="caption-text">{text}</span></caption><tr><td>1</td></tr></table>'
+)
+
+
+def test_missing_captions_and_numbers_that_read_as_the_papers_are_caught(tmp_path):
+    bad = _write(tmp_path, "bad.html", "".join([
+        # a figure with no caption
+        '<figure id="fig-a"><div class="cell_output">'
+        '<img src="_images/a.png"></div></figure>',
+        # a table with no caption
+        '<table class="dataframe"><tr><td>1</td></tr></table>',
+        # an output image outside a figure
+        '<div class="cell_output"><img src="_images/b.png"></div>',
+        _TABLE.format(cls="", n="b", number="Table 5", text="a book table numbered book-wide"),
+        _FIGURE.format(cls="", n="c", number="Fig. 3(b)", text="the paper's numeral, not marked"),
+        # a number and nothing to read
+        _TABLE.format(cls="", n="d", number="Table 6.1", text=""),
+    ]))
+    problems = caption_problems(tmp_path, [bad])
+    assert len(problems) == 6, problems
+    assert sum("no caption" in p for p in problems) == 3
+    assert sum("outside a captioned figure" in p for p in problems) == 1
+    assert any("'Table 5' is not a per-chapter number" in p for p in problems)
+    assert any("'Fig. 3(b)' reads as the paper's" in p for p in problems)
+    good = _write(tmp_path, "good.html", "".join([
+        _TABLE.format(cls="", n="a", number="Table 6.2", text="the book's own, per chapter"),
+        _TABLE.format(cls=" paper-ix", n="b", number="Table IX", text="the paper's, marked"),
+        _FIGURE.format(cls=" paper-3b", n="c", number="Fig. 3(b)", text="the paper's, marked"),
+        _FIGURE.format(cls="", n="d", number="Fig. Arm.1", text="a page keyed by name"),
+        # a raw HTML table of a page that is not a chapter: captioned, not numbered
+        '<table class="comparison"><caption>a reference table</caption></table>',
+        # code, not content
+        '<div class="highlight"><table class="highlighttable"><tr><td>1</td></tr></table></div>',
+    ]))
+    assert caption_problems(tmp_path, [good]) == []
+
+
 def test_broken_links_are_caught(fixture_site):
     site, pages = fixture_site
     problems = broken_links(site, [pages["links"]])
@@ -168,6 +223,13 @@ def test_book_internal_links_resolve(book):
     assert not problems, "\n".join([f"{len(problems)} broken internal link(s):"] + problems[:40])
 
 
+def test_book_tables_and_figures_are_captioned_and_numbered_apart_from_the_paper(book):
+    """Every figure and table has a caption; a number is the book's per chapter ('Table 6.2') or
+    the paper's numeral on a table or figure marked as regenerating it ('Table IX')."""
+    problems = caption_problems(book, book_pages(book))
+    assert not problems, "\n".join([f"{len(problems)} caption problem(s):"] + problems[:60])
+
+
 def test_claims_page_is_near_the_front(book):
     """In the book's navigation the claims page comes before the first chapter."""
     intro = (book / "book" / "intro.html").read_text(encoding="utf-8")
@@ -180,14 +242,20 @@ def test_the_book_speaks_of_itself_only(book):
     import re
 
     tracker = re.compile(r"\b[Ii]ssues? #?\d+\b")
-    warning = re.compile(r'class="output stderr.*?</pre>', re.S)
-    machine = str(Path(__file__).resolve().parents[1])
+    # a cell's text output (stream, stderr, plain text) that carries a Python warning
+    output = re.compile(r'class="output (?:stderr|stream|text_plain).*?</pre>', re.S)
+    warned = re.compile(r"\b\w*Warning\b|warnings\.warn\(")
+    # the tree these tests run from and the tree the book was built in (CRANE_BOOK_HTML's root)
+    machines = {str(Path(__file__).resolve().parents[1]), str(book.resolve().parents[1])}
     problems = []
     for page in book_pages(book):
         text = page.read_text(encoding="utf-8")
         problems += [f"{page.relative_to(book)}: {m.group(0)!r}" for m in tracker.finditer(text)]
-        if machine in text:
-            problems.append(f"{page.relative_to(book)}: the build tree's path {machine}")
-        problems += [f"{page.relative_to(book)}: a warning in a cell's output" for m in warning.finditer(text)
-                     if "Warning" in m.group(0)]
+        problems += [
+            f"{page.relative_to(book)}: the build tree's path {machine}"
+            for machine in machines
+            if machine in text
+        ]
+        problems += [f"{page.relative_to(book)}: a warning in a cell's output: {w.group(0)!r}"
+                     for m in output.finditer(text) for w in [warned.search(m.group(0))] if w]
     assert not problems, "\n".join(problems[:40])

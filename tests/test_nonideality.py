@@ -316,3 +316,18 @@ def test_the_algorithm_1_sentence_says_what_the_run_did():
     rescued = nonideality.accepted_sentence({**run, "first audit: seeds failing": 5, "first audit: violations (seed 1)": 937,
                                              "rescued": True, "rescue passes": 1, "final λmin, smallest": 5e-4}, frame)
     assert "fails the first audit on 5 of five seeds (937 violating" in rescued and "rescue takes 1 pass and the re-audit accepts" in rescued
+
+
+def test_an_effect_switched_off_is_not_read_as_its_magnitude():
+    """'first indefinite at 0 deg (today 0)' read as if a magnitude of an effect off did it."""
+    e = 1e-3
+    frame = _frame([
+        ("default", 1, (-1 * e, 4 * e, 4 * e, 4 * e)),
+        ("default + backlash 0.25", 1, (-1 * e, 4 * e, 4 * e, 4 * e)),
+        ("default + kt_error 0", 1, (-1 * e, 4 * e, 4 * e, 4 * e)),
+        ("default + encoder_error 0.5", 1, (-1 * e, 4 * e, 4 * e, 4 * e)),
+    ])
+    text = nonideality.magnitude_sentences(frame, ["backlash", "kt_error", "encoder_error"])
+    assert "backlash: indefinite already on today's twin, where this effect is off (0 deg)" in text
+    assert "kt_error: indefinite already with this effect off (0 %; today 10 %)" in text
+    assert "(today 0)" not in text

@@ -19,6 +19,7 @@ from crane_lib.hardware.timing import LOCKSTEP, LOCKSTEP_BUS_BAUD
 from crane_lib.logs.preprocessing import Bundle
 from crane_lib.logs.raw_log import MAX_STAMP_GAP_S, N_COLUMNS, RawLog, read_raw_log
 from crane_lib.paper_numbers import paper
+from crane_lib.reporting.tables import ResultTable, numbered
 
 
 def _plural(n: int, word: str) -> str:
@@ -91,7 +92,8 @@ def cycle_figure(log_path, name: str):
     return figure
 
 
-def checks_table(log: RawLog, bundle: Bundle, source: str) -> pd.DataFrame:
+def checks_table(log: RawLog, bundle: Bundle, source: str) -> ResultTable:
+    """What preprocessing checked on the recording and how much of the recorder's limits it used."""
     steps_ms = np.diff(log.t) * 1e3
     margins = safety_margins(log)
     rows = [
@@ -106,7 +108,12 @@ def checks_table(log: RawLog, bundle: Bundle, source: str) -> pd.DataFrame:
          f"{margins['beyond_limit_deg']:.2f} (axis {margins['beyond_limit_axis']})"),
         (f"longest run at a current clamp (s; the recorder stops at {CLAMP_HOLD_S:g})", f"{margins['longest_clamp_s']:.3f}"),
     ]
-    return pd.DataFrame(rows, columns=["", "this recording"]).set_index("")
+    frame = pd.DataFrame(rows, columns=["check", "this recording"]).set_index("check")
+    return numbered(
+        frame,
+        "The recording as preprocessing read it: look at the repairs, the clamp-masked "
+        "share and how close the last two rows came to the recorder's limits",
+    )
 
 
 def log_format_sentence(log: RawLog) -> str:
@@ -128,14 +135,20 @@ def identification_sentence(accepted: AcceptedModel) -> str:
             f"**{condition.route}** ({eps}).")
 
 
-def parameter_table(accepted: AcceptedModel) -> pd.DataFrame:
+def parameter_table(accepted: AcceptedModel) -> ResultTable:
+    """The base parameters from OLS (with standard errors), refined, and in the model file."""
     ols = accepted.condition.ols.parameters
     refine = accepted.refinement.get("method", "none")
-    return pd.DataFrame({
+    frame = pd.DataFrame({
         "OLS": ols.values, "standard error": ols.std_errors,
         "relative error (%)": 100 * ols.std_errors / np.maximum(np.abs(ols.values), 1e-12),
         f"after {refine}": accepted.refined.values, "model file": accepted.parameters.values,
-    }, index=ols.names)
+    }, index=pd.Index(ols.names, name="parameter"))
+    return numbered(
+        frame,
+        "The base parameters at each stage: a large relative error marks a parameter the "
+        "recording hardly determines",
+    )
 
 
 def refinement_sentence(accepted: AcceptedModel) -> str:
@@ -148,14 +161,20 @@ def refinement_sentence(accepted: AcceptedModel) -> str:
             f"({report.get('wall_time_s', float('nan')):.0f} s).")
 
 
-def audit_table(accepted: AcceptedModel) -> pd.DataFrame:
-    return pd.DataFrame({
+def audit_table(accepted: AcceptedModel) -> ResultTable:
+    """The audit over Θ per seed: of the refined model and of the model that decides."""
+    frame = pd.DataFrame({
         "seed": [a.seed for a in accepted.first_audits],
         "refined: λmin over Θ (kg·m²)": [a.lambda_min for a in accepted.first_audits],
         "refined: violating poses": [a.n_violations for a in accepted.first_audits],
         "deciding: λmin over Θ (kg·m²)": [a.lambda_min for a in accepted.final_audits],
         "deciding: violating poses": [a.n_violations for a in accepted.final_audits],
     }).set_index("seed")
+    return numbered(
+        frame,
+        "The audit over Θ per seed: a negative λmin or any violating pose fails it; the "
+        "deciding columns are those of the model the file holds",
+    )
 
 
 def rescue_sentence(accepted: AcceptedModel) -> str:
@@ -169,10 +188,12 @@ def rescue_sentence(accepted: AcceptedModel) -> str:
             f"{change:.3g} in the Euclidean norm, and the deciding audits are those of the rescued model.")
 
 
-def held_out_table(scores: HeldOut) -> pd.DataFrame:
+def held_out_table(scores: HeldOut) -> ResultTable:
+    """The model's error on each held-out recording and pooled over them."""
     table = pd.DataFrame(scores.rows()).set_index("recording")
     table.loc["pooled", "RMSE [N·m]"] = scores.pooled_rmse
-    return table
+    return numbered(table, "The model on the held-out recordings: the pooled RMSE is the score "
+                           "Table VIII gives each stage")
 
 
 def verdict_sentence(accepted: AcceptedModel, out: Path, source: str) -> str:

@@ -16,7 +16,7 @@ from crane_lib.export.beyond_ols import (DEGREE_CHART, LABELS, MAX_SAMPLES, TS,
                                          WARP_AMPLITUDE, WARPED_CHART, WELL_DETERMINED_T,
                                          invariance_path, record_path, trajectories)
 from crane_lib.records import read_json_record
-from crane_lib.reporting.tables import significant
+from crane_lib.reporting.tables import ResultTable, numbered, significant
 
 
 # ----------------------------------------------------------------------------- the chapter's views
@@ -127,6 +127,37 @@ def across_sentence(frame: pd.DataFrame, records: list[dict]) -> str:
             f"{', '.join(f'{m} on {n}' for m, n in closest.items())}. "
             f"The Θr constraints were inactive on {inactive} of {len(records)} trajectories. "
             f"{int(frame['audit passed'].sum())} of {len(frame)} estimates pass the audit.")
+
+
+def representative_table(frame: pd.DataFrame, trajectory: str) -> ResultTable:
+    """The four estimators on the representative condition, captioned."""
+    return numbered(
+        frame.loc[trajectory],
+        f"The four estimators on {trajectory} at {TS * 1e3:g} ms (twin): compare "
+        "held-out error, the audit's verdict and the parameter error row by row",
+        digits=DIGITS,
+    )
+
+
+def across_table(frame: pd.DataFrame) -> ResultTable:
+    """The four estimators on every trajectory the profile records, captioned."""
+    return numbered(
+        frame.drop(columns=["samples"]),
+        f"The four estimators on each Table VIII trajectory of this "
+        f"build at {TS * 1e3:g} ms (twin, first execution): look for "
+        "the lowest held-out RMSE per trajectory",
+        digits=DIGITS,
+    )
+
+
+def invariance_table(invariance: pd.DataFrame) -> ResultTable:
+    """Each estimate's change when the motion is measured in another chart, captioned."""
+    return numbered(
+        invariance,
+        "The same motion in two other charts of the joint coordinates: a coordinate-free "
+        "estimator's relative change stays at rounding level",
+        digits={"relative change": 3, "RMSE in radians (N·m)": 5},
+    )
 
 
 def rmse_figure(frame: pd.DataFrame, profile: str):

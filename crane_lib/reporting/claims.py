@@ -72,8 +72,14 @@ class ClaimsTable:
         return {v: sum(r["verdict"] == v for r in self.records) for v in VERDICTS}
 
     def _repr_html_(self) -> str:
-        out = ['<table class="claims">',
-               "<thead><tr><th>the paper's claim</th><th>paper</th><th>this book, on the twin</th><th>verdict</th><th>computed in</th></tr></thead><tbody>"]
+        out = [
+            '<table class="claims">',
+            "<caption>The paper's claims, each beside this book's number on the twin and its "
+            "verdict; "
+            "the last column links to where the book computes it</caption>",
+            "<thead><tr><th>the paper's claim</th><th>paper</th><th>this book, on the twin</th>"
+            "<th>verdict</th><th>computed in</th></tr></thead><tbody>",
+        ]
         for r in self.records:
             href = _href(r, self.from_docname)
             where = (f'<a class="reference internal" href="{html_module.escape(href)}">{_escape(r["section"] or r["chapter"])}</a>'

@@ -19,7 +19,15 @@ from scipy.stats import spearmanr
 from crane_lib.acceptance import kt_sensitivity as kt
 from crane_lib.paper_numbers import paper
 from crane_lib.parameter_sets import read_conditions
-from crane_lib.reporting.tables import Comparison, ComparisonTable, Why, comparison_table, formatted, significant
+from crane_lib.reporting.tables import (
+    Comparison,
+    ComparisonTable,
+    ResultTable,
+    Why,
+    comparison_table,
+    numbered,
+    significant,
+)
 
 TRUE_KT, TRUE_KT_EFFICIENCY = kt.TRUE_KT, kt.TRUE_KT_EFFICIENCY
 
@@ -61,10 +69,17 @@ class KtSensitivity:
         width = kt.half_width()
         return [kt.uniform_scaling(self.study, 1 + sign * width) for sign in (-1, 1)]
 
-    def uniform_table(self):
+    def uniform_table(self) -> ResultTable:
+        """Route, verdict, margins and MNE of the estimate when every torque constant errs alike."""
         table = pd.DataFrame([{k: v for k, v in u.items() if k != "scaled"} for u in self.uniform]).set_index("factor").T
         table.columns = [f"every k = {c:g}" for c in table.columns]
-        return formatted(table, 3)
+        table.index.name = "quantity"
+        return numbered(
+            table,
+            "One error on every torque constant (twin): the margins should scale by the "
+            "factor, and route, verdict and MNE should stay",
+            digits=3,
+        )
 
     def uniform_sentence(self) -> str:
         worst = max(u["max |beta - factor x beta_nominal| / max |factor x beta_nominal|"] for u in self.uniform)
@@ -156,17 +171,30 @@ class KtSensitivity:
     def corrected(self) -> dict[str, dict]:
         return {label: kt.evaluate(self.study, factors, label) for label, factors in self.corrections.items()}
 
-    def corrections_frame(self):
+    def corrections_frame(self) -> ResultTable:
+        """Distance to the truth, MNE, verdict and route of the logged and the corrected records."""
         nominal = self.study.nominal
         rows = [{"record": "logged constants (unperturbed)", "distance to the truth (N·m)": nominal["truth_distance"],
                  "held-out MNE": nominal["heldout_mne"], "PD over Θ": nominal["audit"]["passed"], "route": nominal["route"]}]
         for label, r in self.corrected.items():
             rows.append({"record": f"scaled by {label}", "distance to the truth (N·m)": r["truth_distance"], "held-out MNE": r["heldout_mne"],
                          "PD over Θ": r["audit"]["passed"], "route": r["route"]})
-        return formatted(pd.DataFrame(rows).set_index("record"), 4)
+        return numbered(
+            pd.DataFrame(rows).set_index("record"),
+            "The estimate from the record as logged and "
+            "corrected by the twin's own constants: compare the distance to the truth",
+            digits=4,
+        )
 
-    def factors_frame(self):
-        return formatted(pd.DataFrame(self.corrections, index=[f"axis {j}" for j in range(1, 9)]).T, 4)
+    def factors_frame(self) -> ResultTable:
+        """The per-axis factors of each correction of the twin's record."""
+        frame = pd.DataFrame(self.corrections, index=[f"axis {j}" for j in range(1, 9)]).T
+        frame.index.name = "correction"
+        return numbered(
+            frame,
+            "The factor each correction multiplies an axis's logged torque by (twin)",
+            digits=4,
+        )
 
     def corrections_sentence(self) -> str:
         true_kt = self.corrected[TRUE_KT]["truth_distance_change"]

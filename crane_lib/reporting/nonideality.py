@@ -8,6 +8,7 @@ the records it writes) is `acceptance.nonideality`; this module only reads what 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -20,6 +21,9 @@ from crane_lib.acceptance.nonideality import (ACCEPT_INTERVAL_S, INTERVALS_S, St
 from crane_lib.model.parameters import N_LINKS
 from crane_lib.twin import dataset
 from crane_lib.twin import effects as twin_effects
+
+if TYPE_CHECKING:
+    from crane_lib.reporting.tables import ResultTable
 
 # ---------------------------------------------------------------- what the chapter shows
 
@@ -205,7 +209,17 @@ def plot_ladder(table, order: list[str], ax, trajectory: str = "AG02"):
     for i in range(len(order)):
         for j in range(len(INTERVALS_MS)):
             if text[i][j]:
-                ax.text(j, i, text[i][j], ha="center", va="center", fontsize=7, color="k")
+                # white on the dark ends of the scale, black on the pale middle
+                dark = abs(grid[i, j]) > 0.55 * COLOUR_LIMIT
+                ax.text(
+                    j,
+                    i,
+                    text[i][j],
+                    ha="center",
+                    va="center",
+                    fontsize=7,
+                    color="w" if dark else "k",
+                )
     ax.set_xticks(range(len(INTERVALS_MS)), [f"{ms} ms" for ms in INTERVALS_MS])
     ax.set_yticks(range(len(order)), order, fontsize=7.5)
     ax.set_title(f"{DATA_NOTE}: {trajectory}'s OLS estimate over Θ by rung and interval\n"
@@ -370,11 +384,29 @@ def magnitude_sentences(frame, effect_names, trajectory: str = "AG02") -> str:
         else:
             first = bad["value"].min()
             at = bad[bad["value"] == first]
-            out.append(f"{name}: first indefinite at {number_text(first)} {short_unit(name)} "
-                       f"(today {number_text(effect.default)}), at "
+            out.append(f"{name}: {_first_indefinite(effect, first)}, at "
                        f"{_interval_list(sorted(at['ts_ms'].unique()))} in {at['seed'].nunique()} of "
                        f"{series[series['value'] == first]['seed'].nunique()} executions.")
     return "\n".join(f"- {line}" for line in out)
+
+
+def _first_indefinite(effect, value: float) -> str:
+    """Where an effect's ladder first gives an indefinite estimate, said so that a value that
+    switches the effect off is not read as a magnitude of it."""
+    unit = short_unit(effect.name)
+    today = (
+        "off today"
+        if effect.default == effect.off
+        else f"today {number_text(effect.default)} {unit}"
+    )
+    if value == effect.off and value == effect.default:
+        return (f"indefinite already on today's twin, where this effect is off "
+                f"({number_text(value)} {unit})")
+    if value == effect.off:
+        return f"indefinite already with this effect off ({number_text(value)} {unit}; {today})"
+    if value == effect.default:
+        return f"first indefinite at today's value ({number_text(value)} {unit})"
+    return f"first indefinite at {number_text(value)} {unit} ({today})"
 
 
 def seed_spread(frame, min_seeds: int = 3, trajectory: str = "AG02"):
@@ -666,7 +698,12 @@ def population_table(population, profile: str, twin: twin_effects.TwinEffects):
         f"{100 * conc.share:.1f} %" if conc.measured else "no violation", unit="",  # the cells carry their % signs
         paper_text=f"'violations concentrate' there; the region is {paper('folded_region_volume_share').text()} of Θ",
         why=Why.finding(conc.finding() if conc.measured else "no estimate of this build violates on the uniform draw")))
-    return comparison_table(rows, caption=f"Table V and Sec. VI-E on the data set of this build (twin profile {name}, {profile} profile)")
+    return comparison_table(
+        rows,
+        caption=f"Routing before CLIE and Sec. VI-E on the data set of this build "
+        f"(twin profile {name}, {profile} profile)",
+        paper="V",
+    )
 
 
 def accepted_table(run: dict, frame):
@@ -759,3 +796,141 @@ def plot_spread(spread, ax):
     ax.set_ylabel("λmin over Θ (10⁻³ kg·m²)")
     ax.set_title(f"{DATA_NOTE}: AG02's margin over Θ, range (bar) and median (dot) over the executions", fontsize=10)
     ax.legend(fontsize=7, ncol=2, loc="lower left")
+
+
+# -------------------------------------------------- the chapter's tables and figures, captioned
+
+
+def numbered(*args, **options) -> "ResultTable":
+    """`tables.numbered`, imported when a table is shown (this module loads without pandas)."""
+    from crane_lib.reporting.tables import numbered as build
+
+    return build(*args, **options)
+
+
+EFFECT_COLUMNS = {
+    "kind": "kind",
+    "unit": "unit",
+    "today": "today",
+    "off": "off",
+    "nominal": "nominal",
+    "admitted": "admitted",
+    "source": "source",
+}
+POINT_HEADERS = {"ts_ms": "interval (ms)", "pd_visited": "PD at the visited configurations",
+                 "lambda_visited": "λmin there (kg·m²)", "pd_theta": "PD over Θ",
+                 "lambda_theta": "λmin over Θ (kg·m²)", "worst_component": "worst pose from"}
+RULE_HEADERS = {
+    "candidate": "candidate",
+    "ts_ms": "interval (ms)",
+    "drop_min": "smaller drop of the two executions (kg·m²)",
+    "twice_spread": "twice the executions' difference on today's twin (kg·m²)",
+    "passes": "joins",
+}
+
+
+def effects_frame() -> ResultTable:
+    """The effects table, captioned, every source in full (a DataFrame's HTML cuts long cells)."""
+    return numbered(
+        effects_table(),
+        "The twin's effects: today's value, the value that removes it, the "
+        "study's nominal magnitude and admitted range; the source column says "
+        "where each magnitude comes from",
+    )
+
+
+def point_table(point) -> ResultTable:
+    """One rung's record per interval: the routing test's and the audit's verdicts and margins."""
+    shown = point[list(POINT_HEADERS)].rename(columns=POINT_HEADERS).set_index("interval (ms)")
+    return numbered(shown, "The rung the parameters name, per interval: compare the verdict at the "
+                           f"visited configurations with the verdict over Θ ({DATA_NOTE})")
+
+
+def ladder_figure(table, order: list[str], trajectory: str = "AG02"):
+    """The ladder's heat map at a size whose labels read at page width."""
+    import matplotlib.pyplot as plt
+
+    with plt.rc_context({"font.size": 10}):
+        fig, ax = plt.subplots(figsize=(9, 0.45 * len(order) + 1.6))
+        image = plot_ladder(table, order, ax, trajectory)
+        # the map's labels at the size of the page's text; the caption carries the key
+        ax.set_yticks(range(len(order)), order, fontsize=10)
+        ax.tick_params(axis="x", labelsize=10)
+        for text in ax.texts:
+            text.set_fontsize(9.5)
+        ax.set_title(f"{DATA_NOTE}: {trajectory}'s OLS estimate over Θ", fontsize=10)
+        fig.colorbar(image, ax=ax, shrink=0.8, label="λmin over Θ (10⁻³ kg·m²)")
+        fig.tight_layout()
+    return fig
+
+
+def magnitudes_figure(frame, scaled: list[str], trajectory: str = "AG02"):
+    """Each scaled effect's margin over Θ against its magnitude, one panel per effect."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, 3, figsize=(11, 6.2), constrained_layout=True)
+    plot_magnitudes(frame, scaled, axes, trajectory)
+    for ax in np.ravel(axes)[len(scaled):]:
+        ax.set_visible(False)  # fewer effects than panels: no empty axes
+    fig.suptitle(magnitudes_title(trajectory), fontsize=10)
+    return fig
+
+
+def spread_figure(spread):
+    """The margin's range and median over the executions of each replicated rung."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(10, 3.6))
+    plot_spread(spread, ax)
+    return fig
+
+
+def mechanism_figure(point: dict, names: list[str], truth, title: str):
+    """Each parameter's share of the margin's drop at the worst pose, and the worst eigenvector."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.2), constrained_layout=True,
+                             gridspec_kw={"width_ratios": [1.4, 1]})
+    plot_mechanism(point, names, truth, axes, title)
+    return fig
+
+
+def errors_frame(errors):
+    """The followed parameters' errors per removal rung at 40 ms (a sentence when none)."""
+    from crane_lib.reporting.tables import Prose
+
+    if errors.empty:
+        return Prose("No rung that removes one effect has a record at 40 ms in this build.")
+    return numbered(
+        errors,
+        "The errors (estimate − truth, mean over the executions, 40 ms) of the parameters "
+        "that carry the drop, per rung that removes one effect: look for the removal "
+        "that shrinks them",
+        digits=3,
+    )
+
+
+def rule_frame(rule) -> ResultTable:
+    """The register's field rule per candidate and interval, captioned, readable headers."""
+    shown = rule.rename(columns=RULE_HEADERS).set_index(["candidate", "interval (ms)"])
+    return numbered(
+        shown,
+        "The field rule per candidate and interval: a candidate joins the field twin when "
+        "its smaller drop exceeds twice the executions' difference",
+        digits=3,
+    )
+
+
+def accepted_runs_frame(runs: list[dict]) -> ResultTable:
+    """The study's Algorithm 1 runs, one column per rung, captioned."""
+    import pandas as pd
+
+    # a seed is a name, not a quantity: no thousands spacing
+    shown = pd.DataFrame(runs).astype({"seed": str}).set_index("rung").T
+    shown.index.name = "Algorithm 1"
+    return numbered(
+        shown,
+        "Algorithm 1 on the study's rungs: the first audit, the rescue and the re-audit "
+        "on five seeds (λmin in kg·m²)",
+        digits=3,
+    )

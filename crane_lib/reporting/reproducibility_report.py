@@ -14,13 +14,23 @@ from functools import cached_property
 
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 from scipy.stats import spearmanr
 
 from crane_lib.acceptance import reproducibility as repro
 from crane_lib.identification.condition import load_condition_records
 from crane_lib.paper_numbers import paper
 from crane_lib.parameter_sets import read_conditions
-from crane_lib.reporting.tables import Comparison, ComparisonTable, Why, comparison_table, formatted, significant, span
+from crane_lib.reporting.tables import (
+    Comparison,
+    ComparisonTable,
+    ResultTable,
+    Why,
+    comparison_table,
+    numbered,
+    significant,
+    span,
+)
 
 SHORTER_FILES = Why.reconstruction("our command files are shorter than the paper's (chapter \"Excitation\")")
 
@@ -83,8 +93,20 @@ class Reproducibility:
     def missing_note(self) -> str:
         return "**Not recorded:** " + " ".join(self.missing) if self.missing else "Every execution the conditions file lists is recorded."
 
-    def table_xi_frame(self):
-        return formatted(self.table_xi.drop(columns=["smallest (N·m)", "largest (N·m)"]), {"spread (%)": 3}) if len(self.table_xi) else self.table_xi
+    def table_xi_frame(self) -> ResultTable:
+        """Table XI on the twin: per repeated command file, its executions and their RMSE spread."""
+        shown = (
+            self.table_xi.drop(columns=["smallest (N·m)", "largest (N·m)"])
+            if len(self.table_xi)
+            else self.table_xi
+        )
+        return numbered(
+            shown,
+            "Repeated executions of one command file, each fitted at 40 ms and scored on V01–V03 "
+            "(twin): the spread is the largest minus the smallest RMSE over their mean",
+            digits={"spread (%)": 3},
+            paper="XI",
+        )
 
     def table_xi_comparison(self) -> ComparisonTable:
         table, once, twin = self.table_xi, self.once, self.twin
@@ -115,7 +137,10 @@ class Reproducibility:
             Comparison("time between executions", None, "none", paper_text=f"{paper('repeat_separation_min').text()} to {paper('repeat_separation_max').text()}",
                        why=Why.twin("a twin repeat is the same command file recorded with the next seed (register R-8)")),
         ]
-        return comparison_table(rows, caption="Table XI against the paper (twin recordings)")
+        return comparison_table(
+            rows,
+            caption="Run-to-run repeatability: the paper's Table XI beside the twin's recordings",
+        )
 
     def table_xi_sentence(self) -> str:
         """Does sample count order the spread, as the paper finds?"""
@@ -175,8 +200,14 @@ class Reproducibility:
         ]
         return comparison_table(rows, caption=f"Parameter and prediction reproducibility of the two {self.trajectory} executions (twin)")
 
-    def losses_frame(self):
-        return formatted(self.losses.set_index(["ts", "model of execution"]), 4)
+    def losses_frame(self) -> ResultTable:
+        """What a model fitted on one execution loses when it predicts the other, per interval."""
+        return numbered(
+            self.losses.set_index(["ts", "model of execution"]),
+            f"A model fitted on one {self.trajectory} execution predicting the other (twin): "
+            "the loss column is how much RMSE it gives up against the other execution's own model",
+            digits=4,
+        )
 
     def t_ratio_figure(self):
         diffs = self.differences
@@ -212,10 +243,16 @@ class Reproducibility:
     def stability(self):
         return repro.audit_stability(self.frame, self.trajectory)
 
-    def stability_frame(self):
+    def stability_frame(self) -> ResultTable:
+        """The audit's verdict and margin of each execution's OLS estimate, per interval."""
         shown = self.stability.copy()
-        shown.index = [f"{t * 1e3:g} ms" for t in shown.index]
-        return formatted(shown, 3)
+        shown.index = pd.Index([f"{t * 1e3:g} ms" for t in shown.index], name="interval")
+        return numbered(
+            shown,
+            f"The audit of the two {self.trajectory} executions' OLS estimates per interval "
+            "(twin): look for a row whose verdicts differ",
+            digits=3,
+        )
 
     def stability_comparison(self) -> ComparisonTable:
         table = self.stability
@@ -257,12 +294,19 @@ class Reproducibility:
             ax.minorticks_off()
             ax.set_xticks([10, 20, 40, 80], ["10", "20", "40", "80"])
         axes[1].legend(fontsize=8)
-        fig.suptitle("Fig. 10 on the twin's recordings (OLS, first execution)")
+        fig.suptitle("Data: the twin's recordings (OLS, first execution)")
         fig.tight_layout()
         return fig
 
-    def ladder_frame(self):
-        return formatted(self.ladder_changes, 3)
+    def ladder_frame(self) -> ResultTable:
+        """Per trajectory, the in-sample residual's fall and the held-out gain along the ladder."""
+        return numbered(
+            self.ladder_changes,
+            "The ladder per trajectory (twin, OLS): how far the in-sample residual "
+            "falls from the finest to the coarsest interval, and how much the held-out "
+            "RMSE gains beyond 40 ms (positive: smaller at the coarser interval)",
+            digits=3,
+        )
 
     def _columns(self, prefix: str) -> list[str]:
         return [c for c in self.ladder_changes.columns if c.startswith(prefix)]
@@ -280,7 +324,9 @@ class Reproducibility:
                        why=subset if largest is None else None if largest <= paper("heldout_gain_beyond_40ms").value
                        else Why.twin("the twin's held-out error keeps falling beyond 40 ms on this trajectory")),
         ]
-        return comparison_table(rows, caption="Fig. 10 against the paper")
+        return comparison_table(
+            rows, caption="The sampling-interval ladder's numbers beside the paper's Fig. 10"
+        )
 
     def ladder_sentence(self) -> str:
         gain, spread = self._columns("held-out"), self.spread(self.trajectory)
@@ -303,8 +349,14 @@ class Reproducibility:
     def ramps(self):
         return repro.ramp_sampling()
 
-    def ramps_frame(self):
-        return formatted(self.ramps, 3)
+    def ramps_frame(self) -> ResultTable:
+        """Per command file, the share of ramps with too few samples at each interval."""
+        return numbered(
+            self.ramps,
+            "The ramp-sample criterion per command file: the share of acceleration ramps "
+            "with too few samples at each interval, and the coarsest interval with none",
+            digits=3,
+        )
 
     def ramps_comparison(self) -> ComparisonTable:
         ramps = self.ramps

@@ -38,6 +38,7 @@ import pandas as pd
 
 from crane_lib.formatting import DASH, significant  # noqa: F401 (the chapters' formatter)
 from crane_lib.paper_numbers import PaperNumber, paper
+from crane_lib.reporting import captions
 
 
 # ----------------------------------------------------------------------------- numbers
@@ -350,11 +351,14 @@ def escape(value) -> str:
 
 
 def _myst_table(header: list[str], rows: list[list[str]], caption: str | None, name: str | None,
-                classes: str, after: str = "") -> str:
-    """A MyST `{table}` directive (a pipe table inside); numbered by Sphinx when it has a caption."""
-    lines = [":::{table} " + (caption or "").replace("\n", " ")]
+                classes: str, after: str = "", paper_numeral: str | None = None) -> str:
+    """A MyST `{table}` directive (a pipe table inside); numbered when it has a caption, per
+    chapter or, when it regenerates one of the paper's tables, by the paper's numeral."""
+    lines = [":::{table} " + (captions.caption(caption) if caption else "")]
     if name:
         lines.append(f":name: {name}")
+    if paper_numeral:
+        classes = f"{classes} {captions.paper_class(paper_numeral)}"
     lines.append(f":class: {classes}")
     lines.append("")
     lines.append("| " + " | ".join(header) + " |")
@@ -387,6 +391,7 @@ class ComparisonTable(_Displayed):
     caption: str | None = None
     label: str = "quantity"
     name: str | None = None  # the label prose refers to ({numref}`name`)
+    paper: str | None = None  # the numeral of the paper's table it regenerates ("XI")
 
     @property
     def frame(self) -> pd.DataFrame:
@@ -432,15 +437,19 @@ class ComparisonTable(_Displayed):
             rows.append([escape(label), shown, escape(book), escape(reason)])
         shared = self.shared_reason()
         note = f"*Why they differ (every row marked \"see note\"):* {escape(shared)}" if shared else ""
-        return _myst_table(header, rows, self.caption, self.name, "comparison", note)
+        return _myst_table(header, rows, self.caption, self.name, "comparison", note, self.paper)
 
     def html(self) -> str:
         """The same table as an HTML fragment (for pages that are not chapters)."""
         common = self._common_unit()
         head = self.label + (f" ({common})" if common else "")
-        out = ['<table class="comparison">']
+        paper_class = f" {captions.paper_class(self.paper)}" if self.paper else ""
+        out = [f'<table class="comparison{paper_class}">']
         if self.caption:
-            out.append(f"<caption>{_text(self.caption)}</caption>")
+            # a page that is not a chapter numbers nothing: the paper's numeral is written out
+            shown = captions.caption(self.caption)
+            shown = f"Table {self.paper}: {shown}" if self.paper else shown
+            out.append(f"<caption>{_text(shown)}</caption>")
         out.append(f"<thead><tr><th>{_text(head)}</th><th>paper</th><th>this book</th><th>why they differ</th></tr></thead><tbody>")
         for label, paper_cell, title, book, reason in self._cells():
             hover = f' title="{_attribute(title)}"' if title else ""
@@ -457,10 +466,11 @@ class ComparisonTable(_Displayed):
 
 
 def comparison_table(rows: list[Comparison], caption: str | None = None, label: str = "quantity",
-                     name: str | None = None) -> ComparisonTable:
+                     name: str | None = None, paper: str | None = None) -> ComparisonTable:
     """Build the table; every differing row must say why (a ValueError names the row otherwise).
-    With a `name` (and a caption) the table is numbered and prose can refer to it."""
-    table = ComparisonTable(list(rows), caption, label, name)
+    A captioned table is numbered per chapter, or by `paper`, the numeral of the paper's table
+    it regenerates ("XI"); with a `name` prose can refer to it."""
+    table = ComparisonTable(list(rows), caption, label, name, paper)
     table.frame  # noqa: B018 (computes every verdict now, so a missing reason fails where the table is built)
     return table
 
@@ -494,6 +504,7 @@ class ResultTable(_Displayed):
     name: str | None = None
     digits: int | dict = 4
     index: bool = True
+    paper: str | None = None  # the numeral of the paper's table it regenerates ("IX")
 
     def _shown(self) -> pd.DataFrame:
         shown = formatted(self.frame, self.digits)
@@ -510,14 +521,17 @@ class ResultTable(_Displayed):
         header = [escape(c) for c in shown.columns]
         rows = [[escape(significant(v) if not isinstance(v, str) else v) for v in row]
                 for row in shown.itertuples(index=False)]
-        return _myst_table(header, rows, self.caption, self.name, "results")
+        return _myst_table(
+            header, rows, self.caption, self.name, "results", paper_numeral=self.paper
+        )
 
     def __repr__(self) -> str:
         return self._shown().to_string(index=False)
 
 
 def numbered(frame: pd.DataFrame, caption: str | None = None, name: str | None = None,
-             digits: int | dict = 4, index: bool = True) -> ResultTable:
-    """A results DataFrame shown as a (numbered, when `name` is given) table, numbers formatted
-    alike per column (`formatted`); the index becomes the first column(s) unless index=False."""
-    return ResultTable(frame, caption, name, digits, index)
+             digits: int | dict = 4, index: bool = True, paper: str | None = None) -> ResultTable:
+    """A results DataFrame shown as a captioned table, numbered per chapter or by `paper` (the
+    numeral of the paper's table it regenerates), numbers formatted alike per column
+    (`formatted`); the index becomes the first column(s) unless index=False."""
+    return ResultTable(frame, caption, name, digits, index, paper)

@@ -28,7 +28,7 @@ from crane_lib.model.dynamics import DynamicModel
 from crane_lib.model.parameters import unit_of
 from crane_lib.paper_numbers import paper
 from crane_lib.records import read_json_record
-from crane_lib.reporting.tables import Comparison, Why, span
+from crane_lib.reporting.tables import Comparison, ResultTable, Why, numbered, span
 
 HAND_AXIS = 8
 CANDIDATES = int(paper("id_candidate_count").value)  # the paper's identification trajectories
@@ -160,9 +160,11 @@ def ordering_claims(table: pd.DataFrame) -> list[Claim]:
     ]
 
 
-def claims_frame(claims: list[Claim]) -> pd.DataFrame:
-    return pd.DataFrame([{"the paper's claim": c.claim, "paper": c.paper, "this book": c.book,
-                          "verdict": "holds" if c.holds else "does not hold"} for c in claims]).set_index("the paper's claim")
+def claims_frame(claims: list[Claim], caption: str) -> ResultTable:
+    """The claims the paper reads in a table, each with its verdict on the twin, captioned."""
+    frame = pd.DataFrame([{"the paper's claim": c.claim, "paper": c.paper, "this book": c.book,
+                           "verdict": "holds" if c.holds else "does not hold"} for c in claims])
+    return numbered(frame.set_index("the paper's claim"), caption)
 
 
 # ----------------------------------------------------------------------------- Table XVI

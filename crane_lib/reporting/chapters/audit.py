@@ -645,9 +645,9 @@ def run_audits(s: AuditStudy) -> object:
     frame = pd.DataFrame([{"model": n, "audit": k,
                            **{f"seed {seed}": cell(s.audits[(n, k, seed)]) for seed in s.seeds}}
                           for n in s.models for k in ("sparse", "dense")])
-    return numbered(frame.set_index(["model", "audit"]), "The paper's Table IX: verdict (with the "
+    return numbered(frame.set_index(["model", "audit"]), "Verdict (with the "
                     "number of violating configurations) | λmin in kg·m², per model, audit and "
-                    "seed (twin)", "tab-audit-table-ix")
+                    "seed (twin)", "tab-audit-table-ix", paper="IX")
 
 
 def table_ix_against_paper(s: AuditStudy) -> object:
@@ -769,9 +769,9 @@ def table_xviii(s: AuditStudy) -> object:
          "moved toward truth": np.abs(after - truth) < np.abs(before - truth),
          "share of |Δβ|² (%)": 100 * delta[moved] ** 2 / np.sum(delta**2)},
         index=pd.Index([s.model.names[i] for i in moved], name="parameter"))
-    return numbered(frame, "The paper's Table XVIII: the entries the rescue moved (at least a "
+    return numbered(frame, "The entries the rescue moved (at least a "
                     f"tenth of the largest change), {s.bad_label} → {s.rescued_name}",
-                    "tab-audit-table-xviii", digits=3)
+                    "tab-audit-table-xviii", digits=3, paper="XVIII")
 
 
 def table_xviii_against_paper(s: AuditStudy) -> object:
@@ -862,8 +862,8 @@ def table_x(s: AuditStudy) -> pd.DataFrame:
 
 def table_x_shown(frame: pd.DataFrame) -> object:
     """Table X as displayed."""
-    return numbered(frame, "The paper's Table X: what each model does once M is inverted, against "
-                    "a reference inertia (twin)", "tab-audit-table-x", digits=3)
+    return numbered(frame, "What each model does once M is inverted, against "
+                    "a reference inertia (twin)", "tab-audit-table-x", digits=3, paper="X")
 
 
 def table_x_against_paper(s: AuditStudy, frame: pd.DataFrame) -> object:

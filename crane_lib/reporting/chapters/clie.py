@@ -217,7 +217,13 @@ def table_vi(c: Condition, s: Stages) -> object:
                  "λmin over Θ (kg·m²)": a.lambda_min, "CLIE objective (N²·m²)": s.objectives[stage],
                  "held-out RMSE, V01–V03 (N·m)": s.rmse[stage]} for stage, a in s.audits.items()}).T
     frame.index.name = "stage"
-    return numbered(frame, f"The paper's Table VI: the representative candidate {c.label} stage by stage (twin)", "tab-clie-table-vi", digits=5)
+    return numbered(
+        frame,
+        f"The representative candidate {c.label} stage by stage (twin)",
+        "tab-clie-table-vi",
+        digits=5,
+        paper="VI",
+    )
 
 
 def table_vi_against_paper(c: Condition, s: Stages) -> object:
@@ -445,8 +451,14 @@ def clie_panel(records: pd.DataFrame) -> object:
     panel = records.pivot_table(index="trajectory", columns="Ts (ms)", values=["clie_iterations", "end / start objective"],
                                 aggfunc="first").rename(columns={"clie_iterations": "iterations"})
     panel.columns = [f"{name}, {ts} ms" for name, ts in panel.columns]
-    return numbered(panel, "The paper's Table XII, CLIE panel: iterations per condition (fast route) and the objective at the end over "
-                           "the objective at the start (twin)", "tab-clie-panel", digits=3)
+    return numbered(
+        panel,
+        "CLIE panel: iterations per condition (fast route) and the objective at the end over "
+        "the objective at the start (twin)",
+        "tab-clie-panel",
+        digits=3,
+        paper="XII",
+    )
 
 
 def failures_table(method: str = "fast") -> object | None:

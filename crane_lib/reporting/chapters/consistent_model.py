@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 from IPython.display import display
 
 from crane_lib.acceptance.accepted import load_accepted
@@ -62,6 +63,8 @@ class ExportStudy:
     decided_count: int = 0  # second-moment entries the base parameters decide
     negative: dict = field(default_factory=dict)  # model label -> decided entries it makes negative
     curve: list = field(default_factory=list)  # the trade-off's reconstructions, one per factor
+    tradeoff: pd.DataFrame | None = None  # the trade-off's table, once traced
+    replay: tuple | None = None  # the tools' checks, V01's open-loop replay and its record
 
     @property
     def label(self) -> str:
@@ -145,16 +148,30 @@ def links(s: ExportStudy) -> None:
         "not the data's."))
 
 
-def tradeoff(s: ExportStudy) -> None:
-    """Consistent models nearest to the description for growing allowed changes: distance and RMSE."""
+def tradeoff_figure(s: ExportStudy) -> None:
+    """The trade-off curve alone (its cell carries the caption); nothing when the model is exact."""
     if s.result.exact:
-        display(Prose("The accepted model has an exact consistent reconstruction: there is no trade-off to trace."))
         return
     s.curve = consistent.tradeoff(s.accepted, factors=TRADEOFF_FACTORS)
-    frame = view.tradeoff_frame(s.curve, s.model, s.heldout)
+    s.tradeoff = view.tradeoff_frame(s.curve, s.model, s.heldout)
     label = f"{s.label} (twin data, profile {s.profile}): consistent models nearest to the description"
-    view.tradeoff_figure(frame, s.rmse["accepted"], s.result.change_metric, label)
+    view.tradeoff_figure(s.tradeoff, s.rmse["accepted"], s.result.change_metric, label)
     plt.show()
+
+
+def tradeoff(s: ExportStudy) -> None:
+    """Consistent models nearest to the description as the allowed change grows: the table."""
+    if s.result.exact:
+        display(
+            Prose(
+                "The accepted model has an exact consistent reconstruction: "
+                "there is no trade-off to trace."
+            )
+        )
+        return
+    if s.tradeoff is None:
+        tradeoff_figure(s)
+    frame = s.tradeoff
     display(numbered(frame, "The trade-off: allowed change, distance of the links to the description, held-out RMSE",
                      "tab-consistent-tradeoff", digits=4, index=False))
     plausible = frame[frame["distance to the prior"] < PLAUSIBLE_DISTANCE]
@@ -196,19 +213,34 @@ def tools(s: ExportStudy) -> None:
     start = max(int(np.argmax(np.abs(grid.dtheta_ref).max(axis=1) > 0)) - REPLAY_LEAD, 0)
     simulation = verify.simulate(s.paths["mjcf"], s.model, beta, grid.theta[start],
                                  grid.tau[start:start + REPLAY_SAMPLES])
-    view.simulation_figure(simulation, grid.theta[start:], f"V01 execution {s.run} (twin data): open-loop replay of "
-                           "its recorded torque on the exported model")
+    s.replay = (checks, simulation, grid.theta[start:])
+
+
+def replay_figure(s: ExportStudy) -> None:
+    """V01's recorded torque replayed open loop on the exported model (after `tools`)."""
+    _, simulation, recorded = s.replay
+    view.simulation_figure(
+        simulation,
+        recorded,
+        f"V01 execution {s.run} (twin data): open-loop replay of "
+        "its recorded torque on the exported model",
+    )
     plt.show()
+
+
+def replay_sentence(s: ExportStudy) -> Prose:
+    """How closely the tools agree and how far the open-loop replay drifts (after `tools`)."""
+    checks, simulation, recorded = s.replay
     within = "both within" if all(c.passed for c in checks) else "NOT within"
-    drift = np.abs(simulation.own - grid.theta[start:start + len(simulation.t)]).max()
+    drift = np.abs(simulation.own - recorded[:len(simulation.t)]).max()
     step = simulation.t[1] - simulation.t[0]
-    display(Prose(
+    return Prose(
         f"At {TOOL_STATES} random states the largest relative error is Pinocchio "
         f"{max(checks[0].inertia_error, checks[0].torque_error):.1e}, MuJoCo "
         f"{max(checks[1].inertia_error, checks[1].torque_error):.1e} ({within} {verify.TOLERANCE:g}). Over "
         f"{simulation.t[-1]:.1f} s of simulation (RK4, step {step * 1e3:g} ms) the two integrations differ by at most "
         f"{np.degrees(simulation.max_difference):.1e}°, while the open-loop arm drifts up to {np.degrees(drift):.3g}° "
-        "from the recording."))
+        "from the recording.")
 
 
 def run_time(s: ExportStudy) -> Prose:

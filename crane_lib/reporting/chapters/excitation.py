@@ -83,7 +83,7 @@ def families_table() -> object:
     frame = pd.DataFrame(rows).set_index("family")
     if frame["trajectories"].sum() != len(names):
         raise AssertionError("the families do not cover the identification set")
-    return numbered(frame, "The paper's Table IV: the trajectory families", "tab-excitation-families")
+    return numbered(frame, "The trajectory families", "tab-excitation-families", paper="IV")
 
 
 def postures_table() -> object:
@@ -94,18 +94,34 @@ def postures_table() -> object:
 
 
 def single_joint_table() -> object:
-    return numbered(ex.table_single_joint_block(), "The paper's Table XIII (reconstructed): the single-joint block, the angles "
-                    "(deg) each primitive visits from its start, per posture", "tab-excitation-table-xiii")
+    return numbered(
+        ex.table_single_joint_block(),
+        "Reconstructed: the single-joint block, the angles "
+        "(deg) each primitive visits from its start, per posture",
+        "tab-excitation-table-xiii",
+        paper="XIII",
+    )
 
 
 def pair_blocks_table() -> object:
-    return numbered(ex.table_pair_blocks(), "The paper's Table XIV (reconstructed): home posture and direction s of each pair "
-                    "primitive, and its speed factor at the normal level", "tab-excitation-table-xiv", digits=2)
+    return numbered(
+        ex.table_pair_blocks(),
+        "Reconstructed: home posture and direction s of each pair "
+        "primitive, and its speed factor at the normal level",
+        "tab-excitation-table-xiv",
+        digits=2,
+        paper="XIV",
+    )
 
 
 def composition_table() -> object:
-    return numbered(ex.table_composition(), "The paper's Table XV (reconstructed): the block sequence of every identification "
-                    "trajectory; PX stands for PA, PB and PC", "tab-excitation-table-xv")
+    return numbered(
+        ex.table_composition(),
+        "Reconstructed: the block sequence of every identification "
+        "trajectory; PX stands for PA, PB and PC",
+        "tab-excitation-table-xv",
+        paper="XV",
+    )
 
 
 def composition_sentence() -> Prose:

@@ -38,8 +38,13 @@ def table_i(table) -> object:
         [{"j": row.j, "a(j)": row.ant, "σ": row.sigma, "α (deg)": float(row.alpha) * 180 / np.pi,
           "d (m)": float(row.d), "θ": f"θ{row.j}", "r (m)": float(row.r)} for row in table]
     ).set_index("j")
-    return numbered(frame, "The paper's Table I, modified DH parameters (OpenSYMORO convention), as this book reads them",
-                    "tab-modeling-mdh", digits=3)
+    return numbered(
+        frame,
+        "Modified DH parameters (OpenSYMORO convention), as this book reads them",
+        "tab-modeling-mdh",
+        digits=3,
+        paper="I",
+    )
 
 
 def table_i_against_paper(table) -> object:
@@ -220,9 +225,14 @@ def reduced_set_values(mounting: str = "hanging") -> object:
          "from the description": [base[n] if category(n) in LINK_TERMS else np.nan for n in reduced]},
         index=pd.Index(reduced, name="parameter"),
     )
-    return numbered(frame, "The paper's Table II: the reduced set in the paper's order, with the values the manufacturer's "
-                           "description implies (link-side terms; rotor inertias and friction are not in it)",
-                    "tab-modeling-table-ii", digits=4)
+    return numbered(
+        frame,
+        "The reduced set in the paper's order, with the values the manufacturer's "
+        "description implies (link-side terms; rotor inertias and friction are not in it)",
+        "tab-modeling-table-ii",
+        digits=4,
+        paper="II",
+    )
 
 
 def _poi_shares() -> pd.Series:

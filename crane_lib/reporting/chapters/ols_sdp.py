@@ -171,8 +171,14 @@ def model_classes_tables(heldout_ts: float = 0.040) -> tuple[object, object]:
                    Count(int((coulomb > 0).sum()), n), paper_whole="table3_fit_traj_count", why=why),
         Comparison("largest held-out gain from Coulomb terms", "coulomb_improve_max", coulomb.max(), unit="%", why=why),
     ]
-    held = numbered(table, f"The paper's Table III: pooled held-out RMSE on V01–V03 (N·m) of each model class, fitted at "
-                           f"{heldout_ts * 1e3:g} ms (twin recordings)", "tab-ols-table-iii", digits=4)
+    held = numbered(
+        table,
+        f"Pooled held-out RMSE on V01–V03 (N·m) of each model class, fitted at "
+        f"{heldout_ts * 1e3:g} ms (twin recordings)",
+        "tab-ols-table-iii",
+        digits=4,
+        paper="III",
+    )
     return held, comparison_table(rows, "What the paper found with Table III, and this book", name="tab-ols-table-iii-paper")
 
 
@@ -211,7 +217,7 @@ def table_v_against_paper(table: pd.DataFrame) -> object:
     failed = int(table["route"].isna().sum())
     rows.append(Comparison("not identified", None, "none" if failed == 0 else str(failed), paper_text="none",
                            why=None if failed == 0 else Why.twin("conditions whose OLS or projection failed on the twin")))
-    return comparison_table(rows, "The paper's Table V: routing before CLIE", name="tab-ols-table-v")
+    return comparison_table(rows, "Routing before CLIE", name="tab-ols-table-v", paper="V")
 
 
 def table_xii_panels(table: pd.DataFrame) -> object:
@@ -220,8 +226,8 @@ def table_xii_panels(table: pd.DataFrame) -> object:
               for name, column in (("κ", "κ"), ("route", "route"), ("ε", "ε"))}
     frame = pd.concat(panels, axis=1)
     frame.columns = [f"{name}, {ts} ms" for name, ts in frame.columns]
-    return numbered(frame, "The paper's Table XII, first panels: κ, route and ε per condition (first executions, twin)",
-                    "tab-ols-table-xii-first", digits=4)
+    return numbered(frame, "First panels: κ, route and ε per condition (first executions, twin)",
+                    "tab-ols-table-xii-first", digits=4, paper="XII")
 
 
 def kappa_against_paper(table: pd.DataFrame) -> object:

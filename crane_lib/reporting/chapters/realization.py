@@ -199,8 +199,13 @@ def table_xix() -> object:
          "M̂ (N·m·s²/rad)": constants.m_hat, "D̂ (1/s)": constants.d_hat,
          "source": ["paper, Sec. III-B" if s.startswith("paper") else "fitted on the twin" for s in constants.sources]},
         index=pd.Index(range(1, N_AXES + 1), name="axis"))
-    return numbered(frame, "The paper's Table XIX: the realization constants of all eight axes (`data/realization_constants.csv`)",
-                    "tab-realization-table-xix", digits=4)
+    return numbered(
+        frame,
+        "The realization constants of all eight axes (`data/realization_constants.csv`)",
+        "tab-realization-table-xix",
+        digits=4,
+        paper="XIX",
+    )
 
 
 @dataclass

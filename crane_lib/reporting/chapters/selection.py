@@ -160,7 +160,7 @@ def plane_against_paper(c: Clouds) -> object:
     row = Comparison("variance the plotted plane carries", "pca_plane_variance_share", 100 * basis.share(2),
                      why=c.why(Why.twin("the twin's clouds") + Why.reconstruction("the basis is fitted to the three clouds "
                                                                                     "pooled (register)")))
-    return comparison_table([row], "Fig. 6's plane", name="tab-selection-pca-plane")
+    return comparison_table([row], "The plane of the paper's Fig. 6", name="tab-selection-pca-plane")
 
 
 # ----------------------------------------------------------------------------- measures
@@ -310,8 +310,14 @@ def table_viii(c: Clouds) -> tuple[object, object, Prose, object]:
         + f". {c.candidate}: OLS {frame.loc[c.candidate, 'OLS']:.5f} → accepted {final:.5f} N·m, {signed_percent(gain)} (paper "
         f"{cite('heldout_rmse_pooled_ols_ag02')} → {cite('heldout_rmse_pooled_accepted')}, a gain of "
         f"{cite('pipeline_gain_vs_ols')}). {rescued}")
-    shown = numbered(frame, "The paper's Table VIII: pooled held-out RMSE on V01–V03 at 40 ms (N·m) of each stage, per fit trajectory "
-                            "(twin; a dash: the stage does not occur)", "tab-selection-table-viii", digits=5)
+    shown = numbered(
+        frame,
+        "Pooled held-out RMSE on V01–V03 at 40 ms (N·m) of each stage, per fit trajectory "
+        "(twin; a dash: the stage does not occur)",
+        "tab-selection-table-viii",
+        digits=5,
+        paper="VIII",
+    )
     return shown, comparison_table(comparisons, "The paper's Table VIII values and this book's", name="tab-selection-table-viii-paper"), sentence, acceptance
 
 

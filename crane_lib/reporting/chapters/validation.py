@@ -56,6 +56,7 @@ class ValidationStudy:
     started: float = field(default_factory=time.perf_counter)
     records: dict = field(default_factory=dict)  # Table XVI's records, once computed
     truth: np.ndarray | None = None  # the twin's true base parameters, once read
+    candidates: pd.DataFrame | None = None  # Sec. VII-B's candidates, once scored
 
     @property
     def rescued(self) -> bool:
@@ -120,12 +121,26 @@ def table_vii(s: ValidationStudy) -> None:
     per_run = v.heldout_metrics(s.model, s.stages, s.heldout)
     display(numbered(v.per_execution(per_run), "Held-out RMSE and MNE on every execution (twin)",
                      "tab-validation-executions", digits=5))
-    display(numbered(v.table_vii(per_run), "The paper's Table VII on the twin: mean over executions, run-to-run "
-                     "spread of the accepted model", "tab-validation-table-vii", digits=5))
+    display(
+        numbered(
+            v.table_vii(per_run),
+            "On the twin: mean over executions, run-to-run spread of the accepted model",
+            "tab-validation-table-vii",
+            digits=5,
+            paper="VII",
+        )
+    )
     pooled = {label: metrics.pooled_rmse(s.model, beta, s.first) for label, beta in s.stages.items()}
     rows = v.table_vii_comparisons(per_run, pooled, s.rescued, v.run_to_run(per_run), s.profile)
-    display(comparison_table(rows, "Table VII and Sec. VI-D: paper / this book (pooled: the first execution of each "
-                             "record)", name="tab-validation-table-vii-paper"))
+    display(
+        comparison_table(
+            rows,
+            "The paper's Table VII and Sec. VI-D beside this book "
+            "(pooled: the first execution of each "
+            "record)",
+            name="tab-validation-table-vii-paper",
+        )
+    )
     by_rmse, by_mne = v.orders_agree(per_run, "accepted")
     orders = ("order them differently, as in the paper. " if by_rmse != by_mne else
               "order them alike here, where the paper's differ. ")
@@ -152,11 +167,29 @@ def table_xvi(s: ValidationStudy) -> None:
              for n in s.records}
     table = v.table_xvi(s.model, s.accepted.values, s.records, roles)
     shares = ["M θ̈", "velocity terms", "both", "gravity", "residual", v.K_COLUMN]
-    display(numbered(v.in_percent(table, shares), "The paper's Table XVI on the twin: shares of predicted-torque RMS "
-                     "(%) under the accepted model", "tab-validation-table-xvi", digits=3))
-    display(comparison_table(v.table_xvi_comparisons(table, ident, s.profile), "Table XVI: paper / this book",
-                             name="tab-validation-table-xvi-paper"))
-    display(v.claims_frame(v.table_xvi_claims(table)))
+    display(
+        numbered(
+            v.in_percent(table, shares),
+            "On the twin: shares of predicted-torque RMS (%) under the accepted model",
+            "tab-validation-table-xvi",
+            digits=3,
+            paper="XVI",
+        )
+    )
+    display(
+        comparison_table(
+            v.table_xvi_comparisons(table, ident, s.profile),
+            "The paper's Table XVI beside this book",
+            name="tab-validation-table-xvi-paper",
+        )
+    )
+    display(
+        v.claims_frame(
+            v.table_xvi_claims(table),
+            "What the paper reads in Table XVI, computed on the "
+            "twin: the verdict column says whether each holds",
+        )
+    )
     validation = table.loc[list(v.VALIDATION_TRAJECTORIES), v.K_COLUMN]
     display(Prose(
         f"V03's inertia share is {_pct(table.loc['V03', 'M θ̈'])} against {s.trajectory}'s "
@@ -172,12 +205,23 @@ def table_xx(s: ValidationStudy) -> None:
     per_axis = v.per_axis_errors(s.model, s.accepted.values, s.heldout)
     table = v.table_xx(per_axis)
     shown = v.in_percent(table, ["relative, mean"]).rename_axis("axis (8 = hand)")
-    display(numbered(shown, "The paper's Table XX on the twin: the accepted model's error per axis",
-                     "tab-validation-table-xx", digits=3))
-    display(comparison_table(v.table_xx_comparisons(table, per_axis), "Table XX: paper / this book",
-                             name="tab-validation-table-xx-paper"))
+    display(numbered(shown, "On the twin: the accepted model's error per axis",
+                     "tab-validation-table-xx", digits=3, paper="XX"))
+    display(
+        comparison_table(
+            v.table_xx_comparisons(table, per_axis),
+            "The paper's Table XX beside this book",
+            name="tab-validation-table-xx-paper",
+        )
+    )
     claims = v.ordering_claims(table)
-    display(v.claims_frame(claims))
+    display(
+        v.claims_frame(
+            claims,
+            "The two orderings the paper reads in Table XX, computed on the twin: "
+            "the verdict column says whether each holds",
+        )
+    )
     display(Prose(f"{sum(c.holds for c in claims)} of the {len(claims)} orderings the paper reads in Table XX hold "
                   "on the twin."))
 
@@ -198,8 +242,8 @@ def parameter_panel(s: ValidationStudy) -> None:
     panel = v.parameter_panel(model.names, s.accepted.values, s.accepted.std_errors, s.truth,
                               [unit_of(n) for n in model.names])
     digits = {"accepted": 4, "OLS standard error": 3, "|value| / SE": 3, "twin truth": 4, "error / SE": 3}
-    display(numbered(panel, "The accepted panel of the paper's Table XII on the twin: values, OLS standard errors "
-                     "and the twin's truth", "tab-validation-panel", digits=digits))
+    display(numbered(panel, "The accepted panel on the twin: values, OLS standard errors "
+                     "and the twin's truth", "tab-validation-panel", digits=digits, paper="XII"))
     worst = panel["error / SE"].abs().sort_values(ascending=False).index[:3]
     farthest = ", ".join(f"{n} ({x:+.0f} SE)" for n, x in panel.loc[worst, "error / SE"].items())
     display(Prose(
@@ -210,13 +254,25 @@ def parameter_panel(s: ValidationStudy) -> None:
 
 # ----------------------------------------------------------------------------- Sec. VII-B
 
-def conditioning(s: ValidationStudy) -> None:
-    """κ(W_all) of every candidate at the interval against its held-out RMSE (OLS), ranked."""
-    candidates = v.candidate_heldout(s.model, identify.load_condition_records(), s.first, s.ts, s.run)
-    correlation = v.kappa_against_heldout(candidates)
-    label = f"twin data: {len(candidates)} candidates at {s.ts * 1e3:g} ms (profile {s.profile})"
-    v.kappa_figure(candidates, s.trajectory, label)
+def conditioning_figure(s: ValidationStudy) -> None:
+    """κ(W_all) of every candidate against its held-out RMSE (OLS): the figure alone, so
+    that its cell carries its caption."""
+    s.candidates = v.candidate_heldout(
+        s.model, identify.load_condition_records(), s.first, s.ts, s.run
+    )
+    label = f"twin data: {len(s.candidates)} candidates at {s.ts * 1e3:g} ms (profile {s.profile})"
+    v.kappa_figure(s.candidates, s.trajectory, label)
     plt.show()
+
+
+def conditioning(s: ValidationStudy) -> None:
+    """κ(W_all) of every candidate against its held-out RMSE: the paper's reading and ours."""
+    if s.candidates is None:
+        s.candidates = v.candidate_heldout(
+            s.model, identify.load_condition_records(), s.first, s.ts, s.run
+        )
+    candidates = s.candidates
+    correlation = v.kappa_against_heldout(candidates)
     display(comparison_table(v.candidate_comparisons(candidates, correlation, s.trajectory, s.profile),
                              "Sec. VII-B: paper / this book", name="tab-validation-kappa"))
     rho = correlation["all"]
@@ -284,4 +340,3 @@ def run_time(s: ValidationStudy) -> Prose:
     return Prose(f"*Chapter computed in {time.perf_counter() - s.started:.0f} s, {time.process_time():.0f} s of CPU "
                  f"with the imports (profile `{s.profile}`, {len(s.heldout)} validation executions, "
                  f"{len(s.records)} records in Table XVI).*")
-
