@@ -648,3 +648,37 @@ def test_uniform_kt_claim_is_exact_on_a_linear_fit(monkeypatch):
 
     monkeypatch.setattr(condition, "recording_path", lambda *a: REPO_ROOT / "missing")
     assert claims.REGISTRY["kt_uniform_scales"].compute(_results()).verdict == claims.NOT_COMPUTED
+
+
+def test_earlier_margin_claims_follow_their_rules(monkeypatch):
+    sparse_claim = claims.REGISTRY["sparse_audit_seed_dependent"].compute
+    dense_claim = claims.REGISTRY["eps0_fails_dense"].compute
+
+    def audits(sparse_passes, dense_passes):
+        found = {
+            ("sparse", s): _audit(p, 1e-4 if p else -1e-4, 0 if p else 2)
+            for s, p in enumerate(sparse_passes, 1)
+        }
+        found.update(
+            {
+                ("dense", s): _audit(p, 1e-4 if p else -1e-4, 0 if p else 9)
+                for s, p in enumerate(dense_passes, 1)
+            }
+        )
+        monkeypatch.setattr(claims, "_earlier_margin_audits", lambda results: found)
+        return _results()
+
+    paperlike = audits([True, True, True, False, False], [False] * 5)
+    assert (
+        sparse_claim(paperlike).verdict == claims.REPRODUCED
+        and dense_claim(paperlike).verdict == claims.REPRODUCED
+    )
+    unlike = audits([False] * 5, [True, False, False, False, False])
+    assert (
+        sparse_claim(unlike).verdict == claims.CONTRADICTED
+        and dense_claim(unlike).verdict == claims.CONTRADICTED
+    )
+    monkeypatch.setattr(
+        claims, "_earlier_margin_audits", lambda results: claims.Outcome.missing("none")
+    )
+    assert sparse_claim(_results()).verdict == claims.NOT_COMPUTED
