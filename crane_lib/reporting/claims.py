@@ -91,7 +91,8 @@ class ClaimsTable:
             out.append(
                 f'<tr id="claim-{_escape(r["id"])}"><td class="claim-paper"><strong>{_escape(r["where"])}.</strong> {_escape(r["statement"])}</td>'
                 f'<td class="claim-number">{_escape(r["paper"])}</td>'
-                f'<td class="claim-book"><span class="claim-number">{_escape(r["number"])}</span><br>'
+                f'<td class="claim-book"><span class="claim-number">{_escape(r["number"])}</span>'
+                "<br>"
                 f'{_escape(r["detail"])}{_reason_html(r, self.from_docname)}</td>'
                 f"<td>{verdict_badge(r['verdict'])}</td><td>{where}</td></tr>"
             )
