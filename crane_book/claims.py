@@ -1559,7 +1559,7 @@ def _clie_iterations(results: Results) -> Outcome:
     same_order = wanted / 2 <= median <= 2 * wanted
     return Outcome(
         REPRODUCED if same_order else CONTRADICTED,
-        f"median {_num(median)} iterations over {len(iterations)} runs (largest "
+        f"median {median:g} iterations over {len(iterations)} runs (largest "
         f"{int(iterations.max())})"
         + (f"; the representative condition {own}" if own is not None else ""),
         f"Route: {results.clie_records[0]['clie_method']}. Stopped by "
