@@ -2002,15 +2002,19 @@ def _zz7_negative(results: Results) -> Outcome:
     record = results.accepted
     if record is None:
         return Outcome.missing("this build has no accepted model (results/accepted)")
+    from crane_lib.twin.truth import load_truth
+
     values = dict(zip(record["names"], record["parameters"]))
     zz7, ia7 = values["ZZR7"], values["IA7"]
+    model = results.model
+    truth = dict(zip(model.names, model.base_from_standard(load_truth()).values))["ZZR7"]
     return Outcome(
         REPRODUCED if zz7 < 0 else CONTRADICTED,
         f"ZZR7 = {_num(zz7)}, IA7 = {_num(ia7)} kg·m²",
         (
             "Negative, as in the paper."
             if zz7 < 0
-            else "Positive on the twin (its truth is positive and the estimate recovers the sign)."
+            else f"Not negative on the twin, whose true ZZR7 is {_num(truth)} kg·m²."
         ),
     )
 

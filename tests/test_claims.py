@@ -626,12 +626,12 @@ def test_link_seven_claims_follow_their_rules():
     zz7 = claims.REGISTRY["zz7_negative"].compute
     gap = claims.REGISTRY["link_consistency_gap"].compute
     model, negative = _accepted_model(-3.7e-5)
-    assert zz7(_results(accepted=negative)).verdict == claims.REPRODUCED
+    assert zz7(_results(accepted=negative, model=model)).verdict == claims.REPRODUCED
     assert (
         gap(_results(accepted=negative, model=model)).verdict == claims.REPRODUCED
     )  # ZZR7 > |XXR7| breaks
     _, positive = _accepted_model(7e-6)
-    assert zz7(_results(accepted=positive)).verdict == claims.CONTRADICTED
+    assert zz7(_results(accepted=positive, model=model)).verdict == claims.CONTRADICTED
     assert (
         gap(_results(accepted=positive, model=model)).verdict == claims.CONTRADICTED
     )  # with XXR7 = 0 it holds
