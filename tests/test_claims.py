@@ -57,13 +57,35 @@ def _audit(passed, lam=1e-3, n=0):
 
 def test_routing_claim_verdict_follows_its_rule():
     compute = claims.REGISTRY["routing_weaker_than_audit"].compute
-    gap = _results(ols_audits=[({"pd_visited": True}, _audit(False, -1e-4, 5)), ({"pd_visited": True}, _audit(True))])
+    gap = _results(
+        ols_audits=[
+            ({"pd_visited": True}, _audit(False, -1e-4, 5)),
+            ({"pd_visited": True}, _audit(True)),
+        ]
+    )
     assert compute(gap).verdict == claims.REPRODUCED
     assert "1 pass the routing test and fail over Θ, 0 the reverse" in compute(gap).number
-    no_gap = _results(ols_audits=[({"pd_visited": True}, _audit(True)), ({"pd_visited": False}, _audit(False, -1e-3, 9))])
+    no_gap = _results(
+        ols_audits=[
+            ({"pd_visited": True}, _audit(True)),
+            ({"pd_visited": False}, _audit(False, -1e-3, 9)),
+        ]
+    )
     assert compute(no_gap).verdict == claims.CONTRADICTED
-    reverse = _results(ols_audits=[({"pd_visited": True}, _audit(False, -1e-4, 2)), ({"pd_visited": False}, _audit(True))])
-    assert compute(reverse).verdict == claims.CONTRADICTED
+    reverse = _results(
+        ols_audits=[
+            ({"pd_visited": True}, _audit(False, -1e-4, 2)),
+            ({"pd_visited": False}, _audit(True)),
+        ]
+    )
+    assert (
+        compute(reverse).verdict == claims.REPRODUCED
+    )  # the gap is there; the reverse is its own claim
+    no_reverse = claims.REGISTRY["routing_no_reverse"].compute
+    assert (
+        no_reverse(reverse).verdict == claims.CONTRADICTED
+        and no_reverse(gap).verdict == claims.REPRODUCED
+    )
     assert compute(_results(ols_audits=[])).verdict == claims.NOT_COMPUTED
 
 
@@ -84,11 +106,26 @@ def test_rescue_claims_are_not_testable_without_a_rescue():
 def test_margin_claim_detects_a_margin_fixed_by_the_grid():
     compute = claims.REGISTRY["audit_margin_seeds"].compute
     moved = compute(_results(accepted=_accepted(seeds_lambda=(5e-4, 6e-4, 7e-4, 8e-4, 9e-4))))
-    assert moved.verdict == claims.REPRODUCED and "factor 1.8" in moved.number and "PD on 5 of 5 seeds" in moved.number
+    assert (
+        moved.verdict == claims.REPRODUCED
+        and "factor 1.8" in moved.number
+        and "PD on 5 of 5 seeds" in moved.number
+    )
     fixed = compute(_results(accepted=_accepted(seeds_lambda=(5e-4,) * 5)))
     assert fixed.verdict == claims.CONTRADICTED and "deterministic grid" in fixed.detail
-    flips = compute(_results(accepted=_accepted(seeds_lambda=(5e-4, -1e-4, 6e-4, 7e-4, 8e-4), passed=[True, False, True, True, True])))
-    assert flips.verdict == claims.CONTRADICTED and "changes with the seed" in flips.detail
+    flips = _results(
+        accepted=_accepted(
+            seeds_lambda=(5e-4, -1e-4, 6e-4, 7e-4, 8e-4), passed=[True, False, True, True, True]
+        )
+    )
+    assert (
+        compute(flips).verdict == claims.REPRODUCED
+    )  # the margin moves; the verdict is its own claim
+    verdict = claims.REGISTRY["audit_verdict_seeds"].compute
+    assert verdict(flips).verdict == claims.CONTRADICTED
+    assert (
+        verdict(_results(accepted=_accepted(seeds_lambda=(5e-4,) * 5))).verdict == claims.REPRODUCED
+    )
 
 
 @pytest.fixture
@@ -244,9 +281,21 @@ def test_rescue_gain_names_the_records_where_the_rescued_model_is_worse(monkeypa
     rescued = dict(_accepted(rescue={"eps": 1e-3}), refined=[1.0], parameters=[0.99])
     better = compute(_results(accepted=rescued, model=None, heldout=[1.0, 2.0, 3.0]))
     assert better.verdict == claims.REPRODUCED and "V01: RMSE 1.0 % better" in better.number
-    worse = compute(_results(accepted=dict(rescued, parameters=[1.01]), model=None, heldout=[1.0, 2.0, 3.0]))
+    worse = compute(
+        _results(accepted=dict(rescued, parameters=[1.01]), model=None, heldout=[1.0, 2.0, 3.0])
+    )
     assert worse.verdict == claims.CONTRADICTED
-    assert "V01 (RMSE and MNE)" in worse.detail and "V03 (RMSE and MNE)" in worse.detail
+    assert "by RMSE on V01, V02, V03" in worse.detail
+    mne = claims.REGISTRY["validation_rescue_mne"].compute
+    assert (
+        mne(_results(accepted=rescued, model=None, heldout=[1.0, 2.0, 3.0])).verdict
+        == claims.REPRODUCED
+    )
+    monkeypatch.setattr(claims, "_rescued_axes", lambda results: " (axes)")
+    worse_mne = mne(
+        _results(accepted=dict(rescued, parameters=[1.01]), model=None, heldout=[1.0, 2.0, 3.0])
+    )
+    assert worse_mne.verdict == claims.CONTRADICTED and worse_mne.detail.endswith(" (axes)")
 
 
 def _kt_record(seed, mne_change, flipped):
@@ -266,8 +315,16 @@ def test_kt_claim_verdict_follows_its_rule(monkeypatch):
     small = [_kt_record(1, 0.5 * bound, False), _kt_record(2, -0.5 * bound, True)]
     assert with_draws(small).verdict == claims.REPRODUCED
     assert with_draws([_kt_record(1, 2 * bound, False), _kt_record(2, 0.1 * bound, True)]).verdict == claims.CONTRADICTED
-    assert with_draws([_kt_record(1, 0.1 * bound, False), _kt_record(2, 0.1 * bound, False)]).verdict == claims.CONTRADICTED  # no flip
+    # the MNE bound alone decides kt_sensitivity; the flips are kt_verdict_flips
+    no_flip = [_kt_record(1, 0.1 * bound, False), _kt_record(2, 0.1 * bound, False)]
+    assert with_draws(no_flip).verdict == claims.REPRODUCED
     assert with_draws([{"seed": 1, "failure": "ValueError: x"}]).verdict == claims.NOT_COMPUTED
+    flips = claims.REGISTRY["kt_verdict_flips"].compute
+    assert flips(_results()).verdict == claims.NOT_COMPUTED  # the failed draw above is still loaded
+    monkeypatch.setattr(kt, "load_draws", lambda *args: (small, []))
+    assert flips(_results()).verdict == claims.REPRODUCED
+    monkeypatch.setattr(kt, "load_draws", lambda *args: (no_flip, []))
+    assert flips(_results()).verdict == claims.CONTRADICTED
 
 
 def test_run_to_run_claim_is_not_testable_on_the_twin_and_missing_without_records(monkeypatch):
@@ -290,3 +347,517 @@ def test_run_to_run_claim_is_not_testable_on_the_twin_and_missing_without_record
     assert compute(_results()).verdict == claims.NOT_COMPUTED
     monkeypatch.setattr(repro, "profile_records", lambda conditions: [])
     assert compute(_results()).verdict == claims.NOT_COMPUTED
+
+
+# ------------------------------------------------------------ the claims added with their reasons
+
+
+def _markdown_headings(docname: str) -> list[str]:
+    text = (REPO_ROOT / f"{docname}.md").read_text(encoding="utf-8")
+    return [m.group(1).strip() for m in re.finditer(r"^#{1,6} (.+)$", text, flags=re.M)]
+
+
+@pytest.mark.parametrize(
+    "claim", [c for c in claims.REGISTRY.values() if c.reason], ids=lambda c: c.id
+)
+def test_each_reason_links_to_an_existing_register_heading(claim):
+    docname, heading = claim.reason
+    assert heading in _markdown_headings(
+        docname
+    ), f"{claim.id}: no heading {heading!r} in {docname}.md"
+    assert claim.reason_link()["anchor"] == make_id(heading)
+
+
+def test_the_six_headline_differences_carry_a_reason():
+    for claim_id in (
+        "ols_nonpd_routing",
+        "ols_infeasible_over_theta",
+        "validation_rescue_mne",
+        "kt_sensitivity",
+        "ag02_heldout_rank",
+        "clie_iterations",
+    ):
+        assert claims.REGISTRY[claim_id].reason is not None, claim_id
+
+
+def test_the_page_links_a_claims_reason(sandbox):
+    record = dict(
+        claims.evaluate("test_claim"),
+        reason={"docname": "book/register_audit", "section": "S", "anchor": "s"},
+    )
+    html = views.ClaimsTable([record])._repr_html_()
+    assert 'href="../book/register_audit.html#s"' in html and "Why: S" in html
+
+
+@pytest.fixture(scope="module")
+def build_results():
+    """The build's own records (results/), read under the profile they were built with, when this
+    checkout has them."""
+    from crane_lib.acceptance.audit import OLS_AUDITS_PATH
+
+    built = sorted(verdicts.CLAIMS_DIR.glob("*.json")) if verdicts.CLAIMS_DIR.is_dir() else []
+    if not OLS_AUDITS_PATH.is_file() or not built:
+        pytest.skip("this checkout has no build records (make book PROFILE=quick writes them)")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("CRANE_PROFILE", json.loads(built[0].read_text(encoding="utf-8"))["profile"])
+        yield claims.Results()
+
+
+@pytest.mark.parametrize("claim_id", list(claims.REGISTRY))
+def test_each_claim_evaluates_on_the_builds_records(claim_id, build_results):
+    record = claims.evaluate(claim_id, build_results)
+    assert record["verdict"] in verdicts.VERDICTS and record["number"] and record["detail"]
+    if claims.REGISTRY[claim_id].compute is None:
+        assert record["verdict"] == claims.NOT_COMPUTED
+
+
+def _pairs(*rows):
+    """(condition record, audit) pairs: rows of (trajectory, ts, pd_visited, passed over Θ)."""
+    return [
+        (
+            {"trajectory": t, "ts": ts, "run": 1, "pd_visited": v},
+            _audit(p, 1e-3 if p else -1e-3, 0 if p else 3),
+        )
+        for t, ts, v, p in rows
+    ]
+
+
+def test_population_claims_follow_the_majority_rule():
+    routing = claims.REGISTRY["ols_nonpd_routing"].compute
+    theta = claims.REGISTRY["ols_infeasible_over_theta"].compute
+    mostly_failing = _results(
+        ols_audits=_pairs(
+            ("A", 0.01, False, False), ("B", 0.01, False, False), ("C", 0.04, True, True)
+        )
+    )
+    assert (
+        routing(mostly_failing).verdict == claims.REPRODUCED
+        and theta(mostly_failing).verdict == claims.REPRODUCED
+    )
+    assert "2 of 2 at 10 ms" in routing(mostly_failing).detail
+    mostly_pd = _results(
+        ols_audits=_pairs(
+            ("A", 0.01, False, False), ("B", 0.04, True, True), ("C", 0.04, True, True)
+        )
+    )
+    assert (
+        routing(mostly_pd).verdict == claims.CONTRADICTED
+        and theta(mostly_pd).verdict == claims.CONTRADICTED
+    )
+    assert routing(_results(ols_audits=[])).verdict == claims.NOT_COMPUTED
+
+
+def test_folded_claim_reads_the_shared_concentration():
+    from crane_lib.acceptance import folded
+
+    compute = claims.REGISTRY["violations_folded"].compute
+    share = folded.region_volume_share()
+    total = 1000
+    inside = int(np.ceil(3 * share * total))
+    assert (
+        compute(_results(folded_population=folded.Concentration(total, inside))).verdict
+        == claims.REPRODUCED
+    )
+    sparse = folded.Concentration(total, int(share * total))
+    assert compute(_results(folded_population=sparse)).verdict == claims.CONTRADICTED
+    assert (
+        compute(_results(folded_population=folded.Concentration())).verdict == claims.NOT_COMPUTED
+    )
+    assert compute(_results(folded_population=None)).verdict == claims.NOT_COMPUTED
+
+
+def test_table_viii_claims_follow_their_rules():
+    improves = claims.REGISTRY["clie_improves_most"].compute
+    ap01 = claims.REGISTRY["clie_worsens_ap01"].compute
+    nine = {t: 1.0 for t in claims.Results.TABLE_VIII}
+    assert improves(_results(table_viii_gains=nine)).verdict == claims.REPRODUCED
+    assert (
+        improves(_results(table_viii_gains={**nine, "AP01": -20.0})).verdict == claims.REPRODUCED
+    )  # all but one
+    assert (
+        improves(_results(table_viii_gains={**nine, "AP01": -20.0, "AP04": -1.0})).verdict
+        == claims.CONTRADICTED
+    )
+    assert (
+        improves(_results(table_viii_gains={"AG02": 1.0})).verdict == claims.NOT_COMPUTED
+    )  # a profile's subset
+    scale = paper("runtorun_ag02").value
+    assert ap01(_results(table_viii_gains={"AP01": -2 * scale})).verdict == claims.REPRODUCED
+    assert ap01(_results(table_viii_gains={"AP01": -0.5 * scale})).verdict == claims.CONTRADICTED
+    assert ap01(_results(table_viii_gains={"AP01": 10.9})).verdict == claims.CONTRADICTED
+    assert ap01(_results(table_viii_gains=None)).verdict == claims.NOT_COMPUTED
+
+
+def test_cloud_claims_follow_their_rules(monkeypatch):
+    from crane_lib.acceptance import selection
+
+    widens, contracts = (
+        claims.REGISTRY[i].compute for i in ("sdp_widens_cloud", "clie_contracts_cloud")
+    )
+    clouds = SimpleNamespace(labels=[("AG02", 0.04)] * 4, routes=["O-C", "O-S-C", "O-C", "O-C"])
+
+    def measures(sdp_variance, clie_distance):
+        monkeypatch.setattr(
+            selection,
+            "cloud_measures",
+            lambda c: {
+                "OLS": {"total variance": 1.0, "median distance": 1.0},
+                "SDP": {"total variance": sdp_variance, "median distance": 1.0},
+                "CLIE": {"total variance": 1.0, "median distance": clie_distance},
+            },
+        )
+        return _results(clouds=clouds)
+
+    assert widens(measures(1.1, 0.9)).verdict == claims.REPRODUCED
+    assert contracts(measures(1.1, 0.9)).verdict == claims.REPRODUCED
+    assert widens(measures(0.9, 1.1)).verdict == claims.CONTRADICTED
+    assert contracts(measures(0.9, 1.1)).verdict == claims.CONTRADICTED
+    assert widens(_results(clouds=None)).verdict == claims.NOT_COMPUTED
+
+
+def test_ramp_claim_follows_the_coarsest_adequate_interval(monkeypatch):
+    from crane_lib.acceptance import selection
+
+    compute = claims.REGISTRY["ramp_interval_40ms"].compute
+    assert compute(_results()).verdict == claims.REPRODUCED  # the committed command files
+    monkeypatch.setattr(selection, "coarsest_adequate_interval", lambda ramps, intervals: 0.080)
+    assert compute(_results()).verdict == claims.CONTRADICTED
+    assert (
+        claims.REGISTRY["structural_rule_names_ag02"].compute(_results()).verdict
+        == claims.REPRODUCED
+    )
+
+
+def test_ladder_claim_follows_the_bound(monkeypatch):
+    import pandas as pd
+
+    from crane_lib.acceptance import reproducibility as repro
+
+    compute = claims.REGISTRY["heldout_gain_beyond_40ms"].compute
+    bound = paper("heldout_gain_beyond_40ms").value
+
+    def gains(values):
+        frame = pd.DataFrame(
+            {"held-out gain, 40→80 ms (%)": values}, index=[f"T{i}" for i in range(len(values))]
+        )
+        monkeypatch.setattr(repro, "interval_ladder", lambda *a, **k: None)
+        monkeypatch.setattr(repro, "ladder_changes", lambda ladder: frame)
+        return compute(_results(conditions=[], model=None, heldout=[1]))
+
+    assert gains([0.5 * bound, -3.0]).verdict == claims.REPRODUCED
+    assert gains([0.5 * bound, 2 * bound]).verdict == claims.CONTRADICTED
+    assert compute(_results(conditions=[], model=None, heldout=[])).verdict == claims.NOT_COMPUTED
+
+
+def test_kappa_and_rank_claims_need_the_forty_candidates(monkeypatch):
+    import pandas as pd
+
+    from crane_lib.reporting import validation as v
+
+    kappa = claims.REGISTRY["kappa_does_not_rank"].compute
+    rank = claims.REGISTRY["ag02_heldout_rank"].compute
+    names = ["AG02"] + [f"PX{i:02d}" for i in range(39)]
+
+    def candidates(ag02_position, p_value):
+        rmse = np.linspace(0.15, 0.2, 40)
+        order = names[1:ag02_position] + ["AG02"] + names[ag02_position:]
+        frame = pd.DataFrame({"kappa": np.arange(40.0), "held-out RMSE": rmse}, index=order)
+        monkeypatch.setattr(
+            v,
+            "kappa_against_heldout",
+            lambda c: {"all": SimpleNamespace(rho=-0.2, p_value=p_value)},
+        )
+        return _results(
+            candidates=frame,
+            run_to_run_spread=1.0,
+            condition=lambda t, ts, run=1: {"residual_rms": 0.03},
+        )
+
+    assert kappa(candidates(5, 0.18)).verdict == claims.REPRODUCED
+    assert kappa(candidates(5, 0.01)).verdict == claims.CONTRADICTED
+    assert rank(candidates(5, 0.18)).verdict == claims.REPRODUCED
+    assert rank(candidates(33, 0.18)).verdict == claims.CONTRADICTED
+    subset = candidates(2, 0.18)
+    subset.candidates = subset.candidates.iloc[:4]
+    assert (
+        kappa(subset).verdict == claims.NOT_COMPUTED and rank(subset).verdict == claims.NOT_COMPUTED
+    )
+    assert kappa(_results(candidates=None)).verdict == claims.NOT_COMPUTED
+
+
+def test_conditioning_claims_read_the_condition_records():
+    full_rank = claims.REGISTRY["pair_only_full_rank"].compute
+    blocks = claims.REGISTRY["single_joint_blocks_condition"].compute
+
+    def with_kappas(ag02, ap03):
+        kappas = {"AG02": ag02, "AP03": ap03}
+        return _results(condition=lambda t, ts, run=1: {"kappa": kappas[t], "names": ["a"] * 39})
+
+    assert full_rank(with_kappas(34.3, 56.3)).verdict == claims.REPRODUCED
+    assert full_rank(with_kappas(34.3, float("inf"))).verdict == claims.CONTRADICTED
+    assert blocks(with_kappas(34.3, 56.3)).verdict == claims.REPRODUCED
+    assert blocks(with_kappas(60.0, 56.3)).verdict == claims.CONTRADICTED
+    assert full_rank(_results(condition=lambda *a, **k: None)).verdict == claims.NOT_COMPUTED
+
+
+def _accepted_model(zz7, accepted=True, passed_first=True):
+    from crane_lib.model.dynamics import DynamicModel
+
+    model = DynamicModel("reduced")
+    values = dict.fromkeys(model.names, 1e-3)
+    values.update(ZZR7=zz7, XXR7=0.0, IA7=4.85e-3)
+    return model, {
+        "names": list(model.names),
+        "parameters": [values[n] for n in model.names],
+        "accepted": accepted,
+        "first_audits": [
+            {
+                "passed": passed_first,
+                "lambda_min": 1e-3 if passed_first else -1e-2,
+                "violations": {"grid": 0, "uniform": 0 if passed_first else 5, "folded": 0},
+            }
+        ],
+        "trajectory": "AG02",
+        "ts": 0.04,
+    }
+
+
+def test_link_seven_claims_follow_their_rules():
+    zz7 = claims.REGISTRY["zz7_negative"].compute
+    gap = claims.REGISTRY["link_consistency_gap"].compute
+    model, negative = _accepted_model(-3.7e-5)
+    assert zz7(_results(accepted=negative, model=model)).verdict == claims.REPRODUCED
+    assert (
+        gap(_results(accepted=negative, model=model)).verdict == claims.REPRODUCED
+    )  # ZZR7 > |XXR7| breaks
+    _, positive = _accepted_model(7e-6)
+    assert zz7(_results(accepted=positive, model=model)).verdict == claims.CONTRADICTED
+    assert (
+        gap(_results(accepted=positive, model=model)).verdict == claims.CONTRADICTED
+    )  # with XXR7 = 0 it holds
+    _, rejected = _accepted_model(-3.7e-5, accepted=False)
+    assert gap(_results(accepted=rejected, model=model)).verdict == claims.CONTRADICTED
+    assert zz7(_results(accepted=None)).verdict == claims.NOT_COMPUTED
+
+
+def test_clie_solution_claim_reads_the_first_audits():
+    compute = claims.REGISTRY["clie_solution_fails_audit"].compute
+    assert (
+        compute(_results(accepted=_accepted_model(1e-3, passed_first=False)[1])).verdict
+        == claims.REPRODUCED
+    )
+    assert (
+        compute(_results(accepted=_accepted_model(1e-3, passed_first=True)[1])).verdict
+        == claims.CONTRADICTED
+    )
+    assert compute(_results(accepted=None)).verdict == claims.NOT_COMPUTED
+
+
+def test_repeat_claims_follow_their_rules(monkeypatch):
+    import pandas as pd
+
+    from crane_lib.acceptance import reproducibility as repro
+
+    verdict = claims.REGISTRY["audit_verdict_reproduces"].compute
+    spread = claims.REGISTRY["spread_follows_samples"].compute
+    month = claims.REGISTRY["one_calibration_a_month"].compute
+    frame = pd.DataFrame({"trajectory": ["AG02", "AG02"], "run": [1, 2]})
+
+    def stability(same):
+        table = pd.DataFrame(
+            {
+                "execution 1: PD": [True, True],
+                "execution 2: PD": [True, same],
+                "same verdict": [True, same],
+            },
+            index=[0.04, 0.08],
+        )
+        monkeypatch.setattr(repro, "audit_stability", lambda f: table)
+        return verdict(_results(repeats_frame=frame))
+
+    assert stability(True).verdict == claims.REPRODUCED
+    assert stability(False).verdict == claims.CONTRADICTED and "80 ms" in stability(False).detail
+    assert verdict(_results(repeats_frame=None)).verdict == claims.NOT_COMPUTED
+
+    def table_xi(spreads, pair_only):
+        table = pd.DataFrame(
+            {
+                "samples per axis, min": [3000, 2000, 500],
+                "samples per axis, max": [3000, 2000, 500],
+                "spread (%)": spreads,
+                "pair blocks only": pair_only,
+            },
+            index=["AG02", "PB01", "AP03"],
+        )
+        monkeypatch.setattr(repro, "run_to_run_table", lambda f: table)
+        return spread(_results(repeats_frame=frame))
+
+    assert table_xi([0.5, 1.0, 3.5], [False, False, True]).verdict == claims.REPRODUCED
+    assert table_xi([3.5, 1.0, 0.5], [False, False, True]).verdict == claims.CONTRADICTED
+    monkeypatch.setattr(repro, "run_to_run_table", lambda f: pd.DataFrame(index=["AG02"]))
+    assert spread(_results(repeats_frame=frame)).verdict == claims.NOT_COMPUTED
+    assert month(_results(repeats_frame=frame)).verdict == claims.NOT_TESTABLE
+    assert month(_results(repeats_frame=None)).verdict == claims.NOT_TESTABLE
+
+
+def test_infeasible_claims_each_follow_one_fact(monkeypatch):
+    low, high = (
+        paper("misdirected_torque_fraction").value,
+        paper("random_accel_torque_diff").value_hi,
+    )
+
+    def case(tau, share, median, along):
+        pose = SimpleNamespace(
+            misdirected_share=share / 100,
+            median_torque_error_ratio=median / 100,
+            eigdir_torque_error_ratio=along / 100,
+        )
+        found = (
+            "the model",
+            SimpleNamespace(tau_grow_fastest_s=tau, at_worst_pose=pose),
+            _audit(False, -1e-3, 5),
+        )
+        monkeypatch.setattr(claims, "_infeasible_case", lambda results: found)
+        return _results()
+
+    unstable, misdirects, small = (
+        claims.REGISTRY[i].compute
+        for i in (
+            "infeasible_consequences",
+            "infeasible_misdirects",
+            "infeasible_small_torque_error",
+        )
+    )
+    paperlike = case(0.003, low + 1, high / 2, 300.0)
+    assert all(f(paperlike).verdict == claims.REPRODUCED for f in (unstable, misdirects, small))
+    unlike = case(float("inf"), low - 1, 2 * high, 300.0)
+    assert all(f(unlike).verdict == claims.CONTRADICTED for f in (unstable, misdirects, small))
+    monkeypatch.setattr(
+        claims, "_infeasible_case", lambda results: claims.Outcome(claims.NOT_TESTABLE, "—", "")
+    )
+    assert unstable(_results()).verdict == claims.NOT_TESTABLE
+
+
+def test_share_and_validation_claims_follow_their_rules(monkeypatch):
+    import pandas as pd
+
+    from crane_lib.identification import condition, model_classes
+    from crane_lib.reporting import validation as v
+
+    monkeypatch.setattr(condition, "recording_path", lambda *a: REPO_ROOT)  # exists
+    monkeypatch.setattr(condition, "condition_bundle", lambda *a: None)
+    poi = claims.REGISTRY["poi_share_below_floor"].compute
+    monkeypatch.setattr(
+        model_classes, "full_model_torque_shares", lambda b: {"products": 1.7, "residual": 27.4}
+    )
+    assert poi(_results()).verdict == claims.REPRODUCED
+    monkeypatch.setattr(
+        model_classes, "full_model_torque_shares", lambda b: {"products": 5.0, "residual": 27.4}
+    )
+    assert poi(_results()).verdict == claims.CONTRADICTED
+
+    harder = claims.REGISTRY["validation_harder"].compute
+    accepted = {"parameters": [0.0]}
+
+    def shares(v01, ag02):
+        monkeypatch.setattr(
+            v,
+            "table_xvi",
+            lambda *a: pd.DataFrame({"residual": [v01, ag02]}, index=["V01", "AG02"]),
+        )
+        return harder(_results(accepted=accepted, heldout=[None], model=None))
+
+    assert shares(0.415, 0.275).verdict == claims.REPRODUCED
+    assert shares(0.2, 0.275).verdict == claims.CONTRADICTED
+
+
+def test_table_xx_claims_read_the_chapters_orderings(monkeypatch):
+    from crane_lib.acceptance import held_out
+    from crane_lib.reporting import validation as v
+
+    absolute, relative = (
+        claims.REGISTRY[i].compute
+        for i in ("absolute_error_follows_torque", "relative_error_runs_the_other_way")
+    )
+    monkeypatch.setattr(held_out, "heldout_bundles", lambda profile: {("V01", 1): None})
+    monkeypatch.setattr(v, "per_axis_errors", lambda *a: None)
+    monkeypatch.setattr(v, "table_xx", lambda per_axis: None)
+
+    def orderings(*holds):
+        monkeypatch.setattr(
+            v,
+            "ordering_claims",
+            lambda t: [v.Claim(f"c{i}", "p", "b", h) for i, h in enumerate(holds)],
+        )
+        return _results(accepted={"parameters": [0.0]}, heldout=[None], model=None)
+
+    assert absolute(orderings(True, True, False, False)).verdict == claims.REPRODUCED
+    assert relative(orderings(True, True, False, False)).verdict == claims.CONTRADICTED
+    assert relative(orderings(False, False, True, True)).verdict == claims.REPRODUCED
+    assert absolute(orderings(True, False, True, True)).verdict == claims.CONTRADICTED
+
+
+def test_clie_iterations_claim_follows_the_order_of_the_papers_median():
+    compute = claims.REGISTRY["clie_iterations"].compute
+    median = paper("clie_iters_median").value
+
+    def runs(count):
+        return _results(
+            accepted=None,
+            clie_records=[
+                {
+                    "clie_iterations": count,
+                    "clie_message": "`xtol` termination",
+                    "clie_method": "fast",
+                }
+            ]
+            * 3,
+        )
+
+    assert compute(runs(median)).verdict == claims.REPRODUCED
+    assert (
+        compute(runs(median / 4)).verdict == claims.CONTRADICTED
+        and "xtol 3" in compute(runs(3)).detail
+    )
+    assert compute(_results(clie_records=[], accepted=None)).verdict == claims.NOT_COMPUTED
+
+
+def test_uniform_kt_claim_is_exact_on_a_linear_fit(monkeypatch):
+    from crane_lib.identification import condition
+
+    monkeypatch.setattr(condition, "recording_path", lambda *a: REPO_ROOT / "missing")
+    assert claims.REGISTRY["kt_uniform_scales"].compute(_results()).verdict == claims.NOT_COMPUTED
+
+
+def test_earlier_margin_claims_follow_their_rules(monkeypatch):
+    sparse_claim = claims.REGISTRY["sparse_audit_seed_dependent"].compute
+    dense_claim = claims.REGISTRY["eps0_fails_dense"].compute
+
+    def audits(sparse_passes, dense_passes):
+        found = {
+            ("sparse", s): _audit(p, 1e-4 if p else -1e-4, 0 if p else 2)
+            for s, p in enumerate(sparse_passes, 1)
+        }
+        found.update(
+            {
+                ("dense", s): _audit(p, 1e-4 if p else -1e-4, 0 if p else 9)
+                for s, p in enumerate(dense_passes, 1)
+            }
+        )
+        monkeypatch.setattr(claims, "_earlier_margin_audits", lambda results: found)
+        return _results()
+
+    paperlike = audits([True, True, True, False, False], [False] * 5)
+    assert (
+        sparse_claim(paperlike).verdict == claims.REPRODUCED
+        and dense_claim(paperlike).verdict == claims.REPRODUCED
+    )
+    unlike = audits([False] * 5, [True, False, False, False, False])
+    assert (
+        sparse_claim(unlike).verdict == claims.CONTRADICTED
+        and dense_claim(unlike).verdict == claims.CONTRADICTED
+    )
+    monkeypatch.setattr(
+        claims, "_earlier_margin_audits", lambda results: claims.Outcome.missing("none")
+    )
+    assert sparse_claim(_results()).verdict == claims.NOT_COMPUTED

@@ -61,6 +61,16 @@ def _href(record: dict, from_docname: str) -> str | None:
     return target + (f"#{record['anchor']}" if record.get("anchor") else "")
 
 
+def _reason_html(record: dict, from_docname: str) -> str:
+    """A link to the register entry that says why the build differs from the paper, if any."""
+    reason = record.get("reason")
+    if not reason:
+        return ""
+    href = "../" * from_docname.count("/") + f"{reason['docname']}.html#{reason['anchor']}"
+    return (f' <a class="reference internal claim-reason" href="{html_module.escape(href)}">'
+            f"Why: {_escape(reason['section'])}</a>")
+
+
 class ClaimsTable:
     """The page's table (HTML in a notebook; a plain frame in a terminal)."""
 
@@ -87,7 +97,9 @@ class ClaimsTable:
             out.append(
                 f'<tr id="claim-{_escape(r["id"])}"><td class="claim-paper"><strong>{_escape(r["where"])}.</strong> {_escape(r["statement"])}</td>'
                 f'<td class="claim-number">{_escape(r["paper"])}</td>'
-                f'<td class="claim-book"><span class="claim-number">{_escape(r["number"])}</span><br>{_escape(r["detail"])}</td>'
+                f'<td class="claim-book"><span class="claim-number">{_escape(r["number"])}</span>'
+                "<br>"
+                f'{_escape(r["detail"])}{_reason_html(r, self.from_docname)}</td>'
                 f"<td>{verdict_badge(r['verdict'])}</td><td>{where}</td></tr>"
             )
         out.append("</tbody></table>")
@@ -100,14 +112,15 @@ class ClaimsTable:
 class ClaimBox:
     """One claim's verdict, for the chapter section that computes it."""
 
-    def __init__(self, record: dict):
+    def __init__(self, record: dict, from_docname: str = PAGE_DOCNAME):
         self.record = record
+        self.from_docname = from_docname  # every chapter and the claims page sit one folder deep
 
     def _repr_html_(self) -> str:
         r = self.record
         return (f'<p class="claim-box">{verdict_badge(r["verdict"])} <strong>Claim ({_escape(r["where"])}):</strong> '
                 f'{_escape(r["statement"])} <em>Paper:</em> {_escape(r["paper"])}. <em>This book:</em> {_escape(r["number"])}. '
-                f'{_escape(r["detail"])}</p>')
+                f'{_escape(r["detail"])}{_reason_html(r, self.from_docname)}</p>')
 
     def __repr__(self) -> str:
         r = self.record

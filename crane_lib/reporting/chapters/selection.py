@@ -262,6 +262,19 @@ def checks_against_paper(c: Clouds) -> object:
 # ----------------------------------------------------------------------------- Table VIII
 
 
+def stage_scores(record: dict, model: DynamicModel, heldout: list) -> dict:
+    """One row of Table VIII from a CLIE record: pooled held-out RMSE of each stage (NaN where a
+    stage does not occur) and CLIE's gain over its start, %; the claims step reads the same row."""
+    projected = record["route"] == identify.ROUTE_PROJECTED
+    row = {"trajectory": record["trajectory"], "route": record["route"],
+           "OLS": metrics.pooled_rmse(model, record["ols"], heldout),
+           "SDP": metrics.pooled_rmse(model, record["start"], heldout) if projected else np.nan,
+           "CLIE": metrics.pooled_rmse(model, record["clie_x"], heldout), "rescue": np.nan}
+    start = row["SDP"] if projected else row["OLS"]
+    row["CLIE gain over its start (%)"] = 100 * (1 - row["CLIE"] / start)
+    return row
+
+
 def table_viii(c: Clouds) -> tuple[object, object, Prose, object]:
     model = DynamicModel("reduced")
     heldout = [identify.condition_bundle(v, 0.040) for v in VALIDATION]
@@ -272,13 +285,9 @@ def table_viii(c: Clouds) -> tuple[object, object, Prose, object]:
         r = by_name.get((name, 40))
         if r is None:
             continue
-        projected = r["route"] == identify.ROUTE_PROJECTED
-        row = {"trajectory": name, "route": r["route"], "OLS": metrics.pooled_rmse(model, r["ols"], heldout),
-               "SDP": metrics.pooled_rmse(model, r["start"], heldout) if projected else np.nan,
-               "CLIE": metrics.pooled_rmse(model, r["clie_x"], heldout), "rescue": np.nan}
+        row = stage_scores(r, model, heldout)
         if name == c.candidate and acceptance.rescue is not None:
             row["rescue"] = metrics.pooled_rmse(model, acceptance.parameters, heldout)
-        row["CLIE gain over its start (%)"] = 100 * (1 - row["CLIE"] / (row["SDP"] if projected else row["OLS"]))
         rows.append(row)
     frame = pd.DataFrame(rows).set_index("trajectory")
     why = c.why(Why.twin("the twin's held-out records and unmodelled effects") + Why.reconstruction("fast-route CLIE"))
