@@ -38,9 +38,13 @@ transitively (`crane_book.keys`), so editing a chapter or a view re-runs no step
    results/beyond_ols), which the chapter "Beyond OLS" reads;
 10. Sec. VI-E's re-evaluation: every OLS estimate of the build audited over Θ (results/audits),
    which chapter 06 and the claims read;
-11. the claims at a glance: each of the paper's main claims evaluated from those records
+11. beyond the paper, the certified check over the continuous Θ (`acceptance.certified`): the
+   accepted model (a box around its worst audit pose, and the whole of Θ) and the CLIE
+   solution it was rescued from, one record per model (results/certified), which chapter 06
+   reads;
+12. the claims at a glance: each of the paper's main claims evaluated from those records
    (`crane_book.claims`, results/claims);
-12. the downloads: the records zipped per kind (`downloads`, results/downloads) for the pages
+13. the downloads: the records zipped per kind (`downloads`, results/downloads) for the pages
    that link them.
 
 The data set is recorded on the twin profile $CRANE_TWIN names (`make book TWIN=field`).
@@ -74,7 +78,7 @@ from tqdm import tqdm
 
 from crane_book import claims, downloads, keys, options, sweep
 from crane_lib.acceptance import accepted as accepted_stage
-from crane_lib.acceptance import audit
+from crane_lib.acceptance import audit, certified
 from crane_lib.acceptance import kt_sensitivity, nonideality, reproducibility, screen
 from crane_lib.errors import InputError
 from crane_lib.export import artefacts as export_stage
@@ -82,7 +86,8 @@ from crane_lib.export import beyond_ols
 from crane_lib.identification import clie, condition
 from crane_lib.logs.preprocessing import cached_bundles
 from crane_lib.logs.raw_log import read_raw_log
-from crane_lib.paths import TRAJECTORY_DIR, recording_path
+from crane_lib.model.parameters import load_parameters
+from crane_lib.paths import TRAJECTORY_DIR, portable, recording_path
 from crane_lib.records import read_json_record, write_json_record
 from crane_lib.twin import dataset
 from crane_lib.twin.truth import TWIN_PLANT_CSV, TWIN_TRUTH_CSV
@@ -102,6 +107,7 @@ STEP_MODULES = {
     "export": [export_stage.__name__],
     "beyond_ols": [beyond_ols.__name__],
     "audits": [audit.__name__],
+    "certified": [certified.__name__],
 }
 EXIT_BAD_SCHEDULER = 2
 
@@ -376,6 +382,85 @@ def ols_audits_step() -> keys.StepLog:
     return log
 
 
+# seconds the checks over all of Θ of one model share (ε/2 first, then 0; "undecided" when out)
+CERTIFY_BUDGET_S = 180.0
+
+
+def certified_jobs(
+    profile: str, record: dict, csv_path: Path, json_path: Path, budget_s: float
+) -> list[dict]:
+    """The models of a condition the certified step checks, each with what decides its record:
+    the accepted model (its model file, and its record for the worst audit pose), and the CLIE
+    solution it was rescued from when the record rescued it (the record holds it)."""
+    epsilon = accepted_stage.RESCUE_EPSILON
+    settings = {"budget_s": budget_s, "domain_rad": audit.audit_domain().tolist()}
+    jobs = [{
+        "name": certified.ACCEPTED_MODEL,
+        "inputs": [csv_path, json_path],
+        "parameters": {**settings, "theta_margins": certified.theta_margins(profile, epsilon),
+                       "near_margins": (0.0, epsilon / 2),
+                       "half_width_deg": certified.NEAR_HALF_WIDTH_DEG},
+    }]
+    if accepted_stage.rescued_by_record(record):
+        jobs.append({"name": certified.CLIE_SOLUTION, "inputs": [json_path],
+                     "parameters": {**settings, "theta_margins": (0.0,)}})
+    return jobs
+
+
+def _certified_record(job: dict, trajectory: str, ts: float, run: int, record: dict) -> dict:
+    """Run one model's certified checks (`certified.certify_model`) into its record."""
+    names = record["names"]
+    parameters = job["parameters"]
+    if job["name"] == certified.ACCEPTED_MODEL:
+        beta = load_parameters(job["inputs"][0], names).values  # the accepted model file
+        worst = min(record["final_audits"], key=lambda a: a["lambda_min"])["worst_pose_rad"]
+        checks = certified.certify_model(
+            beta, parameters["theta_margins"], parameters["budget_s"], near_pose=worst,
+            near_margins=parameters["near_margins"],
+            half_width_deg=parameters["half_width_deg"],
+        )
+    else:
+        checks = certified.certify_model(
+            record["refined"], parameters["theta_margins"], parameters["budget_s"]
+        )
+    return {"model": job["name"], "trajectory": trajectory, "ts": ts, "run": run,
+            "inputs": [portable(p) for p in job["inputs"]], **parameters,
+            "checks": checks}
+
+
+def certified_step(
+    profile: str,
+    trajectory: str = REPRESENTATIVE["trajectory"],
+    ts: float = REPRESENTATIVE["ts"],
+    run: int = REPRESENTATIVE["run"],
+    budget_s: float = CERTIFY_BUDGET_S,
+    accepted_dir=None,
+    directory=None,
+) -> keys.StepLog:
+    """Beyond the paper: the certified check over Θ of the models chapter 06 certifies, one record
+    per model (results/certified/), each unless its stored key matches."""
+    csv_path, json_path = accepted_stage.accepted_paths(trajectory, ts, run, accepted_dir)
+    for path in (csv_path, json_path):
+        if not path.is_file():
+            raise InputError(str(path), "no accepted model to certify", accepted_stage.MAKE_STEP)
+    record = read_json_record(json_path)
+    store = keys.KeyStore("certified", None if directory is None else Path(directory).parent)
+    log = keys.StepLog("certified check over Θ")
+    code = keys.code_parts(modules=STEP_MODULES["certified"])
+    for job in certified_jobs(profile, record, csv_path, json_path, budget_s):
+        path = certified.record_path(trajectory, ts, run, job["name"], directory)
+        key = keys.record_key(inputs=job["inputs"], parameters=job["parameters"], code=code)
+        reasons = store.stale(path.stem, key, outputs=[path])
+        log.note(reasons)
+        if not reasons:
+            continue
+        started = time.perf_counter()
+        write_json_record(path, _certified_record(job, trajectory, ts, run, record))
+        store.store(path.stem, key)
+        print(f"certified check, {job['name']}: {time.perf_counter() - started:.0f} s; {path}")
+    return log
+
+
 def _report(name: str, outcomes: sweep.SweepReport) -> None:
     failed = [o for o in outcomes if o.status == "failed"]
     for o in failed:
@@ -449,6 +534,7 @@ def main(argv=None) -> int:
     for name in args.study:
         _report(name, condition_sweep(name, STUDIES[name], args.profile, args.jobs, args.scheduler))
     print(ols_audits_step().line())
+    print(certified_step(args.profile).line())
     print(claims.write_claims(args.profile).line())
     made = downloads.bundle_all()
     print(f"downloads: {', '.join(p.name for p in made.values()) or 'none'}")
