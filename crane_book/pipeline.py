@@ -106,7 +106,7 @@ STEP_MODULES = {
     "accepted": [accepted_stage.__name__],
     "export": [export_stage.__name__],
     "beyond_ols": [beyond_ols.__name__],
-    "audits": [audit.__name__],
+    "audits": [screen.__name__],
     "certified": [certified.__name__],
 }
 EXIT_BAD_SCHEDULER = 2
@@ -366,7 +366,8 @@ def beyond_ols_step(
 
 def ols_audits_step() -> keys.StepLog:
     """Sec. VI-E: every OLS estimate of the build's condition records audited over Θ (dense set,
-    seed 1), one record (results/audits/) that chapter 06 and the claims read."""
+    seed 1, screened; with where the violations lie), one record (results/audits/) that chapter
+    06 and the claims read."""
     inputs = sorted(condition.CONDITIONS_DIR.glob("*.json"))
     key = keys.record_key(inputs=inputs, parameters={"seed": 1}, modules=STEP_MODULES["audits"])
     store = keys.KeyStore("audits")
@@ -377,7 +378,7 @@ def ols_audits_step() -> keys.StepLog:
         records = [
             read_json_record(p) for p in tqdm(inputs, desc="OLS estimates over Θ", unit="record")
         ]
-        write_json_record(audit.OLS_AUDITS_PATH, audit.audit_estimates(records, seed=1))
+        write_json_record(audit.OLS_AUDITS_PATH, screen.audit_estimates(records, seed=1))
         store.store(audit.OLS_AUDITS_PATH.stem, key)
     return log
 

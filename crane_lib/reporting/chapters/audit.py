@@ -25,7 +25,7 @@ from matplotlib.colors import TwoSlopeNorm
 from matplotlib.patches import Rectangle
 
 from crane_lib.acceptance import accepted as accepted_stage
-from crane_lib.acceptance import audit, certified, consequences, folded, screen
+from crane_lib.acceptance import audit, certified, consequences, folded
 from crane_lib.acceptance import rescue as rescue_stage
 from crane_lib.errors import InputError
 from crane_lib.identification import condition as identify
@@ -315,23 +315,39 @@ SWEEP_COLUMNS = ["trajectory", "Ts (ms)", "run", "λmin visited", "PD visited", 
                  "PD over Θ", "violations"]
 
 
+def _ols_audits(seed: int) -> dict:
+    """The main job's record of every OLS estimate audited over Θ (results/audits), of `seed`."""
+    path = audit.OLS_AUDITS_PATH
+    if not path.is_file():
+        raise InputError(str(path), "no record of the OLS estimates audited over Θ",
+                         f"the record written by {accepted_stage.MAKE_STEP}")
+    found = read_json_record(path)
+    if found["seed"] != seed:
+        raise InputError(str(path), f"audits of seed {found['seed']}",
+                         f"seed {seed}, the chapter's first (the main job audits seed 1)")
+    return found
+
+
 def audit_sweep(s: AuditStudy) -> pd.DataFrame:
-    """Every OLS estimate the OLS/SDP sweep recorded, audited over Θ with the first seed (the
-    screen: the audit's exact answer, eigenvalues only where they can matter), and where the
+    """Every OLS estimate the OLS/SDP sweep recorded, audited over Θ with the first seed, as the
+    main job's audit step recorded it (the screen: the audit's exact answer), and where the
     violations of the first executions lie (`s.population`, as chapter 11 counts them)."""
-    poses = audit.audit_poses(s.seeds[0])
-    prepared = screen.prepare(poses, s.model)
+    records = {(r["trajectory"], r["ts"], r["run"]): r for r in identify.load_condition_records()}
     rows = []
-    for r in identify.load_condition_records():
-        if r.get("ols") is None:
-            continue
-        a = screen.screened_audit(np.asarray(r["ols"]), prepared, s.model)
+    for a in _ols_audits(s.seeds[0])["audits"]:
+        r = records.get((a["trajectory"], a["ts"], a["run"]))
+        if r is None:
+            raise InputError(str(audit.OLS_AUDITS_PATH),
+                             f"an audit of {a['trajectory']} run {a['run']} at "
+                             f"{a['ts'] * 1e3:g} ms, which has no condition record",
+                             f"a record of this build's conditions ({accepted_stage.MAKE_STEP})")
         rows.append({"trajectory": r["trajectory"], "Ts (ms)": round(r["ts"] * 1e3),
                      "run": r["run"],
                      "λmin visited": r["lambda_min_visited"], "PD visited": bool(r["pd_visited"]),
-                     "λmin over Θ": a.lambda_min, "PD over Θ": a.passed,
-                     "violations": a.n_violations, "_record": r, "_audit": a,
-                     "_folded": folded.count(poses, a.violating_indices)})
+                     "λmin over Θ": a["lambda_min"], "PD over Θ": a["passed"],
+                     "violations": a["n_violations"], "_record": r, "_audit": a,
+                     "_folded": folded.Concentration(a["uniform_violations"],
+                                                     a["in_folded_region"])})
     s.sweep = pd.DataFrame(rows, columns=SWEEP_COLUMNS + ["_record", "_audit", "_folded"])
     first = [row for row in rows if row["run"] == 1]
     s.population, s.population_size = folded.pooled(r["_folded"] for r in first), len(first)
@@ -455,7 +471,8 @@ def choose_rescued_model(s: AuditStudy) -> Prose:
                        s.raw_audit.worst_pose)]
         candidates += [(row["λmin over Θ"], np.asarray(row["_record"]["ols"]),
                         np.asarray(row["_record"]["std_errors"]),
-                        f"{row['trajectory']} at {row['Ts (ms)']} ms", row["_audit"].worst_pose)
+                        f"{row['trajectory']} at {row['Ts (ms)']} ms",
+                        np.asarray(row["_audit"]["worst_pose_rad"]))
                        for _, row in sw.iterrows()]
         lam0, base_beta, s.bad_se, base_name, worst = min(candidates, key=lambda c: c[0])
         s.bad_beta = audit.minimal_pd_break(base_beta, worst, EPS / 2, s.model)

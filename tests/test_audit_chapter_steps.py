@@ -1,7 +1,9 @@
-"""The certified check over Θ is a data step of the main job (crane_book.pipeline): one record
-per model chapter 06 certifies, keyed by the model's record, the domain, the settings and the
-code closure of `acceptance.certified`, never by a chapter or a view; the page only reads the
-records, and a page whose record is missing says so instead of computing."""
+"""Chapter 06's computations are data steps of the main job (crane_book.pipeline), and the page
+only reads their records. The certified check over Θ: one record per model the chapter
+certifies, keyed by the model's record, the domain, the settings and the code closure of
+`acceptance.certified`, never by a chapter or a view; a page whose record is missing says so
+instead of computing. Every OLS estimate audited over Θ: the audits step's record holds what the
+chapter shows (worst pose, where the violations lie), so the page screens nothing itself."""
 
 from __future__ import annotations
 
@@ -14,11 +16,14 @@ import pytest
 
 from crane_book import keys, pipeline
 from crane_lib.acceptance import accepted as accepted_stage
-from crane_lib.acceptance import certified
+from crane_lib.acceptance import audit, certified, folded, screen
 from crane_lib.model.dynamics import model as shared_model
 from crane_lib.model.parameters import ParameterSet, save_parameters
 from crane_lib.paths import REPO_ROOT
+from crane_lib.errors import InputError
 from crane_lib.reporting.chapters import audit as report
+
+from .audit_cases import description_beta
 
 WORST_POSE = [0.0, 0.3, 0.0, -2.0, 0.0, 0.5, 0.0]
 
@@ -103,8 +108,6 @@ def test_the_certified_step_computes_once_and_again_only_when_what_decides_it_ch
 
 
 def test_without_an_accepted_model_the_step_names_the_file_and_the_make_step(tmp_path):
-    from crane_lib.errors import InputError
-
     with pytest.raises(InputError, match="make book"):
         _step(tmp_path / "accepted")
 
@@ -144,3 +147,53 @@ def test_no_page_and_no_view_runs_the_certified_check():
             ):
                 callers.append(path.relative_to(REPO_ROOT).as_posix())
     assert callers == []
+
+
+def test_the_audits_step_is_keyed_by_the_screen_and_records_what_the_chapter_shows(monkeypatch):
+    code = {n.partition(" ")[2] for n in pipeline.step_code()["audits"] if n.startswith("code ")}
+    assert {"crane_lib/acceptance/screen.py", "crane_lib/acceptance/folded.py"} <= code
+    assert not [f for f in code if f.startswith(("chapters/", "crane_lib/reporting/"))]
+    monkeypatch.setattr(screen, "audit_poses", audit.sparse_audit_poses)  # small, same code
+    model = shared_model("reduced")
+    broken = description_beta().copy()
+    broken[model.names.index("ZZR6")] -= 0.0058  # the wrist loses PD over much of the domain
+    records = [{"trajectory": "AP01", "ts": 0.04, "run": 1, "pd_visited": True, "ols": list(b)}
+               for b in (description_beta(), broken)]
+    found = screen.audit_estimates([*records, {"ols": None}], seed=3)["audits"]
+    assert len(found) == 2
+    pose_set = audit.sparse_audit_poses(3)
+    for entry, beta in zip(found, (description_beta(), broken)):
+        expected = audit.audit_pose_set(beta, pose_set)
+        assert (entry["passed"], entry["lambda_min"]) == (expected.passed, expected.lambda_min)
+        assert entry["worst_pose_rad"] == expected.worst_pose.tolist()
+        where = folded.of_lambdas(pose_set, audit.arm_lambda_min(beta, pose_set.poses))
+        assert (entry["uniform_violations"], entry["in_folded_region"]) == (
+            where.uniform_violations, where.in_region)
+    assert not found[1]["passed"] and found[1]["uniform_violations"] > 0
+
+
+def test_the_page_reads_the_audited_estimates_and_screens_nothing(tmp_path, monkeypatch):
+    def no_computation(*args, **kwargs):
+        raise AssertionError("the page audited an estimate")
+
+    monkeypatch.setattr(screen, "screened_audit", no_computation)
+    monkeypatch.setattr(audit, "audit", no_computation)
+    monkeypatch.setattr(audit, "OLS_AUDITS_PATH", tmp_path / "audits" / "ols_dense_seed1.json")
+    condition = {"trajectory": "AP01", "ts": 0.04, "run": 1, "pd_visited": True,
+                 "lambda_min_visited": 1e-3, "ols": [0.0], "std_errors": [1.0]}
+    monkeypatch.setattr(report.identify, "load_condition_records", lambda: [condition])
+    study = SimpleNamespace(seeds=(1, 2))
+    with pytest.raises(InputError, match="make book") as missing:
+        report.audit_sweep(study)
+    assert "ols_dense_seed1.json" in str(missing.value)
+    entry = {"trajectory": "AP01", "ts": 0.04, "run": 1, "pd_visited": True, "passed": False,
+             "lambda_min": -2e-3, "n_violations": 7, "worst_pose_rad": WORST_POSE,
+             "uniform_violations": 5, "in_folded_region": 4}
+    audit.OLS_AUDITS_PATH.parent.mkdir()
+    audit.OLS_AUDITS_PATH.write_text(json.dumps({"seed": 1, "audits": [entry]}), encoding="utf-8")
+    frame = report.audit_sweep(study)
+    shown = frame[["λmin over Θ", "PD over Θ", "violations"]].values.tolist()
+    assert shown == [[-2e-3, False, 7]]
+    assert study.population == folded.Concentration(5, 4) and study.population_size == 1
+    with pytest.raises(InputError, match="seed 2"):
+        report.audit_sweep(SimpleNamespace(seeds=(2,)))
