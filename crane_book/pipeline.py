@@ -18,7 +18,9 @@ transitively (`crane_book.keys`), so editing a chapter or a view re-runs no step
    `acceptance.accepted.accept_recording`, the path `crane-id` uses (its refinement is the CLIE
    sweep's run of that condition when the start is the same: deterministic, so not repeated),
    written to
-   results/accepted/ as a model file and a JSON record; and the 40 ms bundles of every
+   results/accepted/ as a model file and a JSON record; DIDIM and CLIE from each ε of the
+   projection ladder on the same condition (`identification.refinement_runs`,
+   results/refinement_runs), which the chapter "CLIE" reads; and the 40 ms bundles of every
    execution of V01-V03, which the chapter "Validation" reads;
 5. the repeats sweep: `conditions/repeats.py` once per execution and interval of
    `papermill_params/repeats_<profile>.csv` (Table XI, Sec. VII-D); an execution listed there
@@ -83,7 +85,7 @@ from crane_lib.acceptance import kt_sensitivity, nonideality, reproducibility, s
 from crane_lib.errors import InputError
 from crane_lib.export import artefacts as export_stage
 from crane_lib.export import beyond_ols
-from crane_lib.identification import clie, condition
+from crane_lib.identification import clie, condition, refinement_runs
 from crane_lib.logs.preprocessing import cached_bundles
 from crane_lib.logs.raw_log import read_raw_log
 from crane_lib.model.parameters import load_parameters
@@ -108,6 +110,7 @@ STEP_MODULES = {
     "beyond_ols": [beyond_ols.__name__],
     "audits": [screen.__name__],
     "certified": [certified.__name__],
+    "refinement_runs": [refinement_runs.__name__],
 }
 EXIT_BAD_SCHEDULER = 2
 
@@ -222,6 +225,39 @@ def accepted_model_step(
     accepted_stage.write_accepted(result, ts, directory)
     store.store(name, key)
     print(f"accepted model: {result.verdict()} ({time.perf_counter() - started:.0f} s); {csv_path}")
+    return log
+
+
+def refinement_runs_step(
+    profile: str,
+    trajectory: str = REPRESENTATIVE["trajectory"],
+    ts: float = REPRESENTATIVE["ts"],
+    run: int = REPRESENTATIVE["run"],
+    directory=None,
+) -> keys.StepLog:
+    """DIDIM and the ε ladder on the representative condition (`identification.refinement_runs`),
+    one record (results/refinement_runs/) that the CLIE chapter reads, unless its stored key (the
+    recording, the CLIE sweep's record of the condition, the ladder, the code) matches."""
+    log_path = recording_path(trajectory, run)
+    if not log_path.is_file():
+        raise _missing_recording(log_path, profile)
+    sweep_path = clie.record_path(trajectory, ts, run, "fast")
+    inputs = [log_path] + ([sweep_path] if sweep_path.is_file() else [])
+    parameters = {"trajectory": trajectory, "ts": ts, "run": run,
+                  "epsilons": list(refinement_runs.sdp.EPSILON_LADDER)}
+    key = keys.record_key(inputs=inputs, parameters=parameters,
+                          modules=STEP_MODULES["refinement_runs"])
+    path = refinement_runs.record_path(trajectory, ts, run, directory)
+    store = keys.KeyStore("refinement_runs", None if directory is None else Path(directory).parent)
+    log = keys.StepLog("DIDIM and the ε ladder")
+    reasons = store.stale(path.stem, key, outputs=[path])
+    log.note(reasons)
+    if reasons:
+        started = time.perf_counter()
+        sweep_record = read_json_record(sweep_path) if sweep_path.is_file() else None
+        write_json_record(path, refinement_runs.refinement_runs(trajectory, ts, run, sweep_record))
+        store.store(path.stem, key)
+        print(f"DIDIM and the ε ladder: {time.perf_counter() - started:.0f} s; {path}")
     return log
 
 
@@ -526,6 +562,7 @@ def main(argv=None) -> int:
     for name, notebook in SWEEPS:
         _report(name, condition_sweep(name, notebook, args.profile, args.jobs, args.scheduler))
     print(accepted_model_step(args.profile, args.jobs).line())
+    print(refinement_runs_step(args.profile).line())
     print(f"validation bundles: {validation_bundles_step(args.profile)} executions of V01-V03")
     _report("repeats", repeats_sweep(args.profile, args.jobs, args.scheduler))
     _report("kt_draws", kt_sweep(args.profile, args.jobs, args.scheduler))
