@@ -40,13 +40,15 @@ transitively (`crane_book.keys`), so editing a chapter or a view re-runs no step
    results/beyond_ols), which the chapter "Beyond OLS" reads;
 10. Sec. VI-E's re-evaluation: every OLS estimate of the build audited over Θ (results/audits),
    which chapter 06 and the claims read;
-11. beyond the paper, the certified check over the continuous Θ (`acceptance.certified`): the
+11. the fresh-set rescues (ε = 0 and D-I's re-run with ε) of the CLIE solution Algorithm 1's
+   record rescued (`acceptance.rescue`, results/rescues), which chapter 06 reads;
+12. beyond the paper, the certified check over the continuous Θ (`acceptance.certified`): the
    accepted model (a box around its worst audit pose, and the whole of Θ) and the CLIE
    solution it was rescued from, one record per model (results/certified), which chapter 06
    reads;
-12. the claims at a glance: each of the paper's main claims evaluated from those records
+13. the claims at a glance: each of the paper's main claims evaluated from those records
    (`crane_book.claims`, results/claims);
-13. the downloads: the records zipped per kind (`downloads`, results/downloads) for the pages
+14. the downloads: the records zipped per kind (`downloads`, results/downloads) for the pages
    that link them.
 
 The data set is recorded on the twin profile $CRANE_TWIN names (`make book TWIN=field`).
@@ -76,18 +78,21 @@ import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
+import numpy as np
 from tqdm import tqdm
 
 from crane_book import claims, downloads, keys, options, sweep
 from crane_lib.acceptance import accepted as accepted_stage
 from crane_lib.acceptance import audit, certified
 from crane_lib.acceptance import kt_sensitivity, nonideality, reproducibility, screen
+from crane_lib.acceptance import rescue as rescue_stage
 from crane_lib.errors import InputError
 from crane_lib.export import artefacts as export_stage
 from crane_lib.export import beyond_ols
 from crane_lib.identification import clie, condition, refinement_runs
 from crane_lib.logs.preprocessing import cached_bundles
 from crane_lib.logs.raw_log import read_raw_log
+from crane_lib.model.dynamics import model as shared_model
 from crane_lib.model.parameters import load_parameters
 from crane_lib.paths import TRAJECTORY_DIR, portable, recording_path
 from crane_lib.records import read_json_record, write_json_record
@@ -111,6 +116,7 @@ STEP_MODULES = {
     "audits": [screen.__name__],
     "certified": [certified.__name__],
     "refinement_runs": [refinement_runs.__name__],
+    "rescues": [rescue_stage.__name__],
 }
 EXIT_BAD_SCHEDULER = 2
 
@@ -419,6 +425,41 @@ def ols_audits_step() -> keys.StepLog:
     return log
 
 
+def rescues_step(
+    trajectory: str = REPRESENTATIVE["trajectory"],
+    ts: float = REPRESENTATIVE["ts"],
+    run: int = REPRESENTATIVE["run"],
+    accepted_dir=None,
+    directory=None,
+) -> keys.StepLog:
+    """The fresh-set rescues of the CLIE solution Algorithm 1's record rescued (the earlier
+    version's margin and D-I's re-run with ε), one record (results/rescues/) that chapter 06
+    reads; nothing when the record rescued nothing (the chapter then rescues a substitute)."""
+    _, json_path = accepted_stage.accepted_paths(trajectory, ts, run, accepted_dir)
+    if not json_path.is_file():
+        raise InputError(str(json_path), "no accepted record", accepted_stage.MAKE_STEP)
+    record = read_json_record(json_path)
+    log = keys.StepLog("fresh-set rescues")
+    if not accepted_stage.rescued_by_record(record):
+        return log
+    epsilons = [rescue_stage.EARLIER_RESCUE_EPSILON, rescue_stage.RESCUE_EPSILON]
+    key = keys.record_key(inputs=[json_path], parameters={"epsilons": epsilons},
+                          modules=STEP_MODULES["rescues"])
+    path = rescue_stage.rescues_path(trajectory, ts, run, directory)
+    store = keys.KeyStore("rescues", None if directory is None else Path(directory).parent)
+    reasons = store.stale(path.stem, key, outputs=[path])
+    log.note(reasons)
+    if reasons:
+        started = time.perf_counter()
+        model = shared_model("reduced")
+        entries = rescue_stage.fresh_rescues(model, np.asarray(record["refined"]), epsilons)
+        write_json_record(path, {"trajectory": trajectory, "ts": ts, "run": run,
+                                 "model": certified.CLIE_SOLUTION, "rescues": entries})
+        store.store(path.stem, key)
+        print(f"fresh-set rescues: {time.perf_counter() - started:.0f} s; {path}")
+    return log
+
+
 # seconds the checks over all of Θ of one model share (ε/2 first, then 0; "undecided" when out)
 CERTIFY_BUDGET_S = 180.0
 
@@ -572,6 +613,7 @@ def main(argv=None) -> int:
     for name in args.study:
         _report(name, condition_sweep(name, STUDIES[name], args.profile, args.jobs, args.scheduler))
     print(ols_audits_step().line())
+    print(rescues_step().line())
     print(certified_step(args.profile).line())
     print(claims.write_claims(args.profile).line())
     made = downloads.bundle_all()

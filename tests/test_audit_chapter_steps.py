@@ -3,7 +3,8 @@ only reads their records. The certified check over Θ: one record per model the 
 certifies, keyed by the model's record, the domain, the settings and the code closure of
 `acceptance.certified`, never by a chapter or a view; a page whose record is missing says so
 instead of computing. Every OLS estimate audited over Θ: the audits step's record holds what the
-chapter shows (worst pose, where the violations lie), so the page screens nothing itself."""
+chapter shows (worst pose, where the violations lie), so the page screens nothing itself. The
+fresh-set rescues of the record's CLIE solution: one record, which the page reads."""
 
 from __future__ import annotations
 
@@ -197,3 +198,39 @@ def test_the_page_reads_the_audited_estimates_and_screens_nothing(tmp_path, monk
     assert study.population == folded.Concentration(5, 4) and study.population_size == 1
     with pytest.raises(InputError, match="seed 2"):
         report.audit_sweep(SimpleNamespace(seeds=(2,)))
+
+
+def test_the_rescues_step_is_keyed_by_the_rescue_and_the_page_reads_its_record(
+    accepted_dir, monkeypatch
+):
+    code = {n.partition(" ")[2] for n in pipeline.step_code()["rescues"] if n.startswith("code ")}
+    assert "crane_lib/acceptance/rescue.py" in code
+    assert not [f for f in code if f.startswith(("chapters/", "crane_lib/reporting/"))]
+    calls = []
+
+    def fake_rescue(model, beta, epsilon):
+        calls.append(epsilon)
+        if epsilon == 0:
+            raise report.ProjectionFailure("infeasible")
+        projection = report.rescue_stage.ProjectionResult(
+            ParameterSet(["ZZR1"], np.array([1.0])), epsilon, "optimal", 5, 2, 1, epsilon,
+            np.array([0.5]), 0.1)
+        return report.rescue_stage.RescueResult(projection, [{"pass": 1, "appended": 0}], True)
+
+    monkeypatch.setattr(pipeline.rescue_stage, "rescue_over_theta", fake_rescue)
+    folder = accepted_dir.parent / "rescues"
+    step = pipeline.rescues_step(accepted_dir=accepted_dir, directory=folder)
+    assert step.recomputed == 1 and pipeline.rescues_step(
+        accepted_dir=accepted_dir, directory=folder).reused == 1
+    assert calls == [report.EPS_EARLIER, report.EPS]
+    monkeypatch.setattr(report.rescue_stage, "rescues_path",
+                        lambda *args: folder / "AG02_run1_40ms_clie_solution.json")
+    study = SimpleNamespace(trajectory="AG02", ts=0.04, run=1, label="AG02 at 40 ms",
+                            rescues={}, failures={})
+    recorded = report._recorded_rescues(study)
+    for key, eps in ((report.EARLIER, report.EPS_EARLIER), (report.FRESH, report.EPS)):
+        report._try_rescue(study, key, eps, recorded)
+    assert study.rescues[report.EARLIER] is None
+    assert study.failures == {report.EARLIER: "infeasible"}
+    assert study.rescues[report.FRESH].result.parameters.values.tolist() == [1.0]
+    assert calls == [report.EPS_EARLIER, report.EPS]  # the page rescued nothing

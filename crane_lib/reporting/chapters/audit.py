@@ -507,9 +507,10 @@ def _reproduction_said(s: AuditStudy) -> str:
         f"{plural(len(rescue['passes']), 'pass', 'passes')} (|Δβ| = "
         f"{sci(rescue['change_norm'])}), and the re-audit {re_audit}. Verdict: "
         f"**{s.record['verdict']}**. Every table below reads the record for the CLIE solution, "
-        "the accepted model and their audits over Θ; what the record does not hold (the sparse "
-        "audit, the ε = 0 rescue, the fresh-set re-run of D-I, the manufacturer's box, Table X, "
-        "the map) is computed here from those two models.")
+        "the accepted model and their audits over Θ; the ε = 0 rescue and the fresh-set re-run "
+        "of D-I are the main job's record of them (`results/rescues/`); what neither holds (the "
+        "sparse audit, the manufacturer's box, Table X, the map) is computed here from those two "
+        "models.")
 
 
 # ----------------------------------------------------------------------------- the rescue
@@ -524,19 +525,36 @@ def _rescue_labels(s: AuditStudy) -> dict:
             FRESH: f"ε = {EPS:g}, {fresh}", EARLIER: f"ε = {EPS_EARLIER:g}, fresh set"}
 
 
-def _try_rescue(s: AuditStudy, key: str, epsilon: float) -> None:
-    try:
+def _recorded_rescues(s: AuditStudy, directory=None) -> dict:
+    """The main job's fresh-set rescues of the record's CLIE solution, by margin."""
+    path = rescue_stage.rescues_path(s.trajectory, s.ts, s.run, directory)
+    if not path.is_file():
+        raise InputError(str(path), f"no fresh-set rescues of the CLIE solution of {s.label}",
+                         f"the record written by {accepted_stage.MAKE_STEP}")
+    return {entry["epsilon"]: entry for entry in read_json_record(path)["rescues"]}
+
+
+def _try_rescue(s: AuditStudy, key: str, epsilon: float, recorded: dict | None = None) -> None:
+    if recorded is not None:  # the record's CLIE solution: rescued once by the main job
+        entry = recorded[epsilon]
+        s.rescues[key] = rescue_stage.rescue_of(entry)
+        if entry["failure"] is not None:
+            s.failures[key] = entry["failure"]
+        return
+    try:  # a substitute, chosen here from the records: rescued here
         s.rescues[key] = rescue_stage.rescue_over_theta(s.model, s.bad_beta, epsilon=epsilon)
     except ProjectionFailure as error:  # said in the sentence; the tables leave the model out
         s.rescues[key], s.failures[key] = None, str(error)
 
 
 def run_rescues(s: AuditStudy) -> object:
-    """The rescues this chapter computes from the fresh set Θr (random poses and corners): ε = 0
-    (the earlier version's margin) and ε (D-I's re-run, or the substitute's rescue); beside them,
-    in a reproduction, the passes of the accepted record's own rescue."""
-    _try_rescue(s, EARLIER, EPS_EARLIER)
-    _try_rescue(s, FRESH, EPS)
+    """The rescues from the fresh set Θr (random poses and corners): ε = 0 (the earlier version's
+    margin) and ε (D-I's re-run, or the substitute's rescue), the main job's record of them in a
+    reproduction (computed here only for a substitute); beside them, in a reproduction, the
+    passes of the accepted record's own rescue."""
+    recorded = _recorded_rescues(s) if s.case == REPRODUCTION else None
+    _try_rescue(s, EARLIER, EPS_EARLIER, recorded)
+    _try_rescue(s, FRESH, EPS, recorded)
     labels = _rescue_labels(s)
     runs = {}
     if s.case == REPRODUCTION:
