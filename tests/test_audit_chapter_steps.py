@@ -234,3 +234,22 @@ def test_the_rescues_step_is_keyed_by_the_rescue_and_the_page_reads_its_record(
     assert study.failures == {report.EARLIER: "infeasible"}
     assert study.rescues[report.FRESH].result.parameters.values.tolist() == [1.0]
     assert calls == [report.EPS_EARLIER, report.EPS]  # the page rescued nothing
+
+
+def test_the_population_chapter_reads_the_same_audits_record(tmp_path, monkeypatch):
+    from crane_lib.reporting import nonideality as population
+
+    def no_computation(*args, **kwargs):
+        raise AssertionError("the page audited an estimate")
+
+    monkeypatch.setattr(screen, "screened_audit", no_computation)
+    monkeypatch.setattr(audit, "OLS_AUDITS_PATH", tmp_path / "ols_dense_seed1.json")
+    condition = {"trajectory": "AP01", "ts": 0.04, "run": 1, "pd_visited": True, "ols": [0.0]}
+    with pytest.raises(InputError, match="make book"):
+        population.audited_condition_records([condition])
+    entry = {"trajectory": "AP01", "ts": 0.04, "run": 1, "passed": False, "lambda_min": -2e-3,
+             "violations": {"uniform": 5}, "in_folded_region": 4}
+    audit.OLS_AUDITS_PATH.write_text(json.dumps({"seed": 1, "audits": [entry]}), encoding="utf-8")
+    frame = population.audited_condition_records([condition])
+    shown = frame[["pd_theta", "violations_uniform", "violations_uniform_in_folded"]]
+    assert shown.values.tolist() == [[False, 5, 4]]
