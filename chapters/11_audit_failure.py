@@ -205,8 +205,9 @@ display(Markdown(study.field_sentence(rule, chosen, committed)))
 # configurations) against the audit's (PD over $\Theta$), over every condition of the data set
 # this build ran on (recorded on the twin profile the caption names; `make book TWIN=field` runs
 # the whole book on the field profile). Each OLS estimate of the build's OLS/SDP sweep (chapter
-# "OLS and the conditional SDP projection") is audited here with the first seed; where violations
-# lie is counted on the uniform draw, which samples $\Theta$ without the folded region's emphasis.
+# "OLS and the conditional SDP projection") is audited with the first seed by the main job
+# (`results/audits/`, the record the audit chapter reads too); where violations lie is counted
+# on the uniform draw, which samples $\Theta$ without the folded region's emphasis.
 # The accepted model of the same data set, with the seed spread of its margin, is in chapter
 # "Validation".
 

@@ -18,7 +18,9 @@ transitively (`crane_book.keys`), so editing a chapter or a view re-runs no step
    `acceptance.accepted.accept_recording`, the path `crane-id` uses (its refinement is the CLIE
    sweep's run of that condition when the start is the same: deterministic, so not repeated),
    written to
-   results/accepted/ as a model file and a JSON record; and the 40 ms bundles of every
+   results/accepted/ as a model file and a JSON record; DIDIM and CLIE from each ε of the
+   projection ladder on the same condition (`identification.refinement_runs`,
+   results/refinement_runs), which the chapter "CLIE" reads; and the 40 ms bundles of every
    execution of V01-V03, which the chapter "Validation" reads;
 5. the repeats sweep: `conditions/repeats.py` once per execution and interval of
    `papermill_params/repeats_<profile>.csv` (Table XI, Sec. VII-D); an execution listed there
@@ -38,9 +40,15 @@ transitively (`crane_book.keys`), so editing a chapter or a view re-runs no step
    results/beyond_ols), which the chapter "Beyond OLS" reads;
 10. Sec. VI-E's re-evaluation: every OLS estimate of the build audited over Θ (results/audits),
    which chapter 06 and the claims read;
-11. the claims at a glance: each of the paper's main claims evaluated from those records
+11. the fresh-set rescues (ε = 0 and D-I's re-run with ε) of the CLIE solution Algorithm 1's
+   record rescued (`acceptance.rescue`, results/rescues), which chapter 06 reads;
+12. beyond the paper, the certified check over the continuous Θ (`acceptance.certified`): the
+   accepted model (a box around its worst audit pose, and the whole of Θ) and the CLIE
+   solution it was rescued from, one record per model (results/certified), which chapter 06
+   reads;
+13. the claims at a glance: each of the paper's main claims evaluated from those records
    (`crane_book.claims`, results/claims);
-12. the downloads: the records zipped per kind (`downloads`, results/downloads) for the pages
+14. the downloads: the records zipped per kind (`downloads`, results/downloads) for the pages
    that link them.
 
 The data set is recorded on the twin profile $CRANE_TWIN names (`make book TWIN=field`).
@@ -70,19 +78,23 @@ import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
+import numpy as np
 from tqdm import tqdm
 
 from crane_book import claims, downloads, keys, options, sweep
 from crane_lib.acceptance import accepted as accepted_stage
-from crane_lib.acceptance import audit
+from crane_lib.acceptance import audit, certified
 from crane_lib.acceptance import kt_sensitivity, nonideality, reproducibility, screen
+from crane_lib.acceptance import rescue as rescue_stage
 from crane_lib.errors import InputError
 from crane_lib.export import artefacts as export_stage
 from crane_lib.export import beyond_ols
-from crane_lib.identification import clie, condition
+from crane_lib.identification import clie, condition, refinement_runs
 from crane_lib.logs.preprocessing import cached_bundles
 from crane_lib.logs.raw_log import read_raw_log
-from crane_lib.paths import TRAJECTORY_DIR, recording_path
+from crane_lib.model.dynamics import model as shared_model
+from crane_lib.model.parameters import load_parameters
+from crane_lib.paths import TRAJECTORY_DIR, portable, recording_path
 from crane_lib.records import read_json_record, write_json_record
 from crane_lib.twin import dataset
 from crane_lib.twin.truth import TWIN_PLANT_CSV, TWIN_TRUTH_CSV
@@ -101,7 +113,10 @@ STEP_MODULES = {
     "accepted": [accepted_stage.__name__],
     "export": [export_stage.__name__],
     "beyond_ols": [beyond_ols.__name__],
-    "audits": [audit.__name__],
+    "audits": [screen.__name__],
+    "certified": [certified.__name__],
+    "refinement_runs": [refinement_runs.__name__],
+    "rescues": [rescue_stage.__name__],
 }
 EXIT_BAD_SCHEDULER = 2
 
@@ -216,6 +231,39 @@ def accepted_model_step(
     accepted_stage.write_accepted(result, ts, directory)
     store.store(name, key)
     print(f"accepted model: {result.verdict()} ({time.perf_counter() - started:.0f} s); {csv_path}")
+    return log
+
+
+def refinement_runs_step(
+    profile: str,
+    trajectory: str = REPRESENTATIVE["trajectory"],
+    ts: float = REPRESENTATIVE["ts"],
+    run: int = REPRESENTATIVE["run"],
+    directory=None,
+) -> keys.StepLog:
+    """DIDIM and the ε ladder on the representative condition (`identification.refinement_runs`),
+    one record (results/refinement_runs/) that the CLIE chapter reads, unless its stored key (the
+    recording, the CLIE sweep's record of the condition, the ladder, the code) matches."""
+    log_path = recording_path(trajectory, run)
+    if not log_path.is_file():
+        raise _missing_recording(log_path, profile)
+    sweep_path = clie.record_path(trajectory, ts, run, "fast")
+    inputs = [log_path] + ([sweep_path] if sweep_path.is_file() else [])
+    parameters = {"trajectory": trajectory, "ts": ts, "run": run,
+                  "epsilons": list(refinement_runs.sdp.EPSILON_LADDER)}
+    key = keys.record_key(inputs=inputs, parameters=parameters,
+                          modules=STEP_MODULES["refinement_runs"])
+    path = refinement_runs.record_path(trajectory, ts, run, directory)
+    store = keys.KeyStore("refinement_runs", None if directory is None else Path(directory).parent)
+    log = keys.StepLog("DIDIM and the ε ladder")
+    reasons = store.stale(path.stem, key, outputs=[path])
+    log.note(reasons)
+    if reasons:
+        started = time.perf_counter()
+        sweep_record = read_json_record(sweep_path) if sweep_path.is_file() else None
+        write_json_record(path, refinement_runs.refinement_runs(trajectory, ts, run, sweep_record))
+        store.store(path.stem, key)
+        print(f"DIDIM and the ε ladder: {time.perf_counter() - started:.0f} s; {path}")
     return log
 
 
@@ -360,7 +408,8 @@ def beyond_ols_step(
 
 def ols_audits_step() -> keys.StepLog:
     """Sec. VI-E: every OLS estimate of the build's condition records audited over Θ (dense set,
-    seed 1), one record (results/audits/) that chapter 06 and the claims read."""
+    seed 1, screened; with where the violations lie), one record (results/audits/) that chapter
+    06 and the claims read."""
     inputs = sorted(condition.CONDITIONS_DIR.glob("*.json"))
     key = keys.record_key(inputs=inputs, parameters={"seed": 1}, modules=STEP_MODULES["audits"])
     store = keys.KeyStore("audits")
@@ -371,8 +420,122 @@ def ols_audits_step() -> keys.StepLog:
         records = [
             read_json_record(p) for p in tqdm(inputs, desc="OLS estimates over Θ", unit="record")
         ]
-        write_json_record(audit.OLS_AUDITS_PATH, audit.audit_estimates(records, seed=1))
+        write_json_record(audit.OLS_AUDITS_PATH, screen.audit_estimates(records, seed=1))
         store.store(audit.OLS_AUDITS_PATH.stem, key)
+    return log
+
+
+def rescues_step(
+    trajectory: str = REPRESENTATIVE["trajectory"],
+    ts: float = REPRESENTATIVE["ts"],
+    run: int = REPRESENTATIVE["run"],
+    accepted_dir=None,
+    directory=None,
+) -> keys.StepLog:
+    """The fresh-set rescues of the CLIE solution Algorithm 1's record rescued (the earlier
+    version's margin and D-I's re-run with ε), one record (results/rescues/) that chapter 06
+    reads; nothing when the record rescued nothing (the chapter then rescues a substitute)."""
+    _, json_path = accepted_stage.accepted_paths(trajectory, ts, run, accepted_dir)
+    if not json_path.is_file():
+        raise InputError(str(json_path), "no accepted record", accepted_stage.MAKE_STEP)
+    record = read_json_record(json_path)
+    log = keys.StepLog("fresh-set rescues")
+    if not accepted_stage.rescued_by_record(record):
+        return log
+    epsilons = [rescue_stage.EARLIER_RESCUE_EPSILON, rescue_stage.RESCUE_EPSILON]
+    key = keys.record_key(inputs=[json_path], parameters={"epsilons": epsilons},
+                          modules=STEP_MODULES["rescues"])
+    path = rescue_stage.rescues_path(trajectory, ts, run, directory)
+    store = keys.KeyStore("rescues", None if directory is None else Path(directory).parent)
+    reasons = store.stale(path.stem, key, outputs=[path])
+    log.note(reasons)
+    if reasons:
+        started = time.perf_counter()
+        model = shared_model("reduced")
+        entries = rescue_stage.fresh_rescues(model, np.asarray(record["refined"]), epsilons)
+        write_json_record(path, {"trajectory": trajectory, "ts": ts, "run": run,
+                                 "model": certified.CLIE_SOLUTION, "rescues": entries})
+        store.store(path.stem, key)
+        print(f"fresh-set rescues: {time.perf_counter() - started:.0f} s; {path}")
+    return log
+
+
+# seconds the checks over all of Θ of one model share (ε/2 first, then 0; "undecided" when out)
+CERTIFY_BUDGET_S = 180.0
+
+
+def certified_jobs(
+    profile: str, record: dict, csv_path: Path, json_path: Path, budget_s: float
+) -> list[dict]:
+    """The models of a condition the certified step checks, each with what decides its record:
+    the accepted model (its model file, and its record for the worst audit pose), and the CLIE
+    solution it was rescued from when the record rescued it (the record holds it)."""
+    epsilon = accepted_stage.RESCUE_EPSILON
+    settings = {"budget_s": budget_s, "domain_rad": audit.audit_domain().tolist()}
+    jobs = [{
+        "name": certified.ACCEPTED_MODEL,
+        "inputs": [csv_path, json_path],
+        "parameters": {**settings, "theta_margins": certified.theta_margins(profile, epsilon),
+                       "near_margins": (0.0, epsilon / 2),
+                       "half_width_deg": certified.NEAR_HALF_WIDTH_DEG},
+    }]
+    if accepted_stage.rescued_by_record(record):
+        jobs.append({"name": certified.CLIE_SOLUTION, "inputs": [json_path],
+                     "parameters": {**settings, "theta_margins": (0.0,)}})
+    return jobs
+
+
+def _certified_record(job: dict, trajectory: str, ts: float, run: int, record: dict) -> dict:
+    """Run one model's certified checks (`certified.certify_model`) into its record."""
+    names = record["names"]
+    parameters = job["parameters"]
+    if job["name"] == certified.ACCEPTED_MODEL:
+        beta = load_parameters(job["inputs"][0], names).values  # the accepted model file
+        worst = min(record["final_audits"], key=lambda a: a["lambda_min"])["worst_pose_rad"]
+        checks = certified.certify_model(
+            beta, parameters["theta_margins"], parameters["budget_s"], near_pose=worst,
+            near_margins=parameters["near_margins"],
+            half_width_deg=parameters["half_width_deg"],
+        )
+    else:
+        checks = certified.certify_model(
+            record["refined"], parameters["theta_margins"], parameters["budget_s"]
+        )
+    return {"model": job["name"], "trajectory": trajectory, "ts": ts, "run": run,
+            "inputs": [portable(p) for p in job["inputs"]], **parameters,
+            "checks": checks}
+
+
+def certified_step(
+    profile: str,
+    trajectory: str = REPRESENTATIVE["trajectory"],
+    ts: float = REPRESENTATIVE["ts"],
+    run: int = REPRESENTATIVE["run"],
+    budget_s: float = CERTIFY_BUDGET_S,
+    accepted_dir=None,
+    directory=None,
+) -> keys.StepLog:
+    """Beyond the paper: the certified check over Θ of the models chapter 06 certifies, one record
+    per model (results/certified/), each unless its stored key matches."""
+    csv_path, json_path = accepted_stage.accepted_paths(trajectory, ts, run, accepted_dir)
+    for path in (csv_path, json_path):
+        if not path.is_file():
+            raise InputError(str(path), "no accepted model to certify", accepted_stage.MAKE_STEP)
+    record = read_json_record(json_path)
+    store = keys.KeyStore("certified", None if directory is None else Path(directory).parent)
+    log = keys.StepLog("certified check over Θ")
+    code = keys.code_parts(modules=STEP_MODULES["certified"])
+    for job in certified_jobs(profile, record, csv_path, json_path, budget_s):
+        path = certified.record_path(trajectory, ts, run, job["name"], directory)
+        key = keys.record_key(inputs=job["inputs"], parameters=job["parameters"], code=code)
+        reasons = store.stale(path.stem, key, outputs=[path])
+        log.note(reasons)
+        if not reasons:
+            continue
+        started = time.perf_counter()
+        write_json_record(path, _certified_record(job, trajectory, ts, run, record))
+        store.store(path.stem, key)
+        print(f"certified check, {job['name']}: {time.perf_counter() - started:.0f} s; {path}")
     return log
 
 
@@ -442,6 +605,7 @@ def main(argv=None) -> int:
     for name, notebook in SWEEPS:
         _report(name, condition_sweep(name, notebook, args.profile, args.jobs, args.scheduler))
     print(accepted_model_step(args.profile, args.jobs).line())
+    print(refinement_runs_step(args.profile).line())
     print(f"validation bundles: {validation_bundles_step(args.profile)} executions of V01-V03")
     _report("repeats", repeats_sweep(args.profile, args.jobs, args.scheduler))
     _report("kt_draws", kt_sweep(args.profile, args.jobs, args.scheduler))
@@ -451,6 +615,8 @@ def main(argv=None) -> int:
     for name in args.study:
         _report(name, condition_sweep(name, STUDIES[name], args.profile, args.jobs, args.scheduler))
     print(ols_audits_step().line())
+    print(rescues_step().line())
+    print(certified_step(args.profile).line())
     print(claims.write_claims(args.profile).line())
     made = downloads.bundle_all()
     print(f"downloads: {', '.join(p.name for p in made.values()) or 'none'}")

@@ -215,13 +215,19 @@ def test_ols_audits_are_computed_once_per_content(tmp_path, monkeypatch):
     write_json_record(conditions / "b.json", {"trajectory": "AP01", "ts": 0.04, "run": 1, "pd_visited": True, "ols": [-1.0, 2.0]})
     calls = []
 
-    def fake_audit(beta, seed, kind, model):
+    def fake_audit(beta, prepared, model):
         calls.append(list(beta))
-        return SimpleNamespace(passed=bool(beta[0] > 0), lambda_min=float(beta[0]) * 1e-3, n_violations=0 if beta[0] > 0 else 7)
+        passed, n = bool(beta[0] > 0), 0 if beta[0] > 0 else 7
+        found = {"passed": passed, "lambda_min": float(beta[0]) * 1e-3, "n_violations": n}
+        return SimpleNamespace(to_dict=lambda: found, violating_indices=np.arange(n))
 
-    monkeypatch.setattr(audit, "audit", fake_audit)
-    monkeypatch.setattr(audit, "audit_poses", lambda seed: [0] * 5)
-    monkeypatch.setattr(audit, "shared_model", lambda name: None)  # the fake audit needs no model
+    from crane_lib.acceptance import folded, screen
+
+    monkeypatch.setattr(screen, "screened_audit", fake_audit)
+    monkeypatch.setattr(screen, "audit_poses", lambda seed: [0] * 5)
+    monkeypatch.setattr(screen, "prepare", lambda pose_set, model: pose_set)
+    monkeypatch.setattr(screen, "shared_model", lambda name: None)  # the fake audit needs no model
+    monkeypatch.setattr(folded, "count", lambda pose_set, violating: folded.Concentration())
 
     pipeline.ols_audits_step()
     record = json.loads(path.read_text(encoding="utf-8"))

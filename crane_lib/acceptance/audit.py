@@ -427,20 +427,4 @@ def minimal_pd_break(beta, pose, depth: float, model: DynamicModel | None = None
 
 
 # Sec. VI-E: every OLS estimate of the build re-evaluated over the domain (one record)
-OLS_AUDITS_PATH = RESULTS_DIR / "audits" / "ols_dense_seed1.json"
-
-
-def audit_estimates(records: list[dict], seed: int = 1, model: DynamicModel | None = None) -> dict:
-    """Sec. VI-E's re-evaluation: the OLS estimate of every condition record audited over Θ
-    (dense pose set of `seed`): PD at its visited configurations (from its record), PD over Θ,
-    λmin and the violation count."""
-    model = shared_model("reduced") if model is None else model
-    audits = []
-    for r in records:
-        if r.get("ols") is None:
-            continue
-        a = audit(np.asarray(r["ols"]), seed, "dense", model)
-        audits.append({"trajectory": r["trajectory"], "ts": r["ts"], "run": r["run"],
-                       "pd_visited": bool(r["pd_visited"]), "passed": bool(a.passed),
-                       "lambda_min": float(a.lambda_min), "n_violations": int(a.n_violations)})
-    return {"seed": seed, "pose_set": "dense", "n_poses": len(audit_poses(seed)), "audits": audits}
+OLS_AUDITS_PATH = RESULTS_DIR / "audits" / "ols_dense_seed1.json"  # screen.audit_estimates

@@ -64,6 +64,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numba
 import numpy as np
@@ -74,6 +75,7 @@ from crane_lib.errors import InputError
 from crane_lib.model.dynamics import DynamicModel
 from crane_lib.model.dynamics import model as shared_model
 from crane_lib.model.parameters import N_LINKS
+from crane_lib.paths import RESULTS_DIR
 
 N_ANGLES = N_LINKS - 1  # theta2..theta7
 SAMPLES_PER_ANGLE = 7  # resolves trigonometric degree 3; M has degree 2
@@ -821,3 +823,74 @@ def certify(beta, margin: float = 0.0, box=None, model: DynamicModel | None = No
     hi = np.column_stack([np.full(len(rest_c), box[0, 1]), rest_c + rest_h])
     return result(UNDECIDED, certified_min=certified_min if n_certified else None, observed=observed, processed=processed,
                   n_certified=n_certified, stack=(lo, hi))
+
+
+# ----------------------------------------------------------------------------- the book's checks
+
+THETA, NEAR_WORST = "theta", "near_worst_pose"  # the two kinds of box a model is checked on
+# the models of a condition the book certifies: the accepted one, and the CLIE solution it was
+# rescued from (when Algorithm 1's record rescued it)
+ACCEPTED_MODEL, CLIE_SOLUTION = "accepted", "clie_solution"
+CERTIFIED_DIR = RESULTS_DIR / "certified"
+NEAR_HALF_WIDTH_DEG = 5.0  # half-width of the box around a model's worst audit pose
+NEAR_TIME_LIMIT_S = 60.0  # each check of that small box (it decides in seconds)
+
+
+def record_path(trajectory: str, ts: float, run: int, model_name: str, directory=None) -> Path:
+    """Where the certified checks of one model of a condition are recorded (results/certified/)."""
+    folder = CERTIFIED_DIR if directory is None else Path(directory)
+    return folder / f"{trajectory}_run{run}_{round(ts * 1e3):02d}ms_{model_name}.json"
+
+
+def theta_margins(profile: str, epsilon: float) -> tuple[float, ...]:
+    """Margins of the check over all of Θ: ε/2 (its certificate proves 0 too), then 0, in the
+    full profile; 0 alone in the quick one (the ε/2 run over Θ takes minutes on two cores)."""
+    return (0.0,) if profile == "quick" else (epsilon / 2, 0.0)
+
+
+def near_box(pose, half_width_deg: float = NEAR_HALF_WIDTH_DEG) -> np.ndarray:
+    """The box of ±`half_width_deg` around `pose`, clipped to Θ (radians, (7, 2))."""
+    domain, half = audit_domain(), np.deg2rad(half_width_deg)
+    pose = np.asarray(pose, dtype=float)
+    return np.column_stack([np.maximum(pose - half, domain[:, 0]),
+                            np.minimum(pose + half, domain[:, 1])])
+
+
+def check_entry(region: str, result: CertificationResult) -> dict:
+    """One check as a record stores it: the box's kind, the result, its run time and summary."""
+    return {"region": region, **result.to_dict(), "implied_by": None,
+            "elapsed_s": result.elapsed_s, "summary": result.summary()}
+
+
+def _implied_entry(margin: float, proved: dict) -> dict:
+    """A margin below a certified one: proved by that certificate, not run again."""
+    return {**proved, "margin": float(margin), "implied_by": proved["margin"],
+            "boxes_processed": None, "boxes_certified": None, "elapsed_s": 0.0,
+            "summary": f"certified: implied by the certificate at margin {proved['margin']:g} "
+                       "kg·m^2 (not run again)"}
+
+
+def certify_model(beta, theta_margins: tuple, budget_s: float, near_pose=None,
+                  near_margins: tuple = (), half_width_deg: float = NEAR_HALF_WIDTH_DEG,
+                  model: DynamicModel | None = None) -> list[dict]:
+    """The certified checks of one model, as record entries: the box around `near_pose` at each
+    of `near_margins`, then the whole of Θ at `theta_margins` in order, sharing `budget_s`."""
+    model = shared_model("reduced") if model is None else model
+    entries = []
+    if near_pose is not None:
+        region = near_box(near_pose, half_width_deg)
+        for margin in near_margins:
+            found = certify(beta, margin, region, model, time_limit_s=NEAR_TIME_LIMIT_S)
+            entries.append(check_entry(NEAR_WORST, found))
+    left, proved = float(budget_s), None
+    for margin in theta_margins:
+        # a certificate at a margin proves every smaller one: those are not run again
+        if proved is not None and margin <= proved["margin"]:
+            entries.append(_implied_entry(margin, proved))
+            continue
+        found = certify(beta, margin, None, model, time_limit_s=max(left, 1.0))
+        left -= found.elapsed_s
+        entries.append(check_entry(THETA, found))
+        if found.status == CERTIFIED:
+            proved = entries[-1]
+    return entries

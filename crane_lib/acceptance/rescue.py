@@ -11,15 +11,20 @@ Convergence of the rescue is not acceptance: the audit decides.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 from crane_lib.acceptance import audit
-from crane_lib.identification.projection import MARGIN_ABSOLUTE_TOLERANCE, ProjectionResult, nearest_pd
+from crane_lib.identification.projection import (
+    MARGIN_ABSOLUTE_TOLERANCE, ProjectionFailure, ProjectionResult, nearest_pd)
 from crane_lib.model.dynamics import DynamicModel
+from crane_lib.model.parameters import ParameterSet
 from crane_lib.paper_numbers import paper
+from crane_lib.paths import RESULTS_DIR
 
 RESCUE_EPSILON = paper("rescue_eps_pd").value  # kg·m^2, the accepted margin (Sec. IV-C)
+EARLIER_RESCUE_EPSILON = paper("earlier_rescue_eps_pd").value  # the earlier version's margin
 
 
 @dataclass
@@ -118,6 +123,54 @@ def rescue_over_theta(
     if extra_poses is not None and len(extra_poses):
         initial.append(np.asarray(extra_poses, dtype=float))
     return rescue(model, beta, np.vstack(initial), audit.audit_poses(check_seed).poses, epsilon=epsilon)
+
+
+def rescues_path(trajectory: str, ts: float, run: int, directory=None) -> Path:
+    """Where the fresh-set rescues of a condition's CLIE solution are recorded."""
+    folder = RESULTS_DIR / "rescues" if directory is None else Path(directory)
+    return folder / f"{trajectory}_run{run}_{round(ts * 1e3):02d}ms_clie_solution.json"
+
+
+def rescue_entry(epsilon: float, found: RescueResult | None, failure: str | None = None) -> dict:
+    """A rescue as a record keeps it: its passes, convergence and last projection, or why the
+    solver gave no model (`failure`)."""
+    entry = {"epsilon": float(epsilon), "failure": failure}
+    if found is None:
+        return entry
+    projection = found.result
+    return {**entry, "passes": found.passes, "converged": bool(found.converged),
+            "reason": found.reason, "projection": None if projection is None else {
+                "names": list(projection.parameters.names),
+                "values": projection.parameters.values.tolist(), "epsilon": projection.epsilon,
+                "status": projection.status, "n_poses": projection.n_poses,
+                "n_active": projection.n_active, "rounds": projection.rounds,
+                "lambda_min_on_set": projection.lambda_min_on_set,
+                "change": np.asarray(projection.change).tolist(),
+                "solve_time_s": projection.solve_time_s}}
+
+
+def rescue_of(entry: dict) -> RescueResult | None:
+    """The rescue a record entry (`rescue_entry`) holds; None when it gave no model."""
+    if entry["failure"] is not None:
+        return None
+    kept = entry["projection"]
+    result = None if kept is None else ProjectionResult(
+        ParameterSet(kept["names"], np.asarray(kept["values"])), kept["epsilon"], kept["status"],
+        kept["n_poses"], kept["n_active"], kept["rounds"], kept["lambda_min_on_set"],
+        np.asarray(kept["change"]), kept["solve_time_s"])
+    return RescueResult(result, entry["passes"], entry["converged"], entry["reason"])
+
+
+def fresh_rescues(model: DynamicModel, beta, epsilons) -> list[dict]:
+    """The rescue over Θ from the fresh set Θr (random poses and corners, no audit violators) at
+    each margin of `epsilons`, as record entries (a solver failure is kept, said, not raised)."""
+    entries = []
+    for epsilon in epsilons:
+        try:
+            entries.append(rescue_entry(epsilon, rescue_over_theta(model, beta, epsilon)))
+        except ProjectionFailure as error:
+            entries.append(rescue_entry(epsilon, None, str(error)))
+    return entries
 
 
 @dataclass

@@ -28,7 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
-from crane_lib.acceptance.audit import PoseSet
+from crane_lib.acceptance import folded
+from crane_lib.acceptance.audit import PoseSet, audit_poses
 from crane_lib.model import robot_description
 from crane_lib.model import spd_solve
 from crane_lib.model.dynamics import DynamicModel, bind_template
@@ -124,3 +125,23 @@ def screened_audit(beta, prepared: PreparedPoses, model: DynamicModel | None = N
         n_exact=int(candidates.size),
         violating_indices=np.sort(bad),
     )
+
+
+def audit_estimates(records: list[dict], seed: int = 1, model: DynamicModel | None = None) -> dict:
+    """Sec. VI-E's re-evaluation: the OLS estimate of every condition record audited over Θ
+    (dense set of `seed`, screened), with PD at its visited configurations (from its record),
+    its worst pose, and how many violations of the uniform draw lie in the folded-arm region."""
+    model = shared_model("reduced") if model is None else model
+    pose_set = audit_poses(seed)
+    prepared = prepare(pose_set, model)
+    audits = []
+    for r in records:
+        if r.get("ols") is None:
+            continue
+        found = screened_audit(np.asarray(r["ols"]), prepared, model)
+        where = folded.count(pose_set, found.violating_indices)
+        audits.append({"trajectory": r["trajectory"], "ts": r["ts"], "run": r["run"],
+                       "pd_visited": bool(r["pd_visited"]), **found.to_dict(),
+                       "uniform_violations": where.uniform_violations,
+                       "in_folded_region": where.in_region})
+    return {"seed": seed, "pose_set": "dense", "n_poses": len(pose_set), "audits": audits}

@@ -13,12 +13,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from crane_lib.acceptance import audit as audit_stage
-from crane_lib.acceptance import folded, screen
-from crane_lib.acceptance.nonideality import (ACCEPT_INTERVAL_S, INTERVALS_S, StudyCondition,
-                                              number_text, rayleigh_shares, read_study_conditions,
-                                              study_conditions_path, study_context,
-                                              uniform_violations_in_folded)
+from crane_lib.acceptance import folded
+from crane_lib.acceptance.nonideality import (ACCEPT_INTERVAL_S, AUDIT_SEED, INTERVALS_S,
+                                              StudyCondition, number_text, rayleigh_shares,
+                                              read_study_conditions, study_conditions_path)
+from crane_lib.errors import InputError
 from crane_lib.model.parameters import N_LINKS
+from crane_lib.records import read_json_record
 from crane_lib.twin import dataset
 from crane_lib.twin import effects as twin_effects
 
@@ -141,20 +142,31 @@ def population(frame, base: str):
 
 
 def audited_condition_records(records: list[dict]):
-    """The main job's OLS/SDP condition records (results/conditions) with each OLS estimate audited over
-    Θ (seed 1, the screen): the population of the data set the build ran on."""
+    """The main job's OLS/SDP condition records (results/conditions) with each OLS estimate
+    audited over Θ (seed 1, the screen), as the main job's audits step recorded it
+    (results/audits): the population of the data set the build ran on."""
     import pandas as pd
 
-    context = study_context()
+    path = audit_stage.OLS_AUDITS_PATH
+    if not path.is_file():
+        raise InputError(str(path), "no record of the OLS estimates audited over Θ",
+                         "the record written by `make book` (crane_book.pipeline)")
+    audited = read_json_record(path)
+    by_condition = {(a["trajectory"], a["ts"], a["run"]): a for a in audited["audits"]}
     rows = []
     for record in records:
         if record.get("ols") is None:
             continue
-        found = screen.screened_audit(np.asarray(record["ols"]), context.poses, context.model)
-        rows.append({"trajectory": record["trajectory"], "ts_ms": round(record["ts"] * 1e3), "run": record["run"],
-                     "pd_visited": bool(record["pd_visited"]), "pd_theta": found.passed, "lambda_theta": found.lambda_min,
-                     "violations_uniform": found.violations.get(audit_stage.UNIFORM, 0),
-                     "violations_uniform_in_folded": uniform_violations_in_folded(found, context.poses)})
+        found = by_condition.get((record["trajectory"], record["ts"], record["run"]))
+        if found is None or audited["seed"] != AUDIT_SEED:
+            raise InputError(str(path), f"no audit (seed {AUDIT_SEED}) of {record['trajectory']} "
+                             f"run {record['run']} at {record['ts'] * 1e3:g} ms",
+                             "the record of this build's conditions (`make book`)")
+        rows.append({"trajectory": record["trajectory"], "ts_ms": round(record["ts"] * 1e3),
+                     "run": record["run"], "pd_visited": bool(record["pd_visited"]),
+                     "pd_theta": found["passed"], "lambda_theta": found["lambda_min"],
+                     "violations_uniform": found["violations"].get(audit_stage.UNIFORM, 0),
+                     "violations_uniform_in_folded": found["in_folded_region"]})
     frame = pd.DataFrame(rows)
     return frame[frame["run"] == 1] if len(frame) else frame
 

@@ -25,7 +25,7 @@ from matplotlib.colors import TwoSlopeNorm
 from matplotlib.patches import Rectangle
 
 from crane_lib.acceptance import accepted as accepted_stage
-from crane_lib.acceptance import audit, certified, consequences, folded, screen
+from crane_lib.acceptance import audit, certified, consequences, folded
 from crane_lib.acceptance import rescue as rescue_stage
 from crane_lib.errors import InputError
 from crane_lib.identification import condition as identify
@@ -315,23 +315,39 @@ SWEEP_COLUMNS = ["trajectory", "Ts (ms)", "run", "λmin visited", "PD visited", 
                  "PD over Θ", "violations"]
 
 
+def _ols_audits(seed: int) -> dict:
+    """The main job's record of every OLS estimate audited over Θ (results/audits), of `seed`."""
+    path = audit.OLS_AUDITS_PATH
+    if not path.is_file():
+        raise InputError(str(path), "no record of the OLS estimates audited over Θ",
+                         f"the record written by {accepted_stage.MAKE_STEP}")
+    found = read_json_record(path)
+    if found["seed"] != seed:
+        raise InputError(str(path), f"audits of seed {found['seed']}",
+                         f"seed {seed}, the chapter's first (the main job audits seed 1)")
+    return found
+
+
 def audit_sweep(s: AuditStudy) -> pd.DataFrame:
-    """Every OLS estimate the OLS/SDP sweep recorded, audited over Θ with the first seed (the
-    screen: the audit's exact answer, eigenvalues only where they can matter), and where the
+    """Every OLS estimate the OLS/SDP sweep recorded, audited over Θ with the first seed, as the
+    main job's audit step recorded it (the screen: the audit's exact answer), and where the
     violations of the first executions lie (`s.population`, as chapter 11 counts them)."""
-    poses = audit.audit_poses(s.seeds[0])
-    prepared = screen.prepare(poses, s.model)
+    records = {(r["trajectory"], r["ts"], r["run"]): r for r in identify.load_condition_records()}
     rows = []
-    for r in identify.load_condition_records():
-        if r.get("ols") is None:
-            continue
-        a = screen.screened_audit(np.asarray(r["ols"]), prepared, s.model)
+    for a in _ols_audits(s.seeds[0])["audits"]:
+        r = records.get((a["trajectory"], a["ts"], a["run"]))
+        if r is None:
+            raise InputError(str(audit.OLS_AUDITS_PATH),
+                             f"an audit of {a['trajectory']} run {a['run']} at "
+                             f"{a['ts'] * 1e3:g} ms, which has no condition record",
+                             f"a record of this build's conditions ({accepted_stage.MAKE_STEP})")
         rows.append({"trajectory": r["trajectory"], "Ts (ms)": round(r["ts"] * 1e3),
                      "run": r["run"],
                      "λmin visited": r["lambda_min_visited"], "PD visited": bool(r["pd_visited"]),
-                     "λmin over Θ": a.lambda_min, "PD over Θ": a.passed,
-                     "violations": a.n_violations, "_record": r, "_audit": a,
-                     "_folded": folded.count(poses, a.violating_indices)})
+                     "λmin over Θ": a["lambda_min"], "PD over Θ": a["passed"],
+                     "violations": a["n_violations"], "_record": r, "_audit": a,
+                     "_folded": folded.Concentration(a["uniform_violations"],
+                                                     a["in_folded_region"])})
     s.sweep = pd.DataFrame(rows, columns=SWEEP_COLUMNS + ["_record", "_audit", "_folded"])
     first = [row for row in rows if row["run"] == 1]
     s.population, s.population_size = folded.pooled(r["_folded"] for r in first), len(first)
@@ -455,7 +471,8 @@ def choose_rescued_model(s: AuditStudy) -> Prose:
                        s.raw_audit.worst_pose)]
         candidates += [(row["λmin over Θ"], np.asarray(row["_record"]["ols"]),
                         np.asarray(row["_record"]["std_errors"]),
-                        f"{row['trajectory']} at {row['Ts (ms)']} ms", row["_audit"].worst_pose)
+                        f"{row['trajectory']} at {row['Ts (ms)']} ms",
+                        np.asarray(row["_audit"]["worst_pose_rad"]))
                        for _, row in sw.iterrows()]
         lam0, base_beta, s.bad_se, base_name, worst = min(candidates, key=lambda c: c[0])
         s.bad_beta = audit.minimal_pd_break(base_beta, worst, EPS / 2, s.model)
@@ -490,9 +507,10 @@ def _reproduction_said(s: AuditStudy) -> str:
         f"{plural(len(rescue['passes']), 'pass', 'passes')} (|Δβ| = "
         f"{sci(rescue['change_norm'])}), and the re-audit {re_audit}. Verdict: "
         f"**{s.record['verdict']}**. Every table below reads the record for the CLIE solution, "
-        "the accepted model and their audits over Θ; what the record does not hold (the sparse "
-        "audit, the ε = 0 rescue, the fresh-set re-run of D-I, the manufacturer's box, Table X, "
-        "the map) is computed here from those two models.")
+        "the accepted model and their audits over Θ; the ε = 0 rescue and the fresh-set re-run "
+        "of D-I are the main job's record of them (`results/rescues/`); what neither holds (the "
+        "sparse audit, the manufacturer's box, Table X, the map) is computed here from those two "
+        "models.")
 
 
 # ----------------------------------------------------------------------------- the rescue
@@ -507,19 +525,36 @@ def _rescue_labels(s: AuditStudy) -> dict:
             FRESH: f"ε = {EPS:g}, {fresh}", EARLIER: f"ε = {EPS_EARLIER:g}, fresh set"}
 
 
-def _try_rescue(s: AuditStudy, key: str, epsilon: float) -> None:
-    try:
+def _recorded_rescues(s: AuditStudy, directory=None) -> dict:
+    """The main job's fresh-set rescues of the record's CLIE solution, by margin."""
+    path = rescue_stage.rescues_path(s.trajectory, s.ts, s.run, directory)
+    if not path.is_file():
+        raise InputError(str(path), f"no fresh-set rescues of the CLIE solution of {s.label}",
+                         f"the record written by {accepted_stage.MAKE_STEP}")
+    return {entry["epsilon"]: entry for entry in read_json_record(path)["rescues"]}
+
+
+def _try_rescue(s: AuditStudy, key: str, epsilon: float, recorded: dict | None = None) -> None:
+    if recorded is not None:  # the record's CLIE solution: rescued once by the main job
+        entry = recorded[epsilon]
+        s.rescues[key] = rescue_stage.rescue_of(entry)
+        if entry["failure"] is not None:
+            s.failures[key] = entry["failure"]
+        return
+    try:  # a substitute, chosen here from the records: rescued here
         s.rescues[key] = rescue_stage.rescue_over_theta(s.model, s.bad_beta, epsilon=epsilon)
     except ProjectionFailure as error:  # said in the sentence; the tables leave the model out
         s.rescues[key], s.failures[key] = None, str(error)
 
 
 def run_rescues(s: AuditStudy) -> object:
-    """The rescues this chapter computes from the fresh set Θr (random poses and corners): ε = 0
-    (the earlier version's margin) and ε (D-I's re-run, or the substitute's rescue); beside them,
-    in a reproduction, the passes of the accepted record's own rescue."""
-    _try_rescue(s, EARLIER, EPS_EARLIER)
-    _try_rescue(s, FRESH, EPS)
+    """The rescues from the fresh set Θr (random poses and corners): ε = 0 (the earlier version's
+    margin) and ε (D-I's re-run, or the substitute's rescue), the main job's record of them in a
+    reproduction (computed here only for a substitute); beside them, in a reproduction, the
+    passes of the accepted record's own rescue."""
+    recorded = _recorded_rescues(s) if s.case == REPRODUCTION else None
+    _try_rescue(s, EARLIER, EPS_EARLIER, recorded)
+    _try_rescue(s, FRESH, EPS, recorded)
     labels = _rescue_labels(s)
     runs = {}
     if s.case == REPRODUCTION:
@@ -996,67 +1031,77 @@ def violation_sentence(s: AuditStudy) -> Prose:
 # ----------------------------------------------------------------------------- the certified check
 
 
-def theta_margins(profile: str) -> tuple[float, ...]:
-    """Margins of the certified check over all of Θ: ε/2 (its certificate proves 0 too), then 0,
-    in the full profile; 0 alone in the quick one (the ε/2 run over Θ is the audit chapter's
-    longest computation, about 2 minutes of CI's page time on two cores)."""
-    return (0.0,) if profile == "quick" else (EPS / 2, 0.0)
+@dataclass
+class CertifiedChecks:
+    """The certified checks the chapter shows, as the main job's certified step recorded them."""
+
+    rows: list  # one per check, in the record's order (accepted model first)
+    missing: list  # records of models the chapter certifies that this build lacks
+    budget_s: float | None  # seconds the checks over all of Θ of one model shared
+    uncertified: str | None = None  # the substitute rescued here, which the step does not check
 
 
-def certify(s: AuditStudy, budget_s: float, margins=(EPS / 2, 0.0),
-            half_width_deg: float = 5.0) -> list[dict]:
-    """Certified checks: a small box around the accepted model's worst audit pose (margins 0 and
-    ε/2), the whole of Θ for it at `margins` in order, sharing `budget_s` (a certificate at a
-    margin proves every smaller one, so those runs are only made when it is not certified), and
-    the whole of Θ for the model it was rescued from."""
-    box = audit.audit_domain()
-    worst = min(s.dense(s.accepted_name), key=lambda a: a.lambda_min).worst_pose
-    half = np.deg2rad(half_width_deg)
-    near = np.column_stack([np.maximum(worst - half, box[:, 0]),
-                            np.minimum(worst + half, box[:, 1])])
-    near_name = f"accepted, ±{half_width_deg:g}° box around its worst audit pose"
-    whole = "accepted, all of Θ"
-    checks = [(near_name, s.accepted, 0.0, near, None),
-              (near_name, s.accepted, EPS / 2, near, None),
-              *[(whole, s.accepted, margin, None, budget_s) for margin in margins],
-              (f"{s.bad_label}, all of Θ", s.bad_beta, 0.0, None, budget_s)]
-    rows, left, proved = [], float(budget_s), None
-    for name, beta, margin, region, limit in checks:
-        if name == whole and proved is not None and margin <= proved["margin (kg·m²)"]:
-            summary = (f"certified: implied by the certificate at margin "
-                       f"{proved['margin (kg·m²)']:g} kg·m^2 (not run again)")
-            rows.append({**proved, "margin (kg·m²)": margin, "boxes processed": None,
-                         "boxes certified": None, "time (s)": 0.0, "_implied": True,
-                         "_summary": summary})
+def _certified_row(name: str, check: dict) -> dict:
+    """One recorded check as the table shows it."""
+    proved = check["status"] == certified.CERTIFIED
+    return {"model and box": name, "margin (kg·m²)": check["margin"], "status": check["status"],
+            "proved lower bound of λmin": check["certified_lambda_min"] if proved else None,
+            "witness λmin": check["witness_lambda"],
+            "boxes processed": check["boxes_processed"],
+            "boxes certified": check["boxes_certified"],
+            "unresolved boxes": check["unresolved_boxes"], "time (s)": check["elapsed_s"],
+            "tolerance (kg·m²)": check["tolerance"], "_implied": check["implied_by"] is not None,
+            "_summary": check["summary"]}
+
+
+def certified_checks(s: AuditStudy, directory=None) -> CertifiedChecks:
+    """The certified step's records of the accepted model and of the CLIE solution it was
+    rescued from (results/certified); a record the build lacks is named, never computed here."""
+    models = [(certified.ACCEPTED_MODEL, "accepted")]
+    if s.case == REPRODUCTION:
+        models.append((certified.CLIE_SOLUTION, s.bad_label))
+    rows, missing, budget = [], [], None
+    for model_name, label in models:
+        path = certified.record_path(s.trajectory, s.ts, s.run, model_name, directory)
+        if not path.is_file():
+            missing.append(path)
             continue
-        if name == whole:
-            limit = max(left, 1.0)
-        cr = certified.certify(beta, margin, region, s.model,
-                               time_limit_s=limit if limit is not None else 60.0)
-        if name == whole:
-            left -= cr.elapsed_s
-        bound = cr.certified_lambda_min if cr.status == certified.CERTIFIED else None
-        rows.append({"model and box": name, "margin (kg·m²)": margin, "status": cr.status,
-                     "proved lower bound of λmin": bound, "witness λmin": cr.witness_lambda,
-                     "boxes processed": cr.boxes_processed, "boxes certified": cr.boxes_certified,
-                     "unresolved boxes": len(cr.unresolved_lower), "time (s)": cr.elapsed_s,
-                     "tolerance (kg·m²)": cr.tolerance, "_summary": cr.summary()})
-        if name == whole and cr.status == certified.CERTIFIED:
-            proved = rows[-1]
-    return rows
+        record = read_json_record(path)
+        budget = record["budget_s"]
+        near = (f"{label}, ±{record.get('half_width_deg', certified.NEAR_HALF_WIDTH_DEG):g}° box "
+                "around its worst audit pose")
+        for check in record["checks"]:
+            name = near if check["region"] == certified.NEAR_WORST else f"{label}, all of Θ"
+            rows.append(_certified_row(name, check))
+    uncertified = None if s.case == REPRODUCTION else s.bad_label
+    return CertifiedChecks(rows, missing, budget, uncertified)
 
 
-def certified_table(rows: list[dict]) -> object:
-    """The certified checks as displayed."""
-    frame = pd.DataFrame(rows)
+def _missing_said(checks: CertifiedChecks) -> str:
+    if not checks.missing:
+        return ""
+    named = ", ".join(f"`{_shown_path(p)}`" for p in checks.missing)
+    return (f"This build has no certified record {named}: the certified check runs in the main "
+            f"job's data step, not on this page ({accepted_stage.MAKE_STEP}).")
+
+
+def certified_table(checks: CertifiedChecks) -> object:
+    """The certified checks as displayed (what is missing, said, when the build has none)."""
+    if not checks.rows:
+        return Prose(_missing_said(checks))
+    frame = pd.DataFrame(checks.rows)
     frame = frame.drop(columns=[c for c in frame.columns if c.startswith("_")])
     return numbered(frame.set_index(["model and box", "margin (kg·m²)"]),
                     "The certified check over continuous boxes (twin models)",
                     "tab-audit-certified", digits=3)
 
 
-def certified_sentence(rows: list[dict], budget_s: float) -> Prose:
+def certified_sentence(checks: CertifiedChecks) -> Prose:
     """What each certified check proved, and what the accepted model's amount to."""
+    rows, budget_s = checks.rows, checks.budget_s
+    notes = [n for n in (_missing_said(checks), _uncertified_said(checks)) if n]
+    if not any(r["model and box"] == "accepted, all of Θ" for r in rows):
+        return Prose(" ".join(notes))
     details = [f"*{r['model and box']}, margin {sci(r['margin (kg·m²)'])}:* {r['_summary']}."
                for r in rows]
     full = [r for r in rows if r["model and box"] == "accepted, all of Θ"]
@@ -1086,4 +1131,11 @@ def certified_sentence(rows: list[dict], budget_s: float) -> Prose:
            "book`) certifies it at ε/2 first, the audit's violation threshold. "
            if only_zero else "")
         + "The audit's sampled verdict remains the acceptance criterion, as in the paper; the "
-        "certificate is beyond it.")
+        "certificate is beyond it." + "".join(f"\n\n{n}" for n in notes))
+
+
+def _uncertified_said(checks: CertifiedChecks) -> str:
+    if checks.uncertified is None:
+        return ""
+    return (f"The substitute {checks.uncertified} is not checked over Θ: the certified step "
+            "checks the models of Algorithm 1's record, and this build's record rescued none.")

@@ -16,7 +16,7 @@ import pandas as pd
 from crane_lib.acceptance import accepted as accepted_stage
 from crane_lib.acceptance import audit
 from crane_lib.acceptance import rescue as rescue_stage
-from crane_lib.identification import clie, metrics
+from crane_lib.identification import clie, metrics, refinement_runs
 from crane_lib.identification import condition as identify
 from crane_lib.identification import projection as sdp
 from crane_lib.identification.refinement import same_refinement
@@ -334,8 +334,20 @@ def routes_sentence(rc: RouteComparison) -> Prose:
 # ----------------------------------------------------------------------------- DIDIM
 
 
+def refinement_runs_record(c: Condition) -> dict:
+    """The main job's record of DIDIM and the ε ladder on this condition; a build without it is
+    an error naming the record and the step that writes it (the page refines nothing)."""
+    path = refinement_runs.record_path(c.trajectory, c.ts, c.run)
+    if not path.is_file():
+        raise RuntimeError(f"{path}: no record of DIDIM and the ε ladder on {c.label}; the main "
+                           "job of `make book` (crane_book.pipeline) writes it")
+    return read_json_record(path)
+
+
 def didim_table(c: Condition, report: clie.RefinementReport, runs: Runs) -> tuple[object, Prose]:
-    didim = runs.add(f"{c.label} (DIDIM, regular initialization)", "none (no OLS start)", clie.didim(c.problem))
+    """DIDIM from its regular initialization against the CLIE solution (the main job's run)."""
+    recorded = refinement_runs.report_of(refinement_runs_record(c)["didim"])
+    didim = runs.add(f"{c.label} (DIDIM, regular initialization)", "none (no OLS start)", recorded)
     rows = {"OLS/SDP start": (report.objective_start, report.x0), f"CLIE ({report.method})": (report.objective_final, report.x),
             "DIDIM": (didim.objective_final, didim.x)}
     frame = pd.DataFrame(
@@ -355,32 +367,30 @@ def didim_table(c: Condition, report: clie.RefinementReport, runs: Runs) -> tupl
 
 
 def epsilon_runs(c: Condition, report: clie.RefinementReport, runs: Runs) -> tuple[object, object, Prose]:
-    """CLIE from the projection of the OLS estimate with each ε of the ladder; a start whose
-    constraints are inactive is the OLS point itself and is refined once."""
-    ols = c.result.ols.parameters
-    poses = c.bundle.theta[sdp.constraint_poses(c.bundle.theta, c.bundle.dtheta)]
-    lam_c = c.model.arm_min_eigenvalue(poses, ols.values).min()
-    by_start = {ols.values.tobytes(): report} if c.result.route == identify.ROUTE_DIRECT and report.method == "fast" else {}
+    """CLIE from the projection of the OLS estimate with each ε of the ladder, as the main job
+    recorded it; a start whose constraints are inactive is the OLS point itself, refined once."""
+    recorded = refinement_runs_record(c)["epsilon"]
+    lam_c = recorded["lambda_min_constraint_poses"]
+    reports = [refinement_runs.report_of(entry) for entry in recorded["runs"]]
     rows = []
-    for eps in sdp.EPSILON_LADDER:
-        try:
-            projection = sdp.nearest_pd(c.model, ols.values, poses, eps)
-        except sdp.ProjectionFailure as failure:
-            rows.append({"ε (kg·m²)": eps, "constraints active": True, "|Δβ| of the projection": np.nan,
-                         "PD on the record": False, "objective at the end (N²·m²)": np.nan, "iterations": np.nan,
-                         "run": f"projection failed: {failure}"})
+    for step in recorded["ladder"]:
+        eps = step["epsilon"]
+        if step["failure"] is not None:
+            rows.append({"ε (kg·m²)": eps, "constraints active": True,
+                         "|Δβ| of the projection": np.nan, "PD on the record": False,
+                         "objective at the end (N²·m²)": np.nan, "iterations": np.nan,
+                         "run": f"projection failed: {step['failure']}"})
             continue
-        moved = projection.change_norm > 1e-9 * np.linalg.norm(ols.values)
-        start = projection.parameters if moved else ols
-        key = start.values.tobytes()
-        reused = key in by_start
-        if not reused:
-            by_start[key] = runs.add(f"{c.label} from ε = {eps:g}", "from a projection", clie.refine_fast(c.problem, start))
-        r = by_start[key]
-        rows.append({"ε (kg·m²)": eps, "constraints active": moved, "|Δβ| of the projection": projection.change_norm,
-                     "PD on the record": bool(c.model.arm_min_eigenvalue(c.bundle.theta, projection.parameters.values).min() > 0),
+        # the OLS start's run on route O-C is the CLIE sweep's ("sweep"), else one of the record's
+        r = report if step["run"] == "sweep" else reports[step["run"]]
+        if not step["reused"]:
+            runs.add(f"{c.label} from ε = {eps:g}", "from a projection", r)
+        rows.append({"ε (kg·m²)": eps, "constraints active": step["active"],
+                     "|Δβ| of the projection": step["change_norm"],
+                     "PD on the record": step["pd_on_record"],
                      "objective at the end (N²·m²)": r.objective_final, "iterations": r.iterations,
-                     "run": "the OLS start's run, reused" if reused else "refined from this start"})
+                     "run": "the OLS start's run, reused" if step["reused"]
+                     else "refined from this start"})
     frame = pd.DataFrame(rows).set_index("ε (kg·m²)")
     frame.index = [f"{e:g}" for e in frame.index]
     frame.index.name = "ε (kg·m²)"

@@ -1,0 +1,255 @@
+"""Chapter 06's computations are data steps of the main job (crane_book.pipeline), and the page
+only reads their records. The certified check over Θ: one record per model the chapter
+certifies, keyed by the model's record, the domain, the settings and the code closure of
+`acceptance.certified`, never by a chapter or a view; a page whose record is missing says so
+instead of computing. Every OLS estimate audited over Θ: the audits step's record holds what the
+chapter shows (worst pose, where the violations lie), so the page screens nothing itself. The
+fresh-set rescues of the record's CLIE solution: one record, which the page reads."""
+
+from __future__ import annotations
+
+import ast
+import json
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from crane_book import keys, pipeline
+from crane_lib.acceptance import accepted as accepted_stage
+from crane_lib.acceptance import audit, certified, folded, screen
+from crane_lib.model.dynamics import model as shared_model
+from crane_lib.model.parameters import ParameterSet, save_parameters
+from crane_lib.paths import REPO_ROOT
+from crane_lib.errors import InputError
+from crane_lib.reporting.chapters import audit as report
+
+from .audit_cases import description_beta
+
+WORST_POSE = [0.0, 0.3, 0.0, -2.0, 0.0, 0.5, 0.0]
+
+
+def _audit(passed: bool, lambda_min: float, seed: int = 1) -> dict:
+    return {"passed": passed, "lambda_min": lambda_min, "worst_pose_rad": WORST_POSE,
+            "seed": seed}
+
+
+@pytest.fixture
+def accepted_dir(tmp_path):
+    """An accepted model of AG02 at 40 ms whose record rescued its failing CLIE solution."""
+    names = shared_model("reduced").names
+    folder = tmp_path / "results" / "accepted"
+    folder.mkdir(parents=True)
+    csv_path, json_path = accepted_stage.accepted_paths("AG02", 0.04, 1, folder)
+    save_parameters(csv_path, ParameterSet(names, np.linspace(0.1, 1.0, len(names))))
+    record = {"names": names, "refined": list(np.linspace(0.2, 1.1, len(names))),
+              "first_audits": [_audit(False, -0.01)], "final_audits": [_audit(True, 7e-4)],
+              "rescue": {"solved": True}}
+    json_path.write_text(json.dumps(record), encoding="utf-8")
+    return folder
+
+
+@pytest.fixture
+def certify_calls(monkeypatch):
+    """certify_model stubbed: each call noted, one certified check over Θ per margin."""
+    calls = []
+
+    def fake(beta, theta_margins, budget_s, near_pose=None, near_margins=(), **kwargs):
+        calls.append((len(theta_margins), near_pose is not None))
+        return [{"region": certified.THETA, "margin": m, "status": certified.CERTIFIED,
+                 "certified_lambda_min": m, "witness_lambda": None, "boxes_processed": 10,
+                 "boxes_certified": 10, "unresolved_boxes": 0, "tolerance": 1e-11,
+                 "implied_by": None, "elapsed_s": 1.0, "summary": "certified"}
+                for m in theta_margins]
+
+    monkeypatch.setattr(pipeline.certified, "certify_model", fake)
+    return calls
+
+
+def _step(accepted_dir, **options):
+    return pipeline.certified_step(
+        "quick", accepted_dir=accepted_dir, directory=accepted_dir.parent / "certified", **options
+    )
+
+
+def test_the_certified_step_is_keyed_by_certified_py_not_by_a_chapter_or_a_view(
+    accepted_dir, certify_calls
+):
+    assert _step(accepted_dir).recomputed == 2  # the accepted model and its CLIE solution
+    store = keys.KeyStore("certified", accepted_dir.parent)
+    parts = store.stored("AG02_run1_40ms_accepted")
+    code = {name.partition(" ")[2] for name in parts if name.startswith("code ")}
+    assert "crane_lib/acceptance/certified.py" in code
+    assert not [f for f in code if f.startswith(("chapters/", "crane_lib/reporting/", "book/"))]
+    assert "crane_lib/identification/clie.py" not in code  # the model comes as a file
+    inputs = {name for name in parts if name.startswith("input ")}
+    assert {p.name for p in accepted_dir.iterdir()} == {n.rpartition("/")[2] for n in inputs}
+    settings = json.loads(parts["parameters"])
+    assert settings["domain_rad"] == np.asarray(certified.audit_domain()).tolist()
+    assert settings["budget_s"] == pipeline.CERTIFY_BUDGET_S
+    # the CLIE solution's record reads the accepted record only, not the accepted model file
+    clie_inputs = [n for n in store.stored("AG02_run1_40ms_clie_solution") if "input" in n]
+    assert [n.rpartition("/")[2] for n in clie_inputs] == ["AG02_run1_40ms.json"]
+
+
+def test_the_certified_step_computes_once_and_again_only_when_what_decides_it_changes(
+    accepted_dir, certify_calls
+):
+    assert _step(accepted_dir).recomputed == 2
+    again = _step(accepted_dir)
+    assert (again.reused, again.recomputed) == (2, 0)
+    assert len(certify_calls) == 2
+    rebudgeted = _step(accepted_dir, budget_s=10.0)
+    assert rebudgeted.recomputed == 2 and "parameters changed" in rebudgeted.line()
+    csv_path, _ = accepted_stage.accepted_paths("AG02", 0.04, 1, accepted_dir)
+    csv_path.write_text(csv_path.read_text(encoding="utf-8").replace("0.1,", "0.15,", 1),
+                        encoding="utf-8")
+    edited = _step(accepted_dir, budget_s=10.0)
+    assert (edited.reused, edited.recomputed) == (1, 1)  # the CLIE solution is not in that file
+
+
+def test_without_an_accepted_model_the_step_names_the_file_and_the_make_step(tmp_path):
+    with pytest.raises(InputError, match="make book"):
+        _step(tmp_path / "accepted")
+
+
+def _study(case=report.REPRODUCTION):
+    return SimpleNamespace(trajectory="AG02", ts=0.04, run=1, case=case,
+                           bad_label="CLIE solution, AG02 at 40 ms")
+
+
+def test_the_page_reads_the_records_and_a_missing_record_is_said_not_computed(
+    accepted_dir, certify_calls, monkeypatch
+):
+    def no_computation(*args, **kwargs):
+        raise AssertionError("the page computed a certified check")
+
+    monkeypatch.setattr(certified, "certify", no_computation)
+    folder = accepted_dir.parent / "certified"
+    missing = report.certified_checks(_study(), directory=folder)
+    assert missing.rows == [] and len(missing.missing) == 2
+    said = str(report.certified_table(missing)) + str(report.certified_sentence(missing))
+    assert "no certified record" in said and "AG02_run1_40ms_accepted.json" in said
+    _step(accepted_dir)
+    read = report.certified_checks(_study(), directory=folder)
+    assert read.missing == [] and read.budget_s == pipeline.CERTIFY_BUDGET_S
+    assert [r["model and box"] for r in read.rows] == [
+        "accepted, all of Θ", "CLIE solution, AG02 at 40 ms, all of Θ"]
+    assert "**certified**" in report.certified_sentence(read)
+
+
+def test_no_page_and_no_view_runs_the_certified_check():
+    callers = []
+    for path in [*(REPO_ROOT / "chapters").glob("*.py"), *(REPO_ROOT / "book").glob("*.py"),
+                 *(REPO_ROOT / "crane_lib" / "reporting").rglob("*.py")]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "attr", None) in (
+                "certify", "certify_model"
+            ):
+                callers.append(path.relative_to(REPO_ROOT).as_posix())
+    assert callers == []
+
+
+def test_the_audits_step_is_keyed_by_the_screen_and_records_what_the_chapter_shows(monkeypatch):
+    code = {n.partition(" ")[2] for n in pipeline.step_code()["audits"] if n.startswith("code ")}
+    assert {"crane_lib/acceptance/screen.py", "crane_lib/acceptance/folded.py"} <= code
+    assert not [f for f in code if f.startswith(("chapters/", "crane_lib/reporting/"))]
+    monkeypatch.setattr(screen, "audit_poses", audit.sparse_audit_poses)  # small, same code
+    model = shared_model("reduced")
+    broken = description_beta().copy()
+    broken[model.names.index("ZZR6")] -= 0.0058  # the wrist loses PD over much of the domain
+    records = [{"trajectory": "AP01", "ts": 0.04, "run": 1, "pd_visited": True, "ols": list(b)}
+               for b in (description_beta(), broken)]
+    found = screen.audit_estimates([*records, {"ols": None}], seed=3)["audits"]
+    assert len(found) == 2
+    pose_set = audit.sparse_audit_poses(3)
+    for entry, beta in zip(found, (description_beta(), broken)):
+        expected = audit.audit_pose_set(beta, pose_set)
+        assert (entry["passed"], entry["lambda_min"]) == (expected.passed, expected.lambda_min)
+        assert entry["worst_pose_rad"] == expected.worst_pose.tolist()
+        where = folded.of_lambdas(pose_set, audit.arm_lambda_min(beta, pose_set.poses))
+        assert (entry["uniform_violations"], entry["in_folded_region"]) == (
+            where.uniform_violations, where.in_region)
+    assert not found[1]["passed"] and found[1]["uniform_violations"] > 0
+
+
+def test_the_page_reads_the_audited_estimates_and_screens_nothing(tmp_path, monkeypatch):
+    def no_computation(*args, **kwargs):
+        raise AssertionError("the page audited an estimate")
+
+    monkeypatch.setattr(screen, "screened_audit", no_computation)
+    monkeypatch.setattr(audit, "audit", no_computation)
+    monkeypatch.setattr(audit, "OLS_AUDITS_PATH", tmp_path / "audits" / "ols_dense_seed1.json")
+    condition = {"trajectory": "AP01", "ts": 0.04, "run": 1, "pd_visited": True,
+                 "lambda_min_visited": 1e-3, "ols": [0.0], "std_errors": [1.0]}
+    monkeypatch.setattr(report.identify, "load_condition_records", lambda: [condition])
+    study = SimpleNamespace(seeds=(1, 2))
+    with pytest.raises(InputError, match="make book") as missing:
+        report.audit_sweep(study)
+    assert "ols_dense_seed1.json" in str(missing.value)
+    entry = {"trajectory": "AP01", "ts": 0.04, "run": 1, "pd_visited": True, "passed": False,
+             "lambda_min": -2e-3, "n_violations": 7, "worst_pose_rad": WORST_POSE,
+             "uniform_violations": 5, "in_folded_region": 4}
+    audit.OLS_AUDITS_PATH.parent.mkdir()
+    audit.OLS_AUDITS_PATH.write_text(json.dumps({"seed": 1, "audits": [entry]}), encoding="utf-8")
+    frame = report.audit_sweep(study)
+    shown = frame[["λmin over Θ", "PD over Θ", "violations"]].values.tolist()
+    assert shown == [[-2e-3, False, 7]]
+    assert study.population == folded.Concentration(5, 4) and study.population_size == 1
+    with pytest.raises(InputError, match="seed 2"):
+        report.audit_sweep(SimpleNamespace(seeds=(2,)))
+
+
+def test_the_rescues_step_is_keyed_by_the_rescue_and_the_page_reads_its_record(
+    accepted_dir, monkeypatch
+):
+    code = {n.partition(" ")[2] for n in pipeline.step_code()["rescues"] if n.startswith("code ")}
+    assert "crane_lib/acceptance/rescue.py" in code
+    assert not [f for f in code if f.startswith(("chapters/", "crane_lib/reporting/"))]
+    calls = []
+
+    def fake_rescue(model, beta, epsilon):
+        calls.append(epsilon)
+        if epsilon == 0:
+            raise report.ProjectionFailure("infeasible")
+        projection = report.rescue_stage.ProjectionResult(
+            ParameterSet(["ZZR1"], np.array([1.0])), epsilon, "optimal", 5, 2, 1, epsilon,
+            np.array([0.5]), 0.1)
+        return report.rescue_stage.RescueResult(projection, [{"pass": 1, "appended": 0}], True)
+
+    monkeypatch.setattr(pipeline.rescue_stage, "rescue_over_theta", fake_rescue)
+    folder = accepted_dir.parent / "rescues"
+    step = pipeline.rescues_step(accepted_dir=accepted_dir, directory=folder)
+    assert step.recomputed == 1 and pipeline.rescues_step(
+        accepted_dir=accepted_dir, directory=folder).reused == 1
+    assert calls == [report.EPS_EARLIER, report.EPS]
+    monkeypatch.setattr(report.rescue_stage, "rescues_path",
+                        lambda *args: folder / "AG02_run1_40ms_clie_solution.json")
+    study = SimpleNamespace(trajectory="AG02", ts=0.04, run=1, label="AG02 at 40 ms",
+                            rescues={}, failures={})
+    recorded = report._recorded_rescues(study)
+    for key, eps in ((report.EARLIER, report.EPS_EARLIER), (report.FRESH, report.EPS)):
+        report._try_rescue(study, key, eps, recorded)
+    assert study.rescues[report.EARLIER] is None
+    assert study.failures == {report.EARLIER: "infeasible"}
+    assert study.rescues[report.FRESH].result.parameters.values.tolist() == [1.0]
+    assert calls == [report.EPS_EARLIER, report.EPS]  # the page rescued nothing
+
+
+def test_the_population_chapter_reads_the_same_audits_record(tmp_path, monkeypatch):
+    from crane_lib.reporting import nonideality as population
+
+    def no_computation(*args, **kwargs):
+        raise AssertionError("the page audited an estimate")
+
+    monkeypatch.setattr(screen, "screened_audit", no_computation)
+    monkeypatch.setattr(audit, "OLS_AUDITS_PATH", tmp_path / "ols_dense_seed1.json")
+    condition = {"trajectory": "AP01", "ts": 0.04, "run": 1, "pd_visited": True, "ols": [0.0]}
+    with pytest.raises(InputError, match="make book"):
+        population.audited_condition_records([condition])
+    entry = {"trajectory": "AP01", "ts": 0.04, "run": 1, "passed": False, "lambda_min": -2e-3,
+             "violations": {"uniform": 5}, "in_folded_region": 4}
+    audit.OLS_AUDITS_PATH.write_text(json.dumps({"seed": 1, "audits": [entry]}), encoding="utf-8")
+    frame = population.audited_condition_records([condition])
+    shown = frame[["pd_theta", "violations_uniform", "violations_uniform_in_folded"]]
+    assert shown.values.tolist() == [[False, 5, 4]]

@@ -1,0 +1,66 @@
+"""DIDIM and the ε ladder of the CLIE chapter are a data step of the main job
+(crane_book.pipeline): one record per condition, keyed by the recording, the CLIE sweep's record
+and the code closure of `identification.refinement_runs`, never by a chapter or a view; the page
+reads the record and refines nothing, and says which record is missing."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from crane_book import pipeline
+from crane_lib.identification import clie, refinement_runs
+from crane_lib.identification import projection as sdp
+from crane_lib.records import write_json_record
+from crane_lib.reporting.chapters import clie as report
+
+
+def _report(objective: float, iterations: int) -> clie.RefinementReport:
+    return clie.RefinementReport(
+        method="fast", names=["a", "b"], x0=np.array([1.0, 2.0]), x=np.array([1.5, 2.5]),
+        objective_start=2 * objective, objective_final=objective, iterations=iterations,
+        simulations=3, trial_evaluations=2, jacobian_evaluations=1, diverged_evaluations=0,
+        wall_time_s=1.0, status=1, message="done", history=[objective])
+
+
+def test_the_step_is_keyed_by_its_module_not_by_a_chapter_or_a_view():
+    code = {n.partition(" ")[2] for n in pipeline.step_code()["refinement_runs"]
+            if n.startswith("code ")}
+    assert {"crane_lib/identification/refinement_runs.py", "crane_lib/identification/clie.py",
+            "crane_lib/identification/projection.py"} <= code
+    assert not [f for f in code if f.startswith(("chapters/", "crane_lib/reporting/"))]
+
+
+def test_a_recorded_refinement_reads_back_as_it_was():
+    original = _report(5.0, 7)
+    again = refinement_runs.report_of(refinement_runs.report_entry(original))
+    assert again.as_dict() == original.as_dict()
+    np.testing.assert_array_equal(again.x0, original.x0)
+
+
+def test_the_page_reads_the_ladder_and_refines_nothing(tmp_path, monkeypatch):
+    def no_refinement(*args, **kwargs):
+        raise AssertionError("the page refined a model")
+
+    monkeypatch.setattr(clie, "refine_fast", no_refinement)
+    monkeypatch.setattr(clie, "didim", no_refinement)
+    monkeypatch.setattr(sdp, "nearest_pd", no_refinement)
+    monkeypatch.setattr(refinement_runs, "RUNS_DIR", tmp_path / "refinement_runs")
+    condition = SimpleNamespace(trajectory="AG02", ts=0.04, run=1, label="AG02 at 40 ms")
+    runs = report.Runs()
+    with pytest.raises(RuntimeError, match="make book") as missing:
+        report.epsilon_runs(condition, _report(5.0, 7), runs)
+    assert "AG02_run1_40ms.json" in str(missing.value)
+    # the two smallest margins leave the OLS point (the sweep's run), the others one new run
+    ladder = [{"epsilon": eps, "failure": None, "active": i >= 2, "change_norm": 0.1 * i,
+               "pd_on_record": True, "run": "sweep" if i < 2 else 0, "reused": i != 2}
+              for i, eps in enumerate(sdp.EPSILON_LADDER)]
+    record = {"didim": refinement_runs.report_entry(_report(6.0, 4)), "epsilon": {
+        "lambda_min_constraint_poses": 1e-3, "ladder": ladder,
+        "runs": [refinement_runs.report_entry(_report(4.0, 9))]}}
+    write_json_record(refinement_runs.record_path("AG02", 0.04, 1), record)
+    table, _, sentence = report.epsilon_runs(condition, _report(5.0, 7), runs)
+    assert [r["run"] for r in runs.rows] == ["AG02 at 40 ms from ε = 0.005"]
+    assert "4 to 5" in str(sentence)
