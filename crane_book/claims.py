@@ -326,30 +326,23 @@ class Results:
     @functools.cached_property
     def folded_population(self):
         """Where the uniform draw's violations of the first executions' OLS estimates lie (dense
-        audit, seed 1), pooled as chapter 06 pools them; only the estimates the record says violate
-        are audited again (a PD estimate has no violation to locate). None without records."""
-        from crane_lib.acceptance import audit, folded, screen
+        audit, seed 1), pooled as chapter 06 pools them, from the audits record (which counts them
+        per estimate). None without records."""
+        from crane_lib.acceptance import folded
 
-        if not self.ols_audits:
-            return None
-        violating = [r for r, a in self.ols_audits if int(r["run"]) == 1 and not a.passed]
-        if not violating:
-            return folded.Concentration()
-        poses = audit.audit_poses(1)
-        prepared = screen.prepare(poses, self.model)
+        if not self.ols_audits or any(a.in_folded_region is None for _, a in self.ols_audits):
+            return None  # no audits record, or one written before it counted the region
         return folded.pooled(
-            folded.count(
-                poses,
-                screen.screened_audit(np.asarray(r["ols"]), prepared, self.model).violating_indices,
-            )
-            for r in violating
+            folded.Concentration(int(a.uniform_violations), int(a.in_folded_region))
+            for r, a in self.ols_audits
+            if int(r["run"]) == 1 and not a.passed
         )
 
     @functools.cached_property
     def table_viii_gains(self) -> dict[str, float] | None:
         """CLIE's held-out gain over its start (%) per Table VIII trajectory at 40 ms, the row
         chapter 07 computes (`stage_scores`); None without CLIE or held-out records."""
-        from crane_lib.reporting.chapters.selection import stage_scores
+        from crane_lib.acceptance.selection import stage_scores
 
         if not self.clie_records or not self.heldout:
             return None
@@ -365,7 +358,7 @@ class Results:
         """κ and pooled held-out RMSE of the OLS estimate of every candidate at 40 ms (chapter 08's
         `candidate_heldout`); None without held-out records."""
         from crane_lib.identification import condition
-        from crane_lib.reporting import validation as v
+        from crane_lib.acceptance import held_out as v
 
         if not self.heldout:
             return None
@@ -399,7 +392,7 @@ class Results:
     def ols_audits(self) -> list[tuple[dict, object]]:
         """Every OLS estimate of the build audited over Θ (dense set, seed 1), as chapter 06 does:
         (condition record, audit summary) pairs, from the main job's record of them
-        (`acceptance.audit.audit_estimates`); empty when this build has none."""
+        (`acceptance.screen.audit_estimates`); empty when this build has none."""
         from crane_lib.acceptance.audit import OLS_AUDITS_PATH
 
         if not OLS_AUDITS_PATH.is_file():
@@ -420,6 +413,8 @@ class Results:
                         passed=a["passed"],
                         lambda_min=a["lambda_min"],
                         n_violations=a["n_violations"],
+                        uniform_violations=a.get("uniform_violations"),
+                        in_folded_region=a.get("in_folded_region"),
                     ),
                 )
             )
@@ -446,6 +441,7 @@ _CLIE = "results/clie/fast/*.json"
 _HELD_OUT = "results/recordings/V0[123]_run1.npz"
 _ACCEPTED = "results/accepted/*"
 _OLS_AUDITS = "results/audits/*.json"
+_RESCUES = "results/rescues/*.json"
 _TABLE_III = tuple(f"results/recordings/{t}_run1.npz" for t in Results.TABLE_III)
 _TRAJECTORIES = "trajectories/*.txt"
 _KT = ("results/kt_draws/*/*.json", "papermill_params/kt_draws_*.csv")
@@ -1028,7 +1024,7 @@ def _rescue_gain(results: Results, metric: str, why: str = "") -> Outcome:
 def _rescued_axes(results: Results) -> str:
     """The computed part of the rescue reason: the entries the rescue moved most, in OLS standard
     errors, and the axes whose relative error (MNE's terms) it changed most."""
-    from crane_lib.reporting import validation as v
+    from crane_lib.acceptance import held_out as v
 
     record = results.accepted
     bundles = {(name, 1): b for name, b in zip(Results.HELD_OUT, results.heldout)}
@@ -1331,14 +1327,15 @@ def _violations_folded(results: Results) -> Outcome:
 
 
 def _earlier_margin_audits(results: Results):
-    """The earlier version's case, as chapter 06 computes it: the candidate's CLIE solution rescued
-    from the fresh set with the earlier margin (ε = 0, `rescue_over_theta`), audited sparse and
-    dense on the seeds of the accepted record. Returns {(kind, seed): AuditResult}, or the Outcome
-    both claims give when the build has no rescued CLIE solution or the rescue fails."""
+    """The earlier version's case, as chapter 06 shows it: the candidate's CLIE solution rescued
+    from the fresh set with the earlier margin (ε = 0; the main job's record of that rescue,
+    results/rescues/), audited sparse and dense on the seeds of the accepted record. Returns
+    {(kind, seed): AuditResult}, or the Outcome both claims give when the build has no rescued
+    CLIE solution or the rescue gave no model."""
     from crane_lib.acceptance import audit
     from crane_lib.acceptance import rescue as rescue_stage
     from crane_lib.acceptance.accepted import rescued_by_record
-    from crane_lib.identification.projection import ProjectionFailure
+    from crane_lib.records import read_json_record
 
     record = results.accepted
     if record is None:
@@ -1352,15 +1349,15 @@ def _earlier_margin_audits(results: Results):
         )
     found = results.__dict__.get("_earlier_audits")
     if found is None:
-        try:
-            rescued = rescue_stage.rescue_over_theta(
-                results.model,
-                np.asarray(record["refined"]),
-                epsilon=paper("earlier_rescue_eps_pd").value,
-            )
-        except ProjectionFailure as error:
+        path = rescue_stage.rescues_path(*REPRESENTATIVE[:2], REPRESENTATIVE[2])
+        if not path.is_file():
+            return Outcome.missing(f"this build has no fresh-set rescues ({path.name})")
+        epsilon = rescue_stage.EARLIER_RESCUE_EPSILON
+        entry = next(e for e in read_json_record(path)["rescues"] if e["epsilon"] == epsilon)
+        rescued = rescue_stage.rescue_of(entry)
+        if rescued is None or rescued.result is None:
             found = Outcome.missing(
-                f"the rescue with the earlier margin returned no model ({error})"
+                f"the rescue with the earlier margin returned no model ({entry['failure']})"
             )
         else:
             beta = rescued.result.parameters.values
@@ -1390,7 +1387,7 @@ def _seeds_said(audits: dict, kind: str) -> str:
     ("submitted_sparse_pd_seeds", "audit_seed_count"),
     "chapters/06_audit",
     "Table IX: what the audit's pose sampling decides",
-    (_ACCEPTED,),
+    (_ACCEPTED, _RESCUES),
 )
 def _sparse_audit_seed_dependent(results: Results) -> Outcome:
     """The ε = 0 model (`_earlier_margin_audits`) under the sparse audit on each seed: reproduced
@@ -1426,7 +1423,7 @@ def _sparse_audit_seed_dependent(results: Results) -> Outcome:
     ("submitted_dense_nonpd_seeds", "earlier_rescue_eps_pd"),
     "chapters/06_audit",
     "Table IX: what the audit's pose sampling decides",
-    (_ACCEPTED,),
+    (_ACCEPTED, _RESCUES),
 )
 def _eps0_fails_dense(results: Results) -> Outcome:
     """The ε = 0 model (`_earlier_margin_audits`) under the dense audit: reproduced when it is
@@ -1693,7 +1690,7 @@ def _heldout_gain_beyond_40ms(results: Results) -> Outcome:
     return Outcome(
         verdict,
         f"largest gain {_pct(gains.max())} over {len(gains)} trajectories",
-        f"Gain from 40 to 80 ms per trajectory: "
+        "Gain from 40 to 80 ms per trajectory: "
         + ", ".join(f"{t} {_num(g, 2)} %" for t, g in gains.items())
         + f" (bound {paper('heldout_gain_beyond_40ms').text()}).",
     )
@@ -1746,7 +1743,7 @@ def _validation_harder(results: Results) -> Outcome:
     V01's prediction residual share against AG02's in-sample one. Reproduced when V01's is the
     larger, contradicted otherwise."""
     from crane_lib.identification import condition
-    from crane_lib.reporting import validation as v
+    from crane_lib.acceptance import held_out as v
 
     record = results.accepted
     if record is None or not results.heldout:
@@ -1770,7 +1767,7 @@ def _validation_harder(results: Results) -> Outcome:
 def _ordering(results: Results, first: int) -> Outcome:
     """Two of Table XX's orderings (`reporting.validation.ordering_claims`, as chapter 08)."""
     from crane_lib.acceptance import held_out
-    from crane_lib.reporting import validation as v
+    from crane_lib.acceptance import held_out as v
 
     record = results.accepted
     if record is None or not results.heldout:
@@ -1837,7 +1834,7 @@ def _kappa_does_not_rank(results: Results) -> Outcome:
     candidates at 40 ms (`candidate_heldout`, `kappa_against_heldout`, as chapter 08).
     Reproduced when it is not significant at the 5 % level, contradicted when it is; not computed
     below the forty candidates (a profile's subset is not the paper's test)."""
-    from crane_lib.reporting import validation as v
+    from crane_lib.acceptance import held_out as v
 
     candidates = results.candidates
     if candidates is None:
@@ -1880,7 +1877,7 @@ def _ag02_heldout_rank(results: Results) -> Outcome:
     """AG02's rank by pooled held-out RMSE of the OLS estimate among the candidates at 40 ms
     (as chapter 08). Reproduced when it lies in the best eighth (the paper's fifth of forty),
     contradicted otherwise; not computed below the forty candidates."""
-    from crane_lib.reporting import validation as v
+    from crane_lib.acceptance import held_out as v
 
     candidates = results.candidates
     if candidates is None or "AG02" not in candidates.index:

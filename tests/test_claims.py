@@ -558,7 +558,7 @@ def test_ladder_claim_follows_the_bound(monkeypatch):
 def test_kappa_and_rank_claims_need_the_forty_candidates(monkeypatch):
     import pandas as pd
 
-    from crane_lib.reporting import validation as v
+    from crane_lib.acceptance import held_out as v
 
     kappa = claims.REGISTRY["kappa_does_not_rank"].compute
     rank = claims.REGISTRY["ag02_heldout_rank"].compute
@@ -748,7 +748,7 @@ def test_share_and_validation_claims_follow_their_rules(monkeypatch):
     import pandas as pd
 
     from crane_lib.identification import condition, model_classes
-    from crane_lib.reporting import validation as v
+    from crane_lib.acceptance import held_out as v
 
     monkeypatch.setattr(condition, "recording_path", lambda *a: REPO_ROOT)  # exists
     monkeypatch.setattr(condition, "condition_bundle", lambda *a: None)
@@ -779,7 +779,7 @@ def test_share_and_validation_claims_follow_their_rules(monkeypatch):
 
 def test_table_xx_claims_read_the_chapters_orderings(monkeypatch):
     from crane_lib.acceptance import held_out
-    from crane_lib.reporting import validation as v
+    from crane_lib.acceptance import held_out as v
 
     absolute, relative = (
         claims.REGISTRY[i].compute

@@ -34,6 +34,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.stats
 
+from crane_lib.identification import metrics
+from crane_lib.identification.condition import ROUTE_PROJECTED
 from crane_lib.paper_numbers import paper
 
 STAGES = ("OLS", "SDP", "CLIE")
@@ -285,3 +287,16 @@ def heldout_standing(errors, index: int) -> dict:
     best = int(np.argmin(errors))
     return {"rank": rank_of(errors, index), "of": int(errors.size), "best": best,
             "gap": float(errors[index] / errors[best] - 1.0)}
+
+
+def stage_scores(record: dict, model, heldout: list) -> dict:
+    """One row of Table VIII from a CLIE record: pooled held-out RMSE of each stage (NaN where a
+    stage does not occur) and CLIE's gain over its start, %; chapter 07 and the claims read it."""
+    projected = record["route"] == ROUTE_PROJECTED
+    row = {"trajectory": record["trajectory"], "route": record["route"],
+           "OLS": metrics.pooled_rmse(model, record["ols"], heldout),
+           "SDP": metrics.pooled_rmse(model, record["start"], heldout) if projected else np.nan,
+           "CLIE": metrics.pooled_rmse(model, record["clie_x"], heldout), "rescue": np.nan}
+    start = row["SDP"] if projected else row["OLS"]
+    row["CLIE gain over its start (%)"] = 100 * (1 - row["CLIE"] / start)
+    return row

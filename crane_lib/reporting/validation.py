@@ -19,10 +19,13 @@ import numpy as np
 import pandas as pd
 
 from crane_lib.acceptance import selection
-# the held-out data set's readers are re-exported: the chapters' modules call them from here
-from crane_lib.acceptance.held_out import (VALIDATION_TRAJECTORIES, heldout_bundles,  # noqa: F401
-                                           identification_executions, recorded_bundle,
-                                           validation_executions)
+# the held-out data set's readers and scores are re-exported: the chapters' modules call them here
+from crane_lib.acceptance.held_out import (CANDIDATES, HAND_AXIS, K_COLUMN,  # noqa: F401
+                                           VALIDATION_TRAJECTORIES, Claim, candidate_heldout,
+                                           heldout_bundles, identification_executions,
+                                           kappa_against_heldout, ordering_claims,
+                                           per_axis_errors, recorded_bundle, rescue_moves,
+                                           table_xvi, table_xx, validation_executions)
 from crane_lib.identification import clie, metrics
 from crane_lib.model.dynamics import DynamicModel
 from crane_lib.model.parameters import unit_of
@@ -30,9 +33,6 @@ from crane_lib.paper_numbers import paper
 from crane_lib.records import read_json_record
 from crane_lib.reporting.tables import Comparison, ResultTable, Why, numbered, span
 
-HAND_AXIS = 8
-CANDIDATES = int(paper("id_candidate_count").value)  # the paper's identification trajectories
-K_COLUMN = f"k ≥ {metrics.K_GE_MOVING}"  # Table XVI's share of samples with at least k arm joints moving
 
 
 # ----------------------------------------------------------------------------- Table VII
@@ -101,115 +101,11 @@ def orders_agree(frame: pd.DataFrame, model_label: str) -> tuple[list[str], list
 # ----------------------------------------------------------------------------- Table XX
 
 
-def per_axis_errors(model: DynamicModel, beta, bundles: dict) -> pd.DataFrame:
-    """One row per (record, execution, axis): RMSE (N·m), peak-to-peak measured torque (N·m) and
-    their ratio."""
-    rows = []
-    for (record, run), bundle in bundles.items():
-        error = metrics.prediction_error(model, beta, bundle)
-        for axis in range(len(error.per_axis_rmse)):
-            rows.append({"record": record, "run": run, "axis": axis + 1, "RMSE": error.per_axis_rmse[axis],
-                         "peak-to-peak": error.peak_to_peak[axis], "relative": error.relative[axis]})
-    return pd.DataFrame(rows)
-
-
-def table_xx(per_axis: pd.DataFrame) -> pd.DataFrame:
-    """Table XX: per axis, the RMSE on each record (mean over its executions), the peak-to-peak
-    measured torque averaged over the records, and the relative error averaged over the records."""
-    by_record = per_axis.groupby(["axis", "record"])[["RMSE", "peak-to-peak", "relative"]].mean()
-    wide = by_record["RMSE"].unstack("record")
-    wide.columns = [f"RMSE {c}" for c in wide.columns]
-    wide["RMSE, mean over records"] = by_record["RMSE"].groupby("axis").mean()
-    wide["peak-to-peak, mean"] = by_record["peak-to-peak"].groupby("axis").mean()
-    wide["relative, mean"] = by_record["relative"].groupby("axis").mean()
-    return wide
-
-
-@dataclass(frozen=True)
-class Claim:
-    """One of the paper's statements about a table, with what this book computes for it."""
-
-    claim: str
-    paper: str
-    book: str
-    holds: bool
-
-
-def _axis_at(series: pd.Series, which: str) -> int:
-    return int(series.idxmax() if which == "max" else series.idxmin())
-
-
-def ordering_claims(table: pd.DataFrame) -> list[Claim]:
-    """Sec. VI-C and E-A's orderings of Table XX, checked on `table_xx(...)`."""
-    rmse, relative, p2p = table["RMSE, mean over records"], table["relative, mean"], table["peak-to-peak, mean"]
-    relative_rank = relative.rank(ascending=False, method="min").astype(int)
-    p2p_ratio = p2p.loc[2] / p2p.loc[6]
-    rmse_ratio = rmse.loc[2] / rmse.loc[6]
-    largest, smallest = _axis_at(rmse, "max"), _axis_at(rmse, "min")
-    rel_largest, rel_smallest = _axis_at(relative, "max"), _axis_at(relative, "min")
-    return [
-        Claim("largest absolute error", "axis 2", f"axis {largest}", largest == 2),
-        Claim("smallest absolute error", "the hand (axis 8)", f"axis {smallest}", smallest == HAND_AXIS),
-        Claim("largest relative error", "axis 7", f"axis {rel_largest}", rel_largest == 7),
-        Claim("smallest relative error", "axis 1", f"axis {rel_smallest}", rel_smallest == 1),
-        Claim("rank of axis 6 by relative error", f"{paper('axis6_rel_error_rank').text()} of {len(relative)}",
-              f"{relative_rank.loc[6]} of {len(relative)}", relative_rank.loc[6] == int(paper("axis6_rel_error_rank").value)),
-        Claim("from axis 2 to axis 6 the torque range falls more than the error (part of the residual does not scale)",
-              f"range ÷ {paper('torque_range_ratio_ax2_ax6').text()}, error ÷ {paper('error_ratio_ax2_ax6').text()}",
-              f"range ÷ {p2p_ratio:.3g}, error ÷ {rmse_ratio:.3g}", bool(p2p_ratio > rmse_ratio)),
-    ]
-
-
 def claims_frame(claims: list[Claim], caption: str) -> ResultTable:
     """The claims the paper reads in a table, each with its verdict on the twin, captioned."""
     frame = pd.DataFrame([{"the paper's claim": c.claim, "paper": c.paper, "this book": c.book,
                            "verdict": "holds" if c.holds else "does not hold"} for c in claims])
     return numbered(frame.set_index("the paper's claim"), caption)
-
-
-# ----------------------------------------------------------------------------- Table XVI
-
-
-def table_xvi(model: DynamicModel, beta, bundles: dict[str, object], roles: dict[str, str]) -> pd.DataFrame:
-    """Table XVI under one model: per record, the shares of predicted-torque RMS (inertia term,
-    velocity terms, both, gravity), the residual's share of measured torque RMS, the share of
-    samples with at least K_GE_MOVING arm joints moving, and the most arm joints moving at once."""
-    rows = []
-    for label, bundle in bundles.items():
-        shares = metrics.torque_shares(model, beta, bundle)
-        counts = metrics.moving_joint_counts(bundle.dtheta)
-        rows.append({"record": label, "role": roles[label], "samples": shares.n_samples,
-                     "M θ̈": shares.inertia, "velocity terms": shares.velocity, "both": shares.both, "gravity": shares.gravity,
-                     "residual": shares.residual, K_COLUMN: metrics.share_moving_at_least(bundle.dtheta),
-                     "most arm joints moving": int(counts.max()),
-                     "peak joint speed (rad/s)": float(np.abs(bundle.dtheta[:, :7]).max())})
-    return pd.DataFrame(rows).set_index("record")
-
-
-# ----------------------------------------------------------------------------- Sec. VII-B
-
-
-def candidate_heldout(model: DynamicModel, records: list[dict], heldout: list, ts: float = 0.040, run: int = 1) -> pd.DataFrame:
-    """The candidates at `ts` (execution `run`) from condition records that carry an OLS
-    estimate and kappa: kappa(W_all) and the pooled held-out RMSE of the OLS estimate on
-    `heldout` (the bundles of V01-V03), scored as Table VIII scores its OLS column."""
-    rows = []
-    for r in records:
-        if r.get("run", 1) != run or not np.isclose(r["ts"], ts) or r.get("ols") is None:
-            continue
-        rows.append({"trajectory": r["trajectory"], "kappa": float(r["kappa"]),
-                     "held-out RMSE": metrics.pooled_rmse(model, np.asarray(r["ols"]), heldout)})
-    frame = pd.DataFrame(rows, columns=["trajectory", "kappa", "held-out RMSE"])
-    return frame.sort_values("trajectory").set_index("trajectory")
-
-
-def kappa_against_heldout(candidates: pd.DataFrame, two_digit: float = selection.TWO_DIGIT_KAPPA) -> dict:
-    """Sec. VII-B: Spearman's rho of kappa against held-out RMSE over all candidates and over
-    those with kappa below `two_digit` (None where fewer than three points)."""
-    subset = candidates[candidates["kappa"] < two_digit]
-    return {"all": selection.rank_correlation(candidates["kappa"], candidates["held-out RMSE"]),
-            "two-digit": selection.rank_correlation(subset["kappa"], subset["held-out RMSE"]),
-            "n_two_digit": int(len(subset))}
 
 
 # ----------------------------------------------------------------------------- Table XII, accepted panel
@@ -265,16 +161,6 @@ def difference_from_sweep(record: dict) -> float | None:
 def worst_pose_deg(audit: dict) -> str:
     """The worst pose of one audit record, in degrees, as '[a, b, ...]'."""
     return "[" + ", ".join(f"{x:.0f}" for x in np.rad2deg(audit["worst_pose_rad"])) + "]"
-
-
-def rescue_moves(record: dict) -> pd.DataFrame:
-    """What the rescue changed: per parameter, accepted minus CLIE solution and that change in OLS
-    standard errors, largest first (empty when no rescue ran)."""
-    change = np.asarray(record["parameters"]) - np.asarray(record["refined"])
-    frame = pd.DataFrame({"change": change, "change / SE": change / np.asarray(record["std_errors"])},
-                         index=pd.Index(record["names"], name="parameter"))
-    frame = frame[frame["change"] != 0]
-    return frame.loc[frame["change / SE"].abs().sort_values(ascending=False).index]
 
 
 def accepted_comparisons(record: dict) -> list[Comparison]:

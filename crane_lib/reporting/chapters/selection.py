@@ -13,6 +13,7 @@ import pandas as pd
 
 from crane_lib.acceptance import rescue as rescue_stage
 from crane_lib.acceptance import selection
+from crane_lib.acceptance.selection import stage_scores
 from crane_lib.excitation import design as excitation
 from crane_lib.excitation.commands import segment_statistics
 from crane_lib.identification import clie, metrics
@@ -260,19 +261,6 @@ def checks_against_paper(c: Clouds) -> object:
 
 
 # ----------------------------------------------------------------------------- Table VIII
-
-
-def stage_scores(record: dict, model: DynamicModel, heldout: list) -> dict:
-    """One row of Table VIII from a CLIE record: pooled held-out RMSE of each stage (NaN where a
-    stage does not occur) and CLIE's gain over its start, %; the claims step reads the same row."""
-    projected = record["route"] == identify.ROUTE_PROJECTED
-    row = {"trajectory": record["trajectory"], "route": record["route"],
-           "OLS": metrics.pooled_rmse(model, record["ols"], heldout),
-           "SDP": metrics.pooled_rmse(model, record["start"], heldout) if projected else np.nan,
-           "CLIE": metrics.pooled_rmse(model, record["clie_x"], heldout), "rescue": np.nan}
-    start = row["SDP"] if projected else row["OLS"]
-    row["CLIE gain over its start (%)"] = 100 * (1 - row["CLIE"] / start)
-    return row
 
 
 def table_viii(c: Clouds) -> tuple[object, object, Prose, object]:
