@@ -1,6 +1,7 @@
 # The two commands of a fresh clone (see README.md):
 #   make book    build the book: creates .venv, runs every chapter, HTML in _build/html/index.html
 #   make test    run the test suite (creates .venv too)
+#   make numbers after `make book PROFILE=quick`: its printed numbers against book/numbers_quick.csv
 # PROFILE=quick builds the small CI profile; the default is the full profile.
 # SCHEDULER=tcp://host:8786 runs the per-condition sweeps on that Dask scheduler's workers (same checkout,
 # results folder shared at the same path); without it they run on a local pool of JOBS processes.
@@ -33,7 +34,7 @@ BOOK_ENV := twin_results=$$([ "$$TWIN" = default ] || printf %s "$(CURDIR)/resul
 # depend on the records the pipeline just (re)built, not only on its own source
 JB_FLAGS := --config book/_config.yml --toc book/_toc.yml -W -n --keep-going --all
 
-.PHONY: book test env model benchmarks clie-faithful clean
+.PHONY: book test numbers env model benchmarks clie-faithful clean
 
 # uv installs the same requirements as pip, downloading and installing in parallel (about 35 s
 # against 2 minutes on a 2-core machine); where uv cannot be had, pip does it. Both compile the
@@ -63,6 +64,11 @@ book: model
 	$(BOOK_ENV) $(PY) -m crane_book.pages --jobs "$$JOBS"
 	$(BOOK_ENV) $(VENV)/bin/jupyter-book build . $(JB_FLAGS)
 	@echo "book: $(CURDIR)/_build/html/index.html"
+
+# the quick book's printed numbers against the committed manifest (book/numbers_quick.csv), after
+# `make book PROFILE=quick`: fails with the list of numbers that moved
+numbers: $(STAMP)
+	$(PY) -m crane_book.numbers check
 
 # the faithful route of Appendix D-F over every condition (hours on two cores: give it a SCHEDULER)
 clie-faithful: model
