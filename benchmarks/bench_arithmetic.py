@@ -8,9 +8,9 @@ Each variant runs in a fresh process, so that the kernels are chosen when the li
 - `reference + numba haswell` and `reference + numba generic` (full run only; each compiles the
   kernels once for that target, outside the timing): what pinning numba's target would cost.
 
-Timed in each, after a warm-up, the fastest of REPEATS runs: a twin recording (AG02; --smoke: a few seconds' command file),
-the closed loop of numba kernels and numpy calls that every record starts from; and a batch of
-7x7 eigenvalue problems (numpy's LAPACK over OpenBLAS, the dense audit's inner operation).
+Timed in each, after a warm-up, the fastest of REPEATS runs: a twin recording (AG02; --smoke: a
+few seconds' command file), the closed loop of numba kernels and numpy calls that every record
+starts from; and a batch of 7x7 eigenvalue problems (numpy's LAPACK over OpenBLAS, the dense audit's inner operation).
 Target: the reference costs at most 15 % on each. The recording's sha256 says whether the
 variant changes the data (it does between host and reference on an AVX-512 CPU).
 
@@ -74,32 +74,57 @@ def run_variant(variant: str, smoke: bool, numba_cpu: str | None = None) -> dict
     if numba_cpu:
         env["NUMBA_CPU_NAME"] = numba_cpu
     # numba keeps a cached kernel per target CPU, so the variants do not overwrite each other's
-    done = subprocess.run([sys.executable, "-c", CHILD, variant, "smoke" if smoke else "full",
-                           "1" if smoke else str(REPEATS)],
-                          env=env, capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            CHILD,
+            variant,
+            "smoke" if smoke else "full",
+            "1" if smoke else str(REPEATS),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def main(argv=None) -> int:
     """Print each variant's timings as ratios against the host arithmetic measured in this run."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--smoke", action="store_true", help="a few seconds' recording, no numba variants")
+    parser.add_argument(
+        "--smoke", action="store_true", help="a few seconds' recording, no numba variants"
+    )
     args = parser.parse_args(argv)
     variants = [("host", "host", None), ("reference", "reference", None)]
     if not args.smoke:
-        variants += [("reference + numba haswell", "reference", "haswell"),
-                     ("reference + numba generic", "reference", "generic")]
+        variants += [
+            ("reference + numba haswell", "reference", "haswell"),
+            ("reference + numba generic", "reference", "generic"),
+        ]
     rows = [(label, run_variant(kind, args.smoke, cpu)) for label, kind, cpu in variants]
     host = rows[0][1]
-    print(f"{'variant':<28} {'twin s':>8} {'ratio':>6} {'LAPACK s':>9} {'ratio':>6}  recording  arithmetic")
+    print(
+        f"{'variant':<28} {'twin s':>8} {'ratio':>6} {'LAPACK s':>9} {'ratio':>6}  "
+        "recording  arithmetic"
+    )
     for label, row in rows:
-        print(f"{label:<28} {row['twin_s']:8.2f} {row['twin_s'] / host['twin_s']:6.2f} "
-              f"{row['lapack_s']:9.2f} {row['lapack_s'] / host['lapack_s']:6.2f}  {row['sha']}  "
-              f"{row['signature']}")
-    worst = max(max(r["twin_s"] / host["twin_s"], r["lapack_s"] / host["lapack_s"])
-                for label, r in rows if label == "reference")
-    print(f"reference arithmetic costs {100 * (worst - 1):+.0f} % on its slower item "
-          "(target: at most +15 %)")
+        print(
+            f"{label:<28} {row['twin_s']:8.2f} {row['twin_s'] / host['twin_s']:6.2f} "
+            f"{row['lapack_s']:9.2f} {row['lapack_s'] / host['lapack_s']:6.2f}  {row['sha']}  "
+            f"{row['signature']}"
+        )
+    worst = max(
+        max(r["twin_s"] / host["twin_s"], r["lapack_s"] / host["lapack_s"])
+        for label, r in rows
+        if label == "reference"
+    )
+    print(
+        f"reference arithmetic costs {100 * (worst - 1):+.0f} % on its slower item "
+        "(target: at most +15 %)"
+    )
     return 0
 
 

@@ -71,7 +71,9 @@ def printed_numbers(html_dir: Path = HTML_DIR) -> list[dict]:
                     continue
                 seen[cells[0]] += 1
                 label = cells[0] if seen[cells[0]] == 1 else f"{cells[0]} ({seen[cells[0]]})"
-                rows.append({"page": name, "table": table_name, "row": label, "this book": cells[book]})
+                rows.append(
+                    {"page": name, "table": table_name, "row": label, "this book": cells[book]}
+                )
     return rows
 
 
@@ -98,8 +100,10 @@ def write_manifest(rows: list[dict], path: Path = MANIFEST) -> Path:
 
 
 def moved(committed: list[dict], built: list[dict]) -> list[str]:
-    """One line per number that differs between the manifest and the built book, or is only in one."""
-    ours, theirs = {_key(r): r[BOOK_COLUMN] for r in committed}, {_key(r): r[BOOK_COLUMN] for r in built}
+    """One line per number that differs between the manifest and the built book (or is in one)."""
+    ours, theirs = {_key(r): r[BOOK_COLUMN] for r in committed}, {
+        _key(r): r[BOOK_COLUMN] for r in built
+    }
     lines = []
     for key in sorted(set(ours) | set(theirs)):
         where = f"{key[0]}: {key[1]!r}, row {key[2]!r}"
@@ -114,9 +118,13 @@ def moved(committed: list[dict], built: list[dict]) -> list[str]:
 
 def main(argv=None) -> int:
     """check: compare a built quick book with the manifest; write: make the manifest from it."""
-    parser = argparse.ArgumentParser(prog="python -m crane_book.numbers", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m crane_book.numbers", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("action", choices=("check", "write"))
-    parser.add_argument("--html", type=Path, default=HTML_DIR, help="the built book (default: %(default)s)")
+    parser.add_argument(
+        "--html", type=Path, default=HTML_DIR, help="the built book (default: %(default)s)"
+    )
     parser.add_argument("--manifest", type=Path, default=MANIFEST, help="default: %(default)s")
     args = parser.parse_args(argv)
     try:
@@ -130,8 +138,11 @@ def main(argv=None) -> int:
         return 0
     differences = moved(read_manifest(args.manifest), built)
     if differences:
-        print(f"numbers: {len(differences)} of {len(built)} printed numbers moved against "
-              f"{args.manifest.name} (if on purpose: python -m crane_book.numbers write):", file=sys.stderr)
+        print(
+            f"numbers: {len(differences)} of {len(built)} printed numbers moved against "
+            f"{args.manifest.name} (if on purpose: python -m crane_book.numbers write):",
+            file=sys.stderr,
+        )
         for line in differences:
             print(f"  {line}", file=sys.stderr)
         return 1

@@ -46,8 +46,18 @@ BLAS_THREADS = 1
 CLARABEL_OPTIONS = {"direct_solve_method": "qdldl"}
 # numpy >= 2.3 groups its x86 dispatch targets by level (X86_V4 and the AVX512_* beyond it);
 # older releases name the AVX-512 targets one by one; a name a release does not know is ignored
-NUMPY_FEATURES_OFF = ("X86_V4", "AVX512_ICL", "AVX512_SPR", "AVX512F", "AVX512CD", "AVX512_KNL",
-                      "AVX512_KNM", "AVX512_SKX", "AVX512_CLX", "AVX512_CNL")
+NUMPY_FEATURES_OFF = (
+    "X86_V4",
+    "AVX512_ICL",
+    "AVX512_SPR",
+    "AVX512F",
+    "AVX512CD",
+    "AVX512_KNL",
+    "AVX512_KNM",
+    "AVX512_SKX",
+    "AVX512_CLX",
+    "AVX512_CNL",
+)
 # what the x86-64-v3 kernels need from the CPU (flags as /proc/cpuinfo names them)
 REQUIRED_FLAGS = ("avx2", "fma")
 CPUINFO = Path("/proc/cpuinfo")
@@ -74,8 +84,11 @@ def reference_environment(cpuinfo_text: str | None = None, machine: str | None =
         return {}
     if not set(REQUIRED_FLAGS) <= cpu_flags(cpuinfo_text):
         return {}
-    return {"OPENBLAS_CORETYPE": OPENBLAS_CORE, "NPY_DISABLE_CPU_FEATURES": ",".join(NUMPY_FEATURES_OFF),
-            "OPENBLAS_NUM_THREADS": str(BLAS_THREADS)}
+    return {
+        "OPENBLAS_CORETYPE": OPENBLAS_CORE,
+        "NPY_DISABLE_CPU_FEATURES": ",".join(NUMPY_FEATURES_OFF),
+        "OPENBLAS_NUM_THREADS": str(BLAS_THREADS),
+    }
 
 
 def pin(environ=None) -> bool:
@@ -87,20 +100,29 @@ def pin(environ=None) -> bool:
 
 
 def _openblas_settings() -> list[tuple[str, int]]:
-    """(kernel set, threads) of each OpenBLAS loaded in this process (numpy's and scipy's copies)."""
+    """(kernel set, threads) of each OpenBLAS in this process (numpy's and scipy's copies)."""
     import ctypes
 
     try:
         maps = Path("/proc/self/maps").read_text(encoding="utf-8", errors="replace")
     except OSError:
         return []
-    libraries = sorted({line.split()[-1] for line in maps.splitlines()
-                        if "openblas" in line.lower() and line.rstrip().endswith((".so", ".so.0"))})
+    libraries = sorted(
+        {
+            line.split()[-1]
+            for line in maps.splitlines()
+            if "openblas" in line.lower() and line.rstrip().endswith((".so", ".so.0"))
+        }
+    )
     settings = []
     for library in libraries:
         handle = ctypes.CDLL(library)
-        for prefix, suffix in (("scipy_openblas", "64_"), ("scipy_openblas", ""), ("openblas", "64_"),
-                               ("openblas", "")):
+        for prefix, suffix in (
+            ("scipy_openblas", "64_"),
+            ("scipy_openblas", ""),
+            ("openblas", "64_"),
+            ("openblas", ""),
+        ):
             corename = getattr(handle, f"{prefix}_get_corename{suffix}", None)
             threads = getattr(handle, f"{prefix}_get_num_threads{suffix}", None)
             if corename is not None and threads is not None:
@@ -116,17 +138,23 @@ def signature() -> str:
     import numpy as np
 
     features = np._core._multiarray_umath.__cpu_features__ if hasattr(np, "_core") else {}
-    beyond_v3 = sorted(name for name in ("X86_V4", "AVX512_SKX", "AVX512_ICL", "AVX512_SPR")
-                       if features.get(name))
+    beyond_v3 = sorted(
+        name for name in ("X86_V4", "AVX512_SKX", "AVX512_ICL", "AVX512_SPR") if features.get(name)
+    )
     blas = sorted(set(_openblas_settings()))
     cores = sorted({core for core, _ in blas})
     threads = sorted({n for _, n in blas})
-    pinned = bool(blas) and not beyond_v3 and all(
-        core.lower() == OPENBLAS_CORE.lower() and n == BLAS_THREADS for core, n in blas)
+    pinned = (
+        bool(blas)
+        and not beyond_v3
+        and all(core.lower() == OPENBLAS_CORE.lower() and n == BLAS_THREADS for core, n in blas)
+    )
     kind = "reference x86-64-v3" if pinned else "host"
-    return (f"{kind} (OpenBLAS {'/'.join(cores) or 'unknown'}, "
-            f"{'/'.join(map(str, threads)) or '?'} thread(s); numpy beyond X86_V3: "
-            f"{', '.join(beyond_v3) or 'none'}; numpy {np.__version__})")
+    return (
+        f"{kind} (OpenBLAS {'/'.join(cores) or 'unknown'}, "
+        f"{'/'.join(map(str, threads)) or '?'} thread(s); numpy beyond X86_V3: "
+        f"{', '.join(beyond_v3) or 'none'}; numpy {np.__version__})"
+    )
 
 
 def main() -> int:

@@ -11,22 +11,35 @@ PAGE = """<html><body>
 <thead><tr><th>quantity</th><th>paper</th><th>this book</th><th>why they differ</th></tr></thead>
 <tbody><tr><td>files</td><td>19 of 40</td><td>{files}</td><td>twin</td></tr>
 <tr><td>files</td><td>3</td><td>4</td><td></td></tr></tbody></table>
-<table><thead><tr><th>parameter</th><th>OLS</th></tr></thead><tbody><tr><td>ZZR1</td><td>0.1</td></tr></tbody></table>
+<table><thead><tr><th>parameter</th><th>OLS</th></tr></thead>
+<tbody><tr><td>ZZR1</td><td>0.1</td></tr></tbody></table>
 </body></html>"""
 
 
 def _book(folder, files="21 of 40"):
     (folder / "chapters").mkdir(parents=True, exist_ok=True)
     (folder / "index.html").write_text("<html></html>", encoding="utf-8")
-    (folder / "chapters" / "02_excitation.html").write_text(PAGE.format(files=files), encoding="utf-8")
+    (folder / "chapters" / "02_excitation.html").write_text(
+        PAGE.format(files=files), encoding="utf-8"
+    )
     return folder
 
 
 def test_only_this_book_columns_are_read_with_their_table_and_row(tmp_path):
     rows = numbers.printed_numbers(_book(tmp_path / "html"))
     assert rows == [
-        {"page": "chapters/02_excitation", "table": "Counts of Appendix B", "row": "files", "this book": "21 of 40"},
-        {"page": "chapters/02_excitation", "table": "Counts of Appendix B", "row": "files (2)", "this book": "4"},
+        {
+            "page": "chapters/02_excitation",
+            "table": "Counts of Appendix B",
+            "row": "files",
+            "this book": "21 of 40",
+        },
+        {
+            "page": "chapters/02_excitation",
+            "table": "Counts of Appendix B",
+            "row": "files (2)",
+            "this book": "4",
+        },
     ]
 
 
@@ -37,7 +50,10 @@ def test_a_moved_number_fails_the_check_and_is_named(tmp_path, capsys):
     _book(html, files="22 of 40")
     assert numbers.main(["check", "--html", str(html), "--manifest", str(manifest)]) == 1
     err = capsys.readouterr().err
-    assert "1 of 2 printed numbers moved" in err and "'21 of 40' in the manifest, '22 of 40' built" in err
+    assert (
+        "1 of 2 printed numbers moved" in err
+        and "'21 of 40' in the manifest, '22 of 40' built" in err
+    )
 
 
 def test_a_missing_book_and_a_wrong_manifest_are_refused(tmp_path):
