@@ -93,10 +93,10 @@ def run_variant(variant: str, smoke: bool, numba_cpu: str | None = None) -> dict
 
 def main(argv=None) -> int:
     """Print each variant's timings as ratios against the host arithmetic measured in this run."""
+    from benchmarks._smoke import add_smoke_argument
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--smoke", action="store_true", help="a few seconds' recording, no numba variants"
-    )
+    add_smoke_argument(parser, help="a few seconds' recording, no numba variants")
     args = parser.parse_args(argv)
     variants = [("host", "host", None), ("reference", "reference", None)]
     if not args.smoke:

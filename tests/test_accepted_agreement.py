@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from crane_lib.acceptance import accepted as accepted_stage
+from crane_lib.acceptance import audit, screen
 from crane_lib.acceptance.audit import AuditResult, audit_poses
 from crane_lib.acceptance.rescue import RescueResult
 from crane_lib.formatting import significant
@@ -96,7 +97,12 @@ def build(request, tmp_path, monkeypatch):
     """(results folder, record) of a small build whose CLIE solution was rescued or passed."""
     monkeypatch.setattr(accepted_stage, "ACCEPTED_DIR", tmp_path / "accepted")
     monkeypatch.setattr(identify, "CONDITIONS_DIR", tmp_path / "conditions")
-    return tmp_path, _write_build(tmp_path, request.param)
+    monkeypatch.setattr(audit, "OLS_AUDITS_PATH", tmp_path / "audits" / "ols_dense_seed1.json")
+    record = _write_build(tmp_path, request.param)
+    # the main job's audit of every OLS estimate over Θ, which chapter 06 reads
+    conditions = [read_json_record(p) for p in sorted((tmp_path / "conditions").glob("*.json"))]
+    write_json_record(audit.OLS_AUDITS_PATH, screen.audit_estimates(conditions, seed=1))
+    return tmp_path, record
 
 
 def _files(directory) -> dict:
