@@ -17,11 +17,8 @@ transitively (`crane_book.keys`), so editing a chapter or a view re-runs no step
    execution, 40 ms; the structural rule of Sec. VI-B names it) through
    `acceptance.accepted.accept_recording`, the path `crane-id` uses (its refinement is the CLIE
    sweep's run of that condition when the start is the same: deterministic, so not repeated),
-   written to
-   results/accepted/ as a model file and a JSON record; DIDIM and CLIE from each ε of the
-   projection ladder on the same condition (`identification.refinement_runs`,
-   results/refinement_runs), which the chapter "CLIE" reads; and the 40 ms bundles of every
-   execution of V01-V03, which the chapter "Validation" reads;
+   written to results/accepted/ as a model file and a JSON record; and the 40 ms bundles of
+   every execution of V01-V03, which the chapter "Validation" reads;
 5. the repeats sweep: `conditions/repeats.py` once per execution and interval of
    `papermill_params/repeats_<profile>.csv` (Table XI, Sec. VII-D); an execution listed there
    but not recorded is reported with the step that records it, and the others go on;
@@ -38,17 +35,20 @@ transitively (`crane_book.keys`), so editing a chapter or a view re-runs no step
 9. Beyond OLS: OLS, error-covariance WLS and the dual-metric WLS (plain and with Theta_r) on the
    Table VIII trajectories the profile records and the invariance test (`export.beyond_ols`,
    results/beyond_ols), which the chapter "Beyond OLS" reads;
-10. Sec. VI-E's re-evaluation: every OLS estimate of the build audited over Θ (results/audits),
+10. side by side (`side_by_side`: one process each, none reads another's record): DIDIM and
+   CLIE from each ε of the projection ladder on the representative condition
+   (`identification.refinement_runs`, results/refinement_runs), which the chapter "CLIE" reads;
+   Sec. VI-E's re-evaluation: every OLS estimate of the build audited over Θ (results/audits),
    which chapter 06 and the claims read;
-11. the fresh-set rescues (ε = 0 and D-I's re-run with ε) of the CLIE solution Algorithm 1's
+   the fresh-set rescues (ε = 0 and D-I's re-run with ε) of the CLIE solution Algorithm 1's
    record rescued (`acceptance.rescue`, results/rescues), which chapter 06 reads;
-12. beyond the paper, the certified check over the continuous Θ (`acceptance.certified`): the
+   beyond the paper, the certified check over the continuous Θ (`acceptance.certified`): the
    accepted model (a box around its worst audit pose, and the whole of Θ) and the CLIE
    solution it was rescued from, one record per model (results/certified), which chapter 06
    reads;
-13. the claims at a glance: each of the paper's main claims evaluated from those records
+11. the claims at a glance: each of the paper's main claims evaluated from those records
    (`crane_book.claims`, results/claims);
-14. the downloads: the records zipped per kind (`downloads`, results/downloads) for the pages
+12. the downloads: the records zipped per kind (`downloads`, results/downloads) for the pages
    that link them.
 
 The data set is recorded on the twin profile $CRANE_TWIN names (`make book TWIN=field`).
@@ -232,6 +232,17 @@ def accepted_model_step(
     store.store(name, key)
     print(f"accepted model: {result.verdict()} ({time.perf_counter() - started:.0f} s); {csv_path}")
     return log
+
+
+def side_by_side(steps, jobs: int) -> list[keys.StepLog]:
+    """Run independent single-process steps, each (function, arguments), in up to `jobs`
+    processes (in order, in this one, when `jobs` is 1); their logs in the order given."""
+    if jobs <= 1 or len(steps) <= 1:
+        return [step(*arguments) for step, arguments in steps]
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(min(jobs, len(steps)), mp_context=context) as pool:
+        futures = [pool.submit(step, *arguments) for step, arguments in steps]
+        return [future.result() for future in futures]
 
 
 def refinement_runs_step(
@@ -605,7 +616,6 @@ def main(argv=None) -> int:
     for name, notebook in SWEEPS:
         _report(name, condition_sweep(name, notebook, args.profile, args.jobs, args.scheduler))
     print(accepted_model_step(args.profile, args.jobs).line())
-    print(refinement_runs_step(args.profile).line())
     print(f"validation bundles: {validation_bundles_step(args.profile)} executions of V01-V03")
     _report("repeats", repeats_sweep(args.profile, args.jobs, args.scheduler))
     _report("kt_draws", kt_sweep(args.profile, args.jobs, args.scheduler))
@@ -614,9 +624,11 @@ def main(argv=None) -> int:
     print(beyond_ols_step(args.profile, jobs=args.jobs).line())
     for name in args.study:
         _report(name, condition_sweep(name, STUDIES[name], args.profile, args.jobs, args.scheduler))
-    print(ols_audits_step().line())
-    print(rescues_step().line())
-    print(certified_step(args.profile).line())
+    # each of these runs in one process and none reads another's record: side by side
+    independent = [(refinement_runs_step, (args.profile,)), (ols_audits_step, ()),
+                   (rescues_step, ()), (certified_step, (args.profile,))]
+    for log in side_by_side(independent, args.jobs if args.scheduler is None else 1):
+        print(log.line())
     print(claims.write_claims(args.profile).line())
     made = downloads.bundle_all()
     print(f"downloads: {', '.join(p.name for p in made.values()) or 'none'}")

@@ -10,7 +10,8 @@ PAGE = """<html><body>
 <table><caption><span>Table 7 </span>Counts of Appendix B<a href="#t">#</a></caption>
 <thead><tr><th>quantity</th><th>paper</th><th>this book</th><th>why they differ</th></tr></thead>
 <tbody><tr><td>files</td><td>19 of 40</td><td>{files}</td><td>twin</td></tr>
-<tr><td>files</td><td>3</td><td>4</td><td></td></tr></tbody></table>
+<tr><td>files</td><td>3</td><td>4</td><td></td></tr>
+<tr><td>total refinement time (h)</td><td>9</td><td>0.0353</td><td>machine</td></tr></tbody></table>
 <table><thead><tr><th>parameter</th><th>OLS</th></tr></thead>
 <tbody><tr><td>ZZR1</td><td>0.1</td></tr></tbody></table>
 </body></html>"""
