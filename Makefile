@@ -54,7 +54,7 @@ model: $(STAMP)
 	$(PY) -m crane_lib.model.dynamics
 
 test: model
-	$(PY) -m pytest -n 2 -q --durations=25
+	$(PY) -m pytest -n 2 --dist worksteal -q --durations=25
 
 # the data steps (twin recordings, per-condition sweeps, every record) are cached by what decides
 # them; then the pages whose text, code or records changed run (JOBS at once, into
