@@ -52,9 +52,11 @@ PAGE_DATA = ("data", "trajectories", "papermill_params", "book/_config.yml")
 # result files that are not records: large binaries derived from records, executed notebooks
 NOT_RECORDS = (".npz", ".npy", ".ipynb", ".zip")
 ENVIRONMENT = ("CRANE_PROFILE", "CRANE_TWIN", "CRANE_RESULTS_DIR")
-# without a last build (a fresh clone, CI): the two pages measured slowest (2-4 min each on two
-# cores) start first, so that the others fill the second kernel meanwhile
-SLOWEST_FIRST = ("chapters/06_audit.py", "chapters/05_clie.py")
+# without a last build (a fresh clone, CI): the pages measured slowest (20-40 s each on two cores
+# in the quick profile, since the pages compute nothing) start first, so that the others fill
+# the second kernel meanwhile
+SLOWEST_FIRST = ("chapters/your_arm.py", "chapters/06_audit.py", "chapters/03_preprocessing.py",
+                 "book/bad_input.py")
 
 
 def _files(entries) -> list[str]:

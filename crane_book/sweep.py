@@ -611,14 +611,15 @@ def dask_client(scheduler, timeout_s: float = CONNECT_TIMEOUT_S):
 
 
 def batches(pending: list, workers: int, batch_size: int | None = None, group_of=None) -> list[list]:
-    """The pending conditions in batches of at most `batch_size` (default: about two batches per
-    worker, at most MAX_BATCH): enough batches to keep every worker busy, few kernels to start.
+    """The pending conditions in batches of at most `batch_size` (default: about four batches per
+    worker, at most MAX_BATCH): enough batches that a worker given a slow one is not left behind
+    (a kept kernel makes a small batch cheap), few where there are many conditions.
     Consecutive conditions with the same `group_of(condition)` (the same recording: the four
     intervals of one trajectory) are kept in one batch where they fit, so the kernel reads and
     prepares that recording once (crane_lib's caches live as long as the kernel)."""
     if not pending:
         return []
-    size = batch_size or max(1, min(MAX_BATCH, math.ceil(len(pending) / (2 * max(workers, 1)))))
+    size = batch_size or max(1, min(MAX_BATCH, math.ceil(len(pending) / (4 * max(workers, 1)))))
     groups: list[list] = []
     for item in pending:
         if groups and group_of is not None and group_of(item) == group_of(groups[-1][-1]) and len(groups[-1]) < size:
