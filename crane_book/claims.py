@@ -1349,7 +1349,7 @@ def _earlier_margin_audits(results: Results):
         )
     found = results.__dict__.get("_earlier_audits")
     if found is None:
-        path = rescue_stage.rescues_path(*REPRESENTATIVE[:2], REPRESENTATIVE[2])
+        path = rescue_stage.rescues_path(*REPRESENTATIVE)
         if not path.is_file():
             return Outcome.missing(f"this build has no fresh-set rescues ({path.name})")
         epsilon = rescue_stage.EARLIER_RESCUE_EPSILON

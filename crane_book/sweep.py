@@ -310,12 +310,8 @@ def _prepare_worker(pid: int) -> None:
 
 def _drop_kernel(key) -> None:
     manager = _KERNELS.pop(key, None)
-    if manager is None or not manager.has_kernel:
-        return
-    from jupyter_core.utils import run_sync
-
     try:
-        run_sync(manager.shutdown_kernel)(now=True)
+        kernels.shut_down(manager)
     except (RuntimeError, OSError) as error:  # already gone with its process: nothing to stop
         print(f"sweep: kernel of {key[1]} could not be shut down cleanly ({type(error).__name__}: {error})")
 
