@@ -142,7 +142,12 @@ def main(argv=None) -> int:
         write_manifest(built, args.manifest)
         print(f"numbers: {len(built)} printed numbers written to {args.manifest}")
         return 0
-    differences = moved(read_manifest(args.manifest), built)
+    try:
+        committed = read_manifest(args.manifest)
+    except (OSError, ValueError) as error:  # missing, unreadable or not a manifest
+        print(f"numbers: {error}", file=sys.stderr)
+        return 2
+    differences = moved(committed, built)
     if differences:
         print(
             f"numbers: {len(differences)} of {len(built)} printed numbers moved against "

@@ -63,6 +63,9 @@ def test_a_missing_book_and_a_wrong_manifest_are_refused(tmp_path):
     wrong.write_text("page,value\n", encoding="utf-8")
     with pytest.raises(ValueError, match="expected"):
         numbers.read_manifest(wrong)
+    html = _book(tmp_path / "html")
+    assert numbers.main(["check", "--html", str(html), "--manifest", str(wrong)]) == 2
+    assert numbers.main(["check", "--html", str(html), "--manifest", str(tmp_path / "no.csv")]) == 2
 
 
 def test_the_committed_manifest_is_readable_and_covers_the_claims_page():
