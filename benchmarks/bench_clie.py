@@ -1,8 +1,12 @@
 """CLIE speed: one closed-loop simulation of a 128 s record at 0.25 ms (target <= 2 s),
 and CLIE of AG02 at 40 ms by the faithful finite-difference route and the fast route
-(target: fast >= 10x faster, objective within 0.5 %), with DIDIM beside them.
+(target: fast >= 10x faster, objective within 0.5 %), with DIDIM beside them; then the fast
+route's one-step-per-cycle integration against the same route at the paper's 0.25 ms steps on
+every condition of a sweep (target: >= 2.5x faster; the objective within 0.1 % and every
+parameter within 0.1 OLS standard error of the 0.25 ms run from the same start).
 
-Run from the repository root: `.venv/bin/python -m benchmarks.bench_clie [--skip-faithful]`.
+Run from the repository root: `.venv/bin/python -m benchmarks.bench_clie [--skip-faithful]
+[--sweep quick|full|none] [--step-sensitivity]`.
 
 Records: the twin's quick data set (results/recordings, `python -m crane_lib.twin.dataset quick`).
 The 128 s record is PB01 (129.1 s, the longest quick record). The reference measured in the
@@ -10,14 +14,23 @@ same run is the same closed loop written in numpy (RealizationController + the v
 DynamicModel.direct_dynamics, same Heun steps) on the first 0.5 s, scaled to the record.
 Every stage is scored on V01-V03 at 40 ms with crane_lib.identification.metrics (pooled RMSE, mean MNE).
 
+`--sweep PROFILE`: the conditions of papermill_params/clie_<PROFILE>.csv refined by the fast
+route (the data set of that profile must be in results/recordings); each is refined from its
+OLS/SDP start one step per cycle and at 0.25 ms, and the wall times, objectives and parameter
+distances are printed per condition and summed. `--step-sensitivity` also refines each at
+0.125 ms: how far the 0.25 ms route's own end point moves when its step is halved, the scale
+against which the one-step route's distance can be read.
+
 `--smoke`: two few-seconds command files recorded on the twin stand in for PB01/AG02 and for
 V01-V03; the fast route and DIDIM run two iterations each, the faithful route (81 simulations
-per iteration) is left out as with --skip-faithful.
+per iteration) is left out as with --skip-faithful, and the sweep is the smoke record at 40 ms.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
+import dataclasses
 import json
 import sys
 import time
@@ -34,13 +47,17 @@ from crane_lib.logs.preprocessing import preprocess  # noqa: E402
 from crane_lib.logs.raw_log import read_raw_log  # noqa: E402
 from crane_lib.model.controller import RealizationController  # noqa: E402
 from crane_lib.model.dynamics import model as dynamic_model  # noqa: E402
-from crane_lib.paths import RESULTS_DIR  # noqa: E402
+from crane_lib.paths import REPO_ROOT, RESULTS_DIR  # noqa: E402
 
 RECORDINGS = RESULTS_DIR / "recordings"
 SIMULATION_TARGET_S = 2.0
 SPEEDUP_TARGET = 10.0
 OBJECTIVE_TOLERANCE = 0.005
 REFERENCE_SPAN_S = 0.5
+SWEEP_SPEEDUP_TARGET = 2.5
+SWEEP_OBJECTIVE_TOLERANCE = 1e-3
+SWEEP_PARAMETER_TOLERANCE_SE = 0.1
+HALF_PAPER_STEP_S = clie.INTEGRATION_STEP_S / 2
 
 
 def numpy_reference(problem: clie.CLIEProblem, beta: np.ndarray, span_s: float) -> float:
@@ -78,11 +95,17 @@ def main(argv=None) -> int:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--skip-faithful", action="store_true", help="run the fast route and DIDIM only")
+    parser.add_argument("--sweep", default="quick",
+                        help="profile whose CLIE sweep conditions to compare (or none)")
+    parser.add_argument("--step-sensitivity", action="store_true",
+                        help="also refine each sweep condition at 0.125 ms")
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "benchmarks" / "bench_clie.json")
     add_smoke_argument(parser)
     args = parser.parse_args(argv)
     if args.smoke and (code := isolated("benchmarks.bench_clie", ["--smoke"] + (["--skip-faithful"] if args.skip_faithful else []))) is not None:
         return code
+    if args.sweep not in ("none", "quick", "full"):
+        parser.error(f"--sweep {args.sweep!r}: expected quick, full or none")
     model = dynamic_model("reduced")
     summary: dict = {}
     if args.smoke:
@@ -157,10 +180,101 @@ def main(argv=None) -> int:
         print(f"fast vs faithful: {ratio:.1f}x faster in wall time on 2 cores, {cpu_ratio:.1f}x in CPU time, "
               f"{simulation_ratio:.1f}x fewer closed-loop simulations (target {SPEEDUP_TARGET:g}x), objective "
               f"{100 * gap:+.3f} % (tolerance {100 * OBJECTIVE_TOLERANCE:g} %)")
+    if args.smoke:
+        smoke_condition = [(identification[0], 0.04, identification[1])]
+        summary["sweep"] = sweep_comparison(smoke_condition, 2, args.step_sensitivity)
+    elif args.sweep != "none":
+        conditions = sweep_conditions(args.sweep)
+        summary["sweep"] = sweep_comparison(conditions, clie.MAX_ITERATIONS, args.step_sensitivity)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(summary, indent=1, default=float), encoding="utf-8")
     print(f"written {args.out}")
     return 0
+
+
+def sweep_conditions(profile: str) -> list[tuple[str, float, Path]]:
+    """The fast-route conditions of the profile's CLIE sweep, with their recordings."""
+    table = REPO_ROOT / "papermill_params" / f"clie_{profile}.csv"
+    lines = [
+        line for line in table.read_text(encoding="utf-8").splitlines() if not line.startswith("#")
+    ]
+    rows = [row for row in csv.DictReader(lines) if row["refine"] == "fast"]
+    return [
+        (
+            row["trajectory"],
+            float(row["ts"]),
+            RECORDINGS / f"{row['trajectory']}_run{row['run']}.npz",
+        )
+        for row in rows
+    ]
+
+
+def _change(row: dict, route: str) -> str:
+    """A route's objective and largest parameter change against the 0.25 ms route, in words."""
+    objective, parameters = row[f"{route} objective change"], row[f"{route} largest change (SE)"]
+    return (f"{route}: objective {100 * objective:+.4f} %, "
+            f"largest parameter change {parameters:.3f} SE")
+
+
+def sweep_comparison(conditions, iterations: int, step_sensitivity: bool) -> dict:
+    """The fast route one step per cycle against the same route at 0.25 ms (and at 0.125 ms),
+    from each condition's OLS/SDP start: wall times, objectives, parameter distances in OLS SE."""
+    steps = {"one step": clie.FAST_INTEGRATION_STEP_S, "0.25 ms": clie.INTEGRATION_STEP_S}
+    if step_sensitivity:
+        steps["0.125 ms"] = HALF_PAPER_STEP_S
+    rows = []
+    print(f"fast route on {len(conditions)} sweep conditions, one step per cycle against 0.25 ms "
+          "from the same start", flush=True)
+    for trajectory, ts, path in conditions:
+        log = read_raw_log(path)
+        condition = identify_condition(preprocess(log, ts), trajectory)
+        if condition.start is None:
+            continue
+        problem = clie.build_problem(log)
+        standard_errors = condition.ols.parameters.std_errors
+        runs = {}
+        for name, step in steps.items():
+            finer = step < problem.max_step
+            base = dataclasses.replace(problem, max_step=step) if finer else problem
+            runs[name] = clie.refine_fast(base, condition.start, max_iterations=iterations,
+                                          integration_step=step)
+        reference = runs["0.25 ms"]
+        row = {"trajectory": trajectory, "ts_ms": round(ts * 1e3)}
+        for name, report in runs.items():
+            row[f"{name} wall_s"] = report.wall_time_s
+            row[f"{name} objective"] = report.objective_final
+            row[f"{name} iterations"] = report.iterations
+            if name != "0.25 ms":
+                change = report.objective_final - reference.objective_final
+                row[f"{name} objective change"] = change / reference.objective_final
+                distance = np.abs(report.x - reference.x) / standard_errors
+                row[f"{name} largest change (SE)"] = float(np.max(distance))
+        again = runs["one step"].integration_step_s <= clie.INTEGRATION_STEP_S
+        row["one step refined again"] = again
+        rows.append(row)
+        others = [_change(row, route) for route in steps if route != "0.25 ms"]
+        print(f"  {trajectory} {ts * 1e3:3.0f} ms: one step {row['one step wall_s']:6.1f} s, "
+              f"0.25 ms {row['0.25 ms wall_s']:6.1f} s; " + "; ".join(others), flush=True)
+    speedup = sum(r["0.25 ms wall_s"] for r in rows) / sum(r["one step wall_s"] for r in rows)
+    within = [abs(r["one step objective change"]) < SWEEP_OBJECTIVE_TOLERANCE
+              and r["one step largest change (SE)"] < SWEEP_PARAMETER_TOLERANCE_SE for r in rows]
+    summary = {"conditions": rows, "speedup": speedup, "speedup_target": SWEEP_SPEEDUP_TARGET,
+               "within_tolerance": int(sum(within)),
+               "refined_again": int(sum(r["one step refined again"] for r in rows))}
+    print(f"one step per cycle / 0.25 ms: {speedup:.2f}x faster over {len(rows)} conditions "
+          f"(target {SWEEP_SPEEDUP_TARGET:g}x); {summary['within_tolerance']} of {len(rows)} "
+          "within "
+          f"{100 * SWEEP_OBJECTIVE_TOLERANCE:g} % and {SWEEP_PARAMETER_TOLERANCE_SE:g} SE; "
+          f"{summary['refined_again']} refined again at 0.25 ms")
+    for route in (r for r in steps if r != "0.25 ms"):
+        objective = max(abs(r[f"{route} objective change"]) for r in rows)
+        parameters = max(r[f"{route} largest change (SE)"] for r in rows)
+        summary[route] = {"largest_objective_change": objective,
+                          "largest_parameter_change_se": parameters}
+        print(f"{route} against 0.25 ms, largest over the sweep: "
+              f"objective {100 * objective:.4f} %, "
+              f"parameter {parameters:.3f} SE")
+    return summary
 
 
 if __name__ == "__main__":

@@ -174,7 +174,8 @@ display(*report.epsilon_runs(condition, refined, runs))
 
 # %% tags=["hide-input"]
 sweep = report.sweep_records()
-display(report.runs_table(runs), report.sweep_sentence(sweep, profile()))
+display(report.runs_table(runs), report.sweep_sentence(sweep, profile()),
+        report.integration_sentence(sweep))
 if len(sweep):
     display(report.sweep_against_paper(sweep), report.clie_panel(sweep))
 failed = report.failures_table()

@@ -62,9 +62,38 @@ def acceleration(q, v, tau, beta, offsets, gz, ws_w, ws_m, ws_l, ws_v, ws_i, out
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
+def heun_cycle(q, v, a_start, tau, span, steps, beta, offsets, gz, ws_w, ws_m, ws_l, ws_v, ws_i,
+               a1, a2, q_pred, v_pred):
+    """Integrate the plant over one control cycle of length `span` under the held torque in
+    `steps` equal Heun steps, in place (a_start: the acceleration at the cycle's start).
+    Returns the largest velocity correction of the trapezoidal corrector over the Euler
+    predictor, h/2 |a2 - a1| (rad/s), the embedded error estimate of the step; -1.0 if M is
+    not positive definite on the way."""
+    h = span / steps
+    largest = 0.0
+    for step in range(steps):
+        if step == 0:
+            for j in range(N_AX):
+                a1[j] = a_start[j]
+        elif not acceleration(q, v, tau, beta, offsets, gz, ws_w, ws_m, ws_l, ws_v, ws_i, a1):
+            return -1.0
+        for j in range(N_AX):
+            q_pred[j] = q[j] + h * v[j]
+            v_pred[j] = v[j] + h * a1[j]
+        if not acceleration(q_pred, v_pred, tau, beta, offsets, gz, ws_w, ws_m, ws_l, ws_v, ws_i,
+                            a2):
+            return -1.0
+        for j in range(N_AX):
+            q[j] += 0.5 * h * (v[j] + v_pred[j])
+            v[j] += 0.5 * h * (a1[j] + a2[j])
+            largest = max(largest, 0.5 * h * abs(a2[j] - a1[j]))
+    return largest
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
 def simulate(
     t, theta_ref, dtheta_ref, ddtheta_ref, theta_start, integral_start, beta, offsets, gz,
-    kt_record, max_step, speed_limit,
+    kt_record, max_step, fine_step, error_tolerance, speed_limit,
     m_hat, d_hat, k_p, k_v, k_i, kt_command, current_unit, limit_units,
     tau_out, q_out, v_out, a_out,
 ):
@@ -74,12 +103,15 @@ def simulate(
     dead time), computes its command with realization_law, and the command, converted to the
     record's torque units by kt_record (the identified model's units), is held until t[k+1].
     The plant is integrated over [t[k], t[k+1]] by the explicit trapezoidal rule (Heun:
-    Euler predictor, trapezoidal corrector) in equal steps of at most max_step.
+    Euler predictor, trapezoidal corrector) in equal steps of at most max_step; a cycle whose
+    embedded error estimate (heun_cycle) exceeds error_tolerance is integrated again from its
+    start in steps of at most fine_step (max_step == fine_step: every cycle at that step).
 
     Writes per cycle k: tau_out[k] the simulated controller torque (record units, N·m) and
     the state the plant had when that torque started: q_out, v_out, a_out (the acceleration
     the torque produced there, so W(q_out, v_out, a_out) beta == tau_out to rounding).
-    Returns (code, cycles completed): code SIM_OK, or why it stopped (diverged).
+    Returns (code, cycles completed, cycles integrated again at fine_step): code SIM_OK, or
+    why it stopped (diverged).
     """
     n = t.shape[0]
     ws_w = np.zeros((N_AX, beta.shape[0]))
@@ -91,13 +123,17 @@ def simulate(
     law = np.zeros((OUT_ROWS, N_AX))
     q = theta_start.copy()
     v = np.zeros(N_AX)
+    q_cycle = np.zeros(N_AX)
+    v_cycle = np.zeros(N_AX)
     theta_previous = theta_start.copy()
     integral = integral_start.copy()
     tau = np.zeros(N_AX)
+    a_start = np.zeros(N_AX)
     a1 = np.zeros(N_AX)
     a2 = np.zeros(N_AX)
     q_pred = np.zeros(N_AX)
     v_pred = np.zeros(N_AX)
+    refined = 0
     for k in range(n):
         dt_read = t[k] - t[k - 1] if k > 0 else (t[1] - t[0] if n > 1 else 1e-3)
         realization_law(
@@ -110,28 +146,31 @@ def simulate(
             tau_out[k, j] = tau[j]
             q_out[k, j] = q[j]
             v_out[k, j] = v[j]
+        if not acceleration(q, v, tau, beta, offsets, gz, ws_w, ws_m, ws_l, ws_v, ws_i, a_start):
+            return SIM_NOT_PD, k, refined
+        for j in range(N_AX):
+            a_out[k, j] = a_start[j]
         span = t[k + 1] - t[k] if k + 1 < n else 0.0
-        steps = max(1, int(math.ceil(span / max_step - 1e-9)))
-        h = span / steps
-        for step in range(steps):
-            if not acceleration(q, v, tau, beta, offsets, gz, ws_w, ws_m, ws_l, ws_v, ws_i, a1):
-                return SIM_NOT_PD, k
-            if step == 0:
+        if span > 0.0:
+            steps = max(1, int(math.ceil(span / max_step - 1e-9)))
+            fine_steps = max(1, int(math.ceil(span / fine_step - 1e-9)))
+            for j in range(N_AX):
+                q_cycle[j] = q[j]
+                v_cycle[j] = v[j]
+            error = heun_cycle(q, v, a_start, tau, span, steps, beta, offsets, gz, ws_w, ws_m, ws_l,
+                               ws_v, ws_i, a1, a2, q_pred, v_pred)
+            if steps < fine_steps and not (0.0 <= error <= error_tolerance):
                 for j in range(N_AX):
-                    a_out[k, j] = a1[j]
-            if span == 0.0:
-                break
-            for j in range(N_AX):
-                q_pred[j] = q[j] + h * v[j]
-                v_pred[j] = v[j] + h * a1[j]
-            if not acceleration(q_pred, v_pred, tau, beta, offsets, gz, ws_w, ws_m, ws_l, ws_v, ws_i, a2):
-                return SIM_NOT_PD, k
-            for j in range(N_AX):
-                q[j] += 0.5 * h * (v[j] + v_pred[j])
-                v[j] += 0.5 * h * (a1[j] + a2[j])
+                    q[j] = q_cycle[j]
+                    v[j] = v_cycle[j]
+                refined += 1
+                error = heun_cycle(q, v, a_start, tau, span, fine_steps, beta, offsets, gz, ws_w,
+                                   ws_m, ws_l, ws_v, ws_i, a1, a2, q_pred, v_pred)
+            if error < 0.0:
+                return SIM_NOT_PD, k, refined
         for j in range(N_AX):
             if not (math.isfinite(q[j]) and math.isfinite(v[j])):
-                return SIM_NOT_FINITE, k
+                return SIM_NOT_FINITE, k, refined
             if abs(v[j]) > speed_limit:
-                return SIM_SPEED, k
-    return SIM_OK, n
+                return SIM_SPEED, k, refined
+    return SIM_OK, n, refined

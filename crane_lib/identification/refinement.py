@@ -106,7 +106,7 @@ def record_refinement(trajectory: str, ts: float, run: int, method: str) -> clie
     result = identify_condition(condition_bundle(trajectory, ts, run), trajectory, run=run)
     if result.start is None:
         raise IdentificationError(f"{trajectory} at {ts * 1e3:g} ms could not be identified: {result.failure}")
-    problem = clie.build_problem(read_raw_log(recording_path(trajectory, run)))
+    problem = clie.recording_problem(recording_path(trajectory, run))
     try:
         report = refine(problem, result.start, method)
     except clie.CLIEError as failure:

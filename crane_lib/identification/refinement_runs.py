@@ -18,7 +18,6 @@ from crane_lib.identification import projection as sdp
 from crane_lib.identification.condition import ROUTE_DIRECT, condition_bundle, identify_condition
 from crane_lib.identification.ols import IdentificationError
 from crane_lib.identification.refinement import same_refinement
-from crane_lib.logs.raw_log import read_raw_log
 from crane_lib.model.dynamics import DynamicModel
 from crane_lib.paths import RESULTS_DIR, recording_path
 
@@ -86,7 +85,7 @@ def refinement_runs(trajectory: str, ts: float, run: int, sweep_record: dict | N
     if result.start is None:
         raise IdentificationError(
             f"{trajectory} at {ts * 1e3:g} ms could not be identified: {result.failure}")
-    problem = clie.build_problem(read_raw_log(recording_path(trajectory, run)))
+    problem = clie.recording_problem(recording_path(trajectory, run))
     sweep_run = same_refinement(sweep_record, "fast", result.start)
     return {"trajectory": trajectory, "ts": ts, "run": run, "route": result.route,
             "didim": report_entry(clie.didim(problem)),
