@@ -82,6 +82,7 @@ import numpy as np
 from tqdm import tqdm
 
 from crane_book import claims, downloads, keys, options, sweep
+from crane_book.build_clock import BuildClock
 from crane_lib.acceptance import accepted as accepted_stage
 from crane_lib.acceptance import audit, certified
 from crane_lib.acceptance import kt_sensitivity, nonideality, reproducibility, screen
@@ -559,6 +560,44 @@ def _report(name: str, outcomes: sweep.SweepReport) -> None:
     print(f"{outcomes.log.line()}; {len(failed)} failed ({where}, {wall:.0f} s)")
 
 
+def run_steps(args, clock: BuildClock) -> None:
+    """The main job's data steps in order, each timed by `clock`."""
+    with clock.step("twin data set"):
+        dataset.build(args.profile, jobs=args.jobs)
+    for name, notebook in SWEEPS:
+        with clock.step(f"{name} sweep"):
+            _report(name, condition_sweep(name, notebook, args.profile, args.jobs, args.scheduler))
+    with clock.step("accepted model"):
+        print(accepted_model_step(args.profile, args.jobs).line())
+    with clock.step("validation bundles"):
+        print(f"validation bundles: {validation_bundles_step(args.profile)} executions of V01-V03")
+    with clock.step("repeats sweep"):
+        _report("repeats", repeats_sweep(args.profile, args.jobs, args.scheduler))
+    with clock.step("kt_draws sweep"):
+        _report("kt_draws", kt_sweep(args.profile, args.jobs, args.scheduler))
+    with clock.step("export"):
+        print(export_step().line())
+    with clock.step("nonideality sweep"):
+        _report("nonideality", nonideality_sweep(args.profile, args.jobs, args.scheduler))
+    with clock.step("Beyond OLS"):
+        print(beyond_ols_step(args.profile, jobs=args.jobs).line())
+    for name in args.study:
+        with clock.step(f"study {name}"):
+            study = condition_sweep(name, STUDIES[name], args.profile, args.jobs, args.scheduler)
+            _report(name, study)
+    # each of these runs in one process and none reads another's record: side by side
+    independent = [(refinement_runs_step, (args.profile,)), (ols_audits_step, ()),
+                   (rescues_step, ()), (certified_step, (args.profile,))]
+    with clock.step("DIDIM and the ε ladder, audits, rescues, certified check (side by side)"):
+        for log in side_by_side(independent, args.jobs if args.scheduler is None else 1):
+            print(log.line())
+    with clock.step("claims"):
+        print(claims.write_claims(args.profile).line())
+    with clock.step("downloads"):
+        made = downloads.bundle_all()
+        print(f"downloads: {', '.join(p.name for p in made.values()) or 'none'}")
+
+
 def main(argv=None) -> int:
     """Run the main job's data steps (and the named studies); exit status 2 for a bad option or
     scheduler."""
@@ -612,26 +651,11 @@ def main(argv=None) -> int:
             return EXIT_BAD_SCHEDULER
         # every sweep of this process, other helpers' too
         os.environ[sweep.SCHEDULER_ENV] = args.scheduler
-    dataset.build(args.profile, jobs=args.jobs)
-    for name, notebook in SWEEPS:
-        _report(name, condition_sweep(name, notebook, args.profile, args.jobs, args.scheduler))
-    print(accepted_model_step(args.profile, args.jobs).line())
-    print(f"validation bundles: {validation_bundles_step(args.profile)} executions of V01-V03")
-    _report("repeats", repeats_sweep(args.profile, args.jobs, args.scheduler))
-    _report("kt_draws", kt_sweep(args.profile, args.jobs, args.scheduler))
-    print(export_step().line())
-    _report("nonideality", nonideality_sweep(args.profile, args.jobs, args.scheduler))
-    print(beyond_ols_step(args.profile, jobs=args.jobs).line())
-    for name in args.study:
-        _report(name, condition_sweep(name, STUDIES[name], args.profile, args.jobs, args.scheduler))
-    # each of these runs in one process and none reads another's record: side by side
-    independent = [(refinement_runs_step, (args.profile,)), (ols_audits_step, ()),
-                   (rescues_step, ()), (certified_step, (args.profile,))]
-    for log in side_by_side(independent, args.jobs if args.scheduler is None else 1):
-        print(log.line())
-    print(claims.write_claims(args.profile).line())
-    made = downloads.bundle_all()
-    print(f"downloads: {', '.join(p.name for p in made.values()) or 'none'}")
+    clock = BuildClock(args.profile, args.jobs)
+    try:
+        run_steps(args, clock)
+    finally:
+        clock.write()
     return 0
 
 

@@ -36,6 +36,7 @@ sys.path.insert(0, str(REPO))  # run as a script from anywhere: the book's optio
 
 from crane_book import options  # noqa: E402
 NOTEBOOK_SUFFIX = ".ipynb"
+TIMINGS_FOLDER = "timings"  # results/timings: the build's own step times
 # papermill's and nbclient's timing stamps: the only fields of an executed notebook that must differ
 TIMING_KEYS = ("start_time", "end_time", "duration", "iopub.execute_input", "iopub.status.busy", "iopub.status.idle",
                "shell.execute_reply", "shell.execute_request", "execution")
@@ -86,11 +87,18 @@ def _notebook_digest(path: Path) -> str:
     return hashlib.sha256(json.dumps(_without_timing(notebook), sort_keys=True).encode()).hexdigest()
 
 
+def _timing_record(path: Path, root: Path) -> bool:
+    """The build's own wall and CPU times (crane_book.build_clock): they must differ."""
+    return path.relative_to(root).parts[0] == TIMINGS_FOLDER
+
+
 def compare(first: Path, second: Path) -> dict[str, list[str]]:
     """Relative paths by verdict: identical, differ, only_first, only_second, notebooks_identical,
     notebooks_differ_only_in_timing, notebooks_differ."""
-    files = {p.relative_to(first) for p in first.rglob("*") if p.is_file()}
-    others = {p.relative_to(second) for p in second.rglob("*") if p.is_file()}
+    files = {p.relative_to(first) for p in first.rglob("*")
+             if p.is_file() and not _timing_record(p, first)}
+    others = {p.relative_to(second) for p in second.rglob("*")
+              if p.is_file() and not _timing_record(p, second)}
     verdict: dict[str, list[str]] = {k: [] for k in ("identical", "differ", "only_first", "only_second", "notebooks_identical",
                                                      "notebooks_differ_only_in_timing", "notebooks_differ")}
     for path in sorted(files | others):

@@ -1,0 +1,148 @@
+"""Build time: `make book` from a fresh clone, wall time and CPU-minutes by step.
+
+Target on 2 cores: the full profile from scratch in at most 30 minutes (the ratio printed is the
+build's wall time over it); CPU-minutes by step let the figure be read for any core count.
+
+Run from the repository root: `.venv/bin/python -m benchmarks.bench_build [--profile quick|full]
+[--jobs 2] [--keep DIR]` (the full profile takes most of an hour on 2 cores).
+
+How: this repository's HEAD is cloned into a temporary folder (uncommitted changes are not
+measured) and `make book` runs there with make's shell replaced by benchmarks/_timed_shell.py,
+which records every recipe line: the virtual environment, the model kernels, the pipeline, the
+pages and Sphinx. The pipeline records its own steps (crane_book.build_clock,
+results/timings/pipeline_<profile>.json), printed indented under it.
+
+`--smoke`: the same machinery on a two-line makefile, in seconds; its numbers are not measurements.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks._smoke import isolated  # noqa: E402
+from crane_lib.paths import REPO_ROOT, RESULTS_DIR  # noqa: E402
+
+TIMED_SHELL = Path(__file__).resolve().with_name("_timed_shell.py")
+TARGET_FULL_MIN = 30.0
+SMOKE_MAKEFILE = """all:
+\tpython3 -c "sum(i * i for i in range(10**6))"
+\tsleep 0.2
+"""
+
+
+def timed_make(folder: Path, target: list[str], times: Path, env: dict | None = None) -> int:
+    """`make TARGET` in `folder` with every recipe line timed into `times` (JSON lines)."""
+    environment = dict(os.environ if env is None else env, CRANE_BUILD_TIMES=str(times))
+    command = [
+        "make",
+        "-C",
+        str(folder),
+        f"SHELL={sys.executable}",
+        f".SHELLFLAGS={TIMED_SHELL} -c",
+        *target,
+    ]
+    return subprocess.call(command, env=environment)
+
+
+def read_times(times: Path) -> list[dict]:
+    """The recipe lines make ran, in order (the makefile's own $(shell ...) calls left out)."""
+    lines = [json.loads(line) for line in times.read_text(encoding="utf-8").splitlines() if line]
+    return [line for line in lines if "arithmetic.py" not in line["command"]]
+
+
+def step_name(command: str) -> str:
+    """A recipe line in a few words: the module or program it runs."""
+    for marker, name in (
+        ("-m venv", "virtual environment"),
+        ("uv pip install", "install packages"),
+        ("crane_lib.model.dynamics", "model kernels"),
+        ("crane_book.pipeline", "pipeline"),
+        ("crane_book.pages", "pages"),
+        ("jupyter-book build", "Sphinx (jupyter-book)"),
+    ):
+        if marker in command:
+            return name
+    return command.strip().split("\n")[0][:60]
+
+
+def report(lines: list[dict], pipeline_steps: list[dict], target_min: float | None) -> dict:
+    """Print the steps' wall and CPU minutes and shares; return the summary."""
+    total_wall = sum(line["wall_s"] for line in lines)
+    total_cpu = sum(line["cpu_s"] for line in lines)
+    def row(name: str, wall_s: float, cpu_s: float) -> str:
+        return f"{name[:58]:58s} {wall_s / 60:8.2f} {cpu_s / 60:8.2f} {wall_s / total_wall:6.1%}"
+
+    print(f"{'step':58s} {'wall min':>8s} {'CPU min':>8s} {'share':>6s}")
+    for line in lines:
+        name = step_name(line["command"])
+        print(row(name, line["wall_s"], line["cpu_s"]))
+        if name == "pipeline":
+            for step in pipeline_steps:
+                print(row(f"  {step['step']}", step["wall_s"], step["cpu_s"]))
+    print(f"{'build':58s} {total_wall / 60:8.2f} {total_cpu / 60:8.2f}")
+    summary = {
+        "wall_s": total_wall,
+        "cpu_s": total_cpu,
+        "steps": [{**line, "step": step_name(line["command"])} for line in lines],
+        "pipeline_steps": pipeline_steps,
+    }
+    if target_min is not None:
+        summary["target_min"] = target_min
+        summary["ratio_to_target"] = total_wall / 60 / target_min
+        ratio = summary["ratio_to_target"]
+        print(f"build wall time / target: {total_wall / 60:.1f} / {target_min:g} min = {ratio:.2f}")
+    return summary
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--profile", choices=("quick", "full"), default="quick")
+    parser.add_argument("--jobs", default="2")
+    parser.add_argument("--keep", type=Path, help="build in this folder (created) and keep it")
+    parser.add_argument("--out", type=Path, default=RESULTS_DIR / "benchmarks" / "bench_build.json")
+    parser.add_argument(
+        "--smoke", action="store_true", help="the machinery on a two-line makefile, seconds"
+    )
+    args = parser.parse_args(argv)
+    if args.smoke and (code := isolated("benchmarks.bench_build", ["--smoke"])) is not None:
+        return code
+    with tempfile.TemporaryDirectory(prefix="crane-bench-build-") as scratch:
+        folder = args.keep or Path(scratch) / "clone"
+        times = Path(scratch) / "times.jsonl"
+        times.touch()
+        if args.smoke:
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / "Makefile").write_text(SMOKE_MAKEFILE, encoding="utf-8")
+            status, target_min = timed_make(folder, ["all"], times), None
+            pipeline_steps: list[dict] = []
+        else:
+            subprocess.run(["git", "clone", "-q", str(REPO_ROOT), str(folder)], check=True)
+            status = timed_make(
+                folder, ["book", f"PROFILE={args.profile}", f"JOBS={args.jobs}"], times
+            )
+            target_min = TARGET_FULL_MIN if args.profile == "full" else None
+            record = folder / "results" / "timings" / f"pipeline_{args.profile}.json"
+            pipeline_steps = (
+                json.loads(record.read_text(encoding="utf-8"))["steps"] if record.is_file() else []
+            )
+        if status:
+            print(f"make exited with status {status}", file=sys.stderr)
+            return 1
+        summary = report(read_times(times), pipeline_steps, target_min)
+    summary["profile"] = "smoke" if args.smoke else args.profile
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(summary, indent=1), encoding="utf-8")
+    print(f"written {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
