@@ -20,6 +20,10 @@ File layout (version 1), one item per line, blank lines and text after '#' ignor
 The header is identical in every file (B-B); the reader checks every keyword, its order and
 its values, so a file written for other constants is rejected rather than misread.
 
+Other arms (`CommandFormat`): the same layout with the arm's own number of axes, velocity
+ceilings, ramp times, start posture and limits, and its name in the FORMAT line
+(`FORMAT VX300S-COMMANDS 1`); the CRANE-X7's format is the default of every function here.
+
 Bounds (so that no file can ask for more than a stated memory)
 --------------------------------------------------------------
 A file holds at most MAX_WAYPOINTS (500) rows, every speed factor lies in [1, 100] % and the
@@ -108,14 +112,54 @@ def _fmt(values, decimals: int) -> str:
     return " ".join(f"{(0.0 if abs(v) < 0.5 * 10**-decimals else v):.{decimals}f}" for v in values)
 
 
-HEADER_LINES = (
-    FORMAT_LINE,
-    "VELOCITY_CEILING_DEG_S " + _fmt(VELOCITY_CEILING_DEG_S, 3),
-    "ACCEL_TIME_S " + _fmt(ACCEL_TIME_S, 2),
-    "START_POSTURE_DEG " + _fmt(START_POSTURE_DEG, 3),
-    f"SEGMENT_DWELL_S {SEGMENT_DWELL_S:.1f}",
-    f"FINAL_DWELL_S {FINAL_DWELL_S:.1f}",
+@dataclass(frozen=True, eq=False)
+class CommandFormat:
+    """One arm's header constants: axes, velocity ceilings, ramps, start posture, limits.
+
+    The CRANE-X7's (`CRANE_X7_FORMAT`) is the default everywhere. Another arm's files have the
+    same layout with its own values: the FORMAT line names the arm (`FORMAT <TAG>-COMMANDS 1`),
+    so a file read with the wrong arm's format is refused at its first line.
+    """
+
+    tag: str
+    velocity_ceiling_deg_s: np.ndarray  # (n_axes,)
+    accel_time_s: np.ndarray  # (n_axes,)
+    start_posture_deg: np.ndarray  # (n_axes,)
+    n_arm_joints: int
+    limits_rad: np.ndarray | None = None  # (n_axes, 2); None: the CRANE-X7 description's
+
+    @property
+    def n_axes(self) -> int:
+        """Axes per waypoint row: the arm joints, then the gripper if any."""
+        return len(self.velocity_ceiling_deg_s)
+
+    @property
+    def final_posture_deg(self) -> np.ndarray:
+        """q̄0, where every file ends: all axes at zero."""
+        return np.zeros(self.n_axes)
+
+    def limits(self) -> np.ndarray:
+        """(n_axes, 2) [lower, upper] joint limits in radians."""
+        return joint_limits_rad() if self.limits_rad is None else self.limits_rad
+
+    def header_lines(self) -> tuple[str, ...]:
+        """The header lines every file of this arm carries, WAYPOINTS excluded."""
+        return (
+            f"FORMAT {self.tag}-COMMANDS 1",
+            "VELOCITY_CEILING_DEG_S " + _fmt(self.velocity_ceiling_deg_s, 3),
+            "ACCEL_TIME_S " + _fmt(self.accel_time_s, 2),
+            "START_POSTURE_DEG " + _fmt(self.start_posture_deg, 3),
+            f"SEGMENT_DWELL_S {SEGMENT_DWELL_S:.1f}",
+            f"FINAL_DWELL_S {FINAL_DWELL_S:.1f}",
+        )
+
+
+CRANE_X7_FORMAT = CommandFormat(
+    "CRANE-X7", np.asarray(VELOCITY_CEILING_DEG_S, dtype=float), ACCEL_TIME_S, START_POSTURE_DEG,
+    N_ARM_JOINTS,
 )
+HEADER_LINES = CRANE_X7_FORMAT.header_lines()
+assert HEADER_LINES[0] == FORMAT_LINE
 
 
 @dataclass(frozen=True)
@@ -127,12 +171,14 @@ class CommandFile:
     speed_percent: np.ndarray
     comments: tuple[str, ...] = field(default_factory=tuple)
     sha256: str = ""  # of the file's bytes when read from a file ("" when built in memory)
+    command_format: CommandFormat = CRANE_X7_FORMAT  # the arm's header constants
 
     def __post_init__(self):
         wp = np.asarray(self.waypoints, dtype=float)
         sp = np.asarray(self.speed_percent, dtype=float)
-        if wp.ndim != 2 or wp.shape[1] != N_AXES:
-            raise InputError(self.name, f"waypoints of shape {wp.shape}", f"(n, {N_AXES})")
+        n_axes = self.command_format.n_axes
+        if wp.ndim != 2 or wp.shape[1] != n_axes:
+            raise InputError(self.name, f"waypoints of shape {wp.shape}", f"(n, {n_axes})")
         if sp.shape != (len(wp),):
             raise InputError(self.name, f"{sp.shape} speed factors for {len(wp)} waypoints", "one per waypoint")
         object.__setattr__(self, "waypoints", wp)
@@ -144,7 +190,7 @@ class CommandFile:
 
     @property
     def start(self) -> np.ndarray:
-        return np.radians(START_POSTURE_DEG)
+        return np.radians(self.command_format.start_posture_deg)
 
     def segment_endpoints(self) -> tuple[np.ndarray, np.ndarray]:
         """(start, target) postures of every segment, each (n, 8) rad."""
@@ -163,7 +209,7 @@ def check_command(cmd: CommandFile, where_of_row=None) -> None:
     where = where_of_row or (lambda i: f"{cmd.name}: waypoint {i + 1}")
     if cmd.n_waypoints > MAX_WAYPOINTS:
         raise InputError(where(MAX_WAYPOINTS), f"{cmd.n_waypoints} waypoint rows", f"at most {MAX_WAYPOINTS}")
-    limits = joint_limits_rad()
+    limits = cmd.command_format.limits()
     for i, (q, f) in enumerate(zip(cmd.waypoints, cmd.speed_percent)):
         low = q < limits[:, 0] - LIMIT_TOLERANCE_RAD
         high = q > limits[:, 1] + LIMIT_TOLERANCE_RAD
@@ -178,7 +224,7 @@ def check_command(cmd: CommandFile, where_of_row=None) -> None:
             raise InputError(where(i), f"speed factor {f:g} %",
                              f"{MIN_SPEED_PERCENT:g} <= speed factor <= {MAX_SPEED_PERCENT:g} % (a bound that keeps every file's "
                              f"motion under {MAX_COMMANDED_DURATION_S:g} s)")
-    q0 = np.radians(FINAL_POSTURE_DEG)
+    q0 = np.radians(cmd.command_format.final_posture_deg)
     last = cmd.n_waypoints - 1
     if cmd.n_waypoints < 2:
         raise InputError(where(max(last, 0)), f"{cmd.n_waypoints} waypoint rows", "at least the row reaching q̄0 and its repeat")
@@ -203,11 +249,15 @@ def _parse_floats(fields: list[str], where: str, what: str) -> np.ndarray:
     return np.array([parse_number(text, where, what, field=f"field {k}") for k, text in enumerate(fields, start=1)])
 
 
-def read_command_file(path) -> CommandFile:
+def read_command_file(path, command_format: CommandFormat = CRANE_X7_FORMAT) -> CommandFile:
     """Parse and check a command file; the name is the file stem. Every fault is an InputError
     naming the file and line: unreadable, not UTF-8, too large, header, field count, a token that
-    is not an ASCII decimal number, limits, speed factors, length (see `check_command`)."""
+    is not an ASCII decimal number, limits, speed factors, length (see `check_command`).
+    `command_format`: the arm the file is for (default the CRANE-X7)."""
     path = Path(path)
+    header_lines = command_format.header_lines()
+    format_line = header_lines[0]
+    n_axes = command_format.n_axes
     what = "a UTF-8 command file (Appendix B-B)"
     data = read_input_bytes(path, what, MAX_FILE_BYTES)
     lines = decode_utf8(data, path, what).split("\n")
@@ -219,7 +269,7 @@ def read_command_file(path) -> CommandFile:
     declared_rows: int | None = None
     rows: list[np.ndarray] = []
     row_lines: list[int] = []
-    header_keys = [h.split()[0] for h in HEADER_LINES[1:]] + ["WAYPOINTS"]
+    header_keys = [h.split()[0] for h in header_lines[1:]] + ["WAYPOINTS"]
 
     for number, raw in enumerate(lines, start=1):
         where = f"{path}:{number}"
@@ -229,9 +279,9 @@ def read_command_file(path) -> CommandFile:
                 comments.append(raw.strip()[1:].strip())
             continue
         if len(header_seen) == 0:
-            if text.split() != FORMAT_LINE.split():
-                raise InputError(where, f"first line {shown(text)}", f"{FORMAT_LINE!r}")
-            header_seen.append(FORMAT_LINE)
+            if text.split() != format_line.split():
+                raise InputError(where, f"first line {shown(text)}", f"{format_line!r}")
+            header_seen.append(format_line)
             continue
         if declared_rows is None:
             fields = text.split()
@@ -246,7 +296,7 @@ def read_command_file(path) -> CommandFile:
                 if not 2 <= declared_rows <= MAX_WAYPOINTS:
                     raise InputError(where, f"WAYPOINTS {declared_rows}", expected)
                 continue
-            expected_line = HEADER_LINES[len(header_seen)]
+            expected_line = header_lines[len(header_seen)]
             expected = np.array(expected_line.split()[1:], dtype=float)
             if len(fields) - 1 != len(expected):
                 raise InputError(where, f"{len(fields) - 1} values after {key}", f"{len(expected)} values: {expected_line!r}")
@@ -256,8 +306,8 @@ def read_command_file(path) -> CommandFile:
             header_seen.append(key)
             continue
         fields = text.split()
-        if len(fields) != N_AXES + 1:
-            raise InputError(where, f"{len(fields)} fields", f"{N_AXES} angles in degrees and a speed factor in percent")
+        if len(fields) != n_axes + 1:
+            raise InputError(where, f"{len(fields)} fields", f"{n_axes} angles in degrees and a speed factor in percent")
         if len(rows) == declared_rows:
             raise InputError(where, f"waypoint row {len(rows) + 1}", f"{declared_rows} rows as declared by WAYPOINTS")
         rows.append(_parse_floats(fields, where, "numbers: eight angles in degrees and a speed factor in percent"))
@@ -270,17 +320,18 @@ def read_command_file(path) -> CommandFile:
     if len(rows) != declared_rows:
         raise InputError(end, f"{len(rows)} waypoint rows", f"{declared_rows} as declared by WAYPOINTS")
     table = np.array(rows)
-    cmd = CommandFile(path.stem, np.radians(table[:, :N_AXES]), table[:, N_AXES], tuple(comments),
-                      sha256=hashlib.sha256(data).hexdigest())
+    cmd = CommandFile(path.stem, np.radians(table[:, :n_axes]), table[:, n_axes], tuple(comments),
+                      sha256=hashlib.sha256(data).hexdigest(), command_format=command_format)
     check_command(cmd, lambda i: f"{path}:{row_lines[i]}")
     return cmd
 
 
 def format_command_file(cmd: CommandFile) -> str:
     lines = [f"# {c}" if c else "#" for c in cmd.comments]
-    lines += list(HEADER_LINES)
+    lines += list(cmd.command_format.header_lines())
     lines.append(f"WAYPOINTS {cmd.n_waypoints}")
-    lines.append("# " + " ".join(f"theta{j}_deg" for j in range(1, N_AXES + 1)) + " speed_pct")
+    n_axes = cmd.command_format.n_axes
+    lines.append("# " + " ".join(f"theta{j}_deg" for j in range(1, n_axes + 1)) + " speed_pct")
     for q, f in zip(np.degrees(cmd.waypoints), cmd.speed_percent):
         lines.append(_fmt(q, ANGLE_DECIMALS) + " " + _fmt([f], SPEED_DECIMALS))
     return "\n".join(lines) + "\n"
@@ -318,17 +369,19 @@ class SegmentPlan:
         return self.start_time + self.duration
 
 
-def _axis_timing(delta: np.ndarray, fraction: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _axis_timing(
+    delta: np.ndarray, fraction: float, command_format: CommandFormat = CRANE_X7_FORMAT
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per-axis (ramp r_j, arrival time T_j, moving mask) of one segment (module docstring)."""
     distance = np.abs(delta)
     moving = distance > MOVING_TOLERANCE_RAD
-    ramp = np.zeros(N_AXES)
-    arrival = np.zeros(N_AXES)
+    ramp = np.zeros(len(delta))
+    arrival = np.zeros(len(delta))
     if not moving.any():
         return ramp, arrival, moving
     d = distance[moving]
-    v = fraction * np.radians(VELOCITY_CEILING_DEG_S)[moving]
-    ta = ACCEL_TIME_S[moving]
+    v = fraction * np.radians(command_format.velocity_ceiling_deg_s)[moving]
+    ta = command_format.accel_time_s[moving]
     r = np.where(d >= v * ta, ta, np.sqrt(d * ta / v))
     ramp[moving] = r
     arrival[moving] = r + np.maximum(d / v, d * ta / (v * r))
@@ -345,7 +398,7 @@ def plan_segments(cmd: CommandFile) -> list[SegmentPlan]:
     starts, targets = cmd.segment_endpoints()
     plans, t = [], 0.0
     for a, b, pct in zip(starts, targets, cmd.speed_percent):
-        ramp, arrival, moving = _axis_timing(b - a, pct / 100.0)
+        ramp, arrival, moving = _axis_timing(b - a, pct / 100.0, cmd.command_format)
         duration = float(arrival.max())
         plans.append(SegmentPlan(t, duration, float(ramp.max()), moving, a, b, pct / 100.0, ramp, arrival))
         t += duration + SEGMENT_DWELL_S
@@ -388,7 +441,7 @@ def segment_unit_profiles(plan: SegmentPlan, tau: np.ndarray) -> tuple[np.ndarra
     ends; axes that do not move stay 0. The reference is start + s * (target - start). The
     interpolator and the twin both sample segments through this function.
     """
-    s = np.zeros((len(tau), N_AXES))
+    s = np.zeros((len(tau), len(plan.moving)))
     sd = np.zeros_like(s)
     sdd = np.zeros_like(s)
     for j in np.flatnonzero(plan.moving):
@@ -448,14 +501,15 @@ def segment_table(cmd: CommandFile):
     import pandas as pd
 
     rows = []
+    n_arm = cmd.command_format.n_arm_joints
     for k, plan in enumerate(plan_segments(cmd), start=1):
-        arm = np.flatnonzero(plan.moving[:N_ARM_JOINTS]) + 1
+        arm = np.flatnonzero(plan.moving[:n_arm]) + 1
         rows.append(
             {
                 "segment": k,
                 "moving_arm_joints": tuple(int(j) for j in arm),
                 "n_moving_arm_joints": len(arm),
-                "hand_moving": bool(plan.moving[N_ARM_JOINTS]),
+                "hand_moving": bool(plan.moving[n_arm:].any()),
                 "speed_fraction": plan.speed_fraction,
                 "start_s": plan.start_time,
                 "duration_s": plan.duration,

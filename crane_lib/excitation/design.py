@@ -16,6 +16,11 @@ a change of home posture between primitives is commanded as rows of its own (arm
 first, then the wrist offset; the offset is removed first when leaving it), except where
 B-D/B-E say the files merge it into the next outbound leg. Run ``python -m crane_lib.excitation.design``
 to regenerate trajectories/.
+
+Everything arm-specific that the row builders read (postures, primitives, pair blocks, the
+one-sided axes, the wrist and hand axes, the limits, the command format) is one `BlockDesign`;
+`CRANE_X7_DESIGN`, built from the tables below, is the default of every builder, and
+`crane_lib.excitation.arms` builds the same blocks for other arms through the same code.
 """
 
 from __future__ import annotations
@@ -28,11 +33,13 @@ import numpy as np
 
 from crane_lib.constants import N_AXES
 from crane_lib.excitation.commands import (
+    CRANE_X7_FORMAT,
     FINAL_POSTURE_DEG,
     FINAL_SPEED_PERCENT,
     START_POSTURE_DEG,
     SUFFIX,
     CommandFile,
+    CommandFormat,
     commanded_duration,
     segment_statistics,
     write_command_file,
@@ -105,7 +112,7 @@ SINGLE_JOINT_PRIMITIVES = (
 )
 
 
-def sweep_angles(axis: int, nominal: float, limits_deg: np.ndarray) -> list[float]:
+def sweep_angles(axis: int, nominal: float, limits_deg: np.ndarray, design=None) -> list[float]:
     """Absolute angles one sweep visits after leaving `nominal`, ending back at nominal.
 
     Arm axes other than 4 sweep about their zero, -δ first: nominal -> -δ -> +δ -> nominal.
@@ -114,12 +121,14 @@ def sweep_angles(axis: int, nominal: float, limits_deg: np.ndarray) -> list[floa
     0 -> -60 -> +60 -> 0. Axis 4, whose zero is a joint limit, sweeps ±δ about its nominal
     angle and only to the side inside the range (B-D). A nominal that already sits on an
     endpoint is swept through the centre to the other endpoint and back (axis 2 at Posture C).
-    The hand sweeps one-sided to +δ (its range is -5°..90°).
+    The hand sweeps one-sided to +δ (its range is -5°..90°). `design` (default the CRANE-X7's)
+    names the hand axis and the axes that, like axis 4, sweep about their nominal angle.
     """
-    if axis == HAND_AXIS:
+    design = CRANE_X7_DESIGN if design is None else design
+    if axis == design.hand_axis:
         return [nominal + DELTA_DEG, nominal]
     lo, hi = limits_deg
-    centre = nominal if axis == 4 else 0.0
+    centre = nominal if axis in design.one_sided_axes else 0.0
     upper, lower = centre + DELTA_DEG, centre - DELTA_DEG
     if np.isclose(nominal, upper):
         return [centre, lower, nominal]
@@ -146,7 +155,9 @@ class PairPrimitive:
         return self.first_axis <= 3
 
     def excursion(self) -> np.ndarray:
-        return np.array(self.home) + self.sign * DELTA_DEG * (_unit(self.first_axis) + _unit(self.first_axis + 1))
+        both = np.zeros(len(self.home))
+        both[[self.first_axis - 1, self.first_axis]] = 1.0
+        return np.array(self.home) + self.sign * DELTA_DEG * both
 
 
 @dataclass(frozen=True)
@@ -185,6 +196,25 @@ PI_GAMMA = PairBlock(
     tuple(QB + W + 60 * E2),
 )
 PAIR_BLOCKS = {"alpha": PI_ALPHA, "beta": PI_BETA, "gamma": PI_GAMMA}
+
+
+# ------------------------------------------------------------------ one arm's design
+
+
+@dataclass(frozen=True, eq=False)
+class BlockDesign:
+    """What the block builders read of one arm: postures, primitives, pair blocks, axes, format."""
+
+    postures: dict  # "0", "A", "B", "C" -> (n_axes,) degrees; files start at "A", end at "0"
+    single_joint_primitives: tuple[SingleJointPrimitive, ...]
+    pair_blocks: dict  # "alpha", "beta", "gamma" -> PairBlock
+    limits_deg: np.ndarray  # (n_axes, 2)
+    one_sided_axes: tuple[int, ...]  # sweep ±δ about the nominal angle, the side inside the range
+    last_proximal_axis: int  # pairs starting at or before it run at PROXIMAL_SPEED
+    wrist_axis: int | None  # its offset is commanded in a row of its own (E-9); None: no offset
+    hand_axis: int | None
+    command_format: CommandFormat
+    generator: str = "crane_lib.excitation.design (paper Appendix B)"  # the files' comment
 
 
 # ------------------------------------------------------------------ Table XV: composition
@@ -266,8 +296,9 @@ VALIDATION_NAMES = ("V01", "V02", "V03")
 class _RowWriter:
     """Appends waypoint rows (degrees, percent) while tracking the commanded posture."""
 
-    def __init__(self):
-        self.current = QA.copy()
+    def __init__(self, design=None):
+        self.design = CRANE_X7_DESIGN if design is None else design
+        self.current = self.design.postures["A"].copy()
         self.rows: list[np.ndarray] = []
         self.speeds: list[float] = []
 
@@ -290,13 +321,17 @@ class _RowWriter:
                 q[axis] = target[axis]
                 self.go(q, fraction)
             return
-        wrist_changes = not np.isclose(self.current[WRIST_AXIS - 1], target[WRIST_AXIS - 1])
+        wrist = self.design.wrist_axis
+        if wrist is None:
+            self.go(target, fraction)
+            return
+        wrist_changes = not np.isclose(self.current[wrist - 1], target[wrist - 1])
         others = target.copy()
-        others[WRIST_AXIS - 1] = self.current[WRIST_AXIS - 1]
-        removing = wrist_changes and np.isclose(target[WRIST_AXIS - 1], 0.0)
+        others[wrist - 1] = self.current[wrist - 1]
+        removing = wrist_changes and np.isclose(target[wrist - 1], 0.0)
         if removing:
             wrist_first = self.current.copy()
-            wrist_first[WRIST_AXIS - 1] = target[WRIST_AXIS - 1]
+            wrist_first[wrist - 1] = target[wrist - 1]
             self.go(wrist_first, fraction)
             if not np.allclose(self.current, target):
                 self.go(target, fraction)
@@ -311,22 +346,39 @@ def _limits_deg() -> np.ndarray:
     return np.degrees(joint_limits_rad())
 
 
+CRANE_X7_DESIGN = BlockDesign(
+    postures=POSTURES,
+    single_joint_primitives=SINGLE_JOINT_PRIMITIVES,
+    pair_blocks=PAIR_BLOCKS,
+    limits_deg=_limits_deg(),
+    one_sided_axes=(4,),
+    last_proximal_axis=3,
+    wrist_axis=WRIST_AXIS,
+    hand_axis=HAND_AXIS,
+    command_format=CRANE_X7_FORMAT,
+)
+
+
 def _single_joint_block(out: _RowWriter, posture: str, fraction: float) -> None:
-    nominal = POSTURES[posture]
-    limits = _limits_deg()
+    design = out.design
+    nominal = design.postures[posture]
+    limits = design.limits_deg
     out.change_posture(nominal, fraction, one_joint_at_a_time=True)
     merge_pending = False
-    for prim in SINGLE_JOINT_PRIMITIVES:
+    for prim in design.single_joint_primitives:
         # the hand primitive runs at q̄A in the A block, at q̄0 in the B and C blocks (B-D)
-        base = (QA if posture == "A" else Q0).copy() if prim.axis == HAND_AXIS else nominal.copy()
+        hand_home = design.postures["A" if posture == "A" else "0"]
+        base = (hand_home if prim.axis == design.hand_axis else nominal).copy()
         for axis, angle in prim.held:
             base[axis - 1] = angle
         if not merge_pending:
             out.change_posture(base, fraction, one_joint_at_a_time=True)
         merge_pending = False
-        angles = sweep_angles(prim.axis, base[prim.axis - 1], limits[prim.axis - 1])
-        # Posture C: axis 2's return to +60 rides on the axis-3 outbound leg (B-D)
-        merge_return = posture == "C" and prim.axis == 2
+        angles = sweep_angles(prim.axis, base[prim.axis - 1], limits[prim.axis - 1], design)
+        # a sweep starting on its +δ end (axis 2 at Posture C) returns there on the next
+        # primitive's outbound leg (B-D)
+        merge_return = prim.axis != design.hand_axis and prim.axis not in design.one_sided_axes \
+            and np.isclose(base[prim.axis - 1], DELTA_DEG)
         if merge_return:
             angles = angles[:-1]
         for angle in angles:
@@ -339,35 +391,43 @@ def _single_joint_block(out: _RowWriter, posture: str, fraction: float) -> None:
 
 
 def _pair_block(out: _RowWriter, block: PairBlock, level, merge_first_entry: bool, merge_wrist: bool) -> None:
+    design = out.design
     for k, pair in enumerate(block.pairs):
-        fraction = (PROXIMAL_SPEED if pair.proximal else DISTAL_SPEED) if level == NORMAL else level
+        proximal = pair.first_axis <= design.last_proximal_axis
+        fraction = (PROXIMAL_SPEED if proximal else DISTAL_SPEED) if level == NORMAL else level
         home = np.array(pair.home)
         if k == 0 and merge_wrist:
             # PB05/10/11: arm joints to the home, then the wrist offset rides on the first excursion
             arm_only = home.copy()
-            arm_only[WRIST_AXIS - 1] = out.current[WRIST_AXIS - 1]
+            arm_only[design.wrist_axis - 1] = out.current[design.wrist_axis - 1]
             out.change_posture(arm_only, fraction)
         elif not (pair.merged_entry or (k == 0 and merge_first_entry)):
             out.change_posture(home, fraction)
         out.go(pair.excursion(), fraction)
         out.go(home, fraction)
     fraction = DISTAL_SPEED if level == NORMAL else level
+    hand = design.hand_axis
+    if hand is None:
+        return
     hand_home = np.array(block.hand_home)
     out.change_posture(hand_home, fraction)
-    for angle in sweep_angles(HAND_AXIS, hand_home[HAND_AXIS - 1], None):
+    for angle in sweep_angles(hand, hand_home[hand - 1], None, design):
         q = hand_home.copy()
-        q[HAND_AXIS - 1] = angle
+        q[hand - 1] = angle
         out.go(q, fraction)
 
 
 def _finish(out: _RowWriter, fraction: float) -> None:
     """End at q̄0, then repeat q̄0 at 20 % (B-B)."""
-    out.change_posture(Q0, fraction)
-    out.go(Q0, FINAL_SPEED_PERCENT / 100.0)
+    q0 = out.design.postures["0"]
+    out.change_posture(q0, fraction)
+    out.go(q0, FINAL_SPEED_PERCENT / 100.0)
 
 
-def build(spec: TrajectorySpec) -> CommandFile:
-    out = _RowWriter()
+def build(spec: TrajectorySpec, design=None) -> CommandFile:
+    """The command file of one trajectory spec, for `design`'s arm (default the CRANE-X7)."""
+    design = CRANE_X7_DESIGN if design is None else design
+    out = _RowWriter(design)
     last_fraction = SINGLE_JOINT_SPEED
     for b, block in enumerate(spec.blocks):
         if block.kind == "S":
@@ -377,15 +437,18 @@ def build(spec: TrajectorySpec) -> CommandFile:
             first = b == 0
             _pair_block(
                 out,
-                PAIR_BLOCKS[block.kind],
+                design.pair_blocks[block.kind],
                 block.level,
                 merge_first_entry=first and spec.merge_opening_into_first_pair,
                 merge_wrist=block.kind == "gamma" and spec.merge_wrist_offset_into_gamma,
             )
             last_fraction = DISTAL_SPEED if block.level == NORMAL else block.level
     _finish(out, last_fraction)
-    comments = (f"{spec.name}: {spec.sequence}", "generated by crane_lib.excitation.design (paper Appendix B)")
-    return CommandFile(spec.name, np.radians(np.array(out.rows)), np.array(out.speeds), comments)
+    comments = (f"{spec.name}: {spec.sequence}", f"generated by {design.generator}")
+    return CommandFile(
+        spec.name, np.radians(np.array(out.rows)), np.array(out.speeds), comments,
+        command_format=design.command_format,
+    )
 
 
 # ------------------------------------------------------------------ validation (B-G)
