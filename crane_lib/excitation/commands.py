@@ -307,7 +307,10 @@ def read_command_file(path, command_format: CommandFormat = CRANE_X7_FORMAT) -> 
             continue
         fields = text.split()
         if len(fields) != n_axes + 1:
-            raise InputError(where, f"{len(fields)} fields", f"{n_axes} angles in degrees and a speed factor in percent")
+            raise InputError(
+                where, f"{len(fields)} fields",
+                f"{n_axes} angles in degrees and a speed factor in percent",
+            )
         if len(rows) == declared_rows:
             raise InputError(where, f"waypoint row {len(rows) + 1}", f"{declared_rows} rows as declared by WAYPOINTS")
         rows.append(_parse_floats(fields, where, "numbers: eight angles in degrees and a speed factor in percent"))

@@ -145,6 +145,7 @@ class PairPrimitive:
     home: tuple[float, ...]  # degrees, 8 values
     sign: int  # direction s applied to both joints
     merged_entry: bool = False  # the posture change rides on the outbound leg (B-E)
+    second_sign: int | None = None  # other arms: the second joint's own direction (None: sign)
 
     @property
     def axes(self) -> tuple[int, int]:
@@ -156,8 +157,9 @@ class PairPrimitive:
 
     def excursion(self) -> np.ndarray:
         both = np.zeros(len(self.home))
-        both[[self.first_axis - 1, self.first_axis]] = 1.0
-        return np.array(self.home) + self.sign * DELTA_DEG * both
+        both[self.first_axis - 1] = self.sign
+        both[self.first_axis] = self.sign if self.second_sign is None else self.second_sign
+        return np.array(self.home) + DELTA_DEG * both
 
 
 @dataclass(frozen=True)
