@@ -38,6 +38,7 @@ import yaml
 from tqdm import tqdm
 
 from crane_book import kernels, keys, options
+from crane_book.build_clock import TIMINGS_DIR
 from crane_lib import fingerprint, source_graph
 from crane_lib.errors import atomic_write
 from crane_lib.paths import REPO_ROOT, RESULTS_DIR
@@ -121,7 +122,8 @@ def _tree_digest(root: Path, files) -> str:
 
 def results_digest(results_dir: Path | None = None) -> str:
     """One digest of the build's records: every file under results/ except large binaries,
-    executed notebooks and downloads, which the records decide (and the keys folder itself)."""
+    executed notebooks and downloads, which the records decide, the keys folder itself and the
+    build's own step times (crane_book.build_clock), which differ at every run."""
     root = Path(results_dir or RESULTS_DIR)
     files = sorted(
         p
@@ -129,7 +131,7 @@ def results_digest(results_dir: Path | None = None) -> str:
         if p.is_file()
         and p.suffix not in NOT_RECORDS
         and ".work" not in p.parts
-        and keys.KEYS_DIR_NAME not in p.relative_to(root).parts[:1]
+        and p.relative_to(root).parts[0] not in (keys.KEYS_DIR_NAME, TIMINGS_DIR.name)
     )
     return _tree_digest(root, files)
 

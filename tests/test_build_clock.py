@@ -52,3 +52,16 @@ def test_the_determinism_check_leaves_the_timings_out_and_nothing_else(tmp_path)
     verdict = _determinism().compare(first, second)
     assert verdict["differ"] == ["clie/AG02.json"]
     assert not any("timings" in name for names in verdict.values() for name in names)
+
+
+def test_the_step_times_do_not_decide_the_pages(tmp_path):
+    from crane_book import pages
+
+    (tmp_path / "clie").mkdir()
+    (tmp_path / "clie" / "AG02.json").write_text("{}")
+    before = pages.results_digest(tmp_path)
+    (tmp_path / "timings").mkdir()
+    (tmp_path / "timings" / "pipeline_quick.json").write_text(json.dumps({"wall_s": 1.0}))
+    assert pages.results_digest(tmp_path) == before
+    (tmp_path / "clie" / "AG02.json").write_text('{"x": 1}')
+    assert pages.results_digest(tmp_path) != before
