@@ -65,7 +65,7 @@ def test_the_fast_route_checks_its_solution_at_the_paper_step(
     # a solution the one-step integration gets wrong is refined again at 0.25 ms
     monkeypatch.setattr(clie, "FAST_STEP_OBJECTIVE_TOLERANCE", 0.0)
     again = clie.refine_fast(problem, start, max_iterations=3)
-    assert again.integration_step_s == clie.INTEGRATION_STEP_S and "refined again" in again.message
+    assert again.integration_step_s == clie.INTEGRATION_STEP_S and "run again" in again.message
     assert again.objective_final_paper_step is None
     direct = clie.refine_fast(
         problem, start, max_iterations=3, integration_step=clie.INTEGRATION_STEP_S
@@ -98,3 +98,27 @@ def test_an_executions_conditions_share_its_problem_until_the_log_changes(
     second = clie.recording_problem(path)
     assert second is not first
     np.testing.assert_allclose(second.measured, 1.01 * first.measured, rtol=1e-9, atol=1e-12)
+
+
+def test_a_start_only_the_paper_step_simulates_is_run_at_the_paper_step(rigid_case):  # noqa: F811
+    _, problem, beta, _ = rigid_case
+    steps = []
+
+    def run(integrated):
+        steps.append(integrated.max_step)
+        if integrated.max_step > clie.INTEGRATION_STEP_S:
+            raise clie.CLIEError("the start diverges one step per cycle")
+        return clie.refine_fast(integrated, beta, max_iterations=1,
+                                integration_step=integrated.max_step)
+
+    report = clie.one_step_per_cycle(problem, run)
+    assert steps == [clie.FAST_INTEGRATION_STEP_S, clie.INTEGRATION_STEP_S]
+    assert report.integration_step_s == clie.INTEGRATION_STEP_S
+    assert "the start diverges one step per cycle" in report.message
+
+
+def test_didim_integrates_as_the_fast_route(rigid_case):  # noqa: F811
+    _, problem, _, _ = rigid_case
+    report = clie.didim(problem, max_iterations=2)
+    assert report.integration_step_s == clie.FAST_INTEGRATION_STEP_S
+    assert report.objective_final_paper_step == pytest.approx(problem.objective(report.x), rel=1e-12)

@@ -547,26 +547,28 @@ def refine_faithful(problem: CLIEProblem, x0, max_iterations: int = MAX_ITERATIO
     return _solve(problem, x0, jacobian, evaluator, "clie", max_iterations, ftol, started)
 
 
-def refine_fast(problem: CLIEProblem, x0, max_iterations: int = MAX_ITERATIONS,
-                ftol: float = FUNCTION_TOLERANCE, integration_step: float = FAST_INTEGRATION_STEP_S,
-                error_tolerance: float = FAST_ERROR_TOLERANCE) -> RefinementReport:
-    """The same objective, solver, bounds and tolerance with the DIDIM Jacobian (one simulation
-    per iteration), the closed loop integrated one Heun step per control cycle.
+def one_step_per_cycle(problem: CLIEProblem, run, integration_step: float = FAST_INTEGRATION_STEP_S,
+                       error_tolerance: float = FAST_ERROR_TOLERANCE) -> RefinementReport:
+    """`run(problem)` with the closed loop integrated one Heun step per control cycle, its
+    solution checked at the problem's own integration (the paper's 0.25 ms steps).
 
-    The solution's objective is then evaluated once more with the problem's own integration
-    (the paper's 0.25 ms steps); where the two differ by more than FAST_STEP_OBJECTIVE_TOLERANCE
-    the whole refinement is run again at the problem's step, so a record the one-step
-    integration cannot simulate accurately gets the paper's integration (the report says so).
+    Where the two objectives at the solution differ by more than FAST_STEP_OBJECTIVE_TOLERANCE,
+    or the one-step run cannot start (its simulation of the start diverges), `run` is repeated
+    on the problem as given, so a record the one-step integration cannot simulate accurately
+    gets the paper's integration (the report's message says so).
     """
     started = time.perf_counter()
-    one_step = dataclasses.replace(problem, max_step=integration_step,
-                                   error_tolerance=error_tolerance)
-    x0, _ = _start(one_step, x0)
-    evaluator = _Evaluator(one_step)
-    jacobian = lambda x: one_step.didim_jacobian(evaluator.evaluate(x)[0])  # noqa: E731
-    report = _solve(one_step, x0, jacobian, evaluator, "fast", max_iterations, ftol, started)
     if integration_step <= problem.max_step:
-        return report
+        return run(problem)
+    try:
+        report = run(dataclasses.replace(problem, max_step=integration_step,
+                                         error_tolerance=error_tolerance))
+    except CLIEError as one_step_failure:  # a start only the finer integration simulates
+        again = run(problem)
+        again.wall_time_s = time.perf_counter() - started
+        step_ms = problem.max_step * 1e3
+        again.message = f"{again.message} (run at {step_ms:g} ms: {one_step_failure})"
+        return again
     check = problem.objective(report.x)
     report.simulations += 1
     report.objective_final_paper_step = check
@@ -574,13 +576,30 @@ def refine_fast(problem: CLIEProblem, x0, max_iterations: int = MAX_ITERATIONS,
     gap = abs(report.objective_final - check)
     if np.isfinite(check) and gap <= FAST_STEP_OBJECTIVE_TOLERANCE * check:
         return report
-    again = refine_fast(problem, x0, max_iterations, ftol, integration_step=problem.max_step)
+    again = run(problem)
     again.simulations += report.simulations
     again.wall_time_s = time.perf_counter() - started
-    again.message = (f"{again.message} (refined again at {problem.max_step * 1e3:g} ms steps: "
+    again.message = (f"{again.message} (run again at {problem.max_step * 1e3:g} ms steps: "
                      f"at the one-step solution the objective was {report.objective_final:.6g} "
                      f"one step per cycle, {check:.6g} at {problem.max_step * 1e3:g} ms)")
     return again
+
+
+def refine_fast(problem: CLIEProblem, x0, max_iterations: int = MAX_ITERATIONS,
+                ftol: float = FUNCTION_TOLERANCE, integration_step: float = FAST_INTEGRATION_STEP_S,
+                error_tolerance: float = FAST_ERROR_TOLERANCE) -> RefinementReport:
+    """The same objective, solver, bounds and tolerance with the DIDIM Jacobian (one simulation
+    per iteration), the closed loop integrated one Heun step per control cycle and the solution
+    checked at 0.25 ms (`one_step_per_cycle`)."""
+
+    def run(integrated: CLIEProblem) -> RefinementReport:
+        started = time.perf_counter()
+        start, _ = _start(integrated, x0)
+        evaluator = _Evaluator(integrated)
+        jacobian = lambda x: integrated.didim_jacobian(evaluator.evaluate(x)[0])  # noqa: E731
+        return _solve(integrated, start, jacobian, evaluator, "fast", max_iterations, ftol, started)
+
+    return one_step_per_cycle(problem, run, integration_step, error_tolerance)
 
 
 # ---------------------------------------------------------------- DIDIM
@@ -604,12 +623,19 @@ def regular_initialization(names: list[str], constants: RealizationConstants | N
 MAX_STEP_HALVINGS = 12
 
 
-def didim(problem: CLIEProblem, x0=None, max_iterations: int = 30, tolerance: float = 1e-4) -> RefinementReport:
+def didim(problem: CLIEProblem, x0=None, max_iterations: int = 30, tolerance: float = 1e-4,
+          integration_step: float = FAST_INTEGRATION_STEP_S) -> RefinementReport:
     """DIDIM: beta_{k+1} = argmin || F D (tau_measured - W(q_s(beta_k), ...) beta) ||, the
     Gauss-Newton step of the torque output error written as an IDIM least-squares on the
     simulated trajectory. Stops when the objective changes by less than `tolerance`
     (relative). A step whose simulation diverges or whose objective does not decrease is
-    halved toward the previous estimate (the usual globalization of Gauss-Newton)."""
+    halved toward the previous estimate (the usual globalization of Gauss-Newton). The closed
+    loop is integrated as the fast route's (`one_step_per_cycle`)."""
+    run = lambda integrated: _didim(integrated, x0, max_iterations, tolerance)  # noqa: E731
+    return one_step_per_cycle(problem, run, integration_step)
+
+
+def _didim(problem: CLIEProblem, x0, max_iterations: int, tolerance: float) -> RefinementReport:
     started = time.perf_counter()
     x = regular_initialization(problem.names, problem.constants) if x0 is None else (
         np.array(x0.ordered(problem.names) if isinstance(x0, ParameterSet) else x0, dtype=float))
