@@ -160,4 +160,7 @@ report.run_to_run(accepted)
 # standardized coordinates.
 
 # %% tags=["hide-input"]
-report.faithful_beside_fast()
+faithful = report.faithful_beside_fast()
+
+# %% tags=["hide-input"] mystnb={"figure": {"name": "fig-selection-faithful", "caption": "On the twin: the OLS, fast-CLIE and faithful-CLIE solutions of the conditions both routes refined, on the first two principal directions of the three pooled (OLS-standardized); each fast solution is joined to the faithful one of its condition. Drawn only where this build holds faithful records."}}
+report.faithful_clouds_figure(faithful)

@@ -337,19 +337,26 @@ def run_to_run(acceptance) -> object:
     return comparison_table(rows, "The run-to-run scale (Sec. VI-D)", name="tab-selection-run-to-run")
 
 
-def faithful_beside_fast() -> None:
+def faithful_beside_fast():
     """Appendix D-F's faithful CLIE study beside the fast route, where this build holds its records
-    (`crane_lib.reporting.clie_study`): the generated summary, then the per-condition table and the
-    two clouds on one plane (nothing more when no faithful record exists)."""
+    (`crane_lib.reporting.clie_study`): the generated summary, then the per-condition table
+    (nothing more when no faithful record exists); returns the study for its figure."""
     from IPython.display import display
 
     from crane_lib.reporting import clie_study
 
     study = clie_study.faithful_beside_fast()
     display(Prose(study.summary_text()))
-    if study.empty:
-        return
-    display(numbered(study.table, "The faithful and the fast CLIE route on the conditions both refined (twin "
-                     "recordings)", "tab-selection-faithful", digits=4))
-    clie_study.plot_clouds(study)
-    plt.show()
+    if not study.empty:
+        display(numbered(study.table, "The faithful and the fast CLIE route on the conditions both refined "
+                         "(twin recordings)", "tab-selection-faithful", digits=4))
+    return study
+
+
+def faithful_clouds_figure(study) -> None:
+    """The two routes' clouds on one plane (`clie_study.plot_clouds`); no figure without records."""
+    from crane_lib.reporting import clie_study
+
+    if not study.empty:
+        clie_study.plot_clouds(study)
+        plt.show()
