@@ -19,7 +19,9 @@ route (the data set of that profile must be in results/recordings); each is refi
 OLS/SDP start one step per cycle and at 0.25 ms, and the wall times, objectives and parameter
 distances are printed per condition and summed. `--step-sensitivity` also refines each at
 0.125 ms: how far the 0.25 ms route's own end point moves when its step is halved, the scale
-against which the one-step route's distance can be read.
+against which the one-step route's distance can be read. `--before` also times the route as it
+ran before the one-step integration (0.25 ms, the Jacobian formed on the whole record and all its
+channels): the reference of the sweep's speed-up target (its end points equal the 0.25 ms route's).
 
 `--smoke`: two few-seconds command files recorded on the twin stand in for PB01/AG02 and for
 V01-V03; the fast route and DIDIM run two iterations each, the faithful route (81 simulations
@@ -29,6 +31,7 @@ per iteration) is left out as with --skip-faithful, and the sweep is the smoke r
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import dataclasses
 import json
@@ -99,6 +102,9 @@ def main(argv=None) -> int:
                         help="profile whose CLIE sweep conditions to compare (or none)")
     parser.add_argument("--step-sensitivity", action="store_true",
                         help="also refine each sweep condition at 0.125 ms")
+    parser.add_argument("--before", action="store_true",
+                        help="also time the route as it ran before (0.25 ms, whole-record "
+                        "Jacobian)")
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "benchmarks" / "bench_clie.json")
     add_smoke_argument(parser)
     args = parser.parse_args(argv)
@@ -182,10 +188,11 @@ def main(argv=None) -> int:
               f"{100 * gap:+.3f} % (tolerance {100 * OBJECTIVE_TOLERANCE:g} %)")
     if args.smoke:
         smoke_condition = [(identification[0], 0.04, identification[1])]
-        summary["sweep"] = sweep_comparison(smoke_condition, 2, args.step_sensitivity)
+        summary["sweep"] = sweep_comparison(smoke_condition, 2, args.step_sensitivity, True)
     elif args.sweep != "none":
         conditions = sweep_conditions(args.sweep)
-        summary["sweep"] = sweep_comparison(conditions, clie.MAX_ITERATIONS, args.step_sensitivity)
+        summary["sweep"] = sweep_comparison(conditions, clie.MAX_ITERATIONS, args.step_sensitivity,
+                                            args.before)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(summary, indent=1, default=float), encoding="utf-8")
     print(f"written {args.out}")
@@ -216,10 +223,34 @@ def _change(row: dict, route: str) -> str:
             f"largest parameter change {parameters:.3f} SE")
 
 
-def sweep_comparison(conditions, iterations: int, step_sensitivity: bool) -> dict:
-    """The fast route one step per cycle against the same route at 0.25 ms (and at 0.125 ms),
-    from each condition's OLS/SDP start: wall times, objectives, parameter distances in OLS SE."""
+def whole_record_jacobian(problem: clie.CLIEProblem, simulation: clie.Simulation) -> np.ndarray:
+    """The DIDIM Jacobian as the fast route formed it before: W of the whole record at once,
+    all 312 channels filtered (the same numbers as CLIEProblem.didim_jacobian)."""
+    n, p = problem.t.size, len(problem.names)
+    w = problem.regressor_along(simulation).reshape(n, 8 * p)
+    filtered = problem.band_limit_for_jacobian(w).reshape(-1, 8, p)
+    return -filtered[problem.valid].reshape(-1, p)
+
+
+@contextlib.contextmanager
+def jacobian_as_before():
+    """CLIEProblem.didim_jacobian replaced by whole_record_jacobian while the block runs."""
+    today = clie.CLIEProblem.didim_jacobian
+    clie.CLIEProblem.didim_jacobian = whole_record_jacobian
+    try:
+        yield
+    finally:
+        clie.CLIEProblem.didim_jacobian = today
+
+
+def sweep_comparison(conditions, iterations: int, step_sensitivity: bool,
+                     before: bool = False) -> dict:
+    """The fast route one step per cycle against the same route at 0.25 ms (and at 0.125 ms,
+    and as it ran before: 0.25 ms with the whole-record Jacobian), from each condition's OLS/SDP
+    start: wall times, objectives, parameter distances in OLS SE."""
     steps = {"one step": clie.FAST_INTEGRATION_STEP_S, "0.25 ms": clie.INTEGRATION_STEP_S}
+    if before:
+        steps["before"] = clie.INTEGRATION_STEP_S
     if step_sensitivity:
         steps["0.125 ms"] = HALF_PAPER_STEP_S
     rows = []
@@ -236,8 +267,9 @@ def sweep_comparison(conditions, iterations: int, step_sensitivity: bool) -> dic
         for name, step in steps.items():
             finer = step < problem.max_step
             base = dataclasses.replace(problem, max_step=step) if finer else problem
-            runs[name] = clie.refine_fast(base, condition.start, max_iterations=iterations,
-                                          integration_step=step)
+            with jacobian_as_before() if name == "before" else contextlib.nullcontext():
+                runs[name] = clie.refine_fast(base, condition.start, max_iterations=iterations,
+                                              integration_step=step)
         reference = runs["0.25 ms"]
         row = {"trajectory": trajectory, "ts_ms": round(ts * 1e3)}
         for name, report in runs.items():
@@ -261,6 +293,11 @@ def sweep_comparison(conditions, iterations: int, step_sensitivity: bool) -> dic
     summary = {"conditions": rows, "speedup": speedup, "speedup_target": SWEEP_SPEEDUP_TARGET,
                "within_tolerance": int(sum(within)),
                "refined_again": int(sum(r["one step refined again"] for r in rows))}
+    if before:
+        summary["speedup_over_before"] = (sum(r["before wall_s"] for r in rows)
+                                          / sum(r["one step wall_s"] for r in rows))
+        print(f"one step per cycle / the route before (0.25 ms, whole-record Jacobian): "
+              f"{summary['speedup_over_before']:.2f}x faster")
     print(f"one step per cycle / 0.25 ms: {speedup:.2f}x faster over {len(rows)} conditions "
           f"(target {SWEEP_SPEEDUP_TARGET:g}x); {summary['within_tolerance']} of {len(rows)} "
           "within "
