@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks._smoke import isolated  # noqa: E402
+from benchmarks._smoke import add_smoke_argument, isolated  # noqa: E402
 from crane_lib.paths import REPO_ROOT, RESULTS_DIR  # noqa: E402
 
 TIMED_SHELL = Path(__file__).resolve().with_name("_timed_shell.py")
@@ -108,9 +108,7 @@ def main(argv=None) -> int:
     parser.add_argument("--jobs", default="2")
     parser.add_argument("--keep", type=Path, help="build in this folder (created) and keep it")
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "benchmarks" / "bench_build.json")
-    parser.add_argument(
-        "--smoke", action="store_true", help="the machinery on a two-line makefile, seconds"
-    )
+    add_smoke_argument(parser, help="the machinery on a two-line makefile, seconds")
     args = parser.parse_args(argv)
     if args.smoke and (code := isolated("benchmarks.bench_build", ["--smoke"])) is not None:
         return code
