@@ -117,8 +117,9 @@ def test_a_start_only_the_paper_step_simulates_is_run_at_the_paper_step(rigid_ca
     assert "the start diverges one step per cycle" in report.message
 
 
-def test_didim_integrates_as_the_fast_route(rigid_case):  # noqa: F811
+def test_didim_integrates_as_the_fast_route_when_asked(rigid_case):  # noqa: F811
     _, problem, _, _ = rigid_case
-    report = clie.didim(problem, max_iterations=2)
+    assert clie.didim(problem, max_iterations=1).integration_step_s == clie.INTEGRATION_STEP_S
+    report = clie.didim(problem, max_iterations=2, integration_step=clie.FAST_INTEGRATION_STEP_S)
     assert report.integration_step_s == clie.FAST_INTEGRATION_STEP_S
     assert report.objective_final_paper_step == pytest.approx(problem.objective(report.x), rel=1e-12)
