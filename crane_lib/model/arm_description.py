@@ -329,6 +329,14 @@ class _UrdfJoint:
     upper: float | None
     line: str  # file:line, for messages
 
+    @property
+    def origin(self) -> np.ndarray:
+        """4x4 transform of the child frame in the parent frame at zero angle."""
+        transform = np.eye(4)
+        transform[:3, :3] = _rpy_float(*self.rpy)
+        transform[:3, 3] = self.xyz
+        return transform
+
 
 def _number(text: str, where: str, what: str) -> float:
     try:
@@ -430,24 +438,12 @@ def read_urdf_joints(directory: Path, snap: bool = True) -> tuple[dict[str, _Urd
     snapped: list[str] = []
     for where, row in _rows(directory / "joints.csv", JOINT_COLUMNS):
         name = row["joint"]
-        xyz = tuple(
-            _snap_length(
-                _number(row[f"origin_{a}"], where, f"origin_{a}"),
-                snap,
-                f"{name} origin_{a}",
-                snapped,
-            )
-            for a in "xyz"
-        )
-        rpy = tuple(
-            _snap_angle(
-                _number(row[f"origin_{a}"], where, f"origin_{a}"),
-                snap,
-                f"{name} origin_{a}",
-                snapped,
-            )
-            for a in ("roll", "pitch", "yaw")
-        )
+        def origin(axes, rounded):
+            return tuple(rounded(_number(row[f"origin_{a}"], where, f"origin_{a}"), snap,
+                                 f"{name} origin_{a}", snapped) for a in axes)
+
+        xyz = origin("xyz", _snap_length)
+        rpy = origin(("roll", "pitch", "yaw"), _snap_angle)
         axis = None
         if row["type"] != "fixed":
             axis = np.array([_number(row[f"axis_{a}"], where, f"axis_{a}") for a in "xyz"])
@@ -575,26 +571,6 @@ def _owner(link: str, joints: dict[str, _UrdfJoint], arm: list[str]) -> int:
     return 0
 
 
-def _zero_pose(joints: dict[str, _UrdfJoint]) -> dict[str, np.ndarray]:
-    """Pose of every link in the root frame at zero joint positions."""
-    by_child = {j.child: j for j in joints.values()}
-    poses: dict[str, np.ndarray] = {}
-
-    def pose(link: str) -> np.ndarray:
-        if link not in poses:
-            joint = by_child.get(link)
-            local = np.eye(4)
-            if joint is not None:
-                local[:3, :3] = _rpy_float(*joint.rpy)
-                local[:3, 3] = joint.xyz
-            poses[link] = local if joint is None else pose(joint.parent) @ local
-        return poses[link]
-
-    for joint in joints.values():
-        pose(joint.child)
-    return poses
-
-
 def inertial_prior(
     frames: list[np.ndarray],
     owners: dict[str, int],
@@ -650,7 +626,7 @@ def load_urdf_arm(directory: Path | str, snap: bool = True) -> ArmDescription:
         )
     # A_j aligns z with the axis: R_j = A_(j-1)^T R_origin A_j, p_j = A_(j-1)^T p_origin
     chain, frames, previous = [], [], IDENTITY
-    poses = _zero_pose(joints)
+    poses = robot_description.zero_pose_link_frames(joints)
     for name, path in zip(arm, paths):
         joint = joints[name]
         if joint.lower is None or joint.upper is None or not joint.lower < joint.upper:
