@@ -48,6 +48,7 @@ import gzip
 import io
 import zlib
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -128,6 +129,77 @@ def _range_arrays() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 COLUMN_LOW, COLUMN_HIGH, COLUMN_INTEGER = _range_arrays()
 
+# ---------------------------------------------------------------- other arms: n axes, 2 + 13 n columns
+# A log of an arm with n axes (arm_description) has the same layout with n columns per group:
+# t, theta_logged_1..n, ..., clamped_1..n, segment. Its metadata names the arm ("arm: so101");
+# a log without that entry is a CRANE-X7's (106 columns, the layout of data/raw_log_columns.csv).
+CRANE_X7 = "crane_x7"
+PER_AXIS_GROUPS = tuple(dict.fromkeys(_group_of(n) for n in COLUMN_NAMES[1:-1]))
+
+
+def n_columns(n_axes: int = N_AXES) -> int:
+    """Columns of a raw log of an arm with `n_axes` axes (the CRANE-X7: 106)."""
+    return 2 + len(PER_AXIS_GROUPS) * n_axes
+
+
+@lru_cache(maxsize=8)
+def column_names(n_axes: int = N_AXES) -> tuple[str, ...]:
+    """Column names of an `n_axes` log: t, every per-axis group with its axes 1..n, segment."""
+    return ("t", *(f"{g}_{k}" for g in PER_AXIS_GROUPS for k in range(1, n_axes + 1)), "segment")
+
+
+@lru_cache(maxsize=8)
+def column_index(n_axes: int = N_AXES) -> dict[str, int]:
+    """0-based column of every name in an `n_axes` log (the CRANE-X7's is COLUMN)."""
+    return {name: index for index, name in enumerate(column_names(n_axes))}
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The columns of one arm's log: names, units and the accepted range of every column."""
+
+    arm: str
+    n_axes: int
+    names: tuple[str, ...]
+    units: tuple[str, ...]
+    low: np.ndarray
+    high: np.ndarray
+    integer: np.ndarray
+    kt: np.ndarray  # (n_axes,) N·m/A of the torque record, all servos of the axis
+    clamp_torque: np.ndarray  # (n_axes,) N·m, the axis's current limit times kt
+
+    @property
+    def n_columns(self) -> int:
+        return len(self.names)
+
+
+@lru_cache(maxsize=8)
+def layout(arm: str = CRANE_X7) -> Layout:
+    """The column layout of a raw log of `arm` (an arm_description key; the CRANE-X7 by default)."""
+    units = tuple(row["unit"] for row in COLUMNS)
+    if arm == CRANE_X7:
+        return Layout(arm, N_AXES, tuple(COLUMN_NAMES), units, COLUMN_LOW, COLUMN_HIGH, COLUMN_INTEGER, KT, CLAMP_TORQUE)
+    from crane_lib.model.arm_description import load_arm  # the description reader, only for other arms
+
+    description = load_arm(arm)
+    n = description.n_axes
+    names = column_names(n)
+    unit_of = {_group_of(name): unit for name, unit in zip(COLUMN_NAMES, units)}
+    limit = np.array([a.current_limit for a in description.actuators])
+    low, high, integer = np.empty(len(names)), np.empty(len(names)), np.zeros(len(names), dtype=bool)
+    for index, name in enumerate(names):
+        group_name = _group_of(name)
+        lo, hi, whole, _ = PHYSICAL_RANGES[group_name]
+        axis = int(name.rpartition("_")[2]) - 1 if group_name != name else 0
+        if group_name == "current_command":  # this arm's own current limits
+            lo, hi = -limit[axis] * _CURRENT_TOLERANCE, limit[axis] * _CURRENT_TOLERANCE
+        low[index] = lo[axis] if np.ndim(lo) else lo
+        high[index] = hi[axis] if np.ndim(hi) else hi
+        integer[index] = whole
+    kt = np.array([a.kt * a.servos for a in description.actuators])
+    return Layout(arm, n, names, tuple(unit_of[_group_of(name)] for name in names), low, high, integer, kt,
+                  np.array([a.torque_limit for a in description.actuators]))
+
 
 def physical_range_table() -> list[dict[str, str]]:
     """The accepted range of every column group, for the book: group, columns, unit, range, why."""
@@ -167,12 +239,14 @@ def column_groups() -> list[dict[str, str]]:
     return groups
 
 
-def group(name: str) -> slice:
-    """0-based slice of the eight per-axis columns of a group, e.g. group('current_command') -> 49:57."""
-    first = COLUMN[f"{name}_1"]
-    if COLUMN[f"{name}_{N_AXES}"] != first + N_AXES - 1:
+def group(name: str, n_axes: int = N_AXES) -> slice:
+    """0-based slice of the per-axis columns of a group, e.g. group('current_command') -> 49:57
+    (n_axes: the arm's axes, the CRANE-X7's eight by default)."""
+    column = COLUMN if n_axes == N_AXES else column_index(n_axes)
+    first = column[f"{name}_1"]
+    if column[f"{name}_{n_axes}"] != first + n_axes - 1:
         raise KeyError(f"{name} is not a contiguous per-axis group")
-    return slice(first, first + N_AXES)
+    return slice(first, first + n_axes)
 
 
 # --------------------------------------------------------------------------------------------
