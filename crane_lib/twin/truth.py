@@ -49,9 +49,10 @@ from pathlib import Path
 
 import numpy as np
 
-from crane_lib.constants import KT_CORRECTION, XM430_W350, XM540_W270
+from crane_lib.constants import CONTROL_PERIOD_S, KT_CORRECTION, XM430_W350, XM540_W270
 from crane_lib.errors import InputError, atomic_write, checked_csv_rows, parse_integer, parse_number
 from crane_lib.model.arm_description import ArmDescription, load_arm
+from crane_lib.model.controller import JointModel, RealizationConstants
 from crane_lib.model.dynamics import DynamicModel, model
 from crane_lib.model.parameters import ParameterSet, load_parameters, save_parameters
 from crane_lib.paper_numbers import paper
@@ -118,14 +119,7 @@ def twin_arm(arm: str = CRANE_X7) -> ArmDescription:
 
 def full_model(arm: str = CRANE_X7) -> DynamicModel:
     """The "full" dynamic model of `arm` (its products of inertia kept): the plant's links."""
-    if arm == CRANE_X7:
-        return model("full")
-    return _other_full_model(arm)
-
-
-@lru_cache(maxsize=8)
-def _other_full_model(arm: str) -> DynamicModel:
-    return DynamicModel("full", arm=twin_arm(arm))
+    return model("full") if arm == CRANE_X7 else model("full", arm=twin_arm(arm))
 
 
 def actuator_model(axis: int, arm: str = CRANE_X7) -> str:
@@ -272,6 +266,34 @@ def compute_plant_settings(truth: ParameterSet | None = None, arm: str = CRANE_X
     return PlantSettings(
         kt_logged, kt_true, stiffness, damping, np.sqrt(stiffness / reduced) / (2.0 * math.pi), efficiencies[:, 0], efficiencies[:, 1],
         SUPPLY_VOLTAGE_V, lines[:, 0], lines[:, 1],
+    )
+
+
+def realization_constants(arm: str) -> RealizationConstants:
+    """Per-axis joint models (1) of another arm than the CRANE-X7, derived from its twin's
+    description (book/register_twin.md): M̂_j = J_j, the (j, j) entry of the prior's link inertia
+    at q̄0 plus the rotor inertia IA_j, D̂_j = b_j/J_j with b_j the drag FV_j + FS_j at the
+    reference speed; the arm's gains, current register and limits; commands through the
+    description's kt times the servos of the axis."""
+    description = twin_arm(arm)
+    truth = truth_parameters(arm)
+    link = np.zeros(description.n_axes)
+    link[:description.n_joints] = _link_inertia_at(np.zeros(description.n_axes), truth, arm)
+    models, sources = [], []
+    dead_time = paper("encoder_read_dispatch_delay").value * 1e-3 + 0.5 * CONTROL_PERIOD_S
+    for axis in range(1, description.n_axes + 1):
+        inertia = link[axis - 1] + truth[f"IA{axis}"]
+        drag = truth[f"FV{axis}"] + truth[f"FS{axis}"] / REFERENCE_SPEED_RAD_S
+        models.append(JointModel(1.0 / drag, inertia / drag, dead_time))  # K_p = 1/b, T_p1 = J/b
+        sources.append(f"derived from the {description.name} twin's description (prior M at zero + IA, drag at 1 rad/s)")
+    unit = np.array([a.current_unit for a in description.actuators])
+    if not np.all(unit == unit[0]):
+        raise InputError(f"{arm}: actuators", "current register units that differ between axes", "one register unit per arm")
+    gains = description.controller
+    return RealizationConstants(
+        tuple(models), tuple(sources), gains.k_p, gains.k_v, gains.k_i,
+        np.array([a.kt * a.servos for a in description.actuators]), float(unit[0]),
+        np.array([round(a.current_limit / a.current_unit) for a in description.actuators], dtype=np.int64),
     )
 
 
