@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from crane_lib import arithmetic, cli
-from crane_lib.constants import CURRENT_UNIT_A, ENCODER_RESOLUTION_RAD, KT, N_ARM_JOINTS, N_AXES, XM430_W350, XM540_W270
+from crane_lib.constants import (CURRENT_UNIT_A, ENCODER_RESOLUTION_RAD, KT, N_ARM_JOINTS, N_AXES,
+                                 XM430_W350, XM540_W270)
 from crane_lib.errors import InputError
 from crane_lib.excitation.commands import commanded_duration, read_command_file
 from crane_lib.logs import raw_log
@@ -100,8 +101,9 @@ def test_truth_is_physical_and_the_datasheets_agree_with_the_catalogue_kt():
         inertia = np.array([[truth[f"XX{j}"], truth[f"XY{j}"], truth[f"XZ{j}"]], [truth[f"XY{j}"], truth[f"YY{j}"], truth[f"YZ{j}"]], [truth[f"XZ{j}"], truth[f"YZ{j}"], truth[f"ZZ{j}"]]])
         assert np.linalg.eigvalsh(inertia)[0] > 0
     assert any(abs(truth[f"XY{j}"]) + abs(truth[f"XZ{j}"]) + abs(truth[f"YZ{j}"]) > 0 for j in range(2, 8))  # products kept
-    # every datasheet pair gives the catalogue Kt the arms' descriptions carry (the CRANE-X7's before its 1.3)
-    catalogue = {XM430_W350.model: XM430_W350.kt_catalogue, XM540_W270.model: XM540_W270.kt_catalogue}
+    # every datasheet pair gives the catalogue Kt the arms' descriptions carry (the CRANE-X7's
+    # before its 1.3)
+    catalogue = {a.model: a.kt_catalogue for a in (XM430_W350, XM540_W270)}
     for arm in ("vx300s", "so101"):
         catalogue.update({a.model: a.kt for a in load_arm(arm).actuators})
     assert set(catalogue) == set(STALL_TORQUE_N_M) == set(STALL_CURRENT_A)
@@ -401,18 +403,23 @@ def test_log_columns_show_the_quantizers_the_clamp_and_the_idle_ends(short_log):
 # with backlash, encoder error and doubled jitter, as the twin recorded them before its core and
 # recorder were sized from the arm (one template for every arm): the CRANE-X7's recordings must
 # not change by a bit under the reference arithmetic
-CRANE_X7_AP01_SEED7_SHA256 = "194ce46e34db9b5458bfe0a0752efb430c52d89be52386d7c7b18637bd9308a8"
-CRANE_X7_AP01_SEED7_EFFECTS_SHA256 = "99367d6afda971a2590d784cb4fe501916d4bef0b464721aa8b8fc8e8fd03d07"
+AP01_SEED7_SHA256 = "194ce46e34db9b5458bfe0a0752efb430c52d89be52386d7c7b18637bd9308a8"
+AP01_SEED7_EFFECTS_SHA256 = "99367d6afda971a2590d784cb4fe501916d4bef0b464721aa8b8fc8e8fd03d07"
 
 
-@pytest.mark.skipif(not arithmetic.signature().startswith("reference"), reason="the digests hold under the reference arithmetic")
+def _digest(samples: np.ndarray) -> str:
+    return hashlib.sha256(np.ascontiguousarray(samples).tobytes()).hexdigest()
+
+
+@pytest.mark.skipif(not arithmetic.signature().startswith("reference"),
+                    reason="the digests hold under the reference arithmetic")
 def test_the_crane_x7_recordings_are_the_ones_before_the_twin_served_any_arm(short_log):
     from crane_lib.twin import effects
 
-    assert hashlib.sha256(np.ascontiguousarray(short_log[0]).tobytes()).hexdigest() == CRANE_X7_AP01_SEED7_SHA256
+    assert _digest(short_log[0]) == AP01_SEED7_SHA256
     profile = effects.profile("default").changed(backlash=0.25, encoder_error=0.5, jitter=2.0)
     samples, _ = twin.record(SHORT, seed=7, effects=profile)
-    assert hashlib.sha256(np.ascontiguousarray(samples).tobytes()).hexdigest() == CRANE_X7_AP01_SEED7_EFFECTS_SHA256
+    assert _digest(samples) == AP01_SEED7_EFFECTS_SHA256
 
 
 def test_same_seed_same_bytes_other_seed_a_rerun(tmp_path):

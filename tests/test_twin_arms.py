@@ -55,10 +55,12 @@ def test_the_truth_of_an_arm_follows_the_crane_x7_rules(arm):
         assert truth[name] == value
     rotor, drag = paper("ia7_accepted").value, 1.3 / paper("joint7_gain").value
     for axis, actuator in enumerate(description.actuators, start=1):
-        scale = twin_truth.STALL_TORQUE_N_M[actuator.model] / twin_truth.STALL_TORQUE_N_M["XM430-W350"] * actuator.servos
+        stall = twin_truth.STALL_TORQUE_N_M
+        scale = stall[actuator.model] / stall["XM430-W350"] * actuator.servos
         gripper = 4.0 if axis > description.n_joints else 1.0
         assert truth[f"IA{axis}"] == pytest.approx(rotor * scale, rel=1e-12)
-        assert truth[f"FV{axis}"] + truth[f"FS{axis}"] == pytest.approx(drag * scale * gripper, rel=1e-12)
+        total = truth[f"FV{axis}"] + truth[f"FS{axis}"]
+        assert total == pytest.approx(drag * scale * gripper, rel=1e-12)
         assert truth[f"FS{axis}"] == pytest.approx(truth[f"FV{axis}"], rel=1e-12)
 
 
@@ -71,18 +73,22 @@ def test_the_drive_settings_of_an_arm(arm):
     np.testing.assert_array_equal(settings.kt_logged, kt)
     ratio = settings.kt_true / kt
     assert np.all(np.abs(ratio - 1.0) <= 0.10) and np.std(ratio) > 0.01
-    # the two-mass resonance at the arm's Fig. 1 posture, from M of an independent model (ChainModel)
+    # the two-mass resonance at the arm's Fig. 1 posture, M from an independent model (ChainModel)
     posture = twin_truth.resonance_posture(arm)
-    link_only = dict(zip(truth.names, truth.values)) | {f"IA{a}": 0.0 for a in range(1, description.n_axes + 1)}
-    link = np.diag(ChainModel(description).inertia_matrix(posture[None, :], link_only)[0])[:description.n_joints]
+    rotors_off = {f"IA{a}": 0.0 for a in range(1, description.n_axes + 1)}
+    link_only = dict(zip(truth.names, truth.values)) | rotors_off
+    mass = ChainModel(description).inertia_matrix(posture[None, :], link_only)[0]
+    link = np.diag(mass)[:description.n_joints]
     rotor = np.array([truth[f"IA{j}"] for j in range(1, description.n_joints + 1)])
     reduced = 1.0 / (1.0 / rotor + 1.0 / link)
-    np.testing.assert_allclose(np.sqrt(settings.stiffness / reduced) / (2 * math.pi), 100.0, rtol=1e-9)
+    resonance = np.sqrt(settings.stiffness / reduced) / (2 * math.pi)
+    np.testing.assert_allclose(resonance, 100.0, rtol=1e-9)
     assert settings.stiffness.shape == settings.efficiency_driving.shape == (description.n_joints,)
     for axis, actuator in enumerate(description.actuators):
         model_name = actuator.model
         assert settings.stall_current[axis] == twin_truth.STALL_CURRENT_A[model_name]
-        assert settings.no_load_speed[axis] == pytest.approx(twin_truth.NO_LOAD_SPEED_RPM[model_name] * math.pi / 30)
+        no_load = twin_truth.NO_LOAD_SPEED_RPM[model_name] * math.pi / 30
+        assert settings.no_load_speed[axis] == pytest.approx(no_load)
 
 
 def test_the_resonance_posture_rule_gives_the_crane_x7s_fig1_posture():
@@ -90,7 +96,8 @@ def test_the_resonance_posture_rule_gives_the_crane_x7s_fig1_posture():
     for arm in ARMS:
         posture = twin_truth.resonance_posture(arm)
         elbow = elbow_joint(load_arm(arm))
-        assert np.count_nonzero(posture) == 1 and abs(posture[elbow - 1]) == pytest.approx(math.pi / 2)
+        assert np.count_nonzero(posture) == 1
+        assert abs(posture[elbow - 1]) == pytest.approx(math.pi / 2)
 
 
 @pytest.mark.parametrize("arm", ARMS)
@@ -104,12 +111,13 @@ def test_realization_constants_of_an_arm_are_its_inertia_at_zero_and_its_drag(ar
     np.testing.assert_allclose(constants.m_hat, np.diag(mass), rtol=1e-9)
     drag = np.array([truth[f"FV{a}"] + truth[f"FS{a}"] for a in range(1, description.n_axes + 1)])
     np.testing.assert_allclose(constants.d_hat, drag / constants.m_hat, rtol=1e-12)
-    np.testing.assert_array_equal(constants.kt_command, [a.kt * a.servos for a in description.actuators])
+    kt = [a.kt * a.servos for a in description.actuators]
+    np.testing.assert_array_equal(constants.kt_command, kt)
     assert constants.current_unit == description.actuators[0].current_unit
-    np.testing.assert_array_equal(constants.limit_units * constants.current_unit,
-                                  np.round([a.current_limit / a.current_unit for a in description.actuators]) * constants.current_unit)
-    assert (constants.k_p, constants.k_v, constants.k_i) == (description.controller.k_p, description.controller.k_v,
-                                                             description.controller.k_i)
+    limits = np.round([a.current_limit / a.current_unit for a in description.actuators])
+    np.testing.assert_array_equal(constants.limit_units, limits)
+    gains = description.controller
+    assert (constants.k_p, constants.k_v, constants.k_i) == (gains.k_p, gains.k_v, gains.k_i)
 
 
 # ---------------------------------------------------------------- the core and the plant
@@ -120,8 +128,9 @@ def test_the_core_takes_its_sizes_from_the_arm(arm):
     description = load_arm(arm)
     core = twin.plant_core(arm)
     assert (core.N_ARM, core.N_AX) == (description.n_joints, description.n_axes)
-    assert (core.XV, core.XQM, core.XVM, core.X_SIZE) == (core.N_AX, 2 * core.N_AX, 2 * core.N_AX + core.N_ARM,
-                                                          2 * (core.N_AX + core.N_ARM))
+    n_arm, n_ax = core.N_ARM, core.N_AX
+    assert (core.XQ, core.XV, core.XQM, core.XVM) == (0, n_ax, 2 * n_ax, 2 * n_ax + n_arm)
+    assert core.X_SIZE == 2 * (n_ax + n_arm)
 
 
 @pytest.mark.parametrize("arm", ARMS)
@@ -136,11 +145,12 @@ def test_an_unforced_rigid_arm_keeps_its_energy(arm):
         plant.compliant, plant.step, plant.voltage_limit = False, step, False
         plant.fv[:] = plant.fs[:] = 0.0
         q0 = np.zeros(description.n_axes)
-        q0[:description.n_joints] = np.radians([10.0, 25.0, -30.0, 15.0, 20.0, 5.0][:description.n_joints])
+        angles = [10.0, 25.0, -30.0, 15.0, 20.0, 5.0]
+        q0[:description.n_joints] = np.radians(angles[:description.n_joints])
         x = twin.initial_state(q0, arm)
         e0 = twin.energy(x, plant)
-        energies = [twin.energy(twin.integrate(plant, x, np.zeros(description.n_axes), int(round(0.02 / step))), plant)
-                    for _ in range(25)]
+        steps, idle = int(round(0.02 / step)), np.zeros(description.n_axes)
+        energies = [twin.energy(twin.integrate(plant, x, idle, steps), plant) for _ in range(25)]
         drifts.append(np.max(np.abs(np.array(energies) - e0)) / (np.ptp(energies) + abs(e0)))
     assert drifts[1] < 0.01 and drifts[1] < 0.7 * drifts[0]
 
@@ -172,7 +182,8 @@ def test_a_short_recording_respects_the_current_limits(arm_log):
     np.testing.assert_array_equal(units, np.round(units))
     assert np.all(np.abs(units) <= limit)
     current = samples[:, raw_log.group("current_command", n)]
-    np.testing.assert_allclose(current, units * description.actuators[0].current_unit, rtol=0, atol=1e-15)
+    unit = description.actuators[0].current_unit
+    np.testing.assert_allclose(current, units * unit, rtol=0, atol=1e-15)
     clamped = samples[:, raw_log.group("clamped", n)].astype(bool)
     assert np.all(np.abs(units[clamped]) == np.broadcast_to(limit, units.shape)[clamped])
 
@@ -187,7 +198,8 @@ def test_a_recording_is_deterministic_and_reads_back_with_its_axis_count(arm_log
     assert log.theta.shape == (len(samples), log.n_axes)
     bundle = preprocessing.preprocess(log, 0.01)
     assert bundle.theta.shape[1] == bundle.tau.shape[1] == log.n_axes
-    assert np.all(np.isfinite(bundle.theta)) and np.all(np.isfinite(bundle.tau)) and len(bundle.t) > 100
+    assert np.all(np.isfinite(bundle.theta)) and np.all(np.isfinite(bundle.tau))
+    assert len(bundle.t) > 100
     other = twin.record(cmd, seed=6, arm=arm)[0]
     assert other.tobytes() != samples.tobytes()
 
@@ -203,7 +215,8 @@ def test_the_reader_refuses_a_log_of_an_unknown_arm_or_the_wrong_width(arm_log, 
         raw_log.read_raw_log(unknown)
     unnamed = {k: v for k, v in metadata.items() if k != "arm"}
     text = tmp_path / "unnamed.csv"
-    text.write_text(raw_log.format_raw_log(samples[:50], metadata).replace(f"# arm: {arm}\n", ""), encoding="utf-8")
+    written = raw_log.format_raw_log(samples[:50], metadata)
+    text.write_text(written.replace(f"# arm: {arm}\n", ""), encoding="utf-8")
     with pytest.raises(InputError, match="wrong column count"):  # read as a CRANE-X7's 106 columns
         raw_log.read_raw_log(text)
     with pytest.raises(ValueError):

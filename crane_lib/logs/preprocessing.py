@@ -55,7 +55,7 @@ BUNDLE_FORMAT = "crane-x7-bundle-1"
 
 @dataclass
 class Bundle:
-    """One preprocessed record at one sampling interval; SI units, radians; arrays (n, n_axes) per axis."""
+    """One preprocessed record at one sampling interval; SI units, radians; (n, n_axes) per axis."""
 
     ts: float  # target sampling interval (s)
     t: np.ndarray  # (n,) log time of each target sample (s)
@@ -64,7 +64,7 @@ class Bundle:
     ddtheta: np.ndarray  # central-difference accelerations (rad/s^2)
     tau: np.ndarray  # filtered torque record, current x Kt (N·m)
     clamp_mask: np.ndarray  # (n,) bool: excluded because some axis reached its clamp nearby (D-F)
-    clamp_axes: np.ndarray  # (n, n_axes) bool: which axes reached the clamp within the sample's own window
+    clamp_axes: np.ndarray  # (n, n_axes) bool: axes at the clamp within the sample's own window
     theta_ref: np.ndarray  # reference the controller executed (rad), interpolated, not filtered
     dtheta_ref: np.ndarray
     ddtheta_ref: np.ndarray

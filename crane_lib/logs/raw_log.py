@@ -4,6 +4,10 @@ Every column is documented in `data/raw_log_columns.csv` (the source of truth fo
 units, read here). Column numbers there are 1-based as in the paper; arrays here are
 0-based, so `COLUMN["theta_logged_1"] == 1`.
 
+Another arm's log (arm_description: ViperX 300 S, SO-101) has the same groups with one column per
+axis, 2 + 13 n columns for n axes, and names its arm in the metadata ("arm: so101", `layout`);
+a log without that entry is a CRANE-X7's.
+
 Two containers hold the same 106 columns:
 - text ('.csv', or '.csv.gz' compressed): one sample per line, 106 comma-separated numbers;
   lines starting with '#' at the top carry metadata as '# key: value'. This is what the
@@ -129,7 +133,7 @@ def _range_arrays() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 COLUMN_LOW, COLUMN_HIGH, COLUMN_INTEGER = _range_arrays()
 
-# ---------------------------------------------------------------- other arms: n axes, 2 + 13 n columns
+# ---------------------------------------------------------------- other arms: 2 + 13 n columns
 # A log of an arm with n axes (arm_description) has the same layout with n columns per group:
 # t, theta_logged_1..n, ..., clamped_1..n, segment. Its metadata names the arm ("arm: so101");
 # a log without that entry is a CRANE-X7's (106 columns, the layout of data/raw_log_columns.csv).
@@ -178,8 +182,9 @@ def layout(arm: str = CRANE_X7) -> Layout:
     """The column layout of a raw log of `arm` (an arm_description key; the CRANE-X7 by default)."""
     units = tuple(row["unit"] for row in COLUMNS)
     if arm == CRANE_X7:
-        return Layout(arm, N_AXES, tuple(COLUMN_NAMES), units, COLUMN_LOW, COLUMN_HIGH, COLUMN_INTEGER, KT, CLAMP_TORQUE)
-    from crane_lib.model.arm_description import ARMS, load_arm  # the description reader, only for other arms
+        return Layout(arm, N_AXES, tuple(COLUMN_NAMES), units, COLUMN_LOW, COLUMN_HIGH,
+                      COLUMN_INTEGER, KT, CLAMP_TORQUE)
+    from crane_lib.model.arm_description import ARMS, load_arm  # only for other arms
 
     if arm not in ARMS:
         raise InputError("raw log arm", repr(arm), f"one of {sorted(ARMS)}")
@@ -188,7 +193,8 @@ def layout(arm: str = CRANE_X7) -> Layout:
     names = column_names(n)
     unit_of = {_group_of(name): unit for name, unit in zip(COLUMN_NAMES, units)}
     limit = np.array([a.current_limit for a in description.actuators])
-    low, high, integer = np.empty(len(names)), np.empty(len(names)), np.zeros(len(names), dtype=bool)
+    low, high = np.empty(len(names)), np.empty(len(names))
+    integer = np.zeros(len(names), dtype=bool)
     for index, name in enumerate(names):
         group_name = _group_of(name)
         lo, hi, whole, _ = PHYSICAL_RANGES[group_name]
@@ -199,8 +205,9 @@ def layout(arm: str = CRANE_X7) -> Layout:
         high[index] = hi[axis] if np.ndim(hi) else hi
         integer[index] = whole
     kt = np.array([a.kt * a.servos for a in description.actuators])
-    return Layout(arm, n, names, tuple(unit_of[_group_of(name)] for name in names), low, high, integer, kt,
-                  np.array([a.torque_limit for a in description.actuators]))
+    column_units = tuple(unit_of[_group_of(name)] for name in names)
+    clamp_torque = np.array([a.torque_limit for a in description.actuators])
+    return Layout(arm, n, names, column_units, low, high, integer, kt, clamp_torque)
 
 
 def physical_range_table() -> list[dict[str, str]]:
@@ -288,10 +295,12 @@ class RawLog:
 
     @property
     def layout(self) -> Layout:
+        """The columns of this log's arm."""
         return layout(self.arm)
 
     @property
     def n_axes(self) -> int:
+        """Axes of this log's arm (the CRANE-X7: 8)."""
         return self.layout.n_axes
 
     @property
@@ -361,7 +370,8 @@ def _check_shape(samples: np.ndarray, metadata: dict[str, str] | None = None) ->
     arm = (metadata or {}).get("arm", CRANE_X7)
     expected = N_COLUMNS if arm == CRANE_X7 else layout(arm).n_columns
     if samples.ndim != 2 or samples.shape[1] != expected:
-        raise ValueError(f"raw log samples of {arm} have shape {samples.shape}; expected (n, {expected})")
+        raise ValueError(f"raw log samples of {arm} have shape {samples.shape}; "
+                         f"expected (n, {expected})")
     return samples
 
 
@@ -417,7 +427,8 @@ def read_raw_log(path, repair: bool = False) -> RawLog:
     else:
         samples, metadata, origin, repairs, columns = _read_text_container(path, repair)
     samples, origin, stamp_repairs = _check_samples(path, samples, origin, repair, columns)
-    return RawLog(samples=samples, metadata=metadata, path=path, repairs=tuple(repairs + stamp_repairs), arm=columns.arm)
+    return RawLog(samples=samples, metadata=metadata, path=path,
+                  repairs=tuple(repairs + stamp_repairs), arm=columns.arm)
 
 
 def _expected_text(width: int) -> str:
@@ -425,12 +436,13 @@ def _expected_text(width: int) -> str:
 
 
 def _layout_of(path: Path, metadata: dict[str, str]) -> Layout:
-    """The layout of the arm the metadata names; an InputError for an arm this reader does not know."""
+    """The layout of the arm the metadata names; an InputError for an arm it does not know."""
     arm = metadata.get("arm", CRANE_X7)
     try:
         return layout(arm)
     except InputError:
-        raise InputError(str(path), f"metadata names the arm {shown(arm)!r}", "a shipped arm (arm_description.ARMS) or none") from None
+        raise InputError(str(path), f"metadata names the arm {shown(arm)!r}",
+                         "a shipped arm (arm_description.ARMS) or none") from None
 
 
 @dataclass(frozen=True)
@@ -464,7 +476,8 @@ def _read_npz_container(path: Path):
         metadata = _parse_metadata(str(text).splitlines())
     columns = _layout_of(path, metadata)
     if samples.ndim != 2 or samples.shape[1] != columns.n_columns:
-        raise InputError(str(path), f"'samples' has shape {samples.shape}: wrong column count", f"(n, {columns.n_columns})")
+        raise InputError(str(path), f"'samples' has shape {samples.shape}: wrong column count",
+                         f"(n, {columns.n_columns})")
     origin = _Origin("sample", np.arange(samples.shape[0]))
     return samples.astype(float, copy=False), metadata, origin, columns
 
@@ -550,7 +563,8 @@ def _read_text_container(path: Path, repair: bool):
     width = columns.n_columns
     expected_text = _expected_text(width)
     if not body:
-        raise InputError(str(path), f"no samples after {n_header_lines} metadata lines", expected_text)
+        raise InputError(str(path), f"no samples after {n_header_lines} metadata lines",
+                         expected_text)
     first_line = n_header_lines + 1  # 1-based number of the first sample line
 
     # line boundaries and field counts by one vectorized scan each
@@ -569,7 +583,8 @@ def _read_text_container(path: Path, repair: bool):
 
     wrong = np.flatnonzero(counts != width)
     last = n_lines - 1
-    truncated = not has_final_newline or (counts[last] < width and (wrong.size == 0 or wrong[0] == last))
+    short_last = counts[last] < width and (wrong.size == 0 or wrong[0] == last)
+    truncated = not has_final_newline or short_last
     if wrong.size and wrong[0] != last:
         row = int(wrong[0])
         share = f"; {wrong.size} of {n_lines} lines have a wrong count" if wrong.size > 1 else ""
@@ -592,19 +607,23 @@ def _read_text_container(path: Path, repair: bool):
         if n_lines == 0:
             raise InputError(str(path), "no complete sample line after the repair", expected_text)
     elif wrong.size:  # the last line has too many fields
-        raise InputError(f"{path}, line {first_line + last}", f"{describe(last)}: wrong column count", f"{width} comma-separated numbers")
+        raise InputError(f"{path}, line {first_line + last}",
+                         f"{describe(last)}: wrong column count",
+                         f"{width} comma-separated numbers")
 
     samples = _parse_numbers(path, body, first_line, n_lines, columns)
     origin = _Origin("line", first_line + np.arange(n_lines))
     return samples, metadata, origin, repairs, columns
 
 
-def _parse_numbers(path: Path, body: bytes, first_line: int, n_lines: int, columns: Layout) -> np.ndarray:
+def _parse_numbers(path: Path, body: bytes, first_line: int, n_lines: int,
+                   columns: Layout) -> np.ndarray:
     """(n_lines, columns) floats by pandas' C parser (every line has that many fields by now); on
     a parse failure, find the line and the field the slow way."""
     width = columns.n_columns
     try:
-        frame = pd.read_csv(io.BytesIO(body), header=None, names=range(width), index_col=False, dtype=np.float64,
+        frame = pd.read_csv(io.BytesIO(body), header=None, names=range(width), index_col=False,
+                            dtype=np.float64,
                             engine="c", skip_blank_lines=False, na_filter=True, keep_default_na=False, na_values=[""],
                             quoting=csv.QUOTE_NONE)
         samples = frame.to_numpy(dtype=np.float64)
@@ -622,7 +641,8 @@ def _parse_numbers(path: Path, body: bytes, first_line: int, n_lines: int, colum
     raise InputError(str(path), "the text could not be parsed as numbers", _expected_text(width))
 
 
-def _check_samples(path: Path, samples: np.ndarray, origin: _Origin, repair: bool, columns: Layout | None = None):
+def _check_samples(path: Path, samples: np.ndarray, origin: _Origin, repair: bool,
+                   columns: Layout | None = None):
     """Finite values in their physical ranges and strictly increasing stamps without gaps;
     returns (samples, origin, repairs)."""
     columns = layout() if columns is None else columns
@@ -632,7 +652,9 @@ def _check_samples(path: Path, samples: np.ndarray, origin: _Origin, repair: boo
     finite = np.isfinite(samples)
     if not finite.all():
         row, column = np.argwhere(~finite)[0]
-        raise InputError(origin.where(path, row), f"column {column + 1} ({columns.names[column]}) is {samples[row, column]}",
+        name = columns.names[column]
+        raise InputError(origin.where(path, row),
+                         f"column {column + 1} ({name}) is {samples[row, column]}",
                          "finite numbers (NaN, inf or an empty field are not repaired)")
     outside = (samples < columns.low) | (samples > columns.high)
     fractional = columns.integer & (samples != np.round(samples))
@@ -642,8 +664,10 @@ def _check_samples(path: Path, samples: np.ndarray, origin: _Origin, repair: boo
         name = columns.names[column]
         _, _, whole, why = PHYSICAL_RANGES[_group_of(name)]
         kind = "integers " if whole else ""
-        raise InputError(origin.where(path, row), f"column {column + 1} ({name}) is {samples[row, column]:.6g} {columns.units[column]}",
-                         f"{kind}in [{columns.low[column]:.6g}, {columns.high[column]:.6g}]: {why}")
+        value = f"{samples[row, column]:.6g} {columns.units[column]}"
+        span = f"[{columns.low[column]:.6g}, {columns.high[column]:.6g}]"
+        raise InputError(origin.where(path, row), f"column {column + 1} ({name}) is {value}",
+                         f"{kind}in {span}: {why}")
 
     t = samples[:, 0]
     step = np.diff(t)

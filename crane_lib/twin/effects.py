@@ -220,7 +220,7 @@ class Realization:
     jitter: float  # scale of the host-timing irregularity
     run_drift: float  # scale of the run-to-run draw
     backlash_half_gap: np.ndarray  # (n_joints,) rad: half the play of each arm axis
-    encoder_error: np.ndarray  # (4, n_axes): amplitude and phase of the first and second harmonic (rad)
+    encoder_error: np.ndarray  # (4, n_axes): amplitude and phase of the 1st and 2nd harmonic (rad)
     notes: dict = field(default_factory=dict)
 
 
@@ -231,7 +231,8 @@ def encoder_error_shape(peak_deg: float, n_axes: int = N_AXES) -> np.ndarray:
     rng = np.random.default_rng(ENCODER_ERROR_SEED)
     phases = rng.uniform(0.0, 2.0 * math.pi, size=(2, n_axes))
     half = 0.5 * math.radians(peak_deg)
-    return np.ascontiguousarray(np.vstack([np.full(n_axes, half), phases[0], np.full(n_axes, half), phases[1]]))
+    amplitude = np.full(n_axes, half)
+    return np.ascontiguousarray(np.vstack([amplitude, phases[0], amplitude, phases[1]]))
 
 
 def _scaled_truth(truth: ParameterSet, coulomb: float, products: float) -> ParameterSet:
@@ -247,8 +248,8 @@ def _scaled_truth(truth: ParameterSet, coulomb: float, products: float) -> Param
     return ParameterSet(truth.names, np.array([values[n] for n in truth.names]))
 
 
-def _settings(settings: PlantSettings, kt_error: float, resonance_hz: float, mesh: float, supply: float,
-              arm: str = CRANE_X7) -> PlantSettings:
+def _settings(settings: PlantSettings, kt_error: float, resonance_hz: float, mesh: float,
+              supply: float, arm: str = CRANE_X7) -> PlantSettings:
     changes = {}
     default = {e.name: e.default for e in EFFECTS}
     if kt_error != default["kt_error"]:
@@ -258,8 +259,9 @@ def _settings(settings: PlantSettings, kt_error: float, resonance_hz: float, mes
         changes.update(stiffness=settings.stiffness * ratio**2, damping=settings.damping * ratio,
                        resonance_hz=settings.resonance_hz * ratio)
     if mesh != default["gear_friction"] and mesh != 1.0:
-        n = np.array([twin_truth.GEAR_STAGES[twin_truth.actuator_model(j, arm)] for j in range(1, len(settings.stiffness) + 1)],
-                     dtype=float)
+        joints = range(1, len(settings.stiffness) + 1)
+        stages = [twin_truth.GEAR_STAGES[twin_truth.actuator_model(j, arm)] for j in joints]
+        n = np.array(stages, dtype=float)
         changes.update(efficiency_driving=mesh**n, efficiency_backdriven=(2.0 - 1.0 / mesh) ** n)
     if supply != default["voltage_limit"] and math.isfinite(supply):
         ratio = supply / settings.supply_voltage  # R and k_e are properties of the motor: i_stall, ω_nl scale with V
@@ -267,7 +269,8 @@ def _settings(settings: PlantSettings, kt_error: float, resonance_hz: float, mes
     return replace(settings, **changes) if changes else settings
 
 
-def realization(effects: TwinEffects, truth: ParameterSet, settings: PlantSettings, arm: str = CRANE_X7) -> Realization:
+def realization(effects: TwinEffects, truth: ParameterSet, settings: PlantSettings,
+                arm: str = CRANE_X7) -> Realization:
     """What `effects` asks of one recording, from the unit's truth and drive settings (of `arm`,
     whose axis and joint counts are those of `settings`)."""
     v = dict(effects.values)
@@ -283,7 +286,8 @@ def realization(effects: TwinEffects, truth: ParameterSet, settings: PlantSettin
     half_gap[:] = 0.5 * math.radians(v["backlash"])
     return Realization(
         truth=_scaled_truth(truth, v["coulomb_friction"], v["products_of_inertia"]),
-        settings=_settings(settings, v["kt_error"], v["compliance"], v["gear_friction"], v["voltage_limit"], arm),
+        settings=_settings(settings, v["kt_error"], v["compliance"], v["gear_friction"],
+                           v["voltage_limit"], arm),
         compliant=not rigid,
         load_friction=v["gear_friction"] != 1.0 and not rigid,
         voltage_limit=math.isfinite(v["voltage_limit"]),
@@ -294,5 +298,6 @@ def realization(effects: TwinEffects, truth: ParameterSet, settings: PlantSettin
         jitter=v["jitter"],
         run_drift=v["run_drift"],
         backlash_half_gap=np.ascontiguousarray(half_gap),
-        encoder_error=encoder_error_shape(v["encoder_error"], n_axes) if v["encoder_error"] > 0.0 else np.zeros((4, n_axes)),
+        encoder_error=(encoder_error_shape(v["encoder_error"], n_axes) if v["encoder_error"] > 0.0
+                       else np.zeros((4, n_axes))),
     )

@@ -28,6 +28,12 @@ metadata. The plant differs from the identification model the way the real arm d
 Everything random comes from one numpy Generator seeded by the caller: the same seed gives
 byte-identical logs, another seed a rerun.
 
+Another arm (`record(..., arm="vx300s" | "so101")`): the same core bound to that arm's kernels
+(its sizes come from them), its truth and drive settings by the CRANE-X7's rules
+(`truth.truth_parameters(arm)`, `truth.compute_plant_settings`), its realization constants
+derived from its description (`truth.realization_constants`), its register unit and current
+limits; the log has 2 + 13 n columns for n axes and names the arm in its metadata (raw_log).
+
 Integration: a fixed 0.25 ms step (the step of the paper's CLIE simulation), semi-implicit
 (symplectic) Euler for the rigid-body terms, one dynamics evaluation per step, which keeps the
 twin fast (a Runge-Kutta step would cost four evaluations for accuracy the 1 ms sensor and
@@ -65,8 +71,9 @@ from crane_lib.paper_numbers import paper
 from crane_lib.paths import portable
 from crane_lib.twin import effects as twin_effects
 from crane_lib.twin import truth as twin_truth
-from crane_lib.twin.truth import (CRANE_X7, TWIN_PLANT_CSV, TWIN_TRUTH_CSV, PlantSettings, compute_plant_settings, full_model,
-                                  load_plant_settings, load_truth, twin_arm)
+from crane_lib.twin.truth import (CRANE_X7, TWIN_PLANT_CSV, TWIN_TRUTH_CSV, PlantSettings,
+                                  compute_plant_settings, full_model, load_plant_settings,
+                                  load_truth, twin_arm)
 
 TWIN_VERSION = 1
 CORE_TEMPLATE = Path(__file__).with_name("core.py")  # the numba loop, bound to the generated kernels by _core()
@@ -83,7 +90,7 @@ READ_DISPATCH_LATENCY_RANGE_S = (0.8e-3, 1.0e-3)
 BUS_GAP_S = 0.05e-3  # a cycle's read starts after the previous command went out
 
 # noise
-CURRENT_LOOP_ERROR_SD_UNITS = 1.0  # actuator current-loop tracking error, per cycle (register units)
+CURRENT_LOOP_ERROR_SD_UNITS = 1.0  # actuator current-loop tracking error per cycle (register units)
 PRESENT_CURRENT_NOISE_SD_UNITS = 2.0
 CURRENT_LOOP_ERROR_SD_A = CURRENT_LOOP_ERROR_SD_UNITS * CURRENT_UNIT_A  # the CRANE-X7's, in A
 ENCODER_NOISE_SD_COUNTS = 0.2  # read noise before the 12-bit quantization (count toggling at rest)
@@ -128,7 +135,7 @@ def plant_core(arm: str = CRANE_X7):
 
 def command_format(arm: str):
     """The command-file format of `arm` (its header constants, excitation.arms.block_design)."""
-    from crane_lib.excitation.arms import block_design  # the rank tools load sympy: only for other arms
+    from crane_lib.excitation.arms import block_design  # loads sympy: only for other arms
 
     return block_design(twin_arm(arm)).command_format
 
@@ -184,7 +191,8 @@ class Plant:
     def scalars(self) -> np.ndarray:
         return np.array(
             [
-                self.step, self.gravity_z, 1.0 if self.compliant else 0.0, RIGID_COULOMB_WIDTH_RAD_S, ENCODER_RESOLUTION_RAD,
+                self.step, self.gravity_z, 1.0 if self.compliant else 0.0,
+                RIGID_COULOMB_WIDTH_RAD_S, ENCODER_RESOLUTION_RAD,
                 twin_arm(self.arm).actuators[0].current_unit,
                 1.0 if self.load_friction else 0.0, 1.0 if self.voltage_limit else 0.0,
                 1.0 if self.encoder_quantization else 0.0, 1.0 if np.any(self.encoder_error[0::2] != 0.0) else 0.0,
@@ -193,11 +201,13 @@ class Plant:
         )
 
     def drive(self) -> np.ndarray:
-        """(3, n_joints) rows of twin_core's `gear`: the two gear-loss coefficients and the backlash half gap."""
+        """(3, n_joints) rows of twin_core's `gear`: the two gear-loss coefficients, the backlash
+        half gap."""
         return np.ascontiguousarray(np.vstack([self.gear_loss, self.backlash_half_gap]).astype(float))
 
     def motor(self) -> np.ndarray:
-        """(3, n_axes) rows of twin_core's `motor`: this run's true Kt, stall current, no-load speed."""
+        """(3, n_axes) rows of twin_core's `motor`: this run's true Kt, stall current, no-load
+        speed."""
         return np.ascontiguousarray(np.vstack([self.kt_true, self.stall_current, self.no_load_speed]).astype(float))
 
     def step_arguments(self) -> tuple:
@@ -223,7 +233,7 @@ def _as_truth(truth, arm: str = CRANE_X7) -> tuple[ParameterSet, str]:
 
 
 def gear_loss_coefficients(settings: PlantSettings) -> np.ndarray:
-    """(2, n_joints): 1/η_driving - 1 and 1 - η_backdriven of the arm axes (both exactly 0 at η = 1)."""
+    """(2, n_joints): 1/η_driving - 1 and 1 - η_backdriven of the arm axes (both 0 at η = 1)."""
     driving = np.asarray(settings.efficiency_driving, dtype=float)
     backdriven = np.asarray(settings.efficiency_backdriven, dtype=float)
     return np.ascontiguousarray(np.vstack([1.0 / driving - 1.0, 1.0 - backdriven]))
@@ -239,14 +249,17 @@ def build_plant(truth: ParameterSet, settings: PlantSettings, arm: str = CRANE_X
         for kind in ("IA", "FV", "FS"):
             link_only[f"{kind}{axis}"] = 0.0
     beta_link = full.base_from_standard(link_only).values
-    pick = lambda kind: np.array([truth[f"{kind}{axis}"] for axis in range(1, n_axes + 1)])  # noqa: E731
+    def pick(kind: str) -> np.ndarray:
+        return np.array([truth[f"{kind}{axis}"] for axis in range(1, n_axes + 1)])
+
     return Plant(
         beta_link=np.ascontiguousarray(beta_link), ia=pick("IA"), fv=pick("FV"), fs=pick("FS"),
         kt_true=np.array(settings.kt_true, dtype=float), stiffness=np.array(settings.stiffness, dtype=float),
         damping=np.array(settings.damping, dtype=float), offsets=np.array(full._offsets, dtype=float), gravity_z=full.gravity_z,
         standard=truth.as_dict(), gear_loss=gear_loss_coefficients(settings),
         stall_current=np.array(settings.stall_current, dtype=float), no_load_speed=np.array(settings.no_load_speed, dtype=float),
-        free=np.ones(n_axes), backlash_half_gap=np.zeros(n_joints), encoder_error=np.zeros((4, n_axes)), arm=arm,
+        free=np.ones(n_axes), backlash_half_gap=np.zeros(n_joints),
+        encoder_error=np.zeros((4, n_axes)), arm=arm,
     )
 
 
@@ -331,7 +344,8 @@ def segment_profiles(cmd: CommandFile, period: float = CONTROL_PERIOD_S) -> Segm
             total += len(tau)
         else:
             counts.append(0)
-    cat = lambda parts: np.concatenate(parts) if parts else np.zeros((1, cmd.command_format.n_axes))  # noqa: E731
+    n_axes = cmd.command_format.n_axes
+    cat = lambda parts: np.concatenate(parts) if parts else np.zeros((1, n_axes))  # noqa: E731
     return SegmentProfiles(
         np.array(starts), np.array(deltas), np.array(offsets, dtype=np.int64), np.array(counts, dtype=np.int64),
         cat(s_parts), cat(sd_parts), cat(sdd_parts),
@@ -345,7 +359,8 @@ def _log_columns(n_axes: int = N_AXES) -> np.ndarray:
         "u_feedforward", "u_feedback", "current_present", "position_ticks", "goal_current_units", "clamped",
     ]
     column = raw_log.column_index(n_axes)
-    return np.array([column["t"], *(raw_log.group(g, n_axes).start for g in groups), column["segment"]], dtype=np.int64)
+    starts = [raw_log.group(g, n_axes).start for g in groups]
+    return np.array([column["t"], *starts, column["segment"]], dtype=np.int64)
 
 
 # ---------------------------------------------------------------- recording
@@ -394,7 +409,10 @@ def record(
         cmd, command_name, command_sha = command_file, command_file.name, command_file.sha256 or "<in memory>"
     else:
         path = Path(command_file)
-        cmd = read_command_file(path) if arm == CRANE_X7 else read_command_file(path, command_format(arm))
+        if arm == CRANE_X7:
+            cmd = read_command_file(path)
+        else:
+            cmd = read_command_file(path, command_format(arm))
         command_name, command_sha = portable(path), cmd.sha256  # the digest of the bytes that were parsed
     description = twin_arm(arm)
     if cmd.command_format.n_axes != description.n_axes:
@@ -402,16 +420,20 @@ def record(
                          f"one of {description.name}'s {description.n_axes} axes")
     truth_set, truth_name = _as_truth(truth, arm)
     if plant_settings is None:
-        if arm == CRANE_X7:
-            plant_settings = load_plant_settings(TWIN_PLANT_CSV) if truth is None else compute_plant_settings(truth_set)
+        if arm == CRANE_X7 and truth is None:
+            plant_settings = load_plant_settings(TWIN_PLANT_CSV)
         else:
             plant_settings = compute_plant_settings(truth_set, arm)
-    if constants is None:
-        constants = load_realization_constants() if arm == CRANE_X7 else twin_truth.realization_constants(arm)
+    if constants is None and arm == CRANE_X7:
+        constants = load_realization_constants()
+    elif constants is None:
+        constants = twin_truth.realization_constants(arm)
     if not isinstance(seed, (int, np.integer)) or seed < 0:
         raise InputError("seed", f"{seed!r}", "a non-negative integer")
 
-    chosen = None if effects is None else twin_effects.realization(effects, truth_set, plant_settings, arm)
+    chosen = None
+    if effects is not None:
+        chosen = twin_effects.realization(effects, truth_set, plant_settings, arm)
     if chosen is not None:
         truth_set, plant_settings = chosen.truth, chosen.settings
         compliant, load_friction, voltage_limit = compliant and chosen.compliant, load_friction and chosen.load_friction, voltage_limit and chosen.voltage_limit
@@ -422,7 +444,8 @@ def record(
     plant.compliant = compliant
     plant.load_friction = load_friction
     plant.voltage_limit = voltage_limit
-    timing, noise, law = timing_array(), noise_array(noise_scale, description.actuators[0].current_unit), constants.law_arguments()
+    noise = noise_array(noise_scale, description.actuators[0].current_unit)
+    timing, law = timing_array(), constants.law_arguments()
     if chosen is not None:
         plant.encoder_quantization = chosen.encoder_quantization
         plant.backlash_half_gap = chosen.backlash_half_gap
@@ -571,7 +594,7 @@ def _potential(q: np.ndarray, plant: Plant) -> float:
     n_arm = twin_arm(plant.arm).n_joints
     frames = joint_frames(plant.arm, q[:n_arm])
     direction = np.array([float(g) for g in twin_arm(plant.arm).gravity_direction])
-    gravity = direction * plant.gravity_z  # gz: the signed magnitude along that direction (dynamics)
+    gravity = direction * plant.gravity_z  # gz: the signed magnitude along it (dynamics)
     potential = 0.0
     for j, frame in enumerate(frames, start=1):
         first_moment = np.array([standard[f"MX{j}"], standard[f"MY{j}"], standard[f"MZ{j}"]])

@@ -35,6 +35,14 @@ chosen, not fitted, from the paper's text and the actuator datasheets (book/regi
 * Supply-voltage limit (all axes): the drives run at SUPPLY_VOLTAGE_V; the datasheet's stall
   current and no-load speed at that voltage give R = V/i_stall and k_e = V/ω_nl (link side),
   and the current a drive can deliver is bounded by V = R i + k_e ω (twin_core.delivered_torque).
+
+Other arms (`arm="vx300s" | "so101"`, arm_description.ARMS): the same rules on the arm's
+description, one code path. Links: the description's inertial prior. Drives: the datasheet
+tables below hold every servo model the shipped arms use; an axis driven by several servos
+(the ViperX's shoulder and elbow) has their summed rotor inertia, friction and torque constant.
+The Fig. 1 posture of an arm is its elbow bent 90° (`resonance_posture`). `realization_constants`
+derives its joint models (1) from the description where the CRANE-X7 has Table XIX. Every value
+and what is unverified: book/register_twin.md. The committed files are the CRANE-X7's only.
 """
 
 from __future__ import annotations
@@ -126,7 +134,8 @@ def actuator_model(axis: int, arm: str = CRANE_X7) -> str:
     """Servo model of axis `axis` (1-based) of `arm`, a key of the datasheet tables above."""
     model_name = twin_arm(arm).actuators[axis - 1].model
     if model_name not in STALL_TORQUE_N_M:
-        raise InputError(f"{arm}: axis {axis}", f"actuator {model_name!r} has no datasheet entry in the twin",
+        raise InputError(f"{arm}: axis {axis}",
+                         f"actuator {model_name!r} has no datasheet entry in the twin",
                          f"one of {sorted(STALL_TORQUE_N_M)}")
     return model_name
 
@@ -209,13 +218,13 @@ products of inertia kept. IA, FV, FS: chosen from the paper's text and the actua
 class PlantSettings:
     """Per-axis drive settings of the twin that are not dynamic parameters."""
 
-    kt_logged: np.ndarray  # (n_axes,) N·m/A, the conversion of the torque record (all servos of the axis)
+    kt_logged: np.ndarray  # (n_axes,) N·m/A, the torque record's conversion (all servos)
     kt_true: np.ndarray  # (n_axes,) N·m/A
     stiffness: np.ndarray  # (n_joints,) N·m/rad, rotor-link compliance of the arm axes
     damping: np.ndarray  # (n_joints,) N·m·s/rad
     resonance_hz: np.ndarray  # (n_joints,) two-mass resonance at the Fig. 1 posture, joints locked
     efficiency_driving: np.ndarray  # (n_joints,) gear-train efficiency, motor driving the link
-    efficiency_backdriven: np.ndarray  # (n_joints,) gear-train efficiency, link back-driving the motor
+    efficiency_backdriven: np.ndarray  # (n_joints,) gear-train efficiency, link back-driving motor
     supply_voltage: float  # V, the drives' supply
     stall_current: np.ndarray  # (n_axes,) A per servo at the supply voltage: V/R
     no_load_speed: np.ndarray  # (n_axes,) rad/s (link) at the supply voltage: V/k_e
@@ -264,7 +273,8 @@ def compute_plant_settings(truth: ParameterSet | None = None, arm: str = CRANE_X
     efficiencies = np.array([gear_efficiencies(j, arm) for j in range(1, n_joints + 1)])
     lines = np.array([motor_line(j, arm) for j in range(1, n_axes + 1)])
     return PlantSettings(
-        kt_logged, kt_true, stiffness, damping, np.sqrt(stiffness / reduced) / (2.0 * math.pi), efficiencies[:, 0], efficiencies[:, 1],
+        kt_logged, kt_true, stiffness, damping, np.sqrt(stiffness / reduced) / (2.0 * math.pi),
+        efficiencies[:, 0], efficiencies[:, 1],
         SUPPLY_VOLTAGE_V, lines[:, 0], lines[:, 1],
     )
 
@@ -285,15 +295,18 @@ def realization_constants(arm: str) -> RealizationConstants:
         inertia = link[axis - 1] + truth[f"IA{axis}"]
         drag = truth[f"FV{axis}"] + truth[f"FS{axis}"] / REFERENCE_SPEED_RAD_S
         models.append(JointModel(1.0 / drag, inertia / drag, dead_time))  # K_p = 1/b, T_p1 = J/b
-        sources.append(f"derived from the {description.name} twin's description (prior M at zero + IA, drag at 1 rad/s)")
+        sources.append(f"derived from the {description.name} twin's description "
+                       "(prior M at zero + IA, drag at 1 rad/s)")
     unit = np.array([a.current_unit for a in description.actuators])
     if not np.all(unit == unit[0]):
-        raise InputError(f"{arm}: actuators", "current register units that differ between axes", "one register unit per arm")
+        raise InputError(f"{arm}: actuators", "current register units that differ between axes",
+                         "one register unit per arm")
     gains = description.controller
     return RealizationConstants(
         tuple(models), tuple(sources), gains.k_p, gains.k_v, gains.k_i,
         np.array([a.kt * a.servos for a in description.actuators]), float(unit[0]),
-        np.array([round(a.current_limit / a.current_unit) for a in description.actuators], dtype=np.int64),
+        np.array([round(a.current_limit / a.current_unit) for a in description.actuators],
+                 dtype=np.int64),
     )
 
 
@@ -310,6 +323,11 @@ no_load_speed (datasheet rev/min at 12 V, link side) are its end points; R = V/s
 delivered current is the commanded one clipped to [(-V - k_e w)/R, (V - k_e w)/R], w the rotor speed (link side)."""
 
 
+def _cell(values: np.ndarray, j: int) -> str:
+    """values[j] printed exactly; empty where it has no entry j (a joint column, the gripper)."""
+    return repr(float(values[j])) if j < len(values) else ""
+
+
 def format_plant_settings(settings: PlantSettings, arm: str = CRANE_X7) -> str:
     buffer = io.StringIO()
     comment = PLANT_COMMENT.format(seed=TRUTH_SEED, hz=paper("backlash_resonance_freq").value, zeta=RESONANCE_DAMPING_RATIO)
@@ -320,15 +338,20 @@ def format_plant_settings(settings: PlantSettings, arm: str = CRANE_X7) -> str:
     n_joints = twin_arm(arm).n_joints
     for j in range(len(settings.kt_logged)):
         link = j < n_joints
+        model_name = actuator_model(j + 1, arm)
+        voltage = settings.supply_voltage
         writer.writerow(
             [
-                j + 1, actuator_model(j + 1, arm), repr(float(settings.kt_logged[j])), repr(float(settings.kt_true[j])),
-                repr(float(settings.stiffness[j])) if link else "", repr(float(settings.damping[j])) if link else "",
-                repr(float(settings.resonance_hz[j])) if link else "",
-                GEAR_STAGES[actuator_model(j + 1, arm)] if link else "", repr(STAGE_MESH_EFFICIENCY) if link else "",
-                repr(float(settings.efficiency_driving[j])) if link else "", repr(float(settings.efficiency_backdriven[j])) if link else "",
-                repr(float(settings.supply_voltage)), repr(float(settings.stall_current[j])), repr(float(settings.no_load_speed[j])),
-                repr(float(settings.supply_voltage / settings.stall_current[j])), repr(float(settings.supply_voltage / settings.no_load_speed[j])),
+                j + 1, model_name, _cell(settings.kt_logged, j), _cell(settings.kt_true, j),
+                _cell(settings.stiffness, j), _cell(settings.damping, j),
+                _cell(settings.resonance_hz, j),
+                GEAR_STAGES[model_name] if link else "",
+                repr(STAGE_MESH_EFFICIENCY) if link else "",
+                _cell(settings.efficiency_driving, j), _cell(settings.efficiency_backdriven, j),
+                repr(float(voltage)), _cell(settings.stall_current, j),
+                _cell(settings.no_load_speed, j),
+                repr(float(voltage / settings.stall_current[j])),
+                repr(float(voltage / settings.no_load_speed[j])),
             ]
         )
     return buffer.getvalue()
@@ -345,7 +368,8 @@ def load_plant_settings(path=TWIN_PLANT_CSV, arm: str = CRANE_X7) -> PlantSettin
         rows.append(values)
     description = twin_arm(arm)
     if len(rows) != description.n_axes:
-        raise InputError(str(path), f"{len(rows)} axes", f"{description.n_axes} ({description.name})")
+        raise InputError(str(path), f"{len(rows)} axes",
+                         f"{description.n_axes} ({description.name})")
     table = np.array(rows)
     arm = table[:description.n_joints]
     if not (np.all(table[:, :2] > 0) and np.all(arm[:, 2:4] > 0)):
@@ -359,11 +383,11 @@ def load_plant_settings(path=TWIN_PLANT_CSV, arm: str = CRANE_X7) -> PlantSettin
 
 
 def check_physical(truth: ParameterSet, source: str = "truth", arm: str = CRANE_X7) -> None:
-    """Raise InputError unless the standard parameters of `arm` (the CRANE-X7: 94) describe physical bodies and drives:
-    per arm link a positive mass and a positive definite pseudo-inertia matrix
-    [[tr(I)/2 E - I, h], [h^T, m]] (I about the frame origin, h the first moments; Wensing,
-    Kim and Slotine 2017: the density realizability condition), per axis a positive rotor
-    inertia and non-negative viscous and Coulomb friction."""
+    """Raise InputError unless the standard parameters of `arm` (the CRANE-X7: 94) describe
+    physical bodies and drives: per arm link a positive mass and a positive definite
+    pseudo-inertia matrix [[tr(I)/2 E - I, h], [h^T, m]] (I about the frame origin, h the first
+    moments; Wensing, Kim and Slotine 2017: the density realizability condition), per axis a
+    positive rotor inertia and non-negative viscous and Coulomb friction."""
     value = truth.as_dict()
     description = twin_arm(arm)
     for j in range(1, description.n_joints + 1):
