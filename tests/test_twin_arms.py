@@ -10,6 +10,7 @@ import math
 import numpy as np
 import pytest
 
+from crane_lib import cli
 from crane_lib.errors import InputError
 from crane_lib.excitation.arms import elbow_joint, read_arm
 from crane_lib.excitation.commands import CommandFile
@@ -17,6 +18,7 @@ from crane_lib.logs import npz_io, preprocessing, raw_log
 from crane_lib.model.arm_description import load_arm
 from crane_lib.model.chain_model import ChainModel
 from crane_lib.paper_numbers import paper
+from crane_lib.paths import TRAJECTORY_DIR
 from crane_lib.twin import recorder as twin
 from crane_lib.twin import truth as twin_truth
 
@@ -227,3 +229,40 @@ def test_a_command_file_of_another_arm_is_refused_on_the_crane_x7(arm_log):
     _, cmd, _, _, _ = arm_log
     with pytest.raises(InputError, match="axes"):
         twin.record(cmd, seed=1)
+
+
+def test_the_command_line_records_another_arms_file_and_refuses_a_crane_x7_file(tmp_path, capsys):
+    out = tmp_path / "so101.npz"
+    command = TRAJECTORY_DIR / "so101" / "PI_ALPHA.txt"
+    argv = ["record", str(command), "--out", str(out), "--seed", "2", "--arm", "so101"]
+    assert cli.main(argv) == 0
+    log = raw_log.read_raw_log(out)
+    assert log.arm == "so101" and log.samples.shape[1] == raw_log.n_columns(6)
+    crane_file = TRAJECTORY_DIR / "AP01.txt"
+    argv = ["record", str(crane_file), "--out", str(tmp_path / "x.npz"), "--arm", "so101"]
+    assert cli.main(argv) == cli.EXIT_BAD_INPUT
+    assert "AP01.txt" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["so101.npz"]
+
+
+def test_the_twin_effects_size_themselves_from_another_arm():
+    from crane_lib.twin import effects
+
+    arm = "so101"
+    description = load_arm(arm)
+    truth = twin_truth.truth_parameters(arm)
+    settings = twin_truth.compute_plant_settings(truth, arm)
+    default = effects.profile("default")
+    profile = default.changed(backlash=0.25, encoder_error=0.5, gear_friction=0.95)
+    chosen = effects.realization(profile, truth, settings, arm)
+    assert chosen.backlash_half_gap.shape == (description.n_joints,)
+    assert chosen.encoder_error.shape == (4, description.n_axes)
+    np.testing.assert_allclose(chosen.settings.efficiency_driving, 0.95**4)
+    unit = description.actuators[0].current_unit
+    np.testing.assert_allclose(chosen.noise[[0, 2]], [unit, 2 * unit])
+    cmd = _short_command(arm)
+    with_effects, _ = twin.record(cmd, seed=5, arm=arm, effects=profile)
+    as_default, _ = twin.record(cmd, seed=5, arm=arm, effects=default)
+    plain, _ = twin.record(cmd, seed=5, arm=arm)
+    assert np.all(np.isfinite(with_effects)) and with_effects.tobytes() != plain.tobytes()
+    assert as_default.tobytes() == plain.tobytes()  # the default profile is the twin as it is
