@@ -197,3 +197,20 @@ def test_bind_template_binds_an_arms_kernels(arms, rng, tmp_path, monkeypatch):
     bound.gravity_regressor(np.cos(q[0, :5]), np.sin(q[0, :5]), model.gravity_z, out)
     zeros = np.zeros_like(q)
     np.testing.assert_array_equal(out, model.regressor(q, zeros, zeros)[0])
+
+
+def test_direct_dynamics_inverts_inverse_dynamics_for_an_arm(arms, rng):
+    """qdd -> tau -> qdd on the ViperX 300 S, and tau = M qdd + C qd + g + friction."""
+    arm = arms["vx300s"]
+    model = DynamicModel("full", arm=arm)
+    beta = model.base_from_standard(prior_with_drives(arm, rng)).values
+    q, qd, qdd = random_states(arm, rng, 50)
+    tau = model.inverse_dynamics(q, qd, qdd, beta)
+    assert relative_error(model.direct_dynamics(q, qd, tau, beta), qdd) < 1e-9
+    parts = (
+        np.einsum("nij,nj->ni", model.inertia_matrix(q, beta), qdd)
+        + model.coriolis_torque(q, qd, beta)
+        + model.gravity_torque(q, beta)
+        + model.friction_torque(qd, beta)
+    )
+    assert relative_error(parts, tau) < 1e-12
