@@ -118,11 +118,14 @@ def derive_regressor(
         wi = prog.bind_vector(inv * w, f"WI{j}{tag}_")
         w = prog.bind_vector(wi + sympy.Matrix([0, 0, qp[j - 1]]), f"W{j}{tag}_")
         wp = prog.bind_vector(
-            inv * wp + sympy.Matrix([wi[1] * qp[j - 1], -wi[0] * qp[j - 1], qdp[j - 1]]), f"WP{j}{tag}_"
+            inv * wp + sympy.Matrix([wi[1] * qp[j - 1], -wi[0] * qp[j - 1], qdp[j - 1]]),
+            f"WP{j}{tag}_",
         )
         vp = prog.bind_vector(inv * (vp + u_prev * pos), f"VP{j}{tag}_")
         u_full = _skew(wp) + _skew(w) * _skew(w)
-        u_prev = sympy.Matrix(3, 3, lambda a, b: prog.bind(u_full[a, b], f"U{j}{tag}_{a + 1}{b + 1}"))
+        u_prev = sympy.Matrix(
+            3, 3, lambda a, b: prog.bind(u_full[a, b], f"U{j}{tag}_{a + 1}{b + 1}")
+        )
         omegas.append(w)
         omega_dots.append(wp)
         accs.append(vp)

@@ -188,7 +188,7 @@ def _arm_generator_digest() -> str:
 
 @lru_cache(maxsize=16)
 def _arm_grouping_cached(key: str, arm: _Keyed):
-    """(base names, pivots, relations) of an arm's exact grouping, cached on disk as JSON."""
+    """(standard names, base names, pivots, relations) of an arm, cached on disk as JSON."""
     target = codegen.CODEGEN_DIR / f"grouping_{_arm_stem(arm.arm)}_{key}.json"
     if not target.exists():
         from crane_lib.model import chain_model
@@ -204,7 +204,8 @@ def _arm_grouping_cached(key: str, arm: _Keyed):
             json.dump(data, handle, indent=1)
     data = json.loads(target.read_text(encoding="utf-8"))
     relations = tuple({s: Fraction(k) for s, k in row.items()} for row in data["relations"])
-    return tuple(data["standard_names"]), tuple(data["base_names"]), tuple(data["pivots"]), relations
+    names = tuple(data["standard_names"]), tuple(data["base_names"]), tuple(data["pivots"])
+    return (*names, relations)
 
 
 class _Keyed:
@@ -349,7 +350,9 @@ def _gravity_sign(mounting: str | None, own: str) -> tuple[str, float]:
         return own, 1.0
     if mounting in MOUNTINGS and own in MOUNTINGS:
         return mounting, MOUNTINGS[mounting] * MOUNTINGS[own]
-    raise ValueError(f"mounting {mounting!r}: expected one of {sorted(MOUNTINGS)} or the arm's {own!r}")
+    raise ValueError(
+        f"mounting {mounting!r}: expected one of {sorted(MOUNTINGS)} or the arm's {own!r}"
+    )
 
 
 class DynamicModel:
@@ -370,7 +373,8 @@ class DynamicModel:
             self.parameter_set = parameter_set
             self.mounting = mounting
             self.gravity_z = MOUNTINGS[mounting] * GRAVITY
-            self.names, self.pivots, self._module, self._offsets = _kernels(parameter_set, None if table_path is None else str(table_path))
+            table = None if table_path is None else str(table_path)
+            self.names, self.pivots, self._module, self._offsets = _kernels(parameter_set, table)
             self.n_joints, self.n_axes = N_LINKS, N_AXES
             self.standard_names = standard_parameter_names()
             self._table_path = table_path
@@ -463,7 +467,7 @@ class DynamicModel:
     # ---------------------------------------------------------------- inertia matrix
 
     def inertia_matrix(self, q, beta) -> np.ndarray:
-        """M(theta; beta), shape (n, n_axes, n_axes); the gripper axis is decoupled (M = IA there)."""
+        """M(theta; beta), shape (n, n_axes, n_axes); the gripper axis is decoupled (M = IA)."""
         beta = self.parameter_vector(beta)
         q = _as_samples(q, "q", self.n_joints, self.n_axes)
         out = np.zeros((len(q), self.n_axes, self.n_axes))
@@ -495,14 +499,15 @@ class DynamicModel:
     # ---------------------------------------------------------------- parameters
 
     def base_from_standard(self, standard) -> ParameterSet:
-        """Map standard parameters (all of the arm's, by name: 94 for the CRANE-X7) to this model's base parameters."""
+        """Map standard parameters (all the arm's, by name: 94 for the CRANE-X7) to base ones."""
         if isinstance(standard, ParameterSet):
             standard = dict(zip(standard.names, standard.values))
         names = self.standard_names
         missing = [n for n in names if n not in standard]
         unknown = [n for n in standard if n not in set(names)]
         if missing or unknown:
-            raise InputError("standard parameters", f"missing {missing}; unknown {unknown}", f"the {len(names)} names {names}")
+            raise InputError("standard parameters", f"missing {missing}; unknown {unknown}",
+                             f"the {len(names)} names {names}")
         return ParameterSet(self.names, self.base_matrix() @ np.array([standard[n] for n in names], dtype=float))
 
     def base_matrix(self) -> np.ndarray:
@@ -572,7 +577,8 @@ KERNEL_MARKER = "regressor_kernel = inertia_kernel = None  # @@KERNELS@@ (replac
 
 def bind_template(template, parameter_set: str, *dependencies, arm: ArmDescription | None = None):
     """Load a numba module template (the twin's plant loop, CLIE's simulator) with its marker line
-    replaced by an import of the generated kernels of `parameter_set` (of `arm`; None: the CRANE-X7).
+    replaced by an import of the generated kernels of `parameter_set` (of `arm`; None: the
+    CRANE-X7).
 
     The bound module is written once to the codegen cache under a name that hashes its text
     and the source of every module it calls (`dependencies`), so numba, which does not notice
