@@ -63,9 +63,9 @@ from crane_lib.excitation import commands
 from crane_lib.excitation.commands import FINAL_DWELL_S, CommandFile, plan_segments, read_command_file
 from crane_lib.logs import raw_log
 from crane_lib.model import controller, spd_solve
+from crane_lib.model.arm_description import as_float_matrix
 from crane_lib.model.controller import RealizationConstants, load_realization_constants
 from crane_lib.model.dynamics import bind_template
-from crane_lib.model.arm_description import as_float_matrix
 from crane_lib.model.parameters import ParameterSet
 from crane_lib.paper_numbers import paper
 from crane_lib.paths import portable
