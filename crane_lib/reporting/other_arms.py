@@ -49,7 +49,8 @@ def arms_frame(records: list[dict]) -> pd.DataFrame:
             "rank of W": f"{e['rank']} of {e['n_base']}",
             "κ(W)": e["condition_number"],
             "κ, unit columns": e["scaled_condition_number"],
-            "peak torque / limit": f"{significant(share.max(), 2)} (axis {int(share.argmax()) + 1})",
+            "peak torque / limit": f"{significant(share.max(), 2)} "
+            f"(axis {int(share.argmax()) + 1})",
         })
     return pd.DataFrame(rows).set_index("arm")
 
