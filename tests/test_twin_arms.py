@@ -234,12 +234,12 @@ def test_a_command_file_of_another_arm_is_refused_on_the_crane_x7(arm_log):
 def test_the_command_line_records_another_arms_file_and_refuses_a_crane_x7_file(tmp_path, capsys):
     out = tmp_path / "so101.npz"
     command = TRAJECTORY_DIR / "so101" / "PI_ALPHA.txt"
-    argv = ["record", str(command), "--out", str(out), "--seed", "2", "--arm", "so101"]
+    argv = ["record", str(command), "--out", str(out), "--seed", "2", "--robot", "so101"]
     assert cli.main(argv) == 0
     log = raw_log.read_raw_log(out)
     assert log.arm == "so101" and log.samples.shape[1] == raw_log.n_columns(6)
     crane_file = TRAJECTORY_DIR / "AP01.txt"
-    argv = ["record", str(crane_file), "--out", str(tmp_path / "x.npz"), "--arm", "so101"]
+    argv = ["record", str(crane_file), "--out", str(tmp_path / "x.npz"), "--robot", "so101"]
     assert cli.main(argv) == cli.EXIT_BAD_INPUT
     assert "AP01.txt" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["so101.npz"]

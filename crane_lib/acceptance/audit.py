@@ -28,6 +28,13 @@ Draw order (bit-for-bit reproducible): `rng = numpy.random.default_rng(seed)`, t
 equals the uniform part of `audit_poses(s)`. The sparse audit draws its 5,000 the same way
 from its own `default_rng(seed)`.
 
+Another arm (`model.arm`, an `arm_description.ArmDescription` other than the CRANE-X7): every
+pose set above is built over that arm's own Theta (`arm.audit_domain`, (n_joints, 2)) with
+n_joints columns, by the rule `audit_grid_counts(arm)` and `folded_region(arm)` state (one
+point on joint 1, seven on the elbow, five on every other joint; the folded block narrows the
+elbow to the bent half of its range; book/register_audit.md). The CRANE-X7's sets are built
+from the paper's numbers exactly as before.
+
 Angles are radians; eigenvalues kg·m^2.
 """
 
@@ -41,13 +48,15 @@ import numpy as np
 
 from crane_lib.errors import InputError
 from crane_lib.model import robot_description
-from crane_lib.model.dynamics import DynamicModel
+from crane_lib.model.dynamics import DynamicModel, is_crane_x7
 from crane_lib.model.dynamics import model as shared_model
 from crane_lib.model.parameters import N_LINKS, ParameterSet
 from crane_lib.paper_numbers import paper
 from crane_lib.paths import RESULTS_DIR
 
 GRID, UNIFORM, FOLDED = "grid", "uniform", "folded"
+# the grid rule on another arm (the CRANE-X7's counts read the same: 1, 7 on joint 4, 5 elsewhere)
+ARM_GRID_FIRST, ARM_GRID_ELBOW, ARM_GRID_OTHER = 1, 7, 5
 COMPONENTS = (GRID, UNIFORM, FOLDED)
 DEFAULT_WORST_K = 20
 
@@ -68,14 +77,45 @@ def _audit_domain() -> np.ndarray:
     return domain
 
 
-def audit_domain() -> np.ndarray:
-    """Theta (Sec. V-A, D-G): (7, 2) [lower, upper] of joints 1..7 in radians."""
-    return _audit_domain().copy()
+def other_arm(arm):
+    """The arm a pose set is built for: None for the CRANE-X7 (given as None, its description or
+    a DynamicModel of it), else the ArmDescription (of a DynamicModel: `model.arm`)."""
+    arm = getattr(arm, "arm", arm) if isinstance(arm, DynamicModel) else arm
+    return None if is_crane_x7(arm) else arm
 
 
-def folded_region() -> np.ndarray:
-    """The oversampled folded-arm region: Theta with joints 2, 4, 6 narrowed (Sec. VI-E)."""
-    region = audit_domain()
+def n_joints_of(arm=None) -> int:
+    """Arm joints of the pose sets of `arm` (the CRANE-X7: 7)."""
+    arm = other_arm(arm)
+    return N_LINKS if arm is None else arm.n_joints
+
+
+def audit_domain(arm=None) -> np.ndarray:
+    """Theta (Sec. V-A, D-G): (7, 2) [lower, upper] of joints 1..7 in radians; of another arm,
+    its description's (n_joints, 2)."""
+    arm = other_arm(arm)
+    return _audit_domain().copy() if arm is None else np.array(arm.audit_domain, dtype=float)
+
+
+def elbow_joint(arm) -> int:
+    """The elbow (1-based) of another arm: the first joint after joint 2 parallel to it."""
+    from crane_lib.excitation.arms import elbow_joint as first_parallel
+
+    return first_parallel(arm)
+
+
+def folded_region(arm=None) -> np.ndarray:
+    """The oversampled folded-arm region: Theta with joints 2, 4, 6 narrowed (Sec. VI-E). Another
+    arm: its Theta with the elbow narrowed to the half of its range at the end farther from zero
+    (the bent elbow; book/register_audit.md)."""
+    arm = other_arm(arm)
+    region = audit_domain(arm)
+    if arm is not None:
+        j = elbow_joint(arm) - 1
+        lower, upper = region[j]
+        middle = 0.5 * (lower + upper)
+        region[j] = [lower, middle] if abs(lower) > abs(upper) else [middle, upper]
+        return region
     for joint, number_id in ((2, "folded_region_j2"), (4, "folded_region_j4"), (6, "folded_region_j6")):
         region[joint - 1] = _range_rad(number_id)
     return region
@@ -87,30 +127,36 @@ def sparse_domain() -> np.ndarray:
     return np.array([half, half, half, elbow, half, half, half])
 
 
-def manufacturer_box() -> np.ndarray:
-    """The manufacturer's joint limits of the seven arm joints (robot description), (7, 2) radians."""
+def manufacturer_box(arm=None) -> np.ndarray:
+    """The manufacturer's joint limits of the seven arm joints (robot description), (7, 2) radians;
+    of another arm, its description's joint limits of the n_joints arm joints."""
+    arm = other_arm(arm)
+    if arm is not None:
+        return arm.joint_limits()[:arm.n_joints].copy()
     return robot_description.joint_limits_rad()[:N_LINKS].copy()
 
 
-def check_box(box, name: str = "box") -> np.ndarray:
+def check_box(box, name: str = "box", n_joints: int = N_LINKS) -> np.ndarray:
+    """`box` as an (n_joints, 2) array of finite [lower, upper] rows, or an InputError."""
     box = np.asarray(box, dtype=float)
-    if box.shape != (N_LINKS, 2) or not np.all(np.isfinite(box)) or np.any(box[:, 0] > box[:, 1]):
-        raise InputError(name, f"array of shape {box.shape}", f"({N_LINKS}, 2) finite [lower, upper] rows in radians with lower <= upper")
+    if box.shape != (n_joints, 2) or not np.all(np.isfinite(box)) or np.any(box[:, 0] > box[:, 1]):
+        raise InputError(name, f"array of shape {box.shape}", f"({n_joints}, 2) finite [lower, upper] rows in radians with lower <= upper")
     return box
 
 
-def intersect_boxes(a, b) -> np.ndarray:
-    a, b = check_box(a, "first box"), check_box(b, "second box")
+def intersect_boxes(a, b, n_joints: int = N_LINKS) -> np.ndarray:
+    """The intersection of two boxes, or an InputError when it is empty on some joint."""
+    a, b = check_box(a, "first box", n_joints), check_box(b, "second box", n_joints)
     out = np.column_stack([np.maximum(a[:, 0], b[:, 0]), np.minimum(a[:, 1], b[:, 1])])
     if np.any(out[:, 0] > out[:, 1]):
         raise InputError("box intersection", "empty on some joint", "overlapping boxes")
     return out
 
 
-def volume_share(region, domain) -> float:
+def volume_share(region, domain, n_joints: int = N_LINKS) -> float:
     """Volume of `region` as a share of `domain` (boxes over joints 2..7; theta1 is irrelevant)."""
-    region, domain = check_box(region), check_box(domain)
-    inter = intersect_boxes(region, domain)
+    region, domain = check_box(region, n_joints=n_joints), check_box(domain, n_joints=n_joints)
+    inter = intersect_boxes(region, domain, n_joints)
     widths = lambda box: box[1:, 1] - box[1:, 0]  # noqa: E731
     return float(np.prod(widths(inter) / widths(domain)))
 
@@ -118,33 +164,45 @@ def volume_share(region, domain) -> float:
 # ----------------------------------------------------------------------------- pose sets
 
 
-def grid_poses(box, points_per_joint) -> np.ndarray:
+def grid_poses(box, points_per_joint, n_joints: int = N_LINKS) -> np.ndarray:
     """Structured grid, endpoints included: linspace per joint, one point = the centre; joint 1 varies slowest."""
-    box = check_box(box)
+    box = check_box(box, n_joints=n_joints)
     points_per_joint = [int(p) for p in points_per_joint]
-    if len(points_per_joint) != N_LINKS or min(points_per_joint) < 1:
-        raise InputError("grid points per joint", f"{points_per_joint}", f"{N_LINKS} positive integers")
+    if len(points_per_joint) != n_joints or min(points_per_joint) < 1:
+        raise InputError("grid points per joint", f"{points_per_joint}", f"{n_joints} positive integers")
     axes = [np.array([0.5 * (lo + hi)]) if p == 1 else np.linspace(lo, hi, p) for (lo, hi), p in zip(box, points_per_joint)]
-    return np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, N_LINKS)
+    return np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, n_joints)
 
 
 def _draw(rng: np.random.Generator, n: int, box: np.ndarray) -> np.ndarray:
-    return rng.uniform(box[:, 0], box[:, 1], size=(int(n), N_LINKS))
+    return rng.uniform(box[:, 0], box[:, 1], size=(int(n), len(box)))
 
 
-def uniform_poses(n: int, seed: int, box=None) -> np.ndarray:
-    """n poses uniform over `box` (default Theta) from a fresh default_rng(seed); (n, 7) radians."""
-    return _draw(np.random.default_rng(seed), n, audit_domain() if box is None else check_box(box))
+def uniform_poses(n: int, seed: int, box=None, arm=None) -> np.ndarray:
+    """n poses uniform over `box` (default Theta of `arm`) from a fresh default_rng(seed);
+    (n, 7) radians, (n, n_joints) on another arm."""
+    n_joints = n_joints_of(arm)
+    box = audit_domain(arm) if box is None else check_box(box, n_joints=n_joints)
+    return _draw(np.random.default_rng(seed), n, box)
 
 
-def box_corners(box=None) -> np.ndarray:
-    """The 2^7 = 128 corners of `box` (default Theta) over joints 1..7, (128, 7) radians."""
-    box = audit_domain() if box is None else check_box(box)
-    return grid_poses(box, [2] * N_LINKS)
+def box_corners(box=None, arm=None) -> np.ndarray:
+    """The 2^7 = 128 corners of `box` (default Theta) over joints 1..7, (128, 7) radians; on
+    another arm the 2^n_joints corners of its box."""
+    n_joints = n_joints_of(arm)
+    box = audit_domain(arm) if box is None else check_box(box, n_joints=n_joints)
+    return grid_poses(box, [2] * n_joints, n_joints)
 
 
-def audit_grid_counts() -> list[int]:
-    """Points per joint of the dense grid, 1x5x5x7x5x5x5 (Sec. VI-E), read from the paper's numbers."""
+def audit_grid_counts(arm=None) -> list[int]:
+    """Points per joint of the dense grid, 1x5x5x7x5x5x5 (Sec. VI-E), read from the paper's numbers.
+    Another arm: one point on joint 1 (M never depends on it), seven on the elbow, five on every
+    other joint, the rule that gives the CRANE-X7's counts with its elbow, joint 4."""
+    arm = other_arm(arm)
+    if arm is not None:
+        counts = [ARM_GRID_OTHER] * arm.n_joints
+        counts[0], counts[elbow_joint(arm) - 1] = ARM_GRID_FIRST, ARM_GRID_ELBOW
+        return counts
     other, elbow, first = (int(paper(i).value) for i in ("audit_grid_points_other", "audit_grid_j4_points", "audit_grid_j1_points"))
     return [first, other, other, elbow, other, other, other]
 
@@ -153,7 +211,7 @@ def audit_grid_counts() -> list[int]:
 class PoseSet:
     """Configurations of one audit, with the component each row belongs to."""
 
-    poses: np.ndarray  # (n, 7) radians
+    poses: np.ndarray  # (n, 7) radians; (n, n_joints) on another arm
     component: np.ndarray  # (n,) index into `names`
     names: tuple[str, ...]
     seed: int | None
@@ -175,20 +233,27 @@ def _assemble(parts: list[tuple[str, np.ndarray]], seed, domain: str) -> PoseSet
     return PoseSet(np.ascontiguousarray(np.vstack([p for _, p in parts])), component, names, seed, domain)
 
 
-def _dense_poses(box: np.ndarray, folded: np.ndarray, seed: int, domain: str) -> PoseSet:
+def _dense_poses(box: np.ndarray, folded: np.ndarray, seed: int, domain: str, arm=None) -> PoseSet:
     rng = np.random.default_rng(seed)
     uniform = _draw(rng, int(paper("audit_uniform_count").value), box)
     focused = _draw(rng, int(paper("audit_focused_count").value), folded)
-    return _assemble([(GRID, grid_poses(box, audit_grid_counts())), (UNIFORM, uniform), (FOLDED, focused)], seed, domain)
+    grid = grid_poses(box, audit_grid_counts(arm), len(box))
+    return _assemble([(GRID, grid), (UNIFORM, uniform), (FOLDED, focused)], seed, domain)
 
 
-def audit_poses(seed: int) -> PoseSet:
-    """The dense audit set over Theta: 21,875 grid + 150,000 uniform + 50,000 folded-arm poses."""
-    return _dense_poses(audit_domain(), folded_region(), seed, "Theta")
+def audit_poses(seed: int, arm=None) -> PoseSet:
+    """The dense audit set over Theta: 21,875 grid + 150,000 uniform + 50,000 folded-arm poses;
+    on another arm its own grid (`audit_grid_counts(arm)`) and the same draw counts over its Theta."""
+    arm = other_arm(arm)
+    return _dense_poses(audit_domain(arm), folded_region(arm), seed, "Theta", arm)
 
 
-def sparse_audit_poses(seed: int) -> PoseSet:
-    """The earlier version's audit: 3^7 grid (theta1 included, endpoints included) + 5,000 uniform draws."""
+def sparse_audit_poses(seed: int, arm=None) -> PoseSet:
+    """The earlier version's audit: 3^7 grid (theta1 included, endpoints included) + 5,000 uniform
+    draws; the CRANE-X7's only (its domain is the earlier version's, which no other arm has)."""
+    if other_arm(arm) is not None:
+        raise InputError(f"the sparse audit of the {other_arm(arm).name}", "asked for",
+                         "the CRANE-X7: the earlier version's domain exists for it only")
     box = sparse_domain()
     points = int(paper("earlier_grid_points_per_joint").value)
     rng = np.random.default_rng(seed)
@@ -196,10 +261,12 @@ def sparse_audit_poses(seed: int) -> PoseSet:
     return _assemble([(GRID, grid_poses(box, [points] * N_LINKS)), (UNIFORM, uniform)], seed, "sparse (earlier version)")
 
 
-def manufacturer_audit_poses(seed: int) -> PoseSet:
+def manufacturer_audit_poses(seed: int, arm=None) -> PoseSet:
     """The dense construction over the manufacturer's joint-limit box, folded region clipped to that box."""
-    box = manufacturer_box()
-    return _dense_poses(box, intersect_boxes(folded_region(), box), seed, "manufacturer joint limits")
+    arm = other_arm(arm)
+    box = manufacturer_box(arm)
+    folded = intersect_boxes(folded_region(arm), box, len(box))
+    return _dense_poses(box, folded, seed, "manufacturer joint limits", arm)
 
 
 POSE_SETS = {"dense": audit_poses, "sparse": sparse_audit_poses, "manufacturer": manufacturer_audit_poses}
@@ -268,7 +335,8 @@ class AuditResult:
             violations={k: int(v) for k, v in d["violations"].items()},
             pose_counts={k: int(v) for k, v in d["pose_counts"].items()},
             component_lambda_min={k: float(v) for k, v in d["component_lambda_min"].items()},
-            worst_poses=np.array([w["pose_rad"] for w in worst], dtype=float).reshape(-1, 7),
+            worst_poses=np.array([w["pose_rad"] for w in worst], dtype=float).reshape(
+                -1, len(d["worst_pose_rad"])),
             worst_lambdas=np.array([w["lambda_min"] for w in worst], dtype=float),
             worst_components=[w["component"] for w in worst],
             non_pd_fraction_uniform=d.get("non_pd_fraction_uniform"), seed=d.get("seed"),
@@ -318,7 +386,7 @@ def _model(model: DynamicModel | None) -> DynamicModel:
 
 
 def arm_lambda_min(beta, poses, model: DynamicModel | None = None) -> np.ndarray:
-    """lambda_min of the 7x7 arm inertia matrix at each pose (n,), kg·m^2."""
+    """lambda_min of the 7x7 arm inertia matrix (another arm's n_joints block) at each pose (n,), kg·m^2."""
     return _model(model).arm_min_eigenvalue(poses, beta)
 
 
@@ -361,10 +429,13 @@ def audit(beta, seed: int = 1, kind: str = "dense", model: DynamicModel | None =
     """The audit (11): `kind` "dense" (Sec. VI-E, default), "sparse" (earlier version) or "manufacturer".
 
     `beta` is a ParameterSet of the model's base parameters (or an array in `model.names` order).
+    The pose set is that of the model's arm (`model.arm`; the CRANE-X7's by default).
     """
     if kind not in POSE_SETS:
         raise InputError("audit kind", repr(kind), f"one of {sorted(POSE_SETS)}")
-    return audit_pose_set(beta, POSE_SETS[kind](seed), model, worst_k, threshold)
+    arm = other_arm(model)
+    poses = POSE_SETS[kind](seed) if arm is None else POSE_SETS[kind](seed, arm)
+    return audit_pose_set(beta, poses, model, worst_k, threshold)
 
 
 def audit_seeds(beta, seeds=(1, 2, 3, 4, 5), kind: str = "dense", model: DynamicModel | None = None, worst_k: int = DEFAULT_WORST_K) -> list[AuditResult]:
@@ -390,7 +461,8 @@ def lambda_min_map(beta, pose_set: PoseSet, joints=(2, 4), bins: int = 30, model
     Returns {"edges": (edges_a, edges_b) in radians, "lambda_min": (bins, bins) array, NaN
     where no pose falls, "violations": (bins, bins) counts of lambda_min <= 0}.
     """
-    box = audit_domain() if box is None else check_box(box)
+    arm = other_arm(model)
+    box = audit_domain(arm) if box is None else check_box(box, n_joints=n_joints_of(arm))
     a, b = (int(j) - 1 for j in joints)
     lam = arm_lambda_min(beta, pose_set.poses, model)
     edges = [np.linspace(box[j, 0], box[j, 1], bins + 1) for j in (a, b)]
@@ -415,14 +487,15 @@ def minimal_pd_break(beta, pose, depth: float, model: DynamicModel | None = None
     """
     model = _model(model)
     beta = model.parameter_vector(beta)
-    pose = np.asarray(pose, dtype=float).reshape(1, N_LINKS)
-    eigenvalues, eigenvectors = np.linalg.eigh(model.inertia_matrix(pose, beta)[0, :N_LINKS, :N_LINKS])
+    n = model.n_joints
+    pose = np.asarray(pose, dtype=float).reshape(1, n)
+    eigenvalues, eigenvectors = np.linalg.eigh(model.inertia_matrix(pose, beta)[0, :n, :n])
     v = eigenvectors[:, 0]
     g = np.empty(model.n_parameters)
     for k in range(model.n_parameters):
         unit = np.zeros(model.n_parameters)
         unit[k] = 1.0
-        g[k] = v @ model.inertia_matrix(pose, unit)[0, :N_LINKS, :N_LINKS] @ v
+        g[k] = v @ model.inertia_matrix(pose, unit)[0, :n, :n] @ v
     return beta - (eigenvalues[0] + float(depth)) * g / float(g @ g)
 
 

@@ -41,7 +41,7 @@ class RescueResult:
     converged         the last check over the draw found no pose with lambda_min <= eps/2; convergence
                       is not acceptance (the audit decides)
     reason            why it did not converge ("" when it did)
-    constraint_poses  the final Theta_r, (m, 7) radians
+    constraint_poses  the final Theta_r, (m, 7) radians ((m, n_joints) on another arm)
     """
 
     result: ProjectionResult | None
@@ -103,9 +103,13 @@ RESCUE_CHECK_SEED = 0
 RESCUE_INITIAL_SEED = 6
 
 
-def initial_theta_r(seed: int = RESCUE_INITIAL_SEED) -> np.ndarray:
-    """The rescue's starting Theta_r: 2,000 uniform poses over Theta (`seed`) and its 128 corners."""
-    return np.vstack([audit.uniform_poses(RESCUE_RANDOM_POSES, seed), audit.box_corners()])
+def initial_theta_r(seed: int = RESCUE_INITIAL_SEED, arm=None) -> np.ndarray:
+    """The rescue's starting Theta_r: 2,000 uniform poses over Theta (`seed`) and its 128 corners
+    (another `arm`: over its Theta, with its 2^n_joints corners)."""
+    if audit.other_arm(arm) is None:
+        return np.vstack([audit.uniform_poses(RESCUE_RANDOM_POSES, seed), audit.box_corners()])
+    return np.vstack([audit.uniform_poses(RESCUE_RANDOM_POSES, seed, arm=arm),
+                      audit.box_corners(arm=arm)])
 
 
 def rescue_over_theta(
@@ -118,11 +122,14 @@ def rescue_over_theta(
 ) -> RescueResult:
     """The rescue of D-E over the audit domain: Theta_r = 2,000 uniform poses + the 128
     corners of Theta (+ `extra_poses`, e.g. the audit's violators); each solution checked on
-    an audit-size draw from `check_seed`, which the acceptance audits (seeds 1-5) never use."""
-    initial = [initial_theta_r(initial_seed)]
+    an audit-size draw from `check_seed`, which the acceptance audits (seeds 1-5) never use.
+    Theta is that of the model's arm (`model.arm`; the CRANE-X7's by default)."""
+    arm = audit.other_arm(model)
+    initial = [initial_theta_r(initial_seed, arm)]
     if extra_poses is not None and len(extra_poses):
         initial.append(np.asarray(extra_poses, dtype=float))
-    return rescue(model, beta, np.vstack(initial), audit.audit_poses(check_seed).poses, epsilon=epsilon)
+    check = audit.audit_poses(check_seed, arm).poses
+    return rescue(model, beta, np.vstack(initial), check, epsilon=epsilon)
 
 
 def rescues_path(trajectory: str, ts: float, run: int, directory=None) -> Path:

@@ -2,7 +2,10 @@
 all-pose PD audit of a model's inertia matrix (paper Sec. VI-E), and optionally its certified
 version over the continuous box.
 
-MODEL is a parameter file of the reduced base-parameter set (`parameters.load_parameters`).
+MODEL is a parameter file of the reduced base-parameter set (`parameters.load_parameters`) of
+the arm `--robot` names (the CRANE-X7 by default); another arm is audited over its own Theta
+(`acceptance.audit`), with --box manufacturer over its joint limits; --sparse and --certify are
+the CRANE-X7's only.
 Exit status: 0 when the audit passes (and, with --certify, the certificate holds), 1 otherwise.
 """
 
@@ -16,8 +19,7 @@ import numpy as np
 
 from crane_lib.acceptance import audit as audit_module
 from crane_lib.acceptance.certified import CERTIFIED, certify
-from crane_lib.cli.common import bounded_float, bounded_int, seed
-from crane_lib.model.dynamics import model as shared_model
+from crane_lib.cli.common import add_robot, bounded_float, bounded_int, robot_model, robot_of, seed
 from crane_lib.model.parameters import load_parameters
 
 MAX_WORST = 1000  # configurations listed
@@ -42,6 +44,7 @@ def register(subparsers) -> None:
     parser.add_argument("--time-limit", type=bounded_float(0.0, MAX_TIME_S, "s", low_open=True, why="a week at most"), default=None,
                         help="with --certify: budget in seconds (at most a week)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the report")
+    add_robot(parser)
     parser.set_defaults(handler=run)
 
 
@@ -61,14 +64,20 @@ def audit_report(result: audit_module.AuditResult, worst: int) -> str:
         lines.append(f"  {name:<10} {count:>9,} {result.violations[name]:>12,}   {result.component_lambda_min[name]:.4e}")
     if result.non_pd_fraction_uniform is not None:
         lines.append(f"  non-PD share of the uniform draw: {100 * result.non_pd_fraction_uniform:.4f} %")
-    lines.append(f"  worst {min(worst, len(result.worst_lambdas))} configurations (deg, joints 1-7):")
+    lines.append(f"  worst {min(worst, len(result.worst_lambdas))} configurations "
+                 f"(deg, joints 1-{len(result.worst_pose)}):")
     for lam, pose, comp in list(zip(result.worst_lambdas, result.worst_poses, result.worst_components))[:worst]:
         lines.append(f"    {lam: .4e}  {_degrees(pose)}  {comp}")
     return "\n".join(lines)
 
 
 def run(args: argparse.Namespace) -> int:
-    model = shared_model("reduced")
+    robot = robot_of(args.robot)
+    if args.sparse:
+        robot.refuse("the earlier version's sparse audit (--sparse)")
+    if args.certify:
+        robot.refuse("the certified audit (--certify)")
+    model = robot_model(robot)
     params = load_parameters(args.model, expected_names=model.names)
     if args.sparse:
         if args.box != "theta":

@@ -406,11 +406,14 @@ def _check_validation(training: RawLog, held_out: list[RawLog], ts: float,
 
 def accept_inputs(log, trajectory, out, validation=(), ts: float = 0.04, force: bool = False,
                   repair: bool = False, refine: str | None = None, model=None,
-                  notebook: bool = False) -> AcceptInputs:
+                  notebook: bool = False, robot: Robot | None = None) -> AcceptInputs:
     """Every input of Algorithm 1 on one recording, read and checked before any computation (the
     module text lists the checks); an InputError names the first that fails.
 
-    `notebook`: name the papermill parameters (`out`, `-p force True`) instead of the options."""
+    `notebook`: name the papermill parameters (`out`, `-p force True`) instead of the options.
+    `robot`: the arm (`robot_of`; None: the CRANE-X7), whose `model` must be given with it; the
+    recording must be of that arm."""
+    robot = Robot(CRANE_X7_ROBOT, CRANE_X7_ROBOT, None) if robot is None else robot
     # imported here: the report's refusals of a parameter, a path or a command file come before
     # the seconds of scipy, cvxpy and numba that identification needs
     from crane_lib.excitation.commands import read_command_file
@@ -426,15 +429,18 @@ def accept_inputs(log, trajectory, out, validation=(), ts: float = 0.04, force: 
         raise InputError(f"{'log' if notebook else 'LOG'} ''", "names no file",
                          "the raw log of the recording")
     held_out_paths = validation_paths(validation, name("validation"))
+    if held_out_paths:
+        robot.refuse("held-out scoring (--validation)")
     target = output_path(out, inputs=[log, trajectory, *held_out_paths], force=force,
                          option=name("out"),
                          force_option="-p force True" if notebook else "--force")
-    command = read_command_file(trajectory)
     recording = read_raw_log(log, repair=repair)
+    check_log_robot(recording, robot)  # before the command file: its format is the arm's
+    command = read_command_file(trajectory, robot.command_format())
     held_out = [read_raw_log(path, repair=repair) for path in held_out_paths]
     # the identifiability gate, as identification.refinement.identify_recording runs it
     gate.check_command_file(recording, trajectory, command.sha256)
-    from crane_lib.identification.refinement import REFINE_CHOICES
+    from crane_lib.identification.refinement import REFINE_CHOICES, check_arm_options
     from crane_lib.logs.preprocessing import preprocess
     from crane_lib.model.dynamics import model as shared_model
 
@@ -442,9 +448,94 @@ def accept_inputs(log, trajectory, out, validation=(), ts: float = 0.04, force: 
         raise InputError(f"{name('refine')} {shown(str(refine))}", "is no refinement",
                          " | ".join(REFINE_CHOICES))
     model = shared_model("reduced") if model is None else model
+    if refine is not None:
+        check_arm_options(model, refine)
     bundle = preprocess(recording, ts)
     source = str(recording.path)
     gate.check_bundle(bundle, len(model.names), source)
     gate.check_kappa(gate.measure(bundle, model)["kappa"], source, ts)
     _check_validation(recording, held_out, ts, len(model.names))
     return AcceptInputs(target, command, recording, held_out, force)
+
+
+# --------------------------------------------------------------------------------------------
+# the arm: `--robot NAME|FOLDER` on every subcommand, the CRANE-X7 by default
+
+CRANE_X7_ROBOT = "crane_x7"
+ROBOT_HELP = ("the arm: crane_x7 (default), vx300s, so101, or a folder of an arm's URDF numbers "
+              "(arm.toml, joints.csv, links.csv, actuators.csv)")
+
+
+def add_robot(parser: argparse.ArgumentParser) -> None:
+    """Register `--robot NAME|FOLDER` (the one option every subcommand shares for the arm)."""
+    parser.add_argument("--robot", default=None, metavar="NAME|FOLDER", help=ROBOT_HELP)
+
+
+@dataclass
+class Robot:
+    """The arm a command runs on.
+
+    label  how messages name it: the shipped arm's key, or the folder as given
+    key    the shipped arm's key (arm_description.ARMS), also for a folder holding one of them;
+           None for a folder of another arm
+    arm    its ArmDescription; None for the CRANE-X7 (its own code path, byte for byte)
+    """
+
+    label: str
+    key: str | None
+    arm: object | None
+
+    @property
+    def crane_x7(self) -> bool:
+        """Whether this is the CRANE-X7."""
+        return self.arm is None
+
+    def command_format(self):
+        """The format of this arm's command files (the CRANE-X7's, or `excitation.arms`')."""
+        from crane_lib.excitation.commands import CRANE_X7_FORMAT
+
+        if self.crane_x7:
+            return CRANE_X7_FORMAT
+        from crane_lib.excitation.arms import block_design  # loads sympy: only for other arms
+
+        return block_design(self.arm).command_format
+
+    def refuse(self, what: str) -> None:
+        """InputError (exit 2) when `what` does not run on this arm yet; nothing on the CRANE-X7."""
+        if not self.crane_x7:
+            raise InputError(f"--robot {self.label}", f"{what} runs on the CRANE-X7 only so far",
+                             "--robot crane_x7")
+
+
+def robot_of(value) -> Robot:
+    """The arm `--robot` names (None: the CRANE-X7), or an InputError naming the option."""
+    from crane_lib.model.arm_description import ARMS, load_arm, load_urdf_arm
+    from crane_lib.model.dynamics import arm_key, is_crane_x7
+
+    text = CRANE_X7_ROBOT if value is None else str(value)
+    if text in ARMS:
+        arm = load_arm(text)
+        return Robot(text, text, None if text == CRANE_X7_ROBOT else arm)
+    if not Path(text).is_dir():
+        raise InputError(f"--robot {shown(text)}", "is neither a shipped arm nor a folder",
+                         f"one of {', '.join(sorted(ARMS))} or a folder with arm.toml")
+    arm = load_urdf_arm(text)
+    if is_crane_x7(arm):
+        return Robot(text, CRANE_X7_ROBOT, None)
+    shipped = [k for k in ARMS if k != CRANE_X7_ROBOT and arm_key(load_arm(k)) == arm_key(arm)]
+    return Robot(text, shipped[0] if shipped else None, arm)
+
+
+def robot_model(robot: Robot, parameter_set: str = "reduced"):
+    """The shared DynamicModel of the robot's arm (the CRANE-X7's own for the CRANE-X7)."""
+    from crane_lib.model.dynamics import model as shared_model
+
+    return shared_model(parameter_set, arm=robot.arm)
+
+
+def check_log_robot(log: RawLog, robot: Robot) -> None:
+    """A log recorded on another arm than --robot is refused, naming the file and both arms."""
+    recorded = getattr(log, "arm", None) or CRANE_X7_ROBOT
+    if recorded != robot.key:
+        raise InputError(str(log.path), f"was recorded on the arm {recorded}, not on --robot "
+                         f"{robot.label}", f"a recording of {robot.label}, or --robot {recorded}")

@@ -5,14 +5,15 @@ consistent link-level model behind a base-parameter model, as the files robotics
 MODEL is a parameter file of one of the base-parameter sets (the 39 of `crane-id identify`, ...)
 or of the 94 standard parameters. Without --nearest, a model that no consistent link-level model
 reproduces is refused (exit 2, the nearest one's change named, nothing written); with it, the
-nearest consistent model is exported and its change printed. Exit status 0 when written."""
+nearest consistent model is exported and its change printed. Exit status 0 when written.
+`--robot`: the CRANE-X7 only so far (another arm is refused with exit 2)."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from crane_lib.cli.common import add_force, bounded_float, output_path
+from crane_lib.cli.common import add_force, add_robot, bounded_float, output_path, robot_of
 from crane_lib.errors import InputError
 from crane_lib.export import consistent, files
 from crane_lib.model.dynamics import MOUNTINGS
@@ -45,11 +46,13 @@ def register(subparsers) -> None:
                              f"{MARGIN_MIN:g} to {consistent.MARGIN_MAX:g} kg·m^2 "
                              "(default %(default)g)")
     parser.add_argument("--mounting", choices=sorted(MOUNTINGS), default="hanging", help="where gravity points (default %(default)s: the arm hangs)")
+    add_robot(parser)
     add_force(parser)
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    robot_of(args.robot).refuse("crane-id export")
     suffixes = {"urdf": (".urdf",), "mjcf": (".xml", ".mjcf"), "standard": (".csv",)}
     outputs = {option: output_path(path, inputs=[args.model, args.prior], force=args.force, option=f"--{option}", suffixes=suffixes[option])
                for option, path in (("urdf", args.urdf), ("mjcf", args.mjcf), ("standard", args.standard)) if path is not None}

@@ -5,7 +5,10 @@ write the model file.
 Before any computation the output path is checked (`cli.common.output_path`); before OLS the
 identifiability gate (`identification.gate`): the log must have executed COMMAND_FILE (its
 recorded sha256), hold enough samples per parameter, move every axis, and give a regressor
-whose condition number stays under the bound. Each refusal exits with status 2 and the reason."""
+whose condition number stays under the bound. Each refusal exits with status 2 and the reason.
+
+`--robot vx300s|so101|FOLDER`: another arm's recording (refused when the log is of another arm);
+there the refinement is "none" and the start's estimator OLS (`refinement.check_arm_options`)."""
 
 from __future__ import annotations
 
@@ -13,9 +16,11 @@ import argparse
 import os
 from pathlib import Path
 
-from crane_lib.cli.common import add_force, bounded_int, interval_seconds, output_path
+from crane_lib.cli.common import (
+    add_force, add_robot, bounded_int, check_log_robot, interval_seconds, output_path, robot_model,
+    robot_of)
 from crane_lib.excitation.commands import read_command_file
-from crane_lib.identification.refinement import DEFAULT_REFINE, REFINE_CHOICES, identify_recording
+from crane_lib.identification.refinement import REFINE_CHOICES, default_refine, identify_recording
 from crane_lib.identification.weighted import METHODS
 from crane_lib.logs.raw_log import read_raw_log
 from crane_lib.model.parameters import save_parameters
@@ -38,7 +43,8 @@ def register(subparsers) -> None:
     parser.add_argument("--ts", type=interval_seconds, default=0.04, help="sampling interval in seconds, whole ms from 0.001 to 0.1 (default 0.04)")
     parser.add_argument("--out", required=True, metavar="MODEL", help="model file to write (CSV: name, value, unit, std_error)")
     parser.add_argument("--repair", action="store_true", help="repair a truncated last line or repeated stamps (reported)")
-    parser.add_argument("--refine", choices=REFINE_CHOICES, default=DEFAULT_REFINE, help=REFINE_HELP)
+    parser.add_argument("--refine", choices=REFINE_CHOICES, default=None,
+                        help=REFINE_HELP.replace("%(default)s", "fast; none on another --robot"))
     parser.add_argument("--method", choices=METHODS, default="ols",
                         help="estimator of the start (default %(default)s): ols; wls = per-axis error-covariance WLS; "
                              "dual-metric = residuals weighted by M^-1 (Yang & Hatton), an SDP, tens of seconds on a "
@@ -46,16 +52,22 @@ def register(subparsers) -> None:
     parser.add_argument("--refine-workers", type=bounded_int(1, MAX_WORKERS, "threads, one per parameter at most", "a thread count"),
                         default=min(2, os.cpu_count() or 1), metavar="N",
                         help="threads for the finite-difference Jacobian of --refine clie (1-39, default 2)")
+    add_robot(parser)
     add_force(parser)
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    robot = robot_of(args.robot)
     out = output_path(args.out, inputs=[args.log, args.trajectory], force=args.force)
-    cmd = read_command_file(args.trajectory)  # the command file the recording executed
+    dynamics = robot_model(robot)
+    args.refine = default_refine(dynamics) if args.refine is None else args.refine
     log = read_raw_log(args.log, repair=args.repair)
+    check_log_robot(log, robot)  # before the command file: its format is the arm's
+    cmd = read_command_file(args.trajectory, robot.command_format())  # the file the recording executed
     condition, model, report = identify_recording(log, cmd.name, args.ts, args.refine, workers=args.refine_workers,
-                                                  command_file=args.trajectory, command_sha256=cmd.sha256, estimator=args.method)
+                                                  model=dynamics, command_file=args.trajectory,
+                                                  command_sha256=cmd.sha256, estimator=args.method)
     condition.provenance["command_file"] = str(args.trajectory)
     model.meta["provenance.command_file"] = str(args.trajectory)
     eps = "" if condition.projection is None else f", projected with eps = {condition.projection.epsilon:g}"
@@ -67,6 +79,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"{args.refine}: objective {report.get('objective_start', float('nan')):.6g} -> {report.get('objective_final', float('nan')):.6g}, "
               f"{report.get('iterations')} iterations, {report.get('wall_time_s', float('nan')):.1f} s")
     stage = "the OLS/SDP start" if args.refine == "none" else args.refine
-    save_parameters(out, model, comment=f"CRANE-X7 39-parameter model after {stage}; std_error is the OLS standard error")
+    what = "CRANE-X7 39-parameter model" if robot.crane_x7 else \
+        f"{robot.arm.name} {len(model.names)}-parameter model"
+    save_parameters(out, model, comment=f"{what} after {stage}; std_error is the OLS standard error")
     print(f"{out}: written")
     return 0

@@ -1,12 +1,13 @@
 """`crane-id preprocess LOG --out DIR [--repair] [--intervals MS ...] [--force]`: a raw log to one
-bundle file per sampling interval (paper Appendix D-C)."""
+bundle file per sampling interval (paper Appendix D-C). `--robot`: the arm the log must be of
+(the CRANE-X7 by default); the bundles are sized from the log."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from crane_lib.cli.common import add_force, interval_ms, output_folder
+from crane_lib.cli.common import add_force, add_robot, check_log_robot, interval_ms, output_folder, robot_of
 from crane_lib.errors import atomic_write_files
 from crane_lib.logs import npz_io, preprocessing
 from crane_lib.logs.raw_log import read_raw_log
@@ -26,15 +27,18 @@ def register(subparsers) -> None:
     parser.add_argument("--intervals", type=interval_ms, nargs="+", metavar="MS",
                         default=[round(ts * 1000) for ts in preprocessing.INTERVALS_S],
                         help="sampling intervals in whole ms, 1 to 100 (default: 1 10 20 40 80)")
+    add_robot(parser)
     add_force(parser)
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    robot = robot_of(args.robot)
     intervals = [ms / 1000.0 for ms in sorted(set(args.intervals))]
     names = {ts: preprocessing.bundle_filename(ts) for ts in intervals}
     folder = output_folder(args.out, names.values(), inputs=[args.log], force=args.force)
     log = read_raw_log(args.log, repair=args.repair)
+    check_log_robot(log, robot)
     bundles = preprocessing.preprocess_all(log, intervals)
     for repair in log.repairs:
         print(f"repaired: {repair}")

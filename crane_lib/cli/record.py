@@ -1,6 +1,7 @@
-"""`crane-id record COMMAND_FILE --out LOG [--truth PARAMS_FILE] [--seed N] [--arm ARM] [--force]`:
-execute a command file on the digital twin and write its raw log (Appendix D-C). `--arm vx300s`
-or `--arm so101` runs the twin of that arm (its command files are under trajectories/<arm>/).
+"""`crane-id record COMMAND_FILE --out LOG [--truth PARAMS_FILE] [--seed N] [--robot ARM] [--force]`:
+execute a command file on the digital twin and write its raw log (Appendix D-C). `--robot vx300s`
+or `--robot so101` runs the twin of that arm (its command files are under trajectories/<arm>/);
+a folder is accepted when it holds one of the shipped arms (the twin's truth is theirs).
 
 `crane-id record COMMAND_FILE --out LOG --port /dev/ttyUSB0 [--force]`: execute it on a real CRANE-X7
 (or the Protocol 2.0 emulator, `python -m crane_lib.hardware.emulator`) over dynamixel-sdk,
@@ -25,13 +26,12 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from crane_lib.cli.common import add_force, bounded_float, output_path, seed
+from crane_lib.cli.common import add_force, add_robot, bounded_float, output_path, robot_of, seed
 from crane_lib.constants import CONTROL_PERIOD_S
 from crane_lib.errors import InputError
 from crane_lib.excitation.commands import CRANE_X7_FORMAT, commanded_duration, read_command_file
 from crane_lib.hardware.timing import REALTIME, TIMINGS
 from crane_lib.logs.raw_log import LOG_SUFFIXES, MAX_STAMP_GAP_S, write_raw_log
-from crane_lib.model.arm_description import ARMS
 from crane_lib.twin import recorder
 from crane_lib.twin.truth import CRANE_X7, load_truth
 
@@ -48,8 +48,6 @@ def register(subparsers) -> None:
     twin_options = parser.add_argument_group("on the digital twin (default)")
     twin_options.add_argument("--truth", type=Path, default=None, metavar="PARAMS_FILE", help="truth parameter file (default data/twin_truth.csv)")
     twin_options.add_argument("--seed", type=seed, default=None, metavar="N", help="seed of this execution (default 1)")
-    twin_options.add_argument("--arm", choices=sorted(ARMS), default=None,
-                              help="the twin's arm (default crane_x7): command-file format, truth")
     arm = parser.add_argument_group("on the arm")
     arm.add_argument("--port", default=None, help="serial port of the arm's U2D2 (e.g. /dev/ttyUSB0) or the emulator's terminal")
     arm.add_argument("--idle", type=idle_seconds, default=None, metavar="S", help="logged idle before and after the motion, s (default 3)")
@@ -60,11 +58,18 @@ def register(subparsers) -> None:
                      help="realtime (default: 1 ms cycles on the host clock) or lockstep (the emulator with --lockstep only: "
                           "tests and demonstrations, deterministic on a loaded host)")
     arm.add_argument("--no-realtime", action="store_true", help="do not ask for SCHED_FIFO scheduling")
+    add_robot(parser)
     add_force(parser)
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    robot = robot_of(args.robot)
+    if args.port is not None:
+        robot.refuse("recording on the arm (--port)")
+    if robot.key is None:
+        raise InputError(f"--robot {robot.label}", "is no shipped arm, and the twin's truth and "
+                         "drive settings exist for the shipped arms only", "crane_x7, vx300s or so101")
     out = output_path(args.out, inputs=[args.command_file, args.truth], force=args.force, suffixes=LOG_SUFFIXES)
     if args.port is not None:
         return _run_on_arm(args, out)
@@ -72,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     arm_only += [name for name, value in (("--no-approach", args.no_approach), ("--no-realtime", args.no_realtime)) if value]
     if arm_only:
         raise InputError(" ".join(arm_only), "given without --port", "--port for a recording on the arm")
-    twin_arm = args.arm or CRANE_X7
+    twin_arm = robot.key
     fmt = recorder.command_format(twin_arm) if twin_arm != CRANE_X7 else CRANE_X7_FORMAT
     cmd = read_command_file(args.command_file, fmt)  # checked before any simulation
     truth = load_truth(args.truth, twin_arm) if args.truth is not None else None
@@ -99,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
 def _run_on_arm(args: argparse.Namespace, out: Path) -> int:
     from crane_lib.hardware import recorder as arm
 
-    twin_options = (("--truth", args.truth), ("--seed", args.seed), ("--arm", args.arm))
+    twin_options = (("--truth", args.truth), ("--seed", args.seed))
     twin_only = [name for name, value in twin_options if value is not None]
     if twin_only:
         raise InputError(" ".join(twin_only), "given with --port", "twin options only without --port")

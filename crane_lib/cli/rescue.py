@@ -1,6 +1,7 @@
 """`crane-id rescue MODEL --out MODEL [--epsilon 1e-3] [--force]`: the rescue SDP (12) over Theta,
 then the acceptance audit on seeds 1-5 (paper Sec. IV-C, Appendix D-E). Exit status 0 when
-accepted, 1 when not, 2 on bad input."""
+accepted, 1 when not, 2 on bad input. `--robot`: the arm whose model it is and whose Theta the
+rescue and the audit cover (the CRANE-X7 by default)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,8 @@ from pathlib import Path
 
 from crane_lib.acceptance.audit import audit_seeds
 from crane_lib.acceptance.rescue import RESCUE_EPSILON, rescue_over_theta
-from crane_lib.cli.common import add_force, bounded_float, output_path
+from crane_lib.cli.common import add_force, add_robot, bounded_float, output_path, robot_model, robot_of
 from crane_lib.identification.projection import EPSILON_LADDER
-from crane_lib.model.dynamics import model as shared_model
 from crane_lib.model.parameters import ParameterSet, load_parameters, save_parameters
 
 # The rescue's margin: positive (lambda_min >= 0 alone is not positive definite), at least 1e-6
@@ -29,13 +29,15 @@ def register(subparsers) -> None:
     parser.add_argument("--out", required=True, metavar="MODEL", help="rescued model file to write")
     parser.add_argument("--epsilon", type=epsilon_type, default=RESCUE_EPSILON,
                         help=f"margin on the constraint set, kg·m^2, {EPSILON_RANGE[0]:g} to {EPSILON_RANGE[1]:g} (default %(default)g)")
+    add_robot(parser)
     add_force(parser)
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    robot = robot_of(args.robot)
     out = output_path(args.out, inputs=[args.model], force=args.force)
-    model = shared_model("reduced")
+    model = robot_model(robot)
     params = load_parameters(args.model, expected_names=model.names)
     print(f"{args.model}: rescue SDP over Theta_r with eps = {args.epsilon:g} kg·m^2 (constraint generation, up to 5 passes)", flush=True)
     outcome = rescue_over_theta(model, params.values, epsilon=args.epsilon)

@@ -94,6 +94,31 @@ def _check_line_endings_only(source: str, command_file, recorded: str, named: st
                                   f"{recorded_as} line endings (e.g. {tool})")
 
 
+def robot_label(model) -> str:
+    """How a refusal names the arm of `model` (None: the CRANE-X7): its key or its folder."""
+    from crane_lib.model.dynamics import is_crane_x7
+
+    arm = None if model is None else model.arm
+    if is_crane_x7(arm):
+        return "crane_x7"
+    from crane_lib.model.arm_description import ARMS, load_arm
+    from crane_lib.model.dynamics import arm_key
+
+    shipped = [key for key in ARMS if key != "crane_x7" and arm_key(load_arm(key)) == arm_key(arm)]
+    return shipped[0] if shipped else f"{arm.name} ({arm.source})"
+
+
+def check_arm(log, model) -> None:
+    """The log must have been recorded on the model's arm (its metadata's "arm", the CRANE-X7
+    without one), or a NotIdentifiable naming the log and both arms."""
+    recorded = getattr(log, "arm", None) or "crane_x7"
+    expected = robot_label(model)
+    if recorded != expected:
+        source = str(log.path) if getattr(log, "path", None) else "the recording"
+        raise NotIdentifiable(source, f"was recorded on the arm {recorded}, not on --robot {expected}",
+                              f"a recording of {expected}, or --robot {recorded}")
+
+
 def check_bundle(bundle, n_parameters: int, source: str) -> None:
     """Enough samples per parameter and motion on every axis, at the bundle's interval."""
     ts_ms = f"{bundle.ts * 1e3:g} ms"

@@ -6,7 +6,8 @@ Both are nearest-point problems
     minimize |beta - beta0|_2^2   subject to   M(theta_i; beta) >= eps I  for theta_i in a pose set,
 
 solved with cvxpy and the Clarabel solver. M is linear in beta, M(theta; beta) =
-sum_k beta_k B_k(theta), so each pose gives one 7x7 linear matrix inequality. The text lost
+sum_k beta_k B_k(theta), so each pose gives one 7x7 linear matrix inequality (n_joints x n_joints
+on another arm: the arm block of `model.arm`). The text lost
 which norm "nearest" uses; we take the Euclidean norm of the base parameters in SI units
 (reconstruction register): parameters that do not enter M (viscous friction) then never move,
 and the change lands on the entries the violated eigen-directions load, which is the localized
@@ -77,10 +78,12 @@ class ProjectionResult:
         return float(np.linalg.norm(self.change))
 
 
-def inertia_basis(model: DynamicModel, poses: np.ndarray, size: int = N_ARM_JOINTS) -> np.ndarray:
+def inertia_basis(model: DynamicModel, poses: np.ndarray, size: int | None = None) -> np.ndarray:
     """B_k(theta_i): the leading size x size block of M for the unit vector of each base parameter,
-    (n, p, size, size); the default is the 7x7 arm block, size 8 adds the decoupled hand axis."""
+    (n, p, size, size); the default is the arm block (the CRANE-X7's 7x7), size n_axes adds the
+    decoupled gripper axis."""
     poses = np.asarray(poses, dtype=float)
+    size = model.n_joints if size is None else size
     basis = np.empty((len(poses), model.n_parameters, size, size))
     for k in range(model.n_parameters):
         unit = np.zeros(model.n_parameters)
@@ -103,10 +106,11 @@ MARGIN_ABSOLUTE_TOLERANCE = 1e-10
 def _solve(beta0: np.ndarray, basis: np.ndarray, epsilon: float) -> tuple[np.ndarray, str, float]:
     delta = cp.Variable(len(beta0))
     constraints = []
+    size = basis.shape[-1]  # the arm block: 7 on the CRANE-X7, n_joints on another arm
     for pose_basis in basis:
-        flat = pose_basis.transpose(1, 2, 0).reshape(N_ARM_JOINTS * N_ARM_JOINTS, -1)
-        offset = (flat @ beta0).reshape(N_ARM_JOINTS, N_ARM_JOINTS) - epsilon * np.eye(N_ARM_JOINTS)
-        matrix = cp.reshape((CHANGE_SCALE * flat) @ delta, (N_ARM_JOINTS, N_ARM_JOINTS), order="C") + offset
+        flat = pose_basis.transpose(1, 2, 0).reshape(size * size, -1)
+        offset = (flat @ beta0).reshape(size, size) - epsilon * np.eye(size)
+        matrix = cp.reshape((CHANGE_SCALE * flat) @ delta, (size, size), order="C") + offset
         constraints.append(0.5 * (matrix + matrix.T) >> 0)
     problem = cp.Problem(cp.Minimize(cp.sum_squares(delta)), constraints)
     with warnings.catch_warnings():
@@ -191,12 +195,13 @@ def nearest_pd(
 # ------------------------------------------------------------------ pre-CLIE projection (8)
 
 
-def constraint_poses(theta: np.ndarray, dtheta: np.ndarray, n_even: int = 120, n_fastest: int = 80) -> np.ndarray:
+def constraint_poses(theta: np.ndarray, dtheta: np.ndarray, n_even: int = 120, n_fastest: int = 80,
+                     n_joints: int = N_ARM_JOINTS) -> np.ndarray:
     """Indices of Theta_c: n_even samples evenly along the record and the n_fastest with the
-    largest norm of the seven arm-joint speeds, duplicates merged (Appendix D-E)."""
+    largest norm of the arm-joint speeds (the CRANE-X7's seven), duplicates merged (D-E)."""
     n = len(theta)
     even = np.unique(np.round(np.linspace(0, n - 1, min(n_even, n))).astype(int))
-    speed = np.linalg.norm(np.asarray(dtheta)[:, :N_ARM_JOINTS], axis=1)
+    speed = np.linalg.norm(np.asarray(dtheta)[:, :n_joints], axis=1)
     fastest = np.argsort(-speed, kind="stable")[: min(n_fastest, n)]
     return np.unique(np.concatenate([even, fastest]))
 
@@ -226,7 +231,7 @@ def conditional_projection(model: DynamicModel, beta_ols, theta: np.ndarray, dth
     """Project onto M >= eps I on Theta_c, eps from the ladder: the smallest whose solution is
     positive definite at every configuration of the record, not only at the constrained ones."""
     theta = np.asarray(theta, dtype=float)
-    poses = theta[constraint_poses(theta, dtheta)]
+    poses = theta[constraint_poses(theta, dtheta, n_joints=model.n_joints)]
     outcome = ConditionalProjection()
     for epsilon in ladder:
         try:

@@ -8,6 +8,11 @@ CLIE chapter and the accepted-model pipeline call.
            within 0.5 %, register "CLIE")
     didim  DIDIM from its regular initialization (the OLS/SDP start is not used)
     none   stop at the OLS/SDP start
+
+Another arm (a `DynamicModel` of an `arm_description` arm other than the CRANE-X7): CLIE's
+closed-loop simulation (`clie.build_problem`) is built for the CRANE-X7's twin only, so there
+`refinements_for(model)` offers "none" alone; asking for another refinement is an InputError, and
+the model file says CLIE did not run (`CLIE_NOT_RUN`), never a silent CRANE-X7 simulation.
 """
 
 from __future__ import annotations
@@ -24,12 +29,42 @@ from crane_lib.identification.ols import IdentificationError
 from crane_lib.identification.weighted import DualMetricFailure
 from crane_lib.logs.preprocessing import grid_step, preprocess
 from crane_lib.logs.raw_log import RawLog, read_raw_log
-from crane_lib.model.dynamics import DynamicModel
+from crane_lib.model.dynamics import DynamicModel, is_crane_x7
 from crane_lib.model.parameters import ParameterSet
 from crane_lib.paths import portable, recording_path
 
 REFINE_CHOICES = ("clie", "fast", "didim", "none")
 DEFAULT_REFINE = "fast"
+# what an other arm's model file says in place of a refinement
+CLIE_NOT_RUN = "CLIE not run: its closed-loop simulation is built for the CRANE-X7 only so far"
+
+
+def crane_x7_model(model: DynamicModel | None) -> bool:
+    """Whether `model` (None: the default) is the CRANE-X7's."""
+    return model is None or is_crane_x7(model.arm)
+
+
+def refinements_for(model: DynamicModel | None) -> tuple[str, ...]:
+    """The refinements that run on the model's arm: every REFINE_CHOICES on the CRANE-X7, "none"
+    on another arm (CLIE_NOT_RUN)."""
+    return REFINE_CHOICES if crane_x7_model(model) else ("none",)
+
+
+def default_refine(model: DynamicModel | None) -> str:
+    """DEFAULT_REFINE on the CRANE-X7, "none" on another arm (`refinements_for`)."""
+    return DEFAULT_REFINE if crane_x7_model(model) else "none"
+
+
+def check_arm_options(model: DynamicModel | None, method: str, estimator: str = "ols") -> None:
+    """An InputError when the refinement or the start's estimator does not run on the model's arm."""
+    if crane_x7_model(model):
+        return
+    if method not in refinements_for(model):
+        raise InputError(f"--refine {method}", f"asked for the {model.arm.name}; {CLIE_NOT_RUN}",
+                         "--refine none")
+    if estimator != "ols":
+        raise InputError(f"--method {estimator}", f"asked for the {model.arm.name}, whose "
+                         "weighted estimators are not sized for its axes yet", "--method ols")
 
 
 def refine(problem: clie.CLIEProblem, start, method: str, workers: int = 2) -> clie.RefinementReport:
@@ -137,6 +172,8 @@ def identify_recording(log: RawLog, trajectory: str, ts: float, method: str = DE
     except ValueError as err:
         raise InputError(f"--ts {ts:g}", str(err), "a whole number of milliseconds, in seconds (e.g. 0.04)") from None
     source = str(log.path) if log.path is not None else f"recording of {trajectory}"
+    check_arm_options(model, method, estimator)
+    gate.check_arm(log, model)
     if command_file is not None:
         gate.check_command_file(log, command_file, command_sha256)
     model = DynamicModel("reduced") if model is None else model
@@ -155,4 +192,6 @@ def identify_recording(log: RawLog, trajectory: str, ts: float, method: str = DE
     meta = model_file_meta(condition, stage=method if method != "none" else "start")
     meta.update({k: v for k, v in refined.meta.items() if k != "stage"})
     meta["refine"] = method
+    if not crane_x7_model(model):
+        meta.update(arm=model.arm.name, refine_note=CLIE_NOT_RUN)
     return condition, ParameterSet(refined.names, refined.values, condition.ols.parameters.std_errors, meta), report

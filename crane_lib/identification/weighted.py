@@ -162,15 +162,17 @@ def idim_data(bundle, model: DynamicModel, chart=None, max_samples: int | None =
     theta, dtheta, ddtheta = (np.asarray(a, dtype=float)[keep] for a in (bundle.theta, bundle.dtheta, bundle.ddtheta))
     regressor = model.regressor(theta, dtheta, ddtheta)
     torque = np.asarray(bundle.tau, dtype=float)[keep]
-    jac = chart_jacobian(chart, len(keep), keep)
+    jac = chart_jacobian(chart, len(keep), keep, model.n_axes)
     # tau' = J^-1 tau and Y' = J^-1 Y: a force covector's components scale inversely to the coordinate
     return IDIMData(regressor / jac[:, :, None], torque / jac, theta, jac, keep)
 
 
-def chart_jacobian(chart, n: int, keep: np.ndarray | None = None) -> np.ndarray:
-    """J = dq'/dq as (n, 8): `chart` None (identity), (8,) constant, or (n_record, 8) per sample."""
+def chart_jacobian(chart, n: int, keep: np.ndarray | None = None,
+                   n_axes: int = N_AXES) -> np.ndarray:
+    """J = dq'/dq as (n, 8): `chart` None (identity), (8,) constant, or (n_record, 8) per sample.
+    Another arm (`n_axes` other than the CRANE-X7's 8) has the identity chart only."""
     if chart is None:
-        return np.ones((n, N_AXES))
+        return np.ones((n, n_axes))
     jac = np.asarray(chart, dtype=float)
     if jac.shape == (N_AXES,):
         jac = np.broadcast_to(jac, (n, N_AXES))
