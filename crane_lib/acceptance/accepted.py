@@ -8,7 +8,7 @@ solver's exit, decides); a rejected model keeps its witness: the worst pose and 
 
 Another arm: pass its `DynamicModel` (`model(parameter_set, arm=description)`); every stage then
 runs on that arm's kernels, its Theta (the audit's and the rescue's pose sets) and its arm block
-of M, and the refinement is "none" until CLIE is built for it (`refinement.refinements_for`).
+of M, and CLIE's closed loop is sized from the log's arm.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from crane_lib.acceptance.audit import AuditResult, audit_seeds
 from crane_lib.errors import InputError
 from crane_lib.acceptance.rescue import RESCUE_EPSILON, RescueResult, rescue_over_theta
 from crane_lib.identification.condition import ConditionResult
-from crane_lib.identification.refinement import crane_x7_model, default_refine, identify_recording
+from crane_lib.identification.refinement import DEFAULT_REFINE, identify_recording
 from crane_lib.logs.raw_log import RawLog
 from crane_lib.model.dynamics import DynamicModel
 from crane_lib.model.dynamics import model as shared_model
@@ -84,7 +84,7 @@ def _margins(audits: list[AuditResult]) -> str:
     return " ".join(f"{a.seed}:{a.lambda_min:.6g}" for a in audits)
 
 
-def accept_recording(log: RawLog, trajectory: str, ts: float, refine: str | None = None, seeds=AUDIT_SEEDS,
+def accept_recording(log: RawLog, trajectory: str, ts: float, refine: str = DEFAULT_REFINE, seeds=AUDIT_SEEDS,
                      epsilon: float = RESCUE_EPSILON, workers: int = 2, model: DynamicModel | None = None, run: int = 1,
                      progress=None, command_file=None, previous: dict | None = None) -> AcceptedModel:
     """Identify, refine, audit, rescue if needed, re-audit. `progress(stage)` is told each stage.
@@ -92,10 +92,8 @@ def accept_recording(log: RawLog, trajectory: str, ts: float, refine: str | None
     The identifiability gate of `identify_recording` applies; pass `command_file` (the command
     file the recording executed) to have the log's recorded sha256 checked against it.
     `previous`: the CLIE sweep's record of this condition, used as the refinement when it is the
-    same route from the same start (the main job's sweep has just run it). `refine` None: the
-    arm's default (`refinement.default_refine`: "fast" on the CRANE-X7)."""
+    same route from the same start (the main job's sweep has just run it)."""
     model = shared_model("reduced") if model is None else model
-    refine = default_refine(model) if refine is None else refine
     say = progress or (lambda stage: None)
     say("identify and refine")
     condition, refined, report = identify_recording(log, trajectory, ts, refine, workers=workers, model=model, run=run,

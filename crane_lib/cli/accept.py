@@ -7,8 +7,7 @@ was accepted). Exit status: 0 accepted, 1 rejected (the audit's witness pose is 
 2 bad input.
 
 `--robot vx300s|so101|FOLDER`: the same stages on another arm (its kernels, its Theta); the log
-must be of that arm. The refinement there is "none" (CLIE is built for the CRANE-X7 only so
-far; the model file says so) and held-out scoring is the CRANE-X7's only."""
+must be of that arm. Held-out scoring (--validation) is the CRANE-X7's only so far."""
 
 from __future__ import annotations
 
@@ -21,7 +20,7 @@ from crane_lib.acceptance.held_out import held_out
 from crane_lib.cli.common import (
     accept_inputs, add_force, add_robot, interval_seconds, robot_model, robot_of)
 from crane_lib.cli.identify import REFINE_HELP
-from crane_lib.identification.refinement import REFINE_CHOICES, default_refine
+from crane_lib.identification.refinement import DEFAULT_REFINE, REFINE_CHOICES
 
 
 def register(subparsers) -> None:
@@ -31,8 +30,7 @@ def register(subparsers) -> None:
     parser.add_argument("--trajectory", required=True, type=Path, metavar="COMMAND_FILE", help="the command file the recording executed")
     parser.add_argument("--out", required=True, metavar="MODEL", help="model file to write (CSV: name, value, unit, std_error)")
     parser.add_argument("--ts", type=interval_seconds, default=0.04, help="sampling interval in seconds, whole ms from 0.001 to 0.1 (default 0.04)")
-    parser.add_argument("--refine", choices=REFINE_CHOICES, default=None,
-                        help=REFINE_HELP.replace("%(default)s", "fast; none on another --robot"))
+    parser.add_argument("--refine", choices=REFINE_CHOICES, default=DEFAULT_REFINE, help=REFINE_HELP)
     parser.add_argument("--repair", action="store_true", help="repair a truncated last line or repeated stamps (reported)")
     parser.add_argument("--validation", type=Path, nargs="+", default=[], metavar="LOG", help="held-out recordings to score the model on")
     add_robot(parser)
@@ -44,7 +42,6 @@ def run(args: argparse.Namespace) -> int:
     # the same checks as the new-recording report, all before any computation
     robot = robot_of(args.robot)
     model = robot_model(robot)
-    args.refine = default_refine(model) if args.refine is None else args.refine
     inputs = accept_inputs(args.log, args.trajectory, args.out, args.validation, args.ts,
                            args.force, repair=args.repair, refine=args.refine, model=model,
                            robot=robot)

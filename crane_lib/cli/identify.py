@@ -8,7 +8,7 @@ recorded sha256), hold enough samples per parameter, move every axis, and give a
 whose condition number stays under the bound. Each refusal exits with status 2 and the reason.
 
 `--robot vx300s|so101|FOLDER`: another arm's recording (refused when the log is of another arm);
-there the refinement is "none" and the start's estimator OLS (`refinement.check_arm_options`)."""
+there the start's estimator is OLS (`refinement.check_arm_options`)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from crane_lib.cli.common import (
     add_force, add_robot, bounded_int, check_log_robot, interval_seconds, output_path, robot_model,
     robot_of)
 from crane_lib.excitation.commands import read_command_file
-from crane_lib.identification.refinement import REFINE_CHOICES, default_refine, identify_recording
+from crane_lib.identification.refinement import DEFAULT_REFINE, REFINE_CHOICES, identify_recording
 from crane_lib.identification.weighted import METHODS
 from crane_lib.logs.raw_log import read_raw_log
 from crane_lib.model.parameters import save_parameters
@@ -43,8 +43,7 @@ def register(subparsers) -> None:
     parser.add_argument("--ts", type=interval_seconds, default=0.04, help="sampling interval in seconds, whole ms from 0.001 to 0.1 (default 0.04)")
     parser.add_argument("--out", required=True, metavar="MODEL", help="model file to write (CSV: name, value, unit, std_error)")
     parser.add_argument("--repair", action="store_true", help="repair a truncated last line or repeated stamps (reported)")
-    parser.add_argument("--refine", choices=REFINE_CHOICES, default=None,
-                        help=REFINE_HELP.replace("%(default)s", "fast; none on another --robot"))
+    parser.add_argument("--refine", choices=REFINE_CHOICES, default=DEFAULT_REFINE, help=REFINE_HELP)
     parser.add_argument("--method", choices=METHODS, default="ols",
                         help="estimator of the start (default %(default)s): ols; wls = per-axis error-covariance WLS; "
                              "dual-metric = residuals weighted by M^-1 (Yang & Hatton), an SDP, tens of seconds on a "
@@ -61,7 +60,6 @@ def run(args: argparse.Namespace) -> int:
     robot = robot_of(args.robot)
     out = output_path(args.out, inputs=[args.log, args.trajectory], force=args.force)
     dynamics = robot_model(robot)
-    args.refine = default_refine(dynamics) if args.refine is None else args.refine
     log = read_raw_log(args.log, repair=args.repair)
     check_log_robot(log, robot)  # before the command file: its format is the arm's
     cmd = read_command_file(args.trajectory, robot.command_format())  # the file the recording executed

@@ -9,10 +9,9 @@ CLIE chapter and the accepted-model pipeline call.
     didim  DIDIM from its regular initialization (the OLS/SDP start is not used)
     none   stop at the OLS/SDP start
 
-Another arm (a `DynamicModel` of an `arm_description` arm other than the CRANE-X7): CLIE's
-closed-loop simulation (`clie.build_problem`) is built for the CRANE-X7's twin only, so there
-`refinements_for(model)` offers "none" alone; asking for another refinement is an InputError, and
-the model file says CLIE did not run (`CLIE_NOT_RUN`), never a silent CRANE-X7 simulation.
+Another arm (a `DynamicModel` of an `arm_description` arm other than the CRANE-X7): the same
+refinements, CLIE's closed loop sized from the log's arm (`clie.build_problem`); the start's
+estimator is OLS there (`check_arm_options`), and the model file names the arm.
 """
 
 from __future__ import annotations
@@ -35,8 +34,6 @@ from crane_lib.paths import portable, recording_path
 
 REFINE_CHOICES = ("clie", "fast", "didim", "none")
 DEFAULT_REFINE = "fast"
-# what an other arm's model file says in place of a refinement
-CLIE_NOT_RUN = "CLIE not run: its closed-loop simulation is built for the CRANE-X7 only so far"
 
 
 def crane_x7_model(model: DynamicModel | None) -> bool:
@@ -44,24 +41,12 @@ def crane_x7_model(model: DynamicModel | None) -> bool:
     return model is None or is_crane_x7(model.arm)
 
 
-def refinements_for(model: DynamicModel | None) -> tuple[str, ...]:
-    """The refinements that run on the model's arm: every REFINE_CHOICES on the CRANE-X7, "none"
-    on another arm (CLIE_NOT_RUN)."""
-    return REFINE_CHOICES if crane_x7_model(model) else ("none",)
-
-
-def default_refine(model: DynamicModel | None) -> str:
-    """DEFAULT_REFINE on the CRANE-X7, "none" on another arm (`refinements_for`)."""
-    return DEFAULT_REFINE if crane_x7_model(model) else "none"
-
-
 def check_arm_options(model: DynamicModel | None, method: str, estimator: str = "ols") -> None:
     """An InputError when the refinement or the start's estimator does not run on the model's arm."""
+    if method not in REFINE_CHOICES:
+        raise InputError("--refine", repr(method), f"one of {', '.join(REFINE_CHOICES)}")
     if crane_x7_model(model):
         return
-    if method not in refinements_for(model):
-        raise InputError(f"--refine {method}", f"asked for the {model.arm.name}; {CLIE_NOT_RUN}",
-                         "--refine none")
     if estimator != "ols":
         raise InputError(f"--method {estimator}", f"asked for the {model.arm.name}, whose "
                          "weighted estimators are not sized for its axes yet", "--method ols")
@@ -197,5 +182,5 @@ def identify_recording(log: RawLog, trajectory: str, ts: float, method: str = DE
     meta.update({k: v for k, v in refined.meta.items() if k != "stage"})
     meta["refine"] = method
     if not crane_x7_model(model):
-        meta.update(arm=model.arm.name, refine_note=CLIE_NOT_RUN)
+        meta["arm"] = model.arm.name
     return condition, ParameterSet(refined.names, refined.values, condition.ols.parameters.std_errors, meta), report
