@@ -105,7 +105,8 @@ def test_the_arms_grid_follows_the_rule_and_the_crane_x7s_stays_the_papers():
     # the CRANE-X7's description takes the CRANE-X7's own sets
     np.testing.assert_array_equal(audit.audit_poses(1, load_arm("crane_x7")).poses, crane.poses)
     region = audit.folded_region(vx300s)
-    inside = (region[:, 0] >= vx300s.audit_domain[:, 0]) & (region[:, 1] <= vx300s.audit_domain[:, 1])
+    domain = vx300s.audit_domain
+    inside = (region[:, 0] >= domain[:, 0]) & (region[:, 1] <= domain[:, 1])
     assert inside.all() and np.count_nonzero(region != vx300s.audit_domain) == 1
 
 

@@ -132,7 +132,8 @@ def save_accepted(path, accepted: AcceptedModel, new: bool = False) -> Path:
     what = "CRANE-X7 39-parameter model" if arm is None else \
         f"{arm} {len(accepted.parameters.names)}-parameter model"
     save_parameters(path, accepted.parameters, new=new,
-                    comment=f"{what} through Algorithm 1, {verdict}; std_error is the OLS standard error")
+                    comment=f"{what} through Algorithm 1, {verdict}; "
+                            "std_error is the OLS standard error")
     return Path(path)
 
 

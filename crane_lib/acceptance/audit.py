@@ -140,7 +140,8 @@ def check_box(box, name: str = "box", n_joints: int = N_LINKS) -> np.ndarray:
     """`box` as an (n_joints, 2) array of finite [lower, upper] rows, or an InputError."""
     box = np.asarray(box, dtype=float)
     if box.shape != (n_joints, 2) or not np.all(np.isfinite(box)) or np.any(box[:, 0] > box[:, 1]):
-        raise InputError(name, f"array of shape {box.shape}", f"({n_joints}, 2) finite [lower, upper] rows in radians with lower <= upper")
+        raise InputError(name, f"array of shape {box.shape}",
+                         f"({n_joints}, 2) finite [lower, upper] rows in radians, lower <= upper")
     return box
 
 
@@ -169,7 +170,8 @@ def grid_poses(box, points_per_joint, n_joints: int = N_LINKS) -> np.ndarray:
     box = check_box(box, n_joints=n_joints)
     points_per_joint = [int(p) for p in points_per_joint]
     if len(points_per_joint) != n_joints or min(points_per_joint) < 1:
-        raise InputError("grid points per joint", f"{points_per_joint}", f"{n_joints} positive integers")
+        raise InputError("grid points per joint", f"{points_per_joint}",
+                         f"{n_joints} positive integers")
     axes = [np.array([0.5 * (lo + hi)]) if p == 1 else np.linspace(lo, hi, p) for (lo, hi), p in zip(box, points_per_joint)]
     return np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, n_joints)
 
@@ -243,7 +245,7 @@ def _dense_poses(box: np.ndarray, folded: np.ndarray, seed: int, domain: str, ar
 
 def audit_poses(seed: int, arm=None) -> PoseSet:
     """The dense audit set over Theta: 21,875 grid + 150,000 uniform + 50,000 folded-arm poses;
-    on another arm its own grid (`audit_grid_counts(arm)`) and the same draw counts over its Theta."""
+    on another arm its own grid (`audit_grid_counts(arm)`), the same draw counts over its Theta."""
     arm = other_arm(arm)
     return _dense_poses(audit_domain(arm), folded_region(arm), seed, "Theta", arm)
 
@@ -386,7 +388,7 @@ def _model(model: DynamicModel | None) -> DynamicModel:
 
 
 def arm_lambda_min(beta, poses, model: DynamicModel | None = None) -> np.ndarray:
-    """lambda_min of the 7x7 arm inertia matrix (another arm's n_joints block) at each pose (n,), kg·m^2."""
+    """lambda_min of the 7x7 arm inertia matrix (another arm's n_joints block) per pose, kg·m^2."""
     return _model(model).arm_min_eigenvalue(poses, beta)
 
 

@@ -59,14 +59,16 @@ class TruthScore:
                 "relative": self.relative.tolist(), "median": self.median}
 
 
-def well_determined(names, ols_values, std_errors, threshold: float = WELL_DETERMINED_T) -> np.ndarray:
+def well_determined(names, ols_values, std_errors,
+                    threshold: float = WELL_DETERMINED_T) -> np.ndarray:
     """Indices of the parameters whose OLS t-ratio reaches `threshold`, FVj left out."""
     t_ratio = np.abs(np.asarray(ols_values, dtype=float)) / np.asarray(std_errors, dtype=float)
     scored = np.array([not n.startswith(UNSCORED_PREFIXES) for n in names])
     return np.flatnonzero((t_ratio >= threshold) & scored)
 
 
-def twin_truth_base(model: DynamicModel, arm: str, truth: ParameterSet | None = None) -> ParameterSet:
+def twin_truth_base(model: DynamicModel, arm: str,
+                    truth: ParameterSet | None = None) -> ParameterSet:
     """The twin's truth of shipped arm `arm` (a key of `arm_description.ARMS`; `truth`: a truth
     file's parameters instead) in the model's base parameters."""
     from crane_lib.twin.truth import CRANE_X7, load_truth, truth_parameters

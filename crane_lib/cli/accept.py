@@ -49,7 +49,8 @@ def run(args: argparse.Namespace) -> int:
     for repair in inputs.log.repairs:
         print(f"repaired: {repair}")
     start = time.perf_counter()
-    result = accept_recording(inputs.log, cmd.name, args.ts, refine=args.refine, seeds=AUDIT_SEEDS, model=model,
+    result = accept_recording(inputs.log, cmd.name, args.ts, refine=args.refine, seeds=AUDIT_SEEDS,
+                              model=model,
                               progress=lambda stage: print(f"  {stage} ({time.perf_counter() - start:.0f} s)", flush=True))
     condition = result.condition
     eps = "" if condition.projection is None else f", projected with eps = {condition.projection.epsilon:g}"

@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     dynamics = robot_model(robot)
     log = read_raw_log(args.log, repair=args.repair)
     check_log_robot(log, robot)  # before the command file: its format is the arm's
-    cmd = read_command_file(args.trajectory, robot.command_format())  # the file the recording executed
+    cmd = read_command_file(args.trajectory, robot.command_format())  # the file it executed
     condition, model, report = identify_recording(log, cmd.name, args.ts, args.refine, workers=args.refine_workers,
                                                   model=dynamics, command_file=args.trajectory,
                                                   command_sha256=cmd.sha256, estimator=args.method)
@@ -79,6 +79,7 @@ def run(args: argparse.Namespace) -> int:
     stage = "the OLS/SDP start" if args.refine == "none" else args.refine
     what = "CRANE-X7 39-parameter model" if robot.crane_x7 else \
         f"{robot.arm.name} {len(model.names)}-parameter model"
-    save_parameters(out, model, comment=f"{what} after {stage}; std_error is the OLS standard error")
+    save_parameters(out, model,
+                    comment=f"{what} after {stage}; std_error is the OLS standard error")
     print(f"{out}: written")
     return 0

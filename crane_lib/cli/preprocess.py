@@ -7,7 +7,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from crane_lib.cli.common import add_force, add_robot, check_log_robot, interval_ms, output_folder, robot_of
+from crane_lib.cli.common import (
+    add_force, add_robot, check_log_robot, interval_ms, output_folder, robot_of)
 from crane_lib.errors import atomic_write_files
 from crane_lib.logs import npz_io, preprocessing
 from crane_lib.logs.raw_log import read_raw_log

@@ -1,4 +1,4 @@
-"""`crane-id record COMMAND_FILE --out LOG [--truth PARAMS_FILE] [--seed N] [--robot ARM] [--force]`:
+"""`crane-id record COMMAND_FILE --out LOG [--truth PARAMS] [--seed N] [--robot ARM] [--force]`:
 execute a command file on the digital twin and write its raw log (Appendix D-C). `--robot vx300s`
 or `--robot so101` runs the twin of that arm (its command files are under trajectories/<arm>/);
 a folder is accepted when it holds one of the shipped arms (the twin's truth is theirs).
@@ -69,7 +69,8 @@ def run(args: argparse.Namespace) -> int:
         robot.refuse("recording on the arm (--port)")
     if robot.key is None:
         raise InputError(f"--robot {robot.label}", "is no shipped arm, and the twin's truth and "
-                         "drive settings exist for the shipped arms only", "crane_x7, vx300s or so101")
+                         "drive settings exist for the shipped arms only",
+                         "crane_x7, vx300s or so101")
     out = output_path(args.out, inputs=[args.command_file, args.truth], force=args.force, suffixes=LOG_SUFFIXES)
     if args.port is not None:
         return _run_on_arm(args, out)

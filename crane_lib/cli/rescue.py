@@ -11,7 +11,8 @@ from pathlib import Path
 
 from crane_lib.acceptance.audit import audit_seeds
 from crane_lib.acceptance.rescue import RESCUE_EPSILON, rescue_over_theta
-from crane_lib.cli.common import add_force, add_robot, bounded_float, output_path, robot_model, robot_of
+from crane_lib.cli.common import (
+    add_force, add_robot, bounded_float, output_path, robot_model, robot_of)
 from crane_lib.identification.projection import EPSILON_LADDER
 from crane_lib.model.parameters import ParameterSet, load_parameters, save_parameters
 

@@ -115,7 +115,8 @@ def check_arm(log, model) -> None:
     expected = robot_label(model)
     if recorded != expected:
         source = str(log.path) if getattr(log, "path", None) else "the recording"
-        raise NotIdentifiable(source, f"was recorded on the arm {recorded}, not on --robot {expected}",
+        raise NotIdentifiable(source, f"was recorded on the arm {recorded}, not on --robot "
+                              f"{expected}",
                               f"a recording of {expected}, or --robot {recorded}")
 
 

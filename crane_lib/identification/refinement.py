@@ -42,7 +42,7 @@ def crane_x7_model(model: DynamicModel | None) -> bool:
 
 
 def check_arm_options(model: DynamicModel | None, method: str, estimator: str = "ols") -> None:
-    """An InputError when the refinement or the start's estimator does not run on the model's arm."""
+    """An InputError when the refinement or the start's estimator does not run on the arm."""
     if method not in REFINE_CHOICES:
         raise InputError("--refine", repr(method), f"one of {', '.join(REFINE_CHOICES)}")
     if crane_x7_model(model):
