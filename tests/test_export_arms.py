@@ -63,7 +63,7 @@ def test_the_truth_of_an_arm_has_an_exact_consistent_reconstruction(exported):
 
 
 def test_pinocchio_reads_the_urdf_of_an_arm_as_the_projects_model(exported):
-    """M(theta) and rigid body + armature + viscous + Coulomb inverse dynamics at 30 random states."""
+    """M(theta) and rigid body + armature + viscous + Coulomb inverse dynamics, 30 states."""
     arm, model, base, _, urdf, _ = exported
     robot, damping = verify.pinocchio_model(urdf)
     dynamics = files.read_urdf_joint_dynamics(urdf)
@@ -125,3 +125,27 @@ def test_the_other_mounting_turns_the_world_and_keeps_the_dynamics(tmp_path):
     mujoco.mj_inverse(loaded, data)
     gravity = model.gravity_torque(q[None, :], beta)[0]
     assert _relative(data.qfrc_inverse, gravity) < TOLERANCE
+
+
+def test_export_model_writes_an_arms_files_from_a_model_file(tmp_path):
+    """The main job's export of a model file, given the arm: its four files, the standard
+    parameters under the arm's names, the arm's own mounting in the record."""
+    from crane_lib.export import artefacts
+    from crane_lib.model.parameters import load_parameters, save_parameters
+    from crane_lib.records import read_json_record
+
+    arm = load_arm("so101")
+    model = DynamicModel("full", arm=arm)
+    base = model.base_from_standard(twin_truth.truth_parameters("so101"))
+    path = tmp_path / "model.csv"
+    save_parameters(path, base)
+    paths = {kind: tmp_path / f"out.{kind}" for kind in ("urdf", "mjcf", "standard", "record")}
+    result = artefacts.export_model(path, paths, arm=arm)
+    assert result.exact
+    standard = load_parameters(paths["standard"])
+    assert standard.names == arm.standard_parameter_names()
+    record = read_json_record(paths["record"])
+    assert record["mounting"] == arm.mounting and record["arm"] == arm.name
+    assert record["audit"] is None
+    check = verify.mujoco_check(paths["mjcf"], model, _without_coulomb(model, base), n=5)
+    assert check.passed

@@ -195,8 +195,11 @@ def link_indices(j: int, arm: ArmDescription | None = None) -> list[int]:
 
 
 def link_parameters(standard, j: int, arm: ArmDescription | None = None) -> np.ndarray:
-    """Link j's ten inertial parameters from a standard vector (standard order) or a ParameterSet."""
-    values = standard.ordered(arm_terms(arm).names, "standard parameters") if isinstance(standard, ParameterSet) else np.asarray(standard)
+    """Link j's ten inertial parameters of a standard vector (standard order) or ParameterSet."""
+    if isinstance(standard, ParameterSet):
+        values = standard.ordered(arm_terms(arm).names, "standard parameters")
+    else:
+        values = np.asarray(standard)
     return values[link_indices(j, arm)]
 
 
@@ -254,7 +257,8 @@ def base_set_of(params: ParameterSet, source: str = "base model",
     for name in base_parameters.PARAMETER_SETS:
         if names == set(terms.parameter_set(name)):
             return name
-    params.ordered(terms.parameter_set("reduced"), source)  # names what is missing or unknown against the reduced set
+    # names what is missing or unknown against the reduced set
+    params.ordered(terms.parameter_set("reduced"), source)
     raise InputError(source, "parameter names of no known set", f"one of the sets {base_parameters.PARAMETER_SETS}")
 
 
@@ -277,7 +281,8 @@ def prior_vector(prior=None, arm: ArmDescription | None = None) -> tuple[np.ndar
         for kind, index in zip(LINK_KINDS, link_indices(j, arm)):
             key = f"{kind}{j}"
             if key not in values:
-                raise InputError(f"prior {name}", f"no {key}", f"the ten inertial parameters of every link 1-{terms.n_links}")
+                raise InputError(f"prior {name}", f"no {key}",
+                                 f"the ten inertial parameters of every link 1-{terms.n_links}")
             vector[index] = float(values[key])
     margins = link_margins(vector, arm)
     if np.any(margins <= 0):
@@ -315,7 +320,8 @@ class DecidedMoment:
         return float(sum(w * values.get(name, 0.0) for name, w in self.weights.items()))
 
 
-def decided_moments(parameter_set: str = "reduced", arm: ArmDescription | None = None) -> list[DecidedMoment]:
+def decided_moments(parameter_set: str = "reduced",
+                    arm: ArmDescription | None = None) -> list[DecidedMoment]:
     """Every diagonal entry of a link's Sigma that the set's base parameters decide (with the base
     parameters the set leaves out held at zero). Found from the base matrix, not assumed: e_aa of
     Sigma_j, as a linear form c on the standard parameters, is decided when c lies in the row space
@@ -771,14 +777,15 @@ def _nearest_result(problem, base, parameter_set, phi, unit, metric, distance, p
                    problem.divergence_value(phi, distance), prior_name, margin, solves, problem.arm)
 
 
-def _result(base, parameter_set, phi, exact, change, metric, norm, distance, divergence, prior_name, margin, solves,
-            arm: ArmDescription | None = None) -> Reconstruction:
+def _result(base, parameter_set, phi, exact, change, metric, norm, distance, divergence,
+            prior_name, margin, solves, arm: ArmDescription | None = None) -> Reconstruction:
     standard = ParameterSet(arm_terms(arm).names, phi, meta={"name": "reconstruction"})
-    return Reconstruction(parameter_set, base, standard, exact, change, metric, norm, distance, divergence, prior_name, margin, solves,
-                          arm=arm)
+    return Reconstruction(parameter_set, base, standard, exact, change, metric, norm, distance,
+                          divergence, prior_name, margin, solves, arm=arm)
 
 
-def from_standard(standard: ParameterSet, margin: float = MARGIN, source: str = "standard parameters",
+def from_standard(standard: ParameterSet, margin: float = MARGIN,
+                  source: str = "standard parameters",
                   arm: ArmDescription | None = None) -> Reconstruction:
     """A standard vector given as it is (the twin's truth, a previous reconstruction): checked, not changed."""
     names = arm_terms(arm).names
@@ -788,7 +795,8 @@ def from_standard(standard: ParameterSet, margin: float = MARGIN, source: str = 
         raise NoConsistentModel(source, f"not physically consistent: {failure}", "every link's pseudo-inertia positive definite, IA, FV, FS >= 0")
     base = ParameterSet(names, phi)
     return Reconstruction("standard", base, ParameterSet(names, phi), True, np.zeros(len(phi)),
-                          "none", 0.0, "none", 0.0, "none (given as standard parameters)", margin, [], arm=arm)
+                          "none", 0.0, "none", 0.0, "none (given as standard parameters)", margin,
+                          [], arm=arm)
 
 
 def require_exact(result: Reconstruction, source: str) -> Reconstruction:

@@ -58,7 +58,7 @@ from crane_lib.constants import CLAMP_TORQUE, GRAVITY, N_AXES
 from crane_lib.errors import InputError, atomic_write
 from crane_lib.export.consistent import link_inertial
 from crane_lib.model.arm_description import ArmDescription, as_float_matrix
-from crane_lib.model.dynamics import MOUNTINGS, gravity_sign
+from crane_lib.model.dynamics import MOUNTINGS, gravity_sign, is_crane_x7
 from crane_lib.model.parameters import N_LINKS, ParameterSet, standard_parameter_names
 from crane_lib.model.robot_description import (ARM_JOINTS, DESCRIPTION_DIR, HAND_JOINT, load_description, place_mdh_frames,
                                                zero_pose_link_frames)
@@ -215,8 +215,9 @@ def arm_robot_model(standard: ParameterSet, arm: ArmDescription, mounting: str |
         origin[:3, 3] = [float(x) for x in joint.translation]
         child = arm_link_name(joint.name)
         actuator = arm.actuators[number - 1]
-        joints.append(Joint(joint.name, "revolute", parent, child, origin, np.array([0.0, 0.0, 1.0]),
-                            joint.lower, joint.upper, number, actuator.velocity_limit))
+        joints.append(Joint(joint.name, "revolute", parent, child, origin,
+                            np.array([0.0, 0.0, 1.0]), joint.lower, joint.upper, number,
+                            actuator.velocity_limit))
         body = link_inertial(values, number, arm)
         inertials[child] = Inertial(body.mass, body.com, body.inertia)
         parent = child
@@ -227,9 +228,10 @@ def arm_robot_model(standard: ParameterSet, arm: ArmDescription, mounting: str |
                             np.array([0.0, 0.0, 1.0]), lower, upper, arm.n_axes,
                             arm.actuators[-1].velocity_limit))
         axis_names.append(arm.gripper)
-    header = [f"{arm.name}, identified dynamics ({{kind}}), written by crane-id export (crane_lib.export);",
-              f"kinematics: the chain model's frames of the description ({arm.source}), link j in joint j's",
-              "frame. SI units, radians.",
+    header = [f"{arm.name}, identified dynamics ({{kind}}), written by crane-id export "
+              "(crane_lib.export);",
+              f"kinematics: the chain model's frames of the description ({arm.source}),",
+              "link j in joint j's frame. SI units, radians.",
               f"Mounting: {mounting} (gravity along -z of the world)."]
     return RobotModel(
         joints=joints,
@@ -244,6 +246,15 @@ def arm_robot_model(standard: ParameterSet, arm: ArmDescription, mounting: str |
         hand_axis=arm.n_axes if arm.gripper is not None else 0,
         header=header,
     )
+
+
+def exported_robot(standard: ParameterSet, arm: ArmDescription | None = None,
+                   mounting: str | None = None, notes: list[str] | None = None) -> RobotModel:
+    """The exported robot of any arm: the CRANE-X7's (None or its description) in the
+    manufacturer's frames (`robot_model`, default "hanging"), another in its chain frames."""
+    if is_crane_x7(arm):
+        return robot_model(standard, "hanging" if mounting is None else mounting, notes)
+    return arm_robot_model(standard, arm, mounting, notes)
 
 
 @lru_cache(maxsize=1)

@@ -44,10 +44,12 @@ class ToolCheck:
         return self.inertia_error <= TOLERANCE and self.torque_error <= TOLERANCE
 
 
-def random_states(n: int, seed: int, n_axes: int = N_AXES) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(q, dq, ddq), each (n, n_axes): angles uniform on [-pi, pi), rates and accelerations N(0, 1)."""
+def random_states(n: int, seed: int,
+                  n_axes: int = N_AXES) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(q, dq, ddq), each (n, n_axes): angles uniform on [-pi, pi), rates, accelerations N(0, 1)."""
     rng = np.random.default_rng(seed)
-    return rng.uniform(-np.pi, np.pi, (n, n_axes)), rng.normal(size=(n, n_axes)), rng.normal(size=(n, n_axes))
+    size = (n, n_axes)
+    return rng.uniform(-np.pi, np.pi, size), rng.normal(size=size), rng.normal(size=size)
 
 
 def _relative(tool: np.ndarray, own: np.ndarray) -> float:
