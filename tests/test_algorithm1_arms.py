@@ -149,7 +149,6 @@ def test_what_does_not_run_on_another_arm_is_refused(accepted, tmp_path, capsys)
         ["identify", str(log_path), "--trajectory", str(_command(arm)), "--out",
          str(tmp_path / "x.csv"), "--robot", arm, "--method", "wls"],
         ["audit", str(model_file), "--robot", arm, "--sparse"],
-        ["export", str(model_file), "--urdf", str(tmp_path / "x.urdf"), "--robot", arm],
         ["record", str(_command(arm)), "--out", str(tmp_path / "x.npz"), "--robot", arm,
          "--port", "/dev/null"],
     ]
@@ -167,3 +166,13 @@ def test_the_audit_command_audits_the_arms_model_over_its_theta(accepted, so101_
     status = cli.main(["audit", str(out), "--robot", arm, "--seed", "2", "--json"])
     assert status == (0 if result.final_audits[1].passed else 1)
     assert "Theta" in capsys.readouterr().out
+
+
+def test_the_export_command_writes_the_arms_own_robot(accepted, so101_command_line, tmp_path):
+    arm, _, _, _, _ = accepted
+    out = so101_command_line[1]
+    urdf = tmp_path / "arm.urdf"
+    argv = ["export", str(out), "--robot", arm, "--urdf", str(urdf), "--nearest"]
+    assert cli.main(argv) == 0
+    text = urdf.read_text(encoding="utf-8")
+    assert load_arm(arm).name in text and "shoulder_pan" in text

@@ -6,7 +6,8 @@ MODEL is a parameter file of one of the base-parameter sets (the 39 of `crane-id
 or of the 94 standard parameters. Without --nearest, a model that no consistent link-level model
 reproduces is refused (exit 2, the nearest one's change named, nothing written); with it, the
 nearest consistent model is exported and its change printed. Exit status 0 when written.
-`--robot`: the CRANE-X7 only so far (another arm is refused with exit 2)."""
+`--robot vx300s|so101|FOLDER`: a model of that arm (its parameter sets and description's prior),
+exported in its chain frames with its own mounting unless --mounting names one."""
 
 from __future__ import annotations
 
@@ -45,14 +46,15 @@ def register(subparsers) -> None:
                         help=f"smallest eigenvalue of every link's pseudo-inertia, "
                              f"{MARGIN_MIN:g} to {consistent.MARGIN_MAX:g} kg·m^2 "
                              "(default %(default)g)")
-    parser.add_argument("--mounting", choices=sorted(MOUNTINGS), default="hanging", help="where gravity points (default %(default)s: the arm hangs)")
+    parser.add_argument("--mounting", choices=sorted(MOUNTINGS), default=None,
+                        help="where gravity points (default: the arm's own; the CRANE-X7 hangs)")
     add_robot(parser)
     add_force(parser)
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    robot_of(args.robot).refuse("crane-id export")
+    robot = robot_of(args.robot)
     suffixes = {"urdf": (".urdf",), "mjcf": (".xml", ".mjcf"), "standard": (".csv",)}
     outputs = {option: output_path(path, inputs=[args.model, args.prior], force=args.force, option=f"--{option}", suffixes=suffixes[option])
                for option, path in (("urdf", args.urdf), ("mjcf", args.mjcf), ("standard", args.standard)) if path is not None}
@@ -63,21 +65,23 @@ def run(args: argparse.Namespace) -> int:
     if args.prior is not None:
         prior = load_parameters(args.prior)
         prior.meta["name"] = str(args.prior)
-    result = consistent.reconstruct(base, prior=prior, distance=args.distance, margin=args.margin, source=str(args.model))
+    result = consistent.reconstruct(base, prior=prior, distance=args.distance, margin=args.margin,
+                                    source=str(args.model), arm=robot.arm)
     if not args.nearest:
         consistent.require_exact(result, str(args.model))
     notes = [f"Model: {args.model.name}; {result.summary()}."]
-    robot = files.robot_model(result.standard, args.mounting, notes=notes)
+    exported = files.exported_robot(result.standard, robot.arm, args.mounting, notes=notes)
     texts = {}
     if "urdf" in outputs:
-        texts[outputs["urdf"]] = files.urdf_text(robot)
+        texts[outputs["urdf"]] = files.urdf_text(exported)
     if "mjcf" in outputs:
-        texts[outputs["mjcf"]] = files.mjcf_text(robot)
+        texts[outputs["mjcf"]] = files.mjcf_text(exported)
     for path, text in texts.items():
         files.write_text(path, text)
     if "standard" in outputs:
         save_parameters(outputs["standard"], ParameterSet(result.standard.names, result.standard.values),
-                        comment=f"94 standard parameters behind {args.model} (crane-id export): {result.summary()}")
+                        comment=f"{len(result.standard.names)} standard parameters behind "
+                                f"{args.model} (crane-id export): {result.summary()}")
     if not result.exact:
         moved = ", ".join(f"{n} {x:+.3g}" for n, x in result.changed(5))
         advice = consistent.margin_advice(result.largest_margin, result.margin)
