@@ -96,10 +96,10 @@ def inertia_batch(C, S, b, OUT):
 
 # lambda_min of the arm block by two LAPACK routines called through scipy's function pointers:
 # dsbtrd reduces the block, stored as a band of full width, to tridiagonal form by plane
-# rotations (its BLAS-free inner loops cost a third of dsytd2's Householder steps at this
-# size), then dsterf finds the eigenvalues (as numpy's eigvalsh does); the values differ from
-# eigvalsh's by rounding only. Each chunk of poses reuses one set of scratch: no allocation
-# and no workspace query per pose.
+# rotations (at 7x7 in about a third of the time of dsytd2's Householder steps, which make
+# several OpenBLAS calls each), then dsterf finds the eigenvalues (as numpy's eigvalsh does);
+# the values differ from eigvalsh's by rounding only. Each chunk of poses reuses one set of
+# scratch: no allocation and no workspace query per pose.
 _PTR = numba.types.voidptr
 _dsbtrd = numba.types.ExternalFunction("crane_lapack_dsbtrd", numba.types.void(*(_PTR,) * 12))
 _dsterf = numba.types.ExternalFunction("crane_lapack_dsterf", numba.types.void(*(_PTR,) * 4))
