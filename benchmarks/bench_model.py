@@ -8,7 +8,15 @@
 3. Regressor rows per second for a 128 s record at 1 ms, against a loop of Pinocchio's
    computeJointTorqueRegressor on the same states.
 
-`--smoke`: the cached load only (no cold generation), 2,000 audit poses, a 2 s record.
+4. Every arm (crane_x7, vx300s, so101): the model generation from a cold cache (derivation,
+   grouping, code generation, numba compile, in a fresh process with a temporary cache) beside
+   Pinocchio building the same description's model plus computeJointTorqueRegressor over the
+   same samples (also a fresh process); then the per-sample regressor evaluation, cached kernels
+   against Pinocchio's regressor.
+
+`--smoke`: the cached load only (no cold generation), 2,000 audit poses, a 2 s record; of the
+arms only the SO-101, its kernels generated cold without the numba compile and evaluated by the
+uncompiled Python kernel on a few samples.
 """
 
 from __future__ import annotations
@@ -144,6 +152,100 @@ def bench_regressor(smoke: bool = False) -> None:
           f"Pinocchio computeJointTorqueRegressor loop (70 standard columns, timed on {n_ref:,} samples) {ref:.2f} s: ours {ref / ours:.1f}x faster")
 
 
+ARMS = ("crane_x7", "vx300s", "so101")
+ARM_SAMPLES = 2_000
+SMOKE_ARM_SAMPLES = 20
+
+# one fresh process each: our model from a cold cache, then Pinocchio's from the same description,
+# both over the same samples (seeded), both including their imports
+ARM_COLD = """
+import numpy as np
+from crane_lib.model import arm_description, dynamics
+arm = arm_description.load_arm({name!r})
+rng = np.random.default_rng(3)
+q, qd, qdd = (rng.uniform(-1, 1, ({n}, arm.n_axes)) for _ in range(3))
+if {compile}:
+    model = dynamics.DynamicModel("full", arm=arm, general={general})
+    model.regressor(q, qd, qdd)
+    model.arm_min_eigenvalue(q[:1], np.ones(model.n_parameters))
+else:  # smoke: the kernels' source only, no numba compile
+    dynamics.arm_kernels("full", arm)
+"""
+PINOCCHIO_COLD = """
+import numpy as np, pinocchio as pin
+from crane_lib.model import arm_description
+from tests.arm_cases import pinocchio_model
+arm = arm_description.load_arm({name!r})
+rng = np.random.default_rng(3)
+q, qd, qdd = (rng.uniform(-1, 1, ({n}, arm.n_axes)) for _ in range(3))
+model = pinocchio_model({name!r}, arm)
+data = model.createData()
+n = arm.n_joints
+for i in range(len(q)):
+    pin.computeJointTorqueRegressor(model, data, q[i, :n], qd[i, :n], qdd[i, :n])
+"""
+
+
+def bench_arms(smoke: bool = False) -> None:
+    """Per arm: cold model generation against Pinocchio's build + regressor, then per sample."""
+    import pinocchio as pin
+
+    from crane_lib.model import arm_description, dynamics
+    from tests.arm_cases import pinocchio_model
+
+    samples = SMOKE_ARM_SAMPLES if smoke else ARM_SAMPLES
+    runs = [("so101", False)] if smoke else [(a, False) for a in ARMS] + [("crane_x7", True)]
+    if smoke:
+        print("arms (smoke): the SO-101 only; its cold generation without the numba compile, "
+              "its evaluation by the uncompiled Python kernel: the ratios are not measurements")
+    for name, general in runs:
+        label = f"{name}{' (chain recursion)' if general else ''}"
+        with tempfile.TemporaryDirectory() as cache:
+            env = dict(os.environ, CRANE_CACHE_DIR=cache)
+            ours, ours_cpu = _timed_subprocess([sys.executable, "-c", ARM_COLD.format(
+                name=name, n=samples, compile=not smoke, general=general)], env)
+        reference, _ = _timed_subprocess(
+            [sys.executable, "-c", PINOCCHIO_COLD.format(name=name, n=samples)], dict(os.environ)
+        )
+        what = "kernel source, no compile" if smoke else f"model + {samples:,} regressor samples"
+        print(f"{label:>30}: cold {what}: ours "
+              f"{ours:7.2f} s wall ({ours_cpu:.2f} s CPU), Pinocchio build + "
+              f"computeJointTorqueRegressor {reference:5.2f} s: "
+              f"ours / Pinocchio {ours / reference:.0f}")
+        if general:
+            continue
+        arm = arm_description.load_arm(name)
+        rng = np.random.default_rng(4)
+        q, qd, qdd = (rng.uniform(-1, 1, (samples, arm.n_axes)) for _ in range(3))
+        model = dynamics.DynamicModel("full", arm=arm)
+        if smoke:
+            kernel = model._module.regressor_kernel.py_func
+            c, s = np.cos(q[:, : arm.n_joints]), np.sin(q[:, : arm.n_joints])
+            out = np.zeros((arm.n_axes, model.n_parameters))
+            start = time.perf_counter()
+            for i in range(samples):
+                kernel(c[i], s[i], qd[i], qdd[i], np.sign(qd[i]), model.gravity_z, out)
+            ours_each = (time.perf_counter() - start) / samples
+        else:
+            model.regressor(q[:10], qd[:10], qdd[:10])  # compile / load outside the timing
+            timings = []
+            for _ in range(3):
+                start = time.perf_counter()
+                model.regressor(q, qd, qdd)
+                timings.append(time.perf_counter() - start)
+            ours_each = min(timings) / samples
+        reference_model = pinocchio_model(name, arm)
+        data, n = reference_model.createData(), arm.n_joints
+        start = time.perf_counter()
+        for i in range(samples):
+            pin.computeJointTorqueRegressor(reference_model, data, q[i, :n], qd[i, :n], qdd[i, :n])
+        reference_each = (time.perf_counter() - start) / samples
+        print(f"{'':>30}  regressor per sample ({model.n_parameters} base columns"
+              f"{', uncompiled' if smoke else f', {os.cpu_count()} cores'}): ours "
+              f"{ours_each * 1e6:8.2f} us, Pinocchio ({10 * n} standard columns, one core) "
+              f"{reference_each * 1e6:6.2f} us: Pinocchio / ours {reference_each / ours_each:.2f}")
+
+
 def main(argv=None) -> int:
     import argparse
 
@@ -157,6 +259,7 @@ def main(argv=None) -> int:
     bench_generation(args.smoke)
     bench_audit_scale(args.smoke)
     bench_regressor(args.smoke)
+    bench_arms(args.smoke)
     return 0
 
 

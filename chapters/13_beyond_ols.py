@@ -17,7 +17,7 @@
 # *Beyond the paper.* The paper identifies by ordinary least squares on the stacked inverse
 # dynamics and then asks, separately, whether the estimate's inertia matrix is positive definite
 # over the workspace (the audit). Yang and Hatton's coordinate-independent identification
-# (arXiv 2603.14656, `shared/paper/related_coordinate_independent_identification.md`) changes the
+# (arXiv 2603.14656; see the references) changes the
 # first step. A torque residual is a covector, a generalized force; OLS measures it with the
 # Euclidean norm of its joint components, which depends on the units and the chart the joints
 # are measured in. The kinetic-energy metric M(θ) gives the force space its own norm, the dual

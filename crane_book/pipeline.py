@@ -35,7 +35,10 @@ transitively (`crane_book.keys`), so editing a chapter or a view re-runs no step
 9. Beyond OLS: OLS, error-covariance WLS and the dual-metric WLS (plain and with Theta_r) on the
    Table VIII trajectories the profile records and the invariance test (`export.beyond_ols`,
    results/beyond_ols), which the chapter "Beyond OLS" reads;
-10. side by side (`side_by_side`: one process each, none reads another's record): DIDIM and
+10. other arms: the stages that run on the ViperX 300 S and the SO-101 as on the CRANE-X7 (the
+   model, the excitation's rank), one record per arm (`acceptance.other_arms`,
+   results/other_arms), which the chapter "Other arms" reads;
+11. side by side (`side_by_side`: one process each, none reads another's record): DIDIM and
    CLIE from each ε of the projection ladder on the representative condition
    (`identification.refinement_runs`, results/refinement_runs), which the chapter "CLIE" reads;
    Sec. VI-E's re-evaluation: every OLS estimate of the build audited over Θ (results/audits),
@@ -46,9 +49,9 @@ transitively (`crane_book.keys`), so editing a chapter or a view re-runs no step
    accepted model (a box around its worst audit pose, and the whole of Θ) and the CLIE
    solution it was rescued from, one record per model (results/certified), which chapter 06
    reads;
-11. the claims at a glance: each of the paper's main claims evaluated from those records
+12. the claims at a glance: each of the paper's main claims evaluated from those records
    (`crane_book.claims`, results/claims);
-12. the downloads: the records zipped per kind (`downloads`, results/downloads) for the pages
+13. the downloads: the records zipped per kind (`downloads`, results/downloads) for the pages
    that link them.
 
 The data set is recorded on the twin profile $CRANE_TWIN names (`make book TWIN=field`).
@@ -85,7 +88,7 @@ from crane_book import claims, downloads, keys, options, sweep
 from crane_book.build_clock import BuildClock
 from crane_lib.acceptance import accepted as accepted_stage
 from crane_lib.acceptance import audit, certified
-from crane_lib.acceptance import kt_sensitivity, nonideality, reproducibility, screen
+from crane_lib.acceptance import kt_sensitivity, nonideality, other_arms, reproducibility, screen
 from crane_lib.acceptance import rescue as rescue_stage
 from crane_lib.errors import InputError
 from crane_lib.export import artefacts as export_stage
@@ -118,6 +121,7 @@ STEP_MODULES = {
     "certified": [certified.__name__],
     "refinement_runs": [refinement_runs.__name__],
     "rescues": [rescue_stage.__name__],
+    "other_arms": [other_arms.__name__],
 }
 EXIT_BAD_SCHEDULER = 2
 
@@ -418,6 +422,24 @@ def beyond_ols_step(
     return log
 
 
+def other_arms_step(directory=None) -> keys.StepLog:
+    """One record per shipped arm (`acceptance.other_arms`), unless its stored key (the arm's
+    description and command files, and the source the study imports) matches."""
+    store = keys.KeyStore("other_arms", None if directory is None else Path(directory).parent)
+    log = keys.StepLog("other arms")
+    for key in tqdm(other_arms.ARM_KEYS, desc="other arms", unit="arm"):
+        path = other_arms.record_path(key, directory)
+        record_key = keys.record_key(
+            inputs=other_arms.input_files(key), modules=STEP_MODULES["other_arms"]
+        )
+        reasons = store.stale(path.stem, record_key, outputs=[path])
+        log.note(reasons)
+        if reasons:
+            other_arms.write_arm_record(key, directory)
+            store.store(path.stem, record_key)
+    return log
+
+
 def ols_audits_step() -> keys.StepLog:
     """Sec. VI-E: every OLS estimate of the build's condition records audited over Θ (dense set,
     seed 1, screened; with where the violations lie), one record (results/audits/) that chapter
@@ -581,6 +603,8 @@ def run_steps(args, clock: BuildClock) -> None:
         _report("nonideality", nonideality_sweep(args.profile, args.jobs, args.scheduler))
     with clock.step("Beyond OLS"):
         print(beyond_ols_step(args.profile, jobs=args.jobs).line())
+    with clock.step("other arms"):
+        print(other_arms_step().line())
     for name in args.study:
         with clock.step(f"study {name}"):
             study = condition_sweep(name, STUDIES[name], args.profile, args.jobs, args.scheduler)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import importlib.metadata
 import shutil
 import xml.etree.ElementTree as ET
@@ -21,11 +20,19 @@ from crane_lib.model import (
     robot_description,
 )
 from crane_lib.paths import DATA_DIR
+from tests.arm_cases import (
+    arm_only,
+    joint_rows,
+    prior_with_drives,
+    random_states,
+    reference_dynamics,
+    relative_error,
+    urdf_text,
+)
 
 pin = pytest.importorskip("pinocchio")
 
 RELATIVE_TOLERANCE = 1e-9
-N_STATES = 300
 ARMS = ("crane_x7", "vx300s", "so101")
 SO101_URDF = "cmeel.prefix/share/example-robot-data/robots/so_arm_description/urdf/so101.urdf"
 
@@ -80,122 +87,22 @@ def test_crane_x7_grouping_is_base_parameters_grouping():
 # ------------------------------------------------------------------ Pinocchio from the URDF numbers
 
 
-def _joint_rows(arm: str):
-    folder = DATA_DIR / ("crane_x7_description" if arm == "crane_x7" else arm_description.ARMS[arm])
-    joints, _ = arm_description.read_urdf_joints(folder, snap=arm != "crane_x7")
-    with open(folder / "links.csv", encoding="utf-8") as handle:
-        links = [row for row in csv.DictReader(line for line in handle if not line.startswith("#"))]
-    return joints, links
-
-
-def _urdf_text(joints, links) -> str:
-    """A URDF of the description's joints (as the model reads them) and its links' raw inertials."""
-    parts = ['<robot name="arm">']
-    for link in links:
-        parts.append(f'<link name="{link["link"]}">')
-        if link["mass_kg"]:
-            if "inertial_roll" in link:
-                rpy = " ".join(link[k] for k in ("inertial_roll", "inertial_pitch", "inertial_yaw"))
-            else:  # the CRANE-X7's files note the source's rotated inertial frames
-                rpy = (
-                    "1.570795 0 0"
-                    if "rotated rpy=(1.570795 0 0)" in link["frame_note"]
-                    else "0 0 0"
-                )
-            inertia = " ".join(
-                f'{k}="{link[k]}"' for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
-            )
-            parts.append(
-                f'<inertial><origin xyz="{link["com_x"]} {link["com_y"]} {link["com_z"]}" '
-                f'rpy="{rpy}"/><mass value="{link["mass_kg"]}"/><inertia {inertia}/></inertial>'
-            )
-        parts.append("</link>")
-    for j in joints.values():
-        parts.append(
-            f'<joint name="{j.name}" type="{j.type}"><parent link="{j.parent}"/>'
-            f'<child link="{j.child}"/><origin xyz="{" ".join(map(repr, j.xyz))}" '
-            f'rpy="{" ".join(map(repr, j.rpy))}"/>'
-        )
-        if j.axis is not None:
-            parts.append(f'<axis xyz="{" ".join(map(repr, j.axis.tolist()))}"/>')
-        if j.type in ("revolute", "prismatic"):
-            parts.append(f'<limit lower="{j.lower}" upper="{j.upper}" effort="1" velocity="1"/>')
-        parts.append("</joint>")
-    parts.append("</robot>")
-    return "\n".join(parts)
-
-
-def _arm_only(model, arm_joint_names, gravity):
-    """Pinocchio model with every joint but the arm's locked at its neutral position."""
-    lock = [model.getJointId(n) for n in model.names[1:] if n not in arm_joint_names]
-    reduced = pin.buildReducedModel(model, lock, pin.neutral(model)) if lock else model
-    assert list(reduced.names[1:]) == list(arm_joint_names)
-    reduced.gravity.linear = np.asarray(gravity, dtype=float)
-    return reduced
-
-
-def _reference(model, arm, phi, q, qd, qdd):
-    """RNEA and CRBA on the arm plus rotor inertia and friction, the gripper decoupled."""
-    data = model.createData()
-    n = arm.n_joints
-    ia, fv, fs = (
-        np.array([phi[f"{k}{a}"] for a in range(1, arm.n_axes + 1)]) for k in ("IA", "FV", "FS")
-    )
-    taus, masses = [], []
-    for qi, qdi, qddi in zip(q, qd, qdd):
-        tau = np.zeros(arm.n_axes)
-        tau[:n] = pin.rnea(model, data, qi[:n], qdi[:n], qddi[:n])
-        taus.append(tau + ia * qddi + fv * qdi + fs * np.sign(qdi))
-        mass = np.zeros((arm.n_axes, arm.n_axes))
-        upper = pin.crba(model, data, qi[:n])
-        mass[:n, :n] = np.triu(upper) + np.triu(upper, 1).T
-        masses.append(mass + np.diag(ia))
-    return np.array(taus), np.array(masses)
-
-
-def _relative_error(ours, reference) -> float:
-    flat = len(reference), -1
-    return float(
-        np.max(
-            np.linalg.norm((ours - reference).reshape(flat), axis=1)
-            / np.linalg.norm(reference.reshape(flat), axis=1)
-        )
-    )
-
-
-def _random_states(arm, rng, n=N_STATES):
-    limits = arm.joint_limits()
-    q = rng.uniform(limits[:, 0], limits[:, 1], (n, arm.n_axes))
-    return q, rng.normal(0, 2, (n, arm.n_axes)), rng.normal(0, 5, (n, arm.n_axes))
-
-
-def _prior_with_drives(arm, rng) -> dict[str, float]:
-    phi = dict(arm.inertial_prior)
-    for a in range(1, arm.n_axes + 1):
-        phi[f"IA{a}"], phi[f"FV{a}"], phi[f"FS{a}"] = (
-            rng.uniform(1e-3, 1e-2),
-            rng.uniform(0, 1),
-            rng.uniform(0, 1),
-        )
-    return phi
-
-
 @pytest.mark.parametrize("name", ARMS)
 def test_chain_model_matches_pinocchio(name, rng):
     """M, inverse dynamics and base regressor x base parameters are Pinocchio's to 1e-9."""
     arm = arm_description.load_arm(name)
-    joints, links = _joint_rows(name)
-    model = _arm_only(
-        pin.buildModelFromXML(_urdf_text(joints, links)), [j.name for j in arm.joints], arm.gravity
+    joints, links = joint_rows(name)
+    model = arm_only(
+        pin.buildModelFromXML(urdf_text(joints, links)), [j.name for j in arm.joints], arm.gravity
     )
     ours = chain_model.ChainModel(arm)
-    phi = _prior_with_drives(arm, rng)
-    q, qd, qdd = _random_states(arm, rng)
-    tau_ref, mass_ref = _reference(model, arm, phi, q, qd, qdd)
+    phi = prior_with_drives(arm, rng)
+    q, qd, qdd = random_states(arm, rng)
+    tau_ref, mass_ref = reference_dynamics(model, arm, phi, q, qd, qdd)
     errors = {
-        "M": _relative_error(ours.inertia_matrix(q, phi), mass_ref),
-        "RNEA": _relative_error(ours.inverse_dynamics(q, qd, qdd, phi), tau_ref),
-        "W beta": _relative_error(
+        "M": relative_error(ours.inertia_matrix(q, phi), mass_ref),
+        "RNEA": relative_error(ours.inverse_dynamics(q, qd, qdd, phi), tau_ref),
+        "W beta": relative_error(
             ours.regressor(q, qd, qdd) @ ours.base_from_standard(phi), tau_ref
         ),
     }
@@ -206,19 +113,19 @@ def test_chain_model_matches_pinocchio(name, rng):
 def test_the_check_can_fail(rng):
     """A 1 mm change of one joint origin is seen: the comparison is not vacuous."""
     arm = arm_description.load_arm("vx300s")
-    joints, links = _joint_rows("vx300s")
+    joints, links = joint_rows("vx300s")
     elbow = joints["elbow"]
     joints["elbow"] = type(elbow)(
         **{**elbow.__dict__, "xyz": (elbow.xyz[0] + 1e-3, *elbow.xyz[1:])}
     )
-    model = _arm_only(
-        pin.buildModelFromXML(_urdf_text(joints, links)), [j.name for j in arm.joints], arm.gravity
+    model = arm_only(
+        pin.buildModelFromXML(urdf_text(joints, links)), [j.name for j in arm.joints], arm.gravity
     )
-    phi = _prior_with_drives(arm, rng)
-    q, qd, qdd = _random_states(arm, rng, 50)
-    tau_ref, _ = _reference(model, arm, phi, q, qd, qdd)
+    phi = prior_with_drives(arm, rng)
+    q, qd, qdd = random_states(arm, rng, 50)
+    tau_ref, _ = reference_dynamics(model, arm, phi, q, qd, qdd)
     assert (
-        _relative_error(chain_model.ChainModel(arm).inverse_dynamics(q, qd, qdd, phi), tau_ref)
+        relative_error(chain_model.ChainModel(arm).inverse_dynamics(q, qd, qdd, phi), tau_ref)
         > 1e-5
     )
 
@@ -237,7 +144,7 @@ def _so101_urdf() -> Path:
 def test_so101_files_are_the_wheels_urdf():
     """joints.csv and links.csv hold the example-robot-data URDF's numbers, unchanged."""
     root = ET.parse(_so101_urdf()).getroot()
-    joints, links = _joint_rows("so101")
+    joints, links = joint_rows("so101")
     raw, _ = arm_description.read_urdf_joints(DATA_DIR / "so101_description", snap=False)
     for element in root.findall("joint"):
         joint = raw[element.get("name")]
@@ -261,18 +168,18 @@ def test_so101_unrounded_model_matches_pinocchio_on_the_wheels_urdf(rng):
     exact = arm_description.load_urdf_arm(DATA_DIR / "so101_description", snap=False)
     rounded = arm_description.load_arm("so101")
     names = [j.name for j in exact.joints]
-    model = _arm_only(pin.buildModelFromUrdf(str(path)), names, exact.gravity)
-    phi = _prior_with_drives(exact, rng)
-    q, qd, qdd = _random_states(exact, rng)
-    tau_ref, mass_ref = _reference(model, exact, phi, q, qd, qdd)
+    model = arm_only(pin.buildModelFromUrdf(str(path)), names, exact.gravity)
+    phi = prior_with_drives(exact, rng)
+    q, qd, qdd = random_states(exact, rng)
+    tau_ref, mass_ref = reference_dynamics(model, exact, phi, q, qd, qdd)
     unrounded = chain_model.ChainModel(exact)
     errors = {
-        "M": _relative_error(unrounded.inertia_matrix(q, phi), mass_ref),
-        "RNEA": _relative_error(unrounded.inverse_dynamics(q, qd, qdd, phi), tau_ref),
+        "M": relative_error(unrounded.inertia_matrix(q, phi), mass_ref),
+        "RNEA": relative_error(unrounded.inverse_dynamics(q, qd, qdd, phi), tau_ref),
     }
     drives = {k: v for k, v in phi.items() if k[:2] in ("IA", "FV", "FS")}
     rounded_model = chain_model.ChainModel(rounded)
-    rounding = _relative_error(
+    rounding = relative_error(
         rounded_model.inverse_dynamics(q, qd, qdd, rounded.inertial_prior | drives), tau_ref
     )
     print(f"so101 unrounded vs the wheel's URDF: {errors}; rounded model vs it: {rounding:.2e}")

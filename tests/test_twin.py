@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import math
 
 import numpy as np
 import pytest
 
 from crane_lib import arithmetic, cli
-from crane_lib.constants import CURRENT_UNIT_A, ENCODER_RESOLUTION_RAD, KT, N_ARM_JOINTS, N_AXES
+from crane_lib.constants import (CURRENT_UNIT_A, ENCODER_RESOLUTION_RAD, KT, N_ARM_JOINTS, N_AXES,
+                                 XM430_W350, XM540_W270)
 from crane_lib.errors import InputError
 from crane_lib.excitation.commands import commanded_duration, read_command_file
 from crane_lib.logs import raw_log
+from crane_lib.model.arm_description import load_arm
 from crane_lib.model.controller import CURRENT_LIMIT_UNITS
 from crane_lib.model.dynamics import model
 from crane_lib.model.parameters import save_parameters
@@ -98,9 +101,15 @@ def test_truth_is_physical_and_the_datasheets_agree_with_the_catalogue_kt():
         inertia = np.array([[truth[f"XX{j}"], truth[f"XY{j}"], truth[f"XZ{j}"]], [truth[f"XY{j}"], truth[f"YY{j}"], truth[f"YZ{j}"]], [truth[f"XZ{j}"], truth[f"YZ{j}"], truth[f"ZZ{j}"]]])
         assert np.linalg.eigvalsh(inertia)[0] > 0
     assert any(abs(truth[f"XY{j}"]) + abs(truth[f"XZ{j}"]) + abs(truth[f"YZ{j}"]) > 0 for j in range(2, 8))  # products kept
+    # every datasheet pair gives the catalogue Kt the arms' descriptions carry (the CRANE-X7's
+    # before its 1.3)
+    catalogue = {a.model: a.kt_catalogue for a in (XM430_W350, XM540_W270)}
+    for arm in ("vx300s", "so101"):
+        catalogue.update({a.model: a.kt for a in load_arm(arm).actuators})
+    assert set(catalogue) == set(STALL_TORQUE_N_M) == set(STALL_CURRENT_A)
     for model_name, torque in STALL_TORQUE_N_M.items():
         kt = torque / STALL_CURRENT_A[model_name]
-        assert kt == pytest.approx(1.783 if model_name.startswith("XM430") else 2.409, rel=2e-3)
+        assert kt == pytest.approx(catalogue[model_name], rel=2e-3)
     settings = load_plant_settings()
     ratio = settings.kt_true / KT
     assert np.all(np.abs(ratio - 1) <= 0.10) and np.std(ratio) > 0.01  # differ from the logged conversion
@@ -388,6 +397,29 @@ def test_log_columns_show_the_quantizers_the_clamp_and_the_idle_ends(short_log):
     velocity = samples[1:, raw_log.group("dtheta")]
     theta = samples[:, raw_log.group("theta_logged")]
     np.testing.assert_allclose(velocity, np.diff(theta, axis=0) / steps[:, None], rtol=1e-9, atol=1e-9)
+
+
+# sha256 of the samples of AP01 recorded with seed 7 (the short_log fixture) and of AP01, seed 7,
+# with backlash, encoder error and doubled jitter, as the twin recorded them before its core and
+# recorder were sized from the arm (one template for every arm): the CRANE-X7's recordings must
+# not change by a bit under the reference arithmetic
+AP01_SEED7_SHA256 = "194ce46e34db9b5458bfe0a0752efb430c52d89be52386d7c7b18637bd9308a8"
+AP01_SEED7_EFFECTS_SHA256 = "99367d6afda971a2590d784cb4fe501916d4bef0b464721aa8b8fc8e8fd03d07"
+
+
+def _digest(samples: np.ndarray) -> str:
+    return hashlib.sha256(np.ascontiguousarray(samples).tobytes()).hexdigest()
+
+
+@pytest.mark.skipif(not arithmetic.signature().startswith("reference"),
+                    reason="the digests hold under the reference arithmetic")
+def test_the_crane_x7_recordings_are_the_ones_before_the_twin_served_any_arm(short_log):
+    from crane_lib.twin import effects
+
+    assert _digest(short_log[0]) == AP01_SEED7_SHA256
+    profile = effects.profile("default").changed(backlash=0.25, encoder_error=0.5, jitter=2.0)
+    samples, _ = twin.record(SHORT, seed=7, effects=profile)
+    assert _digest(samples) == AP01_SEED7_EFFECTS_SHA256
 
 
 def test_same_seed_same_bytes_other_seed_a_rerun(tmp_path):

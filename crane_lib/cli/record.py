@@ -1,5 +1,6 @@
-"""`crane-id record COMMAND_FILE --out LOG [--truth PARAMS_FILE] [--seed N] [--force]`: execute a
-command file on the digital twin and write its raw log (Appendix D-C).
+"""`crane-id record COMMAND_FILE --out LOG [--truth PARAMS_FILE] [--seed N] [--arm ARM] [--force]`:
+execute a command file on the digital twin and write its raw log (Appendix D-C). `--arm vx300s`
+or `--arm so101` runs the twin of that arm (its command files are under trajectories/<arm>/).
 
 `crane-id record COMMAND_FILE --out LOG --port /dev/ttyUSB0 [--force]`: execute it on a real CRANE-X7
 (or the Protocol 2.0 emulator, `python -m crane_lib.hardware.emulator`) over dynamixel-sdk,
@@ -27,11 +28,12 @@ from tqdm import tqdm
 from crane_lib.cli.common import add_force, bounded_float, output_path, seed
 from crane_lib.constants import CONTROL_PERIOD_S
 from crane_lib.errors import InputError
-from crane_lib.excitation.commands import commanded_duration, read_command_file
+from crane_lib.excitation.commands import CRANE_X7_FORMAT, commanded_duration, read_command_file
 from crane_lib.hardware.timing import REALTIME, TIMINGS
 from crane_lib.logs.raw_log import LOG_SUFFIXES, MAX_STAMP_GAP_S, write_raw_log
+from crane_lib.model.arm_description import ARMS
 from crane_lib.twin import recorder
-from crane_lib.twin.truth import load_truth
+from crane_lib.twin.truth import CRANE_X7, load_truth
 
 idle_seconds = bounded_float(0.0, 60.0, unit="s", why="logged idle before and after the motion")
 # the widest any timing allows; _run_on_arm narrows it to the chosen timing's (real time: the log's largest gap)
@@ -46,6 +48,8 @@ def register(subparsers) -> None:
     twin_options = parser.add_argument_group("on the digital twin (default)")
     twin_options.add_argument("--truth", type=Path, default=None, metavar="PARAMS_FILE", help="truth parameter file (default data/twin_truth.csv)")
     twin_options.add_argument("--seed", type=seed, default=None, metavar="N", help="seed of this execution (default 1)")
+    twin_options.add_argument("--arm", choices=sorted(ARMS), default=None,
+                              help="the twin's arm (default crane_x7): command-file format, truth")
     arm = parser.add_argument_group("on the arm")
     arm.add_argument("--port", default=None, help="serial port of the arm's U2D2 (e.g. /dev/ttyUSB0) or the emulator's terminal")
     arm.add_argument("--idle", type=idle_seconds, default=None, metavar="S", help="logged idle before and after the motion, s (default 3)")
@@ -68,14 +72,16 @@ def run(args: argparse.Namespace) -> int:
     arm_only += [name for name, value in (("--no-approach", args.no_approach), ("--no-realtime", args.no_realtime)) if value]
     if arm_only:
         raise InputError(" ".join(arm_only), "given without --port", "--port for a recording on the arm")
-    cmd = read_command_file(args.command_file)  # checked before any simulation
-    truth = load_truth(args.truth) if args.truth is not None else None
+    twin_arm = args.arm or CRANE_X7
+    fmt = recorder.command_format(twin_arm) if twin_arm != CRANE_X7 else CRANE_X7_FORMAT
+    cmd = read_command_file(args.command_file, fmt)  # checked before any simulation
+    truth = load_truth(args.truth, twin_arm) if args.truth is not None else None
     run_seed = 1 if args.seed is None else args.seed
     seconds = commanded_duration(cmd) + sum(recorder.IDLE_RANGE_S)  # the idle stretches average half their range each
     print(f"{args.command_file}: recording {commanded_duration(cmd):.1f} s of commanded motion on the twin (seed {run_seed})", flush=True)
     bar = tqdm(total=round(seconds), unit="s", desc="recording", disable=None)  # shown on a terminal only
     try:
-        samples, metadata = recorder.record(cmd, seed=run_seed, truth=truth,
+        samples, metadata = recorder.record(cmd, seed=run_seed, truth=truth, arm=twin_arm,
                                             progress=lambda rows: bar.update(round(rows * CONTROL_PERIOD_S) - bar.n))
     except (recorder.PlantNotPositiveDefinite, recorder.SimulationDiverged) as error:
         source = str(args.truth) if args.truth is not None else "the default truth"
@@ -93,7 +99,8 @@ def run(args: argparse.Namespace) -> int:
 def _run_on_arm(args: argparse.Namespace, out: Path) -> int:
     from crane_lib.hardware import recorder as arm
 
-    twin_only = [name for name, value in (("--truth", args.truth), ("--seed", args.seed)) if value is not None]
+    twin_options = (("--truth", args.truth), ("--seed", args.seed), ("--arm", args.arm))
+    twin_only = [name for name, value in twin_options if value is not None]
     if twin_only:
         raise InputError(" ".join(twin_only), "given with --port", "twin options only without --port")
     timing = TIMINGS[args.timing] if args.timing else REALTIME

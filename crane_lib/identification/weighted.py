@@ -1,6 +1,5 @@
 """Weighted inverse-dynamics least squares beside OLS: error-covariance WLS and the dual-metric
-WLS of Yang & Hatton ("Coordinate-Independent Robot Model Identification", arXiv 2603.14656,
-`shared/paper/related_coordinate_independent_identification.md`).
+WLS of Yang & Hatton ("Coordinate-Independent Robot Model Identification", arXiv 2603.14656).
 
 All three estimators fit the same model, tau_k = Y_k beta + e_k with the 39-column IDIM
 regressor Y_k (8 x p per sample, friction and rotor columns included), and return a

@@ -31,7 +31,7 @@ import numpy as np
 import scipy.signal
 
 from crane_lib import arithmetic, constants, fingerprint
-from crane_lib.constants import CLAMP_THRESHOLD_FRACTION, CLAMP_TORQUE, CONTROL_PERIOD_S, N_AXES
+from crane_lib.constants import CLAMP_THRESHOLD_FRACTION, CONTROL_PERIOD_S
 from crane_lib.errors import InputError
 from crane_lib.logs import npz_io, raw_log
 from crane_lib.logs.raw_log import RawLog, read_raw_log
@@ -55,7 +55,7 @@ BUNDLE_FORMAT = "crane-x7-bundle-1"
 
 @dataclass
 class Bundle:
-    """One preprocessed record at one sampling interval; SI units, radians; arrays (n, 8) per axis."""
+    """One preprocessed record at one sampling interval; SI units, radians; (n, n_axes) per axis."""
 
     ts: float  # target sampling interval (s)
     t: np.ndarray  # (n,) log time of each target sample (s)
@@ -64,7 +64,7 @@ class Bundle:
     ddtheta: np.ndarray  # central-difference accelerations (rad/s^2)
     tau: np.ndarray  # filtered torque record, current x Kt (N·m)
     clamp_mask: np.ndarray  # (n,) bool: excluded because some axis reached its clamp nearby (D-F)
-    clamp_axes: np.ndarray  # (n, 8) bool: which axes reached the clamp within the sample's own window
+    clamp_axes: np.ndarray  # (n, n_axes) bool: axes at the clamp within the sample's own window
     theta_ref: np.ndarray  # reference the controller executed (rad), interpolated, not filtered
     dtheta_ref: np.ndarray
     ddtheta_ref: np.ndarray
@@ -92,14 +92,14 @@ class EvenGrid:
     """Step 1: everything needed from the raw log, on the even 1 ms grid."""
 
     t: np.ndarray  # (K,) grid times t_0 + k * 1 ms
-    theta: np.ndarray  # (K, 8) interpolated angles
-    tau: np.ndarray  # (K, 8) interpolated torque record
+    theta: np.ndarray  # (K, n_axes) interpolated angles
+    tau: np.ndarray  # (K, n_axes) interpolated torque record
     theta_ref: np.ndarray
     dtheta_ref: np.ndarray
     ddtheta_ref: np.ndarray
     segment: np.ndarray  # (K,) int, zero-order hold
     clamp_stamps: np.ndarray  # raw stamps at which some axis reached its clamp
-    clamp_axes_at_stamps: np.ndarray  # (c, 8) bool: which axes, at those stamps
+    clamp_axes_at_stamps: np.ndarray  # (c, n_axes) bool: which axes, at those stamps
     provenance: dict[str, str]
     source: str  # the raw log's file name, for error messages only (not stored in bundles)
 
@@ -118,7 +118,7 @@ def to_even_grid(log: RawLog) -> EvenGrid:
                          f"at least {(FILTFILT_PAD_SAMPLES + 1) * GRID_PERIOD_S * 1e3:g} ms of record for the anti-alias filter")
     t_grid = t_raw[0] + np.arange(n_grid) * GRID_PERIOD_S  # one product per point: no accumulated drift
     torque = log.torque_logged
-    reached = np.abs(torque) >= CLAMP_THRESHOLD_FRACTION * CLAMP_TORQUE
+    reached = np.abs(torque) >= CLAMP_THRESHOLD_FRACTION * log.layout.clamp_torque  # the log's arm
     clamped_rows = reached.any(axis=1)
     provenance = {
         "format": BUNDLE_FORMAT,
@@ -187,7 +187,7 @@ def central_differences(theta: np.ndarray, ts: float) -> tuple[np.ndarray, np.nd
 def clamp_masks(grid: EvenGrid, target_times: np.ndarray, ts: float) -> tuple[np.ndarray, np.ndarray]:
     """(any-axis mask dilated by one window each side, per-axis undilated) on the target samples."""
     n = target_times.size
-    per_axis = np.zeros((n, N_AXES), dtype=bool)
+    per_axis = np.zeros((n, grid.theta.shape[1]), dtype=bool)
     if grid.clamp_stamps.size:
         # window of target sample m: [t_m - ts/2, t_m + ts/2)
         index = np.floor((grid.clamp_stamps - target_times[0]) / ts + 0.5).astype(np.int64)
@@ -209,8 +209,9 @@ def bundle_from_grid(grid: EvenGrid, ts: float) -> Bundle:
     if keep.size < 3:
         raise InputError(grid.source, f"only {keep.size} target samples at {ts * 1e3:g} ms",
                          "a record long enough for central differences (three target samples)")
-    theta_target = filtered[keep, :N_AXES]
-    tau_target = filtered[keep, N_AXES:]
+    n_axes = grid.theta.shape[1]  # the log's arm
+    theta_target = filtered[keep, :n_axes]
+    tau_target = filtered[keep, n_axes:]
     dtheta, ddtheta = central_differences(theta_target, ts)
     interior = keep[1:-1]
     clamp_mask, clamp_axes = clamp_masks(grid, grid.t[keep], ts)

@@ -4,6 +4,10 @@ Every column is documented in `data/raw_log_columns.csv` (the source of truth fo
 units, read here). Column numbers there are 1-based as in the paper; arrays here are
 0-based, so `COLUMN["theta_logged_1"] == 1`.
 
+Another arm's log (arm_description: ViperX 300 S, SO-101) has the same groups with one column per
+axis, 2 + 13 n columns for n axes, and names its arm in the metadata ("arm: so101", `layout`);
+a log without that entry is a CRANE-X7's.
+
 Two containers hold the same 106 columns:
 - text ('.csv', or '.csv.gz' compressed): one sample per line, 106 comma-separated numbers;
   lines starting with '#' at the top carry metadata as '# key: value'. This is what the
@@ -48,6 +52,7 @@ import gzip
 import io
 import zlib
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -128,6 +133,82 @@ def _range_arrays() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 COLUMN_LOW, COLUMN_HIGH, COLUMN_INTEGER = _range_arrays()
 
+# ---------------------------------------------------------------- other arms: 2 + 13 n columns
+# A log of an arm with n axes (arm_description) has the same layout with n columns per group:
+# t, theta_logged_1..n, ..., clamped_1..n, segment. Its metadata names the arm ("arm: so101");
+# a log without that entry is a CRANE-X7's (106 columns, the layout of data/raw_log_columns.csv).
+CRANE_X7 = "crane_x7"
+PER_AXIS_GROUPS = tuple(dict.fromkeys(_group_of(n) for n in COLUMN_NAMES[1:-1]))
+
+
+def n_columns(n_axes: int = N_AXES) -> int:
+    """Columns of a raw log of an arm with `n_axes` axes (the CRANE-X7: 106)."""
+    return 2 + len(PER_AXIS_GROUPS) * n_axes
+
+
+@lru_cache(maxsize=8)
+def column_names(n_axes: int = N_AXES) -> tuple[str, ...]:
+    """Column names of an `n_axes` log: t, every per-axis group with its axes 1..n, segment."""
+    return ("t", *(f"{g}_{k}" for g in PER_AXIS_GROUPS for k in range(1, n_axes + 1)), "segment")
+
+
+@lru_cache(maxsize=8)
+def column_index(n_axes: int = N_AXES) -> dict[str, int]:
+    """0-based column of every name in an `n_axes` log (the CRANE-X7's is COLUMN)."""
+    return {name: index for index, name in enumerate(column_names(n_axes))}
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The columns of one arm's log: names, units and the accepted range of every column."""
+
+    arm: str
+    n_axes: int
+    names: tuple[str, ...]
+    units: tuple[str, ...]
+    low: np.ndarray
+    high: np.ndarray
+    integer: np.ndarray
+    kt: np.ndarray  # (n_axes,) N·m/A of the torque record, all servos of the axis
+    clamp_torque: np.ndarray  # (n_axes,) N·m, the axis's current limit times kt
+
+    @property
+    def n_columns(self) -> int:
+        return len(self.names)
+
+
+@lru_cache(maxsize=8)
+def layout(arm: str = CRANE_X7) -> Layout:
+    """The column layout of a raw log of `arm` (an arm_description key; the CRANE-X7 by default)."""
+    units = tuple(row["unit"] for row in COLUMNS)
+    if arm == CRANE_X7:
+        return Layout(arm, N_AXES, tuple(COLUMN_NAMES), units, COLUMN_LOW, COLUMN_HIGH,
+                      COLUMN_INTEGER, KT, CLAMP_TORQUE)
+    from crane_lib.model.arm_description import ARMS, load_arm  # only for other arms
+
+    if arm not in ARMS:
+        raise InputError("raw log arm", repr(arm), f"one of {sorted(ARMS)}")
+    description = load_arm(arm)
+    n = description.n_axes
+    names = column_names(n)
+    unit_of = {_group_of(name): unit for name, unit in zip(COLUMN_NAMES, units)}
+    limit = np.array([a.current_limit for a in description.actuators])
+    low, high = np.empty(len(names)), np.empty(len(names))
+    integer = np.zeros(len(names), dtype=bool)
+    for index, name in enumerate(names):
+        group_name = _group_of(name)
+        lo, hi, whole, _ = PHYSICAL_RANGES[group_name]
+        axis = int(name.rpartition("_")[2]) - 1 if group_name != name else 0
+        if group_name == "current_command":  # this arm's own current limits
+            lo, hi = -limit[axis] * _CURRENT_TOLERANCE, limit[axis] * _CURRENT_TOLERANCE
+        low[index] = lo[axis] if np.ndim(lo) else lo
+        high[index] = hi[axis] if np.ndim(hi) else hi
+        integer[index] = whole
+    kt = np.array([a.kt * a.servos for a in description.actuators])
+    column_units = tuple(unit_of[_group_of(name)] for name in names)
+    clamp_torque = np.array([a.torque_limit for a in description.actuators])
+    return Layout(arm, n, names, column_units, low, high, integer, kt, clamp_torque)
+
 
 def physical_range_table() -> list[dict[str, str]]:
     """The accepted range of every column group, for the book: group, columns, unit, range, why."""
@@ -167,12 +248,14 @@ def column_groups() -> list[dict[str, str]]:
     return groups
 
 
-def group(name: str) -> slice:
-    """0-based slice of the eight per-axis columns of a group, e.g. group('current_command') -> 49:57."""
-    first = COLUMN[f"{name}_1"]
-    if COLUMN[f"{name}_{N_AXES}"] != first + N_AXES - 1:
+def group(name: str, n_axes: int = N_AXES) -> slice:
+    """0-based slice of the per-axis columns of a group, e.g. group('current_command') -> 49:57
+    (n_axes: the arm's axes, the CRANE-X7's eight by default)."""
+    column = COLUMN if n_axes == N_AXES else column_index(n_axes)
+    first = column[f"{name}_1"]
+    if column[f"{name}_{n_axes}"] != first + n_axes - 1:
         raise KeyError(f"{name} is not a contiguous per-axis group")
-    return slice(first, first + N_AXES)
+    return slice(first, first + n_axes)
 
 
 # --------------------------------------------------------------------------------------------
@@ -180,8 +263,8 @@ def group(name: str) -> slice:
 
 
 def _axis_group(name: str, doc: str) -> property:
-    """A per-axis column group of the log as a read-only (n, 8) property."""
-    return property(lambda log: log.column_group(name), doc=f"{doc} (n, 8)")
+    """A per-axis column group of the log as a read-only (n, n_axes) property."""
+    return property(lambda log: log.column_group(name), doc=f"{doc} (n, n_axes)")
 
 
 @dataclass
@@ -196,24 +279,41 @@ class RawLog:
               record_duration_s, seed), strings
     path      the file it was read from (None when built in memory)
     repairs   one sentence per repair `read_raw_log(..., repair=True)` made; empty when none
+    arm       the arm whose log it is (an arm_description key; `layout`): its metadata's "arm"
+              entry, the CRANE-X7 without one
     """
 
     samples: np.ndarray
     metadata: dict[str, str] = field(default_factory=dict)
     path: Path | None = None
     repairs: tuple[str, ...] = ()
+    arm: str | None = None
+
+    def __post_init__(self):
+        if self.arm is None:
+            self.arm = self.metadata.get("arm", CRANE_X7)
+
+    @property
+    def layout(self) -> Layout:
+        """The columns of this log's arm."""
+        return layout(self.arm)
+
+    @property
+    def n_axes(self) -> int:
+        """Axes of this log's arm (the CRANE-X7: 8)."""
+        return self.layout.n_axes
 
     @property
     def n_samples(self) -> int:
         return self.samples.shape[0]
 
     def column_group(self, name: str) -> np.ndarray:
-        return self.samples[:, group(name)]
+        return self.samples[:, group(name, self.n_axes)]
 
     @property
     def t(self) -> np.ndarray:
         """Host time stamps (s), uneven."""
-        return self.samples[:, COLUMN["t"]]
+        return self.samples[:, 0]
 
     @property
     def duration(self) -> float:
@@ -233,12 +333,12 @@ class RawLog:
     @property
     def torque_logged(self) -> np.ndarray:
         """Torque record (N·m): commanded current times the per-axis Kt of Sec. III-A."""
-        return self.current_command * KT
+        return self.current_command * self.layout.kt
 
     @property
     def clamp_threshold_reached(self) -> np.ndarray:
-        """(n, 8) bool: |torque| >= 0.98 of the axis clamp torque, the paper's clamp rule."""
-        return np.abs(self.torque_logged) >= CLAMP_THRESHOLD_FRACTION * CLAMP_TORQUE
+        """(n, n_axes) bool: |torque| >= 0.98 of the axis clamp torque, the paper's clamp rule."""
+        return np.abs(self.torque_logged) >= CLAMP_THRESHOLD_FRACTION * self.layout.clamp_torque
 
     @property
     def clamped(self) -> np.ndarray:
@@ -248,7 +348,7 @@ class RawLog:
     @property
     def segment(self) -> np.ndarray:
         """Command-file segment index per sample (-1 while idle)."""
-        return np.rint(self.samples[:, COLUMN["segment"]]).astype(np.int64)
+        return np.rint(self.samples[:, -1]).astype(np.int64)
 
 
 # --------------------------------------------------------------------------------------------
@@ -265,16 +365,19 @@ def _metadata_lines(metadata: dict[str, str] | None) -> list[str]:
     return lines
 
 
-def _check_shape(samples: np.ndarray) -> np.ndarray:
+def _check_shape(samples: np.ndarray, metadata: dict[str, str] | None = None) -> np.ndarray:
     samples = np.asarray(samples, dtype=float)
-    if samples.ndim != 2 or samples.shape[1] != N_COLUMNS:
-        raise ValueError(f"raw log samples have shape {samples.shape}; expected (n, {N_COLUMNS})")
+    arm = (metadata or {}).get("arm", CRANE_X7)
+    expected = N_COLUMNS if arm == CRANE_X7 else layout(arm).n_columns
+    if samples.ndim != 2 or samples.shape[1] != expected:
+        raise ValueError(f"raw log samples of {arm} have shape {samples.shape}; "
+                         f"expected (n, {expected})")
     return samples
 
 
 def format_raw_log(samples: np.ndarray, metadata: dict[str, str] | None = None) -> str:
     """Text of a raw log; values printed with repr precision, so writing is lossless."""
-    samples = _check_shape(samples)
+    samples = _check_shape(samples, metadata)
     buffer = io.StringIO()
     for line in _metadata_lines(metadata):
         buffer.write(f"# {line}\n")
@@ -289,7 +392,7 @@ def write_raw_log(path, samples: np.ndarray, metadata: dict[str, str] | None = N
     """
     path = Path(path)
     if path.suffix == ".npz":
-        samples = _check_shape(samples)
+        samples = _check_shape(samples, metadata)
         meta = "\n".join(_metadata_lines(metadata))
         write_npz(path, {"samples": samples, "metadata": np.array(meta)})
         return path
@@ -315,15 +418,31 @@ def read_raw_log(path, repair: bool = False) -> RawLog:
     With repair=False any fault raises an InputError naming the file and the line or sample.
     With repair=True the two repairable faults (truncated end, duplicated stamps) are
     repaired and listed in the returned `RawLog.repairs`; every other fault still raises.
+    The columns are those of the arm the metadata names ("arm"), the CRANE-X7's without it.
     """
     path = Path(path)
     if path.suffix == ".npz":
-        samples, metadata, origin = _read_npz_container(path)
+        samples, metadata, origin, columns = _read_npz_container(path)
         repairs: list[str] = []
     else:
-        samples, metadata, origin, repairs = _read_text_container(path, repair)
-    samples, origin, stamp_repairs = _check_samples(path, samples, origin, repair)
-    return RawLog(samples=samples, metadata=metadata, path=path, repairs=tuple(repairs + stamp_repairs))
+        samples, metadata, origin, repairs, columns = _read_text_container(path, repair)
+    samples, origin, stamp_repairs = _check_samples(path, samples, origin, repair, columns)
+    return RawLog(samples=samples, metadata=metadata, path=path,
+                  repairs=tuple(repairs + stamp_repairs), arm=columns.arm)
+
+
+def _expected_text(width: int) -> str:
+    return f"{width} comma-separated numbers per line, the last line ending in a newline"
+
+
+def _layout_of(path: Path, metadata: dict[str, str]) -> Layout:
+    """The layout of the arm the metadata names; an InputError for an arm it does not know."""
+    arm = metadata.get("arm", CRANE_X7)
+    try:
+        return layout(arm)
+    except InputError:
+        raise InputError(str(path), f"metadata names the arm {shown(arm)!r}",
+                         "a shipped arm (arm_description.ARMS) or none") from None
 
 
 @dataclass(frozen=True)
@@ -349,16 +468,18 @@ def _read_npz_container(path: Path):
     samples = arrays["samples"]
     if samples.dtype.kind not in "fiu":
         raise InputError(str(path), f"'samples' has dtype {shown(str(samples.dtype))}", "real numbers (float or integer), not complex, bool, text or objects")
-    if samples.ndim != 2 or samples.shape[1] != N_COLUMNS:
-        raise InputError(str(path), f"'samples' has shape {samples.shape}: wrong column count", f"(n, {N_COLUMNS})")
     metadata = {}
     if "metadata" in arrays:
         text = arrays["metadata"]
         if text.dtype.kind != "U" or text.ndim != 0:
             raise InputError(str(path), f"'metadata' is a {text.dtype} array of shape {text.shape}", "one text of 'key: value' lines")
         metadata = _parse_metadata(str(text).splitlines())
+    columns = _layout_of(path, metadata)
+    if samples.ndim != 2 or samples.shape[1] != columns.n_columns:
+        raise InputError(str(path), f"'samples' has shape {samples.shape}: wrong column count",
+                         f"(n, {columns.n_columns})")
     origin = _Origin("sample", np.arange(samples.shape[0]))
-    return samples.astype(float, copy=False), metadata, origin
+    return samples.astype(float, copy=False), metadata, origin, columns
 
 
 def _parse_metadata(lines: list[str]) -> dict[str, str]:
@@ -416,6 +537,7 @@ def _check_container(path: Path, data: bytes, gz: bool) -> None:
 
 
 def _read_text_container(path: Path, repair: bool):
+    """(samples, metadata, origin, repairs, layout) of a text log."""
     repairs: list[str] = []
     gz = path.name.endswith(".gz")
     what = "a raw log (.csv, .csv.gz or .npz)"
@@ -437,8 +559,12 @@ def _read_text_container(path: Path, repair: bool):
         offset, n_header_lines = end + 1, n_header_lines + 1
     body = data[offset:]
     metadata = _parse_metadata(metadata_lines)
+    columns = _layout_of(path, metadata)
+    width = columns.n_columns
+    expected_text = _expected_text(width)
     if not body:
-        raise InputError(str(path), f"no samples after {n_header_lines} metadata lines", EXPECTED_TEXT)
+        raise InputError(str(path), f"no samples after {n_header_lines} metadata lines",
+                         expected_text)
     first_line = n_header_lines + 1  # 1-based number of the first sample line
 
     # line boundaries and field counts by one vectorized scan each
@@ -455,47 +581,53 @@ def _read_text_container(path: Path, repair: bool):
             return "a blank line"
         return f"{int(counts[index])} fields"
 
-    wrong = np.flatnonzero(counts != N_COLUMNS)
+    wrong = np.flatnonzero(counts != width)
     last = n_lines - 1
-    truncated = not has_final_newline or (counts[last] < N_COLUMNS and (wrong.size == 0 or wrong[0] == last))
+    short_last = counts[last] < width and (wrong.size == 0 or wrong[0] == last)
+    truncated = not has_final_newline or short_last
     if wrong.size and wrong[0] != last:
         row = int(wrong[0])
         share = f"; {wrong.size} of {n_lines} lines have a wrong count" if wrong.size > 1 else ""
         raise InputError(f"{path}, line {first_line + row}", f"{describe(row)}: wrong column count{share}",
-                         f"{N_COLUMNS} comma-separated numbers")
+                         f"{width} comma-separated numbers")
     if truncated:  # a write cut short: only the last line is incomplete
         where = first_line + last
-        if not has_final_newline and counts[last] == N_COLUMNS:
+        if not has_final_newline and counts[last] == width:
             reason = "has all fields but no final newline, so its last number may be cut short"
         elif not has_final_newline:
-            reason = f"has {counts[last]} of {N_COLUMNS} fields and no final newline"
+            reason = f"has {counts[last]} of {width} fields and no final newline"
         else:
-            reason = f"has {counts[last]} of {N_COLUMNS} fields"
+            reason = f"has {counts[last]} of {width} fields"
         if not repair:
             raise InputError(f"{path}, line {where}", f"the last line {reason}: the file is truncated",
-                             f"{EXPECTED_TEXT} (read_raw_log(..., repair=True) drops it)")
+                             f"{expected_text} (read_raw_log(..., repair=True) drops it)")
         repairs.append(f"dropped the truncated last line {where} (it {reason})")
         n_lines -= 1
         body = body[: int(line_starts[n_lines])]
         if n_lines == 0:
-            raise InputError(str(path), "no complete sample line after the repair", EXPECTED_TEXT)
+            raise InputError(str(path), "no complete sample line after the repair", expected_text)
     elif wrong.size:  # the last line has too many fields
-        raise InputError(f"{path}, line {first_line + last}", f"{describe(last)}: wrong column count", f"{N_COLUMNS} comma-separated numbers")
+        raise InputError(f"{path}, line {first_line + last}",
+                         f"{describe(last)}: wrong column count",
+                         f"{width} comma-separated numbers")
 
-    samples = _parse_numbers(path, body, first_line, n_lines)
+    samples = _parse_numbers(path, body, first_line, n_lines, columns)
     origin = _Origin("line", first_line + np.arange(n_lines))
-    return samples, metadata, origin, repairs
+    return samples, metadata, origin, repairs, columns
 
 
-def _parse_numbers(path: Path, body: bytes, first_line: int, n_lines: int) -> np.ndarray:
-    """(n_lines, 106) floats by pandas' C parser (every line has 106 fields by now); on a parse
-    failure, find the line and the field the slow way."""
+def _parse_numbers(path: Path, body: bytes, first_line: int, n_lines: int,
+                   columns: Layout) -> np.ndarray:
+    """(n_lines, columns) floats by pandas' C parser (every line has that many fields by now); on
+    a parse failure, find the line and the field the slow way."""
+    width = columns.n_columns
     try:
-        frame = pd.read_csv(io.BytesIO(body), header=None, names=range(N_COLUMNS), index_col=False, dtype=np.float64,
+        frame = pd.read_csv(io.BytesIO(body), header=None, names=range(width), index_col=False,
+                            dtype=np.float64,
                             engine="c", skip_blank_lines=False, na_filter=True, keep_default_na=False, na_values=[""],
                             quoting=csv.QUOTE_NONE)
         samples = frame.to_numpy(dtype=np.float64)
-        if samples.shape == (n_lines, N_COLUMNS):
+        if samples.shape == (n_lines, width):
             return samples
     except (ValueError, TypeError, OverflowError, pd.errors.ParserError, pd.errors.EmptyDataError):
         pass
@@ -505,33 +637,39 @@ def _parse_numbers(path: Path, body: bytes, first_line: int, n_lines: int) -> np
             if token.strip() == b"":
                 continue  # an empty field reads as NaN: reported by the finite check with its column
             parse_number(token, f"{path}, line {first_line + index}", "a decimal number (ASCII digits, '.', exponent)",
-                         field=f"column {column + 1} ({COLUMN_NAMES[column]})")
-    raise InputError(str(path), "the text could not be parsed as numbers", EXPECTED_TEXT)
+                         field=f"column {column + 1} ({columns.names[column]})")
+    raise InputError(str(path), "the text could not be parsed as numbers", _expected_text(width))
 
 
-def _check_samples(path: Path, samples: np.ndarray, origin: _Origin, repair: bool):
+def _check_samples(path: Path, samples: np.ndarray, origin: _Origin, repair: bool,
+                   columns: Layout | None = None):
     """Finite values in their physical ranges and strictly increasing stamps without gaps;
     returns (samples, origin, repairs)."""
+    columns = layout() if columns is None else columns
     repairs: list[str] = []
     if samples.shape[0] == 0:
-        raise InputError(str(path), "no samples", f"at least one (n, {N_COLUMNS}) sample")
+        raise InputError(str(path), "no samples", f"at least one (n, {columns.n_columns}) sample")
     finite = np.isfinite(samples)
     if not finite.all():
         row, column = np.argwhere(~finite)[0]
-        raise InputError(origin.where(path, row), f"column {column + 1} ({COLUMN_NAMES[column]}) is {samples[row, column]}",
+        name = columns.names[column]
+        raise InputError(origin.where(path, row),
+                         f"column {column + 1} ({name}) is {samples[row, column]}",
                          "finite numbers (NaN, inf or an empty field are not repaired)")
-    outside = (samples < COLUMN_LOW) | (samples > COLUMN_HIGH)
-    fractional = COLUMN_INTEGER & (samples != np.round(samples))
+    outside = (samples < columns.low) | (samples > columns.high)
+    fractional = columns.integer & (samples != np.round(samples))
     bad = outside | fractional
     if bad.any():
         row, column = np.argwhere(bad)[0]
-        name = COLUMN_NAMES[column]
+        name = columns.names[column]
         _, _, whole, why = PHYSICAL_RANGES[_group_of(name)]
         kind = "integers " if whole else ""
-        raise InputError(origin.where(path, row), f"column {column + 1} ({name}) is {samples[row, column]:.6g} {COLUMNS[column]['unit']}",
-                         f"{kind}in [{COLUMN_LOW[column]:.6g}, {COLUMN_HIGH[column]:.6g}]: {why}")
+        value = f"{samples[row, column]:.6g} {columns.units[column]}"
+        span = f"[{columns.low[column]:.6g}, {columns.high[column]:.6g}]"
+        raise InputError(origin.where(path, row), f"column {column + 1} ({name}) is {value}",
+                         f"{kind}in {span}: {why}")
 
-    t = samples[:, COLUMN["t"]]
+    t = samples[:, 0]
     step = np.diff(t)
     if repair:
         repeats = np.flatnonzero(step == 0) + 1
@@ -547,7 +685,7 @@ def _check_samples(path: Path, samples: np.ndarray, origin: _Origin, repair: boo
             keep = np.ones(len(t), dtype=bool)
             keep[repeats] = False
             samples, origin = samples[keep], origin.subset(keep)
-            t = samples[:, COLUMN["t"]]
+            t = samples[:, 0]
             step = np.diff(t)
 
     faults = np.flatnonzero((step <= 0) | (step > MAX_STAMP_GAP_S))

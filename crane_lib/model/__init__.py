@@ -4,5 +4,6 @@ grouping, the generated numeric kernels and dynamics, identifiability measures, 
 realization controller (2) that the twin, CLIE and the hardware recorder share.
 
 In import order: robot_description, parameters -> symbolic_model -> codegen -> base_parameters
--> dynamics (-> spd_solve for the numba loops) ; identifiability ; controller.
+-> arm_description, chain_model (any arm) -> dynamics (-> spd_solve for the numba loops) ;
+identifiability ; controller.
 """

@@ -123,20 +123,27 @@ class Grouping:
 
     def parameter_set(self, name: str) -> list[str]:
         """Base names of one of the nested sets of Table III, in canonical order."""
-        if name not in PARAMETER_SETS:
-            raise KeyError(f"unknown parameter set {name!r}; expected one of {PARAMETER_SETS}")
-        keep = []
-        for b in self.base_names:
-            kind = b.rstrip("0123456789")
-            is_product = kind in PRODUCT_KINDS
-            is_coulomb = kind == "FS"
-            if name == "full" or (not is_product and not is_coulomb):
-                keep.append(b)
-            elif name == "reduced+poi" and is_product:
-                keep.append(b)
-            elif name == "reduced+coulomb" and is_coulomb:
-                keep.append(b)
-        return keep
+        return parameter_set_members(self.base_names, name)
+
+
+def parameter_set_members(base_names, name: str) -> list[str]:
+    """The base names (in their order) of the nested set `name`: "reduced" drops the products of
+    inertia and the Coulomb terms, "reduced+poi" and "reduced+coulomb" keep one kind, "full" both.
+    The one rule for every arm's grouping."""
+    if name not in PARAMETER_SETS:
+        raise KeyError(f"unknown parameter set {name!r}; expected one of {PARAMETER_SETS}")
+    keep = []
+    for b in base_names:
+        kind = b.rstrip("0123456789")
+        is_product = kind in PRODUCT_KINDS
+        is_coulomb = kind == "FS"
+        if name == "full" or (not is_product and not is_coulomb):
+            keep.append(b)
+        elif name == "reduced+poi" and is_product:
+            keep.append(b)
+        elif name == "reduced+coulomb" and is_coulomb:
+            keep.append(b)
+    return keep
 
 
 # ------------------------------------------------------------------ exact evaluation

@@ -73,16 +73,34 @@ def _exact(value: Fraction) -> sympy.Rational:
     return sympy.Rational(value.numerator, value.denominator)
 
 
-def derive_regressor(arm: ArmDescription, columns=None):
-    """Newton-Euler regressor program: entries W[(axis row, standard parameter)] as expressions."""
+def derive_regressor(
+    arm: ArmDescription,
+    columns=None,
+    velocities=None,
+    accelerations=None,
+    gravity=None,
+    program: StraightLineProgram | None = None,
+    tag: str = "",
+):
+    """Newton-Euler regressor program: entries W[(axis row, standard parameter)] as expressions.
+
+    `velocities`, `accelerations`, `gravity` default to the input symbols; numbers specialize the
+    program (the inertia matrix: zero velocity and gravity, a unit acceleration), as in
+    `symbolic_model.derive_regressor`; `program` and `tag` let several such programs share one.
+    """
     n, n_axes = arm.n_joints, arm.n_axes
     c = [sympy.Symbol(f"c{j}") for j in range(1, n + 1)]
     s = [sympy.Symbol(f"s{j}") for j in range(1, n + 1)]
     qp = [sympy.Symbol(f"QP{j}") for j in range(1, n_axes + 1)]
     qdp = [sympy.Symbol(f"QDP{j}") for j in range(1, n_axes + 1)]
     sgn = [sympy.Symbol(f"SGN{j}") for j in range(1, n_axes + 1)]
-    g = sympy.Symbol("G")
-    prog = StraightLineProgram()
+    g = sympy.Symbol("G") if gravity is None else sympy.sympify(gravity)
+    if velocities is not None:  # numeric velocities fix their signs
+        qp = [sympy.sympify(v) for v in velocities]
+        sgn = [sympy.sign(v) for v in qp]
+    if accelerations is not None:
+        qdp = [sympy.sympify(v) for v in accelerations]
+    prog = StraightLineProgram() if program is None else program
     wanted = set(arm.standard_parameter_names() if columns is None else columns)
 
     rotations, positions, omegas, omega_dots, accs, us = [], [], [], [], [], []
@@ -97,14 +115,17 @@ def derive_regressor(arm: ArmDescription, columns=None):
         rotations.append(rot)
         positions.append(pos)
         inv = rot.T
-        wi = prog.bind_vector(inv * w, f"WI{j}_")
-        w = prog.bind_vector(wi + sympy.Matrix([0, 0, qp[j - 1]]), f"W{j}_")
+        wi = prog.bind_vector(inv * w, f"WI{j}{tag}_")
+        w = prog.bind_vector(wi + sympy.Matrix([0, 0, qp[j - 1]]), f"W{j}{tag}_")
         wp = prog.bind_vector(
-            inv * wp + sympy.Matrix([wi[1] * qp[j - 1], -wi[0] * qp[j - 1], qdp[j - 1]]), f"WP{j}_"
+            inv * wp + sympy.Matrix([wi[1] * qp[j - 1], -wi[0] * qp[j - 1], qdp[j - 1]]),
+            f"WP{j}{tag}_",
         )
-        vp = prog.bind_vector(inv * (vp + u_prev * pos), f"VP{j}_")
+        vp = prog.bind_vector(inv * (vp + u_prev * pos), f"VP{j}{tag}_")
         u_full = _skew(wp) + _skew(w) * _skew(w)
-        u_prev = sympy.Matrix(3, 3, lambda a, b: prog.bind(u_full[a, b], f"U{j}_{a + 1}{b + 1}"))
+        u_prev = sympy.Matrix(
+            3, 3, lambda a, b: prog.bind(u_full[a, b], f"U{j}{tag}_{a + 1}{b + 1}")
+        )
         omegas.append(w)
         omega_dots.append(wp)
         accs.append(vp)
@@ -118,7 +139,9 @@ def derive_regressor(arm: ArmDescription, columns=None):
             if name not in wanted:
                 continue
             if kind in AXIS_KINDS:
-                entries[(k - 1, name)] = {"IA": qdp, "FV": qp, "FS": sgn}[kind][k - 1]
+                value = {"IA": qdp, "FV": qp, "FS": sgn}[kind][k - 1]
+                if value != 0:
+                    entries[(k - 1, name)] = value
                 continue
             if kind in ("XX", "XY", "XZ", "YY", "YZ", "ZZ"):
                 e = _unit_inertia(kind)
@@ -143,8 +166,25 @@ def derive_regressor(arm: ArmDescription, columns=None):
     if arm.gripper is not None:
         for kind in HAND_PARAMETER_KINDS:
             name = f"{kind}{n_axes}"
-            if name in wanted:
-                entries[(n_axes - 1, name)] = {"IA": qdp, "FV": qp, "FS": sgn}[kind][n_axes - 1]
+            value = {"IA": qdp, "FV": qp, "FS": sgn}[kind][n_axes - 1]
+            if name in wanted and value != 0:
+                entries[(n_axes - 1, name)] = value
+    return prog, entries
+
+
+def derive_inertia_matrix(arm: ArmDescription, columns):
+    """Entries M[(row, col, parameter)] of dM/dphi, upper triangle (row <= col): the regressor
+    at zero velocity and gravity with a unit acceleration of each axis in turn."""
+    prog = StraightLineProgram()
+    entries: dict[tuple[int, int, str], sympy.Expr] = {}
+    for col in range(arm.n_axes):
+        unit = [1 if a == col else 0 for a in range(arm.n_axes)]
+        _, column_entries = derive_regressor(
+            arm, columns, [0] * arm.n_axes, unit, 0, program=prog, tag=f"a{col + 1}"
+        )
+        for (row, name), expr in column_entries.items():
+            if row <= col:
+                entries[(row, col, name)] = expr
     return prog, entries
 
 

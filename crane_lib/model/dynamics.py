@@ -11,13 +11,25 @@ benchmarks/). Arrays are (n, 8) for the eight axes (the hand is axis 8).
 
 Gravity: the arm hangs from its desk mount, so gravity points along +z0 (the zero pose,
 straight along z0, points down). `mounting="upright"` flips it; nothing else changes.
+
+Any other arm: `DynamicModel(parameter_set, arm=description)` with an `arm_description` arm
+generates the same kernels (same names, signatures and drivers, so `bind_template` binds them
+unchanged) from `chain_model`'s fixed-transform recursion and exact grouping: arrays are
+(n, n_axes), THETA_OFFSETS are zeros (the chain's transforms hold the offsets) and `gz` is the
+gravity magnitude along the arm's exact gravity direction (the arm's own mounting: +g; the other
+mounting: -g; 0: none). The CRANE-X7's description takes the MDH path above, so its kernels are
+the same module. An arm's grouping and kernels are cached under a digest of its description.
 """
 
 from __future__ import annotations
 
+import json
 import os
-from functools import lru_cache
+import re
+from fractions import Fraction
+from functools import cached_property, lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -27,6 +39,9 @@ from crane_lib.errors import InputError, atomic_write
 from crane_lib.model import base_parameters, codegen, robot_description
 from crane_lib.model.base_parameters import PARAMETER_SETS, SYMBOLIC_MODEL_SOURCE
 from crane_lib.model.parameters import N_LINKS, ParameterSet, standard_parameter_names
+
+if TYPE_CHECKING:  # arm_description is imported where an arm is given (it loads pandas)
+    from crane_lib.model.arm_description import ArmDescription
 
 MOUNTINGS = {"hanging": +1.0, "upright": -1.0}
 DEFAULT_CHUNK = 65536  # samples per regressor block in inverse_dynamics (bounds memory)
@@ -196,31 +211,256 @@ def _kernels(parameter_set: str, table_path: str | None):
     return names, pivots, module, np.array(module.THETA_OFFSETS)
 
 
-def _as_samples(array, name: str, width: int) -> np.ndarray:
+# ---------------------------------------------------------------- any arm description
+
+
+def arm_key(arm: ArmDescription) -> str:
+    """Digest of what an arm's kernels depend on: its name, every joint's exact fixed transform,
+    the exact gravity direction and whether it has a gripper axis."""
+    joints = [
+        ([str(x) for row in joint.rotation for x in row], [str(x) for x in joint.translation])
+        for joint in arm.joints
+    ]
+    gravity = [str(g) for g in arm.gravity_direction]
+    return fingerprint.digest(arm.name, repr(joints), repr(gravity), arm.gripper is not None,
+                              length=20)
+
+
+@lru_cache(maxsize=1)
+def _crane_x7_key() -> str:
+    from crane_lib.model import arm_description
+
+    return arm_key(arm_description.crane_x7())
+
+
+def is_crane_x7(arm: ArmDescription | None) -> bool:
+    """True for None and for a description whose kernels are the CRANE-X7's (its MDH path)."""
+    return arm is None or arm_key(arm) == _crane_x7_key()
+
+
+def _arm_stem(arm: ArmDescription) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", arm.name.lower()).strip("_") or "arm"
+
+
+@lru_cache(maxsize=1)
+def _arm_generator_digest() -> str:
+    from crane_lib.model import chain_model
+
+    return fingerprint.source_digest(SYMBOLIC_MODEL_SOURCE, chain_model, codegen, base_parameters,
+                                     __file__)
+
+
+@lru_cache(maxsize=16)
+def _arm_grouping_cached(key: str, arm: _Keyed):
+    """(standard names, base names, pivots, relations) of an arm, cached on disk as JSON."""
+    target = codegen.CODEGEN_DIR / f"grouping_{_arm_stem(arm.arm)}_{key}.json"
+    if not target.exists():
+        from crane_lib.model import chain_model
+
+        group = chain_model.derive_grouping(arm.arm)
+        data = {
+            "standard_names": list(group.standard_names),
+            "base_names": list(group.base_names),
+            "pivots": list(group.pivots),
+            "relations": [{s: str(k) for s, k in row.items()} for row in group.relations],
+        }
+        with atomic_write(target, encoding="utf-8") as handle:
+            json.dump(data, handle, indent=1)
+    data = json.loads(target.read_text(encoding="utf-8"))
+    relations = tuple({s: Fraction(k) for s, k in row.items()} for row in data["relations"])
+    names = tuple(data["standard_names"]), tuple(data["base_names"]), tuple(data["pivots"])
+    return (*names, relations)
+
+
+class _Keyed:
+    """An arm description hashed by its kernel digest (descriptions hold arrays and dicts)."""
+
+    def __init__(self, arm: ArmDescription):
+        self.arm, self.key = arm, arm_key(arm)
+
+    def __hash__(self):
+        return hash(self.key)
+
+    def __eq__(self, other):
+        return isinstance(other, _Keyed) and other.key == self.key
+
+
+def arm_grouping(arm: ArmDescription):
+    """(standard names, base names, pivots, exact relations) of an arm, derived once per
+    description and generating code (`chain_model.derive_grouping`), then read from the cache."""
+    keyed = _Keyed(arm)
+    key = fingerprint.digest(keyed.key, _arm_generator_digest(), length=20)
+    return _arm_grouping_cached(key, keyed)
+
+
+def arm_parameter_set(arm: ArmDescription, parameter_set: str) -> list[str]:
+    """Base names of one of the four nested sets for `arm` (the CRANE-X7's membership rule)."""
+    return base_parameters.parameter_set_members(arm_grouping(arm)[1], parameter_set)
+
+
+def _arm_unpack(arm: ArmDescription) -> dict[str, str]:
+    unpack = {f"c{j}": f"c[{j - 1}]" for j in range(1, arm.n_joints + 1)}
+    unpack.update({f"s{j}": f"s[{j - 1}]" for j in range(1, arm.n_joints + 1)})
+    return unpack
+
+
+def _as_floats(program, stores):
+    """The program and stores with every non-integer rational (and integer beyond 2^53) a float.
+
+    A URDF's lengths are decimal fractions whose products the printer would write as integer
+    numerator and denominator, larger than numba's 64-bit integers; the float of each exact
+    constant is what the MDH path's printer writes for a lone rational."""
+    import sympy
+
+    from crane_lib.model.symbolic_model import StraightLineProgram
+
+    def floated(expr):
+        constants = [a for a in expr.atoms(sympy.Rational) if not a.is_Integer or abs(a) > 2**53]
+        return expr.xreplace({a: sympy.Float(float(a)) for a in constants}) if constants else expr
+
+    assignments = [(symbol, floated(expr)) for symbol, expr in program.assignments]
+    return StraightLineProgram(assignments=assignments), [(t, floated(e)) for t, e in stores]
+
+
+def _arm_regressor_source(arm: ArmDescription, names: list[str], pivots: list[str]) -> str:
+    from crane_lib.model import chain_model
+
+    program, entries = chain_model.derive_regressor(arm, columns=pivots)
+    column = {p: i for i, p in enumerate(pivots)}
+    ordered = sorted(entries.items(), key=lambda e: (e[0][0], column[e[0][1]]))
+    stores = [(f"out[{row}, {column[name]}]", expr) for (row, name), expr in ordered]
+    program, stores = _as_floats(program, stores)
+    unpack = _arm_unpack(arm)
+    for kind, argument in (("QP", "qp"), ("QDP", "qdp"), ("SGN", "sgn")):
+        unpack.update({f"{kind}{j}": f"{argument}[{j - 1}]" for j in range(1, arm.n_axes + 1)})
+    unpack["G"] = "gz"
+    header = f"# columns: {', '.join(names)}\n@numba.njit(cache=True)\n"
+    arguments = ["c", "s", "qp", "qdp", "sgn", "gz"]
+    return header + codegen.emit_function(
+        "regressor_kernel", arguments, unpack, program, stores, exact=False
+    )
+
+
+def _arm_inertia_source(arm: ArmDescription, pivots: list[str]) -> str:
+    import sympy
+
+    from crane_lib.model import chain_model
+
+    program, entries = chain_model.derive_inertia_matrix(arm, columns=pivots)
+    beta = {p: sympy.Symbol(f"B{i}") for i, p in enumerate(pivots)}
+    sums: dict[tuple[int, int], sympy.Expr] = {}
+    for (row, col, name), expr in entries.items():
+        sums[(row, col)] = sums.get((row, col), 0) + beta[name] * expr
+    stores = [(f"out[{r}, {c}]", e) for (r, c), e in sorted(sums.items())]
+    program, stores = _as_floats(program, stores)
+    unpack = _arm_unpack(arm)
+    unpack.update({f"B{i}": f"b[{i}]" for i in range(len(pivots))})
+    return "@numba.njit(cache=True)\n" + codegen.emit_function(
+        "inertia_upper_kernel", ["c", "s", "b"], unpack, program, stores, exact=False
+    )
+
+
+@lru_cache(maxsize=16)
+def _arm_kernels_cached(parameter_set: str, arm: _Keyed):
+    names = arm_parameter_set(arm.arm, parameter_set)
+    _, base_names, group_pivots, _ = arm_grouping(arm.arm)
+    pivots = [group_pivots[base_names.index(n)] for n in names]
+    key = fingerprint.digest(arm.key, parameter_set, _arm_generator_digest(), length=20)
+    stem = f"{_arm_stem(arm.arm)}_{parameter_set.replace('+', '_')}_{key}"
+    target = codegen.CODEGEN_DIR / f"dynamics_{stem}.py"
+    if not target.exists():
+        source = (
+            f'"""Generated by crane_lib.model.dynamics from the arm description {arm.arm.name} '
+            f'({arm.arm.source}); do not edit."""\n\n'
+            + f"import numba\nimport numpy as np\n\nOUT_SIZE = {arm.arm.n_axes}\n"
+            + f"THETA_OFFSETS = {(0.0,) * arm.arm.n_joints!r}  # the chain's transforms hold them\n"
+            + "\n\n"
+            + _arm_regressor_source(arm.arm, names, pivots)
+            + "\n\n"
+            + _arm_inertia_source(arm.arm, pivots)
+            + "\n"
+            + _DRIVERS
+        )
+        with atomic_write(target, encoding="utf-8") as handle:
+            handle.write(source)
+    module = codegen.load_module(target, f"crane_lib_generated_{stem}")
+    return names, pivots, module, np.array(module.THETA_OFFSETS)
+
+
+def arm_kernels(parameter_set: str, arm: ArmDescription):
+    """(names, pivots, module, offsets) of an arm's kernels generated by the chain recursion."""
+    if parameter_set not in PARAMETER_SETS:
+        raise KeyError(f"unknown parameter set {parameter_set!r}; expected one of {PARAMETER_SETS}")
+    return _arm_kernels_cached(parameter_set, _Keyed(arm))
+
+
+def _as_samples(array, name: str, width: int, n_axes: int = N_AXES) -> np.ndarray:
     array = np.asarray(array, dtype=float)
     if array.ndim == 1:
         array = array[None, :]
-    if array.ndim != 2 or array.shape[1] not in (width, N_AXES):
-        raise InputError(name, f"shape {array.shape}", f"(samples, {N_AXES}) or (samples, {width})")
+    if array.ndim != 2 or array.shape[1] not in (width, n_axes):
+        raise InputError(name, f"shape {array.shape}", f"(samples, {n_axes}) or (samples, {width})")
     if not np.all(np.isfinite(array)):
         bad = np.argwhere(~np.isfinite(array))[0]
         raise InputError(f"{name} sample {bad[0]}, axis {bad[1] + 1}", f"value {array[tuple(bad)]}", "a finite number")
-    if array.shape[1] != N_AXES:
-        array = np.hstack([array, np.zeros((array.shape[0], N_AXES - array.shape[1]))])
+    if array.shape[1] != n_axes:
+        array = np.hstack([array, np.zeros((array.shape[0], n_axes - array.shape[1]))])
     return array
 
 
-class DynamicModel:
-    """Inverse and direct dynamics of the CRANE-X7 in one base-parameter set."""
+def _gravity_sign(mounting: str | None, own: str) -> tuple[str, float]:
+    """(mounting, sign of gz): the arm's own mounting is +g along its gravity direction."""
+    if mounting is None or mounting == own:
+        return own, 1.0
+    if mounting in MOUNTINGS and own in MOUNTINGS:
+        return mounting, MOUNTINGS[mounting] * MOUNTINGS[own]
+    raise ValueError(
+        f"mounting {mounting!r}: expected one of {sorted(MOUNTINGS)} or the arm's {own!r}"
+    )
 
-    def __init__(self, parameter_set: str = "reduced", mounting: str = "hanging", table_path=None):
-        if mounting not in MOUNTINGS:
-            raise ValueError(f"mounting {mounting!r}: expected one of {sorted(MOUNTINGS)}")
+
+class DynamicModel:
+    """Inverse and direct dynamics of the CRANE-X7, or of any `arm`, in one base-parameter set.
+
+    `mounting`: None is the arm's own ("hanging" for the CRANE-X7); the other one flips gravity.
+    `general=True` generates the CRANE-X7's kernels by the chain recursion too (tests compare).
+    """
+
+    def __init__(self, parameter_set: str = "reduced", mounting: str | None = None, table_path=None,
+                 arm: ArmDescription | None = None, general: bool = False):
+        self.arm = arm
+        self._chain = arm is not None and (general or not is_crane_x7(arm))
+        if not self._chain:
+            mounting = "hanging" if mounting is None else mounting
+            if mounting not in MOUNTINGS:
+                raise ValueError(f"mounting {mounting!r}: expected one of {sorted(MOUNTINGS)}")
+            self.parameter_set = parameter_set
+            self.mounting = mounting
+            self.gravity_z = MOUNTINGS[mounting] * GRAVITY
+            table = None if table_path is None else str(table_path)
+            self.names, self.pivots, self._module, self._offsets = _kernels(parameter_set, table)
+            self.n_joints, self.n_axes = N_LINKS, N_AXES
+            self.standard_names = standard_parameter_names()
+            self._table_path = table_path
+            return
+        if table_path is not None:
+            raise ValueError("table_path is the CRANE-X7's MDH table: pass either it or an arm")
+        self.mounting, sign = _gravity_sign(mounting, arm.mounting)
         self.parameter_set = parameter_set
-        self.mounting = mounting
-        self.gravity_z = MOUNTINGS[mounting] * GRAVITY
-        self.names, self.pivots, self._module, self._offsets = _kernels(parameter_set, None if table_path is None else str(table_path))
-        self.grouping = base_parameters.grouping(table_path)
+        self.gravity_z = sign * GRAVITY
+        self.names, self.pivots, self._module, self._offsets = arm_kernels(parameter_set, arm)
+        self.n_joints, self.n_axes = arm.n_joints, arm.n_axes
+        self.standard_names = arm.standard_parameter_names()
+        self._table_path = None
+
+    @cached_property
+    def grouping(self):
+        """The exact grouping (`base_parameters.Grouping`, or `chain_model.ChainGrouping`)."""
+        if not self._chain:
+            return base_parameters.grouping(self._table_path)
+        from crane_lib.model import chain_model
+
+        return chain_model.ChainGrouping(*arm_grouping(self.arm))
 
     @property
     def n_parameters(self) -> int:
@@ -237,42 +477,42 @@ class DynamicModel:
         return beta
 
     def _trig(self, q: np.ndarray):
-        angles = q[:, :N_LINKS] + self._offsets
+        angles = q[:, :self.n_joints] + self._offsets
         return np.ascontiguousarray(np.cos(angles)), np.ascontiguousarray(np.sin(angles))
 
     # ---------------------------------------------------------------- regressor and torques
 
     def regressor(self, q, qd, qdd, gravity: bool = True) -> np.ndarray:
-        """W with tau = W beta, shape (n, 8, n_parameters)."""
-        q = _as_samples(q, "q", N_LINKS)
-        qd = _as_samples(qd, "qd", N_LINKS)
-        qdd = _as_samples(qdd, "qdd", N_LINKS)
+        """W with tau = W beta, shape (n, n_axes, n_parameters) (8 axes for the CRANE-X7)."""
+        q = _as_samples(q, "q", self.n_joints, self.n_axes)
+        qd = _as_samples(qd, "qd", self.n_joints, self.n_axes)
+        qdd = _as_samples(qdd, "qdd", self.n_joints, self.n_axes)
         if not (len(q) == len(qd) == len(qdd)):
             raise InputError("regressor", f"{len(q)}, {len(qd)}, {len(qdd)} samples of q, qd, qdd", "equal sample counts")
-        out = np.zeros((len(q), N_AXES, self.n_parameters))
+        out = np.zeros((len(q), self.n_axes, self.n_parameters))
         c, s = self._trig(q)
         self._module.regressor_batch(c, s, qd, qdd, np.sign(qd), self.gravity_z if gravity else 0.0, out)
         return out
 
     def inverse_dynamics(self, q, qd, qdd, beta, gravity: bool = True, chunk: int = DEFAULT_CHUNK) -> np.ndarray:
         beta = self.parameter_vector(beta)
-        q = _as_samples(q, "q", N_LINKS)
-        qd = _as_samples(qd, "qd", N_LINKS)
-        qdd = _as_samples(qdd, "qdd", N_LINKS)
-        tau = np.empty((len(q), N_AXES))
+        q = _as_samples(q, "q", self.n_joints, self.n_axes)
+        qd = _as_samples(qd, "qd", self.n_joints, self.n_axes)
+        qdd = _as_samples(qdd, "qdd", self.n_joints, self.n_axes)
+        tau = np.empty((len(q), self.n_axes))
         for start in range(0, len(q), chunk):
             sl = slice(start, start + chunk)
             tau[sl] = self.regressor(q[sl], qd[sl], qdd[sl], gravity=gravity) @ beta
         return tau
 
     def gravity_torque(self, q, beta) -> np.ndarray:
-        zeros = np.zeros_like(_as_samples(q, "q", N_LINKS))
+        zeros = np.zeros_like(_as_samples(q, "q", self.n_joints, self.n_axes))
         return self.inverse_dynamics(q, zeros, zeros, beta)
 
     def friction_torque(self, qd, beta) -> np.ndarray:
         """Viscous (and, where the set carries them, Coulomb) friction torque."""
         beta = self.parameter_vector(beta)
-        qd = _as_samples(qd, "qd", N_LINKS)
+        qd = _as_samples(qd, "qd", self.n_joints, self.n_axes)
         tau = np.zeros_like(qd)
         for i, name in enumerate(self.names):
             kind = name.rstrip("0123456789")
@@ -285,28 +525,29 @@ class DynamicModel:
 
     def coriolis_torque(self, q, qd, beta) -> np.ndarray:
         """Coriolis and centrifugal torque C(theta, dtheta) dtheta."""
-        zeros = np.zeros_like(_as_samples(q, "q", N_LINKS))
+        zeros = np.zeros_like(_as_samples(q, "q", self.n_joints, self.n_axes))
         return self.inverse_dynamics(q, qd, zeros, beta, gravity=False) - self.friction_torque(qd, beta)
 
     # ---------------------------------------------------------------- inertia matrix
 
     def inertia_matrix(self, q, beta) -> np.ndarray:
-        """M(theta; beta), shape (n, 8, 8); the hand axis is decoupled (M[7, 7] = IA8)."""
+        """M(theta; beta), shape (n, n_axes, n_axes); the gripper axis is decoupled (M = IA)."""
         beta = self.parameter_vector(beta)
-        q = _as_samples(q, "q", N_LINKS)
-        out = np.zeros((len(q), N_AXES, N_AXES))
+        q = _as_samples(q, "q", self.n_joints, self.n_axes)
+        out = np.zeros((len(q), self.n_axes, self.n_axes))
         self._module.inertia_batch(*self._trig(q), beta, out)
         return out
 
     def arm_min_eigenvalue(self, q, beta) -> np.ndarray:
-        """Smallest eigenvalue of the 7x7 arm block of M at each configuration (the audit's lambda_min).
+        """Smallest eigenvalue of the arm block of M (7x7 for the CRANE-X7) at each configuration
+        (the audit's lambda_min).
 
         M is built and decomposed pose by pose, so memory stays O(poses) however many there are.
         """
         beta = self.parameter_vector(beta)
-        q = np.ascontiguousarray(_as_samples(q, "q", N_LINKS))
+        q = np.ascontiguousarray(_as_samples(q, "q", self.n_joints, self.n_axes))
         result = np.empty(len(q))
-        self._module.arm_min_eigenvalue_batch(q, self._offsets, beta, N_LINKS, result)
+        self._module.arm_min_eigenvalue_batch(q, self._offsets, beta, self.n_joints, result)
         if np.isnan(result).any():
             pose = int(np.argmax(np.isnan(result)))
             raise np.linalg.LinAlgError(f"arm inertia matrix at pose {pose}: not finite, "
@@ -316,9 +557,9 @@ class DynamicModel:
     def direct_dynamics(self, q, qd, tau, beta) -> np.ndarray:
         """ddtheta = M^-1 (tau - C dtheta - g - friction), vectorized over samples."""
         beta = self.parameter_vector(beta)
-        q = _as_samples(q, "q", N_LINKS)
-        qd = _as_samples(qd, "qd", N_LINKS)
-        tau = _as_samples(tau, "tau", N_AXES)
+        q = _as_samples(q, "q", self.n_joints, self.n_axes)
+        qd = _as_samples(qd, "qd", self.n_joints, self.n_axes)
+        tau = _as_samples(tau, "tau", self.n_axes, self.n_axes)
         bias = self.inverse_dynamics(q, qd, np.zeros_like(q), beta)
         mass = self.inertia_matrix(q, beta)
         return np.linalg.solve(mass, (tau - bias)[:, :, None])[:, :, 0]
@@ -326,23 +567,42 @@ class DynamicModel:
     # ---------------------------------------------------------------- parameters
 
     def base_from_standard(self, standard) -> ParameterSet:
-        """Map standard parameters (all 94, by name) to this model's base parameters."""
+        """Map standard parameters (all the arm's, by name: 94 for the CRANE-X7) to base ones."""
         if isinstance(standard, ParameterSet):
             standard = dict(zip(standard.names, standard.values))
-        names = standard_parameter_names()
+        names = self.standard_names
         missing = [n for n in names if n not in standard]
         unknown = [n for n in standard if n not in set(names)]
         if missing or unknown:
-            raise InputError("standard parameters", f"missing {missing}; unknown {unknown}", f"the 94 names {names}")
+            raise InputError("standard parameters", f"missing {missing}; unknown {unknown}",
+                             f"the {len(names)} names {names}")
         return ParameterSet(self.names, self.base_matrix() @ np.array([standard[n] for n in names], dtype=float))
 
     def base_matrix(self) -> np.ndarray:
-        """K with beta = K phi for this set (rows: self.names; columns: the 94 standard parameters)."""
-        return base_matrix(self.parameter_set)
+        """K with beta = K phi for this set (rows: self.names; columns: self.standard_names)."""
+        return base_matrix(self.parameter_set, self.arm if self._chain else None)
+
+
+def base_matrix(parameter_set: str = "reduced", arm: ArmDescription | None = None) -> np.ndarray:
+    """K with beta = K phi of a set (rows: its base names; columns: the arm's standard names)."""
+    if is_crane_x7(arm):
+        return _crane_x7_base_matrix(parameter_set)
+    return _arm_base_matrix(parameter_set, _Keyed(arm))
 
 
 @lru_cache(maxsize=8)
-def base_matrix(parameter_set: str = "reduced") -> np.ndarray:
+def _arm_base_matrix(parameter_set: str, arm: _Keyed) -> np.ndarray:
+    standard, base_names, _, relations = arm_grouping(arm.arm)
+    names = arm_parameter_set(arm.arm, parameter_set)
+    matrix = np.zeros((len(names), len(standard)))
+    for i, name in enumerate(names):
+        for s, coefficient in relations[base_names.index(name)].items():
+            matrix[i, standard.index(s)] = float(coefficient)
+    return matrix
+
+
+@lru_cache(maxsize=8)
+def _crane_x7_base_matrix(parameter_set: str = "reduced") -> np.ndarray:
     group = base_parameters.grouping()
     numeric = group.numeric_coefficients()
     standard = list(group.standard_names)
@@ -354,14 +614,28 @@ def base_matrix(parameter_set: str = "reduced") -> np.ndarray:
     return matrix
 
 
+def model(parameter_set: str = "reduced", mounting: str | None = None,
+          arm: ArmDescription | None = None) -> DynamicModel:
+    """The shared DynamicModel of a set, mounting and arm (None: the CRANE-X7), built once."""
+    if is_crane_x7(arm):
+        return _crane_x7_model(parameter_set, "hanging" if mounting is None else mounting)
+    return _arm_model(parameter_set, _gravity_sign(mounting, arm.mounting)[0], _Keyed(arm))
+
+
 @lru_cache(maxsize=8)
-def model(parameter_set: str = "reduced", mounting: str = "hanging") -> DynamicModel:
+def _crane_x7_model(parameter_set: str, mounting: str) -> DynamicModel:
     return DynamicModel(parameter_set, mounting)
 
 
-def regressor(q, qd, qdd, parameter_set: str = "reduced", mounting: str = "hanging") -> np.ndarray:
-    """W(theta, dtheta, ddtheta) of a base-parameter set, shape (n, 8, n_parameters)."""
-    return model(parameter_set, mounting).regressor(q, qd, qdd)
+@lru_cache(maxsize=16)
+def _arm_model(parameter_set: str, mounting: str, arm: _Keyed) -> DynamicModel:
+    return DynamicModel(parameter_set, mounting, arm=arm.arm)
+
+
+def regressor(q, qd, qdd, parameter_set: str = "reduced", mounting: str | None = None,
+              arm: ArmDescription | None = None) -> np.ndarray:
+    """W(theta, dtheta, ddtheta) of a base-parameter set, shape (n, n_axes, n_parameters)."""
+    return model(parameter_set, mounting, arm).regressor(q, qd, qdd)
 
 
 # ---------------------------------------------------------------- numba loops over the kernels
@@ -369,14 +643,15 @@ def regressor(q, qd, qdd, parameter_set: str = "reduced", mounting: str = "hangi
 KERNEL_MARKER = "regressor_kernel = inertia_kernel = None  # @@KERNELS@@ (replaced by the import of the generated kernels)"
 
 
-def bind_template(template, parameter_set: str, *dependencies):
+def bind_template(template, parameter_set: str, *dependencies, arm: ArmDescription | None = None):
     """Load a numba module template (the twin's plant loop, CLIE's simulator) with its marker line
-    replaced by an import of the generated kernels of `parameter_set`.
+    replaced by an import of the generated kernels of `parameter_set` (of `arm`; None: the
+    CRANE-X7).
 
     The bound module is written once to the codegen cache under a name that hashes its text
     and the source of every module it calls (`dependencies`), so numba, which does not notice
     a change in a called module, caches the compiled loop per version of all of them."""
-    kernels = model(parameter_set)._module
+    kernels = model(parameter_set, arm=arm)._module
     text = Path(template).read_text(encoding="utf-8")
     if KERNEL_MARKER not in text:
         raise RuntimeError(f"{template}: kernel marker line not found")

@@ -3,10 +3,12 @@
 This file is a template: `twin._core()` copies it into the code cache with the marked line
 replaced by an import of the generated dynamics kernels of the "full" parameter set (whose
 module name carries a hash), so numba can cache the compiled loop per kernel version. Do not
-import it directly. Everything is SI; arrays index axes 0..7 (axis 8, the hand, is index 7).
+import it directly. Everything is SI; arrays index the axes 0..N_AX-1: the N_ARM arm joints, then
+the decoupled gripper axes (the CRANE-X7: seven joints, the hand is index 7). Both sizes come from
+the bound kernels (OUT_SIZE axes, one joint offset per arm joint), so one template serves every arm.
 
 Plant (per 0.25 ms step, semi-implicit Euler with the drivetrain spring implicit; see twin.py):
-  link side   M_link(q) q̈ = τ_spring - (C(q, q̇) q̇ + g(q))                    (arm, 7 x 7)
+  link side   M_link(q) q̈ = τ_spring - (C(q, q̇) q̇ + g(q))              (arm, N_ARM x N_ARM)
   rotor side  IA_j q̈m_j = Kt_true,j i_j - τ_spring,j - FV_j q̇m_j - (FS_j + FL_j) sgn(q̇m_j)
   τ_spring = k (qm - q) + d (q̇m - q̇)      (drivetrain compliance, resonance near 100 Hz)
              with backlash (switchable, off by default): k (δ - sgn(δ) b) + d (q̇m - q̇) while |δ| > b,
@@ -14,7 +16,7 @@ Plant (per 0.25 ms step, semi-implicit Euler with the drivetrain spring implicit
   FL_j = λ_j |τ_spring,j|                  (load-dependent gear friction)
          λ_j = 1/η_drive,j - 1   if τ_spring,j q̇m_j > 0 (the motor drives the load)
          λ_j = 1 - η_back,j      otherwise (the load back-drives the motor)
-  hand        IA_8 q̈_8 = Kt_true,8 i_8 - FV_8 q̇_8 - FS_8 sgn(q̇_8)
+  hand        IA_h q̈_h = Kt_true,h i_h - FV_h q̇_h - FS_h sgn(q̇_h)   (each gripper axis h)
   supply voltage (all axes, switchable): the delivered current i_j is the commanded one clipped to
               [(-V - k_e,j ω_j)/R_j, (V - k_e,j ω_j)/R_j],  ω_j = q̇m_j (q̇_j on the hand / rigid),
               R_j = V/i_stall,j, k_e,j = V/ω_nl,j (link side, datasheet at V = 12 V): driving,
@@ -30,6 +32,7 @@ load-dependent friction (no transmitted torque is defined apart from the motor's
 """
 
 import math
+import sys
 
 import numba
 import numpy as np
@@ -39,10 +42,13 @@ from crane_lib.model.spd_solve import solve_spd
 
 regressor_kernel = inertia_kernel = None  # @@KERNELS@@ (replaced by the import of the generated kernels)
 
-N_ARM = 7
-N_AX = 8
-# state vector x: link angles, link velocities, rotor angles, rotor velocities (link units)
-XQ, XV, XQM, XVM, X_SIZE = 0, 8, 16, 23, 30
+# sizes of the arm the kernels were generated for: numba freezes them into the compiled loops
+_KERNELS = sys.modules[regressor_kernel.__module__]
+N_ARM = len(_KERNELS.THETA_OFFSETS)  # arm joints (one joint offset per link)
+N_AX = _KERNELS.OUT_SIZE  # arm joints plus the decoupled gripper axes
+# state vector x: link angles, link velocities (all axes), rotor angles, rotor velocities (arm
+# joints; link units). The CRANE-X7: 0, 8, 16, 23, 30.
+XQ, XV, XQM, XVM, X_SIZE = 0, N_AX, 2 * N_AX, 2 * N_AX + N_ARM, 2 * (N_AX + N_ARM)
 
 # integer state si
 S_STEP, S_CYCLE, S_PHASE, S_SEGMENT, S_LOCAL, S_LEFT, S_WAIT, S_TIMEOUTS, S_ROWS, S_MOTION_START, S_MOTION_END, S_WAIT_TOTAL, S_NOT_PD = range(13)
@@ -255,13 +261,13 @@ def plant_step(x, torque, scal, offsets, beta_link, ia, fv, fs, stiffness, dampi
                 x[XV + j] = 0.0
             x[XQM + j] = x[XQ + j]
             x[XVM + j] = x[XV + j]
-    hand = N_AX - 1
-    if free[hand] > 0.5:
-        momentum = ia[hand] * x[XV + hand] + h * torque[hand]
-        x[XV + hand] = _implicit_friction(momentum, ia[hand], h * fv[hand], h * fs[hand])
-        x[XQ + hand] += h * x[XV + hand]
-    else:
-        x[XV + hand] = 0.0
+    for hand in range(N_ARM, N_AX):  # gripper axes: a rotor alone, decoupled from the arm
+        if free[hand] > 0.5:
+            momentum = ia[hand] * x[XV + hand] + h * torque[hand]
+            x[XV + hand] = _implicit_friction(momentum, ia[hand], h * fv[hand], h * fs[hand])
+            x[XQ + hand] += h * x[XV + hand]
+        else:
+            x[XV + hand] = 0.0
     return True
 
 

@@ -28,12 +28,12 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from crane_lib.constants import CURRENT_UNIT_A, N_ARM_JOINTS, N_AXES
+from crane_lib.constants import N_AXES
 from crane_lib.errors import InputError
 from crane_lib.model.parameters import ParameterSet
 from crane_lib.paper_numbers import paper
 from crane_lib.twin import truth as twin_truth
-from crane_lib.twin.truth import PlantSettings
+from crane_lib.twin.truth import CRANE_X7, PlantSettings
 
 INF = math.inf
 # the "unit": the phases of each axis's encoder error are drawn once with this seed (like the Kt draw)
@@ -219,18 +219,20 @@ class Realization:
     latency_s: float  # mean read-to-command latency
     jitter: float  # scale of the host-timing irregularity
     run_drift: float  # scale of the run-to-run draw
-    backlash_half_gap: np.ndarray  # (7,) rad: half the play of each arm axis
-    encoder_error: np.ndarray  # (4, 8): amplitude and phase of the first and second harmonic (rad)
+    backlash_half_gap: np.ndarray  # (n_joints,) rad: half the play of each arm axis
+    encoder_error: np.ndarray  # (4, n_axes): amplitude and phase of the 1st and 2nd harmonic (rad)
     notes: dict = field(default_factory=dict)
 
 
-def encoder_error_shape(peak_deg: float) -> np.ndarray:
-    """(4, 8) rows a1, phi1, a2, phi2: e(θ) = a1 sin(θ + φ1) + a2 sin(2θ + φ2) with a1 = a2 = peak/2
-    (so |e| <= peak), phases drawn once per axis with ENCODER_ERROR_SEED (a property of the unit)."""
+def encoder_error_shape(peak_deg: float, n_axes: int = N_AXES) -> np.ndarray:
+    """(4, n_axes) rows a1, phi1, a2, phi2: e(θ) = a1 sin(θ + φ1) + a2 sin(2θ + φ2) with a1 = a2 =
+    peak/2 (so |e| <= peak), phases drawn once per axis with ENCODER_ERROR_SEED (a property of the
+    unit). n_axes: the arm's axes (the CRANE-X7's by default)."""
     rng = np.random.default_rng(ENCODER_ERROR_SEED)
-    phases = rng.uniform(0.0, 2.0 * math.pi, size=(2, N_AXES))
+    phases = rng.uniform(0.0, 2.0 * math.pi, size=(2, n_axes))
     half = 0.5 * math.radians(peak_deg)
-    return np.ascontiguousarray(np.vstack([np.full(N_AXES, half), phases[0], np.full(N_AXES, half), phases[1]]))
+    amplitude = np.full(n_axes, half)
+    return np.ascontiguousarray(np.vstack([amplitude, phases[0], amplitude, phases[1]]))
 
 
 def _scaled_truth(truth: ParameterSet, coulomb: float, products: float) -> ParameterSet:
@@ -246,7 +248,8 @@ def _scaled_truth(truth: ParameterSet, coulomb: float, products: float) -> Param
     return ParameterSet(truth.names, np.array([values[n] for n in truth.names]))
 
 
-def _settings(settings: PlantSettings, kt_error: float, resonance_hz: float, mesh: float, supply: float) -> PlantSettings:
+def _settings(settings: PlantSettings, kt_error: float, resonance_hz: float, mesh: float,
+              supply: float, arm: str = CRANE_X7) -> PlantSettings:
     changes = {}
     default = {e.name: e.default for e in EFFECTS}
     if kt_error != default["kt_error"]:
@@ -256,7 +259,9 @@ def _settings(settings: PlantSettings, kt_error: float, resonance_hz: float, mes
         changes.update(stiffness=settings.stiffness * ratio**2, damping=settings.damping * ratio,
                        resonance_hz=settings.resonance_hz * ratio)
     if mesh != default["gear_friction"] and mesh != 1.0:
-        n = np.array([twin_truth.GEAR_STAGES[twin_truth.ACTUATORS[j].model] for j in range(N_ARM_JOINTS)], dtype=float)
+        joints = range(1, len(settings.stiffness) + 1)
+        stages = [twin_truth.GEAR_STAGES[twin_truth.actuator_model(j, arm)] for j in joints]
+        n = np.array(stages, dtype=float)
         changes.update(efficiency_driving=mesh**n, efficiency_backdriven=(2.0 - 1.0 / mesh) ** n)
     if supply != default["voltage_limit"] and math.isfinite(supply):
         ratio = supply / settings.supply_voltage  # R and k_e are properties of the motor: i_stall, ω_nl scale with V
@@ -264,8 +269,10 @@ def _settings(settings: PlantSettings, kt_error: float, resonance_hz: float, mes
     return replace(settings, **changes) if changes else settings
 
 
-def realization(effects: TwinEffects, truth: ParameterSet, settings: PlantSettings) -> Realization:
-    """What `effects` asks of one recording, from the unit's truth and drive settings."""
+def realization(effects: TwinEffects, truth: ParameterSet, settings: PlantSettings,
+                arm: str = CRANE_X7) -> Realization:
+    """What `effects` asks of one recording, from the unit's truth and drive settings (of `arm`,
+    whose axis and joint counts are those of `settings`)."""
     v = dict(effects.values)
     for name, value in v.items():
         check_value(name, value, f"twin profile {effects.name}")
@@ -273,20 +280,24 @@ def realization(effects: TwinEffects, truth: ParameterSet, settings: PlantSettin
     if rigid and v["backlash"] > 0.0:
         raise InputError(f"twin profile {effects.name}", "backlash on a rigid drivetrain (compliance = inf)",
                          "a compliant drivetrain: the play sits between the rotor and the link spring")
-    half_gap = np.zeros(N_ARM_JOINTS)
+    n_axes, n_joints = len(settings.kt_logged), len(settings.stiffness)
+    unit = twin_truth.twin_arm(arm).actuators[0].current_unit  # A per current register unit
+    half_gap = np.zeros(n_joints)
     half_gap[:] = 0.5 * math.radians(v["backlash"])
     return Realization(
         truth=_scaled_truth(truth, v["coulomb_friction"], v["products_of_inertia"]),
-        settings=_settings(settings, v["kt_error"], v["compliance"], v["gear_friction"], v["voltage_limit"]),
+        settings=_settings(settings, v["kt_error"], v["compliance"], v["gear_friction"],
+                           v["voltage_limit"], arm),
         compliant=not rigid,
         load_friction=v["gear_friction"] != 1.0 and not rigid,
         voltage_limit=math.isfinite(v["voltage_limit"]),
         encoder_quantization=v["encoder_quantization"] == 1.0,
         current_quantization=v["current_quantization"] == 1.0,
-        noise=np.array([v["current_noise"] * CURRENT_UNIT_A, v["encoder_noise"], 2.0 * CURRENT_UNIT_A]),
+        noise=np.array([v["current_noise"] * unit, v["encoder_noise"], 2.0 * unit]),
         latency_s=v["dead_time"] * 1e-3,
         jitter=v["jitter"],
         run_drift=v["run_drift"],
         backlash_half_gap=np.ascontiguousarray(half_gap),
-        encoder_error=encoder_error_shape(v["encoder_error"]) if v["encoder_error"] > 0.0 else np.zeros((4, N_AXES)),
+        encoder_error=(encoder_error_shape(v["encoder_error"], n_axes) if v["encoder_error"] > 0.0
+                       else np.zeros((4, n_axes))),
     )

@@ -28,6 +28,12 @@ metadata. The plant differs from the identification model the way the real arm d
 Everything random comes from one numpy Generator seeded by the caller: the same seed gives
 byte-identical logs, another seed a rerun.
 
+Another arm (`record(..., arm="vx300s" | "so101")`): the same core bound to that arm's kernels
+(its sizes come from them), its truth and drive settings by the CRANE-X7's rules
+(`truth.truth_parameters(arm)`, `truth.compute_plant_settings`), its realization constants
+derived from its description (`truth.realization_constants`), its register unit and current
+limits; the log has 2 + 13 n columns for n axes and names the arm in its metadata (raw_log).
+
 Integration: a fixed 0.25 ms step (the step of the paper's CLIE simulation), semi-implicit
 (symplectic) Euler for the rigid-body terms, one dynamics evaluation per step, which keeps the
 twin fast (a Runge-Kutta step would cost four evaluations for accuracy the 1 ms sensor and
@@ -57,15 +63,17 @@ from crane_lib.excitation import commands
 from crane_lib.excitation.commands import FINAL_DWELL_S, CommandFile, plan_segments, read_command_file
 from crane_lib.logs import raw_log
 from crane_lib.model import controller, spd_solve
+from crane_lib.model.arm_description import as_float_matrix
 from crane_lib.model.controller import RealizationConstants, load_realization_constants
-from crane_lib.model.dynamics import bind_template, model
+from crane_lib.model.dynamics import bind_template
 from crane_lib.model.parameters import ParameterSet
-from crane_lib.model.robot_description import load_mdh_table, mdh_frames
 from crane_lib.paper_numbers import paper
 from crane_lib.paths import portable
 from crane_lib.twin import effects as twin_effects
 from crane_lib.twin import truth as twin_truth
-from crane_lib.twin.truth import TWIN_PLANT_CSV, TWIN_TRUTH_CSV, PlantSettings, compute_plant_settings, load_plant_settings, load_truth
+from crane_lib.twin.truth import (CRANE_X7, TWIN_PLANT_CSV, TWIN_TRUTH_CSV, PlantSettings,
+                                  compute_plant_settings, full_model, load_plant_settings,
+                                  load_truth, twin_arm)
 
 TWIN_VERSION = 1
 CORE_TEMPLATE = Path(__file__).with_name("core.py")  # the numba loop, bound to the generated kernels by _core()
@@ -82,9 +90,11 @@ READ_DISPATCH_LATENCY_RANGE_S = (0.8e-3, 1.0e-3)
 BUS_GAP_S = 0.05e-3  # a cycle's read starts after the previous command went out
 
 # noise
-CURRENT_LOOP_ERROR_SD_A = 1.0 * CURRENT_UNIT_A  # actuator current-loop tracking error, per cycle
+CURRENT_LOOP_ERROR_SD_UNITS = 1.0  # actuator current-loop tracking error per cycle (register units)
+PRESENT_CURRENT_NOISE_SD_UNITS = 2.0
+CURRENT_LOOP_ERROR_SD_A = CURRENT_LOOP_ERROR_SD_UNITS * CURRENT_UNIT_A  # the CRANE-X7's, in A
 ENCODER_NOISE_SD_COUNTS = 0.2  # read noise before the 12-bit quantization (count toggling at rest)
-PRESENT_CURRENT_NOISE_SD_A = 2.0 * CURRENT_UNIT_A
+PRESENT_CURRENT_NOISE_SD_A = PRESENT_CURRENT_NOISE_SD_UNITS * CURRENT_UNIT_A
 
 # run-to-run variation (temperature, wear) of an unchanged unit
 FRICTION_RUN_SD = 0.05  # relative, lognormal
@@ -108,16 +118,26 @@ def twin_log_bytes_bound() -> int:
 # ---------------------------------------------------------------- the compiled core
 
 
-@lru_cache(maxsize=1)
-def _core():
-    """The twin's numba core bound to the generated kernels of the "full" set (cached on disk)."""
-    return bind_template(CORE_TEMPLATE, "full", controller, spd_solve)
+@lru_cache(maxsize=4)
+def _core(arm: str = CRANE_X7):
+    """The twin's numba core bound to the generated kernels of `arm`'s "full" set (cached on
+    disk); its sizes (N_ARM, N_AX, the state layout) are the arm's."""
+    if arm == CRANE_X7:
+        return bind_template(CORE_TEMPLATE, "full", controller, spd_solve)
+    return bind_template(CORE_TEMPLATE, "full", controller, spd_solve, arm=twin_arm(arm))
 
 
-def plant_core():
+def plant_core(arm: str = CRANE_X7):
     """The compiled core for code that steps the plant itself (the hardware emulator): the state
     layout of `initial_state` (XQ, XV, XQM, XVM) and `run_steps` (see `integrate`)."""
-    return _core()
+    return _core(arm)
+
+
+def command_format(arm: str):
+    """The command-file format of `arm` (its header constants, excitation.arms.block_design)."""
+    from crane_lib.excitation.arms import block_design  # loads sympy: only for other arms
+
+    return block_design(twin_arm(arm)).command_format
 
 
 def source_fingerprint() -> str:
@@ -138,7 +158,9 @@ class SimulationDiverged(RuntimeError):
 
 @dataclass
 class Plant:
-    """Arrays the core needs for one execution (one unit, one run)."""
+    """Arrays the core needs for one execution (one unit, one run). Per-axis arrays have the
+    arm's axis count, per-joint ones (stiffness, damping, gear loss, backlash) its joint count;
+    the defaults below are the CRANE-X7's sizes (build_plant sizes every array from the arm)."""
 
     beta_link: np.ndarray  # "full" base parameters of the links alone (IA, FV, FS set to 0)
     ia: np.ndarray
@@ -164,11 +186,14 @@ class Plant:
     encoder_quantization: bool = True  # False: the encoder reports the (noisy) angle without rounding to counts
     backlash_half_gap: np.ndarray = field(default_factory=lambda: np.zeros(N_ARM_JOINTS))  # rad, half the play per arm axis
     encoder_error: np.ndarray = field(default_factory=lambda: np.zeros((4, N_AXES)))  # a1, φ1, a2, φ2 per axis (core E_* rows)
+    arm: str = CRANE_X7  # the arm key (arm_description.ARMS): which bound core steps this plant
 
     def scalars(self) -> np.ndarray:
         return np.array(
             [
-                self.step, self.gravity_z, 1.0 if self.compliant else 0.0, RIGID_COULOMB_WIDTH_RAD_S, ENCODER_RESOLUTION_RAD, CURRENT_UNIT_A,
+                self.step, self.gravity_z, 1.0 if self.compliant else 0.0,
+                RIGID_COULOMB_WIDTH_RAD_S, ENCODER_RESOLUTION_RAD,
+                twin_arm(self.arm).actuators[0].current_unit,
                 1.0 if self.load_friction else 0.0, 1.0 if self.voltage_limit else 0.0,
                 1.0 if self.encoder_quantization else 0.0, 1.0 if np.any(self.encoder_error[0::2] != 0.0) else 0.0,
                 1.0 if (self.compliant and np.any(self.backlash_half_gap > 0.0)) else 0.0,
@@ -176,11 +201,13 @@ class Plant:
         )
 
     def drive(self) -> np.ndarray:
-        """(3, 7) rows of twin_core's `gear`: the two gear-loss coefficients and the backlash half gap."""
+        """(3, n_joints) rows of twin_core's `gear`: the two gear-loss coefficients, the backlash
+        half gap."""
         return np.ascontiguousarray(np.vstack([self.gear_loss, self.backlash_half_gap]).astype(float))
 
     def motor(self) -> np.ndarray:
-        """(3, 8) rows of twin_core's `motor`: this run's true Kt, stall current, no-load speed."""
+        """(3, n_axes) rows of twin_core's `motor`: this run's true Kt, stall current, no-load
+        speed."""
         return np.ascontiguousarray(np.vstack([self.kt_true, self.stall_current, self.no_load_speed]).astype(float))
 
     def step_arguments(self) -> tuple:
@@ -195,35 +222,44 @@ class Plant:
         )
 
 
-def _as_truth(truth) -> tuple[ParameterSet, str]:
+def _as_truth(truth, arm: str = CRANE_X7) -> tuple[ParameterSet, str]:
     if truth is None:
-        return load_truth(TWIN_TRUTH_CSV), portable(TWIN_TRUTH_CSV)
+        if arm == CRANE_X7:
+            return load_truth(TWIN_TRUTH_CSV), portable(TWIN_TRUTH_CSV)
+        return twin_truth.truth_parameters(arm), f"crane_lib.twin.truth.truth_parameters({arm!r})"
     if isinstance(truth, ParameterSet):
         return truth, "<in memory>"
-    return load_truth(truth), portable(truth)
+    return load_truth(truth, arm), portable(truth)
 
 
 def gear_loss_coefficients(settings: PlantSettings) -> np.ndarray:
-    """(2, 7): 1/η_driving - 1 and 1 - η_backdriven of the arm axes (both exactly 0 at η = 1)."""
+    """(2, n_joints): 1/η_driving - 1 and 1 - η_backdriven of the arm axes (both 0 at η = 1)."""
     driving = np.asarray(settings.efficiency_driving, dtype=float)
     backdriven = np.asarray(settings.efficiency_backdriven, dtype=float)
     return np.ascontiguousarray(np.vstack([1.0 / driving - 1.0, 1.0 - backdriven]))
 
 
-def build_plant(truth: ParameterSet, settings: PlantSettings) -> Plant:
-    full = model("full")
+def build_plant(truth: ParameterSet, settings: PlantSettings, arm: str = CRANE_X7) -> Plant:
+    """The core's arrays for `arm`'s twin with these standard parameters and drive settings."""
+    full = full_model(arm)
+    description = twin_arm(arm)
+    n_axes, n_joints = description.n_axes, description.n_joints
     link_only = truth.as_dict()
-    for axis in range(1, N_AXES + 1):
+    for axis in range(1, n_axes + 1):
         for kind in ("IA", "FV", "FS"):
             link_only[f"{kind}{axis}"] = 0.0
     beta_link = full.base_from_standard(link_only).values
-    pick = lambda kind: np.array([truth[f"{kind}{axis}"] for axis in range(1, N_AXES + 1)])  # noqa: E731
+    def pick(kind: str) -> np.ndarray:
+        return np.array([truth[f"{kind}{axis}"] for axis in range(1, n_axes + 1)])
+
     return Plant(
         beta_link=np.ascontiguousarray(beta_link), ia=pick("IA"), fv=pick("FV"), fs=pick("FS"),
         kt_true=np.array(settings.kt_true, dtype=float), stiffness=np.array(settings.stiffness, dtype=float),
         damping=np.array(settings.damping, dtype=float), offsets=np.array(full._offsets, dtype=float), gravity_z=full.gravity_z,
         standard=truth.as_dict(), gear_loss=gear_loss_coefficients(settings),
         stall_current=np.array(settings.stall_current, dtype=float), no_load_speed=np.array(settings.no_load_speed, dtype=float),
+        free=np.ones(n_axes), backlash_half_gap=np.zeros(n_joints),
+        encoder_error=np.zeros((4, n_axes)), arm=arm,
     )
 
 
@@ -233,8 +269,9 @@ def run_to_run(plant: Plant, rng: np.random.Generator, scale: float = 1.0) -> Pl
     The gear efficiencies do not drift (a property of the tooth geometry and the grease, kept
     fixed so that the no-load friction draw is the one run-to-run friction change). `scale`
     multiplies both spreads (the effect "run_drift"); the draws are the same at any scale."""
-    friction = np.exp((FRICTION_RUN_SD * scale) * rng.normal(size=N_AXES))
-    kt = 1.0 + (KT_RUN_SD * scale) * rng.normal(size=N_AXES)
+    n_axes = len(plant.ia)
+    friction = np.exp((FRICTION_RUN_SD * scale) * rng.normal(size=n_axes))
+    kt = 1.0 + (KT_RUN_SD * scale) * rng.normal(size=n_axes)
     return dataclasses.replace(plant, fv=plant.fv * friction, fs=plant.fs * friction, kt_true=plant.kt_true * kt, free=plant.free.copy())
 
 
@@ -252,15 +289,19 @@ def timing_array(latency_s: float = READ_DISPATCH_LATENCY_S, jitter: float = 1.0
     )
 
 
-def noise_array(scale: float = 1.0) -> np.ndarray:
-    return scale * np.array([CURRENT_LOOP_ERROR_SD_A, ENCODER_NOISE_SD_COUNTS, PRESENT_CURRENT_NOISE_SD_A])
+def noise_array(scale: float = 1.0, current_unit: float = CURRENT_UNIT_A) -> np.ndarray:
+    """The core's noise settings: current-loop error (A), encoder read noise (counts) and
+    present-current noise (A); the currents are whole register units of `current_unit`."""
+    return scale * np.array([CURRENT_LOOP_ERROR_SD_UNITS * current_unit, ENCODER_NOISE_SD_COUNTS,
+                             PRESENT_CURRENT_NOISE_SD_UNITS * current_unit])
 
 
-def initial_state(q0: np.ndarray) -> np.ndarray:
-    core = _core()
+def initial_state(q0: np.ndarray, arm: str = CRANE_X7) -> np.ndarray:
+    """The core's state at rest at the axis angles q0 (rotors aligned with their links)."""
+    core = _core(arm)
     x = np.zeros(core.X_SIZE)
-    x[core.XQ:core.XQ + N_AXES] = q0
-    x[core.XQM:core.XQM + N_ARM_JOINTS] = q0[:N_ARM_JOINTS]
+    x[core.XQ:core.XQ + core.N_AX] = q0
+    x[core.XQM:core.XQM + core.N_ARM] = q0[:core.N_ARM]
     return x
 
 
@@ -271,11 +312,11 @@ def initial_state(q0: np.ndarray) -> np.ndarray:
 class SegmentProfiles:
     """Per-segment reference samples at the 1 ms cycle, from the segment's own start."""
 
-    start: np.ndarray  # (n_seg, 8)
-    delta: np.ndarray  # (n_seg, 8)
+    start: np.ndarray  # (n_seg, n_axes)
+    delta: np.ndarray  # (n_seg, n_axes)
     offset: np.ndarray  # (n_seg,) first sample of each segment in the profile arrays
     count: np.ndarray  # (n_seg,) samples of each segment (0 for a row without displacement)
-    s: np.ndarray  # (samples, 8) per-axis normalized profiles (commands.segment_unit_profiles)
+    s: np.ndarray  # (samples, n_axes) per-axis normalized profiles (commands.segment_unit_profiles)
     sd: np.ndarray
     sdd: np.ndarray
 
@@ -303,19 +344,23 @@ def segment_profiles(cmd: CommandFile, period: float = CONTROL_PERIOD_S) -> Segm
             total += len(tau)
         else:
             counts.append(0)
-    cat = lambda parts: np.concatenate(parts) if parts else np.zeros((1, N_AXES))  # noqa: E731
+    n_axes = cmd.command_format.n_axes
+    cat = lambda parts: np.concatenate(parts) if parts else np.zeros((1, n_axes))  # noqa: E731
     return SegmentProfiles(
         np.array(starts), np.array(deltas), np.array(offsets, dtype=np.int64), np.array(counts, dtype=np.int64),
         cat(s_parts), cat(sd_parts), cat(sdd_parts),
     )
 
 
-def _log_columns() -> np.ndarray:
+def _log_columns(n_axes: int = N_AXES) -> np.ndarray:
+    """The core's `cols`: the first column of t, of every per-axis group and of the segment."""
     groups = [
         "theta_logged", "dtheta", "theta_ref", "dtheta_ref", "ddtheta_ref", "position_error", "current_command",
         "u_feedforward", "u_feedback", "current_present", "position_ticks", "goal_current_units", "clamped",
     ]
-    return np.array([raw_log.COLUMN["t"], *(raw_log.group(g).start for g in groups), raw_log.COLUMN["segment"]], dtype=np.int64)
+    column = raw_log.column_index(n_axes)
+    starts = [raw_log.group(g, n_axes).start for g in groups]
+    return np.array([column["t"], *starts, column["segment"]], dtype=np.int64)
 
 
 # ---------------------------------------------------------------- recording
@@ -340,8 +385,14 @@ def record(
     load_friction: bool = True,
     voltage_limit: bool = True,
     effects: twin_effects.TwinEffects | None = None,
+    arm: str = CRANE_X7,
 ) -> tuple[np.ndarray, dict[str, str]]:
     """Execute `command_file` (a path or a CommandFile) on the twin; return (samples, metadata).
+
+    `arm`: the arm key (arm_description.ARMS) of the twin; another arm than the CRANE-X7 reads
+    a command file path with its own format, takes its truth from `truth.truth_parameters(arm)`
+    and its realization constants from `truth.realization_constants(arm)`, and logs its own
+    axis count (raw_log.n_columns).
 
     `truth`: a truth parameter file or ParameterSet (default data/twin_truth.csv); a custom
     truth gets drive settings computed for it (same torque-constant draw). `progress`: an
@@ -358,27 +409,43 @@ def record(
         cmd, command_name, command_sha = command_file, command_file.name, command_file.sha256 or "<in memory>"
     else:
         path = Path(command_file)
-        cmd = read_command_file(path)
+        if arm == CRANE_X7:
+            cmd = read_command_file(path)
+        else:
+            cmd = read_command_file(path, command_format(arm))
         command_name, command_sha = portable(path), cmd.sha256  # the digest of the bytes that were parsed
-    truth_set, truth_name = _as_truth(truth)
+    description = twin_arm(arm)
+    if cmd.command_format.n_axes != description.n_axes:
+        raise InputError(command_name, f"a command file of {cmd.command_format.n_axes} axes",
+                         f"one of {description.name}'s {description.n_axes} axes")
+    truth_set, truth_name = _as_truth(truth, arm)
     if plant_settings is None:
-        plant_settings = load_plant_settings(TWIN_PLANT_CSV) if truth is None else compute_plant_settings(truth_set)
-    constants = load_realization_constants() if constants is None else constants
+        if arm == CRANE_X7 and truth is None:
+            plant_settings = load_plant_settings(TWIN_PLANT_CSV)
+        else:
+            plant_settings = compute_plant_settings(truth_set, arm)
+    if constants is None and arm == CRANE_X7:
+        constants = load_realization_constants()
+    elif constants is None:
+        constants = twin_truth.realization_constants(arm)
     if not isinstance(seed, (int, np.integer)) or seed < 0:
         raise InputError("seed", f"{seed!r}", "a non-negative integer")
 
-    chosen = None if effects is None else twin_effects.realization(effects, truth_set, plant_settings)
+    chosen = None
+    if effects is not None:
+        chosen = twin_effects.realization(effects, truth_set, plant_settings, arm)
     if chosen is not None:
         truth_set, plant_settings = chosen.truth, chosen.settings
         compliant, load_friction, voltage_limit = compliant and chosen.compliant, load_friction and chosen.load_friction, voltage_limit and chosen.voltage_limit
 
-    core = _core()
+    core = _core(arm)
     rng = np.random.default_rng(int(seed))
-    plant = build_plant(truth_set, plant_settings)
+    plant = build_plant(truth_set, plant_settings, arm)
     plant.compliant = compliant
     plant.load_friction = load_friction
     plant.voltage_limit = voltage_limit
-    timing, noise, law = timing_array(), noise_array(noise_scale), constants.law_arguments()
+    noise = noise_array(noise_scale, description.actuators[0].current_unit)
+    timing, law = timing_array(), constants.law_arguments()
     if chosen is not None:
         plant.encoder_quantization = chosen.encoder_quantization
         plant.backlash_half_gap = chosen.backlash_half_gap
@@ -394,23 +461,24 @@ def record(
 
     profiles = segment_profiles(cmd, period)
     start = cmd.start.copy()
-    x = initial_state(start)
+    x = initial_state(start, arm)
     si = np.zeros(core.SI_SIZE, dtype=np.int64)
     si[core.S_PHASE] = core.PH_PREROLL
     si[core.S_LEFT] = cycles(PREROLL_S)
     sf = np.zeros(core.SF_SIZE)
     sf[core.F_SWITCH] = -1.0
     sf[core.F_LAST_APPLY] = -1.0
-    torque_old = np.zeros(N_AXES)
-    torque_new = np.zeros(N_AXES)
-    theta_previous = np.zeros(N_AXES)
-    integral = np.zeros(N_AXES)
-    tolerance = np.full(N_AXES, IN_POSITION_TOLERANCE_RAD)
-    cols = _log_columns()
+    n_axes = description.n_axes
+    torque_old = np.zeros(n_axes)
+    torque_new = np.zeros(n_axes)
+    theta_previous = np.zeros(n_axes)
+    integral = np.zeros(n_axes)
+    tolerance = np.full(n_axes, IN_POSITION_TOLERANCE_RAD)
+    cols = _log_columns(n_axes)
 
     chunks = []
     while si[core.S_PHASE] != core.PH_DONE:
-        out = np.zeros((chunk_rows, raw_log.N_COLUMNS))
+        out = np.zeros((chunk_rows, raw_log.n_columns(n_axes)))
         rows = core.run_closed_loop(
             chunk_rows, out, x, si, sf, torque_old, torque_new, theta_previous, integral,
             *plant.core_arguments(), timing, noise, rng, cols,
@@ -429,7 +497,7 @@ def record(
         bad = int(np.argwhere(~np.isfinite(samples))[0, 0])
         raise SimulationDiverged(f"twin recording of {command_name}: non-finite value at sample {bad} (the simulation diverged)")
 
-    t = samples[:, raw_log.COLUMN["t"]]
+    t = samples[:, raw_log.column_index(n_axes)["t"]]
     motion_start, motion_end = int(si[core.S_MOTION_START]), int(si[core.S_MOTION_END])
     metadata = {
         "source": f"digital twin v{TWIN_VERSION} (crane_lib.twin.recorder)",
@@ -459,6 +527,8 @@ def record(
     }
     if effects is not None and not effects.is_default:
         metadata["twin_effects"] = effects.describe()
+    if arm != CRANE_X7:  # a log without this entry is a CRANE-X7's (raw_log.layout)
+        metadata["arm"] = arm
     return samples, metadata
 
 
@@ -470,7 +540,7 @@ def record_to_file(command_file, out_path, seed: int, truth=None, **kwargs) -> P
 
 def integrate(plant: Plant, x: np.ndarray, torque: np.ndarray, n_steps: int) -> np.ndarray:
     """Advance the state x (in place) by n_steps integration steps under constant motor torques."""
-    core = _core()
+    core = _core(plant.arm)
     ok = core.run_steps(int(n_steps), x, np.asarray(torque, dtype=float), *plant.step_arguments())
     if not ok:
         raise PlantNotPositiveDefinite("twin plant: the inertia matrix is not positive definite at this state")
@@ -481,33 +551,50 @@ def energy(x: np.ndarray, plant: Plant) -> float:
     """Kinetic + gravity potential + spring energy of the twin's state (for checks).
 
     Kinetic energy uses the dynamics module's M(θ) of the links plus the rotor inertias; the
-    potential is -m g·p summed over links, from the MDH frames and the first moments.
+    potential is -m g·p summed over links, from the arm's joint frames and the first moments.
     """
-    core = _core()
-    full = model("full")
-    q = x[core.XQ:core.XQ + N_AXES]
-    v = x[core.XV:core.XV + N_AXES]
-    qm = x[core.XQM:core.XQM + N_ARM_JOINTS]
-    vm = x[core.XVM:core.XVM + N_ARM_JOINTS]
+    core = _core(plant.arm)
+    full = full_model(plant.arm)
+    n_arm, n_axes = core.N_ARM, core.N_AX
+    q = x[core.XQ:core.XQ + n_axes]
+    v = x[core.XV:core.XV + n_axes]
+    qm = x[core.XQM:core.XQM + n_arm]
+    vm = x[core.XVM:core.XVM + n_arm]
     mass = full.inertia_matrix(q[None, :], plant.beta_link)[0]
     kinetic = 0.5 * v @ mass @ v
     if plant.compliant:
-        kinetic += 0.5 * np.sum(plant.ia[:N_ARM_JOINTS] * vm**2)
-        spring = 0.5 * np.sum(plant.stiffness * (qm - q[:N_ARM_JOINTS]) ** 2)
+        kinetic += 0.5 * np.sum(plant.ia[:n_arm] * vm**2)
+        spring = 0.5 * np.sum(plant.stiffness * (qm - q[:n_arm]) ** 2)
     else:
-        kinetic += 0.5 * np.sum(plant.ia[:N_ARM_JOINTS] * v[:N_ARM_JOINTS] ** 2)
+        kinetic += 0.5 * np.sum(plant.ia[:n_arm] * v[:n_arm] ** 2)
         spring = 0.0
-    kinetic += 0.5 * plant.ia[N_AXES - 1] * v[N_AXES - 1] ** 2
+    kinetic += 0.5 * np.sum(plant.ia[n_arm:] * v[n_arm:] ** 2)
     return float(kinetic + spring + _potential(q, plant))
 
 
+def joint_frames(arm: str, q: np.ndarray) -> list[np.ndarray]:
+    """4x4 pose of every link frame in frame 0: T_j = T_(j-1) [R_j | p_j] Rz(q_j)."""
+    frames, pose = [], np.eye(4)
+    for joint, angle in zip(twin_arm(arm).joints, q):
+        step = np.eye(4)
+        step[:3, :3] = as_float_matrix(joint.rotation)
+        step[:3, 3] = [float(t) for t in joint.translation]
+        turn = np.eye(4)
+        turn[:2, :2] = [[math.cos(angle), -math.sin(angle)], [math.sin(angle), math.cos(angle)]]
+        pose = pose @ step @ turn
+        frames.append(pose)
+    return frames
+
+
 def _potential(q: np.ndarray, plant: Plant) -> float:
-    """Gravity potential from the truth's masses and first moments (link frames by MDH)."""
+    """Gravity potential from the truth's masses and first moments (the arm's joint frames)."""
     standard = plant.standard
     if standard is None:
-        raise ValueError("energy() needs plant.standard (the 94 standard parameters)")
-    frames = mdh_frames(load_mdh_table(), q[:N_ARM_JOINTS])
-    gravity = np.array([0.0, 0.0, plant.gravity_z])
+        raise ValueError("energy() needs plant.standard (the standard parameters)")
+    n_arm = twin_arm(plant.arm).n_joints
+    frames = joint_frames(plant.arm, q[:n_arm])
+    direction = np.array([float(g) for g in twin_arm(plant.arm).gravity_direction])
+    gravity = direction * plant.gravity_z  # gz: the signed magnitude along it (dynamics)
     potential = 0.0
     for j, frame in enumerate(frames, start=1):
         first_moment = np.array([standard[f"MX{j}"], standard[f"MY{j}"], standard[f"MZ{j}"]])

@@ -35,6 +35,14 @@ chosen, not fitted, from the paper's text and the actuator datasheets (book/regi
 * Supply-voltage limit (all axes): the drives run at SUPPLY_VOLTAGE_V; the datasheet's stall
   current and no-load speed at that voltage give R = V/i_stall and k_e = V/ω_nl (link side),
   and the current a drive can deliver is bounded by V = R i + k_e ω (twin_core.delivered_torque).
+
+Other arms (`arm="vx300s" | "so101"`, arm_description.ARMS): the same rules on the arm's
+description, one code path. Links: the description's inertial prior. Drives: the datasheet
+tables below hold every servo model the shipped arms use; an axis driven by several servos
+(the ViperX's shoulder and elbow) has their summed rotor inertia, friction and torque constant.
+The Fig. 1 posture of an arm is its elbow bent 90° (`resonance_posture`). `realization_constants`
+derives its joint models (1) from the description where the CRANE-X7 has Table XIX. Every value
+and what is unverified: book/register_twin.md. The committed files are the CRANE-X7's only.
 """
 
 from __future__ import annotations
@@ -44,15 +52,17 @@ import csv
 import io
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
-from crane_lib.constants import ACTUATORS, KT, KT_CORRECTION, N_ARM_JOINTS, N_AXES, XM430_W350, XM540_W270
+from crane_lib.constants import CONTROL_PERIOD_S, KT_CORRECTION, XM430_W350, XM540_W270
 from crane_lib.errors import InputError, atomic_write, checked_csv_rows, parse_integer, parse_number
-from crane_lib.model.dynamics import model
-from crane_lib.model.parameters import ParameterSet, load_parameters, save_parameters, standard_parameter_names
-from crane_lib.model.robot_description import description_standard_parameters
+from crane_lib.model.arm_description import ArmDescription, load_arm
+from crane_lib.model.controller import JointModel, RealizationConstants
+from crane_lib.model.dynamics import DynamicModel, model
+from crane_lib.model.parameters import ParameterSet, load_parameters, save_parameters
 from crane_lib.paper_numbers import paper
 from crane_lib.paths import DATA_DIR
 
@@ -64,11 +74,17 @@ REFERENCE_SPEED_RAD_S = 1.0  # speed at which the Joint-7 drag is split into Cou
 COULOMB_SHARE_OF_DRAG = 0.5
 RESONANCE_DAMPING_RATIO = 0.1  # "lightly damped"; Q = 1/(2 zeta) = 5
 FIG1_POSTURE = np.radians([0.0, 0.0, 0.0, -90.0, 0.0, 0.0, 0.0, 0.0])  # Sec. III-A, the joint-level posture
+FIG1_ELBOW_DEG = 90.0  # the Fig. 1 posture bends the elbow by this much, every other axis at zero
+CRANE_X7 = "crane_x7"  # the arm key of the twin's own unit (arm_description.ARMS)
 
 # ROBOTIS e-Manual datasheets at 12 V: stall torque (N·m) and stall current (A). Their ratio
 # is the catalogue Kt of constants.py (4.1/2.3 = 1.783, 10.6/4.4 = 2.409), a check on both.
-STALL_TORQUE_N_M = {XM430_W350.model: 4.1, XM540_W270.model: 10.6}
-STALL_CURRENT_A = {XM430_W350.model: 2.3, XM540_W270.model: 4.4}
+# The SO-101's Feetech STS3215-C018 (12 V, 1:345): 30 kg·cm = 2.942 N·m and 2.7 A, the ratings its
+# description's actuators.csv carries (kt = 2.942/2.7 = 1.0896), UNVERIFIED against a Feetech
+# datasheet inside this project (book/register_twin.md).
+STS3215_C018 = "STS3215-C018"
+STALL_TORQUE_N_M = {XM430_W350.model: 4.1, XM540_W270.model: 10.6, STS3215_C018: 2.942}
+STALL_CURRENT_A = {XM430_W350.model: 2.3, XM540_W270.model: 4.4, STS3215_C018: 2.7}
 # Supply-voltage limit. The CRANE-X7 runs its DYNAMIXELs from one 12 V supply (RT Corporation's
 # CRANE-X7 specification; 12.0 V is also the recommended input voltage of both actuators, which
 # accept 10.0-14.8 V). ROBOTIS e-Manual performance data at 12.0 V: no-load speed 46 rev/min
@@ -76,16 +92,20 @@ STALL_CURRENT_A = {XM430_W350.model: 2.3, XM540_W270.model: 4.4}
 # behind an H-bridge obeys V = R i + k_e ω; the stall point (ω = 0, i = i_stall) gives
 # R = V/i_stall, the no-load point (i ≈ 0, ω = ω_nl) gives k_e = V/ω_nl (link side: ω is the
 # output-shaft speed, the gear ratio folded into k_e). The no-load current (≈ 0.1 A) is neglected.
+# The ViperX 300 S runs the same two models from a 12 V supply (Trossen Robotics); the SO-101's
+# C018 is the 12 V version, no-load speed 45 rev/min at 12 V (0.222 s/60°; unverified, as above).
 SUPPLY_VOLTAGE_V = 12.0
-NO_LOAD_SPEED_RPM = {XM430_W350.model: 46.0, XM540_W270.model: 30.0}
+NO_LOAD_SPEED_RPM = {XM430_W350.model: 46.0, XM540_W270.model: 30.0, STS3215_C018: 45.0}
 # data/crane_x7_description/README.md: URDF friction 0.2 on the arm joints, 0.8 on the fingers
 HAND_TO_ARM_FRICTION_RATIO = 0.8 / 0.2
 # Gear trains (ROBOTIS e-Manual: XM430-W350 353.5:1, XM540-W270 272.5:1, full metal spur
 # gears). The number of meshes is not published; four is the count that keeps every mesh in
 # the 3:1..6:1 range of compact spur stages (353.5^(1/4) = 4.34, 272.5^(1/4) = 4.06; three
 # stages would need 7.1:1 and 6.5:1 meshes, five 3.2:1 and 3.1:1). An assumption, documented.
-GEAR_RATIO = {XM430_W350.model: 353.5, XM540_W270.model: 272.5}
-GEAR_STAGES = {XM430_W350.model: 4, XM540_W270.model: 4}
+# The STS3215-C018: 345:1 (its name's suffix), metal spur gears (unverified); the same rule gives
+# four meshes (345^(1/4) = 4.31).
+GEAR_RATIO = {XM430_W350.model: 353.5, XM540_W270.model: 272.5, STS3215_C018: 345.0}
+GEAR_STAGES = {XM430_W350.model: 4, XM540_W270.model: 4, STS3215_C018: 4}
 # Efficiency of one lubricated metal spur mesh, load-dependent part: the textbook range is
 # 0.95-0.98 per stage (mesh sliding plus load-dependent bearing loss; pure mesh losses of
 # precision gears reach 0.98-0.99). The middle of that range, chosen before any twin result.
@@ -99,13 +119,39 @@ PLANT_COLUMNS = [
 ]
 
 
-def _size_ratio(axis: int) -> float:
+@lru_cache(maxsize=8)
+def twin_arm(arm: str = CRANE_X7) -> ArmDescription:
+    """The description of a shipped arm (`arm_description.load_arm`), loaded once."""
+    return load_arm(arm)
+
+
+def full_model(arm: str = CRANE_X7) -> DynamicModel:
+    """The "full" dynamic model of `arm` (its products of inertia kept): the plant's links."""
+    return model("full") if arm == CRANE_X7 else model("full", arm=twin_arm(arm))
+
+
+def actuator_model(axis: int, arm: str = CRANE_X7) -> str:
+    """Servo model of axis `axis` (1-based) of `arm`, a key of the datasheet tables above."""
+    model_name = twin_arm(arm).actuators[axis - 1].model
+    if model_name not in STALL_TORQUE_N_M:
+        raise InputError(f"{arm}: axis {axis}",
+                         f"actuator {model_name!r} has no datasheet entry in the twin",
+                         f"one of {sorted(STALL_TORQUE_N_M)}")
+    return model_name
+
+
+def servos(axis: int, arm: str = CRANE_X7) -> int:
+    """Servos that drive axis `axis` together (the ViperX's shoulder and elbow: two)."""
+    return twin_arm(arm).actuators[axis - 1].servos
+
+
+def _size_ratio(axis: int, arm: str = CRANE_X7) -> float:
     """Stall torque of the axis's actuator relative to the XM430-W350."""
-    model = ACTUATORS[axis - 1].model
-    return STALL_TORQUE_N_M[model] / STALL_TORQUE_N_M[XM430_W350.model]
+    model_name = actuator_model(axis, arm)
+    return STALL_TORQUE_N_M[model_name] / STALL_TORQUE_N_M[XM430_W350.model]
 
 
-def gear_efficiencies(axis: int) -> tuple[float, float]:
+def gear_efficiencies(axis: int, arm: str = CRANE_X7) -> tuple[float, float]:
     """(driving, back-driven) efficiency of the axis's gear train.
 
     Each mesh loses the same share ε = 1/η - 1 of the torque it transmits in either power-flow
@@ -113,40 +159,51 @@ def gear_efficiencies(axis: int) -> tuple[float, float]:
     torque, not the direction of power flow): driving, input = output (1 + ε) per mesh, i.e. η;
     back-driven, the motor side keeps (1 - ε) = 2 - 1/η per mesh. n meshes in series multiply.
     """
-    model = ACTUATORS[axis - 1].model
-    n, eta = GEAR_STAGES[model], STAGE_MESH_EFFICIENCY
+    n, eta = GEAR_STAGES[actuator_model(axis, arm)], STAGE_MESH_EFFICIENCY
     return eta**n, (2.0 - 1.0 / eta) ** n
 
 
-def motor_line(axis: int) -> tuple[float, float, float, float]:
+def motor_line(axis: int, arm: str = CRANE_X7) -> tuple[float, float, float, float]:
     """(stall current A, no-load speed rad/s, resistance Ω, back-EMF constant V·s/rad at the
-    link) of the axis's actuator at SUPPLY_VOLTAGE_V, from the datasheet's two end points."""
-    model = ACTUATORS[axis - 1].model
-    stall = STALL_CURRENT_A[model]
-    no_load = NO_LOAD_SPEED_RPM[model] * 2.0 * math.pi / 60.0
+    link) of the axis's actuator at SUPPLY_VOLTAGE_V, from the datasheet's two end points.
+
+    Per servo: an axis driven by several servos has them in parallel, each with its own H-bridge
+    and the same current command, so the current bounds are one servo's (the torque is summed
+    through the axis's torque constant, servos x kt)."""
+    model_name = actuator_model(axis, arm)
+    stall = STALL_CURRENT_A[model_name]
+    no_load = NO_LOAD_SPEED_RPM[model_name] * 2.0 * math.pi / 60.0
     return stall, no_load, SUPPLY_VOLTAGE_V / stall, SUPPLY_VOLTAGE_V / no_load
 
 
-def drive_parameters() -> dict[str, float]:
-    """IA, FV, FS of the eight axes (link side, true torque)."""
+def drive_parameters(arm: str = CRANE_X7) -> dict[str, float]:
+    """IA, FV, FS of every axis of `arm` (link side, true torque).
+
+    The CRANE-X7's rules for any arm: an XM430-W350 rotor and drag as the paper's joint 7, another
+    actuator scaled by its stall torque, an axis of several servos by their number, the gripper
+    axis's friction by HAND_TO_ARM_FRICTION_RATIO."""
     rotor_xm430 = paper("ia7_accepted").value
     drag_at_reference = KT_CORRECTION / paper("joint7_gain").value * REFERENCE_SPEED_RAD_S  # N·m
     coulomb = COULOMB_SHARE_OF_DRAG * drag_at_reference
     viscous = (1.0 - COULOMB_SHARE_OF_DRAG) * drag_at_reference / REFERENCE_SPEED_RAD_S
+    description = twin_arm(arm)
     params = {}
-    for axis in range(1, N_AXES + 1):
-        scale = _size_ratio(axis)
-        friction_scale = scale * (HAND_TO_ARM_FRICTION_RATIO if axis == N_AXES else 1.0)
+    for axis in range(1, description.n_axes + 1):
+        scale = _size_ratio(axis, arm) * servos(axis, arm)
+        gripper = axis > description.n_joints
+        friction_scale = scale * (HAND_TO_ARM_FRICTION_RATIO if gripper else 1.0)
         params[f"IA{axis}"] = rotor_xm430 * scale
         params[f"FV{axis}"] = viscous * friction_scale
         params[f"FS{axis}"] = coulomb * friction_scale
     return params
 
 
-def truth_parameters() -> ParameterSet:
-    """The 94 standard parameters of the twin, in the standard order."""
-    values = {**description_standard_parameters(), **drive_parameters()}
-    names = standard_parameter_names()
+def truth_parameters(arm: str = CRANE_X7) -> ParameterSet:
+    """The standard parameters of `arm`'s twin (the CRANE-X7: 94), in the arm's standard order:
+    the links from the description's inertial prior, the drives from `drive_parameters`."""
+    description = twin_arm(arm)
+    values = {**description.inertial_prior, **drive_parameters(arm)}
+    names = description.standard_parameter_names()
     return ParameterSet(names, np.array([values[n] for n in names]))
 
 
@@ -161,44 +218,95 @@ products of inertia kept. IA, FV, FS: chosen from the paper's text and the actua
 class PlantSettings:
     """Per-axis drive settings of the twin that are not dynamic parameters."""
 
-    kt_logged: np.ndarray  # (8,) N·m/A, the conversion of the torque record
-    kt_true: np.ndarray  # (8,) N·m/A
-    stiffness: np.ndarray  # (7,) N·m/rad, rotor-link compliance of the arm axes
-    damping: np.ndarray  # (7,) N·m·s/rad
-    resonance_hz: np.ndarray  # (7,) two-mass resonance at the Fig. 1 posture, joints locked
-    efficiency_driving: np.ndarray  # (7,) gear-train efficiency, motor driving the link
-    efficiency_backdriven: np.ndarray  # (7,) gear-train efficiency, link back-driving the motor
+    kt_logged: np.ndarray  # (n_axes,) N·m/A, the torque record's conversion (all servos)
+    kt_true: np.ndarray  # (n_axes,) N·m/A
+    stiffness: np.ndarray  # (n_joints,) N·m/rad, rotor-link compliance of the arm axes
+    damping: np.ndarray  # (n_joints,) N·m·s/rad
+    resonance_hz: np.ndarray  # (n_joints,) two-mass resonance at the Fig. 1 posture, joints locked
+    efficiency_driving: np.ndarray  # (n_joints,) gear-train efficiency, motor driving the link
+    efficiency_backdriven: np.ndarray  # (n_joints,) gear-train efficiency, link back-driving motor
     supply_voltage: float  # V, the drives' supply
-    stall_current: np.ndarray  # (8,) A at the supply voltage: V/R
-    no_load_speed: np.ndarray  # (8,) rad/s (link) at the supply voltage: V/k_e
+    stall_current: np.ndarray  # (n_axes,) A per servo at the supply voltage: V/R
+    no_load_speed: np.ndarray  # (n_axes,) rad/s (link) at the supply voltage: V/k_e
 
 
-def _link_inertia_at(posture: np.ndarray, truth: ParameterSet) -> np.ndarray:
+def resonance_posture(arm: str = CRANE_X7) -> np.ndarray:
+    """The Fig. 1 posture of `arm`: its elbow (`excitation.arms.elbow_joint`) bent by
+    FIG1_ELBOW_DEG towards the side its range reaches further, every other axis at zero (the
+    CRANE-X7: θ4 = -90°, FIG1_POSTURE)."""
+    from crane_lib.excitation.arms import elbow_joint  # the rank tools load sympy; only needed here
+
+    description = twin_arm(arm)
+    elbow = elbow_joint(description)
+    lower, upper = description.joint_limits()[elbow - 1]
+    posture = np.zeros(description.n_axes)
+    posture[elbow - 1] = np.radians(-FIG1_ELBOW_DEG if -lower >= upper else FIG1_ELBOW_DEG)
+    return posture
+
+
+def _link_inertia_at(posture: np.ndarray, truth: ParameterSet, arm: str = CRANE_X7) -> np.ndarray:
     """Diagonal of the link-only inertia matrix (rotor inertias removed) at `posture`."""
-    full = model("full")
+    full = full_model(arm)
+    description = twin_arm(arm)
     link_only = truth.as_dict()
-    for axis in range(1, N_AXES + 1):
+    for axis in range(1, description.n_axes + 1):
         link_only[f"IA{axis}"] = 0.0
     mass = full.inertia_matrix(posture[None, :], full.base_from_standard(link_only))[0]
-    return np.diag(mass)[:N_ARM_JOINTS]
+    return np.diag(mass)[:description.n_joints]
 
 
-def compute_plant_settings(truth: ParameterSet | None = None) -> PlantSettings:
-    truth = truth_parameters() if truth is None else truth
+def compute_plant_settings(truth: ParameterSet | None = None, arm: str = CRANE_X7) -> PlantSettings:
+    """Drive settings of `arm`'s twin for `truth` (default: the arm's `truth_parameters`)."""
+    truth = truth_parameters(arm) if truth is None else truth
+    description = twin_arm(arm)
+    n_joints, n_axes = description.n_joints, description.n_axes
+    kt_logged = np.array([a.kt * a.servos for a in description.actuators])
     rng = np.random.default_rng(TRUTH_SEED)
     low, high = paper("kt_perturbation_range").value, paper("kt_perturbation_range").value_hi
-    kt_true = KT * (1.0 + rng.uniform(low / 100.0, high / 100.0, N_AXES))
+    kt_true = kt_logged * (1.0 + rng.uniform(low / 100.0, high / 100.0, n_axes))
     omega = 2.0 * math.pi * paper("backlash_resonance_freq").value
-    link = _link_inertia_at(FIG1_POSTURE, truth)
-    rotor = np.array([truth[f"IA{j}"] for j in range(1, N_ARM_JOINTS + 1)])
+    link = _link_inertia_at(resonance_posture(arm), truth, arm)
+    rotor = np.array([truth[f"IA{j}"] for j in range(1, n_joints + 1)])
     reduced = 1.0 / (1.0 / rotor + 1.0 / link)  # two-mass reduced inertia
     stiffness = omega**2 * reduced
     damping = 2.0 * RESONANCE_DAMPING_RATIO * np.sqrt(stiffness * reduced)
-    efficiencies = np.array([gear_efficiencies(j) for j in range(1, N_ARM_JOINTS + 1)])
-    lines = np.array([motor_line(j) for j in range(1, N_AXES + 1)])
+    efficiencies = np.array([gear_efficiencies(j, arm) for j in range(1, n_joints + 1)])
+    lines = np.array([motor_line(j, arm) for j in range(1, n_axes + 1)])
     return PlantSettings(
-        KT.copy(), kt_true, stiffness, damping, np.sqrt(stiffness / reduced) / (2.0 * math.pi), efficiencies[:, 0], efficiencies[:, 1],
+        kt_logged, kt_true, stiffness, damping, np.sqrt(stiffness / reduced) / (2.0 * math.pi),
+        efficiencies[:, 0], efficiencies[:, 1],
         SUPPLY_VOLTAGE_V, lines[:, 0], lines[:, 1],
+    )
+
+
+def realization_constants(arm: str) -> RealizationConstants:
+    """Per-axis joint models (1) of another arm than the CRANE-X7, derived from its twin's
+    description (book/register_twin.md): M̂_j = J_j, the (j, j) entry of the prior's link inertia
+    at q̄0 plus the rotor inertia IA_j, D̂_j = b_j/J_j with b_j the drag FV_j + FS_j at the
+    reference speed; the arm's gains, current register and limits; commands through the
+    description's kt times the servos of the axis."""
+    description = twin_arm(arm)
+    truth = truth_parameters(arm)
+    link = np.zeros(description.n_axes)
+    link[:description.n_joints] = _link_inertia_at(np.zeros(description.n_axes), truth, arm)
+    models, sources = [], []
+    dead_time = paper("encoder_read_dispatch_delay").value * 1e-3 + 0.5 * CONTROL_PERIOD_S
+    for axis in range(1, description.n_axes + 1):
+        inertia = link[axis - 1] + truth[f"IA{axis}"]
+        drag = truth[f"FV{axis}"] + truth[f"FS{axis}"] / REFERENCE_SPEED_RAD_S
+        models.append(JointModel(1.0 / drag, inertia / drag, dead_time))  # K_p = 1/b, T_p1 = J/b
+        sources.append(f"derived from the {description.name} twin's description "
+                       "(prior M at zero + IA, drag at 1 rad/s)")
+    unit = np.array([a.current_unit for a in description.actuators])
+    if not np.all(unit == unit[0]):
+        raise InputError(f"{arm}: actuators", "current register units that differ between axes",
+                         "one register unit per arm")
+    gains = description.controller
+    return RealizationConstants(
+        tuple(models), tuple(sources), gains.k_p, gains.k_v, gains.k_i,
+        np.array([a.kt * a.servos for a in description.actuators]), float(unit[0]),
+        np.array([round(a.current_limit / a.current_unit) for a in description.actuators],
+                 dtype=np.int64),
     )
 
 
@@ -215,30 +323,42 @@ no_load_speed (datasheet rev/min at 12 V, link side) are its end points; R = V/s
 delivered current is the commanded one clipped to [(-V - k_e w)/R, (V - k_e w)/R], w the rotor speed (link side)."""
 
 
-def format_plant_settings(settings: PlantSettings) -> str:
+def _cell(values: np.ndarray, j: int) -> str:
+    """values[j] printed exactly; empty where it has no entry j (a joint column, the gripper)."""
+    return repr(float(values[j])) if j < len(values) else ""
+
+
+def format_plant_settings(settings: PlantSettings, arm: str = CRANE_X7) -> str:
     buffer = io.StringIO()
     comment = PLANT_COMMENT.format(seed=TRUTH_SEED, hz=paper("backlash_resonance_freq").value, zeta=RESONANCE_DAMPING_RATIO)
     for line in comment.splitlines():
         buffer.write(f"# {line}\n")
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(PLANT_COLUMNS)
-    for j in range(N_AXES):
-        arm = j < N_ARM_JOINTS
+    n_joints = twin_arm(arm).n_joints
+    for j in range(len(settings.kt_logged)):
+        link = j < n_joints
+        model_name = actuator_model(j + 1, arm)
+        voltage = settings.supply_voltage
         writer.writerow(
             [
-                j + 1, ACTUATORS[j].model, repr(float(settings.kt_logged[j])), repr(float(settings.kt_true[j])),
-                repr(float(settings.stiffness[j])) if arm else "", repr(float(settings.damping[j])) if arm else "",
-                repr(float(settings.resonance_hz[j])) if arm else "",
-                GEAR_STAGES[ACTUATORS[j].model] if arm else "", repr(STAGE_MESH_EFFICIENCY) if arm else "",
-                repr(float(settings.efficiency_driving[j])) if arm else "", repr(float(settings.efficiency_backdriven[j])) if arm else "",
-                repr(float(settings.supply_voltage)), repr(float(settings.stall_current[j])), repr(float(settings.no_load_speed[j])),
-                repr(float(settings.supply_voltage / settings.stall_current[j])), repr(float(settings.supply_voltage / settings.no_load_speed[j])),
+                j + 1, model_name, _cell(settings.kt_logged, j), _cell(settings.kt_true, j),
+                _cell(settings.stiffness, j), _cell(settings.damping, j),
+                _cell(settings.resonance_hz, j),
+                GEAR_STAGES[model_name] if link else "",
+                repr(STAGE_MESH_EFFICIENCY) if link else "",
+                _cell(settings.efficiency_driving, j), _cell(settings.efficiency_backdriven, j),
+                repr(float(voltage)), _cell(settings.stall_current, j),
+                _cell(settings.no_load_speed, j),
+                repr(float(voltage / settings.stall_current[j])),
+                repr(float(voltage / settings.no_load_speed[j])),
             ]
         )
     return buffer.getvalue()
 
 
-def load_plant_settings(path=TWIN_PLANT_CSV) -> PlantSettings:
+def load_plant_settings(path=TWIN_PLANT_CSV, arm: str = CRANE_X7) -> PlantSettings:
+    """A drive-settings file of `arm`'s twin: one row per axis (errors name the file and line)."""
     path = Path(path)
     rows = []
     for where, row in checked_csv_rows(path, PLANT_COLUMNS, "the twin's drive settings (data/twin_plant.csv)"):
@@ -246,10 +366,12 @@ def load_plant_settings(path=TWIN_PLANT_CSV) -> PlantSettings:
         if parse_integer(row[0], where, "an axis number", field="axis") != len(rows) + 1:
             raise InputError(where, f"axis {row[0]}", f"axis {len(rows) + 1} (rows in axis order)")
         rows.append(values)
-    if len(rows) != N_AXES:
-        raise InputError(str(path), f"{len(rows)} axes", f"{N_AXES}")
+    description = twin_arm(arm)
+    if len(rows) != description.n_axes:
+        raise InputError(str(path), f"{len(rows)} axes",
+                         f"{description.n_axes} ({description.name})")
     table = np.array(rows)
-    arm = table[:N_ARM_JOINTS]
+    arm = table[:description.n_joints]
     if not (np.all(table[:, :2] > 0) and np.all(arm[:, 2:4] > 0)):
         raise InputError(str(path), "a torque constant, stiffness or damping is not positive", "positive values")
     if not np.all((arm[:, 7:9] > 0) & (arm[:, 7:9] <= 1)):
@@ -260,14 +382,15 @@ def load_plant_settings(path=TWIN_PLANT_CSV) -> PlantSettings:
     return PlantSettings(table[:, 0], table[:, 1], arm[:, 2], arm[:, 3], arm[:, 4], arm[:, 7], arm[:, 8], float(motor[0, 0]), motor[:, 1], motor[:, 2])
 
 
-def check_physical(truth: ParameterSet, source: str = "truth") -> None:
-    """Raise InputError unless the 94 standard parameters describe physical bodies and drives:
-    per arm link a positive mass and a positive definite pseudo-inertia matrix
-    [[tr(I)/2 E - I, h], [h^T, m]] (I about the frame origin, h the first moments; Wensing,
-    Kim and Slotine 2017: the density realizability condition), per axis a positive rotor
-    inertia and non-negative viscous and Coulomb friction."""
+def check_physical(truth: ParameterSet, source: str = "truth", arm: str = CRANE_X7) -> None:
+    """Raise InputError unless the standard parameters of `arm` (the CRANE-X7: 94) describe
+    physical bodies and drives: per arm link a positive mass and a positive definite
+    pseudo-inertia matrix [[tr(I)/2 E - I, h], [h^T, m]] (I about the frame origin, h the first
+    moments; Wensing, Kim and Slotine 2017: the density realizability condition), per axis a
+    positive rotor inertia and non-negative viscous and Coulomb friction."""
     value = truth.as_dict()
-    for j in range(1, N_ARM_JOINTS + 1):
+    description = twin_arm(arm)
+    for j in range(1, description.n_joints + 1):
         mass = value[f"M{j}"]
         if not mass > 0:
             raise InputError(f"{source}: M{j}", f"mass {mass:g} kg", "a positive mass")
@@ -283,7 +406,7 @@ def check_physical(truth: ParameterSet, source: str = "truth") -> None:
         if not smallest > 0:
             raise InputError(f"{source}: link {j}", f"XX{j}..M{j} are not a physical body (pseudo-inertia lambda_min {smallest:.3g})",
                              "a positive definite pseudo-inertia: inertia about the origin consistent with mass and first moments")
-    for axis in range(1, N_AXES + 1):
+    for axis in range(1, description.n_axes + 1):
         if not value[f"IA{axis}"] > 0:
             raise InputError(f"{source}: IA{axis}", f"rotor inertia {value[f'IA{axis}']:g} kg·m^2", "a positive rotor inertia")
         for kind in ("FV", "FS"):
@@ -291,11 +414,11 @@ def check_physical(truth: ParameterSet, source: str = "truth") -> None:
                 raise InputError(f"{source}: {kind}{axis}", f"friction {value[f'{kind}{axis}']:g}", "non-negative friction")
 
 
-def load_truth(path=TWIN_TRUTH_CSV) -> ParameterSet:
-    """A truth file: all 94 standard parameters of physical bodies and drives (errors name the
-    file and the line or parameter; see `check_physical`)."""
-    truth = load_parameters(path, expected_names=standard_parameter_names())
-    check_physical(truth, str(path))
+def load_truth(path=TWIN_TRUTH_CSV, arm: str = CRANE_X7) -> ParameterSet:
+    """A truth file: all standard parameters of `arm` (the CRANE-X7: 94), physical bodies and
+    drives (errors name the file and the line or parameter; see `check_physical`)."""
+    truth = load_parameters(path, expected_names=twin_arm(arm).standard_parameter_names())
+    check_physical(truth, str(path), arm)
     return truth
 
 

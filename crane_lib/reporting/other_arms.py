@@ -1,0 +1,125 @@
+"""The views of the chapter "Other arms": the records of `acceptance.other_arms` (one per shipped
+arm) as the side-by-side table, the CRANE-X7's counts against the paper, the torque figure and
+the sentences."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from crane_lib.acceptance import other_arms
+from crane_lib.errors import InputError
+from crane_lib.reporting.tables import Comparison, comparison_table, joined, numbered, significant
+
+STEP = "the records written by `make book` (crane_book.pipeline, step 'other arms')"
+
+
+def load_records(directory=None) -> list[dict]:
+    """The record of every shipped arm, the CRANE-X7 first; a missing one is an InputError."""
+    records = other_arms.read_arm_records(directory)
+    found = {r["arm"] for r in records}
+    missing = [k for k in other_arms.ARM_KEYS if k not in found]
+    if missing:
+        path = other_arms.record_path(missing[0], directory)
+        raise InputError(str(path), "no record of this arm", STEP)
+    return records
+
+
+def _actuators(record: dict) -> str:
+    models = record["description"]["actuators"]
+    return ", ".join(f"{models.count(m)} × {m}" for m in dict.fromkeys(models))
+
+
+def arms_frame(records: list[dict]) -> pd.DataFrame:
+    """One row per arm: joints, actuators, parameter counts, excitation rank and conditioning."""
+    rows = []
+    for r in records:
+        d, m, e = r["description"], r["model"], r["excitation"]
+        share = np.asarray(e["peak_torque_share"])
+        rows.append({
+            "arm": d["name"],
+            "arm joints": d["n_joints"],
+            "gripper axis": "yes" if d["gripper"] else "no",
+            "actuators (per axis)": _actuators(r),
+            "standard parameters": m["n_standard"],
+            "base parameters": m["n_base"],
+            "identification files": len(e["files"]),
+            "commanded samples": e["samples"],
+            "rank of W": f"{e['rank']} of {e['n_base']}",
+            "κ(W)": e["condition_number"],
+            "κ, unit columns": e["scaled_condition_number"],
+            "peak torque / limit": f"{significant(share.max(), 2)} "
+            f"(axis {int(share.argmax()) + 1})",
+        })
+    return pd.DataFrame(rows).set_index("arm")
+
+
+def arms_table(records: list[dict]):
+    """The side-by-side table of the three arms, numbered."""
+    return numbered(
+        arms_frame(records),
+        caption="The three arms side by side: the description, the exact base-parameter grouping "
+        "of the arm's own Newton–Euler model, and the base regressor stacked over the commanded "
+        "states of its identification files (sampled every 40 ms). Peak torque: the commanded "
+        "motion's inverse dynamics from the description's link inertials, over the axis's torque "
+        "limit.",
+        name="tab-other-arms",
+        digits={"κ(W)": 4, "κ, unit columns": 3},
+    )
+
+
+def crane_x7_table(records: list[dict]):
+    """The CRANE-X7 through the general model path against the paper's parameter count."""
+    crane = {r["arm"]: r for r in records}["crane_x7"]
+    return comparison_table(
+        [Comparison(
+            "base parameters of the full grouped model, from the arm described as data",
+            "full_model_param_count", crane["model"]["n_base"],
+        )],
+        caption="The CRANE-X7 through the same general path as the other arms.",
+    )
+
+
+def torque_share_figure(records: list[dict]):
+    """Each axis's peak commanded torque over its limit, one group of bars per arm."""
+    figure, ax = plt.subplots(figsize=(7, 3))
+    width = 0.8 / len(records)
+    for i, r in enumerate(records):
+        share = np.asarray(r["excitation"]["peak_torque_share"])
+        axes = np.arange(1, len(share) + 1)
+        ax.bar(axes + (i - (len(records) - 1) / 2) * width, share, width,
+               label=r["description"]["name"])
+    ax.axhline(1.0, color="k", lw=0.8, ls="--")
+    ax.set_xlabel("axis (the last one is the gripper)")
+    ax.set_ylabel("peak |τ| / torque limit")
+    ax.set_title("Identification motion: peak torque against the servos' limits")
+    ax.legend(fontsize=7)
+    return figure
+
+
+def rank_sentence(records: list[dict]) -> str:
+    """Whether every arm's blocks reach full rank, with the counts and κ, from the records."""
+    parts, deficient = [], []
+    for r in records:
+        e = r["excitation"]
+        parts.append(f"the {r['description']['name']}'s {len(e['files'])} files give rank "
+                     f"{e['rank']} of {e['n_base']} (κ = {significant(e['condition_number'], 4)})")
+        if e["rank"] < e["n_base"]:
+            deficient.append(f"{r['description']['name']} ({joined(e['unexcited'])} unexcited)")
+    verdict = ("Every arm's base parameters are all excited." if not deficient
+               else f"Not full rank: {joined(deficient)}.")
+    return f"Over the commanded states, {joined(parts)}. {verdict}"
+
+
+def torque_sentence(records: list[dict]) -> str:
+    """Which arm's motion comes closest to a torque limit, from the records."""
+    peaks = [(max(r["excitation"]["peak_torque_share"]), r) for r in records]
+    share, record = max(peaks, key=lambda p: p[0])
+    axis = int(np.argmax(record["excitation"]["peak_torque_share"])) + 1
+    verdict = ("stay within every servo's torque limit" if all(p[0] <= 1.0 for p in peaks)
+               else "exceed a servo's torque limit")
+    return (f"The commanded motions {verdict} on the link inertials alone; the highest is the "
+            f"{record['description']['name']}'s axis {axis}, at "
+            f"{significant(100 * share, 2)} % of its limit. Rotor inertia, friction and the "
+            "feedback's corrections come on top on the arm.")
