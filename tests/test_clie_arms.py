@@ -191,16 +191,29 @@ def test_wrong_sizes_are_refused(arm_case):
         problem.simulate(np.concatenate([beta, [0.0]]))
 
 
-def test_the_viperx_problem_is_sized_and_simulates_at_its_truth():
+def test_the_viperx_record_is_refused_whole_and_simulates_before_its_chatter():
     """The ViperX's twin recording chatters at the waist's and shoulder's current limits with
-    these gains (every residual sample is clamp-masked on this record), so only its sizes and
-    its simulation at the truth are checked here."""
-    _, log, problem, beta = rigid_case("vx300s")
+    these gains, so every residual sample of the motion is clamp-masked: the problem is refused
+    (its objective would be zero for every beta). The idle hold before the motion, with the
+    first second of it, is a problem of its own, sized and simulated at the truth."""
+    arm = "vx300s"
+    truth = _representable_truth(arm)
+    settings = twin_truth.compute_plant_settings(truth, arm)
+    settings = dataclasses.replace(settings, kt_true=settings.kt_logged.copy())
+    samples, metadata = twin.record(_short_command(arm), seed=SEED, arm=arm, truth=truth,
+                                    plant_settings=settings, compliant=False, noise_scale=0.0,
+                                    voltage_limit=False)
+    start = int(metadata["motion_start_sample"]) - int(MARGIN_S * 1e3)
+    end = int(metadata["motion_end_sample"]) + int(MARGIN_S * 1e3)
+    with pytest.raises(clie.CLIEError, match="clamp-masked"):
+        clie.build_problem(RawLog(samples[start:end].copy(), metadata))
+    before = RawLog(samples[:int(metadata["motion_start_sample"]) + 1000].copy(), metadata)
+    problem = clie.build_problem(before)
     core = clie._core(problem.model)
-    assert (core.N_ARM, core.N_AX) == (6, 7) == (problem.model.n_joints, log.n_axes)
-    simulation = problem.simulate(beta)
+    assert (core.N_ARM, core.N_AX) == (6, 7) == (problem.model.n_joints, before.n_axes)
+    simulation = problem.simulate(problem.model.base_from_standard(truth).values)
     assert simulation.ok and simulation.cycles == problem.t.size
-    assert simulation.tau.shape == (problem.t.size, 7)
+    assert simulation.tau.shape == (problem.t.size, 7) and problem.valid.any()
 
 
 # ---------------------------------------------------------------- the CRANE-X7 by the same rules
