@@ -27,6 +27,12 @@ Three routes to refine a start (OLS or SDP estimate):
   (the joint-level inertias and viscous terms of the realization layer, everything else
   zero), Gauss-Newton steps that are each an IDIM least-squares on the simulated trajectory.
 
+Another arm (an `arm_description` arm: ViperX 300 S, SO-101): `build_problem` takes the arm from
+the raw log, its reduced model (`arm_model`), the controller constants its recorder ran with
+(`arm_realization_constants`) and its torque-record Kt; the simulator is bound to that model's
+kernels and sized by them (`_core`). The CRANE-X7's choices become rules per parameter name
+(bounds, DIDIM's start) that give its sets unchanged.
+
 Every choice is argued in book/register_clie.md.
 """
 
