@@ -125,6 +125,8 @@ def _core(model: DynamicModel | None = None):
     model = dynamic_model("reduced") if model is None else model
     name = model._module.__name__  # one kernel module per set and arm
     if name not in _CORES:
+        if model._chain and is_crane_x7(model.arm):  # bind_template would bind the MDH kernels
+            raise ValueError("CLIE simulates the CRANE-X7 with its MDH kernels, not general=True")
         arm = None if is_crane_x7(model.arm) else model.arm
         _CORES[name] = bind_template(Path(__file__).with_name("clie_core.py"),
                                      model.parameter_set, controller, spd_solve, arm=arm)
