@@ -15,6 +15,8 @@ from crane_lib.errors import InputError
 from crane_lib.excitation.arms import elbow_joint, read_arm
 from crane_lib.excitation.commands import CommandFile
 from crane_lib.logs import npz_io, preprocessing, raw_log
+from crane_lib.constants import CONTROL_PERIOD_S, ENCODER_COUNTS
+from crane_lib.model import controller
 from crane_lib.model.arm_description import load_arm
 from crane_lib.model.chain_model import ChainModel
 from crane_lib.paper_numbers import paper
@@ -118,8 +120,37 @@ def test_realization_constants_of_an_arm_are_its_inertia_at_zero_and_its_drag(ar
     assert constants.current_unit == description.actuators[0].current_unit
     limits = np.round([a.current_limit / a.current_unit for a in description.actuators])
     np.testing.assert_array_equal(constants.limit_units, limits)
-    gains = description.controller
+    gains = twin_truth.controller_gains(arm)
     assert (constants.k_p, constants.k_v, constants.k_i) == (gains.k_p, gains.k_v, gains.k_i)
+
+
+@pytest.mark.parametrize("arm", ARMS)
+def test_the_gains_of_an_arm_follow_the_encoder_noise_rule(arm):
+    """The largest bandwidth (at most the paper's) for which one encoder count per period through
+    K_V M̂ stays within the description's fraction of every torque limit; K_V = 2 sqrt(K_P)."""
+    description = load_arm(arm)
+    fraction = description.controller.fraction
+    gains = twin_truth.controller_gains(arm)
+    m_hat = twin_truth.realization_constants(arm).m_hat
+    limits = np.array([a.torque_limit for a in description.actuators])
+    step = math.tau / ENCODER_COUNTS / CONTROL_PERIOD_S  # rad/s of one count over one cycle
+    ratio = gains.k_v * m_hat * step / limits
+    assert ratio.max() == pytest.approx(fraction, rel=1e-12)  # the largest such K_V
+    assert gains.k_v < controller.K_V
+    assert gains.k_v == pytest.approx(2.0 * math.sqrt(gains.k_p), rel=1e-12)
+    assert gains.k_i == pytest.approx(gains.k_p * math.sqrt(gains.k_p) / 5.0, rel=1e-12)
+
+
+def test_the_crane_x7s_gains_meet_the_rule_and_stay_the_papers():
+    """The paper's arm satisfies the rule at the fraction the other arms use (axis 2: 0.498),
+    and the rule applied to it returns its K_P, K_V, K_I unchanged."""
+    m_hat = controller.load_realization_constants().m_hat
+    limits = np.array([a.torque_limit for a in load_arm("crane_x7").actuators])
+    ratio = controller.encoder_count_torque(controller.K_V, m_hat) / limits
+    fraction = load_arm("vx300s").controller.fraction
+    assert 0.45 < ratio.max() <= fraction and np.argmax(ratio) == 1
+    gains = controller.encoder_noise_gains(m_hat, limits, fraction)
+    assert gains == (1000.0, controller.K_V, controller.K_I)
 
 
 # ---------------------------------------------------------------- the core and the plant
@@ -173,6 +204,18 @@ def test_a_short_recording_tracks_within_the_registered_bound(arm_log):
     assert metadata["arm"] == arm and metadata["in_position_timeouts"] == "0"
     # the reference moved: the recording is the command file's motion, not a hold
     assert np.ptp(samples[:, raw_log.group("theta_ref", n)], axis=0).max() > math.radians(30.0)
+
+
+def test_a_short_recording_is_not_clamped_at_rest(arm_log):
+    """One encoder count through K_V M̂ stays within the torque limits: no axis chatters between
+    its current limits while the reference stands still (the CRANE-X7's gains did on the ViperX)."""
+    arm, _, samples, _, _ = arm_log
+    n = load_arm(arm).n_axes
+    rest = np.all(samples[:, raw_log.group("dtheta_ref", n)] == 0, axis=1)
+    rest &= np.all(samples[:, raw_log.group("ddtheta_ref", n)] == 0, axis=1)
+    assert rest.sum() > 1000
+    clamped = samples[rest][:, raw_log.group("clamped", n)].astype(bool)
+    assert clamped.mean(axis=0).max() < 0.01
 
 
 def test_a_short_recording_respects_the_current_limits(arm_log):

@@ -64,6 +64,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 import numba
@@ -87,7 +88,7 @@ CERTIFIED, VIOLATED, BELOW_MARGIN, UNDECIDED = "certified", "violated", "below_m
 # ----------------------------------------------------------------------------- the polynomial
 
 
-@dataclass
+@dataclass(frozen=True)
 class TrigInertia:
     """Arm block of M(theta2..theta7) = sum over terms of Re(coef * exp(i k.theta)), half-space k with the factor 2 included."""
 
@@ -108,6 +109,15 @@ UPPER = [(k, l) for k in range(N_LINKS) for l in range(k, N_LINKS)]
 def trig_inertia(beta, model: DynamicModel | None = None) -> TrigInertia:
     """Fourier coefficients of the arm inertia matrix for the base parameters `beta`."""
     model = shared_model("reduced") if model is None else model
+    beta = np.ascontiguousarray(beta, dtype=float)
+    return _trig_inertia(model, beta.tobytes(), len(beta))
+
+
+# one model is certified on several boxes (Theta and a box around its worst pose): its
+# coefficients, the FFT of M on the whole angle grid, are computed once per process
+@lru_cache(maxsize=4)
+def _trig_inertia(model: DynamicModel, beta_bytes: bytes, n_beta: int) -> TrigInertia:
+    beta = np.frombuffer(beta_bytes, dtype=float, count=n_beta)
     n = SAMPLES_PER_ANGLE
     angles = 2 * np.pi * np.arange(n) / n
     grid = np.stack(np.meshgrid(*([angles] * N_ANGLES), indexing="ij"), axis=-1).reshape(-1, N_ANGLES)

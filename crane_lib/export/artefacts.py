@@ -21,6 +21,7 @@ from crane_lib import fingerprint
 from crane_lib.acceptance.audit import audit
 from crane_lib.errors import InputError
 from crane_lib.export import consistent, files
+from crane_lib.model.arm_description import ArmDescription
 from crane_lib.model.parameters import ParameterSet, load_parameters, save_parameters
 from crane_lib.paths import RESULTS_DIR
 from crane_lib.records import read_json_record, write_json_record
@@ -35,24 +36,34 @@ def export_paths(trajectory: str = "AG02", ts: float = 0.040, run: int = 1, dire
     return {kind: directory / f"{stem}.{suffix}" for kind, suffix in (("urdf", "urdf"), ("mjcf", "xml"), ("standard", "csv"), ("record", "json"))}
 
 
-def export_model(model_path, paths: dict[str, Path], distance: str = consistent.DEFAULT_DISTANCE, mounting: str = "hanging",
-                 extra: dict | None = None) -> consistent.Reconstruction:
+def export_model(model_path, paths: dict[str, Path], distance: str = consistent.DEFAULT_DISTANCE,
+                 mounting: str | None = None, extra: dict | None = None,
+                 arm: ArmDescription | None = None) -> consistent.Reconstruction:
     """Reconstruct the model file's consistent link-level model (the nearest one when none reproduces
-    it) and write the URDF, the MJCF, the standard parameters and the record."""
+    it) and write the URDF, the MJCF, the standard parameters and the record. `arm`: whose model
+    it is (None: the CRANE-X7); `mounting` None: the arm's own ("hanging" for the CRANE-X7)."""
     model_path = Path(model_path)
     base = load_parameters(model_path)
-    result = consistent.reconstruct(base, distance=distance, source=str(model_path))
+    result = consistent.reconstruct(base, distance=distance, source=str(model_path), arm=arm)
     kind = "reproduces the model exactly" if result.exact else "the NEAREST consistent model (the model itself admits none)"
     notes = [f"Model: {model_path.name}; this file {kind}.", result.summary() + "."]
-    robot = files.robot_model(result.standard, mounting, notes=notes)
+    robot = files.exported_robot(result.standard, arm, mounting, notes=notes)
+    mounting = robot.mounting
     urdf, mjcf = files.urdf_text(robot), files.mjcf_text(robot)
     files.write_text(paths["urdf"], urdf)
     files.write_text(paths["mjcf"], mjcf)
+    count = len(result.standard.names)
     save_parameters(paths["standard"], ParameterSet(result.standard.names, result.standard.values),
-                    comment=f"94 standard parameters behind {model_path.name} (crane_lib.export): {result.summary()}")
+                    comment=f"{count} standard parameters behind {model_path.name} "
+                            f"(crane_lib.export): {result.summary()}")
     record = result.to_record()
-    # the exported model's own audit (seed 1) when it is not the model that was given, already audited
-    record["audit"] = None if result.exact else audit(result.reproduced.values, seed=1).to_dict()
+    # the exported model's own audit (seed 1) when it is not the model that was given, already
+    # audited; the audit is the CRANE-X7's (another arm's nearest model is exported unaudited)
+    crane_x7 = consistent.arm_terms(arm).crane_x7
+    audited = not (result.exact or not crane_x7)
+    record["audit"] = audit(result.reproduced.values, seed=1).to_dict() if audited else None
+    if not crane_x7:
+        record["arm"] = arm.name
     record.update(model_file=model_path.name, model_sha256=fingerprint.file_digest(model_path), mounting=mounting,
                   files={k: p.name for k, p in paths.items() if k != "record"}, **(extra or {}))
     write_json_record(paths["record"], record)

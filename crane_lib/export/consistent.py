@@ -42,6 +42,11 @@ consistent model is reported instead: the smallest change of the model's base pa
 their standard errors when the model file has them (the data's own scale), otherwise Euclidean in
 SI units, for which a consistent link-level model exists; among those, the one nearest to the
 prior. Everything is solved by Clarabel through cvxpy.
+
+Any arm (`ArmDescription`, `arm=`): the same problem in the arm's own standard parameters (13 per
+link in the chain model's frames, joint j's frame, then the gripper's IA, FV, FS), its grouping's
+sets and base matrix, and its description's inertial prior; None (or the CRANE-X7's description)
+is the CRANE-X7 as above.
 """
 
 from __future__ import annotations
@@ -57,7 +62,8 @@ from crane_lib.arithmetic import CLARABEL_OPTIONS
 from crane_lib.errors import InputError
 from crane_lib.identification.weighted import Consistency
 from crane_lib.model import base_parameters
-from crane_lib.model.dynamics import base_matrix
+from crane_lib.model.arm_description import ArmDescription
+from crane_lib.model.dynamics import arm_parameter_set, base_matrix, is_crane_x7
 from crane_lib.model.parameters import N_LINKS, ParameterSet, split_name, standard_parameter_names
 from crane_lib.model.robot_description import description_standard_parameters
 
@@ -94,6 +100,49 @@ MARGIN_MAX = 1.39e-5  # kg·m^2
 
 class NoConsistentModel(InputError):
     """A base model that no physically consistent standard vector reproduces."""
+
+
+@dataclass(frozen=True)
+class ArmTerms:
+    """What the reconstruction needs of an arm: its standard names, link count, sets, prior."""
+
+    arm: ArmDescription | None  # None: the CRANE-X7
+
+    @property
+    def crane_x7(self) -> bool:
+        """True for the CRANE-X7 (its MDH frames and the manufacturer's description)."""
+        return is_crane_x7(self.arm)
+
+    @property
+    def names(self) -> list[str]:
+        """The arm's standard parameter names, in the standard order."""
+        return standard_parameter_names() if self.crane_x7 else self.arm.standard_parameter_names()
+
+    @property
+    def n_links(self) -> int:
+        """Number of arm links (each with ten inertial parameters)."""
+        return N_LINKS if self.crane_x7 else self.arm.n_joints
+
+    def parameter_set(self, name: str) -> list[str]:
+        """Base names of one of the nested sets (reduced, ..., full)."""
+        if self.crane_x7:
+            return base_parameters.grouping().parameter_set(name)
+        return arm_parameter_set(self.arm, name)
+
+    def base_matrix(self, name: str) -> np.ndarray:
+        """K with beta = K phi of a set (columns: `names`)."""
+        return base_matrix(name, None if self.crane_x7 else self.arm)
+
+    def prior(self) -> tuple[dict, str]:
+        """(standard values by name, its name) of the description's inertial prior."""
+        if self.crane_x7:
+            return description_standard_parameters(), "manufacturer's description"
+        return dict(self.arm.inertial_prior), f"{self.arm.name} description's prior"
+
+
+def arm_terms(arm: ArmDescription | None = None) -> ArmTerms:
+    """The reconstruction's view of `arm` (None: the CRANE-X7)."""
+    return ArmTerms(arm)
 
 
 # ----------------------------------------------------------------------------- link algebra
@@ -139,21 +188,25 @@ def pseudo_inertia(link: np.ndarray) -> np.ndarray:
     return np.einsum("k,kab->ab", np.asarray(link, dtype=float), _basis())
 
 
-def link_indices(j: int) -> list[int]:
-    """Positions of link j's ten inertial parameters in the standard order."""
-    names = standard_parameter_names()
+def link_indices(j: int, arm: ArmDescription | None = None) -> list[int]:
+    """Positions of link j's ten inertial parameters in the (arm's) standard order."""
+    names = arm_terms(arm).names
     return [names.index(f"{kind}{j}") for kind in LINK_KINDS]
 
 
-def link_parameters(standard, j: int) -> np.ndarray:
-    """Link j's ten inertial parameters from a 94-vector (standard order) or a ParameterSet."""
-    values = standard.ordered(standard_parameter_names(), "standard parameters") if isinstance(standard, ParameterSet) else np.asarray(standard)
-    return values[link_indices(j)]
+def link_parameters(standard, j: int, arm: ArmDescription | None = None) -> np.ndarray:
+    """Link j's ten inertial parameters of a standard vector (standard order) or ParameterSet."""
+    if isinstance(standard, ParameterSet):
+        values = standard.ordered(arm_terms(arm).names, "standard parameters")
+    else:
+        values = np.asarray(standard)
+    return values[link_indices(j, arm)]
 
 
-def link_margins(standard) -> np.ndarray:
-    """(7,) smallest eigenvalue of each link's pseudo-inertia, kg·m^2 (SI)."""
-    return np.array([np.linalg.eigvalsh(pseudo_inertia(link_parameters(standard, j)))[0] for j in range(1, N_LINKS + 1)])
+def link_margins(standard, arm: ArmDescription | None = None) -> np.ndarray:
+    """(links,) smallest eigenvalue of each link's pseudo-inertia, kg·m^2 (SI)."""
+    return np.array([np.linalg.eigvalsh(pseudo_inertia(link_parameters(standard, j, arm)))[0]
+                     for j in range(1, arm_terms(arm).n_links + 1)])
 
 
 @dataclass(frozen=True)
@@ -179,52 +232,59 @@ class LinkInertial:
         return np.sqrt(np.where(squared > 0, squared, np.nan))
 
 
-def link_inertial(standard, j: int) -> LinkInertial:
-    xx, xy, xz, yy, yz, zz, mx, my, mz, m = link_parameters(standard, j)
+def link_inertial(standard, j: int, arm: ArmDescription | None = None) -> LinkInertial:
+    """Link j as a body (mass, centre of mass, central inertia) in its frame j."""
+    xx, xy, xz, yy, yz, zz, mx, my, mz, m = link_parameters(standard, j, arm)
     about_origin = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
     com = np.array([mx, my, mz]) / m if m != 0 else np.full(3, np.nan)
     central = about_origin - m * (com @ com * np.eye(3) - np.outer(com, com))
     return LinkInertial(j, float(m), com, central)
 
 
-def link_inertials(standard) -> list[LinkInertial]:
-    return [link_inertial(standard, j) for j in range(1, N_LINKS + 1)]
+def link_inertials(standard, arm: ArmDescription | None = None) -> list[LinkInertial]:
+    """Every arm link as a body (`link_inertial`)."""
+    return [link_inertial(standard, j, arm) for j in range(1, arm_terms(arm).n_links + 1)]
 
 
 # ----------------------------------------------------------------------------- the base model
 
 
-def base_set_of(params: ParameterSet, source: str = "base model") -> str:
+def base_set_of(params: ParameterSet, source: str = "base model",
+                arm: ArmDescription | None = None) -> str:
     """The parameter set (reduced, reduced+poi, reduced+coulomb, full) whose names the model has."""
-    group = base_parameters.grouping()
+    terms = arm_terms(arm)
     names = set(params.names)
     for name in base_parameters.PARAMETER_SETS:
-        if names == set(group.parameter_set(name)):
+        if names == set(terms.parameter_set(name)):
             return name
-    params.ordered(group.parameter_set("reduced"), source)  # names what is missing or unknown against the reduced set
+    # names what is missing or unknown against the reduced set
+    params.ordered(terms.parameter_set("reduced"), source)
     raise InputError(source, "parameter names of no known set", f"one of the sets {base_parameters.PARAMETER_SETS}")
 
 
-def is_standard(params: ParameterSet) -> bool:
-    return set(params.names) == set(standard_parameter_names())
+def is_standard(params: ParameterSet, arm: ArmDescription | None = None) -> bool:
+    """True when `params` names exactly the (arm's) standard parameters."""
+    return set(params.names) == set(arm_terms(arm).names)
 
 
-def prior_vector(prior=None) -> tuple[np.ndarray, str]:
-    """(94,) prior in the standard order (drive terms 0: they are not in any distance) and its name."""
+def prior_vector(prior=None, arm: ArmDescription | None = None) -> tuple[np.ndarray, str]:
+    """Prior in the standard order (drive terms 0: they are not in any distance) and its name."""
+    terms = arm_terms(arm)
     if prior is None:
-        values, name = description_standard_parameters(), "manufacturer's description"
+        values, name = terms.prior()
     elif isinstance(prior, ParameterSet):
         values, name = prior.as_dict(), prior.meta.get("name", "given prior")
     else:
         values, name = dict(prior), "given prior"
-    vector = np.zeros(len(standard_parameter_names()))
-    for j in range(1, N_LINKS + 1):
-        for kind, index in zip(LINK_KINDS, link_indices(j)):
+    vector = np.zeros(len(terms.names))
+    for j in range(1, terms.n_links + 1):
+        for kind, index in zip(LINK_KINDS, link_indices(j, arm)):
             key = f"{kind}{j}"
             if key not in values:
-                raise InputError(f"prior {name}", f"no {key}", "the ten inertial parameters of every link 1-7")
+                raise InputError(f"prior {name}", f"no {key}",
+                                 f"the ten inertial parameters of every link 1-{terms.n_links}")
             vector[index] = float(values[key])
-    margins = link_margins(vector)
+    margins = link_margins(vector, arm)
     if np.any(margins <= 0):
         bad = [j + 1 for j in np.flatnonzero(margins <= 0)]
         raise InputError(f"prior {name}", f"links {bad} are not physically consistent (pseudo-inertia not positive definite)",
@@ -260,19 +320,20 @@ class DecidedMoment:
         return float(sum(w * values.get(name, 0.0) for name, w in self.weights.items()))
 
 
-def decided_moments(parameter_set: str = "reduced") -> list[DecidedMoment]:
+def decided_moments(parameter_set: str = "reduced",
+                    arm: ArmDescription | None = None) -> list[DecidedMoment]:
     """Every diagonal entry of a link's Sigma that the set's base parameters decide (with the base
     parameters the set leaves out held at zero). Found from the base matrix, not assumed: e_aa of
     Sigma_j, as a linear form c on the standard parameters, is decided when c lies in the row space
     of the full grouped K; its weights on the base parameters then follow from c = K^T w."""
-    group = base_parameters.grouping()
-    full = group.parameter_set("full")
-    kept = set(group.parameter_set(parameter_set))
-    k = base_matrix("full")
+    terms = arm_terms(arm)
+    full = terms.parameter_set("full")
+    kept = set(terms.parameter_set(parameter_set))
+    k = terms.base_matrix("full")
     basis = _basis()
     found = []
-    for j in range(1, N_LINKS + 1):
-        index = link_indices(j)
+    for j in range(1, terms.n_links + 1):
+        index = link_indices(j, arm)
         for a, axis in enumerate("xyz"):
             c = np.zeros(k.shape[1])
             c[index] = basis[:, a, a]
@@ -316,6 +377,7 @@ class Reconstruction:
     margin: float
     solves: list = field(default_factory=list)
     largest_margin: float | None = None
+    arm: ArmDescription | None = None  # None: the CRANE-X7
 
     @property
     def reproduced(self) -> ParameterSet:
@@ -324,11 +386,13 @@ class Reconstruction:
 
     @property
     def link_margins(self) -> np.ndarray:
-        return link_margins(self.standard.values)
+        """Smallest pseudo-inertia eigenvalue of each link (kg·m^2)."""
+        return link_margins(self.standard.values, self.arm)
 
     @property
     def links(self) -> list[LinkInertial]:
-        return link_inertials(self.standard.values)
+        """Every link as a body."""
+        return link_inertials(self.standard.values, self.arm)
 
     @property
     def seconds(self) -> float:
@@ -386,10 +450,12 @@ def _change_scale(base: ParameterSet) -> tuple[np.ndarray, str]:
 class _Problem:
     """The reconstruction in scaled variables x (phi = s * x), shared by every solve."""
 
-    def __init__(self, base: ParameterSet, parameter_set: str, prior: np.ndarray, margin: float):
-        names = standard_parameter_names()
-        group = base_parameters.grouping()
-        full_names = group.parameter_set("full")
+    def __init__(self, base: ParameterSet, parameter_set: str, prior: np.ndarray, margin: float,
+                 arm: ArmDescription | None = None):
+        terms = arm_terms(arm)
+        self.arm = arm
+        names = terms.names
+        full_names = terms.parameter_set("full")
         in_set = set(base.names)
         self.soft = np.array([n in in_set for n in full_names])  # rows the model fixes (the rest are zero)
         values = base.as_dict()
@@ -397,8 +463,8 @@ class _Problem:
         self.set_rows = [full_names.index(n) for n in base.names]  # the model's order
         self.scale = np.empty(len(names))
         self.links = []
-        for j in range(1, N_LINKS + 1):
-            index = link_indices(j)
+        for j in range(1, terms.n_links + 1):
+            index = link_indices(j, arm)
             prior_link = prior[index]
             mass = prior_link[9]
             rho2 = np.trace(pseudo_inertia(prior_link)[:3, :3]) / mass
@@ -409,7 +475,7 @@ class _Problem:
         self.drive = [i for i, n in enumerate(names) if split_name(n)[0] in DRIVE_KINDS]
         for i in self.drive:
             self.scale[i] = _DRIVE_SCALE[split_name(names[i])[0]]
-        a = base_matrix("full") * self.scale[None, :]
+        a = terms.base_matrix("full") * self.scale[None, :]
         rows = np.abs(a).max(axis=1)
         rows[rows == 0] = 1.0
         self.a, self.b, self.row_scale = a / rows[:, None], target / rows, rows
@@ -500,13 +566,13 @@ class _Problem:
         return float(np.sum((x[index] - self.prior_x[index]) ** 2))
 
 
-def _check(phi: np.ndarray, margin: float) -> str | None:
+def _check(phi: np.ndarray, margin: float, arm: ArmDescription | None = None) -> str | None:
     """None when phi is consistent with the margin (to CHECK_RTOL), else what fails."""
-    margins = link_margins(phi)
+    margins = link_margins(phi, arm)
     if np.any(margins < margin * (1.0 - CHECK_RTOL)):
         j = int(np.argmin(margins))
         return f"link {j + 1}: lambda_min(J) = {margins[j]:.3g} kg·m^2 < margin {margin:g}"
-    names = standard_parameter_names()
+    names = arm_terms(arm).names
     drive = [i for i, n in enumerate(names) if split_name(n)[0] in DRIVE_KINDS]
     worst = min(drive, key=lambda i: phi[i])
     if phi[worst] < -1e-12:
@@ -515,20 +581,21 @@ def _check(phi: np.ndarray, margin: float) -> str | None:
 
 
 def reconstruct(base: ParameterSet, prior=None, distance: str = DEFAULT_DISTANCE, margin: float = MARGIN,
-                source: str = "base model") -> Reconstruction:
+                source: str = "base model", arm: ArmDescription | None = None) -> Reconstruction:
     """The consistent standard vector behind `base` nearest to `prior` (default: the manufacturer's
     description), or, when none reproduces `base`, the nearest consistent model (exact=False).
 
     `base` holds the names of one of the parameter sets (reduced, reduced+poi, reduced+coulomb,
     full) with their values (and, optionally, standard errors); a 94-parameter standard vector is
-    checked as it is (`from_standard`)."""
+    checked as it is (`from_standard`). `arm`: the arm whose parameters these are (None: the
+    CRANE-X7; `ArmTerms`)."""
     if distance not in DISTANCES:
         raise InputError("distance", repr(distance), f"one of {DISTANCES}")
-    if is_standard(base):
-        return from_standard(base, margin, source)
-    parameter_set = base_set_of(base, source)
-    prior_phi, prior_name = prior_vector(prior)
-    problem = _Problem(base, parameter_set, prior_phi, margin)
+    if is_standard(base, arm):
+        return from_standard(base, margin, source, arm)
+    parameter_set = base_set_of(base, source, arm)
+    prior_phi, prior_name = prior_vector(prior, arm)
+    problem = _Problem(base, parameter_set, prior_phi, margin, arm)
     solves: list[dict] = []
     consistency = problem.consistency()
     objective = problem.divergence(distance)
@@ -537,10 +604,10 @@ def reconstruct(base: ParameterSet, prior=None, distance: str = DEFAULT_DISTANCE
     status = problem.solve(objective, consistency + [problem.a @ problem.x == problem.b], "exact: nearest to the prior", solves)
     if status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
         phi = problem.standard(all_rows)
-        failure = _check(phi, margin)
+        failure = _check(phi, margin, arm)
         if failure is None:
             return _result(base, parameter_set, phi, True, np.zeros(len(base.names)), metric, 0.0, distance,
-                           problem.divergence_value(phi, distance), prior_name, margin, solves)
+                           problem.divergence_value(phi, distance), prior_name, margin, solves, arm)
         solves[-1]["status"] += f" (rejected: {failure})"
     # no exact consistent vector (or the solver could not tell): is the margin the cause? Then the
     # nearest consistent model, tried as NEAREST_ATTEMPTS says until its answer passes the check
@@ -554,7 +621,7 @@ def reconstruct(base: ParameterSet, prior=None, distance: str = DEFAULT_DISTANCE
 def _largest_margin(problem: _Problem, base: ParameterSet, parameter_set: str) -> float | None:
     """The largest margin of an exact consistent model: at most every decided second moment (a
     diagonal entry of J), so a negative one answers without a solve."""
-    decided = [d.value(base) for d in decided_moments(parameter_set)]
+    decided = [d.value(base) for d in decided_moments(parameter_set, problem.arm)]
     if decided and min(decided) <= 0:
         return min(decided)
     return problem.largest_margin()
@@ -589,7 +656,7 @@ def _nearest(first: _Problem, base, parameter_set, prior_phi, prior_name, distan
     for number, (slack, factor) in enumerate(NEAREST_ATTEMPTS):
         note = "" if number == 0 else f" (retry {number}: slack {slack:g}, margin x {factor:g})"
         problem = (first if factor == 1.0
-                   else _Problem(base, parameter_set, prior_phi, margin * factor))
+                   else _Problem(base, parameter_set, prior_phi, margin * factor, first.arm))
         consistency = problem.consistency()
         stage = "the smallest change of the model"
         if number == 0 and first_smallest is not None:
@@ -613,11 +680,12 @@ def _nearest(first: _Problem, base, parameter_set, prior_phi, prior_name, distan
             continue
         if smallest < 1e-12:  # the model admits one after all (the exact solve failed)
             exact_phi = problem.standard(np.arange(len(problem.b)))
-            if _check(exact_phi, margin) is None:
+            if _check(exact_phi, margin, first.arm) is None:
                 divergence = problem.divergence_value(exact_phi, distance)
                 return _result(base, parameter_set, exact_phi, True, np.zeros(len(base.names)),
-                               metric, 0.0, distance, divergence, prior_name, margin, solves)
-        failure = _check(phi, margin)
+                               metric, 0.0, distance, divergence, prior_name, margin, solves,
+                               first.arm)
+        failure = _check(phi, margin, first.arm)
         if failure is None:
             return _nearest_result(problem, base, parameter_set, phi, unit, metric, distance,
                                    prior_name, margin, solves)
@@ -639,15 +707,16 @@ def _nearest(first: _Problem, base, parameter_set, prior_phi, prior_name, distan
 
 
 def tradeoff(base: ParameterSet, factors=(1.0, 1.1, 1.25, 1.5, 2.0, 3.0), prior=None, distance: str = DEFAULT_DISTANCE,
-             margin: float = MARGIN, source: str = "base model") -> list[Reconstruction]:
+             margin: float = MARGIN, source: str = "base model",
+             arm: ArmDescription | None = None) -> list[Reconstruction]:
     """How close to the prior the links can come when the model may change more than it must: for
     each factor f, the consistent model nearest to the prior among those whose change is at most f
     times the smallest change that admits one (f = 1: the nearest consistent model of `reconstruct`).
     Empty when the model admits an exact consistent vector. Each point is solved as `reconstruct`
     solves the nearest model, retried with a wider slack while the answer misses the margin."""
-    parameter_set = base_set_of(base, source)
-    prior_phi, prior_name = prior_vector(prior)
-    problem = _Problem(base, parameter_set, prior_phi, margin)
+    parameter_set = base_set_of(base, source, arm)
+    prior_phi, prior_name = prior_vector(prior, arm)
+    problem = _Problem(base, parameter_set, prior_phi, margin, arm)
     unit, metric = _change_scale(base)
     solves: list[dict] = []
     first_smallest = _smallest_change(problem, problem.consistency(), unit, parameter_set, source,
@@ -696,31 +765,38 @@ def _nearest_within(problem: _Problem, consistency: list, objective, unit, bound
 
 
 def _nearest_result(problem, base, parameter_set, phi, unit, metric, distance, prior_name, margin, solves) -> Reconstruction:
-    failure = _check(phi, margin)
+    failure = _check(phi, margin, problem.arm)
     if failure is not None:  # the solver's answer misses the margin (`reconstruct` retries first)
         raise NoConsistentModel("nearest consistent model", f"the solver's answer fails the check "
                                 f"({failure}; Clarabel: {solves[-1]['status']}, stage 'the prior, "
                                 f"among changes this small')",
                                 "a model closer to a consistent one, or a larger change allowed")
-    delta = base_matrix("full")[problem.set_rows] @ phi - base.values
+    full = arm_terms(problem.arm).base_matrix("full")
+    delta = full[problem.set_rows] @ phi - base.values
     return _result(base, parameter_set, phi, False, delta, metric, float(np.linalg.norm(delta / unit)), distance,
-                   problem.divergence_value(phi, distance), prior_name, margin, solves)
+                   problem.divergence_value(phi, distance), prior_name, margin, solves, problem.arm)
 
 
-def _result(base, parameter_set, phi, exact, change, metric, norm, distance, divergence, prior_name, margin, solves) -> Reconstruction:
-    standard = ParameterSet(standard_parameter_names(), phi, meta={"name": "reconstruction"})
-    return Reconstruction(parameter_set, base, standard, exact, change, metric, norm, distance, divergence, prior_name, margin, solves)
+def _result(base, parameter_set, phi, exact, change, metric, norm, distance, divergence,
+            prior_name, margin, solves, arm: ArmDescription | None = None) -> Reconstruction:
+    standard = ParameterSet(arm_terms(arm).names, phi, meta={"name": "reconstruction"})
+    return Reconstruction(parameter_set, base, standard, exact, change, metric, norm, distance,
+                          divergence, prior_name, margin, solves, arm=arm)
 
 
-def from_standard(standard: ParameterSet, margin: float = MARGIN, source: str = "standard parameters") -> Reconstruction:
+def from_standard(standard: ParameterSet, margin: float = MARGIN,
+                  source: str = "standard parameters",
+                  arm: ArmDescription | None = None) -> Reconstruction:
     """A standard vector given as it is (the twin's truth, a previous reconstruction): checked, not changed."""
-    phi = standard.ordered(standard_parameter_names(), source)
-    failure = _check(phi, margin)
+    names = arm_terms(arm).names
+    phi = standard.ordered(names, source)
+    failure = _check(phi, margin, arm)
     if failure is not None:
         raise NoConsistentModel(source, f"not physically consistent: {failure}", "every link's pseudo-inertia positive definite, IA, FV, FS >= 0")
-    base = ParameterSet(standard_parameter_names(), phi)
-    return Reconstruction("standard", base, ParameterSet(standard_parameter_names(), phi), True, np.zeros(len(phi)),
-                          "none", 0.0, "none", 0.0, "none (given as standard parameters)", margin, [])
+    base = ParameterSet(names, phi)
+    return Reconstruction("standard", base, ParameterSet(names, phi), True, np.zeros(len(phi)),
+                          "none", 0.0, "none", 0.0, "none (given as standard parameters)", margin,
+                          [], arm=arm)
 
 
 def require_exact(result: Reconstruction, source: str) -> Reconstruction:

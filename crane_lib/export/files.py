@@ -31,6 +31,14 @@ Dynamics, per the identification model (DESIGN.md section 4):
   standard 9.80665 m/s^2 along -z of the world: the MJCF states it, a URDF cannot (Pinocchio's
   default is 9.81: set model.gravity to match).
 
+Any other arm (`arm_robot_model`, an `ArmDescription`): the chain model's own frames. Link j is
+the child of arm joint j and its frame is joint j's frame (the description's exact fixed
+transform, then the rotation about its z axis), so the reconstruction's link parameters go into
+the files as they are; joint names, limits, torque and speed limits are the description's, link j
+is named after its joint ("<joint>_link"), the gripper axis is a decoupled rotor as the CRANE-X7's
+hand, and the world joint turns the root link so that the model's gravity points along -z of
+the world.
+
 Both files are written only when both are made, each atomically.
 """
 
@@ -38,6 +46,7 @@ from __future__ import annotations
 
 import csv
 import math
+import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -48,7 +57,8 @@ import numpy as np
 from crane_lib.constants import CLAMP_TORQUE, GRAVITY, N_AXES
 from crane_lib.errors import InputError, atomic_write
 from crane_lib.export.consistent import link_inertial
-from crane_lib.model.dynamics import MOUNTINGS
+from crane_lib.model.arm_description import ArmDescription, as_float_matrix
+from crane_lib.model.dynamics import MOUNTINGS, gravity_sign, is_crane_x7
 from crane_lib.model.parameters import N_LINKS, ParameterSet, standard_parameter_names
 from crane_lib.model.robot_description import (ARM_JOINTS, DESCRIPTION_DIR, HAND_JOINT, load_description, place_mdh_frames,
                                                zero_pose_link_frames)
@@ -94,6 +104,8 @@ class RobotModel:
     mounting: str
     name: str = ROBOT_NAME
     notes: list[str] = field(default_factory=list)
+    hand_axis: int = N_AXES  # the decoupled rotor's axis number (the MJCF gives it its own body)
+    header: list[str] | None = None  # the files' first lines; None: the CRANE-X7's
 
     @property
     def axis_joints(self) -> list[Joint]:
@@ -160,6 +172,89 @@ def robot_model(standard: ParameterSet, mounting: str = "hanging", notes: list[s
         mounting=mounting,
         notes=list(notes or []),
     )
+
+
+ROOT_LINK = "base_link"  # the root of another arm's exported chain
+WORLD_JOINT = "world_joint"
+
+
+def _gravity_alignment(direction: np.ndarray) -> np.ndarray:
+    """4x4 pose of the root link in the world that turns the unit `direction` (gravity in the
+    root frame) into -z of the world; exact for the axis-aligned directions."""
+    from scipy.spatial.transform import Rotation
+
+    origin = np.eye(4)
+    down = np.array([0.0, 0.0, -1.0])
+    if np.array_equal(direction, -down):  # gravity along +z of the root: upside down, as "hanging"
+        origin[:3, :3] = np.diag([1.0, -1.0, -1.0])
+    elif not np.array_equal(direction, down):
+        origin[:3, :3] = Rotation.align_vectors([down], [direction])[0].as_matrix()
+    return origin
+
+
+def arm_link_name(joint: str) -> str:
+    """The exported link moved by an arm's joint (its frame is the joint's frame)."""
+    return f"{joint}_link"
+
+
+def arm_robot_model(standard: ParameterSet, arm: ArmDescription, mounting: str | None = None,
+                    notes: list[str] | None = None) -> RobotModel:
+    """The exported robot of another arm's standard vector (SI, the chain model's frames)."""
+    names = arm.standard_parameter_names()
+    values = standard.ordered(names, "standard parameters")
+    named = dict(zip(names, values))
+    mounting, sign = gravity_sign(mounting, arm.mounting)
+    gravity = sign * np.array([float(g) for g in arm.gravity_direction])
+    joints = [Joint(WORLD_JOINT, "fixed", WORLD, ROOT_LINK, _gravity_alignment(gravity))]
+    parent = ROOT_LINK
+    axes = list(arm.joints)
+    inertials = {}
+    for number, joint in enumerate(axes, start=1):
+        origin = np.eye(4)
+        origin[:3, :3] = as_float_matrix(joint.rotation)
+        origin[:3, 3] = [float(x) for x in joint.translation]
+        child = arm_link_name(joint.name)
+        actuator = arm.actuators[number - 1]
+        joints.append(Joint(joint.name, "revolute", parent, child, origin,
+                            np.array([0.0, 0.0, 1.0]), joint.lower, joint.upper, number,
+                            actuator.velocity_limit))
+        body = link_inertial(values, number, arm)
+        inertials[child] = Inertial(body.mass, body.com, body.inertia)
+        parent = child
+    axis_names = [j.name for j in axes]
+    if arm.gripper is not None:  # a massless rotor link on the last arm link, decoupled
+        lower, upper = arm.gripper_limits
+        joints.append(Joint(arm.gripper, "revolute", parent, arm_link_name(arm.gripper), np.eye(4),
+                            np.array([0.0, 0.0, 1.0]), lower, upper, arm.n_axes,
+                            arm.actuators[-1].velocity_limit))
+        axis_names.append(arm.gripper)
+    header = [f"{arm.name}, identified dynamics ({{kind}}), written by crane-id export "
+              "(crane_lib.export);",
+              f"kinematics: the chain model's frames of the description ({arm.source}),",
+              "link j in joint j's frame. SI units, radians.",
+              f"Mounting: {mounting} (gravity along -z of the world)."]
+    return RobotModel(
+        joints=joints,
+        inertials=inertials,
+        armature={n: float(named[f"IA{i}"]) for i, n in enumerate(axis_names, start=1)},
+        damping={n: float(named[f"FV{i}"]) for i, n in enumerate(axis_names, start=1)},
+        friction={n: float(named[f"FS{i}"]) for i, n in enumerate(axis_names, start=1)},
+        effort={n: float(a.torque_limit) for n, a in zip(axis_names, arm.actuators)},
+        mounting=mounting,
+        name=re.sub(r"[^a-z0-9]+", "_", arm.name.lower()).strip("_") + "_identified",
+        notes=list(notes or []),
+        hand_axis=arm.n_axes if arm.gripper is not None else 0,
+        header=header,
+    )
+
+
+def exported_robot(standard: ParameterSet, arm: ArmDescription | None = None,
+                   mounting: str | None = None, notes: list[str] | None = None) -> RobotModel:
+    """The exported robot of any arm: the CRANE-X7's (None or its description) in the
+    manufacturer's frames (`robot_model`, default "hanging"), another in its chain frames."""
+    if is_crane_x7(arm):
+        return robot_model(standard, "hanging" if mounting is None else mounting, notes)
+    return arm_robot_model(standard, arm, mounting, notes)
 
 
 @lru_cache(maxsize=1)
@@ -298,7 +393,7 @@ def mjcf_text(robot: RobotModel, timestep: float = 1e-3) -> str:
     bodies = {WORLD: world}
     hand = None
     for j in robot.joints:
-        if j.axis_number == N_AXES:
+        if j.axis_number == robot.hand_axis:
             hand = j
             continue
         quat = _quaternion(j.origin[:3, :3])
@@ -333,6 +428,8 @@ def _mjcf_joint(robot: RobotModel, j: Joint) -> dict[str, str]:
 
 
 def _header(robot: RobotModel, kind: str) -> list[str]:
+    if robot.header is not None:
+        return [line.replace("{kind}", kind) for line in robot.header] + robot.notes
     return [f"CRANE-X7, identified dynamics ({kind}), written by crane-id export (crane_lib.export); kinematics, link and",
             "joint names: RT Corporation's crane_x7_description (non-commercial licence). SI units, radians.",
             f"Mounting: {robot.mounting} (gravity along -z of the world)."] + robot.notes

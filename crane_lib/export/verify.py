@@ -30,6 +30,8 @@ TOLERANCE = 1e-9  # relative; both tools work in double precision, and so does t
 
 @dataclass(frozen=True)
 class ToolCheck:
+    """One tool's reading of an exported file against the project's model (relative errors)."""
+
     tool: str
     version: str
     file: str
@@ -42,10 +44,12 @@ class ToolCheck:
         return self.inertia_error <= TOLERANCE and self.torque_error <= TOLERANCE
 
 
-def random_states(n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(q, dq, ddq), each (n, 8): angles uniform on [-pi, pi), rates and accelerations N(0, 1)."""
+def random_states(n: int, seed: int,
+                  n_axes: int = N_AXES) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(q, dq, ddq), each (n, n_axes): angles uniform on [-pi, pi), rates, accelerations N(0, 1)."""
     rng = np.random.default_rng(seed)
-    return rng.uniform(-np.pi, np.pi, (n, N_AXES)), rng.normal(size=(n, N_AXES)), rng.normal(size=(n, N_AXES))
+    size = (n, n_axes)
+    return rng.uniform(-np.pi, np.pi, size), rng.normal(size=size), rng.normal(size=size)
 
 
 def _relative(tool: np.ndarray, own: np.ndarray) -> float:
@@ -68,7 +72,7 @@ def pinocchio_check(urdf, model: DynamicModel, beta, n: int = 100, seed: int = 1
 
     robot, damping = pinocchio_model(urdf)
     data = robot.createData()
-    q, dq, ddq = random_states(n, seed)
+    q, dq, ddq = random_states(n, seed, model.n_axes)
     inertia, torque = [], []
     for qi, dqi, ddqi in zip(q, dq, ddq):
         m = pinocchio.crba(robot, data, qi)  # with armature; upper triangle
@@ -93,7 +97,7 @@ def mujoco_check(mjcf, model: DynamicModel, beta, n: int = 100, seed: int = 1) -
 
     robot = mujoco_model(mjcf, constraints=False)
     data = mujoco.MjData(robot)
-    q, dq, ddq = random_states(n, seed)
+    q, dq, ddq = random_states(n, seed, model.n_axes)
     inertia, torque = [], []
     for qi, dqi, ddqi in zip(q, dq, ddq):
         data.qpos[:], data.qvel[:], data.qacc[:] = qi, dqi, ddqi
@@ -136,9 +140,9 @@ def simulate(mjcf, model: DynamicModel, beta, q0, torque, dt: float = 1e-3) -> S
     data.qpos[:] = q0
     data.qvel[:] = 0.0
     steps = len(torque)
-    ours = np.empty((steps + 1, N_AXES))
-    theirs = np.empty((steps + 1, N_AXES))
-    q, dq = np.asarray(q0, dtype=float).copy(), np.zeros(N_AXES)
+    ours = np.empty((steps + 1, model.n_axes))
+    theirs = np.empty((steps + 1, model.n_axes))
+    q, dq = np.asarray(q0, dtype=float).copy(), np.zeros(model.n_axes)
     ours[0] = theirs[0] = q
 
     def rate(q, dq, tau):

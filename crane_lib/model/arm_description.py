@@ -101,6 +101,14 @@ class ControllerGains:
 
 
 @dataclass(frozen=True)
+class EncoderNoiseRule:
+    """Gains by rule (controller.encoder_noise_gains): one encoder count per control period
+    through K_V·M̂_j stays within this fraction of every axis's torque limit."""
+
+    fraction: float
+
+
+@dataclass(frozen=True)
 class BusLayout:
     """The servo bus: protocol, baud rate (bit/s), servo IDs per axis and where they come from."""
 
@@ -122,7 +130,7 @@ class ArmDescription:
     audit_domain: np.ndarray  # (n_joints, 2) [lower, upper]
     inertial_prior: dict[str, float]  # XXj..Mj of links 1..n in frames j, about O_j
     actuators: tuple[Actuator, ...]  # per axis: the arm joints, then the gripper
-    controller: ControllerGains
+    controller: ControllerGains | EncoderNoiseRule  # fixed gains, or the rule that sets them
     gripper: str | None = None
     gripper_limits: tuple[float, float] | None = None
     bus: BusLayout | None = None
@@ -720,7 +728,7 @@ def load_urdf_arm(directory: Path | str, snap: bool = True) -> ArmDescription:
         ).reshape(n, 2),
         inertial_prior=prior,
         actuators=tuple(actuators),
-        controller=ControllerGains(float(gains["k_p"]), float(gains["k_v"]), float(gains["k_i"])),
+        controller=_controller(gains, toml_where),
         gripper=gripper,
         gripper_limits=gripper_limits,
         bus=(
@@ -735,6 +743,19 @@ def load_urdf_arm(directory: Path | str, snap: bool = True) -> ArmDescription:
         ),
         snapped=tuple(snapped),
     )
+
+
+def _controller(gains: dict, where: str) -> ControllerGains | EncoderNoiseRule:
+    """The [controller] section: k_p, k_v, k_i, or encoder_noise_fraction (the rule)."""
+    if set(gains) == {"encoder_noise_fraction"}:
+        fraction = float(gains["encoder_noise_fraction"])
+        if not 0.0 < fraction <= 1.0:
+            raise InputError(where, f"encoder_noise_fraction {fraction}", "a fraction in (0, 1]")
+        return EncoderNoiseRule(fraction)
+    if set(gains) == {"k_p", "k_v", "k_i"}:
+        return ControllerGains(float(gains["k_p"]), float(gains["k_v"]), float(gains["k_i"]))
+    raise InputError(where, f"[controller] keys {sorted(gains)}",
+                     "k_p, k_v, k_i or encoder_noise_fraction alone")
 
 
 def load_arm(name: str) -> ArmDescription:

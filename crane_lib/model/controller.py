@@ -41,7 +41,14 @@ from pathlib import Path
 import numba
 import numpy as np
 
-from crane_lib.constants import ACTUATORS, CURRENT_UNIT_A, N_AXES, REALIZATION_KP
+from crane_lib.constants import (
+    ACTUATORS,
+    CONTROL_PERIOD_S,
+    CURRENT_UNIT_A,
+    ENCODER_RESOLUTION_RAD,
+    N_AXES,
+    REALIZATION_KP,
+)
 from crane_lib.errors import InputError, atomic_write, checked_csv_rows, parse_integer, parse_number
 from crane_lib.paths import DATA_DIR
 
@@ -51,6 +58,30 @@ K_P = REALIZATION_KP  # s^-2, common to all axes
 K_V = 2.0 * math.sqrt(K_P)  # s^-1, critical damping of s^2 + K_V s + K_P
 INTEGRAL_ZERO_FRACTION = 0.2  # integral zero at this fraction of the bandwidth sqrt(K_P)
 K_I = K_P * INTEGRAL_ZERO_FRACTION * math.sqrt(K_P)  # s^-3
+
+
+
+def encoder_count_torque(k_v: float, m_hat: np.ndarray) -> np.ndarray:
+    """Per-axis torque (N·m) of one encoder count differenced over one period: K_V·M̂_j·Δθ/T."""
+    return k_v * np.asarray(m_hat, dtype=float) * ENCODER_RESOLUTION_RAD / CONTROL_PERIOD_S
+
+
+def encoder_noise_gains(
+    m_hat: np.ndarray, torque_limits: np.ndarray, fraction: float
+) -> tuple[float, float, float]:
+    """(K_P, K_V, K_I) of another arm: the largest bandwidth ω ≤ √K_P of the paper for which
+    one encoder count per period costs at most `fraction` of every axis's torque limit.
+
+    K_V = 2ω, K_P = ω², K_I = K_P ω / 5 (the CRANE-X7's shape); capped at the paper's bandwidth,
+    where the CRANE-X7's K_P, K_V, K_I are returned as they are (book/register_twin.md).
+    """
+    limits = np.asarray(torque_limits, dtype=float)
+    k_v = float(np.min(fraction * limits / encoder_count_torque(1.0, m_hat)))
+    if k_v >= K_V:
+        return K_P, K_V, K_I
+    omega = k_v / 2.0
+    return omega * omega, k_v, omega * omega * INTEGRAL_ZERO_FRACTION * omega
+
 
 KT_CATALOGUE = np.array([a.kt_catalogue for a in ACTUATORS])  # N·m/A, the unit of M̂ (III-B)
 CURRENT_LIMIT_UNITS = np.array([a.current_limit_units for a in ACTUATORS], dtype=np.int64)

@@ -344,7 +344,7 @@ def _as_samples(array, name: str, width: int, n_axes: int = N_AXES) -> np.ndarra
     return array
 
 
-def _gravity_sign(mounting: str | None, own: str) -> tuple[str, float]:
+def gravity_sign(mounting: str | None, own: str) -> tuple[str, float]:
     """(mounting, sign of gz): the arm's own mounting is +g along its gravity direction."""
     if mounting is None or mounting == own:
         return own, 1.0
@@ -381,7 +381,7 @@ class DynamicModel:
             return
         if table_path is not None:
             raise ValueError("table_path is the CRANE-X7's MDH table: pass either it or an arm")
-        self.mounting, sign = _gravity_sign(mounting, arm.mounting)
+        self.mounting, sign = gravity_sign(mounting, arm.mounting)
         self.parameter_set = parameter_set
         self.gravity_z = sign * GRAVITY
         self.names, self.pivots, self._module, self._offsets = arm_kernels(parameter_set, arm)
@@ -551,7 +551,7 @@ def model(parameter_set: str = "reduced", mounting: str | None = None,
     """The shared DynamicModel of a set, mounting and arm (None: the CRANE-X7), built once."""
     if is_crane_x7(arm):
         return _crane_x7_model(parameter_set, "hanging" if mounting is None else mounting)
-    return _arm_model(parameter_set, _gravity_sign(mounting, arm.mounting)[0], _Keyed(arm))
+    return _arm_model(parameter_set, gravity_sign(mounting, arm.mounting)[0], _Keyed(arm))
 
 
 @lru_cache(maxsize=8)

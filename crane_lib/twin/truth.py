@@ -59,8 +59,8 @@ import numpy as np
 
 from crane_lib.constants import CONTROL_PERIOD_S, KT_CORRECTION, XM430_W350, XM540_W270
 from crane_lib.errors import InputError, atomic_write, checked_csv_rows, parse_integer, parse_number
-from crane_lib.model.arm_description import ArmDescription, load_arm
-from crane_lib.model.controller import JointModel, RealizationConstants
+from crane_lib.model.arm_description import ArmDescription, ControllerGains, load_arm
+from crane_lib.model.controller import JointModel, RealizationConstants, encoder_noise_gains
 from crane_lib.model.dynamics import DynamicModel, model
 from crane_lib.model.parameters import ParameterSet, load_parameters, save_parameters
 from crane_lib.paper_numbers import paper
@@ -279,20 +279,40 @@ def compute_plant_settings(truth: ParameterSet | None = None, arm: str = CRANE_X
     )
 
 
-def realization_constants(arm: str) -> RealizationConstants:
-    """Per-axis joint models (1) of another arm than the CRANE-X7, derived from its twin's
-    description (book/register_twin.md): M̂_j = J_j, the (j, j) entry of the prior's link inertia
-    at q̄0 plus the rotor inertia IA_j, D̂_j = b_j/J_j with b_j the drag FV_j + FS_j at the
-    reference speed; the arm's gains, current register and limits; commands through the
-    description's kt times the servos of the axis."""
+def controller_m_hat(arm: str) -> np.ndarray:
+    """The controller's M̂_j of another arm than the CRANE-X7: the (j, j) entry of the prior's
+    link inertia at q̄0 plus the rotor inertia IA_j (kg·m²)."""
     description = twin_arm(arm)
     truth = truth_parameters(arm)
     link = np.zeros(description.n_axes)
     link[:description.n_joints] = _link_inertia_at(np.zeros(description.n_axes), truth, arm)
+    return link + np.array([truth[f"IA{a}"] for a in range(1, description.n_axes + 1)])
+
+
+def controller_gains(arm: str) -> ControllerGains:
+    """The arm's realization gains: the description's own, or its encoder-noise rule applied
+    to the controller's M̂ and the axes' torque limits (book/register_twin.md)."""
+    description = twin_arm(arm)
+    if isinstance(description.controller, ControllerGains):
+        return description.controller
+    limits = np.array([a.torque_limit for a in description.actuators])
+    return ControllerGains(
+        *encoder_noise_gains(controller_m_hat(arm), limits, description.controller.fraction)
+    )
+
+
+def realization_constants(arm: str) -> RealizationConstants:
+    """Per-axis joint models (1) of another arm than the CRANE-X7, derived from its twin's
+    description (book/register_twin.md): M̂_j = J_j (`controller_m_hat`), D̂_j = b_j/J_j with b_j
+    the drag FV_j + FS_j at the reference speed; the arm's gains (`controller_gains`), current
+    register and limits; commands through the description's kt times the servos of the axis."""
+    description = twin_arm(arm)
+    truth = truth_parameters(arm)
+    m_hat = controller_m_hat(arm)
     models, sources = [], []
     dead_time = paper("encoder_read_dispatch_delay").value * 1e-3 + 0.5 * CONTROL_PERIOD_S
     for axis in range(1, description.n_axes + 1):
-        inertia = link[axis - 1] + truth[f"IA{axis}"]
+        inertia = m_hat[axis - 1]
         drag = truth[f"FV{axis}"] + truth[f"FS{axis}"] / REFERENCE_SPEED_RAD_S
         models.append(JointModel(1.0 / drag, inertia / drag, dead_time))  # K_p = 1/b, T_p1 = J/b
         sources.append(f"derived from the {description.name} twin's description "
@@ -301,7 +321,7 @@ def realization_constants(arm: str) -> RealizationConstants:
     if not np.all(unit == unit[0]):
         raise InputError(f"{arm}: actuators", "current register units that differ between axes",
                          "one register unit per arm")
-    gains = description.controller
+    gains = controller_gains(arm)
     return RealizationConstants(
         tuple(models), tuple(sources), gains.k_p, gains.k_v, gains.k_i,
         np.array([a.kt * a.servos for a in description.actuators]), float(unit[0]),
