@@ -27,6 +27,12 @@ Three routes to refine a start (OLS or SDP estimate):
   (the joint-level inertias and viscous terms of the realization layer, everything else
   zero), Gauss-Newton steps that are each an IDIM least-squares on the simulated trajectory.
 
+Another arm (an `arm_description` arm: ViperX 300 S, SO-101): `build_problem` takes the arm from
+the raw log, its reduced model (`arm_model`), the controller constants its recorder ran with
+(`arm_realization_constants`) and its torque-record Kt; the simulator is bound to that model's
+kernels and sized by them (`_core`). The CRANE-X7's choices become rules per parameter name
+(bounds, DIDIM's start) that give its sets unchanged.
+
 Every choice is argued in book/register_clie.md.
 """
 
@@ -34,6 +40,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -47,12 +54,13 @@ import scipy.signal
 import scipy.sparse
 
 from crane_lib import fingerprint, paths
-from crane_lib.constants import KT, KT_CORRECTION, N_AXES
+from crane_lib.constants import KT, KT_CORRECTION
+from crane_lib.errors import InputError
 from crane_lib.logs import preprocessing
-from crane_lib.logs.raw_log import RawLog, read_raw_log
+from crane_lib.logs.raw_log import CRANE_X7, RawLog, read_raw_log
 from crane_lib.model import controller, spd_solve
 from crane_lib.model.controller import RealizationConstants, load_realization_constants
-from crane_lib.model.dynamics import DynamicModel, bind_template
+from crane_lib.model.dynamics import DynamicModel, bind_template, is_crane_x7
 from crane_lib.model.dynamics import model as dynamic_model
 from crane_lib.model.parameters import ParameterSet
 from crane_lib.paper_numbers import paper
@@ -80,7 +88,13 @@ OPTIMALITY_TOLERANCE = 1e-6
 # sqrt(machine epsilon): the forward-difference step of lsqnonlin (FiniteDifferenceStepSize,
 # TypicalX = 1) and of scipy's '2-point': h_j = sqrt(eps) max(1, |x_j|)
 FD_RELATIVE_STEP = math.sqrt(np.finfo(float).eps)
-NONNEGATIVE_PARAMETERS = ("ZZR1", "IA3", "IA4", "IA5", "IA6", "IA7", "IA8")
+NONNEGATIVE_PARAMETERS = ("ZZR1", "IA3", "IA4", "IA5", "IA6", "IA7", "IA8")  # the CRANE-X7's
+
+
+def is_nonnegative(name: str) -> bool:
+    """D-F's lower bound 0: ZZR1 and every rotor inertia IAj that is a base parameter on its own
+    (the CRANE-X7: NONNEGATIVE_PARAMETERS; any arm by the same rule, register_clie.md)."""
+    return name == "ZZR1" or re.fullmatch(r"IA[0-9]+", name) is not None
 
 # The simulated controller rounds the command to 1 pA instead of the 2.69 mA register unit:
 # the register rounding makes the simulated torque piecewise constant in beta, so a
@@ -105,17 +119,29 @@ class CLIEError(RuntimeError):
 # ---------------------------------------------------------------- the compiled core
 
 
-@lru_cache(maxsize=1)
-def _core():
-    """clie_core.py bound to the generated kernels of the reduced set (cached on disk)."""
-    return bind_template(Path(__file__).with_name("clie_core.py"), "reduced", controller, spd_solve)
+def _core(model: DynamicModel | None = None):
+    """clie_core.py bound to the generated kernels of `model`'s set and arm (None: the CRANE-X7's
+    reduced set); its sizes (N_ARM, N_AX) are that arm's. Cached on disk and per process."""
+    model = dynamic_model("reduced") if model is None else model
+    name = model._module.__name__  # one kernel module per set and arm
+    if name not in _CORES:
+        if model._chain and is_crane_x7(model.arm):  # bind_template would bind the MDH kernels
+            raise ValueError("CLIE simulates the CRANE-X7 with its MDH kernels, not general=True")
+        arm = None if is_crane_x7(model.arm) else model.arm
+        _CORES[name] = bind_template(Path(__file__).with_name("clie_core.py"),
+                                     model.parameter_set, controller, spd_solve, arm=arm)
+    return _CORES[name]
+
+
+_CORES: dict[str, object] = {}
 
 
 # ---------------------------------------------------------------- bounds
 
 
 def clie_bounds(names: list[str], x0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """D-F: [x0 - 100|x0|, x0 + 100|x0|], lower bound raised to 0 for ZZR1 and IA3-IA8.
+    """D-F: [x0 - 100|x0|, x0 + 100|x0|], lower bound raised to 0 for ZZR1 and IA3-IA8
+    (another arm: ZZR1 and its base IAj, `is_nonnegative`).
 
     A start value of exactly zero would pin its parameter (both bounds equal x0); scipy
     needs lb < ub, so such a parameter gets the width of the smallest nonzero |x0| instead.
@@ -128,7 +154,7 @@ def clie_bounds(names: list[str], x0: np.ndarray) -> tuple[np.ndarray, np.ndarra
     lower = x0 - width
     upper = x0 + width
     for i, name in enumerate(names):
-        if name in NONNEGATIVE_PARAMETERS:
+        if is_nonnegative(name):
             lower[i] = max(lower[i], 0.0)
     return lower, upper
 
@@ -140,8 +166,8 @@ def clie_bounds(names: list[str], x0: np.ndarray) -> tuple[np.ndarray, np.ndarra
 class Simulation:
     code: int  # clie_core.SIM_OK or the reason it diverged
     cycles: int  # cycles completed
-    tau: np.ndarray  # (n, 8) simulated controller torque, record units (N·m)
-    q: np.ndarray  # (n, 8) simulated state at each stamp (rad, rad/s, rad/s^2)
+    tau: np.ndarray  # (n, n_axes) simulated controller torque, record units (N·m)
+    q: np.ndarray  # (n, n_axes) simulated state at each stamp (rad, rad/s, rad/s^2)
     v: np.ndarray
     a: np.ndarray
     refined_cycles: int = 0  # cycles integrated again at 0.25 ms (error estimate too large)
@@ -153,15 +179,17 @@ class Simulation:
 
 @dataclass
 class CLIEProblem:
-    """Everything CLIE needs from one raw log; `residual(beta)` is the function of (9)."""
+    """Everything CLIE needs from one raw log; `residual(beta)` is the function of (9).
+
+    Per-axis arrays have the model's arm's n_axes columns (the CRANE-X7: 8)."""
 
     names: list[str]
     t: np.ndarray  # (n,) raw stamps (s)
-    theta_ref: np.ndarray  # (n, 8)
+    theta_ref: np.ndarray  # (n, n_axes)
     dtheta_ref: np.ndarray
     ddtheta_ref: np.ndarray
-    theta_start: np.ndarray  # (8,) first measured angles
-    integral_start: np.ndarray  # (8,) controller integral state reproducing the first command
+    theta_start: np.ndarray  # (n_axes,) first measured angles
+    integral_start: np.ndarray  # (n_axes,) controller integral state reproducing the first command
     interpolation: scipy.sparse.csr_matrix  # (K, n): raw stamps -> even 1 ms grid
     jacobian_interpolation: scipy.sparse.csr_matrix  # (Kc, n): raw stamps -> 5 ms block means
     jacobian_sections: np.ndarray  # the same low-pass designed for the 5 ms grid
@@ -169,7 +197,7 @@ class CLIEProblem:
     sections: np.ndarray  # residual low-pass (second-order sections, 1 ms grid)
     keep: np.ndarray  # grid indices of the 40 ms samples
     valid: np.ndarray  # (len(keep),) bool: not clamp-masked and clear of the filter's edge transients
-    measured: np.ndarray  # (len(keep), 8) band-limited measured torque record
+    measured: np.ndarray  # (len(keep), n_axes) band-limited measured torque record
     constants: RealizationConstants
     model: DynamicModel
     kt_record: np.ndarray = field(default_factory=lambda: KT.copy())
@@ -178,8 +206,13 @@ class CLIEProblem:
     source: str = "raw log"
 
     @property
+    def n_axes(self) -> int:
+        """Axes of the model's arm: the columns of every per-axis array."""
+        return self.model.n_axes
+
+    @property
     def n_residuals(self) -> int:
-        return int(self.valid.sum()) * N_AXES
+        return int(self.valid.sum()) * self.n_axes
 
     def law_arguments(self) -> tuple:
         c = self.constants
@@ -189,9 +222,12 @@ class CLIEProblem:
 
     def simulate(self, beta) -> Simulation:
         beta = np.ascontiguousarray(beta, dtype=float)
+        if beta.shape != (len(self.names),):  # the compiled kernels would write out of bounds
+            raise InputError("CLIE parameters", f"shape {beta.shape}",
+                             f"({len(self.names)},) in the order {self.names}")
         n = self.t.size
-        tau, q, v, a = (np.zeros((n, N_AXES)) for _ in range(4))
-        code, cycles, refined = _core().simulate(
+        tau, q, v, a = (np.zeros((n, self.n_axes)) for _ in range(4))
+        code, cycles, refined = _core(self.model).simulate(
             self.t, self.theta_ref, self.dtheta_ref, self.ddtheta_ref, self.theta_start, self.integral_start,
             beta, self.model._offsets, float(self.model.gravity_z), self.kt_record,
             float(self.max_step), INTEGRATION_STEP_S, float(self.error_tolerance),
@@ -199,6 +235,13 @@ class CLIEProblem:
             *self.law_arguments(), tau, q, v, a,
         )
         return Simulation(int(code), int(cycles), tau, q, v, a, int(refined))
+
+    def record_per_command(self):
+        """Record torque per commanded torque (the DIDIM start's units): the CRANE-X7's 1.3 of
+        Sec. III-A; another arm's kt_record / kt_command per axis."""
+        if is_crane_x7(self.model.arm):
+            return KT_CORRECTION
+        return self.kt_record / np.asarray(self.constants.kt_command, dtype=float)
 
     def band_limit(self, raw: np.ndarray) -> np.ndarray:
         """Raw-stamp signal (n, c) -> even grid -> zero-phase low-pass -> 40 ms samples (len(keep), c)."""
@@ -219,7 +262,7 @@ class CLIEProblem:
         return float(r @ r)
 
     def band_limit_for_jacobian(self, raw: np.ndarray) -> np.ndarray:
-        """band_limit for the (n, 8 x 39) Jacobian channels, run on 5 ms block means.
+        """band_limit for the (n, n_axes x p) Jacobian channels, run on 5 ms block means.
 
         Filtering 312 channels at 1 ms costs seconds per Jacobian; the 5 ms boxcar before the
         same 5.625 Hz Butterworth changes the passband gain by at most 0.13 % (register_clie.md).
@@ -229,10 +272,10 @@ class CLIEProblem:
 
     def regressor_along(self, simulation: Simulation, first: int = 0,
                         last: int | None = None) -> np.ndarray:
-        """W(q_s, q̇_s, q̈_s) of the simulated trajectory's stamps first:last, (n, 8, p):
+        """W(q_s, q̇_s, q̈_s) of the simulated trajectory's stamps first:last, (n, n_axes, p):
         W beta == simulated torque."""
         q, v, a = (x[first:last] for x in (simulation.q, simulation.v, simulation.a))
-        w = np.zeros((q.shape[0], N_AXES, len(self.names)))
+        w = np.zeros((q.shape[0], self.n_axes, len(self.names)))
         c, s = self.model._trig(q)
         self.model._module.regressor_batch(c, s, v, a, np.sign(v), float(self.model.gravity_z), w)
         return w
@@ -246,19 +289,19 @@ class CLIEProblem:
         not identically zero are filtered (most entries of W are structural zeros: a link's
         parameters act on its own and the preceding axes only); a zero channel filters to zeros.
         """
-        p = len(self.names)
+        p, n_axes = len(self.names), self.n_axes
         interpolation = self.jacobian_interpolation
-        on_grid = np.empty((interpolation.shape[0], N_AXES * p))
+        on_grid = np.empty((interpolation.shape[0], n_axes * p))
         for rows in _chunks(interpolation.shape[0], JACOBIAN_CHUNK_BLOCKS):
             block = interpolation[rows]
             first, last = int(block.indices.min()), int(block.indices.max()) + 1
-            w = self.regressor_along(simulation, first, last).reshape(last - first, N_AXES * p)
+            w = self.regressor_along(simulation, first, last).reshape(last - first, n_axes * p)
             on_grid[rows] = block[:, first:last] @ w
         channels = np.flatnonzero(np.any(on_grid != 0.0, axis=0))
-        filtered = np.zeros((self.jacobian_keep.size, N_AXES * p))
+        filtered = np.zeros((self.jacobian_keep.size, n_axes * p))
         filtered[:, channels] = preprocessing.zero_phase_filter(
             self.jacobian_sections, on_grid[:, channels])[self.jacobian_keep]
-        return -filtered.reshape(-1, N_AXES, p)[self.valid].reshape(-1, p)
+        return -filtered.reshape(-1, n_axes, p)[self.valid].reshape(-1, p)
 
 
 # 5 ms blocks per chunk of didim_jacobian: 10 s of record, about 25 MB of W
@@ -324,10 +367,51 @@ def block_mean_interpolation(t_raw: np.ndarray, t_grid: np.ndarray, block: int) 
     return (averaging @ fine).tocsr(), centres
 
 
+@lru_cache(maxsize=8)
+def arm_model(arm: str = CRANE_X7, parameter_set: str = "reduced") -> DynamicModel:
+    """The shared model of `parameter_set` for the arm a raw log names (its `arm` key)."""
+    if arm == CRANE_X7:
+        return dynamic_model(parameter_set)
+    from crane_lib.model.arm_description import load_arm  # loads pandas: only for other arms
+
+    return dynamic_model(parameter_set, arm=load_arm(arm))
+
+
+def arm_realization_constants(arm: str = CRANE_X7) -> RealizationConstants:
+    """The realization constants the recorder of `arm` ran its controller with: the CRANE-X7's
+    Table XIX; another arm's derived from its twin's description (only its twin records it;
+    book/register_clie.md)."""
+    if arm == CRANE_X7:
+        return load_realization_constants()
+    from crane_lib.twin import truth  # only another arm's constants come from its twin
+
+    return truth.realization_constants(arm)
+
+
+def check_sizes(log: RawLog, model: DynamicModel, constants: RealizationConstants) -> None:
+    """Refuse (InputError) a log, model and constants that are not of one arm: the compiled
+    simulator is sized by the model's kernels and indexes the others without bounds checks."""
+    source = str(log.path) if log.path is not None else "raw log"
+    if (log.arm == CRANE_X7) != is_crane_x7(model.arm) or log.n_axes != model.n_axes:
+        arm_name = "the CRANE-X7" if is_crane_x7(model.arm) else model.arm.name
+        raise InputError(source, f"a log of {log.arm} ({log.n_axes} axes)",
+                         f"a log of the model's arm, {arm_name} ({model.n_axes} axes)")
+    sizes = {"models": len(constants.models), "kt_command": np.size(constants.kt_command),
+             "limit_units": np.size(constants.limit_units)}
+    for what, size in sizes.items():
+        if size != model.n_axes:
+            raise InputError(f"realization constants ({what})", f"{size} axes",
+                             f"the model's {model.n_axes} axes")
+
+
 def build_problem(log: RawLog, model: DynamicModel | None = None, constants: RealizationConstants | None = None,
                   max_step: float = INTEGRATION_STEP_S) -> CLIEProblem:
-    model = dynamic_model("reduced") if model is None else model
-    constants = load_realization_constants() if constants is None else constants
+    """The CLIE problem of one raw log. `model`: the base-parameter model of the log's arm
+    (default its "reduced" set); `constants`: the controller the log was recorded with
+    (default `arm_realization_constants` of the log's arm)."""
+    model = arm_model(log.arm) if model is None else model
+    constants = arm_realization_constants(log.arm) if constants is None else constants
+    check_sizes(log, model, constants)
     if log.n_samples < 2:
         raise CLIEError(f"{log.path or 'raw log'}: {log.n_samples} sample(s); CLIE needs a record")
     grid = preprocessing.to_even_grid(log)
@@ -341,6 +425,9 @@ def build_problem(log: RawLog, model: DynamicModel | None = None, constants: Rea
     inside = (grid.t[keep] >= grid.t[0] + guard) & (grid.t[keep] <= grid.t[-1] - guard)
     if not inside.any():
         raise CLIEError(f"{grid.source}: shorter than the residual filter's two edge guards ({2 * guard:.2f} s)")
+    if not (inside & ~clamp_mask).any():  # the objective would be zero for every beta
+        raise CLIEError(f"{grid.source}: every residual sample inside the edge guards is clamp-masked "
+                        "(an axis near its current limit in or beside its window); CLIE has nothing to fit")
     measured = preprocessing.zero_phase_filter(sections, grid.tau)[keep]
     block = preprocessing.grid_step(JACOBIAN_BLOCK_S)
     if step % block:
@@ -359,7 +446,8 @@ def build_problem(log: RawLog, model: DynamicModel | None = None, constants: Rea
         interpolation=grid_interpolation(log.t, grid.t),
         jacobian_interpolation=jacobian_interpolation, jacobian_sections=jacobian_sections, jacobian_keep=keep // block,
         sections=sections, keep=keep, valid=~clamp_mask & inside, measured=measured,
-        constants=constants, model=model, max_step=max_step, source=grid.source,
+        constants=constants, model=model, kt_record=np.array(log.layout.kt, dtype=float),
+        max_step=max_step, source=grid.source,
     )
 
 
@@ -605,18 +693,27 @@ def refine_fast(problem: CLIEProblem, x0, max_iterations: int = MAX_ITERATIONS,
 # ---------------------------------------------------------------- DIDIM
 
 
-def regular_initialization(names: list[str], constants: RealizationConstants | None = None) -> np.ndarray:
+def regular_initialization(names: list[str], constants: RealizationConstants | None = None,
+                           to_record=KT_CORRECTION) -> np.ndarray:
     """DIDIM's regular initialization, in this arm's units: a diagonal inertia matrix equal to
     the realization layer's joint-level inertias M̂_j and viscous terms M̂_j D̂_j (converted from
-    catalogue-Kt to record torque units), every other parameter zero. The simulated loop then
-    has exactly the poles the controller was designed for, so no gain update is needed."""
+    command-Kt to record torque units by `to_record`, per axis or one number: the CRANE-X7's
+    record torque is the catalogue torque x 1.3), every other parameter zero. The simulated
+    loop then has exactly the poles the controller was designed for, so no gain update is
+    needed. Axis j's inertia goes to IAj where that is a base parameter on its own, else to
+    ZZRj (the CRANE-X7: ZZR1, ZZR2, IA3-IA8)."""
     constants = load_realization_constants() if constants is None else constants
-    to_record = KT_CORRECTION  # record torque = catalogue torque x 1.3
-    diagonal = {1: "ZZR1", 2: "ZZR2", **{j: f"IA{j}" for j in range(3, N_AXES + 1)}}
+    n_axes = len(constants.models)
+    to_record = np.broadcast_to(np.asarray(to_record, dtype=float), (n_axes,))
     x = np.zeros(len(names))
-    for axis, name in diagonal.items():
-        x[names.index(name)] = constants.m_hat[axis - 1] * to_record
-        x[names.index(f"FV{axis}")] = constants.m_hat[axis - 1] * constants.d_hat[axis - 1] * to_record
+    for axis in range(1, n_axes + 1):
+        name = f"IA{axis}" if f"IA{axis}" in names else f"ZZR{axis}"
+        if name not in names or f"FV{axis}" not in names:
+            raise CLIEError(f"DIDIM's regular initialization: axis {axis} has neither IA{axis} "
+                            f"nor ZZR{axis}, or no FV{axis}, among the base parameters")
+        m_hat, d_hat = constants.m_hat[axis - 1], constants.d_hat[axis - 1]
+        x[names.index(name)] = m_hat * to_record[axis - 1]
+        x[names.index(f"FV{axis}")] = m_hat * d_hat * to_record[axis - 1]
     return x
 
 
@@ -639,8 +736,10 @@ def didim(problem: CLIEProblem, x0=None, max_iterations: int = 30, tolerance: fl
 
 def _didim(problem: CLIEProblem, x0, max_iterations: int, tolerance: float) -> RefinementReport:
     started = time.perf_counter()
-    x = regular_initialization(problem.names, problem.constants) if x0 is None else (
-        np.array(x0.ordered(problem.names) if isinstance(x0, ParameterSet) else x0, dtype=float))
+    if x0 is None:
+        x = regular_initialization(problem.names, problem.constants, problem.record_per_command())
+    else:
+        x = np.array(x0.ordered(problem.names) if isinstance(x0, ParameterSet) else x0, dtype=float)
     evaluator = _Evaluator(problem)
     simulation, r = evaluator.evaluate(x)
     if not simulation.ok:

@@ -1,17 +1,20 @@
 """Numba core of the CLIE closed-loop simulator (paper Sec. IV-C, Fig. 4, Appendix D-F).
 
 This file is a template: `clie._core()` copies it into the code cache with the marked line
-replaced by an import of the generated kernels of the "reduced" 39-parameter set (whose
-module name carries a hash), so numba caches the compiled loop per kernel version, as the
-twin does with `twin_core.py`. Do not import it directly. SI units; arrays index axes 0..7
-(the hand, axis 8, is index 7).
+replaced by an import of the generated kernels of the problem's base-parameter set and arm
+(the CRANE-X7: the "reduced" 39-parameter set; the module name carries a hash), so numba caches
+the compiled loop per kernel version, as the twin does with `twin/core.py`. Do not import it
+directly. SI units; arrays index the axes 0..N_AX-1: the N_ARM arm joints, then the decoupled
+gripper axes (the CRANE-X7: seven joints, the hand is index 7). Both sizes come from the bound
+kernels (OUT_SIZE axes, one joint offset per arm joint), so one template serves every arm.
 
 Model (per integration step): M(q; beta) q̈ = tau - W(q, q̇, 0) beta, with
-W(q, q̇, q̈) beta = M q̈ + C q̇ + g + FV q̇ the inverse dynamic model of the 39 base parameters.
+W(q, q̇, q̈) beta = M q̈ + C q̇ + g + FV q̇ the inverse dynamic model of the base parameters.
 The controller is `controller.realization_law`, called once per logged stamp.
 """
 
 import math
+import sys
 
 import numba
 import numpy as np
@@ -21,8 +24,10 @@ from crane_lib.model.spd_solve import solve_spd
 
 regressor_kernel = inertia_kernel = None  # @@KERNELS@@ (replaced by the import of the generated kernels)
 
-N_ARM = 7
-N_AX = 8
+# sizes of the arm the kernels were generated for: numba freezes them into the compiled loops
+_KERNELS = sys.modules[regressor_kernel.__module__]
+N_ARM = len(_KERNELS.THETA_OFFSETS)  # arm joints (one joint offset per link)
+N_AX = _KERNELS.OUT_SIZE  # arm joints plus the decoupled gripper axes
 
 # exit codes of simulate(): OK, or why the simulation was declared diverged
 SIM_OK, SIM_NOT_FINITE, SIM_SPEED, SIM_NOT_PD = 0, 1, 2, 3
@@ -32,11 +37,11 @@ SIM_OK, SIM_NOT_FINITE, SIM_SPEED, SIM_NOT_PD = 0, 1, 2, 3
 def acceleration(q, v, tau, beta, offsets, gz, ws_w, ws_m, ws_l, ws_v, ws_i, out):
     """Direct dynamics q̈ = M^-1 (tau - W(q, q̇, 0) beta) into `out`; False if M is not PD.
 
-    ws_w (8, 39), ws_m (8, 8), ws_l (8, 8), ws_v (6, 8), ws_i (8,) int: scratch (no allocation
-    per step), zeroed by the caller once: the generated kernels write the same entries at
-    every call (those not identically zero), so the others stay zero. The hand axis is
-    decoupled from the arm (M[7, :7] = 0): the arm block goes through the shared Cholesky
-    solve, the hand is a scalar division."""
+    ws_w (N_AX, p), ws_m (N_AX, N_AX), ws_l (N_AX, N_AX), ws_v (6, N_AX), ws_i (N_AX,) int:
+    scratch (no allocation per step), zeroed by the caller once: the generated kernels write the
+    same entries at every call (those not identically zero), so the others stay zero. Each
+    gripper axis is decoupled from the arm (M[h, :N_ARM] = 0): the arm block goes through the
+    shared Cholesky solve, a gripper axis is a scalar division."""
     c = ws_v[0, :N_ARM]
     s = ws_v[1, :N_ARM]
     zeros = ws_v[2]
@@ -54,10 +59,11 @@ def acceleration(q, v, tau, beta, offsets, gz, ws_w, ws_m, ws_l, ws_v, ws_i, out
             total -= ws_w[r, k] * beta[k]
         rhs[r] = total
     inertia_kernel(c, s, beta, ws_m)
-    hand = ws_m[N_ARM, N_ARM]
-    if not hand > 0.0:
-        return False
-    out[N_ARM] = rhs[N_ARM] / hand
+    for h in range(N_ARM, N_AX):  # the gripper axes (the CRANE-X7: the hand, index 7)
+        hand = ws_m[h, h]
+        if not hand > 0.0:
+            return False
+        out[h] = rhs[h] / hand
     return solve_spd(ws_m, rhs, free, N_ARM, ws_l, out, ws_i, y)
 
 

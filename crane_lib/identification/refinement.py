@@ -62,14 +62,17 @@ def same_refinement(record: dict | None, method: str, start) -> clie.RefinementR
 
 
 def refine_condition(log_path, condition_result, method: str, workers: int = 2, log=None,
-                     previous: dict | None = None) -> tuple[ParameterSet, dict]:
+                     previous: dict | None = None,
+                     model: DynamicModel | None = None) -> tuple[ParameterSet, dict]:
     """Refine the condition's start on the raw log it came from; returns (parameters, report).
 
     The report holds the method, objectives (sums of squares), iterations, simulations, wall
     time and the solver's exit message; the parameters carry the stage in their meta and the
     OLS standard errors of the start. `log`: the RawLog already read, to skip reading it again.
     `previous`: a CLIE record of this condition (the CLIE sweep's); when it holds `method`'s
-    refinement from the same start, that run is used instead of refining again.
+    refinement from the same start, that run is used instead of refining again. `model`: the
+    base-parameter model of the start (default: the "reduced" set of the log's arm); the closed
+    loop runs with the controller constants of the log's arm (`clie.build_problem`).
     """
     if method not in REFINE_CHOICES:
         raise InputError("--refine", repr(method), f"one of {', '.join(REFINE_CHOICES)}")
@@ -83,7 +86,7 @@ def refine_condition(log_path, condition_result, method: str, workers: int = 2, 
     report = same_refinement(previous, method, start)
     reused = report is not None
     if not reused:
-        problem = clie.build_problem(read_raw_log(Path(log_path)) if log is None else log)
+        problem = clie.build_problem(read_raw_log(Path(log_path)) if log is None else log, model)
         try:
             report = refine(problem, start, method, workers)
         except clie.CLIEError as error:
@@ -151,7 +154,8 @@ def identify_recording(log: RawLog, trajectory: str, ts: float, method: str = DE
         gate.check_kappa(condition.ols.kappa, source, ts)
     if condition.start is None:
         raise InputError(source, f"not identifiable at {ts * 1e3:g} ms: {condition.failure}")
-    refined, report = refine_condition(log.path, condition, method, workers=workers, log=log, previous=previous)
+    refined, report = refine_condition(log.path, condition, method, workers=workers, log=log,
+                                       previous=previous, model=model)
     meta = model_file_meta(condition, stage=method if method != "none" else "start")
     meta.update({k: v for k, v in refined.meta.items() if k != "stage"})
     meta["refine"] = method
