@@ -265,7 +265,7 @@ report.certified_sentence(checks)
 # of the bound itself is charged inside it, not a sampling gap). "Undecided" proves nothing
 # about
 # the unresolved boxes. A "violated" result is a concrete configuration, re-evaluated with
-# `numpy.linalg.eigvalsh`, where the model is not positive definite.
+# LAPACK as in the audit, where the model is not positive definite.
 
 # %% tags=["hide-input"]
 run_time_sentence(started, f"profile `{profile()}`, rescue shown on {study.bad_label}")

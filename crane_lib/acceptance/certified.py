@@ -37,8 +37,8 @@ Method (branch and bound over theta2..theta7; M does not depend on theta1):
    norms, third-order remainder from global bounds of the third derivatives); it is sound but
    needs boxes about 10 deg wide and cannot decide the whole of Theta.
 3. A box whose centre has lambda_min(M(c)) < margin ends the search: that pose is
-   re-evaluated with the generated kernel and numpy's eigvalsh (independent of the Fourier
-   form), refined by a bounded local minimisation, and returned as the witness.
+   re-evaluated with the generated kernel and LAPACK, as the audit evaluates it (independent
+   of the Fourier form), refined by a bounded local minimisation, and returned as the witness.
 
 What is proved, with what tolerance (Bernstein bound): for every certified box,
 lambda_min(M(theta)) >= margin at every theta of the closed box (theta1 free), with these
@@ -654,7 +654,7 @@ class CertificationResult:
     certified_lambda_min  proved lower bound of lambda_min over the certified boxes, kg·m^2; None
                           unless certified
     observed_lambda_min   smallest lambda_min(M) seen at any box centre, kg·m^2
-    witness_pose          (7,) radians, a pose below the margin (re-evaluated with eigvalsh); None
+    witness_pose          (7,) radians, a pose below the margin (re-evaluated as in the audit); None
                           when there is none
     witness_lambda        lambda_min at the witness, kg·m^2
     boxes_processed       boxes bounded in the branch and bound
@@ -706,7 +706,7 @@ class CertificationResult:
 
 
 def _polish(model: DynamicModel, beta, pose: np.ndarray, box: np.ndarray) -> tuple[np.ndarray, float]:
-    """Deepen a witness by a bounded local minimisation of lambda_min (the kernel + eigvalsh)."""
+    """Deepen a witness by a bounded local minimisation of lambda_min, as the audit evaluates it."""
     lam = lambda x: float(model.arm_min_eigenvalue(np.r_[pose[0], x][None, :], beta)[0])  # noqa: E731
     start = lam(pose[1:])
     result = minimize(lam, pose[1:], method="L-BFGS-B", bounds=list(map(tuple, box[1:])), options={"maxiter": 200})

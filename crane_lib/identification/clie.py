@@ -27,6 +27,12 @@ Three routes to refine a start (OLS or SDP estimate):
   (the joint-level inertias and viscous terms of the realization layer, everything else
   zero), Gauss-Newton steps that are each an IDIM least-squares on the simulated trajectory.
 
+Another arm (an `arm_description` arm: ViperX 300 S, SO-101): `build_problem` takes the arm from
+the raw log, its reduced model (`arm_model`), the controller constants its recorder ran with
+(`arm_realization_constants`) and its torque-record Kt; the simulator is bound to that model's
+kernels and sized by them (`_core`). The CRANE-X7's choices become rules per parameter name
+(bounds, DIDIM's start) that give its sets unchanged.
+
 Every choice is argued in book/register_clie.md.
 """
 
@@ -119,6 +125,8 @@ def _core(model: DynamicModel | None = None):
     model = dynamic_model("reduced") if model is None else model
     name = model._module.__name__  # one kernel module per set and arm
     if name not in _CORES:
+        if model._chain and is_crane_x7(model.arm):  # bind_template would bind the MDH kernels
+            raise ValueError("CLIE simulates the CRANE-X7 with its MDH kernels, not general=True")
         arm = None if is_crane_x7(model.arm) else model.arm
         _CORES[name] = bind_template(Path(__file__).with_name("clie_core.py"),
                                      model.parameter_set, controller, spd_solve, arm=arm)
@@ -417,6 +425,9 @@ def build_problem(log: RawLog, model: DynamicModel | None = None, constants: Rea
     inside = (grid.t[keep] >= grid.t[0] + guard) & (grid.t[keep] <= grid.t[-1] - guard)
     if not inside.any():
         raise CLIEError(f"{grid.source}: shorter than the residual filter's two edge guards ({2 * guard:.2f} s)")
+    if not (inside & ~clamp_mask).any():  # the objective would be zero for every beta
+        raise CLIEError(f"{grid.source}: every residual sample inside the edge guards is clamp-masked "
+                        "(an axis near its current limit in or beside its window); CLIE has nothing to fit")
     measured = preprocessing.zero_phase_filter(sections, grid.tau)[keep]
     block = preprocessing.grid_step(JACOBIAN_BLOCK_S)
     if step % block:

@@ -1,0 +1,74 @@
+"""The audit's lambda_min (LAPACK's band reduction and dsterf, called pose by pose from the compiled
+loop) against numpy's eigvalsh."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from crane_lib.acceptance import audit
+from crane_lib.model.dynamics import DynamicModel
+
+from .conftest import description_model_beta, random_link_inertials, standard_from_inertials
+
+ULPS = 16  # tolerance in units of eps times the largest |entry| of each block (rounding only)
+
+
+def _numpy_lambda_min(model, poses, beta) -> tuple[np.ndarray, np.ndarray]:
+    """(smallest eigenvalue, largest |entry|) of each 7x7 arm block by numpy."""
+    blocks = model.inertia_matrix(poses, beta)[:, :7, :7]
+    return np.linalg.eigvalsh(blocks)[:, 0], np.abs(blocks).max(axis=(1, 2))
+
+
+def _assert_matches_numpy(model, poses, beta) -> np.ndarray:
+    """Within ULPS of numpy's eigvalsh at every pose."""
+    ours = model.arm_min_eigenvalue(poses, beta)
+    reference, scale = _numpy_lambda_min(model, poses, beta)
+    assert ours.shape == (len(poses),)
+    np.testing.assert_array_less(np.abs(ours - reference), ULPS * np.finfo(float).eps * scale)
+    return ours
+
+
+@pytest.fixture(scope="module")
+def model():
+    return DynamicModel("reduced")
+
+
+def test_random_poses_and_parameters_match_eigvalsh(model, rng):
+    """Random arms (products of inertia included) at random poses; a pose count that leaves a partial chunk."""
+    poses = audit.uniform_poses(1_501, 11)
+    for _ in range(3):
+        standard = standard_from_inertials(random_link_inertials(rng), rng.uniform(1e-3, 1e-2, 8),
+                                           np.zeros(8), np.zeros(8))
+        lam = _assert_matches_numpy(model, poses, model.base_from_standard(standard))
+        assert lam.min() > 0  # physical inertials: PD everywhere
+    assert model.arm_min_eigenvalue(poses[:1], description_model_beta()).shape == (1,)
+    assert model.arm_min_eigenvalue(poses[:0], description_model_beta()).shape == (0,)
+
+
+def test_indefinite_matrices_match_eigvalsh(model):
+    """A wrist inertia lowered until M loses PD at some poses only, and -M (negative definite)."""
+    beta = description_model_beta()
+    poses = audit.uniform_poses(3_000, 12)
+    beta[model.names.index("ZZR6")] -= 0.0042
+    lam = _assert_matches_numpy(model, poses, beta)
+    assert (lam < 0).any() and (lam > 0).any()
+    # lambda_min(-M) = -lambda_max(M): the value comes from the other end of the spectrum
+    negated = model.arm_min_eigenvalue(poses, -beta)
+    blocks = model.inertia_matrix(poses, beta)[:, :7, :7]
+    largest = np.linalg.eigvalsh(blocks)[:, -1]
+    np.testing.assert_array_less(np.abs(negated + largest), ULPS * np.finfo(float).eps * np.abs(blocks).max(axis=(1, 2)))
+
+
+@pytest.mark.parametrize("factor", [1e-150, 1e150])
+def test_tiny_and_huge_blocks_match_eigvalsh(model, factor):
+    """Entries far outside the range numpy's eigvalsh handles without rescaling (LAPACK's dsyevd
+    rescales them; the band reduction and dsterf need not)."""
+    poses = audit.uniform_poses(300, 13)
+    _assert_matches_numpy(model, poses, description_model_beta() * factor)
+
+
+def test_non_finite_matrix_raises(model):
+    beta = np.full(model.n_parameters, 1e308)
+    with pytest.raises(np.linalg.LinAlgError, match="not finite"):
+        model.arm_min_eigenvalue(audit.uniform_poses(10, 14), beta)
