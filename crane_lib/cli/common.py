@@ -509,13 +509,15 @@ class Robot:
 
 def robot_of(value) -> Robot:
     """The arm `--robot` names (None: the CRANE-X7), or an InputError naming the option."""
+    text = CRANE_X7_ROBOT if value is None else str(value)
+    if text == CRANE_X7_ROBOT:  # its own code path: no description to load
+        return Robot(text, text, None)
+    # imported here: the description loads pandas, which the CRANE-X7's commands do not need
     from crane_lib.model.arm_description import ARMS, load_arm, load_urdf_arm
     from crane_lib.model.dynamics import arm_key, is_crane_x7
 
-    text = CRANE_X7_ROBOT if value is None else str(value)
     if text in ARMS:
-        arm = load_arm(text)
-        return Robot(text, text, None if text == CRANE_X7_ROBOT else arm)
+        return Robot(text, text, load_arm(text))
     if not Path(text).is_dir():
         raise InputError(f"--robot {shown(text)}", "is neither a shipped arm nor a folder",
                          f"one of {', '.join(sorted(ARMS))} or a folder with arm.toml")
