@@ -176,3 +176,23 @@ def test_the_export_command_writes_the_arms_own_robot(accepted, so101_command_li
     assert cli.main(argv) == 0
     text = urdf.read_text(encoding="utf-8")
     assert load_arm(arm).name in text and "shoulder_pan" in text
+
+
+def test_identify_and_rescue_commands_run_on_the_arm(accepted, so101_command_line, tmp_path):
+    arm, model, log_path, result, _ = accepted
+    out = so101_command_line[1]
+    identified = tmp_path / "start.csv"
+    argv = ["identify", str(log_path), "--trajectory", str(_command(arm)), "--out",
+            str(identified), "--robot", arm, "--refine", "none"]
+    assert cli.main(argv) == 0
+    start = load_parameters(identified, expected_names=model.names)
+    # the OLS/SDP start of the same stage functions the accepted model came from
+    np.testing.assert_array_equal(start.values, result.condition.start.values)
+    rescued = tmp_path / "rescued.csv"
+    status = cli.main(["rescue", str(out), "--out", str(rescued), "--robot", arm])
+    kept = load_parameters(rescued, expected_names=model.names)
+    margins = [float(v) for v in kept.meta["audit_seeds_1_5_lambda_min"].split(", ")]
+    lam = [model.arm_min_eigenvalue(audit.audit_poses(s, load_arm(arm)).poses, kept.values).min()
+           for s in AUDIT_SEEDS]
+    np.testing.assert_allclose(margins, lam, rtol=1e-2)
+    assert status == (0 if kept.meta["accepted"] == "True" else 1)
