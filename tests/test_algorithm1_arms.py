@@ -196,3 +196,16 @@ def test_identify_and_rescue_commands_run_on_the_arm(accepted, so101_command_lin
            for s in AUDIT_SEEDS]
     np.testing.assert_allclose(margins, lam, rtol=1e-2)
     assert status == (0 if kept.meta["accepted"] == "True" else 1)
+
+
+def test_robot_names_a_shipped_arm_or_its_folder_and_refuses_anything_else(tmp_path):
+    from crane_lib.cli.common import robot_of
+    from crane_lib.paths import DATA_DIR
+
+    assert robot_of(None).crane_x7 and robot_of("crane_x7").key == "crane_x7"
+    folder = robot_of(str(DATA_DIR / "so101_description"))
+    assert folder.key == "so101" and folder.arm.n_joints == 5 and not folder.crane_x7
+    with pytest.raises(InputError, match="--robot"):
+        robot_of("ur5")
+    with pytest.raises(InputError, match="--robot"):
+        robot_of(str(tmp_path / "missing"))
