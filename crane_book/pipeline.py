@@ -35,9 +35,10 @@ transitively (`crane_book.keys`), so editing a chapter or a view re-runs no step
 9. Beyond OLS: OLS, error-covariance WLS and the dual-metric WLS (plain and with Theta_r) on the
    Table VIII trajectories the profile records and the invariance test (`export.beyond_ols`,
    results/beyond_ols), which the chapter "Beyond OLS" reads;
-10. other arms: the stages that run on the ViperX 300 S and the SO-101 as on the CRANE-X7 (the
-   model, the excitation's rank), one record per arm (`acceptance.other_arms`,
-   results/other_arms), which the chapter "Other arms" reads;
+10. other arms: the ViperX 300 S and the SO-101 through the CRANE-X7's stages (model, excitation
+   rank, a twin recording through Algorithm 1, held-out error, truth score) beside the CRANE-X7's
+   accepted model, one record per arm (`acceptance.other_arms`, results/other_arms), which the
+   chapter "Other arms" reads (after the accepted model and the validation bundles);
 11. side by side (`side_by_side`: one process each, none reads another's record): DIDIM and
    CLIE from each ε of the projection ladder on the representative condition
    (`identification.refinement_runs`, results/refinement_runs), which the chapter "CLIE" reads;
@@ -422,20 +423,22 @@ def beyond_ols_step(
     return log
 
 
-def other_arms_step(directory=None) -> keys.StepLog:
+def other_arms_step(profile: str, directory=None) -> keys.StepLog:
     """One record per shipped arm (`acceptance.other_arms`), unless its stored key (the arm's
-    description and command files, and the source the study imports) matches."""
+    description and command files, the CRANE-X7's accepted record and validation recordings, the
+    profile, and the source the study imports) matches."""
     store = keys.KeyStore("other_arms", None if directory is None else Path(directory).parent)
     log = keys.StepLog("other arms")
     for key in tqdm(other_arms.ARM_KEYS, desc="other arms", unit="arm"):
         path = other_arms.record_path(key, directory)
         record_key = keys.record_key(
-            inputs=other_arms.input_files(key), modules=STEP_MODULES["other_arms"]
+            inputs=other_arms.input_files(key, profile), parameters={"profile": profile},
+            modules=STEP_MODULES["other_arms"],
         )
         reasons = store.stale(path.stem, record_key, outputs=[path])
         log.note(reasons)
         if reasons:
-            other_arms.write_arm_record(key, directory)
+            other_arms.write_arm_record(key, profile, directory)
             store.store(path.stem, record_key)
     return log
 
@@ -604,7 +607,7 @@ def run_steps(args, clock: BuildClock) -> None:
     with clock.step("Beyond OLS"):
         print(beyond_ols_step(args.profile, jobs=args.jobs).line())
     with clock.step("other arms"):
-        print(other_arms_step().line())
+        print(other_arms_step(args.profile).line())
     for name in args.study:
         with clock.step(f"study {name}"):
             study = condition_sweep(name, STUDIES[name], args.profile, args.jobs, args.scheduler)

@@ -13,21 +13,52 @@ from crane_lib.acceptance import other_arms
 from crane_lib.errors import InputError
 from crane_lib.excitation import arms as arm_excitation
 from crane_lib.model.arm_description import load_arm
-from crane_lib.model.chain_model import derive_grouping
+from crane_lib.model import dynamics
+from crane_lib.paths import RESULTS_DIR
 from crane_lib.reporting import other_arms as view
+
+
+def _fake_algorithm1(key, *args, **kwargs):
+    """Algorithm 1's part of a record, stood in (test_algorithm1_arms runs the real one, and
+    every book build runs this step)."""
+    audits = [{"lambda_min": 1e-3, "passed": True, "seed": s} for s in (1, 2, 3, 4, 5)]
+    accepted = {"names": ["ZZR1", "MXR2"], "ts": 0.04, "kappa": 50.0, "route": "O-C",
+                "refinement": {"method": "fast"}, "first_audits": audits,
+                "final_audits": audits, "rescue": None, "accepted": True, "verdict": "ACCEPTED"}
+    return {"identification": "PI_ALPHA", "held_out": ["PI_BETA"], "accepted": accepted,
+            "held_out_rmse": 0.1, "held_out_mne": [0.02],
+            "truth": {"names": ["ZZR1"], "relative": [0.05], "median": 0.05}}
+
+
+_real_input_files = other_arms.input_files
+
+
+@pytest.fixture
+def stand_in(monkeypatch):
+    """Algorithm 1 stood in; the key reads the shipped files only (no build results here)."""
+    monkeypatch.setattr(other_arms, "algorithm1", _fake_algorithm1)
+    monkeypatch.setattr(other_arms, "crane_x7_algorithm1", lambda profile: _fake_algorithm1("x"))
+    monkeypatch.setattr(other_arms, "arm_record", lambda key, profile, directory=None: {
+        "arm": key, "profile": profile})
+    monkeypatch.setattr(other_arms, "input_files", lambda key, profile: [
+        f for f in _real_input_files(key, profile) if RESULTS_DIR not in f.parents
+    ])
 
 
 @pytest.fixture(scope="module")
 def records():
-    return [other_arms.arm_record(key) for key in other_arms.ARM_KEYS]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(other_arms, "algorithm1", _fake_algorithm1)
+        patch.setattr(other_arms, "crane_x7_algorithm1", lambda profile: _fake_algorithm1("x"))
+        return [other_arms.arm_record(key, "quick") for key in other_arms.ARM_KEYS]
 
 
 def test_each_record_is_computed_from_the_arm_and_its_files(records):
     by_arm = {r["arm"]: r for r in records}
     for key, record in by_arm.items():
         arm = load_arm(key)
-        grouping = derive_grouping(arm)
-        assert record["model"]["base_names"] == list(grouping.base_names)
+        # the generated model's base parameters (grouping cached on disk), not the record's code
+        assert record["model"]["base_names"] == dynamics.model("full", arm=arm).names
         assert record["model"]["n_standard"] == len(arm.standard_parameter_names())
         assert record["description"]["n_axes"] == arm.n_axes
         assert len(record["excitation"]["peak_torque_share"]) == arm.n_axes
@@ -38,27 +69,35 @@ def test_each_record_is_computed_from_the_arm_and_its_files(records):
         assert len(by_arm[key]["excitation"]["files"]) == len(arm_excitation.BLOCK_FILES)
 
 
-def test_the_key_names_every_description_and_command_file():
+def test_the_key_names_every_description_command_and_crane_x7_result_file():
     for key in other_arms.ARM_KEYS:
-        files = other_arms.input_files(key)
-        assert all(f.is_file() for f in files), key
-        assert len({f.name for f in files if f.suffix == ".txt"}) == (
+        files = _real_input_files(key, "quick")
+        shipped = [f for f in files if RESULTS_DIR not in f.parents]
+        assert all(f.is_file() for f in shipped), key
+        assert len({f.name for f in shipped if f.suffix == ".txt"}) == (
             40 if key == "crane_x7" else len(arm_excitation.BLOCK_FILES)
         )
+        results = {f.name for f in files if RESULTS_DIR in f.parents}
+        # the CRANE-X7's row reads the accepted model's record and the V01-V03 recordings
+        expected = {"AG02_run1_40ms.json", "V01_run1.npz", "V02_run1.npz", "V03_run1.npz"}
+        assert results == (expected if key == "crane_x7" else set())
 
 
-def test_the_step_writes_each_record_once_and_the_same_bytes(tmp_path):
+def test_the_step_writes_each_record_once_and_the_same_bytes(tmp_path, stand_in):
+    """The step's bookkeeping (the record's content is the tests above)."""
     folder = tmp_path / "other_arms"
-    first = pipeline.other_arms_step(folder)
+    first = pipeline.other_arms_step("quick", folder)
     assert (first.recomputed, first.reused) == (3, 0)
     written = {p.name: p.read_bytes() for p in folder.glob("*.json")}
     assert sorted(written) == [f"{k}.json" for k in sorted(other_arms.ARM_KEYS)]
-    again = pipeline.other_arms_step(folder)
+    again = pipeline.other_arms_step("quick", folder)
     assert (again.recomputed, again.reused) == (0, 3)
     (folder / "so101.json").unlink()
-    third = pipeline.other_arms_step(folder)
+    third = pipeline.other_arms_step("quick", folder)
     assert (third.recomputed, third.reused) == (1, 2)
     assert (folder / "so101.json").read_bytes() == written["so101.json"]
+    full = pipeline.other_arms_step("full", folder)  # the profile decides the held-out blocks
+    assert (full.recomputed, full.reused) == (3, 0)
     json.loads(written["vx300s.json"])
 
 
@@ -84,3 +123,17 @@ def test_a_rank_deficit_and_a_torque_beyond_the_limit_are_said(records):
     assert "MXR4" in view.rank_sentence(changed)
     assert "exceed a servo" in view.torque_sentence(changed)
     assert "stay within" in view.torque_sentence(records)
+
+
+def test_the_algorithm1_views_say_accepted_rescued_and_rejected(records):
+    changed = copy.deepcopy(records)
+    vx, so = changed[1]["algorithm1"]["accepted"], changed[2]["algorithm1"]["accepted"]
+    vx["rescue"] = {"converged": True}
+    so["accepted"], so["verdict"] = False, "REJECTED: not PD on seed 2"
+    sentence = view.algorithm1_sentence(changed)
+    assert "ViperX 300 S's model is accepted after the rescue" in sentence
+    assert "SO-101's model is rejected (REJECTED: not PD on seed 2)" in sentence
+    assert "CRANE-X7's model is accepted without a rescue" in sentence
+    frame = view.algorithm1_frame(changed)
+    assert list(frame["rescued"]) == ["no", "yes", "no"]
+    assert list(frame["accepted"]) == ["yes", "yes", "no"]

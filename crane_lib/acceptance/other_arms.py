@@ -13,25 +13,47 @@ What a record holds today:
   names in canonical order;
 * the excitation (`excitation.arms`): rank and κ of the base regressor stacked over the commanded
   states of the arm's identification files (the CRANE-X7's 40, the other arms' six blocks), and
-  each axis's peak torque of that motion over its torque limit (link inertials only).
+  each axis's peak torque of that motion over its torque limit (link inertials only);
+* Algorithm 1 (`algorithm1`): for the ViperX and the SO-101, their PI_ALPHA block recorded on
+  their twin (one block reaches full rank alone on both arms) and taken through
+  `accepted.accept_recording` at 40 ms, the path `crane-id accept --robot` runs; held out, the
+  PI_BETA block (quick profile) or the other five blocks (full profile), recorded with other
+  seeds; the well-determined parameters against the twin's truth (`truth_score`). For the
+  CRANE-X7, the book's accepted model (AG02 at 40 ms) with its held-out error on the profile's
+  V01-V03 recordings and the same truth score.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
+from crane_lib.acceptance import accepted as accepted_stage
+from crane_lib.acceptance import held_out as held_out_stage
+from crane_lib.acceptance import truth_score
 from crane_lib.excitation import arms as arm_excitation
 from crane_lib.excitation.commands import SUFFIX, CommandFile, read_command_file
 from crane_lib.excitation.design import IDENTIFICATION_NAMES
 from crane_lib.model import robot_description
 from crane_lib.model.arm_description import ARMS, CRANE_X7_ARM_TOML, ArmDescription, load_arm
+from crane_lib.identification.metrics import pooled_rmse, prediction_error
+from crane_lib.logs.raw_log import read_raw_log, write_raw_log
 from crane_lib.model.chain_model import ChainModel
+from crane_lib.model.dynamics import model as shared_model
+from crane_lib.model.parameters import ParameterSet
 from crane_lib.paper_numbers import PAPER_NUMBERS_CSV
-from crane_lib.paths import DATA_DIR, RESULTS_DIR, TRAJECTORY_DIR
+from crane_lib.paths import DATA_DIR, RESULTS_DIR, TRAJECTORY_DIR, recording_path
 from crane_lib.records import read_json_record, write_json_record
+from crane_lib.twin import recorder as twin
 
 OTHER_ARMS_DIR = RESULTS_DIR / "other_arms"
 ARM_KEYS = tuple(ARMS)  # the CRANE-X7 first, then the other shipped arms
+TS = 0.040  # the representative interval (the CRANE-X7's accepted model is AG02 at 40 ms)
+IDENTIFICATION_BLOCK = "PI_ALPHA"
+HELD_OUT_BLOCKS = {"quick": ("PI_BETA",), "full": ("S_A", "S_B", "S_C", "PI_BETA", "PI_GAMMA")}
+IDENTIFICATION_SEED = 1  # the twin's seed of the identification recording; held out: 2, 3, ...
+CRANE_X7_ACCEPTED = ("AG02", TS, 1)  # the book's accepted model: trajectory, interval, run
 
 
 def record_path(key: str, directory: Path | None = None) -> Path:
@@ -46,8 +68,9 @@ def identification_commands(key: str, root: Path = TRAJECTORY_DIR) -> dict[str, 
     return arm_excitation.read_arm(key, root)
 
 
-def input_files(key: str, root: Path = TRAJECTORY_DIR) -> list[Path]:
-    """The files whose content decides one arm's record: its description and command files."""
+def input_files(key: str, profile: str, root: Path = TRAJECTORY_DIR) -> list[Path]:
+    """The files whose content decides one arm's record: its description and command files, and
+    for the CRANE-X7 the accepted model's record and the profile's V01-V03 recordings."""
     if key == "crane_x7":
         description = [
             robot_description.MDH_TABLE_CSV,
@@ -60,7 +83,12 @@ def input_files(key: str, root: Path = TRAJECTORY_DIR) -> list[Path]:
         folder = DATA_DIR / ARMS[key]
         description = [folder / n for n in ("joints.csv", "links.csv", "actuators.csv", "arm.toml")]
     commands = [Path(root) / f"{n}{SUFFIX}" for n in identification_commands_names(key, root)]
-    return description + commands
+    if key != "crane_x7":
+        return description + commands
+    _, accepted_json = accepted_stage.accepted_paths(*CRANE_X7_ACCEPTED)
+    executions = held_out_stage.validation_executions(profile)
+    validation = [recording_path(v, run) for v, run in executions]
+    return description + commands + [accepted_json] + validation
 
 
 def identification_commands_names(key: str, root: Path = TRAJECTORY_DIR) -> list[str]:
@@ -85,7 +113,8 @@ def description_facts(arm: ArmDescription) -> dict:
     }
 
 
-def arm_record(key: str, root: Path = TRAJECTORY_DIR) -> dict:
+def arm_record(key: str, profile: str, root: Path = TRAJECTORY_DIR,
+               directory: Path | None = None) -> dict:
     """Every stage's result on one shipped arm that the pipeline computes today."""
     arm = load_arm(key)
     model = ChainModel(arm)
@@ -94,6 +123,7 @@ def arm_record(key: str, root: Path = TRAJECTORY_DIR) -> dict:
     share = arm_excitation.peak_torque_share(arm, commands.values())
     return {
         "arm": key,
+        "profile": profile,
         "description": description_facts(arm),
         "model": {
             "n_standard": len(model.standard_names),
@@ -110,12 +140,78 @@ def arm_record(key: str, root: Path = TRAJECTORY_DIR) -> dict:
             "unexcited": list(rank.unexcited),
             "peak_torque_share": [float(s) for s in share],
         },
+        "algorithm1": (crane_x7_algorithm1(profile) if key == "crane_x7"
+                       else algorithm1(key, profile, root, directory)),
     }
 
 
-def write_arm_record(key: str, directory: Path | None = None) -> Path:
+def _scores(record: dict, model, key: str, logs_or_bundles, bundles: bool) -> dict:
+    """Held-out error and truth score of an accepted record's model, as the record keeps them."""
+    names = record["names"]
+    values = np.asarray(record["parameters"])
+    if bundles:
+        errors = [prediction_error(model, values, b) for b in logs_or_bundles]
+        pooled = pooled_rmse(model, values, logs_or_bundles)
+    else:
+        scored = held_out_stage.held_out(values, logs_or_bundles, TS, model)
+        errors, pooled = scored.errors, scored.pooled_rmse
+    score = truth_score.truth_score(
+        ParameterSet(names, values),
+        ParameterSet(names, np.asarray(record["ols"]), np.asarray(record["std_errors"])),
+        truth_score.twin_truth_base(model, key),
+    )
+    return {
+        "held_out_rmse": pooled,
+        "held_out_mne": [e.mne for e in errors],
+        "truth": score.to_dict(),
+    }
+
+
+def crane_x7_algorithm1(profile: str) -> dict:
+    """The book's accepted CRANE-X7 model, its held-out error on V01-V03 and its truth score."""
+    _, path = accepted_stage.accepted_paths(*CRANE_X7_ACCEPTED)
+    record = read_json_record(path)
+    bundles = list(held_out_stage.heldout_bundles(profile, TS).values())
+    held_out = [f"{v} run {run}" for v, run in held_out_stage.validation_executions(profile)]
+    return {
+        "identification": record["trajectory"],
+        "held_out": held_out,
+        "accepted": record,
+        **_scores(record, shared_model("reduced"), "crane_x7", bundles, bundles=True),
+    }
+
+
+def recording_file(key: str, block: str, directory: Path | None = None) -> Path:
+    """Where one block's twin recording of another arm is kept."""
+    return Path(directory or OTHER_ARMS_DIR) / "recordings" / f"{key}_{block}.npz"
+
+
+def algorithm1(key: str, profile: str, root: Path = TRAJECTORY_DIR,
+               directory: Path | None = None) -> dict:
+    """Another arm's PI_ALPHA recorded on its twin, through Algorithm 1, scored on held-out
+    blocks and against the twin's truth."""
+    blocks = (IDENTIFICATION_BLOCK, *HELD_OUT_BLOCKS[profile])
+    folder = arm_excitation.arm_directory(key, root)
+    logs = []
+    for seed, block in enumerate(blocks, start=IDENTIFICATION_SEED):
+        samples, metadata = twin.record(folder / f"{block}{SUFFIX}", seed=seed, arm=key)
+        logs.append(read_raw_log(write_raw_log(recording_file(key, block, directory), samples,
+                                               metadata)))
+    model = shared_model("reduced", arm=load_arm(key))
+    accepted = accepted_stage.accept_recording(logs[0], IDENTIFICATION_BLOCK, TS, model=model)
+    record = accepted_stage.accepted_record(accepted, TS)
+    return {
+        "identification": IDENTIFICATION_BLOCK,
+        "held_out": list(blocks[1:]),
+        "accepted": record,
+        **_scores(record, model, key, logs[1:], bundles=False),
+    }
+
+
+def write_arm_record(key: str, profile: str, directory: Path | None = None) -> Path:
     """Compute one arm's record and write it atomically."""
-    return write_json_record(record_path(key, directory), arm_record(key))
+    record = arm_record(key, profile, directory=directory)
+    return write_json_record(record_path(key, directory), record)
 
 
 def read_arm_records(directory: Path | None = None) -> list[dict]:
