@@ -30,8 +30,8 @@
 # goes through the same general path in this chapter.
 #
 # **What runs on every arm**: the Newton–Euler model of any serial chain and its exact
-# base-parameter grouping, with generated kernels checked against Pinocchio in the test suite to
-# 1e-9 relative on all three arms; the paper's structured single-joint and adjacent-pair
+# base-parameter grouping, with generated kernels checked against Pinocchio in the test suite on
+# all three arms; the paper's structured single-joint and adjacent-pair
 # excitation blocks, generated from the arm's limits and servo speeds and checked for full rank
 # before anything is recorded; the twin (the description's inertials as its truth, drive settings
 # by the CRANE-X7's rules from the servos' datasheets); and Algorithm 1 through the same stage
@@ -56,7 +56,7 @@ records = view.load_records()
 # arithmetic at random points; the reduced row echelon form of the stacked rows gives the base
 # parameters and every other parameter's exact combination of them. The excitation is the
 # paper's block structure (single-joint sweeps at three postures, adjacent pairs from three
-# postures) derived from each arm's limits for the ViperX and the SO-101, and the paper's 40
+# postures) derived from each arm's limits for the ViperX and the SO-101, and the paper's
 # identification trajectories for the CRANE-X7.
 
 # %% tags=["hide-input"]
@@ -82,10 +82,10 @@ display(Markdown(view.torque_sentence(records)))
 # %% [markdown]
 # ## Algorithm 1 on each arm
 #
-# Each other arm records its PI_ALPHA block on its twin (the adjacent pairs moved from q̄0; on
-# both arms this one block reaches full rank) and identifies it at 40 ms, as the CRANE-X7's
+# Each other arm records its PI_ALPHA block on its twin (the adjacent pairs moved from the zero
+# posture; on both arms this one block reaches full rank) and identifies it at 40 ms, as the CRANE-X7's
 # representative condition is; the held-out blocks are recorded with other seeds. The CRANE-X7's
-# row is the book's accepted model (AG02 at 40 ms, chapter 6) with its error on V01–V03.
+# row is the book's accepted model (AG02 at 40 ms, {doc}`06_audit`) with its error on V01–V03.
 # Held-out errors are comparable within an arm, not across arms: the motions differ.
 
 # %% tags=["hide-input"]
@@ -96,8 +96,8 @@ display(Markdown(view.algorithm1_sentence(records)))
 # ## On the real arms
 #
 # The SO-101's Feetech servos speak their own bus protocol, not DYNAMIXEL Protocol 2.0; a
-# recorder for it is out of this book's scope, so the SO-101 runs on its twin only. The ViperX
-# 300 S runs on DYNAMIXEL X-series servos like the CRANE-X7, with its shoulder and elbow each
+# recorder for it is out of this book's scope, so the SO-101 runs on its twin only. The
+# ViperX 300 S runs on DYNAMIXEL X-series servos like the CRANE-X7, with its shoulder and elbow each
 # driven by two servos; its bus layout (IDs per axis) is part of its description
 # (`data/vx300s_description/arm.toml`), but the recorder and the Protocol 2.0 emulator of the
 # chapter "Your own arm" still drive the CRANE-X7's eight single-servo axes only.

@@ -16,7 +16,7 @@ Not counted as typed numbers (they are names or references, not quantities):
   - code spans naming something (`crane_lib.x`, `results/`), which contain a letter or a path;
   - the phrases of ALLOWED, each a named setting of the paper carrying its paper_numbers id
     (tests/test_chapter_numbers.py checks that the phrase states that id's value), and the few
-    NAMES the paper gives (a profile's name is not a quantity).
+    NAMES the paper gives (a profile's name is not a quantity) and the shipped arms' product names.
 Number words ("seven joints") are not checked.
 """
 
@@ -47,6 +47,10 @@ ALLOWED = (
 NAMES = (
     ("4-1-4", "Appendix B-B: the interpolation's name, the '4-1-4 profile'"),
     ("SHA-256", "the hash function's name (D-C's byte-for-byte check)"),
+    # the products the chapter "Other arms" runs on, and the servos' bus protocol
+    ("ViperX 300 S", "Trossen Robotics' arm of ALOHA, the paper's reference [1, 2]"),
+    ("SO-101", "the LeRobot arm's product name"),
+    ("Protocol 2.0", "the DYNAMIXEL bus protocol's name (the recorder and its emulator)"),
 )
 
 _ROLE = re.compile(r"\{[\w:.-]+\}`[^`]*`")
