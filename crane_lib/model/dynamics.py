@@ -109,15 +109,22 @@ def inertia_batch(C, S, b, OUT):
         inertia_kernel(C[i], S[i], b, OUT[i])
 
 
-# lambda_min of the arm block by two LAPACK routines called through scipy's function pointers:
-# dsbtrd reduces the block, stored as a band of full width, to tridiagonal form by plane
-# rotations (at 7x7 in about a third of the time of dsytd2's Householder steps, which make
-# several OpenBLAS calls each), then dsterf finds the eigenvalues (as numpy's eigvalsh does);
-# the values differ from eigvalsh's by rounding only. Each chunk of poses reuses one set of
-# scratch: no allocation and no workspace query per pose.
+# lambda_min of the arm block by the two LAPACK steps numpy's eigvalsh (dsyevd) takes: dsytd2
+# reduces the block to tridiagonal form, dsterf finds its eigenvalues. Called directly through
+# scipy's function pointers on scratch that each chunk of poses reuses: no allocation and no
+# workspace query per pose. dsyevd itself takes a block it would rescale, so every value is the
+# one eigvalsh returns. M is written as a C array with only its upper triangle filled: read as
+# a column-major array with leading dimension OUT_SIZE, that is the lower triangle LAPACK reads.
 _PTR = numba.types.voidptr
-_dsbtrd = numba.types.ExternalFunction("crane_lapack_dsbtrd", numba.types.void(*(_PTR,) * 12))
+_dsytd2 = numba.types.ExternalFunction("crane_lapack_dsytd2", numba.types.void(*(_PTR,) * 8))
 _dsterf = numba.types.ExternalFunction("crane_lapack_dsterf", numba.types.void(*(_PTR,) * 4))
+_dsyevd = numba.types.ExternalFunction("crane_lapack_dsyevd", numba.types.void(*(_PTR,) * 11))
+# dsyevd rescales when the largest |entry| lies outside [RMIN, RMAX] (its own bounds)
+_SMLNUM = np.finfo(np.float64).tiny / np.finfo(np.float64).eps
+_RMIN = float(np.sqrt(_SMLNUM))
+_RMAX = float(np.sqrt(1.0 / _SMLNUM))
+_LWORK = 1 + 6 * OUT_SIZE + 2 * OUT_SIZE * OUT_SIZE  # dsyevd's workspace for any job
+_LIWORK = 3 + 5 * OUT_SIZE
 EIGEN_CHUNK = 256  # poses per chunk, one set of scratch each
 _LAPACK = []
 
@@ -126,7 +133,7 @@ def _bind_lapack():
     import llvmlite.binding
     from numba.extending import get_cython_function_address
 
-    for name in ("dsbtrd", "dsterf"):
+    for name in ("dsytd2", "dsterf", "dsyevd"):
         address = get_cython_function_address("scipy.linalg.cython_lapack", name)
         llvmlite.binding.add_symbol("crane_lapack_" + name, address)
     _LAPACK.append(True)
@@ -139,37 +146,42 @@ def _arm_min_eigenvalue_chunks(Q, offsets, b, n_arm, LAM):
     for chunk in numba.prange((n + EIGEN_CHUNK - 1) // EIGEN_CHUNK):
         c = np.empty(links)
         s = np.empty(links)
-        m = np.zeros((OUT_SIZE, OUT_SIZE))  # entries the kernel never stores stay zero
-        band = np.zeros((OUT_SIZE, OUT_SIZE))
+        m = np.empty((OUT_SIZE, OUT_SIZE))
         d = np.empty(OUT_SIZE)
         e = np.empty(OUT_SIZE)
-        q = np.empty(1)
-        work = np.empty(OUT_SIZE)
-        vect = np.array([ord("N")], np.uint8)
+        tau = np.empty(OUT_SIZE)
+        work = np.empty(_LWORK)
+        iwork = np.empty(_LIWORK, np.int32)
+        jobz = np.array([ord("N")], np.uint8)
         uplo = np.array([ord("L")], np.uint8)
         order = np.array([n_arm], np.int32)
-        width = np.array([n_arm - 1], np.int32)
-        ldab = np.array([OUT_SIZE], np.int32)
-        ldq = np.array([1], np.int32)
+        lda = np.array([OUT_SIZE], np.int32)
+        lwork = np.array([_LWORK], np.int32)
+        liwork = np.array([_LIWORK], np.int32)
         info = np.zeros(1, np.int32)
         for i in range(chunk * EIGEN_CHUNK, min(n, (chunk + 1) * EIGEN_CHUNK)):
             for j in range(links):
                 angle = Q[i, j] + offsets[j]
                 c[j] = np.cos(angle)
                 s[j] = np.sin(angle)
+            m[:] = 0.0
             inertia_upper_kernel(c, s, b, m)
-            # lower band storage, column-major: AB(1 + r - k, k) = M(r, k) for r >= k
+            largest = 0.0
             finite = True
-            for k in range(n_arm):
-                for r in range(k, n_arm):
-                    band[k, r - k] = m[k, r]
-                    finite = finite and np.isfinite(m[k, r])
+            for r in range(n_arm):
+                for k in range(r, n_arm):
+                    finite = finite and np.isfinite(m[r, k])
+                    largest = max(largest, abs(m[r, k]))
             if not finite:
                 LAM[i] = np.nan
                 continue
-            _dsbtrd(vect.ctypes, uplo.ctypes, order.ctypes, width.ctypes, band.ctypes, ldab.ctypes,
-                    d.ctypes, e.ctypes, q.ctypes, ldq.ctypes, work.ctypes, info.ctypes)
-            _dsterf(order.ctypes, d.ctypes, e.ctypes, info.ctypes)
+            if 0.0 < largest < _RMIN or largest > _RMAX:
+                _dsyevd(jobz.ctypes, uplo.ctypes, order.ctypes, m.ctypes, lda.ctypes, d.ctypes,
+                        work.ctypes, lwork.ctypes, iwork.ctypes, liwork.ctypes, info.ctypes)
+            else:
+                _dsytd2(uplo.ctypes, order.ctypes, m.ctypes, lda.ctypes, d.ctypes, e.ctypes,
+                        tau.ctypes, info.ctypes)
+                _dsterf(order.ctypes, d.ctypes, e.ctypes, info.ctypes)
             LAM[i] = d[0] if info[0] == 0 else np.nan
 
 
@@ -542,7 +554,8 @@ class DynamicModel:
         """Smallest eigenvalue of the arm block of M (7x7 for the CRANE-X7) at each configuration
         (the audit's lambda_min).
 
-        M is built and decomposed pose by pose, so memory stays O(poses) however many there are.
+        M is built and decomposed pose by pose, so memory stays O(poses) however many there are;
+        the values are numpy's eigvalsh of each block, bit for bit.
         """
         beta = self.parameter_vector(beta)
         q = np.ascontiguousarray(_as_samples(q, "q", self.n_joints, self.n_axes))
