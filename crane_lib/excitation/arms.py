@@ -58,6 +58,7 @@ from crane_lib.excitation.commands import (
 )
 from crane_lib.model.arm_description import ARMS, ArmDescription, as_float_matrix, load_arm
 from crane_lib.model.chain_model import ChainModel
+from crane_lib.model.dynamics import model as dynamic_model
 from crane_lib.model.identifiability import singular_values, stack
 from crane_lib.paths import TRAJECTORY_DIR, portable
 
@@ -265,11 +266,13 @@ def peak_torque_share(arm: ArmDescription, commands, dt: float = 0.005) -> np.nd
     """Per axis: peak |torque| of the commanded motion over the axis's torque limit.
 
     Torques from the description's link inertials alone (no rotor inertia, no friction, no
-    gripper load): a lower bound, to see that the blocks ask for torque the servos have."""
-    model = ChainModel(arm)
+    gripper load): a lower bound, to see that the blocks ask for torque the servos have.
+    Evaluated by the arm's generated kernels in bounded chunks: the CRANE-X7's 40 files give
+    half a million states, whose full regressor held at once would take gigabytes."""
+    model = dynamic_model("full", arm=arm)
     q, qd, qdd = commanded_states(list(commands), dt)
     standard = {n: arm.inertial_prior.get(n, 0.0) for n in model.standard_names}
-    torque = model.inverse_dynamics(q, qd, qdd, standard)
+    torque = model.inverse_dynamics(q, qd, qdd, model.base_from_standard(standard))
     return np.abs(torque).max(axis=0) / np.array([a.torque_limit for a in arm.actuators])
 
 
