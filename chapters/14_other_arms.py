@@ -83,10 +83,10 @@ display(Markdown(view.torque_sentence(records)))
 # ## Algorithm 1 on each arm
 #
 # Each other arm records its PI_ALPHA block on its twin (the adjacent pairs moved from the zero
-# posture; on both arms this one block reaches full rank) and identifies it at 40 ms, as the CRANE-X7's
-# representative condition is; the held-out blocks are recorded with other seeds. The CRANE-X7's
-# row is the book's accepted model (AG02 at 40 ms, {doc}`06_audit`) with its error on V01–V03.
-# Held-out errors are comparable within an arm, not across arms: the motions differ.
+# posture; on both arms this one block reaches full rank) and identifies it at 40 ms, as the
+# CRANE-X7's representative condition is; the held-out blocks are recorded with other seeds. The
+# CRANE-X7's row is the book's accepted model (AG02 at 40 ms, {doc}`06_audit`) with its error on
+# V01–V03. Held-out errors are comparable within an arm, not across arms: the motions differ.
 
 # %% tags=["hide-input"]
 display(view.algorithm1_table(records))

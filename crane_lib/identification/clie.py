@@ -426,8 +426,9 @@ def build_problem(log: RawLog, model: DynamicModel | None = None, constants: Rea
     if not inside.any():
         raise CLIEError(f"{grid.source}: shorter than the residual filter's two edge guards ({2 * guard:.2f} s)")
     if not (inside & ~clamp_mask).any():  # the objective would be zero for every beta
-        raise CLIEError(f"{grid.source}: every residual sample inside the edge guards is clamp-masked "
-                        "(an axis near its current limit in or beside its window); CLIE has nothing to fit")
+        raise CLIEError(f"{grid.source}: every residual sample inside the edge guards is "
+                        "clamp-masked (an axis near its current limit in or beside its window); "
+                        "CLIE has nothing to fit")
     measured = preprocessing.zero_phase_filter(sections, grid.tau)[keep]
     block = preprocessing.grid_step(JACOBIAN_BLOCK_S)
     if step % block:

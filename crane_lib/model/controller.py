@@ -62,7 +62,7 @@ K_I = K_P * INTEGRAL_ZERO_FRACTION * math.sqrt(K_P)  # s^-3
 
 
 def encoder_count_torque(k_v: float, m_hat: np.ndarray) -> np.ndarray:
-    """Per-axis torque (N·m) of one encoder count differenced over one period: K_V·M̂_j·Δθ/T."""
+    """Per-axis torque (N·m) of one encoder count differenced over a period: K_V·M̂_j·Δθ/T."""
     return k_v * np.asarray(m_hat, dtype=float) * ENCODER_RESOLUTION_RAD / CONTROL_PERIOD_S
 
 

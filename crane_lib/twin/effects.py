@@ -225,7 +225,7 @@ class Realization:
 
 
 def encoder_error_shape(peak_deg: float, n_axes: int = N_AXES) -> np.ndarray:
-    """(4, n_axes) rows a1, phi1, a2, phi2: e(θ) = a1 sin(θ + φ1) + a2 sin(2θ + φ2) with a1 = a2 =
+    """(4, n_axes) rows a1, phi1, a2, phi2: e(θ) = a1 sin(θ + φ1) + a2 sin(2θ + φ2), a1 = a2 =
     peak/2 (so |e| <= peak), phases drawn once per axis with ENCODER_ERROR_SEED (a property of the
     unit). n_axes: the arm's axes (the CRANE-X7's by default)."""
     rng = np.random.default_rng(ENCODER_ERROR_SEED)
