@@ -136,6 +136,15 @@ def mdh_in_link_frames() -> list[np.ndarray]:
     return [np.linalg.inv(frames[link]) @ placement.frames[j] for j, link in enumerate(axis_links()[:N_LINKS])]
 
 
+def _drive_terms(named: dict, axis_names) -> dict:
+    """Armature (IA), viscous (FV) and Coulomb (FS) friction per joint name, axis j the j-th."""
+    terms = {"armature": "IA", "damping": "FV", "friction": "FS"}
+    return {
+        field: {n: float(named[f"{prefix}{i}"]) for i, n in enumerate(axis_names, start=1)}
+        for field, prefix in terms.items()
+    }
+
+
 def robot_model(standard: ParameterSet, mounting: str = "hanging", notes: list[str] | None = None) -> RobotModel:
     """The exported robot of a 94-parameter standard vector (SI, MDH frames)."""
     values = standard.ordered(standard_parameter_names(), "standard parameters")
@@ -165,9 +174,7 @@ def robot_model(standard: ParameterSet, mounting: str = "hanging", notes: list[s
     return RobotModel(
         joints=joints,
         inertials=inertials,
-        armature={n: float(named[f"IA{i}"]) for i, n in enumerate(names, start=1)},
-        damping={n: float(named[f"FV{i}"]) for i, n in enumerate(names, start=1)},
-        friction={n: float(named[f"FS{i}"]) for i, n in enumerate(names, start=1)},
+        **_drive_terms(named, names),
         effort={n: float(CLAMP_TORQUE[i - 1]) for i, n in enumerate(names, start=1)},
         mounting=mounting,
         notes=list(notes or []),
@@ -236,9 +243,7 @@ def arm_robot_model(standard: ParameterSet, arm: ArmDescription, mounting: str |
     return RobotModel(
         joints=joints,
         inertials=inertials,
-        armature={n: float(named[f"IA{i}"]) for i, n in enumerate(axis_names, start=1)},
-        damping={n: float(named[f"FV{i}"]) for i, n in enumerate(axis_names, start=1)},
-        friction={n: float(named[f"FS{i}"]) for i, n in enumerate(axis_names, start=1)},
+        **_drive_terms(named, axis_names),
         effort={n: float(a.torque_limit) for n, a in zip(axis_names, arm.actuators)},
         mounting=mounting,
         name=re.sub(r"[^a-z0-9]+", "_", arm.name.lower()).strip("_") + "_identified",
