@@ -93,6 +93,16 @@ display(view.algorithm1_table(records))
 display(Markdown(view.algorithm1_sentence(records)))
 
 # %% [markdown]
+# ### Time per stage
+#
+# Where each arm's computation goes, stage by stage, as timed when its record was computed. The
+# arms' generated model kernels are compiled once per machine and loaded from a cache after
+# that; a record computed on a fresh machine includes that compilation in its first stages.
+
+# %% tags=["hide-input"]
+display(view.stage_times_table(records, view.load_stage_times()))
+
+# %% [markdown]
 # ## On the real arms
 #
 # The SO-101's Feetech servos speak their own bus protocol, not DYNAMIXEL Protocol 2.0; a

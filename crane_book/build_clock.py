@@ -13,10 +13,8 @@ import os
 import time
 from contextlib import contextmanager
 
-from crane_lib.paths import RESULTS_DIR
+from crane_lib.paths import TIMINGS_DIR
 from crane_lib.records import write_json_record
-
-TIMINGS_DIR = RESULTS_DIR / "timings"
 
 
 def cpu_seconds() -> float:

@@ -15,6 +15,8 @@ RESULTS_DIR = Path(os.environ.get("CRANE_RESULTS_DIR", REPO_ROOT / "results"))
 
 # the default data set: the twin's recordings, one raw log per execution (crane_lib.twin.dataset)
 RECORDINGS_DIR = RESULTS_DIR / "recordings"
+# the build's own wall and CPU times: not record content (they differ at every run), kept apart
+TIMINGS_DIR = RESULTS_DIR / "timings"
 
 
 def recording_path(trajectory: str, run: int = 1) -> Path:

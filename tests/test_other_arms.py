@@ -11,6 +11,7 @@ import pytest
 from crane_book import pipeline
 from crane_lib.acceptance import other_arms
 from crane_lib.errors import InputError
+from crane_lib.formatting import DASH
 from crane_lib.excitation import arms as arm_excitation
 from crane_lib.model.arm_description import load_arm
 from crane_lib.model import dynamics
@@ -37,8 +38,9 @@ _real_input_files = other_arms.input_files
 def stand_in(monkeypatch):
     """Algorithm 1 stood in; the key reads the shipped files only (no build results here)."""
     monkeypatch.setattr(other_arms, "algorithm1", _fake_algorithm1)
-    monkeypatch.setattr(other_arms, "crane_x7_algorithm1", lambda profile: _fake_algorithm1("x"))
-    monkeypatch.setattr(other_arms, "arm_record", lambda key, profile, directory=None: {
+    monkeypatch.setattr(other_arms, "crane_x7_algorithm1",
+                        lambda profile, times=None: _fake_algorithm1("x"))
+    monkeypatch.setattr(other_arms, "arm_record", lambda key, profile, directory=None, times=None: {
         "arm": key, "profile": profile})
     monkeypatch.setattr(other_arms, "input_files", lambda key, profile: [
         f for f in _real_input_files(key, profile) if RESULTS_DIR not in f.parents
@@ -46,13 +48,43 @@ def stand_in(monkeypatch):
 
 
 @pytest.fixture(scope="module")
-def records():
+def timed_records():
+    """(record, stage times) of the ViperX and the SO-101, Algorithm 1 stood in."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(other_arms, "algorithm1", _fake_algorithm1)
-        patch.setattr(other_arms, "crane_x7_algorithm1", lambda profile: _fake_algorithm1("x"))
         # the CRANE-X7's record (its 40 files: half a minute) is built by every book build,
         # whose manifest checks its base-parameter count against the paper's
-        return [other_arms.arm_record(key, "quick") for key in ("vx300s", "so101")]
+        timed = []
+        for key in ("vx300s", "so101"):
+            times = other_arms.StageTimes()
+            timed.append((other_arms.arm_record(key, "quick", times=times), times.seconds))
+        return timed
+
+
+@pytest.fixture(scope="module")
+def records(timed_records):
+    return [record for record, _ in timed_records]
+
+
+def test_the_stages_are_timed_in_order_and_kept_out_of_the_record(timed_records):
+    for record, seconds in timed_records:
+        assert list(seconds) == ["model and base parameters", "excitation: rank, κ, peak torque"]
+        assert all(s > 0 for s in seconds.values())
+        assert "seconds" not in json.dumps(record) and "_s\"" not in json.dumps(record)
+
+
+def test_stage_times_add_up_per_name_and_end_at_stop(monkeypatch):
+    clock = iter([1.0, 3.0, 3.0, 4.5, 4.5, 10.0, 10.0, 10.25])
+    monkeypatch.setattr(other_arms.time, "perf_counter", lambda: next(clock))
+    times = other_arms.StageTimes()
+    times.start("identify")  # 1.0
+    times.start("audit")  # identify 1.0-3.0, audit from 3.0
+    times.start("identify")  # audit 3.0-4.5, identify again from 4.5
+    times.stop()  # identify 4.5-10.0
+    times.stop()  # nothing running: no clock read
+    times.start("score")  # from 10.0
+    times.stop()  # 10.0-10.25
+    assert times.seconds == {"identify": 7.5, "audit": 1.5, "score": 0.25}
 
 
 def test_each_record_is_computed_from_the_arm_and_its_files(records):
@@ -99,6 +131,10 @@ def test_the_step_writes_each_record_once_and_the_same_bytes(tmp_path, stand_in)
     full = pipeline.other_arms_step("full", folder)  # the profile decides the held-out blocks
     assert (full.recomputed, full.reused) == (3, 0)
     json.loads(written["vx300s.json"])
+    # each computation's stage times, beside the build's own step times, not in the records
+    timed = {p.name for p in (tmp_path / "timings").glob("*.json")}
+    assert timed == {f"other_arms_{k}.json" for k in other_arms.ARM_KEYS}
+    assert set(other_arms.read_stage_times(folder)) == set(other_arms.ARM_KEYS)
 
 
 @pytest.fixture(scope="module")
@@ -147,3 +183,19 @@ def test_the_algorithm1_views_say_accepted_rescued_and_rejected(three):
     frame = view.algorithm1_frame(changed)
     assert list(frame["rescued"]) == ["no", "yes", "no"]
     assert list(frame["accepted"]) == ["yes", "yes", "no"]
+
+
+def test_the_time_table_shows_each_arms_stages_and_the_cores(three):
+    timings = {
+        "crane_x7": {"cpu_count": 2, "stages_s": {"held-out error, truth score": 1.234}},
+        "vx300s": {"cpu_count": 2, "stages_s": {"twin recordings": 12.0, "rescue": 3.0,
+                                                "audit over Theta": 4.0}},
+    }
+    table = view.stage_times_table(three, timings)
+    frame = table.frame
+    assert frame.loc["held-out error, truth score", "CRANE-X7"] == "1.2"
+    assert frame.loc["audit over Θ", "ViperX 300 S"] == "4.0"
+    assert frame.loc["rescue", "CRANE-X7"] == DASH and frame.loc["rescue", "ViperX 300 S"] == "3.0"
+    assert (frame["SO-101"] == DASH).all()  # no times for it: its record was not computed here
+    assert "2 cores" in table.caption
+    assert "none here" in view.stage_times_table(three, {}).caption

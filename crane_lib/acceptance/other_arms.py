@@ -21,10 +21,15 @@ What a record holds today:
   seeds; the well-determined parameters against the twin's truth (`truth_score`). For the
   CRANE-X7, the book's accepted model (AG02 at 40 ms) with its held-out error on the profile's
   V01-V03 recordings and the same truth score.
+
+The wall time of each stage is measured as the record is computed and written apart from it
+(results/timings/other_arms_<arm>.json): it differs at every run, the record does not.
 """
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 import numpy as np
@@ -43,7 +48,7 @@ from crane_lib.model.chain_model import ChainModel
 from crane_lib.model.dynamics import model as shared_model
 from crane_lib.model.parameters import ParameterSet
 from crane_lib.paper_numbers import PAPER_NUMBERS_CSV
-from crane_lib.paths import DATA_DIR, RESULTS_DIR, TRAJECTORY_DIR, recording_path
+from crane_lib.paths import DATA_DIR, RESULTS_DIR, TIMINGS_DIR, TRAJECTORY_DIR, recording_path
 from crane_lib.records import read_json_record, write_json_record
 from crane_lib.twin import recorder as twin
 
@@ -54,6 +59,28 @@ IDENTIFICATION_BLOCK = "PI_ALPHA"
 HELD_OUT_BLOCKS = {"quick": ("PI_BETA",), "full": ("S_A", "S_B", "S_C", "PI_BETA", "PI_GAMMA")}
 IDENTIFICATION_SEED = 1  # the twin's seed of the identification recording; held out: 2, 3, ...
 CRANE_X7_ACCEPTED = ("AG02", TS, 1)  # the book's accepted model: trajectory, interval, run
+
+
+class StageTimes:
+    """Wall seconds of consecutive stages: `start(name)` ends the running stage and starts
+    `name` (the progress callback of `accept_recording`), `stop()` ends the last."""
+
+    def __init__(self):
+        self.seconds: dict[str, float] = {}
+        self._running: str | None = None
+        self._since = 0.0
+
+    def start(self, name: str) -> None:
+        """End the running stage and start timing `name`."""
+        self.stop()
+        self._running, self._since = name, time.perf_counter()
+
+    def stop(self) -> None:
+        """End the running stage, adding its wall time to its name's."""
+        if self._running is not None:
+            elapsed = time.perf_counter() - self._since
+            self.seconds[self._running] = self.seconds.get(self._running, 0.0) + elapsed
+            self._running = None
 
 
 def record_path(key: str, directory: Path | None = None) -> Path:
@@ -114,13 +141,20 @@ def description_facts(arm: ArmDescription) -> dict:
 
 
 def arm_record(key: str, profile: str, root: Path = TRAJECTORY_DIR,
-               directory: Path | None = None) -> dict:
-    """Every stage's result on one shipped arm that the pipeline computes today."""
+               directory: Path | None = None, times: StageTimes | None = None) -> dict:
+    """Every stage's result on one shipped arm that the pipeline computes today (each stage's
+    wall time into `times`)."""
+    times = StageTimes() if times is None else times
+    times.start("model and base parameters")
     arm = load_arm(key)
     model = ChainModel(arm)
+    times.start("excitation: rank, κ, peak torque")
     commands = identification_commands(key, root)
     rank = arm_excitation.excitation_rank(arm, commands.values(), model=model)
     share = arm_excitation.peak_torque_share(arm, commands.values())
+    algorithm = (crane_x7_algorithm1(profile, times) if key == "crane_x7"
+                 else algorithm1(key, profile, root, directory, times))
+    times.stop()
     return {
         "arm": key,
         "profile": profile,
@@ -140,8 +174,7 @@ def arm_record(key: str, profile: str, root: Path = TRAJECTORY_DIR,
             "unexcited": list(rank.unexcited),
             "peak_torque_share": [float(s) for s in share],
         },
-        "algorithm1": (crane_x7_algorithm1(profile) if key == "crane_x7"
-                       else algorithm1(key, profile, root, directory)),
+        "algorithm1": algorithm,
     }
 
 
@@ -167,8 +200,11 @@ def _scores(record: dict, model, key: str, logs_or_bundles, bundles: bool) -> di
     }
 
 
-def crane_x7_algorithm1(profile: str) -> dict:
-    """The book's accepted CRANE-X7 model, its held-out error on V01-V03 and its truth score."""
+def crane_x7_algorithm1(profile: str, times: StageTimes | None = None) -> dict:
+    """The book's accepted CRANE-X7 model, its held-out error on V01-V03 and its truth score
+    (its recording, refinement and audits are the book's own steps, not timed here)."""
+    times = StageTimes() if times is None else times
+    times.start("held-out error, truth score")
     _, path = accepted_stage.accepted_paths(*CRANE_X7_ACCEPTED)
     record = read_json_record(path)
     bundles = list(held_out_stage.heldout_bundles(profile, TS).values())
@@ -187,9 +223,11 @@ def recording_file(key: str, block: str, directory: Path | None = None) -> Path:
 
 
 def algorithm1(key: str, profile: str, root: Path = TRAJECTORY_DIR,
-               directory: Path | None = None) -> dict:
+               directory: Path | None = None, times: StageTimes | None = None) -> dict:
     """Another arm's PI_ALPHA recorded on its twin, through Algorithm 1, scored on held-out
-    blocks and against the twin's truth."""
+    blocks and against the twin's truth (each stage's wall time into `times`)."""
+    times = StageTimes() if times is None else times
+    times.start("twin recordings")
     blocks = (IDENTIFICATION_BLOCK, *HELD_OUT_BLOCKS[profile])
     folder = arm_excitation.arm_directory(key, root)
     logs = []
@@ -197,9 +235,12 @@ def algorithm1(key: str, profile: str, root: Path = TRAJECTORY_DIR,
         samples, metadata = twin.record(folder / f"{block}{SUFFIX}", seed=seed, arm=key)
         logs.append(read_raw_log(write_raw_log(recording_file(key, block, directory), samples,
                                                metadata)))
+    times.start("identify and refine")  # the generated kernels load here
     model = shared_model("reduced", arm=load_arm(key))
-    accepted = accepted_stage.accept_recording(logs[0], IDENTIFICATION_BLOCK, TS, model=model)
+    accepted = accepted_stage.accept_recording(logs[0], IDENTIFICATION_BLOCK, TS, model=model,
+                                               progress=times.start)
     record = accepted_stage.accepted_record(accepted, TS)
+    times.start("held-out error, truth score")
     return {
         "identification": IDENTIFICATION_BLOCK,
         "held_out": list(blocks[1:]),
@@ -208,10 +249,27 @@ def algorithm1(key: str, profile: str, root: Path = TRAJECTORY_DIR,
     }
 
 
+def timing_path(key: str, directory: Path | None = None) -> Path:
+    """Where the wall time of one arm's stages is kept (beside the build's own step times)."""
+    folder = TIMINGS_DIR if directory is None else Path(directory).parent / TIMINGS_DIR.name
+    return folder / f"other_arms_{key}.json"
+
+
 def write_arm_record(key: str, profile: str, directory: Path | None = None) -> Path:
-    """Compute one arm's record and write it atomically."""
-    record = arm_record(key, profile, directory=directory)
-    return write_json_record(record_path(key, directory), record)
+    """Compute one arm's record and write it atomically, its stages' wall time apart."""
+    times = StageTimes()
+    record = arm_record(key, profile, directory=directory, times=times)
+    path = write_json_record(record_path(key, directory), record)
+    write_json_record(timing_path(key, directory), {
+        "arm": key, "profile": profile, "cpu_count": os.cpu_count(), "stages_s": times.seconds,
+    })
+    return path
+
+
+def read_stage_times(directory: Path | None = None) -> dict[str, dict]:
+    """The stage times of each shipped arm whose record this results folder computed."""
+    paths = {key: timing_path(key, directory) for key in ARM_KEYS}
+    return {key: read_json_record(p) for key, p in paths.items() if p.is_file()}
 
 
 def read_arm_records(directory: Path | None = None) -> list[dict]:

@@ -10,6 +10,7 @@ import pandas as pd
 
 from crane_lib.acceptance import other_arms
 from crane_lib.errors import InputError
+from crane_lib.formatting import DASH
 from crane_lib.reporting.tables import Comparison, comparison_table, joined, numbered, significant
 
 STEP = "the records written by `make book` (crane_book.pipeline, step 'other arms')"
@@ -24,6 +25,11 @@ def load_records(directory=None) -> list[dict]:
         path = other_arms.record_path(missing[0], directory)
         raise InputError(str(path), "no record of this arm", STEP)
     return records
+
+
+def load_stage_times(directory=None) -> dict[str, dict]:
+    """The stage times of each arm whose record the build computed (may be none of them)."""
+    return other_arms.read_stage_times(directory)
 
 
 def _actuators(record: dict) -> str:
@@ -202,3 +208,32 @@ def algorithm1_sentence(records: list[dict]) -> str:
         else:
             parts.append(f"the {name}'s model is rejected ({accepted['verdict']})")
     return f"On the twin, {joined(parts)}."
+
+
+# ----------------------------------------------------------------------------- time per stage
+
+
+def stage_times_table(records: list[dict], timings: dict[str, dict]):
+    """Wall seconds per stage and arm (one column each), as measured when each record was
+    computed; a dash where the stage did not run there."""
+    columns = {}
+    for r in records:
+        stages = timings.get(r["arm"], {}).get("stages_s", {})
+        columns[r["description"]["name"]] = {
+            name.replace("Theta", "Θ"): significant(seconds, 2) for name, seconds in stages.items()
+        }
+    frame = pd.DataFrame(columns, dtype=object).fillna(DASH)
+    frame.index.name = "stage (wall s)"
+    cores = sorted({str(t["cpu_count"]) for t in timings.values()})
+    where = (f"on a machine with {joined(cores)} cores" if cores else
+             "(none here: this results folder holds records it did not compute)")
+    return numbered(
+        frame,
+        caption="Wall time of each stage when the arm's record was computed (this build, or "
+        f"an earlier one with the same inputs), {where}. It is measured, not part of the "
+        "record: it differs at every run and between machines. The CRANE-X7's recording, "
+        "refinement, "
+        "audits and rescue are the book's own steps; its column holds what this chapter's "
+        "step computes for it.",
+        name="tab-other-arms-time",
+    )
