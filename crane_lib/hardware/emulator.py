@@ -1,13 +1,25 @@
-"""A DYNAMIXEL Protocol 2.0 device emulator: eight servos on a pseudo-terminal, with the
+"""A DYNAMIXEL Protocol 2.0 device emulator: an arm's servos on a pseudo-terminal, with the
 digital twin's plant integrating behind them in real time.
 
 One process opens a pseudo-terminal and answers on it as the CRANE-X7's eight servos (IDs
-2..9: seven XM430-W350 and the XM540-W270 of axis 2), so the real dynamixel-sdk, opened on the
+2..9: seven XM430-W350 and the XM540-W270 of axis 2), or as another arm's (`arm`, e.g. the
+ViperX 300 S's nine on seven axes, arm_bus.py), so the real dynamixel-sdk, opened on the
 terminal's path as it would open /dev/ttyUSB0, drives a simulated arm. Usable by hand:
 
-    python -m crane_lib.hardware.emulator [--seed N] [--start-posture DEG ...] [fault options]
+    python -m crane_lib.hardware.emulator [--arm vx300s] [--seed N] [--start-posture DEG ...] [faults]
     # prints the port, e.g. /dev/pts/7; then, in another shell:
     crane-id record trajectories/AP01.txt --out AP01.csv --port /dev/pts/7
+    crane-id record trajectories/vx300s/PI_ALPHA.txt --robot vx300s --out vx.npz --port /dev/pts/7
+
+Shadow servos (a joint driven by two, arm_bus.py): a servo obeys the instruction packets sent to
+its ID and to its Secondary ID (register 12), and answers only those sent to its ID, so a shadow
+takes its primary's goal writes silently; a goal written to its own ID is taken too (the
+recorder never writes one). Each servo of a joint delivers its share of the joint's torque (the
+twin's torque constant of the axis over the number of servos) from its own goal current, and
+reports its own present current. A servo turns the joint in its normal direction unless its
+mounting (mirrored where the arm's configuration sets the reverse bit) and its Drive Mode
+reverse bit disagree; then its torque, position (mirrored about 2048) and velocity are the
+joint's reversed.
 
 What is emulated (e-Manual, X series, Protocol 2.0; addresses in control_table):
 

@@ -1,4 +1,8 @@
-"""Record a command file on a real CRANE-X7 (or the emulator) over dynamixel-sdk.
+"""Record a command file on a real CRANE-X7 or ViperX 300 S (or the emulator) over dynamixel-sdk.
+
+The arm (`RecorderSettings.arm`) gives the servo bus (arm_bus.py: IDs, models, baud rate, the
+shadow servos of dual-servo joints), the command-file format, the joint limits and the
+realization constants (the CRANE-X7's file; another arm's from its twin, as the twin records it).
 
     record_arm(command_file, port, out) -> ArmRecording
 
@@ -27,7 +31,8 @@ than CLAMP_HOLD_S, a cycle later than the watchdog, SIGINT or SIGTERM) the recor
 current 0 to every servo, switches torque off on every servo with read-back, and writes the
 log with every sample logged so far, the fault and its cycle in the metadata.
 
-The log is the twin's 106-column raw log (logs/raw_log.py), the same columns filled the same
+The log is the twin's raw log (logs/raw_log.py; 106 columns on the CRANE-X7, 2 + 13 n on an
+arm of n axes, which the metadata names), the same columns filled the same
 way, plus the arm's provenance. While the arm moves, logged rows go straight into a memory-
 mapped file beside the log (`<LOG>.partial.npy`, with `<LOG>.partial.json` holding the
 metadata known at the start), so even a killed process (SIGKILL, power loss) leaves its samples
@@ -357,7 +362,18 @@ def _arm_metadata(servos) -> dict[str, str]:
         "servo_reverse": " ".join(str(int(s.reverse)) for s in bus.servos),
         "current_present_of_shadowed_axes": "both servos' torques (kt x present current) summed, "
                                             "divided by the axis's kt_logged",
+        "bus_wire_ms_per_cycle": f"{bus_wire_seconds(bus) * 1e3:.3f}",
     }
+
+
+def bus_wire_seconds(bus: ArmBus) -> float:
+    """Time one cycle's packets take on the wire at the bus's baud rate (10 bits per byte): the
+    sync read (14 + one byte per ID), a status packet per servo (11 + the block), and the
+    sync write of Goal Current to the primaries (14 + ID and value each)."""
+    n_ids, n_goals = len(bus.ids), len(bus.primary_ids)
+    read = 14 + n_ids + n_ids * (11 + ct.CYCLE_READ_LENGTH)
+    write = 14 + n_goals * (1 + ct.GOAL_CURRENT.size)
+    return (read + write) * 10.0 / bus.baud
 
 
 def _static_metadata(cmd, command_name, command_sha, port, servos, infos, configuration, constants, settings, checks) -> dict[str, str]:
