@@ -29,7 +29,8 @@ from crane_lib.twin import recorder as twin
 
 ARM = "vx300s"
 SEED = 1  # the emulator's and the twin's: the same run-to-run draw of the plant
-SHORT = dict(lead_s=0.2, tail_s=0.2, preroll_s=0.1, realtime=False, approach=False, timing=LOCKSTEP, arm=ARM)
+SHORT = dict(lead_s=0.2, tail_s=0.2, preroll_s=0.1, realtime=False, approach=False, timing=LOCKSTEP,
+             arm=ARM)
 BLOCK_S = 0.04  # torques compared as block means over the identification's sampling interval
 # tolerances (see test_the_viperx_records_through_the_emulator_as_its_twin_does for why they
 # differ); this file's recordings are deterministic (lockstep, fixed seeds): 3 % to 6 % seen
@@ -46,7 +47,8 @@ def _short_command() -> CommandFile:
 
 @pytest.fixture(scope="module")
 def short(tmp_path_factory):
-    return write_command_file(tmp_path_factory.mktemp("commands") / "SHORT_VX300S.txt", _short_command())
+    folder = tmp_path_factory.mktemp("commands")
+    return write_command_file(folder / "SHORT_VX300S.txt", _short_command())
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +91,8 @@ def test_the_bus_of_each_arm_comes_from_its_description():
     assert tuple(s.model_number for s in x7.servos) == ct.EXPECTED_MODELS
 
 
-def test_the_viperx_records_through_the_emulator_as_its_twin_does(emulator, short, tmp_path, capsys):
+def test_the_viperx_records_through_the_emulator_as_its_twin_does(emulator, short, tmp_path,
+                                                                  capsys):
     """The command line records the ViperX on the emulator; the log is the twin's format for
     that arm, and its torques agree with the twin's recording of the same file.
 
@@ -100,8 +103,9 @@ def test_the_viperx_records_through_the_emulator_as_its_twin_does(emulator, shor
     segment. Segment by segment, the 40 ms block means of every axis's torque agree."""
     emulator.reset(start_posture_config(arm=ARM, seed=SEED))
     log_path = tmp_path / "vx.npz"
-    status = cli.main(["record", str(short), "--robot", ARM, "--port", emulator.port, "--out", str(log_path),
-                       "--idle", "0.2", "--no-approach", "--timing", "lockstep", "--no-realtime"])
+    status = cli.main(["record", str(short), "--robot", ARM, "--port", emulator.port,
+                       "--out", str(log_path), "--idle", "0.2", "--no-approach",
+                       "--timing", "lockstep", "--no-realtime"])
     assert status == 0, capsys.readouterr().err
     snapshot = emulator.snapshot()
     for dxl_id in ("2", "3", "4", "5"):  # the shadows were switched on and off with their primaries
@@ -115,20 +119,22 @@ def test_the_viperx_records_through_the_emulator_as_its_twin_does(emulator, shor
     samples, twin_meta = twin.record(short, seed=SEED, arm=ARM)
     reference = raw_log.RawLog(samples, twin_meta)
     assert reference.arm == ARM and samples.shape[1] == log.samples.shape[1]
-    assert int(log.segment.max()) == int(reference.segment.max()) == len(_short_command().waypoints) - 1
+    last_segment = len(_short_command().waypoints) - 1
+    assert int(log.segment.max()) == int(reference.segment.max()) == last_segment
     ours, theirs = _by_segment(log, reference)
     rows = round(BLOCK_S / 1e-3)
     difference = _block_means(ours, rows) - _block_means(theirs, rows)
     share = np.sqrt(np.mean(difference**2, axis=0)) / np.sqrt(np.mean(theirs**2, axis=0))
-    assert np.all(share < BLOCK_TORQUE_TOLERANCE), f"block-mean torques apart by {np.round(share, 3)}"
+    assert np.all(share < BLOCK_TORQUE_TOLERANCE), f"block means apart by {np.round(share, 3)}"
     # the present current of a shadowed joint, both servos' torque over both torque constants,
     # follows the command (summed without the constants it would read twice the command)
     present = _block_means(log.column_group("current_present")[_motion(log)], rows)
     command = _block_means(log.current_command[_motion(log)], rows)
     for axis in (2, 3):
         k = axis - 1
-        share = np.sqrt(np.mean((present[:, k] - command[:, k]) ** 2)) / np.sqrt(np.mean(command[:, k] ** 2))
-        assert share < PRESENT_CURRENT_TOLERANCE, f"axis {axis}: present current {share:.0%} off the command"
+        error = np.sqrt(np.mean((present[:, k] - command[:, k]) ** 2))
+        share = error / np.sqrt(np.mean(command[:, k] ** 2))
+        assert share < PRESENT_CURRENT_TOLERANCE, f"axis {axis}: present current {share:.0%} off"
 
 
 def test_the_shadow_follows_its_primarys_goal(emulator):
@@ -153,26 +159,30 @@ def test_the_shadow_follows_its_primarys_goal(emulator):
         servos.read_cycle(read)
         shadow_units = servos.read(3, ct.PRESENT_CURRENT)
         assert servos.read(3, ct.GOAL_CURRENT) == 200 and servos.read(2, ct.GOAL_CURRENT) == 200
-        assert abs(shadow_units - 200) < 15  # the twin's current-loop and register noise: a few units
-        assert abs(read.current_units[1] - 200) < 15 and read.current_units[0] == pytest.approx(0, abs=15)
+        assert abs(shadow_units - 200) < 15  # the twin's current-loop and register noise
+        assert abs(read.current_units[1] - 200) < 15
+        assert read.current_units[0] == pytest.approx(0, abs=15)
         servos.write_checked(3, ct.GOAL_CURRENT, 100, "the shadow's own goal")
         servos.read_cycle(read)
-        assert abs(servos.read(3, ct.PRESENT_CURRENT) - 100) < 15 and abs(servos.read(2, ct.PRESENT_CURRENT) - 200) < 15
+        assert abs(servos.read(3, ct.PRESENT_CURRENT) - 100) < 15
+        assert abs(servos.read(2, ct.PRESENT_CURRENT) - 200) < 15
         assert abs(read.current_units[1] - 150) < 15  # the mean: the primary alone would be 200
     finally:
         servos.torque_off()
         servos.close()
 
 
-@pytest.mark.parametrize("case, override, found, expected", [
-    ("secondary", dict(secondary_ids=((3, 255),)), "ID 3 (axis 2, shadow of ID 2): Secondary(Shadow) ID(12) is 255",
+@pytest.mark.parametrize("override, found, expected", [
+    (dict(secondary_ids=((3, 255),)),
+     "ID 3 (axis 2, shadow of ID 2): Secondary(Shadow) ID(12) is 255",
      "expected 2, the ID of the joint's primary servo"),
-    ("shadow reversed", dict(drive_modes=((5, 1),)), "ID 5: Drive Mode(10) is 1: bit 0 (reverse direction) is set",
+    (dict(drive_modes=((5, 1),)), "ID 5: Drive Mode(10) is 1: bit 0 (reverse direction) is set",
      "bit 0 clear"),
-    ("primary not reversed", dict(drive_modes=((4, 0),)), "ID 4: Drive Mode(10) is 0: bit 0 (reverse direction) is clear",
+    (dict(drive_modes=((4, 0),)), "ID 4: Drive Mode(10) is 0: bit 0 (reverse direction) is clear",
      "bit 0 set"),
-])
-def test_a_misconfigured_shadowed_joint_is_refused_before_torque(emulator, short, tmp_path, case, override, found, expected):
+], ids=["shadow's secondary ID", "shadow reversed", "primary not reversed"])
+def test_a_misconfigured_shadowed_joint_is_refused_before_torque(emulator, short, tmp_path,
+                                                                override, found, expected):
     config = start_posture_config(arm=ARM, seed=SEED, **override)
     emulator.reset(config)
     settings = RecorderSettings(**SHORT)
@@ -181,13 +191,13 @@ def test_a_misconfigured_shadowed_joint_is_refused_before_torque(emulator, short
     message = str(refused.value)
     assert f"{emulator.port}, {found}" in message and expected in message, message
     snapshot = emulator.snapshot()
-    assert all(s["torque_events"] == [] for s in snapshot["servos"].values())  # torque never enabled
+    assert all(s["torque_events"] == [] for s in snapshot["servos"].values())  # never enabled
     assert not (tmp_path / "log.npz").exists()
 
 
 def test_the_so101_is_refused_on_a_port(tmp_path, capsys):
-    status = cli.main(["record", str(tmp_path / "any.txt"), "--robot", "so101", "--port", "/dev/null",
-                       "--out", str(tmp_path / "log.npz")])
+    status = cli.main(["record", str(tmp_path / "any.txt"), "--robot", "so101",
+                       "--port", "/dev/null", "--out", str(tmp_path / "log.npz")])
     err = capsys.readouterr().err.strip().splitlines()
     assert status == 2 and len(err) == 1
     assert "--robot so101: its servo bus is Feetech STS (SCS), not DYNAMIXEL Protocol 2.0" in err[0]

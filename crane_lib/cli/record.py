@@ -110,8 +110,8 @@ def _check_arm_bus(robot) -> None:
     from crane_lib.hardware.arm_bus import arm_bus
 
     if robot.key is None:
-        raise InputError(f"--robot {robot.label}", "is no shipped arm: a raw log names its arm by a "
-                         "shipped arm's key, which the log reader needs",
+        raise InputError(f"--robot {robot.label}", "is no shipped arm: a raw log names its arm "
+                         "by a shipped arm's key, which the log reader needs",
                          "crane_x7 or vx300s (or a folder holding one of them) for --port")
     arm_bus(robot.key)  # the description's [bus] section: refused unless DYNAMIXEL Protocol 2.0
 
@@ -124,8 +124,8 @@ def _run_on_arm(args: argparse.Namespace, out: Path, arm_key: str) -> int:
     if twin_only:
         raise InputError(" ".join(twin_only), "given with --port", "twin options only without --port")
     timing = TIMINGS[args.timing] if args.timing else REALTIME
-    settings = arm.RecorderSettings(approach=not args.no_approach, realtime=not args.no_realtime, timing=timing,
-                                    arm=arm_key)
+    settings = arm.RecorderSettings(approach=not args.no_approach, realtime=not args.no_realtime,
+                                    timing=timing, arm=arm_key)
     if args.idle is not None:
         settings.lead_s = settings.tail_s = args.idle
     if args.watchdog_ms is not None:

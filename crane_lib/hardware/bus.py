@@ -281,7 +281,8 @@ class ServoBus:
         for axis in range(1, self.arm.n_axes + 1):
             servos = self.arm.axis_servos(axis)
             total = sum(s.kt for s in servos)
-            self._current_parts.append(tuple((self.bus_ids.index(s.dxl_id), s.kt / total) for s in servos))
+            parts = tuple((self.bus_ids.index(s.dxl_id), s.kt / total) for s in servos)
+            self._current_parts.append(parts)
         self._spec = {s.dxl_id: s for s in self.arm.servos}
         self._axis_of = [s.axis - 1 for s in self.arm.servos]
         self._primary = [not s.shadow for s in self.arm.servos]
@@ -318,7 +319,8 @@ class ServoBus:
             raise InputError(where, f"cannot open the port ({error})", "a serial port this user may open") from None
         if not opened:
             raise InputError(where, f"cannot set {self.baud} bit/s",
-                             f"a port that supports the {self.arm.name}'s {self.baud / 1e6:g} Mbit/s")
+                             f"a port that supports the {self.arm.name}'s "
+                             f"{self.baud / 1e6:g} Mbit/s")
         self.port = port
 
     def _servo_where(self, servo) -> str:
@@ -338,13 +340,17 @@ class ServoBus:
                 silent.append((servo, result))
                 continue
             if model != expected:
-                raise InputError(self._servo_where(servo), f"model number {model} ({ct.MODEL_NAME.get(model, 'unknown')})",
+                name = ct.MODEL_NAME.get(model, "unknown")
+                raise InputError(self._servo_where(servo), f"model number {model} ({name})",
                                  f"{expected} ({ct.MODEL_NAME[expected]})")
             firmware = self.read(dxl_id, ct.FIRMWARE_VERSION)
             found.append(ServoInfo(axis, dxl_id, model, firmware))
         if len(silent) == len(self.bus_ids):
-            raise InputError(self.port_name, f"no servo answers a ping at {self.baud} bit/s on IDs {', '.join(map(str, self.bus_ids))}",
-                             f"the {self.arm.name} powered and connected (12 V supply on, U2D2 at {self.baud / 1e6:g} Mbit/s)")
+            ids = ", ".join(map(str, self.bus_ids))
+            raise InputError(self.port_name,
+                             f"no servo answers a ping at {self.baud} bit/s on IDs {ids}",
+                             f"the {self.arm.name} powered and connected (12 V supply on, "
+                             f"U2D2 at {self.baud / 1e6:g} Mbit/s)")
         if silent:
             servo, result = silent[0]
             raise InputError(self._servo_where(servo), f"no answer to a ping ({comm_text(result)})",
@@ -358,9 +364,10 @@ class ServoBus:
             # the joint would get one servo's torque while the log assumed two
             secondary = self.read(servo.dxl_id, ct.SECONDARY_ID)
             if secondary != servo.primary_id:
-                raise InputError(self._servo_where(servo), f"Secondary(Shadow) ID(12) is {secondary}",
-                                 f"{servo.primary_id}, the ID of the joint's primary servo, so that the "
-                                 "shadow follows its goal writes (as Interbotix configures it)")
+                raise InputError(self._servo_where(servo),
+                                 f"Secondary(Shadow) ID(12) is {secondary}",
+                                 f"{servo.primary_id}, the ID of the joint's primary servo, so "
+                                 "that the shadow follows its goal writes (as Interbotix sets it)")
         self.servos = found
         return found
 
@@ -438,11 +445,15 @@ class ServoBus:
             # the reverse bit flips the position and current signs the log's angle convention
             # assumes; an arm whose servos are mounted mirrored has it set where its maker does
             if bit and not reverse:
-                raise InputError(f"{self.port_name}, ID {dxl_id}", f"Drive Mode(10) is {drive_mode}: bit 0 (reverse direction) is set",
-                                 f"the normal direction (bit 0 clear), as the {self.arm.name} ships")
+                raise InputError(f"{self.port_name}, ID {dxl_id}",
+                                 f"Drive Mode(10) is {drive_mode}: "
+                                 "bit 0 (reverse direction) is set",
+                                 f"the normal direction (bit 0 clear), as the {self.arm.name} "
+                                 "ships")
             if reverse and not bit:
                 raise InputError(f"{self.port_name}, ID {dxl_id}",
-                                 f"Drive Mode(10) is {drive_mode}: bit 0 (reverse direction) is clear",
+                                 f"Drive Mode(10) is {drive_mode}: "
+                                 "bit 0 (reverse direction) is clear",
                                  f"bit 0 set, as the {self.arm.name}'s maker configures this "
                                  "mirrored servo (its angle and current in the joint's direction)")
             drive_modes.append(drive_mode)
@@ -459,7 +470,8 @@ class ServoBus:
             needed = int(current_limit_units[info.axis - 1])
             if limit < needed:
                 raise InputError(f"{self.port_name}, ID {dxl_id}", f"Current Limit(38) is {limit} units",
-                                 f"at least the controller's clamp of {needed} units (the {info.model} default)")
+                                 f"at least the controller's clamp of {needed} units "
+                                 f"(the {info.model} default)")
             for pointer, target in ct.cycle_read_map():
                 register = ct.Register(pointer, 2, f"Indirect Address ({pointer})", True)
                 if self.read(dxl_id, register) != target:
@@ -519,8 +531,8 @@ class ServoBus:
     def new_cycle_read(self) -> CycleRead:
         """A zeroed CycleRead sized for this arm (hardware errors per servo, the rest per axis)."""
         n = self.arm.n_axes
-        return CycleRead(np.zeros(len(self.bus_ids), dtype=np.int64), np.zeros(n), np.zeros(n, dtype=np.int64),
-                         np.zeros(n, dtype=np.int64))
+        return CycleRead(np.zeros(len(self.bus_ids), dtype=np.int64), np.zeros(n),
+                         np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64))
 
     def write_goal_current(self, units) -> None:
         for axis, dxl_id in enumerate(self.ids):
@@ -560,7 +572,8 @@ class ServoBus:
                 except Exception:  # noqa: BLE001
                     value = None
             state[dxl_id] = value
-        for dxl_id in self.bus_ids:  # the servos' own watchdog off again (it would stop the next tool that enables torque)
+        # the servos' own watchdog off again (it would stop the next tool that enables torque)
+        for dxl_id in self.bus_ids:
             try:
                 self.write(dxl_id, ct.BUS_WATCHDOG, 0)
             except Exception:  # noqa: BLE001

@@ -43,18 +43,21 @@ class EmulatedRecording:
             raise RuntimeError(f"the recording through the emulator stopped: {'; '.join(self.attempts)}")
 
 
-def demo_config(seed: int = 1, realtime: bool = True, lockstep: bool = True, arm: str = CRANE_X7) -> EmulatorConfig:
+def demo_config(seed: int = 1, realtime: bool = True, lockstep: bool = True,
+                arm: str = CRANE_X7) -> EmulatorConfig:
     """Factory control tables and the arm straightened (all angles 0), resting there until the
     torque is on: what a user's arm looks like when switched on. The emulator has no mechanical
     joint stops, so an unsupported arm would sag past joint 4's 0 deg limit before the recorder
     had configured the servos; resting on its stand it cannot. Lockstep by default (timing.py)."""
-    return EmulatorConfig(seed=seed, realtime=realtime, held_until_torque=True, lockstep=lockstep, arm=arm)
+    return EmulatorConfig(seed=seed, realtime=realtime, held_until_torque=True, lockstep=lockstep,
+                          arm=arm)
 
 
 def settings_for(config: EmulatorConfig, **fields) -> RecorderSettings:
     """Recorder settings whose timing and arm match the emulator's."""
-    return RecorderSettings(**{"timing": LOCKSTEP if config.lockstep else REALTIME, "realtime": config.realtime,
-                               "arm": config.arm, **fields})
+    timing = LOCKSTEP if config.lockstep else REALTIME
+    return RecorderSettings(**{"timing": timing, "realtime": config.realtime, "arm": config.arm,
+                               **fields})
 
 
 def record_on_emulator(command_file, out, config: EmulatorConfig | None = None, settings: RecorderSettings | None = None,
@@ -93,4 +96,5 @@ def start_posture_config(**overrides) -> EmulatorConfig:
         from crane_lib.twin.recorder import command_format
 
         posture = command_format(arm).start_posture_deg
-    return EmulatorConfig(**{"start_posture": tuple(np.radians(posture)), "held_until_torque": True, "lockstep": True, **overrides})
+    return EmulatorConfig(**{"start_posture": tuple(np.radians(posture)), "held_until_torque": True,
+                             "lockstep": True, **overrides})

@@ -6,7 +6,7 @@ One process opens a pseudo-terminal and answers on it as the CRANE-X7's eight se
 ViperX 300 S's nine on seven axes, arm_bus.py), so the real dynamixel-sdk, opened on the
 terminal's path as it would open /dev/ttyUSB0, drives a simulated arm. Usable by hand:
 
-    python -m crane_lib.hardware.emulator [--arm vx300s] [--seed N] [--start-posture DEG ...] [faults]
+    python -m crane_lib.hardware.emulator [--arm vx300s] [--seed N] [--start-posture DEG ...]
     # prints the port, e.g. /dev/pts/7; then, in another shell:
     crane-id record trajectories/AP01.txt --out AP01.csv --port /dev/pts/7
     crane-id record trajectories/vx300s/PI_ALPHA.txt --robot vx300s --out vx.npz --port /dev/pts/7
@@ -87,7 +87,8 @@ import numpy as np
 from crane_lib.constants import CONTROL_PERIOD_S, ENCODER_RESOLUTION_RAD
 from crane_lib.hardware import control_table as ct
 from crane_lib.hardware import protocol as p
-from crane_lib.hardware.arm_bus import BAUD_REGISTER, CRANE_X7, NO_SECONDARY_ID, ArmBus, BusServo, arm_bus
+from crane_lib.hardware.arm_bus import (BAUD_REGISTER, CRANE_X7, NO_SECONDARY_ID, ArmBus, BusServo,
+                                        arm_bus)
 from crane_lib.hardware.timing import LOCKSTEP_BUS_BAUD
 
 FIRMWARE_VERSION = 46  # what the emulated servos report (Bus Watchdog needs v38 or later)
@@ -117,7 +118,7 @@ class Fault:
 @dataclass
 class EmulatorConfig:
     seed: int = 1
-    start_posture: tuple[float, ...] = ()  # rad per axis; default (empty): all 0, the arm hanging at rest
+    start_posture: tuple[float, ...] = ()  # rad per axis; empty: all 0, the arm hanging at rest
     faults: tuple[Fault, ...] = ()
     ids: tuple[int, ...] = ()  # every servo's ID in bus order; default (empty): the arm's bus
     models: tuple[int, ...] = ()  # per ID; default (empty): the arm's
@@ -151,9 +152,10 @@ class EmulatorConfig:
     def posture(self) -> np.ndarray:
         """The start posture (rad), one angle per axis of the arm."""
         n = self.bus().n_axes
-        posture = np.zeros(n) if not self.start_posture else np.asarray(self.start_posture, dtype=float)
+        posture = np.asarray(self.start_posture, dtype=float) if self.start_posture else np.zeros(n)
         if posture.shape != (n,):
-            raise ValueError(f"start posture of {posture.size} angles for the {self.bus().name}'s {n} axes")
+            raise ValueError(f"start posture of {posture.size} angles for the {self.bus().name}'s "
+                             f"{n} axes")
         return posture
 
 
@@ -188,7 +190,8 @@ INDIRECT_DATA_TO_ADDRESS = {
 class Servo:
     """The control table of one emulated servo and the rules of reading and writing it."""
 
-    def __init__(self, dxl_id: int, model: int, axis: int, config: EmulatorConfig, spec: BusServo | None = None):
+    def __init__(self, dxl_id: int, model: int, axis: int, config: EmulatorConfig,
+                 spec: BusServo | None = None):
         """Servo `dxl_id` of axis `axis` (1-based); `spec`: its place on the arm's bus (default:
         the axis's primary servo)."""
         spec = config.bus().axis_servos(axis)[0] if spec is None else spec
@@ -201,11 +204,13 @@ class Servo:
         baud = BAUD_REGISTER[config.bus().baud]
         secondary = spec.primary_id if spec.shadow else NO_SECONDARY_ID
         defaults = {
-            ct.MODEL_NUMBER_REG: model, ct.FIRMWARE_VERSION: config.firmware, ct.ID: dxl_id, ct.BAUD: baud,
-            ct.RETURN_DELAY_TIME: config.return_delay, ct.OPERATING_MODE: config.operating_mode, ct.SECONDARY_ID: secondary,
+            ct.MODEL_NUMBER_REG: model, ct.FIRMWARE_VERSION: config.firmware, ct.ID: dxl_id,
+            ct.BAUD: baud, ct.RETURN_DELAY_TIME: config.return_delay,
+            ct.OPERATING_MODE: config.operating_mode, ct.SECONDARY_ID: secondary,
             ct.DRIVE_MODE: 1 if spec.reverse else 0,
             ct.PROTOCOL_TYPE: 2, ct.MOVING_THRESHOLD: 10, ct.TEMPERATURE_LIMIT: 80, ct.MAX_VOLTAGE_LIMIT: 160,
-            ct.MIN_VOLTAGE_LIMIT: 95, ct.PWM_LIMIT: 885, ct.CURRENT_LIMIT: spec.current_limit_units, ct.ACCELERATION_LIMIT: 32767,
+            ct.MIN_VOLTAGE_LIMIT: 95, ct.PWM_LIMIT: 885, ct.CURRENT_LIMIT: spec.current_limit_units,
+            ct.ACCELERATION_LIMIT: 32767,
             ct.VELOCITY_LIMIT: 350, ct.MAX_POSITION_LIMIT: 4095, ct.MIN_POSITION_LIMIT: 0, ct.SHUTDOWN: ct.SHUTDOWN_DEFAULT,
             ct.STATUS_RETURN_LEVEL: 2, ct.VELOCITY_I_GAIN: 1920, ct.VELOCITY_P_GAIN: 100, ct.POSITION_P_GAIN: 800,
             ct.PRESENT_INPUT_VOLTAGE: PRESENT_VOLTAGE_DV, ct.PRESENT_TEMPERATURE: PRESENT_TEMPERATURE_C,
@@ -231,7 +236,7 @@ class Servo:
 
     @property
     def direction(self) -> int:
-        """+1 when the servo's positive direction is the joint's (mounting and reverse bit agree)."""
+        """+1 when the servo turns its joint forwards (its mounting and reverse bit agree)."""
         return -self.mount_sign if self.table[ct.DRIVE_MODE.address] & 0x01 else self.mount_sign
 
     @property
@@ -371,7 +376,7 @@ class RealTimePlant:
         self.rng = np.random.default_rng(config.seed)
         if arm == CRANE_X7:
             plant = twin.build_plant(twin_truth.load_truth(), twin_truth.load_plant_settings())
-        else:  # the twin's truth and drive settings of that arm, as `twin.recorder.record` builds them
+        else:  # that arm's twin truth and drive settings, as `twin.recorder.record` builds them
             truth = twin_truth.truth_parameters(arm)
             plant = twin.build_plant(truth, twin_truth.compute_plant_settings(truth, arm), arm)
         self.plant = twin.run_to_run(plant, self.rng)
@@ -380,19 +385,22 @@ class RealTimePlant:
         self.core = twin.plant_core(arm)
         # the arguments of core.run_steps after (n, x, torque), built once
         self._step_arguments = self.plant.step_arguments()
-        twin.integrate(self.plant, self.x.copy(), np.zeros(self.n_axes), 1)  # load the compiled step before the first packet
+        # load the compiled step before the first packet
+        twin.integrate(self.plant, self.x.copy(), np.zeros(self.n_axes), 1)
         self.torque = np.zeros(self.n_axes)
         self.current_unit = bus.current_unit
         # per servo (bus order): its axis (0-based), the servos sharing that axis, its motor current
         # (A, in its own direction); each servo of an axis delivers its share of the axis's torque
         self.servo_axis = [s.axis - 1 for s in bus.servos]
-        self.axis_servos = [[k for k, s in enumerate(bus.servos) if s.axis == axis] for axis in range(1, self.n_axes + 1)]
+        self.axis_servos = [[k for k, s in enumerate(bus.servos) if s.axis == axis]
+                            for axis in range(1, self.n_axes + 1)]
         self.current = np.zeros(len(bus.servos))
         self.direction = np.ones(len(bus.servos), dtype=np.int64)
         self.t0 = 0.0 if config.lockstep else time.monotonic()  # after the loading above: the plant's clock starts now
         self.steps = 0
         self.failed = ""
-        self._noise_current, self._noise_encoder, self._noise_present = twin.noise_array(1.0, bus.current_unit)
+        noise = twin.noise_array(1.0, bus.current_unit)
+        self._noise_current, self._noise_encoder, self._noise_present = noise
 
     @property
     def time(self) -> float:
@@ -410,7 +418,8 @@ class RealTimePlant:
     def command(self, servo: int, units: int, direction: int = 1) -> None:
         """Servo `servo` (bus order) acts on `units` of goal current from now on, with the
         current-loop error, turning its joint in `direction` (+1: the joint's own)."""
-        amps = units * self.current_unit + (self._noise_current * self.rng.normal() if units else 0.0)
+        loop_error = self._noise_current * self.rng.normal() if units else 0.0
+        amps = units * self.current_unit + loop_error
         self.current[servo] = amps
         self.direction[servo] = direction
         axis = self.servo_axis[servo]
@@ -434,7 +443,8 @@ class RealTimePlant:
         n = self.n_axes
         q = self.x[self.core.XQ:self.core.XQ + n]
         v = self.x[self.core.XV:self.core.XV + n]
-        ticks = np.rint((q + math.pi) / ENCODER_RESOLUTION_RAD + self._noise_encoder * self.rng.normal(size=n)).astype(np.int64)
+        read_noise = self._noise_encoder * self.rng.normal(size=n)
+        ticks = np.rint((q + math.pi) / ENCODER_RESOLUTION_RAD + read_noise).astype(np.int64)
         velocity = np.rint(v / ct.VELOCITY_UNIT_RAD_S).astype(np.int64)
         noise = self._noise_present * self.rng.normal(size=len(self.current))
         current = np.rint((self.current + noise) / self.current_unit).astype(np.int64)
@@ -463,10 +473,12 @@ class ServoBus:
         bus = config.bus()
         ids, models = config.ids, config.models
         if len(ids) != len(bus.servos) or len(models) != len(bus.servos):
-            raise ValueError(f"the emulator needs {len(bus.servos)} IDs and model numbers for the {bus.name}")
+            raise ValueError(f"the emulator needs {len(bus.servos)} IDs and model numbers for the "
+                             f"{bus.name}")
         self.config = config
         self.n_axes = bus.n_axes
-        self.servos = {i: Servo(i, m, spec.axis, config, spec) for i, m, spec in zip(ids, models, bus.servos)}
+        self.servos = {i: Servo(i, m, spec.axis, config, spec)
+                       for i, m, spec in zip(ids, models, bus.servos)}
         self.plant = RealTimePlant(config)
         self.plant.hold(config.held_until_torque)
         self.faults = list(config.faults)
@@ -620,7 +632,8 @@ class ServoBus:
             self.stats.crc_failures += 1
             return [] if broadcast else self._reply(self.servos[packet.dxl_id], ct.ERROR_CRC, b"", now)
         followers = () if broadcast else self._followers(packet.dxl_id)
-        for servo in (self.servos.values() if broadcast else (self.servos[packet.dxl_id], *followers)):
+        addressed = self.servos.values() if broadcast else (self.servos[packet.dxl_id], *followers)
+        for servo in addressed:
             servo.last_instruction = t
         params = packet.parameters
         ready = now + self._wire(packet.raw_length)
@@ -692,11 +705,13 @@ class ServoBus:
 
     def _followers(self, dxl_id: int) -> tuple[Servo, ...]:
         """The other servos whose Secondary ID is `dxl_id` (its shadows), present on the bus."""
+        absent = self.config.absent
         return tuple(s for s in self.servos.values()
-                     if s.secondary_id == dxl_id and s.id != dxl_id and s.id not in self.config.absent)
+                     if s.secondary_id == dxl_id and s.id != dxl_id and s.id not in absent)
 
     def snapshot(self) -> dict:
         """What a test reads back: every servo's registers of interest and the event log."""
+        xq = self.plant.core.XQ
         return {
             "servos": {
                 str(i): {"torque_enable": s.get(ct.TORQUE_ENABLE), "goal_current": s.get(ct.GOAL_CURRENT),
@@ -707,7 +722,7 @@ class ServoBus:
                 for i, s in self.servos.items()
             },
             "stats": {**vars(self.stats), "instructions": {f"0x{k:02x}": v for k, v in self.stats.instructions.items()}},
-            "theta_deg": [float(v) for v in np.degrees(self.plant.x[self.plant.core.XQ:self.plant.core.XQ + self.n_axes])],
+            "theta_deg": [float(v) for v in np.degrees(self.plant.x[xq:xq + self.n_axes])],
             "plant_failed": self.plant.failed,
             "plant_time_s": self.plant.time,
             "lockstep": self.config.lockstep,
@@ -913,9 +928,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m crane_lib.hardware.emulator", description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seed", type=int, default=1, help="seed of the plant's run-to-run draw and the sensor noise")
-    parser.add_argument("--arm", default=CRANE_X7, help="whose servos answer: crane_x7 (default) or vx300s")
+    parser.add_argument("--arm", default=CRANE_X7,
+                        help="whose servos answer: crane_x7 (default) or vx300s")
     parser.add_argument("--start-posture", type=float, nargs="+", metavar="DEG", default=None,
-                        help="initial angle of every axis in degrees (default: hanging at rest, all 0)")
+                        help="initial angle of every axis in degrees (default: all 0, hanging)")
     parser.add_argument("--operating-mode", type=int, default=3, help="initial Operating Mode of every servo (factory: 3)")
     parser.add_argument("--wire-baud", type=float, default=0.0, help="add each packet's time on a bus at this rate (e.g. 3e6)")
     parser.add_argument("--lockstep", action="store_true",
@@ -935,8 +951,9 @@ def build_parser() -> argparse.ArgumentParser:
 def config_from_args(args) -> EmulatorConfig:
     faults = tuple(args.drop + args.corrupt_crc + args.hardware_error + args.stuck + args.late)
     start = tuple(np.radians(args.start_posture)) if args.start_posture else ()
-    config = EmulatorConfig(seed=args.seed, start_posture=start, faults=faults, operating_mode=args.operating_mode,
-                            wire_baud=args.wire_baud, absent=tuple(args.missing_id), lockstep=args.lockstep, arm=args.arm)
+    config = EmulatorConfig(seed=args.seed, start_posture=start, faults=faults,
+                            operating_mode=args.operating_mode, wire_baud=args.wire_baud,
+                            absent=tuple(args.missing_id), lockstep=args.lockstep, arm=args.arm)
     config.posture()  # the start posture has one angle per axis of the arm (ValueError otherwise)
     return config
 
@@ -949,7 +966,8 @@ def main(argv=None) -> int:
     master, slave, path = open_pty()
     session = Session(ServoBus(config))
     clock = "lockstep: record with --timing lockstep" if config.lockstep else "real time"
-    print(f"{config.bus().name} emulator on {path} (IDs {', '.join(map(str, config.ids))}; {clock}); Ctrl-C stops", flush=True)
+    ids = ", ".join(map(str, config.ids))
+    print(f"{config.bus().name} emulator on {path} (IDs {ids}; {clock}); Ctrl-C stops", flush=True)
     try:
         serve(session, master)
     except KeyboardInterrupt:

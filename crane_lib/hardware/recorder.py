@@ -244,7 +244,8 @@ class _Rows:
     def __init__(self, path: Path, capacity: int, n_columns: int = raw_log.N_COLUMNS):
         self.path = path
         self.n = 0
-        self.array = np.lib.format.open_memmap(path, mode="w+", dtype=np.float64, shape=(max(capacity, 1000), n_columns))
+        self.array = np.lib.format.open_memmap(path, mode="w+", dtype=np.float64,
+                                               shape=(max(capacity, 1000), n_columns))
 
     def next_row(self) -> np.ndarray:
         if self.n >= self.array.shape[0]:
@@ -310,8 +311,8 @@ def record_arm(command_file, port: str, out=None, settings: RecorderSettings | N
     # from here on SIGINT and SIGTERM only set a flag: the recorder decides how to stop, and a
     # signal that comes before the torque handshake means the torque is never enabled
     with _Stop() as stop:
-        servos = bus_module.ServoBus(port, baud=settings.baud, arm=bus, reply_timeout_ms=settings.reply_timeout_ms,
-                                     timing=settings.timing)
+        servos = bus_module.ServoBus(port, baud=settings.baud, arm=bus, timing=settings.timing,
+                                     reply_timeout_ms=settings.reply_timeout_ms)
         servos.open()
         try:
             infos = servos.discover()
@@ -379,7 +380,8 @@ def bus_wire_seconds(bus: ArmBus) -> float:
 def _static_metadata(cmd, command_name, command_sha, port, servos, infos, configuration, constants, settings, checks) -> dict[str, str]:
     latency = servos.latency_timer
     return {
-        "source": f"{servos.arm.name} over dynamixel-sdk {_sdk_version()} (crane_lib.hardware.recorder v{RECORDER_VERSION})",
+        "source": f"{servos.arm.name} over dynamixel-sdk {_sdk_version()} "
+                  f"(crane_lib.hardware.recorder v{RECORDER_VERSION})",
         "trajectory": cmd.name,
         "command_file": command_name,
         "command_sha256": command_sha,
@@ -441,14 +443,16 @@ def _run(cmd, servos, settings, constants, theta_start, low, high, metadata, out
     previous_scheduling = current_scheduling()
     realtime = request_realtime(settings.realtime)
     col = raw_log.column_index(n_axes)
-    g = {name: raw_log.group(name, n_axes) for name in ("theta_logged", "dtheta", "theta_ref", "dtheta_ref", "ddtheta_ref", "position_error",
-                                                "current_command", "u_feedforward", "u_feedback", "current_present", "position_ticks",
-                                                "goal_current_units", "clamped")}
+    g = {name: raw_log.group(name, n_axes) for name in (
+        "theta_logged", "dtheta", "theta_ref", "dtheta_ref", "ddtheta_ref", "position_error",
+        "current_command", "u_feedforward", "u_feedback", "current_present", "position_ticks",
+        "goal_current_units", "clamped")}
     phases = []  # phase of each logged row
     t_first = None
     cycle = 0
     # load the compiled law (numba's cache) and touch every path of the cycle before torque is on
-    realization_law(theta_start, theta_start * 0.0, theta_start * 0.0, theta_start, theta_start, period, np.zeros(n_axes), *law, out_law)
+    realization_law(theta_start, theta_start * 0.0, theta_start * 0.0, theta_start, theta_start,
+                    period, np.zeros(n_axes), *law, out_law)
     sequencer.reference()
     # the cyclic garbage collector can pause the interpreter for tens of ms in a large process (a
     # notebook kernel); the loop creates no reference cycles, so it is switched off until the end
@@ -503,7 +507,8 @@ def _run(cmd, servos, settings, constants, theta_start, low, high, metadata, out
             if read.hardware_error.any():
                 k = int(np.flatnonzero(read.hardware_error)[0])  # the servo in bus order
                 bits, axis = int(read.hardware_error[k]), servos.arm.servos[k].axis - 1
-                fault = Fault("hardware_error", f"ID {servos.bus_ids[k]} (axis {axis + 1}): Hardware Error Status 0x{bits:02x} "
+                fault = Fault("hardware_error", f"ID {servos.bus_ids[k]} (axis {axis + 1}): "
+                              f"Hardware Error Status 0x{bits:02x} "
                               f"({ct.hardware_error_text(bits)})", cycle, rows.n)
                 break
             theta = read.position_ticks * ENCODER_RESOLUTION_RAD - math.pi
@@ -579,7 +584,8 @@ def _run(cmd, servos, settings, constants, theta_start, low, high, metadata, out
 
 
 class _MemoryRows(_Rows):
-    def __init__(self, capacity: int, n_columns: int = raw_log.N_COLUMNS):  # noqa: super().__init__ not called: no file
+    # super().__init__ not called: no file
+    def __init__(self, capacity: int, n_columns: int = raw_log.N_COLUMNS):  # noqa
         self.path = None
         self.n = 0
         self.array = np.zeros((max(capacity, 1000), n_columns))

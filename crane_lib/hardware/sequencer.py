@@ -55,8 +55,8 @@ def approach_command(theta_now: np.ndarray, target: np.ndarray,
         def start(self) -> np.ndarray:  # the measured angles instead of the assumed q̄A
             return np.asarray(theta_now, dtype=float)
 
-    return _From("approach", np.asarray(target, dtype=float)[None, :], np.array([APPROACH_SPEED_PERCENT]),
-                 command_format=command_format)
+    return _From("approach", np.asarray(target, dtype=float)[None, :],
+                 np.array([APPROACH_SPEED_PERCENT]), command_format=command_format)
 
 
 class Sequencer:
@@ -84,7 +84,8 @@ class Sequencer:
         self._zero = np.zeros(cmd.command_format.n_axes)
         self.approach: SegmentProfiles | None = None
         if approach_from is not None:
-            self.approach = segment_profiles(approach_command(approach_from, self.start, cmd.command_format), period)
+            approach = approach_command(approach_from, self.start, cmd.command_format)
+            self.approach = segment_profiles(approach, period)
             self.phase = APPROACH
         else:
             self.phase = PREROLL
