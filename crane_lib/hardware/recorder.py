@@ -94,9 +94,13 @@ class RecorderSettings:
     clamp_hold_s: float = CLAMP_HOLD_S
     bus_watchdog_units: int = BUS_WATCHDOG_UNITS
     realtime: bool = True  # ask for SCHED_FIFO (root or CAP_SYS_NICE); what it got is in the metadata
-    baud: int | None = None  # default: the arm's bus (the CRANE-X7's 3 Mbit/s)
+    baud: int | None = None  # bit/s; None: the arm's bus (the CRANE-X7's 3 Mbit/s), set on creation
     timing: Timing = REALTIME  # timing.LOCKSTEP only for tests and demonstrations on the emulator
     arm: str = CRANE_X7  # the arm_description.ARMS key of the arm on the port (arm_bus.arm_bus)
+
+    def __post_init__(self):
+        if self.baud is None:
+            self.baud = arm_bus(self.arm).baud
 
     @property
     def watchdog(self) -> float:
