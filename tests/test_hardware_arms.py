@@ -9,6 +9,8 @@ tested, unchanged, by tests/test_hardware_recorder.py and tests/test_hardware_pr
 
 from __future__ import annotations
 
+import shutil
+
 import numpy as np
 import pytest
 
@@ -24,7 +26,8 @@ from crane_lib.hardware.emulator import EmulatorProcess
 from crane_lib.hardware.recorder import RecorderSettings, record_arm
 from crane_lib.hardware.timing import LOCKSTEP
 from crane_lib.logs import raw_log
-from crane_lib.model.arm_description import crane_x7, load_arm
+from crane_lib.model.arm_description import ARMS, crane_x7, load_arm
+from crane_lib.paths import DATA_DIR
 from crane_lib.twin import recorder as twin
 
 ARM = "vx300s"
@@ -201,3 +204,17 @@ def test_the_so101_is_refused_on_a_port(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert status == 2 and len(err) == 1
     assert "--robot so101: its servo bus is Feetech STS (SCS), not DYNAMIXEL Protocol 2.0" in err[0]
+
+
+def test_a_folder_arm_is_refused_on_a_port_unless_it_is_a_shipped_one(tmp_path, capsys):
+    """A folder holding another arm than a shipped one has no key its raw log could name."""
+    folder = tmp_path / "my_arm"
+    shutil.copytree(DATA_DIR / ARMS[ARM], folder)
+    toml = folder / "arm.toml"
+    toml.write_text(toml.read_text().replace('name = "ViperX 300 S"', 'name = "My arm"', 1))
+    status = cli.main(["record", str(tmp_path / "any.txt"), "--robot", str(folder),
+                       "--port", "/dev/null", "--out", str(tmp_path / "log.npz")])
+    err = capsys.readouterr().err
+    assert status == 2 and f"--robot {folder}: is no shipped arm" in err
+    assert robot_of(str(folder)).key is None  # the renamed arm is no shipped one
+    assert not (tmp_path / "log.npz").exists()
