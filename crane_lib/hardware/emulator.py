@@ -959,10 +959,14 @@ def config_from_args(args) -> EmulatorConfig:
 
 
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     if args.serve_stdio is not None:
         return _serve_stdio(config_from_json(args.serve_stdio))
-    config = config_from_args(args)
+    try:
+        config = config_from_args(args)
+    except ValueError as error:  # an arm without a Protocol 2.0 bus, a posture of the wrong size
+        parser.error(str(error))
     master, slave, path = open_pty()
     session = Session(ServoBus(config))
     clock = "lockstep: record with --timing lockstep" if config.lockstep else "real time"
