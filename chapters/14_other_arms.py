@@ -108,6 +108,8 @@ display(view.stage_times_table(records, view.load_stage_times()))
 # The SO-101's Feetech servos speak their own bus protocol, not DYNAMIXEL Protocol 2.0; a
 # recorder for it is out of this book's scope, so the SO-101 runs on its twin only. The
 # ViperX 300 S runs on DYNAMIXEL X-series servos like the CRANE-X7, with its shoulder and elbow each
-# driven by two servos; its bus layout (IDs per axis) is part of its description
-# (`data/vx300s_description/arm.toml`), but the recorder and the Protocol 2.0 emulator of the
-# chapter "Your own arm" still drive the CRANE-X7's eight single-servo axes only.
+# driven by two servos; its bus layout (IDs per axis, baud rate, which servo is a shadow and
+# which is mounted reversed) is part of its description (`data/vx300s_description/arm.toml`),
+# and the recorder and the Protocol 2.0 emulator of the chapter "Your own arm" take it from
+# there: `crane-id record --robot vx300s --port PORT` writes the goals to each joint's primary
+# servo, whose shadow follows it by its Secondary ID, and logs the joint's torque from both.

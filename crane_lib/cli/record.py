@@ -3,9 +3,12 @@ execute a command file on the digital twin and write its raw log (Appendix D-C).
 or `--robot so101` runs the twin of that arm (its command files are under trajectories/<arm>/);
 a folder is accepted when it holds one of the shipped arms (the twin's truth is theirs).
 
-`crane-id record COMMAND_FILE --out LOG --port /dev/ttyUSB0 [--force]`: execute it on a real CRANE-X7
-(or the Protocol 2.0 emulator, `python -m crane_lib.hardware.emulator`) over dynamixel-sdk,
-with the shared FF+FB controller (2) at a 1 ms target cycle (crane_lib.hardware.recorder).
+`crane-id record COMMAND_FILE --out LOG --port /dev/ttyUSB0 [--robot vx300s] [--force]`: execute it
+on a real CRANE-X7 or ViperX 300 S (or the Protocol 2.0 emulator answering as that arm,
+`python -m crane_lib.hardware.emulator [--arm vx300s]`) over dynamixel-sdk, with the shared FF+FB
+controller (2) at a 1 ms target cycle (crane_lib.hardware.recorder). The servo IDs, models, baud
+rate and the ViperX's shadow servos come from the arm's description (its [bus] section); the
+SO-101's Feetech bus is not DYNAMIXEL Protocol 2.0 and is refused.
 Exit status: 0 when the recording ran to its end; 2 for bad input found before torque was
 enabled (the port, a servo, the command file); 1 when a fault stopped the arm (torque off on
 every servo, the log kept with the fault in its metadata); 128 + N when signal N stopped it.
@@ -66,14 +69,14 @@ def register(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     robot = robot_of(args.robot)
     if args.port is not None:
-        robot.refuse("recording on the arm (--port)")
+        _check_arm_bus(robot)
     if robot.key is None:
         raise InputError(f"--robot {robot.label}", "is no shipped arm, and the twin's truth and "
                          "drive settings exist for the shipped arms only",
                          "crane_x7, vx300s or so101")
     out = output_path(args.out, inputs=[args.command_file, args.truth], force=args.force, suffixes=LOG_SUFFIXES)
     if args.port is not None:
-        return _run_on_arm(args, out)
+        return _run_on_arm(args, out, robot.key)
     arm_only = [name for name, value in (("--idle", args.idle), ("--watchdog-ms", args.watchdog_ms), ("--timing", args.timing)) if value is not None]
     arm_only += [name for name, value in (("--no-approach", args.no_approach), ("--no-realtime", args.no_realtime)) if value]
     if arm_only:
@@ -102,7 +105,18 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_on_arm(args: argparse.Namespace, out: Path) -> int:
+def _check_arm_bus(robot) -> None:
+    """InputError unless the arm's servos speak DYNAMIXEL Protocol 2.0 and its log can name it."""
+    from crane_lib.hardware.arm_bus import arm_bus
+
+    if robot.key is None:
+        raise InputError(f"--robot {robot.label}", "is no shipped arm: a raw log names its arm "
+                         "by a shipped arm's key, which the log reader needs",
+                         "crane_x7 or vx300s (or a folder holding one of them) for --port")
+    arm_bus(robot.key)  # the description's [bus] section: refused unless DYNAMIXEL Protocol 2.0
+
+
+def _run_on_arm(args: argparse.Namespace, out: Path, arm_key: str) -> int:
     from crane_lib.hardware import recorder as arm
 
     twin_options = (("--truth", args.truth), ("--seed", args.seed))
@@ -110,7 +124,8 @@ def _run_on_arm(args: argparse.Namespace, out: Path) -> int:
     if twin_only:
         raise InputError(" ".join(twin_only), "given with --port", "twin options only without --port")
     timing = TIMINGS[args.timing] if args.timing else REALTIME
-    settings = arm.RecorderSettings(approach=not args.no_approach, realtime=not args.no_realtime, timing=timing)
+    settings = arm.RecorderSettings(approach=not args.no_approach, realtime=not args.no_realtime,
+                                    timing=timing, arm=arm_key)
     if args.idle is not None:
         settings.lead_s = settings.tail_s = args.idle
     if args.watchdog_ms is not None:

@@ -46,9 +46,9 @@ from dynamixel_sdk.protocol2_packet_handler import PKT_ERROR, PKT_ID, PKT_INSTRU
 from dynamixel_sdk.protocol2_packet_handler import Protocol2PacketHandler
 from serial import SerialException
 
-from crane_lib.constants import ACTUATORS, N_AXES
 from crane_lib.errors import InputError
 from crane_lib.hardware import control_table as ct
+from crane_lib.hardware.arm_bus import ArmBus, arm_bus
 from crane_lib.hardware.timing import REALTIME, Timing
 
 LATENCY_TIMER_LIMIT_MS = 1  # a 1 ms cycle needs the adapter to forward every byte within 1 ms
@@ -255,7 +255,9 @@ class ServoInfo:
 
 @dataclass
 class CycleRead:
-    """One cycle's sync read, per axis (register units)."""
+    """One cycle's sync read (register units): position and velocity per axis (its primary
+    servo), current per axis (the servos' torques summed, over the sum of their torque
+    constants: the one-servo current of the same torque), hardware error per servo (bus order)."""
 
     hardware_error: np.ndarray
     current_units: np.ndarray
@@ -264,13 +266,27 @@ class CycleRead:
 
 
 class ServoBus:
-    """The CRANE-X7's eight servos behind one port."""
+    """An arm's servos behind one port (the CRANE-X7's eight by default; arm_bus.ArmBus)."""
 
-    def __init__(self, port: str, baud: int = ct.BAUD_RATE, ids=ct.AXIS_IDS, reply_timeout_ms: float | None = None,
-                 timing: Timing = REALTIME):
+    def __init__(self, port: str, baud: int | None = None, arm: ArmBus | None = None,
+                 reply_timeout_ms: float | None = None, timing: Timing = REALTIME):
+        self.arm = arm_bus() if arm is None else arm
         self.port_name = str(port)
-        self.baud = int(baud)
-        self.ids = tuple(ids)
+        self.baud = self.arm.baud if baud is None else int(baud)
+        self.ids = self.arm.primary_ids  # per axis: goal writes, position and velocity
+        self.bus_ids = self.arm.ids  # every servo, shadows included: the cycle's sync read
+        # per axis: (index in the sync read, weight of its current) of each servo; the weight is
+        # its share of the axis's torque constant, and a single servo's current is taken as read
+        self._current_parts = []
+        for axis in range(1, self.arm.n_axes + 1):
+            servos = self.arm.axis_servos(axis)
+            total = sum(s.kt for s in servos)
+            parts = tuple((self.bus_ids.index(s.dxl_id), s.kt / total) for s in servos)
+            self._current_parts.append(parts)
+        self._spec = {s.dxl_id: s for s in self.arm.servos}
+        self._axis_of = [s.axis - 1 for s in self.arm.servos]
+        self._primary = [not s.shadow for s in self.arm.servos]
+        self._servo_currents = [0] * len(self.bus_ids)
         self.timing = timing
         # while the arm is under torque (at most the cycle's watchdog); before torque at least SETUP_REPLY_TIMEOUT_MS
         self.reply_timeout_ms = timing.reply_timeout_ms if reply_timeout_ms is None else float(reply_timeout_ms)
@@ -282,7 +298,7 @@ class ServoBus:
         self.configuration: dict[str, str] = {}
         self._reader: sdk.GroupSyncRead | None = None
         self._writer: sdk.GroupSyncWrite | None = None
-        self._goal = [[0, 0] for _ in range(N_AXES)]
+        self._goal = [[0, 0] for _ in self.ids]
 
     # -- opening, before any write
     def open(self) -> None:
@@ -302,34 +318,56 @@ class ServoBus:
         except Exception as error:  # pyserial raises SerialException / OSError subclasses
             raise InputError(where, f"cannot open the port ({error})", "a serial port this user may open") from None
         if not opened:
-            raise InputError(where, f"cannot set {self.baud} bit/s", "a port that supports the CRANE-X7's 3 Mbit/s")
+            raise InputError(where, f"cannot set {self.baud} bit/s",
+                             f"a port that supports the {self.arm.name}'s "
+                             f"{self.baud / 1e6:g} Mbit/s")
         self.port = port
 
+    def _servo_where(self, servo) -> str:
+        """How a message names a servo: the port, its ID and axis (and whose shadow it is)."""
+        shadow = f", shadow of ID {servo.primary_id}" if servo.shadow else ""
+        return f"{self.port_name}, ID {servo.dxl_id} (axis {servo.axis}{shadow})"
+
     def discover(self) -> list[ServoInfo]:
-        """Ping every ID; check model numbers; read firmware versions. Raises InputError."""
+        """Ping every ID; check model numbers, read firmware versions, check each shadow's
+        Secondary ID. Raises InputError."""
         found = []
         silent = []
-        for axis, (dxl_id, expected) in enumerate(zip(self.ids, ct.EXPECTED_MODELS), start=1):
+        for servo in self.arm.servos:
+            dxl_id, axis, expected = servo.dxl_id, servo.axis, servo.model_number
             model, result, error = self.packet.ping(self.port, dxl_id)
             if result != sdk.COMM_SUCCESS:
-                silent.append((axis, dxl_id, result))
+                silent.append((servo, result))
                 continue
             if model != expected:
-                raise InputError(f"{self.port_name}, ID {dxl_id} (axis {axis})", f"model number {model} ({ct.MODEL_NAME.get(model, 'unknown')})",
+                name = ct.MODEL_NAME.get(model, "unknown")
+                raise InputError(self._servo_where(servo), f"model number {model} ({name})",
                                  f"{expected} ({ct.MODEL_NAME[expected]})")
             firmware = self.read(dxl_id, ct.FIRMWARE_VERSION)
             found.append(ServoInfo(axis, dxl_id, model, firmware))
-        if len(silent) == len(self.ids):
-            raise InputError(self.port_name, f"no servo answers a ping at {self.baud} bit/s on IDs {', '.join(map(str, self.ids))}",
-                             "the CRANE-X7 powered and connected (12 V supply on, U2D2 at 3 Mbit/s)")
+        if len(silent) == len(self.bus_ids):
+            ids = ", ".join(map(str, self.bus_ids))
+            raise InputError(self.port_name,
+                             f"no servo answers a ping at {self.baud} bit/s on IDs {ids}",
+                             f"the {self.arm.name} powered and connected (12 V supply on, "
+                             f"U2D2 at {self.baud / 1e6:g} Mbit/s)")
         if silent:
-            axis, dxl_id, result = silent[0]
-            raise InputError(f"{self.port_name}, ID {dxl_id} (axis {axis})", f"no answer to a ping ({comm_text(result)})",
-                             f"a {ACTUATORS[axis - 1].model} answering at ID {dxl_id}")
+            servo, result = silent[0]
+            raise InputError(self._servo_where(servo), f"no answer to a ping ({comm_text(result)})",
+                             f"a {servo.model} answering at ID {servo.dxl_id}")
         for info in found:
             if info.firmware < ct.MIN_FIRMWARE_BUS_WATCHDOG:
                 raise InputError(f"{self.port_name}, ID {info.dxl_id}", f"firmware v{info.firmware} has no Bus Watchdog",
                                  f"firmware v{ct.MIN_FIRMWARE_BUS_WATCHDOG} or later (update with DYNAMIXEL Wizard 2.0)")
+        for servo in self.arm.shadows:
+            # a shadow whose Secondary ID is not its primary's would not follow the goal writes:
+            # the joint would get one servo's torque while the log assumed two
+            secondary = self.read(servo.dxl_id, ct.SECONDARY_ID)
+            if secondary != servo.primary_id:
+                raise InputError(self._servo_where(servo),
+                                 f"Secondary(Shadow) ID(12) is {secondary}",
+                                 f"{servo.primary_id}, the ID of the joint's primary servo, so "
+                                 "that the shadow follows its goal writes (as Interbotix sets it)")
         self.servos = found
         return found
 
@@ -403,9 +441,21 @@ class ServoBus:
             dxl_id = info.dxl_id
             self.write_checked(dxl_id, ct.TORQUE_ENABLE, 0, "torque off before configuring (Torque Enable 0)")
             drive_mode = self.read(dxl_id, ct.DRIVE_MODE)
-            if drive_mode & 0x01:  # reverse mode flips the position and current signs the log's angle convention assumes
-                raise InputError(f"{self.port_name}, ID {dxl_id}", f"Drive Mode(10) is {drive_mode}: bit 0 (reverse direction) is set",
-                                 "the normal direction (bit 0 clear), as the CRANE-X7 ships")
+            reverse, bit = self._spec[dxl_id].reverse, bool(drive_mode & 0x01)
+            # the reverse bit flips the position and current signs the log's angle convention
+            # assumes; an arm whose servos are mounted mirrored has it set where its maker does
+            if bit and not reverse:
+                raise InputError(f"{self.port_name}, ID {dxl_id}",
+                                 f"Drive Mode(10) is {drive_mode}: "
+                                 "bit 0 (reverse direction) is set",
+                                 f"the normal direction (bit 0 clear), as the {self.arm.name} "
+                                 "ships")
+            if reverse and not bit:
+                raise InputError(f"{self.port_name}, ID {dxl_id}",
+                                 f"Drive Mode(10) is {drive_mode}: "
+                                 "bit 0 (reverse direction) is clear",
+                                 f"bit 0 set, as the {self.arm.name}'s maker configures this "
+                                 "mirrored servo (its angle and current in the joint's direction)")
             drive_modes.append(drive_mode)
             homing.append(self.read(dxl_id, ct.HOMING_OFFSET))
             if self.read(dxl_id, ct.RETURN_DELAY_TIME) != 0:
@@ -420,7 +470,8 @@ class ServoBus:
             needed = int(current_limit_units[info.axis - 1])
             if limit < needed:
                 raise InputError(f"{self.port_name}, ID {dxl_id}", f"Current Limit(38) is {limit} units",
-                                 f"at least the controller's clamp of {needed} units (the {ACTUATORS[info.axis - 1].model} default)")
+                                 f"at least the controller's clamp of {needed} units "
+                                 f"(the {info.model} default)")
             for pointer, target in ct.cycle_read_map():
                 register = ct.Register(pointer, 2, f"Indirect Address ({pointer})", True)
                 if self.read(dxl_id, register) != target:
@@ -428,8 +479,9 @@ class ServoBus:
             self.write_checked(dxl_id, ct.GOAL_CURRENT, 0, "Goal Current 0 before torque on")
         self._reader = sdk.GroupSyncRead(self.port, self.packet, ct.CYCLE_READ_ADDRESS, ct.CYCLE_READ_LENGTH)
         self._writer = sdk.GroupSyncWrite(self.port, self.packet, ct.GOAL_CURRENT.address, ct.GOAL_CURRENT.size)
-        for axis, dxl_id in enumerate(self.ids):
+        for dxl_id in self.bus_ids:
             self._reader.addParam(dxl_id)
+        for axis, dxl_id in enumerate(self.ids):  # goals to the primaries: their shadows follow
             self._writer.addParam(dxl_id, self._goal[axis])
         self.configuration = {"configuration_changes": "; ".join(changed) or "none",
                               "servo_drive_mode": " ".join(map(str, drive_modes)), "servo_homing_offset": " ".join(map(str, homing))}
@@ -458,15 +510,29 @@ class ServoBus:
             raise BusFault("timeout" if result == sdk.COMM_RX_TIMEOUT else ("crc" if result == sdk.COMM_RX_CORRUPT else "bus"),
                            f"sync read: {comm_text(result)}")
         data = self._reader.data_dict
-        for axis, dxl_id in enumerate(self.ids):
+        currents = self._servo_currents
+        for k, dxl_id in enumerate(self.bus_ids):
             raw = data[dxl_id]
             if len(raw) != ct.CYCLE_READ_LENGTH:
                 raise BusFault("bus", f"sync read: ID {dxl_id} returned {len(raw)} bytes, expected {ct.CYCLE_READ_LENGTH}")
             error, current, velocity, position = _CYCLE_STRUCT.unpack(bytes(raw))
-            out.hardware_error[axis] = error
-            out.current_units[axis] = current
-            out.velocity_units[axis] = velocity
-            out.position_ticks[axis] = position
+            out.hardware_error[k] = error
+            currents[k] = current
+            axis = self._axis_of[k]
+            if self._primary[k]:
+                out.velocity_units[axis] = velocity
+                out.position_ticks[axis] = position
+        for axis, parts in enumerate(self._current_parts):
+            if len(parts) == 1:
+                out.current_units[axis] = currents[parts[0][0]]
+            else:  # the joint's torque, both servos' together, as one servo's current
+                out.current_units[axis] = sum(weight * currents[k] for k, weight in parts)
+
+    def new_cycle_read(self) -> CycleRead:
+        """A zeroed CycleRead sized for this arm (hardware errors per servo, the rest per axis)."""
+        n = self.arm.n_axes
+        return CycleRead(np.zeros(len(self.bus_ids), dtype=np.int64), np.zeros(n),
+                         np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64))
 
     def write_goal_current(self, units) -> None:
         for axis, dxl_id in enumerate(self.ids):
@@ -494,7 +560,7 @@ class ServoBus:
                 self._writer.txPacket()
         except Exception:  # noqa: BLE001 - the stop must go on
             pass
-        for dxl_id in self.ids:
+        for dxl_id in self.bus_ids:
             value = None
             for _ in range(attempts):
                 try:
@@ -506,7 +572,8 @@ class ServoBus:
                 except Exception:  # noqa: BLE001
                     value = None
             state[dxl_id] = value
-        for dxl_id in self.ids:  # the servos' own watchdog off again (it would stop the next tool that enables torque)
+        # the servos' own watchdog off again (it would stop the next tool that enables torque)
+        for dxl_id in self.bus_ids:
             try:
                 self.write(dxl_id, ct.BUS_WATCHDOG, 0)
             except Exception:  # noqa: BLE001

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from crane_lib.excitation.commands import START_POSTURE_DEG
+from crane_lib.hardware.arm_bus import CRANE_X7
 from crane_lib.hardware.emulator import EmulatorConfig, EmulatorProcess
 from crane_lib.hardware.recorder import ArmRecording, RecorderSettings, record_arm
 from crane_lib.hardware.timing import LOCKSTEP, REALTIME
@@ -42,17 +43,21 @@ class EmulatedRecording:
             raise RuntimeError(f"the recording through the emulator stopped: {'; '.join(self.attempts)}")
 
 
-def demo_config(seed: int = 1, realtime: bool = True, lockstep: bool = True) -> EmulatorConfig:
+def demo_config(seed: int = 1, realtime: bool = True, lockstep: bool = True,
+                arm: str = CRANE_X7) -> EmulatorConfig:
     """Factory control tables and the arm straightened (all angles 0), resting there until the
     torque is on: what a user's arm looks like when switched on. The emulator has no mechanical
     joint stops, so an unsupported arm would sag past joint 4's 0 deg limit before the recorder
     had configured the servos; resting on its stand it cannot. Lockstep by default (timing.py)."""
-    return EmulatorConfig(seed=seed, realtime=realtime, held_until_torque=True, lockstep=lockstep)
+    return EmulatorConfig(seed=seed, realtime=realtime, held_until_torque=True, lockstep=lockstep,
+                          arm=arm)
 
 
 def settings_for(config: EmulatorConfig, **fields) -> RecorderSettings:
-    """Recorder settings whose timing matches the emulator's clock."""
-    return RecorderSettings(**{"timing": LOCKSTEP if config.lockstep else REALTIME, "realtime": config.realtime, **fields})
+    """Recorder settings whose timing and arm match the emulator's."""
+    timing = LOCKSTEP if config.lockstep else REALTIME
+    return RecorderSettings(**{"timing": timing, "realtime": config.realtime, "arm": config.arm,
+                               **fields})
 
 
 def record_on_emulator(command_file, out, config: EmulatorConfig | None = None, settings: RecorderSettings | None = None,
@@ -82,6 +87,14 @@ def record_on_emulator(command_file, out, config: EmulatorConfig | None = None, 
 
 
 def start_posture_config(**overrides) -> EmulatorConfig:
-    """The arm held at the command files' start posture until torque is on (tests: no approach move);
-    lockstep unless `lockstep=False` is given."""
-    return EmulatorConfig(**{"start_posture": tuple(np.radians(START_POSTURE_DEG)), "held_until_torque": True, "lockstep": True, **overrides})
+    """The arm (`arm=`, the CRANE-X7 by default) held at its command files' start posture until
+    torque is on (tests: no approach move); lockstep unless `lockstep=False` is given."""
+    arm = overrides.get("arm", CRANE_X7)
+    if arm == CRANE_X7:
+        posture = START_POSTURE_DEG
+    else:
+        from crane_lib.twin.recorder import command_format
+
+        posture = command_format(arm).start_posture_deg
+    return EmulatorConfig(**{"start_posture": tuple(np.radians(posture)), "held_until_torque": True,
+                             "lockstep": True, **overrides})

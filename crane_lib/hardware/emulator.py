@@ -1,13 +1,25 @@
-"""A DYNAMIXEL Protocol 2.0 device emulator: eight servos on a pseudo-terminal, with the
+"""A DYNAMIXEL Protocol 2.0 device emulator: an arm's servos on a pseudo-terminal, with the
 digital twin's plant integrating behind them in real time.
 
 One process opens a pseudo-terminal and answers on it as the CRANE-X7's eight servos (IDs
-2..9: seven XM430-W350 and the XM540-W270 of axis 2), so the real dynamixel-sdk, opened on the
+2..9: seven XM430-W350 and the XM540-W270 of axis 2), or as another arm's (`arm`, e.g. the
+ViperX 300 S's nine on seven axes, arm_bus.py), so the real dynamixel-sdk, opened on the
 terminal's path as it would open /dev/ttyUSB0, drives a simulated arm. Usable by hand:
 
-    python -m crane_lib.hardware.emulator [--seed N] [--start-posture DEG ...] [fault options]
+    python -m crane_lib.hardware.emulator [--arm vx300s] [--seed N] [--start-posture DEG ...]
     # prints the port, e.g. /dev/pts/7; then, in another shell:
     crane-id record trajectories/AP01.txt --out AP01.csv --port /dev/pts/7
+    crane-id record trajectories/vx300s/PI_ALPHA.txt --robot vx300s --out vx.npz --port /dev/pts/7
+
+Shadow servos (a joint driven by two, arm_bus.py): a servo obeys the instruction packets sent to
+its ID and to its Secondary ID (register 12), and answers only those sent to its ID, so a shadow
+takes its primary's goal writes silently; a goal written to its own ID is taken too (the
+recorder never writes one). Each servo of a joint delivers its share of the joint's torque (the
+twin's torque constant of the axis over the number of servos) from its own goal current, and
+reports its own present current. A servo turns the joint in its normal direction unless its
+mounting (mirrored where the arm's configuration sets the reverse bit) and its Drive Mode
+reverse bit disagree; then its torque, position (mirrored about 2048) and velocity are the
+joint's reversed.
 
 What is emulated (e-Manual, X series, Protocol 2.0; addresses in control_table):
 
@@ -72,9 +84,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from crane_lib.constants import ACTUATORS, CONTROL_PERIOD_S, CURRENT_UNIT_A, ENCODER_RESOLUTION_RAD, N_AXES
+from crane_lib.constants import CONTROL_PERIOD_S, ENCODER_RESOLUTION_RAD
 from crane_lib.hardware import control_table as ct
 from crane_lib.hardware import protocol as p
+from crane_lib.hardware.arm_bus import (BAUD_REGISTER, CRANE_X7, NO_SECONDARY_ID, ArmBus, BusServo,
+                                        arm_bus)
 from crane_lib.hardware.timing import LOCKSTEP_BUS_BAUD
 
 FIRMWARE_VERSION = 46  # what the emulated servos report (Bus Watchdog needs v38 or later)
@@ -104,10 +118,10 @@ class Fault:
 @dataclass
 class EmulatorConfig:
     seed: int = 1
-    start_posture: tuple[float, ...] = (0.0,) * N_AXES  # rad; default: the arm hanging at rest
+    start_posture: tuple[float, ...] = ()  # rad per axis; empty: all 0, the arm hanging at rest
     faults: tuple[Fault, ...] = ()
-    ids: tuple[int, ...] = ct.AXIS_IDS
-    models: tuple[int, ...] = ct.EXPECTED_MODELS  # per ID
+    ids: tuple[int, ...] = ()  # every servo's ID in bus order; default (empty): the arm's bus
+    models: tuple[int, ...] = ()  # per ID; default (empty): the arm's
     operating_mode: int = 3  # factory value (position control)
     return_delay: int = 250  # factory value, units of 2 us
     wire_baud: float = 0.0  # > 0: add each packet's time on a bus at this rate
@@ -118,6 +132,31 @@ class EmulatorConfig:
     held_until_torque: bool = False  # the arm is held at start_posture until the first Torque Enable
     #   (as if someone held it there): a test starts at the command file's start posture without an approach
     lockstep: bool = False  # device time driven by the bus (one control period per SYNC READ), not the wall clock
+    arm: str = CRANE_X7  # whose servos answer and whose twin moves behind them (arm_bus.arm_bus)
+    # (ID, value) pairs that replace the arm's configured Secondary ID / Drive Mode of a servo
+    # (tests: a shadow that does not follow its primary, a servo mounted the other way)
+    secondary_ids: tuple[tuple[int, int], ...] = ()
+    drive_modes: tuple[tuple[int, int], ...] = ()
+
+    def __post_init__(self):
+        bus = self.bus()
+        if not self.ids:
+            self.ids = bus.ids
+        if not self.models:
+            self.models = tuple(s.model_number for s in bus.servos)
+
+    def bus(self) -> ArmBus:
+        """The arm's servo bus."""
+        return arm_bus(self.arm)
+
+    def posture(self) -> np.ndarray:
+        """The start posture (rad), one angle per axis of the arm."""
+        n = self.bus().n_axes
+        posture = np.asarray(self.start_posture, dtype=float) if self.start_posture else np.zeros(n)
+        if posture.shape != (n,):
+            raise ValueError(f"start posture of {posture.size} angles for the {self.bus().name}'s "
+                             f"{n} axes")
+        return posture
 
 
 # ---------------------------------------------------------------- one servo's control table
@@ -151,20 +190,33 @@ INDIRECT_DATA_TO_ADDRESS = {
 class Servo:
     """The control table of one emulated servo and the rules of reading and writing it."""
 
-    def __init__(self, dxl_id: int, model: int, axis: int, config: EmulatorConfig):
+    def __init__(self, dxl_id: int, model: int, axis: int, config: EmulatorConfig,
+                 spec: BusServo | None = None):
+        """Servo `dxl_id` of axis `axis` (1-based); `spec`: its place on the arm's bus (default:
+        the axis's primary servo)."""
+        spec = config.bus().axis_servos(axis)[0] if spec is None else spec
         self.id = dxl_id
-        self.axis = axis  # 1-based
+        self.axis = axis
         self.table = bytearray(ct.CONTROL_TABLE_SIZE)
-        actuator = ACTUATORS[axis - 1]
+        # a servo mounted mirrored on its joint turns the joint backwards in the normal
+        # direction: its maker sets the reverse bit (the arm's configuration) to undo that
+        self.mount_sign = -1 if spec.reverse else 1
+        baud = BAUD_REGISTER[config.bus().baud]
+        secondary = spec.primary_id if spec.shadow else NO_SECONDARY_ID
         defaults = {
-            ct.MODEL_NUMBER_REG: model, ct.FIRMWARE_VERSION: config.firmware, ct.ID: dxl_id, ct.BAUD: 5,  # 5 = 3 Mbit/s
-            ct.RETURN_DELAY_TIME: config.return_delay, ct.OPERATING_MODE: config.operating_mode, ct.SECONDARY_ID: 255,
+            ct.MODEL_NUMBER_REG: model, ct.FIRMWARE_VERSION: config.firmware, ct.ID: dxl_id,
+            ct.BAUD: baud, ct.RETURN_DELAY_TIME: config.return_delay,
+            ct.OPERATING_MODE: config.operating_mode, ct.SECONDARY_ID: secondary,
+            ct.DRIVE_MODE: 1 if spec.reverse else 0,
             ct.PROTOCOL_TYPE: 2, ct.MOVING_THRESHOLD: 10, ct.TEMPERATURE_LIMIT: 80, ct.MAX_VOLTAGE_LIMIT: 160,
-            ct.MIN_VOLTAGE_LIMIT: 95, ct.PWM_LIMIT: 885, ct.CURRENT_LIMIT: actuator.current_limit_units, ct.ACCELERATION_LIMIT: 32767,
+            ct.MIN_VOLTAGE_LIMIT: 95, ct.PWM_LIMIT: 885, ct.CURRENT_LIMIT: spec.current_limit_units,
+            ct.ACCELERATION_LIMIT: 32767,
             ct.VELOCITY_LIMIT: 350, ct.MAX_POSITION_LIMIT: 4095, ct.MIN_POSITION_LIMIT: 0, ct.SHUTDOWN: ct.SHUTDOWN_DEFAULT,
             ct.STATUS_RETURN_LEVEL: 2, ct.VELOCITY_I_GAIN: 1920, ct.VELOCITY_P_GAIN: 100, ct.POSITION_P_GAIN: 800,
             ct.PRESENT_INPUT_VOLTAGE: PRESENT_VOLTAGE_DV, ct.PRESENT_TEMPERATURE: PRESENT_TEMPERATURE_C,
         }
+        defaults.update({ct.SECONDARY_ID: v for i, v in config.secondary_ids if i == dxl_id})
+        defaults.update({ct.DRIVE_MODE: v for i, v in config.drive_modes if i == dxl_id})
         for register, value in defaults.items():
             self.set(register, value)
         for address_first, data_first, entries in ct.INDIRECT_BLOCKS:  # factory: each points at its own data byte
@@ -181,6 +233,16 @@ class Servo:
 
     def set(self, register: ct.Register, value: int) -> None:
         _FORMATS[register.size, register.signed].pack_into(self.table, register.address, int(value))
+
+    @property
+    def direction(self) -> int:
+        """+1 when the servo turns its joint forwards (its mounting and reverse bit agree)."""
+        return -self.mount_sign if self.table[ct.DRIVE_MODE.address] & 0x01 else self.mount_sign
+
+    @property
+    def secondary_id(self) -> int:
+        """The Secondary(Shadow) ID: the ID whose instruction packets this servo also obeys."""
+        return self.table[ct.SECONDARY_ID.address]
 
     @property
     def torque_on(self) -> bool:
@@ -307,21 +369,38 @@ class RealTimePlant:
 
     def __init__(self, config: EmulatorConfig):
         from crane_lib.twin import recorder as twin
-        from crane_lib.twin.truth import load_plant_settings, load_truth
+        from crane_lib.twin import truth as twin_truth
 
+        bus = config.bus()
+        arm = bus.key
         self.rng = np.random.default_rng(config.seed)
-        self.plant = twin.run_to_run(twin.build_plant(load_truth(), load_plant_settings()), self.rng)
-        self.x = twin.initial_state(np.asarray(config.start_posture, dtype=float))
-        self.core = twin.plant_core()
+        if arm == CRANE_X7:
+            plant = twin.build_plant(twin_truth.load_truth(), twin_truth.load_plant_settings())
+        else:  # that arm's twin truth and drive settings, as `twin.recorder.record` builds them
+            truth = twin_truth.truth_parameters(arm)
+            plant = twin.build_plant(truth, twin_truth.compute_plant_settings(truth, arm), arm)
+        self.plant = twin.run_to_run(plant, self.rng)
+        self.n_axes = bus.n_axes
+        self.x = twin.initial_state(config.posture(), arm)
+        self.core = twin.plant_core(arm)
         # the arguments of core.run_steps after (n, x, torque), built once
         self._step_arguments = self.plant.step_arguments()
-        twin.integrate(self.plant, self.x.copy(), np.zeros(N_AXES), 1)  # load the compiled step before the first packet
-        self.torque = np.zeros(N_AXES)
-        self.current = np.zeros(N_AXES)  # delivered current per axis (A)
+        # load the compiled step before the first packet
+        twin.integrate(self.plant, self.x.copy(), np.zeros(self.n_axes), 1)
+        self.torque = np.zeros(self.n_axes)
+        self.current_unit = bus.current_unit
+        # per servo (bus order): its axis (0-based), the servos sharing that axis, its motor current
+        # (A, in its own direction); each servo of an axis delivers its share of the axis's torque
+        self.servo_axis = [s.axis - 1 for s in bus.servos]
+        self.axis_servos = [[k for k, s in enumerate(bus.servos) if s.axis == axis]
+                            for axis in range(1, self.n_axes + 1)]
+        self.current = np.zeros(len(bus.servos))
+        self.direction = np.ones(len(bus.servos), dtype=np.int64)
         self.t0 = 0.0 if config.lockstep else time.monotonic()  # after the loading above: the plant's clock starts now
         self.steps = 0
         self.failed = ""
-        self._noise_current, self._noise_encoder, self._noise_present = twin.noise_array()
+        noise = twin.noise_array(1.0, bus.current_unit)
+        self._noise_current, self._noise_encoder, self._noise_present = noise
 
     @property
     def time(self) -> float:
@@ -336,11 +415,20 @@ class RealTimePlant:
             self.failed = f"the plant's inertia matrix is not positive definite at {self.time:.3f} s"
         self.steps = due
 
-    def command(self, axis: int, units: int) -> None:
-        """Axis (0-based) acts on `units` of goal current from now on, with the current-loop error."""
-        amps = units * CURRENT_UNIT_A + (self._noise_current * self.rng.normal() if units else 0.0)
-        self.current[axis] = amps
-        self.torque[axis] = self.plant.kt_true[axis] * amps
+    def command(self, servo: int, units: int, direction: int = 1) -> None:
+        """Servo `servo` (bus order) acts on `units` of goal current from now on, with the
+        current-loop error, turning its joint in `direction` (+1: the joint's own)."""
+        loop_error = self._noise_current * self.rng.normal() if units else 0.0
+        amps = units * self.current_unit + loop_error
+        self.current[servo] = amps
+        self.direction[servo] = direction
+        axis = self.servo_axis[servo]
+        sharing = self.axis_servos[axis]
+        if len(sharing) == 1:
+            self.torque[axis] = self.plant.kt_true[axis] * (amps if direction > 0 else -amps)
+        else:  # kt_true is the axis's, all its servos together: each delivers its share
+            joint_amps = sum(self.direction[k] * self.current[k] for k in sharing) / len(sharing)
+            self.torque[axis] = self.plant.kt_true[axis] * joint_amps
 
     def stick(self, axis: int) -> None:
         self.plant.free[axis] = 0.0
@@ -349,13 +437,17 @@ class RealTimePlant:
         self.plant.free[:] = 0.0 if held else 1.0
 
     def sensors(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Present Position (12-bit encoder with read noise), Present Velocity (0.229 rpm units)
-        and Present Current (2.69 mA units, noisy) of every axis, as the registers hold them."""
-        q = self.x[self.core.XQ:self.core.XQ + N_AXES]
-        v = self.x[self.core.XV:self.core.XV + N_AXES]
-        ticks = np.rint((q + math.pi) / ENCODER_RESOLUTION_RAD + self._noise_encoder * self.rng.normal(size=N_AXES)).astype(np.int64)
+        """Present Position (12-bit encoder with read noise) and Present Velocity (0.229 rpm
+        units) of every axis in the joint's direction, and Present Current (register units,
+        noisy) of every servo in its own direction, as the registers hold them."""
+        n = self.n_axes
+        q = self.x[self.core.XQ:self.core.XQ + n]
+        v = self.x[self.core.XV:self.core.XV + n]
+        read_noise = self._noise_encoder * self.rng.normal(size=n)
+        ticks = np.rint((q + math.pi) / ENCODER_RESOLUTION_RAD + read_noise).astype(np.int64)
         velocity = np.rint(v / ct.VELOCITY_UNIT_RAD_S).astype(np.int64)
-        current = np.rint((self.current + self._noise_present * self.rng.normal(size=N_AXES)) / CURRENT_UNIT_A).astype(np.int64)
+        noise = self._noise_present * self.rng.normal(size=len(self.current))
+        current = np.rint((self.current + noise) / self.current_unit).astype(np.int64)
         return ticks, velocity, current
 
 
@@ -373,13 +465,20 @@ class BusStatistics:
 
 
 class ServoBus:
-    """Eight servos on one bus: turns instruction packets into (delay, status bytes) replies."""
+    """An arm's servos on one bus (the CRANE-X7's eight by default): turns instruction packets
+    into (delay, status bytes) replies. A servo obeys the packets sent to its ID and to its
+    Secondary ID, and answers only those sent to its ID (e-Manual, Secondary(Shadow) ID(12))."""
 
     def __init__(self, config: EmulatorConfig):
-        if len(config.ids) != N_AXES or len(config.models) != N_AXES:
-            raise ValueError(f"the emulator needs {N_AXES} IDs and model numbers")
+        bus = config.bus()
+        ids, models = config.ids, config.models
+        if len(ids) != len(bus.servos) or len(models) != len(bus.servos):
+            raise ValueError(f"the emulator needs {len(bus.servos)} IDs and model numbers for the "
+                             f"{bus.name}")
         self.config = config
-        self.servos = {i: Servo(i, m, axis, config) for axis, (i, m) in enumerate(zip(config.ids, config.models), start=1)}
+        self.n_axes = bus.n_axes
+        self.servos = {i: Servo(i, m, spec.axis, config, spec)
+                       for i, m, spec in zip(ids, models, bus.servos)}
         self.plant = RealTimePlant(config)
         self.plant.hold(config.held_until_torque)
         self.faults = list(config.faults)
@@ -391,7 +490,7 @@ class ServoBus:
         self.late_left: dict[int, int] = {}
         self.free_at: dict[int, float] = {}  # per ID: wall time its last reply leaves (a servo answers in order)
         self.device_t = 0.0  # lockstep: the device's clock (s), driven by the bus
-        self.applied = [0] * N_AXES  # goal current units each motor acts on
+        self.applied = [0] * len(self.servos)  # goal current units each motor acts on
         self.stats = BusStatistics()
         self.reader = p.PacketReader()
         self.log: list[str] = []
@@ -438,22 +537,25 @@ class ServoBus:
     def _sync_motors(self, redraw: bool = False) -> None:
         """Hand every motor the current it acts on; `redraw` after a write (a new command, a new
         draw of the current-loop error, as the twin draws one per command)."""
-        for servo in self.servos.values():
+        for k, servo in enumerate(self.servos.values()):
             units = servo.delivered_units()
-            axis = servo.axis - 1
-            if redraw or units != self.applied[axis]:
-                self.applied[axis] = units
-                self.plant.command(axis, units)
+            if redraw or units != self.applied[k]:
+                self.applied[k] = units
+                self.plant.command(k, units, servo.direction)
 
     def _refresh(self) -> None:
         """Present values of every servo from the plant, as of this packet."""
         ticks, velocity, current = self.plant.sensors()
         tick = int(self.plant.time * 1000 + 1e-6) % (ct.REALTIME_TICK_MAX + 1)
-        for servo in self.servos.values():
+        for k, servo in enumerate(self.servos.values()):
             axis = servo.axis - 1
-            servo.set(ct.PRESENT_POSITION, ticks[axis])
-            servo.set(ct.PRESENT_VELOCITY, velocity[axis])
-            servo.set(ct.PRESENT_CURRENT, current[axis])
+            if servo.direction > 0:
+                servo.set(ct.PRESENT_POSITION, ticks[axis])
+                servo.set(ct.PRESENT_VELOCITY, velocity[axis])
+            else:  # a servo turning against its joint counts the other way about the centre 2048
+                servo.set(ct.PRESENT_POSITION, 4096 - ticks[axis])
+                servo.set(ct.PRESENT_VELOCITY, -velocity[axis])
+            servo.set(ct.PRESENT_CURRENT, current[k])
             servo.set(ct.REALTIME_TICK, tick)
 
     # the device's clock
@@ -529,7 +631,9 @@ class ServoBus:
         if not packet.crc_ok:
             self.stats.crc_failures += 1
             return [] if broadcast else self._reply(self.servos[packet.dxl_id], ct.ERROR_CRC, b"", now)
-        for servo in (self.servos.values() if broadcast else (self.servos[packet.dxl_id],)):
+        followers = () if broadcast else self._followers(packet.dxl_id)
+        addressed = self.servos.values() if broadcast else (self.servos[packet.dxl_id], *followers)
+        for servo in addressed:
             servo.last_instruction = t
         params = packet.parameters
         ready = now + self._wire(packet.raw_length)
@@ -560,6 +664,8 @@ class ServoBus:
                 error = servo.write(address, params[2:], t)
                 if not broadcast:
                     out += self._reply(servo, error, b"", ready + self._wire(11))
+            for servo in followers:  # a shadow obeys its primary's packets without answering
+                servo.write(address, params[2:], t)
             return out
         if instruction == p.INST_SYNC_READ and broadcast:
             if len(params) < 5:
@@ -587,26 +693,36 @@ class ServoBus:
                 servo = self.servos.get(body[k])
                 if servo is not None:
                     servo.write(address, body[k + 1:k + 1 + length], t)  # no status: errors are silent
+                for follower in self._followers(body[k]):  # the shadows take their primary's data
+                    follower.write(address, body[k + 1:k + 1 + length], t)
             return []
         if instruction == p.INST_REBOOT:
             targets = list(self.servos.values()) if broadcast else [self.servos[packet.dxl_id]]
-            for servo in targets:
+            for servo in (*targets, *followers):
                 servo.reboot(t)
             return [] if broadcast else self._reply(targets[0], 0, b"", ready + self._wire(11))
         return [] if broadcast else self._reply(self.servos[packet.dxl_id], ct.ERROR_INSTRUCTION, b"", ready)
 
+    def _followers(self, dxl_id: int) -> tuple[Servo, ...]:
+        """The other servos whose Secondary ID is `dxl_id` (its shadows), present on the bus."""
+        absent = self.config.absent
+        return tuple(s for s in self.servos.values()
+                     if s.secondary_id == dxl_id and s.id != dxl_id and s.id not in absent)
+
     def snapshot(self) -> dict:
         """What a test reads back: every servo's registers of interest and the event log."""
+        xq = self.plant.core.XQ
         return {
             "servos": {
                 str(i): {"torque_enable": s.get(ct.TORQUE_ENABLE), "goal_current": s.get(ct.GOAL_CURRENT),
                     "operating_mode": s.get(ct.OPERATING_MODE), "hardware_error": s.get(ct.HARDWARE_ERROR_STATUS),
                     "bus_watchdog": s.get(ct.BUS_WATCHDOG), "return_delay": s.get(ct.RETURN_DELAY_TIME),
+                    "secondary_id": s.secondary_id, "drive_mode": s.get(ct.DRIVE_MODE),
                     "torque_events": list(s.torque_events)}
                 for i, s in self.servos.items()
             },
             "stats": {**vars(self.stats), "instructions": {f"0x{k:02x}": v for k, v in self.stats.instructions.items()}},
-            "theta_deg": [float(v) for v in np.degrees(self.plant.x[self.plant.core.XQ:self.plant.core.XQ + N_AXES])],
+            "theta_deg": [float(v) for v in np.degrees(self.plant.x[xq:xq + self.n_axes])],
             "plant_failed": self.plant.failed,
             "plant_time_s": self.plant.time,
             "lockstep": self.config.lockstep,
@@ -678,6 +794,9 @@ def config_from_json(text: str) -> EmulatorConfig:
     for key in ("start_posture", "ids", "models", "absent"):
         if key in fields:
             fields[key] = tuple(fields[key])
+    for key in ("secondary_ids", "drive_modes"):
+        if key in fields:
+            fields[key] = tuple(tuple(pair) for pair in fields[key])
     return EmulatorConfig(**fields)
 
 
@@ -809,8 +928,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m crane_lib.hardware.emulator", description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seed", type=int, default=1, help="seed of the plant's run-to-run draw and the sensor noise")
-    parser.add_argument("--start-posture", type=float, nargs=N_AXES, metavar="DEG", default=None,
-                        help="initial joint angles of axes 1..8 in degrees (default: hanging at rest, all 0)")
+    parser.add_argument("--arm", default=CRANE_X7,
+                        help="whose servos answer: crane_x7 (default) or vx300s")
+    parser.add_argument("--start-posture", type=float, nargs="+", metavar="DEG", default=None,
+                        help="initial angle of every axis in degrees (default: all 0, hanging)")
     parser.add_argument("--operating-mode", type=int, default=3, help="initial Operating Mode of every servo (factory: 3)")
     parser.add_argument("--wire-baud", type=float, default=0.0, help="add each packet's time on a bus at this rate (e.g. 3e6)")
     parser.add_argument("--lockstep", action="store_true",
@@ -829,20 +950,28 @@ def build_parser() -> argparse.ArgumentParser:
 
 def config_from_args(args) -> EmulatorConfig:
     faults = tuple(args.drop + args.corrupt_crc + args.hardware_error + args.stuck + args.late)
-    start = tuple(np.radians(args.start_posture)) if args.start_posture else (0.0,) * N_AXES
-    return EmulatorConfig(seed=args.seed, start_posture=start, faults=faults, operating_mode=args.operating_mode,
-                          wire_baud=args.wire_baud, absent=tuple(args.missing_id), lockstep=args.lockstep)
+    start = tuple(np.radians(args.start_posture)) if args.start_posture else ()
+    config = EmulatorConfig(seed=args.seed, start_posture=start, faults=faults,
+                            operating_mode=args.operating_mode, wire_baud=args.wire_baud,
+                            absent=tuple(args.missing_id), lockstep=args.lockstep, arm=args.arm)
+    config.posture()  # the start posture has one angle per axis of the arm (ValueError otherwise)
+    return config
 
 
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     if args.serve_stdio is not None:
         return _serve_stdio(config_from_json(args.serve_stdio))
-    config = config_from_args(args)
+    try:
+        config = config_from_args(args)
+    except ValueError as error:  # an arm without a Protocol 2.0 bus, a posture of the wrong size
+        parser.error(str(error))
     master, slave, path = open_pty()
     session = Session(ServoBus(config))
     clock = "lockstep: record with --timing lockstep" if config.lockstep else "real time"
-    print(f"CRANE-X7 emulator on {path} (IDs {', '.join(map(str, config.ids))}; {clock}); Ctrl-C stops", flush=True)
+    ids = ", ".join(map(str, config.ids))
+    print(f"{config.bus().name} emulator on {path} (IDs {ids}; {clock}); Ctrl-C stops", flush=True)
     try:
         serve(session, master)
     except KeyboardInterrupt:

@@ -1,4 +1,8 @@
-"""Record a command file on a real CRANE-X7 (or the emulator) over dynamixel-sdk.
+"""Record a command file on a real CRANE-X7 or ViperX 300 S (or the emulator) over dynamixel-sdk.
+
+The arm (`RecorderSettings.arm`) gives the servo bus (arm_bus.py: IDs, models, baud rate, the
+shadow servos of dual-servo joints), the command-file format, the joint limits and the
+realization constants (the CRANE-X7's file; another arm's from its twin, as the twin records it).
 
     record_arm(command_file, port, out) -> ArmRecording
 
@@ -27,7 +31,8 @@ than CLAMP_HOLD_S, a cycle later than the watchdog, SIGINT or SIGTERM) the recor
 current 0 to every servo, switches torque off on every servo with read-back, and writes the
 log with every sample logged so far, the fault and its cycle in the metadata.
 
-The log is the twin's 106-column raw log (logs/raw_log.py), the same columns filled the same
+The log is the twin's raw log (logs/raw_log.py; 106 columns on the CRANE-X7, 2 + 13 n on an
+arm of n axes, which the metadata names), the same columns filled the same
 way, plus the arm's provenance. While the arm moves, logged rows go straight into a memory-
 mapped file beside the log (`<LOG>.partial.npy`, with `<LOG>.partial.json` holding the
 metadata known at the start), so even a killed process (SIGKILL, power loss) leaves its samples
@@ -50,12 +55,13 @@ from pathlib import Path
 import numpy as np
 
 from crane_lib import fingerprint
-from crane_lib.constants import CONTROL_PERIOD_S, CURRENT_UNIT_A, ENCODER_RESOLUTION_RAD, KT, N_AXES
+from crane_lib.constants import CONTROL_PERIOD_S, ENCODER_RESOLUTION_RAD, KT
 from crane_lib.errors import InputError
 from crane_lib.excitation import commands
 from crane_lib.excitation.commands import CommandFile, check_command, read_command_file
 from crane_lib.hardware import bus as bus_module
 from crane_lib.hardware import control_table as ct
+from crane_lib.hardware.arm_bus import CRANE_X7, ArmBus, arm_bus
 from crane_lib.hardware.sequencer import LEAD, PHASE_NAMES, SEGMENT, TAIL, WAIT, DWELL, Sequencer
 from crane_lib.hardware.timing import REALTIME, Timing
 from crane_lib.logs import raw_log
@@ -88,8 +94,13 @@ class RecorderSettings:
     clamp_hold_s: float = CLAMP_HOLD_S
     bus_watchdog_units: int = BUS_WATCHDOG_UNITS
     realtime: bool = True  # ask for SCHED_FIFO (root or CAP_SYS_NICE); what it got is in the metadata
-    baud: int = ct.BAUD_RATE
+    baud: int | None = None  # bit/s; None: the arm's bus (the CRANE-X7's 3 Mbit/s), set on creation
     timing: Timing = REALTIME  # timing.LOCKSTEP only for tests and demonstrations on the emulator
+    arm: str = CRANE_X7  # the arm_description.ARMS key of the arm on the port (arm_bus.arm_bus)
+
+    def __post_init__(self):
+        if self.baud is None:
+            self.baud = arm_bus(self.arm).baud
 
     @property
     def watchdog(self) -> float:
@@ -142,7 +153,7 @@ def check_before_torque(cmd: CommandFile, constants: RealizationConstants, perio
     current clamps (the reference's feedforward current); returns what was checked."""
     check_command(cmd)  # every waypoint inside the joint limits, the closing rows
     profiles = segment_profiles(cmd, period)
-    limits = joint_limits_rad()
+    limits = cmd.command_format.limits()  # the CRANE-X7's: joint_limits_rad()
     limit_amps = constants.limit_units * constants.current_unit
     worst_share = 0.0
     for k in range(profiles.start.shape[0]):
@@ -234,15 +245,16 @@ def _sdk_version() -> str:
 class _Rows:
     """Logged rows in a memory-mapped .npy beside the log (survives a killed process)."""
 
-    def __init__(self, path: Path, capacity: int):
+    def __init__(self, path: Path, capacity: int, n_columns: int = raw_log.N_COLUMNS):
         self.path = path
         self.n = 0
-        self.array = np.lib.format.open_memmap(path, mode="w+", dtype=np.float64, shape=(max(capacity, 1000), raw_log.N_COLUMNS))
+        self.array = np.lib.format.open_memmap(path, mode="w+", dtype=np.float64,
+                                               shape=(max(capacity, 1000), n_columns))
 
     def next_row(self) -> np.ndarray:
         if self.n >= self.array.shape[0]:
             grown = np.lib.format.open_memmap(self.path.with_suffix(".grow.npy"), mode="w+", dtype=np.float64,
-                                              shape=(2 * self.array.shape[0], raw_log.N_COLUMNS))
+                                              shape=(2 * self.array.shape[0], self.array.shape[1]))
             grown[: self.n] = self.array[: self.n]
             del self.array
             os.replace(self.path.with_suffix(".grow.npy"), self.path)
@@ -284,28 +296,33 @@ def record_arm(command_file, port: str, out=None, settings: RecorderSettings | N
     settings = settings or RecorderSettings()
     if settings.timing.lockstep and abs(settings.period_s - settings.timing.period_s) > 1e-12:
         raise ValueError(f"lockstep timing runs the emulator's {settings.timing.period_s * 1e3:g} ms period, not {settings.period_s * 1e3:g} ms")
-    constants = load_realization_constants() if constants is None else constants
+    bus = arm_bus(settings.arm)
+    constants = _arm_constants(bus) if constants is None else constants
     if isinstance(command_file, CommandFile):
         cmd, command_name, command_sha = command_file, command_file.name, "<in memory>"
     else:
-        cmd = read_command_file(command_file)
+        cmd = _read_arm_command(command_file, bus)
         command_name, command_sha = str(command_file), fingerprint.file_digest(command_file)
+    if cmd.command_format.n_axes != bus.n_axes:
+        raise InputError(command_name, f"a command file of {cmd.command_format.n_axes} axes",
+                         f"one of the {bus.name}'s {bus.n_axes} axes")
     out = None if out is None else Path(out)
     checks = check_before_torque(cmd, constants, settings.period_s)
-    limits = joint_limits_rad()
+    limits = cmd.command_format.limits()
     margin = math.radians(settings.joint_margin_deg)
     low, high = limits[:, 0] - margin, limits[:, 1] + margin
 
     # from here on SIGINT and SIGTERM only set a flag: the recorder decides how to stop, and a
     # signal that comes before the torque handshake means the torque is never enabled
     with _Stop() as stop:
-        servos = bus_module.ServoBus(port, baud=settings.baud, reply_timeout_ms=settings.reply_timeout_ms, timing=settings.timing)
+        servos = bus_module.ServoBus(port, baud=settings.baud, arm=bus, timing=settings.timing,
+                                     reply_timeout_ms=settings.reply_timeout_ms)
         servos.open()
         try:
             infos = servos.discover()
             servos.check_clock()
             configuration = servos.configure(constants.limit_units)
-            read = bus_module.CycleRead(*(np.zeros(N_AXES, dtype=np.int64) for _ in range(4)))
+            read = servos.new_cycle_read()
             try:
                 servos.read_cycle(read)
             except bus_module.BusFault as fault:
@@ -317,15 +334,63 @@ def record_arm(command_file, port: str, out=None, settings: RecorderSettings | N
             servos.close()
 
 
+def _arm_constants(bus: ArmBus) -> RealizationConstants:
+    """The realization constants of the arm: the CRANE-X7's file, another arm's from its twin."""
+    if bus.key == CRANE_X7:
+        return load_realization_constants()
+    from crane_lib.twin import truth as twin_truth
+
+    return twin_truth.realization_constants(bus.key)
+
+
+def _read_arm_command(path, bus: ArmBus) -> CommandFile:
+    """The command file at `path` in the format of the arm's command files."""
+    if bus.key == CRANE_X7:
+        return read_command_file(path)
+    from crane_lib.twin.recorder import command_format
+
+    return read_command_file(path, command_format(bus.key))
+
+
+def _arm_metadata(servos) -> dict[str, str]:
+    """What the log says of another arm than the CRANE-X7: its key (raw_log.layout), the
+    torque constants of the torque record per axis, how dual-servo currents were combined."""
+    bus = servos.arm
+    if bus.key == CRANE_X7:
+        return {"kt_logged": " ".join(f"{v:.6g}" for v in KT)}
+    kt = [sum(s.kt for s in bus.axis_servos(axis)) for axis in range(1, bus.n_axes + 1)]
+    shadows = " ".join(f"{s.dxl_id}:{s.primary_id}" for s in bus.shadows) or "none"
+    return {
+        "arm": bus.key,
+        "kt_logged": " ".join(f"{v:.6g}" for v in kt),
+        "servo_shadows": shadows,
+        "servo_reverse": " ".join(str(int(s.reverse)) for s in bus.servos),
+        "current_present_of_shadowed_axes": "both servos' torques (kt x present current) summed, "
+                                            "divided by the axis's kt_logged",
+        "bus_wire_ms_per_cycle": f"{bus_wire_seconds(bus) * 1e3:.3f}",
+    }
+
+
+def bus_wire_seconds(bus: ArmBus) -> float:
+    """Time one cycle's packets take on the wire at the bus's baud rate (10 bits per byte): the
+    sync read (14 + one byte per ID), a status packet per servo (11 + the block), and the
+    sync write of Goal Current to the primaries (14 + ID and value each)."""
+    n_ids, n_goals = len(bus.ids), len(bus.primary_ids)
+    read = 14 + n_ids + n_ids * (11 + ct.CYCLE_READ_LENGTH)
+    write = 14 + n_goals * (1 + ct.GOAL_CURRENT.size)
+    return (read + write) * 10.0 / bus.baud
+
+
 def _static_metadata(cmd, command_name, command_sha, port, servos, infos, configuration, constants, settings, checks) -> dict[str, str]:
     latency = servos.latency_timer
     return {
-        "source": f"CRANE-X7 over dynamixel-sdk {_sdk_version()} (crane_lib.hardware.recorder v{RECORDER_VERSION})",
+        "source": f"{servos.arm.name} over dynamixel-sdk {_sdk_version()} "
+                  f"(crane_lib.hardware.recorder v{RECORDER_VERSION})",
         "trajectory": cmd.name,
         "command_file": command_name,
         "command_sha256": command_sha,
         "port": str(port),
-        "baud_rate": str(settings.baud),
+        "baud_rate": str(servos.baud),
         "usb_latency_timer_ms": "none (not a USB serial adapter)" if latency is None else str(latency),
         "servo_ids": " ".join(str(i.dxl_id) for i in infos),
         "servo_models": " ".join(f"{i.model_number}:{i.model}" for i in infos),
@@ -335,7 +400,7 @@ def _static_metadata(cmd, command_name, command_sha, port, servos, infos, config
         "controller": f"K_P={constants.k_p:.6g} K_V={constants.k_v:.6g} K_I={constants.k_i:.6g}",
         "realization_M_hat": " ".join(f"{v:.6g}" for v in constants.m_hat),
         "realization_D_hat": " ".join(f"{v:.6g}" for v in constants.d_hat),
-        "kt_logged": " ".join(f"{v:.6g}" for v in KT),
+        **_arm_metadata(servos),
         "target_period_ms": f"{settings.period_s * 1e3:g}",
         "timing": settings.timing.name,
         "timing_detail": settings.timing.describe(),
@@ -352,6 +417,8 @@ def _static_metadata(cmd, command_name, command_sha, port, servos, infos, config
 def _run(cmd, servos, settings, constants, theta_start, low, high, metadata, out, progress, stop, on_logging) -> ArmRecording:
     period = settings.period_s
     lockstep = settings.timing.lockstep
+    n_axes = servos.arm.n_axes
+    current_unit = servos.arm.current_unit
     cyc = lambda seconds: int(round(seconds / period))  # noqa: E731
     sequencer = Sequencer(cmd, cyc(settings.lead_s), cyc(settings.tail_s),
                           None if settings.preroll_s is None else cyc(settings.preroll_s),
@@ -362,32 +429,34 @@ def _run(cmd, servos, settings, constants, theta_start, low, high, metadata, out
     if out is not None:
         partial_npy, partial_json = _partial_paths(out)
         partial_json.write_text(json.dumps(metadata, indent=1))
-        rows = _Rows(partial_npy, int(expected))
+        rows = _Rows(partial_npy, int(expected), raw_log.n_columns(n_axes))
     else:
-        rows = _MemoryRows(int(expected))
+        rows = _MemoryRows(int(expected), raw_log.n_columns(n_axes))
     stamps = {name: np.zeros(int(expected) + cyc(10.0)) for name in _STAMPS}
     stamps["phase"] = np.zeros(len(stamps["wake"]), dtype=np.int8)
     law = constants.law_arguments()
-    out_law = np.zeros((controller.OUT_ROWS, N_AXES))
-    integral = np.zeros(N_AXES)
+    out_law = np.zeros((controller.OUT_ROWS, n_axes))
+    integral = np.zeros(n_axes)
     theta_previous = theta_start.copy()
-    read = bus_module.CycleRead(*(np.zeros(N_AXES, dtype=np.int64) for _ in range(4)))
-    clamp_run = np.zeros(N_AXES, dtype=np.int64)
+    read = servos.new_cycle_read()
+    clamp_run = np.zeros(n_axes, dtype=np.int64)
     clamp_hold_cycles = max(1, cyc(settings.clamp_hold_s))
     watchdog_s = settings.watchdog * 1e-3
     fault: Fault | None = None
     torque_state: dict[int, int | None] = {}
     previous_scheduling = current_scheduling()
     realtime = request_realtime(settings.realtime)
-    col = raw_log.COLUMN
-    g = {name: raw_log.group(name) for name in ("theta_logged", "dtheta", "theta_ref", "dtheta_ref", "ddtheta_ref", "position_error",
-                                                "current_command", "u_feedforward", "u_feedback", "current_present", "position_ticks",
-                                                "goal_current_units", "clamped")}
+    col = raw_log.column_index(n_axes)
+    g = {name: raw_log.group(name, n_axes) for name in (
+        "theta_logged", "dtheta", "theta_ref", "dtheta_ref", "ddtheta_ref", "position_error",
+        "current_command", "u_feedforward", "u_feedback", "current_present", "position_ticks",
+        "goal_current_units", "clamped")}
     phases = []  # phase of each logged row
     t_first = None
     cycle = 0
     # load the compiled law (numba's cache) and touch every path of the cycle before torque is on
-    realization_law(theta_start, theta_start * 0.0, theta_start * 0.0, theta_start, theta_start, period, np.zeros(N_AXES), *law, out_law)
+    realization_law(theta_start, theta_start * 0.0, theta_start * 0.0, theta_start, theta_start,
+                    period, np.zeros(n_axes), *law, out_law)
     sequencer.reference()
     # the cyclic garbage collector can pause the interpreter for tens of ms in a large process (a
     # notebook kernel); the loop creates no reference cycles, so it is switched off until the end
@@ -440,9 +509,10 @@ def _run(cmd, servos, settings, constants, theta_start, low, high, metadata, out
                 fault = Fault("watchdog", f"{(t_read - t_previous_read) * 1e3:.1f} ms between two reads", cycle, rows.n)
                 break
             if read.hardware_error.any():
-                axis = int(np.flatnonzero(read.hardware_error)[0])
-                bits = int(read.hardware_error[axis])
-                fault = Fault("hardware_error", f"ID {servos.ids[axis]} (axis {axis + 1}): Hardware Error Status 0x{bits:02x} "
+                k = int(np.flatnonzero(read.hardware_error)[0])  # the servo in bus order
+                bits, axis = int(read.hardware_error[k]), servos.arm.servos[k].axis - 1
+                fault = Fault("hardware_error", f"ID {servos.bus_ids[k]} (axis {axis + 1}): "
+                              f"Hardware Error Status 0x{bits:02x} "
                               f"({ct.hardware_error_text(bits)})", cycle, rows.n)
                 break
             theta = read.position_ticks * ENCODER_RESOLUTION_RAD - math.pi
@@ -482,7 +552,7 @@ def _run(cmd, servos, settings, constants, theta_start, low, high, metadata, out
                 row[g["current_command"]] = out_law[controller.OUT_GOAL_UNITS] * constants.current_unit
                 row[g["u_feedforward"]] = out_law[controller.OUT_FEEDFORWARD]
                 row[g["u_feedback"]] = out_law[controller.OUT_FEEDBACK]
-                row[g["current_present"]] = read.current_units * CURRENT_UNIT_A
+                row[g["current_present"]] = read.current_units * current_unit
                 row[g["position_ticks"]] = read.position_ticks
                 row[g["goal_current_units"]] = out_law[controller.OUT_GOAL_UNITS]
                 row[g["clamped"]] = out_law[controller.OUT_CLAMPED]
@@ -518,10 +588,11 @@ def _run(cmd, servos, settings, constants, theta_start, low, high, metadata, out
 
 
 class _MemoryRows(_Rows):
-    def __init__(self, capacity: int):  # noqa: super().__init__ not called: no file
+    # super().__init__ not called: no file
+    def __init__(self, capacity: int, n_columns: int = raw_log.N_COLUMNS):  # noqa
         self.path = None
         self.n = 0
-        self.array = np.zeros((max(capacity, 1000), raw_log.N_COLUMNS))
+        self.array = np.zeros((max(capacity, 1000), n_columns))
 
     def next_row(self) -> np.ndarray:
         if self.n >= self.array.shape[0]:
@@ -601,10 +672,10 @@ def _cycle_statistics(stamps: dict[str, np.ndarray], period: float) -> dict[str,
 def safety_margins(log: raw_log.RawLog) -> dict[str, float]:
     """What a recording needed of the recorder's limits: the largest excursion beyond a joint
     limit (deg, 0 when inside) and the longest run of one axis at its current clamp (s)."""
-    limits = joint_limits_rad()
+    limits = joint_limits_rad() if log.arm == CRANE_X7 else _arm_limits(log.arm)
     beyond = np.maximum(log.theta - limits[:, 1], limits[:, 0] - log.theta).max(axis=0)
     longest = 0
-    for axis in range(N_AXES):
+    for axis in range(log.n_axes):
         flags = np.concatenate([[0], log.clamped[:, axis].astype(np.int8), [0]])
         edges = np.diff(flags)
         runs = np.flatnonzero(edges == -1) - np.flatnonzero(edges == 1)
@@ -612,6 +683,13 @@ def safety_margins(log: raw_log.RawLog) -> dict[str, float]:
     axis = int(np.argmax(beyond))
     return {"beyond_limit_deg": max(0.0, float(np.degrees(beyond[axis]))), "beyond_limit_axis": axis + 1,
             "longest_clamp_s": longest * CONTROL_PERIOD_S}
+
+
+def _arm_limits(key: str) -> np.ndarray:
+    """(n_axes, 2) joint limits (rad) of another arm than the CRANE-X7."""
+    from crane_lib.model.arm_description import load_arm
+
+    return load_arm(key).joint_limits()
 
 
 def recover_partial(log_path, repaired_out=None) -> Path:

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from crane_lib.constants import CONTROL_PERIOD_S, N_AXES
-from crane_lib.excitation.commands import FINAL_DWELL_S, CommandFile
+from crane_lib.constants import CONTROL_PERIOD_S
+from crane_lib.excitation.commands import CRANE_X7_FORMAT, FINAL_DWELL_S, CommandFile, CommandFormat
 from crane_lib.twin.recorder import IN_POSITION_TIMEOUT_S, IN_POSITION_TOLERANCE_RAD, PREROLL_S, SegmentProfiles, segment_profiles
 
 APPROACH, PREROLL, LEAD, SEGMENT, WAIT, DWELL, TAIL, DONE = range(8)
@@ -47,14 +47,16 @@ class Reference:
     segment: int  # command-file segment for the log (-1 while idle)
 
 
-def approach_command(theta_now: np.ndarray, target: np.ndarray) -> CommandFile:
-    """A one-segment command from `theta_now` to `target`."""
+def approach_command(theta_now: np.ndarray, target: np.ndarray,
+                     command_format: CommandFormat = CRANE_X7_FORMAT) -> CommandFile:
+    """A one-segment command from `theta_now` to `target`, in the arm's command format."""
     class _From(CommandFile):
         @property
         def start(self) -> np.ndarray:  # the measured angles instead of the assumed q̄A
             return np.asarray(theta_now, dtype=float)
 
-    return _From("approach", np.asarray(target, dtype=float)[None, :], np.array([APPROACH_SPEED_PERCENT]))
+    return _From("approach", np.asarray(target, dtype=float)[None, :],
+                 np.array([APPROACH_SPEED_PERCENT]), command_format=command_format)
 
 
 class Sequencer:
@@ -79,10 +81,11 @@ class Sequencer:
         self.wait_total = 0
         self.timeouts = 0
         self.cycle = 0
-        self._zero = np.zeros(N_AXES)
+        self._zero = np.zeros(cmd.command_format.n_axes)
         self.approach: SegmentProfiles | None = None
         if approach_from is not None:
-            self.approach = segment_profiles(approach_command(approach_from, self.start), period)
+            approach = approach_command(approach_from, self.start, cmd.command_format)
+            self.approach = segment_profiles(approach, period)
             self.phase = APPROACH
         else:
             self.phase = PREROLL

@@ -110,12 +110,18 @@ class EncoderNoiseRule:
 
 @dataclass(frozen=True)
 class BusLayout:
-    """The servo bus: protocol, baud rate (bit/s), servo IDs per axis and where they come from."""
+    """The servo bus: protocol, baud rate (bit/s), servo IDs per axis and where they come from.
+
+    Several IDs on one axis drive one joint together: the first is the primary, the others its
+    shadows (their Secondary ID is the primary's, they follow its goal values). `reverse` holds,
+    per axis and ID, whether the servo's Drive Mode has its reverse-direction bit set, as the
+    arm's maker configures it (empty: no servo reversed)."""
 
     protocol: str
     baud: int
     ids: tuple[tuple[int, ...], ...]
     source: str
+    reverse: tuple[tuple[bool, ...], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -739,10 +745,24 @@ def load_urdf_arm(directory: Path | str, snap: bool = True) -> ArmDescription:
                 int(bus["baud"]),
                 tuple(tuple(a["ids"]) for a in axes),
                 bus["source"],
+                _reverse_bits(axes, toml_where),
             )
         ),
         snapped=tuple(snapped),
     )
+
+
+def _reverse_bits(axes: list[dict], where: str) -> tuple[tuple[bool, ...], ...]:
+    """Per axis and servo ID: the Drive Mode reverse bit of arm.toml's `reverse` (default off)."""
+    bits = []
+    for axis in axes:
+        ids = axis.get("ids", [1])
+        reverse = axis.get("reverse", [False] * len(ids))
+        if len(reverse) != len(ids) or not all(isinstance(r, bool) for r in reverse):
+            raise InputError(where, f"axis {axis['joint']!r}: reverse = {reverse!r}",
+                             f"one true or false per ID of {ids}")
+        bits.append(tuple(reverse))
+    return tuple(bits)
 
 
 def _controller(gains: dict, where: str) -> ControllerGains | EncoderNoiseRule:
