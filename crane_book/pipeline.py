@@ -35,11 +35,7 @@ transitively (`crane_book.keys`), so editing a chapter or a view re-runs no step
 9. Beyond OLS: OLS, error-covariance WLS and the dual-metric WLS (plain and with Theta_r) on the
    Table VIII trajectories the profile records and the invariance test (`export.beyond_ols`,
    results/beyond_ols), which the chapter "Beyond OLS" reads;
-10. other arms: the ViperX 300 S and the SO-101 through the CRANE-X7's stages (model, excitation
-   rank, a twin recording through Algorithm 1, held-out error, truth score) beside the CRANE-X7's
-   accepted model, one record per arm (`acceptance.other_arms`, results/other_arms), which the
-   chapter "Other arms" reads (after the accepted model and the validation bundles);
-11. side by side (`side_by_side`: one process each, none reads another's record): DIDIM and
+10. side by side (`side_by_side`: one process each, none reads another's record): DIDIM and
    CLIE from each ε of the projection ladder on the representative condition
    (`identification.refinement_runs`, results/refinement_runs), which the chapter "CLIE" reads;
    Sec. VI-E's re-evaluation: every OLS estimate of the build audited over Θ (results/audits),
@@ -49,10 +45,14 @@ transitively (`crane_book.keys`), so editing a chapter or a view re-runs no step
    beyond the paper, the certified check over the continuous Θ (`acceptance.certified`): the
    accepted model (a box around its worst audit pose, and the whole of Θ) and the CLIE
    solution it was rescued from, one record per model (results/certified), which chapter 06
-   reads;
-12. the claims at a glance: each of the paper's main claims evaluated from those records
+   reads; the other arms: the ViperX 300 S and the SO-101 through the CRANE-X7's stages (model,
+   excitation rank, a twin recording through Algorithm 1, held-out error, truth score) beside
+   the CRANE-X7's accepted model, one record per arm (`acceptance.other_arms`,
+   results/other_arms), which the chapter "Other arms" reads (after the accepted model and the
+   validation bundles);
+11. the claims at a glance: each of the paper's main claims evaluated from those records
    (`crane_book.claims`, results/claims);
-13. the downloads: the records zipped per kind (`downloads`, results/downloads) for the pages
+12. the downloads: the records zipped per kind (`downloads`, results/downloads) for the pages
    that link them.
 
 The data set is recorded on the twin profile $CRANE_TWIN names (`make book TWIN=field`).
@@ -606,16 +606,16 @@ def run_steps(args, clock: BuildClock) -> None:
         _report("nonideality", nonideality_sweep(args.profile, args.jobs, args.scheduler))
     with clock.step("Beyond OLS"):
         print(beyond_ols_step(args.profile, jobs=args.jobs).line())
-    with clock.step("other arms"):
-        print(other_arms_step(args.profile).line())
     for name in args.study:
         with clock.step(f"study {name}"):
             study = condition_sweep(name, STUDIES[name], args.profile, args.jobs, args.scheduler)
             _report(name, study)
-    # each of these runs in one process and none reads another's record: side by side
-    independent = [(refinement_runs_step, (args.profile,)), (ols_audits_step, ()),
-                   (rescues_step, ()), (certified_step, (args.profile,))]
-    with clock.step("DIDIM and the ε ladder, audits, rescues, certified check (side by side)"):
+    # each of these runs in one process and none reads another's record: side by side, the
+    # longest first (the pool takes them in this order)
+    independent = [(refinement_runs_step, (args.profile,)), (certified_step, (args.profile,)),
+                   (rescues_step, ()), (other_arms_step, (args.profile,)), (ols_audits_step, ())]
+    with clock.step("DIDIM and the ε ladder, certified check, rescues, other arms, audits "
+                    "(side by side)"):
         for log in side_by_side(independent, args.jobs if args.scheduler is None else 1):
             print(log.line())
     with clock.step("claims"):
