@@ -8,6 +8,8 @@ build's own compute time are left out. `make numbers` (after
 `make book PROFILE=quick`; `.ci/run` calls it) reads the same columns from the built book and
 fails with the list of numbers that moved. A change that moves numbers on purpose rewrites the
 manifest in the same commit (`python -m crane_book.numbers write`), so the diff shows what moved.
+The full book's numbers have their own manifest (`book/numbers_full.csv`, `--manifest`), which
+`make numbers` reads after the full `make book`.
 
     python -m crane_book.numbers check [--html _build/html]   exit 1 and the moved numbers
     python -m crane_book.numbers write [--html _build/html]   the manifest from a built book
