@@ -15,6 +15,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -59,29 +60,59 @@ EXPECT_ADDRESS = "expected a Dask scheduler address tcp://HOST:PORT"
 EXPECT_SECONDS = "expected a number of seconds above 0 and at most 600"
 
 
-@pytest.mark.parametrize(
-    "arguments, shown, expected",
-    [
-        (["--jobs", "0"], "--jobs 0:", EXPECT_JOBS),
-        (["--jobs", "-1"], "--jobs -1:", EXPECT_JOBS),
-        (["--jobs", "100000"], "--jobs 100000:", EXPECT_JOBS),
-        (["--jobs", "2.5"], "--jobs 2.5:", EXPECT_JOBS),
-        (["--scheduler", "notaurl"], "--scheduler notaurl:", EXPECT_ADDRESS),
-        (["--scheduler", "http://127.0.0.1:8786"], "http://127.0.0.1:8786:", EXPECT_ADDRESS),
-        (["--scheduler", "tcp://127.0.0.1"], "--scheduler tcp://127.0.0.1:", EXPECT_ADDRESS),
-        (["--scheduler", "tcp://127.0.0.1:70000"], "tcp://127.0.0.1:70000:", EXPECT_ADDRESS),
-        (["--scheduler", ""], "--scheduler '':", EXPECT_ADDRESS),
-        (["--scheduler", "tcp://a:1\nb"], "--scheduler 'tcp://a:1\\nb':", EXPECT_ADDRESS),
-        (["--scheduler", "tcp://127.0.0.1:9", "--scheduler-timeout", "-1"], "-1:", EXPECT_SECONDS),
-        (["--scheduler-timeout", "inf"], "--scheduler-timeout inf:", EXPECT_SECONDS),
-        (["--scheduler-timeout", "nan"], "--scheduler-timeout nan:", EXPECT_SECONDS),
-        (["--scheduler-timeout", "0"], "--scheduler-timeout 0:", EXPECT_SECONDS),
-        (["--scheduler-timeout", "86400"], "--scheduler-timeout 86400:", EXPECT_SECONDS),
-    ],
-)
-def test_a_bad_option_is_one_line_and_exit_2_before_any_work(tmp_path, arguments, shown, expected):
-    run, _ = run_pipeline(tmp_path, *arguments)
-    line = refusal(run, tmp_path)
+BAD_OPTIONS = [
+    (["--jobs", "0"], "--jobs 0:", EXPECT_JOBS),
+    (["--jobs", "-1"], "--jobs -1:", EXPECT_JOBS),
+    (["--jobs", "100000"], "--jobs 100000:", EXPECT_JOBS),
+    (["--jobs", "2.5"], "--jobs 2.5:", EXPECT_JOBS),
+    (["--scheduler", "notaurl"], "--scheduler notaurl:", EXPECT_ADDRESS),
+    (["--scheduler", "http://127.0.0.1:8786"], "http://127.0.0.1:8786:", EXPECT_ADDRESS),
+    (["--scheduler", "tcp://127.0.0.1"], "--scheduler tcp://127.0.0.1:", EXPECT_ADDRESS),
+    (["--scheduler", "tcp://127.0.0.1:70000"], "tcp://127.0.0.1:70000:", EXPECT_ADDRESS),
+    (["--scheduler", ""], "--scheduler '':", EXPECT_ADDRESS),
+    (["--scheduler", "tcp://a:1\nb"], "--scheduler 'tcp://a:1\\nb':", EXPECT_ADDRESS),
+    (["--scheduler", "tcp://127.0.0.1:9", "--scheduler-timeout", "-1"], "-1:", EXPECT_SECONDS),
+    (["--scheduler-timeout", "inf"], "--scheduler-timeout inf:", EXPECT_SECONDS),
+    (["--scheduler-timeout", "nan"], "--scheduler-timeout nan:", EXPECT_SECONDS),
+    (["--scheduler-timeout", "0"], "--scheduler-timeout 0:", EXPECT_SECONDS),
+    (["--scheduler-timeout", "86400"], "--scheduler-timeout 86400:", EXPECT_SECONDS),
+]
+
+# Every bad option refused in turn by one process, through the function `python -m
+# crane_book.pipeline` calls (main); the imports, seconds each, are paid once.
+REFUSE_EACH = """
+import contextlib, io, json, sys
+from crane_book import pipeline
+runs = []
+for arguments in json.loads(sys.argv[1]):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = pipeline.main(["--profile", "quick", *arguments])
+        except SystemExit as stop:
+            code = stop.code
+    runs.append({"returncode": code, "stdout": out.getvalue(), "stderr": err.getvalue()})
+print(json.dumps(runs))
+"""
+
+
+@pytest.fixture(scope="module")
+def bad_option_runs(tmp_path_factory):
+    """(the results folder's parent, each bad option's run) from one pipeline process."""
+    folder = tmp_path_factory.mktemp("bad-options")
+    arguments = json.dumps([case[0] for case in BAD_OPTIONS])
+    run = subprocess.run([sys.executable, "-c", REFUSE_EACH, arguments], capture_output=True,
+                         text=True, env=clean_env(folder), timeout=120)
+    assert run.returncode == 0, run.stderr
+    return folder, [SimpleNamespace(**r) for r in json.loads(run.stdout.splitlines()[-1])]
+
+
+@pytest.mark.parametrize("case", range(len(BAD_OPTIONS)),
+                         ids=[" ".join(case[0]) for case in BAD_OPTIONS])
+def test_a_bad_option_is_one_line_and_exit_2_before_any_work(bad_option_runs, case):
+    folder, runs = bad_option_runs
+    _, shown, expected = BAD_OPTIONS[case]
+    line = refusal(runs[case], folder)
     assert shown in line and expected in line
 
 
