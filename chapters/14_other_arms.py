@@ -112,4 +112,8 @@ display(view.stage_times_table(records, view.load_stage_times()))
 # which is mounted reversed) is part of its description (`data/vx300s_description/arm.toml`),
 # and the recorder and the Protocol 2.0 emulator of the chapter "Your own arm" take it from
 # there: `crane-id record --robot vx300s --port PORT` writes the goals to each joint's primary
-# servo, whose shadow follows it by its Secondary ID, and logs the joint's torque from both.
+# servo, whose shadow follows it by its Secondary ID, and logs the joint's torque from both. At
+# the ViperX's stock baud rate one cycle's packets do not fit in the control period; the
+# recorder refuses that before opening the port and names the rate that fits, to be set on
+# every servo and passed as `--baud` ([the register of the recorder](../book/register_hardware.md)
+# gives the byte counts).

@@ -23,7 +23,8 @@ from crane_lib.hardware import control_table as ct
 from crane_lib.hardware.arm_bus import arm_bus
 from crane_lib.hardware.emulated import start_posture_config
 from crane_lib.hardware.emulator import EmulatorProcess
-from crane_lib.hardware.recorder import RecorderSettings, record_arm
+from crane_lib.hardware.recorder import (RecorderSettings, bus_wire_seconds, check_bus_speed,
+                                         record_arm)
 from crane_lib.hardware.timing import LOCKSTEP
 from crane_lib.logs import raw_log
 from crane_lib.model.arm_description import ARMS, crane_x7, load_arm
@@ -32,8 +33,10 @@ from crane_lib.twin import recorder as twin
 
 ARM = "vx300s"
 SEED = 1  # the emulator's and the twin's: the same run-to-run draw of the plant
+# at the ViperX's stock 1 Mbit/s one cycle needs 2.56 ms on the wire: the recorder wants 3 Mbit/s
+FAST_BAUD = 3_000_000
 SHORT = dict(lead_s=0.2, tail_s=0.2, preroll_s=0.1, realtime=False, approach=False, timing=LOCKSTEP,
-             arm=ARM)
+             arm=ARM, baud=FAST_BAUD)
 BLOCK_S = 0.04  # torques compared as block means over the identification's sampling interval
 # tolerances (see test_the_viperx_records_through_the_emulator_as_its_twin_does for why they
 # differ); this file's recordings are deterministic (lockstep, fixed seeds): 3 % to 6 % seen
@@ -108,7 +111,7 @@ def test_the_viperx_records_through_the_emulator_as_its_twin_does(emulator, shor
     log_path = tmp_path / "vx.npz"
     status = cli.main(["record", str(short), "--robot", ARM, "--port", emulator.port,
                        "--out", str(log_path), "--idle", "0.2", "--no-approach",
-                       "--timing", "lockstep", "--no-realtime"])
+                       "--timing", "lockstep", "--no-realtime", "--baud", str(FAST_BAUD)])
     assert status == 0, capsys.readouterr().err
     snapshot = emulator.snapshot()
     for dxl_id in ("2", "3", "4", "5"):  # the shadows were switched on and off with their primaries
@@ -118,7 +121,7 @@ def test_the_viperx_records_through_the_emulator_as_its_twin_does(emulator, shor
     meta = log.metadata
     assert log.arm == ARM and log.samples.shape[1] == raw_log.layout(ARM).n_columns == 2 + 13 * 7
     assert meta["fault"] == "none" and meta["servo_ids"] == "1 2 3 4 5 6 7 8 9"
-    assert meta["servo_shadows"] == "3:2 5:4" and meta["baud_rate"] == "1000000"
+    assert meta["servo_shadows"] == "3:2 5:4" and meta["baud_rate"] == str(FAST_BAUD)
     samples, twin_meta = twin.record(short, seed=SEED, arm=ARM)
     reference = raw_log.RawLog(samples, twin_meta)
     assert reference.arm == ARM and samples.shape[1] == log.samples.shape[1]
@@ -196,6 +199,24 @@ def test_a_misconfigured_shadowed_joint_is_refused_before_torque(emulator, short
     snapshot = emulator.snapshot()
     assert all(s["torque_events"] == [] for s in snapshot["servos"].values())  # never enabled
     assert not (tmp_path / "log.npz").exists()
+
+
+def test_a_bus_too_slow_for_the_control_period_is_refused_before_the_port_opens(short, tmp_path,
+                                                                               capsys):
+    """One cycle's packets at the ViperX's stock 1 Mbit/s take 2.56 ms, more than the 1 ms
+    period: refused with the rate that fits; the CRANE-X7's 3 Mbit/s fits (0.79 ms)."""
+    assert bus_wire_seconds(arm_bus(ARM)) == pytest.approx(2.56e-3)
+    assert bus_wire_seconds(arm_bus("crane_x7")) < 0.8e-3
+    status = cli.main(["record", str(short), "--robot", ARM, "--port", "/dev/no-such-port",
+                       "--out", str(tmp_path / "log.npz"), "--timing", "lockstep"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and len(err) == 1, err
+    assert "/dev/no-such-port at 1 Mbit/s: one cycle's packets take 2.56 ms on the wire" in err[0]
+    assert "Baud Rate(8) set to 3 Mbit/s (value 5" in err[0] and "--baud 3000000" in err[0]
+    assert not (tmp_path / "log.npz").exists()
+    with pytest.raises(InputError, match="1 Mbit/s"):
+        check_bus_speed(arm_bus("crane_x7"), 1_000_000, 1e-3, "port")
+    check_bus_speed(arm_bus("crane_x7"), 3_000_000, 1e-3, "port")  # the manufacturer's rate
 
 
 def test_the_so101_is_refused_on_a_port(tmp_path, capsys):

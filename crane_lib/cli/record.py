@@ -3,12 +3,14 @@ execute a command file on the digital twin and write its raw log (Appendix D-C).
 or `--robot so101` runs the twin of that arm (its command files are under trajectories/<arm>/);
 a folder is accepted when it holds one of the shipped arms (the twin's truth is theirs).
 
-`crane-id record COMMAND_FILE --out LOG --port /dev/ttyUSB0 [--robot vx300s] [--force]`: execute it
-on a real CRANE-X7 or ViperX 300 S (or the Protocol 2.0 emulator answering as that arm,
-`python -m crane_lib.hardware.emulator [--arm vx300s]`) over dynamixel-sdk, with the shared FF+FB
-controller (2) at a 1 ms target cycle (crane_lib.hardware.recorder). The servo IDs, models, baud
-rate and the ViperX's shadow servos come from the arm's description (its [bus] section); the
-SO-101's Feetech bus is not DYNAMIXEL Protocol 2.0 and is refused.
+`crane-id record COMMAND_FILE --out LOG --port /dev/ttyUSB0 [--robot vx300s] [--baud BIT_S]
+[--force]`: execute it on a real CRANE-X7 or ViperX 300 S (or the Protocol 2.0 emulator
+answering as that arm, `python -m crane_lib.hardware.emulator [--arm vx300s]`) over
+dynamixel-sdk, with the shared FF+FB controller (2) at a 1 ms target cycle
+(crane_lib.hardware.recorder). The servo IDs, models, baud rate and the ViperX's shadow servos
+come from the arm's description (its [bus] section); a baud rate at which one cycle's packets
+do not fit in the 1 ms period (the ViperX's stock 1 Mbit/s) is refused, naming the rate that
+fits. The SO-101's Feetech bus is not DYNAMIXEL Protocol 2.0 and is refused.
 Exit status: 0 when the recording ran to its end; 2 for bad input found before torque was
 enabled (the port, a servo, the command file); 1 when a fault stopped the arm (torque off on
 every servo, the log kept with the fault in its metadata); 128 + N when signal N stopped it.
@@ -33,6 +35,7 @@ from crane_lib.cli.common import add_force, add_robot, bounded_float, output_pat
 from crane_lib.constants import CONTROL_PERIOD_S
 from crane_lib.errors import InputError
 from crane_lib.excitation.commands import CRANE_X7_FORMAT, commanded_duration, read_command_file
+from crane_lib.hardware.arm_bus import BAUD_REGISTER
 from crane_lib.hardware.timing import REALTIME, TIMINGS
 from crane_lib.logs.raw_log import LOG_SUFFIXES, MAX_STAMP_GAP_S, write_raw_log
 from crane_lib.twin import recorder
@@ -61,6 +64,10 @@ def register(subparsers) -> None:
                      help="realtime (default: 1 ms cycles on the host clock) or lockstep (the emulator with --lockstep only: "
                           "tests and demonstrations, deterministic on a loaded host)")
     arm.add_argument("--no-realtime", action="store_true", help="do not ask for SCHED_FIFO scheduling")
+    arm.add_argument("--baud", type=int, choices=sorted(BAUD_REGISTER), default=None,
+                     metavar="BIT_S", help="the bus's baud rate, one of the DYNAMIXEL rates "
+                     "(default: the arm's, 3000000 for the CRANE-X7, 1000000 for the ViperX 300 S; "
+                     "one cycle's packets must take less than the 1 ms period on the wire)")
     add_robot(parser)
     add_force(parser)
     parser.set_defaults(handler=run)
@@ -77,7 +84,9 @@ def run(args: argparse.Namespace) -> int:
     out = output_path(args.out, inputs=[args.command_file, args.truth], force=args.force, suffixes=LOG_SUFFIXES)
     if args.port is not None:
         return _run_on_arm(args, out, robot.key)
-    arm_only = [name for name, value in (("--idle", args.idle), ("--watchdog-ms", args.watchdog_ms), ("--timing", args.timing)) if value is not None]
+    arm_only = [name for name, value in (("--idle", args.idle), ("--watchdog-ms", args.watchdog_ms),
+                                         ("--timing", args.timing), ("--baud", args.baud))
+                if value is not None]
     arm_only += [name for name, value in (("--no-approach", args.no_approach), ("--no-realtime", args.no_realtime)) if value]
     if arm_only:
         raise InputError(" ".join(arm_only), "given without --port", "--port for a recording on the arm")
@@ -125,7 +134,7 @@ def _run_on_arm(args: argparse.Namespace, out: Path, arm_key: str) -> int:
         raise InputError(" ".join(twin_only), "given with --port", "twin options only without --port")
     timing = TIMINGS[args.timing] if args.timing else REALTIME
     settings = arm.RecorderSettings(approach=not args.no_approach, realtime=not args.no_realtime,
-                                    timing=timing, arm=arm_key)
+                                    timing=timing, arm=arm_key, baud=args.baud)
     if args.idle is not None:
         settings.lead_s = settings.tail_s = args.idle
     if args.watchdog_ms is not None:

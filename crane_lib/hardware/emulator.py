@@ -9,7 +9,8 @@ terminal's path as it would open /dev/ttyUSB0, drives a simulated arm. Usable by
     python -m crane_lib.hardware.emulator [--arm vx300s] [--seed N] [--start-posture DEG ...]
     # prints the port, e.g. /dev/pts/7; then, in another shell:
     crane-id record trajectories/AP01.txt --out AP01.csv --port /dev/pts/7
-    crane-id record trajectories/vx300s/PI_ALPHA.txt --robot vx300s --out vx.npz --port /dev/pts/7
+    crane-id record trajectories/vx300s/PI_ALPHA.txt --robot vx300s --baud 3000000 \
+        --out vx.npz --port /dev/pts/7
 
 Shadow servos (a joint driven by two, arm_bus.py): a servo obeys the instruction packets sent to
 its ID and to its Secondary ID (register 12), and answers only those sent to its ID, so a shadow

@@ -61,7 +61,7 @@ from crane_lib.excitation import commands
 from crane_lib.excitation.commands import CommandFile, check_command, read_command_file
 from crane_lib.hardware import bus as bus_module
 from crane_lib.hardware import control_table as ct
-from crane_lib.hardware.arm_bus import CRANE_X7, ArmBus, arm_bus
+from crane_lib.hardware.arm_bus import BAUD_REGISTER, CRANE_X7, ArmBus, arm_bus
 from crane_lib.hardware.sequencer import LEAD, PHASE_NAMES, SEGMENT, TAIL, WAIT, DWELL, Sequencer
 from crane_lib.hardware.timing import REALTIME, Timing
 from crane_lib.logs import raw_log
@@ -308,6 +308,7 @@ def record_arm(command_file, port: str, out=None, settings: RecorderSettings | N
                          f"one of the {bus.name}'s {bus.n_axes} axes")
     out = None if out is None else Path(out)
     checks = check_before_torque(cmd, constants, settings.period_s)
+    check_bus_speed(bus, settings.baud, settings.period_s, port)
     limits = cmd.command_format.limits()
     margin = math.radians(settings.joint_margin_deg)
     low, high = limits[:, 0] - margin, limits[:, 1] + margin
@@ -371,14 +372,30 @@ def _arm_metadata(servos) -> dict[str, str]:
     }
 
 
-def bus_wire_seconds(bus: ArmBus) -> float:
-    """Time one cycle's packets take on the wire at the bus's baud rate (10 bits per byte): the
-    sync read (14 + one byte per ID), a status packet per servo (11 + the block), and the
-    sync write of Goal Current to the primaries (14 + ID and value each)."""
+def bus_wire_seconds(bus: ArmBus, baud: float | None = None) -> float:
+    """Time one cycle's packets take on the wire at `baud` (default: the bus's rate; 10 bits per
+    byte): the sync read (14 + one byte per ID), a status packet per servo (11 + the block), and
+    the sync write of Goal Current to the primaries (14 + ID and value each)."""
     n_ids, n_goals = len(bus.ids), len(bus.primary_ids)
     read = 14 + n_ids + n_ids * (11 + ct.CYCLE_READ_LENGTH)
     write = 14 + n_goals * (1 + ct.GOAL_CURRENT.size)
-    return (read + write) * 10.0 / bus.baud
+    return (read + write) * 10.0 / (bus.baud if baud is None else baud)
+
+
+def check_bus_speed(bus: ArmBus, baud: float, period_s: float, port: str) -> None:
+    """InputError, before the port is opened, when one cycle's packets need the whole control
+    period on the wire at `baud`: every cycle would be late and the log of no use."""
+    wire = bus_wire_seconds(bus, baud)
+    if wire < period_s:
+        return
+    fast = [rate for rate in sorted(BAUD_REGISTER) if bus_wire_seconds(bus, rate) < period_s]
+    remedy = (f"every servo's Baud Rate(8) set to {fast[0] / 1e6:g} Mbit/s (value "
+              f"{BAUD_REGISTER[fast[0]]}, e.g. with DYNAMIXEL Wizard 2.0) and --baud {fast[0]}"
+              if fast else "fewer servos on the bus")
+    raise InputError(f"{port} at {baud / 1e6:g} Mbit/s",
+                     f"one cycle's packets take {wire * 1e3:.2f} ms on the wire "
+                     f"({len(bus.ids)} servos), not less than the {period_s * 1e3:g} ms control "
+                     "period", f"a faster bus: {remedy}")
 
 
 def _static_metadata(cmd, command_name, command_sha, port, servos, infos, configuration, constants, settings, checks) -> dict[str, str]:
