@@ -17,12 +17,16 @@ median 0.065, largest 0.43 (MXR2).
 
 from __future__ import annotations
 
+import contextlib
+import io
+
 import numpy as np
 import pytest
 
 from crane_lib import cli
 from crane_lib.acceptance import audit
 from crane_lib.acceptance.accepted import AUDIT_SEEDS, accept_recording
+from crane_lib.acceptance.held_out import held_out
 from crane_lib.acceptance.truth_score import score_accepted, twin_truth_base
 from crane_lib.errors import InputError
 from crane_lib.identification import gate
@@ -59,20 +63,25 @@ def accepted(request, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def so101_command_line(accepted):
-    """The SO-101's `crane-id accept --robot so101`: (exit status, model file)."""
+    """The SO-101's `crane-id accept --robot so101 --validation PI_BETA`: (exit status, model
+    file, what it printed, the held-out recording)."""
     arm, _, log_path, _, folder = accepted
     if arm != "so101":
         pytest.skip("the command line is run on the SO-101 (the CI budget)")
-    out = folder / "model.csv"
-    status = cli.main(["accept", str(log_path), "--trajectory", str(_command(arm)),
-                       "--out", str(out), "--robot", arm])
-    return status, out
+    out, held_out_path = folder / "model.csv", folder / "pi_beta.npz"
+    assert cli.main(["record", str(TRAJECTORY_DIR / arm / "PI_BETA.txt"), "--out",
+                     str(held_out_path), "--robot", arm, "--seed", "2"]) == 0
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        status = cli.main(["accept", str(log_path), "--trajectory", str(_command(arm)),
+                           "--out", str(out), "--robot", arm, "--validation", str(held_out_path)])
+    return status, out, printed.getvalue(), held_out_path
 
 
 def test_accept_on_the_command_line_is_the_library_path_on_the_arms_model(accepted,
                                                                           so101_command_line):
     arm, model, _, result, _ = accepted
-    status, out = so101_command_line
+    status, out, printed, held_out_path = so101_command_line
     assert status == (0 if result.accepted else 1)
     written = load_parameters(out, expected_names=model.names)
     # the command line and the library are one path: the same model, value for value
@@ -82,6 +91,10 @@ def test_accept_on_the_command_line_is_the_library_path_on_the_arms_model(accept
     assert result.refinement["method"] == "fast"
     assert len(model.names) == model.n_parameters and model.n_joints == load_arm(arm).n_joints
     assert result.condition.ols.parameters.names == model.names
+    # the held-out recording scored by the arm's model, as the library scores it
+    scores = held_out(result.parameters.values, [read_raw_log(held_out_path)], TS, model)
+    assert f"held out, pooled: RMSE {scores.pooled_rmse:.4f} N·m" in printed
+    assert 0 < scores.pooled_rmse < 1.0 and len(scores.errors[0].per_axis_rmse) == model.n_axes
 
 
 def test_the_verdict_is_lambda_min_over_the_arms_own_grid(accepted):
@@ -147,8 +160,6 @@ def test_what_does_not_run_on_another_arm_is_refused(accepted, tmp_path, capsys)
     arm, _, log_path, _, _ = accepted
     model_file = tmp_path.parent / "model.csv"  # never read: each is refused before
     refusals = [
-        ["accept", str(log_path), "--trajectory", str(_command(arm)), "--out",
-         str(tmp_path / "x.csv"), "--robot", arm, "--validation", str(log_path)],
         ["identify", str(log_path), "--trajectory", str(_command(arm)), "--out",
          str(tmp_path / "x.csv"), "--robot", arm, "--method", "wls"],
         ["audit", str(model_file), "--robot", arm, "--sparse"],

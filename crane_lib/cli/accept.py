@@ -7,7 +7,7 @@ was accepted). Exit status: 0 accepted, 1 rejected (the audit's witness pose is 
 2 bad input.
 
 `--robot vx300s|so101|FOLDER`: the same stages on another arm (its kernels, its Theta); the log
-must be of that arm. Held-out scoring (--validation) is the CRANE-X7's only so far."""
+must be of that arm, and so must every held-out recording given with --validation."""
 
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"{args.refine}: objective {report.get('objective_start', float('nan')):.6g} -> {report.get('objective_final', float('nan')):.6g}, "
               f"{report.get('iterations')} iterations")
     if validation:
-        scores = held_out(result.parameters.values, validation, args.ts)
+        scores = held_out(result.parameters.values, validation, args.ts, model)
         for row in scores.rows():
             print(f"held out {row['recording']}: RMSE {row['RMSE [N·m]']:.4f} N·m, MNE {row['MNE']:.4f}")
         print(f"held out, pooled: RMSE {scores.pooled_rmse:.4f} N·m")

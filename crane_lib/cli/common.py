@@ -375,14 +375,27 @@ def _same_recording(one: RawLog, other: RawLog) -> bool:
     return one.samples.shape == other.samples.shape and np.array_equal(one.samples, other.samples)
 
 
+def _current_count(recording: RawLog) -> np.ndarray:
+    """One count of each axis's current register as torque (N·m) on the recording's arm: one
+    servo's torque constant times its current unit (a shadowed joint moves by one servo's)."""
+    arm = getattr(recording, "arm", None) or CRANE_X7_ROBOT
+    if arm == CRANE_X7_ROBOT:
+        from crane_lib.constants import CURRENT_UNIT_A, KT
+
+        return KT * CURRENT_UNIT_A
+    from crane_lib.model.arm_description import load_arm
+
+    return np.array([a.kt * a.current_unit for a in load_arm(arm).actuators])
+
+
 def _check_validation(training: RawLog, held_out: list[RawLog], ts: float,
                       n_parameters: int) -> None:
     """Each held-out recording is not the training recording (by file or by samples), and is long
     enough, with torque varying on every axis, to be scored at `ts`."""
-    from crane_lib.constants import CURRENT_UNIT_A, KT
     from crane_lib.logs.preprocessing import preprocess
 
     needed = MIN_VALIDATION_SAMPLES_PER_PARAMETER * n_parameters
+    count = _current_count(training)
     for recording in held_out:
         name = str(recording.path)
         if _same_recording(recording, training):
@@ -395,7 +408,6 @@ def _check_validation(training: RawLog, held_out: list[RawLog], ts: float,
                              f"score a model of {n_parameters} parameters",
                              f"at least {needed} samples at this interval")
         # a range below one count of the current register is noise, not a torque to score
-        count = KT * CURRENT_UNIT_A
         flat = np.flatnonzero(np.ptp(bundle.tau, axis=0) < count)
         if flat.size:
             j = flat[0]
@@ -429,8 +441,6 @@ def accept_inputs(log, trajectory, out, validation=(), ts: float = 0.04, force: 
         raise InputError(f"{'log' if notebook else 'LOG'} ''", "names no file",
                          "the raw log of the recording")
     held_out_paths = validation_paths(validation, name("validation"))
-    if held_out_paths:
-        robot.refuse("held-out scoring (--validation)")
     target = output_path(out, inputs=[log, trajectory, *held_out_paths], force=force,
                          option=name("out"),
                          force_option="-p force True" if notebook else "--force")
@@ -438,6 +448,8 @@ def accept_inputs(log, trajectory, out, validation=(), ts: float = 0.04, force: 
     check_log_robot(recording, robot)  # before the command file: its format is the arm's
     command = read_command_file(trajectory, robot.command_format())
     held_out = [read_raw_log(path, repair=repair) for path in held_out_paths]
+    for recording_held_out in held_out:  # scored by the same arm's model
+        check_log_robot(recording_held_out, robot)
     # the identifiability gate, as identification.refinement.identify_recording runs it
     gate.check_command_file(recording, trajectory, command.sha256)
     from crane_lib.identification.refinement import REFINE_CHOICES, check_arm_options
