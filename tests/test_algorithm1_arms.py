@@ -23,6 +23,7 @@ import io
 import numpy as np
 import pytest
 
+from crane_book.corpus import log_npz
 from crane_lib import cli
 from crane_lib.acceptance import audit
 from crane_lib.acceptance.accepted import AUDIT_SEEDS, accept_recording
@@ -171,6 +172,21 @@ def test_what_does_not_run_on_another_arm_is_refused(accepted, tmp_path, capsys)
         err = capsys.readouterr().err
         assert f"--robot {arm}" in err or "--method wls" in err, err
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_a_held_out_recording_of_another_arm_is_refused(accepted, tmp_path, capsys):
+    """`accept --validation` scores with the arm's model: a CRANE-X7 log beside an SO-101 one is
+    refused before any computation, naming the file and both arms, and nothing is written."""
+    arm, _, log_path, _, _ = accepted
+    crane_log = tmp_path / "crane.npz"
+    crane_log.write_bytes(log_npz())
+    out = tmp_path / "model.csv"
+    status = cli.main(["accept", str(log_path), "--trajectory", str(_command(arm)), "--out",
+                       str(out), "--robot", arm, "--validation", str(crane_log)])
+    err = capsys.readouterr().err
+    assert status == cli.EXIT_BAD_INPUT
+    assert f"{crane_log}: was recorded on the arm crane_x7, not on --robot {arm}" in err, err
+    assert not out.exists()
 
 
 def test_the_audit_command_audits_the_arms_model_over_its_theta(accepted, so101_command_line,
