@@ -370,17 +370,11 @@ class RealTimePlant:
 
     def __init__(self, config: EmulatorConfig):
         from crane_lib.twin import recorder as twin
-        from crane_lib.twin import truth as twin_truth
 
         bus = config.bus()
         arm = bus.key
         self.rng = np.random.default_rng(config.seed)
-        if arm == CRANE_X7:
-            plant = twin.build_plant(twin_truth.load_truth(), twin_truth.load_plant_settings())
-        else:  # that arm's twin truth and drive settings, as `twin.recorder.record` builds them
-            truth = twin_truth.truth_parameters(arm)
-            plant = twin.build_plant(truth, twin_truth.compute_plant_settings(truth, arm), arm)
-        self.plant = twin.run_to_run(plant, self.rng)
+        self.plant = twin.run_to_run(twin.default_plant(arm), self.rng)
         self.n_axes = bus.n_axes
         self.x = twin.initial_state(config.posture(), arm)
         self.core = twin.plant_core(arm)

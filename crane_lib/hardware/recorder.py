@@ -58,7 +58,7 @@ from crane_lib import fingerprint
 from crane_lib.constants import CONTROL_PERIOD_S, ENCODER_RESOLUTION_RAD, KT
 from crane_lib.errors import InputError
 from crane_lib.excitation import commands
-from crane_lib.excitation.commands import CommandFile, check_command, read_command_file
+from crane_lib.excitation.commands import CommandFile, check_command
 from crane_lib.hardware import bus as bus_module
 from crane_lib.hardware import control_table as ct
 from crane_lib.hardware.arm_bus import BAUD_REGISTER, CRANE_X7, ArmBus, arm_bus
@@ -67,9 +67,9 @@ from crane_lib.hardware.timing import REALTIME, Timing
 from crane_lib.logs import raw_log
 from crane_lib.logs.npz_io import write_npz
 from crane_lib.model import controller
-from crane_lib.model.controller import RealizationConstants, load_realization_constants, realization_law
+from crane_lib.model.controller import RealizationConstants, realization_law
 from crane_lib.model.robot_description import joint_limits_rad
-from crane_lib.twin.recorder import segment_profiles
+from crane_lib.twin.recorder import arm_constants, read_arm_command, segment_profiles
 
 RECORDER_VERSION = 1
 JOINT_LIMIT_MARGIN_DEG = 5.0  # beyond the manufacturer's limits (joint 4's upper limit, 0 deg, is where every file ends)
@@ -297,11 +297,11 @@ def record_arm(command_file, port: str, out=None, settings: RecorderSettings | N
     if settings.timing.lockstep and abs(settings.period_s - settings.timing.period_s) > 1e-12:
         raise ValueError(f"lockstep timing runs the emulator's {settings.timing.period_s * 1e3:g} ms period, not {settings.period_s * 1e3:g} ms")
     bus = arm_bus(settings.arm)
-    constants = _arm_constants(bus) if constants is None else constants
+    constants = arm_constants(bus.key) if constants is None else constants
     if isinstance(command_file, CommandFile):
         cmd, command_name, command_sha = command_file, command_file.name, "<in memory>"
     else:
-        cmd = _read_arm_command(command_file, bus)
+        cmd = read_arm_command(command_file, bus.key)
         command_name, command_sha = str(command_file), fingerprint.file_digest(command_file)
     if cmd.command_format.n_axes != bus.n_axes:
         raise InputError(command_name, f"a command file of {cmd.command_format.n_axes} axes",
@@ -333,24 +333,6 @@ def record_arm(command_file, port: str, out=None, settings: RecorderSettings | N
             return _run(cmd, servos, settings, constants, theta_start, low, high, metadata, out, progress, stop, on_logging)
         finally:
             servos.close()
-
-
-def _arm_constants(bus: ArmBus) -> RealizationConstants:
-    """The realization constants of the arm: the CRANE-X7's file, another arm's from its twin."""
-    if bus.key == CRANE_X7:
-        return load_realization_constants()
-    from crane_lib.twin import truth as twin_truth
-
-    return twin_truth.realization_constants(bus.key)
-
-
-def _read_arm_command(path, bus: ArmBus) -> CommandFile:
-    """The command file at `path` in the format of the arm's command files."""
-    if bus.key == CRANE_X7:
-        return read_command_file(path)
-    from crane_lib.twin.recorder import command_format
-
-    return read_command_file(path, command_format(bus.key))
 
 
 def _arm_metadata(servos) -> dict[str, str]:

@@ -222,6 +222,35 @@ class Plant:
         )
 
 
+def read_arm_command(path, arm: str = CRANE_X7) -> CommandFile:
+    """The command file at `path`, read in the format of `arm`'s command files."""
+    if arm == CRANE_X7:
+        return read_command_file(path)
+    return read_command_file(path, command_format(arm))
+
+
+def arm_constants(arm: str = CRANE_X7) -> RealizationConstants:
+    """The realization constants of `arm`: the CRANE-X7's file, another arm's from its twin."""
+    if arm == CRANE_X7:
+        return load_realization_constants()
+    return twin_truth.realization_constants(arm)
+
+
+def _plant_settings(truth_set: ParameterSet, arm: str, default_truth: bool) -> PlantSettings:
+    """The drive settings of the twin: the CRANE-X7's file for its default truth, else computed
+    for the truth (same rules)."""
+    if arm == CRANE_X7 and default_truth:
+        return load_plant_settings(TWIN_PLANT_CSV)
+    return compute_plant_settings(truth_set, arm)
+
+
+def default_plant(arm: str = CRANE_X7) -> Plant:
+    """The arm's twin plant from its default truth and drive settings (before the run-to-run
+    draw), as `record` builds it without `truth` or `plant_settings`."""
+    truth_set, _ = _as_truth(None, arm)
+    return build_plant(truth_set, _plant_settings(truth_set, arm, True), arm)
+
+
 def _as_truth(truth, arm: str = CRANE_X7) -> tuple[ParameterSet, str]:
     if truth is None:
         if arm == CRANE_X7:
@@ -409,10 +438,7 @@ def record(
         cmd, command_name, command_sha = command_file, command_file.name, command_file.sha256 or "<in memory>"
     else:
         path = Path(command_file)
-        if arm == CRANE_X7:
-            cmd = read_command_file(path)
-        else:
-            cmd = read_command_file(path, command_format(arm))
+        cmd = read_arm_command(path, arm)
         command_name, command_sha = portable(path), cmd.sha256  # the digest of the bytes that were parsed
     description = twin_arm(arm)
     if cmd.command_format.n_axes != description.n_axes:
@@ -420,14 +446,8 @@ def record(
                          f"one of {description.name}'s {description.n_axes} axes")
     truth_set, truth_name = _as_truth(truth, arm)
     if plant_settings is None:
-        if arm == CRANE_X7 and truth is None:
-            plant_settings = load_plant_settings(TWIN_PLANT_CSV)
-        else:
-            plant_settings = compute_plant_settings(truth_set, arm)
-    if constants is None and arm == CRANE_X7:
-        constants = load_realization_constants()
-    elif constants is None:
-        constants = twin_truth.realization_constants(arm)
+        plant_settings = _plant_settings(truth_set, arm, truth is None)
+    constants = arm_constants(arm) if constants is None else constants
     if not isinstance(seed, (int, np.integer)) or seed < 0:
         raise InputError("seed", f"{seed!r}", "a non-negative integer")
 
