@@ -139,8 +139,8 @@ display(report.routes_table(routes), report.routes_sentence(routes))
 # regular initialization (the realization layer's joint-level inertias and viscous terms, every
 # other parameter zero) each Gauss–Newton step is an IDIM least-squares on the simulated
 # trajectory (register "CLIE"). The main job runs it once on the representative condition's
-# record (`results/refinement_runs/`, with the ε runs below) and this page reads it; it is
-# scored on V01–V03 like the other stages ({numref}`tab-clie-didim`).
+# record into a record of its own (`results/refinement_runs/`, beside the ε runs' below) and
+# this page reads it; it is scored on V01–V03 like the other stages ({numref}`tab-clie-didim`).
 
 # %% tags=["hide-input"]
 display(*report.didim_table(condition, refined, runs))

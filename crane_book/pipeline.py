@@ -35,9 +35,11 @@ transitively (`crane_book.keys`), so editing a chapter or a view re-runs no step
 9. Beyond OLS: OLS, error-covariance WLS and the dual-metric WLS (plain and with Theta_r) on the
    Table VIII trajectories the profile records and the invariance test (`export.beyond_ols`,
    results/beyond_ols), which the chapter "Beyond OLS" reads;
-10. side by side (`side_by_side`: one process each, none reads another's record): DIDIM and
-   CLIE from each ε of the projection ladder on the representative condition
-   (`identification.refinement_runs`, results/refinement_runs), which the chapter "CLIE" reads;
+10. side by side (`side_by_side`: one process each, none reads another's record): DIDIM, and
+   CLIE from each ε of the projection ladder, on the representative condition
+   (`identification.refinement_runs`, one record each in results/refinement_runs), which the
+   chapter "CLIE" reads (DIDIM reads the recording alone, so with --jobs above 1 and no
+   scheduler it starts after step 1, beside the sweeps, and is collected here);
    Sec. VI-E's re-evaluation: every OLS estimate of the build audited over Θ (results/audits),
    which chapter 06 and the claims read;
    the fresh-set rescues (ε = 0 and D-I's re-run with ε) of the CLIE solution Algorithm 1's
@@ -251,37 +253,54 @@ def side_by_side(steps, jobs: int) -> list[keys.StepLog]:
         return [future.result() for future in futures]
 
 
-def refinement_runs_step(
-    profile: str,
-    trajectory: str = REPRESENTATIVE["trajectory"],
-    ts: float = REPRESENTATIVE["ts"],
-    run: int = REPRESENTATIVE["run"],
-    directory=None,
+def _refinement_runs_step(
+    kind: str, profile: str, trajectory: str, ts: float, run: int, directory
 ) -> keys.StepLog:
-    """DIDIM and the ε ladder on the representative condition (`identification.refinement_runs`),
-    one record (results/refinement_runs/) that the CLIE chapter reads, unless its stored key (the
-    recording, the CLIE sweep's record of the condition, the ladder, the code) matches."""
+    """One kind of refinement run on the representative condition (`refinement_runs`), one
+    record (results/refinement_runs/) that the CLIE chapter reads, unless its stored key
+    matches: DIDIM's is the recording and the code; the ε ladder's also the CLIE sweep's record
+    of the condition (its run from the OLS point is not repeated) and the ladder."""
     log_path = recording_path(trajectory, run)
     if not log_path.is_file():
         raise _missing_recording(log_path, profile)
+    inputs, parameters = [log_path], {"trajectory": trajectory, "ts": ts, "run": run}
     sweep_path = clie.record_path(trajectory, ts, run, "fast")
-    inputs = [log_path] + ([sweep_path] if sweep_path.is_file() else [])
-    parameters = {"trajectory": trajectory, "ts": ts, "run": run,
-                  "epsilons": list(refinement_runs.sdp.EPSILON_LADDER)}
+    if kind == "epsilon":
+        inputs += [sweep_path] if sweep_path.is_file() else []
+        parameters["epsilons"] = list(refinement_runs.sdp.EPSILON_LADDER)
     key = keys.record_key(inputs=inputs, parameters=parameters,
                           modules=STEP_MODULES["refinement_runs"])
-    path = refinement_runs.record_path(trajectory, ts, run, directory)
+    path = refinement_runs.record_path(kind, trajectory, ts, run, directory)
     store = keys.KeyStore("refinement_runs", None if directory is None else Path(directory).parent)
-    log = keys.StepLog("DIDIM and the ε ladder")
+    name = {"didim": "DIDIM", "epsilon": "the ε ladder"}[kind]
+    log = keys.StepLog(name)
     reasons = store.stale(path.stem, key, outputs=[path])
     log.note(reasons)
     if reasons:
         started = time.perf_counter()
-        sweep_record = read_json_record(sweep_path) if sweep_path.is_file() else None
-        write_json_record(path, refinement_runs.refinement_runs(trajectory, ts, run, sweep_record))
+        if kind == "didim":
+            record = refinement_runs.didim_record(trajectory, ts, run)
+        else:
+            sweep_record = read_json_record(sweep_path) if sweep_path.is_file() else None
+            record = refinement_runs.epsilon_record(trajectory, ts, run, sweep_record)
+        write_json_record(path, record)
         store.store(path.stem, key)
-        print(f"DIDIM and the ε ladder: {time.perf_counter() - started:.0f} s; {path}")
+        print(f"{name}: {time.perf_counter() - started:.0f} s; {path}")
     return log
+
+
+def didim_step(profile: str, trajectory: str = REPRESENTATIVE["trajectory"],
+               ts: float = REPRESENTATIVE["ts"], run: int = REPRESENTATIVE["run"],
+               directory=None) -> keys.StepLog:
+    """DIDIM from its regular initialization on the representative condition, one record."""
+    return _refinement_runs_step("didim", profile, trajectory, ts, run, directory)
+
+
+def epsilon_ladder_step(profile: str, trajectory: str = REPRESENTATIVE["trajectory"],
+                        ts: float = REPRESENTATIVE["ts"], run: int = REPRESENTATIVE["run"],
+                        directory=None) -> keys.StepLog:
+    """CLIE from each ε of the projection ladder on the representative condition, one record."""
+    return _refinement_runs_step("epsilon", profile, trajectory, ts, run, directory)
 
 
 def validation_bundles_step(profile: str, ts: float = REPRESENTATIVE["ts"]) -> int:
@@ -589,6 +608,22 @@ def run_steps(args, clock: BuildClock) -> None:
     """The main job's data steps in order, each timed by `clock`."""
     with clock.step("twin data set"):
         dataset.build(args.profile, jobs=args.jobs)
+    # DIDIM reads the recording alone and is the longest single-process step: it starts here,
+    # in a process of its own beside the sweeps, and fills the cores their pools leave idle
+    # (serial steps, a sweep's last conditions); the side-by-side step collects it, and its CPU
+    # time is counted there, where its process is reaped
+    early = []
+    if args.jobs > 1 and args.scheduler is None:
+        early_pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+        early.append(early_pool.submit(didim_step, args.profile))
+    try:
+        _steps_after_the_data_set(args, clock, early)
+    finally:
+        if early:
+            early_pool.shutdown(wait=True)
+
+
+def _steps_after_the_data_set(args, clock: BuildClock, early: list) -> None:
     for name, notebook in SWEEPS:
         with clock.step(f"{name} sweep"):
             _report(name, condition_sweep(name, notebook, args.profile, args.jobs, args.scheduler))
@@ -612,12 +647,17 @@ def run_steps(args, clock: BuildClock) -> None:
             _report(name, study)
     # each of these runs in one process and none reads another's record: side by side, the
     # longest first (the pool takes them in this order)
-    independent = [(refinement_runs_step, (args.profile,)), (certified_step, (args.profile,)),
-                   (rescues_step, ()), (other_arms_step, (args.profile,)), (ols_audits_step, ())]
-    with clock.step("DIDIM and the ε ladder, certified check, rescues, other arms, audits "
+    independent = [(certified_step, (args.profile,)), (other_arms_step, (args.profile,)),
+                   (rescues_step, ()), (epsilon_ladder_step, (args.profile,)),
+                   (ols_audits_step, ())]
+    if not early:
+        independent.insert(0, (didim_step, (args.profile,)))
+    with clock.step("DIDIM, the ε ladder, certified check, rescues, other arms, audits "
                     "(side by side)"):
         for log in side_by_side(independent, args.jobs if args.scheduler is None else 1):
             print(log.line())
+        for future in early:
+            print(future.result().line())
     with clock.step("claims"):
         print(claims.write_claims(args.profile).line())
     with clock.step("downloads"):

@@ -1,7 +1,7 @@
-"""DIDIM and the ε ladder of the CLIE chapter are a data step of the main job
-(crane_book.pipeline): one record per condition, keyed by the recording, the CLIE sweep's record
-and the code closure of `identification.refinement_runs`, never by a chapter or a view; the page
-reads the record and refines nothing, and says which record is missing."""
+"""DIDIM and the ε ladder of the CLIE chapter are data steps of the main job
+(crane_book.pipeline): one record each per condition, keyed by the recording (the ε ladder also
+by the CLIE sweep's record) and the code closure of `identification.refinement_runs`, never by a
+chapter or a view; the page reads the records and refines nothing, and says which is missing."""
 
 from __future__ import annotations
 
@@ -52,15 +52,49 @@ def test_the_page_reads_the_ladder_and_refines_nothing(tmp_path, monkeypatch):
     runs = report.Runs()
     with pytest.raises(RuntimeError, match="make book") as missing:
         report.epsilon_runs(condition, _report(5.0, 7), runs)
-    assert "AG02_run1_40ms.json" in str(missing.value)
+    assert "AG02_run1_40ms_epsilon.json" in str(missing.value)
     # the two smallest margins leave the OLS point (the sweep's run), the others one new run
     ladder = [{"epsilon": eps, "failure": None, "active": i >= 2, "change_norm": 0.1 * i,
                "pd_on_record": True, "run": "sweep" if i < 2 else 0, "reused": i != 2}
               for i, eps in enumerate(sdp.EPSILON_LADDER)]
-    record = {"didim": refinement_runs.report_entry(_report(6.0, 4)), "epsilon": {
-        "lambda_min_constraint_poses": 1e-3, "ladder": ladder,
-        "runs": [refinement_runs.report_entry(_report(4.0, 9))]}}
-    write_json_record(refinement_runs.record_path("AG02", 0.04, 1), record)
+    record = {"epsilon": {"lambda_min_constraint_poses": 1e-3, "ladder": ladder,
+                          "runs": [refinement_runs.report_entry(_report(4.0, 9))]}}
+    write_json_record(refinement_runs.record_path("epsilon", "AG02", 0.04, 1), record)
     table, _, sentence = report.epsilon_runs(condition, _report(5.0, 7), runs)
     assert [r["run"] for r in runs.rows] == ["AG02 at 40 ms from ε = 0.005"]
     assert "4 to 5" in str(sentence)
+
+
+def test_a_new_clie_sweep_record_reruns_the_ladder_and_not_didim(tmp_path, monkeypatch):
+    """DIDIM's record is keyed by the recording and the code alone: a changed CLIE sweep record
+    (which only the ladder reads) recomputes the ladder's record and leaves DIDIM's."""
+    computed = []
+
+    def didim(trajectory, ts, run):
+        computed.append("didim")
+        return {"didim": len(computed)}
+
+    def ladder(trajectory, ts, run, sweep_record):
+        computed.append("epsilon")
+        return {"epsilon": sweep_record}
+
+    recording, sweep = tmp_path / "AG02_run1.npz", tmp_path / "sweep.json"
+    recording.write_bytes(b"a recording")
+    write_json_record(sweep, {"objective": 1.0})
+    monkeypatch.setattr(pipeline, "recording_path", lambda trajectory, run: recording)
+    monkeypatch.setattr(clie, "record_path", lambda *args: sweep)
+    monkeypatch.setattr(refinement_runs, "didim_record", didim)
+    monkeypatch.setattr(refinement_runs, "epsilon_record", ladder)
+    folder = tmp_path / "results" / "refinement_runs"
+    for step in (pipeline.didim_step, pipeline.epsilon_ladder_step):
+        step("quick", directory=folder)
+    assert computed == ["didim", "epsilon"]
+    write_json_record(sweep, {"objective": 2.0})
+    for step in (pipeline.didim_step, pipeline.epsilon_ladder_step):
+        step("quick", directory=folder)
+    assert computed == ["didim", "epsilon", "epsilon"]
+    recording.write_bytes(b"another recording")
+    pipeline.didim_step("quick", directory=folder)
+    assert computed[-1] == "didim"
+    assert sorted(p.name for p in folder.iterdir()) == ["AG02_run1_40ms_didim.json",
+                                                        "AG02_run1_40ms_epsilon.json"]

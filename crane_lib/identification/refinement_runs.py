@@ -1,7 +1,9 @@
 """The refinements the CLIE comparisons run on one condition besides the CLIE sweep's: DIDIM from
 its regular initialization, and CLIE (fast route) from the projection of the OLS estimate with
-each ε of the ladder (Sec. IV-B). Computed once by the main job into one record per condition
-(results/refinement_runs/); the pages read the record and refine nothing.
+each ε of the ladder (Sec. IV-B). Computed once by the main job into two records per condition
+(results/refinement_runs/), one per kind, since neither reads the other: DIDIM depends on the raw
+log alone, the ladder also on the OLS estimate and the CLIE sweep's run; the pages read the
+records and refine nothing.
 
 A start whose constraints are inactive is the OLS point itself: it is refined once, and on route
 O-C that run is the CLIE sweep's from the same start (deterministic, so not repeated).
@@ -24,10 +26,16 @@ from crane_lib.paths import RESULTS_DIR, recording_path
 RUNS_DIR = RESULTS_DIR / "refinement_runs"
 
 
-def record_path(trajectory: str, ts: float, run: int = 1, directory=None) -> Path:
-    """Where the refinement runs of one condition are recorded."""
+# the two records of a condition: DIDIM's, and the ε ladder's
+KINDS = ("didim", "epsilon")
+
+
+def record_path(kind: str, trajectory: str, ts: float, run: int = 1, directory=None) -> Path:
+    """Where one kind of refinement run ("didim" or "epsilon") of one condition is recorded."""
+    if kind not in KINDS:
+        raise ValueError(f"refinement run kind {kind!r}: expected one of {KINDS}")
     folder = RUNS_DIR if directory is None else Path(directory)
-    return folder / f"{trajectory}_run{run}_{round(ts * 1e3):02d}ms.json"
+    return folder / f"{trajectory}_run{run}_{round(ts * 1e3):02d}ms_{kind}.json"
 
 
 def report_entry(report: clie.RefinementReport) -> dict:
@@ -75,10 +83,18 @@ def epsilon_ladder(bundle, result, problem: clie.CLIEProblem, model: DynamicMode
     return {"lambda_min_constraint_poses": lam_c, "ladder": ladder, "runs": runs}
 
 
-def refinement_runs(trajectory: str, ts: float, run: int, sweep_record: dict | None) -> dict:
-    """DIDIM and the ε ladder on one condition of the data set (its OLS/SDP start, the CLIE
-    problem of its raw 1 ms log), as one record; `sweep_record`: the CLIE sweep's record of the
-    condition (fast route), whose run from the OLS point is not repeated."""
+def didim_record(trajectory: str, ts: float, run: int) -> dict:
+    """DIDIM from its regular initialization on the CLIE problem of the condition's raw 1 ms log
+    (which the interval does not change), as one record."""
+    problem = clie.recording_problem(recording_path(trajectory, run))
+    return {"trajectory": trajectory, "ts": ts, "run": run,
+            "didim": report_entry(clie.didim(problem))}
+
+
+def epsilon_record(trajectory: str, ts: float, run: int, sweep_record: dict | None) -> dict:
+    """The ε ladder on one condition of the data set (its OLS/SDP start, the CLIE problem of its
+    raw 1 ms log), as one record; `sweep_record`: the CLIE sweep's record of the condition (fast
+    route), whose run from the OLS point is not repeated."""
     model = DynamicModel("reduced")
     bundle = condition_bundle(trajectory, ts, run)
     result = identify_condition(bundle, trajectory, model, run=run)
@@ -88,5 +104,4 @@ def refinement_runs(trajectory: str, ts: float, run: int, sweep_record: dict | N
     problem = clie.recording_problem(recording_path(trajectory, run))
     sweep_run = same_refinement(sweep_record, "fast", result.start)
     return {"trajectory": trajectory, "ts": ts, "run": run, "route": result.route,
-            "didim": report_entry(clie.didim(problem)),
             "epsilon": epsilon_ladder(bundle, result, problem, model, sweep_run)}

@@ -334,19 +334,21 @@ def routes_sentence(rc: RouteComparison) -> Prose:
 # ----------------------------------------------------------------------------- DIDIM
 
 
-def refinement_runs_record(c: Condition) -> dict:
-    """The main job's record of DIDIM and the ε ladder on this condition; a build without it is
-    an error naming the record and the step that writes it (the page refines nothing)."""
-    path = refinement_runs.record_path(c.trajectory, c.ts, c.run)
+def refinement_runs_record(c: Condition, kind: str) -> dict:
+    """The main job's record of one kind of refinement run ("didim" or "epsilon") on this
+    condition; a build without it is an error naming the record and the step that writes it
+    (the page refines nothing)."""
+    path = refinement_runs.record_path(kind, c.trajectory, c.ts, c.run)
     if not path.is_file():
-        raise RuntimeError(f"{path}: no record of DIDIM and the ε ladder on {c.label}; the main "
+        what = {"didim": "DIDIM", "epsilon": "the ε ladder"}[kind]
+        raise RuntimeError(f"{path}: no record of {what} on {c.label}; the main "
                            "job of `make book` (crane_book.pipeline) writes it")
     return read_json_record(path)
 
 
 def didim_table(c: Condition, report: clie.RefinementReport, runs: Runs) -> tuple[object, Prose]:
     """DIDIM from its regular initialization against the CLIE solution (the main job's run)."""
-    recorded = refinement_runs.report_of(refinement_runs_record(c)["didim"])
+    recorded = refinement_runs.report_of(refinement_runs_record(c, "didim")["didim"])
     didim = runs.add(f"{c.label} (DIDIM, regular initialization)", "none (no OLS start)", recorded)
     rows = {"OLS/SDP start": (report.objective_start, report.x0), f"CLIE ({report.method})": (report.objective_final, report.x),
             "DIDIM": (didim.objective_final, didim.x)}
@@ -369,7 +371,7 @@ def didim_table(c: Condition, report: clie.RefinementReport, runs: Runs) -> tupl
 def epsilon_runs(c: Condition, report: clie.RefinementReport, runs: Runs) -> tuple[object, object, Prose]:
     """CLIE from the projection of the OLS estimate with each ε of the ladder, as the main job
     recorded it; a start whose constraints are inactive is the OLS point itself, refined once."""
-    recorded = refinement_runs_record(c)["epsilon"]
+    recorded = refinement_runs_record(c, "epsilon")["epsilon"]
     lam_c = recorded["lambda_min_constraint_poses"]
     reports = [refinement_runs.report_of(entry) for entry in recorded["runs"]]
     rows = []
