@@ -66,9 +66,9 @@ def certify_calls(monkeypatch):
     return calls
 
 
-def _step(accepted_dir, **options):
+def _step(accepted_dir, profile="quick", **options):
     return pipeline.certified_step(
-        "quick", accepted_dir=accepted_dir, directory=accepted_dir.parent / "certified", **options
+        profile, accepted_dir=accepted_dir, directory=accepted_dir.parent / "certified", **options
     )
 
 
@@ -130,12 +130,28 @@ def test_the_page_reads_the_records_and_a_missing_record_is_said_not_computed(
     assert missing.rows == [] and len(missing.missing) == 2
     said = str(report.certified_table(missing)) + str(report.certified_sentence(missing))
     assert "no certified record" in said and "AG02_run1_40ms_accepted.json" in said
-    _step(accepted_dir)
+    _step(accepted_dir, "full")
     read = report.certified_checks(_study(), directory=folder)
     assert read.missing == [] and read.budget_s == pipeline.CERTIFY_BUDGET_S
     assert [r["model and box"] for r in read.rows] == [
-        "accepted, all of Θ", "CLIE solution, AG02 at 40 ms, all of Θ"]
+        "accepted, all of Θ", "accepted, all of Θ", "CLIE solution, AG02 at 40 ms, all of Θ"]
     assert "**certified**" in report.certified_sentence(read)
+
+
+def test_the_quick_profile_checks_the_accepted_model_near_its_worst_pose_only(
+    accepted_dir, certify_calls
+):
+    """Quick: the accepted model's box around its worst pose, no check over Θ (the CLIE
+    solution's still runs), and the page says what the full profile adds."""
+    _step(accepted_dir, "quick")
+    assert certify_calls == [(0, True), (1, False)]  # (margins over Θ, near box) per model
+    near = {"region": certified.NEAR_WORST, "margin": 0.0, "status": certified.CERTIFIED,
+            "certified_lambda_min": 0.0, "witness_lambda": None, "boxes_processed": 1,
+            "boxes_certified": 1, "unresolved_boxes": 0, "tolerance": 1e-11,
+            "implied_by": None, "elapsed_s": 1.0, "summary": "certified near"}
+    checks = report.CertifiedChecks([report._certified_row("accepted, ±5° box", near)], [], 60.0)
+    said = str(report.certified_sentence(checks))
+    assert "certified near" in said and "worst audit pose only" in said and "`make book`" in said
 
 
 def test_no_page_and_no_view_runs_the_certified_check():
