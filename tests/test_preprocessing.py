@@ -329,3 +329,25 @@ def test_cli_writes_every_bundle_and_stops_cleanly_on_bad_input(tmp_path, uneven
     assert cli.main(["preprocess", str(bad), "--out", str(tmp_path / "bad_out")]) == cli.EXIT_BAD_INPUT
     assert f"{bad}, line 1501" in capsys.readouterr().err
     assert not (tmp_path / "bad_out").exists()
+
+
+@pytest.mark.parametrize("shape", [(2000, 7), (500,), (13, 3)])
+def test_zero_phase_filter_is_scipys_filtfilt_of_each_section_bit_for_bit(shape):
+    """The numba kernel runs the columns side by side; each must still be scipy's filtfilt
+    (odd padding of 12, steady-state start) of every section in turn, to the last bit."""
+    rng = np.random.default_rng(7)
+    x = np.cumsum(rng.normal(size=shape), axis=0) + 5.0 * rng.normal(size=shape)
+    for ts in pp.INTERVALS_S[1:]:
+        sections = pp.antialias_sections(ts)
+        expected = np.asarray(x, dtype=float).T
+        for section in sections:
+            expected = scipy.signal.filtfilt(section[:3], section[3:], expected, axis=-1,
+                                             padtype="odd", padlen=pp.FILTFILT_PAD_SAMPLES)
+        got = pp.zero_phase_filter(sections, x)
+        assert got.shape == x.shape
+        np.testing.assert_array_equal(got, expected.T)
+
+
+def test_zero_phase_filter_refuses_a_record_no_longer_than_its_padding():
+    with pytest.raises(ValueError, match="greater than padlen, which is 12"):
+        pp.zero_phase_filter(pp.antialias_sections(0.04), np.ones((12, 2)))
