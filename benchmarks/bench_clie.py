@@ -6,7 +6,7 @@ every condition of a sweep (target: >= 2.5x faster; the objective within 0.1 % a
 parameter within 0.1 OLS standard error of the 0.25 ms run from the same start).
 
 Run from the repository root: `.venv/bin/python -m benchmarks.bench_clie [--skip-faithful]
-[--sweep quick|full|none] [--step-sensitivity]`.
+[--sweep quick|full|none] [--step-sensitivity] [--before] [--jobs N]`.
 
 Records: the twin's quick data set (results/recordings, `python -m crane_lib.twin.dataset quick`).
 The 128 s record is PB01 (129.1 s, the longest quick record). The reference measured in the
@@ -22,10 +22,13 @@ distances are printed per condition and summed. `--step-sensitivity` also refine
 against which the one-step route's distance can be read. `--before` also times the route as it
 ran before the one-step integration (0.25 ms, the Jacobian formed on the whole record and all its
 channels): the reference of the sweep's speed-up target (its end points equal the 0.25 ms route's).
+`--jobs N`: N processes take the sweep's conditions one at a time, each running every route of
+its condition, so a condition's times compare like with like.
 
 `--smoke`: two few-seconds command files recorded on the twin stand in for PB01/AG02 and for
 V01-V03; the fast route and DIDIM run two iterations each, the faithful route (81 simulations
-per iteration) is left out as with --skip-faithful, and the sweep is the smoke record at 40 ms.
+per iteration) is left out as with --skip-faithful, and the sweep is the smoke record at 40 ms
+(in a process of its own, as --jobs 2 runs it).
 """
 
 from __future__ import annotations
@@ -35,11 +38,14 @@ import contextlib
 import csv
 import dataclasses
 import json
+import multiprocessing
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 import numpy as np
+from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -105,6 +111,9 @@ def main(argv=None) -> int:
     parser.add_argument("--before", action="store_true",
                         help="also time the route as it ran before (0.25 ms, whole-record "
                         "Jacobian)")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="processes for the sweep's conditions (each runs all of a "
+                        "condition's routes)")
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "benchmarks" / "bench_clie.json")
     add_smoke_argument(parser)
     args = parser.parse_args(argv)
@@ -112,6 +121,8 @@ def main(argv=None) -> int:
         return code
     if args.sweep not in ("none", "quick", "full"):
         parser.error(f"--sweep {args.sweep!r}: expected quick, full or none")
+    if args.jobs < 1:
+        parser.error(f"--jobs {args.jobs}: expected a whole number of processes, at least 1")
     model = dynamic_model("reduced")
     summary: dict = {}
     if args.smoke:
@@ -188,11 +199,12 @@ def main(argv=None) -> int:
               f"{100 * gap:+.3f} % (tolerance {100 * OBJECTIVE_TOLERANCE:g} %)")
     if args.smoke:
         smoke_condition = [(identification[0], 0.04, identification[1])]
-        summary["sweep"] = sweep_comparison(smoke_condition, 2, args.step_sensitivity, True)
+        summary["sweep"] = sweep_comparison(smoke_condition, 2, args.step_sensitivity, True,
+                                            jobs=2)
     elif args.sweep != "none":
         conditions = sweep_conditions(args.sweep)
         summary["sweep"] = sweep_comparison(conditions, clie.MAX_ITERATIONS, args.step_sensitivity,
-                                            args.before)
+                                            args.before, args.jobs)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(summary, indent=1, default=float), encoding="utf-8")
     print(f"written {args.out}")
@@ -243,50 +255,74 @@ def jacobian_as_before():
         clie.CLIEProblem.didim_jacobian = today
 
 
+def condition_row(trajectory: str, ts: float, path: Path, steps: dict, iterations: int):
+    """One sweep condition refined by the fast route at each of `steps` (name: integration
+    step; "before": 0.25 ms with the whole-record Jacobian) from its OLS/SDP start, in this
+    process: wall times, objectives, distances from the 0.25 ms run (None: no start)."""
+    log = read_raw_log(path)
+    condition = identify_condition(preprocess(log, ts), trajectory)
+    if condition.start is None:
+        return None
+    problem = clie.build_problem(log)
+    standard_errors = condition.ols.parameters.std_errors
+    runs = {}
+    for name, step in steps.items():
+        finer = step < problem.max_step
+        base = dataclasses.replace(problem, max_step=step) if finer else problem
+        with jacobian_as_before() if name == "before" else contextlib.nullcontext():
+            runs[name] = clie.refine_fast(base, condition.start, max_iterations=iterations,
+                                          integration_step=step)
+    reference = runs["0.25 ms"]
+    row = {"trajectory": trajectory, "ts_ms": round(ts * 1e3)}
+    for name, report in runs.items():
+        row[f"{name} wall_s"] = report.wall_time_s
+        row[f"{name} objective"] = report.objective_final
+        row[f"{name} iterations"] = report.iterations
+        if name != "0.25 ms":
+            change = report.objective_final - reference.objective_final
+            row[f"{name} objective change"] = change / reference.objective_final
+            distance = np.abs(report.x - reference.x) / standard_errors
+            row[f"{name} largest change (SE)"] = float(np.max(distance))
+    row["one step refined again"] = runs["one step"].integration_step_s <= clie.INTEGRATION_STEP_S
+    return row
+
+
 def sweep_comparison(conditions, iterations: int, step_sensitivity: bool,
-                     before: bool = False) -> dict:
+                     before: bool = False, jobs: int = 1) -> dict:
     """The fast route one step per cycle against the same route at 0.25 ms (and at 0.125 ms,
     and as it ran before: 0.25 ms with the whole-record Jacobian), from each condition's OLS/SDP
-    start: wall times, objectives, parameter distances in OLS SE."""
+    start: wall times, objectives, parameter distances in OLS SE. `jobs` processes take one
+    condition each at a time (every route of a condition runs in the same process, so its
+    times compare like with like)."""
     steps = {"one step": clie.FAST_INTEGRATION_STEP_S, "0.25 ms": clie.INTEGRATION_STEP_S}
     if before:
         steps["before"] = clie.INTEGRATION_STEP_S
     if step_sensitivity:
         steps["0.125 ms"] = HALF_PAPER_STEP_S
-    rows = []
     print(f"fast route on {len(conditions)} sweep conditions, one step per cycle against 0.25 ms "
-          "from the same start", flush=True)
-    for trajectory, ts, path in conditions:
-        log = read_raw_log(path)
-        condition = identify_condition(preprocess(log, ts), trajectory)
-        if condition.start is None:
-            continue
-        problem = clie.build_problem(log)
-        standard_errors = condition.ols.parameters.std_errors
-        runs = {}
-        for name, step in steps.items():
-            finer = step < problem.max_step
-            base = dataclasses.replace(problem, max_step=step) if finer else problem
-            with jacobian_as_before() if name == "before" else contextlib.nullcontext():
-                runs[name] = clie.refine_fast(base, condition.start, max_iterations=iterations,
-                                              integration_step=step)
-        reference = runs["0.25 ms"]
-        row = {"trajectory": trajectory, "ts_ms": round(ts * 1e3)}
-        for name, report in runs.items():
-            row[f"{name} wall_s"] = report.wall_time_s
-            row[f"{name} objective"] = report.objective_final
-            row[f"{name} iterations"] = report.iterations
-            if name != "0.25 ms":
-                change = report.objective_final - reference.objective_final
-                row[f"{name} objective change"] = change / reference.objective_final
-                distance = np.abs(report.x - reference.x) / standard_errors
-                row[f"{name} largest change (SE)"] = float(np.max(distance))
-        again = runs["one step"].integration_step_s <= clie.INTEGRATION_STEP_S
-        row["one step refined again"] = again
-        rows.append(row)
-        others = [_change(row, route) for route in steps if route != "0.25 ms"]
-        print(f"  {trajectory} {ts * 1e3:3.0f} ms: one step {row['one step wall_s']:6.1f} s, "
-              f"0.25 ms {row['0.25 ms wall_s']:6.1f} s; " + "; ".join(others), flush=True)
+          f"from the same start ({jobs} process{'es' if jobs > 1 else ''})", flush=True)
+    arguments = [(trajectory, ts, path, steps, iterations) for trajectory, ts, path in conditions]
+    found = {}
+    with contextlib.ExitStack() as stack:
+        if jobs > 1:
+            pool = stack.enter_context(ProcessPoolExecutor(
+                jobs, mp_context=multiprocessing.get_context("spawn")))
+            futures = {pool.submit(condition_row, *a): i for i, a in enumerate(arguments)}
+            done = as_completed(futures)
+        else:
+            futures, done = {}, (None for _ in arguments)
+        bar = tqdm(done, total=len(arguments), desc="sweep conditions", unit="condition")
+        for i, future in enumerate(bar):
+            index = futures[future] if future is not None else i
+            row = future.result() if future is not None else condition_row(*arguments[index])
+            found[index] = row
+            if row is None:
+                continue
+            others = [_change(row, route) for route in steps if route != "0.25 ms"]
+            tqdm.write(f"  {row['trajectory']} {row['ts_ms']:3d} ms: one step "
+                       f"{row['one step wall_s']:6.1f} s, 0.25 ms {row['0.25 ms wall_s']:6.1f} s; "
+                       + "; ".join(others))
+    rows = [found[i] for i in sorted(found) if found[i] is not None]
     speedup = sum(r["0.25 ms wall_s"] for r in rows) / sum(r["one step wall_s"] for r in rows)
     within = [abs(r["one step objective change"]) < SWEEP_OBJECTIVE_TOLERANCE
               and r["one step largest change (SE)"] < SWEEP_PARAMETER_TOLERANCE_SE for r in rows]
