@@ -608,22 +608,23 @@ def run_steps(args, clock: BuildClock) -> None:
     """The main job's data steps in order, each timed by `clock`."""
     with clock.step("twin data set"):
         dataset.build(args.profile, jobs=args.jobs)
-    # DIDIM reads the recording alone and is the longest single-process step: it starts here,
+    # DIDIM reads the recording alone (and takes about a minute on one core): it starts here,
     # in a process of its own beside the sweeps, and fills the cores their pools leave idle
-    # (serial steps, a sweep's last conditions); the side-by-side step collects it, and its CPU
-    # time is counted there, where its process is reaped
-    early = []
+    # (serial steps, a sweep's last conditions); the side-by-side step collects it and reaps its
+    # process, so its CPU time is counted there
+    early = None
     if args.jobs > 1 and args.scheduler is None:
-        early_pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
-        early.append(early_pool.submit(didim_step, args.profile))
+        early = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+        didim = early.submit(didim_step, args.profile)
     try:
-        _steps_after_the_data_set(args, clock, early)
+        _steps_after_the_data_set(args, clock, None if early is None else (early, didim))
     finally:
-        if early:
-            early_pool.shutdown(wait=True)
+        if early is not None:
+            early.shutdown(wait=True)
 
 
-def _steps_after_the_data_set(args, clock: BuildClock, early: list) -> None:
+def _steps_after_the_data_set(args, clock: BuildClock, early) -> None:
+    """Every step after the twin data set; `early`: (pool, future) of DIDIM started before."""
     for name, notebook in SWEEPS:
         with clock.step(f"{name} sweep"):
             _report(name, condition_sweep(name, notebook, args.profile, args.jobs, args.scheduler))
@@ -650,14 +651,16 @@ def _steps_after_the_data_set(args, clock: BuildClock, early: list) -> None:
     independent = [(certified_step, (args.profile,)), (other_arms_step, (args.profile,)),
                    (rescues_step, ()), (epsilon_ladder_step, (args.profile,)),
                    (ols_audits_step, ())]
-    if not early:
+    if early is None:
         independent.insert(0, (didim_step, (args.profile,)))
     with clock.step("DIDIM, the ε ladder, certified check, rescues, other arms, audits "
                     "(side by side)"):
         for log in side_by_side(independent, args.jobs if args.scheduler is None else 1):
             print(log.line())
-        for future in early:
-            print(future.result().line())
+        if early is not None:
+            pool, didim = early
+            print(didim.result().line())
+            pool.shutdown(wait=True)
     with clock.step("claims"):
         print(claims.write_claims(args.profile).line())
     with clock.step("downloads"):
