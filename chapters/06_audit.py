@@ -248,10 +248,9 @@ report.violation_sentence(study)
 # already proves (so it runs only when that one is not certified), the two sharing one time
 # budget (the quick profile leaves these two to the full one; `benchmarks/bench_audit.py`
 # measures both without that limit); and the whole of $\Theta$ for the model it was rescued
-# from, where a
-# violation should be found at once ({numref}`tab-audit-certified`). The main job's data step
-# runs the checks once per model and records them (`results/certified/`, with the budget); this
-# section reads those records.
+# from, where a violation should be found at once ({numref}`tab-audit-certified`). The main
+# job's data step runs the checks once per model and records them (`results/certified/`, with
+# the budget); this section reads those records.
 
 # %% tags=["hide-input"]
 checks = report.certified_checks(study)

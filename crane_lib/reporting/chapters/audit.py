@@ -1106,12 +1106,13 @@ def certified_sentence(checks: CertifiedChecks) -> Prose:
                for r in rows]
     full = [r for r in rows if r["model and box"] == "accepted, all of Θ"]
     if not full:
+        near_only = any(r["model and box"].startswith("accepted, ±") for r in rows)
         return Prose(
-            "\n\n".join(details) + "\n\nThis build's profile checks the accepted model on the "
-            "box around its worst audit pose only; the full profile (`make book`) also checks "
-            "the whole of Θ, at ε/2 first, the audit's violation threshold. The audit's sampled "
-            "verdict remains the acceptance criterion, as in the paper; the certificate is "
-            "beyond it." + "".join(f"\n\n{n}" for n in notes))
+            "\n\n".join(details) + ("\n\nThis build's profile checks the accepted model on "
+            "the box around its worst audit pose only; the full profile (`make book`) also "
+            "checks the whole of Θ, at ε/2 first, the audit's violation threshold. The audit's "
+            "sampled verdict remains the acceptance criterion, as in the paper; the certificate "
+            "is beyond it." if near_only else "") + "".join(f"\n\n{n}" for n in notes))
     said = []
     for r in full:
         margin = sci(r["margin (kg·m²)"])
