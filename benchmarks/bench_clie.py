@@ -287,6 +287,19 @@ def condition_row(trajectory: str, ts: float, path: Path, steps: dict, iteration
     return row
 
 
+def _condition_rows(arguments, jobs: int):
+    """(index, condition_row) of each condition as it is done: in this process one after the
+    other, or in `jobs` processes in the order they finish."""
+    if jobs == 1:
+        for index, condition in enumerate(arguments):
+            yield index, condition_row(*condition)
+        return
+    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = {pool.submit(condition_row, *a): i for i, a in enumerate(arguments)}
+        for future in as_completed(futures):
+            yield futures[future], future.result()
+
+
 def sweep_comparison(conditions, iterations: int, step_sensitivity: bool,
                      before: bool = False, jobs: int = 1) -> dict:
     """The fast route one step per cycle against the same route at 0.25 ms (and at 0.125 ms,
@@ -303,25 +316,16 @@ def sweep_comparison(conditions, iterations: int, step_sensitivity: bool,
           f"from the same start ({jobs} process{'es' if jobs > 1 else ''})", flush=True)
     arguments = [(trajectory, ts, path, steps, iterations) for trajectory, ts, path in conditions]
     found = {}
-    with contextlib.ExitStack() as stack:
-        if jobs > 1:
-            pool = stack.enter_context(ProcessPoolExecutor(
-                jobs, mp_context=multiprocessing.get_context("spawn")))
-            futures = {pool.submit(condition_row, *a): i for i, a in enumerate(arguments)}
-            done = as_completed(futures)
-        else:
-            futures, done = {}, (None for _ in arguments)
-        bar = tqdm(done, total=len(arguments), desc="sweep conditions", unit="condition")
-        for i, future in enumerate(bar):
-            index = futures[future] if future is not None else i
-            row = future.result() if future is not None else condition_row(*arguments[index])
-            found[index] = row
-            if row is None:
-                continue
-            others = [_change(row, route) for route in steps if route != "0.25 ms"]
-            tqdm.write(f"  {row['trajectory']} {row['ts_ms']:3d} ms: one step "
-                       f"{row['one step wall_s']:6.1f} s, 0.25 ms {row['0.25 ms wall_s']:6.1f} s; "
-                       + "; ".join(others))
+    rows_done = tqdm(_condition_rows(arguments, jobs), total=len(arguments),
+                     desc="sweep conditions", unit="condition")
+    for index, row in rows_done:
+        found[index] = row
+        if row is None:
+            continue
+        others = [_change(row, route) for route in steps if route != "0.25 ms"]
+        tqdm.write(f"  {row['trajectory']} {row['ts_ms']:3d} ms: one step "
+                   f"{row['one step wall_s']:6.1f} s, 0.25 ms {row['0.25 ms wall_s']:6.1f} s; "
+                   + "; ".join(others))
     rows = [found[i] for i in sorted(found) if found[i] is not None]
     speedup = sum(r["0.25 ms wall_s"] for r in rows) / sum(r["one step wall_s"] for r in rows)
     within = [abs(r["one step objective change"]) < SWEEP_OBJECTIVE_TOLERANCE

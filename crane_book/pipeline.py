@@ -272,7 +272,7 @@ def _refinement_runs_step(
                           modules=STEP_MODULES["refinement_runs"])
     path = refinement_runs.record_path(kind, trajectory, ts, run, directory)
     store = keys.KeyStore("refinement_runs", None if directory is None else Path(directory).parent)
-    name = {"didim": "DIDIM", "epsilon": "the ε ladder"}[kind]
+    name = refinement_runs.KINDS[kind]
     log = keys.StepLog(name)
     reasons = store.stale(path.stem, key, outputs=[path])
     log.note(reasons)

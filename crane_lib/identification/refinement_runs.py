@@ -26,14 +26,14 @@ from crane_lib.paths import RESULTS_DIR, recording_path
 RUNS_DIR = RESULTS_DIR / "refinement_runs"
 
 
-# the two records of a condition: DIDIM's, and the ε ladder's
-KINDS = ("didim", "epsilon")
+# the two records of a condition, by kind, with what each holds in words
+KINDS = {"didim": "DIDIM", "epsilon": "the ε ladder"}
 
 
 def record_path(kind: str, trajectory: str, ts: float, run: int = 1, directory=None) -> Path:
     """Where one kind of refinement run ("didim" or "epsilon") of one condition is recorded."""
     if kind not in KINDS:
-        raise ValueError(f"refinement run kind {kind!r}: expected one of {KINDS}")
+        raise ValueError(f"refinement run kind {kind!r}: expected one of {tuple(KINDS)}")
     folder = RUNS_DIR if directory is None else Path(directory)
     return folder / f"{trajectory}_run{run}_{round(ts * 1e3):02d}ms_{kind}.json"
 

@@ -340,9 +340,8 @@ def refinement_runs_record(c: Condition, kind: str) -> dict:
     (the page refines nothing)."""
     path = refinement_runs.record_path(kind, c.trajectory, c.ts, c.run)
     if not path.is_file():
-        what = {"didim": "DIDIM", "epsilon": "the ε ladder"}[kind]
-        raise RuntimeError(f"{path}: no record of {what} on {c.label}; the main "
-                           "job of `make book` (crane_book.pipeline) writes it")
+        raise RuntimeError(f"{path}: no record of {refinement_runs.KINDS[kind]} on {c.label}; "
+                           "the main job of `make book` (crane_book.pipeline) writes it")
     return read_json_record(path)
 
 
