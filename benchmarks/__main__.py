@@ -3,18 +3,28 @@
 Every benchmarks/bench_*.py runs as its own module, one after the other (names select by
 substring). `--smoke` runs each at its smallest size, in seconds, on data recorded into a
 temporary results folder (see benchmarks/_smoke.py); the test suite does the same.
+
+`--targets` measures the build's decided targets in one run on this machine, one after the
+other (about 70 minutes on 2 cores): the full book from a fresh clone of HEAD (bench_build, wall
+time and CPU-minutes by step), the fast CLIE route against the same route at the paper's 0.25 ms
+over the 160 conditions of the full sweep on that build's recordings (bench_clie), the cached
+model load in fresh processes (bench_model) and the dense audit against Pinocchio's loop
+(bench_audit); then one table of each target, what was measured and their ratio. With `--smoke`
+the same runs at smoke size (seconds; the table's numbers are not measurements).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import json
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+BUILD_TARGET_MIN = 30.0
 
 
 def scripts(selected=()) -> list[Path]:
@@ -27,8 +37,14 @@ def main(argv=None) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[0])
     parser.add_argument("--smoke", action="store_true", help="smallest size, seconds each, into a temporary results folder")
+    parser.add_argument("--targets", action="store_true",
+                        help="the decided targets, measured in one run, then their table")
     parser.add_argument("names", nargs="*", help="run only the benchmarks whose file name contains one of these")
     args = parser.parse_args(argv)
+    if args.targets:
+        if args.names:
+            parser.error("--targets runs its own four benchmarks: give no names")
+        return measure_targets(args.smoke)
     chosen = scripts(args.names)
     if not chosen:
         print(f"no benchmark matches {args.names}", file=sys.stderr)
@@ -45,6 +61,101 @@ def main(argv=None) -> int:
             code = subprocess.run(command, cwd=HERE.parent).returncode
         if code:
             failed.append(script.stem)
+    if failed:
+        print(f"\nfailed: {', '.join(failed)}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def target_runs(folder: Path, smoke: bool) -> list[tuple[str, list[str], dict]]:
+    """(benchmark, its arguments, extra environment) of each target measurement, in order;
+    each writes its JSON into `folder`."""
+    clone = folder / "clone"
+    if smoke:
+        build = ["--smoke"]
+        clie = ["--smoke", "--skip-faithful"]
+    else:
+        build = ["--profile", "full", "--jobs", "2", "--keep", str(clone)]
+        clie = ["--skip-faithful", "--sweep", "full", "--jobs", "2"]
+    # the sweep runs on the recordings the build just made (this checkout's code, HEAD's data);
+    # in smoke mode every run records into one throwaway results folder
+    from benchmarks._smoke import ISOLATED_ENV
+
+    env = {"CRANE_RESULTS_DIR": str(folder / "results"), ISOLATED_ENV: "1"} if smoke else {}
+    clie_env = env if smoke else {"CRANE_RESULTS_DIR": str(clone / "results")}
+    smoke_flag = ["--smoke"] if smoke else []
+    return [
+        ("bench_build", [*build, "--out", str(folder / "bench_build.json")], env),
+        ("bench_clie", [*clie, "--out", str(folder / "bench_clie.json")], clie_env),
+        ("bench_model", [*smoke_flag, "--cached-load", "--out", str(folder / "bench_model.json")],
+         env),
+        ("bench_audit", [*smoke_flag, "--dense", "--out", str(folder / "bench_audit.json")], env),
+    ]
+
+
+def targets_table(results: dict) -> list[str]:
+    """The decided targets beside what `results` (benchmark name: its JSON) measured, as lines."""
+    rows = []
+    build = results.get("bench_build")
+    if build:
+        minutes = build["wall_s"] / 60
+        steps = ", ".join(f"{s['step']} {s['cpu_s'] / 60:.1f}" for s in build["pipeline_steps"])
+        rows.append((f"full book from a fresh clone <= {BUILD_TARGET_MIN:g} min",
+                     f"{minutes:.1f} min, {build['cpu_s'] / 60:.0f} CPU-min "
+                     f"({build['profile']} profile)", f"{minutes / BUILD_TARGET_MIN:.2f}",
+                     minutes <= BUILD_TARGET_MIN))
+        if steps:
+            rows.append(("  pipeline CPU-min by step", steps, "", None))
+    sweep = (results.get("bench_clie") or {}).get("sweep")
+    if sweep:
+        n = len(sweep["conditions"])
+        largest = sweep["one step"]
+        rows.append((f"fast CLIE sweep >= {sweep['speedup_target']:g}x the 0.25 ms route",
+                     f"{sweep['speedup']:.2f}x over {n} conditions",
+                     f"{sweep['speedup'] / sweep['speedup_target']:.2f}",
+                     sweep["speedup"] >= sweep["speedup_target"]))
+        rows.append(("  same end point (0.1 %, 0.1 SE)",
+                     f"{sweep['within_tolerance']} of {n}; largest "
+                     f"{100 * largest['largest_objective_change']:.2f} %, "
+                     f"{largest['largest_parameter_change_se']:.2f} SE; "
+                     f"{sweep['refined_again']} refined again", "",
+                     sweep["within_tolerance"] == n))
+    load = results.get("bench_model")
+    if load:
+        rows.append((f"cached model load <= {load['target_s']:g} s", f"{load['best_s']:.2f} s",
+                     f"{load['best_s'] / load['target_s']:.2f}",
+                     load["best_s"] <= load["target_s"]))
+    dense = results.get("bench_audit")
+    if dense:
+        rows.append((f"dense audit >= {dense['ratio_target']:g}x Pinocchio's loop",
+                     f"{dense['ours_s']:.2f} s against {dense['pinocchio_s']:.2f} s "
+                     f"({dense['poses']:,} poses): {dense['ratio']:.1f}x",
+                     f"{dense['ratio'] / dense['ratio_target']:.2f}",
+                     dense["ratio"] >= dense["ratio_target"]))
+    verdict = {True: "met", False: "not met", None: ""}
+    width = max(len(row[0]) for row in rows) if rows else 0
+    return [f"{target:{width}s}  {ratio:>5s}  {verdict[met]:7s}  {measured}"
+            for target, measured, ratio, met in rows]
+
+
+def measure_targets(smoke: bool) -> int:
+    """Run the target benchmarks one after the other; print their table."""
+    import os
+
+    results, failed = {}, []
+    with tempfile.TemporaryDirectory(prefix="crane-bench-targets-") as scratch:
+        folder = Path(scratch)
+        for name, arguments, env in target_runs(folder, smoke):
+            print(f"\n=== {name} {' '.join(arguments)} ===", flush=True)
+            command = [sys.executable, "-m", f"benchmarks.{name}", *arguments]
+            code = subprocess.run(command, cwd=HERE.parent, env=dict(os.environ, **env)).returncode
+            out = folder / f"{name}.json"
+            if code or not out.is_file():
+                failed.append(name)
+                continue
+            results[name] = json.loads(out.read_text(encoding="utf-8"))
+    print("\n=== targets, one run on this machine (ratio: measured / target; a time is met at"
+          " <= 1, a speed-up at >= 1) ===")
+    print("\n".join(targets_table(results)))
     if failed:
         print(f"\nfailed: {', '.join(failed)}", file=sys.stderr)
     return 1 if failed else 0

@@ -55,3 +55,31 @@ def test_bench_sweep_refuses_bad_options_and_a_missing_data_set_before_any_work(
     errors = [line for line in run.stderr.splitlines() if line.startswith("bench_sweep.py: error:")]
     assert run.returncode == 2 and len(errors) == 1 and says in errors[0], run.stderr
     assert not any(tmp_path.iterdir())  # nothing recorded, no sweep, no result file
+
+
+def test_targets_table_says_met_on_the_right_side_of_each_target():
+    from benchmarks.__main__ import targets_table
+
+    def table(minutes, speedup, within, load_s, ratio):
+        conditions = [{}] * 160
+        return targets_table({
+            "bench_build": {"wall_s": 60 * minutes, "cpu_s": 3000.0, "profile": "full",
+                            "pipeline_steps": [{"step": "CLIE sweep", "cpu_s": 600.0}]},
+            "bench_clie": {"sweep": {"conditions": conditions, "speedup": speedup,
+                                     "speedup_target": 2.5, "within_tolerance": within,
+                                     "refined_again": 3,
+                                     "one step": {"largest_objective_change": 0.02,
+                                                  "largest_parameter_change_se": 1.5}}},
+            "bench_model": {"best_s": load_s, "target_s": 1.0},
+            "bench_audit": {"ours_s": 0.1, "pinocchio_s": 0.1 * ratio, "poses": 221_875,
+                            "ratio": ratio, "ratio_target": 20.0},
+        })
+
+    met = table(29.0, 2.6, 160, 0.9, 21.0)
+    missed = table(31.0, 2.4, 159, 1.1, 19.0)
+    assert len(met) == len(missed) == 6
+    verdict = "  met "  # "not met" has one space before "met"
+    assert all(verdict in line for line in met if "CPU-min by step" not in line), met
+    assert not any(verdict in line for line in missed), missed
+    assert "1.03" in missed[0] and "0.96" in missed[2] and "2.00 %, 1.50 SE" in missed[3]
+    assert "CLIE sweep 10.0" in met[1]
