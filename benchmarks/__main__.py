@@ -9,8 +9,9 @@ other (about 70 minutes on 2 cores): the full book from a fresh clone of HEAD (b
 time and CPU-minutes by step), the fast CLIE route against the same route at the paper's 0.25 ms
 over the 160 conditions of the full sweep on that build's recordings (bench_clie), the cached
 model load in fresh processes (bench_model) and the dense audit against Pinocchio's loop
-(bench_audit); then one table of each target, what was measured and their ratio. With `--smoke`
-the same runs at smoke size (seconds; the table's numbers are not measurements).
+(bench_audit); then one table of each target, what was measured and their ratio. `--keep DIR`
+builds in DIR and keeps it (its results: the full data set). With `--smoke` the same runs at smoke
+size (seconds; the table's numbers are not measurements).
 """
 
 from __future__ import annotations
@@ -39,12 +40,14 @@ def main(argv=None) -> int:
     parser.add_argument("--smoke", action="store_true", help="smallest size, seconds each, into a temporary results folder")
     parser.add_argument("--targets", action="store_true",
                         help="the decided targets, measured in one run, then their table")
+    parser.add_argument("--keep", type=Path,
+                        help="with --targets: build in this folder (created) and keep it")
     parser.add_argument("names", nargs="*", help="run only the benchmarks whose file name contains one of these")
     args = parser.parse_args(argv)
     if args.targets:
         if args.names:
             parser.error("--targets runs its own four benchmarks: give no names")
-        return measure_targets(args.smoke)
+        return measure_targets(args.smoke, args.keep)
     chosen = scripts(args.names)
     if not chosen:
         print(f"no benchmark matches {args.names}", file=sys.stderr)
@@ -66,10 +69,9 @@ def main(argv=None) -> int:
     return 1 if failed else 0
 
 
-def target_runs(folder: Path, smoke: bool) -> list[tuple[str, list[str], dict]]:
+def target_runs(folder: Path, smoke: bool, clone: Path) -> list[tuple[str, list[str], dict]]:
     """(benchmark, its arguments, extra environment) of each target measurement, in order;
-    each writes its JSON into `folder`."""
-    clone = folder / "clone"
+    each writes its JSON into `folder`; the full build is made in `clone`."""
     if smoke:
         build = ["--smoke"]
         clie = ["--smoke", "--skip-faithful"]
@@ -137,14 +139,14 @@ def targets_table(results: dict) -> list[str]:
             for target, measured, ratio, met in rows]
 
 
-def measure_targets(smoke: bool) -> int:
+def measure_targets(smoke: bool, keep: Path | None = None) -> int:
     """Run the target benchmarks one after the other; print their table."""
     import os
 
     results, failed = {}, []
     with tempfile.TemporaryDirectory(prefix="crane-bench-targets-") as scratch:
         folder = Path(scratch)
-        for name, arguments, env in target_runs(folder, smoke):
+        for name, arguments, env in target_runs(folder, smoke, keep or folder / "clone"):
             print(f"\n=== {name} {' '.join(arguments)} ===", flush=True)
             command = [sys.executable, "-m", f"benchmarks.{name}", *arguments]
             code = subprocess.run(command, cwd=HERE.parent, env=dict(os.environ, **env)).returncode
