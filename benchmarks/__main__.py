@@ -9,7 +9,8 @@ other (about 70 minutes on 2 cores): the full book from a fresh clone of HEAD (b
 time and CPU-minutes by step), the fast CLIE route against the same route at the paper's 0.25 ms
 over the 160 conditions of the full sweep on that build's recordings (bench_clie), the cached
 model load in fresh processes (bench_model) and the dense audit against Pinocchio's loop
-(bench_audit); then one table of each target, what was measured and their ratio. `--keep DIR`
+(bench_audit); then one table of each target, what was measured and their ratio, kept with
+every benchmark's JSON in results/benchmarks/targets.json. `--keep DIR`
 builds in DIR and keeps it (its results: the full data set). With `--smoke` the same runs at smoke
 size (seconds; the table's numbers are not measurements).
 """
@@ -162,7 +163,15 @@ def measure_targets(smoke: bool, keep: Path | None = None) -> int:
             results[name] = json.loads(out.read_text(encoding="utf-8"))
     print("\n=== targets, one run on this machine (ratio: measured / target; a time is met at"
           " <= 1, a speed-up at >= 1) ===")
-    print("\n".join(targets_table(results)))
+    table = targets_table(results)
+    print("\n".join(table))
+    if not smoke:  # every benchmark's JSON of the run, kept beside the other benchmarks' output
+        from crane_lib.paths import RESULTS_DIR
+
+        out = RESULTS_DIR / "benchmarks" / "targets.json"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps({"table": table, **results}, indent=1), encoding="utf-8")
+        print(f"written {out}")
     if failed:
         print(f"\nfailed: {', '.join(failed)}", file=sys.stderr)
     return 1 if failed else 0
