@@ -18,8 +18,8 @@ size (seconds; the table's numbers are not measurements).
 from __future__ import annotations
 
 import argparse
-import os
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -147,8 +147,6 @@ def targets_table(results: dict) -> list[str]:
 
 def measure_targets(smoke: bool, keep: Path | None = None) -> int:
     """Run the target benchmarks one after the other; print their table."""
-    import os
-
     results, failed = {}, []
     with tempfile.TemporaryDirectory(prefix="crane-bench-targets-") as scratch:
         folder = Path(scratch)
