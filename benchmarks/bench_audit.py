@@ -10,6 +10,9 @@
    bound in the same run, on a +-30 deg box and on Theta (120 s). Run with
    NUMBA_NUM_THREADS=1 for single-core numbers.
 
+`--dense [--out FILE]`: only part 1, and its JSON (one of the build's targets: `python -m
+benchmarks --targets`).
+
 `--smoke`: the audit on 2,000 of its poses, the rescue from 64 configurations checked on 2,000,
 the certified check on a +-5 deg box only (Bernstein; the earlier Taylor bound, about 20 s for one
 box, is left to tests/test_certified.py); no run over Theta.

@@ -14,6 +14,9 @@
    same samples (also a fresh process); then the per-sample regressor evaluation, cached kernels
    against Pinocchio's regressor.
 
+`--cached-load [--out FILE]`: only the cached load, best of three fresh processes, and its JSON
+(one of the build's targets: `python -m benchmarks --targets`).
+
 `--smoke`: the cached load only (no cold generation), 2,000 audit poses, a 2 s record; of the
 arms only the SO-101, its kernels generated cold without the numba compile and evaluated by the
 uncompiled Python kernel on a few samples.
@@ -87,9 +90,8 @@ def bench_generation(smoke: bool = False) -> None:
     """Cold: `python -m crane_lib.model.dynamics` (make model) with an empty cache: the symbolic model,
     the grouping of all base sets and the compiled kernels of the four sets; then the same cached."""
     make_model = [sys.executable, "-m", "crane_lib.model.dynamics"]
-    load = LOAD
     if smoke:
-        wall, cpu = _timed_subprocess(load, dict(os.environ))
+        wall, cpu = _timed_subprocess(LOAD, dict(os.environ))
         print(f"cached load of the reduced model in a fresh process: {wall:7.2f} s wall, {cpu:.2f} s CPU (smoke: no cold generation)")
         return
     symbolic_only = [sys.executable, "-c", "from crane_lib.model import base_parameters; base_parameters.grouping(None)"]
@@ -98,7 +100,7 @@ def bench_generation(smoke: bool = False) -> None:
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, CRANE_CACHE_DIR=cache)
         cold = _timed_subprocess(make_model, env)
-        warm = _timed_subprocess(load, env)
+        warm = _timed_subprocess(LOAD, env)
     print(f"symbolic model + base-parameter grouping of every set, cold:   {symbolic[0]:7.2f} s wall, {symbolic[1]:7.2f} s CPU "
           "(what SymPyBotics computes)")
     print(f"model + grouping + kernels of the four sets, cold (make model): {cold[0]:7.2f} s wall, {cold[1]:7.2f} s CPU")
