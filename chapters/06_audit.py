@@ -245,9 +245,10 @@ report.violation_sentence(study)
 # its budget. Four uses: a small box around the accepted model's worst audit pose, with margin
 # zero and with $\epsilon/2$; the whole of $\Theta$ for the accepted model at $\epsilon/2$ (the
 # audit's violation threshold) and then at margin zero, which a certificate at $\epsilon/2$
-# already proves (so it runs only when that one is not certified), the two sharing one time
-# budget (the quick profile leaves these two to the full one; `benchmarks/bench_audit.py`
-# measures both without that limit); and the whole of $\Theta$ for the model it was rescued
+# already proves (so it runs only when that one is not certified), the two sharing one budget
+# of boxes, a count rather than seconds, so that every machine gets the same answer (the quick
+# profile leaves these two to the full one; `benchmarks/bench_audit.py` measures both without
+# that limit); and the whole of $\Theta$ for the model it was rescued
 # from, where a violation should be found at once ({numref}`tab-audit-certified`). The main
 # job's data step runs the checks once per model and records them (`results/certified/`, with
 # the budget); this section reads those records.

@@ -54,7 +54,7 @@ def certify_calls(monkeypatch):
     """certify_model stubbed: each call noted, one certified check over Θ per margin."""
     calls = []
 
-    def fake(beta, theta_margins, budget_s, near_pose=None, near_margins=(), **kwargs):
+    def fake(beta, theta_margins, max_boxes, near_pose=None, near_margins=(), **kwargs):
         calls.append((len(theta_margins), near_pose is not None))
         return [{"region": certified.THETA, "margin": m, "status": certified.CERTIFIED,
                  "certified_lambda_min": m, "witness_lambda": None, "boxes_processed": 10,
@@ -86,7 +86,7 @@ def test_the_certified_step_is_keyed_by_certified_py_not_by_a_chapter_or_a_view(
     assert {p.name for p in accepted_dir.iterdir()} == {n.rpartition("/")[2] for n in inputs}
     settings = json.loads(parts["parameters"])
     assert settings["domain_rad"] == np.asarray(certified.audit_domain()).tolist()
-    assert settings["budget_s"] == pipeline.CERTIFY_BUDGET_S
+    assert settings["max_boxes"] == pipeline.CERTIFY_MAX_BOXES
     # the CLIE solution's record reads the accepted record only, not the accepted model file
     clie_inputs = [n for n in store.stored("AG02_run1_40ms_clie_solution") if "input" in n]
     assert [n.rpartition("/")[2] for n in clie_inputs] == ["AG02_run1_40ms.json"]
@@ -99,12 +99,12 @@ def test_the_certified_step_computes_once_and_again_only_when_what_decides_it_ch
     again = _step(accepted_dir)
     assert (again.reused, again.recomputed) == (2, 0)
     assert len(certify_calls) == 2
-    rebudgeted = _step(accepted_dir, budget_s=10.0)
+    rebudgeted = _step(accepted_dir, max_boxes=1_000)
     assert rebudgeted.recomputed == 2 and "parameters changed" in rebudgeted.line()
     csv_path, _ = accepted_stage.accepted_paths("AG02", 0.04, 1, accepted_dir)
     csv_path.write_text(csv_path.read_text(encoding="utf-8").replace("0.1,", "0.15,", 1),
                         encoding="utf-8")
-    edited = _step(accepted_dir, budget_s=10.0)
+    edited = _step(accepted_dir, max_boxes=1_000)
     assert (edited.reused, edited.recomputed) == (1, 1)  # the CLIE solution is not in that file
 
 
@@ -132,7 +132,7 @@ def test_the_page_reads_the_records_and_a_missing_record_is_said_not_computed(
     assert "no certified record" in said and "AG02_run1_40ms_accepted.json" in said
     _step(accepted_dir, "full")
     read = report.certified_checks(_study(), directory=folder)
-    assert read.missing == [] and read.budget_s == pipeline.CERTIFY_BUDGET_S
+    assert read.missing == [] and read.max_boxes == pipeline.CERTIFY_MAX_BOXES
     assert [r["model and box"] for r in read.rows] == [
         "accepted, all of Θ", "accepted, all of Θ", "CLIE solution, AG02 at 40 ms, all of Θ"]
     assert "**certified**" in report.certified_sentence(read)

@@ -92,6 +92,16 @@ def test_budget_exhausted_is_undecided_with_the_open_boxes():
     assert np.all(result.unresolved_lower[:, 1:] >= domain[1:, 0] - 1e-12) and np.all(result.unresolved_upper[:, 1:] <= domain[1:, 1] + 1e-12)
 
 
+def test_a_models_checks_share_a_budget_of_boxes_that_no_clock_shortens(monkeypatch):
+    """certify_model's budget counts boxes, so its records are the same on a slow machine: here
+    every clock reading is a day later than the last, and the checks still run their boxes."""
+    clock = iter(range(0, 10**9, 86_400))
+    monkeypatch.setattr(certified.time, "perf_counter", lambda: float(next(clock)))
+    entries = certified.certify_model(description_beta(), (0.0, 0.0), max_boxes=3)
+    assert [e["status"] for e in entries] == [certified.UNDECIDED] * 2
+    assert [e["boxes_processed"] for e in entries] == [3, 1]  # the second gets what is left
+
+
 # ----------------------------------------------------------------------------- the Bernstein bound
 
 

@@ -1037,7 +1037,7 @@ class CertifiedChecks:
 
     rows: list  # one per check, in the record's order (accepted model first)
     missing: list  # records of models the chapter certifies that this build lacks
-    budget_s: float | None  # seconds the checks over all of Θ of one model shared
+    max_boxes: int | None  # boxes the checks over all of Θ of one model shared
     uncertified: str | None = None  # the substitute rescued here, which the step does not check
 
 
@@ -1067,7 +1067,7 @@ def certified_checks(s: AuditStudy, directory=None) -> CertifiedChecks:
             missing.append(path)
             continue
         record = read_json_record(path)
-        budget = record["budget_s"]
+        budget = record["max_boxes"]
         near = (f"{label}, ±{record.get('half_width_deg', certified.NEAR_HALF_WIDTH_DEG):g}° box "
                 "around its worst audit pose")
         for check in record["checks"]:
@@ -1098,7 +1098,7 @@ def certified_table(checks: CertifiedChecks) -> object:
 
 def certified_sentence(checks: CertifiedChecks) -> Prose:
     """What each certified check proved, and what the accepted model's amount to."""
-    rows, budget_s = checks.rows, checks.budget_s
+    rows, max_boxes = checks.rows, checks.max_boxes
     notes = [n for n in (_missing_said(checks), _uncertified_said(checks)) if n]
     if not rows:
         return Prose(" ".join(notes))
@@ -1124,7 +1124,7 @@ def certified_sentence(checks: CertifiedChecks) -> Prose:
                         f"({r['boxes processed']:,} boxes, {r['time (s)']:.1f} s)")
         elif r["status"] == certified.UNDECIDED:
             said.append(f"at margin {margin} kg·m² the check is **undecided** within "
-                        f"{budget_s:g} s "
+                        f"{max_boxes:,} boxes "
                         f"({r['unresolved boxes']:,} boxes open; nothing is claimed about them)")
         else:
             said.append(f"at margin {margin} kg·m² it returns a configuration below the margin "
