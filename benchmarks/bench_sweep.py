@@ -29,7 +29,6 @@ import os
 import sys
 import time
 from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
 

@@ -150,7 +150,6 @@ def test_bernstein_bound_never_exceeds_the_sampled_minimum():
     sampled minimum of lambda_min (numpy eigvalsh on the kernel's M) is never certified; just below it, on
     small boxes, it is (so the test has teeth)."""
     beta = _rescued_model()
-    model = shared_model("reduced")
     poly = certified.trig_inertia(beta)
     worst = audit.audit(beta, seed=1).worst_pose[1:]
     rng = np.random.default_rng(11)
