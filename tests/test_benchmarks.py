@@ -64,6 +64,7 @@ def test_targets_table_says_met_on_the_right_side_of_each_target():
         conditions = [{}] * 160
         return targets_table({
             "bench_build": {"wall_s": 60 * minutes, "cpu_s": 3000.0, "profile": "full",
+                            "target_min": 30.0,
                             "pipeline_steps": [{"step": f"step {i}", "cpu_s": 600.0}
                                                for i in range(12)]},
             "bench_clie": {"sweep": {"conditions": conditions, "speedup": speedup,

@@ -1060,21 +1060,21 @@ def certified_checks(s: AuditStudy, directory=None) -> CertifiedChecks:
     models = [(certified.ACCEPTED_MODEL, "accepted")]
     if s.case == REPRODUCTION:
         models.append((certified.CLIE_SOLUTION, s.bad_label))
-    rows, missing, budget = [], [], None
+    rows, missing, max_boxes = [], [], None
     for model_name, label in models:
         path = certified.record_path(s.trajectory, s.ts, s.run, model_name, directory)
         if not path.is_file():
             missing.append(path)
             continue
         record = read_json_record(path)
-        budget = record["max_boxes"]
+        max_boxes = record["max_boxes"]
         near = (f"{label}, ±{record.get('half_width_deg', certified.NEAR_HALF_WIDTH_DEG):g}° box "
                 "around its worst audit pose")
         for check in record["checks"]:
             name = near if check["region"] == certified.NEAR_WORST else f"{label}, all of Θ"
             rows.append(_certified_row(name, check))
     uncertified = None if s.case == REPRODUCTION else s.bad_label
-    return CertifiedChecks(rows, missing, budget, uncertified)
+    return CertifiedChecks(rows, missing, max_boxes, uncertified)
 
 
 def _missing_said(checks: CertifiedChecks) -> str:
