@@ -44,6 +44,10 @@ def main(argv=None) -> int:
                         help="with --targets: build in this folder (created) and keep it")
     parser.add_argument("names", nargs="*", help="run only the benchmarks whose file name contains one of these")
     args = parser.parse_args(argv)
+    if args.keep is not None and not args.targets:
+        parser.error("--keep DIR: only with --targets (the folder of the full build it measures)")
+    if args.keep is not None and args.keep.exists() and any(args.keep.iterdir()):
+        parser.error(f"--keep {args.keep}: not empty; the build is cloned into a new folder")
     if args.targets:
         if args.names:
             parser.error("--targets runs its own four benchmarks: give no names")

@@ -279,6 +279,8 @@ def main(argv=None) -> int:
                         help="only the cached load, in three fresh processes")
     parser.add_argument("--out", type=Path, help="write the cached load's JSON here")
     args = parser.parse_args(argv)
+    if args.out is not None and not args.cached_load:
+        parser.error("--out FILE: only with --cached-load (the JSON of the cached load)")
     argv = sys.argv[1:] if argv is None else list(argv)
     if args.smoke and (code := isolated("benchmarks.bench_model", argv)) is not None:
         return code

@@ -86,3 +86,19 @@ def test_targets_table_says_met_on_the_right_side_of_each_target():
     assert not any(verdict in line for line in missed), missed
     assert "1.03" in missed[0] and "0.96" in missed[4] and "2.00 %, 1.50 SE" in missed[5]
     assert all(f"step {i} 10.0" in "".join(met[1:4]) for i in range(12))
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["-m", "benchmarks", "--keep", "{tmp}/kept"], "--keep DIR: only with --targets"),
+    (["-m", "benchmarks", "--targets", "--keep", "{tmp}"], "not empty"),
+    (["-m", "benchmarks", "--targets", "bench_model"], "give no names"),
+    (["-m", "benchmarks.bench_model", "--out", "{tmp}/load.json"], "only with --cached-load"),
+])
+def test_target_options_are_refused_in_one_line_before_any_work(argv, says, tmp_path):
+    (tmp_path / "already.txt").write_text("here", encoding="utf-8")
+    before = sorted(tmp_path.rglob("*"))
+    run = subprocess.run([sys.executable, *[a.format(tmp=tmp_path) for a in argv]],
+                         cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    errors = [line for line in run.stderr.splitlines() if "error:" in line]
+    assert run.returncode == 2 and len(errors) == 1 and says in errors[0], run.stderr
+    assert sorted(tmp_path.rglob("*")) == before  # nothing cloned, measured or written
