@@ -36,13 +36,25 @@ def scripts(selected=()) -> list[Path]:
 def main(argv=None) -> int:
     from benchmarks._smoke import ISOLATED_ENV
 
-    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[0])
-    parser.add_argument("--smoke", action="store_true", help="smallest size, seconds each, into a temporary results folder")
-    parser.add_argument("--targets", action="store_true",
-                        help="the decided targets, measured in one run, then their table")
-    parser.add_argument("--keep", type=Path,
-                        help="with --targets: build in this folder (created) and keep it")
-    parser.add_argument("names", nargs="*", help="run only the benchmarks whose file name contains one of these")
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="smallest size, seconds each, into a temporary results folder",
+    )
+    parser.add_argument(
+        "--targets",
+        action="store_true",
+        help="the decided targets, measured in one run, then their table",
+    )
+    parser.add_argument(
+        "--keep", type=Path, help="with --targets: build in this folder (created) and keep it"
+    )
+    parser.add_argument(
+        "names", nargs="*", help="run only the benchmarks whose file name contains one of these"
+    )
     args = parser.parse_args(argv)
     if args.keep is not None and not args.targets:
         parser.error("--keep DIR: only with --targets (the folder of the full build it measures)")
@@ -59,7 +71,12 @@ def main(argv=None) -> int:
     failed = []
     for script in chosen:
         print(f"\n=== {script.stem}{' (smoke)' if args.smoke else ''} ===", flush=True)
-        command = [sys.executable, "-m", f"benchmarks.{script.stem}", *(["--smoke"] if args.smoke else [])]
+        command = [
+            sys.executable,
+            "-m",
+            f"benchmarks.{script.stem}",
+            *(["--smoke"] if args.smoke else []),
+        ]
         if args.smoke:
             with tempfile.TemporaryDirectory(prefix="crane-bench-smoke-") as folder:
                 env = dict(os.environ, CRANE_RESULTS_DIR=folder, **{ISOLATED_ENV: "1"})
@@ -92,8 +109,11 @@ def target_runs(folder: Path, smoke: bool, clone: Path) -> list[tuple[str, list[
     return [
         ("bench_build", [*build, "--out", str(folder / "bench_build.json")], env),
         ("bench_clie", [*clie, "--out", str(folder / "bench_clie.json")], clie_env),
-        ("bench_model", [*smoke_flag, "--cached-load", "--out", str(folder / "bench_model.json")],
-         env),
+        (
+            "bench_model",
+            [*smoke_flag, "--cached-load", "--out", str(folder / "bench_model.json")],
+            env,
+        ),
         ("bench_audit", [*smoke_flag, "--dense", "--out", str(folder / "bench_audit.json")], env),
     ]
 
@@ -105,12 +125,16 @@ def targets_table(results: dict) -> list[str]:
     if build:
         minutes, target = build["wall_s"] / 60, build.get("target_min")  # none in smoke mode
         steps = [f"{s['step']} {s['cpu_s'] / 60:.1f}" for s in build["pipeline_steps"]]
-        rows.append(("full book from a fresh clone"
-                     + (f" <= {target:g} min" if target else " (no target)"),
-                     f"{minutes:.1f} min, {build['cpu_s'] / 60:.0f} CPU-min "
-                     f"({build['profile']} profile)",
-                     f"{minutes / target:.2f}" if target else "",
-                     minutes <= target if target else None))
+        rows.append(
+            (
+                "full book from a fresh clone"
+                + (f" <= {target:g} min" if target else " (no target)"),
+                f"{minutes:.1f} min, {build['cpu_s'] / 60:.0f} CPU-min "
+                f"({build['profile']} profile)",
+                f"{minutes / target:.2f}" if target else "",
+                minutes <= target if target else None,
+            )
+        )
         lines = [""]
         for step in steps:  # whole steps per line: their names hold commas
             if lines[-1] and len(lines[-1]) + len(step) > 70:
@@ -122,32 +146,52 @@ def targets_table(results: dict) -> list[str]:
     if sweep:
         n = len(sweep["conditions"])
         largest = sweep["one step"]
-        rows.append((f"fast CLIE sweep >= {sweep['speedup_target']:g}x the 0.25 ms route",
-                     f"{sweep['speedup']:.2f}x over {n} conditions",
-                     f"{sweep['speedup'] / sweep['speedup_target']:.2f}",
-                     sweep["speedup"] >= sweep["speedup_target"]))
-        rows.append(("  same end point (0.1 %, 0.1 SE)",
-                     f"{sweep['within_tolerance']} of {n}; largest "
-                     f"{100 * largest['largest_objective_change']:.2f} %, "
-                     f"{largest['largest_parameter_change_se']:.2f} SE; "
-                     f"{sweep['refined_again']} refined again", "",
-                     sweep["within_tolerance"] == n))
+        rows.append(
+            (
+                f"fast CLIE sweep >= {sweep['speedup_target']:g}x the 0.25 ms route",
+                f"{sweep['speedup']:.2f}x over {n} conditions",
+                f"{sweep['speedup'] / sweep['speedup_target']:.2f}",
+                sweep["speedup"] >= sweep["speedup_target"],
+            )
+        )
+        rows.append(
+            (
+                "  same end point (0.1 %, 0.1 SE)",
+                f"{sweep['within_tolerance']} of {n}; largest "
+                f"{100 * largest['largest_objective_change']:.2f} %, "
+                f"{largest['largest_parameter_change_se']:.2f} SE; "
+                f"{sweep['refined_again']} refined again",
+                "",
+                sweep["within_tolerance"] == n,
+            )
+        )
     load = results.get("bench_model")
     if load:
-        rows.append((f"cached model load <= {load['target_s']:g} s", f"{load['best_s']:.2f} s",
-                     f"{load['best_s'] / load['target_s']:.2f}",
-                     load["best_s"] <= load["target_s"]))
+        rows.append(
+            (
+                f"cached model load <= {load['target_s']:g} s",
+                f"{load['best_s']:.2f} s",
+                f"{load['best_s'] / load['target_s']:.2f}",
+                load["best_s"] <= load["target_s"],
+            )
+        )
     dense = results.get("bench_audit")
     if dense:
-        rows.append((f"dense audit >= {dense['ratio_target']:g}x Pinocchio's loop",
-                     f"{dense['ours_s']:.2f} s against {dense['pinocchio_s']:.2f} s "
-                     f"({dense['poses']:,} poses): {dense['ratio']:.1f}x",
-                     f"{dense['ratio'] / dense['ratio_target']:.2f}",
-                     dense["ratio"] >= dense["ratio_target"]))
+        rows.append(
+            (
+                f"dense audit >= {dense['ratio_target']:g}x Pinocchio's loop",
+                f"{dense['ours_s']:.2f} s against {dense['pinocchio_s']:.2f} s "
+                f"({dense['poses']:,} poses): {dense['ratio']:.1f}x",
+                f"{dense['ratio'] / dense['ratio_target']:.2f}",
+                dense["ratio"] >= dense["ratio_target"],
+            )
+        )
     verdict = {True: "met", False: "not met", None: ""}
     width = max(len(row[0]) for row in rows) if rows else 0
-    return [f"{target:{width}s}  {ratio:>5s}  {verdict[met]:7s}  {measured}"
-            for target, measured, ratio, met in rows]
+    return [
+        f"{target:{width}s}  {ratio:>5s}  {verdict[met]:7s}  {measured}"
+        for target, measured, ratio, met in rows
+    ]
 
 
 def measure_targets(smoke: bool, keep: Path | None = None) -> int:
@@ -164,8 +208,10 @@ def measure_targets(smoke: bool, keep: Path | None = None) -> int:
                 failed.append(name)
                 continue
             results[name] = json.loads(out.read_text(encoding="utf-8"))
-    print("\n=== targets, one run on this machine (ratio: measured / target; a time is met at"
-          " <= 1, a speed-up at >= 1) ===")
+    print(
+        "\n=== targets, one run on this machine (ratio: measured / target; a time is met at"
+        " <= 1, a speed-up at >= 1) ==="
+    )
     table = targets_table(results)
     print("\n".join(table))
     if not smoke:  # every benchmark's JSON of the run, kept beside the other benchmarks' output

@@ -14,7 +14,10 @@ def product_free_arm(seed: int = 1):
     from tests.conftest import random_link_inertials, standard_from_inertials
 
     rng = np.random.default_rng(seed)
-    links = [(m, np.array([0.0, 0.0, c[2]]), np.diag(np.diag(i))) for m, c, i in random_link_inertials(rng)]
+    links = [
+        (m, np.array([0.0, 0.0, c[2]]), np.diag(np.diag(i)))
+        for m, c, i in random_link_inertials(rng)
+    ]
     phi = standard_from_inertials(links, np.full(8, 5e-3), np.zeros(8), np.zeros(8))
     return links, phi, DynamicModel("reduced").base_from_standard(phi)
 

@@ -39,7 +39,10 @@ SMOKE_WAYPOINTS_DEG = {
 }
 
 
-def add_smoke_argument(parser, help: str = "smallest size, seconds, on a few seconds recorded on the twin into a temporary results folder") -> None:
+def add_smoke_argument(
+    parser,
+    help: str = "smallest size, seconds, on a few seconds recorded on the twin into a temporary results folder",
+) -> None:
     parser.add_argument("--smoke", action="store_true", help=help)
 
 
@@ -52,14 +55,21 @@ def isolated(module: str, argv) -> int | None:
         return None
     with tempfile.TemporaryDirectory(prefix="crane-bench-smoke-") as folder:
         env = dict(os.environ, CRANE_RESULTS_DIR=folder, **{ISOLATED_ENV: "1"})
-        return subprocess.run([sys.executable, "-m", module, *argv], env=env, cwd=REPO_ROOT).returncode
+        return subprocess.run(
+            [sys.executable, "-m", module, *argv], env=env, cwd=REPO_ROOT
+        ).returncode
 
 
 def smoke_command_file(name: str, folder: Path) -> Path:
     from crane_lib.excitation.commands import CommandFile, write_command_file
 
     rows = SMOKE_WAYPOINTS_DEG[name]
-    cmd = CommandFile(name, np.radians([q for q, _ in rows]), np.array([f for _, f in rows]), ("smoke benchmark: a few seconds of motion",))
+    cmd = CommandFile(
+        name,
+        np.radians([q for q, _ in rows]),
+        np.array([f for _, f in rows]),
+        ("smoke benchmark: a few seconds of motion",),
+    )
     return write_command_file(Path(folder) / f"{name}.txt", cmd)
 
 
@@ -69,7 +79,9 @@ def smoke_recordings(names=("SMOKE01",), seed: int = 1) -> dict[str, Path]:
     from crane_lib.twin import recorder
 
     if os.environ.get(ISOLATED_ENV) != "1":
-        raise RuntimeError("smoke recordings are written only into a throwaway results folder (run through benchmarks._smoke.isolated)")
+        raise RuntimeError(
+            "smoke recordings are written only into a throwaway results folder (run through benchmarks._smoke.isolated)"
+        )
     out = {}
     for offset, name in enumerate(names):
         command = smoke_command_file(name, paths.RESULTS_DIR / "commands")

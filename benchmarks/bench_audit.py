@@ -42,29 +42,44 @@ def bench_audit(smoke: bool = False) -> dict:
 
     links, phi, beta = product_free_arm()
     model = DynamicModel("reduced")
+
     def pose_set(seed):
         full = audit.audit_poses(seed)
         if not smoke:
             return full
-        every = np.linspace(0, len(full) - 1, SMOKE_POSES).astype(int)  # all three components, fewer poses
-        return audit.PoseSet(full.poses[every], full.component[every], full.names, full.seed, full.domain)
+        every = np.linspace(0, len(full) - 1, SMOKE_POSES).astype(
+            int
+        )  # all three components, fewer poses
+        return audit.PoseSet(
+            full.poses[every], full.component[every], full.names, full.seed, full.domain
+        )
 
     audit.audit_pose_set(beta, pose_set(1), model)  # compile / load outside the timing
     times = []
     for seed in (1, 2, 3):
         start = time.perf_counter()
-        result = audit.audit_pose_set(beta, pose_set(seed), model)  # = audit.audit(beta, seed) at full size
+        result = audit.audit_pose_set(
+            beta, pose_set(seed), model
+        )  # = audit.audit(beta, seed) at full size
         times.append(time.perf_counter() - start)
     ours = min(times)
     poses = pose_set(1).poses
     reference, pin_time = pinocchio_lambda_min(links, phi, poses)
     agreement = np.abs(audit.arm_lambda_min(beta, poses, model) - reference).max()
-    print(f"dense audit of {result.n_poses:,} poses (construction included): {ours:.3f} s (best of 3 seeds, {os.cpu_count()} cores); "
-          f"Pinocchio crba + eigvalsh loop {pin_time:.2f} s: {pin_time / ours:.1f}x faster "
-          f"(target >= {DENSE_RATIO_TARGET:g}x); max |difference| {agreement:.1e} kg·m^2")
-    return {"poses": result.n_poses, "ours_s": ours, "ours_seeds_s": times, "pinocchio_s": pin_time,
-            "ratio": pin_time / ours, "ratio_target": DENSE_RATIO_TARGET,
-            "max_difference": float(agreement)}
+    print(
+        f"dense audit of {result.n_poses:,} poses (construction included): {ours:.3f} s (best of 3 seeds, {os.cpu_count()} cores); "
+        f"Pinocchio crba + eigvalsh loop {pin_time:.2f} s: {pin_time / ours:.1f}x faster "
+        f"(target >= {DENSE_RATIO_TARGET:g}x); max |difference| {agreement:.1e} kg·m^2"
+    )
+    return {
+        "poses": result.n_poses,
+        "ours_s": ours,
+        "ours_seeds_s": times,
+        "pinocchio_s": pin_time,
+        "ratio": pin_time / ours,
+        "ratio_target": DENSE_RATIO_TARGET,
+        "max_difference": float(agreement),
+    }
 
 
 def bench_certified(smoke: bool = False) -> None:
@@ -82,18 +97,31 @@ def bench_certified(smoke: bool = False) -> None:
     pushed = description_beta().copy()
     pushed[model.names.index("ZZR6")] -= 0.0058
     if smoke:
-        accepted = rescue_stage.rescue(model, pushed, audit.uniform_poses(SMOKE_RESCUE_POSES, rescue_stage.RESCUE_INITIAL_SEED),
-                                       audit.uniform_poses(SMOKE_POSES, rescue_stage.RESCUE_CHECK_SEED), epsilon=1e-3, max_passes=2).result.parameters.values
+        accepted = rescue_stage.rescue(
+            model,
+            pushed,
+            audit.uniform_poses(SMOKE_RESCUE_POSES, rescue_stage.RESCUE_INITIAL_SEED),
+            audit.uniform_poses(SMOKE_POSES, rescue_stage.RESCUE_CHECK_SEED),
+            epsilon=1e-3,
+            max_passes=2,
+        ).result.parameters.values
     else:
-        accepted = rescue_stage.rescue_over_theta(model, pushed, epsilon=1e-3).result.parameters.values
+        accepted = rescue_stage.rescue_over_theta(
+            model, pushed, epsilon=1e-3
+        ).result.parameters.values
     lam = audit.audit(accepted, seed=1, model=model).lambda_min
-    print(f"certified check on the rescued (eps 1e-3) model, audit lambda_min {lam:.3g} kg·m^2 (seed 1); numba threads {threads}")
+    print(
+        f"certified check on the rescued (eps 1e-3) model, audit lambda_min {lam:.3g} kg·m^2 (seed 1); numba threads {threads}"
+    )
     certified.certify(accepted, 0.0, model=model, max_boxes=10)  # compile outside the timing
     # the earlier bound against the new one on a +-30 deg box around a folded pose (margin 1e-3)
     beta = description_beta()
     half = 5 if smoke else 30
     centre = np.deg2rad([0.0, 60.0, 30.0, -120.0, 45.0, 70.0, 10.0])
-    box = audit.intersect_boxes(np.column_stack([centre - np.deg2rad(half), centre + np.deg2rad(half)]), audit.audit_domain())
+    box = audit.intersect_boxes(
+        np.column_stack([centre - np.deg2rad(half), centre + np.deg2rad(half)]),
+        audit.audit_domain(),
+    )
     new = certified.certify(beta, margin=1e-3, box=box)
     print(f"  +-{half} deg box, description model, margin 1e-3: Bernstein {new.summary()}")
     if smoke:
@@ -106,7 +134,9 @@ def bench_certified(smoke: bool = False) -> None:
     for margin in (0.0, 5e-4):
         result = certified.certify(accepted, margin, model=model, time_limit_s=budget)
         print(f"  all of Theta, margin {margin:g}, budget {budget:.0f} s: {result.summary()}")
-    old = certified.certify(accepted, 0.0, model=model, method="taylor", time_limit_s=min(budget, 120.0))
+    old = certified.certify(
+        accepted, 0.0, model=model, method="taylor", time_limit_s=min(budget, 120.0)
+    )
     print(f"  all of Theta, margin 0, earlier Taylor bound: {old.summary()}")
 
 
@@ -123,14 +153,24 @@ def bench_rescue(smoke: bool = False) -> None:
     if smoke:  # the same loop from a few uniform configurations, checked on 2,000
         from crane_lib.acceptance import audit
 
-        outcome = rescue_stage.rescue(model, beta, audit.uniform_poses(SMOKE_RESCUE_POSES, rescue_stage.RESCUE_INITIAL_SEED),
-                                      audit.uniform_poses(SMOKE_POSES, rescue_stage.RESCUE_CHECK_SEED), max_passes=2)
+        outcome = rescue_stage.rescue(
+            model,
+            beta,
+            audit.uniform_poses(SMOKE_RESCUE_POSES, rescue_stage.RESCUE_INITIAL_SEED),
+            audit.uniform_poses(SMOKE_POSES, rescue_stage.RESCUE_CHECK_SEED),
+            max_passes=2,
+        )
     else:
         outcome = rescue_stage.rescue_over_theta(model, beta)
     seconds = time.perf_counter() - start
-    passes = "; ".join(f"pass {p['pass']}: {p['violators']} violators, {p['appended']} appended" for p in outcome.passes)
-    print(f"rescue from {SMOKE_RESCUE_POSES if smoke else '2,128'} configurations: {seconds:.1f} s, converged {outcome.converged} ({passes}), "
-          f"status {outcome.result.status}, |change| {outcome.result.change_norm:.2e}")
+    passes = "; ".join(
+        f"pass {p['pass']}: {p['violators']} violators, {p['appended']} appended"
+        for p in outcome.passes
+    )
+    print(
+        f"rescue from {SMOKE_RESCUE_POSES if smoke else '2,128'} configurations: {seconds:.1f} s, converged {outcome.converged} ({passes}), "
+        f"status {outcome.result.status}, |change| {outcome.result.change_norm:.2e}"
+    )
 
 
 def main(argv=None) -> int:
@@ -138,8 +178,9 @@ def main(argv=None) -> int:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_smoke_argument(parser)
-    parser.add_argument("--dense", action="store_true",
-                        help="only the dense audit and its reference")
+    parser.add_argument(
+        "--dense", action="store_true", help="only the dense audit and its reference"
+    )
     parser.add_argument("--out", type=Path, help="write the dense audit's JSON here")
     args = parser.parse_args(argv)
     argv = sys.argv[1:] if argv is None else list(argv)

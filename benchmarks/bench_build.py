@@ -77,6 +77,7 @@ def report(lines: list[dict], pipeline_steps: list[dict], target_min: float | No
     """Print the steps' wall and CPU minutes and shares; return the summary."""
     total_wall = sum(line["wall_s"] for line in lines)
     total_cpu = sum(line["cpu_s"] for line in lines)
+
     def row(name: str, wall_s: float, cpu_s: float) -> str:
         return f"{name[:58]:58s} {wall_s / 60:8.2f} {cpu_s / 60:8.2f} {wall_s / total_wall:6.1%}"
 

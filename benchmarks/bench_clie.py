@@ -80,7 +80,13 @@ def numpy_reference(problem: clie.CLIEProblem, beta: np.ndarray, span_s: float) 
     n = int(np.searchsorted(problem.t, problem.t[0] + span_s))
     start = time.perf_counter()
     for k in range(n):
-        units = law.step(problem.theta_ref[k], problem.dtheta_ref[k], problem.ddtheta_ref[k], q, problem.t[k] - problem.t[k - 1] if k else 1e-3)
+        units = law.step(
+            problem.theta_ref[k],
+            problem.dtheta_ref[k],
+            problem.ddtheta_ref[k],
+            q,
+            problem.t[k] - problem.t[k - 1] if k else 1e-3,
+        )
         tau = units * clie.SIMULATED_CURRENT_RESOLUTION_A * KT
         span = problem.t[k + 1] - problem.t[k]
         steps = max(1, int(np.ceil(span / problem.max_step - 1e-9)))
@@ -103,21 +109,41 @@ def main(argv=None) -> int:
     from benchmarks._smoke import add_smoke_argument, isolated, smoke_recordings
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--skip-faithful", action="store_true", help="run the fast route and DIDIM only")
-    parser.add_argument("--sweep", default="quick",
-                        help="profile whose CLIE sweep conditions to compare (or none)")
-    parser.add_argument("--step-sensitivity", action="store_true",
-                        help="also refine each sweep condition at 0.125 ms")
-    parser.add_argument("--before", action="store_true",
-                        help="also time the route as it ran before (0.25 ms, whole-record "
-                        "Jacobian)")
-    parser.add_argument("--jobs", type=int, default=1,
-                        help="processes for the sweep's conditions (each runs all of a "
-                        "condition's routes)")
+    parser.add_argument(
+        "--skip-faithful", action="store_true", help="run the fast route and DIDIM only"
+    )
+    parser.add_argument(
+        "--sweep", default="quick", help="profile whose CLIE sweep conditions to compare (or none)"
+    )
+    parser.add_argument(
+        "--step-sensitivity",
+        action="store_true",
+        help="also refine each sweep condition at 0.125 ms",
+    )
+    parser.add_argument(
+        "--before",
+        action="store_true",
+        help="also time the route as it ran before (0.25 ms, whole-record Jacobian)",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="processes for the sweep's conditions (each runs all of a condition's routes)",
+    )
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "benchmarks" / "bench_clie.json")
     add_smoke_argument(parser)
     args = parser.parse_args(argv)
-    if args.smoke and (code := isolated("benchmarks.bench_clie", ["--smoke"] + (["--skip-faithful"] if args.skip_faithful else []))) is not None:
+    if (
+        args.smoke
+        and (
+            code := isolated(
+                "benchmarks.bench_clie",
+                ["--smoke"] + (["--skip-faithful"] if args.skip_faithful else []),
+            )
+        )
+        is not None
+    ):
         return code
     if args.sweep not in ("none", "quick", "full"):
         parser.error(f"--sweep {args.sweep!r}: expected quick, full or none")
@@ -127,11 +153,18 @@ def main(argv=None) -> int:
     summary: dict = {}
     if args.smoke:
         smoke = smoke_recordings(("SMOKE01", "SMOKE02"))
-        long_record, identification, heldout = ("SMOKE01", smoke["SMOKE01"]), ("SMOKE01", smoke["SMOKE01"]), [smoke["SMOKE02"]]
+        long_record, identification, heldout = (
+            ("SMOKE01", smoke["SMOKE01"]),
+            ("SMOKE01", smoke["SMOKE01"]),
+            [smoke["SMOKE02"]],
+        )
         iterations = {"fast": 2, "didim": 2}
         args.skip_faithful = True
     else:
-        long_record, identification = ("PB01", RECORDINGS / "PB01_run1.npz"), ("AG02", RECORDINGS / "AG02_run1.npz")
+        long_record, identification = (
+            ("PB01", RECORDINGS / "PB01_run1.npz"),
+            ("AG02", RECORDINGS / "AG02_run1.npz"),
+        )
         heldout = [RECORDINGS / f"{name}_run1.npz" for name in ("V01", "V02", "V03")]
         iterations = {"fast": clie.MAX_ITERATIONS, "didim": 30, "clie": clie.MAX_ITERATIONS}
 
@@ -150,13 +183,21 @@ def main(argv=None) -> int:
     reference_span_s = 0.05 if args.smoke else REFERENCE_SPAN_S
     per_second = numpy_reference(problem, beta, reference_span_s)
     summary["simulation"] = {
-        "record": long_record[1].stem, "record_s": record_s, "cycles": int(problem.t.size), "ok": simulation.ok,
-        "best_s": min(times), "target_s": SIMULATION_TARGET_S,
-        "numpy_reference_s_scaled": per_second * record_s, "speedup_vs_numpy": per_second * record_s / min(times),
+        "record": long_record[1].stem,
+        "record_s": record_s,
+        "cycles": int(problem.t.size),
+        "ok": simulation.ok,
+        "best_s": min(times),
+        "target_s": SIMULATION_TARGET_S,
+        "numpy_reference_s_scaled": per_second * record_s,
+        "speedup_vs_numpy": per_second * record_s / min(times),
     }
-    print(f"closed-loop simulation of {record_s:.1f} s ({problem.t.size} stamps, 0.25 ms Heun): best {min(times):.2f} s "
-          f"(target {SIMULATION_TARGET_S} s); numpy loop scaled from {reference_span_s} s: {per_second * record_s:.0f} s "
-          f"({per_second * record_s / min(times):.0f}x)", flush=True)
+    print(
+        f"closed-loop simulation of {record_s:.1f} s ({problem.t.size} stamps, 0.25 ms Heun): best {min(times):.2f} s "
+        f"(target {SIMULATION_TARGET_S} s); numpy loop scaled from {reference_span_s} s: {per_second * record_s:.0f} s "
+        f"({per_second * record_s / min(times):.0f}x)",
+        flush=True,
+    )
 
     # 2. CLIE of AG02 at 40 ms from its OLS/SDP start
     log, condition = start_point(identification[1], identification[0])
@@ -165,46 +206,67 @@ def main(argv=None) -> int:
     validation = [preprocess(read_raw_log(path), clie.RESIDUAL_INTERVAL_S) for path in heldout]
 
     def score(x):
-        return {"pooled_rmse": metrics.pooled_rmse(model, x, validation),
-                "mean_mne": float(np.mean([metrics.prediction_error(model, x, b).mne for b in validation]))}
+        return {
+            "pooled_rmse": metrics.pooled_rmse(model, x, validation),
+            "mean_mne": float(
+                np.mean([metrics.prediction_error(model, x, b).mne for b in validation])
+            ),
+        }
 
-    summary["AG02"] = {"route": condition.route, "start": {"objective": problem.objective(x0), **score(x0)}}
-    runs = {"fast": lambda: clie.refine_fast(problem, x0, max_iterations=iterations["fast"]),
-            "didim": lambda: clie.didim(problem, max_iterations=iterations["didim"])}
+    summary["AG02"] = {
+        "route": condition.route,
+        "start": {"objective": problem.objective(x0), **score(x0)},
+    }
+    runs = {
+        "fast": lambda: clie.refine_fast(problem, x0, max_iterations=iterations["fast"]),
+        "didim": lambda: clie.didim(problem, max_iterations=iterations["didim"]),
+    }
     if not args.skip_faithful:
         runs["clie"] = lambda: clie.refine_faithful(problem, x0, max_iterations=iterations["clie"])
     for name, run in runs.items():
-        cpu_started = time.process_time()  # every thread of the process: the faithful route uses two
+        cpu_started = (
+            time.process_time()
+        )  # every thread of the process: the faithful route uses two
         report = run()
         entry = {k: v for k, v in report.as_dict().items() if k not in ("x", "names")}
         entry["cpu_s"] = time.process_time() - cpu_started
         entry.update(score(report.x))
         summary["AG02"][name] = entry
-        print(f"{identification[0]} 40 ms {name:6s}: objective {report.objective_start:.4g} -> {report.objective_final:.6g}, "
-              f"{report.iterations} iterations, {report.simulations} simulations, {report.wall_time_s:.1f} s, "
-              f"held-out RMSE {entry['pooled_rmse']:.5f} N·m ({report.message})", flush=True)
+        print(
+            f"{identification[0]} 40 ms {name:6s}: objective {report.objective_start:.4g} -> {report.objective_final:.6g}, "
+            f"{report.iterations} iterations, {report.simulations} simulations, {report.wall_time_s:.1f} s, "
+            f"held-out RMSE {entry['pooled_rmse']:.5f} N·m ({report.message})",
+            flush=True,
+        )
     if "clie" in summary["AG02"]:
         faithful, fast = summary["AG02"]["clie"], summary["AG02"]["fast"]
         ratio = faithful["wall_time_s"] / fast["wall_time_s"]
         cpu_ratio = faithful["cpu_s"] / fast["cpu_s"]
         simulation_ratio = faithful["simulations"] / fast["simulations"]
         gap = (fast["objective_final"] - faithful["objective_final"]) / faithful["objective_final"]
-        summary["AG02"]["comparison"] = {"speedup": ratio, "cpu_speedup": cpu_ratio, "simulation_ratio": simulation_ratio,
-                                         "objective_gap": gap, "speedup_target": SPEEDUP_TARGET,
-                                         "objective_tolerance": OBJECTIVE_TOLERANCE}
+        summary["AG02"]["comparison"] = {
+            "speedup": ratio,
+            "cpu_speedup": cpu_ratio,
+            "simulation_ratio": simulation_ratio,
+            "objective_gap": gap,
+            "speedup_target": SPEEDUP_TARGET,
+            "objective_tolerance": OBJECTIVE_TOLERANCE,
+        }
         # the faithful route runs its Jacobian columns on two threads, the fast route is sequential:
         # wall time on 2 cores and CPU time answer different questions, so both are printed
-        print(f"fast vs faithful: {ratio:.1f}x faster in wall time on 2 cores, {cpu_ratio:.1f}x in CPU time, "
-              f"{simulation_ratio:.1f}x fewer closed-loop simulations (target {SPEEDUP_TARGET:g}x), objective "
-              f"{100 * gap:+.3f} % (tolerance {100 * OBJECTIVE_TOLERANCE:g} %)")
+        print(
+            f"fast vs faithful: {ratio:.1f}x faster in wall time on 2 cores, {cpu_ratio:.1f}x in CPU time, "
+            f"{simulation_ratio:.1f}x fewer closed-loop simulations (target {SPEEDUP_TARGET:g}x), objective "
+            f"{100 * gap:+.3f} % (tolerance {100 * OBJECTIVE_TOLERANCE:g} %)"
+        )
     if args.smoke:
         smoke_condition = [(identification[0], 0.04, identification[1])]
-        summary["sweep"] = sweep_comparison(smoke_condition, 2, args.step_sensitivity, True,
-                                            jobs=2)
+        summary["sweep"] = sweep_comparison(smoke_condition, 2, args.step_sensitivity, True, jobs=2)
     elif args.sweep != "none":
         conditions = sweep_conditions(args.sweep)
-        summary["sweep"] = sweep_comparison(conditions, clie.MAX_ITERATIONS, args.step_sensitivity,
-                                            args.before, args.jobs)
+        summary["sweep"] = sweep_comparison(
+            conditions, clie.MAX_ITERATIONS, args.step_sensitivity, args.before, args.jobs
+        )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(summary, indent=1, default=float), encoding="utf-8")
     print(f"written {args.out}")
@@ -231,8 +293,9 @@ def sweep_conditions(profile: str) -> list[tuple[str, float, Path]]:
 def _change(row: dict, route: str) -> str:
     """A route's objective and largest parameter change against the 0.25 ms route, in words."""
     objective, parameters = row[f"{route} objective change"], row[f"{route} largest change (SE)"]
-    return (f"{route}: objective {100 * objective:+.4f} %, "
-            f"largest parameter change {parameters:.3f} SE")
+    return (
+        f"{route}: objective {100 * objective:+.4f} %, largest parameter change {parameters:.3f} SE"
+    )
 
 
 def whole_record_jacobian(problem: clie.CLIEProblem, simulation: clie.Simulation) -> np.ndarray:
@@ -270,8 +333,9 @@ def condition_row(trajectory: str, ts: float, path: Path, steps: dict, iteration
         finer = step < problem.max_step
         base = dataclasses.replace(problem, max_step=step) if finer else problem
         with jacobian_as_before() if name == "before" else contextlib.nullcontext():
-            runs[name] = clie.refine_fast(base, condition.start, max_iterations=iterations,
-                                          integration_step=step)
+            runs[name] = clie.refine_fast(
+                base, condition.start, max_iterations=iterations, integration_step=step
+            )
     reference = runs["0.25 ms"]
     row = {"trajectory": trajectory, "ts_ms": round(ts * 1e3)}
     for name, report in runs.items():
@@ -300,8 +364,9 @@ def _condition_rows(arguments, jobs: int):
             yield futures[future], future.result()
 
 
-def sweep_comparison(conditions, iterations: int, step_sensitivity: bool,
-                     before: bool = False, jobs: int = 1) -> dict:
+def sweep_comparison(
+    conditions, iterations: int, step_sensitivity: bool, before: bool = False, jobs: int = 1
+) -> dict:
     """The fast route one step per cycle against the same route at 0.25 ms (and at 0.125 ms,
     and as it ran before: 0.25 ms with the whole-record Jacobian), from each condition's OLS/SDP
     start: wall times, objectives, parameter distances in OLS SE. `jobs` processes take one
@@ -312,45 +377,70 @@ def sweep_comparison(conditions, iterations: int, step_sensitivity: bool,
         steps["before"] = clie.INTEGRATION_STEP_S
     if step_sensitivity:
         steps["0.125 ms"] = HALF_PAPER_STEP_S
-    print(f"fast route on {len(conditions)} sweep conditions, one step per cycle against 0.25 ms "
-          f"from the same start ({jobs} process{'es' if jobs > 1 else ''})", flush=True)
+    print(
+        f"fast route on {len(conditions)} sweep conditions, one step per cycle against 0.25 ms "
+        f"from the same start ({jobs} process{'es' if jobs > 1 else ''})",
+        flush=True,
+    )
     arguments = [(trajectory, ts, path, steps, iterations) for trajectory, ts, path in conditions]
     found = {}
-    rows_done = tqdm(_condition_rows(arguments, jobs), total=len(arguments),
-                     desc="sweep conditions", unit="condition")
+    rows_done = tqdm(
+        _condition_rows(arguments, jobs),
+        total=len(arguments),
+        desc="sweep conditions",
+        unit="condition",
+    )
     for index, row in rows_done:
         found[index] = row
         if row is None:
             continue
         others = [_change(row, route) for route in steps if route != "0.25 ms"]
-        tqdm.write(f"  {row['trajectory']} {row['ts_ms']:3d} ms: one step "
-                   f"{row['one step wall_s']:6.1f} s, 0.25 ms {row['0.25 ms wall_s']:6.1f} s; "
-                   + "; ".join(others))
+        tqdm.write(
+            f"  {row['trajectory']} {row['ts_ms']:3d} ms: one step "
+            f"{row['one step wall_s']:6.1f} s, 0.25 ms {row['0.25 ms wall_s']:6.1f} s; "
+            + "; ".join(others)
+        )
     rows = [found[i] for i in sorted(found) if found[i] is not None]
     speedup = sum(r["0.25 ms wall_s"] for r in rows) / sum(r["one step wall_s"] for r in rows)
-    within = [abs(r["one step objective change"]) < SWEEP_OBJECTIVE_TOLERANCE
-              and r["one step largest change (SE)"] < SWEEP_PARAMETER_TOLERANCE_SE for r in rows]
-    summary = {"conditions": rows, "speedup": speedup, "speedup_target": SWEEP_SPEEDUP_TARGET,
-               "within_tolerance": int(sum(within)),
-               "refined_again": int(sum(r["one step refined again"] for r in rows))}
+    within = [
+        abs(r["one step objective change"]) < SWEEP_OBJECTIVE_TOLERANCE
+        and r["one step largest change (SE)"] < SWEEP_PARAMETER_TOLERANCE_SE
+        for r in rows
+    ]
+    summary = {
+        "conditions": rows,
+        "speedup": speedup,
+        "speedup_target": SWEEP_SPEEDUP_TARGET,
+        "within_tolerance": int(sum(within)),
+        "refined_again": int(sum(r["one step refined again"] for r in rows)),
+    }
     if before:
-        summary["speedup_over_before"] = (sum(r["before wall_s"] for r in rows)
-                                          / sum(r["one step wall_s"] for r in rows))
-        print(f"one step per cycle / the route before (0.25 ms, whole-record Jacobian): "
-              f"{summary['speedup_over_before']:.2f}x faster")
-    print(f"one step per cycle / 0.25 ms: {speedup:.2f}x faster over {len(rows)} conditions "
-          f"(target {SWEEP_SPEEDUP_TARGET:g}x); {summary['within_tolerance']} of {len(rows)} "
-          "within "
-          f"{100 * SWEEP_OBJECTIVE_TOLERANCE:g} % and {SWEEP_PARAMETER_TOLERANCE_SE:g} SE; "
-          f"{summary['refined_again']} refined again at 0.25 ms")
+        summary["speedup_over_before"] = sum(r["before wall_s"] for r in rows) / sum(
+            r["one step wall_s"] for r in rows
+        )
+        print(
+            f"one step per cycle / the route before (0.25 ms, whole-record Jacobian): "
+            f"{summary['speedup_over_before']:.2f}x faster"
+        )
+    print(
+        f"one step per cycle / 0.25 ms: {speedup:.2f}x faster over {len(rows)} conditions "
+        f"(target {SWEEP_SPEEDUP_TARGET:g}x); {summary['within_tolerance']} of {len(rows)} "
+        "within "
+        f"{100 * SWEEP_OBJECTIVE_TOLERANCE:g} % and {SWEEP_PARAMETER_TOLERANCE_SE:g} SE; "
+        f"{summary['refined_again']} refined again at 0.25 ms"
+    )
     for route in (r for r in steps if r != "0.25 ms"):
         objective = max(abs(r[f"{route} objective change"]) for r in rows)
         parameters = max(r[f"{route} largest change (SE)"] for r in rows)
-        summary[route] = {"largest_objective_change": objective,
-                          "largest_parameter_change_se": parameters}
-        print(f"{route} against 0.25 ms, largest over the sweep: "
-              f"objective {100 * objective:.4f} %, "
-              f"parameter {parameters:.3f} SE")
+        summary[route] = {
+            "largest_objective_change": objective,
+            "largest_parameter_change_se": parameters,
+        }
+        print(
+            f"{route} against 0.25 ms, largest over the sweep: "
+            f"objective {100 * objective:.4f} %, "
+            f"parameter {parameters:.3f} SE"
+        )
     return summary
 
 

@@ -40,18 +40,28 @@ def bench_sizes(ts: float) -> None:
         reference = weighted.ols_fit(bundle, model, max_samples=size)
         ols_s = time.perf_counter() - start
         start = time.perf_counter()
-        fitted = weighted.dual_metric_wls(bundle, model, max_samples=size, reference=reference, condition=f"{TRAJECTORY} at {ts * 1e3:g} ms")
+        fitted = weighted.dual_metric_wls(
+            bundle,
+            model,
+            max_samples=size,
+            reference=reference,
+            condition=f"{TRAJECTORY} at {ts * 1e3:g} ms",
+        )
         rows.append((fitted.n_samples, time.perf_counter() - start, ols_s, fitted))
     full = rows[-1][3].values
     base_n, base_s = rows[0][0], rows[0][1]
     for n, seconds, ols_s, fitted in rows:
         moved = np.linalg.norm(fitted.values - full) / np.linalg.norm(full)
-        print(f"dual-metric WLS, {TRAJECTORY} at {ts * 1e3:g} ms, {n:,} of {n_record:,} samples ({8 * n:,} residual rows): "
-              f"{seconds:.1f} s ({fitted.info['iterations']} Clarabel iterations, status {fitted.status}); "
-              f"OLS on the same samples {ols_s:.3f} s (ratio {seconds / ols_s:.0f}); "
-              f"{seconds / base_s:.2f}x the {base_n:,}-sample time; estimate moved {moved:.2e} from the full record's")
+        print(
+            f"dual-metric WLS, {TRAJECTORY} at {ts * 1e3:g} ms, {n:,} of {n_record:,} samples ({8 * n:,} residual rows): "
+            f"{seconds:.1f} s ({fitted.info['iterations']} Clarabel iterations, status {fitted.status}); "
+            f"OLS on the same samples {ols_s:.3f} s (ratio {seconds / ols_s:.0f}); "
+            f"{seconds / base_s:.2f}x the {base_n:,}-sample time; estimate moved {moved:.2e} from the full record's"
+        )
     (n0, s0), (n1, s1) = (rows[0][0], rows[0][1]), (rows[-1][0], rows[-1][1])
-    print(f"growth: time ~ n^{np.log(s1 / s0) / np.log(n1 / n0):.2f} between {n0:,} and {n1:,} samples")
+    print(
+        f"growth: time ~ n^{np.log(s1 / s0) / np.log(n1 / n0):.2f} between {n0:,} and {n1:,} samples"
+    )
 
 
 def main(argv=None) -> int:

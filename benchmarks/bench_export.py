@@ -38,7 +38,9 @@ def model_file(folder: Path) -> tuple[Path, str]:
     values = beta.as_dict()
     values["ZZR7"] = values["XXR7"] - 1e-4
     path = folder / "impossible.csv"
-    save_parameters(path, ParameterSet(beta.names, [values[n] for n in beta.names], [1e-3] * len(beta.names)))
+    save_parameters(
+        path, ParameterSet(beta.names, [values[n] for n in beta.names], [1e-3] * len(beta.names))
+    )
     return path, "the twin's truth with link 7 made impossible"
 
 
@@ -61,18 +63,34 @@ def main(argv=None) -> int:
         folder = Path(tmp)
         path, what = model_file(folder)
         base = load_parameters(path)
-        consistent.reconstruct(base)  # imports, cvxpy's first canonicalization, generated code: outside the timing
+        consistent.reconstruct(
+            base
+        )  # imports, cvxpy's first canonicalization, generated code: outside the timing
         times = []
         for _ in range(repeats):
             start = time.perf_counter()
             result = consistent.reconstruct(base)
-            files.write_files(files.robot_model(result.standard), folder / "m.urdf", folder / "m.xml")
+            files.write_files(
+                files.robot_model(result.standard), folder / "m.urdf", folder / "m.xml"
+            )
             times.append(time.perf_counter() - start)
         library = min(times)  # best of the repeats
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
-        subprocess.run([str(Path(sys.executable).parent / "crane-id"), "export", str(path), "--nearest", "--urdf", str(folder / "c.urdf"),
-                        "--mjcf", str(folder / "c.xml")], check=True, capture_output=True)
+        subprocess.run(
+            [
+                str(Path(sys.executable).parent / "crane-id"),
+                "export",
+                str(path),
+                "--nearest",
+                "--urdf",
+                str(folder / "c.urdf"),
+                "--mjcf",
+                str(folder / "c.xml"),
+            ],
+            check=True,
+            capture_output=True,
+        )
         command = time.perf_counter() - start
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         command_cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -80,10 +98,12 @@ def main(argv=None) -> int:
         audit(result.reproduced.values, 1, audit_kind)
         reference = time.perf_counter() - start
     kind = "exact" if result.exact else f"nearest, {len(result.solves)} programs"
-    print(f"export of {what} ({kind}), {os.cpu_count()} cores: library {library:.2f} s (best of {repeats}), "
-          f"crane-id export in a fresh process {command:.2f} s wall, {command_cpu:.2f} s CPU (imports included); "
-          f"target 10 s: {command / 10:.2f} of it; "
-          f"one {audit_kind} audit (reference) {reference:.2f} s: export = {library / reference:.2f} audits")
+    print(
+        f"export of {what} ({kind}), {os.cpu_count()} cores: library {library:.2f} s (best of {repeats}), "
+        f"crane-id export in a fresh process {command:.2f} s wall, {command_cpu:.2f} s CPU (imports included); "
+        f"target 10 s: {command / 10:.2f} of it; "
+        f"one {audit_kind} audit (reference) {reference:.2f} s: export = {library / reference:.2f} audits"
+    )
     return 0
 
 

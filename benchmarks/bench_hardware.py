@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import argparse
 import os
-from contextlib import contextmanager
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -40,8 +40,10 @@ def _load() -> str:
 def _percentiles(values_ms: np.ndarray) -> str:
     if len(values_ms) == 0:
         return "no complete cycle"
-    return (f"median {np.median(values_ms):.3f} ms, 99th percentile {np.percentile(values_ms, 99):.3f} ms, "
-            f"max {values_ms.max():.2f} ms")
+    return (
+        f"median {np.median(values_ms):.3f} ms, 99th percentile {np.percentile(values_ms, 99):.3f} ms, "
+        f"max {values_ms.max():.2f} ms"
+    )
 
 
 @contextmanager
@@ -101,19 +103,33 @@ def _config(**overrides):
     return start_posture_config(realtime=True, lockstep=False, **overrides)
 
 
-def bench_loop(command, folder: Path, emulator, wire_baud: float = 0.0, label: str = "", idle_s: float = 0.5, attempts: int = 3) -> dict:
+def bench_loop(
+    command,
+    folder: Path,
+    emulator,
+    wire_baud: float = 0.0,
+    label: str = "",
+    idle_s: float = 0.5,
+    attempts: int = 3,
+) -> dict:
     from crane_lib.hardware.emulated import record_on_emulator
     from crane_lib.hardware.recorder import RecorderSettings
 
     out = folder / f"{getattr(command, 'stem', 'command')}{'_wire' if wire_baud else ''}.npz"
-    settings = RecorderSettings(lead_s=idle_s, tail_s=idle_s, preroll_s=idle_s, realtime=True)  # timing: REALTIME, the arm's
-    result = record_on_emulator(command, out, _config(wire_baud=wire_baud), settings, attempts=attempts, emulator=emulator)
+    settings = RecorderSettings(
+        lead_s=idle_s, tail_s=idle_s, preroll_s=idle_s, realtime=True
+    )  # timing: REALTIME, the arm's
+    result = record_on_emulator(
+        command, out, _config(wire_baud=wire_baud), settings, attempts=attempts, emulator=emulator
+    )
     cycle_ms = result.recording.cycle_times_ms()
     meta = result.recording.metadata
     status = "complete" if result.complete else f"stopped: {result.attempts[-1]}"
-    print(f"recorder loop{label}: {len(cycle_ms) + 1} cycles ({status}, {len(result.attempts)} attempt(s)): {_percentiles(cycle_ms)}; "
-          f"{meta.get('cycles_late', '?')} late (> 1.5 ms), {meta.get('cycles_missed', '?')} grid points missed; "
-          f"{meta.get('scheduling', '?')}; {_load()}")
+    print(
+        f"recorder loop{label}: {len(cycle_ms) + 1} cycles ({status}, {len(result.attempts)} attempt(s)): {_percentiles(cycle_ms)}; "
+        f"{meta.get('cycles_late', '?')} late (> 1.5 ms), {meta.get('cycles_missed', '?')} grid points missed; "
+        f"{meta.get('scheduling', '?')}; {_load()}"
+    )
     return {"result": result, "cycle_ms": cycle_ms, "path": out if result.complete else None}
 
 
@@ -124,24 +140,45 @@ def bench_notebook(log: Path, trajectory: str, folder: Path) -> float:
     from crane_lib.paths import REPO_ROOT
 
     notebook = jupytext.read(REPO_ROOT / "chapters" / "your_arm.py")
-    notebook.metadata.setdefault("kernelspec", {"name": "python3", "display_name": "Python 3", "language": "python"})
+    notebook.metadata.setdefault(
+        "kernelspec", {"name": "python3", "display_name": "Python 3", "language": "python"}
+    )
     source = folder / "your_arm.ipynb"
     jupytext.write(notebook, source, fmt="ipynb")
     start = time.perf_counter()
-    papermill.execute_notebook(str(source), str(folder / "report.ipynb"), kernel_name="python3", progress_bar=False,
-                               parameters={"log": str(log), "trajectory": trajectory, "ts": 0.04, "refine": "fast",
-                                           "out": str(folder / "model.csv")}, cwd=str(REPO_ROOT / "chapters"))
+    papermill.execute_notebook(
+        str(source),
+        str(folder / "report.ipynb"),
+        kernel_name="python3",
+        progress_bar=False,
+        parameters={
+            "log": str(log),
+            "trajectory": trajectory,
+            "ts": 0.04,
+            "refine": "fast",
+            "out": str(folder / "model.csv"),
+        },
+        cwd=str(REPO_ROOT / "chapters"),
+    )
     elapsed = time.perf_counter() - start
-    header = [line for line in (folder / "model.csv").read_text().splitlines() if line.startswith("#") and "accepted" in line]
-    print(f"recording -> model through the notebook ({trajectory}, refine fast, seeds 1-5): {elapsed:6.1f} s "
-          f"(target <= 300 s); {header[0] if header else ''}; {_load()}")
+    header = [
+        line
+        for line in (folder / "model.csv").read_text().splitlines()
+        if line.startswith("#") and "accepted" in line
+    ]
+    print(
+        f"recording -> model through the notebook ({trajectory}, refine fast, seeds 1-5): {elapsed:6.1f} s "
+        f"(target <= 300 s); {header[0] if header else ''}; {_load()}"
+    )
     return elapsed
 
 
 def main(argv=None) -> int:
     from benchmarks._smoke import add_smoke_argument
 
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--trajectory", default="AG02")
     parser.add_argument("--no-notebook", action="store_true")
     add_smoke_argument(parser, "smallest case: a 2 s move, no notebook (seconds)")
@@ -160,13 +197,25 @@ def main(argv=None) -> int:
         with scheduled() as scheduling:
             wake = sleep_loop_latency(500 if args.smoke else 3000)
             bare = bare_round_trip(emulator, 200 if args.smoke else 3000)
-        print(f"reference, 1 ms sleep loop on this host ({scheduling}): lateness {_percentiles(wake)}; {_load()}")
-        print(f"reference, bare sync read + sync write through the emulator ({scheduling}): {_percentiles(bare)}")
-        loop = bench_loop(command, folder, emulator, idle_s=0.1 if args.smoke else 0.5, attempts=1 if args.smoke else 3)
+        print(
+            f"reference, 1 ms sleep loop on this host ({scheduling}): lateness {_percentiles(wake)}; {_load()}"
+        )
+        print(
+            f"reference, bare sync read + sync write through the emulator ({scheduling}): {_percentiles(bare)}"
+        )
+        loop = bench_loop(
+            command,
+            folder,
+            emulator,
+            idle_s=0.1 if args.smoke else 0.5,
+            attempts=1 if args.smoke else 3,
+        )
         cycle_ms = loop["cycle_ms"]
         if len(cycle_ms):
-            print(f"median cycle / 1.2 ms target: {np.median(cycle_ms) / 1.2:.2f}; median of (read..write) / bare round trip: "
-                  f"{np.median((loop['result'].recording.stamps['write_end'] - loop['result'].recording.stamps['read_start']) * 1e3) / np.median(bare):.2f}")
+            print(
+                f"median cycle / 1.2 ms target: {np.median(cycle_ms) / 1.2:.2f}; median of (read..write) / bare round trip: "
+                f"{np.median((loop['result'].recording.stamps['write_end'] - loop['result'].recording.stamps['read_start']) * 1e3) / np.median(bare):.2f}"
+            )
         if not args.smoke:
             bench_loop(command, folder, emulator, wire_baud=3e6, label=" with 3 Mbit/s wire time")
             if not args.no_notebook:
@@ -175,8 +224,12 @@ def main(argv=None) -> int:
                     from crane_lib.logs.raw_log import write_raw_log
                     from crane_lib.twin import recorder as twin
 
-                    log = write_raw_log(folder / f"{args.trajectory}_twin.npz", *twin.record(command, seed=1))
-                    print(f"notebook on the twin's own recording of {args.trajectory}: no emulator recording completed on this host")
+                    log = write_raw_log(
+                        folder / f"{args.trajectory}_twin.npz", *twin.record(command, seed=1)
+                    )
+                    print(
+                        f"notebook on the twin's own recording of {args.trajectory}: no emulator recording completed on this host"
+                    )
                 bench_notebook(log, args.trajectory, folder)
     return 0
 

@@ -36,8 +36,12 @@ def _synthetic(n: int, seed: int):
     amp = np.deg2rad(rng.uniform(30, 70, 8))
     theta = amp * np.sin(np.outer(t, w))
     dtheta, ddtheta = amp * w * np.cos(np.outer(t, w)), -amp * w**2 * np.sin(np.outer(t, w))
-    tau = model("reduced").inverse_dynamics(theta, dtheta, ddtheta, beta) + rng.normal(0, 0.02, (n, 8))
-    return SimpleNamespace(ts=0.04, t=t, theta=theta, dtheta=dtheta, ddtheta=ddtheta, tau=tau, provenance={}), beta
+    tau = model("reduced").inverse_dynamics(theta, dtheta, ddtheta, beta) + rng.normal(
+        0, 0.02, (n, 8)
+    )
+    return SimpleNamespace(
+        ts=0.04, t=t, theta=theta, dtheta=dtheta, ddtheta=ddtheta, tau=tau, provenance={}
+    ), beta
 
 
 def _clock():
@@ -51,7 +55,6 @@ def _since(start) -> tuple[float, float]:
 
 def main(argv=None) -> int:
     from benchmarks._smoke import add_smoke_argument
-
     from crane_lib.acceptance import audit
     from crane_lib.acceptance import kt_sensitivity as kt
     from crane_lib.identification import condition as identify
@@ -70,7 +73,9 @@ def main(argv=None) -> int:
         bundle, truth = _synthetic(1200, 1)
         heldout = {f"H{i}": _synthetic(400, 10 + i)[0] for i in range(3)}
         kind = "sparse"
-        study = kt.prepare_study(bundle, heldout, audit.sparse_audit_poses(1), truth, trajectory="synthetic")
+        study = kt.prepare_study(
+            bundle, heldout, audit.sparse_audit_poses(1), truth, trajectory="synthetic"
+        )
     else:
         kind = "dense"
         study = kt.kt_study("AG02", 0.040, 1)
@@ -85,32 +90,52 @@ def main(argv=None) -> int:
         """OLS from the scaled bundle (regressor and QR rebuilt), the routing test, the full audit."""
         model = study.model
         tau = np.asarray(bundle.tau) * kt.draw_factors(seed)
-        fit = ols(*stack(model.regressor(bundle.theta, bundle.dtheta, bundle.ddtheta), tau), model.names)
+        fit = ols(
+            *stack(model.regressor(bundle.theta, bundle.dtheta, bundle.ddtheta), tau), model.names
+        )
         model.arm_min_eigenvalue(bundle.theta, fit.parameters.values).min()
         return fit, audit.audit(fit.parameters.values, 1, kind, model)
 
-    plain_path(0)  # first calls (compilation, caches) outside the timing, as the study's setup is for ours
+    plain_path(
+        0
+    )  # first calls (compilation, caches) outside the timing, as the study's setup is for ours
     start = _clock()
     for seed in range(1, reference_draws + 1):
         result, plain = plain_path(seed)
         record = records[seed - 1]
         assert np.allclose(result.parameters.values, record["ols"], rtol=1e-10, atol=1e-14)
-        assert (plain.passed, plain.lambda_min, plain.n_violations) == (record["audit"]["passed"], record["audit"]["lambda_min"], record["audit"]["n_violations"])
+        assert (plain.passed, plain.lambda_min, plain.n_violations) == (
+            record["audit"]["passed"],
+            record["audit"]["lambda_min"],
+            record["audit"]["n_violations"],
+        )
     reference = _since(start)
 
     per_ours = [x / draws for x in ours]
     per_reference = [x / reference_draws for x in reference]
     load = os.getloadavg()[0]
-    print(f"Kt draws on {study.trajectory} ({study.n_samples} samples, {kind} audit of {len(study.poses):,} poses), "
-          f"{os.cpu_count()} cores, load average {load:.1f}")
-    print(f"  study setup (regressor, QR, held-out regressors, unperturbed audit): wall {setup[0]:.1f} s, CPU {setup[1]:.1f} s")
-    print(f"  {draws} draws, this book's path: wall {ours[0]:.1f} s, CPU {ours[1]:.1f} s ({per_ours[0]:.3f} s wall, {per_ours[1]:.3f} s CPU per draw)")
-    print(f"  reference, regressor + QR + full audit per draw ({reference_draws} draws): {per_reference[0]:.3f} s wall, "
-          f"{per_reference[1]:.3f} s CPU per draw; same estimates and audit answers")
-    print(f"  ratio (reference / ours, per draw): wall {per_reference[0] / per_ours[0]:.1f}x, CPU {per_reference[1] / per_ours[1]:.1f}x")
+    print(
+        f"Kt draws on {study.trajectory} ({study.n_samples} samples, {kind} audit of {len(study.poses):,} poses), "
+        f"{os.cpu_count()} cores, load average {load:.1f}"
+    )
+    print(
+        f"  study setup (regressor, QR, held-out regressors, unperturbed audit): wall {setup[0]:.1f} s, CPU {setup[1]:.1f} s"
+    )
+    print(
+        f"  {draws} draws, this book's path: wall {ours[0]:.1f} s, CPU {ours[1]:.1f} s ({per_ours[0]:.3f} s wall, {per_ours[1]:.3f} s CPU per draw)"
+    )
+    print(
+        f"  reference, regressor + QR + full audit per draw ({reference_draws} draws): {per_reference[0]:.3f} s wall, "
+        f"{per_reference[1]:.3f} s CPU per draw; same estimates and audit answers"
+    )
+    print(
+        f"  ratio (reference / ours, per draw): wall {per_reference[0] / per_ours[0]:.1f}x, CPU {per_reference[1] / per_ours[1]:.1f}x"
+    )
     if not args.smoke:
-        print(f"  200 draws projected on 2 free cores (CPU / 2, setup once): {(setup[1] + 200 * per_ours[1]) / 2:.0f} s "
-              f"(target 300 s); the reference path: {(setup[1] + 200 * per_reference[1]) / 2:.0f} s")
+        print(
+            f"  200 draws projected on 2 free cores (CPU / 2, setup once): {(setup[1] + 200 * per_ours[1]) / 2:.0f} s "
+            f"(target 300 s); the reference path: {(setup[1] + 200 * per_reference[1]) / 2:.0f} s"
+        )
     return 0
 
 

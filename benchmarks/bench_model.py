@@ -69,21 +69,30 @@ rbt.calc_base_parms()
 
 CACHED_LOAD_TARGET_S = 1.0
 # a fresh process that loads the reduced model from the cache and evaluates both kernels once
-LOAD = [sys.executable, "-c",
-        "from crane_lib.model.dynamics import DynamicModel; import numpy as np; "
-        "m = DynamicModel('reduced'); z = np.zeros((1, 8)); m.regressor(z, z, z); "
-        "m.arm_min_eigenvalue(z, np.ones(39))"]
+LOAD = [
+    sys.executable,
+    "-c",
+    "from crane_lib.model.dynamics import DynamicModel; import numpy as np; "
+    "m = DynamicModel('reduced'); z = np.zeros((1, 8)); m.regressor(z, z, z); "
+    "m.arm_min_eigenvalue(z, np.ones(39))",
+]
 
 
 def bench_cached_load(repeats: int = 3) -> dict:
     """Wall seconds of the cached model load in `repeats` fresh processes (target: best <= 1 s)."""
     runs = [_timed_subprocess(LOAD, dict(os.environ)) for _ in range(repeats)]
     best = min(wall for wall, _ in runs)
-    print(f"cached load of the reduced model in a fresh process: best {best:.2f} s of {repeats} "
-          f"({', '.join(f'{wall:.2f}' for wall, _ in runs)} s wall; target <= "
-          f"{CACHED_LOAD_TARGET_S:g} s: ratio {best / CACHED_LOAD_TARGET_S:.2f})")
-    return {"best_s": best, "wall_s": [wall for wall, _ in runs], "cpu_s": [cpu for _, cpu in runs],
-            "target_s": CACHED_LOAD_TARGET_S}
+    print(
+        f"cached load of the reduced model in a fresh process: best {best:.2f} s of {repeats} "
+        f"({', '.join(f'{wall:.2f}' for wall, _ in runs)} s wall; target <= "
+        f"{CACHED_LOAD_TARGET_S:g} s: ratio {best / CACHED_LOAD_TARGET_S:.2f})"
+    )
+    return {
+        "best_s": best,
+        "wall_s": [wall for wall, _ in runs],
+        "cpu_s": [cpu for _, cpu in runs],
+        "target_s": CACHED_LOAD_TARGET_S,
+    }
 
 
 def bench_generation(smoke: bool = False) -> None:
@@ -92,26 +101,42 @@ def bench_generation(smoke: bool = False) -> None:
     make_model = [sys.executable, "-m", "crane_lib.model.dynamics"]
     if smoke:
         wall, cpu = _timed_subprocess(LOAD, dict(os.environ))
-        print(f"cached load of the reduced model in a fresh process: {wall:7.2f} s wall, {cpu:.2f} s CPU (smoke: no cold generation)")
+        print(
+            f"cached load of the reduced model in a fresh process: {wall:7.2f} s wall, {cpu:.2f} s CPU (smoke: no cold generation)"
+        )
         return
-    symbolic_only = [sys.executable, "-c", "from crane_lib.model import base_parameters; base_parameters.grouping(None)"]
+    symbolic_only = [
+        sys.executable,
+        "-c",
+        "from crane_lib.model import base_parameters; base_parameters.grouping(None)",
+    ]
     with tempfile.TemporaryDirectory() as cache:
         symbolic = _timed_subprocess(symbolic_only, dict(os.environ, CRANE_CACHE_DIR=cache))
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, CRANE_CACHE_DIR=cache)
         cold = _timed_subprocess(make_model, env)
         warm = _timed_subprocess(LOAD, env)
-    print(f"symbolic model + base-parameter grouping of every set, cold:   {symbolic[0]:7.2f} s wall, {symbolic[1]:7.2f} s CPU "
-          "(what SymPyBotics computes)")
-    print(f"model + grouping + kernels of the four sets, cold (make model): {cold[0]:7.2f} s wall, {cold[1]:7.2f} s CPU")
-    print(f"cached load of the reduced model in a fresh process:          {warm[0]:7.2f} s wall, {warm[1]:7.2f} s CPU "
-          f"(target <= 1 s; cold/cached = {cold[0] / warm[0]:.0f}x)")
+    print(
+        f"symbolic model + base-parameter grouping of every set, cold:   {symbolic[0]:7.2f} s wall, {symbolic[1]:7.2f} s CPU "
+        "(what SymPyBotics computes)"
+    )
+    print(
+        f"model + grouping + kernels of the four sets, cold (make model): {cold[0]:7.2f} s wall, {cold[1]:7.2f} s CPU"
+    )
+    print(
+        f"cached load of the reduced model in a fresh process:          {warm[0]:7.2f} s wall, {warm[1]:7.2f} s CPU "
+        f"(target <= 1 s; cold/cached = {cold[0] / warm[0]:.0f}x)"
+    )
     path = os.environ.get("CRANE_BENCH_SYMPYBOTICS")
     if path:
-        reference = _timed_subprocess([sys.executable, "-c", SYMPYBOTICS.format(path=path)], dict(os.environ))
-        print(f"SymPyBotics, same arm's model, code and base parameters:       {reference[0]:7.2f} s wall, {reference[1]:7.2f} s CPU; "
-              f"ours / SymPyBotics: symbolic part {symbolic[0] / reference[0]:.2f}, with the compiled kernels "
-              f"{cold[0] / reference[0]:.2f} (wall)")
+        reference = _timed_subprocess(
+            [sys.executable, "-c", SYMPYBOTICS.format(path=path)], dict(os.environ)
+        )
+        print(
+            f"SymPyBotics, same arm's model, code and base parameters:       {reference[0]:7.2f} s wall, {reference[1]:7.2f} s CPU; "
+            f"ours / SymPyBotics: symbolic part {symbolic[0] / reference[0]:.2f}, with the compiled kernels "
+            f"{cold[0] / reference[0]:.2f} (wall)"
+        )
 
 
 def bench_audit_scale(smoke: bool = False) -> None:
@@ -135,10 +160,16 @@ def bench_audit_scale(smoke: bool = False) -> None:
     rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     reference, pin_time = pinocchio_lambda_min(links, phi, poses)
     ours_time = min(times)
-    print(f"M + lambda_min over {len(poses):,} audit poses: ours {ours_time:.3f} s (best of 3, {os.cpu_count()} cores), "
-          f"Pinocchio crba + eigvalsh loop {pin_time:.3f} s: {pin_time / ours_time:.1f}x faster")
-    print(f"  agreement: max |lambda_ours - lambda_pinocchio| = {np.abs(ours - reference).max():.2e} kg·m^2")
-    print(f"  peak resident memory of this process: {rss_after / 1024:.0f} MB (before the evaluation: {rss_before / 1024:.0f} MB)")
+    print(
+        f"M + lambda_min over {len(poses):,} audit poses: ours {ours_time:.3f} s (best of 3, {os.cpu_count()} cores), "
+        f"Pinocchio crba + eigvalsh loop {pin_time:.3f} s: {pin_time / ours_time:.1f}x faster"
+    )
+    print(
+        f"  agreement: max |lambda_ours - lambda_pinocchio| = {np.abs(ours - reference).max():.2e} kg·m^2"
+    )
+    print(
+        f"  peak resident memory of this process: {rss_after / 1024:.0f} MB (before the evaluation: {rss_before / 1024:.0f} MB)"
+    )
 
 
 def bench_regressor(smoke: bool = False) -> None:
@@ -170,8 +201,10 @@ def bench_regressor(smoke: bool = False) -> None:
         pin.computeJointTorqueRegressor(arm, data, q[i, :7], qd[i, :7], qdd[i, :7])
     ref = (time.perf_counter() - start) * samples / n_ref
     rows = samples * 8
-    print(f"regressor of a {samples / 1e3:g} s record at 1 ms ({rows:,} rows x 39): ours {ours:.3f} s = {rows / ours / 1e6:.2f} M rows/s; "
-          f"Pinocchio computeJointTorqueRegressor loop (70 standard columns, timed on {n_ref:,} samples) {ref:.2f} s: ours {ref / ours:.1f}x faster")
+    print(
+        f"regressor of a {samples / 1e3:g} s record at 1 ms ({rows:,} rows x 39): ours {ours:.3f} s = {rows / ours / 1e6:.2f} M rows/s; "
+        f"Pinocchio computeJointTorqueRegressor loop (70 standard columns, timed on {n_ref:,} samples) {ref:.2f} s: ours {ref / ours:.1f}x faster"
+    )
 
 
 ARMS = ("crane_x7", "vx300s", "so101")
@@ -218,22 +251,32 @@ def bench_arms(smoke: bool = False) -> None:
     samples = SMOKE_ARM_SAMPLES if smoke else ARM_SAMPLES
     runs = [("so101", False)] if smoke else [(a, False) for a in ARMS] + [("crane_x7", True)]
     if smoke:
-        print("arms (smoke): the SO-101 only; its cold generation without the numba compile, "
-              "its evaluation by the uncompiled Python kernel: the ratios are not measurements")
+        print(
+            "arms (smoke): the SO-101 only; its cold generation without the numba compile, "
+            "its evaluation by the uncompiled Python kernel: the ratios are not measurements"
+        )
     for name, general in runs:
         label = f"{name}{' (chain recursion)' if general else ''}"
         with tempfile.TemporaryDirectory() as cache:
             env = dict(os.environ, CRANE_CACHE_DIR=cache)
-            ours, ours_cpu = _timed_subprocess([sys.executable, "-c", ARM_COLD.format(
-                name=name, n=samples, compile=not smoke, general=general)], env)
+            ours, ours_cpu = _timed_subprocess(
+                [
+                    sys.executable,
+                    "-c",
+                    ARM_COLD.format(name=name, n=samples, compile=not smoke, general=general),
+                ],
+                env,
+            )
         reference, _ = _timed_subprocess(
             [sys.executable, "-c", PINOCCHIO_COLD.format(name=name, n=samples)], dict(os.environ)
         )
         what = "kernel source, no compile" if smoke else f"model + {samples:,} regressor samples"
-        print(f"{label:>30}: cold {what}: ours "
-              f"{ours:7.2f} s wall ({ours_cpu:.2f} s CPU), Pinocchio build + "
-              f"computeJointTorqueRegressor {reference:5.2f} s: "
-              f"ours / Pinocchio {ours / reference:.0f}")
+        print(
+            f"{label:>30}: cold {what}: ours "
+            f"{ours:7.2f} s wall ({ours_cpu:.2f} s CPU), Pinocchio build + "
+            f"computeJointTorqueRegressor {reference:5.2f} s: "
+            f"ours / Pinocchio {ours / reference:.0f}"
+        )
         if general:
             continue
         arm = arm_description.load_arm(name)
@@ -262,10 +305,12 @@ def bench_arms(smoke: bool = False) -> None:
         for i in range(samples):
             pin.computeJointTorqueRegressor(reference_model, data, q[i, :n], qd[i, :n], qdd[i, :n])
         reference_each = (time.perf_counter() - start) / samples
-        print(f"{'':>30}  regressor per sample ({model.n_parameters} base columns"
-              f"{', uncompiled' if smoke else f', {os.cpu_count()} cores'}): ours "
-              f"{ours_each * 1e6:8.2f} us, Pinocchio ({10 * n} standard columns, one core) "
-              f"{reference_each * 1e6:6.2f} us: Pinocchio / ours {reference_each / ours_each:.2f}")
+        print(
+            f"{'':>30}  regressor per sample ({model.n_parameters} base columns"
+            f"{', uncompiled' if smoke else f', {os.cpu_count()} cores'}): ours "
+            f"{ours_each * 1e6:8.2f} us, Pinocchio ({10 * n} standard columns, one core) "
+            f"{reference_each * 1e6:6.2f} us: Pinocchio / ours {reference_each / ours_each:.2f}"
+        )
 
 
 def main(argv=None) -> int:
@@ -275,8 +320,9 @@ def main(argv=None) -> int:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_smoke_argument(parser)
-    parser.add_argument("--cached-load", action="store_true",
-                        help="only the cached load, in three fresh processes")
+    parser.add_argument(
+        "--cached-load", action="store_true", help="only the cached load, in three fresh processes"
+    )
     parser.add_argument("--out", type=Path, help="write the cached load's JSON here")
     args = parser.parse_args(argv)
     if args.out is not None and not args.cached_load:

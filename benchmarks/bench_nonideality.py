@@ -47,35 +47,60 @@ def bench_point(smoke: bool = False) -> None:
 
         command, name = smoke_command_file("SMOKE01", RESULTS_DIR / "commands"), "SMOKE01"
         poses = audit.uniform_poses(2000, nonideality.AUDIT_SEED)
-        pose_set = audit.PoseSet(poses, np.zeros(len(poses), dtype=np.int8), (audit.UNIFORM,), nonideality.AUDIT_SEED, "smoke")
+        pose_set = audit.PoseSet(
+            poses,
+            np.zeros(len(poses), dtype=np.int8),
+            (audit.UNIFORM,),
+            nonideality.AUDIT_SEED,
+            "smoke",
+        )
         prepared = screen.prepare(pose_set, context.model)
         context = nonideality.StudyContext(context.model, context.truth, prepared)
     twin.record(command, 1)  # compile / load the cores outside the timing
     screen.screened_audit(context.truth, context.poses, context.model)
-    (samples, metadata), rec_wall, rec_cpu = _timed(twin.record, command, condition.seed, effects=condition.effects)
-    bundles, pre_wall, pre_cpu = _timed(preprocessing.preprocess_all, RawLog(samples, metadata), nonideality.INTERVALS_S)
+    (samples, metadata), rec_wall, rec_cpu = _timed(
+        twin.record, command, condition.seed, effects=condition.effects
+    )
+    bundles, pre_wall, pre_cpu = _timed(
+        preprocessing.preprocess_all, RawLog(samples, metadata), nonideality.INTERVALS_S
+    )
     total_wall, total_cpu = rec_wall + pre_wall, rec_cpu + pre_cpu
-    print(f"record {name} ({metadata['record_duration_s']} s of log): {rec_wall:.2f} s wall, {rec_cpu:.2f} s CPU; "
-          f"preprocess to {len(bundles)} intervals: {pre_wall:.2f} s wall, {pre_cpu:.2f} s CPU")
+    print(
+        f"record {name} ({metadata['record_duration_s']} s of log): {rec_wall:.2f} s wall, {rec_cpu:.2f} s CPU; "
+        f"preprocess to {len(bundles)} intervals: {pre_wall:.2f} s wall, {pre_cpu:.2f} s CPU"
+    )
     for ts, bundle in bundles.items():
-        result, id_wall, id_cpu = _timed(identify_condition, bundle, name, context.model, project=False)
-        found, au_wall, au_cpu = _timed(screen.screened_audit, result.ols.parameters.values, context.poses, context.model)
+        result, id_wall, id_cpu = _timed(
+            identify_condition, bundle, name, context.model, project=False
+        )
+        found, au_wall, au_cpu = _timed(
+            screen.screened_audit, result.ols.parameters.values, context.poses, context.model
+        )
         point_wall = (rec_wall + pre_wall) / len(bundles) + id_wall + au_wall
         point_cpu = (rec_cpu + pre_cpu) / len(bundles) + id_cpu + au_cpu
         total_wall, total_cpu = total_wall + id_wall + au_wall, total_cpu + id_cpu + au_cpu
-        print(f"  {ts * 1e3:3.0f} ms: OLS + routing {id_wall:.2f} s, dense audit {au_wall:.2f} s ({found.n_exact:,} poses exact); "
-              f"one ladder point {point_wall:.2f} s wall, {point_cpu:.2f} s CPU: {10.0 / point_cpu:.1f}x inside the 10 s target")
-    print(f"the whole condition (one recording, four intervals): {total_wall:.2f} s wall, {total_cpu:.2f} s CPU")
+        print(
+            f"  {ts * 1e3:3.0f} ms: OLS + routing {id_wall:.2f} s, dense audit {au_wall:.2f} s ({found.n_exact:,} poses exact); "
+            f"one ladder point {point_wall:.2f} s wall, {point_cpu:.2f} s CPU: {10.0 / point_cpu:.1f}x inside the 10 s target"
+        )
+    print(
+        f"the whole condition (one recording, four intervals): {total_wall:.2f} s wall, {total_cpu:.2f} s CPU"
+    )
 
     # 2. the screen against the eigenvalue per pose, same poses, same run
     beta = result.ols.parameters.values
     pose_set = context.poses.pose_set
     full, full_wall, full_cpu = _timed(audit.audit_pose_set, beta, pose_set, context.model)
     fast, fast_wall, fast_cpu = _timed(screen.screened_audit, beta, context.poses, context.model)
-    same = (full.passed, full.lambda_min, full.violations) == (fast.passed, fast.lambda_min, fast.violations)
-    print(f"dense audit, eigenvalue per pose: {full_cpu:.2f} s CPU; screened: {fast_cpu:.2f} s CPU: {full_cpu / fast_cpu:.1f}x faster; "
-          f"verdict, margin and violations {'identical' if same else 'DIFFER'}")
-
+    same = (full.passed, full.lambda_min, full.violations) == (
+        fast.passed,
+        fast.lambda_min,
+        fast.violations,
+    )
+    print(
+        f"dense audit, eigenvalue per pose: {full_cpu:.2f} s CPU; screened: {fast_cpu:.2f} s CPU: {full_cpu / fast_cpu:.1f}x faster; "
+        f"verdict, margin and violations {'identical' if same else 'DIFFER'}"
+    )
 
 
 def main(argv=None) -> int:

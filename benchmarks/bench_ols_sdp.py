@@ -43,8 +43,10 @@ def bench_ols() -> None:
     start = time.perf_counter()
     np.linalg.lstsq(w_all, y, rcond=None)
     reference = time.perf_counter() - start
-    print(f"OLS of {TRAJECTORY} at 10 ms ({result.n_rows:,} x 39, regressor + QR + standard errors + kappa): {min(times):.3f} s "
-          f"(best of 3); numpy lstsq alone on the stacked matrix {reference:.3f} s (ratio {min(times) / reference:.1f})")
+    print(
+        f"OLS of {TRAJECTORY} at 10 ms ({result.n_rows:,} x 39, regressor + QR + standard errors + kappa): {min(times):.3f} s "
+        f"(best of 3); numpy lstsq alone on the stacked matrix {reference:.3f} s (ratio {min(times) / reference:.1f})"
+    )
 
 
 def bench_projection() -> None:
@@ -63,29 +65,42 @@ def bench_projection() -> None:
     start = time.perf_counter()
     sdp._solve(beta, sdp.inertia_basis(model, poses), 1e-3)
     direct = time.perf_counter() - start
-    print(f"projection on {len(poses)} configurations (eps 1e-3): {lazy:.2f} s with lazy activation "
-          f"({result.rounds} rounds, {result.n_active} poses carried, status {result.status}); "
-          f"all {len(poses)} LMIs at once {direct:.2f} s ({direct / lazy:.1f}x)")
+    print(
+        f"projection on {len(poses)} configurations (eps 1e-3): {lazy:.2f} s with lazy activation "
+        f"({result.rounds} rounds, {result.n_active} poses carried, status {result.status}); "
+        f"all {len(poses)} LMIs at once {direct:.2f} s ({direct / lazy:.1f}x)"
+    )
 
 
 def bench_sweep(smoke: bool = False) -> None:
-    from crane_lib.paths import recording_path
     from crane_book import pipeline, sweep
+    from crane_lib.paths import recording_path
 
     if smoke:
-        profile, conditions = "smoke", [{"trajectory": TRAJECTORY, "ts": ts, "run": 1} for ts in (0.04, 0.08)]
+        profile, conditions = (
+            "smoke",
+            [{"trajectory": TRAJECTORY, "ts": ts, "run": 1} for ts in (0.04, 0.08)],
+        )
     else:
         profile = "full" if os.environ.get("CRANE_BENCH_FULL_SWEEP") == "1" else "quick"
         conditions = sweep.read_conditions(f"ols_sdp_{profile}.csv")
-    outcomes = sweep.run_sweep(pipeline.notebook_of("ols_sdp"), conditions, f"bench_ols_sdp_{profile}_{time.time_ns()}", workers=2,
-                               inputs_of=lambda p: [recording_path(p["trajectory"], p["run"])], show_progress=not smoke,
-                               batch_size=len(conditions) if smoke else None)
+    outcomes = sweep.run_sweep(
+        pipeline.notebook_of("ols_sdp"),
+        conditions,
+        f"bench_ols_sdp_{profile}_{time.time_ns()}",
+        workers=2,
+        inputs_of=lambda p: [recording_path(p["trajectory"], p["run"])],
+        show_progress=not smoke,
+        batch_size=len(conditions) if smoke else None,
+    )
     print(sweep.breakdown(outcomes))
     ran = [o for o in outcomes if o.status == "ran"]
     per_condition = outcomes.wall_s / max(len(ran), 1)
-    print(f"OLS/SDP sweep, {profile} profile: {len(ran)} conditions in {outcomes.wall_s:.0f} s on 2 workers "
-          f"({per_condition:.1f} s each, wall); the 160 of the full profile at this rate: {160 * per_condition / 60:.1f} min"
-          + ("" if profile == "full" else " (extrapolated)"))
+    print(
+        f"OLS/SDP sweep, {profile} profile: {len(ran)} conditions in {outcomes.wall_s:.0f} s on 2 workers "
+        f"({per_condition:.1f} s each, wall); the 160 of the full profile at this rate: {160 * per_condition / 60:.1f} min"
+        + ("" if profile == "full" else " (extrapolated)")
+    )
 
 
 def main(argv=None) -> int:

@@ -62,12 +62,17 @@ def best_of(repeats: int, action):
 
 def naive_resample(log, intervals):
     """Reference: scipy.signal.resample (FFT) per channel per interval, after interpolation."""
-    t_grid = log.t[0] + np.arange(int((log.t[-1] - log.t[0]) / pp.GRID_PERIOD_S) + 1) * pp.GRID_PERIOD_S
+    t_grid = (
+        log.t[0] + np.arange(int((log.t[-1] - log.t[0]) / pp.GRID_PERIOD_S) + 1) * pp.GRID_PERIOD_S
+    )
     channels = np.hstack([log.theta, log.torque_logged])
     out = {}
     for ts in intervals:
         n_target = int(round(t_grid.size / pp.grid_step(ts)))
-        out[ts] = [scipy.signal.resample(np.interp(t_grid, log.t, channels[:, c]), n_target) for c in range(channels.shape[1])]
+        out[ts] = [
+            scipy.signal.resample(np.interp(t_grid, log.t, channels[:, c]), n_target)
+            for c in range(channels.shape[1])
+        ]
     return out
 
 
@@ -75,8 +80,9 @@ def scipy_zero_phase(sections, x):
     """Reference: scipy.signal.filtfilt of each section, each channel contiguous (as before)."""
     y = np.ascontiguousarray(np.asarray(x, dtype=float).T)
     for section in sections:
-        y = scipy.signal.filtfilt(section[:3], section[3:], y, axis=-1, padtype="odd",
-                                  padlen=pp.FILTFILT_PAD_SAMPLES)
+        y = scipy.signal.filtfilt(
+            section[:3], section[3:], y, axis=-1, padtype="odd", padlen=pp.FILTFILT_PAD_SAMPLES
+        )
     return y.T
 
 
@@ -100,7 +106,12 @@ def main(argv=None) -> int:
         read_csv_s, _ = best_of(max(1, args.repeats - 1), lambda: read_raw_log(csv_path))
         preprocess_s, bundles = best_of(args.repeats, lambda: pp.preprocess_all(log))
         naive_s, _ = best_of(1, lambda: naive_resample(log, pp.INTERVALS_S))
-        write_s, _ = best_of(args.repeats, lambda: [pp.write_bundle(folder / pp.bundle_filename(ts), b) for ts, b in bundles.items()])
+        write_s, _ = best_of(
+            args.repeats,
+            lambda: [
+                pp.write_bundle(folder / pp.bundle_filename(ts), b) for ts, b in bundles.items()
+            ],
+        )
         sizes = (csv_path.stat().st_size / 1e6, npz_path.stat().st_size / 1e6)
     block = np.random.default_rng(2).normal(size=(2_000 if args.smoke else 23_600, 312))
     sections = pp.antialias_sections(0.04)
@@ -108,17 +119,32 @@ def main(argv=None) -> int:
     filter_s, filtered = best_of(args.repeats, lambda: pp.zero_phase_filter(sections, block))
     scipy_s, expected = best_of(args.repeats, lambda: scipy_zero_phase(sections, block))
 
-    print(f"raw log: {samples.shape[0]} samples x {samples.shape[1]} columns ({record_s:g} s); text {sizes[0]:.0f} MB, npz {sizes[1]:.0f} MB")
-    print(f"preprocess_all, 5 intervals      {preprocess_s:7.3f} s   (target <= {TARGET_S:g} s: {'met' if preprocess_s <= TARGET_S else 'MISSED'})")
-    print(f"  reference: read .npz log       {read_npz_s:7.3f} s   ratio preprocess / read = {preprocess_s / read_npz_s:.2f}")
-    print(f"  reference: naive FFT resample  {naive_s:7.3f} s   ratio preprocess / naive = {preprocess_s / naive_s:.2f}")
-    print(f"read .csv log                    {read_csv_s:7.3f} s   ratio csv / npz = {read_csv_s / read_npz_s:.1f}")
+    print(
+        f"raw log: {samples.shape[0]} samples x {samples.shape[1]} columns ({record_s:g} s); text {sizes[0]:.0f} MB, npz {sizes[1]:.0f} MB"
+    )
+    print(
+        f"preprocess_all, 5 intervals      {preprocess_s:7.3f} s   (target <= {TARGET_S:g} s: {'met' if preprocess_s <= TARGET_S else 'MISSED'})"
+    )
+    print(
+        f"  reference: read .npz log       {read_npz_s:7.3f} s   ratio preprocess / read = {preprocess_s / read_npz_s:.2f}"
+    )
+    print(
+        f"  reference: naive FFT resample  {naive_s:7.3f} s   ratio preprocess / naive = {preprocess_s / naive_s:.2f}"
+    )
+    print(
+        f"read .csv log                    {read_csv_s:7.3f} s   ratio csv / npz = {read_csv_s / read_npz_s:.1f}"
+    )
     print(f"write 5 bundle files             {write_s:7.3f} s")
     same = "identical" if np.array_equal(filtered, expected) else "DIFFERENT"
-    print(f"zero_phase_filter {block.shape[0]} x {block.shape[1]}  {filter_s:7.3f} s   "
-          f"reference scipy filtfilt per channel {scipy_s:.3f} s: {scipy_s / filter_s:.1f}x "
-          f"faster, outputs {same} bit for bit")
-    print("bundle samples: " + ", ".join(f"{b.interval_ms} ms: {b.n_samples}" for b in bundles.values()))
+    print(
+        f"zero_phase_filter {block.shape[0]} x {block.shape[1]}  {filter_s:7.3f} s   "
+        f"reference scipy filtfilt per channel {scipy_s:.3f} s: {scipy_s / filter_s:.1f}x "
+        f"faster, outputs {same} bit for bit"
+    )
+    print(
+        "bundle samples: "
+        + ", ".join(f"{b.interval_ms} ms: {b.n_samples}" for b in bundles.values())
+    )
     return 0
 
 

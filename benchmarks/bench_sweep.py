@@ -39,17 +39,29 @@ OVERHEAD_TARGET = 0.25  # sweep overhead at most 25 % of its capacity
 def _local_cluster(workers: int = 2):
     from distributed import Client, LocalCluster
 
-    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                           dashboard_address=None, worker_dashboard_address=None)
+    cluster = LocalCluster(
+        n_workers=workers,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address=None,
+        worker_dashboard_address=None,
+    )
     return cluster, Client(cluster, set_as_default=False)
 
 
 def _sweep(conditions, name, **options):
-    from crane_lib.paths import recording_path
     from crane_book import pipeline, sweep
+    from crane_lib.paths import recording_path
 
-    return sweep.run_sweep(pipeline.notebook_of("ols_sdp"), conditions, f"bench_{name}_{time.time_ns()}", show_progress=False,
-                           inputs_of=lambda p: [recording_path(p["trajectory"], p["run"])], **options)
+    return sweep.run_sweep(
+        pipeline.notebook_of("ols_sdp"),
+        conditions,
+        f"bench_{name}_{time.time_ns()}",
+        show_progress=False,
+        inputs_of=lambda p: [recording_path(p["trajectory"], p["run"])],
+        **options,
+    )
 
 
 def bench_executors(conditions, smoke: bool, reference: bool = True) -> dict:
@@ -70,18 +82,31 @@ def bench_executors(conditions, smoke: bool, reference: bool = True) -> dict:
         cluster.close()
     print(sweep.breakdown(dask), flush=True)
     ratio = dask.wall_s / local.wall_s
-    print(f"Dask LocalCluster (2 workers) / local pool, wall: {ratio:.3f} (target <= {1 + DASK_TARGET:.2f}: "
-          f"{'met' if ratio <= 1 + DASK_TARGET else 'MISSED'}); starting the cluster took {cluster_start:.1f} s more, not counted")
-    out.update(local_wall_s=local.wall_s, dask_wall_s=dask.wall_s, dask_over_local=ratio, cluster_start_s=cluster_start)
+    print(
+        f"Dask LocalCluster (2 workers) / local pool, wall: {ratio:.3f} (target <= {1 + DASK_TARGET:.2f}: "
+        f"{'met' if ratio <= 1 + DASK_TARGET else 'MISSED'}); starting the cluster took {cluster_start:.1f} s more, not counted"
+    )
+    out.update(
+        local_wall_s=local.wall_s,
+        dask_wall_s=dask.wall_s,
+        dask_over_local=ratio,
+        cluster_start_s=cluster_start,
+    )
     if reference and not smoke:
         single = _sweep(conditions, "unbatched", workers=2, batch_size=1, keep_kernels=False)
         print(sweep.breakdown(single), flush=True)
-        print(f"batched / one kernel per condition (the driver before), wall: {local.wall_s / single.wall_s:.3f}")
-        out.update(unbatched_wall_s=single.wall_s, batched_over_unbatched=local.wall_s / single.wall_s)
+        print(
+            f"batched / one kernel per condition (the driver before), wall: {local.wall_s / single.wall_s:.3f}"
+        )
+        out.update(
+            unbatched_wall_s=single.wall_s, batched_over_unbatched=local.wall_s / single.wall_s
+        )
     compute = sum(o.cells_s - o.setup_s for o in local if o.status != "cached")
     overhead = 1 - compute / (local.wall_s * local.workers)
-    print(f"OLS/SDP sweep overhead on the local pool ({len(conditions)} conditions): {100 * overhead:.1f} % of its capacity (target <= {100 * OVERHEAD_TARGET:g} %: "
-          f"{'met' if overhead <= OVERHEAD_TARGET else 'MISSED'})")
+    print(
+        f"OLS/SDP sweep overhead on the local pool ({len(conditions)} conditions): {100 * overhead:.1f} % of its capacity (target <= {100 * OVERHEAD_TARGET:g} %: "
+        f"{'met' if overhead <= OVERHEAD_TARGET else 'MISSED'})"
+    )
     out["overhead"] = overhead
     return out
 
@@ -93,7 +118,9 @@ def _record_seconds(trajectory: str, run: int) -> float:
 
     meta = stored_metadata(recording_path(trajectory, run))
     if meta is None:
-        raise SystemExit(f"no recording of {trajectory} execution {run}: build the data set first (python -m crane_lib.twin.dataset)")
+        raise SystemExit(
+            f"no recording of {trajectory} execution {run}: build the data set first (python -m crane_lib.twin.dataset)"
+        )
     return float(meta["record_duration_s"])
 
 
@@ -105,12 +132,24 @@ def fast_route_rates(conditions) -> dict | None:
     records = clie.load_records("fast")
     if not records:
         return None
-    rate = {(r["trajectory"], round(float(r["ts"]) * 1e3), int(r["run"])):
-            float(r["clie_wall_time_s"]) / _record_seconds(r["trajectory"], int(r["run"])) for r in records}
-    chosen = [rate[k] for k in ((c["trajectory"], round(float(c["ts"]) * 1e3), int(c["run"])) for c in conditions) if k in rate]
+    rate = {
+        (r["trajectory"], round(float(r["ts"]) * 1e3), int(r["run"])): float(r["clie_wall_time_s"])
+        / _record_seconds(r["trajectory"], int(r["run"]))
+        for r in records
+    }
+    chosen = [
+        rate[k]
+        for k in ((c["trajectory"], round(float(c["ts"]) * 1e3), int(c["run"])) for c in conditions)
+        if k in rate
+    ]
     if not chosen:
         return None
-    return {"chosen": float(np.median(chosen)), "all": float(np.median(list(rate.values()))), "n_chosen": len(chosen), "n_all": len(rate)}
+    return {
+        "chosen": float(np.median(chosen)),
+        "all": float(np.median(list(rate.values()))),
+        "n_chosen": len(chosen),
+        "n_all": len(rate),
+    }
 
 
 def shortest_conditions(n: int) -> list[dict]:
@@ -123,9 +162,9 @@ def shortest_conditions(n: int) -> list[dict]:
 
 def faithful_extrapolation(outcomes) -> dict:
     """Worker seconds per record second of each faithful condition, extrapolated to the full profile's 160."""
+    from crane_book import sweep
     from crane_lib.excitation.commands import commanded_duration, read_command_file
     from crane_lib.paths import TRAJECTORY_DIR, recording_path
-    from crane_book import sweep
     from crane_lib.twin.dataset import stored_metadata
 
     rates, ratios = [], []
@@ -139,29 +178,54 @@ def faithful_extrapolation(outcomes) -> dict:
     if not rates:
         return {}
     full = sweep.read_conditions("clie_faithful_full.csv")
-    commanded = {t: commanded_duration(read_command_file(TRAJECTORY_DIR / f"{t}.txt")) for t in {c["trajectory"] for c in full}}
+    commanded = {
+        t: commanded_duration(read_command_file(TRAJECTORY_DIR / f"{t}.txt"))
+        for t in {c["trajectory"] for c in full}
+    }
     record_total = sum(commanded[c["trajectory"]] for c in full) * float(np.median(ratios))
     worker_s = {q: record_total * float(np.quantile(rates, q)) for q in (0.0, 0.5, 1.0)}
-    return {"conditions_measured": len(rates), "worker_s_per_record_s": {"min": min(rates), "median": float(np.median(rates)), "max": max(rates)},
-            "record_s_full_profile": record_total, "worker_h_160": {k: v / 3600 for k, v in zip(("min", "median", "max"), worker_s.values())}}
+    return {
+        "conditions_measured": len(rates),
+        "worker_s_per_record_s": {
+            "min": min(rates),
+            "median": float(np.median(rates)),
+            "max": max(rates),
+        },
+        "record_s_full_profile": record_total,
+        "worker_h_160": {k: v / 3600 for k, v in zip(("min", "median", "max"), worker_s.values())},
+    }
 
 
 def bench_faithful(shortest: int | None = None) -> dict:
-    from crane_lib.paths import recording_path
     from crane_book import pipeline, sweep
+    from crane_lib.paths import recording_path
 
-    conditions = sweep.read_conditions("clie_faithful_quick.csv") if shortest is None else shortest_conditions(shortest)
+    conditions = (
+        sweep.read_conditions("clie_faithful_quick.csv")
+        if shortest is None
+        else shortest_conditions(shortest)
+    )
     missing = [c for c in conditions if not recording_path(c["trajectory"], c["run"]).exists()]
     if missing:
-        raise SystemExit(f"the data set lacks {len(missing)} recordings: python -m crane_lib.twin.dataset --profile "
-                         f"{'quick' if shortest is None else 'full'}")
+        raise SystemExit(
+            f"the data set lacks {len(missing)} recordings: python -m crane_lib.twin.dataset --profile "
+            f"{'quick' if shortest is None else 'full'}"
+        )
     name = "clie_faithful_quick" if shortest is None else f"clie_faithful_shortest{shortest}"
-    print(f"faithful study on {len(conditions)} conditions ({name}): "
-          f"{sum(_record_seconds(c['trajectory'], c['run']) for c in conditions):.0f} s of records", flush=True)
+    print(
+        f"faithful study on {len(conditions)} conditions ({name}): "
+        f"{sum(_record_seconds(c['trajectory'], c['run']) for c in conditions):.0f} s of records",
+        flush=True,
+    )
     cluster, client = _local_cluster(2)
     try:
-        outcomes = sweep.run_sweep(pipeline.notebook_of("clie_faithful"), conditions, name, scheduler=client,
-                                   inputs_of=lambda p: [recording_path(p["trajectory"], p["run"])])
+        outcomes = sweep.run_sweep(
+            pipeline.notebook_of("clie_faithful"),
+            conditions,
+            name,
+            scheduler=client,
+            inputs_of=lambda p: [recording_path(p["trajectory"], p["run"])],
+        )
     finally:
         client.close()
         cluster.close()
@@ -171,18 +235,27 @@ def bench_faithful(shortest: int | None = None) -> dict:
     estimate = faithful_extrapolation(outcomes)
     if estimate:
         h = estimate["worker_h_160"]
-        print(f"faithful study, {estimate['conditions_measured']} conditions measured on a 2-worker LocalCluster "
-              f"({os.cpu_count()} cores): {estimate['worker_s_per_record_s']['median']:.2f} worker-s per record-s (median; "
-              f"{estimate['worker_s_per_record_s']['min']:.2f} to {estimate['worker_s_per_record_s']['max']:.2f}); the 160 of the full "
-              f"profile ({estimate['record_s_full_profile'] / 3600:.2f} h of records): {h['median']:.1f} worker-hours "
-              f"({h['min']:.1f} to {h['max']:.1f}), i.e. about {h['median'] / 2:.1f} h on these 2 workers, "
-              f"{h['median'] / 16:.1f} h on 16")
+        print(
+            f"faithful study, {estimate['conditions_measured']} conditions measured on a 2-worker LocalCluster "
+            f"({os.cpu_count()} cores): {estimate['worker_s_per_record_s']['median']:.2f} worker-s per record-s (median; "
+            f"{estimate['worker_s_per_record_s']['min']:.2f} to {estimate['worker_s_per_record_s']['max']:.2f}); the 160 of the full "
+            f"profile ({estimate['record_s_full_profile'] / 3600:.2f} h of records): {h['median']:.1f} worker-hours "
+            f"({h['min']:.1f} to {h['max']:.1f}), i.e. about {h['median'] / 2:.1f} h on these 2 workers, "
+            f"{h['median'] / 16:.1f} h on 16"
+        )
     check = fast_route_rates(conditions)
     if check:
-        print(f"  representative? the fast route's worker-s per record-s (median): {check['chosen']:.3f} on these "
-              f"{check['n_chosen']} conditions, {check['all']:.3f} on all {check['n_all']} fast records of this build "
-              f"(ratio {check['all'] / check['chosen']:.2f})")
-    return {"wall_s": outcomes.wall_s, "outcomes": [o.__dict__ for o in outcomes], "extrapolation": estimate, "fast_route_check": check}
+        print(
+            f"  representative? the fast route's worker-s per record-s (median): {check['chosen']:.3f} on these "
+            f"{check['n_chosen']} conditions, {check['all']:.3f} on all {check['n_all']} fast records of this build "
+            f"(ratio {check['all'] / check['chosen']:.2f})"
+        )
+    return {
+        "wall_s": outcomes.wall_s,
+        "outcomes": [o.__dict__ for o in outcomes],
+        "extrapolation": estimate,
+        "fast_route_check": check,
+    }
 
 
 def main(argv=None) -> int:
@@ -190,19 +263,37 @@ def main(argv=None) -> int:
     from crane_lib.paths import RESULTS_DIR
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--faithful", action="store_true", help="also run the faithful CLIE study on 20 conditions (hours on 2 cores)")
+    parser.add_argument(
+        "--faithful",
+        action="store_true",
+        help="also run the faithful CLIE study on 20 conditions (hours on 2 cores)",
+    )
     parser.add_argument("--faithful-only", action="store_true", help="only the faithful study")
-    parser.add_argument("--faithful-shortest", type=int, metavar="N",
-                        help="the faithful study on the N shortest conditions of the full profile instead (full data set)")
-    parser.add_argument("--executors-profile", choices=("quick", "full"), default="quick",
-                        help="the OLS/SDP sweep the executors run: the quick profile's 16 conditions (default, with the "
-                             "unbatched reference) or the full profile's 160, the main job's sweep (full data set; no reference)")
+    parser.add_argument(
+        "--faithful-shortest",
+        type=int,
+        metavar="N",
+        help="the faithful study on the N shortest conditions of the full profile instead (full data set)",
+    )
+    parser.add_argument(
+        "--executors-profile",
+        choices=("quick", "full"),
+        default="quick",
+        help="the OLS/SDP sweep the executors run: the quick profile's 16 conditions (default, with the "
+        "unbatched reference) or the full profile's 160, the main job's sweep (full data set; no reference)",
+    )
     add_smoke_argument(parser)
     args = parser.parse_args(argv)
-    if args.faithful_shortest is not None and (args.faithful_shortest < 1 or not (args.faithful or args.faithful_only)):
-        parser.error("--faithful-shortest N: N >= 1, with --faithful or --faithful-only")  # exit 2, nothing run
+    if args.faithful_shortest is not None and (
+        args.faithful_shortest < 1 or not (args.faithful or args.faithful_only)
+    ):
+        parser.error(
+            "--faithful-shortest N: N >= 1, with --faithful or --faithful-only"
+        )  # exit 2, nothing run
     if args.executors_profile != "quick" and (args.smoke or args.faithful_only):
-        parser.error(f"--executors-profile {args.executors_profile}: the executors do not run with --smoke or --faithful-only")
+        parser.error(
+            f"--executors-profile {args.executors_profile}: the executors do not run with --smoke or --faithful-only"
+        )
     if args.smoke and (code := isolated("benchmarks.bench_sweep", ["--smoke"])) is not None:
         return code
     summary = {}
@@ -211,17 +302,28 @@ def main(argv=None) -> int:
         conditions = [{"trajectory": "SMOKE01", "ts": 0.08, "run": 1}]
     else:
         from crane_book import sweep
-
         from crane_lib.paths import recording_path
 
         conditions = sweep.read_conditions(f"ols_sdp_{args.executors_profile}.csv")
-        missing = next((recording_path(c["trajectory"], c["run"]) for c in conditions
-                        if not recording_path(c["trajectory"], c["run"]).is_file()), None)
-        if missing is not None and not args.faithful_only:  # before any work: a sweep of failing conditions measures nothing
-            parser.error(f"{missing}: no recording; build the {args.executors_profile} data set first "
-                         f"(python -m crane_lib.twin.dataset --profile {args.executors_profile})")
+        missing = next(
+            (
+                recording_path(c["trajectory"], c["run"])
+                for c in conditions
+                if not recording_path(c["trajectory"], c["run"]).is_file()
+            ),
+            None,
+        )
+        if (
+            missing is not None and not args.faithful_only
+        ):  # before any work: a sweep of failing conditions measures nothing
+            parser.error(
+                f"{missing}: no recording; build the {args.executors_profile} data set first "
+                f"(python -m crane_lib.twin.dataset --profile {args.executors_profile})"
+            )
     if not args.faithful_only:
-        summary["executors"] = bench_executors(conditions, args.smoke, reference=args.executors_profile == "quick")
+        summary["executors"] = bench_executors(
+            conditions, args.smoke, reference=args.executors_profile == "quick"
+        )
     if (args.faithful or args.faithful_only) and not args.smoke:
         summary["faithful"] = bench_faithful(args.faithful_shortest)
     out = RESULTS_DIR / "benchmarks" / "bench_sweep.json"

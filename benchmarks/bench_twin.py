@@ -44,7 +44,9 @@ def _numpy_reference_speed(span_s: float = 0.2) -> float:
         rotor_diag = plant.ia[:7] + h * plant.fv[:7] + h * coupling
         rotor_rhs = plant.ia[:7] * vm + h * (torque[:7] - f0)
         matrix = mass + np.diag(h * coupling - (h * coupling) ** 2 / rotor_diag)
-        v[:7] = np.linalg.solve(matrix, mass @ v[:7] + h * (f0 - bias) + h * coupling * rotor_rhs / rotor_diag)
+        v[:7] = np.linalg.solve(
+            matrix, mass @ v[:7] + h * (f0 - bias) + h * coupling * rotor_rhs / rotor_diag
+        )
         vm = (rotor_rhs + h * coupling * v[:7]) / rotor_diag
         qm += h * vm
         q[:7] += h * v[:7]
@@ -67,9 +69,15 @@ def bench_speed(smoke: bool = False) -> None:
     elapsed = time.perf_counter() - start
     simulated = float(metadata["record_duration_s"])
     reference = _numpy_reference_speed(0.02 if smoke else 0.2)
-    print(f"twin, {measured.stem} ({simulated:.1f} s simulated): {elapsed:6.2f} s = {simulated / elapsed:6.1f}x real time (target >= 50x)")
-    print(f"same plant step in numpy calls, {0.02 if smoke else 0.2:g} s span:           {reference:6.2f}x real time")
-    print(f"numba loop / numpy reference:                        {simulated / elapsed / reference:6.0f}x")
+    print(
+        f"twin, {measured.stem} ({simulated:.1f} s simulated): {elapsed:6.2f} s = {simulated / elapsed:6.1f}x real time (target >= 50x)"
+    )
+    print(
+        f"same plant step in numpy calls, {0.02 if smoke else 0.2:g} s span:           {reference:6.2f}x real time"
+    )
+    print(
+        f"numba loop / numpy reference:                        {simulated / elapsed / reference:6.0f}x"
+    )
 
 
 def bench_dataset() -> None:
@@ -81,7 +89,9 @@ def bench_dataset() -> None:
         elapsed = time.perf_counter() - start
         size = sum(p.stat().st_size for p in Path(folder).glob("*.npz"))
     n = len(dataset.executions("full"))
-    print(f"full data set, {n} recordings on 2 processes: {elapsed:6.1f} s (target <= 600 s), {size / 1e6:.0f} MB")
+    print(
+        f"full data set, {n} recordings on 2 processes: {elapsed:6.1f} s (target <= 600 s), {size / 1e6:.0f} MB"
+    )
 
 
 def main(argv=None) -> int:

@@ -58,9 +58,14 @@ from crane_lib.paper_numbers import paper
 from crane_lib.parameter_sets import read_conditions
 from crane_lib.paths import REPO_ROOT, RESULTS_DIR
 from crane_lib.records import read_json_record, write_json_record
-from crane_lib.verdicts import CONTRADICTED, NOT_COMPUTED, NOT_TESTABLE, REPRODUCED, VERDICTS, record_path
-
-
+from crane_lib.verdicts import (
+    CONTRADICTED,
+    NOT_COMPUTED,
+    NOT_TESTABLE,
+    REPRODUCED,
+    VERDICTS,
+    record_path,
+)
 
 # ----------------------------------------------------------------------------- records
 
@@ -133,8 +138,11 @@ class PaperClaim:
     def key(self, profile: str) -> keys.Key:
         """Everything that decides this claim's record: its input files, the profile, the source
         of this module and of the crane_lib modules it imports."""
-        return keys.record_key(inputs=self.input_files(), parameters={"claim": self.id, "profile": profile},
-                               code=code_parts())
+        return keys.record_key(
+            inputs=self.input_files(),
+            parameters={"claim": self.id, "profile": profile},
+            code=code_parts(),
+        )
 
 
 REGISTRY: dict[str, PaperClaim] = {}
@@ -149,7 +157,7 @@ def code_parts() -> dict:
 def _resolve(pattern: str) -> Path:
     """'results/...' patterns follow CRANE_RESULTS_DIR; others are relative to the repository."""
     if pattern.startswith("results/"):
-        return RESULTS_DIR / pattern[len("results/"):]
+        return RESULTS_DIR / pattern[len("results/") :]
     return REPO_ROOT / pattern
 
 
@@ -164,21 +172,45 @@ def _relative(path: Path) -> str:
     return str(path)
 
 
-def claim(id: str, where: str, statement: str, paper_ids, chapter: str, section: str, inputs,
-          reason: tuple[str, str] | None = None):
+def claim(
+    id: str,
+    where: str,
+    statement: str,
+    paper_ids,
+    chapter: str,
+    section: str,
+    inputs,
+    reason: tuple[str, str] | None = None,
+):
     """Register the decorated function as the computation of one paper claim (see module doc)."""
 
     def register(function):
         if id in REGISTRY:
             raise ValueError(f"claim {id!r} registered twice")
-        REGISTRY[id] = PaperClaim(id, where, statement, tuple(paper_ids), chapter, section,
-                                  tuple(inputs), function, reason)
+        REGISTRY[id] = PaperClaim(
+            id,
+            where,
+            statement,
+            tuple(paper_ids),
+            chapter,
+            section,
+            tuple(inputs),
+            function,
+            reason,
+        )
         return function
 
     return register
 
 
-def pending(id: str, where: str, statement: str, paper_ids, chapter: str | None = None, section: str | None = None) -> None:
+def pending(
+    id: str,
+    where: str,
+    statement: str,
+    paper_ids,
+    chapter: str | None = None,
+    section: str | None = None,
+) -> None:
     """Register a claim that no chapter computes yet (shown as not yet computed)."""
     if id in REGISTRY:
         raise ValueError(f"claim {id!r} registered twice")
@@ -194,10 +226,20 @@ def evaluate(claim_id: str, results: "Results | None" = None, profile: str | Non
     else:
         outcome = c.compute(results or Results())
     return {
-        "id": c.id, "where": c.where, "statement": c.statement, "paper_ids": list(c.paper_ids), "paper": c.paper_text(),
-        "verdict": outcome.verdict, "number": outcome.number, "detail": outcome.detail,
-        "chapter": c.chapter, "section": c.section, "anchor": c.anchor, "profile": profile,
-        "inputs": [_relative(f) for f in c.input_files()], "reason": c.reason_link(),
+        "id": c.id,
+        "where": c.where,
+        "statement": c.statement,
+        "paper_ids": list(c.paper_ids),
+        "paper": c.paper_text(),
+        "verdict": outcome.verdict,
+        "number": outcome.number,
+        "detail": outcome.detail,
+        "chapter": c.chapter,
+        "section": c.section,
+        "anchor": c.anchor,
+        "profile": profile,
+        "inputs": [_relative(f) for f in c.input_files()],
+        "reason": c.reason_link(),
     }
 
 
@@ -209,12 +251,16 @@ def write_claims(profile: str, show_progress: bool = True) -> keys.StepLog:
     results = Results()
     store = keys.KeyStore("claims")
     log = keys.StepLog("claims")
-    for order, c in enumerate(tqdm(list(REGISTRY.values()), desc="claims", unit="claim", disable=not show_progress)):
+    for order, c in enumerate(
+        tqdm(list(REGISTRY.values()), desc="claims", unit="claim", disable=not show_progress)
+    ):
         key = c.key(profile)
         reasons = store.stale(c.id, key, outputs=[record_path(c.id)])
         log.note(reasons)
         if reasons:
-            write_json_record(record_path(c.id), {**evaluate(c.id, results, profile), "order": order})
+            write_json_record(
+                record_path(c.id), {**evaluate(c.id, results, profile), "order": order}
+            )
             store.store(c.id, key)
     return log
 
@@ -357,8 +403,8 @@ class Results:
     def candidates(self):
         """κ and pooled held-out RMSE of the OLS estimate of every candidate at 40 ms (chapter 08's
         `candidate_heldout`); None without held-out records."""
-        from crane_lib.identification import condition
         from crane_lib.acceptance import held_out as v
+        from crane_lib.identification import condition
 
         if not self.heldout:
             return None
@@ -425,7 +471,9 @@ def _change(ratio: float, lower_is_better: bool = True) -> str:
     """A relative change of an error in words: '0.96 % worse' or '0.80 % better' (from the ratio new/old)."""
     percent = 100.0 * (ratio - 1.0)
     better = percent < 0 if lower_is_better else percent > 0
-    return f"{_num(abs(percent), 2)} % {'better' if better else 'worse'}" if percent else "unchanged"
+    return (
+        f"{_num(abs(percent), 2)} % {'better' if better else 'worse'}" if percent else "unchanged"
+    )
 
 
 def _pct(x: float, digits: int = 3) -> str:
@@ -468,11 +516,13 @@ _CLIE_REASON = ("book/register_clie", "Why CLIE takes fewer iterations on the tw
 
 
 @claim(
-    "poi_removal", "Sec. III-D and Conclusion",
+    "poi_removal",
+    "Sec. III-D and Conclusion",
     "Removing the products of inertia is justified by held-out prediction: retaining them degrades prediction on every "
     "trajectory tested.",
     ("removed_poi_count", "poi_heldout_degradation", "table3_fit_traj_count"),
-    "chapters/04_ols_sdp", "Table III: the four nested model classes",
+    "chapters/04_ols_sdp",
+    "Table III: the four nested model classes",
     (*_TABLE_III, _HELD_OUT),
 )
 def _poi_removal(results: Results) -> Outcome:
@@ -487,7 +537,9 @@ def _poi_removal(results: Results) -> Outcome:
     fits = {t: condition.condition_bundle(t, 0.040) for t in available}
     rows = model_classes.compare_model_classes(fits, results.heldout, ("reduced", "reduced+poi"))
     rmse = {(r["trajectory"], r["parameter set"]): r["held-out RMSE"] for r in rows}
-    change = np.array([100.0 * (rmse[(t, "reduced+poi")] / rmse[(t, "reduced")] - 1.0) for t in available])
+    change = np.array(
+        [100.0 * (rmse[(t, "reduced+poi")] / rmse[(t, "reduced")] - 1.0) for t in available]
+    )
     worse = int(np.sum(change > 0))
     helped = [t for t, c in zip(available, change) if c <= 0]
     verdict = REPRODUCED if worse == len(available) else CONTRADICTED
@@ -496,17 +548,22 @@ def _poi_removal(results: Results) -> Outcome:
         f"worse with the products of inertia on {worse} of {len(available)} trajectories (held-out RMSE change "
         f"{_num(change.min(), 2)} to {_num(change.max(), 2)} %)",
         f"Trajectories fitted: {', '.join(available)} at 40 ms; pooled held-out RMSE on V01–V03 (twin recordings). "
-        + ("As in the paper, the larger model predicts worse on every one." if verdict == REPRODUCED else
-           f"Unlike the paper, the products of inertia improve held-out prediction on {', '.join(helped)}."),
+        + (
+            "As in the paper, the larger model predicts worse on every one."
+            if verdict == REPRODUCED
+            else f"Unlike the paper, the products of inertia improve held-out prediction on {', '.join(helped)}."
+        ),
     )
 
 
 @claim(
-    "routing_weaker_than_audit", "Sec. VI-E",
+    "routing_weaker_than_audit",
+    "Sec. VI-E",
     "Checking positive definiteness only where the data were collected is a much weaker test than checking it over the "
     "audit domain Θ: many OLS estimates pass the first and fail the second.",
     ("ols_pd_trajectory_count", "ols_pd_domain_count", "ols_pass_routing_fail_audit"),
-    "chapters/06_audit", "PD where the data were taken against PD over Θ (Sec. VI-E)",
+    "chapters/06_audit",
+    "PD where the data were taken against PD over Θ (Sec. VI-E)",
     (_CONDITIONS, _OLS_AUDITS),
 )
 def _routing_weaker(results: Results) -> Outcome:
@@ -525,9 +582,12 @@ def _routing_weaker(results: Results) -> Outcome:
         verdict,
         f"{int(visited.sum())} of {len(audits)} PD where visited, {int(theta.sum())} PD over Θ; "
         f"{routing_only} pass the routing test and fail over Θ, {reverse} the reverse",
-        ("The twin shows the paper's gap between the two tests." if verdict == REPRODUCED else
-         "On the twin no estimate passes the routing test and fails over Θ: the twin's estimates are further from the "
-         "feasibility boundary than the arm's, so the gap the paper measured does not appear.")
+        (
+            "The twin shows the paper's gap between the two tests."
+            if verdict == REPRODUCED
+            else "On the twin no estimate passes the routing test and fails over Θ: the twin's estimates are further from the "
+            "feasibility boundary than the arm's, so the gap the paper measured does not appear."
+        )
         + f" {len(audits)} conditions in this build (the paper: {paper('identification_condition_count').text()}).",
     )
 
@@ -624,11 +684,13 @@ def _structural_selection(results: Results) -> Outcome:
 
 
 @claim(
-    "pipeline_little_gain", "Sec. VI-D",
+    "pipeline_little_gain",
+    "Sec. VI-D",
     "On held-out torque the full pipeline differs little from ordinary least squares: for AG02 the accepted model improves "
     "pooled RMSE over OLS alone by about the run-to-run variation, so no accuracy advantage is attributed to the later stages.",
     ("pipeline_gain_vs_ols", "runtorun_ag02"),
-    "chapters/07_selection", "Table VIII: what each stage is worth on held-out data (Sec. VI-D)",
+    "chapters/07_selection",
+    "Table VIII: what each stage is worth on held-out data (Sec. VI-D)",
     (_ACCEPTED, _HELD_OUT),
 )
 def _pipeline_little_gain(results: Results) -> Outcome:
@@ -653,8 +715,11 @@ def _pipeline_little_gain(results: Results) -> Outcome:
         verdict,
         f"{_num(ols, 5)} → {_num(final, 5)} N·m ({_change(final / ols)})",
         f"{label}, accepted model against its OLS estimate on the twin's V01–V03: the change is "
-        + (f"within the paper's run-to-run scale of {paper('runtorun_ag02').text()}" if verdict == REPRODUCED else
-           f"larger than the paper's run-to-run scale of {paper('runtorun_ag02').text()}")
+        + (
+            f"within the paper's run-to-run scale of {paper('runtorun_ag02').text()}"
+            if verdict == REPRODUCED
+            else f"larger than the paper's run-to-run scale of {paper('runtorun_ag02').text()}"
+        )
         + ("." if same_direction else ", in the opposite direction to the paper's."),
     )
 
@@ -865,8 +930,10 @@ def _infeasible_case(results: Results):
 
 
 def _case_said(label: str, worst_audit) -> str:
-    return (f"{label} violates at {worst_audit.n_violations:,} audit configurations (λmin = "
-            f"{_num(worst_audit.lambda_min)} kg·m²); reference: the accepted model. ")
+    return (
+        f"{label} violates at {worst_audit.n_violations:,} audit configurations (λmin = "
+        f"{_num(worst_audit.lambda_min)} kg·m²); reference: the accepted model. "
+    )
 
 
 @claim(
@@ -924,7 +991,9 @@ def _infeasible_misdirects(results: Results) -> Outcome:
     where = (
         "below"
         if share < share_range.value
-        else "above" if share > share_range.value_hi else "inside"
+        else "above"
+        if share > share_range.value_hi
+        else "inside"
     )
     return Outcome(
         REPRODUCED if share >= share_range.value else CONTRADICTED,
@@ -963,7 +1032,7 @@ def _infeasible_small_torque_error(results: Results) -> Outcome:
         "eigendirection",
         _case_said(label, worst_audit)
         + (
-            "Small in predicted torque, large along the offending direction, as in " "the paper."
+            "Small in predicted torque, large along the offending direction, as in the paper."
             if small
             else "Not small in predicted torque on the twin."
         ),
@@ -1015,8 +1084,7 @@ def _rescue_gain(results: Results, metric: str, why: str = "") -> Outcome:
             f"by {metric}."
             if not worse
             else f"The rescued model predicts worse than the CLIE solution by {metric} on "
-            f"{', '.join(worse)}."
-            + why
+            f"{', '.join(worse)}." + why
         ),
     )
 
@@ -1090,12 +1158,18 @@ def _validation_rescue_mne(results: Results) -> Outcome:
 
 
 @claim(
-    "run_to_run_scale", "Sec. VII-D and Conclusion",
+    "run_to_run_scale",
+    "Sec. VII-D and Conclusion",
     "Two executions of the accepted trajectory weeks apart set the run-to-run spread of held-out RMSE, the scale against "
     "which every comparison is read.",
     ("runtorun_ag02",),
-    "chapters/09_reproducibility", "Table XI: run-to-run repeatability",
-    ("results/repeats/*.json", "papermill_params/repeats_*.csv", "papermill_params/recordings_*.csv"),
+    "chapters/09_reproducibility",
+    "Table XI: run-to-run repeatability",
+    (
+        "results/repeats/*.json",
+        "papermill_params/repeats_*.csv",
+        "papermill_params/recordings_*.csv",
+    ),
 )
 def _run_to_run_scale(results: Results) -> Outcome:
     """The spread (largest - smallest over the mean) of held-out RMSE over the executions of AG02 at
@@ -1107,11 +1181,14 @@ def _run_to_run_scale(results: Results) -> Outcome:
     records = repro.profile_records(read_conditions(f"repeats_{_profile()}.csv"))
     table = repro.run_to_run_table(repro.records_frame(records)) if records else None
     if table is None or REPRESENTATIVE[0] not in table.index:
-        return Outcome.missing(f"this build has fewer than two executions of {REPRESENTATIVE[0]} at 40 ms")
+        return Outcome.missing(
+            f"this build has fewer than two executions of {REPRESENTATIVE[0]} at 40 ms"
+        )
     spread = float(table.loc[REPRESENTATIVE[0], "spread (%)"])
     runs = int(table.loc[REPRESENTATIVE[0], "executions"])
     return Outcome(
-        NOT_TESTABLE, f"{_pct(spread)} over {runs} executions of {REPRESENTATIVE[0]}",
+        NOT_TESTABLE,
+        f"{_pct(spread)} over {runs} executions of {REPRESENTATIVE[0]}",
         f"The twin's executions differ only by their seeds (noise, friction, a per-run Kt drift), not by weeks, so the claim about "
         f"weeks apart cannot be tested; the spread they give is {'larger' if spread > paper('runtorun_ag02').value else 'not larger'} "
         f"than the paper's {paper('runtorun_ag02').text()}.",
@@ -1178,11 +1255,11 @@ def _kt_sensitivity(results: Results) -> Outcome:
         f"{paper('kt_mne_change_max').text()}." + ("" if small else _mne_decomposition(good)),
     )
 
+
 # ------------------------------------------------------------ the claims added with their reasons
 # Each function below states one fact of the paper; compound statements are split so that each
 # verdict follows one rule. The `reason` of a claim names the register entry that argues why the
 # twin's number differs; the detail carries the numbers computed for it from the records.
-
 
 
 def _margin_reason(results: Results, over_theta: bool) -> str:
@@ -1250,11 +1327,14 @@ def _ols_nonpd_routing(results: Results) -> Outcome:
 
 
 @claim(
-    "ols_infeasible_over_theta", "Sec. VI-E",
+    "ols_infeasible_over_theta",
+    "Sec. VI-E",
     "Most OLS estimates are not positive definite over the audit domain Θ.",
     ("ols_pd_domain_count", "identification_condition_count"),
-    "chapters/06_audit", "PD where the data were taken against PD over Θ (Sec. VI-E)",
-    (_CONDITIONS, _OLS_AUDITS), reason=_THETA_REASON,
+    "chapters/06_audit",
+    "PD where the data were taken against PD over Θ (Sec. VI-E)",
+    (_CONDITIONS, _OLS_AUDITS),
+    reason=_THETA_REASON,
 )
 def _ols_infeasible_over_theta(results: Results) -> Outcome:
     """Every OLS estimate audited over Θ (dense, seed 1). Reproduced when fewer than half are PD
@@ -1265,9 +1345,14 @@ def _ols_infeasible_over_theta(results: Results) -> Outcome:
     n, pd_theta = len(audits), sum(a.passed for _, a in audits)
     verdict = REPRODUCED if pd_theta < n / 2 else CONTRADICTED
     return Outcome(
-        verdict, f"{pd_theta} of {n} PD over Θ",
-        ("As in the paper, most estimates are infeasible over Θ. " if verdict == REPRODUCED else
-         "On the twin most estimates are PD over Θ. ") + _margin_reason(results, True),
+        verdict,
+        f"{pd_theta} of {n} PD over Θ",
+        (
+            "As in the paper, most estimates are infeasible over Θ. "
+            if verdict == REPRODUCED
+            else "On the twin most estimates are PD over Θ. "
+        )
+        + _margin_reason(results, True),
     )
 
 
@@ -1375,8 +1460,10 @@ def _seeds_said(audits: dict, kind: str) -> str:
     """'non-PD on 5 of 5 seeds, λmin -9.8e-15 to ...' for one audit kind."""
     chosen = [a for (k, _), a in audits.items() if k == kind]
     lams = [a.lambda_min for a in chosen]
-    return (f"{kind}: PD on {sum(a.passed for a in chosen)} of {len(chosen)} seeds, λmin "
-            f"{_num(min(lams))} to {_num(max(lams))} kg·m²")
+    return (
+        f"{kind}: PD on {sum(a.passed for a in chosen)} of {len(chosen)} seeds, λmin "
+        f"{_num(min(lams))} to {_num(max(lams))} kg·m²"
+    )
 
 
 @claim(
@@ -1549,7 +1636,11 @@ def _clie_iterations(results: Results) -> Outcome:
         key = (
             "both"
             if "Both" in message
-            else "xtol" if "xtol" in message else "ftol" if "ftol" in message else message
+            else "xtol"
+            if "xtol" in message
+            else "ftol"
+            if "ftol" in message
+            else message
         )
         stops[key] = stops.get(key, 0) + 1
     own = results.accepted["refinement"]["iterations"] if results.accepted else None
@@ -1742,8 +1833,8 @@ def _validation_harder(results: Results) -> Outcome:
     """Table XVI's residual column under the accepted model (`reporting.validation.table_xvi`):
     V01's prediction residual share against AG02's in-sample one. Reproduced when V01's is the
     larger, contradicted otherwise."""
-    from crane_lib.identification import condition
     from crane_lib.acceptance import held_out as v
+    from crane_lib.identification import condition
 
     record = results.accepted
     if record is None or not results.heldout:
@@ -1777,11 +1868,13 @@ def _ordering(results: Results, first: int) -> Outcome:
     except InputError as error:  # an execution the profile lists is not recorded in this build
         return Outcome.missing(str(error))
     table = v.table_xx(v.per_axis_errors(results.model, np.asarray(record["parameters"]), bundles))
-    pair = v.ordering_claims(table)[first:first + 2]
+    pair = v.ordering_claims(table)[first : first + 2]
     holds = all(c.holds for c in pair)
     return Outcome(
-        REPRODUCED if holds else CONTRADICTED, "; ".join(f"{c.claim}: {c.book}" for c in pair),
-        "The paper: " + "; ".join(f"{c.claim}, {c.paper}" for c in pair)
+        REPRODUCED if holds else CONTRADICTED,
+        "; ".join(f"{c.claim}: {c.book}" for c in pair),
+        "The paper: "
+        + "; ".join(f"{c.claim}, {c.paper}" for c in pair)
         + f" (accepted model, {len(bundles)} held-out executions).",
     )
 
@@ -1847,7 +1940,7 @@ def _kappa_does_not_rank(results: Results) -> Outcome:
         return Outcome(
             NOT_COMPUTED,
             number,
-            f"The test is the paper's over all {v.CANDIDATES} candidates " "(the full profile).",
+            f"The test is the paper's over all {v.CANDIDATES} candidates (the full profile).",
         )
     unranked = rho.p_value >= 0.05
     return Outcome(

@@ -125,32 +125,109 @@ def model_bytes() -> bytes:
     model = shared_model("reduced")
     beta = truth_base_parameters()
     params = ParameterSet(model.names, beta, np.abs(beta) * 0.01 + 1e-6, {"trajectory": "corpus"})
-    return _saved(lambda path: save_parameters(path, params, comment="corpus fixture: the twin truth's base parameters"))
+    return _saved(
+        lambda path: save_parameters(
+            path, params, comment="corpus fixture: the twin truth's base parameters"
+        )
+    )
 
 
 # A model `crane-id identify` wrote (AG02 at 40 ms, --refine fast), to six digits, in the reduced
 # set's order: not PD over Theta, and its nearest consistent model is where Clarabel's first
 # answer misses the margin (the export once ended in a traceback on it)
 IDENTIFIED_VALUES = (
-    0.0104303, 0.00774743, 0.0623405, -0.00765497, 0.231757, 0.0410569, 7.74019e-05, 0.00211457,
-    -2.81954e-05, 0.0295055, 0.0270988, -0.0019453, 0.124658, 0.00137082, 0.000233543, -0.000593518,
-    0.000547995, 8.88203e-05, 0.000501888, 0.000768022, 0.00575312, 6.10306e-05, 7.05701e-06,
-    8.29194e-05, -5.96998e-05, 0.00587932, 0.00675211, 0.00504127, 0.00455014, 0.00513042, 0.142571,
-    0.835788, 0.111676, 0.18153, 0.0258117, 0.0269602, 0.0233716, 0.00500347, 0.105696)
+    0.0104303,
+    0.00774743,
+    0.0623405,
+    -0.00765497,
+    0.231757,
+    0.0410569,
+    7.74019e-05,
+    0.00211457,
+    -2.81954e-05,
+    0.0295055,
+    0.0270988,
+    -0.0019453,
+    0.124658,
+    0.00137082,
+    0.000233543,
+    -0.000593518,
+    0.000547995,
+    8.88203e-05,
+    0.000501888,
+    0.000768022,
+    0.00575312,
+    6.10306e-05,
+    7.05701e-06,
+    8.29194e-05,
+    -5.96998e-05,
+    0.00587932,
+    0.00675211,
+    0.00504127,
+    0.00455014,
+    0.00513042,
+    0.142571,
+    0.835788,
+    0.111676,
+    0.18153,
+    0.0258117,
+    0.0269602,
+    0.0233716,
+    0.00500347,
+    0.105696,
+)
 IDENTIFIED_STD_ERRORS = (
-    0.00172585, 0.00420663, 0.00122632, 0.002209, 0.000853597, 0.00296432, 0.00113558, 0.00226547,
-    0.000837838, 0.00204, 0.000694179, 0.000822603, 0.000522533, 0.00162443, 0.000629747,
-    0.000805532, 0.000644049, 0.0011465, 0.000316452, 0.00097568, 0.000371733, 0.000919658,
-    0.000386792, 0.00090514, 0.000487523, 0.00140416, 0.000979703, 0.000666799, 0.000563883,
-    0.000838941, 0.00555996, 0.00472286, 0.0049074, 0.00315208, 0.00310993, 0.00300469, 0.00493343,
-    0.000738608, 0.00598974)
+    0.00172585,
+    0.00420663,
+    0.00122632,
+    0.002209,
+    0.000853597,
+    0.00296432,
+    0.00113558,
+    0.00226547,
+    0.000837838,
+    0.00204,
+    0.000694179,
+    0.000822603,
+    0.000522533,
+    0.00162443,
+    0.000629747,
+    0.000805532,
+    0.000644049,
+    0.0011465,
+    0.000316452,
+    0.00097568,
+    0.000371733,
+    0.000919658,
+    0.000386792,
+    0.00090514,
+    0.000487523,
+    0.00140416,
+    0.000979703,
+    0.000666799,
+    0.000563883,
+    0.000838941,
+    0.00555996,
+    0.00472286,
+    0.0049074,
+    0.00315208,
+    0.00310993,
+    0.00300469,
+    0.00493343,
+    0.000738608,
+    0.00598974,
+)
 
 
 @cache
 def identified_model_bytes() -> bytes:
     """The model file of IDENTIFIED_VALUES: identify wrote it, no consistent arm reproduces it."""
-    params = ParameterSet(shared_model("reduced").names, IDENTIFIED_VALUES, IDENTIFIED_STD_ERRORS,
-                          {"trajectory": "AG02"})
+    params = ParameterSet(
+        shared_model("reduced").names,
+        IDENTIFIED_VALUES,
+        IDENTIFIED_STD_ERRORS,
+        {"trajectory": "AG02"},
+    )
     comment = "corpus fixture: AG02 at 40 ms after --refine fast"
     return _saved(lambda path: save_parameters(path, params, comment=comment))
 
@@ -179,8 +256,14 @@ FREQUENCY_HZ = np.array([0.23, 0.31, 0.41, 0.47, 0.59, 0.67, 0.79, 0.53])
 OFFSET = np.array([0.0, 0.0, 0.0, -1.2, 0.0, 0.0, 0.0, 0.6])
 
 
-def sinusoid_samples(duration_s: float, seed: int = 5, amplitude=AMPLITUDE, frequency_hz=FREQUENCY_HZ,
-                     command: str = "AP01", envelope: bool = True) -> tuple[np.ndarray, dict[str, str]]:
+def sinusoid_samples(
+    duration_s: float,
+    seed: int = 5,
+    amplitude=AMPLITUDE,
+    frequency_hz=FREQUENCY_HZ,
+    command: str = "AP01",
+    envelope: bool = True,
+) -> tuple[np.ndarray, dict[str, str]]:
     """(samples, metadata) of a raw log of sinusoidal joint motion with the truth's torques.
 
     Each axis moves as offset + A g(t) sin(2 pi f t + phase) with a Hann envelope g that starts and
@@ -198,7 +281,7 @@ def sinusoid_samples(duration_s: float, seed: int = 5, amplitude=AMPLITUDE, freq
     amplitude = np.asarray(amplitude, dtype=float)
     phase = rng.uniform(0, 2 * np.pi, N_AXES)
     arg = w * t[:, None] + phase
-    s, ds, dds = np.sin(arg), w * np.cos(arg), -w**2 * np.sin(arg)
+    s, ds, dds = np.sin(arg), w * np.cos(arg), -(w**2) * np.sin(arg)
     v = 2 * np.pi / duration_s
     g = (0.5 * (1 - np.cos(v * t)))[:, None] if envelope else np.ones((n, 1))
     dg = (0.5 * v * np.sin(v * t))[:, None] if envelope else np.zeros((n, 1))
@@ -207,7 +290,9 @@ def sinusoid_samples(duration_s: float, seed: int = 5, amplitude=AMPLITUDE, freq
     dtheta = amplitude * (dg * s + g * ds)
     ddtheta = amplitude * (ddg * s + 2 * dg * ds + g * dds)
     model = shared_model("reduced")
-    torque = np.einsum("nap,p->na", model.regressor(theta, dtheta, ddtheta), truth_base_parameters())
+    torque = np.einsum(
+        "nap,p->na", model.regressor(theta, dtheta, ddtheta), truth_base_parameters()
+    )
     samples = np.zeros((n, raw_log.N_COLUMNS))
     samples[:, raw_log.COLUMN["t"]] = t
     samples[:, raw_log.group("theta_logged")] = theta + raw_log.ANGLE_OFFSET
@@ -218,8 +303,12 @@ def sinusoid_samples(duration_s: float, seed: int = 5, amplitude=AMPLITUDE, freq
     samples[:, raw_log.group("current_command")] = torque / KT
     samples[:, raw_log.COLUMN["segment"]] = -1
     text = command_file_bytes(command)
-    metadata = {"source": "bad-input corpus fixture (sinusoids, truth torques)", "trajectory": command,
-                "command_file": f"{command}.txt", "command_sha256": hashlib.sha256(text).hexdigest()}
+    metadata = {
+        "source": "bad-input corpus fixture (sinusoids, truth torques)",
+        "trajectory": command,
+        "command_file": f"{command}.txt",
+        "command_sha256": hashlib.sha256(text).hexdigest(),
+    }
     return samples, metadata
 
 
@@ -232,8 +321,14 @@ def _log_bytes(samples: np.ndarray, metadata: dict, suffix: str) -> bytes:
 
 
 @cache
-def log_npz(duration_s: float = 16.0, hand_amplitude: float | None = None, hand_hz: float | None = None,
-            command: str = "AP01", drop_hash: bool = False, still: bool = False) -> bytes:
+def log_npz(
+    duration_s: float = 16.0,
+    hand_amplitude: float | None = None,
+    hand_hz: float | None = None,
+    command: str = "AP01",
+    drop_hash: bool = False,
+    still: bool = False,
+) -> bytes:
     """A raw log (.npz, uncompressed: quick to write and read) of the sinusoidal motion; the
     variants are the identifiability gate's faults."""
     amplitude, frequency = AMPLITUDE.copy(), FREQUENCY_HZ.copy()
@@ -243,7 +338,9 @@ def log_npz(duration_s: float = 16.0, hand_amplitude: float | None = None, hand_
         frequency[-1] = hand_hz
     if still:
         amplitude[:] = 0.0
-    samples, metadata = sinusoid_samples(duration_s, amplitude=amplitude, frequency_hz=frequency, command=command)
+    samples, metadata = sinusoid_samples(
+        duration_s, amplitude=amplitude, frequency_hz=frequency, command=command
+    )
     if drop_hash:
         metadata.pop("command_sha256")
     meta = "\n".join(f"{key}: {value}" for key, value in metadata.items())
@@ -253,7 +350,9 @@ def log_npz(duration_s: float = 16.0, hand_amplitude: float | None = None, hand_
 @cache
 def short_log_lines(duration_s: float = 0.3) -> tuple[bytes, bytes]:
     """(metadata lines, sample lines) of a short text log, for the parser's faults."""
-    samples, metadata = sinusoid_samples(duration_s, envelope=False)  # a slice of a recording: no need to start at rest
+    samples, metadata = sinusoid_samples(
+        duration_s, envelope=False
+    )  # a slice of a recording: no need to start at rest
     text = raw_log.format_raw_log(samples, metadata).encode()
     lines = text.splitlines(keepends=True)
     header = b"".join(line for line in lines if line.startswith(b"#"))
@@ -274,6 +373,7 @@ def _set(line: int, column: int, token: bytes):
     def edit(rows):
         rows[line][column] = token
         return rows
+
     return edit
 
 
@@ -293,7 +393,9 @@ def _npz(arrays: dict) -> bytes:
 def _npy_header_only(shape) -> bytes:
     """An .npy member whose header declares `shape` of float64 but holds no data (a bomb's header)."""
     payload = io.BytesIO()
-    np.lib.format.write_array_header_1_0(payload, {"descr": "<f8", "fortran_order": False, "shape": tuple(shape)})
+    np.lib.format.write_array_header_1_0(
+        payload, {"descr": "<f8", "fortran_order": False, "shape": tuple(shape)}
+    )
     return payload.getvalue()
 
 
@@ -306,12 +408,17 @@ def command_text(edit) -> bytes:
 def _replace_line(old_start: str, new: str):
     def edit(lines):
         return [new if line.startswith(old_start) else line for line in lines]
+
     return edit
 
 
 def _waypoint_rows(lines):
     start = next(i for i, line in enumerate(lines) if line.startswith("WAYPOINTS")) + 1
-    rows = [i for i in range(start, len(lines)) if lines[i].strip() and not lines[i].lstrip().startswith("#")]
+    rows = [
+        i
+        for i in range(start, len(lines))
+        if lines[i].strip() and not lines[i].lstrip().startswith("#")
+    ]
     return rows
 
 
@@ -322,16 +429,26 @@ def _edit_row(row: int, field_index: int, token: str):
         fields[field_index] = token
         lines[index] = " ".join(fields)
         return lines
+
     return edit
 
 
 def _slow_file() -> bytes:
     """A valid-looking file whose 400 rows sweep axis 1 by 100 deg at 1 %: over 600 s of motion."""
-    lines = [line for line in command_file_bytes("AP01").decode().split("\n") if line.startswith(("FORMAT", "VELOCITY", "ACCEL", "START", "SEGMENT", "FINAL"))]
+    lines = [
+        line
+        for line in command_file_bytes("AP01").decode().split("\n")
+        if line.startswith(("FORMAT", "VELOCITY", "ACCEL", "START", "SEGMENT", "FINAL"))
+    ]
     rows = []
     for k in range(398):
-        rows.append(f"{50.0 if k % 2 == 0 else -50.0:.3f} 0.000 0.000 -90.000 0.000 0.000 0.000 0.000 1.0")
-    rows += ["0.000 0.000 0.000 0.000 0.000 0.000 0.000 0.000 30.0", "0.000 0.000 0.000 0.000 0.000 0.000 0.000 0.000 20.0"]
+        rows.append(
+            f"{50.0 if k % 2 == 0 else -50.0:.3f} 0.000 0.000 -90.000 0.000 0.000 0.000 0.000 1.0"
+        )
+    rows += [
+        "0.000 0.000 0.000 0.000 0.000 0.000 0.000 0.000 30.0",
+        "0.000 0.000 0.000 0.000 0.000 0.000 0.000 0.000 20.0",
+    ]
     return ("\n".join(lines + [f"WAYPOINTS {len(rows)}"] + rows) + "\n").encode()
 
 
@@ -350,6 +467,7 @@ def _param_field(name: str, index: int, token: str):
                 line = ",".join(fields)
             out.append(line)
         return out
+
     return edit
 
 
@@ -367,7 +485,11 @@ def truth_text(name: str, value: float) -> bytes:
 def _pseudo_inertia_violation() -> bytes:
     """Link 3's XX made much larger than YY + ZZ allow: no body has that inertia (triangle inequality)."""
     text = truth_bytes().decode().split("\n")
-    values = {line.split(",")[0]: float(line.split(",")[1]) for line in text if line and not line.startswith(("#", "name"))}
+    values = {
+        line.split(",")[0]: float(line.split(",")[1])
+        for line in text
+        if line and not line.startswith(("#", "name"))
+    }
     return truth_text("XX3", 3.0 * (values["YY3"] + values["ZZ3"]) + 0.1)
 
 
@@ -386,57 +508,323 @@ def _w(name, content):
 
 def _cases_output_paths() -> list[Case]:
     k = "output path"
-    log, cmd, model = _w(LOG, lambda: log_npz()), _w(CMD, lambda: command_file_bytes()), _w(MODEL, model_bytes)
+    log, cmd, model = (
+        _w(LOG, lambda: log_npz()),
+        _w(CMD, lambda: command_file_bytes()),
+        _w(MODEL, model_bytes),
+    )
     identify = ("identify", LOG, "--trajectory", CMD, "--refine", "none", "--out")
     cases = [
         Case("identify-out-is-log", k, (*identify, LOG), 2, "is the input", (log, cmd)),
         Case("identify-out-is-command-file", k, (*identify, CMD), 2, "is the input", (log, cmd)),
-        Case("identify-out-is-log-other-spelling", k, (*identify, f"sub/../{LOG}"), 2, "is the input", (log, cmd, ("mkdir", "sub"))),
-        Case("identify-out-hardlink-to-log", k, (*identify, "link.npz"), 2, "is the input", (log, cmd, ("hardlink", "link.npz", LOG))),
-        Case("identify-out-symlink-to-log", k, (*identify, "link.npz"), 2, "is the input", (log, cmd, ("symlink", "link.npz", LOG))),
-        Case("identify-out-symlink-elsewhere", k, (*identify, "link.csv"), 2, "symbolic link", (log, cmd, _w("other.csv", b"x\n"), ("symlink", "link.csv", "other.csv"))),
-        Case("identify-out-is-folder", k, (*identify, "folder"), 2, "is a folder", (log, cmd, ("mkdir", "folder"))),
-        Case("identify-out-is-fifo", k, (*identify, "fifo"), 2, "FIFO", (log, cmd, ("fifo", "fifo"))),
-        Case("identify-out-is-device", k, (*identify, "/dev/null"), 2, "FIFO, socket or device", (log, cmd)),
-        Case("identify-out-missing-folder", k, (*identify, "no/such/m.csv"), 2, "does not exist", (log, cmd)),
-        Case("identify-out-folder-is-file", k, (*identify, "plain/m.csv"), 2, "is not a folder", (log, cmd, _w("plain", b"x\n"))),
-        Case("identify-out-exists", k, (*identify, "m.csv"), 2, "--force", (log, cmd, _w("m.csv", b"precious\n"))),
-        Case("identify-out-read-only-folder", k, (*identify, "ro/m.csv"), 2, "not writable", (log, cmd, ("mkdir", "ro"), ("chmod", "ro", 0o555)), needs_non_root=True),
+        Case(
+            "identify-out-is-log-other-spelling",
+            k,
+            (*identify, f"sub/../{LOG}"),
+            2,
+            "is the input",
+            (log, cmd, ("mkdir", "sub")),
+        ),
+        Case(
+            "identify-out-hardlink-to-log",
+            k,
+            (*identify, "link.npz"),
+            2,
+            "is the input",
+            (log, cmd, ("hardlink", "link.npz", LOG)),
+        ),
+        Case(
+            "identify-out-symlink-to-log",
+            k,
+            (*identify, "link.npz"),
+            2,
+            "is the input",
+            (log, cmd, ("symlink", "link.npz", LOG)),
+        ),
+        Case(
+            "identify-out-symlink-elsewhere",
+            k,
+            (*identify, "link.csv"),
+            2,
+            "symbolic link",
+            (log, cmd, _w("other.csv", b"x\n"), ("symlink", "link.csv", "other.csv")),
+        ),
+        Case(
+            "identify-out-is-folder",
+            k,
+            (*identify, "folder"),
+            2,
+            "is a folder",
+            (log, cmd, ("mkdir", "folder")),
+        ),
+        Case(
+            "identify-out-is-fifo", k, (*identify, "fifo"), 2, "FIFO", (log, cmd, ("fifo", "fifo"))
+        ),
+        Case(
+            "identify-out-is-device",
+            k,
+            (*identify, "/dev/null"),
+            2,
+            "FIFO, socket or device",
+            (log, cmd),
+        ),
+        Case(
+            "identify-out-missing-folder",
+            k,
+            (*identify, "no/such/m.csv"),
+            2,
+            "does not exist",
+            (log, cmd),
+        ),
+        Case(
+            "identify-out-folder-is-file",
+            k,
+            (*identify, "plain/m.csv"),
+            2,
+            "is not a folder",
+            (log, cmd, _w("plain", b"x\n")),
+        ),
+        Case(
+            "identify-out-exists",
+            k,
+            (*identify, "m.csv"),
+            2,
+            "--force",
+            (log, cmd, _w("m.csv", b"precious\n")),
+        ),
+        Case(
+            "identify-out-read-only-folder",
+            k,
+            (*identify, "ro/m.csv"),
+            2,
+            "not writable",
+            (log, cmd, ("mkdir", "ro"), ("chmod", "ro", 0o555)),
+            needs_non_root=True,
+        ),
         Case("identify-out-empty", k, (*identify, ""), 2, "names no file", (log, cmd)),
-        Case("identify-force-never-replaces-input", k, (*identify, LOG, "--force"), 2, "is the input", (log, cmd)),
-        Case("identify-force-never-replaces-folder", k, (*identify, "folder", "--force"), 2, "is a folder", (log, cmd, ("mkdir", "folder"))),
-        Case("record-out-is-command-file", k, ("record", CMD, "--out", CMD), 2, "is the input", (cmd,)),
-        Case("record-out-is-truth", k, ("record", CMD, "--truth", "truth.csv", "--out", "truth.csv"), 2, "is the input", (cmd, _w("truth.csv", truth_bytes))),
-        Case("record-out-unknown-suffix", k, ("record", CMD, "--out", "log.txt"), 2, "unknown file type", (cmd,)),
+        Case(
+            "identify-force-never-replaces-input",
+            k,
+            (*identify, LOG, "--force"),
+            2,
+            "is the input",
+            (log, cmd),
+        ),
+        Case(
+            "identify-force-never-replaces-folder",
+            k,
+            (*identify, "folder", "--force"),
+            2,
+            "is a folder",
+            (log, cmd, ("mkdir", "folder")),
+        ),
+        Case(
+            "record-out-is-command-file",
+            k,
+            ("record", CMD, "--out", CMD),
+            2,
+            "is the input",
+            (cmd,),
+        ),
+        Case(
+            "record-out-is-truth",
+            k,
+            ("record", CMD, "--truth", "truth.csv", "--out", "truth.csv"),
+            2,
+            "is the input",
+            (cmd, _w("truth.csv", truth_bytes)),
+        ),
+        Case(
+            "record-out-unknown-suffix",
+            k,
+            ("record", CMD, "--out", "log.txt"),
+            2,
+            "unknown file type",
+            (cmd,),
+        ),
         Case("record-out-exists", k, ("record", CMD, "--out", LOG), 2, "--force", (cmd, log)),
-        Case("record-out-is-fifo", k, ("record", CMD, "--out", "f.npz"), 2, "FIFO", (cmd, ("fifo", "f.npz"))),
-        Case("record-out-is-folder", k, ("record", CMD, "--out", "d.npz"), 2, "is a folder", (cmd, ("mkdir", "d.npz"))),
-        Case("record-out-missing-folder", k, ("record", CMD, "--out", "no/x.npz"), 2, "does not exist", (cmd,)),
-        Case("rescue-out-is-model", k, ("rescue", MODEL, "--out", MODEL), 2, "is the input", (model,)),
-        Case("rescue-out-hardlink-to-model", k, ("rescue", MODEL, "--out", "h.csv"), 2, "is the input", (model, ("hardlink", "h.csv", MODEL))),
-        Case("rescue-out-exists", k, ("rescue", MODEL, "--out", "r.csv"), 2, "--force", (model, _w("r.csv", b"keep\n"))),
-        Case("rescue-out-is-folder", k, ("rescue", MODEL, "--out", "d"), 2, "is a folder", (model, ("mkdir", "d"))),
-        Case("rescue-out-missing-folder", k, ("rescue", MODEL, "--out", "no/r.csv"), 2, "does not exist", (model,)),
-        Case("preprocess-out-is-log", k, ("preprocess", LOG, "--out", LOG), 2, "is the input", (log,)),
-        Case("preprocess-out-is-file", k, ("preprocess", LOG, "--out", "plain"), 2, "is a file, not a folder", (log, _w("plain", b"x\n"))),
-        Case("preprocess-bundle-exists", k, ("preprocess", LOG, "--out", "b", "--intervals", "40"), 2, "--force",
-             (log, ("mkdir", "b"), _w("b/bundle_040ms.npz", b"old bundle\n"))),
-        Case("preprocess-bundle-is-folder", k, ("preprocess", LOG, "--out", "b", "--intervals", "40", "--force"), 2, "is a folder",
-             (log, ("mkdir", "b"), ("mkdir", "b/bundle_040ms.npz"))),
-        Case("preprocess-out-missing-parent", k, ("preprocess", LOG, "--out", "no/such/b"), 2, "does not exist", (log,)),
-        Case("accept-out-is-log", k, ("accept", LOG, "--trajectory", CMD, "--out", LOG), 2, "is the input", (log, cmd)),
-        Case("accept-out-is-validation-log", k, ("accept", LOG, "--trajectory", CMD, "--validation", "v.npz", "--out", "v.npz"), 2,
-             "is the input", (log, cmd, _w("v.npz", lambda: log_npz()))),
-        Case("accept-out-is-command-file", k, ("accept", LOG, "--trajectory", CMD, "--out", CMD), 2, "is the input", (log, cmd)),
-        Case("accept-out-is-folder", k, ("accept", LOG, "--trajectory", CMD, "--out", "d"), 2, "is a folder", (log, cmd, ("mkdir", "d"))),
-        Case("accept-out-missing-folder", k, ("accept", LOG, "--trajectory", CMD, "--out", "no/m.csv"), 2, "does not exist", (log, cmd)),
-        Case("accept-out-exists", k, ("accept", LOG, "--trajectory", CMD, "--out", "m.csv"), 2, "--force", (log, cmd, _w("m.csv", b"keep\n"))),
-        Case("export-urdf-is-model", k, ("export", MODEL, "--urdf", MODEL), 2, "is the input", (model,)),
-        Case("export-standard-is-prior", k, ("export", MODEL, "--prior", "p.csv", "--standard", "p.csv"), 2, "is the input",
-             (model, _w("p.csv", truth_bytes))),
-        Case("export-urdf-exists", k, ("export", MODEL, "--urdf", "arm.urdf"), 2, "--force", (model, _w("arm.urdf", b"<robot/>\n"))),
-        Case("export-urdf-unknown-suffix", k, ("export", MODEL, "--urdf", "arm.txt"), 2, "unknown file type", (model,)),
-        Case("export-mjcf-is-folder", k, ("export", MODEL, "--mjcf", "arm.xml"), 2, "is a folder", (model, ("mkdir", "arm.xml"))),
+        Case(
+            "record-out-is-fifo",
+            k,
+            ("record", CMD, "--out", "f.npz"),
+            2,
+            "FIFO",
+            (cmd, ("fifo", "f.npz")),
+        ),
+        Case(
+            "record-out-is-folder",
+            k,
+            ("record", CMD, "--out", "d.npz"),
+            2,
+            "is a folder",
+            (cmd, ("mkdir", "d.npz")),
+        ),
+        Case(
+            "record-out-missing-folder",
+            k,
+            ("record", CMD, "--out", "no/x.npz"),
+            2,
+            "does not exist",
+            (cmd,),
+        ),
+        Case(
+            "rescue-out-is-model", k, ("rescue", MODEL, "--out", MODEL), 2, "is the input", (model,)
+        ),
+        Case(
+            "rescue-out-hardlink-to-model",
+            k,
+            ("rescue", MODEL, "--out", "h.csv"),
+            2,
+            "is the input",
+            (model, ("hardlink", "h.csv", MODEL)),
+        ),
+        Case(
+            "rescue-out-exists",
+            k,
+            ("rescue", MODEL, "--out", "r.csv"),
+            2,
+            "--force",
+            (model, _w("r.csv", b"keep\n")),
+        ),
+        Case(
+            "rescue-out-is-folder",
+            k,
+            ("rescue", MODEL, "--out", "d"),
+            2,
+            "is a folder",
+            (model, ("mkdir", "d")),
+        ),
+        Case(
+            "rescue-out-missing-folder",
+            k,
+            ("rescue", MODEL, "--out", "no/r.csv"),
+            2,
+            "does not exist",
+            (model,),
+        ),
+        Case(
+            "preprocess-out-is-log", k, ("preprocess", LOG, "--out", LOG), 2, "is the input", (log,)
+        ),
+        Case(
+            "preprocess-out-is-file",
+            k,
+            ("preprocess", LOG, "--out", "plain"),
+            2,
+            "is a file, not a folder",
+            (log, _w("plain", b"x\n")),
+        ),
+        Case(
+            "preprocess-bundle-exists",
+            k,
+            ("preprocess", LOG, "--out", "b", "--intervals", "40"),
+            2,
+            "--force",
+            (log, ("mkdir", "b"), _w("b/bundle_040ms.npz", b"old bundle\n")),
+        ),
+        Case(
+            "preprocess-bundle-is-folder",
+            k,
+            ("preprocess", LOG, "--out", "b", "--intervals", "40", "--force"),
+            2,
+            "is a folder",
+            (log, ("mkdir", "b"), ("mkdir", "b/bundle_040ms.npz")),
+        ),
+        Case(
+            "preprocess-out-missing-parent",
+            k,
+            ("preprocess", LOG, "--out", "no/such/b"),
+            2,
+            "does not exist",
+            (log,),
+        ),
+        Case(
+            "accept-out-is-log",
+            k,
+            ("accept", LOG, "--trajectory", CMD, "--out", LOG),
+            2,
+            "is the input",
+            (log, cmd),
+        ),
+        Case(
+            "accept-out-is-validation-log",
+            k,
+            ("accept", LOG, "--trajectory", CMD, "--validation", "v.npz", "--out", "v.npz"),
+            2,
+            "is the input",
+            (log, cmd, _w("v.npz", lambda: log_npz())),
+        ),
+        Case(
+            "accept-out-is-command-file",
+            k,
+            ("accept", LOG, "--trajectory", CMD, "--out", CMD),
+            2,
+            "is the input",
+            (log, cmd),
+        ),
+        Case(
+            "accept-out-is-folder",
+            k,
+            ("accept", LOG, "--trajectory", CMD, "--out", "d"),
+            2,
+            "is a folder",
+            (log, cmd, ("mkdir", "d")),
+        ),
+        Case(
+            "accept-out-missing-folder",
+            k,
+            ("accept", LOG, "--trajectory", CMD, "--out", "no/m.csv"),
+            2,
+            "does not exist",
+            (log, cmd),
+        ),
+        Case(
+            "accept-out-exists",
+            k,
+            ("accept", LOG, "--trajectory", CMD, "--out", "m.csv"),
+            2,
+            "--force",
+            (log, cmd, _w("m.csv", b"keep\n")),
+        ),
+        Case(
+            "export-urdf-is-model",
+            k,
+            ("export", MODEL, "--urdf", MODEL),
+            2,
+            "is the input",
+            (model,),
+        ),
+        Case(
+            "export-standard-is-prior",
+            k,
+            ("export", MODEL, "--prior", "p.csv", "--standard", "p.csv"),
+            2,
+            "is the input",
+            (model, _w("p.csv", truth_bytes)),
+        ),
+        Case(
+            "export-urdf-exists",
+            k,
+            ("export", MODEL, "--urdf", "arm.urdf"),
+            2,
+            "--force",
+            (model, _w("arm.urdf", b"<robot/>\n")),
+        ),
+        Case(
+            "export-urdf-unknown-suffix",
+            k,
+            ("export", MODEL, "--urdf", "arm.txt"),
+            2,
+            "unknown file type",
+            (model,),
+        ),
+        Case(
+            "export-mjcf-is-folder",
+            k,
+            ("export", MODEL, "--mjcf", "arm.xml"),
+            2,
+            "is a folder",
+            (model, ("mkdir", "arm.xml")),
+        ),
         Case("export-no-output", k, ("export", MODEL), 2, "no output named", (model,)),
     ]
     # pseudo-filesystems: root passes the writable check there, and the write failed only after
@@ -446,59 +834,226 @@ def _cases_output_paths() -> list[Case]:
     cases += [
         Case("identify-out-under-proc", k, (*identify, "/proc/m.csv"), 2, pseudo, (log, cmd)),
         Case("record-out-under-sys", k, ("record", CMD, "--out", "/sys/x.npz"), 2, pseudo, (cmd,)),
-        Case("rescue-out-under-proc", k, ("rescue", MODEL, "--out", "/proc/r.csv"), 2, pseudo,
-             (model,)),
-        Case("preprocess-out-under-proc", k, ("preprocess", LOG, "--out", "/proc/b"), 2, pseudo,
-             (log,)),
-        Case("preprocess-out-is-sys-folder", k,
-             ("preprocess", LOG, "--out", "/sys/kernel", "--force"), 2, pseudo, (log,)),
+        Case(
+            "rescue-out-under-proc",
+            k,
+            ("rescue", MODEL, "--out", "/proc/r.csv"),
+            2,
+            pseudo,
+            (model,),
+        ),
+        Case(
+            "preprocess-out-under-proc",
+            k,
+            ("preprocess", LOG, "--out", "/proc/b"),
+            2,
+            pseudo,
+            (log,),
+        ),
+        Case(
+            "preprocess-out-is-sys-folder",
+            k,
+            ("preprocess", LOG, "--out", "/sys/kernel", "--force"),
+            2,
+            pseudo,
+            (log,),
+        ),
         Case("accept-out-under-proc", k, (*accept, "/proc/m.csv"), 2, pseudo, (log, cmd)),
-        Case("export-urdf-under-dev-pts", k, ("export", MODEL, "--urdf", "/dev/pts/arm.urdf"), 2,
-             pseudo, (model,)),
-        Case("export-standard-under-proc-self", k,
-             ("export", MODEL, "--standard", "/proc/self/arm.csv"), 2, pseudo, (model,)),
+        Case(
+            "export-urdf-under-dev-pts",
+            k,
+            ("export", MODEL, "--urdf", "/dev/pts/arm.urdf"),
+            2,
+            pseudo,
+            (model,),
+        ),
+        Case(
+            "export-standard-under-proc-self",
+            k,
+            ("export", MODEL, "--standard", "/proc/self/arm.csv"),
+            2,
+            pseudo,
+            (model,),
+        ),
     ]
     return cases
 
 
 def _cases_options() -> list[Case]:
     k = "option out of range"
-    log, cmd, model = _w(LOG, lambda: log_npz()), _w(CMD, lambda: command_file_bytes()), _w(MODEL, model_bytes)
+    log, cmd, model = (
+        _w(LOG, lambda: log_npz()),
+        _w(CMD, lambda: command_file_bytes()),
+        _w(MODEL, model_bytes),
+    )
     identify = ("identify", LOG, "--trajectory", CMD, "--out", "m.csv", "--refine", "none")
     cases = []
-    for value, fragment in (("inf", "not finite"), ("nan", "not finite"), ("1e6", "out of range"), ("2", "out of range"),
-                            ("0", "out of range"), ("-0.04", "out of range"), ("0.0155", "whole number of milliseconds"),
-                            ("0.101", "out of range"), ("forty", "not a number"), ("", "not a number")):
-        cases.append(Case(f"identify-ts-{value or 'empty'}", k, (*identify, "--ts", value), 2, fragment, (log, cmd)))
-    for value, fragment in (("0", "out of range"), ("-1", "out of range"), ("1000", "out of range"), ("1.5", "not an integer")):
-        cases.append(Case(f"identify-refine-workers-{value}", k, (*identify, "--refine-workers", value), 2, fragment, (log, cmd)))
-    for value, fragment in (("0.0155", "whole number of milliseconds"), ("nan", "not finite"), ("0", "out of range"), ("1", "out of range")):
-        cases.append(Case(f"accept-ts-{value}", k, ("accept", LOG, "--trajectory", CMD, "--out", "m.csv", "--ts", value), 2, fragment, (log, cmd)))
-    cases.append(Case("identify-refine-unknown", k, (*identify[:-1], "sgd"), 2, "invalid choice", (log, cmd)))
-    cases.append(Case("identify-method-unknown", k, (*identify, "--method", "energy"), 2, "invalid choice", (log, cmd)))
+    for value, fragment in (
+        ("inf", "not finite"),
+        ("nan", "not finite"),
+        ("1e6", "out of range"),
+        ("2", "out of range"),
+        ("0", "out of range"),
+        ("-0.04", "out of range"),
+        ("0.0155", "whole number of milliseconds"),
+        ("0.101", "out of range"),
+        ("forty", "not a number"),
+        ("", "not a number"),
+    ):
+        cases.append(
+            Case(
+                f"identify-ts-{value or 'empty'}",
+                k,
+                (*identify, "--ts", value),
+                2,
+                fragment,
+                (log, cmd),
+            )
+        )
+    for value, fragment in (
+        ("0", "out of range"),
+        ("-1", "out of range"),
+        ("1000", "out of range"),
+        ("1.5", "not an integer"),
+    ):
+        cases.append(
+            Case(
+                f"identify-refine-workers-{value}",
+                k,
+                (*identify, "--refine-workers", value),
+                2,
+                fragment,
+                (log, cmd),
+            )
+        )
+    for value, fragment in (
+        ("0.0155", "whole number of milliseconds"),
+        ("nan", "not finite"),
+        ("0", "out of range"),
+        ("1", "out of range"),
+    ):
+        cases.append(
+            Case(
+                f"accept-ts-{value}",
+                k,
+                ("accept", LOG, "--trajectory", CMD, "--out", "m.csv", "--ts", value),
+                2,
+                fragment,
+                (log, cmd),
+            )
+        )
+    cases.append(
+        Case("identify-refine-unknown", k, (*identify[:-1], "sgd"), 2, "invalid choice", (log, cmd))
+    )
+    cases.append(
+        Case(
+            "identify-method-unknown",
+            k,
+            (*identify, "--method", "energy"),
+            2,
+            "invalid choice",
+            (log, cmd),
+        )
+    )
     audit = ("audit", MODEL)
-    for option, value, fragment in (("--seed", "-1", "out of range"), ("--seed", "1.5", "not an integer"), ("--seed", str(2**64), "out of range"),
-                                    ("--seed", "１", "not an integer"),
-                                    ("--worst", "-5", "out of range"), ("--worst", "0", "out of range"), ("--worst", "1000000000", "out of range"),
-                                    ("--margin", "nan", "not finite"), ("--margin", "-1", "out of range"), ("--margin", "1", "out of range"),
-                                    ("--max-boxes", "0", "out of range"), ("--max-boxes", "-3", "out of range"),
-                                    ("--max-boxes", "10000000000", "out of range"),
-                                    ("--time-limit", "-1", "out of range"), ("--time-limit", "0", "out of range"),
-                                    ("--time-limit", "inf", "not finite")):
-        cases.append(Case(f"audit{option}-{value}", k, (*audit, option, value, "--certify"), 2, fragment, (model,)))
-    for value, fragment in (("nan", "not finite"), ("inf", "not finite"), ("1e6", "out of range"), ("-1", "out of range"),
-                            ("0", "out of range"), ("1e-9", "out of range")):
-        cases.append(Case(f"rescue-epsilon-{value}", k, ("rescue", MODEL, "--out", "r.csv", "--epsilon", value), 2, fragment, (model,)))
-    for value, fragment in (("0", "out of range"), ("-10", "out of range"), ("1000", "out of range"), ("1.5", "not an integer"), ("ten", "not an integer")):
-        cases.append(Case(f"preprocess-intervals-{value}", k, ("preprocess", LOG, "--out", "b", "--intervals", value), 2, fragment, (log,)))
-    for value, fragment in (("-1", "out of range"), ("abc", "not an integer"), ("1e3", "not an integer")):
-        cases.append(Case(f"record-seed-{value}", k, ("record", CMD, "--out", "x.npz", "--seed", value), 2, fragment, (cmd,)))
+    for option, value, fragment in (
+        ("--seed", "-1", "out of range"),
+        ("--seed", "1.5", "not an integer"),
+        ("--seed", str(2**64), "out of range"),
+        ("--seed", "１", "not an integer"),
+        ("--worst", "-5", "out of range"),
+        ("--worst", "0", "out of range"),
+        ("--worst", "1000000000", "out of range"),
+        ("--margin", "nan", "not finite"),
+        ("--margin", "-1", "out of range"),
+        ("--margin", "1", "out of range"),
+        ("--max-boxes", "0", "out of range"),
+        ("--max-boxes", "-3", "out of range"),
+        ("--max-boxes", "10000000000", "out of range"),
+        ("--time-limit", "-1", "out of range"),
+        ("--time-limit", "0", "out of range"),
+        ("--time-limit", "inf", "not finite"),
+    ):
+        cases.append(
+            Case(
+                f"audit{option}-{value}",
+                k,
+                (*audit, option, value, "--certify"),
+                2,
+                fragment,
+                (model,),
+            )
+        )
+    for value, fragment in (
+        ("nan", "not finite"),
+        ("inf", "not finite"),
+        ("1e6", "out of range"),
+        ("-1", "out of range"),
+        ("0", "out of range"),
+        ("1e-9", "out of range"),
+    ):
+        cases.append(
+            Case(
+                f"rescue-epsilon-{value}",
+                k,
+                ("rescue", MODEL, "--out", "r.csv", "--epsilon", value),
+                2,
+                fragment,
+                (model,),
+            )
+        )
+    for value, fragment in (
+        ("0", "out of range"),
+        ("-10", "out of range"),
+        ("1000", "out of range"),
+        ("1.5", "not an integer"),
+        ("ten", "not an integer"),
+    ):
+        cases.append(
+            Case(
+                f"preprocess-intervals-{value}",
+                k,
+                ("preprocess", LOG, "--out", "b", "--intervals", value),
+                2,
+                fragment,
+                (log,),
+            )
+        )
+    for value, fragment in (
+        ("-1", "out of range"),
+        ("abc", "not an integer"),
+        ("1e3", "not an integer"),
+    ):
+        cases.append(
+            Case(
+                f"record-seed-{value}",
+                k,
+                ("record", CMD, "--out", "x.npz", "--seed", value),
+                2,
+                fragment,
+                (cmd,),
+            )
+        )
     # 2e-5 and 1e-3 were taken and then blamed the model; 1e-9 is finer than the solver resolves
-    for value, fragment in (("nan", "not finite"), ("0", "out of range"),
-                            ("-1e-6", "out of range"), ("1", "out of range"),
-                            ("2e-5", "out of range"), ("1e-3", "out of range"),
-                            ("1e-9", "out of range")):
-        cases.append(Case(f"export-margin-{value}", k, ("export", MODEL, "--urdf", "arm.urdf", f"--margin={value}"), 2, fragment, (model,)))
+    for value, fragment in (
+        ("nan", "not finite"),
+        ("0", "out of range"),
+        ("-1e-6", "out of range"),
+        ("1", "out of range"),
+        ("2e-5", "out of range"),
+        ("1e-3", "out of range"),
+        ("1e-9", "out of range"),
+    ):
+        cases.append(
+            Case(
+                f"export-margin-{value}",
+                k,
+                ("export", MODEL, "--urdf", "arm.urdf", f"--margin={value}"),
+                2,
+                fragment,
+                (model,),
+            )
+        )
     return cases
 
 
@@ -508,30 +1063,95 @@ def _cases_command_files() -> list[Case]:
 
     def add(name, content, fragment, klass=k):
         # each fault is seen by the two commands that read command files
-        cases.append(Case(f"record-cmd-{name}", klass, ("record", "bad.txt", "--out", "x.npz"), 2, fragment, (_w("bad.txt", content),)))
+        cases.append(
+            Case(
+                f"record-cmd-{name}",
+                klass,
+                ("record", "bad.txt", "--out", "x.npz"),
+                2,
+                fragment,
+                (_w("bad.txt", content),),
+            )
+        )
 
     add("empty", b"", "header ends before FORMAT")
     add("binary", bytes(range(256)) * 4, "not UTF-8")
     add("latin-1", "# café\n".encode("latin-1") + command_file_bytes(), "not UTF-8")
-    add("wrong-format-line", lambda: command_text(_replace_line("FORMAT", "FORMAT CRANE-X7-COMMANDS 2")), "first line")
-    add("header-out-of-order", lambda: command_text(lambda ls: [ls[i] for i in _swap_header(ls)]), "header keyword")
-    add("ceiling-changed", lambda: command_text(_replace_line("VELOCITY_CEILING", "VELOCITY_CEILING_DEG_S 300 175.872 274.800 274.800 274.800 274.800 274.800 274.800")), "fixed in every file")
-    add("ceiling-full-width-digits", lambda: command_text(_replace_line("VELOCITY_CEILING", "VELOCITY_CEILING_DEG_S ２７４.８００ 175.872 274.800 274.800 274.800 274.800 274.800 274.800")), "is not a number")
-    add("waypoints-missing", lambda: command_text(lambda ls: [line for line in ls if not line.startswith("WAYPOINTS")]), "'WAYPOINTS'")
-    add("waypoints-not-integer", lambda: command_text(_replace_line("WAYPOINTS", "WAYPOINTS many")), "is not an integer")
-    add("waypoints-superscript-digit", lambda: command_text(_replace_line("WAYPOINTS", "WAYPOINTS ²")), "is not an integer")
-    add("waypoints-huge", lambda: command_text(_replace_line("WAYPOINTS", "WAYPOINTS 100000000")), "2 to 500")
-    add("waypoints-count-mismatch", lambda: command_text(_replace_line("WAYPOINTS", "WAYPOINTS 5")), "as declared by WAYPOINTS")
+    add(
+        "wrong-format-line",
+        lambda: command_text(_replace_line("FORMAT", "FORMAT CRANE-X7-COMMANDS 2")),
+        "first line",
+    )
+    add(
+        "header-out-of-order",
+        lambda: command_text(lambda ls: [ls[i] for i in _swap_header(ls)]),
+        "header keyword",
+    )
+    add(
+        "ceiling-changed",
+        lambda: command_text(
+            _replace_line(
+                "VELOCITY_CEILING",
+                "VELOCITY_CEILING_DEG_S 300 175.872 274.800 274.800 274.800 274.800 274.800 274.800",
+            )
+        ),
+        "fixed in every file",
+    )
+    add(
+        "ceiling-full-width-digits",
+        lambda: command_text(
+            _replace_line(
+                "VELOCITY_CEILING",
+                "VELOCITY_CEILING_DEG_S ２７４.８００ 175.872 274.800 274.800 274.800 274.800 274.800 274.800",
+            )
+        ),
+        "is not a number",
+    )
+    add(
+        "waypoints-missing",
+        lambda: command_text(lambda ls: [line for line in ls if not line.startswith("WAYPOINTS")]),
+        "'WAYPOINTS'",
+    )
+    add(
+        "waypoints-not-integer",
+        lambda: command_text(_replace_line("WAYPOINTS", "WAYPOINTS many")),
+        "is not an integer",
+    )
+    add(
+        "waypoints-superscript-digit",
+        lambda: command_text(_replace_line("WAYPOINTS", "WAYPOINTS ²")),
+        "is not an integer",
+    )
+    add(
+        "waypoints-huge",
+        lambda: command_text(_replace_line("WAYPOINTS", "WAYPOINTS 100000000")),
+        "2 to 500",
+    )
+    add(
+        "waypoints-count-mismatch",
+        lambda: command_text(_replace_line("WAYPOINTS", "WAYPOINTS 5")),
+        "as declared by WAYPOINTS",
+    )
     add("row-too-many-fields", lambda: command_text(_edit_row(2, 8, "20.0 7")), "10 fields")
     add("row-too-few-fields", lambda: command_text(_edit_row(2, 8, "")), "8 fields")
     add("row-not-a-number", lambda: command_text(_edit_row(2, 0, "ten")), "is not a number")
-    add("row-full-width-digits", lambda: command_text(_edit_row(2, 0, "６０.000")), "is not a number")
-    add("row-underscore-digits", lambda: command_text(_edit_row(2, 0, "6_0.000")), "is not a number")
+    add(
+        "row-full-width-digits",
+        lambda: command_text(_edit_row(2, 0, "６０.000")),
+        "is not a number",
+    )
+    add(
+        "row-underscore-digits", lambda: command_text(_edit_row(2, 0, "6_0.000")), "is not a number"
+    )
     add("row-nan", lambda: command_text(_edit_row(2, 0, "nan")), "is not a number")
     add("row-inf", lambda: command_text(_edit_row(2, 0, "inf")), "is not a number")
     add("row-overflow", lambda: command_text(_edit_row(2, 0, "1e400")), "overflows")
     add("row-huge-token", lambda: command_text(_edit_row(2, 0, "9" * 300_000 + "x")), "characters)")
-    add("angle-outside-limits", lambda: command_text(_edit_row(2, 1, "95.000")), "outside the joint limits")
+    add(
+        "angle-outside-limits",
+        lambda: command_text(_edit_row(2, 1, "95.000")),
+        "outside the joint limits",
+    )
     add("speed-zero", lambda: command_text(_edit_row(2, 8, "0.0")), "speed factor")
     add("speed-1e-6-percent", lambda: command_text(_edit_row(2, 8, "0.000001")), "speed factor")
     add("speed-0.01-percent", lambda: command_text(_edit_row(2, 8, "0.01")), "speed factor")
@@ -541,13 +1161,54 @@ def _cases_command_files() -> list[Case]:
     add("motion-longer-than-600-s", _slow_file, "commanded motion reaches")
     add("larger-than-1-MiB", lambda: command_file_bytes() + b"#" * (1 << 20), "bytes")
     add("lone-cr-line-endings", lambda: command_file_bytes().replace(b"\n", b"\r"), "lone CR")
-    cases.append(Case("record-cmd-is-folder", k, ("record", "d.txt", "--out", "x.npz"), 2, "is a folder", (("mkdir", "d.txt"),)))
-    cases.append(Case("record-cmd-is-fifo", k, ("record", "f.txt", "--out", "x.npz"), 2, "not a regular file", (("fifo", "f.txt"),)))
-    cases.append(Case("record-cmd-missing", k, ("record", "none.txt", "--out", "x.npz"), 2, "no such file", ()))
-    cases.append(Case("identify-trajectory-unparsable", k, ("identify", LOG, "--trajectory", "bad.txt", "--out", "m.csv"), 2, "is not a number",
-                      (_w(LOG, lambda: log_npz()), _w("bad.txt", lambda: command_text(_edit_row(2, 0, "６０.000"))))))
-    cases.append(Case("identify-trajectory-is-fifo", k, ("identify", LOG, "--trajectory", "f.txt", "--out", "m.csv"), 2, "not a regular file",
-                      (_w(LOG, lambda: log_npz()), ("fifo", "f.txt"))))
+    cases.append(
+        Case(
+            "record-cmd-is-folder",
+            k,
+            ("record", "d.txt", "--out", "x.npz"),
+            2,
+            "is a folder",
+            (("mkdir", "d.txt"),),
+        )
+    )
+    cases.append(
+        Case(
+            "record-cmd-is-fifo",
+            k,
+            ("record", "f.txt", "--out", "x.npz"),
+            2,
+            "not a regular file",
+            (("fifo", "f.txt"),),
+        )
+    )
+    cases.append(
+        Case(
+            "record-cmd-missing", k, ("record", "none.txt", "--out", "x.npz"), 2, "no such file", ()
+        )
+    )
+    cases.append(
+        Case(
+            "identify-trajectory-unparsable",
+            k,
+            ("identify", LOG, "--trajectory", "bad.txt", "--out", "m.csv"),
+            2,
+            "is not a number",
+            (
+                _w(LOG, lambda: log_npz()),
+                _w("bad.txt", lambda: command_text(_edit_row(2, 0, "６０.000"))),
+            ),
+        )
+    )
+    cases.append(
+        Case(
+            "identify-trajectory-is-fifo",
+            k,
+            ("identify", LOG, "--trajectory", "f.txt", "--out", "m.csv"),
+            2,
+            "not a regular file",
+            (_w(LOG, lambda: log_npz()), ("fifo", "f.txt")),
+        )
+    )
     return cases
 
 
@@ -564,15 +1225,40 @@ def _cases_raw_logs() -> list[Case]:
     cases = []
 
     def add(name, content, fragment, suffix=".csv", klass=k):
-        cases.append(Case(f"preprocess-log-{name}", klass, ("preprocess", f"bad{suffix}", "--out", "b"), 2, fragment, (_w(f"bad{suffix}", content),)))
+        cases.append(
+            Case(
+                f"preprocess-log-{name}",
+                klass,
+                ("preprocess", f"bad{suffix}", "--out", "b"),
+                2,
+                fragment,
+                (_w(f"bad{suffix}", content),),
+            )
+        )
 
     first = 5  # a sample line in the middle of the short log
     add("empty", b"", "empty file")
     add("metadata-only", lambda: short_log_lines()[0], "no samples after")
-    add("105-fields-every-line", lambda: log_text(lambda rows: [r[:-1] for r in rows]), "105 fields: wrong column count")
-    add("107-fields-every-line", lambda: log_text(lambda rows: [[b"0"] + r for r in rows]), "107 fields: wrong column count")
-    add("one-short-line", lambda: log_text(lambda rows: rows[:first] + [rows[first][:50]] + rows[first + 1:]), "50 fields")
-    add("blank-line", lambda: log_text(lambda rows: rows[:first] + [[b""]] + rows[first:]), "a blank line")
+    add(
+        "105-fields-every-line",
+        lambda: log_text(lambda rows: [r[:-1] for r in rows]),
+        "105 fields: wrong column count",
+    )
+    add(
+        "107-fields-every-line",
+        lambda: log_text(lambda rows: [[b"0"] + r for r in rows]),
+        "107 fields: wrong column count",
+    )
+    add(
+        "one-short-line",
+        lambda: log_text(lambda rows: rows[:first] + [rows[first][:50]] + rows[first + 1 :]),
+        "50 fields",
+    )
+    add(
+        "blank-line",
+        lambda: log_text(lambda rows: rows[:first] + [[b""]] + rows[first:]),
+        "a blank line",
+    )
     add("truncated-last-line", lambda: log_text()[:-700], "truncated")
     add("no-final-newline", lambda: log_text()[:-1], "no final newline")
     add("not-a-number", lambda: log_text(_set(first, 3, b"abc")), "column 4 (theta_logged_3)")
@@ -592,34 +1278,139 @@ def _cases_raw_logs() -> list[Case]:
     add("ticks-outside-register", lambda: log_text(_set(first, 81, b"5000")), "position_ticks_1")
     add("huge-token", lambda: log_text(_set(first, 3, b"7" * 3_000_000 + b"x")), "characters)")
     add("non-monotonic-stamp", lambda: log_text(_set(first, 0, b"0.0001")), "non-monotonic")
-    add("repeated-stamp", lambda: log_text(lambda rows: rows[:first] + [rows[first]] + rows[first:]), "repeats the previous")
-    add("stamp-gap", lambda: log_text(lambda rows: rows[:first] + [[b"%r" % (float(r[0]) + 0.05)] + r[1:] for r in rows[first:]]), "gap of")
+    add(
+        "repeated-stamp",
+        lambda: log_text(lambda rows: rows[:first] + [rows[first]] + rows[first:]),
+        "repeats the previous",
+    )
+    add(
+        "stamp-gap",
+        lambda: log_text(
+            lambda rows: (
+                rows[:first] + [[b"%r" % (float(r[0]) + 0.05)] + r[1:] for r in rows[first:]]
+            )
+        ),
+        "gap of",
+    )
     add("five-samples", lambda: log_text(lambda rows: rows[:5]), "anti-alias filter")
     add("not-utf8-bytes", lambda: log_text(_set(first, 3, b"\xff\xfe")), "is not a number")
     add("nul-bytes", lambda: log_text(_set(first, 3, b"\x00\x00")), "is not a number")
     add("gz-truncated", lambda: gzip.compress(log_text(), mtime=0)[:-200], "truncated", ".csv.gz")
     add("gz-corrupt", lambda: b"\x1f\x8b" + b"\x00" * 100, "gzip", ".csv.gz")
-    add("gz-trailing-garbage", lambda: gzip.compress(log_text(), mtime=0) + b"garbage", "not gzip", ".csv.gz")
+    add(
+        "gz-trailing-garbage",
+        lambda: gzip.compress(log_text(), mtime=0) + b"garbage",
+        "not gzip",
+        ".csv.gz",
+    )
     add("npz-not-a-zip", b"PK\x03\x04 this is not a zip file", "not a readable .npz", ".npz")
-    add("npz-text-member", lambda: _npz({"samples": np.zeros((3, raw_log.N_COLUMNS)), "notes.txt": b"hello"}), "not a .npy array", ".npz")
-    add("npz-complex-samples", lambda: _npz({"samples": np.zeros((50, raw_log.N_COLUMNS), dtype=complex)}), "complex", ".npz")
-    add("npz-object-samples", lambda: _npz({"samples": np.array([[None] * raw_log.N_COLUMNS], dtype=object)}), "Python objects", ".npz")
-    add("npz-text-samples", lambda: _npz({"samples": np.full((50, raw_log.N_COLUMNS), "1.0")}), "dtype", ".npz")
-    add("npz-bool-samples", lambda: _npz({"samples": np.ones((50, raw_log.N_COLUMNS), dtype=bool)}), "dtype", ".npz")
-    add("npz-wrong-shape", lambda: _npz({"samples": np.zeros((50, 105))}), "wrong column count", ".npz")
-    add("npz-no-samples", lambda: _npz({"data": np.zeros((50, raw_log.N_COLUMNS))}), "no 'samples' array", ".npz")
-    add("npz-metadata-numbers", lambda: _npz({"samples": np.zeros((50, raw_log.N_COLUMNS)), "metadata": np.arange(3)}), "'metadata'", ".npz")
-    add("npz-bomb-header", lambda: _npz({"samples.npy": _npy_header_only((10**10, raw_log.N_COLUMNS))}), "more than", ".npz")
-    add("npz-nan-sample", lambda: _npz({"samples": np.full((50, raw_log.N_COLUMNS), np.nan)}), "sample 0", ".npz")
+    add(
+        "npz-text-member",
+        lambda: _npz({"samples": np.zeros((3, raw_log.N_COLUMNS)), "notes.txt": b"hello"}),
+        "not a .npy array",
+        ".npz",
+    )
+    add(
+        "npz-complex-samples",
+        lambda: _npz({"samples": np.zeros((50, raw_log.N_COLUMNS), dtype=complex)}),
+        "complex",
+        ".npz",
+    )
+    add(
+        "npz-object-samples",
+        lambda: _npz({"samples": np.array([[None] * raw_log.N_COLUMNS], dtype=object)}),
+        "Python objects",
+        ".npz",
+    )
+    add(
+        "npz-text-samples",
+        lambda: _npz({"samples": np.full((50, raw_log.N_COLUMNS), "1.0")}),
+        "dtype",
+        ".npz",
+    )
+    add(
+        "npz-bool-samples",
+        lambda: _npz({"samples": np.ones((50, raw_log.N_COLUMNS), dtype=bool)}),
+        "dtype",
+        ".npz",
+    )
+    add(
+        "npz-wrong-shape",
+        lambda: _npz({"samples": np.zeros((50, 105))}),
+        "wrong column count",
+        ".npz",
+    )
+    add(
+        "npz-no-samples",
+        lambda: _npz({"data": np.zeros((50, raw_log.N_COLUMNS))}),
+        "no 'samples' array",
+        ".npz",
+    )
+    add(
+        "npz-metadata-numbers",
+        lambda: _npz({"samples": np.zeros((50, raw_log.N_COLUMNS)), "metadata": np.arange(3)}),
+        "'metadata'",
+        ".npz",
+    )
+    add(
+        "npz-bomb-header",
+        lambda: _npz({"samples.npy": _npy_header_only((10**10, raw_log.N_COLUMNS))}),
+        "more than",
+        ".npz",
+    )
+    add(
+        "npz-nan-sample",
+        lambda: _npz({"samples": np.full((50, raw_log.N_COLUMNS), np.nan)}),
+        "sample 0",
+        ".npz",
+    )
     # binary containers and line endings a text log's name hid: once a wrong column count
     add("npz-named-csv", lambda: log_npz(), "is a zip archive (an .npz raw log?)")
     add("gz-named-csv", lambda: gzip.compress(log_text(), mtime=0), "is gzip-compressed")
     add("lone-cr-line-endings", lambda: log_text().replace(b"\n", b"\r"), "lone CR")
-    cases.append(Case("preprocess-log-is-folder", k, ("preprocess", "d.csv", "--out", "b"), 2, "is a folder", (("mkdir", "d.csv"),)))
-    cases.append(Case("preprocess-log-is-fifo", k, ("preprocess", "f.csv", "--out", "b"), 2, "not a regular file", (("fifo", "f.csv"),)))
-    cases.append(Case("preprocess-log-missing", k, ("preprocess", "none.csv", "--out", "b"), 2, "no such file", ()))
-    cases.append(Case("identify-log-105-fields", k, ("identify", "bad.csv", "--trajectory", CMD, "--out", "m.csv"), 2, "wrong column count",
-                      (_w("bad.csv", lambda: log_text(lambda rows: [r[:-1] for r in rows])), _w(CMD, lambda: command_file_bytes()))))
+    cases.append(
+        Case(
+            "preprocess-log-is-folder",
+            k,
+            ("preprocess", "d.csv", "--out", "b"),
+            2,
+            "is a folder",
+            (("mkdir", "d.csv"),),
+        )
+    )
+    cases.append(
+        Case(
+            "preprocess-log-is-fifo",
+            k,
+            ("preprocess", "f.csv", "--out", "b"),
+            2,
+            "not a regular file",
+            (("fifo", "f.csv"),),
+        )
+    )
+    cases.append(
+        Case(
+            "preprocess-log-missing",
+            k,
+            ("preprocess", "none.csv", "--out", "b"),
+            2,
+            "no such file",
+            (),
+        )
+    )
+    cases.append(
+        Case(
+            "identify-log-105-fields",
+            k,
+            ("identify", "bad.csv", "--trajectory", CMD, "--out", "m.csv"),
+            2,
+            "wrong column count",
+            (
+                _w("bad.csv", lambda: log_text(lambda rows: [r[:-1] for r in rows])),
+                _w(CMD, lambda: command_file_bytes()),
+            ),
+        )
+    )
     return cases
 
 
@@ -628,38 +1419,107 @@ def _cases_parameter_files() -> list[Case]:
     cases = []
 
     def add(name, content, fragment, command=("audit", "bad.csv")):
-        cases.append(Case(f"{command[0]}-model-{name}", k, command, 2, fragment, (_w("bad.csv", content),)))
+        cases.append(
+            Case(f"{command[0]}-model-{name}", k, command, 2, fragment, (_w("bad.csv", content),))
+        )
 
     add("empty", b"", "empty parameter file")
     add("binary", bytes(range(256)), "not UTF-8")
     # read as LF text, a CR-only file was one comment line: "empty parameter file"
     add("lone-cr-line-endings", lambda: model_bytes().replace(b"\n", b"\r"), "lone CR")
-    add("bad-header", lambda: parameter_text(lambda ls: [("name;value;unit" if line.startswith("name,") else line) for line in ls]), "header")
-    add("wrong-field-count", lambda: parameter_text(_param_field("ZZR1", 2, "kg·m^2,extra")), "fields")
-    add("unknown-name", lambda: parameter_text(_param_field("ZZR1", 0, "ZZR9")), "unknown parameter name")
+    add(
+        "bad-header",
+        lambda: parameter_text(
+            lambda ls: [("name;value;unit" if line.startswith("name,") else line) for line in ls]
+        ),
+        "header",
+    )
+    add(
+        "wrong-field-count",
+        lambda: parameter_text(_param_field("ZZR1", 2, "kg·m^2,extra")),
+        "fields",
+    )
+    add(
+        "unknown-name",
+        lambda: parameter_text(_param_field("ZZR1", 0, "ZZR9")),
+        "unknown parameter name",
+    )
     add("repeated-name", lambda: parameter_text(_param_field("XXR2", 0, "ZZR1")), "repeated")
-    add("missing-parameter", lambda: parameter_text(lambda ls: [line for line in ls if not line.startswith("FV3,")]), "missing ['FV3']")
+    add(
+        "missing-parameter",
+        lambda: parameter_text(lambda ls: [line for line in ls if not line.startswith("FV3,")]),
+        "missing ['FV3']",
+    )
     add("value-nan", lambda: parameter_text(_param_field("ZZR1", 1, "nan")), "is not a number")
-    add("value-full-width", lambda: parameter_text(_param_field("ZZR1", 1, "０.５")), "is not a number")
+    add(
+        "value-full-width",
+        lambda: parameter_text(_param_field("ZZR1", 1, "０.５")),
+        "is not a number",
+    )
     add("value-1e308", lambda: parameter_text(_param_field("ZZR1", 1, "1e308")), "magnitude")
-    add("value-huge-token", lambda: parameter_text(_param_field("ZZR1", 1, "1" * 100_000 + "z")), "characters)")
+    add(
+        "value-huge-token",
+        lambda: parameter_text(_param_field("ZZR1", 1, "1" * 100_000 + "z")),
+        "characters)",
+    )
     add("wrong-unit", lambda: parameter_text(_param_field("ZZR1", 2, "g·cm^2")), "unit")
     add("std-error-nan", lambda: parameter_text(_param_field("ZZR1", 3, "nan")), "standard error")
-    add("std-error-negative", lambda: parameter_text(_param_field("ZZR1", 3, "-0.1")), "is negative")
-    add("std-error-nan", lambda: parameter_text(_param_field("ZZR1", 3, "nan")), "standard error", ("rescue", "bad.csv", "--out", "r.csv"))
-    add("std-error-negative", lambda: parameter_text(_param_field("FV2", 3, "-1")), "is negative", ("rescue", "bad.csv", "--out", "r.csv"))
-    add("binary", b"\x89PNG\r\n\x1a\n" + bytes(200), "not UTF-8", ("rescue", "bad.csv", "--out", "r.csv"))
-    add("no-consistent-link-model", lambda: parameter_text(_param_field("ZZR7", 1, "-0.0001")), "--nearest",
-        ("export", "bad.csv", "--urdf", "arm.urdf"))
+    add(
+        "std-error-negative", lambda: parameter_text(_param_field("ZZR1", 3, "-0.1")), "is negative"
+    )
+    add(
+        "std-error-nan",
+        lambda: parameter_text(_param_field("ZZR1", 3, "nan")),
+        "standard error",
+        ("rescue", "bad.csv", "--out", "r.csv"),
+    )
+    add(
+        "std-error-negative",
+        lambda: parameter_text(_param_field("FV2", 3, "-1")),
+        "is negative",
+        ("rescue", "bad.csv", "--out", "r.csv"),
+    )
+    add(
+        "binary",
+        b"\x89PNG\r\n\x1a\n" + bytes(200),
+        "not UTF-8",
+        ("rescue", "bad.csv", "--out", "r.csv"),
+    )
+    add(
+        "no-consistent-link-model",
+        lambda: parameter_text(_param_field("ZZR7", 1, "-0.0001")),
+        "--nearest",
+        ("export", "bad.csv", "--urdf", "arm.urdf"),
+    )
     # a model identify wrote: refused with the nearest model's change, not a traceback
-    add("identified-not-consistent", identified_model_bytes,
-        "the nearest consistent one changes it", ("export", "bad.csv", "--urdf", "arm.urdf"))
+    add(
+        "identified-not-consistent",
+        identified_model_bytes,
+        "the nearest consistent one changes it",
+        ("export", "bad.csv", "--urdf", "arm.urdf"),
+    )
     # link 7's decided second moment is 5e-7 kg·m^2: the default margin, not the model, is the cause
-    add("margin-is-the-cause", thin_hand_model_bytes,
+    add(
+        "margin-is-the-cause",
+        thin_hand_model_bytes,
         "the margin is the cause: with --margin 4.9e-07 or less",
-        ("export", "bad.csv", "--urdf", "arm.urdf"))
-    cases.append(Case("audit-model-is-folder", k, ("audit", "d.csv"), 2, "is a folder", (("mkdir", "d.csv"),)))
-    cases.append(Case("audit-model-is-fifo", k, ("audit", "f.csv"), 2, "not a regular file", (("fifo", "f.csv"),)))
+        ("export", "bad.csv", "--urdf", "arm.urdf"),
+    )
+    cases.append(
+        Case(
+            "audit-model-is-folder", k, ("audit", "d.csv"), 2, "is a folder", (("mkdir", "d.csv"),)
+        )
+    )
+    cases.append(
+        Case(
+            "audit-model-is-fifo",
+            k,
+            ("audit", "f.csv"),
+            2,
+            "not a regular file",
+            (("fifo", "f.csv"),),
+        )
+    )
     cases.append(Case("audit-model-missing", k, ("audit", "none.csv"), 2, "no such file", ()))
     cmd = _w(CMD, lambda: command_file_bytes())
     for name, content, fragment in (
@@ -671,37 +1531,127 @@ def _cases_parameter_files() -> list[Case]:
         ("not-utf8", lambda: truth_bytes().replace(b"name,value", b"n\xe4me,value"), "not UTF-8"),
         ("reduced-set-not-standard", model_bytes, "missing"),
     ):
-        cases.append(Case(f"record-truth-{name}", k, ("record", CMD, "--truth", "truth.csv", "--out", "x.npz"), 2, fragment,
-                          (cmd, _w("truth.csv", content))))
-    cases.append(Case("record-truth-is-folder", k, ("record", CMD, "--truth", "t", "--out", "x.npz"), 2, "is a folder", (cmd, ("mkdir", "t"))))
+        cases.append(
+            Case(
+                f"record-truth-{name}",
+                k,
+                ("record", CMD, "--truth", "truth.csv", "--out", "x.npz"),
+                2,
+                fragment,
+                (cmd, _w("truth.csv", content)),
+            )
+        )
+    cases.append(
+        Case(
+            "record-truth-is-folder",
+            k,
+            ("record", CMD, "--truth", "t", "--out", "x.npz"),
+            2,
+            "is a folder",
+            (cmd, ("mkdir", "t")),
+        )
+    )
     return cases
 
 
 def _cases_gate() -> list[Case]:
     k = "not identifiable"
-    cmd, v01 = _w(CMD, lambda: command_file_bytes()), _w("V01.txt", lambda: command_file_bytes("V01"))
+    cmd, v01 = (
+        _w(CMD, lambda: command_file_bytes()),
+        _w("V01.txt", lambda: command_file_bytes("V01")),
+    )
     identify = ("identify", LOG, "--trajectory", CMD, "--out", "m.csv", "--refine", "none")
     crlf = _w(CMD, lambda: command_file_bytes().replace(b"\n", b"\r\n"))
     return [
-        Case("identify-wrong-trajectory", k, ("identify", LOG, "--trajectory", "V01.txt", "--out", "m.csv", "--refine", "none"), 2,
-             "not from --trajectory V01.txt", (_w(LOG, lambda: log_npz()), v01)),
-        Case("identify-edited-trajectory", k, identify, 2, "not from --trajectory",
-             (_w(LOG, lambda: log_npz()), _w(CMD, lambda: command_file_bytes() + b"# edited\n"))),
+        Case(
+            "identify-wrong-trajectory",
+            k,
+            ("identify", LOG, "--trajectory", "V01.txt", "--out", "m.csv", "--refine", "none"),
+            2,
+            "not from --trajectory V01.txt",
+            (_w(LOG, lambda: log_npz()), v01),
+        ),
+        Case(
+            "identify-edited-trajectory",
+            k,
+            identify,
+            2,
+            "not from --trajectory",
+            (_w(LOG, lambda: log_npz()), _w(CMD, lambda: command_file_bytes() + b"# edited\n")),
+        ),
         # a CRLF copy of the command file the recording executed: named as a line-ending difference
-        Case("identify-trajectory-crlf-copy", k, identify, 2, "except for its line endings",
-             (_w(LOG, lambda: log_npz()), crlf)),
-        Case("accept-trajectory-crlf-copy", k,
-             ("accept", LOG, "--trajectory", CMD, "--out", "m.csv", "--refine", "none"), 2,
-             "it has CRLF (Windows) line endings", (_w(LOG, lambda: log_npz()), crlf)),
-        Case("identify-log-without-hash", k, identify, 2, "carry no command-file sha256", (_w(LOG, lambda: log_npz(drop_hash=True)), cmd)),
-        Case("accept-wrong-trajectory", k, ("accept", LOG, "--trajectory", "V01.txt", "--out", "m.csv", "--refine", "none"), 2,
-             "not from --trajectory V01.txt", (_w(LOG, lambda: log_npz()), v01)),
-        Case("accept-idle-only", k, ("accept", LOG, "--trajectory", CMD, "--out", "m.csv"), 2,
-             "too little motion", (_w(LOG, lambda: log_npz(still=True)), cmd)),
-        Case("identify-idle-only", k, identify, 2, "too little motion", (_w(LOG, lambda: log_npz(still=True)), cmd)),
-        Case("identify-too-few-samples", k, (*identify, "--ts", "0.08"), 2, "samples per parameter", (_w(LOG, lambda: log_npz(duration_s=8.0)), cmd)),
-        Case("identify-hand-barely-moves", k, identify, 2, "axis 8", (_w(LOG, lambda: log_npz(hand_amplitude=0.03)), cmd)),
-        Case("identify-ill-conditioned", k, identify, 2, "condition number", (_w(LOG, lambda: log_npz(hand_amplitude=0.15, hand_hz=0.02)), cmd)),
+        Case(
+            "identify-trajectory-crlf-copy",
+            k,
+            identify,
+            2,
+            "except for its line endings",
+            (_w(LOG, lambda: log_npz()), crlf),
+        ),
+        Case(
+            "accept-trajectory-crlf-copy",
+            k,
+            ("accept", LOG, "--trajectory", CMD, "--out", "m.csv", "--refine", "none"),
+            2,
+            "it has CRLF (Windows) line endings",
+            (_w(LOG, lambda: log_npz()), crlf),
+        ),
+        Case(
+            "identify-log-without-hash",
+            k,
+            identify,
+            2,
+            "carry no command-file sha256",
+            (_w(LOG, lambda: log_npz(drop_hash=True)), cmd),
+        ),
+        Case(
+            "accept-wrong-trajectory",
+            k,
+            ("accept", LOG, "--trajectory", "V01.txt", "--out", "m.csv", "--refine", "none"),
+            2,
+            "not from --trajectory V01.txt",
+            (_w(LOG, lambda: log_npz()), v01),
+        ),
+        Case(
+            "accept-idle-only",
+            k,
+            ("accept", LOG, "--trajectory", CMD, "--out", "m.csv"),
+            2,
+            "too little motion",
+            (_w(LOG, lambda: log_npz(still=True)), cmd),
+        ),
+        Case(
+            "identify-idle-only",
+            k,
+            identify,
+            2,
+            "too little motion",
+            (_w(LOG, lambda: log_npz(still=True)), cmd),
+        ),
+        Case(
+            "identify-too-few-samples",
+            k,
+            (*identify, "--ts", "0.08"),
+            2,
+            "samples per parameter",
+            (_w(LOG, lambda: log_npz(duration_s=8.0)), cmd),
+        ),
+        Case(
+            "identify-hand-barely-moves",
+            k,
+            identify,
+            2,
+            "axis 8",
+            (_w(LOG, lambda: log_npz(hand_amplitude=0.03)), cmd),
+        ),
+        Case(
+            "identify-ill-conditioned",
+            k,
+            identify,
+            2,
+            "condition number",
+            (_w(LOG, lambda: log_npz(hand_amplitude=0.15, hand_hz=0.02)), cmd),
+        ),
     ]
 
 
@@ -712,10 +1662,22 @@ def _cases_held_out() -> list[Case]:
     same = "same samples as the training"
     return [
         Case("accept-validation-is-training-log", k, (*accept, LOG), 2, same, (log, cmd)),
-        Case("accept-validation-copy-of-training-log", k, (*accept, "copy.npz"), 2, same,
-             (log, cmd, _w("copy.npz", lambda: log_npz()))),
-        Case("accept-validation-too-short", k, (*accept, "v.npz"), 2, "too short to score",
-             (log, cmd, _w("v.npz", lambda: log_npz(duration_s=1.0)))),
+        Case(
+            "accept-validation-copy-of-training-log",
+            k,
+            (*accept, "copy.npz"),
+            2,
+            same,
+            (log, cmd, _w("copy.npz", lambda: log_npz())),
+        ),
+        Case(
+            "accept-validation-too-short",
+            k,
+            (*accept, "v.npz"),
+            2,
+            "too short to score",
+            (log, cmd, _w("v.npz", lambda: log_npz(duration_s=1.0))),
+        ),
     ]
 
 
@@ -726,9 +1688,33 @@ def _cases_interrupts() -> list[Case]:
     model = _w(MODEL, model_bytes)
     long_cmd = _w("AG02.txt", lambda: command_file_bytes("AG02"))
     return [
-        Case("record-sigint", k, ("record", "AG02.txt", "--out", "x.npz"), 130, "interrupted (SIGINT)", (long_cmd,), signal=(signal.SIGINT, 0.3)),
-        Case("record-sigterm", k, ("record", "AG02.txt", "--out", "x.csv"), 143, "interrupted (SIGTERM)", (long_cmd,), signal=(signal.SIGTERM, 0.3)),
-        Case("rescue-sigint", k, ("rescue", MODEL, "--out", "r.csv"), 130, "interrupted (SIGINT)", (model,), signal=(signal.SIGINT, 1.0)),
+        Case(
+            "record-sigint",
+            k,
+            ("record", "AG02.txt", "--out", "x.npz"),
+            130,
+            "interrupted (SIGINT)",
+            (long_cmd,),
+            signal=(signal.SIGINT, 0.3),
+        ),
+        Case(
+            "record-sigterm",
+            k,
+            ("record", "AG02.txt", "--out", "x.csv"),
+            143,
+            "interrupted (SIGTERM)",
+            (long_cmd,),
+            signal=(signal.SIGTERM, 0.3),
+        ),
+        Case(
+            "rescue-sigint",
+            k,
+            ("rescue", MODEL, "--out", "r.csv"),
+            130,
+            "interrupted (SIGINT)",
+            (model,),
+            signal=(signal.SIGINT, 1.0),
+        ),
     ]
 
 
@@ -738,32 +1724,89 @@ def _cases_controls() -> list[Case]:
     log, cmd = _w(LOG, lambda: log_npz()), _w(CMD, lambda: command_file_bytes())
     identify = ("identify", LOG, "--trajectory", CMD, "--refine", "none", "--out")
     return [
-        Case("identify-good", k, (*identify, "m.csv"), 0, "written", (log, cmd), creates=("m.csv",)),
-        Case("identify-force-replaces", k, (*identify, "m.csv", "--force"), 0, "written", (log, cmd, _w("m.csv", b"old\n")), creates=("m.csv",)),
-        Case("preprocess-good-text-log", k, ("preprocess", "good.csv", "--out", "b", "--intervals", "10"), 0, "samples at 10 ms",
-             (_w("good.csv", lambda: log_text()),), creates=("b", "b/bundle_010ms.npz")),
-        Case("preprocess-good-gz-log", k, ("preprocess", "good.csv.gz", "--out", "b", "--intervals", "10", "20"), 0, "samples at 20 ms",
-             (_w("good.csv.gz", lambda: gzip.compress(log_text(), mtime=0)),), creates=("b", "b/bundle_010ms.npz", "b/bundle_020ms.npz")),
-        Case("preprocess-repair-truncated", k, ("preprocess", "cut.csv", "--out", "b", "--intervals", "10", "--repair"), 0, "repaired",
-             (_w("cut.csv", lambda: log_text()[:-700]),), creates=("b", "b/bundle_010ms.npz")),
-        Case("export-good", k, ("export", MODEL, "--urdf", "arm.urdf", "--mjcf", "arm.xml"), 0, "wrote", (_w(MODEL, model_bytes),),
-             creates=("arm.urdf", "arm.xml")),
-        Case("export-identified-nearest", k,
-             ("export", MODEL, "--urdf", "arm.urdf", "--nearest"), 0, "exported the nearest",
-             (_w(MODEL, identified_model_bytes),), creates=("arm.urdf",)),
-        Case("export-thin-hand-smaller-margin", k,
-             ("export", MODEL, "--urdf", "arm.urdf", "--margin", "4.9e-7"), 0,
-             "reproduces the model exactly", (_w(MODEL, thin_hand_model_bytes),),
-             creates=("arm.urdf",)),
+        Case(
+            "identify-good", k, (*identify, "m.csv"), 0, "written", (log, cmd), creates=("m.csv",)
+        ),
+        Case(
+            "identify-force-replaces",
+            k,
+            (*identify, "m.csv", "--force"),
+            0,
+            "written",
+            (log, cmd, _w("m.csv", b"old\n")),
+            creates=("m.csv",),
+        ),
+        Case(
+            "preprocess-good-text-log",
+            k,
+            ("preprocess", "good.csv", "--out", "b", "--intervals", "10"),
+            0,
+            "samples at 10 ms",
+            (_w("good.csv", lambda: log_text()),),
+            creates=("b", "b/bundle_010ms.npz"),
+        ),
+        Case(
+            "preprocess-good-gz-log",
+            k,
+            ("preprocess", "good.csv.gz", "--out", "b", "--intervals", "10", "20"),
+            0,
+            "samples at 20 ms",
+            (_w("good.csv.gz", lambda: gzip.compress(log_text(), mtime=0)),),
+            creates=("b", "b/bundle_010ms.npz", "b/bundle_020ms.npz"),
+        ),
+        Case(
+            "preprocess-repair-truncated",
+            k,
+            ("preprocess", "cut.csv", "--out", "b", "--intervals", "10", "--repair"),
+            0,
+            "repaired",
+            (_w("cut.csv", lambda: log_text()[:-700]),),
+            creates=("b", "b/bundle_010ms.npz"),
+        ),
+        Case(
+            "export-good",
+            k,
+            ("export", MODEL, "--urdf", "arm.urdf", "--mjcf", "arm.xml"),
+            0,
+            "wrote",
+            (_w(MODEL, model_bytes),),
+            creates=("arm.urdf", "arm.xml"),
+        ),
+        Case(
+            "export-identified-nearest",
+            k,
+            ("export", MODEL, "--urdf", "arm.urdf", "--nearest"),
+            0,
+            "exported the nearest",
+            (_w(MODEL, identified_model_bytes),),
+            creates=("arm.urdf",),
+        ),
+        Case(
+            "export-thin-hand-smaller-margin",
+            k,
+            ("export", MODEL, "--urdf", "arm.urdf", "--margin", "4.9e-7"),
+            0,
+            "reproduces the model exactly",
+            (_w(MODEL, thin_hand_model_bytes),),
+            creates=("arm.urdf",),
+        ),
     ]
 
 
 @lru_cache(maxsize=1)
 def cases() -> tuple[Case, ...]:
     """Every case of the corpus, in a fixed order; names are unique."""
-    everything = (_cases_output_paths() + _cases_options() + _cases_command_files() + _cases_raw_logs()
-                  + _cases_parameter_files() + _cases_gate() + _cases_held_out()
-                  + _cases_interrupts() + _cases_controls())
+    everything = (
+        _cases_output_paths()
+        + _cases_options()
+        + _cases_command_files()
+        + _cases_raw_logs()
+        + _cases_parameter_files()
+        + _cases_gate()
+        + _cases_held_out()
+        + _cases_interrupts()
+        + _cases_controls()
+    )
     names = [c.name for c in everything]
     duplicated = sorted({n for n in names if names.count(n) > 1})
     if duplicated:
@@ -808,11 +1851,20 @@ def snapshot(folder: Path) -> dict[str, tuple]:
             info = path.lstat()
             relative = str(path.relative_to(folder))
             if stat.S_ISREG(info.st_mode):
-                state[relative] = ("file", info.st_size, info.st_mtime_ns, hashlib.sha256(path.read_bytes()).hexdigest())
+                state[relative] = (
+                    "file",
+                    info.st_size,
+                    info.st_mtime_ns,
+                    hashlib.sha256(path.read_bytes()).hexdigest(),
+                )
             elif stat.S_ISLNK(info.st_mode):
                 state[relative] = ("link", os.readlink(path))
             else:
-                state[relative] = ("dir" if stat.S_ISDIR(info.st_mode) else "special", stat.S_IFMT(info.st_mode), info.st_mode)
+                state[relative] = (
+                    "dir" if stat.S_ISDIR(info.st_mode) else "special",
+                    stat.S_IFMT(info.st_mode),
+                    info.st_mode,
+                )
     return state
 
 
@@ -852,7 +1904,9 @@ def skipped_reason(case: Case, signals: bool = True) -> str | None:
     return None
 
 
-def run_all(signals: bool = False, progress: bool = True) -> list[tuple[Case, Outcome | None, list[str]]]:
+def run_all(
+    signals: bool = False, progress: bool = True
+) -> list[tuple[Case, Outcome | None, list[str]]]:
     """Every case, each in its own temporary folder: (case, outcome or None when skipped, problems)."""
     import tempfile
 
@@ -903,8 +1957,14 @@ def _run_with_signal(argv, folder: Path, signum: int, delay_s: float) -> tuple[i
 
     env = dict(os.environ)
     env["PYTHONPATH"] = str(REPO_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    process = subprocess.Popen([sys.executable, "-m", "crane_lib.cli", *argv], cwd=folder, env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "crane_lib.cli", *argv],
+        cwd=folder,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     lines: list[str] = []
     started = threading.Event()
 
@@ -917,7 +1977,9 @@ def _run_with_signal(argv, folder: Path, signum: int, delay_s: float) -> tuple[i
     reader = threading.Thread(target=read_stdout, daemon=True)
     reader.start()
     err_chunks: list[str] = []
-    err_reader = threading.Thread(target=lambda: err_chunks.append(process.stderr.read()), daemon=True)
+    err_reader = threading.Thread(
+        target=lambda: err_chunks.append(process.stderr.read()), daemon=True
+    )
     err_reader.start()
     started.wait(timeout=300)
     if process.poll() is None:
@@ -968,25 +2030,61 @@ def notebook_cases() -> tuple[NotebookCase, ...]:
     return (
         case("out-is-log", paths, "is the input", (log, cmd), out=LOG),
         case("out-is-command-file", paths, "is the input", (log, cmd), out=CMD),
-        case("out-is-validation-log", paths, "is the input",
-             (log, cmd, _w("v.npz", lambda: log_npz())), out="v.npz", validation='["v.npz"]'),
+        case(
+            "out-is-validation-log",
+            paths,
+            "is the input",
+            (log, cmd, _w("v.npz", lambda: log_npz())),
+            out="v.npz",
+            validation='["v.npz"]',
+        ),
         case("out-exists", paths, "-p force True", (log, cmd, _w("m.csv", b"keep\n"))),
         case("out-under-proc", paths, "pseudo-filesystem", (log, cmd), out="/proc/m.csv"),
-        case("out-is-folder", paths, "is a folder", (log, cmd, ("mkdir", "d")), out="d",
-             force=True),
-        case("force-as-text", options, "is not a yes/no value", (log, cmd, _w("m.csv", b"keep\n")),
-             force="true"),
+        case(
+            "out-is-folder", paths, "is a folder", (log, cmd, ("mkdir", "d")), out="d", force=True
+        ),
+        case(
+            "force-as-text",
+            options,
+            "is not a yes/no value",
+            (log, cmd, _w("m.csv", b"keep\n")),
+            force="true",
+        ),
         case("ts-off-grid", options, "not a whole number of milliseconds", (log, cmd), ts=0.0405),
-        case("wrong-trajectory", gate_k, "not from --trajectory V01.txt", (log, v01),
-             trajectory="V01.txt"),
-        case("log-without-hash", gate_k, "carry no command-file sha256",
-             (_w(LOG, lambda: log_npz(drop_hash=True)), cmd)),
-        case("validation-not-json", "held-out recording", "is not a JSON list", (log, cmd),
-             validation='["v.npz", '),
-        case("validation-is-training-log", "held-out recording", "same samples as the training",
-             (log, cmd, _w("copy.npz", lambda: log_npz())), validation="copy.npz"),
-        case("validation-too-short", "held-out recording", "too short to score",
-             (log, cmd, _w("v.npz", lambda: log_npz(duration_s=1.0))), validation='["v.npz"]'),
+        case(
+            "wrong-trajectory",
+            gate_k,
+            "not from --trajectory V01.txt",
+            (log, v01),
+            trajectory="V01.txt",
+        ),
+        case(
+            "log-without-hash",
+            gate_k,
+            "carry no command-file sha256",
+            (_w(LOG, lambda: log_npz(drop_hash=True)), cmd),
+        ),
+        case(
+            "validation-not-json",
+            "held-out recording",
+            "is not a JSON list",
+            (log, cmd),
+            validation='["v.npz", ',
+        ),
+        case(
+            "validation-is-training-log",
+            "held-out recording",
+            "same samples as the training",
+            (log, cmd, _w("copy.npz", lambda: log_npz())),
+            validation="copy.npz",
+        ),
+        case(
+            "validation-too-short",
+            "held-out recording",
+            "too short to score",
+            (log, cmd, _w("v.npz", lambda: log_npz(duration_s=1.0))),
+            validation='["v.npz"]',
+        ),
     )
 
 
@@ -1013,8 +2111,18 @@ def run_notebook_case(case: NotebookCase, folder: Path, report: Path) -> Outcome
     folder.mkdir(parents=True, exist_ok=True)
     build(case, folder)
     before = snapshot(folder)
-    argv = [sys.executable, "-m", "papermill", str(report_notebook()), str(report),
-            "--cwd", str(folder), "--kernel", "python3", "--no-progress-bar"]
+    argv = [
+        sys.executable,
+        "-m",
+        "papermill",
+        str(report_notebook()),
+        str(report),
+        "--cwd",
+        str(folder),
+        "--kernel",
+        "python3",
+        "--no-progress-bar",
+    ]
     for name, value in case.parameters:
         # -p parses True, numbers and text as papermill does; -r keeps text as given
         argv += ["-p" if isinstance(value, (bool, int, float)) else "-r", name, str(value)]
@@ -1024,10 +2132,17 @@ def run_notebook_case(case: NotebookCase, folder: Path, report: Path) -> Outcome
     shown_errors = []
     if Path(report).is_file():
         for cell in json.loads(Path(report).read_text(encoding="utf-8"))["cells"]:
-            shown_errors += ["\n".join(o.get("traceback", [])) for o in cell.get("outputs", [])
-                             if o.get("output_type") == "error"]
-    return Outcome(process.returncode, "\n".join(shown_errors), process.stderr,
-                   changes(before, snapshot(folder)))
+            shown_errors += [
+                "\n".join(o.get("traceback", []))
+                for o in cell.get("outputs", [])
+                if o.get("output_type") == "error"
+            ]
+    return Outcome(
+        process.returncode,
+        "\n".join(shown_errors),
+        process.stderr,
+        changes(before, snapshot(folder)),
+    )
 
 
 def notebook_problems(case: NotebookCase, outcome: Outcome) -> list[str]:
@@ -1050,7 +2165,11 @@ def notebook_problems(case: NotebookCase, outcome: Outcome) -> list[str]:
 
 
 def _last_line(outcome: Outcome | None) -> str:
-    return outcome.message.strip().splitlines()[-1] if outcome is not None and outcome.message.strip() else ""
+    return (
+        outcome.message.strip().splitlines()[-1]
+        if outcome is not None and outcome.message.strip()
+        else ""
+    )
 
 
 def class_table(results):
@@ -1062,14 +2181,18 @@ def class_table(results):
     for klass in dict.fromkeys(c.klass for c, _, _ in results):
         members = [(c, o, p) for c, o, p in results if c.klass == klass]
         example = next((o for _, o, _ in members if o is not None), None)
-        rows.append({
-            "class": klass,
-            "cases": len(members),
-            "subcommands": ", ".join(sorted({c.command for c, _, _ in members})),
-            "exit status": ", ".join(str(s) for s in sorted({c.status for c, _, _ in members})),
-            "as expected here": f"{sum(o is not None and not p for _, o, p in members)} of {sum(o is not None for _, o, _ in members)}",
-            "example message": _last_line(example) if example is not None else f"(expects {members[0][0].fragment!r}: run by the tests)",
-        })
+        rows.append(
+            {
+                "class": klass,
+                "cases": len(members),
+                "subcommands": ", ".join(sorted({c.command for c, _, _ in members})),
+                "exit status": ", ".join(str(s) for s in sorted({c.status for c, _, _ in members})),
+                "as expected here": f"{sum(o is not None and not p for _, o, p in members)} of {sum(o is not None for _, o, _ in members)}",
+                "example message": _last_line(example)
+                if example is not None
+                else f"(expects {members[0][0].fragment!r}: run by the tests)",
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -1077,6 +2200,16 @@ def case_table(results):
     """Every case: name, class, command line, expected status and fragment, and what happened here."""
     import pandas as pd
 
-    return pd.DataFrame([{"case": c.name, "class": c.klass, "command": "crane-id " + " ".join(c.argv), "status": c.status,
-                          "fragment": c.fragment, "here": "skipped" if o is None else ("as expected" if not p else "; ".join(p))}
-                         for c, o, p in results])
+    return pd.DataFrame(
+        [
+            {
+                "case": c.name,
+                "class": c.klass,
+                "command": "crane-id " + " ".join(c.argv),
+                "status": c.status,
+                "fragment": c.fragment,
+                "here": "skipped" if o is None else ("as expected" if not p else "; ".join(p)),
+            }
+            for c, o, p in results
+        ]
+    )

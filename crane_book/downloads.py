@@ -50,7 +50,12 @@ def _files(kind: str) -> list[Path]:
     for folder in folders:
         if folder.is_dir():
             # hidden files are temporaries of atomic writes; executed notebooks stay in the sweeps
-            files += [p for p in folder.rglob("*") if p.is_file() and not any(part.startswith(".") for part in p.relative_to(RESULTS_DIR).parts)]
+            files += [
+                p
+                for p in folder.rglob("*")
+                if p.is_file()
+                and not any(part.startswith(".") for part in p.relative_to(RESULTS_DIR).parts)
+            ]
     return sorted(files)
 
 
@@ -64,7 +69,10 @@ def bundle(kind: str) -> Path | None:
         return None
     path = bundle_path(kind)
     manifest = []
-    with atomic_write(path, "wb") as handle, zipfile.ZipFile(handle, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+    with (
+        atomic_write(path, "wb") as handle,
+        zipfile.ZipFile(handle, "w", compression=zipfile.ZIP_DEFLATED) as archive,
+    ):
         for file in files:
             data = file.read_bytes()
             name = file.relative_to(RESULTS_DIR).as_posix()

@@ -109,9 +109,10 @@ def write_manifest(rows: list[dict], path: Path = MANIFEST) -> Path:
 
 def moved(committed: list[dict], built: list[dict]) -> list[str]:
     """One line per number that differs between the manifest and the built book (or is in one)."""
-    ours, theirs = {_key(r): r[BOOK_COLUMN] for r in committed}, {
-        _key(r): r[BOOK_COLUMN] for r in built
-    }
+    ours, theirs = (
+        {_key(r): r[BOOK_COLUMN] for r in committed},
+        {_key(r): r[BOOK_COLUMN] for r in built},
+    )
     lines = []
     for key in sorted(set(ours) | set(theirs)):
         where = f"{key[0]}: {key[1]!r}, row {key[2]!r}"

@@ -16,7 +16,7 @@ import math
 import os
 import re
 
-from crane_lib.errors import MAX_JOBS, job_count
+from crane_lib.errors import job_count
 
 # A scheduler that has not answered in ten minutes is not starting up; a longer wait only hides
 # a wrong address.
@@ -91,8 +91,9 @@ def book_profile(value) -> str:
     from crane_lib.twin.dataset import PROFILES  # the recorder of the profiles' data sets
 
     if value not in PROFILES:
-        raise ValueError(f"expected a book profile, {' or '.join(PROFILES)} "
-                         "(make book PROFILE=...)")
+        raise ValueError(
+            f"expected a book profile, {' or '.join(PROFILES)} (make book PROFILE=...)"
+        )
     return value
 
 
@@ -101,8 +102,9 @@ def twin_name(value) -> str:
     from crane_lib.twin.effects import PROFILES
 
     if value not in PROFILES:
-        raise ValueError(f"expected a twin profile, one of {', '.join(PROFILES)} "
-                         "(make book TWIN=...)")
+        raise ValueError(
+            f"expected a twin profile, one of {', '.join(PROFILES)} (make book TWIN=...)"
+        )
     return value
 
 

@@ -56,8 +56,12 @@ ENVIRONMENT = ("CRANE_PROFILE", "CRANE_TWIN", "CRANE_RESULTS_DIR")
 # without a last build (a fresh clone, CI): the pages measured slowest (20-40 s each on two cores
 # in the quick profile, since the pages compute nothing) start first, so that the others fill
 # the second kernel meanwhile
-SLOWEST_FIRST = ("chapters/your_arm.py", "chapters/06_audit.py", "chapters/03_preprocessing.py",
-                 "book/bad_input.py")
+SLOWEST_FIRST = (
+    "chapters/your_arm.py",
+    "chapters/06_audit.py",
+    "chapters/03_preprocessing.py",
+    "book/bad_input.py",
+)
 
 
 def _files(entries) -> list[str]:
@@ -227,8 +231,9 @@ def execute_page(
             if any(o.get("output_type") == "error" for o in cell.get("outputs", []))
         ]
         where = f"cell {failing[0] + 1} (of {len(notebook.cells)})" if failing else "its execution"
-        ename, evalue = getattr(result.err, "ename", type(result.err).__name__), getattr(
-            result.err, "evalue", str(result.err)
+        ename, evalue = (
+            getattr(result.err, "ename", type(result.err).__name__),
+            getattr(result.err, "evalue", str(result.err)),
         )
         return page, None, f"{where} raised {ename}: {evalue}", result.time
     return page, nbformat.writes(notebook), None, result.time

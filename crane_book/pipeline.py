@@ -90,8 +90,15 @@ from tqdm import tqdm
 from crane_book import claims, downloads, keys, options, sweep
 from crane_book.build_clock import BuildClock
 from crane_lib.acceptance import accepted as accepted_stage
-from crane_lib.acceptance import audit, certified
-from crane_lib.acceptance import kt_sensitivity, nonideality, other_arms, reproducibility, screen
+from crane_lib.acceptance import (
+    audit,
+    certified,
+    kt_sensitivity,
+    nonideality,
+    other_arms,
+    reproducibility,
+    screen,
+)
 from crane_lib.acceptance import rescue as rescue_stage
 from crane_lib.errors import InputError
 from crane_lib.export import artefacts as export_stage
@@ -113,8 +120,10 @@ SWEEPS = (("ols_sdp", CONDITIONS / "ols_sdp.py"), ("clie", CONDITIONS / "clie.py
 # sweeps run only on request (--study)
 STUDIES = {"clie_faithful": CONDITIONS / "clie.py"}
 # every sweep's condition notebook (the main job's, and the repeats, Kt and nonideality ones)
-NOTEBOOKS = {name: CONDITIONS / f"{name}.py"
-             for name in ("ols_sdp", "clie", "repeats", "kt_draws", "nonideality")}
+NOTEBOOKS = {
+    name: CONDITIONS / f"{name}.py"
+    for name in ("ols_sdp", "clie", "repeats", "kt_draws", "nonideality")
+}
 # the crane_lib modules whose code (with everything they import) decides each other data step
 STEP_MODULES = {
     "accepted": [accepted_stage.__name__],
@@ -231,8 +240,14 @@ def accepted_model_step(
         # the gate checks the log executed the command file; `previous` is the CLIE sweep's
         # run, used when it is from the same start (deterministic, so not repeated)
         result = accepted_stage.accept_recording(
-            read_raw_log(log_path), trajectory, ts, refine, workers=jobs, run=run,
-            progress=progress, command_file=TRAJECTORY_DIR / f"{trajectory}.txt",
+            read_raw_log(log_path),
+            trajectory,
+            ts,
+            refine,
+            workers=jobs,
+            run=run,
+            progress=progress,
+            command_file=TRAJECTORY_DIR / f"{trajectory}.txt",
             previous=previous,
         )
         bar.update(bar.total - bar.n)
@@ -268,8 +283,9 @@ def _refinement_runs_step(
     if kind == "epsilon":
         inputs += [sweep_path] if sweep_path.is_file() else []
         parameters["epsilons"] = list(refinement_runs.sdp.EPSILON_LADDER)
-    key = keys.record_key(inputs=inputs, parameters=parameters,
-                          modules=STEP_MODULES["refinement_runs"])
+    key = keys.record_key(
+        inputs=inputs, parameters=parameters, modules=STEP_MODULES["refinement_runs"]
+    )
     path = refinement_runs.record_path(kind, trajectory, ts, run, directory)
     store = keys.KeyStore("refinement_runs", None if directory is None else Path(directory).parent)
     name = refinement_runs.KINDS[kind]
@@ -289,16 +305,24 @@ def _refinement_runs_step(
     return log
 
 
-def didim_step(profile: str, trajectory: str = REPRESENTATIVE["trajectory"],
-               ts: float = REPRESENTATIVE["ts"], run: int = REPRESENTATIVE["run"],
-               directory=None) -> keys.StepLog:
+def didim_step(
+    profile: str,
+    trajectory: str = REPRESENTATIVE["trajectory"],
+    ts: float = REPRESENTATIVE["ts"],
+    run: int = REPRESENTATIVE["run"],
+    directory=None,
+) -> keys.StepLog:
     """DIDIM from its regular initialization on the representative condition, one record."""
     return _refinement_runs_step("didim", profile, trajectory, ts, run, directory)
 
 
-def epsilon_ladder_step(profile: str, trajectory: str = REPRESENTATIVE["trajectory"],
-                        ts: float = REPRESENTATIVE["ts"], run: int = REPRESENTATIVE["run"],
-                        directory=None) -> keys.StepLog:
+def epsilon_ladder_step(
+    profile: str,
+    trajectory: str = REPRESENTATIVE["trajectory"],
+    ts: float = REPRESENTATIVE["ts"],
+    run: int = REPRESENTATIVE["run"],
+    directory=None,
+) -> keys.StepLog:
     """CLIE from each ε of the projection ladder on the representative condition, one record."""
     return _refinement_runs_step("epsilon", profile, trajectory, ts, run, directory)
 
@@ -451,7 +475,8 @@ def other_arms_step(profile: str, directory=None) -> keys.StepLog:
     for key in tqdm(other_arms.ARM_KEYS, desc="other arms", unit="arm"):
         path = other_arms.record_path(key, directory)
         record_key = keys.record_key(
-            inputs=other_arms.input_files(key, profile), parameters={"profile": profile},
+            inputs=other_arms.input_files(key, profile),
+            parameters={"profile": profile},
             modules=STEP_MODULES["other_arms"],
         )
         reasons = store.stale(path.stem, record_key, outputs=[path])
@@ -499,8 +524,9 @@ def rescues_step(
     if not accepted_stage.rescued_by_record(record):
         return log
     epsilons = [rescue_stage.EARLIER_RESCUE_EPSILON, rescue_stage.RESCUE_EPSILON]
-    key = keys.record_key(inputs=[json_path], parameters={"epsilons": epsilons},
-                          modules=STEP_MODULES["rescues"])
+    key = keys.record_key(
+        inputs=[json_path], parameters={"epsilons": epsilons}, modules=STEP_MODULES["rescues"]
+    )
     path = rescue_stage.rescues_path(trajectory, ts, run, directory)
     store = keys.KeyStore("rescues", None if directory is None else Path(directory).parent)
     reasons = store.stale(path.stem, key, outputs=[path])
@@ -509,8 +535,16 @@ def rescues_step(
         started = time.perf_counter()
         model = shared_model("reduced")
         entries = rescue_stage.fresh_rescues(model, np.asarray(record["refined"]), epsilons)
-        write_json_record(path, {"trajectory": trajectory, "ts": ts, "run": run,
-                                 "model": certified.CLIE_SOLUTION, "rescues": entries})
+        write_json_record(
+            path,
+            {
+                "trajectory": trajectory,
+                "ts": ts,
+                "run": run,
+                "model": certified.CLIE_SOLUTION,
+                "rescues": entries,
+            },
+        )
         store.store(path.stem, key)
         print(f"fresh-set rescues: {time.perf_counter() - started:.0f} s; {path}")
     return log
@@ -530,16 +564,26 @@ def certified_jobs(
     solution it was rescued from when the record rescued it (the record holds it)."""
     epsilon = accepted_stage.RESCUE_EPSILON
     settings = {"max_boxes": max_boxes, "domain_rad": audit.audit_domain().tolist()}
-    jobs = [{
-        "name": certified.ACCEPTED_MODEL,
-        "inputs": [csv_path, json_path],
-        "parameters": {**settings, "theta_margins": certified.theta_margins(profile, epsilon),
-                       "near_margins": (0.0, epsilon / 2),
-                       "half_width_deg": certified.NEAR_HALF_WIDTH_DEG},
-    }]
+    jobs = [
+        {
+            "name": certified.ACCEPTED_MODEL,
+            "inputs": [csv_path, json_path],
+            "parameters": {
+                **settings,
+                "theta_margins": certified.theta_margins(profile, epsilon),
+                "near_margins": (0.0, epsilon / 2),
+                "half_width_deg": certified.NEAR_HALF_WIDTH_DEG,
+            },
+        }
+    ]
     if accepted_stage.rescued_by_record(record):
-        jobs.append({"name": certified.CLIE_SOLUTION, "inputs": [json_path],
-                     "parameters": {**settings, "theta_margins": (0.0,)}})
+        jobs.append(
+            {
+                "name": certified.CLIE_SOLUTION,
+                "inputs": [json_path],
+                "parameters": {**settings, "theta_margins": (0.0,)},
+            }
+        )
     return jobs
 
 
@@ -551,7 +595,10 @@ def _certified_record(job: dict, trajectory: str, ts: float, run: int, record: d
         beta = load_parameters(job["inputs"][0], names).values  # the accepted model file
         worst = min(record["final_audits"], key=lambda a: a["lambda_min"])["worst_pose_rad"]
         checks = certified.certify_model(
-            beta, parameters["theta_margins"], parameters["max_boxes"], near_pose=worst,
+            beta,
+            parameters["theta_margins"],
+            parameters["max_boxes"],
+            near_pose=worst,
             near_margins=parameters["near_margins"],
             half_width_deg=parameters["half_width_deg"],
         )
@@ -559,9 +606,15 @@ def _certified_record(job: dict, trajectory: str, ts: float, run: int, record: d
         checks = certified.certify_model(
             record["refined"], parameters["theta_margins"], parameters["max_boxes"]
         )
-    return {"model": job["name"], "trajectory": trajectory, "ts": ts, "run": run,
-            "inputs": [portable(p) for p in job["inputs"]], **parameters,
-            "checks": checks}
+    return {
+        "model": job["name"],
+        "trajectory": trajectory,
+        "ts": ts,
+        "run": run,
+        "inputs": [portable(p) for p in job["inputs"]],
+        **parameters,
+        "checks": checks,
+    }
 
 
 def certified_step(
@@ -650,13 +703,18 @@ def _steps_after_the_data_set(args, clock: BuildClock, early) -> None:
             _report(name, study)
     # each of these runs in one process and none reads another's record: side by side, the
     # longest first (the pool takes them in this order)
-    independent = [(certified_step, (args.profile,)), (other_arms_step, (args.profile,)),
-                   (rescues_step, ()), (epsilon_ladder_step, (args.profile,)),
-                   (ols_audits_step, ())]
+    independent = [
+        (certified_step, (args.profile,)),
+        (other_arms_step, (args.profile,)),
+        (rescues_step, ()),
+        (epsilon_ladder_step, (args.profile,)),
+        (ols_audits_step, ()),
+    ]
     if early is None:
         independent.insert(0, (didim_step, (args.profile,)))
-    with clock.step("DIDIM, the ε ladder, certified check, rescues, other arms, audits "
-                    "(side by side)"):
+    with clock.step(
+        "DIDIM, the ε ladder, certified check, rescues, other arms, audits (side by side)"
+    ):
         for log in side_by_side(independent, args.jobs if args.scheduler is None else 1):
             print(log.line())
         if early is not None:

@@ -104,7 +104,14 @@ class SweepReport(list):
     `wall_s` the sweep's wall time, `executor` "local" or "dask <address>", `batches` the sizes
     of the batches submitted, `log` how many conditions were reused and why the others ran."""
 
-    def __init__(self, outcomes=(), wall_s: float = 0.0, executor: str = "local", batches=(), workers: int = 1):
+    def __init__(
+        self,
+        outcomes=(),
+        wall_s: float = 0.0,
+        executor: str = "local",
+        batches=(),
+        workers: int = 1,
+    ):
         super().__init__(outcomes)
         self.log = keys.StepLog("sweep")  # reused and recomputed conditions, and why
         self.wall_s = wall_s
@@ -128,15 +135,17 @@ def breakdown(report: SweepReport) -> str:
     compute = cells - setup
     waiting = capacity - cells - outside
     share = (lambda x: 100 * x / capacity) if capacity > 0 else (lambda x: float("nan"))
-    return "\n".join([
-        f"sweep of {len(ran)} conditions in {len(report.batches)} batches {report.batches} on {report.executor} "
-        f"({report.workers} workers): wall {report.wall_s:.1f} s, capacity (wall x workers) {capacity:.1f} s",
-        f"  in-notebook compute (cells, less setup)  {compute:8.1f} s  {share(compute):5.1f} %",
-        f"  setup cells (imports, model load)        {setup:8.1f} s  {share(setup):5.1f} %",
-        f"  kernel start and notebook I/O            {outside:8.1f} s  {share(outside):5.1f} %",
-        f"  workers waiting (driver, pool, tail)     {waiting:8.1f} s  {share(waiting):5.1f} %",
-        f"  overhead = 1 - compute / capacity: {share(capacity - compute):.1f} %",
-    ])
+    return "\n".join(
+        [
+            f"sweep of {len(ran)} conditions in {len(report.batches)} batches {report.batches} on {report.executor} "
+            f"({report.workers} workers): wall {report.wall_s:.1f} s, capacity (wall x workers) {capacity:.1f} s",
+            f"  in-notebook compute (cells, less setup)  {compute:8.1f} s  {share(compute):5.1f} %",
+            f"  setup cells (imports, model load)        {setup:8.1f} s  {share(setup):5.1f} %",
+            f"  kernel start and notebook I/O            {outside:8.1f} s  {share(outside):5.1f} %",
+            f"  workers waiting (driver, pool, tail)     {waiting:8.1f} s  {share(waiting):5.1f} %",
+            f"  overhead = 1 - compute / capacity: {share(capacity - compute):.1f} %",
+        ]
+    )
 
 
 # ----------------------------------------------------------------------------- batch notebooks
@@ -147,7 +156,9 @@ def _read_notebook(path: Path):
 
     notebook = jupytext.read(path)
     # papermill needs to know the kernel; the notebooks carry it in their header, but be explicit
-    notebook.metadata.setdefault("kernelspec", {"name": "python3", "display_name": "Python 3", "language": "python"})
+    notebook.metadata.setdefault(
+        "kernelspec", {"name": "python3", "display_name": "Python 3", "language": "python"}
+    )
     notebook.metadata.setdefault("language_info", {"name": "python"})
     return notebook
 
@@ -160,7 +171,9 @@ def _parameters_cell(parameters: dict):
     import nbformat
     from papermill.translators import translate_parameters
 
-    cell = nbformat.v4.new_code_cell(translate_parameters("python3", "python", parameters, "Parameters"))
+    cell = nbformat.v4.new_code_cell(
+        translate_parameters("python3", "python", parameters, "Parameters")
+    )
     cell.metadata["tags"] = ["injected-parameters"]
     return cell
 
@@ -176,16 +189,22 @@ def batch_notebook(source_nb, conditions: list[dict]):
     cells, spans = [], []
     for k, parameters in enumerate(conditions):
         first = len(cells)
-        marker = nbformat.v4.new_markdown_cell(f"**Sweep condition {k + 1} of {len(conditions)}:** `{condition_name(parameters)}`")
+        marker = nbformat.v4.new_markdown_cell(
+            f"**Sweep condition {k + 1} of {len(conditions)}:** `{condition_name(parameters)}`"
+        )
         marker.metadata["tags"] = [CONDITION_TAG]
         cells.append(marker)
-        reset = nbformat.v4.new_code_cell("%reset -f")  # also before the first: the kernel may have run a batch before
+        reset = nbformat.v4.new_code_cell(
+            "%reset -f"
+        )  # also before the first: the kernel may have run a batch before
         reset.metadata["tags"] = [RESET_TAG]
         cells.append(reset)
         injected = False
         for cell in source_nb.cells:
             cell = copy.deepcopy(cell)
-            cell["id"] = f"c{k}-{cell.get('id', len(cells))}"[:64]  # cell ids are unique within a notebook
+            cell["id"] = f"c{k}-{cell.get('id', len(cells))}"[
+                :64
+            ]  # cell ids are unique within a notebook
             cells.append(cell)
             if not injected and "parameters" in _tags(cell):
                 cells.append(_parameters_cell(parameters))
@@ -208,7 +227,11 @@ def _condition_notebook(executed, span, parameters: dict):
 
     import nbformat
 
-    cells = [c for c in executed.cells[span[0]:span[1]] if not ({CONDITION_TAG, RESET_TAG} & set(_tags(c)))]
+    cells = [
+        c
+        for c in executed.cells[span[0] : span[1]]
+        if not ({CONDITION_TAG, RESET_TAG} & set(_tags(c)))
+    ]
     metadata = copy.deepcopy(executed.metadata)
     metadata.setdefault("papermill", {})["parameters"] = parameters
     return nbformat.v4.new_notebook(cells=copy.deepcopy(cells), metadata=metadata)
@@ -220,7 +243,9 @@ def _cell_times(cells) -> tuple[float, float]:
     cell."""
     total = sum(_duration(c) for c in cells)
     for cell in cells:
-        if cell.cell_type == "code" and not ({"parameters", "injected-parameters", RESET_TAG} & set(_tags(cell))):
+        if cell.cell_type == "code" and not (
+            {"parameters", "injected-parameters", RESET_TAG} & set(_tags(cell))
+        ):
             return total, _duration(cell)
     return total, 0.0
 
@@ -254,7 +279,9 @@ def _worker_name() -> str:
 
 # ----------------------------------------------------------------------------- the kernel of a worker
 
-_SAVE_AT_END = "crane-save-at-end"  # the papermill engine run_batch uses (registered by _register_engine)
+_SAVE_AT_END = (
+    "crane-save-at-end"  # the papermill engine run_batch uses (registered by _register_engine)
+)
 
 
 def _register_engine() -> None:
@@ -313,7 +340,9 @@ def _drop_kernel(key) -> None:
     try:
         kernels.shut_down(manager)
     except (RuntimeError, OSError) as error:  # already gone with its process: nothing to stop
-        print(f"sweep: kernel of {key[1]} could not be shut down cleanly ({type(error).__name__}: {error})")
+        print(
+            f"sweep: kernel of {key[1]} could not be shut down cleanly ({type(error).__name__}: {error})"
+        )
 
 
 def _shutdown_kernels() -> None:
@@ -321,8 +350,13 @@ def _shutdown_kernels() -> None:
         _drop_kernel(key)
 
 
-def run_batch(notebook_file: str, batch: list[tuple[dict, keys.Key]], out_dir: str, threads: int = 0,
-              keep_kernel: bool = True) -> list[ConditionOutcome]:
+def run_batch(
+    notebook_file: str,
+    batch: list[tuple[dict, keys.Key]],
+    out_dir: str,
+    threads: int = 0,
+    keep_kernel: bool = True,
+) -> list[ConditionOutcome]:
     """Run the notebook for every (parameters, key) of `batch` in as few kernels as failures allow;
     the worker's kernel is kept for its next batch unless `keep_kernel` is False.
 
@@ -358,42 +392,92 @@ def run_batch(notebook_file: str, batch: list[tuple[dict, keys.Key]], out_dir: s
             kernel = _KERNELS[kernel_key] = kernels.kernel_manager()
         drop = not keep_kernel
         try:
-            papermill.execute_notebook(str(source), str(executed_path), kernel_name="python3", cwd=str(notebook_file.parent), progress_bar=False,
-                                       engine_name=_SAVE_AT_END, km=kernel)
+            papermill.execute_notebook(
+                str(source),
+                str(executed_path),
+                kernel_name="python3",
+                cwd=str(notebook_file.parent),
+                progress_bar=False,
+                engine_name=_SAVE_AT_END,
+                km=kernel,
+            )
         except PapermillExecutionError as err:
-            failure = (err.cell_index if hasattr(err, "cell_index") else None, f"{err.ename}: {err.evalue}")
-        except Exception as err:  # a kernel that died, a timeout: the condition that was running fails
+            failure = (
+                err.cell_index if hasattr(err, "cell_index") else None,
+                f"{err.ename}: {err.evalue}",
+            )
+        except (
+            Exception
+        ) as err:  # a kernel that died, a timeout: the condition that was running fails
             drop = True  # and the rest of the batch gets a new kernel
-            failure = (None, f"{type(err).__name__}: {str(err).strip().splitlines()[-1] if str(err).strip() else repr(err)}")
+            failure = (
+                None,
+                f"{type(err).__name__}: {str(err).strip().splitlines()[-1] if str(err).strip() else repr(err)}",
+            )
         finally:
             if drop:
                 _drop_kernel(kernel_key)
             source.unlink(missing_ok=True)
         wall = time.perf_counter() - started
-        executed = nbformat.read(executed_path, as_version=4) if executed_path.exists() else notebook
+        executed = (
+            nbformat.read(executed_path, as_version=4) if executed_path.exists() else notebook
+        )
         executed_path.unlink(missing_ok=True)
         if failure is None:
             failed_at = len(pending)
         else:
             cell_index = failure[0]
             if cell_index is None:  # the first condition whose cells did not all run
-                cell_index = next((i for i, c in enumerate(executed.cells) if c.cell_type == "code" and c.get("execution_count") is None), len(executed.cells) - 1)
-            failed_at = next(k for k, (a, b) in enumerate(spans) if a <= cell_index < b or k == len(spans) - 1)
+                cell_index = next(
+                    (
+                        i
+                        for i, c in enumerate(executed.cells)
+                        if c.cell_type == "code" and c.get("execution_count") is None
+                    ),
+                    len(executed.cells) - 1,
+                )
+            failed_at = next(
+                k for k, (a, b) in enumerate(spans) if a <= cell_index < b or k == len(spans) - 1
+            )
         in_cells, before = 0.0, len(outcomes)
         for k, ((parameters, key), span) in enumerate(zip(pending[: failed_at + 1], spans)):
             name = condition_name(parameters)
-            cells = executed.cells[span[0]:span[1]]
+            cells = executed.cells[span[0] : span[1]]
             cells_s, setup_s = _cell_times(cells)
             in_cells += cells_s
-            _write_notebook(out_dir / "notebooks" / f"{name}.ipynb", _condition_notebook(executed, span, parameters))
+            _write_notebook(
+                out_dir / "notebooks" / f"{name}.ipynb",
+                _condition_notebook(executed, span, parameters),
+            )
             if k < failed_at:
                 keys.KeyStore(out_dir.name, folder=out_dir / "keys").store(name, key)
-                outcomes.append(ConditionOutcome(name, parameters, "ran", cells_s, cells_s=cells_s, setup_s=setup_s, worker=where))
+                outcomes.append(
+                    ConditionOutcome(
+                        name,
+                        parameters,
+                        "ran",
+                        cells_s,
+                        cells_s=cells_s,
+                        setup_s=setup_s,
+                        worker=where,
+                    )
+                )
             elif failure is not None:
-                outcomes.append(ConditionOutcome(name, parameters, "failed", cells_s, failure[1], cells_s=cells_s, setup_s=setup_s, worker=where))
+                outcomes.append(
+                    ConditionOutcome(
+                        name,
+                        parameters,
+                        "failed",
+                        cells_s,
+                        failure[1],
+                        cells_s=cells_s,
+                        setup_s=setup_s,
+                        worker=where,
+                    )
+                )
         # the batch's time outside any cell (kernel start, reading and writing notebooks) goes to its first condition
         outcomes[before].seconds += max(wall - in_cells, 0.0)
-        pending = pending[failed_at + 1:]
+        pending = pending[failed_at + 1 :]
     return outcomes
 
 
@@ -406,8 +490,12 @@ def _identity(results_token: str | None = None) -> dict:
     from crane_lib import arithmetic
     from crane_lib import fingerprint as fp
 
-    return {"version": lib.__version__, "source": fp.package_digest(), "arithmetic": arithmetic.signature(),
-            "sees_results": None if results_token is None else Path(results_token).exists()}
+    return {
+        "version": lib.__version__,
+        "source": fp.package_digest(),
+        "arithmetic": arithmetic.signature(),
+        "sees_results": None if results_token is None else Path(results_token).exists(),
+    }
 
 
 def connect(scheduler, timeout_s: float = CONNECT_TIMEOUT_S):
@@ -516,8 +604,9 @@ def _close_quietly(client) -> None:
     client.status = "closed"  # its __del__ would otherwise retry the close at exit
 
 
-def check_workers(client, results_dir: Path | None = None,
-                  timeout_s: float = CONNECT_TIMEOUT_S) -> list[str]:
+def check_workers(
+    client, results_dir: Path | None = None, timeout_s: float = CONNECT_TIMEOUT_S
+) -> list[str]:
     """Refuse workers that run another crane_lib (both versions named) or other floating-point
     kernels, or cannot see the results folder, and workers that do not answer within
     `timeout_s` (a hung worker)."""
@@ -530,11 +619,14 @@ def check_workers(client, results_dir: Path | None = None,
         # distributed's sync layer takes callback_timeout (Client.run has no timeout of its own)
         # and cancels the broadcast: a worker whose event loop is stuck would otherwise stall the
         # check, and the pipeline with it, for ever
-        identities = client.run(_identity, None if token is None else str(token),
-                                callback_timeout=timeout_s)
+        identities = client.run(
+            _identity, None if token is None else str(token), callback_timeout=timeout_s
+        )
     except TimeoutError:
-        raise SchedulerError(f"Dask scheduler {client.scheduler.address}: a worker did not answer "
-                             f"the check within {timeout_s:g} s (hung or overloaded)") from None
+        raise SchedulerError(
+            f"Dask scheduler {client.scheduler.address}: a worker did not answer "
+            f"the check within {timeout_s:g} s (hung or overloaded)"
+        ) from None
     finally:
         if token is not None:
             token.unlink(missing_ok=True)
@@ -545,15 +637,19 @@ def check_workers(client, results_dir: Path | None = None,
         if (theirs["version"], theirs["source"]) != (mine["version"], mine["source"]):
             raise SchedulerError(
                 f"Dask worker {address} runs crane_lib {theirs['version']} (source {theirs['source'][:12]}), this client "
-                f"crane_lib {mine['version']} (source {mine['source'][:12]}): start the workers from the same checkout")
+                f"crane_lib {mine['version']} (source {mine['source'][:12]}): start the workers from the same checkout"
+            )
         if theirs.get("arithmetic") != mine["arithmetic"]:
             raise SchedulerError(
                 f"Dask worker {address} runs the {theirs.get('arithmetic')} arithmetic, this client the "
                 f"{mine['arithmetic']}: start the workers with the environment that "
-                "`python crane_lib/arithmetic.py` prints (the Makefile exports it)")
+                "`python crane_lib/arithmetic.py` prints (the Makefile exports it)"
+            )
         if theirs["sees_results"] is False:
-            raise SchedulerError(f"Dask worker {address} cannot see the results folder {results_dir}: "
-                                 "mount it at the same path on every worker")
+            raise SchedulerError(
+                f"Dask worker {address} cannot see the results folder {results_dir}: "
+                "mount it at the same path on every worker"
+            )
     return sorted(identities)
 
 
@@ -606,7 +702,9 @@ def dask_client(scheduler, timeout_s: float = CONNECT_TIMEOUT_S):
     return _CLIENTS[scheduler]
 
 
-def batches(pending: list, workers: int, batch_size: int | None = None, group_of=None) -> list[list]:
+def batches(
+    pending: list, workers: int, batch_size: int | None = None, group_of=None
+) -> list[list]:
     """The pending conditions in batches of at most `batch_size` (default: about four batches per
     worker, at most MAX_BATCH): enough batches that a worker given a slow one is not left behind
     (a kept kernel makes a small batch cheap), few where there are many conditions.
@@ -618,12 +716,19 @@ def batches(pending: list, workers: int, batch_size: int | None = None, group_of
     size = batch_size or max(1, min(MAX_BATCH, math.ceil(len(pending) / (4 * max(workers, 1)))))
     groups: list[list] = []
     for item in pending:
-        if groups and group_of is not None and group_of(item) == group_of(groups[-1][-1]) and len(groups[-1]) < size:
+        if (
+            groups
+            and group_of is not None
+            and group_of(item) == group_of(groups[-1][-1])
+            and len(groups[-1]) < size
+        ):
             groups[-1].append(item)
         else:
             groups.append([item])
     out: list[list] = []
-    for group in groups:  # whole groups into batches while they fit; a group larger than a batch is split
+    for (
+        group
+    ) in groups:  # whole groups into batches while they fit; a group larger than a batch is split
         if out and len(out[-1]) + len(group) <= size and group_of is not None:
             out[-1].extend(group)
         elif group_of is None and out and len(out[-1]) < size:
@@ -670,7 +775,9 @@ def run_sweep(
     pending = []
     for parameters in conditions:
         name = condition_name(parameters)
-        key = condition_key(notebook_file, parameters, [Path(p) for p in inputs_of(parameters)], code)
+        key = condition_key(
+            notebook_file, parameters, [Path(p) for p in inputs_of(parameters)], code
+        )
         reasons = store.stale(name, key)
         log.note(reasons)
         if not reasons:
@@ -689,11 +796,27 @@ def run_sweep(
             pool = _LocalPool(workers)
             threads = max(1, (os.cpu_count() or 1) // workers)
         report.executor, report.workers = pool.name, pool.workers
-        groups = batches(pending, pool.workers, batch_size, group_of=lambda item: tuple(str(p) for p in inputs_of(item[0])))
+        groups = batches(
+            pending,
+            pool.workers,
+            batch_size,
+            group_of=lambda item: tuple(str(p) for p in inputs_of(item[0])),
+        )
         report.batches = [len(g) for g in groups]
-        with tqdm(total=len(conditions), initial=len(outcomes), desc=f"sweep {sweep_name}", unit="condition", disable=not show_progress) as bar:
+        with tqdm(
+            total=len(conditions),
+            initial=len(outcomes),
+            desc=f"sweep {sweep_name}",
+            unit="condition",
+            disable=not show_progress,
+        ) as bar:
             try:
-                futures = [pool.submit(run_batch, str(notebook_file), group, str(out_dir), threads, keep_kernels) for group in groups]
+                futures = [
+                    pool.submit(
+                        run_batch, str(notebook_file), group, str(out_dir), threads, keep_kernels
+                    )
+                    for group in groups
+                ]
                 for future in pool.as_completed(futures):
                     for outcome in future.result():
                         outcomes.append(outcome)

@@ -36,6 +36,28 @@ _arithmetic.pin()
 __version__ = "0.1.0"
 
 # the stage order that the import rule of tests/test_architecture.py checks
-STAGES = ("model", "excitation", "logs", "twin", "hardware", "identification", "acceptance", "export", "reporting", "cli")
-SHARED = ("paths", "errors", "constants", "paper_numbers", "records", "fingerprint", "arithmetic", "formatting",
-          "parameter_sets", "source_graph", "verdicts")
+STAGES = (
+    "model",
+    "excitation",
+    "logs",
+    "twin",
+    "hardware",
+    "identification",
+    "acceptance",
+    "export",
+    "reporting",
+    "cli",
+)
+SHARED = (
+    "paths",
+    "errors",
+    "constants",
+    "paper_numbers",
+    "records",
+    "fingerprint",
+    "arithmetic",
+    "formatting",
+    "parameter_sets",
+    "source_graph",
+    "verdicts",
+)

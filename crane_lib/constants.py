@@ -53,8 +53,12 @@ class Actuator:
         return self.velocity_limit_units * VELOCITY_UNIT_RPM * 360.0 / 60.0
 
 
-XM430_W350 = Actuator("XM430-W350", kt_catalogue=1.783, current_limit_units=1193, velocity_limit_units=200)
-XM540_W270 = Actuator("XM540-W270", kt_catalogue=2.409, current_limit_units=2047, velocity_limit_units=128)
+XM430_W350 = Actuator(
+    "XM430-W350", kt_catalogue=1.783, current_limit_units=1193, velocity_limit_units=200
+)
+XM540_W270 = Actuator(
+    "XM540-W270", kt_catalogue=2.409, current_limit_units=2047, velocity_limit_units=128
+)
 
 # axis j (1-based) -> actuator
 ACTUATORS: tuple[Actuator, ...] = (XM430_W350, XM540_W270) + (XM430_W350,) * 6

@@ -72,7 +72,9 @@ def shown(text, limit: int = SHOWN_CHARACTERS) -> str:
     return f"{text[:limit]!r}... ({len(text):,} characters)"
 
 
-def parse_number(text, where: str, what: str = "a finite decimal number", field: str = "value") -> float:
+def parse_number(
+    text, where: str, what: str = "a finite decimal number", field: str = "value"
+) -> float:
     """The finite float written in `text` (surrounding blanks allowed), else an InputError at `where`."""
     if isinstance(text, bytes):
         text = text.decode("utf-8", errors="replace")
@@ -118,7 +120,9 @@ def read_input_bytes(path, what: str, max_bytes: int) -> bytes:
     path = Path(path)
     info = regular_file(path, what)
     if info.st_size > max_bytes:
-        raise InputError(str(path), f"{info.st_size:,} bytes", f"{what} of at most {max_bytes:,} bytes")
+        raise InputError(
+            str(path), f"{info.st_size:,} bytes", f"{what} of at most {max_bytes:,} bytes"
+        )
     try:
         with open(path, "rb") as handle:
             data = handle.read(max_bytes + 1)
@@ -141,7 +145,11 @@ def decode_utf8(data: bytes, path, what: str) -> str:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         line = data[: error.start].count(b"\n") + 1
-        raise InputError(f"{path}:{line}", f"byte {error.start} (0x{data[error.start]:02x}) is not UTF-8 text", what) from None
+        raise InputError(
+            f"{path}:{line}",
+            f"byte {error.start} (0x{data[error.start]:02x}) is not UTF-8 text",
+            what,
+        ) from None
     check_line_endings(text, path, what)
     return text
 
@@ -162,8 +170,11 @@ def check_line_endings(text, path, what: str) -> None:
     if found is None:
         return
     line = text.count(newline, 0, found.start()) + 1
-    raise InputError(f"{path}:{line}", "its lines end in a lone CR (carriage return without line "
-                     "feed, as classic Mac OS wrote)", f"{what}, lines ending in LF or CRLF")
+    raise InputError(
+        f"{path}:{line}",
+        "its lines end in a lone CR (carriage return without line feed, as classic Mac OS wrote)",
+        f"{what}, lines ending in LF or CRLF",
+    )
 
 
 # Each job is a process with its own Jupyter kernel and compiled model: past the cores of one
@@ -355,8 +366,11 @@ def _create_exclusively(tmp: str, path: Path) -> None:
 
 
 def _appeared(path: Path) -> InputError:
-    return InputError(str(path), "appeared while this command ran (another run wrote it); this "
-                      "run's result was not written", "a new file name, or --force to replace it")
+    return InputError(
+        str(path),
+        "appeared while this command ran (another run wrote it); this run's result was not written",
+        "a new file name, or --force to replace it",
+    )
 
 
 @contextmanager
@@ -392,7 +406,11 @@ def checked_csv_rows(path, header: list[str], what: str) -> list[tuple[str, list
     row must have as many fields; returns ("file:line", fields) per data row."""
     path = Path(path)
     text = read_input_text(path, what, SMALL_INPUT_MAX_BYTES)
-    numbered = [(n, line.rstrip("\r")) for n, line in enumerate(text.split("\n"), start=1) if line.strip() and not line.startswith("#")]
+    numbered = [
+        (n, line.rstrip("\r"))
+        for n, line in enumerate(text.split("\n"), start=1)
+        if line.strip() and not line.startswith("#")
+    ]
     rows = []
     for index, (lineno, line) in enumerate(numbered):
         where = f"{path}:{lineno}"
@@ -405,7 +423,9 @@ def checked_csv_rows(path, header: list[str], what: str) -> list[tuple[str, list
                 raise InputError(where, f"header {shown(','.join(fields))}", ",".join(header))
             continue
         if len(fields) != len(header):
-            raise InputError(where, f"{len(fields)} fields", f"{len(header)} fields ({','.join(header)})")
+            raise InputError(
+                where, f"{len(fields)} fields", f"{len(header)} fields ({','.join(header)})"
+            )
         rows.append((where, fields))
     if not numbered:
         raise InputError(f"{path}:1", "no header", ",".join(header))

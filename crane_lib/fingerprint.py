@@ -19,7 +19,9 @@ def _part_bytes(part) -> bytes:
     if isinstance(part, bytes):
         return part
     if isinstance(part, Path):
-        raise TypeError(f"{part}: pass file_digest(path) for a file's content, or str(path) for its name")
+        raise TypeError(
+            f"{part}: pass file_digest(path) for a file's content, or str(path) for its name"
+        )
     return str(part).encode("utf-8")
 
 
@@ -42,7 +44,9 @@ def file_digest(path) -> str:
 
 def files_digest(paths) -> str:
     """Digest of several files by name and content (order-independent: sorted by path)."""
-    return digest(*(f"{Path(p).name}\0{file_digest(p)}" for p in sorted(Path(p) for p in paths)), length=64)
+    return digest(
+        *(f"{Path(p).name}\0{file_digest(p)}" for p in sorted(Path(p) for p in paths)), length=64
+    )
 
 
 def source_digest(*modules) -> str:
@@ -60,7 +64,13 @@ def code_digest(*modules: str) -> str:
 
 def package_digest() -> str:
     """Digest of every crane_lib source file: a code change invalidates a whole-pipeline cache."""
-    return digest(*(f"{p.relative_to(PACKAGE_DIR)}\0{file_digest(p)}" for p in sorted(PACKAGE_DIR.rglob("*.py"))), length=64)
+    return digest(
+        *(
+            f"{p.relative_to(PACKAGE_DIR)}\0{file_digest(p)}"
+            for p in sorted(PACKAGE_DIR.rglob("*.py"))
+        ),
+        length=64,
+    )
 
 
 def array_digest(array) -> str:

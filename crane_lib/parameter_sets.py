@@ -33,7 +33,11 @@ def _column_values(path: Path, column: str, cells: list[tuple[str, str]]) -> lis
         return numbers
     for (where, _), t in zip(cells, texts):
         if not _SAFE_TEXT.fullmatch(t):
-            raise InputError(where, f"{column} {shown(t)}", "letters, digits and . _ + - only (values name result files)")
+            raise InputError(
+                where,
+                f"{column} {shown(t)}",
+                "letters, digits and . _ + - only (values name result files)",
+            )
     return texts
 
 
@@ -45,15 +49,25 @@ def read_conditions(path) -> list[dict]:
     path = Path(path)
     if not path.is_absolute() and not path.exists():
         path = PAPERMILL_PARAMS_DIR / path
-    text = read_input_text(path, "a conditions file (CSV with a header of notebook parameters)", SMALL_INPUT_MAX_BYTES)
-    lines = [(n, line.rstrip("\r")) for n, line in enumerate(text.split("\n"), start=1) if line.strip() and not line.lstrip().startswith("#")]
+    text = read_input_text(
+        path, "a conditions file (CSV with a header of notebook parameters)", SMALL_INPUT_MAX_BYTES
+    )
+    lines = [
+        (n, line.rstrip("\r"))
+        for n, line in enumerate(text.split("\n"), start=1)
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
     if not lines:
         raise InputError(str(path), "no header", "a header of notebook parameter names")
     header_line, header_text = lines[0]
     header = [name.strip() for name in header_text.split(",")]
     for name in header:
         if not _IDENTIFIER.fullmatch(name):
-            raise InputError(f"{path}:{header_line}", f"column name {shown(name)}", "notebook parameter names (Python identifiers)")
+            raise InputError(
+                f"{path}:{header_line}",
+                f"column name {shown(name)}",
+                "notebook parameter names (Python identifiers)",
+            )
     if len(set(header)) != len(header):
         raise InputError(f"{path}:{header_line}", "a column name repeats", "each parameter once")
     rows = lines[1:]
@@ -71,7 +85,10 @@ def read_conditions(path) -> list[dict]:
             if not field.strip():
                 raise InputError(where, f"empty field {name}", "a value in every column")
         table.append((where, fields))
-    columns = {name: _column_values(path, name, [(where, fields[k]) for where, fields in table]) for k, name in enumerate(header)}
+    columns = {
+        name: _column_values(path, name, [(where, fields[k]) for where, fields in table])
+        for k, name in enumerate(header)
+    }
     return [{name: columns[name][i] for name in header} for i in range(len(table))]
 
 

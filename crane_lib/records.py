@@ -28,11 +28,15 @@ def read_json_record(path) -> dict:
     except FileNotFoundError:
         raise InputError(str(path), "no such record") from None
     except (OSError, UnicodeDecodeError) as error:
-        raise InputError(str(path), f"cannot be read ({error.__class__.__name__}: {error})", "a UTF-8 JSON file") from None
+        raise InputError(
+            str(path), f"cannot be read ({error.__class__.__name__}: {error})", "a UTF-8 JSON file"
+        ) from None
     try:
         record = json.loads(text)
     except json.JSONDecodeError as error:
-        raise InputError(f"{path}:{error.lineno}", f"not JSON ({error.msg})", "a JSON object") from None
+        raise InputError(
+            f"{path}:{error.lineno}", f"not JSON ({error.msg})", "a JSON object"
+        ) from None
     if not isinstance(record, dict):
         raise InputError(str(path), f"a JSON {type(record).__name__}", "a JSON object")
     return record

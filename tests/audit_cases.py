@@ -46,7 +46,13 @@ def _harm(q, base, direction):
 def _sup(box, starts, base, direction) -> float:
     best = -np.inf
     for start in starts:
-        result = minimize(lambda x: -_harm(x[None, :], base, direction)[0], start, method="L-BFGS-B", bounds=list(map(tuple, box)), options={"maxiter": 40})
+        result = minimize(
+            lambda x: -_harm(x[None, :], base, direction)[0],
+            start,
+            method="L-BFGS-B",
+            bounds=list(map(tuple, box)),
+            options={"maxiter": 40},
+        )
         best = max(best, -result.fun, _harm(start[None, :], base, direction)[0])
     return best
 

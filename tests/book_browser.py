@@ -29,8 +29,15 @@ from pathlib import Path
 from urllib.parse import unquote, urldefrag, urlparse
 
 CHROMIUM_FLAGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--disable-default-apps", "--disable-extensions",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-default-apps",
+    "--disable-extensions",
     # no name resolves except the loopback address the book is served on: the network is cut
     "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
 ]
@@ -40,20 +47,28 @@ SKIP_PAGES = {"genindex.html", "search.html", "py-modindex.html"}
 
 
 def chromium_path() -> str | None:
-    return os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    return (
+        os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    )
 
 
 def book_pages(html_dir: Path) -> list[Path]:
     """Every page of the book (not Sphinx's own index and search pages, not _static or _sources)."""
     html_dir = Path(html_dir)
-    return sorted(p for p in html_dir.rglob("*.html")
-                  if not any(part.startswith("_") for part in p.relative_to(html_dir).parts) and p.name not in SKIP_PAGES
-                  and not _is_redirect(p))
+    return sorted(
+        p
+        for p in html_dir.rglob("*.html")
+        if not any(part.startswith("_") for part in p.relative_to(html_dir).parts)
+        and p.name not in SKIP_PAGES
+        and not _is_redirect(p)
+    )
 
 
 def _is_redirect(page: Path) -> bool:
     """jupyter-book's root index.html only forwards to the first page (meta refresh)."""
-    return 'http-equiv="refresh"' in page.read_text(encoding="utf-8", errors="replace")[:2000].lower()
+    return (
+        'http-equiv="refresh"' in page.read_text(encoding="utf-8", errors="replace")[:2000].lower()
+    )
 
 
 # ----------------------------------------------------------------------------- serving
@@ -165,9 +180,13 @@ class PageReport:
 class Reader:
     """A headless Chromium with the network cut, opening pages of one served folder."""
 
-    def __init__(self, server: BookServer, playwright, viewport=VIEWPORT, executable: str | None = None):
+    def __init__(
+        self, server: BookServer, playwright, viewport=VIEWPORT, executable: str | None = None
+    ):
         self.server = server
-        self.browser = playwright.chromium.launch(executable_path=executable or chromium_path(), args=CHROMIUM_FLAGS)
+        self.browser = playwright.chromium.launch(
+            executable_path=executable or chromium_path(), args=CHROMIUM_FLAGS
+        )
         # (Playwright's offline mode would cut the loopback server too; the route below and the
         # resolver rule cut everything else)
         self.context = self.browser.new_context(viewport=viewport, service_workers="block")
@@ -176,13 +195,19 @@ class Reader:
 
     def _route(self, route):
         url = route.request.url
-        if url.startswith(self.server.origin + "/") or url.startswith("data:") or url.startswith("blob:"):
+        if (
+            url.startswith(self.server.origin + "/")
+            or url.startswith("data:")
+            or url.startswith("blob:")
+        ):
             route.continue_()
         else:
             self.blocked.append(url)
             route.abort("internetdisconnected")
 
-    def check(self, page_path: Path, screenshot: Path | None = None, mathjax_timeout_ms: int = 20000) -> PageReport:
+    def check(
+        self, page_path: Path, screenshot: Path | None = None, mathjax_timeout_ms: int = 20000
+    ) -> PageReport:
         report = PageReport(str(Path(page_path).relative_to(self.server.root)))
         self.blocked.clear()
         page = self.context.new_page()
@@ -191,13 +216,22 @@ class Reader:
             has_math = page.evaluate("() => document.querySelector('span.math, div.math') !== null")
             if has_math:
                 try:
-                    page.wait_for_function("() => window.MathJax && window.MathJax.startup && window.MathJax.startup.promise",
-                                           timeout=mathjax_timeout_ms)
+                    page.wait_for_function(
+                        "() => window.MathJax && window.MathJax.startup && window.MathJax.startup.promise",
+                        timeout=mathjax_timeout_ms,
+                    )
                     page.evaluate("() => window.MathJax.startup.promise")
-                except Exception as error:  # a timeout: MathJax never started (not served, or blocked)
+                except (
+                    Exception
+                ) as error:  # a timeout: MathJax never started (not served, or blocked)
                     report.errors.append(f"MathJax did not start: {str(error).splitlines()[0]}")
             result = page.evaluate(_CHECKS_JS)
-            report.n_math, report.math, report.raw, report.wide = result["n_math"], result["math"], result["raw"], result["wide"]
+            report.n_math, report.math, report.raw, report.wide = (
+                result["n_math"],
+                result["math"],
+                result["raw"],
+                result["wide"],
+            )
             if screenshot is not None:
                 screenshot.parent.mkdir(parents=True, exist_ok=True)
                 page.screenshot(path=str(screenshot), full_page=False)
@@ -256,8 +290,14 @@ def broken_links(html_dir: Path, pages: list[Path]) -> list[str]:
             if not target.exists():
                 problems.append(f"{where}: no file {target}")
                 continue
-            if fragment and target.suffix == ".html" and unquote(fragment) not in _parse(target).ids:
-                problems.append(f"{where}: no element with id {unquote(fragment)!r} in {target.relative_to(html_dir) if target.is_relative_to(html_dir) else target}")
+            if (
+                fragment
+                and target.suffix == ".html"
+                and unquote(fragment) not in _parse(target).ids
+            ):
+                problems.append(
+                    f"{where}: no element with id {unquote(fragment)!r} in {target.relative_to(html_dir) if target.is_relative_to(html_dir) else target}"
+                )
     return problems
 
 

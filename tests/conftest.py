@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-# first, before numpy loads: crane_lib pins the reference floating-point kernels
-# (crane_lib/arithmetic.py) where the Makefile has not already
-import crane_lib  # noqa: F401, I001
-
 import numpy as np
 import pytest
 
+# first, before numpy loads: crane_lib pins the reference floating-point kernels
+# (crane_lib/arithmetic.py) where the Makefile has not already
+import crane_lib  # noqa: F401, I001
 from crane_lib.model import robot_description
 from crane_lib.model.parameters import N_LINKS
 
@@ -20,7 +19,9 @@ def random_link_inertials(rng: np.random.Generator):
         mass = rng.uniform(0.1, 2.0)
         com = rng.uniform(-0.15, 0.15, 3)
         principal = rng.uniform(1e-4, 2e-2, 3)
-        principal[2] = rng.uniform(abs(principal[0] - principal[1]) + 1e-5, principal[0] + principal[1])  # triangle inequality
+        principal[2] = rng.uniform(
+            abs(principal[0] - principal[1]) + 1e-5, principal[0] + principal[1]
+        )  # triangle inequality
         axes, _ = np.linalg.qr(rng.normal(size=(3, 3)))
         inertia = axes @ np.diag(principal) @ axes.T
         links.append((mass, com, inertia))
@@ -34,9 +35,16 @@ def standard_from_inertials(links, rotor, viscous, coulomb) -> dict[str, float]:
         j_o = i_c + m * (c @ c * np.eye(3) - np.outer(c, c))
         phi.update(
             {
-                f"XX{j}": j_o[0, 0], f"XY{j}": j_o[0, 1], f"XZ{j}": j_o[0, 2], f"YY{j}": j_o[1, 1],
-                f"YZ{j}": j_o[1, 2], f"ZZ{j}": j_o[2, 2], f"MX{j}": m * c[0], f"MY{j}": m * c[1],
-                f"MZ{j}": m * c[2], f"M{j}": m,
+                f"XX{j}": j_o[0, 0],
+                f"XY{j}": j_o[0, 1],
+                f"XZ{j}": j_o[0, 2],
+                f"YY{j}": j_o[1, 1],
+                f"YZ{j}": j_o[1, 2],
+                f"ZZ{j}": j_o[2, 2],
+                f"MX{j}": m * c[0],
+                f"MY{j}": m * c[1],
+                f"MZ{j}": m * c[2],
+                f"M{j}": m,
             }
         )
     for a in range(1, 9):
@@ -55,6 +63,7 @@ def description_model_beta(viscous=0.1, rotor_inertia=5e-3, parameter_set="reduc
     standard.update({f"FV{j}": viscous(j) if callable(viscous) else viscous for j in range(1, 9)})
     return model(parameter_set).base_from_standard(standard).values
 
+
 def sinusoid_bundle(beta, seed, n=900, noise=0.02):
     """A synthetic 40 ms bundle: sinusoids on every axis, torques from `beta` plus white noise."""
     from types import SimpleNamespace
@@ -70,7 +79,15 @@ def sinusoid_bundle(beta, seed, n=900, noise=0.02):
     dtheta = amp * w * np.cos(np.outer(t, w))
     ddtheta = -amp * w**2 * np.sin(np.outer(t, w))
     tau = model.inverse_dynamics(theta, dtheta, ddtheta, beta) + rng.normal(0, noise, (n, 8))
-    return SimpleNamespace(ts=0.04, t=t, theta=theta, dtheta=dtheta, ddtheta=ddtheta, tau=tau, provenance={"source": "synthetic"})
+    return SimpleNamespace(
+        ts=0.04,
+        t=t,
+        theta=theta,
+        dtheta=dtheta,
+        ddtheta=ddtheta,
+        tau=tau,
+        provenance={"source": "synthetic"},
+    )
 
 
 @pytest.fixture
@@ -85,9 +102,15 @@ def pinocchio_arm(links, gravity_z: float):
     parent = 0
     for row, (m, c, i_c) in zip(robot_description.load_mdh_table(), links):
         alpha, d, _, r = row.as_floats()
-        placement = pin.SE3(pin.utils.rotate("x", alpha), np.zeros(3)) * pin.SE3(np.eye(3), np.array([d, 0.0, 0.0])) * pin.SE3(np.eye(3), np.array([0.0, 0.0, r]))
+        placement = (
+            pin.SE3(pin.utils.rotate("x", alpha), np.zeros(3))
+            * pin.SE3(np.eye(3), np.array([d, 0.0, 0.0]))
+            * pin.SE3(np.eye(3), np.array([0.0, 0.0, r]))
+        )
         parent = model.addJoint(parent, pin.JointModelRZ(), placement, f"joint{row.j}")
-        model.appendBodyToJoint(parent, pin.Inertia(m, np.asarray(c), np.asarray(i_c)), pin.SE3.Identity())
+        model.appendBodyToJoint(
+            parent, pin.Inertia(m, np.asarray(c), np.asarray(i_c)), pin.SE3.Identity()
+        )
     model.gravity.linear = np.array([0.0, 0.0, gravity_z])
     return model
 
@@ -97,8 +120,14 @@ def pinocchio_arm(links, gravity_z: float):
 try:
     from hypothesis import HealthCheck, settings
 
-    settings.register_profile("crane", max_examples=2000, deadline=None, derandomize=True, database=None,
-                              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    settings.register_profile(
+        "crane",
+        max_examples=2000,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
     settings.load_profile("crane")
 except ImportError:  # the property tests are then skipped by their own import
     pass

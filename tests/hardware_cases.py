@@ -15,7 +15,9 @@ def short_command() -> CommandFile:
     limits = np.degrees(joint_limits_rad())
     rows = []
     for _ in range(5):
-        row = rng.uniform(np.maximum(0.6 * limits[:, 0], -80.0), np.minimum(0.6 * limits[:, 1], 80.0))
+        row = rng.uniform(
+            np.maximum(0.6 * limits[:, 0], -80.0), np.minimum(0.6 * limits[:, 1], 80.0)
+        )
         row[3], row[7] = rng.uniform(-140.0, -20.0), rng.uniform(0.0, 60.0)
         rows.append(row)
     waypoints = np.radians(np.vstack(rows + [np.zeros(8), np.zeros(8)]))

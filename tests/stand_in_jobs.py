@@ -11,7 +11,9 @@ def write_marker(job, representative, profile, path):
     """Stand-in for export.beyond_ols.write_job: <job>.txt beside `path`, with the worker's pid."""
     if job == "FAILS":
         raise ValueError(f"{job} cannot be fitted")
-    Path(path).with_suffix(".txt").write_text(f"{os.getpid()} {representative} {profile} {Path(path).name}")
+    Path(path).with_suffix(".txt").write_text(
+        f"{os.getpid()} {representative} {profile} {Path(path).name}"
+    )
     return job
 
 

@@ -29,10 +29,15 @@ class SyntheticTruth:
     offset: np.ndarray  # c_j (rad)
     torque_amplitude: np.ndarray  # B_j (N·m)
     torque_hz: np.ndarray  # g_j
-    reference_lead_s: float  # the reference leads the angle, θref(t) = θ(t + lead), as a tracking lag would
+    reference_lead_s: (
+        float  # the reference leads the angle, θref(t) = θ(t + lead), as a tracking lag would
+    )
 
     def theta(self, t):
-        return self.amplitude * np.sin(2 * np.pi * self.angle_hz * t[:, None] + self.phase) + self.offset
+        return (
+            self.amplitude * np.sin(2 * np.pi * self.angle_hz * t[:, None] + self.phase)
+            + self.offset
+        )
 
     def dtheta(self, t):
         w = 2 * np.pi * self.angle_hz
@@ -53,9 +58,15 @@ def uneven_stamps(duration_s: float, jitter_s: float, rng: np.random.Generator) 
     return t
 
 
-def synthetic_samples(duration_s: float = 12.0, seed: int = 7, jitter_s: float = 0.3e-3,
-                      angle_hz=DEFAULT_ANGLE_HZ, torque_hz=DEFAULT_TORQUE_HZ, amplitude=None,
-                      t: np.ndarray | None = None) -> tuple[np.ndarray, SyntheticTruth]:
+def synthetic_samples(
+    duration_s: float = 12.0,
+    seed: int = 7,
+    jitter_s: float = 0.3e-3,
+    angle_hz=DEFAULT_ANGLE_HZ,
+    torque_hz=DEFAULT_TORQUE_HZ,
+    amplitude=None,
+    t: np.ndarray | None = None,
+) -> tuple[np.ndarray, SyntheticTruth]:
     rng = np.random.default_rng(seed)
     truth = SyntheticTruth(
         amplitude=np.full(N_AXES, 0.5) if amplitude is None else np.asarray(amplitude, dtype=float),
@@ -76,5 +87,7 @@ def synthetic_samples(duration_s: float = 12.0, seed: int = 7, jitter_s: float =
     samples[:, group("dtheta_ref")] = truth.dtheta(t + lead)
     samples[:, group("ddtheta_ref")] = truth.ddtheta(t + lead)
     samples[:, group("current_command")] = truth.tau(t) / KT
-    samples[:, COLUMN["segment"]] = np.floor(t).astype(int) - 1  # -1 during the first second, as if idle
+    samples[:, COLUMN["segment"]] = (
+        np.floor(t).astype(int) - 1
+    )  # -1 during the first second, as if idle
     return samples, truth

@@ -37,16 +37,27 @@ FIRST_LAMBDAS = (-2.51e-3, -2.52e-3, -2.53e-3, -2.54e-3, -2.55e-3)
 def _fake_audit(seed: int, lam: float) -> AuditResult:
     counts = audit_poses(seed).counts()
     failed = lam <= 0
-    violations = {"grid": 3 if failed else 0, "uniform": 10 + seed if failed else 0,
-                  "folded": 7 if failed else 0}
+    violations = {
+        "grid": 3 if failed else 0,
+        "uniform": 10 + seed if failed else 0,
+        "folded": 7 if failed else 0,
+    }
     poses = np.deg2rad(np.array([[0, 40, 10, -120, 5, 60, 0], [0, 50, 20, -130, 5, 70, 0]], float))
-    return AuditResult(passed=not failed, lambda_min=lam, worst_pose=poses[0],
-                       worst_component="uniform", violations=violations, pose_counts=counts,
-                       component_lambda_min={k: lam for k in counts}, worst_poses=poses,
-                       worst_lambdas=np.array([lam, lam + 1e-5]),
-                       worst_components=["uniform", "folded"],
-                       non_pd_fraction_uniform=violations["uniform"] / counts["uniform"],
-                       seed=seed, domain="Theta")
+    return AuditResult(
+        passed=not failed,
+        lambda_min=lam,
+        worst_pose=poses[0],
+        worst_component="uniform",
+        violations=violations,
+        pose_counts=counts,
+        component_lambda_min={k: lam for k in counts},
+        worst_poses=poses,
+        worst_lambdas=np.array([lam, lam + 1e-5]),
+        worst_components=["uniform", "folded"],
+        non_pd_fraction_uniform=violations["uniform"] / counts["uniform"],
+        seed=seed,
+        domain="Theta",
+    )
 
 
 def _models():
@@ -64,30 +75,66 @@ def _write_build(directory, rescued: bool) -> dict:
     through the writer the main job uses."""
     model, accepted, clie, ols, se = _models()
     names = model.names
-    write_json_record(directory / "conditions" / "AG02_run1_40ms.json", {
-        "trajectory": "AG02", "ts": 0.04, "run": 1, "failure": None, "route": "O-C",
-        "pd_visited": True, "lambda_min_visited": 1e-3, "names": names, "ols": ols.tolist(),
-        "std_errors": se.tolist()})
+    write_json_record(
+        directory / "conditions" / "AG02_run1_40ms.json",
+        {
+            "trajectory": "AG02",
+            "ts": 0.04,
+            "run": 1,
+            "failure": None,
+            "route": "O-C",
+            "pd_visited": True,
+            "lambda_min_visited": 1e-3,
+            "names": names,
+            "ols": ols.tolist(),
+            "std_errors": se.tolist(),
+        },
+    )
     first_lams = FIRST_LAMBDAS if rescued else FINAL_LAMBDAS
     first = [_fake_audit(seed, lam) for seed, lam in zip(SEEDS, first_lams)]
     final = [_fake_audit(seed, lam) for seed, lam in zip(SEEDS, FINAL_LAMBDAS)]
     start = ParameterSet(names, ols, se)
-    condition = SimpleNamespace(trajectory="AG02", run=1, route="O-C", lambda_min_visited=1e-3,
-                                projection=None, start=start,
-                                ols=SimpleNamespace(parameters=start, kappa=34.0))
+    condition = SimpleNamespace(
+        trajectory="AG02",
+        run=1,
+        route="O-C",
+        lambda_min_visited=1e-3,
+        projection=None,
+        start=start,
+        ols=SimpleNamespace(parameters=start, kappa=34.0),
+    )
     refined = ParameterSet(names, clie if rescued else accepted, se)
     rescue, meta = None, {"stage": "accepted"}
     if rescued:
-        passes = [{"pass": 1, "constraint_poses": 2228, "active_poses": 64,
-                   "lambda_min_on_set": 1e-3, "lambda_min_check": 7.1e-4, "violators": 0,
-                   "appended": 0, "solve_time_s": 1.0}]
-        result = SimpleNamespace(parameters=ParameterSet(names, accepted), epsilon=1e-3,
-                                 change_norm=float(np.linalg.norm(accepted - clie)))
+        passes = [
+            {
+                "pass": 1,
+                "constraint_poses": 2228,
+                "active_poses": 64,
+                "lambda_min_on_set": 1e-3,
+                "lambda_min_check": 7.1e-4,
+                "violators": 0,
+                "appended": 0,
+                "solve_time_s": 1.0,
+            }
+        ]
+        result = SimpleNamespace(
+            parameters=ParameterSet(names, accepted),
+            epsilon=1e-3,
+            change_norm=float(np.linalg.norm(accepted - clie)),
+        )
         rescue = RescueResult(result, passes, True, constraint_poses=np.zeros((2228, 7)))
         meta["rescue_epsilon"] = "0.001"
     refinement = {"method": "fast", "iterations": 8, "objective_start": 2.0, "objective_final": 1.0}
-    result = accepted_stage.AcceptedModel(condition, refinement, refined, first, rescue, final,
-                                          ParameterSet(names, accepted, se, meta))
+    result = accepted_stage.AcceptedModel(
+        condition,
+        refinement,
+        refined,
+        first,
+        rescue,
+        final,
+        ParameterSet(names, accepted, se, meta),
+    )
     _, json_path = accepted_stage.write_accepted(result, 0.04, directory / "accepted")
     return read_json_record(json_path)
 
@@ -139,8 +186,9 @@ def test_chapter_06_shows_the_records_accepted_model_and_writes_nothing(build):
         assert s.case != audit_chapter.REPRODUCTION and "passes" in said and "substitute" in said
         assert record["verdict"] in said
     audit_chapter.run_audits(s)  # no rescue has run: the ε = 0 model is simply left out
-    assert [s.audits[(s.accepted_name, "dense", k)].lambda_min for k in CHAPTER_SEEDS] == \
-        list(FINAL_LAMBDAS[:2])
+    assert [s.audits[(s.accepted_name, "dense", k)].lambda_min for k in CHAPTER_SEEDS] == list(
+        FINAL_LAMBDAS[:2]
+    )
     assert span(FINAL_LAMBDAS, 4) in audit_chapter.margin_sentence(s)
     assert _files(directory) == before
 
@@ -187,8 +235,10 @@ def test_the_claims_read_the_records_accepted_model(build):
     else:
         before, after = rmse(record["refined"]), rmse(record["parameters"])
         n = sum(record["first_audits"][0]["violations"].values())
-        assert rescue.number.startswith(f"{n:,} violations before the rescue; held-out RMSE "
-                                        f"{significant(before, 5)} → {significant(after, 5)} N·m")
+        assert rescue.number.startswith(
+            f"{n:,} violations before the rescue; held-out RMSE "
+            f"{significant(before, 5)} → {significant(after, 5)} N·m"
+        )
 
 
 def test_chapter_05s_table_vi_takes_the_accepted_model_from_the_record(build):

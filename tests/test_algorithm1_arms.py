@@ -70,17 +70,43 @@ def so101_command_line(accepted):
     if arm != "so101":
         pytest.skip("the command line is run on the SO-101 (the CI budget)")
     out, held_out_path = folder / "model.csv", folder / "pi_beta.npz"
-    assert cli.main(["record", str(TRAJECTORY_DIR / arm / "PI_BETA.txt"), "--out",
-                     str(held_out_path), "--robot", arm, "--seed", "2"]) == 0
+    assert (
+        cli.main(
+            [
+                "record",
+                str(TRAJECTORY_DIR / arm / "PI_BETA.txt"),
+                "--out",
+                str(held_out_path),
+                "--robot",
+                arm,
+                "--seed",
+                "2",
+            ]
+        )
+        == 0
+    )
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
-        status = cli.main(["accept", str(log_path), "--trajectory", str(_command(arm)),
-                           "--out", str(out), "--robot", arm, "--validation", str(held_out_path)])
+        status = cli.main(
+            [
+                "accept",
+                str(log_path),
+                "--trajectory",
+                str(_command(arm)),
+                "--out",
+                str(out),
+                "--robot",
+                arm,
+                "--validation",
+                str(held_out_path),
+            ]
+        )
     return status, out, printed.getvalue(), held_out_path
 
 
-def test_accept_on_the_command_line_is_the_library_path_on_the_arms_model(accepted,
-                                                                          so101_command_line):
+def test_accept_on_the_command_line_is_the_library_path_on_the_arms_model(
+    accepted, so101_command_line
+):
     arm, model, _, result, _ = accepted
     status, out, printed, held_out_path = so101_command_line
     assert status == (0 if result.accepted else 1)
@@ -145,8 +171,15 @@ def test_a_log_of_another_arm_is_refused_naming_the_file_and_both_arms(accepted,
     other = "vx300s" if arm == "so101" else "so101"
     capsys.readouterr()
     for robot in ([], ["--robot", other]):
-        argv = ["accept", str(log_path), "--trajectory", str(_command(arm)),
-                "--out", str(tmp_path / "x.csv"), *robot]
+        argv = [
+            "accept",
+            str(log_path),
+            "--trajectory",
+            str(_command(arm)),
+            "--out",
+            str(tmp_path / "x.csv"),
+            *robot,
+        ]
         assert cli.main(argv) == cli.EXIT_BAD_INPUT
         err = capsys.readouterr().err
         assert str(log_path) in err and arm in err and (robot[-1] if robot else "crane_x7") in err
@@ -161,11 +194,29 @@ def test_what_does_not_run_on_another_arm_is_refused(accepted, tmp_path, capsys)
     arm, _, log_path, _, _ = accepted
     model_file = tmp_path.parent / "model.csv"  # never read: each is refused before
     refusals = [
-        ["identify", str(log_path), "--trajectory", str(_command(arm)), "--out",
-         str(tmp_path / "x.csv"), "--robot", arm, "--method", "wls"],
+        [
+            "identify",
+            str(log_path),
+            "--trajectory",
+            str(_command(arm)),
+            "--out",
+            str(tmp_path / "x.csv"),
+            "--robot",
+            arm,
+            "--method",
+            "wls",
+        ],
         ["audit", str(model_file), "--robot", arm, "--sparse"],
-        ["record", str(_command(arm)), "--out", str(tmp_path / "x.npz"), "--robot", arm,
-         "--port", "/dev/null"],
+        [
+            "record",
+            str(_command(arm)),
+            "--out",
+            str(tmp_path / "x.npz"),
+            "--robot",
+            arm,
+            "--port",
+            "/dev/null",
+        ],
     ]
     for argv in refusals:
         assert cli.main(argv) == cli.EXIT_BAD_INPUT, argv
@@ -181,16 +232,29 @@ def test_a_held_out_recording_of_another_arm_is_refused(accepted, tmp_path, caps
     crane_log = tmp_path / "crane.npz"
     crane_log.write_bytes(log_npz())
     out = tmp_path / "model.csv"
-    status = cli.main(["accept", str(log_path), "--trajectory", str(_command(arm)), "--out",
-                       str(out), "--robot", arm, "--validation", str(crane_log)])
+    status = cli.main(
+        [
+            "accept",
+            str(log_path),
+            "--trajectory",
+            str(_command(arm)),
+            "--out",
+            str(out),
+            "--robot",
+            arm,
+            "--validation",
+            str(crane_log),
+        ]
+    )
     err = capsys.readouterr().err
     assert status == cli.EXIT_BAD_INPUT
     assert f"{crane_log}: was recorded on the arm crane_x7, not on --robot {arm}" in err, err
     assert not out.exists()
 
 
-def test_the_audit_command_audits_the_arms_model_over_its_theta(accepted, so101_command_line,
-                                                               capsys):
+def test_the_audit_command_audits_the_arms_model_over_its_theta(
+    accepted, so101_command_line, capsys
+):
     arm, _, _, result, _ = accepted
     out = so101_command_line[1]
     status = cli.main(["audit", str(out), "--robot", arm, "--seed", "2", "--json"])
@@ -212,8 +276,18 @@ def test_identify_and_rescue_commands_run_on_the_arm(accepted, so101_command_lin
     arm, model, log_path, result, _ = accepted
     out = so101_command_line[1]
     identified = tmp_path / "start.csv"
-    argv = ["identify", str(log_path), "--trajectory", str(_command(arm)), "--out",
-            str(identified), "--robot", arm, "--refine", "none"]
+    argv = [
+        "identify",
+        str(log_path),
+        "--trajectory",
+        str(_command(arm)),
+        "--out",
+        str(identified),
+        "--robot",
+        arm,
+        "--refine",
+        "none",
+    ]
     assert cli.main(argv) == 0
     start = load_parameters(identified, expected_names=model.names)
     # the OLS/SDP start of the same stage functions the accepted model came from
@@ -222,8 +296,10 @@ def test_identify_and_rescue_commands_run_on_the_arm(accepted, so101_command_lin
     status = cli.main(["rescue", str(out), "--out", str(rescued), "--robot", arm])
     kept = load_parameters(rescued, expected_names=model.names)
     margins = [float(v) for v in kept.meta["audit_seeds_1_5_lambda_min"].split(", ")]
-    lam = [model.arm_min_eigenvalue(audit.audit_poses(s, load_arm(arm)).poses, kept.values).min()
-           for s in AUDIT_SEEDS]
+    lam = [
+        model.arm_min_eigenvalue(audit.audit_poses(s, load_arm(arm)).poses, kept.values).min()
+        for s in AUDIT_SEEDS
+    ]
     np.testing.assert_allclose(margins, lam, rtol=1e-2)
     assert status == (0 if kept.meta["accepted"] == "True" else 1)
 

@@ -19,7 +19,9 @@ BOOK_DIR = Path(crane_book.__file__).resolve().parent
 def test_every_module_belongs_to_a_stage_or_is_a_shared_leaf():
     for module in arch.import_graph():
         stage = arch.stage_of(module)
-        assert stage in crane_lib.STAGES or stage in crane_lib.SHARED or module == "crane_lib", module
+        assert stage in crane_lib.STAGES or stage in crane_lib.SHARED or module == "crane_lib", (
+            module
+        )
 
 
 def test_the_graph_is_the_package():
@@ -46,7 +48,9 @@ def test_the_rules_catch_what_they_forbid():
         "crane_lib.paths": {"crane_lib.model.b"},
     }
     assert len(arch.upward_imports(made_up)) == 2
-    assert arch.import_cycles(made_up) == ["crane_lib.model.b -> crane_lib.model.c -> crane_lib.model.b"]
+    assert arch.import_cycles(made_up) == [
+        "crane_lib.model.b -> crane_lib.model.c -> crane_lib.model.b"
+    ]
 
 
 def test_no_module_imports_another_modules_private_names():
@@ -54,21 +58,30 @@ def test_no_module_imports_another_modules_private_names():
     for path in sorted(arch.PACKAGE_DIR.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("crane_lib"):
-                private += [f"{arch.module_name(path)}: from {node.module} import {a.name}" for a in node.names if a.name.startswith("_")]
+                private += [
+                    f"{arch.module_name(path)}: from {node.module} import {a.name}"
+                    for a in node.names
+                    if a.name.startswith("_")
+                ]
     assert private == []
 
 
 def test_every_arrow_of_the_picture_is_an_import_and_every_stage_is_in_it():
     dependencies = arch.stage_dependencies()
     for source, target, _ in arch.DATA_FLOW:
-        assert (source, target) in dependencies, f"{target}/ does not import {source}/: the arrow {source} -> {target} is not real"
+        assert (source, target) in dependencies, (
+            f"{target}/ does not import {source}/: the arrow {source} -> {target} is not real"
+        )
     drawn = {s for s, _, _ in arch.DATA_FLOW} | {t for _, t, _ in arch.DATA_FLOW}
     assert set(crane_lib.STAGES) <= drawn
 
 
 def test_chapters_are_linked_to_the_stages_they_import(tmp_path):
     chapter = tmp_path / "99_probe.py"
-    chapter.write_text("from crane_lib.acceptance import audit\nfrom crane_lib.model.dynamics import DynamicModel\n", encoding="utf-8")
+    chapter.write_text(
+        "from crane_lib.acceptance import audit\nfrom crane_lib.model.dynamics import DynamicModel\n",
+        encoding="utf-8",
+    )
     assert arch.chapter_stages(tmp_path) == {"99_probe": ["model", "acceptance"]}
     figure = arch.architecture_diagram(tmp_path)
     texts = {t.get_text() for t in figure.axes[0].texts}
@@ -80,9 +93,16 @@ def test_the_book_machinery_lives_beside_the_library_and_only_it_imports_the_lib
     imports crane_book, and none of the machinery is left inside crane_lib."""
     for path in sorted(arch.PACKAGE_DIR.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
-                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
-            assert not [n for n in names if n.split(".")[0] == "crane_book"], f"{path} imports crane_book"
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            assert not [n for n in names if n.split(".")[0] == "crane_book"], (
+                f"{path} imports crane_book"
+            )
     machinery = {"pipeline", "sweep", "pages", "downloads"}
     assert machinery <= {p.stem for p in BOOK_DIR.glob("*.py")}
     assert not machinery & {p.stem for p in arch.PACKAGE_DIR.rglob("*.py")}
@@ -95,6 +115,9 @@ def test_the_book_machinery_lives_beside_the_library_and_only_it_imports_the_lib
 def test_no_library_module_names_a_chapter_file():
     """The chapters present records; the library never runs or reads one of them."""
     chapter_file = re.compile(r"\b\d\d_[a-z_]+\.py\b")
-    named = [f"{p.relative_to(arch.PACKAGE_DIR)}: {m.group(0)}" for p in sorted(arch.PACKAGE_DIR.rglob("*.py"))
-             for m in chapter_file.finditer(p.read_text(encoding="utf-8"))]
+    named = [
+        f"{p.relative_to(arch.PACKAGE_DIR)}: {m.group(0)}"
+        for p in sorted(arch.PACKAGE_DIR.rglob("*.py"))
+        for m in chapter_file.finditer(p.read_text(encoding="utf-8"))
+    ]
     assert named == []

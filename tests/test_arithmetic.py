@@ -109,9 +109,9 @@ def test_every_clarabel_solve_names_the_deterministic_kkt_solver():
             ):
                 calls += 1
                 spread = [k.value for k in node.keywords if k.arg is None]
-                assert (
-                    spread
-                ), f"{path.name}:{node.lineno}: a Clarabel solve without the pinned options"
+                assert spread, (
+                    f"{path.name}:{node.lineno}: a Clarabel solve without the pinned options"
+                )
             if isinstance(node, ast.Attribute) and node.attr == "DefaultSolver":
                 calls += 1
                 assert "CLARABEL_OPTIONS" in path.read_text(encoding="utf-8"), path.name

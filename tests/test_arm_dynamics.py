@@ -39,8 +39,10 @@ def test_generated_kernels_match_pinocchio(name, arms, rng):
     """M, inverse dynamics, W beta and lambda_min of the arm block are Pinocchio's to 1e-9."""
     arm = arms[name]
     model = DynamicModel("full", arm=arm)
-    assert model._chain and model.n_axes == arm.n_axes and model._offsets.tolist() == [0.0] * (
-        arm.n_joints
+    assert (
+        model._chain
+        and model.n_axes == arm.n_axes
+        and model._offsets.tolist() == [0.0] * (arm.n_joints)
     )
     phi = prior_with_drives(arm, rng)
     beta = model.base_from_standard(phi)

@@ -43,8 +43,9 @@ def test_random_poses_and_parameters_match_eigvalsh(model, rng):
     """Random arms (products of inertia included) at random poses, a partial chunk included."""
     poses = audit.uniform_poses(1_501, 11)
     for _ in range(3):
-        standard = standard_from_inertials(random_link_inertials(rng), rng.uniform(1e-3, 1e-2, 8),
-                                           np.zeros(8), np.zeros(8))
+        standard = standard_from_inertials(
+            random_link_inertials(rng), rng.uniform(1e-3, 1e-2, 8), np.zeros(8), np.zeros(8)
+        )
         lam = _assert_matches_numpy(model, poses, model.base_from_standard(standard))
         assert lam.min() > 0  # physical inertials: PD everywhere
     assert model.arm_min_eigenvalue(poses[:1], description_model_beta()).shape == (1,)

@@ -22,8 +22,11 @@ def _inside(poses, box):
 def test_dense_pose_set_construction():
     first, second = audit.audit_poses(1), audit.audit_poses(2)
     counts = first.counts()
-    assert counts == {"grid": int(paper("audit_grid_count").value), "uniform": int(paper("audit_uniform_count").value),
-                      "folded": int(paper("audit_focused_count").value)}
+    assert counts == {
+        "grid": int(paper("audit_grid_count").value),
+        "uniform": int(paper("audit_uniform_count").value),
+        "folded": int(paper("audit_focused_count").value),
+    }
     assert len(first) == int(paper("audit_pose_count").value) == 221_875
     # the grid is deterministic, the random parts change with the seed
     np.testing.assert_array_equal(first.part("grid"), second.part("grid"))
@@ -35,7 +38,9 @@ def test_dense_pose_set_construction():
     assert _inside(first.poses, domain).all()
     assert _inside(first.part("folded"), folded).all()
     np.testing.assert_allclose(np.rad2deg(folded[[1, 3, 5]]), [[30, 90], [-160, -75], [55, 90]])
-    assert audit.volume_share(folded, domain) == pytest.approx(paper("folded_region_volume_share").value / 100, abs=0.0005)
+    assert audit.volume_share(folded, domain) == pytest.approx(
+        paper("folded_region_volume_share").value / 100, abs=0.0005
+    )
     # the uniform part is exactly uniform_poses(150000, seed): the draw order is the documented one
     np.testing.assert_array_equal(first.part("uniform"), audit.uniform_poses(150_000, 1))
     # grid: 1x5x5x7x5x5x5 with endpoints, theta1 at the centre
@@ -47,12 +52,16 @@ def test_dense_pose_set_construction():
     corners = audit.box_corners()
     assert corners.shape == (128, 7) and len(np.unique(corners, axis=0)) == 128
     as_grid = {tuple(np.round(r, 12)) for r in grid[:, 1:]}
-    assert len({tuple(np.round(r, 12)) for r in corners[:, 1:]} & as_grid) == int(paper("audit_shared_grid_configs").value)
+    assert len({tuple(np.round(r, 12)) for r in corners[:, 1:]} & as_grid) == int(
+        paper("audit_shared_grid_configs").value
+    )
 
 
 def test_sparse_and_manufacturer_pose_sets():
     sparse = audit.sparse_audit_poses(3)
-    assert sparse.counts() == {"grid": 2187, "uniform": 5000} and len(sparse) == int(paper("earlier_audit_total").value)
+    assert sparse.counts() == {"grid": 2187, "uniform": 5000} and len(sparse) == int(
+        paper("earlier_audit_total").value
+    )
     assert _inside(sparse.poses, audit.sparse_domain()).all()
     np.testing.assert_array_equal(sparse.part("grid"), audit.sparse_audit_poses(4).part("grid"))
     box = audit.manufacturer_box()
@@ -76,12 +85,19 @@ def _pinocchio_lambda_min(links, armature, poses):
 def test_audit_matches_pinocchio_and_eigvalsh(rng, rotor_shift):
     """lambda_min, verdict and violation counts equal numpy's eigvalsh on Pinocchio's CRBA (no products of inertia)."""
     model = DynamicModel("reduced")
-    links = [(m, np.array([0.0, 0.0, c[2]]), np.diag(np.diag(i))) for m, c, i in random_link_inertials(rng)]
+    links = [
+        (m, np.array([0.0, 0.0, c[2]]), np.diag(np.diag(i)))
+        for m, c, i in random_link_inertials(rng)
+    ]
     rotor = rng.uniform(1e-3, 1e-2, 8)
     full = audit.audit_poses(5)
-    subset = audit.PoseSet(full.poses[::SUBSET_STRIDE], full.component[::SUBSET_STRIDE], full.names, 5, "subset")
+    subset = audit.PoseSet(
+        full.poses[::SUBSET_STRIDE], full.component[::SUBSET_STRIDE], full.names, 5, "subset"
+    )
     reference = _pinocchio_lambda_min(links, rotor[:7], subset.poses)
-    if rotor_shift:  # make the model non-PD on part of the subset: a negative rotor inertia on axis 7
+    if (
+        rotor_shift
+    ):  # make the model non-PD on part of the subset: a negative rotor inertia on axis 7
         rotor[6] = -np.quantile(reference, 0.2) - rotor[6]
         reference = _pinocchio_lambda_min(links, rotor[:7], subset.poses)
     beta = model.base_from_standard(standard_from_inertials(links, rotor, np.zeros(8), np.zeros(8)))
@@ -102,7 +118,9 @@ def test_audit_result_bookkeeping():
     assert not result.passed
     assert result.n_poses == 221_875
     assert result.non_pd_fraction_uniform == result.violations["uniform"] / 150_000
-    assert np.all(np.diff(result.worst_lambdas) >= 0) and result.worst_lambdas[0] == result.lambda_min
+    assert (
+        np.all(np.diff(result.worst_lambdas) >= 0) and result.worst_lambdas[0] == result.lambda_min
+    )
     lam = audit.arm_lambda_min(beta, result.worst_poses)
     np.testing.assert_allclose(lam, result.worst_lambdas, rtol=1e-12)
     # a higher threshold (the rescue's eps/2) counts at least as many

@@ -18,10 +18,10 @@ import pytest
 from crane_book import keys, pipeline
 from crane_lib.acceptance import accepted as accepted_stage
 from crane_lib.acceptance import audit, certified, folded, screen
+from crane_lib.errors import InputError
 from crane_lib.model.dynamics import model as shared_model
 from crane_lib.model.parameters import ParameterSet, save_parameters
 from crane_lib.paths import REPO_ROOT
-from crane_lib.errors import InputError
 from crane_lib.reporting.chapters import audit as report
 
 from .audit_cases import description_beta
@@ -30,8 +30,7 @@ WORST_POSE = [0.0, 0.3, 0.0, -2.0, 0.0, 0.5, 0.0]
 
 
 def _audit(passed: bool, lambda_min: float, seed: int = 1) -> dict:
-    return {"passed": passed, "lambda_min": lambda_min, "worst_pose_rad": WORST_POSE,
-            "seed": seed}
+    return {"passed": passed, "lambda_min": lambda_min, "worst_pose_rad": WORST_POSE, "seed": seed}
 
 
 @pytest.fixture
@@ -42,9 +41,13 @@ def accepted_dir(tmp_path):
     folder.mkdir(parents=True)
     csv_path, json_path = accepted_stage.accepted_paths("AG02", 0.04, 1, folder)
     save_parameters(csv_path, ParameterSet(names, np.linspace(0.1, 1.0, len(names))))
-    record = {"names": names, "refined": list(np.linspace(0.2, 1.1, len(names))),
-              "first_audits": [_audit(False, -0.01)], "final_audits": [_audit(True, 7e-4)],
-              "rescue": {"solved": True}}
+    record = {
+        "names": names,
+        "refined": list(np.linspace(0.2, 1.1, len(names))),
+        "first_audits": [_audit(False, -0.01)],
+        "final_audits": [_audit(True, 7e-4)],
+        "rescue": {"solved": True},
+    }
     json_path.write_text(json.dumps(record), encoding="utf-8")
     return folder
 
@@ -56,11 +59,23 @@ def certify_calls(monkeypatch):
 
     def fake(beta, theta_margins, max_boxes, near_pose=None, near_margins=(), **kwargs):
         calls.append((len(theta_margins), near_pose is not None))
-        return [{"region": certified.THETA, "margin": m, "status": certified.CERTIFIED,
-                 "certified_lambda_min": m, "witness_lambda": None, "boxes_processed": 10,
-                 "boxes_certified": 10, "unresolved_boxes": 0, "tolerance": 1e-11,
-                 "implied_by": None, "elapsed_s": 1.0, "summary": "certified"}
-                for m in theta_margins]
+        return [
+            {
+                "region": certified.THETA,
+                "margin": m,
+                "status": certified.CERTIFIED,
+                "certified_lambda_min": m,
+                "witness_lambda": None,
+                "boxes_processed": 10,
+                "boxes_certified": 10,
+                "unresolved_boxes": 0,
+                "tolerance": 1e-11,
+                "implied_by": None,
+                "elapsed_s": 1.0,
+                "summary": "certified",
+            }
+            for m in theta_margins
+        ]
 
     monkeypatch.setattr(pipeline.certified, "certify_model", fake)
     return calls
@@ -102,8 +117,9 @@ def test_the_certified_step_computes_once_and_again_only_when_what_decides_it_ch
     rebudgeted = _step(accepted_dir, max_boxes=1_000)
     assert rebudgeted.recomputed == 2 and "parameters changed" in rebudgeted.line()
     csv_path, _ = accepted_stage.accepted_paths("AG02", 0.04, 1, accepted_dir)
-    csv_path.write_text(csv_path.read_text(encoding="utf-8").replace("0.1,", "0.15,", 1),
-                        encoding="utf-8")
+    csv_path.write_text(
+        csv_path.read_text(encoding="utf-8").replace("0.1,", "0.15,", 1), encoding="utf-8"
+    )
     edited = _step(accepted_dir, max_boxes=1_000)
     assert (edited.reused, edited.recomputed) == (1, 1)  # the CLIE solution is not in that file
 
@@ -114,8 +130,9 @@ def test_without_an_accepted_model_the_step_names_the_file_and_the_make_step(tmp
 
 
 def _study(case=report.REPRODUCTION):
-    return SimpleNamespace(trajectory="AG02", ts=0.04, run=1, case=case,
-                           bad_label="CLIE solution, AG02 at 40 ms")
+    return SimpleNamespace(
+        trajectory="AG02", ts=0.04, run=1, case=case, bad_label="CLIE solution, AG02 at 40 ms"
+    )
 
 
 def test_the_page_reads_the_records_and_a_missing_record_is_said_not_computed(
@@ -134,7 +151,10 @@ def test_the_page_reads_the_records_and_a_missing_record_is_said_not_computed(
     read = report.certified_checks(_study(), directory=folder)
     assert read.missing == [] and read.max_boxes == pipeline.CERTIFY_MAX_BOXES
     assert [r["model and box"] for r in read.rows] == [
-        "accepted, all of Θ", "accepted, all of Θ", "CLIE solution, AG02 at 40 ms, all of Θ"]
+        "accepted, all of Θ",
+        "accepted, all of Θ",
+        "CLIE solution, AG02 at 40 ms, all of Θ",
+    ]
     assert "**certified**" in report.certified_sentence(read)
 
 
@@ -145,10 +165,20 @@ def test_the_quick_profile_checks_the_accepted_model_near_its_worst_pose_only(
     solution's still runs), and the page says what the full profile adds."""
     _step(accepted_dir, "quick")
     assert certify_calls == [(0, True), (1, False)]  # (margins over Θ, near box) per model
-    near = {"region": certified.NEAR_WORST, "margin": 0.0, "status": certified.CERTIFIED,
-            "certified_lambda_min": 0.0, "witness_lambda": None, "boxes_processed": 1,
-            "boxes_certified": 1, "unresolved_boxes": 0, "tolerance": 1e-11,
-            "implied_by": None, "elapsed_s": 1.0, "summary": "certified near"}
+    near = {
+        "region": certified.NEAR_WORST,
+        "margin": 0.0,
+        "status": certified.CERTIFIED,
+        "certified_lambda_min": 0.0,
+        "witness_lambda": None,
+        "boxes_processed": 1,
+        "boxes_certified": 1,
+        "unresolved_boxes": 0,
+        "tolerance": 1e-11,
+        "implied_by": None,
+        "elapsed_s": 1.0,
+        "summary": "certified near",
+    }
     checks = report.CertifiedChecks([report._certified_row("accepted, ±5° box", near)], [], 60.0)
     said = str(report.certified_sentence(checks))
     assert "certified near" in said and "worst audit pose only" in said and "`make book`" in said
@@ -156,11 +186,15 @@ def test_the_quick_profile_checks_the_accepted_model_near_its_worst_pose_only(
 
 def test_no_page_and_no_view_runs_the_certified_check():
     callers = []
-    for path in [*(REPO_ROOT / "chapters").glob("*.py"), *(REPO_ROOT / "book").glob("*.py"),
-                 *(REPO_ROOT / "crane_lib" / "reporting").rglob("*.py")]:
+    for path in [
+        *(REPO_ROOT / "chapters").glob("*.py"),
+        *(REPO_ROOT / "book").glob("*.py"),
+        *(REPO_ROOT / "crane_lib" / "reporting").rglob("*.py"),
+    ]:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Call) and getattr(node.func, "attr", None) in (
-                "certify", "certify_model"
+                "certify",
+                "certify_model",
             ):
                 callers.append(path.relative_to(REPO_ROOT).as_posix())
     assert callers == []
@@ -174,8 +208,10 @@ def test_the_audits_step_is_keyed_by_the_screen_and_records_what_the_chapter_sho
     model = shared_model("reduced")
     broken = description_beta().copy()
     broken[model.names.index("ZZR6")] -= 0.0058  # the wrist loses PD over much of the domain
-    records = [{"trajectory": "AP01", "ts": 0.04, "run": 1, "pd_visited": True, "ols": list(b)}
-               for b in (description_beta(), broken)]
+    records = [
+        {"trajectory": "AP01", "ts": 0.04, "run": 1, "pd_visited": True, "ols": list(b)}
+        for b in (description_beta(), broken)
+    ]
     found = screen.audit_estimates([*records, {"ols": None}], seed=3)["audits"]
     assert len(found) == 2
     pose_set = audit.sparse_audit_poses(3)
@@ -185,7 +221,9 @@ def test_the_audits_step_is_keyed_by_the_screen_and_records_what_the_chapter_sho
         assert entry["worst_pose_rad"] == expected.worst_pose.tolist()
         where = folded.of_lambdas(pose_set, audit.arm_lambda_min(beta, pose_set.poses))
         assert (entry["uniform_violations"], entry["in_folded_region"]) == (
-            where.uniform_violations, where.in_region)
+            where.uniform_violations,
+            where.in_region,
+        )
     assert not found[1]["passed"] and found[1]["uniform_violations"] > 0
 
 
@@ -196,16 +234,32 @@ def test_the_page_reads_the_audited_estimates_and_screens_nothing(tmp_path, monk
     monkeypatch.setattr(screen, "screened_audit", no_computation)
     monkeypatch.setattr(audit, "audit", no_computation)
     monkeypatch.setattr(audit, "OLS_AUDITS_PATH", tmp_path / "audits" / "ols_dense_seed1.json")
-    condition = {"trajectory": "AP01", "ts": 0.04, "run": 1, "pd_visited": True,
-                 "lambda_min_visited": 1e-3, "ols": [0.0], "std_errors": [1.0]}
+    condition = {
+        "trajectory": "AP01",
+        "ts": 0.04,
+        "run": 1,
+        "pd_visited": True,
+        "lambda_min_visited": 1e-3,
+        "ols": [0.0],
+        "std_errors": [1.0],
+    }
     monkeypatch.setattr(report.identify, "load_condition_records", lambda: [condition])
     study = SimpleNamespace(seeds=(1, 2))
     with pytest.raises(InputError, match="make book") as missing:
         report.audit_sweep(study)
     assert "ols_dense_seed1.json" in str(missing.value)
-    entry = {"trajectory": "AP01", "ts": 0.04, "run": 1, "pd_visited": True, "passed": False,
-             "lambda_min": -2e-3, "n_violations": 7, "worst_pose_rad": WORST_POSE,
-             "uniform_violations": 5, "in_folded_region": 4}
+    entry = {
+        "trajectory": "AP01",
+        "ts": 0.04,
+        "run": 1,
+        "pd_visited": True,
+        "passed": False,
+        "lambda_min": -2e-3,
+        "n_violations": 7,
+        "worst_pose_rad": WORST_POSE,
+        "uniform_violations": 5,
+        "in_folded_region": 4,
+    }
     audit.OLS_AUDITS_PATH.parent.mkdir()
     audit.OLS_AUDITS_PATH.write_text(json.dumps({"seed": 1, "audits": [entry]}), encoding="utf-8")
     frame = report.audit_sweep(study)
@@ -229,20 +283,34 @@ def test_the_rescues_step_is_keyed_by_the_rescue_and_the_page_reads_its_record(
         if epsilon == 0:
             raise report.ProjectionFailure("infeasible")
         projection = report.rescue_stage.ProjectionResult(
-            ParameterSet(["ZZR1"], np.array([1.0])), epsilon, "optimal", 5, 2, 1, epsilon,
-            np.array([0.5]), 0.1)
+            ParameterSet(["ZZR1"], np.array([1.0])),
+            epsilon,
+            "optimal",
+            5,
+            2,
+            1,
+            epsilon,
+            np.array([0.5]),
+            0.1,
+        )
         return report.rescue_stage.RescueResult(projection, [{"pass": 1, "appended": 0}], True)
 
     monkeypatch.setattr(pipeline.rescue_stage, "rescue_over_theta", fake_rescue)
     folder = accepted_dir.parent / "rescues"
     step = pipeline.rescues_step(accepted_dir=accepted_dir, directory=folder)
-    assert step.recomputed == 1 and pipeline.rescues_step(
-        accepted_dir=accepted_dir, directory=folder).reused == 1
+    assert (
+        step.recomputed == 1
+        and pipeline.rescues_step(accepted_dir=accepted_dir, directory=folder).reused == 1
+    )
     assert calls == [report.EPS_EARLIER, report.EPS]
-    monkeypatch.setattr(report.rescue_stage, "rescues_path",
-                        lambda *args: folder / "AG02_run1_40ms_clie_solution.json")
-    study = SimpleNamespace(trajectory="AG02", ts=0.04, run=1, label="AG02 at 40 ms",
-                            rescues={}, failures={})
+    monkeypatch.setattr(
+        report.rescue_stage,
+        "rescues_path",
+        lambda *args: folder / "AG02_run1_40ms_clie_solution.json",
+    )
+    study = SimpleNamespace(
+        trajectory="AG02", ts=0.04, run=1, label="AG02 at 40 ms", rescues={}, failures={}
+    )
     recorded = report._recorded_rescues(study)
     for key, eps in ((report.EARLIER, report.EPS_EARLIER), (report.FRESH, report.EPS)):
         report._try_rescue(study, key, eps, recorded)
@@ -263,8 +331,15 @@ def test_the_population_chapter_reads_the_same_audits_record(tmp_path, monkeypat
     condition = {"trajectory": "AP01", "ts": 0.04, "run": 1, "pd_visited": True, "ols": [0.0]}
     with pytest.raises(InputError, match="make book"):
         population.audited_condition_records([condition])
-    entry = {"trajectory": "AP01", "ts": 0.04, "run": 1, "passed": False, "lambda_min": -2e-3,
-             "violations": {"uniform": 5}, "in_folded_region": 4}
+    entry = {
+        "trajectory": "AP01",
+        "ts": 0.04,
+        "run": 1,
+        "passed": False,
+        "lambda_min": -2e-3,
+        "violations": {"uniform": 5},
+        "in_folded_region": 4,
+    }
     audit.OLS_AUDITS_PATH.write_text(json.dumps({"seed": 1, "audits": [entry]}), encoding="utf-8")
     frame = population.audited_condition_records([condition])
     shown = frame[["pd_theta", "violations_uniform", "violations_uniform_in_folded"]]

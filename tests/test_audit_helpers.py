@@ -35,7 +35,9 @@ def test_minimal_pd_break_reaches_the_depth_at_the_pose_with_the_smallest_change
     # along the eigenvector the Rayleigh quotient is exactly -depth (M is linear in beta)
     m_old = model.inertia_matrix(worst[None, :], beta)[0, :7, :7]
     v = np.linalg.eigh(m_old)[1][:, 0]
-    assert v @ model.inertia_matrix(worst[None, :], broken)[0, :7, :7] @ v == pytest.approx(-5e-4, abs=1e-12)
+    assert v @ model.inertia_matrix(worst[None, :], broken)[0, :7, :7] @ v == pytest.approx(
+        -5e-4, abs=1e-12
+    )
 
 
 def test_rescue_with_zero_margin_converges_at_solver_precision():
@@ -49,16 +51,27 @@ def test_rescue_with_zero_margin_converges_at_solver_precision():
 
 def _result(folded_bad, uniform_bad, folded=50, uniform=150):
     return audit.AuditResult(
-        passed=folded_bad + uniform_bad == 0, lambda_min=0.0, worst_pose=np.zeros(7), worst_component=audit.GRID,
+        passed=folded_bad + uniform_bad == 0,
+        lambda_min=0.0,
+        worst_pose=np.zeros(7),
+        worst_component=audit.GRID,
         violations={audit.GRID: 0, audit.UNIFORM: uniform_bad, audit.FOLDED: folded_bad},
         pose_counts={audit.GRID: 10, audit.UNIFORM: uniform, audit.FOLDED: folded},
-        component_lambda_min={}, worst_poses=np.zeros((0, 7)), worst_lambdas=np.zeros(0), worst_components=[],
-        non_pd_fraction_uniform=uniform_bad / uniform, seed=1, domain="Theta")
+        component_lambda_min={},
+        worst_poses=np.zeros((0, 7)),
+        worst_lambdas=np.zeros(0),
+        worst_components=[],
+        non_pd_fraction_uniform=uniform_bad / uniform,
+        seed=1,
+        domain="Theta",
+    )
 
 
 def test_folded_rate_ratio_pools_the_seeds():
     # folded 6/100, uniform 3/300 over two seeds: the folded block finds them six times as often
     assert audit.folded_rate_ratio([_result(5, 1), _result(1, 2)]) == pytest.approx(6.0)
-    assert audit.violation_rate([_result(5, 1), _result(1, 2)], audit.UNIFORM) == pytest.approx(0.01)
+    assert audit.violation_rate([_result(5, 1), _result(1, 2)], audit.UNIFORM) == pytest.approx(
+        0.01
+    )
     assert np.isnan(audit.folded_rate_ratio([_result(0, 0)]))
     assert audit.folded_rate_ratio([_result(3, 0)]) == np.inf

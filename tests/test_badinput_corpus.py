@@ -12,9 +12,16 @@ import dataclasses
 
 import pytest
 
+from crane_book.corpus import (
+    cases,
+    notebook_cases,
+    notebook_problems,
+    problems,
+    run_case,
+    run_notebook_case,
+    skipped_reason,
+)
 from crane_lib import cli
-from crane_book.corpus import (cases, notebook_cases, notebook_problems, problems, run_case,
-                              run_notebook_case, skipped_reason)
 
 CASES = cases()
 
@@ -23,10 +30,20 @@ def test_the_corpus_is_large_and_spans_every_subcommand_and_class():
     assert len([c for c in CASES if c.status != 0]) >= 120
     assert {c.command for c in CASES} == set(cli.SUBCOMMANDS)
     for command in cli.SUBCOMMANDS:
-        assert sum(c.command == command and c.status == cli.EXIT_BAD_INPUT for c in CASES) >= 10, command
+        assert sum(c.command == command and c.status == cli.EXIT_BAD_INPUT for c in CASES) >= 10, (
+            command
+        )
     classes = {c.klass for c in CASES}
-    assert {"output path", "option out of range", "command file", "raw log", "model or truth file", "not identifiable",
-            "interrupt", "control (accepted)"} <= classes
+    assert {
+        "output path",
+        "option out of range",
+        "command file",
+        "raw log",
+        "model or truth file",
+        "not identifiable",
+        "interrupt",
+        "control (accepted)",
+    } <= classes
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
@@ -46,10 +63,17 @@ def test_the_checks_can_fail(tmp_path):
     assert outcome.changed == ["m.csv"]
     as_refusal = dataclasses.replace(control, status=2, fragment="no such text")
     found = problems(as_refusal, outcome)
-    assert any("exit status 0" in p for p in found) and any("lacks" in p for p in found) and any("files changed" in p for p in found)
+    assert (
+        any("exit status 0" in p for p in found)
+        and any("lacks" in p for p in found)
+        and any("files changed" in p for p in found)
+    )
     refusal = next(c for c in CASES if c.name == "identify-out-exists")
     as_control = dataclasses.replace(refusal, status=0, creates=("m.csv",))
-    assert any("changed [], expected ['m.csv']" in p for p in problems(as_control, run_case(refusal, tmp_path / "b")))
+    assert any(
+        "changed [], expected ['m.csv']" in p
+        for p in problems(as_control, run_case(refusal, tmp_path / "b"))
+    )
 
 
 NOTEBOOK_CASES = notebook_cases()

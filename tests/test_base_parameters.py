@@ -20,7 +20,10 @@ def _random_states(rng, n):
     return rng.uniform(-np.pi, np.pi, (n, 8)), rng.normal(0, 2, (n, 8)), rng.normal(0, 5, (n, 8))
 
 
-@pytest.mark.parametrize("parameter_set, expected_rank", [("full", 65), ("reduced", 39), ("reduced+poi", 57), ("reduced+coulomb", 47)])
+@pytest.mark.parametrize(
+    "parameter_set, expected_rank",
+    [("full", 65), ("reduced", 39), ("reduced+poi", 57), ("reduced+coulomb", 47)],
+)
 def test_stacked_regressor_rank(rng, parameter_set, expected_rank):
     model = DynamicModel(parameter_set)
     assert model.n_parameters == expected_rank
@@ -53,7 +56,11 @@ def test_grouping_relations_are_khalils_rules():
     expected = {
         "ZZR1": s["ZZ1"] + s["IA1"] + s["YY2"],
         "XXR3": s["XX3"] - s["YY3"] + s["YY4"],
-        "ZZR2": s["ZZ2"] + s["IA2"] + s["YY3"] + 2 * rl3 * s["MZ3"] + rl3**2 * sum(s[f"M{j}"] for j in range(3, 8)),
+        "ZZR2": s["ZZ2"]
+        + s["IA2"]
+        + s["YY3"]
+        + 2 * rl3 * s["MZ3"]
+        + rl3**2 * sum(s[f"M{j}"] for j in range(3, 8)),
         "MYR2": s["MY2"] + s["MZ3"] + rl3 * sum(s[f"M{j}"] for j in range(3, 8)),
         "MYR4": s["MY4"] + s["MZ5"] + rl5 * sum(s[f"M{j}"] for j in range(5, 8)),
         "MYR3": s["MY3"] - s["MZ4"],
@@ -81,7 +88,9 @@ def test_cached_grouping_equals_fresh_derivation():
     for a, b in zip(fresh.coefficients, cached.coefficients):
         assert set(a) == set(b)
         assert all(sympy.expand(a[k] - b[k]) == 0 for k in a)
-    assert fresh.numeric == cached.numeric  # the exact values at the table's offsets, as the cache holds them
+    assert (
+        fresh.numeric == cached.numeric
+    )  # the exact values at the table's offsets, as the cache holds them
     assert all(isinstance(v, Fraction) for row in cached.numeric for v in row.values())
 
 
@@ -92,9 +101,13 @@ def test_a_cached_model_loads_without_sympy():
     import sys
 
     DynamicModel("reduced")  # generated and cached (make model did it already)
-    probe = ("import sys; from crane_lib.model.dynamics import DynamicModel; m = DynamicModel('full'); m.base_matrix(); "
-             "print(sorted(n for n in sys.modules if n == 'sympy' or n.endswith('symbolic_model')))")
-    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip()
+    probe = (
+        "import sys; from crane_lib.model.dynamics import DynamicModel; m = DynamicModel('full'); m.base_matrix(); "
+        "print(sorted(n for n in sys.modules if n == 'sympy' or n.endswith('symbolic_model')))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout.strip()
     assert loaded == "[]"
     exact = [float(row.theta_offset) for row in robot_description.load_mdh_table()]
     assert DynamicModel("reduced")._offsets.tolist() == exact
@@ -108,7 +121,9 @@ def test_base_matrix_rows_match_relations_numerically():
     for i, name in enumerate(group.base_names):
         relation = group.relation(name).subs(subs)
         for j, sname in enumerate(standard):
-            assert matrix[i, j] == pytest.approx(float(relation.coeff(sympy.Symbol(sname))), abs=0), (name, sname)
+            assert matrix[i, j] == pytest.approx(
+                float(relation.coeff(sympy.Symbol(sname))), abs=0
+            ), (name, sname)
 
 
 def _exact_rows(function, n_points, seed, **fixed):
@@ -142,7 +157,9 @@ def test_inertia_matrix_does_not_depend_on_theta1(rng):
     q = rng.uniform(-np.pi, np.pi, (500, 8))
     shifted = q.copy()
     shifted[:, 0] = rng.uniform(-np.pi, np.pi, 500)
-    np.testing.assert_array_equal(model.inertia_matrix(q, beta), model.inertia_matrix(shifted, beta))
+    np.testing.assert_array_equal(
+        model.inertia_matrix(q, beta), model.inertia_matrix(shifted, beta)
+    )
     # structurally too: the generated inertia kernel never reads cos or sin of theta1
     import inspect
 

@@ -17,22 +17,34 @@ from benchmarks.__main__ import scripts
 from benchmarks._smoke import ISOLATED_ENV
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-SMOKE_TIMEOUT_S = 900  # far above a smoke run's seconds: a hang fails, a slow shared machine does not
+SMOKE_TIMEOUT_S = (
+    900  # far above a smoke run's seconds: a hang fails, a slow shared machine does not
+)
 
 
 @pytest.mark.parametrize("script", scripts(), ids=lambda s: s.stem)
 def test_benchmark_smoke(script, tmp_path):
     env = dict(os.environ, CRANE_RESULTS_DIR=str(tmp_path), **{ISOLATED_ENV: "1"})
-    run = subprocess.run([sys.executable, "-m", f"benchmarks.{script.stem}", "--smoke"], cwd=REPO_ROOT, env=env,
-                         capture_output=True, text=True, timeout=SMOKE_TIMEOUT_S)
-    assert run.returncode == 0, f"{script.stem} --smoke failed:\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}"
+    run = subprocess.run(
+        [sys.executable, "-m", f"benchmarks.{script.stem}", "--smoke"],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=SMOKE_TIMEOUT_S,
+    )
+    assert run.returncode == 0, (
+        f"{script.stem} --smoke failed:\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}"
+    )
     assert run.stdout.strip(), f"{script.stem} --smoke printed nothing"
 
 
 def test_every_benchmark_has_a_smoke_mode():
     for script in scripts():
         text = script.read_text(encoding="utf-8")
-        assert "def main(argv" in text and "add_smoke_argument" in text, f"{script.name}: main(argv) with --smoke expected"
+        assert "def main(argv" in text and "add_smoke_argument" in text, (
+            f"{script.name}: main(argv) with --smoke expected"
+        )
 
 
 def test_smoke_refuses_the_real_results_folder(monkeypatch):
@@ -43,15 +55,26 @@ def test_smoke_refuses_the_real_results_folder(monkeypatch):
         _smoke.smoke_recordings()
 
 
-@pytest.mark.parametrize("argv, says", [
-    (["--faithful-shortest", "0", "--faithful"], "--faithful-shortest N"),
-    (["--executors-profile", "full", "--smoke"], "--executors-profile full"),
-    (["--executors-profile", "full"], "AG01_run1.npz: no recording"),
-])
-def test_bench_sweep_refuses_bad_options_and_a_missing_data_set_before_any_work(argv, says, tmp_path):
+@pytest.mark.parametrize(
+    "argv, says",
+    [
+        (["--faithful-shortest", "0", "--faithful"], "--faithful-shortest N"),
+        (["--executors-profile", "full", "--smoke"], "--executors-profile full"),
+        (["--executors-profile", "full"], "AG01_run1.npz: no recording"),
+    ],
+)
+def test_bench_sweep_refuses_bad_options_and_a_missing_data_set_before_any_work(
+    argv, says, tmp_path
+):
     env = dict(os.environ, CRANE_RESULTS_DIR=str(tmp_path))
-    run = subprocess.run([sys.executable, "-m", "benchmarks.bench_sweep", *argv], cwd=REPO_ROOT, env=env,
-                         capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [sys.executable, "-m", "benchmarks.bench_sweep", *argv],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     errors = [line for line in run.stderr.splitlines() if line.startswith("bench_sweep.py: error:")]
     assert run.returncode == 2 and len(errors) == 1 and says in errors[0], run.stderr
     assert not any(tmp_path.iterdir())  # nothing recorded, no sweep, no result file
@@ -62,20 +85,38 @@ def test_targets_table_says_met_on_the_right_side_of_each_target():
 
     def table(minutes, speedup, within, load_s, ratio):
         conditions = [{}] * 160
-        return targets_table({
-            "bench_build": {"wall_s": 60 * minutes, "cpu_s": 3000.0, "profile": "full",
-                            "target_min": 30.0,
-                            "pipeline_steps": [{"step": f"step {i}", "cpu_s": 600.0}
-                                               for i in range(12)]},
-            "bench_clie": {"sweep": {"conditions": conditions, "speedup": speedup,
-                                     "speedup_target": 2.5, "within_tolerance": within,
-                                     "refined_again": 3,
-                                     "one step": {"largest_objective_change": 0.02,
-                                                  "largest_parameter_change_se": 1.5}}},
-            "bench_model": {"best_s": load_s, "target_s": 1.0},
-            "bench_audit": {"ours_s": 0.1, "pinocchio_s": 0.1 * ratio, "poses": 221_875,
-                            "ratio": ratio, "ratio_target": 20.0},
-        })
+        return targets_table(
+            {
+                "bench_build": {
+                    "wall_s": 60 * minutes,
+                    "cpu_s": 3000.0,
+                    "profile": "full",
+                    "target_min": 30.0,
+                    "pipeline_steps": [{"step": f"step {i}", "cpu_s": 600.0} for i in range(12)],
+                },
+                "bench_clie": {
+                    "sweep": {
+                        "conditions": conditions,
+                        "speedup": speedup,
+                        "speedup_target": 2.5,
+                        "within_tolerance": within,
+                        "refined_again": 3,
+                        "one step": {
+                            "largest_objective_change": 0.02,
+                            "largest_parameter_change_se": 1.5,
+                        },
+                    }
+                },
+                "bench_model": {"best_s": load_s, "target_s": 1.0},
+                "bench_audit": {
+                    "ours_s": 0.1,
+                    "pinocchio_s": 0.1 * ratio,
+                    "poses": 221_875,
+                    "ratio": ratio,
+                    "ratio_target": 20.0,
+                },
+            }
+        )
 
     met = table(29.0, 2.6, 160, 0.9, 21.0)
     missed = table(31.0, 2.4, 159, 1.1, 19.0)
@@ -88,17 +129,25 @@ def test_targets_table_says_met_on_the_right_side_of_each_target():
     assert all(f"step {i} 10.0" in "".join(met[1:4]) for i in range(12))
 
 
-@pytest.mark.parametrize("argv, says", [
-    (["-m", "benchmarks", "--keep", "{tmp}/kept"], "--keep DIR: only with --targets"),
-    (["-m", "benchmarks", "--targets", "--keep", "{tmp}"], "not empty"),
-    (["-m", "benchmarks", "--targets", "bench_model"], "give no names"),
-    (["-m", "benchmarks.bench_model", "--out", "{tmp}/load.json"], "only with --cached-load"),
-])
+@pytest.mark.parametrize(
+    "argv, says",
+    [
+        (["-m", "benchmarks", "--keep", "{tmp}/kept"], "--keep DIR: only with --targets"),
+        (["-m", "benchmarks", "--targets", "--keep", "{tmp}"], "not empty"),
+        (["-m", "benchmarks", "--targets", "bench_model"], "give no names"),
+        (["-m", "benchmarks.bench_model", "--out", "{tmp}/load.json"], "only with --cached-load"),
+    ],
+)
 def test_target_options_are_refused_in_one_line_before_any_work(argv, says, tmp_path):
     (tmp_path / "already.txt").write_text("here", encoding="utf-8")
     before = sorted(tmp_path.rglob("*"))
-    run = subprocess.run([sys.executable, *[a.format(tmp=tmp_path) for a in argv]],
-                         cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [sys.executable, *[a.format(tmp=tmp_path) for a in argv]],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     errors = [line for line in run.stderr.splitlines() if "error:" in line]
     assert run.returncode == 2 and len(errors) == 1 and says in errors[0], run.stderr
     assert sorted(tmp_path.rglob("*")) == before  # nothing cloned, measured or written

@@ -19,9 +19,20 @@ from .stand_in_jobs import write_marker
 @pytest.fixture
 def three_trajectories(monkeypatch, tmp_path):
     monkeypatch.setattr(beyond_ols, "trajectories", lambda profile: ["AG02", "AP01", "AP03"])
-    monkeypatch.setattr(beyond_ols, "job_inputs", lambda job, representative, profile, directory:
-                        (Path(directory) / f"{job}.json", Path(__file__), {"job": job}))
-    monkeypatch.setattr(keys.KeyStore, "stale", lambda self, name, key, outputs=(): [] if name == "AP01" else ["new"])
+    monkeypatch.setattr(
+        beyond_ols,
+        "job_inputs",
+        lambda job, representative, profile, directory: (
+            Path(directory) / f"{job}.json",
+            Path(__file__),
+            {"job": job},
+        ),
+    )
+    monkeypatch.setattr(
+        keys.KeyStore,
+        "stale",
+        lambda self, name, key, outputs=(): [] if name == "AP01" else ["new"],
+    )
     folder = tmp_path / "beyond_ols"
     folder.mkdir()
     return folder
@@ -36,7 +47,9 @@ def test_each_stale_record_is_computed_once_and_cached_ones_are_not(three_trajec
     # the representative is the first trajectory; each job gets the path and key the step computed
     assert all(w[1:] == ["AG02", "quick", f"{job}.json"] for job, w in written.items())
     # each computed record's key is stored beside it, so the next build reuses it
-    assert sorted(p.stem for p in (three_trajectories.parent / "keys" / "beyond_ols").glob("*.json")) == sorted(written)
+    assert sorted(
+        p.stem for p in (three_trajectories.parent / "keys" / "beyond_ols").glob("*.json")
+    ) == sorted(written)
     in_this_process = {job for job, w in written.items() if int(w[0]) == os.getpid()}
     assert in_this_process == (set(written) if jobs == 1 else set())
 

@@ -30,7 +30,9 @@ from tests.book_browser import (
     chromium_path,
 )
 
-playwright_api = pytest.importorskip("playwright.sync_api", reason="the playwright package drives Chromium (pip install -e .[test])")
+playwright_api = pytest.importorskip(
+    "playwright.sync_api", reason="the playwright package drives Chromium (pip install -e .[test])"
+)
 
 # the pages whose screenshots CI keeps
 SCREENSHOT_PAGES = ("book/claims.html", "chapters/06_audit.html")
@@ -39,7 +41,9 @@ SCREENSHOT_PAGES = ("book/claims.html", "chapters/06_audit.html")
 @pytest.fixture(scope="module")
 def playwright():
     if chromium_path() is None:
-        pytest.skip("Chromium is not installed (Debian: apt-get install chromium; .ci/run installs it)")
+        pytest.skip(
+            "Chromium is not installed (Debian: apt-get install chromium; .ci/run installs it)"
+        )
     with playwright_api.sync_playwright() as p:
         yield p
 
@@ -51,8 +55,10 @@ MATHJAX_STUB = "<script>window.MathJax = undefined;</script>"
 
 def _write(folder: Path, name: str, body: str) -> Path:
     path = folder / name
-    path.write_text(f"<!doctype html><html><head><meta charset='utf-8'><title>{name}</title></head><body>{body}</body></html>",
-                    encoding="utf-8")
+    path.write_text(
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{name}</title></head><body>{body}</body></html>",
+        encoding="utf-8",
+    )
     return path
 
 
@@ -62,21 +68,45 @@ def fixture_site(tmp_path_factory):
     (site / "sub").mkdir()
     pages = {
         # MathJax never typesets this: the math element keeps its raw TeX
-        "raw_math": _write(site, "raw_math.html", '<p>The inertia matrix <span class="math notranslate nohighlight">\\(\\mathbf M(\\theta)\\)</span>.</p>'),
+        "raw_math": _write(
+            site,
+            "raw_math.html",
+            '<p>The inertia matrix <span class="math notranslate nohighlight">\\(\\mathbf M(\\theta)\\)</span>.</p>',
+        ),
         # raw TeX written into prose (an output rendered as plain text)
-        "raw_tex": _write(site, "raw_tex.html", "<p>an estimate of $\\boldsymbol{\\beta}$ from the record</p>"),
-        "raw_dollar": _write(site, "raw_dollar.html", "<p>the condition number $\\kappa$ of the regressor</p>"),
+        "raw_tex": _write(
+            site, "raw_tex.html", "<p>an estimate of $\\boldsymbol{\\beta}$ from the record</p>"
+        ),
+        "raw_dollar": _write(
+            site, "raw_dollar.html", "<p>the condition number $\\kappa$ of the regressor</p>"
+        ),
         # a table that widens the page
-        "wide": _write(site, "wide.html", "<table><tr><td style='min-width:3000px'>a column far too wide</td></tr></table>"),
+        "wide": _write(
+            site,
+            "wide.html",
+            "<table><tr><td style='min-width:3000px'>a column far too wide</td></tr></table>",
+        ),
         # a script from the network
-        "network": _write(site, "network.html", "<script src='https://cdn.example.invalid/tex-chtml.js'></script><p>text</p>"),
+        "network": _write(
+            site,
+            "network.html",
+            "<script src='https://cdn.example.invalid/tex-chtml.js'></script><p>text</p>",
+        ),
         # links: one good, one to a missing page, one to a missing fragment
-        "links": _write(site, "links.html", "<a href='sub/good.html#here'>good</a> <a href='missing.html'>missing</a> "
-                                             "<a href='sub/good.html#nowhere'>bad fragment</a>"),
+        "links": _write(
+            site,
+            "links.html",
+            "<a href='sub/good.html#here'>good</a> <a href='missing.html'>missing</a> "
+            "<a href='sub/good.html#nowhere'>bad fragment</a>",
+        ),
         # a good page: a wide table inside a scrolling box, code with a backslash-paren that is code, not math
-        "good": _write(site / "sub", "good.html", "<div id='here' style='overflow-x:auto;max-width:100%'>"
-                                                  "<table><tr><td style='min-width:3000px'>wide, in its own box</td></tr></table></div>"
-                                                  "<pre><code>re.compile(r'\\(')</code></pre>"),
+        "good": _write(
+            site / "sub",
+            "good.html",
+            "<div id='here' style='overflow-x:auto;max-width:100%'>"
+            "<table><tr><td style='min-width:3000px'>wide, in its own box</td></tr></table></div>"
+            "<pre><code>re.compile(r'\\(')</code></pre>",
+        ),
     }
     return site, pages
 
@@ -138,35 +168,57 @@ _TABLE = (
 
 
 def test_missing_captions_and_numbers_that_read_as_the_papers_are_caught(tmp_path):
-    bad = _write(tmp_path, "bad.html", "".join([
-        # a figure with no caption
-        '<figure id="fig-a"><div class="cell_output">'
-        '<img src="_images/a.png"></div></figure>',
-        # a table with no caption
-        '<table class="dataframe"><tr><td>1</td></tr></table>',
-        # an output image outside a figure
-        '<div class="cell_output"><img src="_images/b.png"></div>',
-        _TABLE.format(cls="", n="b", number="Table 5", text="a book table numbered book-wide"),
-        _FIGURE.format(cls="", n="c", number="Fig. 3(b)", text="the paper's numeral, not marked"),
-        # a number and nothing to read
-        _TABLE.format(cls="", n="d", number="Table 6.1", text=""),
-    ]))
+    bad = _write(
+        tmp_path,
+        "bad.html",
+        "".join(
+            [
+                # a figure with no caption
+                '<figure id="fig-a"><div class="cell_output">'
+                '<img src="_images/a.png"></div></figure>',
+                # a table with no caption
+                '<table class="dataframe"><tr><td>1</td></tr></table>',
+                # an output image outside a figure
+                '<div class="cell_output"><img src="_images/b.png"></div>',
+                _TABLE.format(
+                    cls="", n="b", number="Table 5", text="a book table numbered book-wide"
+                ),
+                _FIGURE.format(
+                    cls="", n="c", number="Fig. 3(b)", text="the paper's numeral, not marked"
+                ),
+                # a number and nothing to read
+                _TABLE.format(cls="", n="d", number="Table 6.1", text=""),
+            ]
+        ),
+    )
     problems = caption_problems(tmp_path, [bad])
     assert len(problems) == 6, problems
     assert sum("no caption" in p for p in problems) == 3
     assert sum("outside a captioned figure" in p for p in problems) == 1
     assert any("'Table 5' is not a per-chapter number" in p for p in problems)
     assert any("'Fig. 3(b)' reads as the paper's" in p for p in problems)
-    good = _write(tmp_path, "good.html", "".join([
-        _TABLE.format(cls="", n="a", number="Table 6.2", text="the book's own, per chapter"),
-        _TABLE.format(cls=" paper-ix", n="b", number="Table IX", text="the paper's, marked"),
-        _FIGURE.format(cls=" paper-3b", n="c", number="Fig. 3(b)", text="the paper's, marked"),
-        _FIGURE.format(cls="", n="d", number="Fig. Arm.1", text="a page keyed by name"),
-        # a raw HTML table of a page that is not a chapter: captioned, not numbered
-        '<table class="comparison"><caption>a reference table</caption></table>',
-        # code, not content
-        '<div class="highlight"><table class="highlighttable"><tr><td>1</td></tr></table></div>',
-    ]))
+    good = _write(
+        tmp_path,
+        "good.html",
+        "".join(
+            [
+                _TABLE.format(
+                    cls="", n="a", number="Table 6.2", text="the book's own, per chapter"
+                ),
+                _TABLE.format(
+                    cls=" paper-ix", n="b", number="Table IX", text="the paper's, marked"
+                ),
+                _FIGURE.format(
+                    cls=" paper-3b", n="c", number="Fig. 3(b)", text="the paper's, marked"
+                ),
+                _FIGURE.format(cls="", n="d", number="Fig. Arm.1", text="a page keyed by name"),
+                # a raw HTML table of a page that is not a chapter: captioned, not numbered
+                '<table class="comparison"><caption>a reference table</caption></table>',
+                # code, not content
+                '<div class="highlight"><table class="highlighttable"><tr><td>1</td></tr></table></div>',
+            ]
+        ),
+    )
     assert caption_problems(tmp_path, [good]) == []
 
 
@@ -183,10 +235,14 @@ def test_broken_links_are_caught(fixture_site):
 def _book_dir() -> Path:
     value = os.environ.get("CRANE_BOOK_HTML")
     if not value:
-        pytest.skip("the built book is checked after `make book` (CRANE_BOOK_HTML=_build/html; .ci/run does this)")
+        pytest.skip(
+            "the built book is checked after `make book` (CRANE_BOOK_HTML=_build/html; .ci/run does this)"
+        )
     path = Path(value).resolve()
     if not (path / "index.html").exists():
-        pytest.fail(f"CRANE_BOOK_HTML={value}: no index.html there; build the book first (make book PROFILE=quick)")
+        pytest.fail(
+            f"CRANE_BOOK_HTML={value}: no index.html there; build the book first (make book PROFILE=quick)"
+        )
     return path
 
 
@@ -205,16 +261,24 @@ def test_book_pages_in_the_browser(playwright, book):
         try:
             for page in pages:
                 rel = page.relative_to(book).as_posix()
-                shot = shots / (rel.replace("/", "__").replace(".html", ".png")) if rel in SCREENSHOT_PAGES else None
+                shot = (
+                    shots / (rel.replace("/", "__").replace(".html", ".png"))
+                    if rel in SCREENSHOT_PAGES
+                    else None
+                )
                 report = reader.check(page, screenshot=shot)
                 typeset += report.n_math
                 problems += report.problems()
         finally:
             reader.close()
-    assert not problems, "\n".join([f"{len(problems)} problem(s) on {len(pages)} pages:"] + problems)
+    assert not problems, "\n".join(
+        [f"{len(problems)} problem(s) on {len(pages)} pages:"] + problems
+    )
     assert typeset > 0, "no math element on any page: the check would pass vacuously"
     for rel in SCREENSHOT_PAGES:
-        assert (shots / rel.replace("/", "__").replace(".html", ".png")).exists(), f"no screenshot of {rel}"
+        assert (shots / rel.replace("/", "__").replace(".html", ".png")).exists(), (
+            f"no screenshot of {rel}"
+        )
 
 
 def test_book_internal_links_resolve(book):
@@ -256,6 +320,10 @@ def test_the_book_speaks_of_itself_only(book):
             for machine in machines
             if machine in text
         ]
-        problems += [f"{page.relative_to(book)}: a warning in a cell's output: {w.group(0)!r}"
-                     for m in output.finditer(text) for w in [warned.search(m.group(0))] if w]
+        problems += [
+            f"{page.relative_to(book)}: a warning in a cell's output: {w.group(0)!r}"
+            for m in output.finditer(text)
+            for w in [warned.search(m.group(0))]
+            if w
+        ]
     assert not problems, "\n".join(problems[:40])

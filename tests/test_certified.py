@@ -33,19 +33,30 @@ def test_trigonometric_form_reproduces_the_kernel():
     value, grad, hess = np.empty((7, 7)), np.empty((6, 7, 7)), np.empty((6, 6, 7, 7))
     step = 1e-5
     for q in poses:
-        certified._evaluate(q[1:], poly.freqs, poly.entry_ptr, poly.term_index, poly.coefs, value, grad, hess)
-        np.testing.assert_allclose(value, model.inertia_matrix(q[None], beta)[0, :7, :7], atol=1e-14)
+        certified._evaluate(
+            q[1:], poly.freqs, poly.entry_ptr, poly.term_index, poly.coefs, value, grad, hess
+        )
+        np.testing.assert_allclose(
+            value, model.inertia_matrix(q[None], beta)[0, :7, :7], atol=1e-14
+        )
         for i in range(6):
             dq = np.zeros(7)
             dq[i + 1] = step
-            fd = (model.inertia_matrix((q + dq)[None], beta)[0, :7, :7] - model.inertia_matrix((q - dq)[None], beta)[0, :7, :7]) / (2 * step)
+            fd = (
+                model.inertia_matrix((q + dq)[None], beta)[0, :7, :7]
+                - model.inertia_matrix((q - dq)[None], beta)[0, :7, :7]
+            ) / (2 * step)
             np.testing.assert_allclose(grad[i], fd, atol=1e-9)
-            np.testing.assert_allclose(hess[i], (_grad_at(poly, q + dq) - _grad_at(poly, q - dq)) / (2 * step), atol=1e-8)
+            np.testing.assert_allclose(
+                hess[i], (_grad_at(poly, q + dq) - _grad_at(poly, q - dq)) / (2 * step), atol=1e-8
+            )
 
 
 def _grad_at(poly, q):
     value, grad, hess = np.empty((7, 7)), np.empty((6, 7, 7)), np.empty((6, 6, 7, 7))
-    certified._evaluate(q[1:], poly.freqs, poly.entry_ptr, poly.term_index, poly.coefs, value, grad, hess)
+    certified._evaluate(
+        q[1:], poly.freqs, poly.entry_ptr, poly.term_index, poly.coefs, value, grad, hess
+    )
     return grad
 
 
@@ -65,7 +76,9 @@ def test_certifies_a_pd_model_on_a_box_and_never_overclaims():
     refused = certified.certify(beta, margin=above, box=box, max_boxes=200_000)
     assert refused.status == certified.BELOW_MARGIN
     assert 0.0 < refused.witness_lambda < above
-    assert _lambda(refused.witness_pose[None], beta)[0] == pytest.approx(refused.witness_lambda, rel=1e-12)
+    assert _lambda(refused.witness_pose[None], beta)[0] == pytest.approx(
+        refused.witness_lambda, rel=1e-12
+    )
 
 
 def test_returns_a_genuine_violating_pose():
@@ -79,8 +92,13 @@ def test_returns_a_genuine_violating_pose():
     strip[3] = [0.0, strip[3, 1]]
     found = certified.certify(beta, box=strip, prescreen=False, max_boxes=500_000)
     assert found.status == certified.VIOLATED, found.summary()
-    assert _lambda(found.witness_pose[None], beta)[0] == pytest.approx(found.witness_lambda, rel=1e-12) and found.witness_lambda < 0
-    assert audit.check_box(strip) is not None and np.all((found.witness_pose[1:] >= strip[1:, 0]) & (found.witness_pose[1:] <= strip[1:, 1]))
+    assert (
+        _lambda(found.witness_pose[None], beta)[0] == pytest.approx(found.witness_lambda, rel=1e-12)
+        and found.witness_lambda < 0
+    )
+    assert audit.check_box(strip) is not None and np.all(
+        (found.witness_pose[1:] >= strip[1:, 0]) & (found.witness_pose[1:] <= strip[1:, 1])
+    )
 
 
 def test_budget_exhausted_is_undecided_with_the_open_boxes():
@@ -89,7 +107,9 @@ def test_budget_exhausted_is_undecided_with_the_open_boxes():
     assert result.status == certified.UNDECIDED
     assert len(result.unresolved_lower) >= 1
     domain = audit.audit_domain()
-    assert np.all(result.unresolved_lower[:, 1:] >= domain[1:, 0] - 1e-12) and np.all(result.unresolved_upper[:, 1:] <= domain[1:, 1] + 1e-12)
+    assert np.all(result.unresolved_lower[:, 1:] >= domain[1:, 0] - 1e-12) and np.all(
+        result.unresolved_upper[:, 1:] <= domain[1:, 1] + 1e-12
+    )
 
 
 def test_a_models_checks_share_a_budget_of_boxes_that_no_clock_shortens(monkeypatch):
@@ -141,7 +161,9 @@ def test_bernstein_coefficients_reproduce_the_weighted_kernel():
                 value = np.tensordot(_bernstein_basis(s[j]), value, axes=([0], [0]))
             t = s * tau
             theta = centre + 2 * np.arctan(t)
-            kernel = model.inertia_matrix(np.r_[0.0, theta][None], beta)[0, :7, :7] - form.shift * np.eye(7)
+            kernel = model.inertia_matrix(np.r_[0.0, theta][None], beta)[
+                0, :7, :7
+            ] - form.shift * np.eye(7)
             np.testing.assert_allclose(value, np.prod((1 + t**2) ** 2) * kernel, atol=1e-12)
 
 
@@ -157,19 +179,39 @@ def test_bernstein_bound_never_exceeds_the_sampled_minimum():
     tight = 0
     for trial in range(12):
         half = np.deg2rad(rng.choice([1.0, 3.0, 8.0]) * rng.uniform(0.5, 1.0, 6))
-        centre = worst + rng.uniform(-1, 1, 6) * half if trial % 2 else rng.uniform(domain[:, 0], domain[:, 1])
-        corners = centre + half * np.array(np.meshgrid(*([[-1.0, 1.0]] * 6), indexing="ij")).reshape(6, -1).T
+        centre = (
+            worst + rng.uniform(-1, 1, 6) * half
+            if trial % 2
+            else rng.uniform(domain[:, 0], domain[:, 1])
+        )
+        corners = (
+            centre
+            + half * np.array(np.meshgrid(*([[-1.0, 1.0]] * 6), indexing="ij")).reshape(6, -1).T
+        )
         inside = centre + half * rng.uniform(-1, 1, size=(4000, 6))
         poses = np.vstack([corners, inside, centre[None]])
         sampled = _lambda(np.column_stack([np.zeros(len(poses)), poses]), beta).min()
-        for margin, expect in ((sampled + 1e-7, False), (sampled - 0.02 * abs(sampled) - 1e-6, None)):
+        for margin, expect in (
+            (sampled + 1e-7, False),
+            (sampled - 0.02 * abs(sampled) - 1e-6, None),
+        ):
             form = certified.bernstein_form(poly, max(margin, 0.0)) if margin >= 0 else None
             if form is None:
                 continue
             ok = np.zeros(1, dtype=np.bool_)
-            certified._bernstein_boxes(centre[None], half[None], form.row_data, form.row_offset, form.fp_entry, form.diag_bound, ok)
+            certified._bernstein_boxes(
+                centre[None],
+                half[None],
+                form.row_data,
+                form.row_offset,
+                form.fp_entry,
+                form.diag_bound,
+                ok,
+            )
             if expect is False:
-                assert not ok[0], f"certified margin {margin:.6g} above the sampled minimum {sampled:.6g} on box {centre}, {half}"
+                assert not ok[0], (
+                    f"certified margin {margin:.6g} above the sampled minimum {sampled:.6g} on box {centre}, {half}"
+                )
             elif half.max() < np.deg2rad(2.0):
                 tight += bool(ok[0])
     assert tight >= 1
@@ -181,7 +223,9 @@ def test_bernstein_needs_far_fewer_boxes_than_taylor():
     centre = np.deg2rad([0.0, 60.0, 30.0, -120.0, 45.0, 70.0, 10.0])
     box = _box_around(centre, 30.0)
     new = certified.certify(beta, margin=1e-3, box=box)
-    old = certified.certify(beta, margin=1e-3, box=box, method="taylor", max_boxes=2 * new.boxes_processed)
+    old = certified.certify(
+        beta, margin=1e-3, box=box, method="taylor", max_boxes=2 * new.boxes_processed
+    )
     assert new.status == certified.CERTIFIED, new.summary()
     assert old.status == certified.UNDECIDED or old.boxes_processed > 2 * new.boxes_processed
     samples = audit.uniform_poses(20_000, 4, box)

@@ -30,13 +30,18 @@ def test_there_are_chapters():
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
 def test_no_number_is_typed_into_prose(path):
     typed = chapter_numbers.typed_numbers(path)
-    assert typed == [], "numbers typed into prose (generate them, or read them from paper_numbers):\n" + "\n".join(map(str, typed))
+    assert typed == [], (
+        "numbers typed into prose (generate them, or read them from paper_numbers):\n"
+        + "\n".join(map(str, typed))
+    )
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
 def test_code_is_at_most_one_and_a_half_times_the_prose(path):
     code, prose = chapter_ratio.counts(path)
-    assert code <= chapter_ratio.LIMIT * prose, f"{path.name}: {code} code lines for {prose} prose lines"
+    assert code <= chapter_ratio.LIMIT * prose, (
+        f"{path.name}: {code} code lines for {prose} prose lines"
+    )
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
@@ -51,10 +56,12 @@ def test_each_allowed_phrase_states_its_papers_value(phrase, number_id):
     number = paper(number_id)
     stated = [float(n) for n in chapter_numbers._NUMBER.findall(phrase)]
     ends = {number.value} | ({number.value_hi} if number.value_hi is not None else set())
-    assert ends & set(stated), f"{phrase!r} states neither end of {number_id} ({number.value:g} to {number.value_hi})"
+    assert ends & set(stated), (
+        f"{phrase!r} states neither end of {number_id} ({number.value:g} to {number.value_hi})"
+    )
 
 
-FAKE = '''# ---
+FAKE = """# ---
 # jupyter:
 #   jupytext:
 #     text_representation:
@@ -72,7 +79,7 @@ x = 1
 y = 2
 z = 3
 w = 4
-'''
+"""
 
 
 def test_the_checks_catch_a_typed_number_and_too_much_code(tmp_path):

@@ -31,10 +31,14 @@ def _headings(chapter: str) -> list[str]:
     return [m.group(1).strip() for m in re.finditer(r"^# #{1,6} (.+)$", text, flags=re.M)]
 
 
-@pytest.mark.parametrize("claim", [c for c in claims.REGISTRY.values() if c.chapter], ids=lambda c: c.id)
+@pytest.mark.parametrize(
+    "claim", [c for c in claims.REGISTRY.values() if c.chapter], ids=lambda c: c.id
+)
 def test_each_claim_links_to_an_existing_section(claim):
     assert (REPO_ROOT / f"{claim.chapter}.py").exists(), f"{claim.id}: no chapter {claim.chapter}"
-    assert claim.section in _headings(claim.chapter), f"{claim.id}: no heading {claim.section!r} in {claim.chapter}"
+    assert claim.section in _headings(claim.chapter), (
+        f"{claim.id}: no heading {claim.section!r} in {claim.chapter}"
+    )
     assert claim.anchor == make_id(claim.section) and claim.anchor
 
 
@@ -44,7 +48,9 @@ def test_every_claim_reads_its_paper_numbers_by_id():
         for number_id in c.paper_ids:
             assert paper(number_id).text().replace("^2", "²") in c.paper_text()
         # statements quote no paper number (they come from the ids)
-        assert not re.search(r"\d", re.sub(r"\b[A-Z]{1,2}\d\d\b", "", c.statement)), f"{c.id}: a number typed into the statement"
+        assert not re.search(r"\d", re.sub(r"\b[A-Z]{1,2}\d\d\b", "", c.statement)), (
+            f"{c.id}: a number typed into the statement"
+        )
 
 
 def _results(**attributes):
@@ -91,9 +97,20 @@ def test_routing_claim_verdict_follows_its_rule():
 
 def _accepted(rescue=None, seeds_lambda=(5e-4,), passed=None, first_lambda=2e-3):
     passed = passed or [True] * len(seeds_lambda)
-    return {"first_audits": [{"lambda_min": first_lambda, "passed": True, "violations": {"grid": 0, "uniform": 0, "folded": 0}}],
-            "final_audits": [{"lambda_min": lam, "passed": ok} for lam, ok in zip(seeds_lambda, passed)],
-            "rescue": rescue, "accepted": all(passed)}
+    return {
+        "first_audits": [
+            {
+                "lambda_min": first_lambda,
+                "passed": True,
+                "violations": {"grid": 0, "uniform": 0, "folded": 0},
+            }
+        ],
+        "final_audits": [
+            {"lambda_min": lam, "passed": ok} for lam, ok in zip(seeds_lambda, passed)
+        ],
+        "rescue": rescue,
+        "accepted": all(passed),
+    }
 
 
 def test_rescue_claims_are_not_testable_without_a_rescue():
@@ -144,17 +161,32 @@ def sandbox(tmp_path, monkeypatch):
 
     def compute(_results):
         value = float(json.loads(source.read_text(encoding="utf-8"))["value"])
-        return claims.Outcome(claims.REPRODUCED if value > 1 else claims.CONTRADICTED, f"value {value:g}", "from one.json")
+        return claims.Outcome(
+            claims.REPRODUCED if value > 1 else claims.CONTRADICTED,
+            f"value {value:g}",
+            "from one.json",
+        )
 
-    test_claim = claims.PaperClaim("test_claim", "Sec. T", "A test claim.", ("rescue_eps_pd",), "chapters/06_audit",
-                                   "Table IX: what the audit's pose sampling decides", ("results/conditions/*.json",), compute)
+    test_claim = claims.PaperClaim(
+        "test_claim",
+        "Sec. T",
+        "A test claim.",
+        ("rescue_eps_pd",),
+        "chapters/06_audit",
+        "Table IX: what the audit's pose sampling decides",
+        ("results/conditions/*.json",),
+        compute,
+    )
     monkeypatch.setattr(claims, "REGISTRY", {"test_claim": test_claim})
     return source
 
 
 def test_a_claim_is_recomputed_when_and_only_when_its_key_changes(sandbox):
     assert views.current("test_claim", "quick")["verdict"] == views.NOT_COMPUTED  # no record yet
-    assert (claims.write_claims("quick", show_progress=False).recomputed, len(views.records())) == (1, 1)
+    assert (claims.write_claims("quick", show_progress=False).recomputed, len(views.records())) == (
+        1,
+        1,
+    )
     first = verdicts.record_path("test_claim").read_bytes()
     again = claims.write_claims("quick", show_progress=False)
     assert (again.reused, again.recomputed) == (1, 0)
@@ -211,8 +243,14 @@ def test_ols_audits_are_computed_once_per_content(tmp_path, monkeypatch):
     monkeypatch.setattr(condition, "CONDITIONS_DIR", conditions)
     monkeypatch.setattr(audit, "OLS_AUDITS_PATH", path)
     monkeypatch.setattr(keys, "RESULTS_DIR", tmp_path)
-    write_json_record(conditions / "a.json", {"trajectory": "AG02", "ts": 0.04, "run": 1, "pd_visited": True, "ols": [1.0, 2.0]})
-    write_json_record(conditions / "b.json", {"trajectory": "AP01", "ts": 0.04, "run": 1, "pd_visited": True, "ols": [-1.0, 2.0]})
+    write_json_record(
+        conditions / "a.json",
+        {"trajectory": "AG02", "ts": 0.04, "run": 1, "pd_visited": True, "ols": [1.0, 2.0]},
+    )
+    write_json_record(
+        conditions / "b.json",
+        {"trajectory": "AP01", "ts": 0.04, "run": 1, "pd_visited": True, "ols": [-1.0, 2.0]},
+    )
     calls = []
 
     def fake_audit(beta, prepared, model):
@@ -231,16 +269,27 @@ def test_ols_audits_are_computed_once_per_content(tmp_path, monkeypatch):
 
     pipeline.ols_audits_step()
     record = json.loads(path.read_text(encoding="utf-8"))
-    assert len(calls) == 2 and [a["passed"] for a in record["audits"]] == [True, False] and record["n_poses"] == 5
+    assert (
+        len(calls) == 2
+        and [a["passed"] for a in record["audits"]] == [True, False]
+        and record["n_poses"] == 5
+    )
     assert pipeline.ols_audits_step().reused == 1 and len(calls) == 2  # same records: reused
-    write_json_record(conditions / "b.json", {"trajectory": "AP01", "ts": 0.04, "run": 1, "pd_visited": True, "ols": [3.0, 2.0]})
+    write_json_record(
+        conditions / "b.json",
+        {"trajectory": "AP01", "ts": 0.04, "run": 1, "pd_visited": True, "ols": [3.0, 2.0]},
+    )
     assert "conditions/b.json changed" in pipeline.ols_audits_step().line()
     record = json.loads(path.read_text(encoding="utf-8"))
     assert len(calls) == 4 and [a["passed"] for a in record["audits"]] == [True, True]
     # the routing claim reads the same record: both PD where visited and over Θ, no gap
     results = claims.Results()
-    results.__dict__["conditions"] = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(conditions.glob("*.json"))]
-    assert claims.REGISTRY["routing_weaker_than_audit"].compute(results).verdict == claims.CONTRADICTED
+    results.__dict__["conditions"] = [
+        json.loads(p.read_text(encoding="utf-8")) for p in sorted(conditions.glob("*.json"))
+    ]
+    assert (
+        claims.REGISTRY["routing_weaker_than_audit"].compute(results).verdict == claims.CONTRADICTED
+    )
 
 
 def test_download_link_is_a_myst_role_relative_to_the_page(tmp_path, monkeypatch):
@@ -248,8 +297,10 @@ def test_download_link_is_a_myst_role_relative_to_the_page(tmp_path, monkeypatch
 
     monkeypatch.setattr(downloads, "DOWNLOADS_DIR", REPO_ROOT / "results" / "downloads")
     text = downloads.link("conditions").data
-    assert text == ("{download}`Download the OLS/SDP condition records (one JSON per condition) (crane-x7-conditions-records.zip) "
-                    "<../results/downloads/crane-x7-conditions-records.zip>`")
+    assert text == (
+        "{download}`Download the OLS/SDP condition records (one JSON per condition) (crane-x7-conditions-records.zip) "
+        "<../results/downloads/crane-x7-conditions-records.zip>`"
+    )
     assert "<../../results/downloads/" in downloads.link("all", "book/sub/page.md", "all").data
 
 
@@ -258,7 +309,9 @@ def test_structural_claim_on_a_profile_subset_is_not_the_papers_check():
     rng = np.random.default_rng(3)
     labels = [("AG02", 0.04)] + [(f"PX{i:02d}", 0.04) for i in range(15)]
     vectors = rng.normal(size=(16, 39))
-    vectors[0] = vectors[1:].mean(axis=0)  # the candidate at the cloud's centre: central under every metric
+    vectors[0] = vectors[1:].mean(
+        axis=0
+    )  # the candidate at the cloud's centre: central under every metric
 
     def results(kappa_rank):
         kappas = np.arange(1.0, 17.0) * 10
@@ -320,7 +373,10 @@ def test_kt_claim_verdict_follows_its_rule(monkeypatch):
 
     small = [_kt_record(1, 0.5 * bound, False), _kt_record(2, -0.5 * bound, True)]
     assert with_draws(small).verdict == claims.REPRODUCED
-    assert with_draws([_kt_record(1, 2 * bound, False), _kt_record(2, 0.1 * bound, True)]).verdict == claims.CONTRADICTED
+    assert (
+        with_draws([_kt_record(1, 2 * bound, False), _kt_record(2, 0.1 * bound, True)]).verdict
+        == claims.CONTRADICTED
+    )
     # the MNE bound alone decides kt_sensitivity; the flips are kt_verdict_flips
     no_flip = [_kt_record(1, 0.1 * bound, False), _kt_record(2, 0.1 * bound, False)]
     assert with_draws(no_flip).verdict == claims.REPRODUCED
@@ -345,7 +401,9 @@ def test_run_to_run_claim_is_not_testable_on_the_twin_and_missing_without_record
         rows = {} if spread is None else {"AG02": {"spread (%)": spread, "executions": 2}}
         monkeypatch.setattr(repro, "profile_records", lambda conditions: [{"any": 1}])
         monkeypatch.setattr(repro, "records_frame", lambda records: None)
-        monkeypatch.setattr(repro, "run_to_run_table", lambda frame: pd.DataFrame.from_dict(rows, orient="index"))
+        monkeypatch.setattr(
+            repro, "run_to_run_table", lambda frame: pd.DataFrame.from_dict(rows, orient="index")
+        )
 
     table(1.0)
     assert compute(_results()).verdict == claims.NOT_TESTABLE
@@ -368,9 +426,9 @@ def _markdown_headings(docname: str) -> list[str]:
 )
 def test_each_reason_links_to_an_existing_register_heading(claim):
     docname, heading = claim.reason
-    assert heading in _markdown_headings(
-        docname
-    ), f"{claim.id}: no heading {heading!r} in {docname}.md"
+    assert heading in _markdown_headings(docname), (
+        f"{claim.id}: no heading {heading!r} in {docname}.md"
+    )
     assert claim.reason_link()["anchor"] == make_id(heading)
 
 
@@ -747,8 +805,8 @@ def test_infeasible_claims_each_follow_one_fact(monkeypatch):
 def test_share_and_validation_claims_follow_their_rules(monkeypatch):
     import pandas as pd
 
-    from crane_lib.identification import condition, model_classes
     from crane_lib.acceptance import held_out as v
+    from crane_lib.identification import condition, model_classes
 
     monkeypatch.setattr(condition, "recording_path", lambda *a: REPO_ROOT)  # exists
     monkeypatch.setattr(condition, "condition_bundle", lambda *a: None)

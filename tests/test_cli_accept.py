@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from crane_lib import cli
-from crane_lib.cli import common
-from crane_lib.errors import InputError
 from crane_lib.acceptance import accepted as accepted_module
 from crane_lib.cli import accept as accept_command
+from crane_lib.cli import common
+from crane_lib.errors import InputError
 from crane_lib.excitation.commands import write_command_file
 from crane_lib.logs.raw_log import write_raw_log
 from crane_lib.model.dynamics import model as shared_model
@@ -45,19 +45,36 @@ def _identified_as(beta):
 
     def replaced(*args, **kwargs):
         condition, refined, report = real(*args, **kwargs)
-        return condition, ParameterSet(refined.names, beta, refined.std_errors, dict(refined.meta)), report
+        return (
+            condition,
+            ParameterSet(refined.names, beta, refined.std_errors, dict(refined.meta)),
+            report,
+        )
 
     return replaced
 
 
-def test_accept_prints_the_verdict_and_writes_the_model(files, held_out_log, tmp_path, monkeypatch,
-                                                        capsys):
+def test_accept_prints_the_verdict_and_writes_the_model(
+    files, held_out_log, tmp_path, monkeypatch, capsys
+):
     log_path, command = files
     monkeypatch.setattr(accepted_module, "identify_recording", _identified_as(description_beta()))
     monkeypatch.setattr(accept_command, "AUDIT_SEEDS", (2,))
     out = tmp_path / "model.csv"
-    status = cli.main(["accept", str(log_path), "--trajectory", str(command), "--refine", "none", "--out", str(out),
-                       "--validation", str(held_out_log)])
+    status = cli.main(
+        [
+            "accept",
+            str(log_path),
+            "--trajectory",
+            str(command),
+            "--refine",
+            "none",
+            "--out",
+            str(out),
+            "--validation",
+            str(held_out_log),
+        ]
+    )
     printed = capsys.readouterr().out
     assert status == 0 and "ACCEPTED: PD over Theta on seeds 2," in printed
     assert "held out SHORT_2.npz: RMSE" in printed and "held out, pooled: RMSE" in printed
@@ -71,11 +88,30 @@ def test_a_rejection_exits_1_and_names_the_witness_pose(files, tmp_path, monkeyp
     beta = description_beta().copy()
     beta[shared_model("reduced").names.index("ZZR6")] -= 0.0058  # not PD over part of Theta
     monkeypatch.setattr(accepted_module, "identify_recording", _identified_as(beta))
-    monkeypatch.setattr(accepted_module, "rescue_over_theta",
-                        lambda model, beta, epsilon, extra_poses: accepted_module.RescueResult(None, [], False, "solver failed"))
+    monkeypatch.setattr(
+        accepted_module,
+        "rescue_over_theta",
+        lambda model, beta, epsilon, extra_poses: accepted_module.RescueResult(
+            None, [], False, "solver failed"
+        ),
+    )
     monkeypatch.setattr(accept_command, "AUDIT_SEEDS", (1,))
     out = tmp_path / "model.csv"
-    assert cli.main(["accept", str(log_path), "--trajectory", str(command), "--refine", "none", "--out", str(out)]) == 1
+    assert (
+        cli.main(
+            [
+                "accept",
+                str(log_path),
+                "--trajectory",
+                str(command),
+                "--refine",
+                "none",
+                "--out",
+                str(out),
+            ]
+        )
+        == 1
+    )
     printed = capsys.readouterr().out
     assert "REJECTED: seed 1 finds lambda_min" in printed and "at theta = [" in printed
     assert load_parameters(out, shared_model("reduced").names).meta["accepted"] == "False"
@@ -84,10 +120,41 @@ def test_a_rejection_exits_1_and_names_the_witness_pose(files, tmp_path, monkeyp
 def test_accept_rejects_bad_input_before_computing(files, tmp_path, capsys):
     log_path, command = files
     cases = [
-        (["accept", str(tmp_path / "missing.npz"), "--trajectory", str(command), "--out", str(tmp_path / "m.csv")], "missing.npz: no such file"),
-        (["accept", str(log_path), "--trajectory", str(command), "--out", str(tmp_path / "m.csv"), "--validation", str(tmp_path / "v.csv")],
-         "v.csv: no such file"),
-        (["accept", str(log_path), "--trajectory", str(command), "--out", str(tmp_path / "none" / "m.csv")], "none does not exist"),
+        (
+            [
+                "accept",
+                str(tmp_path / "missing.npz"),
+                "--trajectory",
+                str(command),
+                "--out",
+                str(tmp_path / "m.csv"),
+            ],
+            "missing.npz: no such file",
+        ),
+        (
+            [
+                "accept",
+                str(log_path),
+                "--trajectory",
+                str(command),
+                "--out",
+                str(tmp_path / "m.csv"),
+                "--validation",
+                str(tmp_path / "v.csv"),
+            ],
+            "v.csv: no such file",
+        ),
+        (
+            [
+                "accept",
+                str(log_path),
+                "--trajectory",
+                str(command),
+                "--out",
+                str(tmp_path / "none" / "m.csv"),
+            ],
+            "none does not exist",
+        ),
     ]
     for argv, expected in cases:
         assert cli.main(argv) == cli.EXIT_BAD_INPUT
@@ -101,8 +168,9 @@ def test_the_report_and_the_command_share_one_check(files, held_out_log, tmp_pat
     `validation` (a JSON list, one path) name the same recordings as a list."""
     log_path, command = files
     for given in ([held_out_log], json.dumps([str(held_out_log)]), str(held_out_log)):
-        inputs = common.accept_inputs(log_path, command, tmp_path / "m.csv", given, 0.04,
-                                      notebook=True)
+        inputs = common.accept_inputs(
+            log_path, command, tmp_path / "m.csv", given, 0.04, notebook=True
+        )
         assert [r.path for r in inputs.validation] == [held_out_log]
         assert inputs.command.name == "SHORT" and not inputs.force
     assert common.validation_paths("") == [] and common.validation_paths([]) == []
@@ -128,12 +196,16 @@ def test_a_model_declared_new_is_not_written_over_a_file_that_appeared(tmp_path)
     assert [p.name for p in tmp_path.iterdir()] == ["m.csv"]
 
 
-@pytest.mark.parametrize("fixture, fragment", [
-    ({"still": True}, "too little motion"),
-    ({"hand_amplitude": 0.15, "hand_hz": 0.02}, "condition number"),
-])
-def test_the_shared_check_runs_the_identifiability_gate_before_any_work(fixture, fragment,
-                                                                        tmp_path):
+@pytest.mark.parametrize(
+    "fixture, fragment",
+    [
+        ({"still": True}, "too little motion"),
+        ({"hand_amplitude": 0.15, "hand_hz": 0.02}, "condition number"),
+    ],
+)
+def test_the_shared_check_runs_the_identifiability_gate_before_any_work(
+    fixture, fragment, tmp_path
+):
     from crane_book import corpus
 
     log = tmp_path / "log.npz"
@@ -148,9 +220,16 @@ def test_the_shared_check_runs_the_identifiability_gate_before_any_work(fixture,
 def test_a_held_out_recording_without_torque_to_score_is_refused(tmp_path):
     from crane_book import corpus
 
-    for name, content in (("log.npz", corpus.log_npz()), ("still.npz", corpus.log_npz(still=True)),
-                          ("AP01.txt", corpus.command_file_bytes())):
+    for name, content in (
+        ("log.npz", corpus.log_npz()),
+        ("still.npz", corpus.log_npz(still=True)),
+        ("AP01.txt", corpus.command_file_bytes()),
+    ):
         (tmp_path / name).write_bytes(content)
     with pytest.raises(InputError, match=r"still.npz: the torque of axis \d does not vary"):
-        common.accept_inputs(tmp_path / "log.npz", tmp_path / "AP01.txt", tmp_path / "m.csv",
-                             [tmp_path / "still.npz"])
+        common.accept_inputs(
+            tmp_path / "log.npz",
+            tmp_path / "AP01.txt",
+            tmp_path / "m.csv",
+            [tmp_path / "still.npz"],
+        )

@@ -23,7 +23,23 @@ def log_path(tmp_path_factory):
 
 def test_identify_writes_a_model_that_predicts_the_recording(log_path, tmp_path, capsys):
     out = tmp_path / "model.csv"
-    assert cli.main(["identify", str(log_path), "--trajectory", str(AP01), "--ts", "0.04", "--out", str(out), "--refine", "none"]) == 0
+    assert (
+        cli.main(
+            [
+                "identify",
+                str(log_path),
+                "--trajectory",
+                str(AP01),
+                "--ts",
+                "0.04",
+                "--out",
+                str(out),
+                "--refine",
+                "none",
+            ]
+        )
+        == 0
+    )
     model = DynamicModel("reduced")
     loaded = load_parameters(out, model.names)
     assert loaded.meta["trajectory"] == "AP01" and loaded.meta["route"] in ("O-C", "O-S-C")
@@ -46,7 +62,9 @@ def test_identify_writes_a_model_that_predicts_the_recording(log_path, tmp_path,
         (["--trajectory", str(AP01), "--out", "no/such/folder/m.csv"], "folder"),
     ],
 )
-def test_bad_input_exits_2_and_writes_nothing(log_path, tmp_path, monkeypatch, capsys, argv_tail, fragment):
+def test_bad_input_exits_2_and_writes_nothing(
+    log_path, tmp_path, monkeypatch, capsys, argv_tail, fragment
+):
     monkeypatch.chdir(tmp_path)
     assert cli.main(["identify", str(log_path), *argv_tail]) == cli.EXIT_BAD_INPUT
     assert fragment in capsys.readouterr().err
@@ -55,7 +73,21 @@ def test_bad_input_exits_2_and_writes_nothing(log_path, tmp_path, monkeypatch, c
 
 def test_identify_with_the_fast_refinement_records_the_stage(log_path, tmp_path):
     out = tmp_path / "fast.csv"
-    assert cli.main(["identify", str(log_path), "--trajectory", str(AP01), "--out", str(out), "--refine", "fast"]) == 0
+    assert (
+        cli.main(
+            [
+                "identify",
+                str(log_path),
+                "--trajectory",
+                str(AP01),
+                "--out",
+                str(out),
+                "--refine",
+                "fast",
+            ]
+        )
+        == 0
+    )
     loaded = load_parameters(out, DynamicModel("reduced").names)
     assert loaded.meta["stage"] == "fast" and float(loaded.meta["objective"]) > 0
     assert loaded.meta["trajectory"] == "AP01"

@@ -54,9 +54,11 @@ def test_a_mount_of_a_kernel_filesystem_is_refused_wherever_it_is(tmp_path, monk
     (mounted / "sub").mkdir(parents=True)
     plain.mkdir()
     table = tmp_path / "mountinfo"
-    table.write_text(f"1 0 8:1 / / rw - ext4 /dev/sda1 rw\n"
-                     f"2 1 0:5 / {str(mounted).replace(' ', chr(92) + '040')} rw - proc proc rw\n",
-                     encoding="utf-8")
+    table.write_text(
+        f"1 0 8:1 / / rw - ext4 /dev/sda1 rw\n"
+        f"2 1 0:5 / {str(mounted).replace(' ', chr(92) + '040')} rw - proc proc rw\n",
+        encoding="utf-8",
+    )
     monkeypatch.setattr(common, "MOUNT_TABLE", table)
     assert common.pseudo_filesystem(mounted / "sub") == "a proc mount"
     assert common.pseudo_filesystem(plain) is None
@@ -91,8 +93,9 @@ def test_a_file_that_appears_while_identify_runs_is_not_replaced(scratch, monkey
     assert (scratch / "m.csv").read_text(encoding="utf-8").startswith("#")
 
 
-def test_a_bundle_that_appears_while_preprocess_runs_leaves_the_folder_as_before(scratch,
-                                                                               monkeypatch, capsys):
+def test_a_bundle_that_appears_while_preprocess_runs_leaves_the_folder_as_before(
+    scratch, monkeypatch, capsys
+):
     """All bundles or none: one appeared meanwhile, so the new ones this run had put in place are
     taken back and the other run's bundle stays."""
     from crane_lib.cli import preprocess
@@ -114,9 +117,17 @@ def test_a_bundle_that_appears_while_preprocess_runs_leaves_the_folder_as_before
 def test_two_identify_runs_to_one_new_name_write_it_once(scratch):
     """Started together: one writes m.csv (exit 0); the other refuses with one line (exit 2),
     whether it finds the name up front or at the end."""
-    runs = [subprocess.Popen(_command(*IDENTIFY), cwd=scratch, env=_environment(),
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            for _ in range(2)]
+    runs = [
+        subprocess.Popen(
+            _command(*IDENTIFY),
+            cwd=scratch,
+            env=_environment(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
     outputs = [run.communicate(timeout=600) for run in runs]
     done = [(run.returncode, out, err) for run, (out, err) in zip(runs, outputs)]
     assert sorted(status for status, _, _ in done) == [0, 2], done
@@ -138,6 +149,7 @@ def test_a_signal_once_the_output_is_in_place_lets_the_command_finish(scratch, m
             real(source, destination, *args, **kwargs)
             if str(destination).endswith("arm.urdf"):  # not a cache file written on the way
                 os.kill(os.getpid(), signal.SIGINT)
+
         return call
 
     monkeypatch.setattr(os, "replace", then_interrupt(real_replace))
@@ -153,8 +165,9 @@ def test_a_signal_once_the_output_is_in_place_lets_the_command_finish(scratch, m
     assert _leftovers(scratch) == []
 
 
-def test_a_signal_after_a_cache_file_was_written_still_stops_the_command(scratch, monkeypatch,
-                                                                         capsys):
+def test_a_signal_after_a_cache_file_was_written_still_stops_the_command(
+    scratch, monkeypatch, capsys
+):
     """A file written on the way (a kernel cache) is no output: SIGINT after it still ends the
     command with 130 and nothing written."""
     from crane_lib.errors import atomic_write
@@ -182,8 +195,14 @@ def test_audit_into_a_closed_pipe_stops_quietly(scratch, json):
     """`crane-id audit MODEL | head -1` where head has gone: exit 141 (as a shell reports `cat`
     killed by SIGPIPE), never 2, no traceback, nothing on stderr."""
     argv = _command("audit", "model.csv", *(["--json"] if json else []))
-    run = subprocess.Popen(argv, cwd=scratch, env=_environment(), stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True)
+    run = subprocess.Popen(
+        argv,
+        cwd=scratch,
+        env=_environment(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     run.stdout.close()  # the only reader is gone before the command writes anything
     err = run.stderr.read()
     run.stderr.close()

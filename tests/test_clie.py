@@ -27,7 +27,12 @@ from crane_lib.twin import recorder as twin
 from crane_lib.twin.truth import TWIN_PLANT_CSV, load_plant_settings, load_truth
 
 SEED = 5
-WAYPOINTS_DEG = [[0, 20, 0, -70, 0, 20, 30, 0], [10, -20, 10, -110, 10, -20, -30, 10], [0, 0, 0, -90, 0, 0, 0, 0], [0, 0, 0, -90, 0, 0, 0, 0]]
+WAYPOINTS_DEG = [
+    [0, 20, 0, -70, 0, 20, 30, 0],
+    [10, -20, 10, -110, 10, -20, -30, 10],
+    [0, 0, 0, -90, 0, 0, 0, 0],
+    [0, 0, 0, -90, 0, 0, 0, 0],
+]
 SPEEDS_PERCENT = [60.0, 60.0, 60.0, 20.0]
 MARGIN_S = 0.5  # idle kept on each side of the motion in the truncated record
 
@@ -35,7 +40,9 @@ MARGIN_S = 0.5  # idle kept on each side of the motion in the truncated record
 def _representable_truth() -> ParameterSet:
     """The twin's truth without what the reduced model leaves out (products of inertia, Coulomb)."""
     standard = load_truth()
-    values = {n: (0.0 if n[:2] in ("XY", "XZ", "YZ", "FS") else v) for n, v in standard.as_dict().items()}
+    values = {
+        n: (0.0 if n[:2] in ("XY", "XZ", "YZ", "FS") else v) for n, v in standard.as_dict().items()
+    }
     return ParameterSet(standard.names, [values[n] for n in standard.names])
 
 
@@ -46,7 +53,15 @@ def rigid_case():
     settings = dataclasses.replace(settings, kt_true=settings.kt_logged.copy())
     cmd = CommandFile("CLIE_TEST", np.radians(WAYPOINTS_DEG), np.array(SPEEDS_PERCENT))
     # the simulator models the rigid-body plant under (2): no compliance, no supply-voltage limit
-    samples, metadata = twin.record(cmd, seed=SEED, truth=truth, plant_settings=settings, compliant=False, noise_scale=0.0, voltage_limit=False)
+    samples, metadata = twin.record(
+        cmd,
+        seed=SEED,
+        truth=truth,
+        plant_settings=settings,
+        compliant=False,
+        noise_scale=0.0,
+        voltage_limit=False,
+    )
     start = int(metadata["motion_start_sample"]) - int(MARGIN_S * 1e3)
     end = int(metadata["motion_end_sample"]) + int(MARGIN_S * 1e3)
     log = RawLog(samples[start:end].copy(), metadata)
@@ -69,9 +84,13 @@ def test_true_parameters_reproduce_the_rigid_twin(rigid_case):
     c = problem.constants
     to_true = problem.kt_record / np.asarray(c.kt_command)
     # what the simulator does not model, per axis, as a torque on the band-limited record:
-    encoder = ENCODER_RESOLUTION_RAD / np.sqrt(12.0) * c.k_p * c.m_hat * to_true  # quantization through K_P
+    encoder = (
+        ENCODER_RESOLUTION_RAD / np.sqrt(12.0) * c.k_p * c.m_hat * to_true
+    )  # quantization through K_P
     rate = np.gradient(problem.measured[problem.valid], clie.RESIDUAL_INTERVAL_S, axis=0)
-    dead_time = (twin.READ_DISPATCH_LATENCY_S + 0.5 * twin.CONTROL_PERIOD_S) * np.sqrt(np.mean(rate**2, axis=0))
+    dead_time = (twin.READ_DISPATCH_LATENCY_S + 0.5 * twin.CONTROL_PERIOD_S) * np.sqrt(
+        np.mean(rate**2, axis=0)
+    )
     viscous = np.array([truth[f"FV{j}"] for j in range(1, 9)])
     speed = np.sqrt(np.mean(problem.band_limit(log.dtheta_ref)[problem.valid] ** 2, axis=0))
     friction_drift = 3.0 * twin.FRICTION_RUN_SD * viscous * speed
@@ -91,7 +110,9 @@ def test_simulated_torque_is_the_inverse_dynamics_of_the_simulated_trajectory(ri
 def test_residual_filter_decimation_and_edges(rigid_case):
     _, problem, _, _ = rigid_case
     corner = clie.preprocessing.corner_frequency_hz(clie.RESIDUAL_INTERVAL_S)
-    assert corner == pytest.approx(paper("residual_lowpass_cutoff").value, abs=0.005)  # 5.625 printed as 5.63
+    assert corner == pytest.approx(
+        paper("residual_lowpass_cutoff").value, abs=0.005
+    )  # 5.625 printed as 5.63
     assert np.all(np.diff(problem.keep) == round(clie.RESIDUAL_INTERVAL_S / 1e-3))
     t = problem.t - problem.t[0]
     interior = problem.valid
@@ -99,20 +120,24 @@ def test_residual_filter_decimation_and_edges(rigid_case):
     # transient decayed by e^-5 (< 1 % of the amplitude)
     for frequency, expected_gain, tolerance in ((0.5, 1.0, 0.01), (25.0, 0.0, 0.01)):
         signal = np.sin(2 * np.pi * frequency * t)[:, None]
-        grid_t = (problem.keep * 1e-3)
+        grid_t = problem.keep * 1e-3
         filtered = problem.band_limit(signal)[:, 0]
         reference = expected_gain * np.sin(2 * np.pi * frequency * grid_t)
         assert np.max(np.abs(filtered[interior] - reference[interior])) < tolerance, frequency
     guard = clie.filter_edge_guard_s(problem.sections, 1e-3)
     masked_times = problem.keep[~problem.valid] * 1e-3
-    assert np.all((masked_times < guard + 1e-9) | (masked_times > (problem.keep[-1] * 1e-3) - guard - 0.04))
+    assert np.all(
+        (masked_times < guard + 1e-9) | (masked_times > (problem.keep[-1] * 1e-3) - guard - 0.04)
+    )
 
 
 def test_clamp_mask_is_dilated_by_one_window(rigid_case):
     log, _, _, _ = rigid_case
     samples = log.samples.copy()
     middle = samples.shape[0] // 2
-    samples[middle, group("current_command").start + 1] = CLAMP_TORQUE[1] / KT[1]  # axis 2 at its clamp
+    samples[middle, group("current_command").start + 1] = (
+        CLAMP_TORQUE[1] / KT[1]
+    )  # axis 2 at its clamp
     problem = clie.build_problem(RawLog(samples, log.metadata))
     reference = clie.build_problem(log)
     newly_masked = np.flatnonzero(reference.valid & ~problem.valid)
@@ -129,7 +154,9 @@ def test_fast_jacobian_against_finite_differences(rigid_case):
     norms = np.linalg.norm(finite, axis=0)
     excited = norms > 1e-3 * norms.max()
     assert excited.sum() >= 30
-    cosine = np.sum(finite * fast, axis=0)[excited] / (norms[excited] * np.linalg.norm(fast, axis=0)[excited])
+    cosine = np.sum(finite * fast, axis=0)[excited] / (
+        norms[excited] * np.linalg.norm(fast, axis=0)[excited]
+    )
     relative = np.linalg.norm(finite - fast, axis=0)[excited] / norms[excited]
     # the DIDIM Jacobian holds the trajectory: it leaves out the closed loop's own response to
     # beta, which feedback keeps to a fraction inside the 5 Hz bandwidth (register_clie.md)
@@ -152,7 +179,9 @@ def test_clie_recovers_parameters_from_noise_free_simulation(rigid_case):
     assert report.objective_final < 1e-6 * report.objective_start
     # identifiable directions: the torque-space error of the parameters, through the Jacobian
     jacobian = data.didim_jacobian(data.simulate(beta))
-    assert np.linalg.norm(jacobian @ (report.x - beta)) < 1e-3 * np.linalg.norm(jacobian @ (start - beta))
+    assert np.linalg.norm(jacobian @ (report.x - beta)) < 1e-3 * np.linalg.norm(
+        jacobian @ (start - beta)
+    )
 
 
 def test_faithful_and_fast_routes_reach_the_same_objective(rigid_case):
@@ -192,9 +221,13 @@ def test_bounds_follow_d_f():
     width = paper("param_bound_multiplier").value * np.abs(x0)
     np.testing.assert_allclose(upper, x0 + width)
     for i, name in enumerate(names):
-        expected = max(x0[i] - width[i], 0.0) if name in clie.NONNEGATIVE_PARAMETERS else x0[i] - width[i]
+        expected = (
+            max(x0[i] - width[i], 0.0) if name in clie.NONNEGATIVE_PARAMETERS else x0[i] - width[i]
+        )
         assert lower[i] == pytest.approx(expected), name
-    assert "IA8" in clie.NONNEGATIVE_PARAMETERS and not any(n.startswith("FV") for n in clie.NONNEGATIVE_PARAMETERS)
+    assert "IA8" in clie.NONNEGATIVE_PARAMETERS and not any(
+        n.startswith("FV") for n in clie.NONNEGATIVE_PARAMETERS
+    )
 
 
 def test_refine_condition_as_the_cli_calls_it(rigid_case):
@@ -214,10 +247,22 @@ def test_refine_condition_as_the_cli_calls_it(rigid_case):
 
 
 def _report(names, x0, x, iterations, wall):
-    return clie.RefinementReport(method="fast", names=names, x0=np.asarray(x0), x=np.asarray(x), objective_start=2.0,
-                                 objective_final=1.0, iterations=iterations, simulations=iterations + 1,
-                                 trial_evaluations=iterations + 1, jacobian_evaluations=iterations, diverged_evaluations=0,
-                                 wall_time_s=wall, status=2, message="ftol")
+    return clie.RefinementReport(
+        method="fast",
+        names=names,
+        x0=np.asarray(x0),
+        x=np.asarray(x),
+        objective_start=2.0,
+        objective_final=1.0,
+        iterations=iterations,
+        simulations=iterations + 1,
+        trial_evaluations=iterations + 1,
+        jacobian_evaluations=iterations,
+        diverged_evaluations=0,
+        wall_time_s=wall,
+        status=2,
+        message="ftol",
+    )
 
 
 def test_sweep_records_round_trip_and_their_iteration_statistics(tmp_path, monkeypatch):
@@ -231,18 +276,33 @@ def test_sweep_records_round_trip_and_their_iteration_statistics(tmp_path, monke
     for i, (trajectory, route, iterations) in enumerate(cases):
         ols = ParameterSet(names, [1.0 + i, 2.0], std_errors=[0.1, 0.2])
         start = ParameterSet(names, [1.5 + i, 2.0]) if route == "O-S-C" else ols
-        condition = SimpleNamespace(trajectory=trajectory, ts=0.04, run=1, route=route, projection=None, start=start,
-                                    ols=SimpleNamespace(kappa=30.0 + i, parameters=ols))
-        path = clie.write_record(clie.record_path(trajectory, 0.04), condition, _report(names, start.values, [9.0 + i, 3.0], iterations, 3600.0))
+        condition = SimpleNamespace(
+            trajectory=trajectory,
+            ts=0.04,
+            run=1,
+            route=route,
+            projection=None,
+            start=start,
+            ols=SimpleNamespace(kappa=30.0 + i, parameters=ols),
+        )
+        path = clie.write_record(
+            clie.record_path(trajectory, 0.04),
+            condition,
+            _report(names, start.values, [9.0 + i, 3.0], iterations, 3600.0),
+        )
         assert path.parent == tmp_path / "clie" / "fast"
     records = clie.load_records("fast")
     assert [r["trajectory"] for r in records] == ["AG02", "AP01", "AP03", "PB01"]
     ap01 = records[1]
-    assert ap01["ols"] == [2.0, 2.0] and ap01["start"] == [2.5, 2.0] and ap01["clie_x"] == [10.0, 3.0]
+    assert (
+        ap01["ols"] == [2.0, 2.0] and ap01["start"] == [2.5, 2.0] and ap01["clie_x"] == [10.0, 3.0]
+    )
     stats = clie.iteration_statistics(records)["this book (fast route)"]
     assert stats["median iterations, route O-C"] == 5.0
     assert stats["median iterations, route O-S-C"] == 220.0
-    assert stats["half of the refinements finish within (iterations)"] == 6.0  # two of 4, 6, 40, 400 finish within 6
+    assert (
+        stats["half of the refinements finish within (iterations)"] == 6.0
+    )  # two of 4, 6, 40, 400 finish within 6
     assert stats[f"stopped at the {clie.MAX_ITERATIONS}-iteration cap"] == 1
     assert stats["total refinement time"] == "4.00 h"
 
@@ -255,10 +315,19 @@ def test_a_failed_condition_is_noted_and_cleared_by_a_later_record(tmp_path, mon
     monkeypatch.setattr(crane_lib.paths, "RESULTS_DIR", tmp_path)
     names = ["ZZR1", "FV1"]
     ols = ParameterSet(names, [1.0, 2.0], std_errors=[0.1, 0.2])
-    condition = SimpleNamespace(trajectory="PA01", ts=0.01, run=1, route="O-C", projection=None, start=ols,
-                                ols=SimpleNamespace(kappa=40.0, parameters=ols))
+    condition = SimpleNamespace(
+        trajectory="PA01",
+        ts=0.01,
+        run=1,
+        route="O-C",
+        projection=None,
+        start=ols,
+        ols=SimpleNamespace(kappa=40.0, parameters=ols),
+    )
     clie.write_failure(clie.failure_path("PA01", 0.01), condition, "diverges at t = 94.33 s")
     assert [f["failure"] for f in clie.load_failures()] == ["diverges at t = 94.33 s"]
     assert clie.load_records() == []  # a failure is not a record
-    clie.write_record(clie.record_path("PA01", 0.01), condition, _report(names, [1.0, 2.0], [1.1, 2.0], 3, 1.0))
+    clie.write_record(
+        clie.record_path("PA01", 0.01), condition, _report(names, [1.0, 2.0], [1.1, 2.0], 3, 1.0)
+    )
     assert clie.load_failures() == [] and len(clie.load_records()) == 1

@@ -56,8 +56,10 @@ DIDIM_OVER_START = 0.01
 def _representable_truth(arm: str) -> ParameterSet:
     """The arm's truth without what the reduced model leaves out (products of inertia, Coulomb)."""
     standard = twin_truth.truth_parameters(arm)
-    values = [0.0 if n[:2] in ("XY", "XZ", "YZ", "FS") else v
-              for n, v in zip(standard.names, standard.values)]
+    values = [
+        0.0 if n[:2] in ("XY", "XZ", "YZ", "FS") else v
+        for n, v in zip(standard.names, standard.values)
+    ]
     return ParameterSet(standard.names, values)
 
 
@@ -72,9 +74,16 @@ def rigid_case(arm: str):
     truth = _representable_truth(arm)
     settings = twin_truth.compute_plant_settings(truth, arm)
     settings = dataclasses.replace(settings, kt_true=settings.kt_logged.copy())
-    samples, metadata = twin.record(read_arm(arm)["PI_ALPHA"], seed=SEED, arm=arm, truth=truth,
-                                    plant_settings=settings, compliant=False, noise_scale=0.0,
-                                    voltage_limit=False)
+    samples, metadata = twin.record(
+        read_arm(arm)["PI_ALPHA"],
+        seed=SEED,
+        arm=arm,
+        truth=truth,
+        plant_settings=settings,
+        compliant=False,
+        noise_scale=0.0,
+        voltage_limit=False,
+    )
     start = int(metadata["motion_start_sample"]) - int(MARGIN_S * 1e3)
     end = int(metadata["motion_end_sample"]) + int(MARGIN_S * 1e3)
     log = RawLog(samples[start:end].copy(), metadata)

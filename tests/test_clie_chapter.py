@@ -14,14 +14,37 @@ from crane_lib.reporting.chapters import clie as chapter
 
 
 def _report(start):
-    return clie.RefinementReport(method="fast", names=["ZZR1", "FV1"], x0=start, x=start + 1.0, objective_start=4.0, objective_final=1.0,
-                                 iterations=3, simulations=5, trial_evaluations=4, jacobian_evaluations=3, diverged_evaluations=0,
-                                 wall_time_s=12.5, status=2, message="xtol", history=[3.0, 2.0, 1.0])
+    return clie.RefinementReport(
+        method="fast",
+        names=["ZZR1", "FV1"],
+        x0=start,
+        x=start + 1.0,
+        objective_start=4.0,
+        objective_final=1.0,
+        iterations=3,
+        simulations=5,
+        trial_evaluations=4,
+        jacobian_evaluations=3,
+        diverged_evaluations=0,
+        wall_time_s=12.5,
+        status=2,
+        message="xtol",
+        history=[3.0, 2.0, 1.0],
+    )
 
 
 def _condition(start):
-    result = SimpleNamespace(trajectory="AG02", ts=0.04, run=1, route="O-C", projection=None, start=ParameterSet(["ZZR1", "FV1"], start),
-                             ols=SimpleNamespace(kappa=10.0, parameters=ParameterSet(["ZZR1", "FV1"], start, [0.1, 0.1])))
+    result = SimpleNamespace(
+        trajectory="AG02",
+        ts=0.04,
+        run=1,
+        route="O-C",
+        projection=None,
+        start=ParameterSet(["ZZR1", "FV1"], start),
+        ols=SimpleNamespace(
+            kappa=10.0, parameters=ParameterSet(["ZZR1", "FV1"], start, [0.1, 0.1])
+        ),
+    )
     return SimpleNamespace(trajectory="AG02", ts=0.04, run=1, result=result, label="AG02 at 40 ms")
 
 
@@ -36,22 +59,31 @@ def test_the_sweeps_refinement_is_reused_only_from_the_same_start(tmp_path, monk
     assert reused is not None and reused.as_dict() == written.as_dict()
     np.testing.assert_array_equal(reused.x0, start)
     assert chapter.sweep_refinement(c, "clie") is None  # another route
-    assert chapter.sweep_refinement(_condition(start * (1 + 1e-9)), "fast") is None  # another start (e.g. changed code)
+    assert (
+        chapter.sweep_refinement(_condition(start * (1 + 1e-9)), "fast") is None
+    )  # another start (e.g. changed code)
     # the same start to rounding (the sweep's kernels run BLAS on one thread, the page's on two)
     assert chapter.sweep_refinement(_condition(start * (1 + 1e-15)), "fast") is not None
     runs = chapter.Runs()
     assert chapter.sweep_refinement_of(c, "fast", runs).as_dict() == written.as_dict()
-    assert runs.rows[0]["run"].endswith("the CLIE sweep's run") and runs.rows[0]["wall time (s)"] == 12.5
+    assert (
+        runs.rows[0]["run"].endswith("the CLIE sweep's run")
+        and runs.rows[0]["wall time (s)"] == 12.5
+    )
 
 
-def test_without_the_sweeps_record_the_page_says_which_record_is_missing_and_refines_nothing(tmp_path, monkeypatch):
+def test_without_the_sweeps_record_the_page_says_which_record_is_missing_and_refines_nothing(
+    tmp_path, monkeypatch
+):
     import pytest
 
     monkeypatch.setattr(paths, "RESULTS_DIR", tmp_path)
     c = _condition(np.array([1.0, 2.0]))
     with pytest.raises(RuntimeError, match="no record from this start"):
         chapter.sweep_refinement_of(c, "fast", chapter.Runs())
-    clie.write_failure(clie.failure_path("AG02", 0.04, 1, "fast"), c.result, "a state is not finite")
+    clie.write_failure(
+        clie.failure_path("AG02", 0.04, 1, "fast"), c.result, "a state is not finite"
+    )
     with pytest.raises(RuntimeError, match="a state is not finite"):
         chapter.sweep_refinement_of(c, "fast", chapter.Runs())
     assert not clie.record_path("AG02", 0.04, 1, "fast").exists()

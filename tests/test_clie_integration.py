@@ -50,9 +50,7 @@ def test_the_error_estimate_sends_stiff_cycles_back_to_the_paper_step(rigid_case
     assert error_controlled < 0.2 * error_uncontrolled
 
 
-def test_the_fast_route_checks_its_solution_at_the_paper_step(
-    rigid_case, monkeypatch
-):  # noqa: F811
+def test_the_fast_route_checks_its_solution_at_the_paper_step(rigid_case, monkeypatch):  # noqa: F811
     _, problem, beta, _ = rigid_case
     start = beta * (1.0 + 0.05 * np.random.default_rng(2).standard_normal(beta.size))
     report = clie.refine_fast(problem, start, max_iterations=3)
@@ -84,9 +82,7 @@ def test_the_chunked_jacobian_is_the_whole_record_filtered(rigid_case, monkeypat
     np.testing.assert_array_equal(problem.didim_jacobian(simulation), whole)
 
 
-def test_an_executions_conditions_share_its_problem_until_the_log_changes(
-    rigid_case, tmp_path
-):  # noqa: F811
+def test_an_executions_conditions_share_its_problem_until_the_log_changes(rigid_case, tmp_path):  # noqa: F811
     log, _, _, _ = rigid_case
     path = write_raw_log(tmp_path / "CLIE_TEST_run1.npz", log.samples, log.metadata)
     first = clie.recording_problem(path)
@@ -108,8 +104,9 @@ def test_a_start_only_the_paper_step_simulates_is_run_at_the_paper_step(rigid_ca
         steps.append(integrated.max_step)
         if integrated.max_step > clie.INTEGRATION_STEP_S:
             raise clie.CLIEError("the start diverges one step per cycle")
-        return clie.refine_fast(integrated, beta, max_iterations=1,
-                                integration_step=integrated.max_step)
+        return clie.refine_fast(
+            integrated, beta, max_iterations=1, integration_step=integrated.max_step
+        )
 
     report = clie.one_step_per_cycle(problem, run)
     assert steps == [clie.FAST_INTEGRATION_STEP_S, clie.INTEGRATION_STEP_S]
@@ -122,4 +119,6 @@ def test_didim_integrates_as_the_fast_route_when_asked(rigid_case):  # noqa: F81
     assert clie.didim(problem, max_iterations=1).integration_step_s == clie.INTEGRATION_STEP_S
     report = clie.didim(problem, max_iterations=2, integration_step=clie.FAST_INTEGRATION_STEP_S)
     assert report.integration_step_s == clie.FAST_INTEGRATION_STEP_S
-    assert report.objective_final_paper_step == pytest.approx(problem.objective(report.x), rel=1e-12)
+    assert report.objective_final_paper_step == pytest.approx(
+        problem.objective(report.x), rel=1e-12
+    )

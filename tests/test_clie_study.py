@@ -12,9 +12,20 @@ from crane_lib.reporting import clie_study
 
 
 def _record(trajectory, ts, x, objective, wall, start, ols, route="O-C"):
-    return {"trajectory": trajectory, "ts": ts, "run": 1, "route": route, "kappa": 10.0, "names": ["A", "B", "C"],
-            "ols": list(ols), "start": list(start), "clie_x": list(x), "clie_objective_final": objective,
-            "clie_iterations": 3, "clie_wall_time_s": wall}
+    return {
+        "trajectory": trajectory,
+        "ts": ts,
+        "run": 1,
+        "route": route,
+        "kappa": 10.0,
+        "names": ["A", "B", "C"],
+        "ols": list(ols),
+        "start": list(start),
+        "clie_x": list(x),
+        "clie_objective_final": objective,
+        "clie_iterations": 3,
+        "clie_wall_time_s": wall,
+    }
 
 
 @pytest.fixture
@@ -24,18 +35,31 @@ def results(tmp_path, monkeypatch):
 
 
 def test_no_faithful_records_gives_the_note(results):
-    write_json_record(clie.record_path("AP01", 0.04, 1, "fast"), _record("AP01", 0.04, [1, 2, 3], 1.0, 1.0, [1, 2, 3], [1, 2, 3]))
+    write_json_record(
+        clie.record_path("AP01", 0.04, 1, "fast"),
+        _record("AP01", 0.04, [1, 2, 3], 1.0, 1.0, [1, 2, 3], [1, 2, 3]),
+    )
     study = clie_study.faithful_beside_fast()
     assert study.empty and study.n_fast == 1 and study.n_faithful == 0
     assert "make clie-faithful" in study.summary_text()
 
 
 def test_pairs_conditions_and_computes_gaps_and_distances(results):
-    ols = {("AP01", 0.04): [1.0, 2.0, 3.0], ("AG02", 0.04): [2.0, 1.0, 5.0], ("PB01", 0.08): [0.0, 3.0, 4.0]}
+    ols = {
+        ("AP01", 0.04): [1.0, 2.0, 3.0],
+        ("AG02", 0.04): [2.0, 1.0, 5.0],
+        ("PB01", 0.08): [0.0, 3.0, 4.0],
+    }
     for (name, ts), o in ols.items():
-        write_json_record(clie.record_path(name, ts, 1, "fast"), _record(name, ts, np.add(o, 0.1), 2.02, 1.0, o, o))
+        write_json_record(
+            clie.record_path(name, ts, 1, "fast"),
+            _record(name, ts, np.add(o, 0.1), 2.02, 1.0, o, o),
+        )
         if name != "PB01":  # PB01 has no faithful record: not paired
-            write_json_record(clie.record_path(name, ts, 1, "clie"), _record(name, ts, np.add(o, 0.2), 2.0, 10.0, o, o))
+            write_json_record(
+                clie.record_path(name, ts, 1, "clie"),
+                _record(name, ts, np.add(o, 0.2), 2.0, 10.0, o, o),
+            )
     study = clie_study.faithful_beside_fast()
     assert len(study.table) == 2 and study.n_fast == 3 and study.n_faithful == 2
     assert np.allclose(study.table["objective gap (%)"], 1.0)
@@ -43,7 +67,10 @@ def test_pairs_conditions_and_computes_gaps_and_distances(results):
     assert np.allclose(study.table["|fast - faithful|"], np.linalg.norm(0.1 / scale))
     assert np.allclose(study.table["|faithful - start|"], np.linalg.norm(0.2 / scale))
     text = study.summary_text()
-    assert "2 conditions were refined by both routes" in text and "within 0.5 % of the faithful route's objective in 0 of 2" in text
+    assert (
+        "2 conditions were refined by both routes" in text
+        and "within 0.5 % of the faithful route's objective in 0 of 2" in text
+    )
     assert "10.0 times" in text
     import matplotlib
 

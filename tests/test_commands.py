@@ -26,7 +26,9 @@ CEILING_RAD_S = np.radians(VELOCITY_CEILING_DEG_S)
 
 
 def _command(rows_deg, speeds, name="T"):
-    return CommandFile(name, np.radians(np.array(rows_deg, dtype=float)), np.array(speeds, dtype=float))
+    return CommandFile(
+        name, np.radians(np.array(rows_deg, dtype=float)), np.array(speeds, dtype=float)
+    )
 
 
 def _single_move(axis, angle_deg, speed_pct):
@@ -40,23 +42,34 @@ def _single_move(axis, angle_deg, speed_pct):
 @pytest.fixture(scope="module")
 def samples():
     specs = trajectory_specs()
-    return {name: build(specs[name]) for name in ("AP01", "AP04", "PB05", "PC01")} | {"V03": build_validation("V03")}
+    return {name: build(specs[name]) for name in ("AP01", "AP04", "PB05", "PC01")} | {
+        "V03": build_validation("V03")
+    }
 
 
 # ------------------------------------------------------------------ format
 
 
 def test_header_constants_come_from_the_paper():
-    ceilings = [paper("vel_ceiling_axes_1_3to8").value, paper("vel_ceiling_axis2").value] + [paper("vel_ceiling_axes_1_3to8").value] * 6
+    ceilings = [paper("vel_ceiling_axes_1_3to8").value, paper("vel_ceiling_axis2").value] + [
+        paper("vel_ceiling_axes_1_3to8").value
+    ] * 6
     assert np.allclose(VELOCITY_CEILING_DEG_S, ceilings, atol=5e-4)
     assert np.allclose(ACCEL_TIME_S, [paper(f"accel_time_axis{j}").value for j in range(1, 9)])
     assert FINAL_DWELL_S == paper("final_dwell").value
-    assert f"VELOCITY_CEILING_DEG_S {paper('vel_ceiling_axes_1_3to8').value:.3f} {paper('vel_ceiling_axis2').value:.3f}" in HEADER_LINES[1]
+    assert (
+        f"VELOCITY_CEILING_DEG_S {paper('vel_ceiling_axes_1_3to8').value:.3f} {paper('vel_ceiling_axis2').value:.3f}"
+        in HEADER_LINES[1]
+    )
 
 
 def test_speed_factor_090_gives_the_papers_peak_velocities():
-    assert 0.90 * VELOCITY_CEILING_DEG_S[0] == pytest.approx(paper("vel_at_090_axes_1_3to8").value, abs=0.05)
-    assert 0.90 * VELOCITY_CEILING_DEG_S[1] == pytest.approx(paper("vel_at_090_axis2").value, abs=0.05)
+    assert 0.90 * VELOCITY_CEILING_DEG_S[0] == pytest.approx(
+        paper("vel_at_090_axes_1_3to8").value, abs=0.05
+    )
+    assert 0.90 * VELOCITY_CEILING_DEG_S[1] == pytest.approx(
+        paper("vel_at_090_axis2").value, abs=0.05
+    )
 
 
 def test_round_trip_is_exact(tmp_path, samples):
@@ -110,7 +123,11 @@ def test_wrong_format_line(tmp_path, samples):
 def test_wrong_header_value(tmp_path, samples):
     text = _good_text(samples)
     line = _line_of(text, "ACCEL_TIME_S")
-    message = _expect_error(tmp_path, _replace_line(text, line, "ACCEL_TIME_S 0.40 0.20 0.40 0.40 0.20 0.20 0.20 0.30"), line)
+    message = _expect_error(
+        tmp_path,
+        _replace_line(text, line, "ACCEL_TIME_S 0.40 0.20 0.40 0.40 0.20 0.20 0.20 0.30"),
+        line,
+    )
     assert "ACCEL_TIME_S" in message
 
 
@@ -139,7 +156,9 @@ def test_non_numeric_field(tmp_path, samples):
 def test_angle_outside_joint_limits(tmp_path, samples):
     text = _good_text(samples)
     line = _first_row_line(text) + 2
-    message = _expect_error(tmp_path, _replace_line(text, line, "0 0 0 10 0 0 0 0 75"), line)  # axis 4 <= 0.001°
+    message = _expect_error(
+        tmp_path, _replace_line(text, line, "0 0 0 10 0 0 0 0 75"), line
+    )  # axis 4 <= 0.001°
     assert "axis 4" in message
 
 
@@ -242,7 +261,11 @@ def test_interpolated_reference_properties(samples, name):
     for plan in plans:
         k = int(round(plan.end_time / dt))
         t_end = k * dt
-        tol = np.abs(plan.target - plan.start) * 0 + 1e-9 + (np.abs(ref.qd[k]) * abs(t_end - plan.end_time))
+        tol = (
+            np.abs(plan.target - plan.start) * 0
+            + 1e-9
+            + (np.abs(ref.qd[k]) * abs(t_end - plan.end_time))
+        )
         assert np.all(np.abs(ref.q[k] - plan.target) <= tol + 1e-6)
     assert np.allclose(ref.q[-1], 0.0)
     # velocity never exceeds factor x ceiling of its segment
@@ -251,16 +274,26 @@ def test_interpolated_reference_properties(samples, name):
         limit = plan.speed_fraction * CEILING_RAD_S * (1 + 1e-9)
         assert np.all(np.abs(ref.qd[inside]) <= limit)
         # acceleration bounded by the quartic ramp's 1.5 x mean ramp acceleration
-        assert np.all(np.abs(ref.qdd[inside]) <= 1.5 * plan.speed_fraction * CEILING_RAD_S / ACCEL_TIME_S * (1 + 1e-9))
+        assert np.all(
+            np.abs(ref.qdd[inside])
+            <= 1.5 * plan.speed_fraction * CEILING_RAD_S / ACCEL_TIME_S * (1 + 1e-9)
+        )
     # continuity: position and velocity change by at most one step of their derivative bound
     assert np.all(np.abs(np.diff(ref.q, axis=0)) <= CEILING_RAD_S * dt * 1.0001)
-    assert np.all(np.abs(np.diff(ref.qd, axis=0)) <= 1.5 * CEILING_RAD_S / ACCEL_TIME_S * dt * 1.0001)
+    assert np.all(
+        np.abs(np.diff(ref.qd, axis=0)) <= 1.5 * CEILING_RAD_S / ACCEL_TIME_S * dt * 1.0001
+    )
     # the velocity integrates to the position (the three references are consistent)
-    assert np.allclose(ref.q[0] + np.cumsum(ref.qd[:-1] + ref.qd[1:], axis=0) * dt / 2, ref.q[1:], atol=2e-4)
+    assert np.allclose(
+        ref.q[0] + np.cumsum(ref.qd[:-1] + ref.qd[1:], axis=0) * dt / 2, ref.q[1:], atol=2e-4
+    )
 
 
 def test_segment_statistics_of_a_known_file():
-    cmd = _command([[30, 60, 0, -90, 0, 0, 0, 0], [0, 0, 0, -90, 0, 0, 0, 0], np.zeros(8), np.zeros(8)], [50, 50, 50, 20])
+    cmd = _command(
+        [[30, 60, 0, -90, 0, 0, 0, 0], [0, 0, 0, -90, 0, 0, 0, 0], np.zeros(8), np.zeros(8)],
+        [50, 50, 50, 20],
+    )
     stats = segment_statistics(cmd)
     assert stats.n_segments == 4
     assert list(stats.segments.n_moving_arm_joints) == [2, 2, 1, 0]
@@ -268,7 +301,9 @@ def test_segment_statistics_of_a_known_file():
     assert stats.segments.moving_arm_joints[2] == (4,)
     assert stats.segments.duration_s.iloc[3] == 0.0
     assert len(stats.ramps_s) == 10  # two ramps per moving axis and segment: 2 x (2 + 2 + 1)
-    assert stats.commanded_duration_s == pytest.approx(stats.segments.duration_s.sum() + FINAL_DWELL_S)
+    assert stats.commanded_duration_s == pytest.approx(
+        stats.segments.duration_s.sum() + FINAL_DWELL_S
+    )
     # samples per ramp: floor(r / Ts); axis 2's 0.200 s ramps span 20 intervals at 10 ms, 2 at 80 ms
     assert stats.ramp_samples(0.010).min() == 20
     assert stats.ramp_samples(0.080).min() == 2

@@ -40,8 +40,12 @@ def test_identical_models_do_nothing_wrong():
     assert row.mu_min == pytest.approx(1.0) and np.isinf(row.tau_grow_s)
     assert row.observer_gain == pytest.approx(1.0 / np.linalg.eigvalsh(m)[0])
     assert not row.eigdir_sign_reversed
-    scaled = consequences.pose_consequences(1.25 * m, m, seed=1)  # every acceleration mispredicted by exactly 25 %
-    assert scaled.median_torque_error_ratio == pytest.approx(0.25) and scaled.eigdir_torque_error_ratio == pytest.approx(0.25)
+    scaled = consequences.pose_consequences(
+        1.25 * m, m, seed=1
+    )  # every acceleration mispredicted by exactly 25 %
+    assert scaled.median_torque_error_ratio == pytest.approx(
+        0.25
+    ) and scaled.eigdir_torque_error_ratio == pytest.approx(0.25)
     assert scaled.misdirected_share == 0.0
 
 
@@ -56,13 +60,17 @@ def test_one_negative_eigenvalue_in_two_dimensions():
     assert row.tau_grow_s == pytest.approx(1.0 / _largest_real_root(-a), rel=1e-10)
     assert row.eigdir_torque_error_ratio == pytest.approx(1.0 + a) and row.eigdir_sign_reversed
     expected = 2.0 / np.pi * np.arctan(1.0 / np.sqrt(a))
-    assert row.misdirected_share == pytest.approx(expected, abs=4 * np.sqrt(expected * (1 - expected) / 2000))
+    assert row.misdirected_share == pytest.approx(
+        expected, abs=4 * np.sqrt(expected * (1 - expected) / 2000)
+    )
     # |(M^ - I) u| = (1 + a)|u_1| for unit u; the accelerations are the documented second draw of default_rng(seed)
     rng = np.random.default_rng(7)
     rng.standard_normal((2000, 2))
     u = rng.standard_normal((200, 2))
     u /= np.linalg.norm(u, axis=1, keepdims=True)
-    assert row.median_torque_error_ratio == pytest.approx(np.median((1 + a) * np.abs(u[:, 0])), rel=1e-12)
+    assert row.median_torque_error_ratio == pytest.approx(
+        np.median((1 + a) * np.abs(u[:, 0])), rel=1e-12
+    )
     # seeded: the same seed gives the same numbers
     assert consequences.pose_consequences(m_hat, m_acc, seed=7) == row
 
@@ -75,10 +83,17 @@ def test_table_x_row_for_a_model_non_pd_in_a_known_region():
     assert row.non_pd_count_uniform == reference.violations["uniform"] > 0
     assert row.non_pd_fraction == pytest.approx(reference.non_pd_fraction_uniform)
     np.testing.assert_array_equal(row.worst_pose, reference.worst_pose)
-    assert row.at_worst_pose.lambda_min == pytest.approx(reference.lambda_min, rel=1e-12) and row.at_worst_pose.lambda_min < 0
+    assert (
+        row.at_worst_pose.lambda_min == pytest.approx(reference.lambda_min, rel=1e-12)
+        and row.at_worst_pose.lambda_min < 0
+    )
     assert row.at_worst_pose.mu_min < 0 and np.isfinite(row.at_worst_pose.tau_grow_s)
     assert row.tau_grow_fastest_s <= row.at_worst_pose.tau_grow_s
     assert row.at_worst_pose.eigdir_sign_reversed and 0 < row.at_worst_pose.misdirected_share < 1
     assert row.at_worst_pose.eigdir_torque_error_ratio > row.at_worst_pose.median_torque_error_ratio
     feasible = consequences.consequences(beta_acc, beta_acc, seed=1)
-    assert feasible.non_pd_fraction == 0.0 and np.isinf(feasible.tau_grow_fastest_s) and np.isinf(feasible.at_worst_pose.tau_grow_s)
+    assert (
+        feasible.non_pd_fraction == 0.0
+        and np.isinf(feasible.tau_grow_fastest_s)
+        and np.isinf(feasible.at_worst_pose.tau_grow_s)
+    )

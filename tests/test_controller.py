@@ -31,7 +31,10 @@ from crane_lib.paper_numbers import paper
 
 
 def _constants(gain=20.0, time_constant=0.2):
-    models = tuple(JointModel(gain * (1 + 0.1 * j), time_constant * (1 + 0.05 * j), 1e-3) for j in range(N_AXES))
+    models = tuple(
+        JointModel(gain * (1 + 0.1 * j), time_constant * (1 + 0.05 * j), 1e-3)
+        for j in range(N_AXES)
+    )
     return RealizationConstants(models, ("test",) * N_AXES)
 
 
@@ -46,7 +49,17 @@ def test_law_against_hand_computation():
     integral = np.linspace(-1e-4, 1e-4, N_AXES)
     start_integral = integral.copy()
     out = np.zeros((OUT_ROWS, N_AXES))
-    realization_law(theta_ref, dtheta_ref, ddtheta_ref, theta, theta_previous, dt, integral, *constants.law_arguments(), out)
+    realization_law(
+        theta_ref,
+        dtheta_ref,
+        ddtheta_ref,
+        theta,
+        theta_previous,
+        dt,
+        integral,
+        *constants.law_arguments(),
+        out,
+    )
     for j in range(N_AXES):
         m_hat = constants.models[j].time_constant / constants.models[j].gain
         d_hat = 1.0 / constants.models[j].time_constant
@@ -54,7 +67,9 @@ def test_law_against_hand_computation():
         error = theta_ref[j] - theta[j]
         integral_j = start_integral[j] + error * dt
         feedforward = m_hat * (ddtheta_ref[j] + d_hat * dtheta_ref[j])
-        feedback = m_hat * (K_V * (dtheta_ref[j] - velocity) + REALIZATION_KP * error + K_I * integral_j)
+        feedback = m_hat * (
+            K_V * (dtheta_ref[j] - velocity) + REALIZATION_KP * error + K_I * integral_j
+        )
         units = round((feedforward + feedback) / KT_CATALOGUE[j] / CURRENT_UNIT_A)
         assert out[OUT_VELOCITY, j] == pytest.approx(velocity, rel=1e-12)
         assert out[OUT_FEEDFORWARD, j] == pytest.approx(feedforward, rel=1e-12)
@@ -69,9 +84,23 @@ def test_velocity_feedforward_sits_inside_the_bracket():
     constants = _constants(gain=37.1, time_constant=0.136)
     out = np.zeros((OUT_ROWS, N_AXES))
     zero = np.zeros(N_AXES)
-    realization_law(zero, np.ones(N_AXES), zero, zero, zero, 1e-3, np.zeros(N_AXES), *constants.law_arguments(), out)
-    expected = 1.0 / np.array([m.gain for m in constants.models]) + constants.m_hat * K_V  # feedforward + K_V (θ̇ref - 0)
-    np.testing.assert_allclose(out[OUT_FEEDFORWARD], 1.0 / np.array([m.gain for m in constants.models]), rtol=1e-12)
+    realization_law(
+        zero,
+        np.ones(N_AXES),
+        zero,
+        zero,
+        zero,
+        1e-3,
+        np.zeros(N_AXES),
+        *constants.law_arguments(),
+        out,
+    )
+    expected = (
+        1.0 / np.array([m.gain for m in constants.models]) + constants.m_hat * K_V
+    )  # feedforward + K_V (θ̇ref - 0)
+    np.testing.assert_allclose(
+        out[OUT_FEEDFORWARD], 1.0 / np.array([m.gain for m in constants.models]), rtol=1e-12
+    )
     np.testing.assert_allclose(out[OUT_FEEDFORWARD] + out[OUT_FEEDBACK], expected, rtol=1e-12)
 
 
@@ -116,7 +145,9 @@ def test_committed_table_xix():
 def test_bad_constants_file_names_the_line(tmp_path):
     text = format_realization_constants(_constants().models, ("x",) * N_AXES, "comment")
     lines = text.splitlines()
-    lines[3] = lines[3].replace(lines[3].split(",")[3], "-0.5", 1)  # negative time constant on axis 2
+    lines[3] = lines[3].replace(
+        lines[3].split(",")[3], "-0.5", 1
+    )  # negative time constant on axis 2
     path = tmp_path / "bad.csv"
     path.write_text("\n".join(lines) + "\n")
     with pytest.raises(InputError, match=r"bad.csv:4"):

@@ -15,7 +15,9 @@ from crane_lib.twin import dataset
 
 def test_full_profile_holds_every_file_and_the_repeats_of_table_xi():
     runs = Counter(e.trajectory for e in dataset.executions("full"))
-    identification = sorted(p.stem for p in TRAJECTORY_DIR.glob("*.txt") if not p.stem.startswith("V"))
+    identification = sorted(
+        p.stem for p in TRAJECTORY_DIR.glob("*.txt") if not p.stem.startswith("V")
+    )
     assert len(identification) == 40 and all(runs[name] >= 1 for name in identification)
     assert runs["PB01"] == paper("pb01_execution_count").value
     assert runs["AP03"] == paper("ap03_execution_count").value
@@ -52,7 +54,9 @@ def test_recordings_are_cached_by_content(tmp_path, monkeypatch):
 def test_bad_profile_file_names_the_line(tmp_path, monkeypatch):
     params = tmp_path / "params"
     params.mkdir()
-    (params / "recordings_quick.csv").write_text("# comment\ntrajectory,run,seed\nAP01,1,5\nNOPE,1,6\n")
+    (params / "recordings_quick.csv").write_text(
+        "# comment\ntrajectory,run,seed\nAP01,1,5\nNOPE,1,6\n"
+    )
     monkeypatch.setattr(dataset, "PAPERMILL_PARAMS_DIR", params)
     with pytest.raises(InputError, match=r"recordings_quick.csv:4.*NOPE"):
         dataset.executions("quick")

@@ -41,7 +41,14 @@ def synthetic_bundle(model, beta, n=120, noise=0.0, seed=3):
     theta[:, 3] = rng.uniform(-2.5, 0.0, n)
     dtheta, ddtheta = rng.normal(0, 1.0, (n, 8)), rng.normal(0, 3.0, (n, 8))
     tau = model.inverse_dynamics(theta, dtheta, ddtheta, beta) + rng.normal(0, noise, (n, 8))
-    return SimpleNamespace(theta=theta, dtheta=dtheta, ddtheta=ddtheta, tau=tau, ts=0.04, provenance={"log": "synthetic"})
+    return SimpleNamespace(
+        theta=theta,
+        dtheta=dtheta,
+        ddtheta=ddtheta,
+        tau=tau,
+        ts=0.04,
+        provenance={"log": "synthetic"},
+    )
 
 
 @pytest.fixture(scope="module")
@@ -71,12 +78,18 @@ def test_objective_and_psd_at_every_sample(model, noisy):
 
 @pytest.mark.parametrize("chart", ["degrees", "warped"])
 def test_dual_metric_is_coordinate_independent_and_ols_is_not(model, noisy, chart):
-    jac = weighted.degrees_chart((2, 4, 6)) if chart == "degrees" else weighted.warped_chart(noisy.theta, 0.5)
+    jac = (
+        weighted.degrees_chart((2, 4, 6))
+        if chart == "degrees"
+        else weighted.warped_chart(noisy.theta, 0.5)
+    )
     base = {name: weighted.fit(name, noisy, model) for name in weighted.METHODS}
     charted = {name: weighted.fit(name, noisy, model, chart=jac) for name in weighted.METHODS}
 
     def change(name):
-        return np.linalg.norm(charted[name].values - base[name].values) / np.linalg.norm(base[name].values)
+        return np.linalg.norm(charted[name].values - base[name].values) / np.linalg.norm(
+            base[name].values
+        )
 
     assert change("dual-metric") < 1e-4  # solver tolerance; OLS moves by about 1e-2 here
     assert change("ols") > 1e-3
@@ -89,7 +102,9 @@ def test_dual_metric_is_coordinate_independent_and_ols_is_not(model, noisy, char
 def test_theta_r_constraints_hold_their_margin(model, noisy):
     poses = audit.uniform_poses(40, seed=6)
     free = weighted.dual_metric_wls(noisy, model)
-    epsilon = 1.5 * float(model.arm_min_eigenvalue(poses, free.values).min())  # binding by construction
+    epsilon = 1.5 * float(
+        model.arm_min_eigenvalue(poses, free.values).min()
+    )  # binding by construction
     result = weighted.dual_metric_wls(noisy, model, poses=poses, epsilon=epsilon)
     assert result.method == "dual-metric+Theta_r" and result.info["poses_active"] > 0
     assert audit.arm_lambda_min(result.values, poses, model).min() >= epsilon * (1 - 1e-6) - 1e-10
@@ -113,7 +128,16 @@ def test_cli_method_selects_the_start(tmp_path, model):
     samples, metadata = twin.record(AP01, seed=11)
     log_path = write_raw_log(tmp_path / "AP01.npz", samples, metadata)
     out = tmp_path / "dm.csv"
-    argv = ["identify", str(log_path), "--trajectory", str(AP01), "--ts", "0.08", "--refine", "none"]
+    argv = [
+        "identify",
+        str(log_path),
+        "--trajectory",
+        str(AP01),
+        "--ts",
+        "0.08",
+        "--refine",
+        "none",
+    ]
     assert cli.main([*argv, "--out", str(out), "--method", "dual-metric"]) == 0
     loaded = load_parameters(out, model.names)
     assert loaded.meta["method"] == "dual-metric"
@@ -137,4 +161,6 @@ def test_consistent_links_option_gives_a_consistent_arm(model, noisy):
     np.testing.assert_allclose(constraints.base_matrix @ phi, result.values, atol=1e-8)
     assert link_margins(phi).min() >= 0.9 * constraints.margin > 0
     assert phi[constraints.nonnegative].min() >= -1e-8
-    assert result.info["objective"] >= weighted.dual_metric_wls(noisy, model).info["objective"] * (1 - 1e-6)
+    assert result.info["objective"] >= weighted.dual_metric_wls(noisy, model).info["objective"] * (
+        1 - 1e-6
+    )

@@ -28,7 +28,9 @@ def _reference(model_pin, phi, q, qd, qdd):
         tau = np.r_[arm, 0.0] + ia * qddi + fv * qdi + fs * np.sign(qdi)
         mass = np.zeros((8, 8))
         mass[:N_LINKS, :N_LINKS] = pin.crba(model_pin, data, qi[:N_LINKS])
-        mass[:N_LINKS, :N_LINKS] = np.triu(mass[:N_LINKS, :N_LINKS]) + np.triu(mass[:N_LINKS, :N_LINKS], 1).T
+        mass[:N_LINKS, :N_LINKS] = (
+            np.triu(mass[:N_LINKS, :N_LINKS]) + np.triu(mass[:N_LINKS, :N_LINKS], 1).T
+        )
         mass += np.diag(ia)
         taus.append(tau)
         masses.append(mass)
@@ -50,14 +52,19 @@ def test_full_set_matches_pinocchio(rng, mounting, gravity_z):
     ours = DynamicModel("full", mounting=mounting)
     for _ in range(2):
         links = random_link_inertials(rng)
-        phi = standard_from_inertials(links, rng.uniform(1e-3, 1e-2, 8), rng.uniform(0, 1, 8), rng.uniform(0, 1, 8))
+        phi = standard_from_inertials(
+            links, rng.uniform(1e-3, 1e-2, 8), rng.uniform(0, 1, 8), rng.uniform(0, 1, 8)
+        )
         beta = ours.base_from_standard(phi)
         q, qd, qdd = _states(rng, N_STATES)
         tau_ref, mass_ref = _reference(pinocchio_arm(links, gravity_z), phi, q, qd, qdd)
         tau = ours.regressor(q, qd, qdd) @ beta.values
         assert _relative_error(tau, tau_ref).max() < RELATIVE_TOLERANCE
         assert _relative_error(ours.inertia_matrix(q, beta), mass_ref).max() < RELATIVE_TOLERANCE
-        assert _relative_error(ours.inverse_dynamics(q, qd, qdd, beta), tau_ref).max() < RELATIVE_TOLERANCE
+        assert (
+            _relative_error(ours.inverse_dynamics(q, qd, qdd, beta), tau_ref).max()
+            < RELATIVE_TOLERANCE
+        )
 
 
 def test_reduced_set_is_exact_without_products_and_coulomb(rng):
@@ -68,12 +75,17 @@ def test_reduced_set_is_exact_without_products_and_coulomb(rng):
         # products about O_j vanish when the centre of mass lies on one frame axis (here z) and the tensor is diagonal
         c = np.array([0.0, 0.0, c[2]])
         links.append((m, c, np.diag(np.diag(i_c))))
-    phi = standard_from_inertials(links, rng.uniform(1e-3, 1e-2, 8), rng.uniform(0, 1, 8), np.zeros(8))
+    phi = standard_from_inertials(
+        links, rng.uniform(1e-3, 1e-2, 8), rng.uniform(0, 1, 8), np.zeros(8)
+    )
     assert all(abs(phi[f"{k}{j}"]) == 0 for j in range(2, 8) for k in ("XY", "XZ", "YZ"))
     beta = ours.base_from_standard(phi)
     q, qd, qdd = _states(rng, N_STATES)
     tau_ref, mass_ref = _reference(pinocchio_arm(links, 9.80665), phi, q, qd, qdd)
-    assert _relative_error(ours.regressor(q, qd, qdd) @ beta.values, tau_ref).max() < RELATIVE_TOLERANCE
+    assert (
+        _relative_error(ours.regressor(q, qd, qdd) @ beta.values, tau_ref).max()
+        < RELATIVE_TOLERANCE
+    )
     assert _relative_error(ours.inertia_matrix(q, beta), mass_ref).max() < RELATIVE_TOLERANCE
 
 
@@ -81,7 +93,9 @@ def test_reduced_set_misses_products_of_inertia(rng):
     """The check above can fail: with products of inertia present, the 39-parameter model is not exact."""
     ours = DynamicModel("reduced")
     links = random_link_inertials(rng)
-    phi = standard_from_inertials(links, rng.uniform(1e-3, 1e-2, 8), rng.uniform(0, 1, 8), np.zeros(8))
+    phi = standard_from_inertials(
+        links, rng.uniform(1e-3, 1e-2, 8), rng.uniform(0, 1, 8), np.zeros(8)
+    )
     beta = ours.base_from_standard(phi)
     q, qd, qdd = _states(rng, 200)
     tau_ref, _ = _reference(pinocchio_arm(links, 9.80665), phi, q, qd, qdd)
@@ -91,7 +105,9 @@ def test_reduced_set_misses_products_of_inertia(rng):
 def test_direct_dynamics_inverts_inverse_dynamics(rng):
     ours = DynamicModel("reduced")
     links = random_link_inertials(rng)
-    phi = standard_from_inertials(links, rng.uniform(1e-3, 1e-2, 8), rng.uniform(0, 1, 8), np.zeros(8))
+    phi = standard_from_inertials(
+        links, rng.uniform(1e-3, 1e-2, 8), rng.uniform(0, 1, 8), np.zeros(8)
+    )
     beta = ours.base_from_standard(phi)
     q, qd, qdd = _states(rng, 500)
     tau = ours.inverse_dynamics(q, qd, qdd, beta)
@@ -102,7 +118,12 @@ def test_torque_decomposition_adds_up(rng):
     """M qdd + C qd + g + friction = inverse dynamics."""
     ours = DynamicModel("reduced")
     beta = ours.base_from_standard(
-        standard_from_inertials(random_link_inertials(rng), rng.uniform(1e-3, 1e-2, 8), rng.uniform(0, 1, 8), np.zeros(8))
+        standard_from_inertials(
+            random_link_inertials(rng),
+            rng.uniform(1e-3, 1e-2, 8),
+            rng.uniform(0, 1, 8),
+            np.zeros(8),
+        )
     )
     q, qd, qdd = _states(rng, 300)
     parts = (
@@ -111,4 +132,6 @@ def test_torque_decomposition_adds_up(rng):
         + ours.gravity_torque(q, beta)
         + ours.friction_torque(qd, beta)
     )
-    np.testing.assert_allclose(parts, ours.inverse_dynamics(q, qd, qdd, beta), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(
+        parts, ours.inverse_dynamics(q, qd, qdd, beta), rtol=1e-10, atol=1e-10
+    )

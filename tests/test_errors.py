@@ -26,6 +26,14 @@ def test_pickling_keeps_the_kind_the_place_and_what_was_expected(kind):
 
 def test_an_input_error_in_a_worker_process_reaches_the_caller_as_itself():
     with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
-        future = pool.submit(raise_input_error, "recordings/AP03_run1.npz", "no recording of AP03 run 1", "the twin's recording")
-        with pytest.raises(InputError, match=r"recordings/AP03_run1.npz: no recording of AP03 run 1 \(expected the twin's recording\)"):
+        future = pool.submit(
+            raise_input_error,
+            "recordings/AP03_run1.npz",
+            "no recording of AP03 run 1",
+            "the twin's recording",
+        )
+        with pytest.raises(
+            InputError,
+            match=r"recordings/AP03_run1.npz: no recording of AP03 run 1 \(expected the twin's recording\)",
+        ):
             future.result()

@@ -14,7 +14,12 @@ from crane_lib.constants import GRAVITY
 from crane_lib.excitation.commands import interpolate, read_command_file
 from crane_lib.export import consistent, files, verify
 from crane_lib.model.dynamics import DynamicModel, base_matrix
-from crane_lib.model.parameters import ParameterSet, load_parameters, save_parameters, standard_parameter_names
+from crane_lib.model.parameters import (
+    ParameterSet,
+    load_parameters,
+    save_parameters,
+    standard_parameter_names,
+)
 from crane_lib.paths import TRAJECTORY_DIR
 from crane_lib.twin.truth import load_truth
 
@@ -58,38 +63,67 @@ def test_pseudo_inertia_is_the_second_moment_of_a_mass_distribution(rng):
     second = sum(m * np.outer(np.append(p, 1), np.append(p, 1)) for p, m in zip(points, masses))
     inertia = sum(m * (p @ p * np.eye(3) - np.outer(p, p)) for p, m in zip(points, masses))
     first = (masses[:, None] * points).sum(axis=0)
-    link = [inertia[0, 0], inertia[0, 1], inertia[0, 2], inertia[1, 1], inertia[1, 2], inertia[2, 2], *first, masses.sum()]
+    link = [
+        inertia[0, 0],
+        inertia[0, 1],
+        inertia[0, 2],
+        inertia[1, 1],
+        inertia[1, 2],
+        inertia[2, 2],
+        *first,
+        masses.sum(),
+    ]
     np.testing.assert_allclose(consistent.pseudo_inertia(link), second, atol=1e-15)
     phi = np.zeros(len(standard_parameter_names()))
     phi[consistent.link_indices(3)] = link
     body = consistent.link_inertial(phi, 3)
     com = first / masses.sum()
-    central = sum(m * ((p - com) @ (p - com) * np.eye(3) - np.outer(p - com, p - com)) for p, m in zip(points, masses))
+    central = sum(
+        m * ((p - com) @ (p - com) * np.eye(3) - np.outer(p - com, p - com))
+        for p, m in zip(points, masses)
+    )
     assert body.mass == pytest.approx(masses.sum())
     np.testing.assert_allclose(body.com, com, atol=1e-15)
     np.testing.assert_allclose(body.inertia, central, atol=1e-15)
-    assert consistent.link_margins(phi)[2] > 0 and consistent.link_margins(phi)[0] == 0  # link 1 is empty: not consistent
+    assert (
+        consistent.link_margins(phi)[2] > 0 and consistent.link_margins(phi)[0] == 0
+    )  # link 1 is empty: not consistent
 
 
 def test_decided_moments_come_from_the_base_matrix(truth_base):
     """The base parameters of the reduced set decide Sigma_xx of links 3-7 and Sigma_yy of link 7
     (found from K, not assumed), and each decided value equals the link's own Sigma entry."""
     decided = consistent.decided_moments("reduced")
-    assert {(d.link, d.axis) for d in decided} == {(3, "x"), (4, "x"), (5, "x"), (6, "x"), (7, "x"), (7, "y")}
+    assert {(d.link, d.axis) for d in decided} == {
+        (3, "x"),
+        (4, "x"),
+        (5, "x"),
+        (6, "x"),
+        (7, "x"),
+        (7, "y"),
+    }
     link7x = next(d for d in decided if (d.link, d.axis) == (7, "x"))
     assert link7x.weights == pytest.approx({"ZZR7": 0.5, "XXR7": -0.5})
     truth = load_truth().values
     for d in decided:
         a = "xyz".index(d.axis)
-        assert d.value(truth_base) == pytest.approx(consistent.pseudo_inertia(consistent.link_parameters(truth, d.link))[a, a], rel=1e-9)
+        assert d.value(truth_base) == pytest.approx(
+            consistent.pseudo_inertia(consistent.link_parameters(truth, d.link))[a, a], rel=1e-9
+        )
 
 
 # ----------------------------------------------------------------------------- reconstruction
 
 
 @pytest.mark.parametrize("distance", consistent.DISTANCES)
-def test_the_twins_model_has_an_exact_consistent_reconstruction(truth_base, truth_reconstruction, distance):
-    result = truth_reconstruction if distance == consistent.DEFAULT_DISTANCE else consistent.reconstruct(truth_base, distance=distance)
+def test_the_twins_model_has_an_exact_consistent_reconstruction(
+    truth_base, truth_reconstruction, distance
+):
+    result = (
+        truth_reconstruction
+        if distance == consistent.DEFAULT_DISTANCE
+        else consistent.reconstruct(truth_base, distance=distance)
+    )
     assert result.exact and result.distance == distance
     phi = result.standard.values
     # the full grouped model of the standard vector: the 39 given values, and zero for every base
@@ -104,9 +138,13 @@ def test_the_twins_model_has_an_exact_consistent_reconstruction(truth_base, trut
     assert np.all(phi[drive] >= 0)
 
 
-def test_the_two_distances_choose_different_links_for_the_same_model(truth_base, truth_reconstruction):
+def test_the_two_distances_choose_different_links_for_the_same_model(
+    truth_base, truth_reconstruction
+):
     other = consistent.reconstruct(truth_base, distance="euclidean")
-    np.testing.assert_allclose(other.reproduced.values, truth_reconstruction.reproduced.values, rtol=1e-12)
+    np.testing.assert_allclose(
+        other.reproduced.values, truth_reconstruction.reproduced.values, rtol=1e-12
+    )
     assert np.abs(other.standard.values - truth_reconstruction.standard.values).max() > 1e-6
 
 
@@ -115,7 +153,12 @@ def test_a_model_with_an_impossible_link_gets_the_nearest_consistent_model(truth
     result = consistent.reconstruct(model)
     assert not result.exact and result.change_metric == "OLS standard errors"
     # the change is what the standard vector does to the model, and it repairs link 7's decided entry
-    np.testing.assert_allclose(result.reproduced.values, base_matrix("reduced") @ result.standard.values, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(
+        result.reproduced.values,
+        base_matrix("reduced") @ result.standard.values,
+        rtol=1e-12,
+        atol=1e-15,
+    )
     decided = {(d.link, d.axis): d for d in consistent.decided_moments("reduced")}
     assert decided[(7, "x")].value(model) < 0 < decided[(7, "x")].value(result.reproduced)
     assert result.change_norm == pytest.approx(np.linalg.norm(result.change / model.std_errors))
@@ -125,7 +168,9 @@ def test_a_model_with_an_impossible_link_gets_the_nearest_consistent_model(truth
     # allowing a larger change brings the links closer to the prior, never farther
     curve = consistent.tradeoff(model, factors=(1.0, 2.0))
     assert curve[0].change_norm == pytest.approx(result.change_norm, rel=1e-2)
-    assert curve[1].divergence <= curve[0].divergence + 1e-9 and curve[1].change_norm <= 2.0 * curve[0].change_norm * (1 + 1e-3)
+    assert curve[1].divergence <= curve[0].divergence + 1e-9 and curve[
+        1
+    ].change_norm <= 2.0 * curve[0].change_norm * (1 + 1e-3)
 
 
 # ----------------------------------------------------------------------------- the files in the tools
@@ -146,12 +191,16 @@ def _relative(a, b):
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory, truth_reconstruction):
     folder = tmp_path_factory.mktemp("export")
-    files.write_files(files.robot_model(truth_reconstruction.standard), folder / "arm.urdf", folder / "arm.xml")
+    files.write_files(
+        files.robot_model(truth_reconstruction.standard), folder / "arm.urdf", folder / "arm.xml"
+    )
     return folder / "arm.urdf", folder / "arm.xml"
 
 
 @pytest.mark.parametrize("which", ["reconstruction", "truth"])
-def test_pinocchio_reads_the_urdf_as_the_projects_model(exported, truth_reconstruction, tmp_path, which):
+def test_pinocchio_reads_the_urdf_as_the_projects_model(
+    exported, truth_reconstruction, tmp_path, which
+):
     """M(theta) and rigid body + armature + viscous (+ Coulomb for the truth) inverse dynamics at 50
     random states, to 1e-9 relative. The truth carries products of inertia and Coulomb friction, so it
     is checked against the full grouped model: the frame mapping of every inertia entry is tested."""
@@ -161,7 +210,11 @@ def test_pinocchio_reads_the_urdf_as_the_projects_model(exported, truth_reconstr
         model = DynamicModel("full")
         beta = model.base_from_standard(load_truth()).values
     else:
-        urdf, model, beta = exported[0], DynamicModel("reduced"), truth_reconstruction.reproduced.values
+        urdf, model, beta = (
+            exported[0],
+            DynamicModel("reduced"),
+            truth_reconstruction.reproduced.values,
+        )
     robot, dynamics = _pinocchio(urdf)
     assert list(robot.names[1:]) == list(dynamics) and robot.nv == 8
     data = robot.createData()
@@ -172,7 +225,9 @@ def test_pinocchio_reads_the_urdf_as_the_projects_model(exported, truth_reconstr
     for i in range(len(q)):
         m = pin.crba(robot, data, q[i])
         m = np.triu(m) + np.triu(m, 1).T
-        tau = pin.rnea(robot, data, q[i], dq[i], ddq[i]) + damping * dq[i] + friction * np.sign(dq[i])
+        tau = (
+            pin.rnea(robot, data, q[i], dq[i], ddq[i]) + damping * dq[i] + friction * np.sign(dq[i])
+        )
         assert _relative(m, m_own[i]) < TOLERANCE
         assert _relative(tau, tau_own[i]) < TOLERANCE
 
@@ -183,7 +238,9 @@ def test_mujoco_compiles_the_mjcf_as_the_projects_model(exported, truth_reconstr
     frame from its own 3x3 eigendecomposition, the one step not exact, and it converges to double
     precision."""
     robot = mujoco.MjModel.from_xml_path(str(exported[1]))
-    robot.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_LIMIT | mujoco.mjtDisableBit.mjDSBL_FRICTIONLOSS
+    robot.opt.disableflags |= (
+        mujoco.mjtDisableBit.mjDSBL_LIMIT | mujoco.mjtDisableBit.mjDSBL_FRICTIONLOSS
+    )
     data = mujoco.MjData(robot)
     assert robot.nv == 8 and robot.opt.gravity[2] == -GRAVITY
     beta = truth_reconstruction.reproduced.values
@@ -198,14 +255,18 @@ def test_mujoco_compiles_the_mjcf_as_the_projects_model(exported, truth_reconstr
         assert _relative(data.qfrc_inverse, tau_own[i]) < TOLERANCE
 
 
-def test_mujoco_simulation_follows_the_projects_direct_dynamics(exported, truth_reconstruction, reduced):
+def test_mujoco_simulation_follows_the_projects_direct_dynamics(
+    exported, truth_reconstruction, reduced
+):
     """0.4 s from rest under the computed torque of V01's commanded motion (its first move), MuJoCo's
     RK4 on the MJCF and the same scheme on DynamicModel.direct_dynamics stay within 1e-8 rad."""
     beta = truth_reconstruction.reproduced.values
     reference = interpolate(read_command_file(TRAJECTORY_DIR / "V01.txt"))
     moving = int(np.argmax(np.abs(reference.qd).max(axis=1) > 1e-3))
     window = slice(moving, moving + 400)
-    torque = reduced.inverse_dynamics(reference.q[window], reference.qd[window], reference.qdd[window], beta)
+    torque = reduced.inverse_dynamics(
+        reference.q[window], reference.qd[window], reference.qdd[window], beta
+    )
     run = verify.simulate(exported[1], reduced, beta, reference.q[moving], torque)
     assert np.abs(run.own[-1] - run.own[0]).max() > 1e-3  # the arm moved
     assert run.max_difference < 1e-8
@@ -235,8 +296,21 @@ def test_export_writes_both_files_the_same_bytes_each_time(truth_base, tmp_path,
     save_parameters(model, truth_base)
     for folder in ("a", "b"):
         (tmp_path / folder).mkdir()
-        assert cli.main(["export", str(model), "--urdf", str(tmp_path / folder / "m.urdf"), "--mjcf", str(tmp_path / folder / "m.xml"),
-                         "--standard", str(tmp_path / folder / "m.csv")]) == 0
+        assert (
+            cli.main(
+                [
+                    "export",
+                    str(model),
+                    "--urdf",
+                    str(tmp_path / folder / "m.urdf"),
+                    "--mjcf",
+                    str(tmp_path / folder / "m.xml"),
+                    "--standard",
+                    str(tmp_path / folder / "m.csv"),
+                ]
+            )
+            == 0
+        )
     for name in ("m.urdf", "m.xml", "m.csv"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
     assert "reproduces the model exactly" in capsys.readouterr().out
@@ -265,9 +339,28 @@ def test_export_refuses_bad_models_and_paths_writing_nothing(truth_base, tmp_pat
     nan.write_text("\n".join(text) + "\n", encoding="utf-8")
     _refused(["export", str(renamed)] + outputs, tmp_path, capsys, str(renamed), "ZZ7R")
     _refused(["export", str(nan)] + outputs, tmp_path, capsys, f"{nan}:", "MXR3")
-    _refused(["export", str(impossible)] + outputs, tmp_path, capsys, str(impossible), "no physically consistent", "--nearest")
-    _refused(["export", str(good), "--urdf", str(tmp_path / "missing" / "out.urdf"), "--mjcf", str(tmp_path / "out.xml")], tmp_path, capsys,
-             "--urdf", "missing does not exist")
+    _refused(
+        ["export", str(impossible)] + outputs,
+        tmp_path,
+        capsys,
+        str(impossible),
+        "no physically consistent",
+        "--nearest",
+    )
+    _refused(
+        [
+            "export",
+            str(good),
+            "--urdf",
+            str(tmp_path / "missing" / "out.urdf"),
+            "--mjcf",
+            str(tmp_path / "out.xml"),
+        ],
+        tmp_path,
+        capsys,
+        "--urdf",
+        "missing does not exist",
+    )
     _refused(["export", str(good)], tmp_path, capsys, "no output")
     # --nearest exports the nearest consistent model and says how far it moved
     assert cli.main(["export", str(impossible), "--nearest"] + outputs) == 0
@@ -284,16 +377,28 @@ def test_the_chapters_views_read_the_reconstruction(truth_base, truth_reconstruc
     from crane_lib.reporting.tables import comparison_table
 
     models = {"twin": truth_base, "broken": broken(truth_base)}
-    assert view.negative_entries(models) == {"twin": [], "broken": ["Σxx of link 7", "Σyy of link 7"]}  # ZZR7 < 0 here: both
+    assert view.negative_entries(models) == {
+        "twin": [],
+        "broken": ["Σxx of link 7", "Σyy of link 7"],
+    }  # ZZR7 < 0 here: both
     decided = view.decided_table(models)
-    assert decided.loc[decided.index.str.startswith("Σxx of link 7"), "broken"].iloc[0] == pytest.approx(-0.5e-4)
+    assert decided.loc[decided.index.str.startswith("Σxx of link 7"), "broken"].iloc[
+        0
+    ] == pytest.approx(-0.5e-4)
     prior, _ = consistent.prior_vector()
-    table = view.link_table({"description": prior, "reconstruction": truth_reconstruction.standard.values})
+    table = view.link_table(
+        {"description": prior, "reconstruction": truth_reconstruction.standard.values}
+    )
     assert len(table) == 14
-    np.testing.assert_allclose(table.xs("reconstruction", level="model")["λmin(J) (kg·m²)"], truth_reconstruction.link_margins)
+    np.testing.assert_allclose(
+        table.xs("reconstruction", level="model")["λmin(J) (kg·m²)"],
+        truth_reconstruction.link_margins,
+    )
     rows = comparison_table(view.sec_vii_e_comparisons([], 6, truth_reconstruction)).frame
     assert rows["this book"].tolist() == ["yes", "none: it reproduces the model exactly"]
-    figure = view.ellipsoid_figure({"reconstruction": truth_reconstruction.standard.values}, prior, "test")
+    figure = view.ellipsoid_figure(
+        {"reconstruction": truth_reconstruction.standard.values}, prior, "test"
+    )
     assert len(figure.axes[0].collections) == 2 * 7  # a surface and a prior wire per link
 
 
@@ -354,17 +459,24 @@ def test_a_tradeoff_point_that_misses_the_margin_is_solved_again(truth_base, mon
     assert curve[1].divergence <= curve[0].divergence + 1e-9
 
 
-def test_when_every_answer_misses_the_margin_export_refuses_naming_what_failed(truth_base, tmp_path,
-                                                                               capsys, monkeypatch):
+def test_when_every_answer_misses_the_margin_export_refuses_naming_what_failed(
+    truth_base, tmp_path, capsys, monkeypatch
+):
     """Exit 2 with and without --nearest: the stage, the solver's status, the smallest change."""
     _missing_the_margin(monkeypatch, misses=10**6)  # every answer, of both runs
     model = tmp_path / "model.csv"
     save_parameters(model, broken(truth_base))
     for nearest in ([], ["--nearest"]):
-        _refused(["export", str(model), "--urdf", str(tmp_path / "out.urdf"), *nearest], tmp_path,
-                 capsys,
-                 "stage 'the prior, among changes this small'", "Clarabel: optimal", "rejected",
-                 "the smallest change that admits one is", "ZZR7")
+        _refused(
+            ["export", str(model), "--urdf", str(tmp_path / "out.urdf"), *nearest],
+            tmp_path,
+            capsys,
+            "stage 'the prior, among changes this small'",
+            "Clarabel: optimal",
+            "rejected",
+            "the smallest change that admits one is",
+            "ZZR7",
+        )
 
 
 def test_the_margin_is_bounded_by_the_manufacturers_links_and_the_solver():
@@ -386,8 +498,9 @@ def test_a_model_kept_out_by_the_margin_alone_is_told_so(truth_base):
     named as the cause and a margin that admits it, which then reproduces it exactly."""
     values = truth_base.as_dict()
     values["ZZR7"] = 1e-6 - values["XXR7"]
-    thin = ParameterSet(truth_base.names, [values[n] for n in truth_base.names],
-                        truth_base.std_errors)
+    thin = ParameterSet(
+        truth_base.names, [values[n] for n in truth_base.names], truth_base.std_errors
+    )
     result = consistent.reconstruct(thin)
     assert not result.exact and 0 < result.largest_margin < consistent.MARGIN
     cause = r"the margin is the cause: with --margin 4\.9e-07 or less"

@@ -36,8 +36,9 @@ def exported(request, tmp_path_factory):
     result = consistent.reconstruct(base, arm=arm)
     folder = tmp_path_factory.mktemp(request.param)
     urdf, mjcf = folder / "arm.urdf", folder / "arm.xml"
-    files.write_files(files.arm_robot_model(result.standard, arm, notes=[result.summary()]),
-                      urdf, mjcf)
+    files.write_files(
+        files.arm_robot_model(result.standard, arm, notes=[result.summary()]), urdf, mjcf
+    )
     return arm, model, base, result, urdf, mjcf
 
 
@@ -51,8 +52,9 @@ def test_the_truth_of_an_arm_has_an_exact_consistent_reconstruction(exported):
     assert result.exact and result.parameter_set == "full" and result.arm is arm
     assert result.standard.names == arm.standard_parameter_names()
     reproduced = model.base_from_standard(result.standard)
-    np.testing.assert_allclose(reproduced.values, base.values, rtol=0,
-                               atol=1e-12 * np.abs(base.values).max())
+    np.testing.assert_allclose(
+        reproduced.values, base.values, rtol=0, atol=1e-12 * np.abs(base.values).max()
+    )
     assert len(result.link_margins) == arm.n_joints
     assert result.link_margins.min() >= consistent.MARGIN * (1 - consistent.CHECK_RTOL)
     # the full set leaves little free: the links are the description's prior, to the solver's

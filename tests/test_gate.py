@@ -8,9 +8,9 @@ import os
 
 import pytest
 
+from crane_book.corpus import command_file_bytes, log_npz
 from crane_lib.acceptance.accepted import accept_recording
 from crane_lib.cli import common
-from crane_book.corpus import command_file_bytes, log_npz
 from crane_lib.errors import InputError
 from crane_lib.identification import gate
 from crane_lib.logs.raw_log import read_raw_log
@@ -48,21 +48,30 @@ def test_output_path_policy(tmp_path):
     source.write_text("x\n")
     os.link(source, tmp_path / "hard.csv")
     assert common.output_path(tmp_path / "new.csv", inputs=[source]) == tmp_path / "new.csv"
-    for target, fragment in ((source, "is the input"), (tmp_path / "hard.csv", "is the input"), (tmp_path, "is a folder"),
-                             (tmp_path / "missing" / "x.csv", "does not exist")):
+    for target, fragment in (
+        (source, "is the input"),
+        (tmp_path / "hard.csv", "is the input"),
+        (tmp_path, "is a folder"),
+        (tmp_path / "missing" / "x.csv", "does not exist"),
+    ):
         with pytest.raises(InputError, match=fragment):
             common.output_path(target, inputs=[source], force=True)
     (tmp_path / "old.csv").write_text("keep\n")
     with pytest.raises(InputError, match="--force"):
         common.output_path(tmp_path / "old.csv", inputs=[source])
-    assert common.output_path(tmp_path / "old.csv", inputs=[source], force=True) == tmp_path / "old.csv"
+    assert (
+        common.output_path(tmp_path / "old.csv", inputs=[source], force=True)
+        == tmp_path / "old.csv"
+    )
 
 
 def test_option_types_name_the_allowed_range():
     ts = common.interval_seconds
     assert ts("0.04") == 0.04 and ts("0.001") == 0.001 and ts("0.1") == 0.1
     for bad in ("0.0155", "0", "0.101", "inf", "nan", "x"):
-        with pytest.raises(argparse.ArgumentTypeError, match="whole number of milliseconds from 0.001 to 0.1"):
+        with pytest.raises(
+            argparse.ArgumentTypeError, match="whole number of milliseconds from 0.001 to 0.1"
+        ):
             ts(bad)
     epsilon = common.bounded_float(1e-6, 0.01, "kg·m^2")
     assert epsilon("0.001") == 0.001

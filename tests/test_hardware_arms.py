@@ -23,8 +23,12 @@ from crane_lib.hardware import control_table as ct
 from crane_lib.hardware.arm_bus import arm_bus
 from crane_lib.hardware.emulated import start_posture_config
 from crane_lib.hardware.emulator import EmulatorProcess
-from crane_lib.hardware.recorder import (RecorderSettings, bus_wire_seconds, check_bus_speed,
-                                         record_arm)
+from crane_lib.hardware.recorder import (
+    RecorderSettings,
+    bus_wire_seconds,
+    check_bus_speed,
+    record_arm,
+)
 from crane_lib.hardware.timing import LOCKSTEP
 from crane_lib.logs import raw_log
 from crane_lib.model.arm_description import ARMS, crane_x7, load_arm
@@ -35,8 +39,16 @@ ARM = "vx300s"
 SEED = 1  # the emulator's and the twin's: the same run-to-run draw of the plant
 # at the ViperX's stock 1 Mbit/s one cycle needs 2.56 ms on the wire: the recorder wants 3 Mbit/s
 FAST_BAUD = 3_000_000
-SHORT = dict(lead_s=0.2, tail_s=0.2, preroll_s=0.1, realtime=False, approach=False, timing=LOCKSTEP,
-             arm=ARM, baud=FAST_BAUD)
+SHORT = dict(
+    lead_s=0.2,
+    tail_s=0.2,
+    preroll_s=0.1,
+    realtime=False,
+    approach=False,
+    timing=LOCKSTEP,
+    arm=ARM,
+    baud=FAST_BAUD,
+)
 BLOCK_S = 0.04  # torques compared as block means over the identification's sampling interval
 # tolerances (see test_the_viperx_records_through_the_emulator_as_its_twin_does for why they
 # differ); this file's recordings are deterministic (lockstep, fixed seeds): 3 % to 6 % seen
@@ -47,8 +59,12 @@ PRESENT_CURRENT_TOLERANCE = 0.10  # shoulder/elbow present against commanded cur
 def _short_command() -> CommandFile:
     """Waist, shoulder, elbow and wrist angle out and back at full speed, then q̄0 twice."""
     moves = [[0, 0, 0, 0, 0, 0, 0], [30, 30, -20, 0, 20, 0, 0], [0] * 7, [0] * 7]
-    return CommandFile("SHORT_VX300S", np.radians(moves), np.array([100.0, 100.0, 100.0, 20.0]),
-                       command_format=twin.command_format(ARM))
+    return CommandFile(
+        "SHORT_VX300S",
+        np.radians(moves),
+        np.array([100.0, 100.0, 100.0, 20.0]),
+        command_format=twin.command_format(ARM),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -97,8 +113,9 @@ def test_the_bus_of_each_arm_comes_from_its_description():
     assert tuple(s.model_number for s in x7.servos) == ct.EXPECTED_MODELS
 
 
-def test_the_viperx_records_through_the_emulator_as_its_twin_does(emulator, short, tmp_path,
-                                                                  capsys):
+def test_the_viperx_records_through_the_emulator_as_its_twin_does(
+    emulator, short, tmp_path, capsys
+):
     """The command line records the ViperX on the emulator; the log is the twin's format for
     that arm, and its torques agree with the twin's recording of the same file.
 
@@ -109,9 +126,26 @@ def test_the_viperx_records_through_the_emulator_as_its_twin_does(emulator, shor
     segment. Segment by segment, the 40 ms block means of every axis's torque agree."""
     emulator.reset(start_posture_config(arm=ARM, seed=SEED))
     log_path = tmp_path / "vx.npz"
-    status = cli.main(["record", str(short), "--robot", ARM, "--port", emulator.port,
-                       "--out", str(log_path), "--idle", "0.2", "--no-approach",
-                       "--timing", "lockstep", "--no-realtime", "--baud", str(FAST_BAUD)])
+    status = cli.main(
+        [
+            "record",
+            str(short),
+            "--robot",
+            ARM,
+            "--port",
+            emulator.port,
+            "--out",
+            str(log_path),
+            "--idle",
+            "0.2",
+            "--no-approach",
+            "--timing",
+            "lockstep",
+            "--no-realtime",
+            "--baud",
+            str(FAST_BAUD),
+        ]
+    )
     assert status == 0, capsys.readouterr().err
     snapshot = emulator.snapshot()
     for dxl_id in ("2", "3", "4", "5"):  # the shadows were switched on and off with their primaries
@@ -178,17 +212,30 @@ def test_the_shadow_follows_its_primarys_goal(emulator):
         servos.close()
 
 
-@pytest.mark.parametrize("override, found, expected", [
-    (dict(secondary_ids=((3, 255),)),
-     "ID 3 (axis 2, shadow of ID 2): Secondary(Shadow) ID(12) is 255",
-     "expected 2, the ID of the joint's primary servo"),
-    (dict(drive_modes=((5, 1),)), "ID 5: Drive Mode(10) is 1: bit 0 (reverse direction) is set",
-     "bit 0 clear"),
-    (dict(drive_modes=((4, 0),)), "ID 4: Drive Mode(10) is 0: bit 0 (reverse direction) is clear",
-     "bit 0 set"),
-], ids=["shadow's secondary ID", "shadow reversed", "primary not reversed"])
-def test_a_misconfigured_shadowed_joint_is_refused_before_torque(emulator, short, tmp_path,
-                                                                override, found, expected):
+@pytest.mark.parametrize(
+    "override, found, expected",
+    [
+        (
+            dict(secondary_ids=((3, 255),)),
+            "ID 3 (axis 2, shadow of ID 2): Secondary(Shadow) ID(12) is 255",
+            "expected 2, the ID of the joint's primary servo",
+        ),
+        (
+            dict(drive_modes=((5, 1),)),
+            "ID 5: Drive Mode(10) is 1: bit 0 (reverse direction) is set",
+            "bit 0 clear",
+        ),
+        (
+            dict(drive_modes=((4, 0),)),
+            "ID 4: Drive Mode(10) is 0: bit 0 (reverse direction) is clear",
+            "bit 0 set",
+        ),
+    ],
+    ids=["shadow's secondary ID", "shadow reversed", "primary not reversed"],
+)
+def test_a_misconfigured_shadowed_joint_is_refused_before_torque(
+    emulator, short, tmp_path, override, found, expected
+):
     config = start_posture_config(arm=ARM, seed=SEED, **override)
     emulator.reset(config)
     settings = RecorderSettings(**SHORT)
@@ -201,14 +248,27 @@ def test_a_misconfigured_shadowed_joint_is_refused_before_torque(emulator, short
     assert not (tmp_path / "log.npz").exists()
 
 
-def test_a_bus_too_slow_for_the_control_period_is_refused_before_the_port_opens(short, tmp_path,
-                                                                               capsys):
+def test_a_bus_too_slow_for_the_control_period_is_refused_before_the_port_opens(
+    short, tmp_path, capsys
+):
     """One cycle's packets at the ViperX's stock 1 Mbit/s take 2.56 ms, more than the 1 ms
     period: refused with the rate that fits; the CRANE-X7's 3 Mbit/s fits (0.79 ms)."""
     assert bus_wire_seconds(arm_bus(ARM)) == pytest.approx(2.56e-3)
     assert bus_wire_seconds(arm_bus("crane_x7")) < 0.8e-3
-    status = cli.main(["record", str(short), "--robot", ARM, "--port", "/dev/no-such-port",
-                       "--out", str(tmp_path / "log.npz"), "--timing", "lockstep"])
+    status = cli.main(
+        [
+            "record",
+            str(short),
+            "--robot",
+            ARM,
+            "--port",
+            "/dev/no-such-port",
+            "--out",
+            str(tmp_path / "log.npz"),
+            "--timing",
+            "lockstep",
+        ]
+    )
     err = capsys.readouterr().err.strip().splitlines()
     assert status == 2 and len(err) == 1, err
     assert "/dev/no-such-port at 1 Mbit/s: one cycle's packets take 2.56 ms on the wire" in err[0]
@@ -220,8 +280,18 @@ def test_a_bus_too_slow_for_the_control_period_is_refused_before_the_port_opens(
 
 
 def test_the_so101_is_refused_on_a_port(tmp_path, capsys):
-    status = cli.main(["record", str(tmp_path / "any.txt"), "--robot", "so101",
-                       "--port", "/dev/null", "--out", str(tmp_path / "log.npz")])
+    status = cli.main(
+        [
+            "record",
+            str(tmp_path / "any.txt"),
+            "--robot",
+            "so101",
+            "--port",
+            "/dev/null",
+            "--out",
+            str(tmp_path / "log.npz"),
+        ]
+    )
     err = capsys.readouterr().err.strip().splitlines()
     assert status == 2 and len(err) == 1
     assert "--robot so101: its servo bus is Feetech STS (SCS), not DYNAMIXEL Protocol 2.0" in err[0]
@@ -233,8 +303,18 @@ def test_a_folder_arm_is_refused_on_a_port_unless_it_is_a_shipped_one(tmp_path, 
     shutil.copytree(DATA_DIR / ARMS[ARM], folder)
     toml = folder / "arm.toml"
     toml.write_text(toml.read_text().replace('name = "ViperX 300 S"', 'name = "My arm"', 1))
-    status = cli.main(["record", str(tmp_path / "any.txt"), "--robot", str(folder),
-                       "--port", "/dev/null", "--out", str(tmp_path / "log.npz")])
+    status = cli.main(
+        [
+            "record",
+            str(tmp_path / "any.txt"),
+            "--robot",
+            str(folder),
+            "--port",
+            "/dev/null",
+            "--out",
+            str(tmp_path / "log.npz"),
+        ]
+    )
     err = capsys.readouterr().err
     assert status == 2 and f"--robot {folder}: is no shipped arm" in err
     assert robot_of(str(folder)).key is None  # the renamed arm is no shipped one

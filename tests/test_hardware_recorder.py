@@ -41,8 +41,12 @@ from crane_lib.paths import REPO_ROOT, TRAJECTORY_DIR
 
 from .hardware_cases import short_command
 
-AP01 = TRAJECTORY_DIR / "AP01.txt"  # long enough that no recording stopped by a signal can end first
-SHORT = dict(lead_s=0.2, tail_s=0.2, preroll_s=0.1, realtime=True, approach=False, timing=LOCKSTEP)  # held at the start posture
+AP01 = (
+    TRAJECTORY_DIR / "AP01.txt"
+)  # long enough that no recording stopped by a signal can end first
+SHORT = dict(
+    lead_s=0.2, tail_s=0.2, preroll_s=0.1, realtime=True, approach=False, timing=LOCKSTEP
+)  # held at the start posture
 FAULT_AT_S = 0.8  # after the first torque enable: the log has begun (preroll 0.1 s, lead 0.2 s)
 
 
@@ -69,33 +73,69 @@ def _record(emulator, out, config, settings, command, **kwargs):
 
 def test_a_recording_end_to_end(emulator, short, tmp_path, capsys):
     log_path = tmp_path / "SHORT.csv"
-    recording, snapshot = _record(emulator, log_path, start_posture_config(realtime=True), RecorderSettings(**SHORT), short)
+    recording, snapshot = _record(
+        emulator, log_path, start_posture_config(realtime=True), RecorderSettings(**SHORT), short
+    )
     assert recording.fault is None, recording.fault
-    assert _torque(snapshot) == [0] * 8 and all([e[1] for e in s["torque_events"]] == [1, 0] for s in snapshot["servos"].values())
+    assert _torque(snapshot) == [0] * 8 and all(
+        [e[1] for e in s["torque_events"]] == [1, 0] for s in snapshot["servos"].values()
+    )
     log = raw_log.read_raw_log(log_path)
     meta = log.metadata
-    assert meta["fault"] == "none" and meta["servo_models"].split()[1] == "1120:XM540-W270" and meta["servo_ids"] == "2 3 4 5 6 7 8 9"
-    assert int(meta["samples"]) == log.n_samples and meta["trajectory"] == "SHORT" and meta["timing"] == "lockstep"
-    assert meta["bus_stale_packets_dropped"] == "0" and meta["torque_off_read_back"] == " ".join(f"{i}:0" for i in range(2, 10))
+    assert (
+        meta["fault"] == "none"
+        and meta["servo_models"].split()[1] == "1120:XM540-W270"
+        and meta["servo_ids"] == "2 3 4 5 6 7 8 9"
+    )
+    assert (
+        int(meta["samples"]) == log.n_samples
+        and meta["trajectory"] == "SHORT"
+        and meta["timing"] == "lockstep"
+    )
+    assert meta["bus_stale_packets_dropped"] == "0" and meta["torque_off_read_back"] == " ".join(
+        f"{i}:0" for i in range(2, 10)
+    )
     # the columns the twin fills, filled the same way; in lockstep the stamps are the 1 ms grid
     ticks = log.column_group("position_ticks")
     np.testing.assert_allclose(log.theta, ticks * ENCODER_RESOLUTION_RAD - math.pi, atol=1e-12)
-    np.testing.assert_allclose(log.current_command, log.column_group("goal_current_units") * CURRENT_UNIT_A)
+    np.testing.assert_allclose(
+        log.current_command, log.column_group("goal_current_units") * CURRENT_UNIT_A
+    )
     np.testing.assert_allclose(np.diff(log.t), 1e-3, rtol=0, atol=1e-12)
     assert log.segment.max() == len(read_command_file(short).waypoints) - 1 and log.segment[0] == -1
     # the emulator's plant ran one control period per cycle (plus the setup's and the stop's
     # packets at 3 Mbit/s, about 40 ms), whatever the host's time per cycle
     stamps = np.load(cycles_path(log_path))
     assert 0.0 < snapshot["plant_time_s"] - len(stamps["read_start"]) * 1e-3 < 0.1
-    cycle_ms = np.diff(stamps["read_start"]) * 1e3  # host time per cycle (lockstep: how fast, not how punctual)
+    cycle_ms = (
+        np.diff(stamps["read_start"]) * 1e3
+    )  # host time per cycle (lockstep: how fast, not how punctual)
     assert float(meta["cycle_ms_median"]) == pytest.approx(np.median(cycle_ms), abs=1e-4)
     with capsys.disabled():
-        print(f"\nSHORT through the emulator in lockstep: {len(cycle_ms) + 1} cycles, host time per cycle median {np.median(cycle_ms):.3f} ms, "
-              f"99th percentile {np.percentile(cycle_ms, 99):.3f} ms, max {cycle_ms.max():.3f} ms ({meta['scheduling']}; "
-              f"load average {os.getloadavg()[0]:.1f})")
+        print(
+            f"\nSHORT through the emulator in lockstep: {len(cycle_ms) + 1} cycles, host time per cycle median {np.median(cycle_ms):.3f} ms, "
+            f"99th percentile {np.percentile(cycle_ms, 99):.3f} ms, max {cycle_ms.max():.3f} ms ({meta['scheduling']}; "
+            f"load average {os.getloadavg()[0]:.1f})"
+        )
     # identify accepts it
     model = tmp_path / "model.csv"
-    assert cli.main(["identify", str(log_path), "--trajectory", str(short), "--ts", "0.04", "--refine", "none", "--out", str(model)]) == 0
+    assert (
+        cli.main(
+            [
+                "identify",
+                str(log_path),
+                "--trajectory",
+                str(short),
+                "--ts",
+                "0.04",
+                "--refine",
+                "none",
+                "--out",
+                str(model),
+            ]
+        )
+        == 0
+    )
     assert model.is_file()
 
 
@@ -106,8 +146,13 @@ def test_a_host_stall_does_not_change_a_lockstep_recording(emulator, short, tmp_
     config = start_posture_config(faults=(Fault("hardware_error", 7, 1.2),))
     first, _ = _record(emulator, None, config, RecorderSettings(**SHORT), short)
     stall = lambda *args: time.sleep(0.2)  # noqa: E731
-    second, _ = _record(emulator, None, config, RecorderSettings(**SHORT), short, progress=stall, on_logging=stall)
-    assert first.fault.kind == second.fault.kind == "hardware_error" and first.fault.cycle == second.fault.cycle > 1000
+    second, _ = _record(
+        emulator, None, config, RecorderSettings(**SHORT), short, progress=stall, on_logging=stall
+    )
+    assert (
+        first.fault.kind == second.fault.kind == "hardware_error"
+        and first.fault.cycle == second.fault.cycle > 1000
+    )
     assert np.diff(second.stamps["read_start"]).max() > 0.2  # the stalls happened (host time)
     assert len(first.samples) > 1000 and np.array_equal(first.samples, second.samples)
 
@@ -119,11 +164,26 @@ FAULTS = {
     "stuck": (Fault("stuck", 2, FAULT_AT_S), "clamp", {"clamp_hold_s": 0.3}),
     # one status packet later than the reply timeout: the servos' next replies queue behind it and
     # reach the stop's transactions, which must drop them and read back the right values
-    "late": (Fault("late", 3, FAULT_AT_S, delay_ms=1.5 * LOCKSTEP.reply_timeout_ms, count=1), "timeout", {}),
-    "joint_limit": (None, "joint_limit", {"joint_margin_deg": -4.0}),  # limits tightened by 4 deg: the move to 0 crosses joint 4's
+    "late": (
+        Fault("late", 3, FAULT_AT_S, delay_ms=1.5 * LOCKSTEP.reply_timeout_ms, count=1),
+        "timeout",
+        {},
+    ),
+    "joint_limit": (
+        None,
+        "joint_limit",
+        {"joint_margin_deg": -4.0},
+    ),  # limits tightened by 4 deg: the move to 0 crosses joint 4's
 }
-TO_ZERO = CommandFile("TO_ZERO", np.zeros((2, 8)), np.array([60.0, 20.0]))  # q̄A -> q̄0: joint 4 from -90 deg to its limit at 0
-BUS_FAULTS = ("drop", "corrupt_crc", "hardware_error", "late")  # seen in the sync read of the cycle they start in
+TO_ZERO = CommandFile(
+    "TO_ZERO", np.zeros((2, 8)), np.array([60.0, 20.0])
+)  # q̄A -> q̄0: joint 4 from -90 deg to its limit at 0
+BUS_FAULTS = (
+    "drop",
+    "corrupt_crc",
+    "hardware_error",
+    "late",
+)  # seen in the sync read of the cycle they start in
 
 
 @pytest.mark.parametrize("name", list(FAULTS))
@@ -132,20 +192,31 @@ def test_every_fault_stops_the_arm_and_keeps_the_log(emulator, short, tmp_path, 
     config = start_posture_config(realtime=True, faults=() if fault is None else (fault,))
     log_path = tmp_path / f"{name}.npz"
     command = TO_ZERO if name == "joint_limit" else short
-    recording, snapshot = _record(emulator, log_path, config, RecorderSettings(**SHORT, **extra), command)
+    recording, snapshot = _record(
+        emulator, log_path, config, RecorderSettings(**SHORT, **extra), command
+    )
     assert recording.fault is not None and recording.fault.kind == kind, recording.fault
     assert recording.exit_status == 1
     assert _torque(snapshot) == [0] * 8  # read back from the emulator's control tables
     assert all(s["goal_current"] == 0 or s["hardware_error"] for s in snapshot["servos"].values())
     log = raw_log.read_raw_log(log_path)
     assert log.n_samples == recording.fault.sample > 0
-    assert log.metadata["fault"].startswith(kind) and int(log.metadata["fault_cycle"]) == recording.fault.cycle
+    assert (
+        log.metadata["fault"].startswith(kind)
+        and int(log.metadata["fault_cycle"]) == recording.fault.cycle
+    )
     assert not log_path.with_name(log_path.name + ".partial.npy").exists()
-    if name in BUS_FAULTS:  # lockstep: the fault starts 0.8 s of device time after torque on, i.e. about cycle 800
+    if (
+        name in BUS_FAULTS
+    ):  # lockstep: the fault starts 0.8 s of device time after torque on, i.e. about cycle 800
         assert abs(recording.fault.cycle - FAULT_AT_S / 1e-3) <= 5, recording.fault.cycle
     if name == "late":  # the late replies were dropped, and every servo read back Torque Enable 0
         assert recording.torque_off == {i: 0 for i in range(2, 10)}
-        assert int(log.metadata["bus_stale_packets_dropped"]) + int(log.metadata["bus_stale_bytes_dropped"]) > 0
+        assert (
+            int(log.metadata["bus_stale_packets_dropped"])
+            + int(log.metadata["bus_stale_bytes_dropped"])
+            > 0
+        )
 
 
 def test_a_late_status_packet_is_not_taken_for_the_next_reply(emulator):
@@ -155,13 +226,17 @@ def test_a_late_status_packet_is_not_taken_for_the_next_reply(emulator):
     dynamixel-sdk took as the one-byte answer because the ID matched.) Here servo 3 answers a
     write 1.5 reply timeouts late; it answers the next read after that, as a servo does."""
     timeout_ms = 400.0
-    emulator.reset(start_posture_config(faults=(Fault("late", 3, 0.0, delay_ms=1.5 * timeout_ms, count=1),)))
+    emulator.reset(
+        start_posture_config(faults=(Fault("late", 3, 0.0, delay_ms=1.5 * timeout_ms, count=1),))
+    )
     servos = bus_module.ServoBus(emulator.port, reply_timeout_ms=timeout_ms, timing=LOCKSTEP)
     servos.open()
     try:
         servos.discover()
         servos.port.reply_timeout_ms = timeout_ms
-        servos.write_checked(2, ct.TORQUE_ENABLE, 1, "Torque Enable 1")  # the first torque enable: the fault starts
+        servos.write_checked(
+            2, ct.TORQUE_ENABLE, 1, "Torque Enable 1"
+        )  # the first torque enable: the fault starts
         result, _ = servos.write(3, ct.TORQUE_ENABLE, 1)
         assert result == COMM_RX_TIMEOUT
         assert servos.read(3, ct.TORQUE_ENABLE) == 1
@@ -188,7 +263,13 @@ def test_ctrl_c_stops_the_arm(emulator, tmp_path):
     watcher = threading.Thread(target=interrupt_once_logging, daemon=True)
     watcher.start()
     try:
-        recording = record_arm(AP01, emulator.port, log_path, RecorderSettings(**SHORT), on_logging=lambda cycle: logging.set())
+        recording = record_arm(
+            AP01,
+            emulator.port,
+            log_path,
+            RecorderSettings(**SHORT),
+            on_logging=lambda cycle: logging.set(),
+        )
     finally:
         done.set()
         logging.set()
@@ -197,7 +278,9 @@ def test_ctrl_c_stops_the_arm(emulator, tmp_path):
     assert recording.exit_status == 128 + signal.SIGINT
     assert _torque(emulator.snapshot()) == [0] * 8
     log = raw_log.read_raw_log(log_path)
-    assert log.metadata["fault"] == "signal: SIGINT 2" and log.n_samples == recording.fault.sample > 0
+    assert (
+        log.metadata["fault"] == "signal: SIGINT 2" and log.n_samples == recording.fault.sample > 0
+    )
 
 
 def test_a_signal_before_the_handshake_never_enables_torque(emulator, short, tmp_path, monkeypatch):
@@ -220,9 +303,15 @@ def test_a_signal_before_the_handshake_never_enables_torque(emulator, short, tmp
         assert signal.getsignal(signal.SIGTERM) is callers_handler  # given back
     finally:
         signal.signal(signal.SIGTERM, previous)
-    assert recording.fault is not None and recording.fault.kind == "signal" and recording.exit_status == 128 + signal.SIGTERM
+    assert (
+        recording.fault is not None
+        and recording.fault.kind == "signal"
+        and recording.exit_status == 128 + signal.SIGTERM
+    )
     assert len(recording.samples) == 0 and not (tmp_path / "x.csv").exists()
-    assert all(not s["torque_events"] for s in emulator.snapshot()["servos"].values()), "torque was enabled"
+    assert all(not s["torque_events"] for s in emulator.snapshot()["servos"].values()), (
+        "torque was enabled"
+    )
 
 
 def test_sigterm_stops_the_command_line_recorder(emulator, tmp_path):
@@ -230,23 +319,48 @@ def test_sigterm_stops_the_command_line_recorder(emulator, tmp_path):
     a time or a file, then sends SIGTERM."""
     log_path = tmp_path / "terminated.csv.gz"
     emulator.reset(start_posture_config(realtime=True))
-    process = subprocess.Popen([sys.executable, "-c", "import sys; from crane_lib.cli import main; sys.exit(main())", "record", str(AP01),
-                                "--out", str(log_path), "--port", emulator.port, "--idle", "0.2", "--no-approach", "--timing", "lockstep"],
-                               cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from crane_lib.cli import main; sys.exit(main())",
+            "record",
+            str(AP01),
+            "--out",
+            str(log_path),
+            "--port",
+            emulator.port,
+            "--idle",
+            "0.2",
+            "--no-approach",
+            "--timing",
+            "lockstep",
+        ],
+        cwd=REPO_ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     lines: queue.Queue = queue.Queue()
-    reader = threading.Thread(target=lambda: [lines.put(line) for line in process.stdout] + [lines.put(None)], daemon=True)
+    reader = threading.Thread(
+        target=lambda: [lines.put(line) for line in process.stdout] + [lines.put(None)], daemon=True
+    )
     reader.start()
     seen = []
     while True:
         try:
-            line = lines.get(timeout=600)  # generous: the child imports and compiles nothing while we wait
+            line = lines.get(
+                timeout=600
+            )  # generous: the child imports and compiles nothing while we wait
         except queue.Empty:
             process.kill()
             pytest.fail(f"no 'logging:' line in 600 s: {seen}")
         if line is None or line.startswith("logging:"):
             break
         seen.append(line)
-    assert line is not None, f"the recorder ended before logging: {process.wait()} {process.stderr.read()}"
+    assert line is not None, (
+        f"the recorder ended before logging: {process.wait()} {process.stderr.read()}"
+    )
     process.send_signal(signal.SIGTERM)
     _, err = process.communicate(timeout=120)
     assert process.returncode == 128 + signal.SIGTERM, err
@@ -254,7 +368,9 @@ def test_sigterm_stops_the_command_line_recorder(emulator, tmp_path):
     assert _torque(emulator.snapshot()) == [0] * 8
     log = raw_log.read_raw_log(log_path)
     partial = log_path.with_name(log_path.name + ".partial.npy")
-    assert log.n_samples > 0 and log.metadata["fault"] == "signal: SIGTERM 15" and not partial.exists()
+    assert (
+        log.n_samples > 0 and log.metadata["fault"] == "signal: SIGTERM 15" and not partial.exists()
+    )
 
 
 def _bad_input(emulator, capsys, config, argv) -> str:
@@ -264,14 +380,28 @@ def _bad_input(emulator, capsys, config, argv) -> str:
     message = capsys.readouterr().err.strip()
     assert len(message.splitlines()) == 1, message
     if config is not None:
-        assert all(not s["torque_events"] for s in emulator.snapshot()["servos"].values()), "torque was enabled"
+        assert all(not s["torque_events"] for s in emulator.snapshot()["servos"].values()), (
+            "torque was enabled"
+        )
     return message
 
 
 def test_bad_input_never_enables_torque(emulator, tmp_path, capsys, monkeypatch):
     out = str(tmp_path / "log.csv")
-    arm = [str(AP01), "--out", out, "--port", emulator.port, "--idle", "0.2", "--timing", "lockstep"]
-    message = _bad_input(emulator, capsys, None, [str(AP01), "--out", out, "--port", "/dev/no-such-port"])
+    arm = [
+        str(AP01),
+        "--out",
+        out,
+        "--port",
+        emulator.port,
+        "--idle",
+        "0.2",
+        "--timing",
+        "lockstep",
+    ]
+    message = _bad_input(
+        emulator, capsys, None, [str(AP01), "--out", out, "--port", "/dev/no-such-port"]
+    )
     assert "/dev/no-such-port: no such port" in message
     master, slave, silent = open_pty()  # a terminal nobody answers on
     try:
@@ -280,23 +410,36 @@ def test_bad_input_never_enables_torque(emulator, tmp_path, capsys, monkeypatch)
         os.close(master)
         os.close(slave)
     assert f"{silent}: no servo answers" in message
-    assert "ID 5 (axis 4): no answer to a ping" in _bad_input(emulator, capsys, start_posture_config(absent=(5,)), arm)
+    assert "ID 5 (axis 4): no answer to a ping" in _bad_input(
+        emulator, capsys, start_posture_config(absent=(5,)), arm
+    )
     models = list(start_posture_config().models)
     models[1] = 1020
-    assert "ID 3 (axis 2): model number 1020 (XM430-W350)" in _bad_input(emulator, capsys, start_posture_config(models=tuple(models)), arm)
+    assert "ID 3 (axis 2): model number 1020 (XM430-W350)" in _bad_input(
+        emulator, capsys, start_posture_config(models=tuple(models)), arm
+    )
     message = _bad_input(emulator, capsys, start_posture_config(operating_mode_locked=True), arm)
     assert "ID 2: Operating Mode(11) is 3" in message and "access error" in message
     beyond = tmp_path / "beyond.txt"
-    beyond.write_text(AP01.read_text().replace("\n60.000 60.000 0.000 0.000 ", "\n60.000 60.000 0.000 10.000 ", 1))
+    beyond.write_text(
+        AP01.read_text().replace("\n60.000 60.000 0.000 0.000 ", "\n60.000 60.000 0.000 10.000 ", 1)
+    )
     assert beyond.read_text() != AP01.read_text()
     message = _bad_input(emulator, capsys, start_posture_config(), [str(beyond), *arm[1:]])
     assert str(beyond) in message and "outside the joint limits" in message
     # the timing must match the device: lockstep only on the lockstep emulator, never on a real arm
     message = _bad_input(emulator, capsys, start_posture_config(lockstep=False), arm)
     assert "ID 2: Realtime Tick(120) advanced" in message and "runs on its own" in message
-    message = _bad_input(emulator, capsys, start_posture_config(), arm[:-2])  # real-time timing, lockstep emulator
+    message = _bad_input(
+        emulator, capsys, start_posture_config(), arm[:-2]
+    )  # real-time timing, lockstep emulator
     assert "ID 2: Realtime Tick(120) advanced" in message and "stands still" in message
-    message = _bad_input(emulator, capsys, None, [str(AP01), "--out", out, "--port", "/dev/null", "--timing", "lockstep"])
+    message = _bad_input(
+        emulator,
+        capsys,
+        None,
+        [str(AP01), "--out", out, "--port", "/dev/null", "--timing", "lockstep"],
+    )
     assert "/dev/null: lockstep timing on a port that is not a pseudo-terminal" in message
     # a USB adapter at the FTDI default latency timer: refused, with the fix
     device = tmp_path / "sysfs" / os.path.basename(os.path.realpath(emulator.port))
@@ -304,7 +447,11 @@ def test_bad_input_never_enables_torque(emulator, tmp_path, capsys, monkeypatch)
     (device / "latency_timer").write_text("16\n")
     monkeypatch.setattr(bus_module, "SYSFS_USB_SERIAL", tmp_path / "sysfs")
     message = _bad_input(emulator, capsys, start_posture_config(), arm)
-    assert "USB latency timer 16 ms" in message and "latency_timer" in message and "at most 1 ms" in message
+    assert (
+        "USB latency timer 16 ms" in message
+        and "latency_timer" in message
+        and "at most 1 ms" in message
+    )
 
 
 def test_the_caller_gets_its_scheduling_back(emulator, short, tmp_path):
@@ -324,10 +471,20 @@ def test_the_real_time_path_stops_the_arm_whatever_the_host_does(emulator, tmp_p
     """The real arm's timing (1 ms cycles on the host clock, 20 ms watchdog) against the emulator
     in real time. On a loaded host a stall may stop it, as it must on the arm: the test accepts a
     complete recording or a timing fault, and checks the stop, the log and the stamps either way."""
-    assert RecorderSettings().timing is REALTIME and (REALTIME.period_s, REALTIME.watchdog_ms, REALTIME.reply_timeout_ms) == (1e-3, 20.0, 20.0)
+    assert RecorderSettings().timing is REALTIME and (
+        REALTIME.period_s,
+        REALTIME.watchdog_ms,
+        REALTIME.reply_timeout_ms,
+    ) == (1e-3, 20.0, 20.0)
     config = start_posture_config(realtime=True, lockstep=False)
     log_path = tmp_path / "realtime.npz"
-    recording, snapshot = _record(emulator, log_path, config, settings_for(config, **{**SHORT, "lead_s": 0.1, "tail_s": 0.1, "timing": REALTIME}), TO_ZERO)
+    recording, snapshot = _record(
+        emulator,
+        log_path,
+        config,
+        settings_for(config, **{**SHORT, "lead_s": 0.1, "tail_s": 0.1, "timing": REALTIME}),
+        TO_ZERO,
+    )
     fault = recording.fault
     assert fault is None or fault.kind in TIMING_FAULTS, fault
     assert _torque(snapshot) == [0] * 8 and recording.metadata["timing"] == "realtime"
@@ -340,5 +497,11 @@ def test_the_real_time_path_stops_the_arm_whatever_the_host_does(emulator, tmp_p
     cycle_ms = np.diff(stamps) * 1e3
     with capsys.disabled():
         outcome = "complete" if fault is None else f"stopped at cycle {fault.cycle}: {fault.text()}"
-        spread = f"median {np.median(cycle_ms):.3f} ms, 99th percentile {np.percentile(cycle_ms, 99):.3f} ms, max {cycle_ms.max():.2f} ms" if len(cycle_ms) else "no cycle"
-        print(f"\nreal-time path ({outcome}): {len(stamps)} cycles, {spread}; load average {os.getloadavg()[0]:.1f}")
+        spread = (
+            f"median {np.median(cycle_ms):.3f} ms, 99th percentile {np.percentile(cycle_ms, 99):.3f} ms, max {cycle_ms.max():.2f} ms"
+            if len(cycle_ms)
+            else "no cycle"
+        )
+        print(
+            f"\nreal-time path ({outcome}): {len(stamps)} cycles, {spread}; load average {os.getloadavg()[0]:.1f}"
+        )

@@ -43,6 +43,14 @@ def test_a_three_joint_term_is_caught_by_both_checks():
 
 def test_table_ii_categories():
     assert [category(n) for n in ("ZZR1", "XXR2", "MYR7", "XY3", "IA3", "FS1", "FV7", "IA8")] == [
-        CATEGORIES[0], CATEGORIES[0], CATEGORIES[1], CATEGORIES[2], CATEGORIES[3], CATEGORIES[4], CATEGORIES[5], CATEGORIES[5]]
+        CATEGORIES[0],
+        CATEGORIES[0],
+        CATEGORIES[1],
+        CATEGORIES[2],
+        CATEGORIES[3],
+        CATEGORIES[4],
+        CATEGORIES[5],
+        CATEGORIES[5],
+    ]
     with pytest.raises(ValueError, match="no Table II category"):
         category("M3")

@@ -34,14 +34,25 @@ def _bundle(model, beta, seed, n=1500, noise=0.0):
     dtheta = amp * w * np.cos(np.outer(t, w))
     ddtheta = -amp * w**2 * np.sin(np.outer(t, w))
     tau = model.inverse_dynamics(theta, dtheta, ddtheta, beta) + rng.normal(0, noise, (n, 8))
-    return SimpleNamespace(ts=0.04, t=t, theta=theta, dtheta=dtheta, ddtheta=ddtheta, tau=tau, provenance={"source": "synthetic"})
+    return SimpleNamespace(
+        ts=0.04,
+        t=t,
+        theta=theta,
+        dtheta=dtheta,
+        ddtheta=ddtheta,
+        tau=tau,
+        provenance={"source": "synthetic"},
+    )
 
 
 def test_pd_estimate_takes_the_direct_route(model, true_beta):
     result = identify.identify_condition(_bundle(model, true_beta, 1, noise=0.01), "SYN", model)
     assert result.route == identify.ROUTE_DIRECT and result.pd_visited and result.projection is None
     np.testing.assert_array_equal(result.start.values, result.ols.parameters.values)
-    assert metrics.prediction_error(model, result.start.values, _bundle(model, true_beta, 2)).rmse < 0.01
+    assert (
+        metrics.prediction_error(model, result.start.values, _bundle(model, true_beta, 2)).rmse
+        < 0.01
+    )
 
 
 def test_non_pd_estimate_is_projected_with_the_smallest_sufficient_epsilon(model, true_beta):

@@ -41,6 +41,8 @@ except Interrupted as stop:
 
 
 def test_an_interrupt_inside_a_native_callback_is_raised_after_it():
-    run = subprocess.run([sys.executable, "-c", PROGRAM], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [sys.executable, "-c", PROGRAM], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120
+    )
     assert run.stdout.strip() == "interrupted 2", (run.stdout, run.stderr)
     assert "Exception ignored" not in run.stderr and "Traceback" not in run.stderr, run.stderr

@@ -10,7 +10,9 @@ from crane_lib.model.controller import JointModel, load_realization_constants
 from crane_lib.paper_numbers import paper
 from crane_lib.twin import joint_identification as ji
 
-REPRODUCE_RTOL = 1e-6  # the fit is deterministic; this allows for floating-point differences between machines
+REPRODUCE_RTOL = (
+    1e-6  # the fit is deterministic; this allows for floating-point differences between machines
+)
 
 
 def _continuous_fopdt(u, gain, time_constant, dead_time, period, fine=200):
@@ -39,7 +41,9 @@ def test_prbs_is_maximal_length():
     spectrum = np.fft.fft(bits)
     correlation = np.real(np.fft.ifft(spectrum * np.conj(spectrum)))
     np.testing.assert_allclose(correlation[1:], -1.0, atol=1e-9)
-    assert len(bits) * ji.PRBS_BIT_S == pytest.approx(2.047)  # "about 2 s", informative from 0.49 Hz
+    assert len(bits) * ji.PRBS_BIT_S == pytest.approx(
+        2.047
+    )  # "about 2 s", informative from 0.49 Hz
 
 
 def test_fit_recovers_a_known_first_order_plus_dead_time():
@@ -66,7 +70,7 @@ def test_arx_recovers_a_known_system_and_its_frequency_response():
     u = rng.choice([-1.0, 1.0], 3000)
     y = np.zeros_like(u)
     for k in range(4, len(u)):
-        y[k] = -a[1:] @ y[k - 4:k][::-1] + b[1:] @ u[k - 4:k][::-1]
+        y[k] = -a[1:] @ y[k - 4 : k][::-1] + b[1:] @ u[k - 4 : k][::-1]
     arx = ji.fit_arx(_record(u, y), order=4)
     np.testing.assert_allclose(arx.a, a, atol=1e-8)
     np.testing.assert_allclose(arx.b, b, atol=1e-8)
@@ -82,16 +86,22 @@ def test_joint7_record_on_the_twin_shows_the_drivetrain_resonance():
 
     record = ji.record_joint(7)
     fit = ji.fit_joint_model(record)
-    start = int(round((ji.REST_BEFORE_S + 2 * ji.SQUARE_PERIODS * ji.SQUARE_LEVEL_S) / CONTROL_PERIOD_S))
-    u, y = record.input_torque[start:start + 2047], record.velocity[start:start + 2047]
+    start = int(
+        round((ji.REST_BEFORE_S + 2 * ji.SQUARE_PERIODS * ji.SQUARE_LEVEL_S) / CONTROL_PERIOD_S)
+    )
+    u, y = record.input_torque[start : start + 2047], record.velocity[start : start + 2047]
     f, cross = signal.csd(u, y, fs=1 / CONTROL_PERIOD_S, nperseg=256)
     _, power = signal.welch(u, fs=1 / CONTROL_PERIOD_S, nperseg=256)
     ratio = np.abs(cross / power) / np.abs(ji.fopdt_frequency_response(fit.model, f))
     band = (f > 60) & (f < 150)
     peak = f[band][np.argmax(ratio[band])]
     assert 80.0 < peak < 120.0 and ratio[band].max() > 2.5
-    assert np.median(ratio[(f > 20) & (f < 60)]) < 1.6  # below the resonance, (1) describes the joint
-    assert 0.5e-3 < fit.model.dead_time < 6e-3  # the 0.9 ms latency, the hold and differencing, and noise
+    assert (
+        np.median(ratio[(f > 20) & (f < 60)]) < 1.6
+    )  # below the resonance, (1) describes the joint
+    assert (
+        0.5e-3 < fit.model.dead_time < 6e-3
+    )  # the 0.9 ms latency, the hold and differencing, and noise
 
 
 def test_rerunning_the_fit_reproduces_table_xix():
@@ -102,7 +112,9 @@ def test_rerunning_the_fit_reproduces_table_xix():
     for axis in range(1, N_AXES + 1):
         got, want = models[axis - 1], committed.models[axis - 1]
         for name in ("gain", "time_constant", "dead_time"):
-            assert getattr(got, name) == pytest.approx(getattr(want, name), rel=REPRODUCE_RTOL), f"axis {axis} {name}"
+            assert getattr(got, name) == pytest.approx(getattr(want, name), rel=REPRODUCE_RTOL), (
+                f"axis {axis} {name}"
+            )
     assert models[6] == ji.paper_joint7_model()
     assert models[6].gain == paper("joint7_gain").value
 
@@ -132,6 +144,10 @@ def test_nominal_closed_loop_tracks_at_low_frequency_and_rolls_off():
     from crane_lib.model.controller import K_I, K_P, K_V
     from crane_lib.twin.joint_identification import nominal_closed_loop_response, paper_joint7_model
 
-    response = nominal_closed_loop_response(paper_joint7_model(), np.array([0.01, 100.0]), K_P, K_V, K_I)
-    assert abs(response[0]) == pytest.approx(1.0, abs=1e-3)  # integral action: no steady-state error
+    response = nominal_closed_loop_response(
+        paper_joint7_model(), np.array([0.01, 100.0]), K_P, K_V, K_I
+    )
+    assert abs(response[0]) == pytest.approx(
+        1.0, abs=1e-3
+    )  # integral action: no steady-state error
     assert abs(response[1]) < 0.05

@@ -17,7 +17,6 @@ from crane_lib.identification import condition as identify
 from .conftest import description_model_beta, sinusoid_bundle
 
 
-
 @pytest.fixture(scope="module")
 def truth():
     return description_model_beta(viscous=0.1)
@@ -31,7 +30,9 @@ def bundle(truth):
 @pytest.fixture(scope="module")
 def study(bundle, truth):
     heldout = {f"H{i}": sinusoid_bundle(truth, 10 + i, 400) for i in range(3)}
-    return kt.prepare_study(bundle, heldout, audit.sparse_audit_poses(2), truth, trajectory="SYN", ts=0.04)
+    return kt.prepare_study(
+        bundle, heldout, audit.sparse_audit_poses(2), truth, trajectory="SYN", ts=0.04
+    )
 
 
 def test_a_draw_is_the_pipelines_ols_on_the_scaled_record(study, bundle):
@@ -77,14 +78,20 @@ def test_draws_are_seeded_and_inside_the_papers_range():
 def test_a_failing_draw_is_listed_and_the_others_go_on(study, monkeypatch, tmp_path):
     monkeypatch.setattr(kt, "KT_DIR", tmp_path)
     real = kt.draw_factors
-    monkeypatch.setattr(kt, "draw_factors", lambda seed, width=None: np.full(8, np.nan) if seed == 2 else real(seed, width))
+    monkeypatch.setattr(
+        kt,
+        "draw_factors",
+        lambda seed, width=None: np.full(8, np.nan) if seed == 2 else real(seed, width),
+    )
     kt.run_draws(study, [1, 2, 3], progress=False)
     records, missing = kt.load_draws("SYN", 0.04, 1, [1, 2, 3, 4])
     assert [r["seed"] for r in records] == [1, 2, 3] and missing == [4]
     assert "axis 1" in records[1]["failure"] and "failure" not in records[0]
     summary = kt.summarize(records, study.nominal)
     assert summary["draws"] == 2 and summary["failed"] == [(2, records[1]["failure"])]
-    assert summary["verdict_flips"] == sum(bool(r["verdict_flipped"]) for r in (records[0], records[2]))
+    assert summary["verdict_flips"] == sum(
+        bool(r["verdict_flipped"]) for r in (records[0], records[2])
+    )
 
 
 def test_a_rerun_writes_byte_identical_records(study, monkeypatch, tmp_path):
@@ -96,7 +103,13 @@ def test_a_rerun_writes_byte_identical_records(study, monkeypatch, tmp_path):
 
 
 def test_seed_blocks_must_be_disjoint():
-    assert kt.seeds_of([{"first_seed": 1, "n_draws": 3}, {"first_seed": 4, "n_draws": 2}]) == [1, 2, 3, 4, 5]
+    assert kt.seeds_of([{"first_seed": 1, "n_draws": 3}, {"first_seed": 4, "n_draws": 2}]) == [
+        1,
+        2,
+        3,
+        4,
+        5,
+    ]
     with pytest.raises(InputError, match="two blocks"):
         kt.seeds_of([{"first_seed": 1, "n_draws": 10}, {"first_seed": 5, "n_draws": 3}])
 
@@ -107,8 +120,12 @@ def test_which_axes_move_a_quantity_is_recovered():
     records = []
     for _ in range(40):
         factors = 1 + rng.uniform(-0.1, 0.1, 8)
-        records.append({"factors": factors.tolist(), "truth_distance_change": 0.01 + slopes @ (factors - 1)})
+        records.append(
+            {"factors": factors.tolist(), "truth_distance_change": 0.01 + slopes @ (factors - 1)}
+        )
     np.testing.assert_allclose(kt.axis_sensitivity(records), slopes, atol=1e-10)
     reference = np.full(8, 1.05)
-    closeness = kt.closeness_to([{"factors": reference.tolist()}, {"factors": [1.0] * 8}], reference)
+    closeness = kt.closeness_to(
+        [{"factors": reference.tolist()}, {"factors": [1.0] * 8}], reference
+    )
     np.testing.assert_allclose(closeness, [-1.0, 0.0])

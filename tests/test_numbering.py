@@ -89,8 +89,17 @@ def built(tmp_path_factory):
     (src / "chapters" / "your_arm.md").write_text(ARM, encoding="utf-8")
     (src / "chapters" / "x.png").write_bytes(b"\x89PNG\r\n\x1a\n")
     out = src.parent / (src.name + "_html")
-    app = sphinx.Sphinx(str(src), str(src), str(out), str(out / ".doctrees"), "html", status=None,
-                        warning=None, freshenv=True, warningiserror=True)
+    app = sphinx.Sphinx(
+        str(src),
+        str(src),
+        str(out),
+        str(out / ".doctrees"),
+        "html",
+        status=None,
+        warning=None,
+        freshenv=True,
+        warningiserror=True,
+    )
     app.build()
     return out
 

@@ -44,7 +44,9 @@ def test_ols_recovers_parameters_with_calibrated_standard_errors(model, true_bet
         errors.append(result.parameters.std_errors)
     estimates, errors = np.array(estimates), np.array(errors)
     # unbiased: the mean estimate is within 5 standard errors of the mean of the truth
-    assert np.all(np.abs(estimates.mean(0) - true_beta) < 5 * errors.mean(0) / np.sqrt(len(estimates)))
+    assert np.all(
+        np.abs(estimates.mean(0) - true_beta) < 5 * errors.mean(0) / np.sqrt(len(estimates))
+    )
     # calibrated: the predicted standard error matches the spread across noise draws within 30 %
     ratio = estimates.std(0, ddof=1) / errors.mean(0)
     assert np.all((ratio > 0.7) & (ratio < 1.3)), ratio
@@ -62,7 +64,12 @@ def test_solution_equals_lstsq(model):
     rng = np.random.default_rng(7)
     q, qd, qdd = _states(rng, 500)
     w_all, y = stack(model.regressor(q, qd, qdd), rng.normal(size=(500, 8)))
-    np.testing.assert_allclose(ols(w_all, y, model.names).parameters.values, np.linalg.lstsq(w_all, y, rcond=None)[0], rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(
+        ols(w_all, y, model.names).parameters.values,
+        np.linalg.lstsq(w_all, y, rcond=None)[0],
+        rtol=1e-8,
+        atol=1e-10,
+    )
 
 
 def test_a_record_that_moves_one_joint_is_refused(model):

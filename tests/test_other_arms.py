@@ -11,10 +11,10 @@ import pytest
 from crane_book import pipeline
 from crane_lib.acceptance import other_arms
 from crane_lib.errors import InputError
-from crane_lib.formatting import DASH
 from crane_lib.excitation import arms as arm_excitation
-from crane_lib.model.arm_description import load_arm
+from crane_lib.formatting import DASH
 from crane_lib.model import dynamics
+from crane_lib.model.arm_description import load_arm
 from crane_lib.paths import RESULTS_DIR
 from crane_lib.reporting import other_arms as view
 
@@ -23,12 +23,26 @@ def _fake_algorithm1(key, *args, **kwargs):
     """Algorithm 1's part of a record, stood in (test_algorithm1_arms runs the real one, and
     every book build runs this step)."""
     audits = [{"lambda_min": 1e-3, "passed": True, "seed": s} for s in (1, 2, 3, 4, 5)]
-    accepted = {"names": ["ZZR1", "MXR2"], "ts": 0.04, "kappa": 50.0, "route": "O-C",
-                "refinement": {"method": "fast"}, "first_audits": audits,
-                "final_audits": audits, "rescue": None, "accepted": True, "verdict": "ACCEPTED"}
-    return {"identification": "PI_ALPHA", "held_out": ["PI_BETA"], "accepted": accepted,
-            "held_out_rmse": 0.1, "held_out_mne": [0.02],
-            "truth": {"names": ["ZZR1"], "relative": [0.05], "median": 0.05}}
+    accepted = {
+        "names": ["ZZR1", "MXR2"],
+        "ts": 0.04,
+        "kappa": 50.0,
+        "route": "O-C",
+        "refinement": {"method": "fast"},
+        "first_audits": audits,
+        "final_audits": audits,
+        "rescue": None,
+        "accepted": True,
+        "verdict": "ACCEPTED",
+    }
+    return {
+        "identification": "PI_ALPHA",
+        "held_out": ["PI_BETA"],
+        "accepted": accepted,
+        "held_out_rmse": 0.1,
+        "held_out_mne": [0.02],
+        "truth": {"names": ["ZZR1"], "relative": [0.05], "median": 0.05},
+    }
 
 
 _real_input_files = other_arms.input_files
@@ -38,13 +52,21 @@ _real_input_files = other_arms.input_files
 def stand_in(monkeypatch):
     """Algorithm 1 stood in; the key reads the shipped files only (no build results here)."""
     monkeypatch.setattr(other_arms, "algorithm1", _fake_algorithm1)
-    monkeypatch.setattr(other_arms, "crane_x7_algorithm1",
-                        lambda profile, times=None: _fake_algorithm1("x"))
-    monkeypatch.setattr(other_arms, "arm_record", lambda key, profile, directory=None, times=None: {
-        "arm": key, "profile": profile})
-    monkeypatch.setattr(other_arms, "input_files", lambda key, profile: [
-        f for f in _real_input_files(key, profile) if RESULTS_DIR not in f.parents
-    ])
+    monkeypatch.setattr(
+        other_arms, "crane_x7_algorithm1", lambda profile, times=None: _fake_algorithm1("x")
+    )
+    monkeypatch.setattr(
+        other_arms,
+        "arm_record",
+        lambda key, profile, directory=None, times=None: {"arm": key, "profile": profile},
+    )
+    monkeypatch.setattr(
+        other_arms,
+        "input_files",
+        lambda key, profile: [
+            f for f in _real_input_files(key, profile) if RESULTS_DIR not in f.parents
+        ],
+    )
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +92,7 @@ def test_the_stages_are_timed_in_order_and_kept_out_of_the_record(timed_records)
     for record, seconds in timed_records:
         assert list(seconds) == ["model and base parameters", "excitation: rank, κ, peak torque"]
         assert all(s > 0 for s in seconds.values())
-        assert "seconds" not in json.dumps(record) and "_s\"" not in json.dumps(record)
+        assert "seconds" not in json.dumps(record) and '_s"' not in json.dumps(record)
 
 
 def test_stage_times_add_up_per_name_and_end_at_stop(monkeypatch):
@@ -188,8 +210,10 @@ def test_the_algorithm1_views_say_accepted_rescued_and_rejected(three):
 def test_the_time_table_shows_each_arms_stages_and_the_cores(three):
     timings = {
         "crane_x7": {"cpu_count": 2, "stages_s": {"held-out error, truth score": 1.234}},
-        "vx300s": {"cpu_count": 2, "stages_s": {"twin recordings": 12.0, "rescue": 3.0,
-                                                "audit over Theta": 4.0}},
+        "vx300s": {
+            "cpu_count": 2,
+            "stages_s": {"twin recordings": 12.0, "rescue": 3.0, "audit over Theta": 4.0},
+        },
     }
     table = view.stage_times_table(three, timings)
     frame = table.frame

@@ -5,12 +5,12 @@ records changed; a failing page is named and nothing of it is cached."""
 
 from __future__ import annotations
 
-import yaml
 import pytest
+import yaml
 
 from crane_book import pages
 
-PAGE = '''# ---
+PAGE = """# ---
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
@@ -29,7 +29,7 @@ PAGE = '''# ---
 # %% tags=["hide-input"]
 import os
 print(6 * 7, os.path.basename(os.getcwd()))
-'''
+"""
 
 
 def _myst_nb_notebook(path):
@@ -38,10 +38,14 @@ def _myst_nb_notebook(path):
     from myst_nb.core.read import create_nb_reader
     from myst_parser.config.main import MdParserConfig
 
-    formats = yaml.safe_load(pages.CONFIG.read_text(encoding="utf-8"))["sphinx"]["config"]["nb_custom_formats"]
+    formats = yaml.safe_load(pages.CONFIG.read_text(encoding="utf-8"))["sphinx"]["config"][
+        "nb_custom_formats"
+    ]
     custom = {suffix: (reader, kwargs, False) for suffix, (reader, kwargs) in formats.items()}
     text = path.read_text(encoding="utf-8")
-    return create_nb_reader(str(path), MdParserConfig(), NbParserConfig(custom_formats=custom), text).read(text)
+    return create_nb_reader(
+        str(path), MdParserConfig(), NbParserConfig(custom_formats=custom), text
+    ).read(text)
 
 
 def test_a_cached_page_is_the_notebook_sphinx_reads(tmp_path):
@@ -51,12 +55,16 @@ def test_a_cached_page_is_the_notebook_sphinx_reads(tmp_path):
     folder.mkdir()
     page = folder / "page.py"
     page.write_text(PAGE, encoding="utf-8")
-    seconds = pages.execute_pages(1, [page], cache_dir=tmp_path / "cache", seconds_file=tmp_path / "seconds.json")
+    seconds = pages.execute_pages(
+        1, [page], cache_dir=tmp_path / "cache", seconds_file=tmp_path / "seconds.json"
+    )
     assert list(seconds) == [page.as_posix()]
     record = get_cache(str(tmp_path / "cache")).match_cache_notebook(_myst_nb_notebook(page))
     cached = get_cache(str(tmp_path / "cache")).get_cache_bundle(record.pk).nb
     outputs = [o for c in cached.cells if c.cell_type == "code" for o in c.outputs]
-    assert outputs and outputs[0]["text"].strip() == "42 chapter_folder"  # run in the page's folder, as myst-nb does
+    assert (
+        outputs and outputs[0]["text"].strip() == "42 chapter_folder"
+    )  # run in the page's folder, as myst-nb does
 
 
 def test_a_page_runs_again_only_when_its_text_its_code_or_the_records_change(tmp_path, monkeypatch):
@@ -69,7 +77,11 @@ def test_a_page_runs_again_only_when_its_text_its_code_or_the_records_change(tmp
     page.write_text(PAGE, encoding="utf-8")
 
     def run():
-        return list(pages.execute_pages(1, [page], cache_dir=tmp_path / "cache", seconds_file=tmp_path / "s.json"))
+        return list(
+            pages.execute_pages(
+                1, [page], cache_dir=tmp_path / "cache", seconds_file=tmp_path / "s.json"
+            )
+        )
 
     assert run() == [page.as_posix()]
     assert run() == []  # nothing changed
@@ -80,7 +92,9 @@ def test_a_page_runs_again_only_when_its_text_its_code_or_the_records_change(tmp
     assert run() == [page.as_posix()]
     page.write_text(PAGE.replace("# # A page", "# # A page, its prose corrected"), encoding="utf-8")
     assert run() == [page.as_posix()]
-    page.write_text(PAGE.replace("import os", "import os\nfrom crane_lib import formatting"), encoding="utf-8")
+    page.write_text(
+        PAGE.replace("import os", "import os\nfrom crane_lib import formatting"), encoding="utf-8"
+    )
     assert run() == [page.as_posix()]
     key = pages.page_key(page, "r", "d")
     assert "code crane_lib/formatting.py" in key.parts and "source" in " ".join(key.parts)
@@ -93,11 +107,23 @@ def test_a_page_that_writes_under_results_fails_the_step_and_names_the_file(tmp_
     monkeypatch.setattr(pages, "RESULTS_DIR", results)
     reader, writer = tmp_path / "reader.py", tmp_path / "writer.py"
     reader.write_text(PAGE, encoding="utf-8")
-    writer.write_text(PAGE + f"open({str(results / 'conditions' / 'a.json')!r}, 'w').write('{{}}')\n", encoding="utf-8")
-    assert list(pages.execute_pages(1, [reader], cache_dir=tmp_path / "cache", seconds_file=tmp_path / "s.json"))
+    writer.write_text(
+        PAGE + f"open({str(results / 'conditions' / 'a.json')!r}, 'w').write('{{}}')\n",
+        encoding="utf-8",
+    )
+    assert list(
+        pages.execute_pages(
+            1, [reader], cache_dir=tmp_path / "cache", seconds_file=tmp_path / "s.json"
+        )
+    )
     with pytest.raises(RuntimeError, match=r"pages wrote under .*conditions/a\.json \(rewritten\)"):
-        pages.execute_pages(1, [reader, writer], cache_dir=tmp_path / "cache", seconds_file=tmp_path / "s.json")
-    assert pages.written_under_results({"a": (1, 1)}, {"a": (1, 2), "b": (0, 0)}) == ["a (rewritten)", "b (created)"]
+        pages.execute_pages(
+            1, [reader, writer], cache_dir=tmp_path / "cache", seconds_file=tmp_path / "s.json"
+        )
+    assert pages.written_under_results({"a": (1, 1)}, {"a": (1, 2), "b": (0, 0)}) == [
+        "a (rewritten)",
+        "b (created)",
+    ]
 
 
 def test_a_failing_page_is_named_and_not_cached(tmp_path):
@@ -105,9 +131,17 @@ def test_a_failing_page_is_named_and_not_cached(tmp_path):
 
     good, bad = tmp_path / "good.py", tmp_path / "bad.py"
     good.write_text(PAGE, encoding="utf-8")
-    bad.write_text(PAGE.replace("print(6 * 7", "raise ValueError('no data for this page'); print(6 * 7"), encoding="utf-8")
-    with pytest.raises(RuntimeError, match=r"1 of 2 pages failed:\n.*bad\.py: cell 2 \(of 2\) raised ValueError: no data for this page$"):
-        pages.execute_pages(2, [bad, good], cache_dir=tmp_path / "cache", seconds_file=tmp_path / "seconds.json")
+    bad.write_text(
+        PAGE.replace("print(6 * 7", "raise ValueError('no data for this page'); print(6 * 7"),
+        encoding="utf-8",
+    )
+    with pytest.raises(
+        RuntimeError,
+        match=r"1 of 2 pages failed:\n.*bad\.py: cell 2 \(of 2\) raised ValueError: no data for this page$",
+    ):
+        pages.execute_pages(
+            2, [bad, good], cache_dir=tmp_path / "cache", seconds_file=tmp_path / "seconds.json"
+        )
     cache = get_cache(str(tmp_path / "cache"))
     assert cache.match_cache_notebook(_myst_nb_notebook(good)) is not None
     with pytest.raises(KeyError):
@@ -116,10 +150,17 @@ def test_a_failing_page_is_named_and_not_cached(tmp_path):
 
 def test_every_jupytext_page_of_the_toc_is_executed_and_the_cache_is_sphinxs():
     listed = [p.relative_to(pages.REPO_ROOT).as_posix() for p in pages.toc_pages()]
-    assert "chapters/05_clie.py" in listed and "chapters/your_arm.py" in listed and "book/bad_input.py" in listed
+    assert (
+        "chapters/05_clie.py" in listed
+        and "chapters/your_arm.py" in listed
+        and "book/bad_input.py" in listed
+    )
     assert len(listed) == len(set(listed))
     settings = pages.execution_settings()
-    assert settings["cache"] == pages.REPO_ROOT / "_build" / ".jupyter_cache" and not settings["allow_errors"]
+    assert (
+        settings["cache"] == pages.REPO_ROOT / "_build" / ".jupyter_cache"
+        and not settings["allow_errors"]
+    )
     assert settings["format"] == "py:percent"  # the chapters' jupytext header says percent
 
 
@@ -127,20 +168,35 @@ def test_the_slowest_pages_start_first(tmp_path, monkeypatch):
     """Order of submission: the last build's seconds, slowest first; without a last build, the
     pages named in SLOWEST_FIRST, then the table of contents' order."""
     started = []
-    monkeypatch.setattr(pages, "execute_page", lambda page, fmt, timeout, allow_errors: started.append(page) or (page, None, "skipped", 0.0))
+    monkeypatch.setattr(
+        pages,
+        "execute_page",
+        lambda page, fmt, timeout, allow_errors: (
+            started.append(page) or (page, None, "skipped", 0.0)
+        ),
+    )
     monkeypatch.setattr(pages, "ProcessPoolExecutor", _InlinePool)
     toc = pages.toc_pages()
     with pytest.raises(RuntimeError):
-        pages.execute_pages(2, toc, cache_dir=tmp_path / "cache", seconds_file=tmp_path / "none.json")
+        pages.execute_pages(
+            2, toc, cache_dir=tmp_path / "cache", seconds_file=tmp_path / "none.json"
+        )
     names = [pages._name(p) for p in started]
     first = len(pages.SLOWEST_FIRST)
     assert names[:first] == list(pages.SLOWEST_FIRST)
     assert names[first:] == [n for n in map(pages._name, toc) if n not in pages.SLOWEST_FIRST]
-    (tmp_path / "last.json").write_text('{"chapters/your_arm.py": 40.0, "chapters/03_preprocessing.py": 20.0}', encoding="utf-8")
+    (tmp_path / "last.json").write_text(
+        '{"chapters/your_arm.py": 40.0, "chapters/03_preprocessing.py": 20.0}', encoding="utf-8"
+    )
     started.clear()
     with pytest.raises(RuntimeError):
-        pages.execute_pages(2, toc, cache_dir=tmp_path / "cache", seconds_file=tmp_path / "last.json")
-    assert [pages._name(p) for p in started[:2]] == ["chapters/your_arm.py", "chapters/03_preprocessing.py"]
+        pages.execute_pages(
+            2, toc, cache_dir=tmp_path / "cache", seconds_file=tmp_path / "last.json"
+        )
+    assert [pages._name(p) for p in started[:2]] == [
+        "chapters/your_arm.py",
+        "chapters/03_preprocessing.py",
+    ]
 
 
 class _InlinePool:
@@ -168,8 +224,15 @@ def test_an_unreadable_page_is_a_named_failure(tmp_path):
     good, unreadable = tmp_path / "good.py", tmp_path / "unreadable.py"
     good.write_text(PAGE, encoding="utf-8")
     unreadable.write_bytes(b"\xff\xfe not text")
-    with pytest.raises(RuntimeError, match=r"1 of 2 pages failed:\n.*unreadable\.py: UnicodeDecodeError"):
-        pages.execute_pages(2, [unreadable, good], cache_dir=tmp_path / "cache", seconds_file=tmp_path / "seconds.json")
+    with pytest.raises(
+        RuntimeError, match=r"1 of 2 pages failed:\n.*unreadable\.py: UnicodeDecodeError"
+    ):
+        pages.execute_pages(
+            2,
+            [unreadable, good],
+            cache_dir=tmp_path / "cache",
+            seconds_file=tmp_path / "seconds.json",
+        )
 
 
 @pytest.mark.parametrize("jobs", ["0", "-2"])

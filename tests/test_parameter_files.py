@@ -7,7 +7,12 @@ import pytest
 
 from crane_lib.errors import InputError
 from crane_lib.model.dynamics import DynamicModel
-from crane_lib.model.parameters import ParameterSet, load_parameters, save_parameters, standard_parameter_names
+from crane_lib.model.parameters import (
+    ParameterSet,
+    load_parameters,
+    save_parameters,
+    standard_parameter_names,
+)
 
 
 @pytest.fixture
@@ -16,7 +21,9 @@ def reduced_names():
 
 
 def test_round_trip_is_exact(tmp_path, reduced_names, rng):
-    params = ParameterSet(reduced_names, rng.normal(size=39), rng.uniform(size=39), {"source": "test"})
+    params = ParameterSet(
+        reduced_names, rng.normal(size=39), rng.uniform(size=39), {"source": "test"}
+    )
     path = tmp_path / "model.csv"
     save_parameters(path, params)
     loaded = load_parameters(path, expected_names=reduced_names)
@@ -30,7 +37,9 @@ def test_round_trip_is_exact(tmp_path, reduced_names, rng):
 def test_order_in_the_file_does_not_matter(tmp_path, reduced_names, rng):
     values = rng.normal(size=39)
     shuffled = rng.permutation(39)
-    save_parameters(tmp_path / "m.csv", ParameterSet([reduced_names[i] for i in shuffled], values[shuffled]))
+    save_parameters(
+        tmp_path / "m.csv", ParameterSet([reduced_names[i] for i in shuffled], values[shuffled])
+    )
     np.testing.assert_array_equal(load_parameters(tmp_path / "m.csv", reduced_names).values, values)
 
 
@@ -66,7 +75,10 @@ def test_bad_header(tmp_path):
 
 
 def test_missing_and_unknown_names_are_listed(tmp_path, reduced_names):
-    rows = [f"{n},0.1,{'kg·m^2' if n.startswith(('ZZ', 'XX', 'IA')) else 'kg·m' if n.startswith('M') else 'N·m·s/rad'}" for n in reduced_names[1:]]
+    rows = [
+        f"{n},0.1,{'kg·m^2' if n.startswith(('ZZ', 'XX', 'IA')) else 'kg·m' if n.startswith('M') else 'N·m·s/rad'}"
+        for n in reduced_names[1:]
+    ]
     rows.append("FS1,0.2,N·m")
     path = _write(tmp_path, rows)
     with pytest.raises(InputError) as err:

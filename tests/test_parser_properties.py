@@ -24,12 +24,38 @@ from crane_lib.excitation.commands import CommandFile, read_command_file
 from crane_lib.logs.raw_log import N_COLUMNS, RawLog, read_raw_log
 from crane_lib.model.parameters import ParameterSet, load_parameters
 
-ODD_TOKENS = [b"nan", b"inf", b"-inf", b"1e308", b"1e400", b"-0", b"", b" ", b"0x10", b"1_0", "\uff16".encode(), b"\xff",
-              b"\x00", b"1e-400", b"+.5", b"5.", b".", b"e5", b"1e", b"--1", b"9" * 400, b",", b"\r", b"#", b'"1"']
+ODD_TOKENS = [
+    b"nan",
+    b"inf",
+    b"-inf",
+    b"1e308",
+    b"1e400",
+    b"-0",
+    b"",
+    b" ",
+    b"0x10",
+    b"1_0",
+    "\uff16".encode(),
+    b"\xff",
+    b"\x00",
+    b"1e-400",
+    b"+.5",
+    b"5.",
+    b".",
+    b"e5",
+    b"1e",
+    b"--1",
+    b"9" * 400,
+    b",",
+    b"\r",
+    b"#",
+    b'"1"',
+]
 
 
 def _mutated(valid: bytes):
     """Strategy: `valid` with a few random edits."""
+
     def apply(data: bytes, edits) -> bytes:
         for kind, position, payload in edits:
             if not data:
@@ -39,18 +65,26 @@ def _mutated(valid: bytes):
             if kind == 0:
                 data = data[:i] + payload + data[i:]
             elif kind == 1:
-                data = data[:i] + data[i + len(payload) + 1:]
+                data = data[:i] + data[i + len(payload) + 1 :]
             elif kind == 2:
-                data = data[:i] + payload + data[i + len(payload):]
+                data = data[:i] + payload + data[i + len(payload) :]
             elif kind == 3:  # replace the token at i by an odd token
-                start = max(data.rfind(b",", 0, i), data.rfind(b" ", 0, i), data.rfind(b"\n", 0, i)) + 1
-                ends = [e for e in (data.find(b",", i), data.find(b" ", i), data.find(b"\n", i)) if e >= 0]
+                start = (
+                    max(data.rfind(b",", 0, i), data.rfind(b" ", 0, i), data.rfind(b"\n", 0, i)) + 1
+                )
+                ends = [
+                    e
+                    for e in (data.find(b",", i), data.find(b" ", i), data.find(b"\n", i))
+                    if e >= 0
+                ]
                 end = min(ends) if ends else len(data)
                 data = data[:start] + ODD_TOKENS[position % len(ODD_TOKENS)] + data[end:]
             elif kind == 4:  # duplicate or drop a line
                 lines = data.split(b"\n")
                 k = position % len(lines)
-                lines = lines[:k] + lines[k:k + 1] * (payload[:1] == b"d" and 2 or 0) + lines[k + 1:]
+                lines = (
+                    lines[:k] + lines[k : k + 1] * (payload[:1] == b"d" and 2 or 0) + lines[k + 1 :]
+                )
                 data = b"\n".join(lines)
             else:  # cut the file short
                 data = data[:i]
@@ -64,7 +98,9 @@ def _inputs(valid: bytes):
     return st.one_of(st.binary(max_size=2000), _mutated(valid), _mutated(valid))
 
 
-SCRATCH = Path(tempfile.mkdtemp(prefix="crane-properties-"))  # one file per parser, rewritten per example
+SCRATCH = Path(
+    tempfile.mkdtemp(prefix="crane-properties-")
+)  # one file per parser, rewritten per example
 
 
 def _parse(read, data: bytes, suffix: str):
@@ -92,7 +128,11 @@ def test_command_file_parser(data):
 def test_raw_log_text_parser(data):
     log = _parse(read_raw_log, data, ".csv")
     if log is not None:
-        assert isinstance(log, RawLog) and log.samples.shape[1] == N_COLUMNS and log.samples.dtype == np.float64
+        assert (
+            isinstance(log, RawLog)
+            and log.samples.shape[1] == N_COLUMNS
+            and log.samples.dtype == np.float64
+        )
         assert np.all(np.isfinite(log.samples)) and np.all(np.diff(log.t) > 0)
 
 

@@ -101,14 +101,20 @@ def bad_option_runs(tmp_path_factory):
     """(the results folder's parent, each bad option's run) from one pipeline process."""
     folder = tmp_path_factory.mktemp("bad-options")
     arguments = json.dumps([case[0] for case in BAD_OPTIONS])
-    run = subprocess.run([sys.executable, "-c", REFUSE_EACH, arguments], capture_output=True,
-                         text=True, env=clean_env(folder), timeout=120)
+    run = subprocess.run(
+        [sys.executable, "-c", REFUSE_EACH, arguments],
+        capture_output=True,
+        text=True,
+        env=clean_env(folder),
+        timeout=120,
+    )
     assert run.returncode == 0, run.stderr
     return folder, [SimpleNamespace(**r) for r in json.loads(run.stdout.splitlines()[-1])]
 
 
-@pytest.mark.parametrize("case", range(len(BAD_OPTIONS)),
-                         ids=[" ".join(case[0]) for case in BAD_OPTIONS])
+@pytest.mark.parametrize(
+    "case", range(len(BAD_OPTIONS)), ids=[" ".join(case[0]) for case in BAD_OPTIONS]
+)
 def test_a_bad_option_is_one_line_and_exit_2_before_any_work(bad_option_runs, case):
     folder, runs = bad_option_runs
     _, shown, expected = BAD_OPTIONS[case]
@@ -197,16 +203,29 @@ def test_job_counts_from_1_to_the_bound_are_accepted(value):
 
 @pytest.mark.parametrize(
     "address",
-    ["tcp://127.0.0.1:8786", "tcp://[::1]:8786", "tls://sched-1.example.org:8786",
-     "inproc://10.0.0.1/4242/1"],
+    [
+        "tcp://127.0.0.1:8786",
+        "tcp://[::1]:8786",
+        "tls://sched-1.example.org:8786",
+        "inproc://10.0.0.1/4242/1",
+    ],
 )
 def test_dask_addresses_are_accepted(address):
     assert options.scheduler_address(address) == address
 
 
 @pytest.mark.parametrize(
-    "address", ["tcp://[zz::1]:8786", "tcp://host:0", "tcp://user@host:1", "tcp://host:1/path",
-                "TCP://host:1", "inproc://", "127.0.0.1:8786", "tcp://-host:1"]
+    "address",
+    [
+        "tcp://[zz::1]:8786",
+        "tcp://host:0",
+        "tcp://user@host:1",
+        "tcp://host:1/path",
+        "TCP://host:1",
+        "inproc://",
+        "127.0.0.1:8786",
+        "tcp://-host:1",
+    ],
 )
 def test_malformed_addresses_are_refused_by_the_sweep_too(address):
     with pytest.raises(ValueError, match="expected a Dask scheduler address"):
@@ -259,17 +278,35 @@ def test_make_passes_jobs_and_scheduler_as_one_argument_each(tmp_path):
     hostile = f"tcp://h:1; touch {tmp_path / 'injected'}"
     for variables in (["JOBS=3 --study x", f"SCHEDULER={hostile}"], []):
         run = subprocess.run(
-            ["make", "-C", str(REPO), "book", f"PY={stub}", f"STAMP={stamp}", "PROFILE=quick",
-             *variables],
-            capture_output=True, text=True, env=clean_env(tmp_path, ARGV_LOG=str(log)),
+            [
+                "make",
+                "-C",
+                str(REPO),
+                "book",
+                f"PY={stub}",
+                f"STAMP={stamp}",
+                "PROFILE=quick",
+                *variables,
+            ],
+            capture_output=True,
+            text=True,
+            env=clean_env(tmp_path, ARGV_LOG=str(log)),
             timeout=60,
         )
         assert run.returncode != 0  # the stand-in refused, as the pipeline would
     calls = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
     pipeline_calls = [c for c in calls if c[:2] == ["-m", "crane_book.pipeline"]]
     assert pipeline_calls == [
-        ["-m", "crane_book.pipeline", "--profile", "quick", "--jobs", "3 --study x",
-         "--scheduler", hostile],
+        [
+            "-m",
+            "crane_book.pipeline",
+            "--profile",
+            "quick",
+            "--jobs",
+            "3 --study x",
+            "--scheduler",
+            hostile,
+        ],
         ["-m", "crane_book.pipeline", "--profile", "quick", "--jobs", "2"],
     ]
     assert not (tmp_path / "injected").exists()
@@ -281,12 +318,16 @@ def test_a_bad_twin_in_the_environment_is_refused_by_the_pipeline_before_any_wor
     assert "$CRANE_TWIN 'field; rm -rf x':" in line and "expected a twin profile" in line
 
 
-@pytest.mark.parametrize("variable, value, expected", [
-    ("CRANE_PROFILE", "quick full", "expected a book profile, quick or full"),
-    ("CRANE_TWIN", "fields", "expected a twin profile, one of default, ideal, field"),
-])
-def test_the_pages_refuse_a_profile_they_do_not_know_in_one_line(variable, value, expected,
-                                                                monkeypatch, capsys):
+@pytest.mark.parametrize(
+    "variable, value, expected",
+    [
+        ("CRANE_PROFILE", "quick full", "expected a book profile, quick or full"),
+        ("CRANE_TWIN", "fields", "expected a twin profile, one of default, ideal, field"),
+    ],
+)
+def test_the_pages_refuse_a_profile_they_do_not_know_in_one_line(
+    variable, value, expected, monkeypatch, capsys
+):
     monkeypatch.setattr(pages, "execute_pages", lambda *a, **k: pytest.fail("pages ran"))
     monkeypatch.setenv(variable, value)
     with pytest.raises(SystemExit) as exit_:
@@ -309,9 +350,20 @@ def test_the_data_set_refuses_a_bad_job_count_in_one_line(jobs, monkeypatch, cap
 
 
 def test_the_determinism_tool_refuses_a_bad_job_count_before_cloning(tmp_path):
-    run = subprocess.run([sys.executable, str(REPO / "tools" / "determinism.py"), "--jobs", "0",
-                          "--work", str(tmp_path / "work")],
-                         capture_output=True, text=True, env=clean_env(tmp_path), timeout=60)
+    run = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "tools" / "determinism.py"),
+            "--jobs",
+            "0",
+            "--work",
+            str(tmp_path / "work"),
+        ],
+        capture_output=True,
+        text=True,
+        env=clean_env(tmp_path),
+        timeout=60,
+    )
     lines = [line for line in run.stderr.splitlines() if line.strip()]
     assert run.returncode == 2 and len(lines) == 1 and f"--jobs 0: {EXPECT_JOBS}" in lines[0]
     assert not (tmp_path / "work").exists()
@@ -336,11 +388,12 @@ def test_make_passes_profile_and_twin_as_one_value_each(tmp_path):
     stamp.touch()  # newer than pyproject.toml: no install
     hostile = f"quick; touch {tmp_path / 'injected'}"
     twin = f"field `touch {tmp_path / 'twin'}`"
-    for variables in ([f"PROFILE={hostile}", f"TWIN={twin}"],
-                      ["PROFILE=quick"]):
+    for variables in ([f"PROFILE={hostile}", f"TWIN={twin}"], ["PROFILE=quick"]):
         run = subprocess.run(
             ["make", "-C", str(REPO), "book", f"PY={stub}", f"STAMP={stamp}", *variables],
-            capture_output=True, text=True, env=clean_env(tmp_path, ARGV_LOG=str(log)),
+            capture_output=True,
+            text=True,
+            env=clean_env(tmp_path, ARGV_LOG=str(log)),
             timeout=60,
         )
         assert run.returncode != 0  # the stand-in refused, as the pipeline would
@@ -348,10 +401,17 @@ def test_make_passes_profile_and_twin_as_one_value_each(tmp_path):
     pipeline_calls = [c for c in calls if c[0][:2] == ["-m", "crane_book.pipeline"]]
     results = str(tmp_path / "results")  # clean_env's, which the default twin leaves alone
     assert pipeline_calls == [
-        [["-m", "crane_book.pipeline", "--profile", hostile, "--jobs", "2"],
-         {"CRANE_PROFILE": hostile, "CRANE_TWIN": twin,
-          "CRANE_RESULTS_DIR": f"{REPO}/results/twin-{twin}"}],
-        [["-m", "crane_book.pipeline", "--profile", "quick", "--jobs", "2"],
-         {"CRANE_PROFILE": "quick", "CRANE_TWIN": "default", "CRANE_RESULTS_DIR": results}],
+        [
+            ["-m", "crane_book.pipeline", "--profile", hostile, "--jobs", "2"],
+            {
+                "CRANE_PROFILE": hostile,
+                "CRANE_TWIN": twin,
+                "CRANE_RESULTS_DIR": f"{REPO}/results/twin-{twin}",
+            },
+        ],
+        [
+            ["-m", "crane_book.pipeline", "--profile", "quick", "--jobs", "2"],
+            {"CRANE_PROFILE": "quick", "CRANE_TWIN": "default", "CRANE_RESULTS_DIR": results},
+        ],
     ]
     assert not (tmp_path / "injected").exists() and not (tmp_path / "twin").exists()

@@ -33,7 +33,9 @@ def zero_phase_gain(frequency_hz, ts):
     """|H|² of the order-4 digital Butterworth with corner 0.45 x Nyquist(ts), on the 1 ms grid."""
     corner = paper("antialias_corner_fraction").value / (2.0 * ts)
     order = int(paper("antialias_filter_order").value)
-    ratio = np.tan(np.pi * np.asarray(frequency_hz) / GRID_RATE_HZ) / np.tan(np.pi * corner / GRID_RATE_HZ)
+    ratio = np.tan(np.pi * np.asarray(frequency_hz) / GRID_RATE_HZ) / np.tan(
+        np.pi * corner / GRID_RATE_HZ
+    )
     return 1.0 / (1.0 + ratio ** (2 * order))
 
 
@@ -72,7 +74,9 @@ def interior(bundle, ts):
 
 @pytest.fixture(scope="module")
 def even_log():
-    duration = 16.0  # the 80 ms filter's edge transients need 4.2 s to fall to 1e-12 (edge_margin_s)
+    duration = (
+        16.0  # the 80 ms filter's edge transients need 4.2 s to fall to 1e-12 (edge_margin_s)
+    )
     t = np.arange(int(duration / CONTROL_PERIOD_S) + 1) * CONTROL_PERIOD_S
     samples, truth = synthetic_samples(t=t, seed=5)
     return RawLog(samples), truth
@@ -94,7 +98,9 @@ def test_even_stamps_match_the_closed_form_prediction(even_log, ts):
     bundle = pp.preprocess(log, ts)
     keep = interior(bundle, ts)
     assert keep.sum() > 10
-    for name, expected in zip(("theta", "dtheta", "ddtheta", "tau"), predicted(truth, bundle.t, ts)):
+    for name, expected in zip(
+        ("theta", "dtheta", "ddtheta", "tau"), predicted(truth, bundle.t, ts)
+    ):
         # rounding only (edge transients have decayed to 1e-12 of their size): relative 1e-9
         scale = np.abs(expected).max() + 1e-3
         error = np.abs(getattr(bundle, name) - expected)[keep].max()
@@ -107,7 +113,9 @@ def test_uneven_stamps_stay_within_the_interpolation_bound(uneven_log, ts):
     bundle = pp.preprocess(log, ts)
     keep = interior(bundle, ts)
     largest_step = np.diff(log.t).max()
-    interpolation = largest_step**2 / 8 * truth.amplitude * (2 * np.pi * truth.angle_hz) ** 2  # per axis
+    interpolation = (
+        largest_step**2 / 8 * truth.amplitude * (2 * np.pi * truth.angle_hz) ** 2
+    )  # per axis
     bound = impulse_l1_norm(ts) * interpolation
     theta, dtheta, ddtheta, _ = predicted(truth, bundle.t, ts)
     assert np.all(np.abs(bundle.theta - theta)[keep].max(axis=0) <= bound)
@@ -133,7 +141,13 @@ def test_filter_corner_is_045_of_the_target_nyquist(ts):
     samples, _ = synthetic_samples(t=t, angle_hz=np.full(N_AXES, corner), amplitude=np.ones(N_AXES))
     bundle = pp.preprocess(RawLog(samples), ts)
     keep = interior(bundle, ts)
-    basis = np.column_stack([np.sin(2 * np.pi * corner * bundle.t), np.cos(2 * np.pi * corner * bundle.t), np.ones(bundle.n_samples)])
+    basis = np.column_stack(
+        [
+            np.sin(2 * np.pi * corner * bundle.t),
+            np.cos(2 * np.pi * corner * bundle.t),
+            np.ones(bundle.n_samples),
+        ]
+    )
     coefficients, *_ = np.linalg.lstsq(basis[keep], bundle.theta[keep], rcond=None)
     amplitude = np.hypot(coefficients[0], coefficients[1])
     np.testing.assert_allclose(amplitude, 0.5, rtol=1e-6)
@@ -155,7 +169,7 @@ def matlab_filtfilt_sections(sections, x, pad):
     y = x
     for section in sections:
         b, a = section[:3], section[3:]
-        y = np.concatenate([2 * y[0] - y[pad:0:-1], y, 2 * y[-1] - y[-2:-pad - 2:-1]])
+        y = np.concatenate([2 * y[0] - y[pad:0:-1], y, 2 * y[-1] - y[-2 : -pad - 2 : -1]])
         zi = scipy.signal.lfilter_zi(b, a)
         y = scipy.signal.lfilter(b, a, y, zi=zi * y[0])[0][::-1]
         y = scipy.signal.lfilter(b, a, y, zi=zi * y[0])[0][::-1]
@@ -168,7 +182,9 @@ def test_edges_follow_matlab_filtfilt(uneven_log, ts):
     log, _ = uneven_log
     grid = pp.to_even_grid(log)
     column = grid.tau[:, 3]
-    pad = 3 * int(paper("antialias_filter_order").value)  # MATLAB: nfact = 3 x filter order for SOS input
+    pad = 3 * int(
+        paper("antialias_filter_order").value
+    )  # MATLAB: nfact = 3 x filter order for SOS input
     expected = matlab_filtfilt_sections(pp.antialias_sections(ts), column, pad)
     ours = pp.zero_phase_filter(pp.antialias_sections(ts), column[:, None])[:, 0]
     np.testing.assert_allclose(ours, expected, rtol=0, atol=1e-12)  # edges included
@@ -180,7 +196,9 @@ def test_constant_signals_pass_unchanged_to_the_edges():
     samples[:, group("current_command")] = 1.0  # one ampere on every axis
     log = RawLog(samples)
     for ts, bundle in pp.preprocess_all(log).items():
-        np.testing.assert_allclose(bundle.theta, np.broadcast_to(log.theta[0], bundle.theta.shape), rtol=0, atol=1e-12)
+        np.testing.assert_allclose(
+            bundle.theta, np.broadcast_to(log.theta[0], bundle.theta.shape), rtol=0, atol=1e-12
+        )
         np.testing.assert_allclose(bundle.dtheta, 0.0, atol=1e-9 / ts)
         # torque = current x Kt per axis, axis 2 with the XM540 constant
         # (rtol 1e-9: rounding in the recursion of the narrowest filter, poles at |p| = 0.98)
@@ -204,7 +222,16 @@ def test_every_interval_is_produced_on_its_own_grid(uneven_log):
         assert bundle.t[0] == pytest.approx(log.t[0] + ts, abs=1e-12)
         n_target = int(np.floor((log.t[-1] - log.t[0]) / ts + 1e-9)) + 1
         assert bundle.n_samples == n_target - 2
-        for name in ("theta", "dtheta", "ddtheta", "tau", "theta_ref", "dtheta_ref", "ddtheta_ref", "clamp_axes"):
+        for name in (
+            "theta",
+            "dtheta",
+            "ddtheta",
+            "tau",
+            "theta_ref",
+            "dtheta_ref",
+            "ddtheta_ref",
+            "clamp_axes",
+        ):
             assert getattr(bundle, name).shape == (bundle.n_samples, N_AXES), name
 
 
@@ -238,7 +265,9 @@ def test_clamp_mask_marks_the_window_and_its_neighbours(ts):
     target = int(np.floor(t[clamp_row] / ts + 0.5))  # target sample whose window holds the stamp
     expected = np.zeros(bundle.n_samples, dtype=bool)
     dilation = int(paper("clamp_mask_dilation").value)
-    expected[max(target - 1 - dilation, 0):target - 1 + dilation + 1] = True  # bundle index = target - 1
+    expected[max(target - 1 - dilation, 0) : target - 1 + dilation + 1] = (
+        True  # bundle index = target - 1
+    )
     np.testing.assert_array_equal(bundle.clamp_mask, expected)
     assert bundle.clamp_axes.sum() == 1 and bundle.clamp_axes[target - 1, 1]
 
@@ -264,8 +293,14 @@ def test_bundle_does_not_depend_on_the_log_container(tmp_path, uneven_log):
     log, _ = uneven_log
     files = []
     for suffix in ("csv", "npz"):
-        read = read_raw_log(write_raw_log(tmp_path / f"log.{suffix}", log.samples, {"trajectory": "SYN"}))
-        files.append(pp.write_bundle(tmp_path / f"bundle_{suffix}.npz", pp.preprocess(read, 0.040)).read_bytes())
+        read = read_raw_log(
+            write_raw_log(tmp_path / f"log.{suffix}", log.samples, {"trajectory": "SYN"})
+        )
+        files.append(
+            pp.write_bundle(
+                tmp_path / f"bundle_{suffix}.npz", pp.preprocess(read, 0.040)
+            ).read_bytes()
+        )
     assert files[0] == files[1]
 
 
@@ -318,7 +353,9 @@ def test_cli_writes_every_bundle_and_stops_cleanly_on_bad_input(tmp_path, uneven
     log, _ = uneven_log
     good = write_raw_log(tmp_path / "run.csv", log.samples[:3000])
     assert cli.main(["preprocess", str(good), "--out", str(tmp_path / "out")]) == 0
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [pp.bundle_filename(ts) for ts in INTERVALS]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        pp.bundle_filename(ts) for ts in INTERVALS
+    ]
 
     lines = good.read_text().split("\n")
     fields = lines[1500].split(",")  # line 1501: no metadata, so sample 1500
@@ -326,7 +363,9 @@ def test_cli_writes_every_bundle_and_stops_cleanly_on_bad_input(tmp_path, uneven
     lines[1500] = ",".join(fields)
     bad = tmp_path / "bad.csv"
     bad.write_text("\n".join(lines))
-    assert cli.main(["preprocess", str(bad), "--out", str(tmp_path / "bad_out")]) == cli.EXIT_BAD_INPUT
+    assert (
+        cli.main(["preprocess", str(bad), "--out", str(tmp_path / "bad_out")]) == cli.EXIT_BAD_INPUT
+    )
     assert f"{bad}, line 1501" in capsys.readouterr().err
     assert not (tmp_path / "bad_out").exists()
 
@@ -341,8 +380,14 @@ def test_zero_phase_filter_is_scipys_filtfilt_of_each_section_bit_for_bit(shape)
         sections = pp.antialias_sections(ts)
         expected = np.asarray(x, dtype=float).T
         for section in sections:
-            expected = scipy.signal.filtfilt(section[:3], section[3:], expected, axis=-1,
-                                             padtype="odd", padlen=pp.FILTFILT_PAD_SAMPLES)
+            expected = scipy.signal.filtfilt(
+                section[:3],
+                section[3:],
+                expected,
+                axis=-1,
+                padtype="odd",
+                padlen=pp.FILTFILT_PAD_SAMPLES,
+            )
         got = pp.zero_phase_filter(sections, x)
         assert got.shape == x.shape
         np.testing.assert_array_equal(got, expected.T)

@@ -11,7 +11,14 @@ import pytest
 from crane_lib.constants import KT, N_AXES
 from crane_lib.errors import InputError
 from crane_lib.logs import npz_io, raw_log
-from crane_lib.logs.raw_log import COLUMN, MAX_STAMP_GAP_S, N_COLUMNS, group, read_raw_log, write_raw_log
+from crane_lib.logs.raw_log import (
+    COLUMN,
+    MAX_STAMP_GAP_S,
+    N_COLUMNS,
+    group,
+    read_raw_log,
+    write_raw_log,
+)
 from crane_lib.paper_numbers import paper
 
 from .synthetic_log import synthetic_samples
@@ -82,7 +89,11 @@ def test_accessors_apply_the_offset_and_per_axis_kt(tmp_path, samples):
     np.testing.assert_allclose(log.torque_logged, current * KT, rtol=1e-15)
     # axis 2 carries the XM540's constant, the others the XM430's, as the paper prints them
     assert KT[1] == pytest.approx(paper("kt_effective_xm540").value, abs=5e-5)
-    assert all(KT[a] == pytest.approx(paper("kt_effective_xm430").value, abs=5e-5) for a in range(N_AXES) if a != 1)
+    assert all(
+        KT[a] == pytest.approx(paper("kt_effective_xm430").value, abs=5e-5)
+        for a in range(N_AXES)
+        if a != 1
+    )
     assert log.segment.dtype == np.int64 and log.segment[0] == -1
     assert log.theta_ref.shape == log.ddtheta_ref.shape == (len(samples), N_AXES)
 
@@ -164,7 +175,10 @@ def test_non_monotonic_stamp_is_not_repaired(text_log, samples):
     for repair in (False, True):
         with pytest.raises(InputError) as error:
             read_raw_log(text_log, repair=repair)
-        assert error.value.where == f"{text_log}, line {line}" and "non-monotonic" in error.value.problem
+        assert (
+            error.value.where == f"{text_log}, line {line}"
+            and "non-monotonic" in error.value.problem
+        )
 
 
 def test_gap_over_20_ms_is_not_repaired(tmp_path, samples):
@@ -174,7 +188,10 @@ def test_gap_over_20_ms_is_not_repaired(tmp_path, samples):
     for repair in (False, True):
         with pytest.raises(InputError) as error:
             read_raw_log(path, repair=repair)
-        assert error.value.where == f"{path}, line {line_of_sample(700)}" and "gap" in error.value.problem
+        assert (
+            error.value.where == f"{path}, line {line_of_sample(700)}"
+            and "gap" in error.value.problem
+        )
     # just under the limit is accepted
     at_limit = samples.copy()
     at_limit[700:, 0] += MAX_STAMP_GAP_S - (samples[700, 0] - samples[699, 0]) - 1e-9
@@ -189,7 +206,9 @@ def test_truncated_last_line_only_repaired_on_request(text_log, samples, cut):
         lines[-1] = lines[-1][: len(lines[-1]) // 2]
         write_lines(text_log, lines, final_newline=False)
     elif cut == "no_newline_full":
-        write_lines(text_log, lines, final_newline=False)  # every field present, the last may be cut
+        write_lines(
+            text_log, lines, final_newline=False
+        )  # every field present, the last may be cut
     else:
         lines[-1] = ",".join(lines[-1].split(",")[:60])
         write_lines(text_log, lines)
@@ -202,7 +221,9 @@ def test_truncated_last_line_only_repaired_on_request(text_log, samples, cut):
 
 
 def test_duplicated_stamps_repaired_on_request(tmp_path, samples):
-    doubled = np.insert(samples, [100, 500, 500], samples[[99, 499, 499]], axis=0)  # one pair, one triple
+    doubled = np.insert(
+        samples, [100, 500, 500], samples[[99, 499, 499]], axis=0
+    )  # one pair, one triple
     doubled[501, 5] += 1e-3  # a repeat whose other columns differ
     path = write_raw_log(tmp_path / "dup.csv", doubled, METADATA)
     with pytest.raises(InputError) as error:
@@ -325,7 +346,10 @@ def test_failed_write_leaves_nothing_behind(tmp_path, samples, monkeypatch):
 
 
 def test_bad_shape_or_metadata_writes_nothing(tmp_path, samples):
-    for name, values, metadata in (("a.npz", samples[:, :50], None), ("b.csv", samples, {"bad\nkey": "x"})):
+    for name, values, metadata in (
+        ("a.npz", samples[:, :50], None),
+        ("b.csv", samples, {"bad\nkey": "x"}),
+    ):
         with pytest.raises(ValueError):
             write_raw_log(tmp_path / name, values, metadata)
     assert list(tmp_path.iterdir()) == []
@@ -338,5 +362,11 @@ def test_column_groups_cover_the_106_columns_in_order():
     covered = [c for g in groups for c in range(int(g["first column"]), int(g["last column"]) + 1)]
     assert covered == list(range(1, N_COLUMNS + 1))
     by_name = {g["group"]: g for g in groups}
-    assert (by_name["theta_logged"]["first column"], by_name["theta_logged"]["last column"]) == ("2", "9")
-    assert (by_name["current_command"]["first column"], by_name["current_command"]["last column"]) == ("50", "57")
+    assert (by_name["theta_logged"]["first column"], by_name["theta_logged"]["last column"]) == (
+        "2",
+        "9",
+    )
+    assert (
+        by_name["current_command"]["first column"],
+        by_name["current_command"]["last column"],
+    ) == ("50", "57")

@@ -19,17 +19,35 @@ from crane_lib.reporting.chapters import clie as report
 
 def _report(objective: float, iterations: int) -> clie.RefinementReport:
     return clie.RefinementReport(
-        method="fast", names=["a", "b"], x0=np.array([1.0, 2.0]), x=np.array([1.5, 2.5]),
-        objective_start=2 * objective, objective_final=objective, iterations=iterations,
-        simulations=3, trial_evaluations=2, jacobian_evaluations=1, diverged_evaluations=0,
-        wall_time_s=1.0, status=1, message="done", history=[objective])
+        method="fast",
+        names=["a", "b"],
+        x0=np.array([1.0, 2.0]),
+        x=np.array([1.5, 2.5]),
+        objective_start=2 * objective,
+        objective_final=objective,
+        iterations=iterations,
+        simulations=3,
+        trial_evaluations=2,
+        jacobian_evaluations=1,
+        diverged_evaluations=0,
+        wall_time_s=1.0,
+        status=1,
+        message="done",
+        history=[objective],
+    )
 
 
 def test_the_step_is_keyed_by_its_module_not_by_a_chapter_or_a_view():
-    code = {n.partition(" ")[2] for n in pipeline.step_code()["refinement_runs"]
-            if n.startswith("code ")}
-    assert {"crane_lib/identification/refinement_runs.py", "crane_lib/identification/clie.py",
-            "crane_lib/identification/projection.py"} <= code
+    code = {
+        n.partition(" ")[2]
+        for n in pipeline.step_code()["refinement_runs"]
+        if n.startswith("code ")
+    }
+    assert {
+        "crane_lib/identification/refinement_runs.py",
+        "crane_lib/identification/clie.py",
+        "crane_lib/identification/projection.py",
+    } <= code
     assert not [f for f in code if f.startswith(("chapters/", "crane_lib/reporting/"))]
 
 
@@ -54,11 +72,25 @@ def test_the_page_reads_the_ladder_and_refines_nothing(tmp_path, monkeypatch):
         report.epsilon_runs(condition, _report(5.0, 7), runs)
     assert "AG02_run1_40ms_epsilon.json" in str(missing.value)
     # the two smallest margins leave the OLS point (the sweep's run), the others one new run
-    ladder = [{"epsilon": eps, "failure": None, "active": i >= 2, "change_norm": 0.1 * i,
-               "pd_on_record": True, "run": "sweep" if i < 2 else 0, "reused": i != 2}
-              for i, eps in enumerate(sdp.EPSILON_LADDER)]
-    record = {"epsilon": {"lambda_min_constraint_poses": 1e-3, "ladder": ladder,
-                          "runs": [refinement_runs.report_entry(_report(4.0, 9))]}}
+    ladder = [
+        {
+            "epsilon": eps,
+            "failure": None,
+            "active": i >= 2,
+            "change_norm": 0.1 * i,
+            "pd_on_record": True,
+            "run": "sweep" if i < 2 else 0,
+            "reused": i != 2,
+        }
+        for i, eps in enumerate(sdp.EPSILON_LADDER)
+    ]
+    record = {
+        "epsilon": {
+            "lambda_min_constraint_poses": 1e-3,
+            "ladder": ladder,
+            "runs": [refinement_runs.report_entry(_report(4.0, 9))],
+        }
+    }
     write_json_record(refinement_runs.record_path("epsilon", "AG02", 0.04, 1), record)
     table, _, sentence = report.epsilon_runs(condition, _report(5.0, 7), runs)
     assert [r["run"] for r in runs.rows] == ["AG02 at 40 ms from ε = 0.005"]
@@ -96,5 +128,7 @@ def test_a_new_clie_sweep_record_reruns_the_ladder_and_not_didim(tmp_path, monke
     recording.write_bytes(b"another recording")
     pipeline.didim_step("quick", directory=folder)
     assert computed[-1] == "didim"
-    assert sorted(p.name for p in folder.iterdir()) == ["AG02_run1_40ms_didim.json",
-                                                        "AG02_run1_40ms_epsilon.json"]
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "AG02_run1_40ms_didim.json",
+        "AG02_run1_40ms_epsilon.json",
+    ]

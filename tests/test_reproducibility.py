@@ -19,7 +19,6 @@ from crane_lib.model.dynamics import model as shared_model
 from .conftest import description_model_beta, sinusoid_bundle
 
 
-
 @pytest.fixture(scope="module")
 def truth():
     return description_model_beta(viscous=0.1)
@@ -38,9 +37,14 @@ def test_an_execution_is_refitted_through_the_pipeline(executions, truth):
     expected = identify.identify_condition(executions[1], "SYN", model)
     np.testing.assert_array_equal(record["ols"], expected.ols.parameters.values)
     assert record["route"] == expected.route and record["n_samples"] == expected.ols.n_samples
-    assert record["heldout"]["rmse"] == metrics.pooled_rmse(model, expected.ols.parameters.values, heldout)
+    assert record["heldout"]["rmse"] == metrics.pooled_rmse(
+        model, expected.ols.parameters.values, heldout
+    )
     found = audit.audit(expected.ols.parameters.values, 1, "sparse")
-    assert (record["audit"]["passed"], record["audit"]["lambda_min"]) == (found.passed, found.lambda_min)
+    assert (record["audit"]["passed"], record["audit"]["lambda_min"]) == (
+        found.passed,
+        found.lambda_min,
+    )
     json.dumps(record)  # the record is what the one record writer can write
 
 
@@ -59,7 +63,9 @@ def test_parameter_differences_are_relative_to_the_first_execution(executions):
     a, b = np.array(records[0]["ols"]), np.array(records[1]["ols"])
     i = records[0]["names"].index("ZZR2")
     assert diffs.loc["ZZR2", "relative_difference"] == pytest.approx(abs(b[i] - a[i]) / abs(a[i]))
-    assert diffs.loc["ZZR2", "t_ratio_first"] == pytest.approx(abs(a[i]) / records[0]["std_errors"][i])
+    assert diffs.loc["ZZR2", "t_ratio_first"] == pytest.approx(
+        abs(a[i]) / records[0]["std_errors"][i]
+    )
 
 
 def test_the_other_executions_model_never_fits_better_than_the_own_fit(executions, monkeypatch):
@@ -70,40 +76,110 @@ def test_the_other_executions_model_never_fits_better_than_the_own_fit(execution
     model = shared_model("reduced")
     beta_2 = identify.identify_condition(executions[2], "SYN", model).ols.parameters.values
     row = losses[losses["record of execution"] == 1].iloc[0]
-    assert row["RMSE, other execution's model (N·m)"] == pytest.approx(metrics.prediction_error(model, beta_2, executions[1]).rmse)
+    assert row["RMSE, other execution's model (N·m)"] == pytest.approx(
+        metrics.prediction_error(model, beta_2, executions[1]).rmse
+    )
 
 
 def test_table_xi_spread_and_its_groups():
-    frame = pd.DataFrame([
-        {"trajectory": "AG02", "run": 1, "ts": 0.04, "failure": "", "n_samples": 3000, "heldout_rmse": 1.00},
-        {"trajectory": "AG02", "run": 2, "ts": 0.04, "failure": "", "n_samples": 3100, "heldout_rmse": 1.02},
-        {"trajectory": "AP03", "run": 1, "ts": 0.04, "failure": "", "n_samples": 500, "heldout_rmse": 1.20},
-        {"trajectory": "AP03", "run": 2, "ts": 0.04, "failure": "", "n_samples": 510, "heldout_rmse": 1.10},
-        {"trajectory": "AP03", "run": 2, "ts": 0.08, "failure": "", "n_samples": 250, "heldout_rmse": 9.0},
-        {"trajectory": "PB01", "run": 1, "ts": 0.04, "failure": "", "n_samples": 2900, "heldout_rmse": 1.05},
-    ])
+    frame = pd.DataFrame(
+        [
+            {
+                "trajectory": "AG02",
+                "run": 1,
+                "ts": 0.04,
+                "failure": "",
+                "n_samples": 3000,
+                "heldout_rmse": 1.00,
+            },
+            {
+                "trajectory": "AG02",
+                "run": 2,
+                "ts": 0.04,
+                "failure": "",
+                "n_samples": 3100,
+                "heldout_rmse": 1.02,
+            },
+            {
+                "trajectory": "AP03",
+                "run": 1,
+                "ts": 0.04,
+                "failure": "",
+                "n_samples": 500,
+                "heldout_rmse": 1.20,
+            },
+            {
+                "trajectory": "AP03",
+                "run": 2,
+                "ts": 0.04,
+                "failure": "",
+                "n_samples": 510,
+                "heldout_rmse": 1.10,
+            },
+            {
+                "trajectory": "AP03",
+                "run": 2,
+                "ts": 0.08,
+                "failure": "",
+                "n_samples": 250,
+                "heldout_rmse": 9.0,
+            },
+            {
+                "trajectory": "PB01",
+                "run": 1,
+                "ts": 0.04,
+                "failure": "",
+                "n_samples": 2900,
+                "heldout_rmse": 1.05,
+            },
+        ]
+    )
     table = repro.run_to_run_table(frame)
-    assert list(table.index) == ["AG02", "AP03"]  # PB01 has one execution; the 80 ms row is not Table XI's
+    assert list(table.index) == [
+        "AG02",
+        "AP03",
+    ]  # PB01 has one execution; the 80 ms row is not Table XI's
     assert table.loc["AG02", "spread (%)"] == pytest.approx(100 * 0.02 / 1.01)
     assert table.loc["AP03", "spread (%)"] == pytest.approx(100 * 0.10 / 1.15)
     assert table.loc["AP03", "pair blocks only"] and not table.loc["AG02", "pair blocks only"]
 
 
 def test_audit_stability_compares_verdicts_and_margins():
-    frame = pd.DataFrame([
-        {"trajectory": "AG02", "run": r, "ts": ts, "audit_passed": ok, "audit_lambda_min": lam, "audit_violations": 0 if ok else 5}
-        for r, ts, ok, lam in ((1, 0.04, False, -1e-3), (2, 0.04, False, -2e-3), (1, 0.08, True, 1.00e-3), (2, 0.08, True, 1.02e-3))
-    ])
+    frame = pd.DataFrame(
+        [
+            {
+                "trajectory": "AG02",
+                "run": r,
+                "ts": ts,
+                "audit_passed": ok,
+                "audit_lambda_min": lam,
+                "audit_violations": 0 if ok else 5,
+            }
+            for r, ts, ok, lam in (
+                (1, 0.04, False, -1e-3),
+                (2, 0.04, False, -2e-3),
+                (1, 0.08, True, 1.00e-3),
+                (2, 0.08, True, 1.02e-3),
+            )
+        ]
+    )
     table = repro.audit_stability(frame)
     assert table["same verdict"].all()
     assert table.loc[0.08, "margin agreement (%)"] == pytest.approx(100 * 0.02e-3 / 1.01e-3)
 
 
 def test_ladder_changes():
-    ladder = pd.DataFrame([
-        {"trajectory": "X", "ts": ts, "in-sample residual (N·m)": r, "held-out RMSE (N·m)": h}
-        for ts, r, h in ((0.01, 0.20, 0.190), (0.02, 0.19, 0.189), (0.04, 0.18, 0.188), (0.08, 0.15, 0.187))
-    ])
+    ladder = pd.DataFrame(
+        [
+            {"trajectory": "X", "ts": ts, "in-sample residual (N·m)": r, "held-out RMSE (N·m)": h}
+            for ts, r, h in (
+                (0.01, 0.20, 0.190),
+                (0.02, 0.19, 0.189),
+                (0.04, 0.18, 0.188),
+                (0.08, 0.15, 0.187),
+            )
+        ]
+    )
     changes = repro.ladder_changes(ladder)
     assert changes.loc["X"].iloc[0] == pytest.approx(25.0)
     assert changes.loc["X"].iloc[1] == pytest.approx(100 * (1 - 0.187 / 0.188))
@@ -114,16 +190,31 @@ def test_the_ramp_criterion_names_the_coarsest_interval_with_no_short_ramp():
     shares = ramps[[c for c in ramps.columns if c.startswith("<")]]
     intervals = np.array([float(c.split(" at ")[1].split(" ms")[0]) for c in shares.columns])
     for name, row in shares.iterrows():
-        assert ramps.loc[name, "coarsest adequate interval (ms)"] == intervals[row.to_numpy() == 0].max()
-        assert np.all(np.diff(row.to_numpy()) >= 0)  # a coarser interval never samples a ramp better
+        assert (
+            ramps.loc[name, "coarsest adequate interval (ms)"]
+            == intervals[row.to_numpy() == 0].max()
+        )
+        assert np.all(
+            np.diff(row.to_numpy()) >= 0
+        )  # a coarser interval never samples a ramp better
 
 
 def test_a_repeat_listed_but_not_recorded_names_the_step_that_records_it(monkeypatch, tmp_path):
-    monkeypatch.setattr(repro, "recording_path", lambda trajectory, run=1: tmp_path / f"{trajectory}_run{run}.npz")
+    monkeypatch.setattr(
+        repro, "recording_path", lambda trajectory, run=1: tmp_path / f"{trajectory}_run{run}.npz"
+    )
     (tmp_path / "AG02_run1.npz").write_bytes(b"")
-    conditions = [{"trajectory": "AG02", "run": 1}, {"trajectory": "AG02", "run": 2}, {"trajectory": "AP03", "run": 2},
-                  {"trajectory": "AP03", "run": 2}]
+    conditions = [
+        {"trajectory": "AG02", "run": 1},
+        {"trajectory": "AG02", "run": 2},
+        {"trajectory": "AP03", "run": 2},
+        {"trajectory": "AP03", "run": 2},
+    ]
     messages = repro.missing_recordings(conditions, "quick")
     assert len(messages) == 2  # AG02 run 1 exists; AP03 run 2 reported once
     assert "AG02 execution 2" in messages[0] and "make book PROFILE=quick" in messages[0]
-    assert "AP03 execution 2" in messages[1] and "recordings_quick.csv" in messages[1] and "add a row" in messages[1]
+    assert (
+        "AP03 execution 2" in messages[1]
+        and "recordings_quick.csv" in messages[1]
+        and "add a row" in messages[1]
+    )

@@ -48,14 +48,17 @@ def test_change_is_the_minimum_the_final_constraints_require(infeasible):
     On a Theta_r started from 200 uniform poses and the corners (the rescue's own loop, checked on
     an audit-size draw), so that the direct solve stays a few hundred LMIs."""
     model = shared_model("reduced")
-    initial = np.vstack([audit.uniform_poses(200, rescue_stage.RESCUE_INITIAL_SEED),
-                         audit.box_corners()])
+    initial = np.vstack(
+        [audit.uniform_poses(200, rescue_stage.RESCUE_INITIAL_SEED), audit.box_corners()]
+    )
     check = audit.audit_poses(rescue_stage.RESCUE_CHECK_SEED).poses
     rescued = rescue_stage.rescue(model, infeasible, initial, check)
     assert rescued.converged
     theta_r = rescued.constraint_poses
     assert len(theta_r) >= len(initial)
-    direct, status, _ = sdp._solve(infeasible, sdp.inertia_basis(model, theta_r), rescue_stage.RESCUE_EPSILON)
+    direct, status, _ = sdp._solve(
+        infeasible, sdp.inertia_basis(model, theta_r), rescue_stage.RESCUE_EPSILON
+    )
     assert status in sdp.ACCEPTED_STATUSES
     change = rescued.result.change_norm
     assert np.linalg.norm(direct - infeasible) == pytest.approx(change, rel=1e-4)
@@ -65,7 +68,9 @@ def test_change_is_the_minimum_the_final_constraints_require(infeasible):
 def test_cli_rescue_writes_an_accepted_model(infeasible, tmp_path, capsys):
     model = shared_model("reduced")
     source = tmp_path / "clie.csv"
-    save_parameters(source, ParameterSet(model.names, infeasible, np.full(39, 1e-4), {"stage": "clie"}))
+    save_parameters(
+        source, ParameterSet(model.names, infeasible, np.full(39, 1e-4), {"stage": "clie"})
+    )
     out = tmp_path / "rescued.csv"
     assert cli.main(["rescue", str(source), "--out", str(out)]) == 0
     loaded = load_parameters(out, model.names)

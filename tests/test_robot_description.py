@@ -18,10 +18,16 @@ def test_mdh_axes_coincide_with_the_description():
 
 def test_offsets_reproduce_table_i_and_the_two_urdf_offsets():
     rows = {r["joint"]: r for r in robot_description.geometry_check()}
-    assert rows[4]["mdh_origin_height_m"] - rows[2]["mdh_origin_height_m"] == pytest.approx(paper("dh_offset_rl3").value, abs=1e-12)
-    assert rows[6]["mdh_origin_height_m"] - rows[4]["mdh_origin_height_m"] == pytest.approx(paper("dh_offset_rl5").value, abs=1e-12)
+    assert rows[4]["mdh_origin_height_m"] - rows[2]["mdh_origin_height_m"] == pytest.approx(
+        paper("dh_offset_rl3").value, abs=1e-12
+    )
+    assert rows[6]["mdh_origin_height_m"] - rows[4]["mdh_origin_height_m"] == pytest.approx(
+        paper("dh_offset_rl5").value, abs=1e-12
+    )
     placement = robot_description.place_mdh_frames()
-    assert placement.base_in_description[2, 3] == pytest.approx(paper("urdf_joint1_rise").value, abs=1e-12)
+    assert placement.base_in_description[2, 3] == pytest.approx(
+        paper("urdf_joint1_rise").value, abs=1e-12
+    )
     assert rows[7]["origin_offset_m"] == pytest.approx(paper("urdf_z7_offset").value, abs=1e-12)
 
 
@@ -42,9 +48,11 @@ def test_description_masses_are_lumped():
     # the inertia tensor about O_j stays positive definite
     for j in range(1, 8):
         tensor = np.array(
-            [[params[f"XX{j}"], params[f"XY{j}"], params[f"XZ{j}"]],
-             [params[f"XY{j}"], params[f"YY{j}"], params[f"YZ{j}"]],
-             [params[f"XZ{j}"], params[f"YZ{j}"], params[f"ZZ{j}"]]]
+            [
+                [params[f"XX{j}"], params[f"XY{j}"], params[f"XZ{j}"]],
+                [params[f"XY{j}"], params[f"YY{j}"], params[f"YZ{j}"]],
+                [params[f"XZ{j}"], params[f"YZ{j}"], params[f"ZZ{j}"]],
+            ]
         )
         assert np.linalg.eigvalsh(tensor).min() > 0
 

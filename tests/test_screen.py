@@ -26,7 +26,9 @@ def _models():
     step[model.names.index("ZZR6")] = -1.0
     # lambda_min over the poses is concave in t along base + t step: find where it first reaches zero,
     # then go 2 % past it, so that only the poses nearest that boundary lose PD
-    boundary = brentq(lambda t: audit.arm_lambda_min(base + t * step, poses).min(), 0.0, 0.0058, xtol=1e-12)
+    boundary = brentq(
+        lambda t: audit.arm_lambda_min(base + t * step, poses).min(), 0.0, 0.0058, xtol=1e-12
+    )
     wide = base + 0.0058 * step  # the wrist loses PD over much of the domain
     return {"PD": base, "locally non-PD": base + 1.02 * boundary * step, "widely non-PD": wide}
 
@@ -37,7 +39,9 @@ def test_the_screen_returns_the_audits_answer(prepared, name):
     expected = audit.audit_pose_set(beta, prepared.pose_set)
     found = screen.screened_audit(beta, prepared)
     assert found.passed == expected.passed
-    assert found.lambda_min == expected.lambda_min  # the same eigenvalue routine at the same pose: bit for bit
+    assert (
+        found.lambda_min == expected.lambda_min
+    )  # the same eigenvalue routine at the same pose: bit for bit
     np.testing.assert_array_equal(found.worst_pose, expected.worst_pose)
     assert found.worst_component == expected.worst_component
     assert found.violations == expected.violations
@@ -53,4 +57,8 @@ def test_misleading_probes_only_cost_time(prepared):
     lam = audit.arm_lambda_min(beta, prepared.pose_set.poses)
     expected = audit.audit_pose_set(beta, prepared.pose_set)
     found = screen.screened_audit(beta, prepared, probes=np.argsort(lam)[-16:])
-    assert (found.passed, found.lambda_min, found.violations) == (expected.passed, expected.lambda_min, expected.violations)
+    assert (found.passed, found.lambda_min, found.violations) == (
+        expected.passed,
+        expected.lambda_min,
+        expected.violations,
+    )

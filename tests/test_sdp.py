@@ -43,7 +43,9 @@ def test_projection_satisfies_constraints_and_equals_a_direct_solve(model, infea
     assert lam.min() == pytest.approx(1e-3, rel=1e-4)  # minimal: the margin is active, not exceeded
     direct, status, _ = sdp._solve(infeasible_beta, sdp.inertia_basis(model, poses), 1e-3)
     assert status == "optimal"
-    np.testing.assert_allclose(result.parameters.values, direct, atol=1e-5 * np.linalg.norm(direct - infeasible_beta))
+    np.testing.assert_allclose(
+        result.parameters.values, direct, atol=1e-5 * np.linalg.norm(direct - infeasible_beta)
+    )
     assert result.n_active < len(poses)  # the lazy activation really carried fewer poses
 
 
@@ -90,8 +92,12 @@ def test_rescue_appends_violators_until_the_check_set_is_clean(model, infeasible
     candidates = _poses(2000, 6)
     # start from the least violated poses only, so the first solve leaves most of the domain infeasible
     initial = candidates[np.argsort(-model.arm_min_eigenvalue(candidates, infeasible_beta))[:10]]
-    outcome = rescue_stage.rescue(model, infeasible_beta, initial, check, epsilon=1e-3, max_added_per_pass=50)
+    outcome = rescue_stage.rescue(
+        model, infeasible_beta, initial, check, epsilon=1e-3, max_added_per_pass=50
+    )
     assert outcome.converged
-    assert len(outcome.passes) >= 2  # the initial poses were not enough: constraint generation did work
+    assert (
+        len(outcome.passes) >= 2
+    )  # the initial poses were not enough: constraint generation did work
     assert outcome.passes[0]["violators"] > 0 and outcome.passes[-1]["violators"] == 0
     assert model.arm_min_eigenvalue(check, outcome.result.parameters.values).min() > 0.5e-3

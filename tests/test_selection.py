@@ -26,9 +26,17 @@ def _records(points_by_stage, names, routes=None):
     n = len(points_by_stage["OLS"])
     routes = routes or ["O-C"] * n
     return [
-        {"trajectory": f"T{i:02d}", "ts": 0.04, "run": 1, "route": routes[i], "names": names,
-         "ols": points_by_stage["OLS"][i].tolist(), "start": points_by_stage["SDP"][i].tolist(),
-         "clie_x": points_by_stage["CLIE"][i].tolist(), "kappa": 30.0 + i}
+        {
+            "trajectory": f"T{i:02d}",
+            "ts": 0.04,
+            "run": 1,
+            "route": routes[i],
+            "names": names,
+            "ols": points_by_stage["OLS"][i].tolist(),
+            "start": points_by_stage["SDP"][i].tolist(),
+            "clie_x": points_by_stage["CLIE"][i].tolist(),
+            "kappa": 30.0 + i,
+        }
         for i in range(n)
     ]
 
@@ -41,19 +49,27 @@ def test_total_variance_is_the_trace_of_the_covariance():
 def test_median_distance_of_a_known_cloud():
     points = np.array([[0.0, 0.0], [2.0, 0.0], [0.0, 2.0], [-2.0, 0.0], [0.0, -2.0]])  # centre at 0
     assert selection.median_distance(points) == pytest.approx(2.0)
-    assert selection.median_distance(points + 5.0) == pytest.approx(2.0)  # from the cloud's own centre
+    assert selection.median_distance(points + 5.0) == pytest.approx(
+        2.0
+    )  # from the cloud's own centre
 
 
 def test_common_standardization_puts_ols_at_39_and_keeps_the_other_stages_ratios():
     ols = _cloud()
-    stages = {"OLS": ols, "SDP": ols * 1.0, "CLIE": ols.mean(axis=0) + 0.5 * (ols - ols.mean(axis=0))}
+    stages = {
+        "OLS": ols,
+        "SDP": ols * 1.0,
+        "CLIE": ols.mean(axis=0) + 0.5 * (ols - ols.mean(axis=0)),
+    }
     clouds = selection.StageClouds.from_records(_records(stages, [f"P{i}" for i in range(39)]))
     measures = selection.cloud_measures(clouds)
     assert measures["OLS"]["total variance"] == pytest.approx(39.0)
     assert measures["SDP"]["total variance"] == pytest.approx(39.0)
     # halving every deviation quarters the variance and halves the median distance, on the common scale
     assert measures["CLIE"]["total variance"] == pytest.approx(39.0 / 4)
-    assert measures["CLIE"]["median distance"] == pytest.approx(measures["OLS"]["median distance"] / 2)
+    assert measures["CLIE"]["median distance"] == pytest.approx(
+        measures["OLS"]["median distance"] / 2
+    )
 
 
 def test_records_with_other_parameter_names_are_refused():
@@ -71,7 +87,9 @@ def test_sdp_cloud_is_the_clie_start_and_without_drops_a_trajectory():
     smaller = clouds.without("T02")
     assert [name for name, _ in smaller.labels] == ["T00", "T01", "T03", "T04"]
     np.testing.assert_array_equal(smaller.vectors["CLIE"], np.delete(stages["CLIE"], 2, axis=0))
-    np.testing.assert_array_equal(smaller.kappas, [30.0, 31.0, 33.0, 34.0])  # kappa stays with its condition
+    np.testing.assert_array_equal(
+        smaller.kappas, [30.0, 31.0, 33.0, 34.0]
+    )  # kappa stays with its condition
 
 
 def test_pca_variances_are_the_covariance_eigenvalues():
@@ -81,7 +99,9 @@ def test_pca_variances_are_the_covariance_eigenvalues():
     np.testing.assert_allclose(basis.variances, expected, rtol=1e-8, atol=1e-12 * expected[0])
     assert basis.share(6) == pytest.approx(1.0)
     # projections along orthonormal axes: the scores' variances are the eigenvalues
-    np.testing.assert_allclose(basis.project(points, 2).var(axis=0, ddof=1), expected[:2], rtol=1e-10)
+    np.testing.assert_allclose(
+        basis.project(points, 2).var(axis=0, ddof=1), expected[:2], rtol=1e-10
+    )
 
 
 def test_euclidean_distance_is_the_standardized_norm_and_the_centre_ranks_first():
@@ -121,16 +141,24 @@ def test_structural_rule_names_ag02_and_only_it():
     assert selection.structural_candidates(specs) == ["AG02"]
     # speed levels are not blocks: AG02 at a reduced level still contains every block
     slow = dict(specs)
-    slow["AG02"] = dataclasses.replace(specs["AG02"], blocks=tuple(dataclasses.replace(b, level=0.30) for b in specs["AG02"].blocks))
+    slow["AG02"] = dataclasses.replace(
+        specs["AG02"],
+        blocks=tuple(dataclasses.replace(b, level=0.30) for b in specs["AG02"].blocks),
+    )
     assert selection.structural_candidates(slow) == ["AG02"]
     # without its S(C) block no trajectory contains every block
     partial = dict(specs)
-    partial["AG02"] = dataclasses.replace(specs["AG02"], blocks=tuple(b for b in specs["AG02"].blocks if b.posture != "C"))
+    partial["AG02"] = dataclasses.replace(
+        specs["AG02"], blocks=tuple(b for b in specs["AG02"].blocks if b.posture != "C")
+    )
     partial.pop("PC01")  # keep S(C) in the design through the other PC files
     assert selection.structural_candidates(partial) == []
 
 
-@pytest.mark.parametrize(("shortest", "expected"), [(0.200, 0.040), (0.139, 0.040), (0.100, 0.020), (0.240, 0.080), (0.02, None)])
+@pytest.mark.parametrize(
+    ("shortest", "expected"),
+    [(0.200, 0.040), (0.139, 0.040), (0.100, 0.020), (0.240, 0.080), (0.02, None)],
+)
 def test_coarsest_interval_with_three_samples_per_ramp(shortest, expected):
     ramps = np.array([0.4, shortest, 0.3])
     assert selection.coarsest_adequate_interval(ramps, (0.010, 0.020, 0.040, 0.080)) == expected

@@ -10,8 +10,15 @@ import numpy as np
 import pytest
 
 from crane_lib import arithmetic, cli
-from crane_lib.constants import (CURRENT_UNIT_A, ENCODER_RESOLUTION_RAD, KT, N_ARM_JOINTS, N_AXES,
-                                 XM430_W350, XM540_W270)
+from crane_lib.constants import (
+    CURRENT_UNIT_A,
+    ENCODER_RESOLUTION_RAD,
+    KT,
+    N_ARM_JOINTS,
+    N_AXES,
+    XM430_W350,
+    XM540_W270,
+)
 from crane_lib.errors import InputError
 from crane_lib.excitation.commands import commanded_duration, read_command_file
 from crane_lib.logs import raw_log
@@ -78,8 +85,14 @@ def test_committed_truth_files_equal_the_generator(tmp_path):
     """Byte for byte under the reference arithmetic (the files were written on another machine);
     to GENERATOR_RTOL where this CPU cannot run it."""
     save_parameters(tmp_path / "truth.csv", truth_parameters(), comment=TRUTH_COMMENT)
-    generated = [(tmp_path / "truth.csv").read_text(encoding="utf-8"), format_plant_settings(compute_plant_settings())]
-    committed = [TWIN_TRUTH_CSV.read_text(encoding="utf-8"), TWIN_PLANT_CSV.read_text(encoding="utf-8")]
+    generated = [
+        (tmp_path / "truth.csv").read_text(encoding="utf-8"),
+        format_plant_settings(compute_plant_settings()),
+    ]
+    committed = [
+        TWIN_TRUTH_CSV.read_text(encoding="utf-8"),
+        TWIN_PLANT_CSV.read_text(encoding="utf-8"),
+    ]
     if arithmetic.signature().startswith("reference"):
         assert generated == committed
     for ours, theirs in zip(generated, committed):
@@ -98,9 +111,17 @@ def test_truth_is_physical_and_the_datasheets_agree_with_the_catalogue_kt():
     truth = load_truth()
     for j in range(1, N_ARM_JOINTS + 1):
         assert truth[f"M{j}"] > 0
-        inertia = np.array([[truth[f"XX{j}"], truth[f"XY{j}"], truth[f"XZ{j}"]], [truth[f"XY{j}"], truth[f"YY{j}"], truth[f"YZ{j}"]], [truth[f"XZ{j}"], truth[f"YZ{j}"], truth[f"ZZ{j}"]]])
+        inertia = np.array(
+            [
+                [truth[f"XX{j}"], truth[f"XY{j}"], truth[f"XZ{j}"]],
+                [truth[f"XY{j}"], truth[f"YY{j}"], truth[f"YZ{j}"]],
+                [truth[f"XZ{j}"], truth[f"YZ{j}"], truth[f"ZZ{j}"]],
+            ]
+        )
         assert np.linalg.eigvalsh(inertia)[0] > 0
-    assert any(abs(truth[f"XY{j}"]) + abs(truth[f"XZ{j}"]) + abs(truth[f"YZ{j}"]) > 0 for j in range(2, 8))  # products kept
+    assert any(
+        abs(truth[f"XY{j}"]) + abs(truth[f"XZ{j}"]) + abs(truth[f"YZ{j}"]) > 0 for j in range(2, 8)
+    )  # products kept
     # every datasheet pair gives the catalogue Kt the arms' descriptions carry (the CRANE-X7's
     # before its 1.3)
     catalogue = {a.model: a.kt_catalogue for a in (XM430_W350, XM540_W270)}
@@ -112,7 +133,9 @@ def test_truth_is_physical_and_the_datasheets_agree_with_the_catalogue_kt():
         assert kt == pytest.approx(catalogue[model_name], rel=2e-3)
     settings = load_plant_settings()
     ratio = settings.kt_true / KT
-    assert np.all(np.abs(ratio - 1) <= 0.10) and np.std(ratio) > 0.01  # differ from the logged conversion
+    assert (
+        np.all(np.abs(ratio - 1) <= 0.10) and np.std(ratio) > 0.01
+    )  # differ from the logged conversion
 
 
 # ---------------------------------------------------------------- plant physics
@@ -126,7 +149,9 @@ def _plant(compliant: bool, step: float = twin.INTEGRATION_STEP_S):
     plant.fs[:] = 0.0
     plant.damping[:] = 0.0
     plant.gear_loss[:] = 0.0
-    plant.voltage_limit = False  # beyond no-load speed the drives brake (back-EMF): not conservative
+    plant.voltage_limit = (
+        False  # beyond no-load speed the drives brake (back-EMF): not conservative
+    )
     return plant
 
 
@@ -173,8 +198,12 @@ def test_rigid_step_equals_the_direct_dynamics_of_the_full_model():
     for j in range(1, N_AXES + 1):
         standard[f"FS{j}"] = 0.0
     full = model("full")
-    expected = full.direct_dynamics(q[None], v[None], torque[None], full.base_from_standard(standard))[0]
-    np.testing.assert_allclose(acceleration[:N_ARM_JOINTS], expected[:N_ARM_JOINTS], rtol=1e-8, atol=1e-8)
+    expected = full.direct_dynamics(
+        q[None], v[None], torque[None], full.base_from_standard(standard)
+    )[0]
+    np.testing.assert_allclose(
+        acceleration[:N_ARM_JOINTS], expected[:N_ARM_JOINTS], rtol=1e-8, atol=1e-8
+    )
     # the hand's friction is implicit: (IA8 + h FV8) v' = IA8 v + h tau
     ia8, fv8, h = plant.ia[7], plant.fv[7], plant.step
     assert x[15] == pytest.approx((ia8 * v[7] + h * torque[7]) / (ia8 + h * fv8), rel=1e-12)
@@ -188,8 +217,12 @@ def test_gear_efficiencies_follow_the_stage_model():
     settings = load_plant_settings()
     n = np.array([GEAR_STAGES[a] for a in ("XM430-W350", "XM540-W270", *["XM430-W350"] * 5)])
     np.testing.assert_allclose(settings.efficiency_driving, STAGE_MESH_EFFICIENCY**n, rtol=1e-12)
-    np.testing.assert_allclose(settings.efficiency_backdriven, (2.0 - 1.0 / STAGE_MESH_EFFICIENCY) ** n, rtol=1e-12)
-    assert np.all(settings.efficiency_backdriven < settings.efficiency_driving) and np.all(settings.efficiency_driving < 1.0)
+    np.testing.assert_allclose(
+        settings.efficiency_backdriven, (2.0 - 1.0 / STAGE_MESH_EFFICIENCY) ** n, rtol=1e-12
+    )
+    assert np.all(settings.efficiency_backdriven < settings.efficiency_driving) and np.all(
+        settings.efficiency_driving < 1.0
+    )
 
 
 def test_a_plant_file_with_an_efficiency_above_one_is_rejected(tmp_path):
@@ -208,7 +241,9 @@ def _hold(plant, posture, excess: float, steps: int = 40) -> tuple[float, float]
     """Axis 2 alone, link held by its spring against gravity, rotor at rest, motor torque =
     load + excess; after `steps` steps: (rotor velocity, transmitted load)."""
     q = np.radians(posture)
-    load = model("full").inverse_dynamics(q[None], np.zeros((1, N_AXES)), np.zeros((1, N_AXES)), plant.beta_link)[0, 1]
+    load = model("full").inverse_dynamics(
+        q[None], np.zeros((1, N_AXES)), np.zeros((1, N_AXES)), plant.beta_link
+    )[0, 1]
     x = twin.initial_state(q)
     x[16 + 1] = q[1] + load / plant.stiffness[1]  # spring deflection that carries the gravity load
     torque = np.zeros(N_AXES)
@@ -252,7 +287,11 @@ def test_unit_efficiency_is_the_plant_without_the_term_and_the_twin_is_seeded(sh
     """η = 1 (loss coefficients exactly 0) gives the recording of the core with the term
     switched off, byte for byte; with the default η < 1 the same seed gives the same bytes."""
     settings = load_plant_settings()
-    unit = dataclasses.replace(settings, efficiency_driving=np.ones(N_ARM_JOINTS), efficiency_backdriven=np.ones(N_ARM_JOINTS))
+    unit = dataclasses.replace(
+        settings,
+        efficiency_driving=np.ones(N_ARM_JOINTS),
+        efficiency_backdriven=np.ones(N_ARM_JOINTS),
+    )
     with_unit, _ = twin.record(SHORT, seed=7, plant_settings=unit)
     switched_off, meta_off = twin.record(SHORT, seed=7, load_friction=False)
     assert with_unit.tobytes() == switched_off.tobytes()
@@ -267,11 +306,17 @@ def test_the_voltage_limit_line_comes_from_the_datasheet_end_points():
     no-load speed, and the file's columns say the same."""
     settings = load_plant_settings()
     assert settings.supply_voltage == SUPPLY_VOLTAGE_V == 12.0
-    rows = [line.split(",") for line in TWIN_PLANT_CSV.read_text(encoding="utf-8").splitlines() if line[:1].isdigit()]
+    rows = [
+        line.split(",")
+        for line in TWIN_PLANT_CSV.read_text(encoding="utf-8").splitlines()
+        if line[:1].isdigit()
+    ]
     for j, row in enumerate(rows):
         model_name = row[1]
         assert settings.stall_current[j] == STALL_CURRENT_A[model_name]
-        assert settings.no_load_speed[j] == pytest.approx(NO_LOAD_SPEED_RPM[model_name] * 2 * math.pi / 60)
+        assert settings.no_load_speed[j] == pytest.approx(
+            NO_LOAD_SPEED_RPM[model_name] * 2 * math.pi / 60
+        )
         resistance = float(row[PLANT_COLUMNS.index("winding_resistance_ohm")])
         back_emf = float(row[PLANT_COLUMNS.index("back_emf_V_s_per_rad")])
         assert 12.0 / resistance == pytest.approx(settings.stall_current[j])  # stall: i = V/R
@@ -288,12 +333,20 @@ def test_delivered_torque_saturates_on_the_torque_speed_line():
         assert delivered(command, 0.0, kt, stall, no_load) == command
     for ratio in (0.25, 0.5, 0.9):
         speed = ratio * no_load
-        assert delivered(2 * reach, speed, kt, stall, no_load) == pytest.approx(reach * (1 - ratio))  # driving: the line
-        assert delivered(-2 * reach, -speed, kt, stall, no_load) == pytest.approx(-reach * (1 - ratio))
-        assert delivered(-3 * reach, speed, kt, stall, no_load) == pytest.approx(-reach * (1 + ratio))  # braking
+        assert delivered(2 * reach, speed, kt, stall, no_load) == pytest.approx(
+            reach * (1 - ratio)
+        )  # driving: the line
+        assert delivered(-2 * reach, -speed, kt, stall, no_load) == pytest.approx(
+            -reach * (1 - ratio)
+        )
+        assert delivered(-3 * reach, speed, kt, stall, no_load) == pytest.approx(
+            -reach * (1 + ratio)
+        )  # braking
         below = 0.5 * reach * (1 - ratio)
         assert delivered(below, speed, kt, stall, no_load) == below
-    assert delivered(0.1, 1.2 * no_load, kt, stall, no_load) < 0  # beyond no-load speed the drive can only brake
+    assert (
+        delivered(0.1, 1.2 * no_load, kt, stall, no_load) < 0
+    )  # beyond no-load speed the drive can only brake
     assert delivered(5.0, 3.0, kt, math.inf, math.inf) == 5.0  # an unbounded supply clips nothing
 
 
@@ -346,7 +399,9 @@ def test_voltage_limit_off_is_the_unbounded_supply_and_the_limit_is_seeded(short
     current and no-load speed: the plant as it was before the limit existed); on, the same seed
     gives the same bytes, and the log keeps the commanded current while the motion differs."""
     settings = load_plant_settings()
-    unbounded = dataclasses.replace(settings, stall_current=np.full(N_AXES, np.inf), no_load_speed=np.full(N_AXES, np.inf))
+    unbounded = dataclasses.replace(
+        settings, stall_current=np.full(N_AXES, np.inf), no_load_speed=np.full(N_AXES, np.inf)
+    )
     with_unbounded, _ = twin.record(SHORT, seed=7, plant_settings=unbounded)
     switched_off, meta_off = twin.record(SHORT, seed=7, voltage_limit=False)
     assert with_unbounded.tobytes() == switched_off.tobytes()
@@ -378,25 +433,44 @@ def test_log_columns_show_the_quantizers_the_clamp_and_the_idle_ends(short_log):
     assert samples.shape[1] == raw_log.N_COLUMNS
     ticks = samples[:, raw_log.group("position_ticks")]
     np.testing.assert_array_equal(ticks, np.round(ticks))
-    np.testing.assert_allclose(samples[:, raw_log.group("theta_logged")], ticks * ENCODER_RESOLUTION_RAD, rtol=0, atol=1e-12)
-    assert len(np.unique(np.diff(np.unique(samples[:, raw_log.group("theta_logged")][:, 0])).round(12))) < 50  # a lattice
+    np.testing.assert_allclose(
+        samples[:, raw_log.group("theta_logged")],
+        ticks * ENCODER_RESOLUTION_RAD,
+        rtol=0,
+        atol=1e-12,
+    )
+    assert (
+        len(
+            np.unique(np.diff(np.unique(samples[:, raw_log.group("theta_logged")][:, 0])).round(12))
+        )
+        < 50
+    )  # a lattice
     units = samples[:, raw_log.group("goal_current_units")]
     np.testing.assert_array_equal(units, np.round(units))
     assert np.all(np.abs(units) <= CURRENT_LIMIT_UNITS)
-    np.testing.assert_allclose(samples[:, raw_log.group("current_command")], units * CURRENT_UNIT_A, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(
+        samples[:, raw_log.group("current_command")], units * CURRENT_UNIT_A, rtol=0, atol=1e-15
+    )
     clamped = samples[:, raw_log.group("clamped")].astype(bool)
-    assert np.all(np.abs(units[clamped]) == np.broadcast_to(CURRENT_LIMIT_UNITS, units.shape)[clamped])
+    assert np.all(
+        np.abs(units[clamped]) == np.broadcast_to(CURRENT_LIMIT_UNITS, units.shape)[clamped]
+    )
     t = samples[:, raw_log.COLUMN["t"]]
     steps = np.diff(t)
     assert t[0] == 0.0 and np.all(steps > 0)
     assert abs(np.mean(steps) - 1e-3) < 2e-5 and np.std(steps) > 5e-6  # nominally 1 ms, uneven
     segment = samples[:, raw_log.COLUMN["segment"]]
     lead, tail = float(meta["lead_idle_s"]), float(meta["tail_idle_s"])
-    assert np.all(segment[: int(lead * 900)] == -1) and np.all(segment[-int(tail * 900):] == -1)
-    assert set(np.unique(segment)) == {-1.0, *map(float, range(read_command_file(SHORT).n_waypoints))}
+    assert np.all(segment[: int(lead * 900)] == -1) and np.all(segment[-int(tail * 900) :] == -1)
+    assert set(np.unique(segment)) == {
+        -1.0,
+        *map(float, range(read_command_file(SHORT).n_waypoints)),
+    }
     velocity = samples[1:, raw_log.group("dtheta")]
     theta = samples[:, raw_log.group("theta_logged")]
-    np.testing.assert_allclose(velocity, np.diff(theta, axis=0) / steps[:, None], rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(
+        velocity, np.diff(theta, axis=0) / steps[:, None], rtol=1e-9, atol=1e-9
+    )
 
 
 # sha256 of the samples of AP01 recorded with seed 7 (the short_log fixture) and of AP01, seed 7,
@@ -411,8 +485,10 @@ def _digest(samples: np.ndarray) -> str:
     return hashlib.sha256(np.ascontiguousarray(samples).tobytes()).hexdigest()
 
 
-@pytest.mark.skipif(not arithmetic.signature().startswith("reference"),
-                    reason="the digests hold under the reference arithmetic")
+@pytest.mark.skipif(
+    not arithmetic.signature().startswith("reference"),
+    reason="the digests hold under the reference arithmetic",
+)
 def test_the_crane_x7_recordings_are_the_ones_before_the_twin_served_any_arm(short_log):
     from crane_lib.twin import effects
 
@@ -423,7 +499,10 @@ def test_the_crane_x7_recordings_are_the_ones_before_the_twin_served_any_arm(sho
 
 
 def test_same_seed_same_bytes_other_seed_a_rerun(tmp_path):
-    paths = [twin.record_to_file(SHORT, tmp_path / f"log{i}.npz", seed=s) for i, s in enumerate((11, 11, 12))]
+    paths = [
+        twin.record_to_file(SHORT, tmp_path / f"log{i}.npz", seed=s)
+        for i, s in enumerate((11, 11, 12))
+    ]
     first, again, other = (p.read_bytes() for p in paths)
     assert first == again
     assert first != other
@@ -445,19 +524,34 @@ def test_cli_records_and_rejects_bad_input(tmp_path, capsys):
     bad = tmp_path / "bad.txt"
     bad.write_text("FORMAT CRANE-X7-COMMANDS 1\nnonsense\n")
     cases = [
-        (["record", str(tmp_path / "missing.txt"), "--out", str(tmp_path / "a.npz")], "missing.txt"),
+        (
+            ["record", str(tmp_path / "missing.txt"), "--out", str(tmp_path / "a.npz")],
+            "missing.txt",
+        ),
         (["record", str(bad), "--out", str(tmp_path / "b.npz")], "bad.txt:2"),
     ]
     truth = tmp_path / "truth.csv"
     truth.write_text("name,value,unit\nXX1,abc,kg·m^2\n")
-    cases.append((["record", str(SHORT), "--out", str(tmp_path / "c.npz"), "--truth", str(truth)], "truth.csv:2"))
+    cases.append(
+        (
+            ["record", str(SHORT), "--out", str(tmp_path / "c.npz"), "--truth", str(truth)],
+            "truth.csv:2",
+        )
+    )
     for argv, where in cases:
         assert cli.main(argv) == cli.EXIT_BAD_INPUT
         message = capsys.readouterr().err.strip()
         assert where in message and "\n" not in message
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.txt", "log.npz", "truth.csv"]  # nothing half-written
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "bad.txt",
+        "log.npz",
+        "truth.csv",
+    ]  # nothing half-written
     # a refused option is exit status 2 from main too (the parser's one line), not a SystemExit
-    assert cli.main(["record", str(SHORT), "--out", str(tmp_path / "d.npz"), "--seed", "-1"]) == cli.EXIT_BAD_INPUT
+    assert (
+        cli.main(["record", str(SHORT), "--out", str(tmp_path / "d.npz"), "--seed", "-1"])
+        == cli.EXIT_BAD_INPUT
+    )
     assert "--seed" in capsys.readouterr().err
 
 

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 
 from crane_lib import cli
+from crane_lib.constants import CONTROL_PERIOD_S, ENCODER_COUNTS
 from crane_lib.errors import InputError
 from crane_lib.excitation.arms import elbow_joint, read_arm
 from crane_lib.excitation.commands import CommandFile
 from crane_lib.logs import npz_io, preprocessing, raw_log
-from crane_lib.constants import CONTROL_PERIOD_S, ENCODER_COUNTS
 from crane_lib.model import controller
 from crane_lib.model.arm_description import load_arm
 from crane_lib.model.chain_model import ChainModel
@@ -32,8 +32,12 @@ END_POSTURE_DEG = 1.0  # register: the end posture against the last target
 def _short_command(arm: str) -> CommandFile:
     """The first three rows of the arm's PI_ALPHA: the first pair out and back to q̄0."""
     cmd = read_arm(arm)["PI_ALPHA"]
-    return CommandFile(f"{cmd.name} (first three rows)", cmd.waypoints[:3], cmd.speed_percent[:3],
-                       command_format=cmd.command_format)
+    return CommandFile(
+        f"{cmd.name} (first three rows)",
+        cmd.waypoints[:3],
+        cmd.speed_percent[:3],
+        command_format=cmd.command_format,
+    )
 
 
 @pytest.fixture(scope="module", params=ARMS)
@@ -82,7 +86,7 @@ def test_the_drive_settings_of_an_arm(arm):
     rotors_off = {f"IA{a}": 0.0 for a in range(1, description.n_axes + 1)}
     link_only = dict(zip(truth.names, truth.values)) | rotors_off
     mass = ChainModel(description).inertia_matrix(posture[None, :], link_only)[0]
-    link = np.diag(mass)[:description.n_joints]
+    link = np.diag(mass)[: description.n_joints]
     rotor = np.array([truth[f"IA{j}"] for j in range(1, description.n_joints + 1)])
     reduced = 1.0 / (1.0 / rotor + 1.0 / link)
     resonance = np.sqrt(settings.stiffness / reduced) / (2 * math.pi)
@@ -179,7 +183,7 @@ def test_an_unforced_rigid_arm_keeps_its_energy(arm):
         plant.fv[:] = plant.fs[:] = 0.0
         q0 = np.zeros(description.n_axes)
         angles = [10.0, 25.0, -30.0, 15.0, 20.0, 5.0]
-        q0[:description.n_joints] = np.radians(angles[:description.n_joints])
+        q0[: description.n_joints] = np.radians(angles[: description.n_joints])
         x = twin.initial_state(q0, arm)
         e0 = twin.energy(x, plant)
         steps, idle = int(round(0.02 / step)), np.zeros(description.n_axes)
@@ -254,8 +258,13 @@ def test_the_reader_refuses_a_log_of_an_unknown_arm_or_the_wrong_width(arm_log, 
     named = {**metadata, "arm": "crane_x9"}
     with pytest.raises(InputError, match="crane_x9"):  # the writer refuses it ...
         raw_log.write_raw_log(tmp_path / "unknown.npz", samples, named)
-    unknown = npz_io.write_npz(tmp_path / "unknown.npz", {  # ... and so does the reader
-        "samples": samples, "metadata": np.array("\n".join(f"{k}: {v}" for k, v in named.items()))})
+    unknown = npz_io.write_npz(
+        tmp_path / "unknown.npz",
+        {  # ... and so does the reader
+            "samples": samples,
+            "metadata": np.array("\n".join(f"{k}: {v}" for k, v in named.items())),
+        },
+    )
     with pytest.raises(InputError, match="crane_x9"):
         raw_log.read_raw_log(unknown)
     unnamed = {k: v for k, v in metadata.items() if k != "arm"}

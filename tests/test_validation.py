@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from crane_book import pipeline
 from crane_lib.acceptance import accepted as accepted_stage
 from crane_lib.acceptance import audit, consistency, held_out, selection
 from crane_lib.errors import InputError
@@ -18,7 +19,6 @@ from crane_lib.identification import condition as identify
 from crane_lib.identification import metrics
 from crane_lib.model.dynamics import model as shared_model
 from crane_lib.model.parameters import ParameterSet, standard_parameter_names
-from crane_book import pipeline
 from crane_lib.reporting import validation
 from crane_lib.reporting.tables import comparison_table
 
@@ -55,7 +55,9 @@ def test_the_inertia_share_is_m_times_acceleration_computed_independently(model)
     b = _motion(1)
     b.tau = model.inverse_dynamics(b.theta, b.dtheta, b.ddtheta, beta)
     shares = metrics.torque_shares(model, beta, b)
-    m_qdd = np.einsum("nij,nj->ni", model.inertia_matrix(b.theta, beta), b.ddtheta)  # M(θ) θ̈ from the inertia kernel
+    m_qdd = np.einsum(
+        "nij,nj->ni", model.inertia_matrix(b.theta, beta), b.ddtheta
+    )  # M(θ) θ̈ from the inertia kernel
     assert shares.inertia == pytest.approx(_rms(m_qdd) / _rms(b.tau), rel=1e-9)
     gravity = model.gravity_torque(b.theta, beta)
     assert shares.gravity == pytest.approx(_rms(gravity) / _rms(b.tau), rel=1e-9)
@@ -84,14 +86,22 @@ def test_moving_joints_count_arm_joints_above_the_threshold_only():
     dtheta[3, :] = threshold  # at the threshold is not above it
     dtheta[0, 7] = 10.0  # the hand is not an arm joint
     assert metrics.moving_joint_counts(dtheta).tolist() == [0, 6, 7, 0]
-    assert metrics.share_moving_at_least(dtheta, 6) == 0.5 and metrics.share_moving_at_least(dtheta, 7) == 0.25
+    assert (
+        metrics.share_moving_at_least(dtheta, 6) == 0.5
+        and metrics.share_moving_at_least(dtheta, 7) == 0.25
+    )
 
 
 def test_spread_over_executions():
     s = metrics.spread([1.0, 2.0, 3.0])
     assert (s.n, s.mean, s.sd_relative, s.range_relative) == (3, 2.0, 0.5, 1.0)
     one = metrics.spread([0.2])
-    assert one.n == 1 and one.mean == 0.2 and np.isnan(one.sd_relative) and np.isnan(one.range_relative)
+    assert (
+        one.n == 1
+        and one.mean == 0.2
+        and np.isnan(one.sd_relative)
+        and np.isnan(one.range_relative)
+    )
 
 
 # ----------------------------------------------------------------------------- Table VII and XX
@@ -102,7 +112,9 @@ def test_per_axis_errors_and_the_relative_error(model):
     b = _motion(4)
     b.tau = model.inverse_dynamics(b.theta, b.dtheta, b.ddtheta, beta)
     offset = np.arange(1, 9) * 0.01
-    b.tau = b.tau + offset * np.where(np.arange(len(b.t)) % 2 == 0, 1.0, -1.0)[:, None]  # ±offset: per-axis RMSE = offset
+    b.tau = (
+        b.tau + offset * np.where(np.arange(len(b.t)) % 2 == 0, 1.0, -1.0)[:, None]
+    )  # ±offset: per-axis RMSE = offset
     frame = validation.per_axis_errors(model, beta, {("V01", 1): b})
     np.testing.assert_allclose(frame["RMSE"], offset, rtol=1e-12)
     np.testing.assert_allclose(frame["relative"], offset / np.ptp(b.tau, axis=0), rtol=1e-12)
@@ -111,8 +123,17 @@ def test_per_axis_errors_and_the_relative_error(model):
 
 
 def _table_xx(rmse, p2p):
-    rows = [{"record": "V01", "run": 1, "axis": a + 1, "RMSE": rmse[a], "peak-to-peak": p2p[a], "relative": rmse[a] / p2p[a]}
-            for a in range(8)]
+    rows = [
+        {
+            "record": "V01",
+            "run": 1,
+            "axis": a + 1,
+            "RMSE": rmse[a],
+            "peak-to-peak": p2p[a],
+            "relative": rmse[a] / p2p[a],
+        }
+        for a in range(8)
+    ]
     return validation.table_xx(pd.DataFrame(rows))
 
 
@@ -125,7 +146,9 @@ def test_the_papers_orderings_are_verdicts_that_can_fail():
     swapped = rmse.copy()
     swapped[[1, 3]] = swapped[[3, 1]]  # axis 4 now has the largest error
     p2p_flat = p2p.copy()
-    p2p_flat[5] = 4.0  # axis 6's range no longer small: its relative error drops, the ratio claim fails
+    p2p_flat[5] = (
+        4.0  # axis 6's range no longer small: its relative error drops, the ratio claim fails
+    )
     verdicts = {c.claim: c.holds for c in validation.ordering_claims(_table_xx(swapped, p2p_flat))}
     assert not verdicts["largest absolute error"]
     assert not verdicts["rank of axis 6 by relative error"]
@@ -133,14 +156,19 @@ def test_the_papers_orderings_are_verdicts_that_can_fail():
 
 
 def test_gains_and_run_to_run_over_executions():
-    frame = pd.DataFrame([
-        {"record": "V01", "run": r, "model": m, "RMSE": v, "MNE": v / 10}
-        for r, (clie, acc) in enumerate([(0.20, 0.19), (0.22, 0.21)], start=1) for m, v in (("CLIE", clie), ("accepted", acc))
-    ])
+    frame = pd.DataFrame(
+        [
+            {"record": "V01", "run": r, "model": m, "RMSE": v, "MNE": v / 10}
+            for r, (clie, acc) in enumerate([(0.20, 0.19), (0.22, 0.21)], start=1)
+            for m, v in (("CLIE", clie), ("accepted", acc))
+        ]
+    )
     gain = validation.gains(frame, "accepted", "CLIE")
     assert gain.loc["V01", "RMSE"] == pytest.approx(1 - 0.20 / 0.21)
     spread = validation.run_to_run(frame).set_index("model")
-    assert spread.loc["CLIE", "executions"] == 2 and spread.loc["CLIE", "range_relative"] == pytest.approx(0.02 / 0.21)
+    assert spread.loc["CLIE", "executions"] == 2 and spread.loc[
+        "CLIE", "range_relative"
+    ] == pytest.approx(0.02 / 0.21)
 
 
 # ----------------------------------------------------------------------------- Sec. VII-B
@@ -166,12 +194,16 @@ def test_candidates_come_from_condition_records_at_the_interval(model):
     held = _motion(5)
     held.tau = model.inverse_dynamics(held.theta, held.dtheta, held.ddtheta, beta)
     worse = beta * 1.1
-    records = [{"trajectory": "B", "ts": 0.04, "run": 1, "kappa": 50.0, "ols": worse.tolist()},
-               {"trajectory": "A", "ts": 0.04, "run": 1, "kappa": 40.0, "ols": beta.tolist()},
-               {"trajectory": "A", "ts": 0.02, "run": 1, "kappa": 30.0, "ols": worse.tolist()},
-               {"trajectory": "C", "ts": 0.04, "run": 1, "kappa": 60.0, "ols": None}]
+    records = [
+        {"trajectory": "B", "ts": 0.04, "run": 1, "kappa": 50.0, "ols": worse.tolist()},
+        {"trajectory": "A", "ts": 0.04, "run": 1, "kappa": 40.0, "ols": beta.tolist()},
+        {"trajectory": "A", "ts": 0.02, "run": 1, "kappa": 30.0, "ols": worse.tolist()},
+        {"trajectory": "C", "ts": 0.04, "run": 1, "kappa": 60.0, "ols": None},
+    ]
     frame = validation.candidate_heldout(model, records, [held])
-    assert list(frame.index) == ["A", "B"] and frame.loc["A", "held-out RMSE"] == pytest.approx(0.0, abs=1e-12)
+    assert list(frame.index) == ["A", "B"] and frame.loc["A", "held-out RMSE"] == pytest.approx(
+        0.0, abs=1e-12
+    )
     assert frame.loc["B", "held-out RMSE"] > 0
 
 
@@ -221,25 +253,49 @@ def accepted_model(model):
     content, not the audit, is under test here)."""
     beta = description_beta()
     b = _motion(6, n=1500)
-    b.tau = model.inverse_dynamics(b.theta, b.dtheta, b.ddtheta, beta) + np.random.default_rng(7).normal(0, 0.01, (1500, 8))
+    b.tau = model.inverse_dynamics(b.theta, b.dtheta, b.ddtheta, beta) + np.random.default_rng(
+        7
+    ).normal(0, 0.01, (1500, 8))
     b.provenance = {"source": "synthetic"}
     condition = identify.identify_condition(b, "AG02", model)
-    refined = ParameterSet(model.names, condition.start.values, condition.ols.parameters.std_errors, {"stage": "fast"})
-    poses = audit.PoseSet(audit.uniform_poses(300, 1), np.zeros(300, dtype=np.int8), (audit.UNIFORM,), 1, "test")
+    refined = ParameterSet(
+        model.names, condition.start.values, condition.ols.parameters.std_errors, {"stage": "fast"}
+    )
+    poses = audit.PoseSet(
+        audit.uniform_poses(300, 1), np.zeros(300, dtype=np.int8), (audit.UNIFORM,), 1, "test"
+    )
     audits = [audit.audit_pose_set(refined.values, poses)]
-    parameters = ParameterSet(model.names, refined.values, refined.std_errors, {"stage": "accepted", "accepted": "True"})
-    return accepted_stage.AcceptedModel(condition, {"method": "fast", "iterations": 3, "wall_time_s": 1.5}, refined, audits, None,
-                                        audits, parameters, {"log_sha256": "x"})
+    parameters = ParameterSet(
+        model.names, refined.values, refined.std_errors, {"stage": "accepted", "accepted": "True"}
+    )
+    return accepted_stage.AcceptedModel(
+        condition,
+        {"method": "fast", "iterations": 3, "wall_time_s": 1.5},
+        refined,
+        audits,
+        None,
+        audits,
+        parameters,
+        {"log_sha256": "x"},
+    )
 
 
-def test_the_accepted_record_holds_what_the_chapter_reads_and_no_run_time(accepted_model, tmp_path, model):
+def test_the_accepted_record_holds_what_the_chapter_reads_and_no_run_time(
+    accepted_model, tmp_path, model
+):
     csv_path, json_path = accepted_stage.write_accepted(accepted_model, 0.04, tmp_path)
     assert csv_path.name == "AG02_run1_40ms.csv" and json_path.name == "AG02_run1_40ms.json"
     parameters, record = accepted_stage.load_accepted("AG02", 0.04, 1, tmp_path)
     np.testing.assert_array_equal(parameters.values, accepted_model.parameters.values)
-    np.testing.assert_array_equal(record["std_errors"], accepted_model.condition.ols.parameters.std_errors)
+    np.testing.assert_array_equal(
+        record["std_errors"], accepted_model.condition.ols.parameters.std_errors
+    )
     assert record["first_audits"][0]["lambda_min"] == accepted_model.first_audits[0].lambda_min
-    assert record["route"] == accepted_model.condition.route and record["rescue"] is None and record["accepted"] is True
+    assert (
+        record["route"] == accepted_model.condition.route
+        and record["rescue"] is None
+        and record["accepted"] is True
+    )
     assert "wall_time_s" not in record["refinement"]
     first = json_path.read_bytes()
     accepted_stage.write_accepted(accepted_model, 0.04, tmp_path)
@@ -249,7 +305,9 @@ def test_the_accepted_record_holds_what_the_chapter_reads_and_no_run_time(accept
 def test_a_missing_accepted_model_names_the_file_and_the_make_step(tmp_path):
     with pytest.raises(InputError) as error:
         accepted_stage.load_accepted("AG02", 0.04, 1, tmp_path)
-    assert str(tmp_path / "AG02_run1_40ms.csv") in str(error.value) and "make book" in str(error.value)
+    assert str(tmp_path / "AG02_run1_40ms.csv") in str(error.value) and "make book" in str(
+        error.value
+    )
 
 
 def test_the_accepted_step_reruns_only_when_an_input_changes(accepted_model, tmp_path, monkeypatch):
@@ -278,7 +336,9 @@ def test_a_missing_recording_names_the_file_and_the_make_step(tmp_path, monkeypa
     monkeypatch.setattr(held_out, "recording_path", lambda trajectory, run: missing)
     with pytest.raises(InputError) as error:
         validation.recorded_bundle("V02", 3, 0.04, "full")
-    assert str(missing) in str(error.value) and "crane_lib.twin.dataset --profile full" in str(error.value)
+    assert str(missing) in str(error.value) and "crane_lib.twin.dataset --profile full" in str(
+        error.value
+    )
     monkeypatch.setattr(pipeline, "recording_path", lambda trajectory, run: missing)
     with pytest.raises(InputError, match="make book"):
         pipeline.accepted_model_step("full", directory=tmp_path)
@@ -287,7 +347,9 @@ def test_a_missing_recording_names_the_file_and_the_make_step(tmp_path, monkeypa
 def test_every_execution_of_the_validation_trajectories_is_listed():
     full = validation.validation_executions("full")
     assert full == [(v, r) for v in validation.VALIDATION_TRAJECTORIES for r in (1, 2, 3)]
-    assert validation.validation_executions("quick") == [(v, 1) for v in validation.VALIDATION_TRAJECTORIES]
+    assert validation.validation_executions("quick") == [
+        (v, 1) for v in validation.VALIDATION_TRAJECTORIES
+    ]
 
 
 def test_the_controller_diagram_states_the_gains_the_code_runs():
@@ -302,15 +364,25 @@ def test_the_controller_diagram_states_the_gains_the_code_runs():
     fig = controller_block_diagram()
     text = " ".join(t.get_text() for t in fig.axes[0].texts)
     plt.close(fig)
-    assert f"K_P = {controller.K_P:g}" in text and f"K_V = {controller.K_V:.1f}" in text and f"K_I = {controller.K_I:.0f}" in text
+    assert (
+        f"K_P = {controller.K_P:g}" in text
+        and f"K_V = {controller.K_V:.1f}" in text
+        and f"K_I = {controller.K_I:.0f}" in text
+    )
 
 
 # ----------------------------------------------------------------------------- the comparison tables
 
 
 def _audit_record(seed, lam, violations, component="uniform"):
-    return {"seed": seed, "lambda_min": lam, "passed": violations == 0, "violations": {"grid": 0, "uniform": violations},
-            "worst_component": component, "worst_pose_rad": [0.0] * 7}
+    return {
+        "seed": seed,
+        "lambda_min": lam,
+        "passed": violations == 0,
+        "violations": {"grid": 0, "uniform": violations},
+        "worst_component": component,
+        "worst_pose_rad": [0.0] * 7,
+    }
 
 
 def _record(rescued: bool, model):
@@ -319,18 +391,30 @@ def _record(rescued: bool, model):
     accepted_values = beta.copy()
     if rescued:
         accepted_values[model.names.index("ZZR4")] += 1e-3
-    first = [_audit_record(s, -0.01 if rescued else 6e-4 + 1e-4 * s, 10 if rescued else 0) for s in (1, 2, 3, 4, 5)]
+    first = [
+        _audit_record(s, -0.01 if rescued else 6e-4 + 1e-4 * s, 10 if rescued else 0)
+        for s in (1, 2, 3, 4, 5)
+    ]
     final = [_audit_record(s, 6e-4 + 1e-4 * s, 0) for s in (1, 2, 3, 4, 5)]
     rescue = {"passes": [{"pass": 1}], "change_norm": 1e-3} if rescued else None
-    return {"names": model.names, "parameters": accepted_values.tolist(), "refined": refined.tolist(),
-            "std_errors": np.full(len(beta), 1e-4).tolist(), "first_audits": first, "final_audits": final if rescued else first,
-            "rescue": rescue, "refinement": {"iterations": 12}}
+    return {
+        "names": model.names,
+        "parameters": accepted_values.tolist(),
+        "refined": refined.tolist(),
+        "std_errors": np.full(len(beta), 1e-4).tolist(),
+        "first_audits": first,
+        "final_audits": final if rescued else first,
+        "rescue": rescue,
+        "refinement": {"iterations": 12},
+    }
 
 
 @pytest.mark.parametrize("rescued", [False, True])
 def test_the_accepted_comparison_gives_a_computed_reason_for_every_difference(rescued, model):
     record = _record(rescued, model)
-    frame = comparison_table(validation.accepted_comparisons(record)).frame  # raises if a differing row has no reason
+    frame = comparison_table(
+        validation.accepted_comparisons(record)
+    ).frame  # raises if a differing row has no reason
     reasons = " ".join(frame["why they differ"])
     assert ("no rescue" in reasons) != rescued
     assert any("ZZR4" in q for q in frame["quantity"]) == rescued
@@ -338,34 +422,67 @@ def test_the_accepted_comparison_gives_a_computed_reason_for_every_difference(re
 
 
 def test_table_vii_and_its_comparisons_over_executions():
-    rows = [{"record": r, "run": run, "model": m, "RMSE": 0.2 * f * (1 + 0.01 * run), "MNE": 0.05 * f}
-            for r in validation.VALIDATION_TRAJECTORIES for run in (1, 2) for m, f in (("OLS", 1.0), ("CLIE", 1.005), ("accepted", 1.0))]
+    rows = [
+        {"record": r, "run": run, "model": m, "RMSE": 0.2 * f * (1 + 0.01 * run), "MNE": 0.05 * f}
+        for r in validation.VALIDATION_TRAJECTORIES
+        for run in (1, 2)
+        for m, f in (("OLS", 1.0), ("CLIE", 1.005), ("accepted", 1.0))
+    ]
     frame = pd.DataFrame(rows)
     table = validation.table_vii(frame)
     assert table.loc["V01", ("executions", "")] == 2
-    assert table.loc["V01", ("RMSE SD (%)", "accepted")] == pytest.approx(100 * np.std([0.202, 0.204], ddof=1) / 0.203)
+    assert table.loc["V01", ("RMSE SD (%)", "accepted")] == pytest.approx(
+        100 * np.std([0.202, 0.204], ddof=1) / 0.203
+    )
     assert table.loc["V02", ("MNE (%)", "CLIE")] == pytest.approx(100 * 0.05 * 1.005)
-    rows = comparison_table(validation.table_vii_comparisons(frame, {"OLS": 0.2, "accepted": 0.19}, True,
-                                                             validation.run_to_run(frame), "full")).frame
+    rows = comparison_table(
+        validation.table_vii_comparisons(
+            frame, {"OLS": 0.2, "accepted": 0.19}, True, validation.run_to_run(frame), "full"
+        )
+    ).frame
     gains = rows[rows["quantity"].str.contains("gain of the accepted model")]
     assert (gains["why they differ"] == "inside the paper's range").all()  # 1 - 1/1.005 = 0.50 %
     one = frame[frame["run"] == 1].copy()
     clie = one["model"] == "CLIE"
-    one.loc[clie, ["RMSE", "MNE"]] = one.loc[one["model"] == "accepted", ["RMSE", "MNE"]].to_numpy()  # no rescue: accepted = CLIE
-    rows = comparison_table(validation.table_vii_comparisons(one, {"OLS": 0.2, "accepted": 0.21}, False,
-                                                             validation.run_to_run(one), "quick")).frame
+    one.loc[clie, ["RMSE", "MNE"]] = one.loc[
+        one["model"] == "accepted", ["RMSE", "MNE"]
+    ].to_numpy()  # no rescue: accepted = CLIE
+    rows = comparison_table(
+        validation.table_vii_comparisons(
+            one, {"OLS": 0.2, "accepted": 0.21}, False, validation.run_to_run(one), "quick"
+        )
+    ).frame
     assert rows["why they differ"].str.contains("quick profile records V02 once").any()
     assert rows["why they differ"].str.contains("no rescue ran").any()
     assert rows["why they differ"].str.contains("worse than OLS").any()
 
 
 def test_the_other_comparison_tables_accept_what_a_quick_build_has(model):
-    table = pd.DataFrame({"M θ̈": [0.5, 0.5, 0.3, 0.3, 0.6], "residual": [0.4, 0.3, 0.2, 0.3, 0.2],
-                          "most arm joints moving": [7, 7, 6, 5, 4], "peak joint speed (rad/s)": [3.0, 3.2, 3.1, 4.4, 4.0]},
-                         index=["V01", "V02", "V03", "AG02", "AP01"])
-    rows = comparison_table(validation.table_xvi_comparisons(table, ["AG02", "AP01"], "quick")).frame
+    table = pd.DataFrame(
+        {
+            "M θ̈": [0.5, 0.5, 0.3, 0.3, 0.6],
+            "residual": [0.4, 0.3, 0.2, 0.3, 0.2],
+            "most arm joints moving": [7, 7, 6, 5, 4],
+            "peak joint speed (rad/s)": [3.0, 3.2, 3.1, 4.4, 4.0],
+        },
+        index=["V01", "V02", "V03", "AG02", "AP01"],
+    )
+    rows = comparison_table(
+        validation.table_xvi_comparisons(table, ["AG02", "AP01"], "quick")
+    ).frame
     assert rows["why they differ"].str.contains("does not record PA07").any()
-    assert {c.claim: c.holds for c in validation.table_xvi_claims(table)}["AP01 has a higher M θ̈ share than V01 and V02"]
-    few = pd.DataFrame({"kappa": [40.0, 120.0], "held-out RMSE": [0.2, 0.18]}, index=["AG02", "PB07"])
-    rows = comparison_table(validation.candidate_comparisons(few, validation.kappa_against_heldout(few), "AG02", "quick")).frame
-    assert rows["this book"].str.contains("fewer than three").any() and rows["quantity"].str.contains("gap to the best candidate \\(PB07").any()
+    assert {c.claim: c.holds for c in validation.table_xvi_claims(table)}[
+        "AP01 has a higher M θ̈ share than V01 and V02"
+    ]
+    few = pd.DataFrame(
+        {"kappa": [40.0, 120.0], "held-out RMSE": [0.2, 0.18]}, index=["AG02", "PB07"]
+    )
+    rows = comparison_table(
+        validation.candidate_comparisons(
+            few, validation.kappa_against_heldout(few), "AG02", "quick"
+        )
+    ).frame
+    assert (
+        rows["this book"].str.contains("fewer than three").any()
+        and rows["quantity"].str.contains("gap to the best candidate \\(PB07").any()
+    )

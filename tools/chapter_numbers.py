@@ -64,7 +64,9 @@ _FIGURE = re.compile(r"\bFigs?\.\s*\d+(\s*\([a-z]\))?(\s*(and|,|–|-)\s*\d+(\([
 _TABLE = re.compile(r"\b(Tables?|Algorithms?)\s+\d+\b")
 _EQUATION = re.compile(r"\(\d{1,2}\)")
 _REGISTER = re.compile(r"\b[A-Z]-\d+\b")
-_CITATION = re.compile(r"\b(issues?\s+#?\d+((\s*(,|and)\s*#?\d+)*)|arXiv:?\s*\d{4}\.\d{4,5}(v\d+)?)")
+_CITATION = re.compile(
+    r"\b(issues?\s+#?\d+((\s*(,|and)\s*#?\d+)*)|arXiv:?\s*\d{4}\.\d{4,5}(v\d+)?)"
+)
 _IDENTIFIER = re.compile(r"[^\W\d_]+\d+")
 _PAIR = re.compile(r"\(\s*\d+\s*,\s*\d+\s*\)")
 _INDEX = re.compile(
@@ -120,7 +122,17 @@ def typed_numbers_in_text(text: str) -> list[tuple[int, str]]:
         for match in pattern.finditer(text):
             found += [(match.start(), n) for n in _math_numbers(match[0])]
         text = pattern.sub(_blank, text)
-    for pattern in (_LIST_ITEM, _CITATION, _FIGURE, _TABLE, _EQUATION, _REGISTER, _IDENTIFIER, _PAIR, _INDEX):
+    for pattern in (
+        _LIST_ITEM,
+        _CITATION,
+        _FIGURE,
+        _TABLE,
+        _EQUATION,
+        _REGISTER,
+        _IDENTIFIER,
+        _PAIR,
+        _INDEX,
+    ):
         text = pattern.sub(_blank, text)
     found += [(m.start(), m[0]) for m in _NUMBER.finditer(text)]
     return sorted(found)
@@ -138,7 +150,9 @@ def typed_numbers(path: Path) -> list[Typed]:
             starts.append(starts[-1] + len(line) + 1)
         for offset, number in typed_numbers_in_text(text):
             row = max(i for i, s in enumerate(starts) if s <= offset)
-            out.append(Typed(Path(path).name, cell.first_line + row, number, cell.lines[row].strip()[:100]))
+            out.append(
+                Typed(Path(path).name, cell.first_line + row, number, cell.lines[row].strip()[:100])
+            )
     return out
 
 

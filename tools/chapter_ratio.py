@@ -48,7 +48,9 @@ def read_cells(path: Path) -> list[Cell]:
         marker = _MARKER.match(line)
         if marker:
             rest = marker["rest"].strip()
-            kind = "markdown" if rest.startswith("[markdown]") or rest.startswith("[md]") else "code"
+            kind = (
+                "markdown" if rest.startswith("[markdown]") or rest.startswith("[md]") else "code"
+            )
             cells.append(Cell(kind, rest, [], number + 1))
             continue
         if not cells:
@@ -58,7 +60,9 @@ def read_cells(path: Path) -> list[Cell]:
         cell = cells[-1]
         if cell.kind == "markdown":
             if line.strip() and not line.startswith("#"):
-                raise ValueError(f"{path}:{number}: a markdown cell line must start with '#': {line!r}")
+                raise ValueError(
+                    f"{path}:{number}: a markdown cell line must start with '#': {line!r}"
+                )
             line = line[2:] if line.startswith("# ") else line[1:]
         cell.lines.append(line)
     if not cells:
@@ -85,7 +89,9 @@ def wide_lines(path: Path, width: int = WIDTH) -> list[tuple[int, str]]:
     for cell in read_cells(path):
         if cell.kind != "code":
             continue
-        out += [(cell.first_line + i, line) for i, line in enumerate(cell.lines) if len(line) > width]
+        out += [
+            (cell.first_line + i, line) for i, line in enumerate(cell.lines) if len(line) > width
+        ]
     return out
 
 
@@ -106,7 +112,9 @@ def main(argv: list[str]) -> int:
             return 2
         value = code / prose if prose else float("inf")
         wide = wide_lines(path)
-        flag = ("" if value <= LIMIT else f"  above {LIMIT}") + (f"  {len(wide)} code line(s) wider than {WIDTH}" if wide else "")
+        flag = ("" if value <= LIMIT else f"  above {LIMIT}") + (
+            f"  {len(wide)} code line(s) wider than {WIDTH}" if wide else ""
+        )
         print(f"{path.name:<32} {code:>5} {prose:>6} {value:>6.2f}{flag}")
         worst = max(worst, 1 if value > LIMIT or wide else 0)
     return worst

@@ -35,11 +35,21 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))  # run as a script from anywhere: the book's option checks
 
 from crane_book import options  # noqa: E402
+
 NOTEBOOK_SUFFIX = ".ipynb"
 TIMINGS_FOLDER = "timings"  # results/timings: the build's own step times
 # papermill's and nbclient's timing stamps: the only fields of an executed notebook that must differ
-TIMING_KEYS = ("start_time", "end_time", "duration", "iopub.execute_input", "iopub.status.busy", "iopub.status.idle",
-               "shell.execute_reply", "shell.execute_request", "execution")
+TIMING_KEYS = (
+    "start_time",
+    "end_time",
+    "duration",
+    "iopub.execute_input",
+    "iopub.status.busy",
+    "iopub.status.idle",
+    "shell.execute_reply",
+    "shell.execute_request",
+    "execution",
+)
 
 
 def _run(command: list[str], cwd: Path, env: dict, log) -> None:
@@ -48,25 +58,54 @@ def _run(command: list[str], cwd: Path, env: dict, log) -> None:
     subprocess.run(command, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT, check=True)
 
 
-def build(index: int, work: Path, profile: str, jobs: int, shared_cache: Path | None) -> tuple[Path, float]:
+def build(
+    index: int, work: Path, profile: str, jobs: int, shared_cache: Path | None
+) -> tuple[Path, float]:
     """One clean build; returns (its results folder, seconds)."""
     clone = work / f"build{index}"
     results = clone / "results"
     cache = shared_cache or (clone / ".cache")
     env = dict(os.environ)
-    env.update(PYTHONPATH=str(clone), CRANE_RESULTS_DIR=str(results), CRANE_CACHE_DIR=str(cache), CRANE_PROFILE=profile,
-               PYTHONHASHSEED="0")
+    env.update(
+        PYTHONPATH=str(clone),
+        CRANE_RESULTS_DIR=str(results),
+        CRANE_CACHE_DIR=str(cache),
+        CRANE_PROFILE=profile,
+        PYTHONHASHSEED="0",
+    )
     start = time.perf_counter()
     subprocess.run(["git", "clone", "--quiet", "--no-hardlinks", str(REPO), str(clone)], check=True)
     with open(work / f"build{index}.log", "w", encoding="utf-8") as log:
         python = sys.executable
         _run([python, "-m", "crane_lib.model.dynamics"], clone, env, log)
-        _run([python, "-m", "crane_book.pipeline", "--profile", profile, "--jobs", str(jobs)], clone, env, log)
+        _run(
+            [python, "-m", "crane_book.pipeline", "--profile", profile, "--jobs", str(jobs)],
+            clone,
+            env,
+            log,
+        )
         models = results / "models"
         models.mkdir(parents=True, exist_ok=True)
-        _run([python, "-m", "crane_lib.cli", "identify", str(results / "recordings" / "AG02_run1.npz"), "--trajectory",
-              str(clone / "trajectories" / "AG02.txt"), "--ts", "0.04", "--refine", "fast", "--out", str(models / "AG02_040ms_fast.csv")],
-             clone, env, log)
+        _run(
+            [
+                python,
+                "-m",
+                "crane_lib.cli",
+                "identify",
+                str(results / "recordings" / "AG02_run1.npz"),
+                "--trajectory",
+                str(clone / "trajectories" / "AG02.txt"),
+                "--ts",
+                "0.04",
+                "--refine",
+                "fast",
+                "--out",
+                str(models / "AG02_040ms_fast.csv"),
+            ],
+            clone,
+            env,
+            log,
+        )
     return results, time.perf_counter() - start
 
 
@@ -84,7 +123,9 @@ def _without_timing(value):
 
 def _notebook_digest(path: Path) -> str:
     notebook = json.loads(path.read_text(encoding="utf-8"))
-    return hashlib.sha256(json.dumps(_without_timing(notebook), sort_keys=True).encode()).hexdigest()
+    return hashlib.sha256(
+        json.dumps(_without_timing(notebook), sort_keys=True).encode()
+    ).hexdigest()
 
 
 def _timing_record(path: Path, root: Path) -> bool:
@@ -95,12 +136,28 @@ def _timing_record(path: Path, root: Path) -> bool:
 def compare(first: Path, second: Path) -> dict[str, list[str]]:
     """Relative paths by verdict: identical, differ, only_first, only_second, notebooks_identical,
     notebooks_differ_only_in_timing, notebooks_differ."""
-    files = {p.relative_to(first) for p in first.rglob("*")
-             if p.is_file() and not _timing_record(p, first)}
-    others = {p.relative_to(second) for p in second.rglob("*")
-              if p.is_file() and not _timing_record(p, second)}
-    verdict: dict[str, list[str]] = {k: [] for k in ("identical", "differ", "only_first", "only_second", "notebooks_identical",
-                                                     "notebooks_differ_only_in_timing", "notebooks_differ")}
+    files = {
+        p.relative_to(first)
+        for p in first.rglob("*")
+        if p.is_file() and not _timing_record(p, first)
+    }
+    others = {
+        p.relative_to(second)
+        for p in second.rglob("*")
+        if p.is_file() and not _timing_record(p, second)
+    }
+    verdict: dict[str, list[str]] = {
+        k: []
+        for k in (
+            "identical",
+            "differ",
+            "only_first",
+            "only_second",
+            "notebooks_identical",
+            "notebooks_differ_only_in_timing",
+            "notebooks_differ",
+        )
+    }
     for path in sorted(files | others):
         name = str(path)
         if path not in others:
@@ -125,29 +182,52 @@ def main(argv=None) -> int:
     parser = options.Parser(prog="python tools/determinism.py", description=__doc__.splitlines()[0])
     parser.add_argument("--profile", choices=("quick", "full"), default="quick")
     parser.add_argument("--jobs", default="2", help=f"processes per build, 1 to {options.MAX_JOBS}")
-    parser.add_argument("--work", type=Path, default=None, help="folder for the two clones (default: a new temporary folder, kept)")
-    parser.add_argument("--shared-cache", type=Path, default=None, help="one generated-code cache for both builds")
+    parser.add_argument(
+        "--work",
+        type=Path,
+        default=None,
+        help="folder for the two clones (default: a new temporary folder, kept)",
+    )
+    parser.add_argument(
+        "--shared-cache", type=Path, default=None, help="one generated-code cache for both builds"
+    )
     args = parser.parse_args(argv)
     args.jobs = options.checked(parser, "--jobs", args.jobs, options.jobs)  # before any clone
     work = args.work or Path(tempfile.mkdtemp(prefix="crane-determinism-"))
     work.mkdir(parents=True, exist_ok=True)
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()
+    commit = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, check=True
+    ).stdout.strip()
     print(f"determinism check of {commit[:12]}, profile {args.profile}, in {work}", flush=True)
     results = []
     for index in (1, 2):
         folder, seconds = build(index, work, args.profile, args.jobs, args.shared_cache)
-        print(f"build {index}: {seconds / 60:.1f} min, {sum(1 for p in folder.rglob('*') if p.is_file())} files", flush=True)
+        print(
+            f"build {index}: {seconds / 60:.1f} min, {sum(1 for p in folder.rglob('*') if p.is_file())} files",
+            flush=True,
+        )
         results.append(folder)
     verdict = compare(*results)
     print(f"{len(verdict['identical'])} result files byte-identical")
-    for key, label in (("differ", "DIFFER"), ("only_first", "only in build 1"), ("only_second", "only in build 2"),
-                       ("notebooks_differ", "executed notebooks that differ beyond their timing stamps")):
+    for key, label in (
+        ("differ", "DIFFER"),
+        ("only_first", "only in build 1"),
+        ("only_second", "only in build 2"),
+        ("notebooks_differ", "executed notebooks that differ beyond their timing stamps"),
+    ):
         for name in verdict[key]:
             print(f"  {label}: {name}")
-    print(f"executed notebooks: {len(verdict['notebooks_identical'])} identical, "
-          f"{len(verdict['notebooks_differ_only_in_timing'])} differ only in papermill's timing stamps, "
-          f"{len(verdict['notebooks_differ'])} differ otherwise")
-    failed = verdict["differ"] or verdict["only_first"] or verdict["only_second"] or verdict["notebooks_differ"]
+    print(
+        f"executed notebooks: {len(verdict['notebooks_identical'])} identical, "
+        f"{len(verdict['notebooks_differ_only_in_timing'])} differ only in papermill's timing stamps, "
+        f"{len(verdict['notebooks_differ'])} differ otherwise"
+    )
+    failed = (
+        verdict["differ"]
+        or verdict["only_first"]
+        or verdict["only_second"]
+        or verdict["notebooks_differ"]
+    )
     print("DETERMINISTIC" if not failed else "NOT deterministic: see the files above")
     return 1 if failed else 0
 

@@ -14,8 +14,10 @@ from crane_lib.excitation import composition
 def main() -> None:
     result = composition.search()
     t = result.targets
-    print(f"targets in our AG02's units: {t['segments']:.0f} segments, "
-          f"{t['duration_low_s'] / 60:.1f}-{t['duration_high_s'] / 60:.1f} min")
+    print(
+        f"targets in our AG02's units: {t['segments']:.0f} segments, "
+        f"{t['duration_low_s'] / 60:.1f}-{t['duration_high_s'] / 60:.1f} min"
+    )
     print(f"compositions fitting every constraint: {result.n_fits}")
     for level, counts in result.rows_at_level.items():
         print(f"rows at {level}: {counts}")

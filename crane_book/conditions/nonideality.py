@@ -32,7 +32,8 @@ profile = "quick"
 from crane_lib.acceptance import nonideality
 
 # %%
-condition = nonideality.parse_condition(base, effect, magnitude, trajectory, seed, accept,
-                                        where="notebook parameters")
+condition = nonideality.parse_condition(
+    base, effect, magnitude, trajectory, seed, accept, where="notebook parameters"
+)
 path, timing = nonideality.write_condition(condition, profile)
 print(path, timing)

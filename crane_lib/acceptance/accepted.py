@@ -20,8 +20,8 @@ import numpy as np
 
 from crane_lib import fingerprint
 from crane_lib.acceptance.audit import AuditResult, audit_seeds
-from crane_lib.errors import InputError
 from crane_lib.acceptance.rescue import RESCUE_EPSILON, RescueResult, rescue_over_theta
+from crane_lib.errors import InputError
 from crane_lib.identification.condition import ConditionResult
 from crane_lib.identification.refinement import DEFAULT_REFINE, identify_recording
 from crane_lib.logs.raw_log import RawLog
@@ -35,7 +35,9 @@ AUDIT_SEEDS = (1, 2, 3, 4, 5)  # Table IX: the dense audit redrawn per seed
 # where the main job writes the accepted model of a condition (model file + JSON record)
 ACCEPTED_DIR = RESULTS_DIR / "accepted"
 # the step that writes it, named in the error a reader gets when it is missing
-MAKE_STEP = "`make book` (its data step `python -m crane_book.pipeline --profile quick|full` writes it)"
+MAKE_STEP = (
+    "`make book` (its data step `python -m crane_book.pipeline --profile quick|full` writes it)"
+)
 
 
 @dataclass
@@ -73,20 +75,37 @@ class AcceptedModel:
     def verdict(self) -> str:
         worst = self.worst_audit
         if self.accepted:
-            rescued = "" if self.rescue is None else f" after the rescue (eps = {self.parameters.meta['rescue_epsilon']})"
+            rescued = (
+                ""
+                if self.rescue is None
+                else f" after the rescue (eps = {self.parameters.meta['rescue_epsilon']})"
+            )
             return f"ACCEPTED{rescued}: PD over Theta on seeds {', '.join(str(a.seed) for a in self.final_audits)}, smallest lambda_min {worst.lambda_min:.4g} kg·m^2"
         pose = ", ".join(f"{v:.1f}" for v in np.rad2deg(worst.worst_pose))
-        return (f"REJECTED: seed {worst.seed} finds lambda_min {worst.lambda_min:.4g} kg·m^2 at theta = [{pose}] deg "
-                f"({worst.n_violations:,} violating configurations)")
+        return (
+            f"REJECTED: seed {worst.seed} finds lambda_min {worst.lambda_min:.4g} kg·m^2 at theta = [{pose}] deg "
+            f"({worst.n_violations:,} violating configurations)"
+        )
 
 
 def _margins(audits: list[AuditResult]) -> str:
     return " ".join(f"{a.seed}:{a.lambda_min:.6g}" for a in audits)
 
 
-def accept_recording(log: RawLog, trajectory: str, ts: float, refine: str = DEFAULT_REFINE, seeds=AUDIT_SEEDS,
-                     epsilon: float = RESCUE_EPSILON, workers: int = 2, model: DynamicModel | None = None, run: int = 1,
-                     progress=None, command_file=None, previous: dict | None = None) -> AcceptedModel:
+def accept_recording(
+    log: RawLog,
+    trajectory: str,
+    ts: float,
+    refine: str = DEFAULT_REFINE,
+    seeds=AUDIT_SEEDS,
+    epsilon: float = RESCUE_EPSILON,
+    workers: int = 2,
+    model: DynamicModel | None = None,
+    run: int = 1,
+    progress=None,
+    command_file=None,
+    previous: dict | None = None,
+) -> AcceptedModel:
     """Identify, refine, audit, rescue if needed, re-audit. `progress(stage)` is told each stage.
 
     The identifiability gate of `identify_recording` applies; pass `command_file` (the command
@@ -96,8 +115,17 @@ def accept_recording(log: RawLog, trajectory: str, ts: float, refine: str = DEFA
     model = shared_model("reduced") if model is None else model
     say = progress or (lambda stage: None)
     say("identify and refine")
-    condition, refined, report = identify_recording(log, trajectory, ts, refine, workers=workers, model=model, run=run,
-                                                   command_file=command_file, previous=previous)
+    condition, refined, report = identify_recording(
+        log,
+        trajectory,
+        ts,
+        refine,
+        workers=workers,
+        model=model,
+        run=run,
+        command_file=command_file,
+        previous=previous,
+    )
     say("audit over Theta")
     first = audit_seeds(refined.values, seeds, "dense", model)
     rescue, final, values = None, first, refined.values
@@ -107,18 +135,32 @@ def accept_recording(log: RawLog, trajectory: str, ts: float, refine: str = DEFA
         say("rescue")
         witnesses = np.vstack([a.worst_poses for a in first if not a.passed])
         rescue = rescue_over_theta(model, refined.values, epsilon=epsilon, extra_poses=witnesses)
-        meta.update(rescue_epsilon=f"{epsilon:g}", rescue_passes=str(len(rescue.passes)), rescue_converged=str(rescue.converged))
+        meta.update(
+            rescue_epsilon=f"{epsilon:g}",
+            rescue_passes=str(len(rescue.passes)),
+            rescue_converged=str(rescue.converged),
+        )
         if rescue.result is not None:
             values = rescue.result.parameters.values
             say("re-audit")
             final = audit_seeds(values, seeds, "dense", model)
-            meta.update(rescue_change_norm=f"{rescue.result.change_norm:.6g}", rescued_audit_seeds_lambda_min=_margins(final))
+            meta.update(
+                rescue_change_norm=f"{rescue.result.change_norm:.6g}",
+                rescued_audit_seeds_lambda_min=_margins(final),
+            )
     accepted = all(a.passed for a in final)
     worst = min(final, key=lambda a: a.lambda_min)
-    meta.update(stage="accepted" if accepted else "rejected", accepted=str(accepted),
-                audit_worst_pose_deg=" ".join(f"{v:.3f}" for v in np.rad2deg(worst.worst_pose)))
-    provenance = {"log_sha256": fingerprint.file_digest(log.path) if log.path is not None and Path(log.path).is_file() else "",
-                  "crane_lib_sources": fingerprint.code_digest(__name__)}
+    meta.update(
+        stage="accepted" if accepted else "rejected",
+        accepted=str(accepted),
+        audit_worst_pose_deg=" ".join(f"{v:.3f}" for v in np.rad2deg(worst.worst_pose)),
+    )
+    provenance = {
+        "log_sha256": fingerprint.file_digest(log.path)
+        if log.path is not None and Path(log.path).is_file()
+        else "",
+        "crane_lib_sources": fingerprint.code_digest(__name__),
+    }
     meta.update({f"provenance.{k}": v for k, v in provenance.items()})
     parameters = ParameterSet(refined.names, values, refined.std_errors, meta)
     return AcceptedModel(condition, report, refined, first, rescue, final, parameters, provenance)
@@ -129,18 +171,26 @@ def save_accepted(path, accepted: AcceptedModel, new: bool = False) -> Path:
     margins per seed, rescue and verdict in its header; with `new`, only if still absent."""
     verdict = "accepted" if accepted.accepted else "NOT accepted (see audit_worst_pose_deg)"
     arm = accepted.parameters.meta.get("arm")
-    what = "CRANE-X7 39-parameter model" if arm is None else \
-        f"{arm} {len(accepted.parameters.names)}-parameter model"
-    save_parameters(path, accepted.parameters, new=new,
-                    comment=f"{what} through Algorithm 1, {verdict}; "
-                            "std_error is the OLS standard error")
+    what = (
+        "CRANE-X7 39-parameter model"
+        if arm is None
+        else f"{arm} {len(accepted.parameters.names)}-parameter model"
+    )
+    save_parameters(
+        path,
+        accepted.parameters,
+        new=new,
+        comment=f"{what} through Algorithm 1, {verdict}; std_error is the OLS standard error",
+    )
     return Path(path)
 
 
 # ----------------------------------------------------------------------------- the artefact
 
 
-def accepted_paths(trajectory: str = "AG02", ts: float = 0.040, run: int = 1, directory=None) -> tuple[Path, Path]:
+def accepted_paths(
+    trajectory: str = "AG02", ts: float = 0.040, run: int = 1, directory=None
+) -> tuple[Path, Path]:
     """(model file .csv, record .json) of the accepted model of one condition."""
     stem = f"{trajectory}_run{run}_{round(ts * 1e3):02d}ms"
     directory = ACCEPTED_DIR if directory is None else Path(directory)
@@ -166,7 +216,9 @@ def accepted_record(accepted: AcceptedModel, ts: float) -> dict:
             "converged": bool(rescue.converged),
             "reason": rescue.reason,
             "passes": [{k: v for k, v in p.items() if k != "solve_time_s"} for p in rescue.passes],
-            "constraint_poses": None if rescue.constraint_poses is None else int(len(rescue.constraint_poses)),
+            "constraint_poses": None
+            if rescue.constraint_poses is None
+            else int(len(rescue.constraint_poses)),
             "epsilon": None if rescue.result is None else float(rescue.result.epsilon),
             "change_norm": None if rescue.result is None else rescue.result.change_norm,
             "solved": rescue.result is not None,
@@ -195,10 +247,14 @@ def accepted_record(accepted: AcceptedModel, ts: float) -> dict:
     }
 
 
-def write_accepted(accepted: AcceptedModel, ts: float, directory=None, extra: dict | None = None) -> tuple[Path, Path]:
+def write_accepted(
+    accepted: AcceptedModel, ts: float, directory=None, extra: dict | None = None
+) -> tuple[Path, Path]:
     """The model file (save_accepted) and its record (accepted_record, plus `extra` keys such as a
     cache key), both written atomically."""
-    csv_path, json_path = accepted_paths(accepted.condition.trajectory, ts, accepted.condition.run, directory)
+    csv_path, json_path = accepted_paths(
+        accepted.condition.trajectory, ts, accepted.condition.run, directory
+    )
     save_accepted(csv_path, accepted)
     write_json_record(json_path, {**accepted_record(accepted, ts), **(extra or {})})
     return csv_path, json_path
@@ -206,18 +262,30 @@ def write_accepted(accepted: AcceptedModel, ts: float, directory=None, extra: di
 
 def rescued_by_record(record: dict | None) -> bool:
     """Whether an accepted record's CLIE solution failed the audit and was rescued to a model."""
-    return (record is not None and any(not a["passed"] for a in record["first_audits"])
-            and record.get("rescue") is not None and bool(record["rescue"].get("solved")))
+    return (
+        record is not None
+        and any(not a["passed"] for a in record["first_audits"])
+        and record.get("rescue") is not None
+        and bool(record["rescue"].get("solved"))
+    )
 
 
-def load_accepted(trajectory: str = "AG02", ts: float = 0.040, run: int = 1, directory=None,
-                  names: list[str] | None = None) -> tuple[ParameterSet, dict]:
+def load_accepted(
+    trajectory: str = "AG02",
+    ts: float = 0.040,
+    run: int = 1,
+    directory=None,
+    names: list[str] | None = None,
+) -> tuple[ParameterSet, dict]:
     """The accepted model file and its record; a missing one is an InputError naming the file
     and the step that writes it."""
     csv_path, json_path = accepted_paths(trajectory, ts, run, directory)
     for path in (csv_path, json_path):
         if not path.is_file():
-            raise InputError(str(path), f"no accepted model of {trajectory} run {run} at {ts * 1e3:g} ms",
-                             f"the file written by {MAKE_STEP}")
+            raise InputError(
+                str(path),
+                f"no accepted model of {trajectory} run {run} at {ts * 1e3:g} ms",
+                f"the file written by {MAKE_STEP}",
+            )
     names = shared_model("reduced").names if names is None else names
     return load_parameters(csv_path, names), read_json_record(json_path)

@@ -71,7 +71,11 @@ def _range_rad(number_id: str) -> tuple[float, float]:
 
 @lru_cache(maxsize=1)
 def _audit_domain() -> np.ndarray:
-    wide, half, elbow = _range_rad("audit_domain_j1357"), _range_rad("audit_domain_j26"), _range_rad("audit_domain_j4")
+    wide, half, elbow = (
+        _range_rad("audit_domain_j1357"),
+        _range_rad("audit_domain_j26"),
+        _range_rad("audit_domain_j4"),
+    )
     domain = np.array([wide, half, wide, elbow, wide, half, wide])
     domain.flags.writeable = False
     return domain
@@ -116,7 +120,11 @@ def folded_region(arm=None) -> np.ndarray:
         middle = 0.5 * (lower + upper)
         region[j] = [lower, middle] if abs(lower) > abs(upper) else [middle, upper]
         return region
-    for joint, number_id in ((2, "folded_region_j2"), (4, "folded_region_j4"), (6, "folded_region_j6")):
+    for joint, number_id in (
+        (2, "folded_region_j2"),
+        (4, "folded_region_j4"),
+        (6, "folded_region_j6"),
+    ):
         region[joint - 1] = _range_rad(number_id)
     return region
 
@@ -132,7 +140,7 @@ def manufacturer_box(arm=None) -> np.ndarray:
     of another arm, its description's joint limits of the n_joints arm joints."""
     arm = other_arm(arm)
     if arm is not None:
-        return arm.joint_limits()[:arm.n_joints].copy()
+        return arm.joint_limits()[: arm.n_joints].copy()
     return robot_description.joint_limits_rad()[:N_LINKS].copy()
 
 
@@ -140,8 +148,11 @@ def check_box(box, name: str = "box", n_joints: int = N_LINKS) -> np.ndarray:
     """`box` as an (n_joints, 2) array of finite [lower, upper] rows, or an InputError."""
     box = np.asarray(box, dtype=float)
     if box.shape != (n_joints, 2) or not np.all(np.isfinite(box)) or np.any(box[:, 0] > box[:, 1]):
-        raise InputError(name, f"array of shape {box.shape}",
-                         f"({n_joints}, 2) finite [lower, upper] rows in radians, lower <= upper")
+        raise InputError(
+            name,
+            f"array of shape {box.shape}",
+            f"({n_joints}, 2) finite [lower, upper] rows in radians, lower <= upper",
+        )
     return box
 
 
@@ -170,9 +181,13 @@ def grid_poses(box, points_per_joint, n_joints: int = N_LINKS) -> np.ndarray:
     box = check_box(box, n_joints=n_joints)
     points_per_joint = [int(p) for p in points_per_joint]
     if len(points_per_joint) != n_joints or min(points_per_joint) < 1:
-        raise InputError("grid points per joint", f"{points_per_joint}",
-                         f"{n_joints} positive integers")
-    axes = [np.array([0.5 * (lo + hi)]) if p == 1 else np.linspace(lo, hi, p) for (lo, hi), p in zip(box, points_per_joint)]
+        raise InputError(
+            "grid points per joint", f"{points_per_joint}", f"{n_joints} positive integers"
+        )
+    axes = [
+        np.array([0.5 * (lo + hi)]) if p == 1 else np.linspace(lo, hi, p)
+        for (lo, hi), p in zip(box, points_per_joint)
+    ]
     return np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, n_joints)
 
 
@@ -205,7 +220,10 @@ def audit_grid_counts(arm=None) -> list[int]:
         counts = [ARM_GRID_OTHER] * arm.n_joints
         counts[0], counts[elbow_joint(arm) - 1] = ARM_GRID_FIRST, ARM_GRID_ELBOW
         return counts
-    other, elbow, first = (int(paper(i).value) for i in ("audit_grid_points_other", "audit_grid_j4_points", "audit_grid_j1_points"))
+    other, elbow, first = (
+        int(paper(i).value)
+        for i in ("audit_grid_points_other", "audit_grid_j4_points", "audit_grid_j1_points")
+    )
     return [first, other, other, elbow, other, other, other]
 
 
@@ -231,8 +249,12 @@ class PoseSet:
 
 def _assemble(parts: list[tuple[str, np.ndarray]], seed, domain: str) -> PoseSet:
     names = tuple(name for name, _ in parts)
-    component = np.concatenate([np.full(len(p), i, dtype=np.int8) for i, (_, p) in enumerate(parts)])
-    return PoseSet(np.ascontiguousarray(np.vstack([p for _, p in parts])), component, names, seed, domain)
+    component = np.concatenate(
+        [np.full(len(p), i, dtype=np.int8) for i, (_, p) in enumerate(parts)]
+    )
+    return PoseSet(
+        np.ascontiguousarray(np.vstack([p for _, p in parts])), component, names, seed, domain
+    )
 
 
 def _dense_poses(box: np.ndarray, folded: np.ndarray, seed: int, domain: str, arm=None) -> PoseSet:
@@ -254,13 +276,20 @@ def sparse_audit_poses(seed: int, arm=None) -> PoseSet:
     """The earlier version's audit: 3^7 grid (theta1 included, endpoints included) + 5,000 uniform
     draws; the CRANE-X7's only (its domain is the earlier version's, which no other arm has)."""
     if other_arm(arm) is not None:
-        raise InputError(f"the sparse audit of the {other_arm(arm).name}", "asked for",
-                         "the CRANE-X7: the earlier version's domain exists for it only")
+        raise InputError(
+            f"the sparse audit of the {other_arm(arm).name}",
+            "asked for",
+            "the CRANE-X7: the earlier version's domain exists for it only",
+        )
     box = sparse_domain()
     points = int(paper("earlier_grid_points_per_joint").value)
     rng = np.random.default_rng(seed)
     uniform = _draw(rng, int(paper("earlier_uniform_count").value), box)
-    return _assemble([(GRID, grid_poses(box, [points] * N_LINKS)), (UNIFORM, uniform)], seed, "sparse (earlier version)")
+    return _assemble(
+        [(GRID, grid_poses(box, [points] * N_LINKS)), (UNIFORM, uniform)],
+        seed,
+        "sparse (earlier version)",
+    )
 
 
 def manufacturer_audit_poses(seed: int, arm=None) -> PoseSet:
@@ -271,7 +300,11 @@ def manufacturer_audit_poses(seed: int, arm=None) -> PoseSet:
     return _dense_poses(box, folded, seed, "manufacturer joint limits", arm)
 
 
-POSE_SETS = {"dense": audit_poses, "sparse": sparse_audit_poses, "manufacturer": manufacturer_audit_poses}
+POSE_SETS = {
+    "dense": audit_poses,
+    "sparse": sparse_audit_poses,
+    "manufacturer": manufacturer_audit_poses,
+}
 
 
 # ----------------------------------------------------------------------------- the audit
@@ -331,18 +364,23 @@ class AuditResult:
         """One audit as a record stores it (`to_dict`), back in its own form."""
         worst = d.get("worst") or []
         return cls(
-            passed=bool(d["passed"]), lambda_min=float(d["lambda_min"]),
+            passed=bool(d["passed"]),
+            lambda_min=float(d["lambda_min"]),
             worst_pose=np.asarray(d["worst_pose_rad"], dtype=float),
             worst_component=d["worst_component"],
             violations={k: int(v) for k, v in d["violations"].items()},
             pose_counts={k: int(v) for k, v in d["pose_counts"].items()},
             component_lambda_min={k: float(v) for k, v in d["component_lambda_min"].items()},
             worst_poses=np.array([w["pose_rad"] for w in worst], dtype=float).reshape(
-                -1, len(d["worst_pose_rad"])),
+                -1, len(d["worst_pose_rad"])
+            ),
             worst_lambdas=np.array([w["lambda_min"] for w in worst], dtype=float),
             worst_components=[w["component"] for w in worst],
-            non_pd_fraction_uniform=d.get("non_pd_fraction_uniform"), seed=d.get("seed"),
-            domain=d.get("domain", "Theta"), threshold=float(d.get("threshold", 0.0)))
+            non_pd_fraction_uniform=d.get("non_pd_fraction_uniform"),
+            seed=d.get("seed"),
+            domain=d.get("domain", "Theta"),
+            threshold=float(d.get("threshold", 0.0)),
+        )
 
     def to_dict(self) -> dict:
         """JSON-ready summary (radians and kg·m^2); the run time is left out so that reruns are identical."""
@@ -360,7 +398,9 @@ class AuditResult:
             "non_pd_fraction_uniform": self.non_pd_fraction_uniform,
             "worst": [
                 {"lambda_min": float(lam), "pose_rad": pose.tolist(), "component": comp}
-                for lam, pose, comp in zip(self.worst_lambdas, self.worst_poses, self.worst_components)
+                for lam, pose, comp in zip(
+                    self.worst_lambdas, self.worst_poses, self.worst_components
+                )
             ],
         }
 
@@ -392,7 +432,13 @@ def arm_lambda_min(beta, poses, model: DynamicModel | None = None) -> np.ndarray
     return _model(model).arm_min_eigenvalue(poses, beta)
 
 
-def audit_pose_set(beta, pose_set: PoseSet, model: DynamicModel | None = None, worst_k: int = DEFAULT_WORST_K, threshold: float = 0.0) -> AuditResult:
+def audit_pose_set(
+    beta,
+    pose_set: PoseSet,
+    model: DynamicModel | None = None,
+    worst_k: int = DEFAULT_WORST_K,
+    threshold: float = 0.0,
+) -> AuditResult:
     """Evaluate lambda_min on every pose of `pose_set`; pass when none is <= threshold."""
     start = time.perf_counter()
     lam = arm_lambda_min(beta, pose_set.poses, model)
@@ -405,9 +451,13 @@ def audit_pose_set(beta, pose_set: PoseSet, model: DynamicModel | None = None, w
         component_min[name] = float(lam[in_part].min()) if counts[name] else float("nan")
     k = min(int(worst_k), len(lam))
     worst = np.argpartition(lam, k - 1)[:k] if 0 < k < len(lam) else np.arange(len(lam))
-    worst = worst[np.lexsort((worst, lam[worst]))][:k]  # ascending lambda, ties by pose index (deterministic)
+    worst = worst[np.lexsort((worst, lam[worst]))][
+        :k
+    ]  # ascending lambda, ties by pose index (deterministic)
     i_min = int(worst[0]) if k else int(np.argmin(lam))
-    uniform_share = violations[UNIFORM] / counts[UNIFORM] if UNIFORM in counts and counts[UNIFORM] else None
+    uniform_share = (
+        violations[UNIFORM] / counts[UNIFORM] if UNIFORM in counts and counts[UNIFORM] else None
+    )
     return AuditResult(
         passed=not bool(bad.any()),
         lambda_min=float(lam[i_min]),
@@ -427,7 +477,14 @@ def audit_pose_set(beta, pose_set: PoseSet, model: DynamicModel | None = None, w
     )
 
 
-def audit(beta, seed: int = 1, kind: str = "dense", model: DynamicModel | None = None, worst_k: int = DEFAULT_WORST_K, threshold: float = 0.0) -> AuditResult:
+def audit(
+    beta,
+    seed: int = 1,
+    kind: str = "dense",
+    model: DynamicModel | None = None,
+    worst_k: int = DEFAULT_WORST_K,
+    threshold: float = 0.0,
+) -> AuditResult:
     """The audit (11): `kind` "dense" (Sec. VI-E, default), "sparse" (earlier version) or "manufacturer".
 
     `beta` is a ParameterSet of the model's base parameters (or an array in `model.names` order).
@@ -440,7 +497,13 @@ def audit(beta, seed: int = 1, kind: str = "dense", model: DynamicModel | None =
     return audit_pose_set(beta, poses, model, worst_k, threshold)
 
 
-def audit_seeds(beta, seeds=(1, 2, 3, 4, 5), kind: str = "dense", model: DynamicModel | None = None, worst_k: int = DEFAULT_WORST_K) -> list[AuditResult]:
+def audit_seeds(
+    beta,
+    seeds=(1, 2, 3, 4, 5),
+    kind: str = "dense",
+    model: DynamicModel | None = None,
+    worst_k: int = DEFAULT_WORST_K,
+) -> list[AuditResult]:
     """The same audit repeated over seeds (Table IX); only the random components change."""
     return [audit(beta, s, kind, model, worst_k) for s in seeds]
 
@@ -456,7 +519,14 @@ def as_beta(params, model: DynamicModel | None = None) -> np.ndarray:
 # ----------------------------------------------------------------------------- where violations lie
 
 
-def lambda_min_map(beta, pose_set: PoseSet, joints=(2, 4), bins: int = 30, model: DynamicModel | None = None, box=None) -> dict:
+def lambda_min_map(
+    beta,
+    pose_set: PoseSet,
+    joints=(2, 4),
+    bins: int = 30,
+    model: DynamicModel | None = None,
+    box=None,
+) -> dict:
     """Smallest lambda_min of the poses of `pose_set` falling in each cell of a 2-D grid over two
     joints (1-based numbers), for a map of where a model's margin is smallest.
 
@@ -475,7 +545,11 @@ def lambda_min_map(beta, pose_set: PoseSet, joints=(2, 4), bins: int = 30, model
     np.minimum.at(low, cell, lam)
     low[np.isinf(low)] = np.nan
     count = np.bincount(cell[lam <= 0.0], minlength=bins * bins)
-    return {"edges": tuple(edges), "lambda_min": low.reshape(bins, bins), "violations": count.reshape(bins, bins)}
+    return {
+        "edges": tuple(edges),
+        "lambda_min": low.reshape(bins, bins),
+        "violations": count.reshape(bins, bins),
+    }
 
 
 def minimal_pd_break(beta, pose, depth: float, model: DynamicModel | None = None) -> np.ndarray:

@@ -96,11 +96,15 @@ class TrigInertia:
     entry_ptr: np.ndarray  # (29,) CSR pointers over the 28 upper-triangle entries
     term_index: np.ndarray  # (nnz,) term of each coefficient
     coefs: np.ndarray  # (nnz,) complex128
-    third_bound: np.ndarray  # (6, 6, 6, 7, 7): sup over all theta of |d3 M_kl / dtheta_i dtheta_j dtheta_m|
+    third_bound: (
+        np.ndarray
+    )  # (6, 6, 6, 7, 7): sup over all theta of |d3 M_kl / dtheta_i dtheta_j dtheta_m|
     tau_fp: float  # kg·m^2, allowance for rounding and extraction in one evaluation of A and its derivatives
     extraction_noise: float  # largest third-harmonic coefficient (zero in exact arithmetic)
     dropped: float  # sum of |coefficients| below the keep threshold
-    extraction: float = 0.0  # kg·m^2, bound of sup |M - M~| per entry: dropped coefficients plus the aliasing noise
+    extraction: float = (
+        0.0  # kg·m^2, bound of sup |M - M~| per entry: dropped coefficients plus the aliasing noise
+    )
 
 
 UPPER = [(k, l) for k in range(N_LINKS) for l in range(k, N_LINKS)]
@@ -120,7 +124,9 @@ def _trig_inertia(model: DynamicModel, beta_bytes: bytes, n_beta: int) -> TrigIn
     beta = np.frombuffer(beta_bytes, dtype=float, count=n_beta)
     n = SAMPLES_PER_ANGLE
     angles = 2 * np.pi * np.arange(n) / n
-    grid = np.stack(np.meshgrid(*([angles] * N_ANGLES), indexing="ij"), axis=-1).reshape(-1, N_ANGLES)
+    grid = np.stack(np.meshgrid(*([angles] * N_ANGLES), indexing="ij"), axis=-1).reshape(
+        -1, N_ANGLES
+    )
     poses = np.hstack([np.zeros((len(grid), 1)), grid])
     mass = model.inertia_matrix(poses, beta)
     # M is symmetric: only the upper triangle is transformed, each entry's samples contiguous
@@ -135,7 +141,11 @@ def _trig_inertia(model: DynamicModel, beta_bytes: bytes, n_beta: int) -> TrigIn
     scale = float(np.abs(coef).max())
     noise = float(np.abs(coef[high]).max())
     if noise > 1e-9 * scale:
-        raise InputError("inertia matrix", f"harmonics of degree {MAX_DEGREE + 1} of size {noise:.3g}", f"a trigonometric polynomial of degree <= {MAX_DEGREE} per angle")
+        raise InputError(
+            "inertia matrix",
+            f"harmonics of degree {MAX_DEGREE + 1} of size {noise:.3g}",
+            f"a trigonometric polynomial of degree <= {MAX_DEGREE} per angle",
+        )
     # half space: first nonzero component positive; k and -k carry conjugate coefficients
     nonzero = k != 0
     first = np.where(nonzero.any(axis=1), k[np.arange(len(k)), nonzero.argmax(axis=1)], 0)
@@ -174,9 +184,23 @@ def _trig_inertia(model: DynamicModel, beta_bytes: bytes, n_beta: int) -> TrigIn
         abs_sum = max(abs_sum, float(np.sum(mag * (1.0 + kk.sum(axis=1) + kk.sum(axis=1) ** 2))))
         max_terms = max(max_terms, sl.stop - sl.start)
     n_coefficients = n**N_ANGLES
-    tau = 100.0 * (max_terms + 10) * UNIT_ROUNDOFF * abs_sum * (1.0 + np.pi) ** 2 + dropped + 10.0 * n_coefficients * noise
+    tau = (
+        100.0 * (max_terms + 10) * UNIT_ROUNDOFF * abs_sum * (1.0 + np.pi) ** 2
+        + dropped
+        + 10.0 * n_coefficients * noise
+    )
     extraction = dropped + 10.0 * n_coefficients * noise
-    return TrigInertia(freqs, np.array(ptr, dtype=np.int64), term_index, coefs, third, float(tau), noise, dropped, float(extraction))
+    return TrigInertia(
+        freqs,
+        np.array(ptr, dtype=np.int64),
+        term_index,
+        coefs,
+        third,
+        float(tau),
+        noise,
+        dropped,
+        float(extraction),
+    )
 
 
 @numba.njit(cache=True)
@@ -262,8 +286,22 @@ def _spectral_norm_sym(a):
 
 
 @numba.njit(parallel=True, cache=True)
-def _bound_boxes(centres, halfs, margin, freqs, entry_ptr, term_index, coefs, third, tau_fp, use_vertices,
-                 lower, centre_lambda, certified_lambda, split):
+def _bound_boxes(
+    centres,
+    halfs,
+    margin,
+    freqs,
+    entry_ptr,
+    term_index,
+    coefs,
+    third,
+    tau_fp,
+    use_vertices,
+    lower,
+    centre_lambda,
+    certified_lambda,
+    split,
+):
     """Per box: certified lower bound `lower` (scaled; > 0 means certified), lambda_min(M(centre)),
     the certified lower bound of lambda_min(M) on the box when certified, and the joint to split."""
     u = 1.1102230246251565e-16
@@ -286,7 +324,9 @@ def _bound_boxes(centres, halfs, margin, freqs, entry_ptr, term_index, coefs, th
         for k in range(N_LINKS):
             a0[k, k] -= margin
         lam_a0 = np.linalg.eigvalsh(a0)[0]
-        d = np.linalg.inv(np.linalg.cholesky(a0))  # any nonsingular D: congruence keeps definiteness
+        d = np.linalg.inv(
+            np.linalg.cholesky(a0)
+        )  # any nonsingular D: congruence keeps definiteness
         d_abs = np.abs(d)
         s0 = _congruence(d, a0)
         lam_s0 = np.linalg.eigvalsh(s0)[0]
@@ -317,11 +357,16 @@ def _bound_boxes(centres, halfs, margin, freqs, entry_ptr, term_index, coefs, th
                     term = (h[i] * h[j] * h[m] / 6.0) * third[i, j, m]
                     r3 += term
                     share[i] += term.sum()
-        cubic = min(np.linalg.eigvalsh(_congruence(d_abs, r3))[-1], np.linalg.eigvalsh(r3)[-1] / (lam_a0 * (1.0 - 1e3 * N_LINKS * u)))
+        cubic = min(
+            np.linalg.eigvalsh(_congruence(d_abs, r3))[-1],
+            np.linalg.eigvalsh(r3)[-1] / (lam_a0 * (1.0 - 1e3 * N_LINKS * u)),
+        )
         if share.sum() > 0.0:
             weight += cubic * share / share.sum()
         d_norm2 = np.linalg.eigvalsh(_congruence(d_abs, np.eye(N_LINKS)))[-1]
-        fp = d_norm2 * tau_fp + 1e3 * N_LINKS * u * (abs(lam_s0) + first_order + quadratic + cubic + 1.0)
+        fp = d_norm2 * tau_fp + 1e3 * N_LINKS * u * (
+            abs(lam_s0) + first_order + quadratic + cubic + 1.0
+        )
         split[b] = int(np.argmax(weight))
         rest = quadratic + cubic + fp
         bound = lam_s0 - first_order - rest
@@ -347,7 +392,9 @@ def _bound_boxes(centres, halfs, margin, freqs, entry_ptr, term_index, coefs, th
                 continue
         lower[b] = bound
         if bound > 0.0:
-            certified_lambda[b] = margin + bound * lam_a0 * (1.0 - 1e-6) - tau_fp  # A >= bound * D^-1 D^-T ~ bound * A0
+            certified_lambda[b] = (
+                margin + bound * lam_a0 * (1.0 - 1e-6) - tau_fp
+            )  # A >= bound * D^-1 D^-T ~ bound * A0
 
 
 # ----------------------------------------------------------------------------- the Bernstein bound
@@ -360,9 +407,14 @@ UPPER_COL = np.array([c for _, c in UPPER], dtype=np.int64)
 ENTRY = np.full((N_LINKS, N_LINKS), -1, dtype=np.int64)
 for _e, (_r, _c) in enumerate(UPPER):
     ENTRY[_r, _c] = ENTRY[_c, _r] = _e
-BERNSTEIN_MAX_HALF = np.deg2rad(50.0)  # boxes wider than 100 deg on some joint are split without a bound
+BERNSTEIN_MAX_HALF = np.deg2rad(
+    50.0
+)  # boxes wider than 100 deg on some joint are split without a bound
 # (1 + t^2)^2 times the local basis 1, cos d, sin d, cos 2d, sin 2d with t = tan(d/2), in powers t^0..t^4
-_HALF_ANGLE = np.array([[1, 0, 2, 0, 1], [1, 0, 0, 0, -1], [0, 2, 0, 2, 0], [1, 0, -6, 0, 1], [0, 4, 0, -4, 0]], dtype=float)
+_HALF_ANGLE = np.array(
+    [[1, 0, 2, 0, 1], [1, 0, 0, 0, -1], [0, 2, 0, 2, 0], [1, 0, -6, 0, 1], [0, 4, 0, -4, 0]],
+    dtype=float,
+)
 
 
 def _monomial_to_bernstein() -> np.ndarray:
@@ -392,11 +444,17 @@ class BernsteinForm:
     exactly zero), flattened with the first of them slowest.
     """
 
-    row_data: np.ndarray  # per row r, entries (r, r..6) over angles r..5 (5 basis functions each), entry innermost
+    row_data: (
+        np.ndarray
+    )  # per row r, entries (r, r..6) over angles r..5 (5 basis functions each), entry innermost
     row_offset: np.ndarray  # (8,) start of each row in `row_data`
     shift: float  # kg·m^2 subtracted from the diagonal: margin + 7 * (extraction + conversion)
-    fp_entry: float  # a priori bound of the rounding error of any Bernstein coefficient (box independent)
-    diag_bound: np.ndarray  # (7,) max |coefficient of a diagonal entry's Bernstein form| bound, times the weights
+    fp_entry: (
+        float  # a priori bound of the rounding error of any Bernstein coefficient (box independent)
+    )
+    diag_bound: (
+        np.ndarray
+    )  # (7,) max |coefficient of a diagonal entry's Bernstein form| bound, times the weights
 
 
 @numba.njit(cache=True)
@@ -460,7 +518,11 @@ def bernstein_form(poly: TrigInertia, margin: float) -> BernsteinForm:
         # angles before r (only their constant basis function carries a nonzero coefficient)
         outside = tensor[e].reshape((N_BASIS**r, -1))[1:]
         if np.any(outside != 0.0):
-            raise InputError("inertia matrix", f"entry {(r + 1, c + 1)} depends on a joint before {r + 2}", "the serial-chain structure")
+            raise InputError(
+                "inertia matrix",
+                f"entry {(r + 1, c + 1)} depends on a joint before {r + 2}",
+                "the serial-chain structure",
+            )
     # a priori rounding bound: every Bernstein coefficient is sum_alpha C_alpha prod_j W_j[beta_j, alpha_j];
     # |W_j| <= WBAR entrywise for every centre and every half-width up to BERNSTEIN_MAX_HALF
     wbar = _weight_bound()
@@ -475,7 +537,9 @@ def bernstein_form(poly: TrigInertia, margin: float) -> BernsteinForm:
         block = np.stack([tensor[ENTRY[r, c]][(0,) * r] for c in range(r, N_LINKS)], axis=-1)
         rows.append(block.ravel())
         row_offset.append(row_offset[-1] + block.size)
-    return BernsteinForm(np.concatenate(rows), np.array(row_offset, dtype=np.int64), shift, fp_entry, diag_bound)
+    return BernsteinForm(
+        np.concatenate(rows), np.array(row_offset, dtype=np.int64), shift, fp_entry, diag_bound
+    )
 
 
 def _weight_bound() -> np.ndarray:
@@ -484,7 +548,9 @@ def _weight_bound() -> np.ndarray:
     pattern[0, 0] = 1.0
     pattern[1:3, 1:3] = pattern[3:5, 3:5] = 1.0
     tau = np.tan(0.5 * BERNSTEIN_MAX_HALF) * (1 + 1e-6)
-    return (pattern @ np.abs(_HALF_ANGLE) @ np.diag(tau ** np.arange(N_BASIS)) @ np.abs(_BERNSTEIN)).T
+    return (
+        pattern @ np.abs(_HALF_ANGLE) @ np.diag(tau ** np.arange(N_BASIS)) @ np.abs(_BERNSTEIN)
+    ).T
 
 
 @numba.njit(cache=True)
@@ -536,7 +602,9 @@ def _row_bernstein(src, r, weights, buf_a, buf_b, out):
 
 
 @numba.njit(cache=True)
-def _bernstein_box(c, h, row_data, row_offset, fp_entry, diag_bound, weights, buf_a, buf_b, coef, fac_a, fac_b, z):
+def _bernstein_box(
+    c, h, row_data, row_offset, fp_entry, diag_bound, weights, buf_a, buf_b, coef, fac_a, fac_b, z
+):
     """True only if every Bernstein coefficient matrix of (prod_j (1 + t_j^2)^2)(M~ - shift I) on the box,
     less its rounding allowance, is positive definite (nested reverse Cholesky, see `certify`)."""
     u = 1.1102230246251565e-16
@@ -561,7 +629,14 @@ def _bernstein_box(c, h, row_data, row_offset, fp_entry, diag_bound, weights, bu
     n = N_LINKS
     sigma = (n * fp_entry + 1e3 * (n + 3) * n * u * biggest) / w_min
     for r in range(N_LINKS):
-        _row_bernstein(row_data[row_offset[r]:row_offset[r + 1]], r, weights, buf_a, buf_b, coef[row_offset[r]:row_offset[r + 1]])
+        _row_bernstein(
+            row_data[row_offset[r] : row_offset[r + 1]],
+            r,
+            weights,
+            buf_a,
+            buf_b,
+            coef[row_offset[r] : row_offset[r + 1]],
+        )
         m = N_LINKS - r
         for t in range(0, row_offset[r + 1] - row_offset[r], m):
             coef[row_offset[r] + t] -= sigma
@@ -569,7 +644,9 @@ def _bernstein_box(c, h, row_data, row_offset, fp_entry, diag_bound, weights, bu
     x = coef[row_offset[6]]
     if not x > 0.0:
         return False
-    fac_a[0] = np.sqrt(x)  # factors of level r+1 in fac_a: count 5^(5-r), each (6-r)^2 row-major upper triangular
+    fac_a[0] = np.sqrt(
+        x
+    )  # factors of level r+1 in fac_a: count 5^(5-r), each (6-r)^2 row-major upper triangular
     for r in range(N_LINKS - 2, -1, -1):
         m_prev = N_LINKS - 1 - r  # size of the level r+1 factor
         m_new = m_prev + 1
@@ -618,8 +695,21 @@ def _bernstein_boxes(centres, halfs, row_data, row_offset, fp_entry, diag_bound,
         fac_a = np.empty(N_COEF * 8)
         fac_b = np.empty(N_COEF * 8)
         z = np.empty(N_LINKS)
-        certified[b] = _bernstein_box(centres[b], halfs[b], row_data, row_offset, fp_entry, diag_bound, weights, buf_a, buf_b, coef, fac_a, fac_b, z)
-
+        certified[b] = _bernstein_box(
+            centres[b],
+            halfs[b],
+            row_data,
+            row_offset,
+            fp_entry,
+            diag_bound,
+            weights,
+            buf_a,
+            buf_b,
+            coef,
+            fac_a,
+            fac_b,
+            z,
+        )
 
 
 def bernstein_matrices(form: BernsteinForm, centre, half) -> np.ndarray:
@@ -633,7 +723,14 @@ def bernstein_matrices(form: BernsteinForm, centre, half) -> np.ndarray:
     buf_a, buf_b = np.empty(N_COEF * N_LINKS), np.empty(N_COEF * N_LINKS)
     for r in range(N_LINKS):
         coef = np.empty(form.row_offset[r + 1] - form.row_offset[r])
-        _row_bernstein(form.row_data[form.row_offset[r]:form.row_offset[r + 1]], r, weights, buf_a, buf_b, coef)
+        _row_bernstein(
+            form.row_data[form.row_offset[r] : form.row_offset[r + 1]],
+            r,
+            weights,
+            buf_a,
+            buf_b,
+            coef,
+        )
         coef = coef.reshape((N_BASIS,) * (N_ANGLES - r) + (N_LINKS - r,))
         scale = np.ones((N_BASIS,) * r)  # the weights of the angles before row r
         for j in range(r):
@@ -689,7 +786,11 @@ class CertificationResult:
             head = f"certified: lambda_min(M(theta)) >= {self.certified_lambda_min:.4g} kg·m^2 (margin {self.margin:g}) at every theta in the box"
         elif self.status in (VIOLATED, BELOW_MARGIN):
             where = np.round(np.rad2deg(self.witness_pose), 3).tolist()
-            kind = "violated" if self.status == VIOLATED else f"not certified (below the margin {self.margin:g}, positive there)"
+            kind = (
+                "violated"
+                if self.status == VIOLATED
+                else f"not certified (below the margin {self.margin:g}, positive there)"
+            )
             head = f"{kind}: lambda_min = {self.witness_lambda:.4g} kg·m^2 at theta = {where} deg"
         else:
             head = f"undecided: {len(self.unresolved_lower):,} boxes unresolved within the budget"
@@ -711,20 +812,33 @@ class CertificationResult:
         }
 
 
-def _polish(model: DynamicModel, beta, pose: np.ndarray, box: np.ndarray) -> tuple[np.ndarray, float]:
+def _polish(
+    model: DynamicModel, beta, pose: np.ndarray, box: np.ndarray
+) -> tuple[np.ndarray, float]:
     """Deepen a witness by a bounded local minimisation of lambda_min, as the audit evaluates it."""
     lam = lambda x: float(model.arm_min_eigenvalue(np.r_[pose[0], x][None, :], beta)[0])  # noqa: E731
     start = lam(pose[1:])
-    result = minimize(lam, pose[1:], method="L-BFGS-B", bounds=list(map(tuple, box[1:])), options={"maxiter": 200})
+    result = minimize(
+        lam, pose[1:], method="L-BFGS-B", bounds=list(map(tuple, box[1:])), options={"maxiter": 200}
+    )
     if result.fun < start:
         refined = np.r_[pose[0], np.clip(result.x, box[1:, 0], box[1:, 1])]
         return refined, float(model.arm_min_eigenvalue(refined[None, :], beta)[0])
     return pose, start
 
 
-def certify(beta, margin: float = 0.0, box=None, model: DynamicModel | None = None, max_boxes: int = 5_000_000,
-            time_limit_s: float | None = None, batch: int | None = None, min_half_width: float = 1e-7, prescreen: bool = True,
-            method: str = "bernstein") -> CertificationResult:
+def certify(
+    beta,
+    margin: float = 0.0,
+    box=None,
+    model: DynamicModel | None = None,
+    max_boxes: int = 5_000_000,
+    time_limit_s: float | None = None,
+    batch: int | None = None,
+    min_half_width: float = 1e-7,
+    prescreen: bool = True,
+    method: str = "bernstein",
+) -> CertificationResult:
     """Prove M(theta) >= margin*I on the whole `box` (default Theta), or find a pose where it fails.
 
     Stops with "undecided" (and the unresolved boxes) after `max_boxes` boxes or `time_limit_s`
@@ -751,18 +865,42 @@ def certify(beta, margin: float = 0.0, box=None, model: DynamicModel | None = No
     else:
         tolerance = poly.tau_fp
 
-    def result(status, witness=None, witness_lambda=None, certified_min=None, observed=np.inf, processed=0, n_certified=0, stack=None):
+    def result(
+        status,
+        witness=None,
+        witness_lambda=None,
+        certified_min=None,
+        observed=np.inf,
+        processed=0,
+        n_certified=0,
+        stack=None,
+    ):
         lo = np.empty((0, N_LINKS)) if stack is None else stack[0]
         hi = np.empty((0, N_LINKS)) if stack is None else stack[1]
-        return CertificationResult(status, float(margin), box, certified_min, float(observed), witness, witness_lambda,
-                                   processed, n_certified, lo, hi, tolerance, time.perf_counter() - start)
+        return CertificationResult(
+            status,
+            float(margin),
+            box,
+            certified_min,
+            float(observed),
+            witness,
+            witness_lambda,
+            processed,
+            n_certified,
+            lo,
+            hi,
+            tolerance,
+            time.perf_counter() - start,
+        )
 
     def witness_result(pose, processed=0, n_certified=0, observed=np.inf):
         pose, lam = _polish(model, beta_vec, pose, box)
         status = VIOLATED if lam < 0.0 else BELOW_MARGIN
         return result(status, pose, lam, None, min(observed, lam), processed, n_certified)
 
-    if prescreen:  # the deterministic audit grid, clipped to the box: finds gross violations at once
+    if (
+        prescreen
+    ):  # the deterministic audit grid, clipped to the box: finds gross violations at once
         grid = grid_poses(box, audit_grid_counts())
         lam = model.arm_min_eigenvalue(grid, beta_vec)
         if lam.min() < margin:
@@ -779,10 +917,12 @@ def certify(beta, margin: float = 0.0, box=None, model: DynamicModel | None = No
     observed = np.inf
     tiny: list[tuple[np.ndarray, np.ndarray]] = []
     while top:
-        if processed >= max_boxes or (time_limit_s is not None and time.perf_counter() - start > time_limit_s):
+        if processed >= max_boxes or (
+            time_limit_s is not None and time.perf_counter() - start > time_limit_s
+        ):
             break
         take = min(batch, top, max_boxes - processed)
-        c, h = centres[top - take:top].copy(), halfs[top - take:top].copy()
+        c, h = centres[top - take : top].copy(), halfs[top - take : top].copy()
         top -= take
         n = len(c)
         lower, lam_c, lam_cert = np.empty(n), np.empty(n), np.empty(n)
@@ -796,10 +936,19 @@ def certify(beta, margin: float = 0.0, box=None, model: DynamicModel | None = No
             big = h.max(axis=1) > BERNSTEIN_MAX_HALF
             if np.any(~big) and lam_c.min() >= margin:
                 ok = np.zeros(int((~big).sum()), dtype=np.bool_)
-                _bernstein_boxes(np.ascontiguousarray(c[~big]), np.ascontiguousarray(h[~big]), form.row_data, form.row_offset,
-                                 form.fp_entry, form.diag_bound, ok)
+                _bernstein_boxes(
+                    np.ascontiguousarray(c[~big]),
+                    np.ascontiguousarray(h[~big]),
+                    form.row_data,
+                    form.row_offset,
+                    form.fp_entry,
+                    form.diag_bound,
+                    ok,
+                )
                 lower[np.flatnonzero(~big)[ok]] = np.finfo(float).tiny
-            split[:] = np.argmax(h, axis=1)  # the widest joint (measured: better than width x sensitivity)
+            split[:] = np.argmax(
+                h, axis=1
+            )  # the widest joint (measured: better than width x sensitivity)
         processed += n
         observed = min(observed, float(lam_c.min()))
         bad = np.flatnonzero(lam_c < margin)
@@ -831,14 +980,34 @@ def certify(beta, margin: float = 0.0, box=None, model: DynamicModel | None = No
             halfs[top:need] = np.vstack([child_h, child_h])
             top = need
     centres, halfs = centres[:top], halfs[:top]
-    rest_c = np.vstack([centres] + [t[0] for t in tiny]) if (len(centres) or tiny) else np.empty((0, N_ANGLES))
-    rest_h = np.vstack([halfs] + [t[1] for t in tiny]) if (len(halfs) or tiny) else np.empty((0, N_ANGLES))
+    rest_c = (
+        np.vstack([centres] + [t[0] for t in tiny])
+        if (len(centres) or tiny)
+        else np.empty((0, N_ANGLES))
+    )
+    rest_h = (
+        np.vstack([halfs] + [t[1] for t in tiny])
+        if (len(halfs) or tiny)
+        else np.empty((0, N_ANGLES))
+    )
     if len(rest_c) == 0:
-        return result(CERTIFIED, certified_min=certified_min, observed=observed, processed=processed, n_certified=n_certified)
+        return result(
+            CERTIFIED,
+            certified_min=certified_min,
+            observed=observed,
+            processed=processed,
+            n_certified=n_certified,
+        )
     lo = np.column_stack([np.full(len(rest_c), box[0, 0]), rest_c - rest_h])
     hi = np.column_stack([np.full(len(rest_c), box[0, 1]), rest_c + rest_h])
-    return result(UNDECIDED, certified_min=certified_min if n_certified else None, observed=observed, processed=processed,
-                  n_certified=n_certified, stack=(lo, hi))
+    return result(
+        UNDECIDED,
+        certified_min=certified_min if n_certified else None,
+        observed=observed,
+        processed=processed,
+        n_certified=n_certified,
+        stack=(lo, hi),
+    )
 
 
 # ----------------------------------------------------------------------------- the book's checks
@@ -870,27 +1039,45 @@ def near_box(pose, half_width_deg: float = NEAR_HALF_WIDTH_DEG) -> np.ndarray:
     """The box of ±`half_width_deg` around `pose`, clipped to Θ (radians, (7, 2))."""
     domain, half = audit_domain(), np.deg2rad(half_width_deg)
     pose = np.asarray(pose, dtype=float)
-    return np.column_stack([np.maximum(pose - half, domain[:, 0]),
-                            np.minimum(pose + half, domain[:, 1])])
+    return np.column_stack(
+        [np.maximum(pose - half, domain[:, 0]), np.minimum(pose + half, domain[:, 1])]
+    )
 
 
 def check_entry(region: str, result: CertificationResult) -> dict:
     """One check as a record stores it: the box's kind, the result, its run time and summary."""
-    return {"region": region, **result.to_dict(), "implied_by": None,
-            "elapsed_s": result.elapsed_s, "summary": result.summary()}
+    return {
+        "region": region,
+        **result.to_dict(),
+        "implied_by": None,
+        "elapsed_s": result.elapsed_s,
+        "summary": result.summary(),
+    }
 
 
 def _implied_entry(margin: float, proved: dict) -> dict:
     """A margin below a certified one: proved by that certificate, not run again."""
-    return {**proved, "margin": float(margin), "implied_by": proved["margin"],
-            "boxes_processed": None, "boxes_certified": None, "elapsed_s": 0.0,
-            "summary": f"certified: implied by the certificate at margin {proved['margin']:g} "
-                       "kg·m^2 (not run again)"}
+    return {
+        **proved,
+        "margin": float(margin),
+        "implied_by": proved["margin"],
+        "boxes_processed": None,
+        "boxes_certified": None,
+        "elapsed_s": 0.0,
+        "summary": f"certified: implied by the certificate at margin {proved['margin']:g} "
+        "kg·m^2 (not run again)",
+    }
 
 
-def certify_model(beta, theta_margins: tuple, max_boxes: int, near_pose=None,
-                  near_margins: tuple = (), half_width_deg: float = NEAR_HALF_WIDTH_DEG,
-                  model: DynamicModel | None = None) -> list[dict]:
+def certify_model(
+    beta,
+    theta_margins: tuple,
+    max_boxes: int,
+    near_pose=None,
+    near_margins: tuple = (),
+    half_width_deg: float = NEAR_HALF_WIDTH_DEG,
+    model: DynamicModel | None = None,
+) -> list[dict]:
     """The certified checks of one model, as record entries: the box around `near_pose` at each
     of `near_margins`, then the whole of Θ at `theta_margins` in order, sharing `max_boxes`.
 

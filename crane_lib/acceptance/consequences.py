@@ -71,18 +71,26 @@ def unit_rows(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:
     return rows / np.linalg.norm(rows, axis=1, keepdims=True)
 
 
-def misdirected_share(m_hat: np.ndarray, m_acc: np.ndarray, torques: np.ndarray, angle_deg: float = 90.0) -> float:
+def misdirected_share(
+    m_hat: np.ndarray, m_acc: np.ndarray, torques: np.ndarray, angle_deg: float = 90.0
+) -> float:
     """Share of torques whose acceleration under m_hat^-1 lies more than `angle_deg` from m_acc^-1's."""
     a_hat = np.linalg.solve(m_hat, torques.T).T
     a_acc = np.linalg.solve(m_acc, torques.T).T
-    cos = np.sum(a_hat * a_acc, axis=1) / (np.linalg.norm(a_hat, axis=1) * np.linalg.norm(a_acc, axis=1))
+    cos = np.sum(a_hat * a_acc, axis=1) / (
+        np.linalg.norm(a_hat, axis=1) * np.linalg.norm(a_acc, axis=1)
+    )
     return float(np.mean(cos < np.cos(np.deg2rad(angle_deg))))
 
 
-def torque_error_ratio(m_hat: np.ndarray, m_acc: np.ndarray, accelerations: np.ndarray) -> np.ndarray:
+def torque_error_ratio(
+    m_hat: np.ndarray, m_acc: np.ndarray, accelerations: np.ndarray
+) -> np.ndarray:
     """||(m_hat - m_acc) a|| / ||m_acc a|| per acceleration row a."""
     accelerations = np.atleast_2d(accelerations)
-    return np.linalg.norm(accelerations @ (m_hat - m_acc).T, axis=1) / np.linalg.norm(accelerations @ m_acc.T, axis=1)
+    return np.linalg.norm(accelerations @ (m_hat - m_acc).T, axis=1) / np.linalg.norm(
+        accelerations @ m_acc.T, axis=1
+    )
 
 
 @dataclass
@@ -112,16 +120,30 @@ class PoseConsequences:
     eigdir_sign_reversed: bool
 
 
-def pose_consequences(m_hat, m_acc, seed: int = 1, kp: float | None = None, kd: float | None = None,
-                      n_torques: int | None = None, n_accelerations: int | None = None, angle_deg: float | None = None) -> PoseConsequences:
+def pose_consequences(
+    m_hat,
+    m_acc,
+    seed: int = 1,
+    kp: float | None = None,
+    kd: float | None = None,
+    n_torques: int | None = None,
+    n_accelerations: int | None = None,
+    angle_deg: float | None = None,
+) -> PoseConsequences:
     m_hat, m_acc = np.asarray(m_hat, dtype=float), np.asarray(m_acc, dtype=float)
     if m_hat.shape != m_acc.shape or m_hat.ndim != 2 or m_hat.shape[0] != m_hat.shape[1]:
-        raise InputError("inertia matrices", f"shapes {m_hat.shape} and {m_acc.shape}", "two square matrices of the same size")
+        raise InputError(
+            "inertia matrices",
+            f"shapes {m_hat.shape} and {m_acc.shape}",
+            "two square matrices of the same size",
+        )
     default_kp, default_kd = default_gains()
     kp = default_kp if kp is None else kp
     kd = default_kd if kd is None else kd
     n_torques = int(paper("torque_direction_samples").value) if n_torques is None else n_torques
-    n_accelerations = int(paper("accel_direction_samples").value) if n_accelerations is None else n_accelerations
+    n_accelerations = (
+        int(paper("accel_direction_samples").value) if n_accelerations is None else n_accelerations
+    )
     angle_deg = paper("misdirection_angle_threshold").value if angle_deg is None else angle_deg
     rng = np.random.default_rng(seed)
     dim = m_hat.shape[0]
@@ -169,14 +191,25 @@ class Consequences:
     def to_dict(self) -> dict:
         row = {k: v for k, v in self.at_worst_pose.__dict__.items()}
         row.update(
-            non_pd_fraction=self.non_pd_fraction, non_pd_count_uniform=self.non_pd_count_uniform, uniform_count=self.uniform_count,
-            worst_pose_rad=self.worst_pose.tolist(), tau_grow_fastest_s=self.tau_grow_fastest_s,
-            observer_gain_max_abs=self.observer_gain_max_abs, seed=self.seed,
+            non_pd_fraction=self.non_pd_fraction,
+            non_pd_count_uniform=self.non_pd_count_uniform,
+            uniform_count=self.uniform_count,
+            worst_pose_rad=self.worst_pose.tolist(),
+            tau_grow_fastest_s=self.tau_grow_fastest_s,
+            observer_gain_max_abs=self.observer_gain_max_abs,
+            seed=self.seed,
         )
         return row
 
 
-def consequences(beta_hat, beta_acc, seed: int = 1, model: DynamicModel | None = None, kp: float | None = None, kd: float | None = None) -> Consequences:
+def consequences(
+    beta_hat,
+    beta_acc,
+    seed: int = 1,
+    model: DynamicModel | None = None,
+    kp: float | None = None,
+    kd: float | None = None,
+) -> Consequences:
     """Table X for the model `beta_hat` against the reference `beta_acc` on the dense audit set of `seed`."""
     model = shared_model("reduced") if model is None else model
     pose_set = audit_poses(seed)
@@ -193,7 +226,11 @@ def consequences(beta_hat, beta_acc, seed: int = 1, model: DynamicModel | None =
     if non_pd.any():
         q = pose_set.poses[non_pd]
         mu = error_dynamics_eigenvalues(block(q, beta_hat), block(q, beta_acc))[:, 0]
-        fastest = float(growth_time_constant(mu, default_kp if kp is None else kp, default_kd if kd is None else kd).min())
+        fastest = float(
+            growth_time_constant(
+                mu, default_kp if kp is None else kp, default_kd if kd is None else kd
+            ).min()
+        )
     with np.errstate(divide="ignore"):
         gain = float(np.max(np.abs(1.0 / lam)))
     return Consequences(

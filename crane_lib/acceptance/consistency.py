@@ -76,8 +76,11 @@ class LinkCondition:
 def isolated_links(model: DynamicModel) -> list[int]:
     """Links j whose base parameters are exactly ZZRj = ZZj and XXRj = XXj - YYj (read from the
     model's derived grouping)."""
-    relations = tuple((j, str(model.grouping.relation(f"ZZR{j}")), str(model.grouping.relation(f"XXR{j}")))
-                      for j in range(1, N_LINKS + 1) if f"ZZR{j}" in model.names and f"XXR{j}" in model.names)
+    relations = tuple(
+        (j, str(model.grouping.relation(f"ZZR{j}")), str(model.grouping.relation(f"XXR{j}")))
+        for j in range(1, N_LINKS + 1)
+        if f"ZZR{j}" in model.names and f"XXR{j}" in model.names
+    )
     return _isolated(relations)
 
 
@@ -86,7 +89,10 @@ def _isolated(relations: tuple) -> list[int]:
     links = []
     for j, zzr, xxr in relations:
         zz, xx, yy = (sympy.Symbol(f"{kind}{j}") for kind in ("ZZ", "XX", "YY"))
-        if sympy.expand(sympy.sympify(zzr) - zz) == 0 and sympy.expand(sympy.sympify(xxr) - (xx - yy)) == 0:
+        if (
+            sympy.expand(sympy.sympify(zzr) - zz) == 0
+            and sympy.expand(sympy.sympify(xxr) - (xx - yy)) == 0
+        ):
             links.append(j)
     return links
 
@@ -95,7 +101,10 @@ def necessary_conditions(model: DynamicModel, beta) -> list[LinkCondition]:
     """ZZRj > |XXRj| for every isolated link of `model`, evaluated on the base vector `beta`."""
     beta = model.parameter_vector(beta)
     index = {n: i for i, n in enumerate(model.names)}
-    return [LinkCondition(j, float(beta[index[f"ZZR{j}"]]), float(beta[index[f"XXR{j}"]])) for j in isolated_links(model)]
+    return [
+        LinkCondition(j, float(beta[index[f"ZZR{j}"]]), float(beta[index[f"XXR{j}"]]))
+        for j in isolated_links(model)
+    ]
 
 
 def inertia_entry(model: DynamicModel, beta, axis: int, poses) -> np.ndarray:

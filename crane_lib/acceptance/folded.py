@@ -42,8 +42,9 @@ class Concentration:
     in_region: int = 0
 
     def __add__(self, other: Concentration) -> Concentration:
-        return Concentration(self.uniform_violations + other.uniform_violations,
-                             self.in_region + other.in_region)
+        return Concentration(
+            self.uniform_violations + other.uniform_violations, self.in_region + other.in_region
+        )
 
     @property
     def measured(self) -> bool:
@@ -77,14 +78,21 @@ class Concentration:
         """The statement with its numbers, as every page gives it."""
         volume = 100 * region_volume_share()
         if not self.measured:
-            return ("the uniform draw finds no violation, so where violations lie is not measured "
-                    f"(the folded-arm region is {volume:.1f} % of Θ by volume)")
-        verb = ("concentrate there, as the paper found on the arm" if self.concentrated else
-                "do not concentrate there, unlike the paper's on the arm")
-        return (f"{self.in_region:,} of the uniform draw's {self.uniform_violations:,} violating "
-                f"configurations ({100 * self.share:.1f} %) lie in the folded-arm region, which "
-                f"is {volume:.1f} % of Θ by volume: {self.factor:.1f} times its share (the "
-                f"threshold is {CONCENTRATION_FACTOR:g}), so the violations {verb}")
+            return (
+                "the uniform draw finds no violation, so where violations lie is not measured "
+                f"(the folded-arm region is {volume:.1f} % of Θ by volume)"
+            )
+        verb = (
+            "concentrate there, as the paper found on the arm"
+            if self.concentrated
+            else "do not concentrate there, unlike the paper's on the arm"
+        )
+        return (
+            f"{self.in_region:,} of the uniform draw's {self.uniform_violations:,} violating "
+            f"configurations ({100 * self.share:.1f} %) lie in the folded-arm region, which "
+            f"is {volume:.1f} % of Θ by volume: {self.factor:.1f} times its share (the "
+            f"threshold is {CONCENTRATION_FACTOR:g}), so the violations {verb}"
+        )
 
 
 def in_region(poses: np.ndarray) -> np.ndarray:

@@ -62,7 +62,10 @@ from crane_lib.records import read_json_records, write_json_record
 from crane_lib.twin.truth import load_plant_settings, load_truth
 
 KT_DIR = RESULTS_DIR / "kt_draws"
-TRUE_KT, TRUE_KT_EFFICIENCY = "the twin's true Kt", "true Kt × gear efficiency"  # the twin's corrections, by label
+TRUE_KT, TRUE_KT_EFFICIENCY = (
+    "the twin's true Kt",
+    "true Kt × gear efficiency",
+)  # the twin's corrections, by label
 PROBE_POSES = 64  # the nominal estimate's worst poses, probed first by every draw's audit
 
 
@@ -92,7 +95,9 @@ def twin_corrections() -> dict[str, np.ndarray]:
     of each arm axis's gear train (the hand has no gear loss in the twin)."""
     settings = load_plant_settings()
     efficiency = np.ones(N_AXES)
-    efficiency[: len(settings.efficiency_driving)] = np.asarray(settings.efficiency_driving, dtype=float)
+    efficiency[: len(settings.efficiency_driving)] = np.asarray(
+        settings.efficiency_driving, dtype=float
+    )
     true_kt = twin_kt_factors()
     return {TRUE_KT: true_kt, TRUE_KT_EFFICIENCY: true_kt * efficiency}
 
@@ -100,10 +105,14 @@ def twin_corrections() -> dict[str, np.ndarray]:
 def check_factors(factors) -> np.ndarray:
     factors = np.asarray(factors, dtype=float)
     if factors.shape != (N_AXES,):
-        raise InputError("Kt factors", f"shape {factors.shape}", f"({N_AXES},), one factor per axis")
+        raise InputError(
+            "Kt factors", f"shape {factors.shape}", f"({N_AXES},), one factor per axis"
+        )
     if not np.all(np.isfinite(factors)) or np.any(factors <= 0.0):
         axis = int(np.argmax(~np.isfinite(factors) | (factors <= 0.0)))
-        raise InputError(f"Kt factor of axis {axis + 1}", f"{factors[axis]!r}", "a finite positive number")
+        raise InputError(
+            f"Kt factor of axis {axis + 1}", f"{factors[axis]!r}", "a finite positive number"
+        )
     return factors
 
 
@@ -142,40 +151,77 @@ class KtStudy:
         return len(self.theta)
 
 
-def kt_study(trajectory: str = "AG02", ts: float = 0.040, run: int = 1, model: DynamicModel | None = None,
-             audit_seed: int = AUDIT_SEED) -> KtStudy:
+def kt_study(
+    trajectory: str = "AG02",
+    ts: float = 0.040,
+    run: int = 1,
+    model: DynamicModel | None = None,
+    audit_seed: int = AUDIT_SEED,
+) -> KtStudy:
     """Prepare the study of one recorded condition (default: the accepted condition, AG02 at 40 ms,
     execution 1) with the held-out records V01-V03 and the dense audit's pose set."""
     model = shared_model("reduced") if model is None else model
     study = prepare_study(
-        condition_bundle(trajectory, ts, run), {name: condition_bundle(name, HELDOUT_TS, 1) for name in HELDOUT},
-        audit.audit_poses(audit_seed), model.base_from_standard(load_truth()).values, model,
-        trajectory=trajectory, ts=ts, run=run,
+        condition_bundle(trajectory, ts, run),
+        {name: condition_bundle(name, HELDOUT_TS, 1) for name in HELDOUT},
+        audit.audit_poses(audit_seed),
+        model.base_from_standard(load_truth()).values,
+        model,
+        trajectory=trajectory,
+        ts=ts,
+        run=run,
     )
-    study.provenance.update(log_sha256=fingerprint.file_digest(recording_path(trajectory, run)), audit_seed=audit_seed)
+    study.provenance.update(
+        log_sha256=fingerprint.file_digest(recording_path(trajectory, run)), audit_seed=audit_seed
+    )
     return study
 
 
-def prepare_study(bundle, heldout: dict, pose_set: audit.PoseSet, truth, model: DynamicModel | None = None,
-                  trajectory: str = "", ts: float | None = None, run: int = 1) -> KtStudy:
+def prepare_study(
+    bundle,
+    heldout: dict,
+    pose_set: audit.PoseSet,
+    truth,
+    model: DynamicModel | None = None,
+    trajectory: str = "",
+    ts: float | None = None,
+    run: int = 1,
+) -> KtStudy:
     """The study of one bundle: regressor and QR once, held-out regressors once, the unperturbed
     estimate audited over `pose_set` (its worst poses become every draw's probes)."""
     model = shared_model("reduced") if model is None else model
     w_all, y = stack(model.regressor(bundle.theta, bundle.dtheta, bundle.ddtheta), bundle.tau)
     if w_all.shape[0] <= w_all.shape[1]:
-        raise IdentificationError(f"{w_all.shape[0]} regressor rows for {w_all.shape[1]} parameters: record too short")
+        raise IdentificationError(
+            f"{w_all.shape[0]} regressor rows for {w_all.shape[1]} parameters: record too short"
+        )
     q_factor, r_factor = scipy.linalg.qr(w_all, mode="economic")
-    held = [HeldOut(name, model.regressor(b.theta, b.dtheta, b.ddtheta), np.asarray(b.tau, dtype=float)) for name, b in heldout.items()]
+    held = [
+        HeldOut(name, model.regressor(b.theta, b.dtheta, b.ddtheta), np.asarray(b.tau, dtype=float))
+        for name, b in heldout.items()
+    ]
     study = KtStudy(
-        trajectory=trajectory, ts=float(bundle.ts if ts is None else ts), run=int(run), names=list(model.names), model=model,
-        w_all=w_all, y=y, q_factor=q_factor, r_factor=r_factor, theta=np.asarray(bundle.theta), heldout=held,
-        poses=screen.prepare(pose_set, model), truth=np.asarray(truth, dtype=float),
+        trajectory=trajectory,
+        ts=float(bundle.ts if ts is None else ts),
+        run=int(run),
+        names=list(model.names),
+        model=model,
+        w_all=w_all,
+        y=y,
+        q_factor=q_factor,
+        r_factor=r_factor,
+        theta=np.asarray(bundle.theta),
+        heldout=held,
+        poses=screen.prepare(pose_set, model),
+        truth=np.asarray(truth, dtype=float),
         rigid=np.array([not name.startswith("FV") for name in model.names]),
     )
     study.nominal = evaluate(study, np.ones(N_AXES), label="nominal")
     lam = model.arm_min_eigenvalue(pose_set.poses, study.nominal["ols"])
     study.probes = np.argsort(lam, kind="stable")[:PROBE_POSES]
-    study.nominal["audit"] = screen.screened_audit(study.nominal["ols"], study.poses, model, study.probes).to_dict()
+    study.nominal["audit"] = screen.screened_audit(
+        study.nominal["ols"], study.poses, model, study.probes
+    ).to_dict()
     return study
 
 
@@ -214,11 +260,20 @@ def evaluate(study: KtStudy, factors, label: str | int = "draw") -> dict:
         rigid_sq += float(np.sum((h.regressor @ np.where(study.rigid, difference, 0.0)) ** 2))
         count += predicted.size
     record = {
-        "label": label, "trajectory": study.trajectory, "ts": study.ts, "run": study.run, "factors": factors.tolist(),
-        "names": study.names, "ols": beta.tolist(), "residual_rms": float(np.sqrt(np.mean(residual**2))),
-        "lambda_min_visited": lam_visited, "route": ROUTE_DIRECT if lam_visited > 0 else ROUTE_PROJECTED,
-        "heldout_mne": float(np.mean(mne)), "heldout_mne_unscaled": float(np.mean(mne_unscaled)),
-        "heldout_rmse": float(np.sqrt(squared / count)), "truth_distance": float(np.sqrt(rigid_sq / count)),
+        "label": label,
+        "trajectory": study.trajectory,
+        "ts": study.ts,
+        "run": study.run,
+        "factors": factors.tolist(),
+        "names": study.names,
+        "ols": beta.tolist(),
+        "residual_rms": float(np.sqrt(np.mean(residual**2))),
+        "lambda_min_visited": lam_visited,
+        "route": ROUTE_DIRECT if lam_visited > 0 else ROUTE_PROJECTED,
+        "heldout_mne": float(np.mean(mne)),
+        "heldout_mne_unscaled": float(np.mean(mne_unscaled)),
+        "heldout_rmse": float(np.sqrt(squared / count)),
+        "truth_distance": float(np.sqrt(rigid_sq / count)),
         "truth_distance_all_columns": float(np.sqrt(truth_sq / count)),
         "provenance": dict(study.provenance),
     }
@@ -230,9 +285,13 @@ def evaluate(study: KtStudy, factors, label: str | int = "draw") -> dict:
         record["relative_change"] = change.tolist()
         record["median_relative_change"] = float(np.median(change))
         record["mne_change"] = record["heldout_mne"] / study.nominal["heldout_mne"] - 1.0
-        record["truth_distance_change"] = record["truth_distance"] / study.nominal["truth_distance"] - 1.0
+        record["truth_distance_change"] = (
+            record["truth_distance"] / study.nominal["truth_distance"] - 1.0
+        )
         if "audit" in record and "audit" in study.nominal:
-            record["verdict_flipped"] = record["audit"]["passed"] != study.nominal["audit"]["passed"]
+            record["verdict_flipped"] = (
+                record["audit"]["passed"] != study.nominal["audit"]["passed"]
+            )
         record["route_changed"] = record["route"] != study.nominal["route"]
     return record
 
@@ -247,7 +306,9 @@ def uniform_scaling(study: KtStudy, factor: float) -> dict:
     expected = float(factor) * np.array(nominal["ols"])
     return {
         "factor": float(factor),
-        "max |beta - factor x beta_nominal| / max |factor x beta_nominal|": float(np.max(np.abs(np.array(scaled["ols"]) - expected)) / np.max(np.abs(expected))),
+        "max |beta - factor x beta_nominal| / max |factor x beta_nominal|": float(
+            np.max(np.abs(np.array(scaled["ols"]) - expected)) / np.max(np.abs(expected))
+        ),
         "routing lambda_min ratio": scaled["lambda_min_visited"] / nominal["lambda_min_visited"],
         "audit lambda_min ratio": scaled["audit"]["lambda_min"] / nominal["audit"]["lambda_min"],
         "route unchanged": scaled["route"] == nominal["route"],
@@ -273,14 +334,23 @@ def run_draws(study: KtStudy, seeds, directory=None, progress: bool = True) -> l
     others go on. Returns the records in seed order."""
     from tqdm.auto import tqdm
 
-    directory = study_directory(study.trajectory, study.ts, study.run) if directory is None else Path(directory)
+    directory = (
+        study_directory(study.trajectory, study.ts, study.run)
+        if directory is None
+        else Path(directory)
+    )
     out = []
     for seed in tqdm(list(seeds), desc="Kt draws", unit="draw", disable=not progress):
         try:
             record = evaluate(study, draw_factors(seed), label=int(seed))
         except (IdentificationError, InputError, np.linalg.LinAlgError, ValueError) as error:
-            record = {"label": int(seed), "trajectory": study.trajectory, "ts": study.ts, "run": study.run,
-                      "failure": f"{type(error).__name__}: {error}"}
+            record = {
+                "label": int(seed),
+                "trajectory": study.trajectory,
+                "ts": study.ts,
+                "run": study.run,
+                "failure": f"{type(error).__name__}: {error}",
+            }
         record["seed"] = int(seed)
         write_json_record(directory / f"draw_{int(seed):05d}.json", record)
         out.append(record)
@@ -301,10 +371,14 @@ def seeds_of(conditions: list[dict]) -> list[int]:
     for c in conditions:
         first, count = int(c["first_seed"]), int(c["n_draws"])
         if count < 1:
-            raise InputError(f"conditions block at seed {first}", f"n_draws {count}", "at least one draw")
+            raise InputError(
+                f"conditions block at seed {first}", f"n_draws {count}", "at least one draw"
+            )
         seeds.extend(range(first, first + count))
     if len(set(seeds)) != len(seeds):
-        raise InputError("Kt draw conditions", "a seed appears in two blocks", "disjoint blocks of seeds")
+        raise InputError(
+            "Kt draw conditions", "a seed appears in two blocks", "disjoint blocks of seeds"
+        )
     return seeds
 
 
@@ -314,7 +388,11 @@ def summarize(records: list[dict], nominal: dict) -> dict:
     verdict flips of the OLS estimate over Theta, and the routes; failures listed with their reason."""
     good = [r for r in records if "failure" not in r]
     failed = [(r["seed"], r["failure"]) for r in records if "failure" in r]
-    changes = np.array([r["relative_change"] for r in good]) if good else np.zeros((0, len(nominal["ols"])))
+    changes = (
+        np.array([r["relative_change"] for r in good])
+        if good
+        else np.zeros((0, len(nominal["ols"])))
+    )
     routes = {}
     for r in good:
         routes[r["route"]] = routes.get(r["route"], 0) + 1
@@ -322,11 +400,25 @@ def summarize(records: list[dict], nominal: dict) -> dict:
         "draws": len(good),
         "failed": failed,
         "median_parameter_change": float(np.median(changes)) if good else np.nan,
-        "median_of_draw_medians": float(np.median([r["median_relative_change"] for r in good])) if good else np.nan,
-        "mne_change_max": float(np.max(np.abs([r["mne_change"] for r in good]))) if good else np.nan,
+        "median_of_draw_medians": float(np.median([r["median_relative_change"] for r in good]))
+        if good
+        else np.nan,
+        "mne_change_max": float(np.max(np.abs([r["mne_change"] for r in good])))
+        if good
+        else np.nan,
         # the same against held-out torque left as logged (register R-13)
-        "mne_unscaled_change_max": float(np.max(np.abs([r["heldout_mne_unscaled"] / nominal["heldout_mne_unscaled"] - 1.0 for r in good])))
-        if good else np.nan,
+        "mne_unscaled_change_max": float(
+            np.max(
+                np.abs(
+                    [
+                        r["heldout_mne_unscaled"] / nominal["heldout_mne_unscaled"] - 1.0
+                        for r in good
+                    ]
+                )
+            )
+        )
+        if good
+        else np.nan,
         "verdict_flips": int(sum(bool(r.get("verdict_flipped")) for r in good)),
         "route_changes": int(sum(bool(r["route_changed"]) for r in good)),
         "routes": routes,
@@ -341,7 +433,9 @@ def closeness_to(records: list[dict], reference) -> np.ndarray:
     the logged constants are, (|k - ref| - |1 - ref|) / |1 - ref|; negative = closer."""
     reference = check_factors(reference)
     base = float(np.linalg.norm(1.0 - reference))
-    return np.array([(np.linalg.norm(np.array(r["factors"]) - reference) - base) / base for r in records])
+    return np.array(
+        [(np.linalg.norm(np.array(r["factors"]) - reference) - base) / base for r in records]
+    )
 
 
 def axis_sensitivity(records: list[dict], key: str = "truth_distance_change") -> np.ndarray:
@@ -351,6 +445,8 @@ def axis_sensitivity(records: list[dict], key: str = "truth_distance_change") ->
     values = np.array([r[key] for r in records])
     design = np.column_stack([np.ones(len(errors)), errors])
     if len(records) <= design.shape[1]:
-        raise ValueError(f"{len(records)} draws for {design.shape[1]} coefficients: too few to fit per-axis slopes")
+        raise ValueError(
+            f"{len(records)} draws for {design.shape[1]} coefficients: too few to fit per-axis slopes"
+        )
     coefficients, *_ = np.linalg.lstsq(design, values, rcond=None)
     return coefficients[1:]

@@ -91,8 +91,14 @@ class StudyCondition:
 
     def parameters(self) -> dict:
         """The condition notebook's papermill parameters for this condition."""
-        return {"base": self.base, "effect": self.effect, "magnitude": self.magnitude,
-                "trajectory": self.trajectory, "seed": self.seed, "accept": self.accept}
+        return {
+            "base": self.base,
+            "effect": self.effect,
+            "magnitude": self.magnitude,
+            "trajectory": self.trajectory,
+            "seed": self.seed,
+            "accept": self.accept,
+        }
 
     def name(self) -> str:
         """The condition's file-name stem (its record's name)."""
@@ -105,8 +111,9 @@ def number_text(value: float) -> str:
     return "inf" if math.isinf(value) else f"{value:g}"
 
 
-def parse_condition(base, effect, magnitude, trajectory, seed, accept="False",
-                    where: str = "study condition") -> StudyCondition:
+def parse_condition(
+    base, effect, magnitude, trajectory, seed, accept="False", where: str = "study condition"
+) -> StudyCondition:
     """One condition from its fields (strings or values); an InputError names `where` and what
     is allowed.
 
@@ -114,8 +121,9 @@ def parse_condition(base, effect, magnitude, trajectory, seed, accept="False",
     (ignored for "none", where it must be 0)."""
     base = str(base).strip()
     if base not in twin_effects.PROFILES:
-        raise InputError(where, f"base profile {base!r}",
-                         f"one of {', '.join(twin_effects.PROFILES)}")
+        raise InputError(
+            where, f"base profile {base!r}", f"one of {', '.join(twin_effects.PROFILES)}"
+        )
     effect, magnitude = str(effect).strip(), str(magnitude).strip()
     changes: list[tuple[str, float]] = []
     if effect != twin_effects.NO_EFFECT:
@@ -124,23 +132,29 @@ def parse_condition(base, effect, magnitude, trajectory, seed, accept="False",
             raise InputError(
                 where,
                 f"{len(names)} effects ({effect}) but {len(values)} magnitudes ({magnitude})",
-                "one magnitude per effect, joined by '+' like the effects")
+                "one magnitude per effect, joined by '+' like the effects",
+            )
         for name, value in zip(names, values):
             changes.append(
-                (name.strip(), twin_effects.check_value(name.strip(), value.strip(), where)))
+                (name.strip(), twin_effects.check_value(name.strip(), value.strip(), where))
+            )
         if len({n for n, _ in changes}) != len(changes):
             raise InputError(where, f"effect listed twice in {effect}", "each effect once")
     elif magnitude not in ("0", "0.0"):
         raise InputError(where, f"magnitude {magnitude!r} with effect 'none'", "0")
     trajectory = str(trajectory).strip()
     if not (TRAJECTORY_DIR / f"{trajectory}.txt").is_file():
-        raise InputError(where, f"no command file {TRAJECTORY_DIR / (trajectory + '.txt')}",
-                         "a trajectory in trajectories/")
+        raise InputError(
+            where,
+            f"no command file {TRAJECTORY_DIR / (trajectory + '.txt')}",
+            "a trajectory in trajectories/",
+        )
     try:
         seed = int(str(seed).strip())
     except ValueError:
-        raise InputError(where, f"seed {seed!r} is not an integer",
-                         "a non-negative integer") from None
+        raise InputError(
+            where, f"seed {seed!r} is not an integer", "a non-negative integer"
+        ) from None
     if seed < 0:
         raise InputError(where, f"seed {seed}", "a non-negative integer")
     flag = str(accept).strip()
@@ -148,8 +162,11 @@ def parse_condition(base, effect, magnitude, trajectory, seed, accept="False",
         raise InputError(where, f"accept {flag!r}", "True or False")
     condition = StudyCondition(base, tuple(changes), trajectory, seed, flag == "True")
     if condition.accept and condition.base == "ideal":
-        raise InputError(where, "Algorithm 1 on the ideal twin",
-                         "accept = True only on the default or field profile")
+        raise InputError(
+            where,
+            "Algorithm 1 on the ideal twin",
+            "accept = True only on the default or field profile",
+        )
     try:
         twin_effects.realization(condition.effects, *_unit())
     except InputError as err:  # a combination the plant cannot take (backlash, rigid drive)
@@ -180,8 +197,9 @@ def read_study_conditions(path) -> list[StudyCondition]:
     for where, fields in rows:
         condition = parse_condition(*fields, where=where)
         if condition.name() in seen:
-            raise InputError(where, f"the condition of {seen[condition.name()]} again",
-                             "each condition once")
+            raise InputError(
+                where, f"the condition of {seen[condition.name()]} again", "each condition once"
+            )
         seen[condition.name()] = where
         conditions.append(condition)
     return conditions
@@ -214,8 +232,13 @@ def rayleigh_shares(beta_hat, beta_true, pose, model: DynamicModel | None = None
         unit[k] = 1.0
         g[k] = v @ model.inertia_matrix(pose, unit)[0, arm, arm] @ v
     truth_quotient = float(v @ model.inertia_matrix(pose, beta_true)[0, arm, arm] @ v)
-    return {"vector": v, "lambda_min": float(values[0]), "truth_quotient": truth_quotient,
-            "sensitivity": g, "shares": g * (beta_hat - beta_true)}
+    return {
+        "vector": v,
+        "lambda_min": float(values[0]),
+        "truth_quotient": truth_quotient,
+        "sensitivity": g,
+        "shares": g * (beta_hat - beta_true),
+    }
 
 
 @dataclass
@@ -246,8 +269,9 @@ def truth_margin(context: StudyContext) -> float:
     return screen.screened_audit(context.truth, context.poses, context.model).lambda_min
 
 
-def uniform_violations_in_folded(found: screen.ScreenedAudit,
-                                 prepared: screen.PreparedPoses) -> int:
+def uniform_violations_in_folded(
+    found: screen.ScreenedAudit, prepared: screen.PreparedPoses
+) -> int:
     """How many of the uniform draw's violating poses lie in the folded-arm region (Sec. VI-E)."""
     return folded.count(prepared.pose_set, found.violating_indices).in_region
 
@@ -299,13 +323,18 @@ def run_condition(condition: StudyCondition, intervals=INTERVALS_S) -> tuple[dic
     byte-identical)."""
     context = study_context()
     started = time.perf_counter()
-    samples, metadata = twin.record(TRAJECTORY_DIR / f"{condition.trajectory}.txt",
-                                    condition.seed, effects=condition.effects)
+    samples, metadata = twin.record(
+        TRAJECTORY_DIR / f"{condition.trajectory}.txt", condition.seed, effects=condition.effects
+    )
     recorded = time.perf_counter()
     log = RawLog(samples, metadata)
     bundles = preprocessing.preprocess_all(log, intervals)
-    recording = ("realized_motion_s", "record_duration_s", "in_position_timeouts",
-                 "kt_true_this_run")
+    recording = (
+        "realized_motion_s",
+        "record_duration_s",
+        "in_position_timeouts",
+        "kt_true_this_run",
+    )
     record = {
         "condition": condition.parameters(),
         "label": condition.label(),
@@ -316,11 +345,12 @@ def run_condition(condition: StudyCondition, intervals=INTERVALS_S) -> tuple[dic
         "samples_sha256": fingerprint.digest(samples.tobytes()),
         "truth": context.truth.tolist(),
         "names": list(context.model.names),
-        "intervals": [_interval_result(bundles[float(ts)], condition, context)
-                      for ts in intervals],
+        "intervals": [_interval_result(bundles[float(ts)], condition, context) for ts in intervals],
     }
-    timing = {"record_s": recorded - started,
-              "identify_and_audit_s": time.perf_counter() - recorded}
+    timing = {
+        "record_s": recorded - started,
+        "identify_and_audit_s": time.perf_counter() - recorded,
+    }
     if condition.accept:
         record["accepted"] = _accept(log, condition)
     return record, timing
@@ -332,16 +362,23 @@ def _accept(log: RawLog, condition: StudyCondition) -> dict:
     accepted = accept_recording(log, condition.trajectory, ACCEPT_INTERVAL_S, refine="fast")
     first, final = accepted.first_audits, accepted.final_audits
     summary = lambda audits: [  # noqa: E731
-        {"seed": a.seed, "passed": a.passed, "lambda_min": a.lambda_min,
-         "violations": a.violations, "worst_pose_deg": np.degrees(a.worst_pose).tolist(),
-         "worst_component": a.worst_component} for a in audits
+        {
+            "seed": a.seed,
+            "passed": a.passed,
+            "lambda_min": a.lambda_min,
+            "violations": a.violations,
+            "worst_pose_deg": np.degrees(a.worst_pose).tolist(),
+            "worst_component": a.worst_component,
+        }
+        for a in audits
     ]
     scalar = (int, float, str, bool)
     return {
         "ts": ACCEPT_INTERVAL_S,
         "route": accepted.condition.route,
-        "refinement": {k: v for k, v in accepted.refinement.items()
-                       if isinstance(v, scalar) or v is None},
+        "refinement": {
+            k: v for k, v in accepted.refinement.items() if isinstance(v, scalar) or v is None
+        },
         "first_audits": summary(first),
         "rescued": accepted.rescue is not None,
         "rescue_passes": None if accepted.rescue is None else len(accepted.rescue.passes),

@@ -40,10 +40,10 @@ from crane_lib.acceptance import truth_score
 from crane_lib.excitation import arms as arm_excitation
 from crane_lib.excitation.commands import SUFFIX, CommandFile, read_command_file
 from crane_lib.excitation.design import IDENTIFICATION_NAMES
-from crane_lib.model import robot_description
-from crane_lib.model.arm_description import ARMS, CRANE_X7_ARM_TOML, ArmDescription, load_arm
 from crane_lib.identification.metrics import pooled_rmse, prediction_error
 from crane_lib.logs.raw_log import read_raw_log, write_raw_log
+from crane_lib.model import robot_description
+from crane_lib.model.arm_description import ARMS, CRANE_X7_ARM_TOML, ArmDescription, load_arm
 from crane_lib.model.chain_model import ChainModel
 from crane_lib.model.dynamics import model as shared_model
 from crane_lib.model.parameters import ParameterSet
@@ -140,8 +140,13 @@ def description_facts(arm: ArmDescription) -> dict:
     }
 
 
-def arm_record(key: str, profile: str, root: Path = TRAJECTORY_DIR,
-               directory: Path | None = None, times: StageTimes | None = None) -> dict:
+def arm_record(
+    key: str,
+    profile: str,
+    root: Path = TRAJECTORY_DIR,
+    directory: Path | None = None,
+    times: StageTimes | None = None,
+) -> dict:
     """Every stage's result on one shipped arm that the pipeline computes today (each stage's
     wall time into `times`)."""
     times = StageTimes() if times is None else times
@@ -152,8 +157,11 @@ def arm_record(key: str, profile: str, root: Path = TRAJECTORY_DIR,
     commands = identification_commands(key, root)
     rank = arm_excitation.excitation_rank(arm, commands.values(), model=model)
     share = arm_excitation.peak_torque_share(arm, commands.values())
-    algorithm = (crane_x7_algorithm1(profile, times) if key == "crane_x7"
-                 else algorithm1(key, profile, root, directory, times))
+    algorithm = (
+        crane_x7_algorithm1(profile, times)
+        if key == "crane_x7"
+        else algorithm1(key, profile, root, directory, times)
+    )
     times.stop()
     return {
         "arm": key,
@@ -222,8 +230,13 @@ def recording_file(key: str, block: str, directory: Path | None = None) -> Path:
     return Path(directory or OTHER_ARMS_DIR) / "recordings" / f"{key}_{block}.npz"
 
 
-def algorithm1(key: str, profile: str, root: Path = TRAJECTORY_DIR,
-               directory: Path | None = None, times: StageTimes | None = None) -> dict:
+def algorithm1(
+    key: str,
+    profile: str,
+    root: Path = TRAJECTORY_DIR,
+    directory: Path | None = None,
+    times: StageTimes | None = None,
+) -> dict:
     """Another arm's PI_ALPHA recorded on its twin, through Algorithm 1, scored on held-out
     blocks and against the twin's truth (each stage's wall time into `times`)."""
     times = StageTimes() if times is None else times
@@ -233,12 +246,14 @@ def algorithm1(key: str, profile: str, root: Path = TRAJECTORY_DIR,
     logs = []
     for seed, block in enumerate(blocks, start=IDENTIFICATION_SEED):
         samples, metadata = twin.record(folder / f"{block}{SUFFIX}", seed=seed, arm=key)
-        logs.append(read_raw_log(write_raw_log(recording_file(key, block, directory), samples,
-                                               metadata)))
+        logs.append(
+            read_raw_log(write_raw_log(recording_file(key, block, directory), samples, metadata))
+        )
     times.start("identify and refine")  # the generated kernels load here
     model = shared_model("reduced", arm=load_arm(key))
-    accepted = accepted_stage.accept_recording(logs[0], IDENTIFICATION_BLOCK, TS, model=model,
-                                               progress=times.start)
+    accepted = accepted_stage.accept_recording(
+        logs[0], IDENTIFICATION_BLOCK, TS, model=model, progress=times.start
+    )
     record = accepted_stage.accepted_record(accepted, TS)
     times.start("held-out error, truth score")
     return {
@@ -260,9 +275,15 @@ def write_arm_record(key: str, profile: str, directory: Path | None = None) -> P
     times = StageTimes()
     record = arm_record(key, profile, directory=directory, times=times)
     path = write_json_record(record_path(key, directory), record)
-    write_json_record(timing_path(key, directory), {
-        "arm": key, "profile": profile, "cpu_count": os.cpu_count(), "stages_s": times.seconds,
-    })
+    write_json_record(
+        timing_path(key, directory),
+        {
+            "arm": key,
+            "profile": profile,
+            "cpu_count": os.cpu_count(),
+            "stages_s": times.seconds,
+        },
+    )
     return path
 
 

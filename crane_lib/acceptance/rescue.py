@@ -17,7 +17,11 @@ import numpy as np
 
 from crane_lib.acceptance import audit
 from crane_lib.identification.projection import (
-    MARGIN_ABSOLUTE_TOLERANCE, ProjectionFailure, ProjectionResult, nearest_pd)
+    MARGIN_ABSOLUTE_TOLERANCE,
+    ProjectionFailure,
+    ProjectionResult,
+    nearest_pd,
+)
 from crane_lib.model.dynamics import DynamicModel
 from crane_lib.model.parameters import ParameterSet
 from crane_lib.paper_numbers import paper
@@ -91,7 +95,13 @@ def rescue(
         if len(violators) == 0:
             return RescueResult(result, passes, converged=True, constraint_poses=theta_r)
         theta_r = np.vstack([theta_r, check_poses[worst]])
-    return RescueResult(result, passes, converged=False, reason=f"violators remain after {max_passes} passes", constraint_poses=theta_r)
+    return RescueResult(
+        result,
+        passes,
+        converged=False,
+        reason=f"violators remain after {max_passes} passes",
+        constraint_poses=theta_r,
+    )
 
 
 # ------------------------------------------------------------------ the rescue over Theta
@@ -108,8 +118,9 @@ def initial_theta_r(seed: int = RESCUE_INITIAL_SEED, arm=None) -> np.ndarray:
     (another `arm`: over its Theta, with its 2^n_joints corners)."""
     if audit.other_arm(arm) is None:
         return np.vstack([audit.uniform_poses(RESCUE_RANDOM_POSES, seed), audit.box_corners()])
-    return np.vstack([audit.uniform_poses(RESCUE_RANDOM_POSES, seed, arm=arm),
-                      audit.box_corners(arm=arm)])
+    return np.vstack(
+        [audit.uniform_poses(RESCUE_RANDOM_POSES, seed, arm=arm), audit.box_corners(arm=arm)]
+    )
 
 
 def rescue_over_theta(
@@ -145,15 +156,26 @@ def rescue_entry(epsilon: float, found: RescueResult | None, failure: str | None
     if found is None:
         return entry
     projection = found.result
-    return {**entry, "passes": found.passes, "converged": bool(found.converged),
-            "reason": found.reason, "projection": None if projection is None else {
-                "names": list(projection.parameters.names),
-                "values": projection.parameters.values.tolist(), "epsilon": projection.epsilon,
-                "status": projection.status, "n_poses": projection.n_poses,
-                "n_active": projection.n_active, "rounds": projection.rounds,
-                "lambda_min_on_set": projection.lambda_min_on_set,
-                "change": np.asarray(projection.change).tolist(),
-                "solve_time_s": projection.solve_time_s}}
+    return {
+        **entry,
+        "passes": found.passes,
+        "converged": bool(found.converged),
+        "reason": found.reason,
+        "projection": None
+        if projection is None
+        else {
+            "names": list(projection.parameters.names),
+            "values": projection.parameters.values.tolist(),
+            "epsilon": projection.epsilon,
+            "status": projection.status,
+            "n_poses": projection.n_poses,
+            "n_active": projection.n_active,
+            "rounds": projection.rounds,
+            "lambda_min_on_set": projection.lambda_min_on_set,
+            "change": np.asarray(projection.change).tolist(),
+            "solve_time_s": projection.solve_time_s,
+        },
+    }
 
 
 def rescue_of(entry: dict) -> RescueResult | None:
@@ -161,10 +183,21 @@ def rescue_of(entry: dict) -> RescueResult | None:
     if entry["failure"] is not None:
         return None
     kept = entry["projection"]
-    result = None if kept is None else ProjectionResult(
-        ParameterSet(kept["names"], np.asarray(kept["values"])), kept["epsilon"], kept["status"],
-        kept["n_poses"], kept["n_active"], kept["rounds"], kept["lambda_min_on_set"],
-        np.asarray(kept["change"]), kept["solve_time_s"])
+    result = (
+        None
+        if kept is None
+        else ProjectionResult(
+            ParameterSet(kept["names"], np.asarray(kept["values"])),
+            kept["epsilon"],
+            kept["status"],
+            kept["n_poses"],
+            kept["n_active"],
+            kept["rounds"],
+            kept["lambda_min_on_set"],
+            np.asarray(kept["change"]),
+            kept["solve_time_s"],
+        )
+    )
     return RescueResult(result, entry["passes"], entry["converged"], entry["reason"])
 
 

@@ -30,8 +30,7 @@ import numpy as np
 
 from crane_lib.acceptance import folded
 from crane_lib.acceptance.audit import PoseSet, audit_poses
-from crane_lib.model import robot_description
-from crane_lib.model import spd_solve
+from crane_lib.model import robot_description, spd_solve
 from crane_lib.model.dynamics import DynamicModel, bind_template
 from crane_lib.model.dynamics import model as shared_model
 from crane_lib.model.parameters import N_LINKS
@@ -49,7 +48,13 @@ def _core():
 def compile_core() -> None:
     """Compile (or load from the code cache) the screen's numba loop once, before parallel workers use it."""
     one = np.ones((1, N_LINKS))
-    _core().screen_batch(one, 0.0 * one, np.zeros(shared_model("reduced").n_parameters), 0.0, np.empty(1, dtype=np.bool_))
+    _core().screen_batch(
+        one,
+        0.0 * one,
+        np.zeros(shared_model("reduced").n_parameters),
+        0.0,
+        np.empty(1, dtype=np.bool_),
+    )
 
 
 @dataclass
@@ -67,10 +72,14 @@ class PreparedPoses:
 def prepare(pose_set: PoseSet, model: DynamicModel | None = None) -> PreparedPoses:
     model = shared_model("reduced") if model is None else model
     if model.parameter_set != "reduced":
-        raise ValueError(f"the screen is bound to the reduced set's kernels, not {model.parameter_set!r}")
+        raise ValueError(
+            f"the screen is bound to the reduced set's kernels, not {model.parameter_set!r}"
+        )
     offsets = np.array([float(row.theta_offset) for row in robot_description.load_mdh_table()])
     angles = pose_set.poses[:, :N_LINKS] + offsets
-    return PreparedPoses(pose_set, np.ascontiguousarray(np.cos(angles)), np.ascontiguousarray(np.sin(angles)))
+    return PreparedPoses(
+        pose_set, np.ascontiguousarray(np.cos(angles)), np.ascontiguousarray(np.sin(angles))
+    )
 
 
 @dataclass
@@ -84,25 +93,39 @@ class ScreenedAudit:
     worst_component: str
     violations: dict[str, int]  # per component, as the audit counts them (lambda_min <= 0)
     n_exact: int  # poses whose eigenvalues were computed
-    violating_indices: np.ndarray  # (m,) ascending indices into the pose set of every pose with lambda_min <= 0
+    violating_indices: (
+        np.ndarray
+    )  # (m,) ascending indices into the pose set of every pose with lambda_min <= 0
 
     @property
     def n_violations(self) -> int:
         return int(sum(self.violations.values()))
 
     def to_dict(self) -> dict:
-        return {"passed": self.passed, "lambda_min": self.lambda_min, "worst_pose_rad": self.worst_pose.tolist(),
-                "worst_component": self.worst_component, "violations": self.violations, "n_violations": self.n_violations}
+        return {
+            "passed": self.passed,
+            "lambda_min": self.lambda_min,
+            "worst_pose_rad": self.worst_pose.tolist(),
+            "worst_component": self.worst_component,
+            "violations": self.violations,
+            "n_violations": self.n_violations,
+        }
 
 
-def screened_audit(beta, prepared: PreparedPoses, model: DynamicModel | None = None, probes=None) -> ScreenedAudit:
+def screened_audit(
+    beta, prepared: PreparedPoses, model: DynamicModel | None = None, probes=None
+) -> ScreenedAudit:
     """The audit (11) of `beta` over `prepared` (module docstring). `probes`: pose indices whose exact
     lambda_min bounds the minimum from above (default: an even subsample of DEFAULT_PROBES poses)."""
     model = shared_model("reduced") if model is None else model
     beta = model.parameter_vector(beta)
     poses = prepared.pose_set.poses
     n = len(poses)
-    probes = np.unique(np.linspace(0, n - 1, min(DEFAULT_PROBES, n)).astype(np.int64) if probes is None else np.asarray(probes, dtype=np.int64))
+    probes = np.unique(
+        np.linspace(0, n - 1, min(DEFAULT_PROBES, n)).astype(np.int64)
+        if probes is None
+        else np.asarray(probes, dtype=np.int64)
+    )
     upper = float(model.arm_min_eigenvalue(poses[probes], beta).min())
     below = np.empty(n, dtype=np.bool_)
     _core().screen_batch(prepared.cos, prepared.sin, beta, max(upper, 0.0) + TOLERANCE, below)
@@ -140,8 +163,15 @@ def audit_estimates(records: list[dict], seed: int = 1, model: DynamicModel | No
             continue
         found = screened_audit(np.asarray(r["ols"]), prepared, model)
         where = folded.count(pose_set, found.violating_indices)
-        audits.append({"trajectory": r["trajectory"], "ts": r["ts"], "run": r["run"],
-                       "pd_visited": bool(r["pd_visited"]), **found.to_dict(),
-                       "uniform_violations": where.uniform_violations,
-                       "in_folded_region": where.in_region})
+        audits.append(
+            {
+                "trajectory": r["trajectory"],
+                "ts": r["ts"],
+                "run": r["run"],
+                "pd_visited": bool(r["pd_visited"]),
+                **found.to_dict(),
+                "uniform_violations": where.uniform_violations,
+                "in_folded_region": where.in_region,
+            }
+        )
     return {"seed": seed, "pose_set": "dense", "n_poses": len(pose_set), "audits": audits}

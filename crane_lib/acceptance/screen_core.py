@@ -16,7 +16,9 @@ import numpy as np
 
 from crane_lib.model.spd_solve import cholesky_factor
 
-regressor_kernel = inertia_kernel = None  # @@KERNELS@@ (replaced by the import of the generated kernels)
+regressor_kernel = inertia_kernel = (
+    None  # @@KERNELS@@ (replaced by the import of the generated kernels)
+)
 
 N_ARM = 7
 N_AX = 8

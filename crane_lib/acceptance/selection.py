@@ -69,11 +69,15 @@ class StageClouds:
     @classmethod
     def from_records(cls, records: list[dict]) -> "StageClouds":
         if not records:
-            raise ValueError("no CLIE records: run the CLIE sweep first (python -m crane_book.pipeline)")
+            raise ValueError(
+                "no CLIE records: run the CLIE sweep first (python -m crane_book.pipeline)"
+            )
         names = list(records[0]["names"])
         for r in records:
             if list(r["names"]) != names:
-                raise ValueError(f"record {r['trajectory']} at {r['ts']} s has other parameter names than the first")
+                raise ValueError(
+                    f"record {r['trajectory']} at {r['ts']} s has other parameter names than the first"
+                )
         records = sorted(records, key=lambda r: (r["trajectory"], r["ts"]))
         return cls(
             names=names,
@@ -95,15 +99,22 @@ class StageClouds:
 
     def without(self, trajectory: str) -> "StageClouds":
         keep = [i for i, (name, _) in enumerate(self.labels) if name != trajectory]
-        return StageClouds(self.names, [self.labels[i] for i in keep], [self.routes[i] for i in keep], self.kappas[keep],
-                           {s: v[keep] for s, v in self.vectors.items()})
+        return StageClouds(
+            self.names,
+            [self.labels[i] for i in keep],
+            [self.routes[i] for i in keep],
+            self.kappas[keep],
+            {s: v[keep] for s, v in self.vectors.items()},
+        )
 
     def standardized(self, reference: str = "OLS") -> dict[str, np.ndarray]:
         """Every stage in the reference stage's standardized coordinates (its mean and standard
         deviation per parameter), so the three clouds are measured on one scale."""
         base = self.vectors[reference]
         if np.any(base.std(axis=0, ddof=1) == 0):
-            raise ValueError(f"parameter {self.names[int(np.argmin(base.std(axis=0, ddof=1)))]} is constant over the {reference} cloud")
+            raise ValueError(
+                f"parameter {self.names[int(np.argmin(base.std(axis=0, ddof=1)))]} is constant over the {reference} cloud"
+            )
         return {s: standardize(v, base) for s, v in self.vectors.items()}
 
 
@@ -126,7 +137,10 @@ def median_distance(points: np.ndarray) -> float:
 
 def cloud_measures(clouds: StageClouds, reference: str = "OLS") -> dict[str, dict[str, float]]:
     z = clouds.standardized(reference)
-    return {s: {"total variance": total_variance(z[s]), "median distance": median_distance(z[s])} for s in STAGES}
+    return {
+        s: {"total variance": total_variance(z[s]), "median distance": median_distance(z[s])}
+        for s in STAGES
+    }
 
 
 @dataclass(frozen=True)
@@ -156,7 +170,9 @@ def pca(points: np.ndarray) -> PCABasis:
     return PCABasis(mean, vt, singular**2 / (len(points) - 1))
 
 
-def common_pca(clouds: StageClouds, reference: str = "OLS") -> tuple[PCABasis, dict[str, np.ndarray]]:
+def common_pca(
+    clouds: StageClouds, reference: str = "OLS"
+) -> tuple[PCABasis, dict[str, np.ndarray]]:
     """One PCA basis for the three stages: fitted to their pooled standardized points."""
     z = clouds.standardized(reference)
     return pca(np.vstack([z[s] for s in STAGES])), z
@@ -176,7 +192,9 @@ def mahalanobis_distances(points: np.ndarray, components: int) -> np.ndarray:
     variances, so `components` must not exceed n - 1."""
     n = len(points)
     if not 1 <= components <= min(points.shape[1], n - 1):
-        raise ValueError(f"{components} components: a cloud of {n} points in {points.shape[1]} dimensions supports 1..{min(points.shape[1], n - 1)}")
+        raise ValueError(
+            f"{components} components: a cloud of {n} points in {points.shape[1]} dimensions supports 1..{min(points.shape[1], n - 1)}"
+        )
     z = standardize(points)
     basis = pca(z)
     scores = basis.project(z, components)
@@ -195,13 +213,19 @@ def centrality_metrics(n_points: int, dimensions: int = 39) -> list[tuple[str, i
     metrics = [("Euclidean, 39 standardized dimensions", None)]
     for k in MAHALANOBIS_COMPONENTS:
         used = min(k, cap)
-        label = f"Mahalanobis, {used} components" + ("" if used == k else f" (of {k}: {n_points} points)")
+        label = f"Mahalanobis, {used} components" + (
+            "" if used == k else f" (of {k}: {n_points} points)"
+        )
         metrics.append((label, used))
     return metrics
 
 
 def distances_under(points: np.ndarray, components: int | None) -> np.ndarray:
-    return euclidean_distances(points) if components is None else mahalanobis_distances(points, components)
+    return (
+        euclidean_distances(points)
+        if components is None
+        else mahalanobis_distances(points, components)
+    )
 
 
 def centrality_table(points: np.ndarray, index: int, labels: list) -> list[dict]:
@@ -212,8 +236,15 @@ def centrality_table(points: np.ndarray, index: int, labels: list) -> list[dict]
     for label, components in centrality_metrics(n, points.shape[1]):
         d = distances_under(points, components)
         rank = rank_of(d, index)
-        rows.append({"metric": label, "rank": rank, "of": n, "central fifth": rank <= CENTRAL_FRACTION * n,
-                     "most central": labels[int(np.argmin(d))]})
+        rows.append(
+            {
+                "metric": label,
+                "rank": rank,
+                "of": n,
+                "central fifth": rank <= CENTRAL_FRACTION * n,
+                "most central": labels[int(np.argmin(d))],
+            }
+        )
     return rows
 
 
@@ -237,10 +268,14 @@ def blocks_of_design(specs: dict) -> set[tuple[str, str]]:
 def structural_candidates(specs: dict) -> list[str]:
     """The trajectories whose block sequence contains every block of the design (Sec. VI-B)."""
     design = blocks_of_design(specs)
-    return [name for name, spec in specs.items() if {(b.kind, b.posture) for b in spec.blocks} >= design]
+    return [
+        name for name, spec in specs.items() if {(b.kind, b.posture) for b in spec.blocks} >= design
+    ]
 
 
-def coarsest_adequate_interval(ramp_durations_s: np.ndarray, intervals, min_samples: int = MIN_RAMP_SAMPLES) -> float | None:
+def coarsest_adequate_interval(
+    ramp_durations_s: np.ndarray, intervals, min_samples: int = MIN_RAMP_SAMPLES
+) -> float | None:
     """The coarsest interval at which every acceleration ramp carries at least `min_samples`
     samples (floor(ramp / ts), the intervals a ramp spans; as `commands.SegmentStatistics`)."""
     shortest = float(np.min(ramp_durations_s))
@@ -251,8 +286,12 @@ def coarsest_adequate_interval(ramp_durations_s: np.ndarray, intervals, min_samp
 def kappa_check(kappas: np.ndarray, index: int) -> dict:
     """Is the candidate's kappa(W_all) within the lowest decile of the conditions?"""
     rank = rank_of(np.asarray(kappas, dtype=float), index)
-    return {"rank": rank, "of": len(kappas), "cut-off rank": KAPPA_FRACTION * len(kappas),
-            "passes": rank <= KAPPA_FRACTION * len(kappas)}
+    return {
+        "rank": rank,
+        "of": len(kappas),
+        "cut-off rank": KAPPA_FRACTION * len(kappas),
+        "passes": rank <= KAPPA_FRACTION * len(kappas),
+    }
 
 
 # ----------------------------------------------------------------------------- Sec. VII-B
@@ -285,18 +324,26 @@ def heldout_standing(errors, index: int) -> dict:
     the best candidate's index and the candidate's gap to it, relative to the best's error."""
     errors = np.asarray(errors, dtype=float)
     best = int(np.argmin(errors))
-    return {"rank": rank_of(errors, index), "of": int(errors.size), "best": best,
-            "gap": float(errors[index] / errors[best] - 1.0)}
+    return {
+        "rank": rank_of(errors, index),
+        "of": int(errors.size),
+        "best": best,
+        "gap": float(errors[index] / errors[best] - 1.0),
+    }
 
 
 def stage_scores(record: dict, model, heldout: list) -> dict:
     """One row of Table VIII from a CLIE record: pooled held-out RMSE of each stage (NaN where a
     stage does not occur) and CLIE's gain over its start, %; chapter 07 and the claims read it."""
     projected = record["route"] == ROUTE_PROJECTED
-    row = {"trajectory": record["trajectory"], "route": record["route"],
-           "OLS": metrics.pooled_rmse(model, record["ols"], heldout),
-           "SDP": metrics.pooled_rmse(model, record["start"], heldout) if projected else np.nan,
-           "CLIE": metrics.pooled_rmse(model, record["clie_x"], heldout), "rescue": np.nan}
+    row = {
+        "trajectory": record["trajectory"],
+        "route": record["route"],
+        "OLS": metrics.pooled_rmse(model, record["ols"], heldout),
+        "SDP": metrics.pooled_rmse(model, record["start"], heldout) if projected else np.nan,
+        "CLIE": metrics.pooled_rmse(model, record["clie_x"], heldout),
+        "rescue": np.nan,
+    }
     start = row["SDP"] if projected else row["OLS"]
     row["CLIE gain over its start (%)"] = 100 * (1 - row["CLIE"] / start)
     return row

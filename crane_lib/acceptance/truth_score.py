@@ -54,21 +54,28 @@ class TruthScore:
 
     def to_dict(self) -> dict:
         """JSON-ready form."""
-        return {"names": list(self.names), "estimate": self.estimate.tolist(),
-                "truth": self.truth.tolist(), "t_ratio": self.t_ratio.tolist(),
-                "relative": self.relative.tolist(), "median": self.median}
+        return {
+            "names": list(self.names),
+            "estimate": self.estimate.tolist(),
+            "truth": self.truth.tolist(),
+            "t_ratio": self.t_ratio.tolist(),
+            "relative": self.relative.tolist(),
+            "median": self.median,
+        }
 
 
-def well_determined(names, ols_values, std_errors,
-                    threshold: float = WELL_DETERMINED_T) -> np.ndarray:
+def well_determined(
+    names, ols_values, std_errors, threshold: float = WELL_DETERMINED_T
+) -> np.ndarray:
     """Indices of the parameters whose OLS t-ratio reaches `threshold`, FVj left out."""
     t_ratio = np.abs(np.asarray(ols_values, dtype=float)) / np.asarray(std_errors, dtype=float)
     scored = np.array([not n.startswith(UNSCORED_PREFIXES) for n in names])
     return np.flatnonzero((t_ratio >= threshold) & scored)
 
 
-def twin_truth_base(model: DynamicModel, arm: str,
-                    truth: ParameterSet | None = None) -> ParameterSet:
+def twin_truth_base(
+    model: DynamicModel, arm: str, truth: ParameterSet | None = None
+) -> ParameterSet:
     """The twin's truth of shipped arm `arm` (a key of `arm_description.ARMS`; `truth`: a truth
     file's parameters instead) in the model's base parameters."""
     from crane_lib.twin.truth import CRANE_X7, load_truth, truth_parameters
@@ -78,8 +85,12 @@ def twin_truth_base(model: DynamicModel, arm: str,
     return model.base_from_standard(truth)
 
 
-def truth_score(parameters: ParameterSet, ols: ParameterSet, truth_base: ParameterSet,
-                threshold: float = WELL_DETERMINED_T) -> TruthScore:
+def truth_score(
+    parameters: ParameterSet,
+    ols: ParameterSet,
+    truth_base: ParameterSet,
+    threshold: float = WELL_DETERMINED_T,
+) -> TruthScore:
     """Score `parameters` against `truth_base` on the parameters `ols` (values with standard
     errors, same names) determines well."""
     names = list(parameters.names)
@@ -88,13 +99,26 @@ def truth_score(parameters: ParameterSet, ols: ParameterSet, truth_base: Paramet
     errors = np.asarray(ols.std_errors, dtype=float)[[list(ols.names).index(n) for n in names]]
     well = well_determined(names, ols_values, errors, threshold)
     estimate = np.asarray(parameters.values, dtype=float)[well]
-    return TruthScore([names[i] for i in well], estimate, truth[well],
-                      np.abs(ols_values[well]) / errors[well],
-                      np.abs(estimate - truth[well]) / np.abs(truth[well]))
+    return TruthScore(
+        [names[i] for i in well],
+        estimate,
+        truth[well],
+        np.abs(ols_values[well]) / errors[well],
+        np.abs(estimate - truth[well]) / np.abs(truth[well]),
+    )
 
 
-def score_accepted(accepted, model: DynamicModel, arm: str, truth: ParameterSet | None = None,
-                   threshold: float = WELL_DETERMINED_T) -> TruthScore:
+def score_accepted(
+    accepted,
+    model: DynamicModel,
+    arm: str,
+    truth: ParameterSet | None = None,
+    threshold: float = WELL_DETERMINED_T,
+) -> TruthScore:
     """Algorithm 1's model (an `AcceptedModel`) of a twin recording of `arm` against its truth."""
-    return truth_score(accepted.parameters, accepted.condition.ols.parameters,
-                       twin_truth_base(model, arm, truth), threshold)
+    return truth_score(
+        accepted.parameters,
+        accepted.condition.ols.parameters,
+        twin_truth_base(model, arm, truth),
+        threshold,
+    )

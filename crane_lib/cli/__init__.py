@@ -29,8 +29,14 @@ import os
 import sys
 
 from crane_lib.cli.common import EXIT_BAD_INPUT, EXIT_BROKEN_PIPE, Parser
-from crane_lib.errors import (InputError, Interrupted, interrupt_pending, interruptible,
-                              late_signal, written_outputs)
+from crane_lib.errors import (
+    InputError,
+    Interrupted,
+    interrupt_pending,
+    interruptible,
+    late_signal,
+    written_outputs,
+)
 
 # the subcommand modules of crane_lib.cli, in pipeline order; imported by `build_parser`, inside
 # the interrupt handling of `main` (they pull in numpy, scipy, cvxpy and numba: seconds)
@@ -84,7 +90,9 @@ def main(argv: list[str] | None = None) -> int:
             args = build_parser().parse_args(argv)
         except Interrupted as stop:
             return _interrupted("", stop.signum)
-        except SystemExit as done:  # --help (0) or a refused option (2, its one line already printed)
+        except (
+            SystemExit
+        ) as done:  # --help (0) or a refused option (2, its one line already printed)
             return done.code if isinstance(done.code, int) else EXIT_BAD_INPUT
         try:
             status = args.handler(args)
@@ -103,13 +111,16 @@ def main(argv: list[str] | None = None) -> int:
                 one_line += f"; {_what_was_written()}"
             print(f"crane-id {args.command}: {one_line}", file=sys.stderr)
             return EXIT_BAD_INPUT
-        except OSError as error:  # the disk filled, a file vanished mid-run: atomic writes left nothing partial
+        except (
+            OSError
+        ) as error:  # the disk filled, a file vanished mid-run: atomic writes left nothing partial
             if interrupt_pending():
                 return _interrupted(args.command, interrupt_pending())
             where = f"{error.filename}: " if error.filename else ""
             problem = error.strerror or error
-            print(f"crane-id {args.command}: {where}{problem}; {_what_was_written()}",
-                  file=sys.stderr)
+            print(
+                f"crane-id {args.command}: {where}{problem}; {_what_was_written()}", file=sys.stderr
+            )
             return EXIT_BAD_INPUT
         except Exception:
             if interrupt_pending():
@@ -118,8 +129,11 @@ def main(argv: list[str] | None = None) -> int:
         if late_signal():
             written = ", ".join(str(p) for p in written_outputs())
             name = _signal_name(late_signal())
-            print(f"crane-id {args.command}: {name} came after {written} was written; the command "
-                  f"finished", file=sys.stderr)
+            print(
+                f"crane-id {args.command}: {name} came after {written} was written; the command "
+                f"finished",
+                file=sys.stderr,
+            )
         return status
 
 

@@ -18,21 +18,65 @@ from pathlib import Path
 from crane_lib.acceptance.accepted import AUDIT_SEEDS, accept_recording, save_accepted
 from crane_lib.acceptance.held_out import held_out
 from crane_lib.cli.common import (
-    accept_inputs, add_force, add_robot, interval_seconds, robot_model, robot_of)
+    accept_inputs,
+    add_force,
+    add_robot,
+    interval_seconds,
+    robot_model,
+    robot_of,
+)
 from crane_lib.cli.identify import REFINE_HELP
 from crane_lib.identification.refinement import DEFAULT_REFINE, REFINE_CHOICES
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("accept", help="a recording to an accepted model (or a rejection): identify, refine, audit, rescue, re-audit",
-                                   description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("log", metavar="LOG", type=Path, help="raw log (.npz, .csv or .csv.gz) of the arm or the twin")
-    parser.add_argument("--trajectory", required=True, type=Path, metavar="COMMAND_FILE", help="the command file the recording executed")
-    parser.add_argument("--out", required=True, metavar="MODEL", help="model file to write (CSV: name, value, unit, std_error)")
-    parser.add_argument("--ts", type=interval_seconds, default=0.04, help="sampling interval in seconds, whole ms from 0.001 to 0.1 (default 0.04)")
-    parser.add_argument("--refine", choices=REFINE_CHOICES, default=DEFAULT_REFINE, help=REFINE_HELP)
-    parser.add_argument("--repair", action="store_true", help="repair a truncated last line or repeated stamps (reported)")
-    parser.add_argument("--validation", type=Path, nargs="+", default=[], metavar="LOG", help="held-out recordings to score the model on")
+    parser = subparsers.add_parser(
+        "accept",
+        help="a recording to an accepted model (or a rejection): identify, refine, audit, rescue, re-audit",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "log",
+        metavar="LOG",
+        type=Path,
+        help="raw log (.npz, .csv or .csv.gz) of the arm or the twin",
+    )
+    parser.add_argument(
+        "--trajectory",
+        required=True,
+        type=Path,
+        metavar="COMMAND_FILE",
+        help="the command file the recording executed",
+    )
+    parser.add_argument(
+        "--out",
+        required=True,
+        metavar="MODEL",
+        help="model file to write (CSV: name, value, unit, std_error)",
+    )
+    parser.add_argument(
+        "--ts",
+        type=interval_seconds,
+        default=0.04,
+        help="sampling interval in seconds, whole ms from 0.001 to 0.1 (default 0.04)",
+    )
+    parser.add_argument(
+        "--refine", choices=REFINE_CHOICES, default=DEFAULT_REFINE, help=REFINE_HELP
+    )
+    parser.add_argument(
+        "--repair",
+        action="store_true",
+        help="repair a truncated last line or repeated stamps (reported)",
+    )
+    parser.add_argument(
+        "--validation",
+        type=Path,
+        nargs="+",
+        default=[],
+        metavar="LOG",
+        help="held-out recordings to score the model on",
+    )
     add_robot(parser)
     add_force(parser)
     parser.set_defaults(handler=run)
@@ -42,29 +86,58 @@ def run(args: argparse.Namespace) -> int:
     # the same checks as the new-recording report, all before any computation
     robot = robot_of(args.robot)
     model = robot_model(robot)
-    inputs = accept_inputs(args.log, args.trajectory, args.out, args.validation, args.ts,
-                           args.force, repair=args.repair, refine=args.refine, model=model,
-                           robot=robot)
+    inputs = accept_inputs(
+        args.log,
+        args.trajectory,
+        args.out,
+        args.validation,
+        args.ts,
+        args.force,
+        repair=args.repair,
+        refine=args.refine,
+        model=model,
+        robot=robot,
+    )
     out, cmd, validation = inputs.out, inputs.command, inputs.validation
     for repair in inputs.log.repairs:
         print(f"repaired: {repair}")
     start = time.perf_counter()
-    result = accept_recording(inputs.log, cmd.name, args.ts, refine=args.refine, seeds=AUDIT_SEEDS,
-                              model=model,
-                              progress=lambda stage: print(f"  {stage} ({time.perf_counter() - start:.0f} s)", flush=True))
+    result = accept_recording(
+        inputs.log,
+        cmd.name,
+        args.ts,
+        refine=args.refine,
+        seeds=AUDIT_SEEDS,
+        model=model,
+        progress=lambda stage: print(
+            f"  {stage} ({time.perf_counter() - start:.0f} s)", flush=True
+        ),
+    )
     condition = result.condition
-    eps = "" if condition.projection is None else f", projected with eps = {condition.projection.epsilon:g}"
-    print(f"{cmd.name} at {args.ts * 1e3:g} ms: kappa {condition.ols.kappa:.1f}, route {condition.route}{eps}")
+    eps = (
+        ""
+        if condition.projection is None
+        else f", projected with eps = {condition.projection.epsilon:g}"
+    )
+    print(
+        f"{cmd.name} at {args.ts * 1e3:g} ms: kappa {condition.ols.kappa:.1f}, route {condition.route}{eps}"
+    )
     if args.refine != "none":
         report = result.refinement
-        print(f"{args.refine}: objective {report.get('objective_start', float('nan')):.6g} -> {report.get('objective_final', float('nan')):.6g}, "
-              f"{report.get('iterations')} iterations")
+        print(
+            f"{args.refine}: objective {report.get('objective_start', float('nan')):.6g} -> {report.get('objective_final', float('nan')):.6g}, "
+            f"{report.get('iterations')} iterations"
+        )
     if validation:
         scores = held_out(result.parameters.values, validation, args.ts, model)
         for row in scores.rows():
-            print(f"held out {row['recording']}: RMSE {row['RMSE [N·m]']:.4f} N·m, MNE {row['MNE']:.4f}")
+            print(
+                f"held out {row['recording']}: RMSE {row['RMSE [N·m]']:.4f} N·m, MNE {row['MNE']:.4f}"
+            )
         print(f"held out, pooled: RMSE {scores.pooled_rmse:.4f} N·m")
     save_accepted(out, result, new=not args.force)
     print(result.verdict())
-    print(f"{out}: written ({'accepted' if result.accepted else 'NOT accepted'}) in {time.perf_counter() - start:.0f} s")
+    print(
+        f"{out}: written ({'accepted' if result.accepted else 'NOT accepted'}) in {time.perf_counter() - start:.0f} s"
+    )
     return 0 if result.accepted else 1

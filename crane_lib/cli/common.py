@@ -92,18 +92,28 @@ def _finite_float(text: str, allowed: str) -> float:
     try:
         value = float(token)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{shown(token)} is not a number; expected {allowed}") from None
+        raise argparse.ArgumentTypeError(
+            f"{shown(token)} is not a number; expected {allowed}"
+        ) from None
     if not math.isfinite(value):
         raise argparse.ArgumentTypeError(f"{token} is not finite; expected {allowed}")
     return value
 
 
-def bounded_float(low: float, high: float, unit: str = "", low_open: bool = False, high_open: bool = False,
-                  why: str = ""):
+def bounded_float(
+    low: float,
+    high: float,
+    unit: str = "",
+    low_open: bool = False,
+    high_open: bool = False,
+    why: str = "",
+):
     """argparse type: a finite float in [low, high] (an open end excludes it); the message gives the range."""
     lo_bracket, hi_bracket = ("(" if low_open else "["), (")" if high_open else "]")
     unit_text = f" {unit}" if unit else ""
-    allowed = f"a number in {lo_bracket}{low:g}, {high:g}{hi_bracket}{unit_text}" + (f" ({why})" if why else "")
+    allowed = f"a number in {lo_bracket}{low:g}, {high:g}{hi_bracket}{unit_text}" + (
+        f" ({why})" if why else ""
+    )
 
     def parse(text: str) -> float:
         value = _finite_float(text, allowed)
@@ -124,7 +134,9 @@ def bounded_int(low: int, high: int, why: str = "", name: str = "an integer"):
     def parse(text: str) -> int:
         token = _number_text(text)
         if not re.fullmatch(r"[+-]?[0-9]+", token):
-            raise argparse.ArgumentTypeError(f"{shown(token)} is not an integer; expected {allowed}")
+            raise argparse.ArgumentTypeError(
+                f"{shown(token)} is not an integer; expected {allowed}"
+            )
         value = int(token)
         if not low <= value <= high:
             raise argparse.ArgumentTypeError(f"{value} is out of range; expected {allowed}")
@@ -148,8 +160,12 @@ def interval_ms(text: str) -> int:
     return _interval_ms_parser(text)
 
 
-_interval_ms_parser = bounded_int(INTERVAL_MS_MIN, INTERVAL_MS_MAX,
-                                  "whole milliseconds of the 1 ms grid; the paper uses 10-80", "a sampling interval in ms")
+_interval_ms_parser = bounded_int(
+    INTERVAL_MS_MIN,
+    INTERVAL_MS_MAX,
+    "whole milliseconds of the 1 ms grid; the paper uses 10-80",
+    "a sampling interval in ms",
+)
 
 
 def interval_seconds(text: str) -> float:
@@ -158,14 +174,20 @@ def interval_seconds(text: str) -> float:
     value = _finite_float(text, allowed)
     ms = round(value * 1e3)
     if abs(ms - value * 1e3) > 1e-6:
-        raise argparse.ArgumentTypeError(f"{value:g} s is not a whole number of milliseconds; expected {allowed}")
+        raise argparse.ArgumentTypeError(
+            f"{value:g} s is not a whole number of milliseconds; expected {allowed}"
+        )
     if not INTERVAL_MS_MIN <= ms <= INTERVAL_MS_MAX:
         raise argparse.ArgumentTypeError(f"{value:g} s is out of range; expected {allowed}")
     return ms / 1e3
 
 
 def add_force(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--force", action="store_true", help="replace an existing output file (never an input, a folder or a special file)")
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="replace an existing output file (never an input, a folder or a special file)",
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -191,15 +213,39 @@ def _check_not_an_input(target: Path, inputs, option: str, label: str) -> None:
         if not same and identity is not None:
             same = _identity(source) == identity
         if same:
-            raise InputError(f"{option} {target}", f"is the input {source}", f"a {label} that is none of the command's inputs")
+            raise InputError(
+                f"{option} {target}",
+                f"is the input {source}",
+                f"a {label} that is none of the command's inputs",
+            )
 
 
 # the kernel's views and device nodes: no output file belongs there
 PSEUDO_ROOTS = (Path("/proc"), Path("/sys"), Path("/dev"))
-PSEUDO_TYPES = frozenset({
-    "proc", "sysfs", "devtmpfs", "devpts", "cgroup", "cgroup2", "securityfs", "debugfs", "tracefs",
-    "configfs", "pstore", "bpf", "mqueue", "hugetlbfs", "fusectl", "binfmt_misc", "efivarfs",
-    "autofs", "nsfs", "rpc_pipefs"})
+PSEUDO_TYPES = frozenset(
+    {
+        "proc",
+        "sysfs",
+        "devtmpfs",
+        "devpts",
+        "cgroup",
+        "cgroup2",
+        "securityfs",
+        "debugfs",
+        "tracefs",
+        "configfs",
+        "pstore",
+        "bpf",
+        "mqueue",
+        "hugetlbfs",
+        "fusectl",
+        "binfmt_misc",
+        "efivarfs",
+        "autofs",
+        "nsfs",
+        "rpc_pipefs",
+    }
+)
 MOUNT_TABLE = Path("/proc/self/mountinfo")
 
 
@@ -234,19 +280,39 @@ def pseudo_filesystem(folder) -> str | None:
 
 def _check_folder(folder: Path, option: str, target: Path) -> None:
     if not folder.exists():
-        raise InputError(f"{option} {target}", f"its folder {folder} does not exist", "an existing, writable folder")
+        raise InputError(
+            f"{option} {target}",
+            f"its folder {folder} does not exist",
+            "an existing, writable folder",
+        )
     if not folder.is_dir():
-        raise InputError(f"{option} {target}", f"{folder} is not a folder", "an existing, writable folder")
+        raise InputError(
+            f"{option} {target}", f"{folder} is not a folder", "an existing, writable folder"
+        )
     pseudo = pseudo_filesystem(folder)
     if pseudo is not None:
-        raise InputError(f"{option} {target}", f"its folder {folder} is on a pseudo-filesystem "
-                         f"({pseudo}), which holds no output files", "a folder on a disk")
+        raise InputError(
+            f"{option} {target}",
+            f"its folder {folder} is on a pseudo-filesystem "
+            f"({pseudo}), which holds no output files",
+            "a folder on a disk",
+        )
     if not os.access(folder, os.W_OK | os.X_OK):
-        raise InputError(f"{option} {target}", f"its folder {folder} is not writable", "an existing, writable folder")
+        raise InputError(
+            f"{option} {target}",
+            f"its folder {folder} is not writable",
+            "an existing, writable folder",
+        )
 
 
-def output_path(path, inputs=(), force: bool = False, option: str = "--out",
-                suffixes: tuple[str, ...] | None = None, force_option: str = "--force") -> Path:
+def output_path(
+    path,
+    inputs=(),
+    force: bool = False,
+    option: str = "--out",
+    suffixes: tuple[str, ...] | None = None,
+    force_option: str = "--force",
+) -> Path:
     """The output file of a command, checked before any computation (the policy in the module text).
 
     `inputs`: every file the command reads (None entries are skipped). `suffixes`: allowed name
@@ -257,23 +323,38 @@ def output_path(path, inputs=(), force: bool = False, option: str = "--out",
         raise InputError(f"{option} {shown(str(path))}", "names no file", "a file name")
     _check_not_an_input(target, inputs, option, "file")
     if suffixes is not None and not any(target.name.endswith(s) for s in suffixes):
-        raise InputError(f"{option} {target}", "unknown file type", f"a name ending in {' or '.join(suffixes)}")
+        raise InputError(
+            f"{option} {target}", "unknown file type", f"a name ending in {' or '.join(suffixes)}"
+        )
     if target.is_symlink():
-        raise InputError(f"{option} {target}", "is a symbolic link", "a regular file or a new name (give the link's target itself)")
+        raise InputError(
+            f"{option} {target}",
+            "is a symbolic link",
+            "a regular file or a new name (give the link's target itself)",
+        )
     try:
         info = target.stat()
     except (FileNotFoundError, NotADirectoryError):  # the folder check below names the cause
         info = None
     except OSError as error:
-        raise InputError(f"{option} {target}", f"cannot be inspected ({error.strerror or error})", "a writable file name") from None
+        raise InputError(
+            f"{option} {target}",
+            f"cannot be inspected ({error.strerror or error})",
+            "a writable file name",
+        ) from None
     if info is not None:
         if stat.S_ISDIR(info.st_mode):
-            raise InputError(f"{option} {target}", "is a folder", "a file name (the folder is not replaced)")
+            raise InputError(
+                f"{option} {target}", "is a folder", "a file name (the folder is not replaced)"
+            )
         if not stat.S_ISREG(info.st_mode):
-            raise InputError(f"{option} {target}", "is a FIFO, socket or device", "a regular file or a new name")
+            raise InputError(
+                f"{option} {target}", "is a FIFO, socket or device", "a regular file or a new name"
+            )
         if not force:
-            raise InputError(f"{option} {target}", "exists",
-                             f"a new file name, or {force_option} to replace it")
+            raise InputError(
+                f"{option} {target}", "exists", f"a new file name, or {force_option} to replace it"
+            )
     _check_folder(target.parent, option, target)
     declare_output(target, new=not force)  # created exclusively at the end unless forced
     return target
@@ -291,7 +372,9 @@ def output_folder(path, file_names, inputs=(), force: bool = False, option: str 
         raise InputError(f"{option} {folder}", "is a symbolic link to no folder", "a folder")
     if folder.exists():
         if not folder.is_dir():
-            raise InputError(f"{option} {folder}", "is a file, not a folder", "a folder (existing or new)")
+            raise InputError(
+                f"{option} {folder}", "is a file, not a folder", "a folder (existing or new)"
+            )
         _check_folder(folder, option, folder)
         for name in file_names:
             output_path(folder / name, inputs=inputs, force=force, option=option)
@@ -334,15 +417,20 @@ def validation_paths(value, option: str = "--validation") -> list[Path]:
         try:
             value = json.loads(text)
         except json.JSONDecodeError as error:
-            raise InputError(f"{option} {shown(text)}", f"is not a JSON list ({error.msg} at "
-                             f"character {error.pos})", VALIDATION_EXAMPLE) from None
+            raise InputError(
+                f"{option} {shown(text)}",
+                f"is not a JSON list ({error.msg} at character {error.pos})",
+                VALIDATION_EXAMPLE,
+            ) from None
     if not isinstance(value, (list, tuple)):
-        raise InputError(f"{option} {shown(repr(value))}", "is neither a list nor a path",
-                         VALIDATION_EXAMPLE)
+        raise InputError(
+            f"{option} {shown(repr(value))}", "is neither a list nor a path", VALIDATION_EXAMPLE
+        )
     for item in value:
         if not isinstance(item, (str, Path)) or not str(item).strip():
-            raise InputError(f"{option} {shown(repr(item))}", "names no file",
-                             "a path of a recording")
+            raise InputError(
+                f"{option} {shown(repr(item))}", "names no file", "a path of a recording"
+            )
     return [Path(item) for item in value]
 
 
@@ -358,14 +446,17 @@ def _checked_interval(value, option: str) -> float:
         return interval_seconds(str(value))
     except argparse.ArgumentTypeError as error:
         problem = str(error).split("; expected ")[0]
-        raise InputError(f"{option} {shown(str(value))}", problem,
-                         interval_seconds_allowed()) from None
+        raise InputError(
+            f"{option} {shown(str(value))}", problem, interval_seconds_allowed()
+        ) from None
 
 
 def interval_seconds_allowed() -> str:
     """What `interval_seconds` accepts, as a refusal states it."""
-    return (f"a sampling interval in seconds, a whole number of milliseconds from "
-            f"{INTERVAL_MS_MIN * 1e-3:g} to {INTERVAL_MS_MAX * 1e-3:g} (the paper uses 0.01-0.08)")
+    return (
+        f"a sampling interval in seconds, a whole number of milliseconds from "
+        f"{INTERVAL_MS_MIN * 1e-3:g} to {INTERVAL_MS_MAX * 1e-3:g} (the paper uses 0.01-0.08)"
+    )
 
 
 def _same_recording(one: RawLog, other: RawLog) -> bool:
@@ -388,8 +479,9 @@ def _current_count(recording: RawLog) -> np.ndarray:
     return np.array([a.kt * a.current_unit for a in load_arm(arm).actuators])
 
 
-def _check_validation(training: RawLog, held_out: list[RawLog], ts: float,
-                      n_parameters: int) -> None:
+def _check_validation(
+    training: RawLog, held_out: list[RawLog], ts: float, n_parameters: int
+) -> None:
     """Each held-out recording is not the training recording (by file or by samples), and is long
     enough, with torque varying on every axis, to be scored at `ts`."""
     from crane_lib.logs.preprocessing import preprocess
@@ -399,26 +491,45 @@ def _check_validation(training: RawLog, held_out: list[RawLog], ts: float,
     for recording in held_out:
         name = str(recording.path)
         if _same_recording(recording, training):
-            raise InputError(name, "holds the same samples as the training recording "
-                             f"{training.path}",
-                             "a held-out recording: another execution, not the one identified")
+            raise InputError(
+                name,
+                f"holds the same samples as the training recording {training.path}",
+                "a held-out recording: another execution, not the one identified",
+            )
         bundle = preprocess(recording, ts)
         if bundle.n_samples < needed:
-            raise InputError(name, f"{bundle.n_samples} samples at {ts * 1e3:g} ms, too short to "
-                             f"score a model of {n_parameters} parameters",
-                             f"at least {needed} samples at this interval")
+            raise InputError(
+                name,
+                f"{bundle.n_samples} samples at {ts * 1e3:g} ms, too short to "
+                f"score a model of {n_parameters} parameters",
+                f"at least {needed} samples at this interval",
+            )
         # a range below one count of the current register is noise, not a torque to score
         flat = np.flatnonzero(np.ptp(bundle.tau, axis=0) < count)
         if flat.size:
             j = flat[0]
-            raise InputError(name, f"the torque of axis {j + 1} does not vary by one current count "
-                             f"({count[j]:.2g} N·m) over samples 0 to {bundle.n_samples - 1}, and "
-                             "the MNE divides by its range", "a recording of motion on every axis")
+            raise InputError(
+                name,
+                f"the torque of axis {j + 1} does not vary by one current count "
+                f"({count[j]:.2g} N·m) over samples 0 to {bundle.n_samples - 1}, and "
+                "the MNE divides by its range",
+                "a recording of motion on every axis",
+            )
 
 
-def accept_inputs(log, trajectory, out, validation=(), ts: float = 0.04, force: bool = False,
-                  repair: bool = False, refine: str | None = None, model=None,
-                  notebook: bool = False, robot: Robot | None = None) -> AcceptInputs:
+def accept_inputs(
+    log,
+    trajectory,
+    out,
+    validation=(),
+    ts: float = 0.04,
+    force: bool = False,
+    repair: bool = False,
+    refine: str | None = None,
+    model=None,
+    notebook: bool = False,
+    robot: Robot | None = None,
+) -> AcceptInputs:
     """Every input of Algorithm 1 on one recording, read and checked before any computation (the
     module text lists the checks); an InputError names the first that fails.
 
@@ -438,12 +549,17 @@ def accept_inputs(log, trajectory, out, validation=(), ts: float = 0.04, force: 
     force = _checked_flag(force, name("force"))
     ts = _checked_interval(ts, name("ts"))
     if not str(log).strip():
-        raise InputError(f"{'log' if notebook else 'LOG'} ''", "names no file",
-                         "the raw log of the recording")
+        raise InputError(
+            f"{'log' if notebook else 'LOG'} ''", "names no file", "the raw log of the recording"
+        )
     held_out_paths = validation_paths(validation, name("validation"))
-    target = output_path(out, inputs=[log, trajectory, *held_out_paths], force=force,
-                         option=name("out"),
-                         force_option="-p force True" if notebook else "--force")
+    target = output_path(
+        out,
+        inputs=[log, trajectory, *held_out_paths],
+        force=force,
+        option=name("out"),
+        force_option="-p force True" if notebook else "--force",
+    )
     recording = read_raw_log(log, repair=repair)
     check_log_robot(recording, robot)  # before the command file: its format is the arm's
     command = read_command_file(trajectory, robot.command_format())
@@ -457,8 +573,9 @@ def accept_inputs(log, trajectory, out, validation=(), ts: float = 0.04, force: 
     from crane_lib.model.dynamics import model as shared_model
 
     if refine is not None and refine not in REFINE_CHOICES:
-        raise InputError(f"{name('refine')} {shown(str(refine))}", "is no refinement",
-                         " | ".join(REFINE_CHOICES))
+        raise InputError(
+            f"{name('refine')} {shown(str(refine))}", "is no refinement", " | ".join(REFINE_CHOICES)
+        )
     model = shared_model("reduced") if model is None else model
     if refine is not None:
         check_arm_options(model, refine)
@@ -474,8 +591,10 @@ def accept_inputs(log, trajectory, out, validation=(), ts: float = 0.04, force: 
 # the arm: `--robot NAME|FOLDER` on every subcommand, the CRANE-X7 by default
 
 CRANE_X7_ROBOT = "crane_x7"
-ROBOT_HELP = ("the arm: crane_x7 (default), vx300s, so101, or a folder of an arm's URDF numbers "
-              "(arm.toml, joints.csv, links.csv, actuators.csv)")
+ROBOT_HELP = (
+    "the arm: crane_x7 (default), vx300s, so101, or a folder of an arm's URDF numbers "
+    "(arm.toml, joints.csv, links.csv, actuators.csv)"
+)
 
 
 def add_robot(parser: argparse.ArgumentParser) -> None:
@@ -515,8 +634,11 @@ class Robot:
     def refuse(self, what: str) -> None:
         """InputError (exit 2) when `what` does not run on this arm yet; nothing on the CRANE-X7."""
         if not self.crane_x7:
-            raise InputError(f"--robot {self.label}", f"{what} runs on the CRANE-X7 only so far",
-                             "--robot crane_x7")
+            raise InputError(
+                f"--robot {self.label}",
+                f"{what} runs on the CRANE-X7 only so far",
+                "--robot crane_x7",
+            )
 
 
 def robot_of(value) -> Robot:
@@ -531,8 +653,11 @@ def robot_of(value) -> Robot:
     if text in ARMS:
         return Robot(text, text, load_arm(text))
     if not Path(text).is_dir():
-        raise InputError(f"--robot {shown(text)}", "is neither a shipped arm nor a folder",
-                         f"one of {', '.join(sorted(ARMS))} or a folder with arm.toml")
+        raise InputError(
+            f"--robot {shown(text)}",
+            "is neither a shipped arm nor a folder",
+            f"one of {', '.join(sorted(ARMS))} or a folder with arm.toml",
+        )
     arm = load_urdf_arm(text)
     if is_crane_x7(arm):
         return Robot(text, CRANE_X7_ROBOT, None)
@@ -551,5 +676,8 @@ def check_log_robot(log: RawLog, robot: Robot) -> None:
     """A log recorded on another arm than --robot is refused, naming the file and both arms."""
     recorded = getattr(log, "arm", None) or CRANE_X7_ROBOT
     if recorded != robot.key:
-        raise InputError(str(log.path), f"was recorded on the arm {recorded}, not on --robot "
-                         f"{robot.label}", f"a recording of {robot.label}, or --robot {recorded}")
+        raise InputError(
+            str(log.path),
+            f"was recorded on the arm {recorded}, not on --robot {robot.label}",
+            f"a recording of {robot.label}, or --robot {recorded}",
+        )

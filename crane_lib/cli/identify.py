@@ -17,8 +17,15 @@ import os
 from pathlib import Path
 
 from crane_lib.cli.common import (
-    add_force, add_robot, bounded_int, check_log_robot, interval_seconds, output_path, robot_model,
-    robot_of)
+    add_force,
+    add_robot,
+    bounded_int,
+    check_log_robot,
+    interval_seconds,
+    output_path,
+    robot_model,
+    robot_of,
+)
 from crane_lib.excitation.commands import read_command_file
 from crane_lib.identification.refinement import DEFAULT_REFINE, REFINE_CHOICES, identify_recording
 from crane_lib.identification.weighted import METHODS
@@ -37,20 +44,53 @@ MAX_WORKERS = 39
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("identify", help="identify a model from one recording: OLS, routing test, SDP projection, refinement")
+    parser = subparsers.add_parser(
+        "identify",
+        help="identify a model from one recording: OLS, routing test, SDP projection, refinement",
+    )
     parser.add_argument("log", metavar="LOG", type=Path, help="raw log (.npz, .csv or .csv.gz)")
-    parser.add_argument("--trajectory", required=True, type=Path, metavar="COMMAND_FILE", help="the command file the recording executed (its sha256 must match the log's)")
-    parser.add_argument("--ts", type=interval_seconds, default=0.04, help="sampling interval in seconds, whole ms from 0.001 to 0.1 (default 0.04)")
-    parser.add_argument("--out", required=True, metavar="MODEL", help="model file to write (CSV: name, value, unit, std_error)")
-    parser.add_argument("--repair", action="store_true", help="repair a truncated last line or repeated stamps (reported)")
-    parser.add_argument("--refine", choices=REFINE_CHOICES, default=DEFAULT_REFINE, help=REFINE_HELP)
-    parser.add_argument("--method", choices=METHODS, default="ols",
-                        help="estimator of the start (default %(default)s): ols; wls = per-axis error-covariance WLS; "
-                             "dual-metric = residuals weighted by M^-1 (Yang & Hatton), an SDP, tens of seconds on a "
-                             "2-minute record; the routing test, projection and refinement follow unchanged")
-    parser.add_argument("--refine-workers", type=bounded_int(1, MAX_WORKERS, "threads, one per parameter at most", "a thread count"),
-                        default=min(2, os.cpu_count() or 1), metavar="N",
-                        help="threads for the finite-difference Jacobian of --refine clie (1-39, default 2)")
+    parser.add_argument(
+        "--trajectory",
+        required=True,
+        type=Path,
+        metavar="COMMAND_FILE",
+        help="the command file the recording executed (its sha256 must match the log's)",
+    )
+    parser.add_argument(
+        "--ts",
+        type=interval_seconds,
+        default=0.04,
+        help="sampling interval in seconds, whole ms from 0.001 to 0.1 (default 0.04)",
+    )
+    parser.add_argument(
+        "--out",
+        required=True,
+        metavar="MODEL",
+        help="model file to write (CSV: name, value, unit, std_error)",
+    )
+    parser.add_argument(
+        "--repair",
+        action="store_true",
+        help="repair a truncated last line or repeated stamps (reported)",
+    )
+    parser.add_argument(
+        "--refine", choices=REFINE_CHOICES, default=DEFAULT_REFINE, help=REFINE_HELP
+    )
+    parser.add_argument(
+        "--method",
+        choices=METHODS,
+        default="ols",
+        help="estimator of the start (default %(default)s): ols; wls = per-axis error-covariance WLS; "
+        "dual-metric = residuals weighted by M^-1 (Yang & Hatton), an SDP, tens of seconds on a "
+        "2-minute record; the routing test, projection and refinement follow unchanged",
+    )
+    parser.add_argument(
+        "--refine-workers",
+        type=bounded_int(1, MAX_WORKERS, "threads, one per parameter at most", "a thread count"),
+        default=min(2, os.cpu_count() or 1),
+        metavar="N",
+        help="threads for the finite-difference Jacobian of --refine clie (1-39, default 2)",
+    )
     add_robot(parser)
     add_force(parser)
     parser.set_defaults(handler=run)
@@ -63,23 +103,45 @@ def run(args: argparse.Namespace) -> int:
     log = read_raw_log(args.log, repair=args.repair)
     check_log_robot(log, robot)  # before the command file: its format is the arm's
     cmd = read_command_file(args.trajectory, robot.command_format())  # the file it executed
-    condition, model, report = identify_recording(log, cmd.name, args.ts, args.refine, workers=args.refine_workers,
-                                                  model=dynamics, command_file=args.trajectory,
-                                                  command_sha256=cmd.sha256, estimator=args.method)
+    condition, model, report = identify_recording(
+        log,
+        cmd.name,
+        args.ts,
+        args.refine,
+        workers=args.refine_workers,
+        model=dynamics,
+        command_file=args.trajectory,
+        command_sha256=cmd.sha256,
+        estimator=args.method,
+    )
     condition.provenance["command_file"] = str(args.trajectory)
     model.meta["provenance.command_file"] = str(args.trajectory)
-    eps = "" if condition.projection is None else f", projected with eps = {condition.projection.epsilon:g}"
+    eps = (
+        ""
+        if condition.projection is None
+        else f", projected with eps = {condition.projection.epsilon:g}"
+    )
     if condition.estimate is not None:
-        print(f"{args.method}: {condition.estimate.status}, {condition.estimate.solve_time_s:.1f} s, {condition.estimate.n_samples} samples")
-    print(f"{cmd.name} at {args.ts * 1e3:g} ms: kappa {condition.ols.kappa:.1f}, route {condition.route}{eps}"
-          f" (lambda_min over the visited configurations {condition.lambda_min_visited:.3g} kg·m^2 for {condition.method})")
+        print(
+            f"{args.method}: {condition.estimate.status}, {condition.estimate.solve_time_s:.1f} s, {condition.estimate.n_samples} samples"
+        )
+    print(
+        f"{cmd.name} at {args.ts * 1e3:g} ms: kappa {condition.ols.kappa:.1f}, route {condition.route}{eps}"
+        f" (lambda_min over the visited configurations {condition.lambda_min_visited:.3g} kg·m^2 for {condition.method})"
+    )
     if args.refine != "none":
-        print(f"{args.refine}: objective {report.get('objective_start', float('nan')):.6g} -> {report.get('objective_final', float('nan')):.6g}, "
-              f"{report.get('iterations')} iterations, {report.get('wall_time_s', float('nan')):.1f} s")
+        print(
+            f"{args.refine}: objective {report.get('objective_start', float('nan')):.6g} -> {report.get('objective_final', float('nan')):.6g}, "
+            f"{report.get('iterations')} iterations, {report.get('wall_time_s', float('nan')):.1f} s"
+        )
     stage = "the OLS/SDP start" if args.refine == "none" else args.refine
-    what = "CRANE-X7 39-parameter model" if robot.crane_x7 else \
-        f"{robot.arm.name} {len(model.names)}-parameter model"
-    save_parameters(out, model,
-                    comment=f"{what} after {stage}; std_error is the OLS standard error")
+    what = (
+        "CRANE-X7 39-parameter model"
+        if robot.crane_x7
+        else f"{robot.arm.name} {len(model.names)}-parameter model"
+    )
+    save_parameters(
+        out, model, comment=f"{what} after {stage}; std_error is the OLS standard error"
+    )
     print(f"{out}: written")
     return 0

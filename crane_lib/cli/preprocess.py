@@ -8,7 +8,13 @@ import argparse
 from pathlib import Path
 
 from crane_lib.cli.common import (
-    add_force, add_robot, check_log_robot, interval_ms, output_folder, robot_of)
+    add_force,
+    add_robot,
+    check_log_robot,
+    interval_ms,
+    output_folder,
+    robot_of,
+)
 from crane_lib.errors import atomic_write_files
 from crane_lib.logs import npz_io, preprocessing
 from crane_lib.logs.raw_log import read_raw_log
@@ -19,15 +25,25 @@ def register(subparsers) -> None:
         "preprocess",
         help="resample, filter and difference a raw log into bundles (paper D-C)",
         description="Write one bundle file per sampling interval (bundle_010ms.npz, ...) from a raw log "
-                    "(.csv, .csv.gz or .npz). Bad input stops with the file and line or sample named.",
+        "(.csv, .csv.gz or .npz). Bad input stops with the file and line or sample named.",
     )
     parser.add_argument("log", type=Path, help="raw log file")
-    parser.add_argument("--out", type=Path, required=True, help="folder for the bundle files (created if absent)")
-    parser.add_argument("--repair", action="store_true",
-                        help="drop a truncated last line and repeated time stamps instead of stopping (reported)")
-    parser.add_argument("--intervals", type=interval_ms, nargs="+", metavar="MS",
-                        default=[round(ts * 1000) for ts in preprocessing.INTERVALS_S],
-                        help="sampling intervals in whole ms, 1 to 100 (default: 1 10 20 40 80)")
+    parser.add_argument(
+        "--out", type=Path, required=True, help="folder for the bundle files (created if absent)"
+    )
+    parser.add_argument(
+        "--repair",
+        action="store_true",
+        help="drop a truncated last line and repeated time stamps instead of stopping (reported)",
+    )
+    parser.add_argument(
+        "--intervals",
+        type=interval_ms,
+        nargs="+",
+        metavar="MS",
+        default=[round(ts * 1000) for ts in preprocessing.INTERVALS_S],
+        help="sampling intervals in whole ms, 1 to 100 (default: 1 10 20 40 80)",
+    )
     add_robot(parser)
     add_force(parser)
     parser.set_defaults(handler=run)
@@ -45,9 +61,17 @@ def run(args: argparse.Namespace) -> int:
         print(f"repaired: {repair}")
     folder.mkdir(exist_ok=True)
     # all bundles, or none: each goes to a temporary file first, the renames come last
-    atomic_write_files({folder / names[ts]: npz_io.npz_bytes(preprocessing.bundle_arrays(bundle), compress=False)
-                        for ts, bundle in bundles.items()})
+    atomic_write_files(
+        {
+            folder / names[ts]: npz_io.npz_bytes(
+                preprocessing.bundle_arrays(bundle), compress=False
+            )
+            for ts, bundle in bundles.items()
+        }
+    )
     for ts, bundle in bundles.items():
         masked = bundle.clamp_mask.mean() * 100
-        print(f"{folder / names[ts]}: {bundle.n_samples} samples at {bundle.interval_ms} ms, {masked:.2f} % clamp-masked")
+        print(
+            f"{folder / names[ts]}: {bundle.n_samples} samples at {bundle.interval_ms} ms, {masked:.2f} % clamp-masked"
+        )
     return 0

@@ -43,31 +43,83 @@ from crane_lib.twin.truth import CRANE_X7, load_truth
 
 idle_seconds = bounded_float(0.0, 60.0, unit="s", why="logged idle before and after the motion")
 # the widest any timing allows; _run_on_arm narrows it to the chosen timing's (real time: the log's largest gap)
-watchdog_ms = bounded_float(1.0, max(t.watchdog_ms for t in TIMINGS.values()), unit="ms", why="encoder reads further apart stop the arm")
+watchdog_ms = bounded_float(
+    1.0,
+    max(t.watchdog_ms for t in TIMINGS.values()),
+    unit="ms",
+    why="encoder reads further apart stop the arm",
+)
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("record", help="run a command file on the digital twin, or on the arm with --port, and write its raw log",
-                                   description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("command_file", metavar="COMMAND_FILE", type=Path, help="command file (Appendix B-B format)")
-    parser.add_argument("--out", required=True, metavar="LOG", help="raw log to write (.npz, .csv or .csv.gz)")
+    parser = subparsers.add_parser(
+        "record",
+        help="run a command file on the digital twin, or on the arm with --port, and write its raw log",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "command_file", metavar="COMMAND_FILE", type=Path, help="command file (Appendix B-B format)"
+    )
+    parser.add_argument(
+        "--out", required=True, metavar="LOG", help="raw log to write (.npz, .csv or .csv.gz)"
+    )
     twin_options = parser.add_argument_group("on the digital twin (default)")
-    twin_options.add_argument("--truth", type=Path, default=None, metavar="PARAMS_FILE", help="truth parameter file (default data/twin_truth.csv)")
-    twin_options.add_argument("--seed", type=seed, default=None, metavar="N", help="seed of this execution (default 1)")
+    twin_options.add_argument(
+        "--truth",
+        type=Path,
+        default=None,
+        metavar="PARAMS_FILE",
+        help="truth parameter file (default data/twin_truth.csv)",
+    )
+    twin_options.add_argument(
+        "--seed", type=seed, default=None, metavar="N", help="seed of this execution (default 1)"
+    )
     arm = parser.add_argument_group("on the arm")
-    arm.add_argument("--port", default=None, help="serial port of the arm's U2D2 (e.g. /dev/ttyUSB0) or the emulator's terminal")
-    arm.add_argument("--idle", type=idle_seconds, default=None, metavar="S", help="logged idle before and after the motion, s (default 3)")
-    arm.add_argument("--no-approach", action="store_true", help="do not move to the start posture first (the arm is already there)")
-    arm.add_argument("--watchdog-ms", type=watchdog_ms, default=None, metavar="MS",
-                     help="fault when two encoder reads are further apart (default 20 ms, the log's largest accepted gap)")
-    arm.add_argument("--timing", choices=sorted(TIMINGS), default=None,
-                     help="realtime (default: 1 ms cycles on the host clock) or lockstep (the emulator with --lockstep only: "
-                          "tests and demonstrations, deterministic on a loaded host)")
-    arm.add_argument("--no-realtime", action="store_true", help="do not ask for SCHED_FIFO scheduling")
-    arm.add_argument("--baud", type=int, choices=sorted(BAUD_REGISTER), default=None,
-                     metavar="BIT_S", help="the bus's baud rate, one of the DYNAMIXEL rates "
-                     "(default: the arm's, 3000000 for the CRANE-X7, 1000000 for the ViperX 300 S; "
-                     "one cycle's packets must take less than the 1 ms period on the wire)")
+    arm.add_argument(
+        "--port",
+        default=None,
+        help="serial port of the arm's U2D2 (e.g. /dev/ttyUSB0) or the emulator's terminal",
+    )
+    arm.add_argument(
+        "--idle",
+        type=idle_seconds,
+        default=None,
+        metavar="S",
+        help="logged idle before and after the motion, s (default 3)",
+    )
+    arm.add_argument(
+        "--no-approach",
+        action="store_true",
+        help="do not move to the start posture first (the arm is already there)",
+    )
+    arm.add_argument(
+        "--watchdog-ms",
+        type=watchdog_ms,
+        default=None,
+        metavar="MS",
+        help="fault when two encoder reads are further apart (default 20 ms, the log's largest accepted gap)",
+    )
+    arm.add_argument(
+        "--timing",
+        choices=sorted(TIMINGS),
+        default=None,
+        help="realtime (default: 1 ms cycles on the host clock) or lockstep (the emulator with --lockstep only: "
+        "tests and demonstrations, deterministic on a loaded host)",
+    )
+    arm.add_argument(
+        "--no-realtime", action="store_true", help="do not ask for SCHED_FIFO scheduling"
+    )
+    arm.add_argument(
+        "--baud",
+        type=int,
+        choices=sorted(BAUD_REGISTER),
+        default=None,
+        metavar="BIT_S",
+        help="the bus's baud rate, one of the DYNAMIXEL rates "
+        "(default: the arm's, 3000000 for the CRANE-X7, 1000000 for the ViperX 300 S; "
+        "one cycle's packets must take less than the 1 ms period on the wire)",
+    )
     add_robot(parser)
     add_force(parser)
     parser.set_defaults(handler=run)
@@ -78,39 +130,78 @@ def run(args: argparse.Namespace) -> int:
     if args.port is not None:
         _check_arm_bus(robot)
     if robot.key is None:
-        raise InputError(f"--robot {robot.label}", "is no shipped arm, and the twin's truth and "
-                         "drive settings exist for the shipped arms only",
-                         "crane_x7, vx300s or so101")
-    out = output_path(args.out, inputs=[args.command_file, args.truth], force=args.force, suffixes=LOG_SUFFIXES)
+        raise InputError(
+            f"--robot {robot.label}",
+            "is no shipped arm, and the twin's truth and "
+            "drive settings exist for the shipped arms only",
+            "crane_x7, vx300s or so101",
+        )
+    out = output_path(
+        args.out, inputs=[args.command_file, args.truth], force=args.force, suffixes=LOG_SUFFIXES
+    )
     if args.port is not None:
         return _run_on_arm(args, out, robot.key)
-    arm_only = [name for name, value in (("--idle", args.idle), ("--watchdog-ms", args.watchdog_ms),
-                                         ("--timing", args.timing), ("--baud", args.baud))
-                if value is not None]
-    arm_only += [name for name, value in (("--no-approach", args.no_approach), ("--no-realtime", args.no_realtime)) if value]
+    arm_only = [
+        name
+        for name, value in (
+            ("--idle", args.idle),
+            ("--watchdog-ms", args.watchdog_ms),
+            ("--timing", args.timing),
+            ("--baud", args.baud),
+        )
+        if value is not None
+    ]
+    arm_only += [
+        name
+        for name, value in (
+            ("--no-approach", args.no_approach),
+            ("--no-realtime", args.no_realtime),
+        )
+        if value
+    ]
     if arm_only:
-        raise InputError(" ".join(arm_only), "given without --port", "--port for a recording on the arm")
+        raise InputError(
+            " ".join(arm_only), "given without --port", "--port for a recording on the arm"
+        )
     twin_arm = robot.key
     fmt = recorder.command_format(twin_arm) if twin_arm != CRANE_X7 else CRANE_X7_FORMAT
     cmd = read_command_file(args.command_file, fmt)  # checked before any simulation
     truth = load_truth(args.truth, twin_arm) if args.truth is not None else None
     run_seed = 1 if args.seed is None else args.seed
-    seconds = commanded_duration(cmd) + sum(recorder.IDLE_RANGE_S)  # the idle stretches average half their range each
-    print(f"{args.command_file}: recording {commanded_duration(cmd):.1f} s of commanded motion on the twin (seed {run_seed})", flush=True)
-    bar = tqdm(total=round(seconds), unit="s", desc="recording", disable=None)  # shown on a terminal only
+    seconds = commanded_duration(cmd) + sum(
+        recorder.IDLE_RANGE_S
+    )  # the idle stretches average half their range each
+    print(
+        f"{args.command_file}: recording {commanded_duration(cmd):.1f} s of commanded motion on the twin (seed {run_seed})",
+        flush=True,
+    )
+    bar = tqdm(
+        total=round(seconds), unit="s", desc="recording", disable=None
+    )  # shown on a terminal only
     try:
-        samples, metadata = recorder.record(cmd, seed=run_seed, truth=truth, arm=twin_arm,
-                                            progress=lambda rows: bar.update(round(rows * CONTROL_PERIOD_S) - bar.n))
+        samples, metadata = recorder.record(
+            cmd,
+            seed=run_seed,
+            truth=truth,
+            arm=twin_arm,
+            progress=lambda rows: bar.update(round(rows * CONTROL_PERIOD_S) - bar.n),
+        )
     except (recorder.PlantNotPositiveDefinite, recorder.SimulationDiverged) as error:
         source = str(args.truth) if args.truth is not None else "the default truth"
-        raise InputError(source, f"the twin cannot run this truth: {error}", "a truth file of physical bodies the twin can simulate") from None
+        raise InputError(
+            source,
+            f"the twin cannot run this truth: {error}",
+            "a truth file of physical bodies the twin can simulate",
+        ) from None
     finally:
         bar.close()
     metadata["command_file"] = str(args.command_file)
     metadata["command_sha256"] = cmd.sha256
     metadata["truth_file"] = str(args.truth) if args.truth is not None else metadata["truth_file"]
     write_raw_log(out, samples, metadata)
-    print(f"{out}: {len(samples)} samples, {metadata['record_duration_s']} s (motion {metadata['realized_motion_s']} s of {metadata['commanded_duration_s']} s commanded)")
+    print(
+        f"{out}: {len(samples)} samples, {metadata['record_duration_s']} s (motion {metadata['realized_motion_s']} s of {metadata['commanded_duration_s']} s commanded)"
+    )
     return 0
 
 
@@ -119,9 +210,12 @@ def _check_arm_bus(robot) -> None:
     from crane_lib.hardware.arm_bus import arm_bus
 
     if robot.key is None:
-        raise InputError(f"--robot {robot.label}", "is no shipped arm: a raw log names its arm "
-                         "by a shipped arm's key, which the log reader needs",
-                         "crane_x7 or vx300s (or a folder holding one of them) for --port")
+        raise InputError(
+            f"--robot {robot.label}",
+            "is no shipped arm: a raw log names its arm "
+            "by a shipped arm's key, which the log reader needs",
+            "crane_x7 or vx300s (or a folder holding one of them) for --port",
+        )
     arm_bus(robot.key)  # the description's [bus] section: refused unless DYNAMIXEL Protocol 2.0
 
 
@@ -131,18 +225,29 @@ def _run_on_arm(args: argparse.Namespace, out: Path, arm_key: str) -> int:
     twin_options = (("--truth", args.truth), ("--seed", args.seed))
     twin_only = [name for name, value in twin_options if value is not None]
     if twin_only:
-        raise InputError(" ".join(twin_only), "given with --port", "twin options only without --port")
+        raise InputError(
+            " ".join(twin_only), "given with --port", "twin options only without --port"
+        )
     timing = TIMINGS[args.timing] if args.timing else REALTIME
-    settings = arm.RecorderSettings(approach=not args.no_approach, realtime=not args.no_realtime,
-                                    timing=timing, arm=arm_key, baud=args.baud)
+    settings = arm.RecorderSettings(
+        approach=not args.no_approach,
+        realtime=not args.no_realtime,
+        timing=timing,
+        arm=arm_key,
+        baud=args.baud,
+    )
     if args.idle is not None:
         settings.lead_s = settings.tail_s = args.idle
     if args.watchdog_ms is not None:
         # in real time a longer gap would make the log unreadable; in lockstep the log is stamped on the grid
         longest = timing.watchdog_ms if timing.lockstep else 1000 * MAX_STAMP_GAP_S
         if not 1.0 <= args.watchdog_ms <= longest:
-            raise InputError(f"--watchdog-ms {args.watchdog_ms:g}", "out of range",
-                             f"1 ms to {longest:g} ms" + ("" if timing.lockstep else " (a longer gap would make the log unreadable)"))
+            raise InputError(
+                f"--watchdog-ms {args.watchdog_ms:g}",
+                "out of range",
+                f"1 ms to {longest:g} ms"
+                + ("" if timing.lockstep else " (a longer gap would make the log unreadable)"),
+            )
         settings.watchdog_ms = args.watchdog_ms
 
     def progress(cycle: int, phase: str) -> None:
@@ -150,14 +255,27 @@ def _run_on_arm(args: argparse.Namespace, out: Path, arm_key: str) -> int:
             print(f"  cycle {cycle}: {phase}", flush=True)
 
     def logging(cycle: int) -> None:
-        print(f"logging: torque on, first row at cycle {cycle} ({timing.name} timing); Ctrl-C or SIGTERM stops the arm and keeps the log",
-              flush=True)
+        print(
+            f"logging: torque on, first row at cycle {cycle} ({timing.name} timing); Ctrl-C or SIGTERM stops the arm and keeps the log",
+            flush=True,
+        )
 
-    recording = arm.record_arm(args.command_file, args.port, out, settings, progress=progress, on_logging=logging)
+    recording = arm.record_arm(
+        args.command_file, args.port, out, settings, progress=progress, on_logging=logging
+    )
     meta = recording.metadata
-    where = f"{out}: {meta['samples']} samples" if recording.path is not None else f"{out}: not written (no sample was logged)"
-    print(f"{where}; cycle median {meta.get('cycle_ms_median', '?')} ms, 99th percentile {meta.get('cycle_ms_p99', '?')} ms, "
-          f"max {meta.get('cycle_ms_max', '?')} ms, {meta.get('cycles_late', '?')} late of {meta.get('cycles', '?')} ({meta['scheduling']})")
+    where = (
+        f"{out}: {meta['samples']} samples"
+        if recording.path is not None
+        else f"{out}: not written (no sample was logged)"
+    )
+    print(
+        f"{where}; cycle median {meta.get('cycle_ms_median', '?')} ms, 99th percentile {meta.get('cycle_ms_p99', '?')} ms, "
+        f"max {meta.get('cycle_ms_max', '?')} ms, {meta.get('cycles_late', '?')} late of {meta.get('cycles', '?')} ({meta['scheduling']})"
+    )
     if recording.fault is not None:
-        print(f"FAULT at cycle {recording.fault.cycle}: {recording.fault.text()}; torque off: {meta['torque_off_read_back']}", file=sys.stderr)
+        print(
+            f"FAULT at cycle {recording.fault.cycle}: {recording.fault.text()}; torque off: {meta['torque_off_read_back']}",
+            file=sys.stderr,
+        )
     return recording.exit_status

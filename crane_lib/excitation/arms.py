@@ -136,7 +136,8 @@ def block_design(arm: ArmDescription) -> ex.BlockDesign:
     outside = [k + 1 for k in range(arm.n_axes) if not _inside(0.0, limits[k])]
     if outside:
         raise InputError(
-            arm.name, f"zero outside the limits of axes {outside}",
+            arm.name,
+            f"zero outside the limits of axes {outside}",
             "zero inside every axis's limits: command files end at q̄0 = 0 (B-B)",
         )
     elbow = elbow_joint(arm)
@@ -152,7 +153,8 @@ def block_design(arm: ArmDescription) -> ex.BlockDesign:
     qc[1] = ex.DELTA_DEG if _inside(ex.DELTA_DEG, limits[1]) else -ex.DELTA_DEG
     hand = arm.n_axes if arm.gripper is not None else None
     one_sided = tuple(
-        j for j in range(1, arm.n_joints + 1)
+        j
+        for j in range(1, arm.n_joints + 1)
         if not (_inside(-ex.DELTA_DEG, limits[j - 1]) and _inside(ex.DELTA_DEG, limits[j - 1]))
     )
     primitives = tuple(ex.SingleJointPrimitive(j, j) for j in range(1, arm.n_joints + 1))
@@ -186,8 +188,10 @@ def generate(arm: ArmDescription, design: ex.BlockDesign | None = None) -> dict[
     if design is ex.CRANE_X7_DESIGN:
         specs = ex.trajectory_specs()
         return {name: ex.build(spec, design) for name, spec in specs.items()}
-    return {name: ex.build(ex.TrajectorySpec(name, blocks), design)
-            for name, blocks in BLOCK_FILES.items()}
+    return {
+        name: ex.build(ex.TrajectorySpec(name, blocks), design)
+        for name, blocks in BLOCK_FILES.items()
+    }
 
 
 # ------------------------------------------------------------------ rank before recording
@@ -242,7 +246,8 @@ def excitation_rank(
         n_base=len(names),
         rank=int(np.sum(sv > tolerance)),
         condition_number=float(raw[0] / raw[-1]) if raw[-1] > 0 else float("inf"),
-        scaled_condition_number=float(sv[0] / sv[-1]) if not zero.any() and sv[-1] > 0
+        scaled_condition_number=float(sv[0] / sv[-1])
+        if not zero.any() and sv[-1] > 0
         else float("inf"),
         n_samples=len(q),
         unexcited=tuple(unexcited),

@@ -72,7 +72,15 @@ from pathlib import Path
 import numpy as np
 
 from crane_lib.constants import N_ARM_JOINTS, N_AXES, VELOCITY_CEILING_DEG_S
-from crane_lib.errors import InputError, atomic_write, decode_utf8, parse_integer, parse_number, read_input_bytes, shown
+from crane_lib.errors import (
+    InputError,
+    atomic_write,
+    decode_utf8,
+    parse_integer,
+    parse_number,
+    read_input_bytes,
+    shown,
+)
 from crane_lib.model.robot_description import joint_limits_rad
 
 FORMAT_LINE = "FORMAT CRANE-X7-COMMANDS 1"
@@ -155,7 +163,10 @@ class CommandFormat:
 
 
 CRANE_X7_FORMAT = CommandFormat(
-    "CRANE-X7", np.asarray(VELOCITY_CEILING_DEG_S, dtype=float), ACCEL_TIME_S, START_POSTURE_DEG,
+    "CRANE-X7",
+    np.asarray(VELOCITY_CEILING_DEG_S, dtype=float),
+    ACCEL_TIME_S,
+    START_POSTURE_DEG,
     N_ARM_JOINTS,
 )
 HEADER_LINES = CRANE_X7_FORMAT.header_lines()
@@ -180,7 +191,9 @@ class CommandFile:
         if wp.ndim != 2 or wp.shape[1] != n_axes:
             raise InputError(self.name, f"waypoints of shape {wp.shape}", f"(n, {n_axes})")
         if sp.shape != (len(wp),):
-            raise InputError(self.name, f"{sp.shape} speed factors for {len(wp)} waypoints", "one per waypoint")
+            raise InputError(
+                self.name, f"{sp.shape} speed factors for {len(wp)} waypoints", "one per waypoint"
+            )
         object.__setattr__(self, "waypoints", wp)
         object.__setattr__(self, "speed_percent", sp)
 
@@ -208,7 +221,9 @@ def check_command(cmd: CommandFile, where_of_row=None) -> None:
     names row i."""
     where = where_of_row or (lambda i: f"{cmd.name}: waypoint {i + 1}")
     if cmd.n_waypoints > MAX_WAYPOINTS:
-        raise InputError(where(MAX_WAYPOINTS), f"{cmd.n_waypoints} waypoint rows", f"at most {MAX_WAYPOINTS}")
+        raise InputError(
+            where(MAX_WAYPOINTS), f"{cmd.n_waypoints} waypoint rows", f"at most {MAX_WAYPOINTS}"
+        )
     limits = cmd.command_format.limits()
     for i, (q, f) in enumerate(zip(cmd.waypoints, cmd.speed_percent)):
         low = q < limits[:, 0] - LIMIT_TOLERANCE_RAD
@@ -221,32 +236,53 @@ def check_command(cmd: CommandFile, where_of_row=None) -> None:
                 f"{lo:.3f} <= angle <= {hi:.3f} deg",
             )
         if not (MIN_SPEED_PERCENT <= f <= MAX_SPEED_PERCENT):
-            raise InputError(where(i), f"speed factor {f:g} %",
-                             f"{MIN_SPEED_PERCENT:g} <= speed factor <= {MAX_SPEED_PERCENT:g} % (a bound that keeps every file's "
-                             f"motion under {MAX_COMMANDED_DURATION_S:g} s)")
+            raise InputError(
+                where(i),
+                f"speed factor {f:g} %",
+                f"{MIN_SPEED_PERCENT:g} <= speed factor <= {MAX_SPEED_PERCENT:g} % (a bound that keeps every file's "
+                f"motion under {MAX_COMMANDED_DURATION_S:g} s)",
+            )
     q0 = np.radians(cmd.command_format.final_posture_deg)
     last = cmd.n_waypoints - 1
     if cmd.n_waypoints < 2:
-        raise InputError(where(max(last, 0)), f"{cmd.n_waypoints} waypoint rows", "at least the row reaching q̄0 and its repeat")
+        raise InputError(
+            where(max(last, 0)),
+            f"{cmd.n_waypoints} waypoint rows",
+            "at least the row reaching q̄0 and its repeat",
+        )
     if not np.allclose(cmd.waypoints[-2:], q0, atol=1e-6):
-        raise InputError(where(last), "the file does not end with two rows at q̄0", "the final q̄0 row repeated (B-B)")
+        raise InputError(
+            where(last),
+            "the file does not end with two rows at q̄0",
+            "the final q̄0 row repeated (B-B)",
+        )
     if abs(cmd.speed_percent[-1] - FINAL_SPEED_PERCENT) > 1e-9:
         raise InputError(
-            where(last), f"final row speed {cmd.speed_percent[-1]:g} %", f"{FINAL_SPEED_PERCENT:g} % on the repeated q̄0 row"
+            where(last),
+            f"final row speed {cmd.speed_percent[-1]:g} %",
+            f"{FINAL_SPEED_PERCENT:g} % on the repeated q̄0 row",
         )
     elapsed = 0.0
     for i, plan in enumerate(plan_segments(cmd)):
         elapsed = plan.end_time + (FINAL_DWELL_S if i == last else 0.0)
         if elapsed > MAX_COMMANDED_DURATION_S:
-            raise InputError(where(i), f"the commanded motion reaches {elapsed:.1f} s at this row",
-                             f"at most {MAX_COMMANDED_DURATION_S:g} s of motion per file (split it into several files)")
+            raise InputError(
+                where(i),
+                f"the commanded motion reaches {elapsed:.1f} s at this row",
+                f"at most {MAX_COMMANDED_DURATION_S:g} s of motion per file (split it into several files)",
+            )
 
 
 # ------------------------------------------------------------------ read / write
 
 
 def _parse_floats(fields: list[str], where: str, what: str) -> np.ndarray:
-    return np.array([parse_number(text, where, what, field=f"field {k}") for k, text in enumerate(fields, start=1)])
+    return np.array(
+        [
+            parse_number(text, where, what, field=f"field {k}")
+            for k, text in enumerate(fields, start=1)
+        ]
+    )
 
 
 def read_command_file(path, command_format: CommandFormat = CRANE_X7_FORMAT) -> CommandFile:
@@ -287,9 +323,13 @@ def read_command_file(path, command_format: CommandFormat = CRANE_X7_FORMAT) -> 
             fields = text.split()
             key = header_keys[len(header_seen) - 1]
             if fields[0] != key:
-                raise InputError(where, f"header keyword {shown(fields[0])}", f"{key!r} (header order of B-B)")
+                raise InputError(
+                    where, f"header keyword {shown(fields[0])}", f"{key!r} (header order of B-B)"
+                )
             if key == "WAYPOINTS":
-                expected = f"WAYPOINTS followed by the number of waypoint rows, 2 to {MAX_WAYPOINTS}"
+                expected = (
+                    f"WAYPOINTS followed by the number of waypoint rows, 2 to {MAX_WAYPOINTS}"
+                )
                 if len(fields) != 2:
                     raise InputError(where, f"{shown(text)}", expected)
                 declared_rows = parse_integer(fields[1], where, expected, field="row count")
@@ -299,21 +339,38 @@ def read_command_file(path, command_format: CommandFormat = CRANE_X7_FORMAT) -> 
             expected_line = header_lines[len(header_seen)]
             expected = np.array(expected_line.split()[1:], dtype=float)
             if len(fields) - 1 != len(expected):
-                raise InputError(where, f"{len(fields) - 1} values after {key}", f"{len(expected)} values: {expected_line!r}")
+                raise InputError(
+                    where,
+                    f"{len(fields) - 1} values after {key}",
+                    f"{len(expected)} values: {expected_line!r}",
+                )
             values = _parse_floats(fields[1:], where, f"{expected_line!r}")
             if not np.allclose(values, expected, rtol=0, atol=1e-9):
-                raise InputError(where, f"{key} values {shown(text.split(None, 1)[1])}", f"{expected_line!r}, fixed in every file (B-B)")
+                raise InputError(
+                    where,
+                    f"{key} values {shown(text.split(None, 1)[1])}",
+                    f"{expected_line!r}, fixed in every file (B-B)",
+                )
             header_seen.append(key)
             continue
         fields = text.split()
         if len(fields) != n_axes + 1:
             raise InputError(
-                where, f"{len(fields)} fields",
+                where,
+                f"{len(fields)} fields",
                 f"{n_axes} angles in degrees and a speed factor in percent",
             )
         if len(rows) == declared_rows:
-            raise InputError(where, f"waypoint row {len(rows) + 1}", f"{declared_rows} rows as declared by WAYPOINTS")
-        rows.append(_parse_floats(fields, where, "numbers: eight angles in degrees and a speed factor in percent"))
+            raise InputError(
+                where,
+                f"waypoint row {len(rows) + 1}",
+                f"{declared_rows} rows as declared by WAYPOINTS",
+            )
+        rows.append(
+            _parse_floats(
+                fields, where, "numbers: eight angles in degrees and a speed factor in percent"
+            )
+        )
         row_lines.append(number)
 
     end = f"{path}:{max(len(lines), 1)}"
@@ -321,10 +378,18 @@ def read_command_file(path, command_format: CommandFormat = CRANE_X7_FORMAT) -> 
         missing = header_keys[len(header_seen) - 1] if header_seen else "FORMAT"
         raise InputError(end, f"header ends before {missing}", "the complete header of B-B")
     if len(rows) != declared_rows:
-        raise InputError(end, f"{len(rows)} waypoint rows", f"{declared_rows} as declared by WAYPOINTS")
+        raise InputError(
+            end, f"{len(rows)} waypoint rows", f"{declared_rows} as declared by WAYPOINTS"
+        )
     table = np.array(rows)
-    cmd = CommandFile(path.stem, np.radians(table[:, :n_axes]), table[:, n_axes], tuple(comments),
-                      sha256=hashlib.sha256(data).hexdigest(), command_format=command_format)
+    cmd = CommandFile(
+        path.stem,
+        np.radians(table[:, :n_axes]),
+        table[:, n_axes],
+        tuple(comments),
+        sha256=hashlib.sha256(data).hexdigest(),
+        command_format=command_format,
+    )
     check_command(cmd, lambda i: f"{path}:{row_lines[i]}")
     return cmd
 
@@ -359,13 +424,19 @@ class SegmentPlan:
 
     start_time: float
     duration: float  # T = ramp + cruise; 0 for a row without displacement
-    ramp: float  # longest effective ramp of the moving axes (each of its two ramps), 0 if not moving
+    ramp: (
+        float  # longest effective ramp of the moving axes (each of its two ramps), 0 if not moving
+    )
     moving: np.ndarray  # (8,) bool
     start: np.ndarray  # (8,) rad
     target: np.ndarray  # (8,) rad
     speed_fraction: float
-    axis_ramp: np.ndarray = field(default_factory=lambda: np.zeros(N_AXES))  # (8,) s, r_j; 0 where not moving
-    axis_duration: np.ndarray = field(default_factory=lambda: np.zeros(N_AXES))  # (8,) s, T_j; 0 where not moving
+    axis_ramp: np.ndarray = field(
+        default_factory=lambda: np.zeros(N_AXES)
+    )  # (8,) s, r_j; 0 where not moving
+    axis_duration: np.ndarray = field(
+        default_factory=lambda: np.zeros(N_AXES)
+    )  # (8,) s, T_j; 0 where not moving
 
     @property
     def end_time(self) -> float:
@@ -403,7 +474,9 @@ def plan_segments(cmd: CommandFile) -> list[SegmentPlan]:
     for a, b, pct in zip(starts, targets, cmd.speed_percent):
         ramp, arrival, moving = _axis_timing(b - a, pct / 100.0, cmd.command_format)
         duration = float(arrival.max())
-        plans.append(SegmentPlan(t, duration, float(ramp.max()), moving, a, b, pct / 100.0, ramp, arrival))
+        plans.append(
+            SegmentPlan(t, duration, float(ramp.max()), moving, a, b, pct / 100.0, ramp, arrival)
+        )
         t += duration + SEGMENT_DWELL_S
     return plans
 
@@ -437,7 +510,9 @@ def _unit_profile(tau: np.ndarray, ramp: float, duration: float):
     return s, sd, sdd
 
 
-def segment_unit_profiles(plan: SegmentPlan, tau: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def segment_unit_profiles(
+    plan: SegmentPlan, tau: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per-axis normalized profiles of one segment at times `tau` from its start, (len(tau), 8) each.
 
     Axis j goes 0 -> 1 by its own 4-1-4 profile over [0, T_j] and holds 1 until the segment
@@ -463,7 +538,9 @@ class Reference:
     segment_start: np.ndarray  # (n_segments,) s
     segment_end: np.ndarray  # (n_segments,) s
     segment_ramp: np.ndarray  # (n_segments,) s, longest axis ramp, 0 for rows without displacement
-    segment_axis_ramp: np.ndarray | None = None  # (n_segments, 8) s, each axis's ramp, 0 where not moving
+    segment_axis_ramp: np.ndarray | None = (
+        None  # (n_segments, 8) s, each axis's ramp, 0 where not moving
+    )
 
 
 def interpolate(cmd: CommandFile, dt: float = 1e-3) -> Reference:
@@ -488,7 +565,10 @@ def interpolate(cmd: CommandFile, dt: float = 1e-3) -> Reference:
         qd[inside] = sd * delta
         qdd[inside] = sdd * delta
     return Reference(
-        t, q, qd, qdd,
+        t,
+        q,
+        qd,
+        qdd,
         np.array([p.start_time for p in plans]),
         np.array([p.end_time for p in plans]),
         np.array([p.ramp for p in plans]),

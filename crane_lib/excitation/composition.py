@@ -56,7 +56,10 @@ def _options() -> dict:
         for level in LEVELS:
             rows = duration = 0.0
             for family in "ABC":
-                spec = ex.TrajectorySpec("x", (ex.Block("S", family, level),) + tuple(ex.Block(p, "", level) for p in sub))
+                spec = ex.TrajectorySpec(
+                    "x",
+                    (ex.Block("S", family, level),) + tuple(ex.Block(p, "", level) for p in sub),
+                )
                 cmd = ex.build(spec)
                 rows += cmd.n_waypoints
                 duration += commanded_duration(cmd)
@@ -80,9 +83,15 @@ def search() -> SearchResult:
     rows_of = np.array([options[k][0] for k in keys])
     seconds_of = np.array([options[k][1] for k in keys])
     gamma_of = np.array(["gamma" in k[0] for k in keys], dtype=int)
-    free = np.array(list(itertools.combinations(range(len(keys)), 6)), dtype=np.int16)  # eleven distinct rows
+    free = np.array(
+        list(itertools.combinations(range(len(keys)), 6)), dtype=np.int16
+    )  # eleven distinct rows
     free = free[gamma_of[free].sum(1) <= 2]  # rows 05, 10, 11 hold three of the five Πγ rows
-    free_rows, free_s, free_gamma = rows_of[free].sum(1), seconds_of[free].sum(1), gamma_of[free].sum(1)
+    free_rows, free_s, free_gamma = (
+        rows_of[free].sum(1),
+        seconds_of[free].sum(1),
+        gamma_of[free].sum(1),
+    )
     member = np.zeros((len(free), len(keys)), dtype=bool)
     member[np.arange(len(free))[:, None], free] = True
 
@@ -98,14 +107,23 @@ def search() -> SearchResult:
                     continue
                 rows = rows_of[chosen].sum() + free_rows + fixed_rows
                 seconds = seconds_of[chosen].sum() + free_s + fixed_s
-                ok = (~member[:, chosen].any(axis=1)
-                      & (gamma_of[chosen].sum() + free_gamma == 5)
-                      & (np.abs(rows - segments) <= TOLERANCE * segments)
-                      & (seconds >= low_s * (1 - TOLERANCE)) & (seconds <= high_s * (1 + TOLERANCE)))
+                ok = (
+                    ~member[:, chosen].any(axis=1)
+                    & (gamma_of[chosen].sum() + free_gamma == 5)
+                    & (np.abs(rows - segments) <= TOLERANCE * segments)
+                    & (seconds >= low_s * (1 - TOLERANCE))
+                    & (seconds <= high_s * (1 + TOLERANCE))
+                )
                 fits += [[keys[i] for i in chosen] + [keys[i] for i in f] for f in free[ok]]
 
-    rows_at_level = {level: dict(sorted(collections.Counter(sum(1 for r in rows if r[1] == level) for rows in fits).items()))
-                     for level in LEVELS}
+    rows_at_level = {
+        level: dict(
+            sorted(
+                collections.Counter(sum(1 for r in rows if r[1] == level) for rows in fits).items()
+            )
+        )
+        for level in LEVELS
+    }
     target = sorted(ex.FAMILY_ROWS.values(), key=str)
     return SearchResult(
         n_fits=len(fits),

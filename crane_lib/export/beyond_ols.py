@@ -35,9 +35,13 @@ BEYOND_DIR = RESULTS_DIR / "beyond_ols"
 # as chapter 07 (register)
 TABLE_VIII = ("AG02", "AG01", "AP01", "AP02", "AP03", "AP04", "AP05", "PB07", "PC01")
 TS = 0.040
-LABELS = {"ols": "OLS", "wls": "error-covariance WLS", "dual-metric": "dual-metric WLS",
-          "dual-metric+Theta_r": "dual-metric WLS + Θr",
-          "dual-metric+consistent": "dual-metric WLS, consistent links"}
+LABELS = {
+    "ols": "OLS",
+    "wls": "error-covariance WLS",
+    "dual-metric": "dual-metric WLS",
+    "dual-metric+Theta_r": "dual-metric WLS + Θr",
+    "dual-metric+consistent": "dual-metric WLS, consistent links",
+}
 WELL_DETERMINED_T = 20.0  # |beta| / SE of OLS on the condition: relative standard error <= 5 %
 # samples per dual-metric fit (evenly spaced): None = the whole record. The quick profile (CI)
 # caps it; the benchmark measures what the cap costs in time and moves in the estimate.
@@ -83,10 +87,17 @@ def _score(model, beta, heldout: list, truth: np.ndarray, well: np.ndarray) -> d
     }
 
 
-def compare_condition(bundle, model: DynamicModel, heldout: list, truth: np.ndarray,
-                      condition: str, max_samples: int | None = None,
-                      theta_r: np.ndarray | None = None, epsilon: float = rescue.RESCUE_EPSILON,
-                      consistency: weighted.Consistency | None = None) -> dict:
+def compare_condition(
+    bundle,
+    model: DynamicModel,
+    heldout: list,
+    truth: np.ndarray,
+    condition: str,
+    max_samples: int | None = None,
+    theta_r: np.ndarray | None = None,
+    epsilon: float = rescue.RESCUE_EPSILON,
+    consistency: weighted.Consistency | None = None,
+) -> dict:
     """The four estimators on one bundle, each scored; JSON-ready.
 
     Dual-metric WLS + Theta_r: the plain dual-metric estimate is checked on Theta_r first; when it
@@ -97,11 +108,14 @@ def compare_condition(bundle, model: DynamicModel, heldout: list, truth: np.ndar
     theta_r = rescue.initial_theta_r() if theta_r is None else theta_r
     data = weighted.idim_data(bundle, model, max_samples=max_samples)
     full = weighted.idim_data(bundle, model)
-    fits = {"ols": weighted.ols_fit(bundle, model, data=full),
-            "wls": weighted.error_covariance_wls(bundle, model, data=full)}
+    fits = {
+        "ols": weighted.ols_fit(bundle, model, data=full),
+        "wls": weighted.error_covariance_wls(bundle, model, data=full),
+    }
     reference = fits["ols"] if max_samples is None else weighted.ols_fit(bundle, model, data=data)
-    fits["dual-metric"] = weighted.dual_metric_wls(bundle, model, data=data, reference=reference,
-                                                   condition=condition)
+    fits["dual-metric"] = weighted.dual_metric_wls(
+        bundle, model, data=data, reference=reference, condition=condition
+    )
     started = time.perf_counter()
     lam = model.arm_min_eigenvalue(theta_r, fits["dual-metric"].values)
     inactive = bool(lam.min() >= epsilon)
@@ -109,16 +123,34 @@ def compare_condition(bundle, model: DynamicModel, heldout: list, truth: np.ndar
         plain = fits["dual-metric"]
         seconds = plain.solve_time_s + time.perf_counter() - started
         fits["dual-metric+Theta_r"] = weighted.WeightedFit(
-            "dual-metric+Theta_r", plain.parameters, plain.residual, plain.status, seconds,
-            plain.n_samples, plain.n_rows, {**plain.info, "constraints_inactive": True})
+            "dual-metric+Theta_r",
+            plain.parameters,
+            plain.residual,
+            plain.status,
+            seconds,
+            plain.n_samples,
+            plain.n_rows,
+            {**plain.info, "constraints_inactive": True},
+        )
     else:
         fits["dual-metric+Theta_r"] = weighted.dual_metric_wls(
-            bundle, model, data=data, reference=reference, condition=condition, poses=theta_r,
-            epsilon=epsilon)
+            bundle,
+            model,
+            data=data,
+            reference=reference,
+            condition=condition,
+            poses=theta_r,
+            epsilon=epsilon,
+        )
     if consistency is not None:  # a fifth estimator: the base parameters of consistent links
         fits["dual-metric+consistent"] = weighted.dual_metric_wls(
-            bundle, model, data=data, reference=reference, condition=condition,
-            consistency=consistency)
+            bundle,
+            model,
+            data=data,
+            reference=reference,
+            condition=condition,
+            consistency=consistency,
+        )
     ols_se = fits["ols"].parameters.std_errors
     # the viscous coefficients are left out: they absorb the twin's Coulomb and gear friction,
     # which the model lacks, so their "truth" is not what any estimator here can recover
@@ -127,8 +159,12 @@ def compare_condition(bundle, model: DynamicModel, heldout: list, truth: np.ndar
     truth_trace = mean_trace(model, truth, full.theta)
     rows = []
     for key, f in fits.items():
-        row = {"method": LABELS[key], "status": f.status, "solve_time_s": f.solve_time_s,
-               "samples": f.n_samples}
+        row = {
+            "method": LABELS[key],
+            "status": f.status,
+            "solve_time_s": f.solve_time_s,
+            "samples": f.n_samples,
+        }
         row.update(_score(model, f.values, heldout, truth, well))
         row["lambda_min_data"] = float(model.arm_min_eigenvalue(full.theta, f.values).min())
         row["theta_r_lambda_min"] = float(model.arm_min_eigenvalue(theta_r, f.values).min())
@@ -162,8 +198,9 @@ CHARTS = {
 }
 
 
-def invariance(bundle, model: DynamicModel, max_samples: int = INVARIANCE_SAMPLES,
-               condition: str = "") -> dict:
+def invariance(
+    bundle, model: DynamicModel, max_samples: int = INVARIANCE_SAMPLES, condition: str = ""
+) -> dict:
     """OLS, WLS and dual-metric WLS on the same samples in three charts: each estimate's relative
     change |beta_chart - beta_radians| / |beta_radians| and its held-in RMSE in N·m (radians)."""
     data0 = weighted.idim_data(bundle, model, max_samples=max_samples)
@@ -175,23 +212,43 @@ def invariance(bundle, model: DynamicModel, max_samples: int = INVARIANCE_SAMPLE
             options = {"condition": f"{condition}, {chart_name}"} if method == "dual-metric" else {}
             fitted = weighted.fit(method, bundle, model, data=data, **options)
             base.setdefault(method, fitted.values)
-            change = float(np.linalg.norm(fitted.values - base[method])
-                           / np.linalg.norm(base[method]))
+            change = float(
+                np.linalg.norm(fitted.values - base[method]) / np.linalg.norm(base[method])
+            )
             residual = data0.regressor @ fitted.values - data0.torque
-            rows.append({"chart": chart_name, "method": LABELS[method], "relative change": change,
-                         "RMSE in radians (N·m)": float(np.sqrt(np.mean(residual**2)))})
+            rows.append(
+                {
+                    "chart": chart_name,
+                    "method": LABELS[method],
+                    "relative change": change,
+                    "RMSE in radians (N·m)": float(np.sqrt(np.mean(residual**2))),
+                }
+            )
     return {"condition": condition, "samples": len(data0.samples), "rows": rows}
 
 
-def job_inputs(job: str, representative: str, profile: str, directory=None) -> tuple[Path, Path, dict]:
+def job_inputs(
+    job: str, representative: str, profile: str, directory=None
+) -> tuple[Path, Path, dict]:
     """(record path, recording, parameters) of one job: a trajectory's comparison or the
     invariance test; with the source of this module's imports, what decides its record."""
     if job == INVARIANCE:
-        return (invariance_path(directory), recording_path(representative, 1),
-                {"job": INVARIANCE, "samples": INVARIANCE_SAMPLES, "ts": TS})
-    return (record_path(job, directory=directory), recording_path(job, 1),
-            {"job": job, "representative": job == representative, "profile": profile,
-             "samples": MAX_SAMPLES[profile], "ts": TS})
+        return (
+            invariance_path(directory),
+            recording_path(representative, 1),
+            {"job": INVARIANCE, "samples": INVARIANCE_SAMPLES, "ts": TS},
+        )
+    return (
+        record_path(job, directory=directory),
+        recording_path(job, 1),
+        {
+            "job": job,
+            "representative": job == representative,
+            "profile": profile,
+            "samples": MAX_SAMPLES[profile],
+            "ts": TS,
+        },
+    )
 
 
 @lru_cache(maxsize=2)
@@ -217,10 +274,18 @@ def write_job(job: str, representative: str, profile: str, path: Path) -> str:
     started = time.perf_counter()
     bundle = held_out.recorded_bundle(job, 1, TS, profile)
     # the consistent-links variant on the representative condition only (the build's time)
-    consistency = (consistent.consistency_constraints(model.parameter_set)
-                   if job == representative else None)
-    out = compare_condition(bundle, model, heldout, truth, f"{job} at {TS * 1e3:g} ms",
-                            max_samples=MAX_SAMPLES[profile], consistency=consistency)
+    consistency = (
+        consistent.consistency_constraints(model.parameter_set) if job == representative else None
+    )
+    out = compare_condition(
+        bundle,
+        model,
+        heldout,
+        truth,
+        f"{job} at {TS * 1e3:g} ms",
+        max_samples=MAX_SAMPLES[profile],
+        consistency=consistency,
+    )
     out.update(trajectory=job, ts=TS, run=1, profile=profile, wall_s=time.perf_counter() - started)
     write_json_record(path, out)
     return job

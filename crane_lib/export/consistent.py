@@ -67,7 +67,18 @@ from crane_lib.model.dynamics import arm_parameter_set, base_matrix, is_crane_x7
 from crane_lib.model.parameters import N_LINKS, ParameterSet, split_name, standard_parameter_names
 from crane_lib.model.robot_description import description_standard_parameters
 
-LINK_KINDS = ("XX", "XY", "XZ", "YY", "YZ", "ZZ", "MX", "MY", "MZ", "M")  # a link's ten inertial parameters
+LINK_KINDS = (
+    "XX",
+    "XY",
+    "XZ",
+    "YY",
+    "YZ",
+    "ZZ",
+    "MX",
+    "MY",
+    "MZ",
+    "M",
+)  # a link's ten inertial parameters
 DRIVE_KINDS = ("IA", "FV", "FS")
 DISTANCES = ("bregman", "euclidean")
 DEFAULT_DISTANCE = "bregman"
@@ -89,8 +100,11 @@ NEAREST_SLACK = 1e-3
 # wider slack, and a margin solved for above the checked one by twice the check's tolerance,
 # give an answer that passes. The first attempt is the plain problem, so every answer that
 # passed before is unchanged.
-NEAREST_ATTEMPTS = ((NEAREST_SLACK, 1.0), (1e-2, 1.0 + 2 * CHECK_RTOL),
-                    (1e-1, 1.0 + 2 * CHECK_RTOL))
+NEAREST_ATTEMPTS = (
+    (NEAREST_SLACK, 1.0),
+    (1e-2, 1.0 + 2 * CHECK_RTOL),
+    (1e-1, 1.0 + 2 * CHECK_RTOL),
+)
 # The largest margin `crane-id export` takes: the smallest pseudo-inertia eigenvalue of the
 # manufacturer's links (link 6, 1.391e-5 kg·m^2), rounded down. A larger margin calls the
 # manufacturer's own arm an impossible body, so a model near it would be refused for the margin,
@@ -205,8 +219,12 @@ def link_parameters(standard, j: int, arm: ArmDescription | None = None) -> np.n
 
 def link_margins(standard, arm: ArmDescription | None = None) -> np.ndarray:
     """(links,) smallest eigenvalue of each link's pseudo-inertia, kg·m^2 (SI)."""
-    return np.array([np.linalg.eigvalsh(pseudo_inertia(link_parameters(standard, j, arm)))[0]
-                     for j in range(1, arm_terms(arm).n_links + 1)])
+    return np.array(
+        [
+            np.linalg.eigvalsh(pseudo_inertia(link_parameters(standard, j, arm)))[0]
+            for j in range(1, arm_terms(arm).n_links + 1)
+        ]
+    )
 
 
 @dataclass(frozen=True)
@@ -249,8 +267,9 @@ def link_inertials(standard, arm: ArmDescription | None = None) -> list[LinkIner
 # ----------------------------------------------------------------------------- the base model
 
 
-def base_set_of(params: ParameterSet, source: str = "base model",
-                arm: ArmDescription | None = None) -> str:
+def base_set_of(
+    params: ParameterSet, source: str = "base model", arm: ArmDescription | None = None
+) -> str:
     """The parameter set (reduced, reduced+poi, reduced+coulomb, full) whose names the model has."""
     terms = arm_terms(arm)
     names = set(params.names)
@@ -259,7 +278,11 @@ def base_set_of(params: ParameterSet, source: str = "base model",
             return name
     # names what is missing or unknown against the reduced set
     params.ordered(terms.parameter_set("reduced"), source)
-    raise InputError(source, "parameter names of no known set", f"one of the sets {base_parameters.PARAMETER_SETS}")
+    raise InputError(
+        source,
+        "parameter names of no known set",
+        f"one of the sets {base_parameters.PARAMETER_SETS}",
+    )
 
 
 def is_standard(params: ParameterSet, arm: ArmDescription | None = None) -> bool:
@@ -281,14 +304,20 @@ def prior_vector(prior=None, arm: ArmDescription | None = None) -> tuple[np.ndar
         for kind, index in zip(LINK_KINDS, link_indices(j, arm)):
             key = f"{kind}{j}"
             if key not in values:
-                raise InputError(f"prior {name}", f"no {key}",
-                                 f"the ten inertial parameters of every link 1-{terms.n_links}")
+                raise InputError(
+                    f"prior {name}",
+                    f"no {key}",
+                    f"the ten inertial parameters of every link 1-{terms.n_links}",
+                )
             vector[index] = float(values[key])
     margins = link_margins(vector, arm)
     if np.any(margins <= 0):
         bad = [j + 1 for j in np.flatnonzero(margins <= 0)]
-        raise InputError(f"prior {name}", f"links {bad} are not physically consistent (pseudo-inertia not positive definite)",
-                         "a prior whose every link is a possible body")
+        raise InputError(
+            f"prior {name}",
+            f"links {bad} are not physically consistent (pseudo-inertia not positive definite)",
+            "a prior whose every link is a possible body",
+        )
     return vector, name
 
 
@@ -310,7 +339,11 @@ class DecidedMoment:
         terms = []
         for name, w in sorted(self.weights.items(), key=lambda item: -item[1]):
             sign = "-" if w < 0 else "+"
-            size = "" if abs(abs(w) - 1.0) < 1e-12 else ("1/2 " if abs(abs(w) - 0.5) < 1e-12 else f"{abs(w):g} ")
+            size = (
+                ""
+                if abs(abs(w) - 1.0) < 1e-12
+                else ("1/2 " if abs(abs(w) - 0.5) < 1e-12 else f"{abs(w):g} ")
+            )
             terms.append(f"{sign} {size}{name}")
         text = " ".join(terms)
         return text[2:] if text.startswith("+ ") else text
@@ -320,8 +353,9 @@ class DecidedMoment:
         return float(sum(w * values.get(name, 0.0) for name, w in self.weights.items()))
 
 
-def decided_moments(parameter_set: str = "reduced",
-                    arm: ArmDescription | None = None) -> list[DecidedMoment]:
+def decided_moments(
+    parameter_set: str = "reduced", arm: ArmDescription | None = None
+) -> list[DecidedMoment]:
     """Every diagonal entry of a link's Sigma that the set's base parameters decide (with the base
     parameters the set leaves out held at zero). Found from the base matrix, not assumed: e_aa of
     Sigma_j, as a linear form c on the standard parameters, is decided when c lies in the row space
@@ -340,7 +374,9 @@ def decided_moments(parameter_set: str = "reduced",
             w, *_ = np.linalg.lstsq(k.T, c, rcond=None)
             if np.abs(k.T @ w - c).max() > 1e-9:
                 continue
-            weights = {full[i]: float(w[i]) for i in np.flatnonzero(np.abs(w) > 1e-12) if full[i] in kept}
+            weights = {
+                full[i]: float(w[i]) for i in np.flatnonzero(np.abs(w) > 1e-12) if full[i] in kept
+            }
             found.append(DecidedMoment(j, axis, weights))
     return found
 
@@ -408,12 +444,19 @@ class Reconstruction:
     def summary(self) -> str:
         worst = int(np.argmin(self.link_margins))
         if self.parameter_set == "standard":
-            return (f"standard parameters, consistent as given; smallest pseudo-inertia eigenvalue {self.link_margins[worst]:.3g} kg·m² "
-                    f"(link {worst + 1}, margin {self.margin:g})")
-        head = ("reproduces the model exactly" if self.exact else
-                f"NO consistent link-level model reproduces the model; the nearest changes it by {self.change_norm:.3g} ({self.change_metric})")
-        return (f"{head}; {self.distance} distance to the {self.prior_name} {self.divergence:.4g}; smallest pseudo-inertia "
-                f"eigenvalue {self.link_margins[worst]:.3g} kg·m² (link {worst + 1}, margin {self.margin:g})")
+            return (
+                f"standard parameters, consistent as given; smallest pseudo-inertia eigenvalue {self.link_margins[worst]:.3g} kg·m² "
+                f"(link {worst + 1}, margin {self.margin:g})"
+            )
+        head = (
+            "reproduces the model exactly"
+            if self.exact
+            else f"NO consistent link-level model reproduces the model; the nearest changes it by {self.change_norm:.3g} ({self.change_metric})"
+        )
+        return (
+            f"{head}; {self.distance} distance to the {self.prior_name} {self.divergence:.4g}; smallest pseudo-inertia "
+            f"eigenvalue {self.link_margins[worst]:.3g} kg·m² (link {worst + 1}, margin {self.margin:g})"
+        )
 
     def to_record(self) -> dict:
         return {
@@ -426,7 +469,9 @@ class Reconstruction:
             "link_margins": self.link_margins.tolist(),
             "base_names": list(self.base.names),
             "base": self.base.values.tolist(),
-            "base_std_errors": None if self.base.std_errors is None else self.base.std_errors.tolist(),
+            "base_std_errors": None
+            if self.base.std_errors is None
+            else self.base.std_errors.tolist(),
             "change": self.change.tolist(),
             "change_metric": self.change_metric,
             "change_norm": float(self.change_norm),
@@ -439,7 +484,12 @@ class Reconstruction:
 def _change_scale(base: ParameterSet) -> tuple[np.ndarray, str]:
     """Per base parameter, the unit of its change: its standard error, or 1 (Euclidean, SI)."""
     errors = base.std_errors
-    if errors is not None and errors.shape == base.values.shape and np.all(np.isfinite(errors)) and np.all(errors > 0):
+    if (
+        errors is not None
+        and errors.shape == base.values.shape
+        and np.all(np.isfinite(errors))
+        and np.all(errors > 0)
+    ):
         return errors, "OLS standard errors"
     return np.ones_like(base.values), "Euclidean, SI units"
 
@@ -450,14 +500,22 @@ def _change_scale(base: ParameterSet) -> tuple[np.ndarray, str]:
 class _Problem:
     """The reconstruction in scaled variables x (phi = s * x), shared by every solve."""
 
-    def __init__(self, base: ParameterSet, parameter_set: str, prior: np.ndarray, margin: float,
-                 arm: ArmDescription | None = None):
+    def __init__(
+        self,
+        base: ParameterSet,
+        parameter_set: str,
+        prior: np.ndarray,
+        margin: float,
+        arm: ArmDescription | None = None,
+    ):
         terms = arm_terms(arm)
         self.arm = arm
         names = terms.names
         full_names = terms.parameter_set("full")
         in_set = set(base.names)
-        self.soft = np.array([n in in_set for n in full_names])  # rows the model fixes (the rest are zero)
+        self.soft = np.array(
+            [n in in_set for n in full_names]
+        )  # rows the model fixes (the rest are zero)
         values = base.as_dict()
         target = np.array([values.get(n, 0.0) for n in full_names])
         self.set_rows = [full_names.index(n) for n in base.names]  # the model's order
@@ -513,7 +571,12 @@ class _Problem:
         if distance == "bregman":
             terms = []
             for (_, _, prior_j), y in zip(self.links, self.y):
-                terms.append(cp.trace(np.linalg.inv(prior_j) @ y) - cp.log_det(y) + np.linalg.slogdet(prior_j)[1] - 4.0)
+                terms.append(
+                    cp.trace(np.linalg.inv(prior_j) @ y)
+                    - cp.log_det(y)
+                    + np.linalg.slogdet(prior_j)[1]
+                    - 4.0
+                )
             return cp.sum(cp.hstack(terms))
         if distance == "euclidean":
             index = np.concatenate([link[0] for link in self.links])
@@ -532,9 +595,17 @@ class _Problem:
         try:
             problem.solve(solver=cp.CLARABEL, **CLARABEL_OPTIONS)
         except cp.SolverError as error:
-            solves.append({"what": what, "status": f"solver error: {error}", "seconds": time.perf_counter() - start})
+            solves.append(
+                {
+                    "what": what,
+                    "status": f"solver error: {error}",
+                    "seconds": time.perf_counter() - start,
+                }
+            )
             return "solver_error"
-        solves.append({"what": what, "status": problem.status, "seconds": time.perf_counter() - start})
+        solves.append(
+            {"what": what, "status": problem.status, "seconds": time.perf_counter() - start}
+        )
         return problem.status
 
     def standard(self, rows: np.ndarray) -> np.ndarray:
@@ -580,8 +651,14 @@ def _check(phi: np.ndarray, margin: float, arm: ArmDescription | None = None) ->
     return None
 
 
-def reconstruct(base: ParameterSet, prior=None, distance: str = DEFAULT_DISTANCE, margin: float = MARGIN,
-                source: str = "base model", arm: ArmDescription | None = None) -> Reconstruction:
+def reconstruct(
+    base: ParameterSet,
+    prior=None,
+    distance: str = DEFAULT_DISTANCE,
+    margin: float = MARGIN,
+    source: str = "base model",
+    arm: ArmDescription | None = None,
+) -> Reconstruction:
     """The consistent standard vector behind `base` nearest to `prior` (default: the manufacturer's
     description), or, when none reproduces `base`, the nearest consistent model (exact=False).
 
@@ -601,19 +678,49 @@ def reconstruct(base: ParameterSet, prior=None, distance: str = DEFAULT_DISTANCE
     objective = problem.divergence(distance)
     all_rows = np.arange(len(problem.b))
     unit, metric = _change_scale(base)
-    status = problem.solve(objective, consistency + [problem.a @ problem.x == problem.b], "exact: nearest to the prior", solves)
+    status = problem.solve(
+        objective,
+        consistency + [problem.a @ problem.x == problem.b],
+        "exact: nearest to the prior",
+        solves,
+    )
     if status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
         phi = problem.standard(all_rows)
         failure = _check(phi, margin, arm)
         if failure is None:
-            return _result(base, parameter_set, phi, True, np.zeros(len(base.names)), metric, 0.0, distance,
-                           problem.divergence_value(phi, distance), prior_name, margin, solves, arm)
+            return _result(
+                base,
+                parameter_set,
+                phi,
+                True,
+                np.zeros(len(base.names)),
+                metric,
+                0.0,
+                distance,
+                problem.divergence_value(phi, distance),
+                prior_name,
+                margin,
+                solves,
+                arm,
+            )
         solves[-1]["status"] += f" (rejected: {failure})"
     # no exact consistent vector (or the solver could not tell): is the margin the cause? Then the
     # nearest consistent model, tried as NEAREST_ATTEMPTS says until its answer passes the check
     largest = _largest_margin(problem, base, parameter_set)
-    result = _nearest(problem, base, parameter_set, prior_phi, prior_name, distance, margin, unit,
-                      metric, largest, source, solves)
+    result = _nearest(
+        problem,
+        base,
+        parameter_set,
+        prior_phi,
+        prior_name,
+        distance,
+        margin,
+        unit,
+        metric,
+        largest,
+        source,
+        solves,
+    )
     result.largest_margin = largest
     return result
 
@@ -634,8 +741,10 @@ def margin_advice(largest: float | None, margin: float) -> str:
         return ""
     digits = 10.0 ** (np.floor(np.log10(largest)) - 1)
     admitted = np.floor(largest * (1 - 1e-3) / digits) * digits  # below the solver's answer
-    return (f"; the margin is the cause: with --margin {admitted:.2g} or less a consistent "
-            f"link-level model reproduces it exactly")
+    return (
+        f"; the margin is the cause: with --margin {admitted:.2g} or less a consistent "
+        f"link-level model reproduces it exactly"
+    )
 
 
 def _moved(names, change, k: int = 3) -> str:
@@ -644,9 +753,22 @@ def _moved(names, change, k: int = 3) -> str:
     return ", ".join(f"{names[i]} {change[i]:+.2g}" for i in order if change[i] != 0) or "none"
 
 
-def _nearest(first: _Problem, base, parameter_set, prior_phi, prior_name, distance, margin, unit,
-             metric, largest, source, solves, change_factor: float = 1.0,
-             first_smallest: tuple[float, np.ndarray] | None = None) -> Reconstruction:
+def _nearest(
+    first: _Problem,
+    base,
+    parameter_set,
+    prior_phi,
+    prior_name,
+    distance,
+    margin,
+    unit,
+    metric,
+    largest,
+    source,
+    solves,
+    change_factor: float = 1.0,
+    first_smallest: tuple[float, np.ndarray] | None = None,
+) -> Reconstruction:
     """The nearest consistent model (the smallest change of the model, then the prior among
     changes at most `change_factor` times that large), tried as NEAREST_ATTEMPTS says;
     NoConsistentModel naming the stage, the solver's status and the smallest change found when
@@ -655,16 +777,20 @@ def _nearest(first: _Problem, base, parameter_set, prior_phi, prior_name, distan
     stage, status, smallest_seen = "", "", None
     for number, (slack, factor) in enumerate(NEAREST_ATTEMPTS):
         note = "" if number == 0 else f" (retry {number}: slack {slack:g}, margin x {factor:g})"
-        problem = (first if factor == 1.0
-                   else _Problem(base, parameter_set, prior_phi, margin * factor, first.arm))
+        problem = (
+            first
+            if factor == 1.0
+            else _Problem(base, parameter_set, prior_phi, margin * factor, first.arm)
+        )
         consistency = problem.consistency()
         stage = "the smallest change of the model"
         if number == 0 and first_smallest is not None:
             smallest, change = first_smallest
         else:
             try:
-                smallest, change = _smallest_change(problem, consistency, unit, parameter_set,
-                                                    source, solves, note)
+                smallest, change = _smallest_change(
+                    problem, consistency, unit, parameter_set, source, solves, note
+                )
             except NoConsistentModel:
                 status = solves[-1]["status"]
                 continue
@@ -673,8 +799,16 @@ def _nearest(first: _Problem, base, parameter_set, prior_phi, prior_name, distan
         stage = "the prior, among changes this small"
         bound = smallest * (change_factor**2 + slack) + 1e-14  # squared norms
         try:
-            phi = _nearest_within(problem, consistency, problem.divergence(distance), unit, bound,
-                                  source, solves, note)
+            phi = _nearest_within(
+                problem,
+                consistency,
+                problem.divergence(distance),
+                unit,
+                bound,
+                source,
+                solves,
+                note,
+            )
         except NoConsistentModel:
             status = solves[-1]["status"]
             continue
@@ -682,33 +816,66 @@ def _nearest(first: _Problem, base, parameter_set, prior_phi, prior_name, distan
             exact_phi = problem.standard(np.arange(len(problem.b)))
             if _check(exact_phi, margin, first.arm) is None:
                 divergence = problem.divergence_value(exact_phi, distance)
-                return _result(base, parameter_set, exact_phi, True, np.zeros(len(base.names)),
-                               metric, 0.0, distance, divergence, prior_name, margin, solves,
-                               first.arm)
+                return _result(
+                    base,
+                    parameter_set,
+                    exact_phi,
+                    True,
+                    np.zeros(len(base.names)),
+                    metric,
+                    0.0,
+                    distance,
+                    divergence,
+                    prior_name,
+                    margin,
+                    solves,
+                    first.arm,
+                )
         failure = _check(phi, margin, first.arm)
         if failure is None:
-            return _nearest_result(problem, base, parameter_set, phi, unit, metric, distance,
-                                   prior_name, margin, solves)
+            return _nearest_result(
+                problem,
+                base,
+                parameter_set,
+                phi,
+                unit,
+                metric,
+                distance,
+                prior_name,
+                margin,
+                solves,
+            )
         solves[-1]["status"] += f" (rejected: {failure})"
         status = solves[-1]["status"]
     advice = margin_advice(largest, margin)
     searched = f"Clarabel: {status}, stage '{stage}', {len(NEAREST_ATTEMPTS)} attempts"
     if smallest_seen is None:
-        raise NoConsistentModel(source, f"no physically consistent standard vector exists even "
-                                f"with a changed model ({searched}){advice}",
-                                f"a model of the {parameter_set} set")
+        raise NoConsistentModel(
+            source,
+            f"no physically consistent standard vector exists even "
+            f"with a changed model ({searched}){advice}",
+            f"a model of the {parameter_set} set",
+        )
     smallest, change = smallest_seen
-    raise NoConsistentModel(source, f"no physically consistent link-level model reproduces it, and "
-                            f"the search for the nearest one failed ({searched}); the smallest "
-                            f"change that admits one is {np.sqrt(smallest):.3g} ({metric}; most: "
-                            f"{_moved(base.names, change)}){advice}",
-                            "a model that admits a consistent link-level model, or one closer to "
-                            "it")
+    raise NoConsistentModel(
+        source,
+        f"no physically consistent link-level model reproduces it, and "
+        f"the search for the nearest one failed ({searched}); the smallest "
+        f"change that admits one is {np.sqrt(smallest):.3g} ({metric}; most: "
+        f"{_moved(base.names, change)}){advice}",
+        "a model that admits a consistent link-level model, or one closer to it",
+    )
 
 
-def tradeoff(base: ParameterSet, factors=(1.0, 1.1, 1.25, 1.5, 2.0, 3.0), prior=None, distance: str = DEFAULT_DISTANCE,
-             margin: float = MARGIN, source: str = "base model",
-             arm: ArmDescription | None = None) -> list[Reconstruction]:
+def tradeoff(
+    base: ParameterSet,
+    factors=(1.0, 1.1, 1.25, 1.5, 2.0, 3.0),
+    prior=None,
+    distance: str = DEFAULT_DISTANCE,
+    margin: float = MARGIN,
+    source: str = "base model",
+    arm: ArmDescription | None = None,
+) -> list[Reconstruction]:
     """How close to the prior the links can come when the model may change more than it must: for
     each factor f, the consistent model nearest to the prior among those whose change is at most f
     times the smallest change that admits one (f = 1: the nearest consistent model of `reconstruct`).
@@ -719,15 +886,31 @@ def tradeoff(base: ParameterSet, factors=(1.0, 1.1, 1.25, 1.5, 2.0, 3.0), prior=
     problem = _Problem(base, parameter_set, prior_phi, margin, arm)
     unit, metric = _change_scale(base)
     solves: list[dict] = []
-    first_smallest = _smallest_change(problem, problem.consistency(), unit, parameter_set, source,
-                                      solves)
+    first_smallest = _smallest_change(
+        problem, problem.consistency(), unit, parameter_set, source, solves
+    )
     if first_smallest[0] < 1e-12:
         return []
     # each point's solves: the shared smallest change, then its own attempts
-    return [_nearest(problem, base, parameter_set, prior_phi, prior_name, distance, margin, unit,
-                     metric, None, source, solves[:1], change_factor=float(factor),
-                     first_smallest=first_smallest)
-            for factor in factors]
+    return [
+        _nearest(
+            problem,
+            base,
+            parameter_set,
+            prior_phi,
+            prior_name,
+            distance,
+            margin,
+            unit,
+            metric,
+            None,
+            source,
+            solves[:1],
+            change_factor=float(factor),
+            first_smallest=first_smallest,
+        )
+        for factor in factors
+    ]
 
 
 def _hard(problem: _Problem) -> list:
@@ -735,68 +918,156 @@ def _hard(problem: _Problem) -> list:
     return [problem.a[zero_rows] @ problem.x == problem.b[zero_rows]] if len(zero_rows) else []
 
 
-def _smallest_change(problem: _Problem, consistency: list, unit, parameter_set: str, source: str,
-                     solves: list, note: str = "") -> tuple[float, np.ndarray]:
+def _smallest_change(
+    problem: _Problem,
+    consistency: list,
+    unit,
+    parameter_set: str,
+    source: str,
+    solves: list,
+    note: str = "",
+) -> tuple[float, np.ndarray]:
     """The smallest squared change of the model (in `unit`) that admits a consistent vector, and
     the change itself (per base parameter, in `unit`)."""
     change = problem.change(unit)
     what = "nearest: smallest change of the model" + note
     status = problem.solve(cp.sum_squares(change), consistency + _hard(problem), what, solves)
     if status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
-        raise NoConsistentModel(source, f"no physically consistent standard vector exists even with a changed model (solver: {status})",
-                                f"a model of the {parameter_set} set")
+        raise NoConsistentModel(
+            source,
+            f"no physically consistent standard vector exists even with a changed model (solver: {status})",
+            f"a model of the {parameter_set} set",
+        )
     value = np.asarray(change.value, dtype=float)
     return float(np.sum(np.square(value))), value
 
 
-def _nearest_within(problem: _Problem, consistency: list, objective, unit, bound: float,
-                    source: str, solves: list, note: str = "") -> np.ndarray:
+def _nearest_within(
+    problem: _Problem,
+    consistency: list,
+    objective,
+    unit,
+    bound: float,
+    source: str,
+    solves: list,
+    note: str = "",
+) -> np.ndarray:
     """The consistent vector nearest to the prior whose squared change is at most `bound`."""
     change = problem.change(unit)
-    status = problem.solve(objective, consistency + _hard(problem) + [cp.sum_squares(change) <= bound],
-                           "nearest: the prior, among changes this small" + note, solves)
+    status = problem.solve(
+        objective,
+        consistency + _hard(problem) + [cp.sum_squares(change) <= bound],
+        "nearest: the prior, among changes this small" + note,
+        solves,
+    )
     if status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
         # seen for models far from any consistent one (e.g. ZZR7 = -0.01 kg·m^2): reported, not hidden
-        raise NoConsistentModel(source, f"no physically consistent link-level model reproduces it, and the search for the nearest one "
-                                f"failed (Clarabel: {status}, stage 'the prior, among changes this small')",
-                                "a model that admits a consistent link-level model, or one closer to it")
+        raise NoConsistentModel(
+            source,
+            f"no physically consistent link-level model reproduces it, and the search for the nearest one "
+            f"failed (Clarabel: {status}, stage 'the prior, among changes this small')",
+            "a model that admits a consistent link-level model, or one closer to it",
+        )
     zero_rows = np.flatnonzero(~problem.soft)
     return problem.standard(zero_rows) if len(zero_rows) else problem.scale * problem.x.value
 
 
-def _nearest_result(problem, base, parameter_set, phi, unit, metric, distance, prior_name, margin, solves) -> Reconstruction:
+def _nearest_result(
+    problem, base, parameter_set, phi, unit, metric, distance, prior_name, margin, solves
+) -> Reconstruction:
     failure = _check(phi, margin, problem.arm)
     if failure is not None:  # the solver's answer misses the margin (`reconstruct` retries first)
-        raise NoConsistentModel("nearest consistent model", f"the solver's answer fails the check "
-                                f"({failure}; Clarabel: {solves[-1]['status']}, stage 'the prior, "
-                                f"among changes this small')",
-                                "a model closer to a consistent one, or a larger change allowed")
+        raise NoConsistentModel(
+            "nearest consistent model",
+            f"the solver's answer fails the check "
+            f"({failure}; Clarabel: {solves[-1]['status']}, stage 'the prior, "
+            f"among changes this small')",
+            "a model closer to a consistent one, or a larger change allowed",
+        )
     full = arm_terms(problem.arm).base_matrix("full")
     delta = full[problem.set_rows] @ phi - base.values
-    return _result(base, parameter_set, phi, False, delta, metric, float(np.linalg.norm(delta / unit)), distance,
-                   problem.divergence_value(phi, distance), prior_name, margin, solves, problem.arm)
+    return _result(
+        base,
+        parameter_set,
+        phi,
+        False,
+        delta,
+        metric,
+        float(np.linalg.norm(delta / unit)),
+        distance,
+        problem.divergence_value(phi, distance),
+        prior_name,
+        margin,
+        solves,
+        problem.arm,
+    )
 
 
-def _result(base, parameter_set, phi, exact, change, metric, norm, distance, divergence,
-            prior_name, margin, solves, arm: ArmDescription | None = None) -> Reconstruction:
+def _result(
+    base,
+    parameter_set,
+    phi,
+    exact,
+    change,
+    metric,
+    norm,
+    distance,
+    divergence,
+    prior_name,
+    margin,
+    solves,
+    arm: ArmDescription | None = None,
+) -> Reconstruction:
     standard = ParameterSet(arm_terms(arm).names, phi, meta={"name": "reconstruction"})
-    return Reconstruction(parameter_set, base, standard, exact, change, metric, norm, distance,
-                          divergence, prior_name, margin, solves, arm=arm)
+    return Reconstruction(
+        parameter_set,
+        base,
+        standard,
+        exact,
+        change,
+        metric,
+        norm,
+        distance,
+        divergence,
+        prior_name,
+        margin,
+        solves,
+        arm=arm,
+    )
 
 
-def from_standard(standard: ParameterSet, margin: float = MARGIN,
-                  source: str = "standard parameters",
-                  arm: ArmDescription | None = None) -> Reconstruction:
+def from_standard(
+    standard: ParameterSet,
+    margin: float = MARGIN,
+    source: str = "standard parameters",
+    arm: ArmDescription | None = None,
+) -> Reconstruction:
     """A standard vector given as it is (the twin's truth, a previous reconstruction): checked, not changed."""
     names = arm_terms(arm).names
     phi = standard.ordered(names, source)
     failure = _check(phi, margin, arm)
     if failure is not None:
-        raise NoConsistentModel(source, f"not physically consistent: {failure}", "every link's pseudo-inertia positive definite, IA, FV, FS >= 0")
+        raise NoConsistentModel(
+            source,
+            f"not physically consistent: {failure}",
+            "every link's pseudo-inertia positive definite, IA, FV, FS >= 0",
+        )
     base = ParameterSet(names, phi)
-    return Reconstruction("standard", base, ParameterSet(names, phi), True, np.zeros(len(phi)),
-                          "none", 0.0, "none", 0.0, "none (given as standard parameters)", margin,
-                          [], arm=arm)
+    return Reconstruction(
+        "standard",
+        base,
+        ParameterSet(names, phi),
+        True,
+        np.zeros(len(phi)),
+        "none",
+        0.0,
+        "none",
+        0.0,
+        "none (given as standard parameters)",
+        margin,
+        [],
+        arm=arm,
+    )
 
 
 def require_exact(result: Reconstruction, source: str) -> Reconstruction:
@@ -805,8 +1076,11 @@ def require_exact(result: Reconstruction, source: str) -> Reconstruction:
         return result
     moved = ", ".join(f"{n} {x:+.2g}" for n, x in result.changed(3))
     advice = margin_advice(result.largest_margin, result.margin)
-    raise NoConsistentModel(source, f"no physically consistent link-level model reproduces it "
-                            f"(margin {result.margin:g} kg·m²){advice}; the nearest consistent one "
-                            f"changes it by {result.change_norm:.3g} ({result.change_metric}; "
-                            f"most: {moved})",
-                            "a model that admits one, or --nearest to export the nearest consistent model")
+    raise NoConsistentModel(
+        source,
+        f"no physically consistent link-level model reproduces it "
+        f"(margin {result.margin:g} kg·m²){advice}; the nearest consistent one "
+        f"changes it by {result.change_norm:.3g} ({result.change_metric}; "
+        f"most: {moved})",
+        "a model that admits one, or --nearest to export the nearest consistent model",
+    )

@@ -60,8 +60,14 @@ from crane_lib.export.consistent import link_inertial
 from crane_lib.model.arm_description import ArmDescription, as_float_matrix
 from crane_lib.model.dynamics import MOUNTINGS, gravity_sign, is_crane_x7
 from crane_lib.model.parameters import N_LINKS, ParameterSet, standard_parameter_names
-from crane_lib.model.robot_description import (ARM_JOINTS, DESCRIPTION_DIR, HAND_JOINT, load_description, place_mdh_frames,
-                                               zero_pose_link_frames)
+from crane_lib.model.robot_description import (
+    ARM_JOINTS,
+    DESCRIPTION_DIR,
+    HAND_JOINT,
+    load_description,
+    place_mdh_frames,
+    zero_pose_link_frames,
+)
 
 DRAKE_NAMESPACE = "http://drake.mit.edu"
 ROBOT_NAME = "crane_x7_identified"
@@ -110,14 +116,18 @@ class RobotModel:
     @property
     def axis_joints(self) -> list[Joint]:
         """The eight joints of the model's axes, in axis order."""
-        return sorted((j for j in self.joints if j.axis_number is not None), key=lambda j: j.axis_number)
+        return sorted(
+            (j for j in self.joints if j.axis_number is not None), key=lambda j: j.axis_number
+        )
 
 
 def _mounting_origin(mounting: str) -> np.ndarray:
     if mounting not in MOUNTINGS:
         raise InputError("mounting", repr(mounting), f"one of {sorted(MOUNTINGS)}")
     origin = np.eye(4)
-    if MOUNTINGS[mounting] > 0:  # hanging: gravity along +z0, i.e. base_link upside down in the world
+    if (
+        MOUNTINGS[mounting] > 0
+    ):  # hanging: gravity along +z0, i.e. base_link upside down in the world
         origin[:3, :3] = np.diag([1.0, -1.0, -1.0])
     return origin
 
@@ -133,7 +143,10 @@ def mdh_in_link_frames() -> list[np.ndarray]:
     joints, _ = load_description()
     frames = zero_pose_link_frames(joints)
     placement = place_mdh_frames()
-    return [np.linalg.inv(frames[link]) @ placement.frames[j] for j, link in enumerate(axis_links()[:N_LINKS])]
+    return [
+        np.linalg.inv(frames[link]) @ placement.frames[j]
+        for j, link in enumerate(axis_links()[:N_LINKS])
+    ]
 
 
 def _drive_terms(named: dict, axis_names) -> dict:
@@ -145,7 +158,9 @@ def _drive_terms(named: dict, axis_names) -> dict:
     }
 
 
-def robot_model(standard: ParameterSet, mounting: str = "hanging", notes: list[str] | None = None) -> RobotModel:
+def robot_model(
+    standard: ParameterSet, mounting: str = "hanging", notes: list[str] | None = None
+) -> RobotModel:
     """The exported robot of a 94-parameter standard vector (SI, MDH frames)."""
     values = standard.ordered(standard_parameter_names(), "standard parameters")
     named = dict(zip(standard_parameter_names(), values))
@@ -162,14 +177,29 @@ def robot_model(standard: ParameterSet, mounting: str = "hanging", notes: list[s
     for j in chain:
         origin = _mounting_origin(mounting) if j.parent == WORLD else j.origin
         number = axis_of.get(j.name)
-        joints.append(Joint(j.name, "fixed" if number is None else "revolute", j.parent, j.child, origin,
-                            None if number is None else np.asarray(j.axis, dtype=float), j.lower, j.upper, number,
-                            None if number is None else _velocity_limits().get(j.name)))
+        joints.append(
+            Joint(
+                j.name,
+                "fixed" if number is None else "revolute",
+                j.parent,
+                j.child,
+                origin,
+                None if number is None else np.asarray(j.axis, dtype=float),
+                j.lower,
+                j.upper,
+                number,
+                None if number is None else _velocity_limits().get(j.name),
+            )
+        )
     inertials = {}
-    for j, (link_name, pose) in enumerate(zip(axis_links()[:N_LINKS], mdh_in_link_frames()), start=1):
+    for j, (link_name, pose) in enumerate(
+        zip(axis_links()[:N_LINKS], mdh_in_link_frames()), start=1
+    ):
         body = link_inertial(values, j)
         rot, offset = pose[:3, :3], pose[:3, 3]
-        inertials[link_name] = Inertial(body.mass, rot @ body.com + offset, rot @ body.inertia @ rot.T)
+        inertials[link_name] = Inertial(
+            body.mass, rot @ body.com + offset, rot @ body.inertia @ rot.T
+        )
     names = ARM_JOINTS + (HAND_JOINT,)
     return RobotModel(
         joints=joints,
@@ -204,8 +234,12 @@ def arm_link_name(joint: str) -> str:
     return f"{joint}_link"
 
 
-def arm_robot_model(standard: ParameterSet, arm: ArmDescription, mounting: str | None = None,
-                    notes: list[str] | None = None) -> RobotModel:
+def arm_robot_model(
+    standard: ParameterSet,
+    arm: ArmDescription,
+    mounting: str | None = None,
+    notes: list[str] | None = None,
+) -> RobotModel:
     """The exported robot of another arm's standard vector (SI, the chain model's frames)."""
     names = arm.standard_parameter_names()
     values = standard.ordered(names, "standard parameters")
@@ -222,24 +256,48 @@ def arm_robot_model(standard: ParameterSet, arm: ArmDescription, mounting: str |
         origin[:3, 3] = [float(x) for x in joint.translation]
         child = arm_link_name(joint.name)
         actuator = arm.actuators[number - 1]
-        joints.append(Joint(joint.name, "revolute", parent, child, origin,
-                            np.array([0.0, 0.0, 1.0]), joint.lower, joint.upper, number,
-                            actuator.velocity_limit))
+        joints.append(
+            Joint(
+                joint.name,
+                "revolute",
+                parent,
+                child,
+                origin,
+                np.array([0.0, 0.0, 1.0]),
+                joint.lower,
+                joint.upper,
+                number,
+                actuator.velocity_limit,
+            )
+        )
         body = link_inertial(values, number, arm)
         inertials[child] = Inertial(body.mass, body.com, body.inertia)
         parent = child
     axis_names = [j.name for j in axes]
     if arm.gripper is not None:  # a massless rotor link on the last arm link, decoupled
         lower, upper = arm.gripper_limits
-        joints.append(Joint(arm.gripper, "revolute", parent, arm_link_name(arm.gripper), np.eye(4),
-                            np.array([0.0, 0.0, 1.0]), lower, upper, arm.n_axes,
-                            arm.actuators[-1].velocity_limit))
+        joints.append(
+            Joint(
+                arm.gripper,
+                "revolute",
+                parent,
+                arm_link_name(arm.gripper),
+                np.eye(4),
+                np.array([0.0, 0.0, 1.0]),
+                lower,
+                upper,
+                arm.n_axes,
+                arm.actuators[-1].velocity_limit,
+            )
+        )
         axis_names.append(arm.gripper)
-    header = [f"{arm.name}, identified dynamics ({{kind}}), written by crane-id export "
-              "(crane_lib.export);",
-              f"kinematics: the chain model's frames of the description ({arm.source}),",
-              "link j in joint j's frame. SI units, radians.",
-              f"Mounting: {mounting} (gravity along -z of the world)."]
+    header = [
+        f"{arm.name}, identified dynamics ({{kind}}), written by crane-id export "
+        "(crane_lib.export);",
+        f"kinematics: the chain model's frames of the description ({arm.source}),",
+        "link j in joint j's frame. SI units, radians.",
+        f"Mounting: {mounting} (gravity along -z of the world).",
+    ]
     return RobotModel(
         joints=joints,
         inertials=inertials,
@@ -253,8 +311,12 @@ def arm_robot_model(standard: ParameterSet, arm: ArmDescription, mounting: str |
     )
 
 
-def exported_robot(standard: ParameterSet, arm: ArmDescription | None = None,
-                   mounting: str | None = None, notes: list[str] | None = None) -> RobotModel:
+def exported_robot(
+    standard: ParameterSet,
+    arm: ArmDescription | None = None,
+    mounting: str | None = None,
+    notes: list[str] | None = None,
+) -> RobotModel:
     """The exported robot of any arm: the CRANE-X7's (None or its description) in the
     manufacturer's frames (`robot_model`, default "hanging"), another in its chain frames."""
     if is_crane_x7(arm):
@@ -266,7 +328,11 @@ def exported_robot(standard: ParameterSet, arm: ArmDescription | None = None,
 def _velocity_limits() -> dict[str, float]:
     """Joint velocity limits of the manufacturer's description (rad/s), which UrdfJoint does not carry."""
     with open(DESCRIPTION_DIR / "joints.csv", encoding="utf-8") as handle:
-        return {row["joint"]: float(row["velocity"]) for row in csv.DictReader(handle) if row["velocity"]}
+        return {
+            row["joint"]: float(row["velocity"])
+            for row in csv.DictReader(handle)
+            if row["velocity"]
+        }
 
 
 # ----------------------------------------------------------------------------- numbers as text
@@ -301,7 +367,14 @@ def _quaternion(rot: np.ndarray) -> tuple[float, float, float, float]:
 
 
 def _full_inertia(inertia: np.ndarray) -> list[float]:
-    return [inertia[0, 0], inertia[1, 1], inertia[2, 2], inertia[0, 1], inertia[0, 2], inertia[1, 2]]
+    return [
+        inertia[0, 0],
+        inertia[1, 1],
+        inertia[2, 2],
+        inertia[0, 1],
+        inertia[0, 2],
+        inertia[1, 2],
+    ]
 
 
 # ----------------------------------------------------------------------------- URDF
@@ -325,18 +398,42 @@ def urdf_text(robot: RobotModel) -> str:
             ET.SubElement(element, "origin", {"xyz": _nums(inertial.com), "rpy": "0 0 0"})
             ET.SubElement(element, "mass", {"value": _num(inertial.mass)})
             i = inertial.inertia
-            ET.SubElement(element, "inertia", {"ixx": _num(i[0, 0]), "ixy": _num(i[0, 1]), "ixz": _num(i[0, 2]),
-                                               "iyy": _num(i[1, 1]), "iyz": _num(i[1, 2]), "izz": _num(i[2, 2])})
+            ET.SubElement(
+                element,
+                "inertia",
+                {
+                    "ixx": _num(i[0, 0]),
+                    "ixy": _num(i[0, 1]),
+                    "ixz": _num(i[0, 2]),
+                    "iyy": _num(i[1, 1]),
+                    "iyz": _num(i[1, 2]),
+                    "izz": _num(i[2, 2]),
+                },
+            )
     for j in robot.joints:
         joint = ET.SubElement(root, "joint", {"name": j.name, "type": j.type})
-        ET.SubElement(joint, "origin", {"xyz": _nums(j.origin[:3, 3]), "rpy": _nums(_rpy(j.origin[:3, :3]))})
+        ET.SubElement(
+            joint, "origin", {"xyz": _nums(j.origin[:3, 3]), "rpy": _nums(_rpy(j.origin[:3, :3]))}
+        )
         ET.SubElement(joint, "parent", {"link": j.parent})
         ET.SubElement(joint, "child", {"link": j.child})
         if j.type == "revolute":
             ET.SubElement(joint, "axis", {"xyz": _nums(j.axis)})
-            ET.SubElement(joint, "limit", {"lower": _num(j.lower), "upper": _num(j.upper), "effort": _num(robot.effort[j.name]),
-                                           "velocity": _num(j.velocity if j.velocity is not None else 0.0)})
-            ET.SubElement(joint, "dynamics", {"damping": _num(robot.damping[j.name]), "friction": _num(robot.friction[j.name])})
+            ET.SubElement(
+                joint,
+                "limit",
+                {
+                    "lower": _num(j.lower),
+                    "upper": _num(j.upper),
+                    "effort": _num(robot.effort[j.name]),
+                    "velocity": _num(j.velocity if j.velocity is not None else 0.0),
+                },
+            )
+            ET.SubElement(
+                joint,
+                "dynamics",
+                {"damping": _num(robot.damping[j.name]), "friction": _num(robot.friction[j.name])},
+            )
     for j in robot.axis_joints:
         transmission = ET.SubElement(root, "transmission", {"name": f"{j.name}_transmission"})
         ET.SubElement(transmission, "type").text = "transmission_interface/SimpleTransmission"
@@ -344,7 +441,9 @@ def urdf_text(robot: RobotModel) -> str:
         ET.SubElement(joint, "hardwareInterface").text = "hardware_interface/EffortJointInterface"
         actuator = ET.SubElement(transmission, "actuator", {"name": f"{j.name}_actuator"})
         ET.SubElement(actuator, "mechanicalReduction").text = "1"
-        ET.SubElement(actuator, f"{{{DRAKE_NAMESPACE}}}rotor_inertia", {"value": _num(robot.armature[j.name])})
+        ET.SubElement(
+            actuator, f"{{{DRAKE_NAMESPACE}}}rotor_inertia", {"value": _num(robot.armature[j.name])}
+        )
         ET.SubElement(actuator, f"{{{DRAKE_NAMESPACE}}}gear_ratio", {"value": "1"})
     ET.indent(root, space="  ")
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
@@ -357,7 +456,9 @@ def read_urdf_joint_dynamics(path) -> dict[str, dict[str, float]]:
     try:
         root = ET.parse(path).getroot()
     except (OSError, ET.ParseError) as error:
-        raise InputError(str(path), f"not a readable URDF ({error})", "an XML file with a <robot> root") from None
+        raise InputError(
+            str(path), f"not a readable URDF ({error})", "an XML file with a <robot> root"
+        ) from None
     result: dict[str, dict[str, float]] = {}
     for joint in root.findall("joint"):
         if joint.get("type") not in ("revolute", "continuous"):
@@ -392,8 +493,14 @@ def mjcf_text(robot: RobotModel, timestep: float = 1e-3) -> str:
         "hinge and its centre of mass on it (its mass has no effect).",
     ]:
         root.append(ET.Comment(f" {line} "))
-    ET.SubElement(root, "compiler", {"angle": "radian", "autolimits": "true", "inertiafromgeom": "false"})
-    ET.SubElement(root, "option", {"gravity": f"0 0 {_num(-GRAVITY)}", "timestep": _num(timestep), "integrator": "RK4"})
+    ET.SubElement(
+        root, "compiler", {"angle": "radian", "autolimits": "true", "inertiafromgeom": "false"}
+    )
+    ET.SubElement(
+        root,
+        "option",
+        {"gravity": f"0 0 {_num(-GRAVITY)}", "timestep": _num(timestep), "integrator": "RK4"},
+    )
     world = ET.SubElement(root, "worldbody")
     bodies = {WORLD: world}
     hand = None
@@ -402,42 +509,73 @@ def mjcf_text(robot: RobotModel, timestep: float = 1e-3) -> str:
             hand = j
             continue
         quat = _quaternion(j.origin[:3, :3])
-        body = ET.SubElement(bodies[j.parent], "body", {"name": j.child, "pos": _nums(j.origin[:3, 3]), "quat": _nums(quat)})
+        body = ET.SubElement(
+            bodies[j.parent],
+            "body",
+            {"name": j.child, "pos": _nums(j.origin[:3, 3]), "quat": _nums(quat)},
+        )
         bodies[j.child] = body
         inertial = robot.inertials.get(j.child)
         if inertial is not None:
-            ET.SubElement(body, "inertial", {"pos": _nums(inertial.com), "mass": _num(inertial.mass),
-                                             "fullinertia": _nums(_full_inertia(inertial.inertia))})
+            ET.SubElement(
+                body,
+                "inertial",
+                {
+                    "pos": _nums(inertial.com),
+                    "mass": _num(inertial.mass),
+                    "fullinertia": _nums(_full_inertia(inertial.inertia)),
+                },
+            )
         if j.type == "revolute":
             ET.SubElement(body, "joint", _mjcf_joint(robot, j))
     if hand is not None:
         ia8 = robot.armature[hand.name]
         body = ET.SubElement(world, "body", {"name": HAND_ROTOR_BODY})
-        ET.SubElement(body, "inertial", {"pos": "0 0 0", "mass": _num(HAND_ROTOR_MASS), "diaginertia": _nums([ia8, ia8, ia8])})
+        ET.SubElement(
+            body,
+            "inertial",
+            {"pos": "0 0 0", "mass": _num(HAND_ROTOR_MASS), "diaginertia": _nums([ia8, ia8, ia8])},
+        )
         attributes = _mjcf_joint(robot, hand)
         attributes.update(axis="0 0 1", armature="0")
         ET.SubElement(body, "joint", attributes)
     actuators = ET.SubElement(root, "actuator")
     for j in robot.axis_joints:
         limit = robot.effort[j.name]
-        ET.SubElement(actuators, "motor", {"name": f"{j.name}_motor", "joint": j.name, "gear": "1",
-                                           "ctrlrange": f"{_num(-limit)} {_num(limit)}"})
+        ET.SubElement(
+            actuators,
+            "motor",
+            {
+                "name": f"{j.name}_motor",
+                "joint": j.name,
+                "gear": "1",
+                "ctrlrange": f"{_num(-limit)} {_num(limit)}",
+            },
+        )
     ET.indent(root, space="  ")
     return ET.tostring(root, encoding="unicode") + "\n"
 
 
 def _mjcf_joint(robot: RobotModel, j: Joint) -> dict[str, str]:
-    return {"name": j.name, "type": "hinge", "axis": _nums(j.axis), "range": f"{_num(j.lower)} {_num(j.upper)}",
-            "armature": _num(robot.armature[j.name]), "damping": _num(robot.damping[j.name]),
-            "frictionloss": _num(robot.friction[j.name])}
+    return {
+        "name": j.name,
+        "type": "hinge",
+        "axis": _nums(j.axis),
+        "range": f"{_num(j.lower)} {_num(j.upper)}",
+        "armature": _num(robot.armature[j.name]),
+        "damping": _num(robot.damping[j.name]),
+        "frictionloss": _num(robot.friction[j.name]),
+    }
 
 
 def _header(robot: RobotModel, kind: str) -> list[str]:
     if robot.header is not None:
         return [line.replace("{kind}", kind) for line in robot.header] + robot.notes
-    return [f"CRANE-X7, identified dynamics ({kind}), written by crane-id export (crane_lib.export); kinematics, link and",
-            "joint names: RT Corporation's crane_x7_description (non-commercial licence). SI units, radians.",
-            f"Mounting: {robot.mounting} (gravity along -z of the world)."] + robot.notes
+    return [
+        f"CRANE-X7, identified dynamics ({kind}), written by crane-id export (crane_lib.export); kinematics, link and",
+        "joint names: RT Corporation's crane_x7_description (non-commercial licence). SI units, radians.",
+        f"Mounting: {robot.mounting} (gravity along -z of the world).",
+    ] + robot.notes
 
 
 # ----------------------------------------------------------------------------- writing

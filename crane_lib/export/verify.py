@@ -44,8 +44,9 @@ class ToolCheck:
         return self.inertia_error <= TOLERANCE and self.torque_error <= TOLERANCE
 
 
-def random_states(n: int, seed: int,
-                  n_axes: int = N_AXES) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def random_states(
+    n: int, seed: int, n_axes: int = N_AXES
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(q, dq, ddq), each (n, n_axes): angles uniform on [-pi, pi), rates, accelerations N(0, 1)."""
     rng = np.random.default_rng(seed)
     size = (n, n_axes)
@@ -77,9 +78,17 @@ def pinocchio_check(urdf, model: DynamicModel, beta, n: int = 100, seed: int = 1
     for qi, dqi, ddqi in zip(q, dq, ddq):
         m = pinocchio.crba(robot, data, qi)  # with armature; upper triangle
         inertia.append(np.triu(m) + np.triu(m, 1).T)
-        torque.append(pinocchio.rnea(robot, data, qi, dqi, ddqi) + damping * dqi)  # rnea: rigid body + armature
-    return ToolCheck("Pinocchio", pinocchio.__version__, str(urdf), n,
-                     _relative(inertia, model.inertia_matrix(q, beta)), _relative(torque, model.inverse_dynamics(q, dq, ddq, beta)))
+        torque.append(
+            pinocchio.rnea(robot, data, qi, dqi, ddqi) + damping * dqi
+        )  # rnea: rigid body + armature
+    return ToolCheck(
+        "Pinocchio",
+        pinocchio.__version__,
+        str(urdf),
+        n,
+        _relative(inertia, model.inertia_matrix(q, beta)),
+        _relative(torque, model.inverse_dynamics(q, dq, ddq, beta)),
+    )
 
 
 def mujoco_model(mjcf, constraints: bool = True):
@@ -88,7 +97,9 @@ def mujoco_model(mjcf, constraints: bool = True):
 
     robot = mujoco.MjModel.from_xml_path(str(mjcf))
     if not constraints:
-        robot.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_LIMIT | mujoco.mjtDisableBit.mjDSBL_FRICTIONLOSS
+        robot.opt.disableflags |= (
+            mujoco.mjtDisableBit.mjDSBL_LIMIT | mujoco.mjtDisableBit.mjDSBL_FRICTIONLOSS
+        )
     return robot
 
 
@@ -101,13 +112,21 @@ def mujoco_check(mjcf, model: DynamicModel, beta, n: int = 100, seed: int = 1) -
     inertia, torque = [], []
     for qi, dqi, ddqi in zip(q, dq, ddq):
         data.qpos[:], data.qvel[:], data.qacc[:] = qi, dqi, ddqi
-        mujoco.mj_inverse(robot, data)  # M qacc + bias - passive (damping): rigid body + armature + viscous
+        mujoco.mj_inverse(
+            robot, data
+        )  # M qacc + bias - passive (damping): rigid body + armature + viscous
         full = np.zeros((robot.nv, robot.nv))
         mujoco.mj_fullM(robot, data, full)
         inertia.append(full)
         torque.append(data.qfrc_inverse.copy())
-    return ToolCheck("MuJoCo", mujoco.__version__, str(mjcf), n,
-                     _relative(inertia, model.inertia_matrix(q, beta)), _relative(torque, model.inverse_dynamics(q, dq, ddq, beta)))
+    return ToolCheck(
+        "MuJoCo",
+        mujoco.__version__,
+        str(mjcf),
+        n,
+        _relative(inertia, model.inertia_matrix(q, beta)),
+        _relative(torque, model.inverse_dynamics(q, dq, ddq, beta)),
+    )
 
 
 # ----------------------------------------------------------------------------- forward simulation

@@ -33,8 +33,16 @@ CRANE_X7 = "crane_x7"
 PROTOCOL = "DYNAMIXEL Protocol 2.0"  # the only bus protocol dynamixel-sdk's recorder speaks
 NO_SECONDARY_ID = 255  # e-Manual: Secondary ID 253..255 switches the shadow function off
 # e-Manual "Baud Rate(8)": register value of each rate (bit/s)
-BAUD_REGISTER = {9600: 0, 57600: 1, 115200: 2, 1_000_000: 3, 2_000_000: 4, 3_000_000: 5,
-                 4_000_000: 6, 4_500_000: 7}
+BAUD_REGISTER = {
+    9600: 0,
+    57600: 1,
+    115200: 2,
+    1_000_000: 3,
+    2_000_000: 4,
+    3_000_000: 5,
+    4_000_000: 6,
+    4_500_000: 7,
+}
 
 
 @dataclass(frozen=True)
@@ -102,8 +110,14 @@ def _crane_x7_bus() -> ArmBus:
         BusServo(dxl_id, axis, a.model, dxl_id, False, a.kt, a.current_limit_units)
         for axis, (dxl_id, a) in enumerate(zip(ct.AXIS_IDS, ACTUATORS), start=1)
     )
-    return ArmBus(CRANE_X7, "CRANE-X7", ct.BAUD_RATE, servos, CURRENT_UNIT_A,
-                  "crane_lib.hardware.control_table")
+    return ArmBus(
+        CRANE_X7,
+        "CRANE-X7",
+        ct.BAUD_RATE,
+        servos,
+        CURRENT_UNIT_A,
+        "crane_lib.hardware.control_table",
+    )
 
 
 def bus_of_description(key: str, description) -> ArmBus:
@@ -112,30 +126,52 @@ def bus_of_description(key: str, description) -> ArmBus:
     where = f"--robot {key}"
     bus = description.bus
     if bus is None:
-        raise InputError(where, "its description has no [bus] section",
-                         f"a [bus] section of a {PROTOCOL} arm (protocol, baud, ids per axis)")
+        raise InputError(
+            where,
+            "its description has no [bus] section",
+            f"a [bus] section of a {PROTOCOL} arm (protocol, baud, ids per axis)",
+        )
     if bus.protocol != PROTOCOL:
-        raise InputError(where, f"its servo bus is {bus.protocol}, not {PROTOCOL} (the recorder "
-                         "and the emulator speak dynamixel-sdk's Protocol 2.0 only)",
-                         "an arm of DYNAMIXEL X-series servos (crane_x7, vx300s)")
+        raise InputError(
+            where,
+            f"its servo bus is {bus.protocol}, not {PROTOCOL} (the recorder "
+            "and the emulator speak dynamixel-sdk's Protocol 2.0 only)",
+            "an arm of DYNAMIXEL X-series servos (crane_x7, vx300s)",
+        )
     servos = []
     units = {a.current_unit for a in description.actuators}
     if len(units) != 1:
-        raise InputError(where, "current register units that differ between axes",
-                         "one register unit per arm")
+        raise InputError(
+            where, "current register units that differ between axes", "one register unit per arm"
+        )
     for axis, (ids, actuator) in enumerate(zip(bus.ids, description.actuators), start=1):
         if actuator.model not in ct.MODEL_NUMBER:
-            raise InputError(where, f"axis {axis}: servo model {actuator.model!r}",
-                             f"an X-series model of the control table ({sorted(ct.MODEL_NUMBER)})")
+            raise InputError(
+                where,
+                f"axis {axis}: servo model {actuator.model!r}",
+                f"an X-series model of the control table ({sorted(ct.MODEL_NUMBER)})",
+            )
         reverse = bus.reverse[axis - 1] if bus.reverse else (False,) * len(ids)
         limit_units = round(actuator.current_limit / actuator.current_unit)
         for dxl_id, reversed_ in zip(ids, reverse):
-            servos.append(BusServo(int(dxl_id), axis, actuator.model, int(ids[0]), bool(reversed_),
-                                   actuator.kt, limit_units))
+            servos.append(
+                BusServo(
+                    int(dxl_id),
+                    axis,
+                    actuator.model,
+                    int(ids[0]),
+                    bool(reversed_),
+                    actuator.kt,
+                    limit_units,
+                )
+            )
     all_ids = [s.dxl_id for s in servos]
     if len(set(all_ids)) != len(all_ids) or len(bus.ids) != description.n_axes:
-        raise InputError(where, f"bus IDs {list(bus.ids)}",
-                         f"distinct IDs for each of the {description.n_axes} axes")
+        raise InputError(
+            where,
+            f"bus IDs {list(bus.ids)}",
+            f"distinct IDs for each of the {description.n_axes} axes",
+        )
     return ArmBus(key, description.name, int(bus.baud), tuple(servos), units.pop(), bus.source)
 
 

@@ -42,8 +42,15 @@ from pathlib import Path
 
 import dynamixel_sdk as sdk
 import numpy as np
-from dynamixel_sdk.protocol2_packet_handler import PKT_ERROR, PKT_ID, PKT_INSTRUCTION, PKT_LENGTH_H, PKT_LENGTH_L, PKT_PARAMETER0
-from dynamixel_sdk.protocol2_packet_handler import Protocol2PacketHandler
+from dynamixel_sdk.protocol2_packet_handler import (
+    PKT_ERROR,
+    PKT_ID,
+    PKT_INSTRUCTION,
+    PKT_LENGTH_H,
+    PKT_LENGTH_L,
+    PKT_PARAMETER0,
+    Protocol2PacketHandler,
+)
 from serial import SerialException
 
 from crane_lib.errors import InputError
@@ -52,22 +59,35 @@ from crane_lib.hardware.arm_bus import ArmBus, arm_bus
 from crane_lib.hardware.timing import REALTIME, Timing
 
 LATENCY_TIMER_LIMIT_MS = 1  # a 1 ms cycle needs the adapter to forward every byte within 1 ms
-SETUP_REPLY_TIMEOUT_MS = 250.0  # before torque, a slow answer is no danger: wait longer than the SDK's 34 ms
+SETUP_REPLY_TIMEOUT_MS = (
+    250.0  # before torque, a slow answer is no danger: wait longer than the SDK's 34 ms
+)
 SYSFS_USB_SERIAL = Path("/sys/bus/usb-serial/devices")
 PTY_SLAVE_MAJORS = range(136, 144)  # Linux devices.txt: Unix98 PTY slaves
 CLOCK_CHECK_S = 0.02  # the Realtime Tick is read twice this far apart (host time)
 COMM_NAMES = {
-    sdk.COMM_SUCCESS: "success", sdk.COMM_PORT_BUSY: "port busy", sdk.COMM_TX_FAIL: "transmit failed",
-    sdk.COMM_RX_FAIL: "no status packet", sdk.COMM_TX_ERROR: "bad instruction packet", sdk.COMM_RX_WAITING: "still receiving",
-    sdk.COMM_RX_TIMEOUT: "timeout (no status packet)", sdk.COMM_RX_CORRUPT: "corrupt status packet (CRC)",
+    sdk.COMM_SUCCESS: "success",
+    sdk.COMM_PORT_BUSY: "port busy",
+    sdk.COMM_TX_FAIL: "transmit failed",
+    sdk.COMM_RX_FAIL: "no status packet",
+    sdk.COMM_TX_ERROR: "bad instruction packet",
+    sdk.COMM_RX_WAITING: "still receiving",
+    sdk.COMM_RX_TIMEOUT: "timeout (no status packet)",
+    sdk.COMM_RX_CORRUPT: "corrupt status packet (CRC)",
     sdk.COMM_NOT_AVAILABLE: "not available",
 }
 PACKET_ERRORS = {
-    ct.ERROR_RESULT_FAIL: "result fail", ct.ERROR_INSTRUCTION: "instruction error", ct.ERROR_CRC: "CRC error",
-    ct.ERROR_DATA_RANGE: "data range error", ct.ERROR_DATA_LENGTH: "data length error", ct.ERROR_DATA_LIMIT: "data limit error",
+    ct.ERROR_RESULT_FAIL: "result fail",
+    ct.ERROR_INSTRUCTION: "instruction error",
+    ct.ERROR_CRC: "CRC error",
+    ct.ERROR_DATA_RANGE: "data range error",
+    ct.ERROR_DATA_LENGTH: "data length error",
+    ct.ERROR_DATA_LIMIT: "data limit error",
     ct.ERROR_ACCESS: "access error",
 }
-_CYCLE_STRUCT = struct.Struct("<Bhii")  # Hardware Error Status, Present Current, Present Velocity, Present Position
+_CYCLE_STRUCT = struct.Struct(
+    "<Bhii"
+)  # Hardware Error Status, Present Current, Present Velocity, Present Position
 
 
 class BusFault(RuntimeError):
@@ -100,7 +120,9 @@ class WaitingPortHandler(sdk.PortHandler):
     `reply_timeout_ms` plus the packet's own transmission time (instead of 2 x 16 ms + 2 ms);
     stale input is discarded before every transaction and drained after a timeout."""
 
-    def __init__(self, port_name: str, reply_timeout_ms: float, settle_ms: float = REALTIME.settle_ms):
+    def __init__(
+        self, port_name: str, reply_timeout_ms: float, settle_ms: float = REALTIME.settle_ms
+    ):
         super().__init__(port_name)
         self.reply_timeout_ms = float(reply_timeout_ms)
         self.settle_ms = float(settle_ms)
@@ -172,7 +194,10 @@ class CheckedPacketHandler(Protocol2PacketHandler):
         self.stale_packets = 0
 
     def _matches(self, rxpacket, dxl_id: int, length: int) -> bool:
-        if rxpacket[PKT_ID] == dxl_id and sdk.DXL_MAKEWORD(rxpacket[PKT_LENGTH_L], rxpacket[PKT_LENGTH_H]) == length:
+        if (
+            rxpacket[PKT_ID] == dxl_id
+            and sdk.DXL_MAKEWORD(rxpacket[PKT_LENGTH_L], rxpacket[PKT_LENGTH_H]) == length
+        ):
             return True
         self.stale_packets += 1
         return False
@@ -211,7 +236,11 @@ class CheckedPacketHandler(Protocol2PacketHandler):
         if result != sdk.COMM_SUCCESS:
             self._after_failure(port, result)
             return [], result, 0
-        return list(rxpacket[PKT_PARAMETER0 + 1:PKT_PARAMETER0 + 1 + length]), result, rxpacket[PKT_ERROR]
+        return (
+            list(rxpacket[PKT_PARAMETER0 + 1 : PKT_PARAMETER0 + 1 + length]),
+            result,
+            rxpacket[PKT_ERROR],
+        )
 
 
 def is_pseudo_terminal(port: str) -> bool:
@@ -234,8 +263,10 @@ def latency_timer_ms(port: str) -> int | None:
 
 def latency_fix(port: str) -> str:
     device = Path(os.path.realpath(port)).name
-    return (f"echo {LATENCY_TIMER_LIMIT_MS} | sudo tee {SYSFS_USB_SERIAL / device / 'latency_timer'}  "
-            f"(or: setserial {port} low_latency; a udev rule makes it permanent)")
+    return (
+        f"echo {LATENCY_TIMER_LIMIT_MS} | sudo tee {SYSFS_USB_SERIAL / device / 'latency_timer'}  "
+        f"(or: setserial {port} low_latency; a udev rule makes it permanent)"
+    )
 
 
 # ---------------------------------------------------------------- the servos
@@ -268,8 +299,14 @@ class CycleRead:
 class ServoBus:
     """An arm's servos behind one port (the CRANE-X7's eight by default; arm_bus.ArmBus)."""
 
-    def __init__(self, port: str, baud: int | None = None, arm: ArmBus | None = None,
-                 reply_timeout_ms: float | None = None, timing: Timing = REALTIME):
+    def __init__(
+        self,
+        port: str,
+        baud: int | None = None,
+        arm: ArmBus | None = None,
+        reply_timeout_ms: float | None = None,
+        timing: Timing = REALTIME,
+    ):
         self.arm = arm_bus() if arm is None else arm
         self.port_name = str(port)
         self.baud = self.arm.baud if baud is None else int(baud)
@@ -289,7 +326,9 @@ class ServoBus:
         self._servo_currents = [0] * len(self.bus_ids)
         self.timing = timing
         # while the arm is under torque (at most the cycle's watchdog); before torque at least SETUP_REPLY_TIMEOUT_MS
-        self.reply_timeout_ms = timing.reply_timeout_ms if reply_timeout_ms is None else float(reply_timeout_ms)
+        self.reply_timeout_ms = (
+            timing.reply_timeout_ms if reply_timeout_ms is None else float(reply_timeout_ms)
+        )
         self.setup_timeout_ms = max(SETUP_REPLY_TIMEOUT_MS, self.reply_timeout_ms)
         self.port: WaitingPortHandler | None = None
         self.packet = CheckedPacketHandler()
@@ -304,23 +343,37 @@ class ServoBus:
     def open(self) -> None:
         where = self.port_name
         if not os.path.exists(self.port_name):
-            raise InputError(where, "no such port", "the serial device of the arm's U2D2 adapter, e.g. /dev/ttyUSB0")
+            raise InputError(
+                where,
+                "no such port",
+                "the serial device of the arm's U2D2 adapter, e.g. /dev/ttyUSB0",
+            )
         self.latency_timer = latency_timer_ms(self.port_name)
         if self.latency_timer is not None and self.latency_timer > LATENCY_TIMER_LIMIT_MS:
-            raise InputError(where, f"USB latency timer {self.latency_timer} ms (a 1 ms cycle cannot run); fix: {latency_fix(self.port_name)}",
-                             f"at most {LATENCY_TIMER_LIMIT_MS} ms")
+            raise InputError(
+                where,
+                f"USB latency timer {self.latency_timer} ms (a 1 ms cycle cannot run); fix: {latency_fix(self.port_name)}",
+                f"at most {LATENCY_TIMER_LIMIT_MS} ms",
+            )
         if self.timing.lockstep and not is_pseudo_terminal(self.port_name):
-            raise InputError(where, f"{self.timing.name} timing on a port that is not a pseudo-terminal",
-                             "the emulator's terminal (lockstep is for tests and demonstrations; a real arm does not wait for the host)")
+            raise InputError(
+                where,
+                f"{self.timing.name} timing on a port that is not a pseudo-terminal",
+                "the emulator's terminal (lockstep is for tests and demonstrations; a real arm does not wait for the host)",
+            )
         port = WaitingPortHandler(self.port_name, self.setup_timeout_ms, self.timing.settle_ms)
         try:
             opened = port.openPort() and port.setBaudRate(self.baud)
         except Exception as error:  # pyserial raises SerialException / OSError subclasses
-            raise InputError(where, f"cannot open the port ({error})", "a serial port this user may open") from None
+            raise InputError(
+                where, f"cannot open the port ({error})", "a serial port this user may open"
+            ) from None
         if not opened:
-            raise InputError(where, f"cannot set {self.baud} bit/s",
-                             f"a port that supports the {self.arm.name}'s "
-                             f"{self.baud / 1e6:g} Mbit/s")
+            raise InputError(
+                where,
+                f"cannot set {self.baud} bit/s",
+                f"a port that supports the {self.arm.name}'s {self.baud / 1e6:g} Mbit/s",
+            )
         self.port = port
 
     def _servo_where(self, servo) -> str:
@@ -341,33 +394,46 @@ class ServoBus:
                 continue
             if model != expected:
                 name = ct.MODEL_NAME.get(model, "unknown")
-                raise InputError(self._servo_where(servo), f"model number {model} ({name})",
-                                 f"{expected} ({ct.MODEL_NAME[expected]})")
+                raise InputError(
+                    self._servo_where(servo),
+                    f"model number {model} ({name})",
+                    f"{expected} ({ct.MODEL_NAME[expected]})",
+                )
             firmware = self.read(dxl_id, ct.FIRMWARE_VERSION)
             found.append(ServoInfo(axis, dxl_id, model, firmware))
         if len(silent) == len(self.bus_ids):
             ids = ", ".join(map(str, self.bus_ids))
-            raise InputError(self.port_name,
-                             f"no servo answers a ping at {self.baud} bit/s on IDs {ids}",
-                             f"the {self.arm.name} powered and connected (12 V supply on, "
-                             f"U2D2 at {self.baud / 1e6:g} Mbit/s)")
+            raise InputError(
+                self.port_name,
+                f"no servo answers a ping at {self.baud} bit/s on IDs {ids}",
+                f"the {self.arm.name} powered and connected (12 V supply on, "
+                f"U2D2 at {self.baud / 1e6:g} Mbit/s)",
+            )
         if silent:
             servo, result = silent[0]
-            raise InputError(self._servo_where(servo), f"no answer to a ping ({comm_text(result)})",
-                             f"a {servo.model} answering at ID {servo.dxl_id}")
+            raise InputError(
+                self._servo_where(servo),
+                f"no answer to a ping ({comm_text(result)})",
+                f"a {servo.model} answering at ID {servo.dxl_id}",
+            )
         for info in found:
             if info.firmware < ct.MIN_FIRMWARE_BUS_WATCHDOG:
-                raise InputError(f"{self.port_name}, ID {info.dxl_id}", f"firmware v{info.firmware} has no Bus Watchdog",
-                                 f"firmware v{ct.MIN_FIRMWARE_BUS_WATCHDOG} or later (update with DYNAMIXEL Wizard 2.0)")
+                raise InputError(
+                    f"{self.port_name}, ID {info.dxl_id}",
+                    f"firmware v{info.firmware} has no Bus Watchdog",
+                    f"firmware v{ct.MIN_FIRMWARE_BUS_WATCHDOG} or later (update with DYNAMIXEL Wizard 2.0)",
+                )
         for servo in self.arm.shadows:
             # a shadow whose Secondary ID is not its primary's would not follow the goal writes:
             # the joint would get one servo's torque while the log assumed two
             secondary = self.read(servo.dxl_id, ct.SECONDARY_ID)
             if secondary != servo.primary_id:
-                raise InputError(self._servo_where(servo),
-                                 f"Secondary(Shadow) ID(12) is {secondary}",
-                                 f"{servo.primary_id}, the ID of the joint's primary servo, so "
-                                 "that the shadow follows its goal writes (as Interbotix sets it)")
+                raise InputError(
+                    self._servo_where(servo),
+                    f"Secondary(Shadow) ID(12) is {secondary}",
+                    f"{servo.primary_id}, the ID of the joint's primary servo, so "
+                    "that the shadow follows its goal writes (as Interbotix sets it)",
+                )
         self.servos = found
         return found
 
@@ -385,31 +451,52 @@ class ServoBus:
         standing = advanced <= 2  # reading the tick twice takes the lockstep clock about 0.2 ms
         where = f"{self.port_name}, ID {dxl_id}"
         if self.timing.lockstep and not standing:
-            raise InputError(where, f"Realtime Tick(120) advanced {advanced} ms in {waited_ms:.0f} ms: the device's clock runs on its own",
-                             f"the emulator in lockstep (python -m crane_lib.hardware.emulator --lockstep) for {self.timing.name} timing")
+            raise InputError(
+                where,
+                f"Realtime Tick(120) advanced {advanced} ms in {waited_ms:.0f} ms: the device's clock runs on its own",
+                f"the emulator in lockstep (python -m crane_lib.hardware.emulator --lockstep) for {self.timing.name} timing",
+            )
         if not self.timing.lockstep and advanced < CLOCK_CHECK_S * 1e3 / 2:
-            raise InputError(where, f"Realtime Tick(120) advanced {advanced} ms in {waited_ms:.0f} ms: the device's clock stands still "
-                             "(the emulator in lockstep)", f"a clock that runs with time for {self.timing.name} timing (or --timing lockstep)")
+            raise InputError(
+                where,
+                f"Realtime Tick(120) advanced {advanced} ms in {waited_ms:.0f} ms: the device's clock stands still "
+                "(the emulator in lockstep)",
+                f"a clock that runs with time for {self.timing.name} timing (or --timing lockstep)",
+            )
         return advanced
 
     def stale_counts(self) -> dict[str, str]:
-        return {"bus_stale_packets_dropped": str(self.packet.stale_packets),
-                "bus_stale_bytes_dropped": str(self.port.stale_bytes if self.port is not None else 0)}
+        return {
+            "bus_stale_packets_dropped": str(self.packet.stale_packets),
+            "bus_stale_bytes_dropped": str(self.port.stale_bytes if self.port is not None else 0),
+        }
 
     # -- single register access with checks
     def read(self, dxl_id: int, register: ct.Register) -> int:
-        read = {1: self.packet.read1ByteTxRx, 2: self.packet.read2ByteTxRx, 4: self.packet.read4ByteTxRx}[register.size]
+        read = {
+            1: self.packet.read1ByteTxRx,
+            2: self.packet.read2ByteTxRx,
+            4: self.packet.read4ByteTxRx,
+        }[register.size]
         value, result, error = read(self.port, dxl_id, register.address)
         if result != sdk.COMM_SUCCESS or (error & 0x7F):
-            raise InputError(f"{self.port_name}, ID {dxl_id}", f"reading {register.name}({register.address}) failed: "
-                             f"{comm_text(result) if result != sdk.COMM_SUCCESS else packet_error_text(error)}", "a status packet without error")
+            raise InputError(
+                f"{self.port_name}, ID {dxl_id}",
+                f"reading {register.name}({register.address}) failed: "
+                f"{comm_text(result) if result != sdk.COMM_SUCCESS else packet_error_text(error)}",
+                "a status packet without error",
+            )
         if register.signed and value >= 1 << (8 * register.size - 1):
             value -= 1 << (8 * register.size)
         return value
 
     def write(self, dxl_id: int, register: ct.Register, value: int) -> tuple[int, int]:
         """Write and return (communication result, packet error) without raising."""
-        write = {1: self.packet.write1ByteTxRx, 2: self.packet.write2ByteTxRx, 4: self.packet.write4ByteTxRx}[register.size]
+        write = {
+            1: self.packet.write1ByteTxRx,
+            2: self.packet.write2ByteTxRx,
+            4: self.packet.write4ByteTxRx,
+        }[register.size]
         raw = int(value) & ((1 << (8 * register.size)) - 1)
         return write(self.port, dxl_id, register.address, raw)
 
@@ -419,11 +506,18 @@ class ServoBus:
         if result != sdk.COMM_SUCCESS or (error & 0x7F):
             problem = comm_text(result) if result != sdk.COMM_SUCCESS else packet_error_text(error)
             found = self._try_read(dxl_id, register)
-            raise InputError(f"{self.port_name}, ID {dxl_id}", f"{register.name}({register.address}) is {found} and writing {value} failed: {problem}",
-                             expected)
+            raise InputError(
+                f"{self.port_name}, ID {dxl_id}",
+                f"{register.name}({register.address}) is {found} and writing {value} failed: {problem}",
+                expected,
+            )
         back = self.read(dxl_id, register)
         if back != value:
-            raise InputError(f"{self.port_name}, ID {dxl_id}", f"{register.name}({register.address}) reads back {back} after writing {value}", expected)
+            raise InputError(
+                f"{self.port_name}, ID {dxl_id}",
+                f"{register.name}({register.address}) reads back {back} after writing {value}",
+                expected,
+            )
 
     def _try_read(self, dxl_id: int, register: ct.Register) -> str:
         try:
@@ -439,52 +533,75 @@ class ServoBus:
         drive_modes, homing = [], []
         for info in self.servos:
             dxl_id = info.dxl_id
-            self.write_checked(dxl_id, ct.TORQUE_ENABLE, 0, "torque off before configuring (Torque Enable 0)")
+            self.write_checked(
+                dxl_id, ct.TORQUE_ENABLE, 0, "torque off before configuring (Torque Enable 0)"
+            )
             drive_mode = self.read(dxl_id, ct.DRIVE_MODE)
             reverse, bit = self._spec[dxl_id].reverse, bool(drive_mode & 0x01)
             # the reverse bit flips the position and current signs the log's angle convention
             # assumes; an arm whose servos are mounted mirrored has it set where its maker does
             if bit and not reverse:
-                raise InputError(f"{self.port_name}, ID {dxl_id}",
-                                 f"Drive Mode(10) is {drive_mode}: "
-                                 "bit 0 (reverse direction) is set",
-                                 f"the normal direction (bit 0 clear), as the {self.arm.name} "
-                                 "ships")
+                raise InputError(
+                    f"{self.port_name}, ID {dxl_id}",
+                    f"Drive Mode(10) is {drive_mode}: bit 0 (reverse direction) is set",
+                    f"the normal direction (bit 0 clear), as the {self.arm.name} ships",
+                )
             if reverse and not bit:
-                raise InputError(f"{self.port_name}, ID {dxl_id}",
-                                 f"Drive Mode(10) is {drive_mode}: "
-                                 "bit 0 (reverse direction) is clear",
-                                 f"bit 0 set, as the {self.arm.name}'s maker configures this "
-                                 "mirrored servo (its angle and current in the joint's direction)")
+                raise InputError(
+                    f"{self.port_name}, ID {dxl_id}",
+                    f"Drive Mode(10) is {drive_mode}: bit 0 (reverse direction) is clear",
+                    f"bit 0 set, as the {self.arm.name}'s maker configures this "
+                    "mirrored servo (its angle and current in the joint's direction)",
+                )
             drive_modes.append(drive_mode)
             homing.append(self.read(dxl_id, ct.HOMING_OFFSET))
             if self.read(dxl_id, ct.RETURN_DELAY_TIME) != 0:
-                self.write_checked(dxl_id, ct.RETURN_DELAY_TIME, 0, "Return Delay Time 0 (the servo answers at once)")
+                self.write_checked(
+                    dxl_id,
+                    ct.RETURN_DELAY_TIME,
+                    0,
+                    "Return Delay Time 0 (the servo answers at once)",
+                )
                 changed.append(f"ID {dxl_id} Return Delay Time -> 0")
             mode = self.read(dxl_id, ct.OPERATING_MODE)
             if mode != ct.OPERATING_MODE_CURRENT:
-                self.write_checked(dxl_id, ct.OPERATING_MODE, ct.OPERATING_MODE_CURRENT,
-                                   f"Operating Mode {ct.OPERATING_MODE_CURRENT} (current control; found {mode}: {ct.OPERATING_MODES.get(mode, 'unknown')})")
+                self.write_checked(
+                    dxl_id,
+                    ct.OPERATING_MODE,
+                    ct.OPERATING_MODE_CURRENT,
+                    f"Operating Mode {ct.OPERATING_MODE_CURRENT} (current control; found {mode}: {ct.OPERATING_MODES.get(mode, 'unknown')})",
+                )
                 changed.append(f"ID {dxl_id} Operating Mode {mode} -> {ct.OPERATING_MODE_CURRENT}")
             limit = self.read(dxl_id, ct.CURRENT_LIMIT)
             needed = int(current_limit_units[info.axis - 1])
             if limit < needed:
-                raise InputError(f"{self.port_name}, ID {dxl_id}", f"Current Limit(38) is {limit} units",
-                                 f"at least the controller's clamp of {needed} units "
-                                 f"(the {info.model} default)")
+                raise InputError(
+                    f"{self.port_name}, ID {dxl_id}",
+                    f"Current Limit(38) is {limit} units",
+                    f"at least the controller's clamp of {needed} units (the {info.model} default)",
+                )
             for pointer, target in ct.cycle_read_map():
                 register = ct.Register(pointer, 2, f"Indirect Address ({pointer})", True)
                 if self.read(dxl_id, register) != target:
-                    self.write_checked(dxl_id, register, target, f"Indirect Address({pointer}) = {target}")
+                    self.write_checked(
+                        dxl_id, register, target, f"Indirect Address({pointer}) = {target}"
+                    )
             self.write_checked(dxl_id, ct.GOAL_CURRENT, 0, "Goal Current 0 before torque on")
-        self._reader = sdk.GroupSyncRead(self.port, self.packet, ct.CYCLE_READ_ADDRESS, ct.CYCLE_READ_LENGTH)
-        self._writer = sdk.GroupSyncWrite(self.port, self.packet, ct.GOAL_CURRENT.address, ct.GOAL_CURRENT.size)
+        self._reader = sdk.GroupSyncRead(
+            self.port, self.packet, ct.CYCLE_READ_ADDRESS, ct.CYCLE_READ_LENGTH
+        )
+        self._writer = sdk.GroupSyncWrite(
+            self.port, self.packet, ct.GOAL_CURRENT.address, ct.GOAL_CURRENT.size
+        )
         for dxl_id in self.bus_ids:
             self._reader.addParam(dxl_id)
         for axis, dxl_id in enumerate(self.ids):  # goals to the primaries: their shadows follow
             self._writer.addParam(dxl_id, self._goal[axis])
-        self.configuration = {"configuration_changes": "; ".join(changed) or "none",
-                              "servo_drive_mode": " ".join(map(str, drive_modes)), "servo_homing_offset": " ".join(map(str, homing))}
+        self.configuration = {
+            "configuration_changes": "; ".join(changed) or "none",
+            "servo_drive_mode": " ".join(map(str, drive_modes)),
+            "servo_homing_offset": " ".join(map(str, homing)),
+        }
         return self.configuration
 
     def enable_torque(self, bus_watchdog_units: int) -> None:
@@ -497,7 +614,12 @@ class ServoBus:
             for info in self.servos:
                 self.write_checked(info.dxl_id, ct.TORQUE_ENABLE, 1, "Torque Enable 1 (read back)")
             for info in self.servos:
-                self.write_checked(info.dxl_id, ct.BUS_WATCHDOG, bus_watchdog_units, f"Bus Watchdog {bus_watchdog_units} x 20 ms")
+                self.write_checked(
+                    info.dxl_id,
+                    ct.BUS_WATCHDOG,
+                    bus_watchdog_units,
+                    f"Bus Watchdog {bus_watchdog_units} x 20 ms",
+                )
         except BaseException:
             self.torque_off()
             raise
@@ -507,14 +629,21 @@ class ServoBus:
     def read_cycle(self, out: CycleRead) -> None:
         result = self._reader.txRxPacket()
         if result != sdk.COMM_SUCCESS:
-            raise BusFault("timeout" if result == sdk.COMM_RX_TIMEOUT else ("crc" if result == sdk.COMM_RX_CORRUPT else "bus"),
-                           f"sync read: {comm_text(result)}")
+            raise BusFault(
+                "timeout"
+                if result == sdk.COMM_RX_TIMEOUT
+                else ("crc" if result == sdk.COMM_RX_CORRUPT else "bus"),
+                f"sync read: {comm_text(result)}",
+            )
         data = self._reader.data_dict
         currents = self._servo_currents
         for k, dxl_id in enumerate(self.bus_ids):
             raw = data[dxl_id]
             if len(raw) != ct.CYCLE_READ_LENGTH:
-                raise BusFault("bus", f"sync read: ID {dxl_id} returned {len(raw)} bytes, expected {ct.CYCLE_READ_LENGTH}")
+                raise BusFault(
+                    "bus",
+                    f"sync read: ID {dxl_id} returned {len(raw)} bytes, expected {ct.CYCLE_READ_LENGTH}",
+                )
             error, current, velocity, position = _CYCLE_STRUCT.unpack(bytes(raw))
             out.hardware_error[k] = error
             currents[k] = current
@@ -531,8 +660,12 @@ class ServoBus:
     def new_cycle_read(self) -> CycleRead:
         """A zeroed CycleRead sized for this arm (hardware errors per servo, the rest per axis)."""
         n = self.arm.n_axes
-        return CycleRead(np.zeros(len(self.bus_ids), dtype=np.int64), np.zeros(n),
-                         np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64))
+        return CycleRead(
+            np.zeros(len(self.bus_ids), dtype=np.int64),
+            np.zeros(n),
+            np.zeros(n, dtype=np.int64),
+            np.zeros(n, dtype=np.int64),
+        )
 
     def write_goal_current(self, units) -> None:
         for axis, dxl_id in enumerate(self.ids):
@@ -565,7 +698,9 @@ class ServoBus:
             for _ in range(attempts):
                 try:
                     self.write(dxl_id, ct.TORQUE_ENABLE, 0)
-                    value, result, _ = self.packet.read1ByteTxRx(self.port, dxl_id, ct.TORQUE_ENABLE.address)
+                    value, result, _ = self.packet.read1ByteTxRx(
+                        self.port, dxl_id, ct.TORQUE_ENABLE.address
+                    )
                     if result == sdk.COMM_SUCCESS and value == 0:
                         break
                     value = None

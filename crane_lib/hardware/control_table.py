@@ -58,7 +58,9 @@ MODEL_INFORMATION = Register(2, 4, "Model Information", False, True)
 FIRMWARE_VERSION = Register(6, 1, "Firmware Version", False, True)
 ID = Register(7, 1, "ID", True, True)
 BAUD = Register(8, 1, "Baud Rate", True, True)
-RETURN_DELAY_TIME = Register(9, 1, "Return Delay Time", True, True)  # units of 2 us, default 250 (500 us)
+RETURN_DELAY_TIME = Register(
+    9, 1, "Return Delay Time", True, True
+)  # units of 2 us, default 250 (500 us)
 DRIVE_MODE = Register(10, 1, "Drive Mode", True, True)
 OPERATING_MODE = Register(11, 1, "Operating Mode", True, True)
 SECONDARY_ID = Register(12, 1, "Secondary(Shadow) ID", True, True)
@@ -95,7 +97,9 @@ PROFILE_ACCELERATION = Register(108, 4, "Profile Acceleration", True)
 PROFILE_VELOCITY = Register(112, 4, "Profile Velocity", True)
 GOAL_POSITION = Register(116, 4, "Goal Position", True, signed=True)
 REALTIME_TICK = Register(120, 2, "Realtime Tick", False)
-REALTIME_TICK_MAX = 32767  # the tick counts milliseconds and wraps from 32767 to 0 (e-Manual, Realtime Tick(120))
+REALTIME_TICK_MAX = (
+    32767  # the tick counts milliseconds and wraps from 32767 to 0 (e-Manual, Realtime Tick(120))
+)
 MOVING = Register(122, 1, "Moving", False)
 MOVING_STATUS = Register(123, 1, "Moving Status", False)
 PRESENT_PWM = Register(124, 2, "Present PWM", False, signed=True)
@@ -108,32 +112,103 @@ PRESENT_INPUT_VOLTAGE = Register(144, 2, "Present Input Voltage", False)
 PRESENT_TEMPERATURE = Register(146, 1, "Present Temperature", False)
 
 REGISTERS = (
-    MODEL_NUMBER_REG, MODEL_INFORMATION, FIRMWARE_VERSION, ID, BAUD, RETURN_DELAY_TIME, DRIVE_MODE, OPERATING_MODE, SECONDARY_ID,
-    PROTOCOL_TYPE, HOMING_OFFSET, MOVING_THRESHOLD, TEMPERATURE_LIMIT, MAX_VOLTAGE_LIMIT, MIN_VOLTAGE_LIMIT, PWM_LIMIT, CURRENT_LIMIT,
-    ACCELERATION_LIMIT, VELOCITY_LIMIT, MAX_POSITION_LIMIT, MIN_POSITION_LIMIT, SHUTDOWN, TORQUE_ENABLE, LED, STATUS_RETURN_LEVEL,
-    REGISTERED_INSTRUCTION, HARDWARE_ERROR_STATUS, VELOCITY_I_GAIN, VELOCITY_P_GAIN, POSITION_D_GAIN, POSITION_I_GAIN, POSITION_P_GAIN,
-    FEEDFORWARD_2ND_GAIN, FEEDFORWARD_1ST_GAIN, BUS_WATCHDOG, GOAL_PWM, GOAL_CURRENT, GOAL_VELOCITY, PROFILE_ACCELERATION,
-    PROFILE_VELOCITY, GOAL_POSITION, REALTIME_TICK, MOVING, MOVING_STATUS, PRESENT_PWM, PRESENT_CURRENT, PRESENT_VELOCITY,
-    PRESENT_POSITION, VELOCITY_TRAJECTORY, POSITION_TRAJECTORY, PRESENT_INPUT_VOLTAGE, PRESENT_TEMPERATURE,
+    MODEL_NUMBER_REG,
+    MODEL_INFORMATION,
+    FIRMWARE_VERSION,
+    ID,
+    BAUD,
+    RETURN_DELAY_TIME,
+    DRIVE_MODE,
+    OPERATING_MODE,
+    SECONDARY_ID,
+    PROTOCOL_TYPE,
+    HOMING_OFFSET,
+    MOVING_THRESHOLD,
+    TEMPERATURE_LIMIT,
+    MAX_VOLTAGE_LIMIT,
+    MIN_VOLTAGE_LIMIT,
+    PWM_LIMIT,
+    CURRENT_LIMIT,
+    ACCELERATION_LIMIT,
+    VELOCITY_LIMIT,
+    MAX_POSITION_LIMIT,
+    MIN_POSITION_LIMIT,
+    SHUTDOWN,
+    TORQUE_ENABLE,
+    LED,
+    STATUS_RETURN_LEVEL,
+    REGISTERED_INSTRUCTION,
+    HARDWARE_ERROR_STATUS,
+    VELOCITY_I_GAIN,
+    VELOCITY_P_GAIN,
+    POSITION_D_GAIN,
+    POSITION_I_GAIN,
+    POSITION_P_GAIN,
+    FEEDFORWARD_2ND_GAIN,
+    FEEDFORWARD_1ST_GAIN,
+    BUS_WATCHDOG,
+    GOAL_PWM,
+    GOAL_CURRENT,
+    GOAL_VELOCITY,
+    PROFILE_ACCELERATION,
+    PROFILE_VELOCITY,
+    GOAL_POSITION,
+    REALTIME_TICK,
+    MOVING,
+    MOVING_STATUS,
+    PRESENT_PWM,
+    PRESENT_CURRENT,
+    PRESENT_VELOCITY,
+    PRESENT_POSITION,
+    VELOCITY_TRAJECTORY,
+    POSITION_TRAJECTORY,
+    PRESENT_INPUT_VOLTAGE,
+    PRESENT_TEMPERATURE,
 )
 
 # indirect addressing (RAM 64..661 may be mapped)
 INDIRECT_RAM_RANGE = (64, 661)
-INDIRECT_BLOCKS = ((168, 224, 28), (578, 634, 28))  # (first Indirect Address, first Indirect Data, entries)
+INDIRECT_BLOCKS = (
+    (168, 224, 28),
+    (578, 634, 28),
+)  # (first Indirect Address, first Indirect Data, entries)
 CONTROL_TABLE_SIZE = 662  # addresses 0..661
 
 OPERATING_MODE_CURRENT = 0  # Current Control Mode
-OPERATING_MODES = {0: "current", 1: "velocity", 3: "position", 4: "extended position", 5: "current-based position", 16: "PWM"}
+OPERATING_MODES = {
+    0: "current",
+    1: "velocity",
+    3: "position",
+    4: "extended position",
+    5: "current-based position",
+    16: "PWM",
+}
 
 # status-packet error field (Protocol 2.0)
 ERROR_ALERT = 0x80
-ERROR_RESULT_FAIL, ERROR_INSTRUCTION, ERROR_CRC, ERROR_DATA_RANGE, ERROR_DATA_LENGTH, ERROR_DATA_LIMIT, ERROR_ACCESS = range(1, 8)
+(
+    ERROR_RESULT_FAIL,
+    ERROR_INSTRUCTION,
+    ERROR_CRC,
+    ERROR_DATA_RANGE,
+    ERROR_DATA_LENGTH,
+    ERROR_DATA_LIMIT,
+    ERROR_ACCESS,
+) = range(1, 8)
 
 # Hardware Error Status (70) bits
-HARDWARE_ERROR_BITS = {0x01: "input voltage", 0x04: "overheating", 0x08: "motor encoder", 0x10: "electrical shock", 0x20: "overload"}
+HARDWARE_ERROR_BITS = {
+    0x01: "input voltage",
+    0x04: "overheating",
+    0x08: "motor encoder",
+    0x10: "electrical shock",
+    0x20: "overload",
+}
 SHUTDOWN_DEFAULT = 0x34  # overheating, electrical shock, overload (e-Manual initial value 52)
 
-VELOCITY_UNIT_RAD_S = 0.229 * 2.0 * 3.141592653589793 / 60.0  # 0.229 rpm per unit of Present Velocity
+VELOCITY_UNIT_RAD_S = (
+    0.229 * 2.0 * 3.141592653589793 / 60.0
+)  # 0.229 rpm per unit of Present Velocity
 
 
 def hardware_error_text(bits: int) -> str:
@@ -173,4 +248,3 @@ def cycle_read_map() -> list[tuple[int, int]]:
 def axis_of_id(dxl_id: int) -> int:
     """1-based axis of a CRANE-X7 servo ID."""
     return AXIS_IDS.index(dxl_id) + 1
-

@@ -23,13 +23,18 @@ from crane_lib.hardware.emulator import EmulatorConfig, EmulatorProcess
 from crane_lib.hardware.recorder import ArmRecording, RecorderSettings, record_arm
 from crane_lib.hardware.timing import LOCKSTEP, REALTIME
 
-TIMING_FAULTS = ("watchdog", "timeout")  # what a stalled host looks like to the recorder in real time
+TIMING_FAULTS = (
+    "watchdog",
+    "timeout",
+)  # what a stalled host looks like to the recorder in real time
 
 
 @dataclass
 class EmulatedRecording:
     recording: ArmRecording
-    attempts: list[str] = field(default_factory=list)  # the fault of every attempt ("none" for a complete one)
+    attempts: list[str] = field(
+        default_factory=list
+    )  # the fault of every attempt ("none" for a complete one)
     emulator: dict = field(default_factory=dict)  # the emulator's snapshot after the last attempt
     wall_s: float = 0.0
 
@@ -40,34 +45,48 @@ class EmulatedRecording:
     def require_complete(self) -> None:
         """Raise unless the recording ran to its end (a demonstration must not go on with a part)."""
         if not self.complete:
-            raise RuntimeError(f"the recording through the emulator stopped: {'; '.join(self.attempts)}")
+            raise RuntimeError(
+                f"the recording through the emulator stopped: {'; '.join(self.attempts)}"
+            )
 
 
-def demo_config(seed: int = 1, realtime: bool = True, lockstep: bool = True,
-                arm: str = CRANE_X7) -> EmulatorConfig:
+def demo_config(
+    seed: int = 1, realtime: bool = True, lockstep: bool = True, arm: str = CRANE_X7
+) -> EmulatorConfig:
     """Factory control tables and the arm straightened (all angles 0), resting there until the
     torque is on: what a user's arm looks like when switched on. The emulator has no mechanical
     joint stops, so an unsupported arm would sag past joint 4's 0 deg limit before the recorder
     had configured the servos; resting on its stand it cannot. Lockstep by default (timing.py)."""
-    return EmulatorConfig(seed=seed, realtime=realtime, held_until_torque=True, lockstep=lockstep,
-                          arm=arm)
+    return EmulatorConfig(
+        seed=seed, realtime=realtime, held_until_torque=True, lockstep=lockstep, arm=arm
+    )
 
 
 def settings_for(config: EmulatorConfig, **fields) -> RecorderSettings:
     """Recorder settings whose timing and arm match the emulator's."""
     timing = LOCKSTEP if config.lockstep else REALTIME
-    return RecorderSettings(**{"timing": timing, "realtime": config.realtime, "arm": config.arm,
-                               **fields})
+    return RecorderSettings(
+        **{"timing": timing, "realtime": config.realtime, "arm": config.arm, **fields}
+    )
 
 
-def record_on_emulator(command_file, out, config: EmulatorConfig | None = None, settings: RecorderSettings | None = None,
-                       attempts: int = 1, emulator: EmulatorProcess | None = None, **fields) -> EmulatedRecording:
+def record_on_emulator(
+    command_file,
+    out,
+    config: EmulatorConfig | None = None,
+    settings: RecorderSettings | None = None,
+    attempts: int = 1,
+    emulator: EmulatorProcess | None = None,
+    **fields,
+) -> EmulatedRecording:
     """Record `command_file` through a fresh emulator (or `emulator`, reset to `config`); without
     `settings`, the recorder's timing matches the emulator's clock and `fields` set the rest."""
     config = config or demo_config()
     settings = settings or settings_for(config, **fields)
     if settings.timing.lockstep != config.lockstep:
-        raise ValueError(f"the recorder's {settings.timing.name} timing against an emulator {'in' if config.lockstep else 'out of'} lockstep")
+        raise ValueError(
+            f"the recorder's {settings.timing.name} timing against an emulator {'in' if config.lockstep else 'out of'} lockstep"
+        )
     own = emulator is None
     start = time.perf_counter()
     emulator = EmulatorProcess(config) if own else emulator
@@ -77,7 +96,12 @@ def record_on_emulator(command_file, out, config: EmulatorConfig | None = None, 
             emulator.reset(config)
             recording = record_arm(command_file, emulator.port, out, settings)
             faults.append("none" if recording.fault is None else recording.fault.text())
-            if recording.fault is None or recording.fault.kind not in TIMING_FAULTS or config.faults or config.lockstep:
+            if (
+                recording.fault is None
+                or recording.fault.kind not in TIMING_FAULTS
+                or config.faults
+                or config.lockstep
+            ):
                 break
         snapshot = emulator.snapshot()
     finally:
@@ -96,5 +120,11 @@ def start_posture_config(**overrides) -> EmulatorConfig:
         from crane_lib.twin.recorder import command_format
 
         posture = command_format(arm).start_posture_deg
-    return EmulatorConfig(**{"start_posture": tuple(np.radians(posture)), "held_until_torque": True,
-                             "lockstep": True, **overrides})
+    return EmulatorConfig(
+        **{
+            "start_posture": tuple(np.radians(posture)),
+            "held_until_torque": True,
+            "lockstep": True,
+            **overrides,
+        }
+    )

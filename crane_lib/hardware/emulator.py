@@ -88,8 +88,14 @@ import numpy as np
 from crane_lib.constants import CONTROL_PERIOD_S, ENCODER_RESOLUTION_RAD
 from crane_lib.hardware import control_table as ct
 from crane_lib.hardware import protocol as p
-from crane_lib.hardware.arm_bus import (BAUD_REGISTER, CRANE_X7, NO_SECONDARY_ID, ArmBus, BusServo,
-                                        arm_bus)
+from crane_lib.hardware.arm_bus import (
+    BAUD_REGISTER,
+    CRANE_X7,
+    NO_SECONDARY_ID,
+    ArmBus,
+    BusServo,
+    arm_bus,
+)
 from crane_lib.hardware.timing import LOCKSTEP_BUS_BAUD
 
 FIRMWARE_VERSION = 46  # what the emulated servos report (Bus Watchdog needs v38 or later)
@@ -107,7 +113,9 @@ class Fault:
     kind: str
     target: int
     after: float = 0.0
-    count: int = 0  # drop / corrupt_crc / late: how many packets (0: drop all, corrupt one, delay all)
+    count: int = (
+        0  # drop / corrupt_crc / late: how many packets (0: drop all, corrupt one, delay all)
+    )
     bits: int = 0x20  # hardware_error
     delay_ms: float = 0.0  # late
 
@@ -130,7 +138,9 @@ class EmulatorConfig:
     absent: tuple[int, ...] = ()  # IDs that never answer (a servo missing from the bus)
     operating_mode_locked: bool = False  # writes of Operating Mode fail with the Access Error
     realtime: bool = False  # ask for SCHED_FIFO for the emulator process (root or CAP_SYS_NICE)
-    held_until_torque: bool = False  # the arm is held at start_posture until the first Torque Enable
+    held_until_torque: bool = (
+        False  # the arm is held at start_posture until the first Torque Enable
+    )
     #   (as if someone held it there): a test starts at the command file's start posture without an approach
     lockstep: bool = False  # device time driven by the bus (one control period per SYNC READ), not the wall clock
     arm: str = CRANE_X7  # whose servos answer and whose twin moves behind them (arm_bus.arm_bus)
@@ -155,8 +165,9 @@ class EmulatorConfig:
         n = self.bus().n_axes
         posture = np.asarray(self.start_posture, dtype=float) if self.start_posture else np.zeros(n)
         if posture.shape != (n,):
-            raise ValueError(f"start posture of {posture.size} angles for the {self.bus().name}'s "
-                             f"{n} axes")
+            raise ValueError(
+                f"start posture of {posture.size} angles for the {self.bus().name}'s {n} axes"
+            )
         return posture
 
 
@@ -181,18 +192,32 @@ def _register_map() -> tuple[list, list]:
 
 
 OWNER, OFFSET = _register_map()
-_FORMATS = {(1, False): struct.Struct("<B"), (1, True): struct.Struct("<b"), (2, False): struct.Struct("<H"),
-            (2, True): struct.Struct("<h"), (4, False): struct.Struct("<I"), (4, True): struct.Struct("<i")}
+_FORMATS = {
+    (1, False): struct.Struct("<B"),
+    (1, True): struct.Struct("<b"),
+    (2, False): struct.Struct("<H"),
+    (2, True): struct.Struct("<h"),
+    (4, False): struct.Struct("<I"),
+    (4, True): struct.Struct("<i"),
+}
 INDIRECT_DATA_TO_ADDRESS = {
-    data_first + n: address_first + 2 * n for address_first, data_first, entries in ct.INDIRECT_BLOCKS for n in range(entries)
+    data_first + n: address_first + 2 * n
+    for address_first, data_first, entries in ct.INDIRECT_BLOCKS
+    for n in range(entries)
 }
 
 
 class Servo:
     """The control table of one emulated servo and the rules of reading and writing it."""
 
-    def __init__(self, dxl_id: int, model: int, axis: int, config: EmulatorConfig,
-                 spec: BusServo | None = None):
+    def __init__(
+        self,
+        dxl_id: int,
+        model: int,
+        axis: int,
+        config: EmulatorConfig,
+        spec: BusServo | None = None,
+    ):
         """Servo `dxl_id` of axis `axis` (1-based); `spec`: its place on the arm's bus (default:
         the axis's primary servo)."""
         spec = config.bus().axis_servos(axis)[0] if spec is None else spec
@@ -205,24 +230,46 @@ class Servo:
         baud = BAUD_REGISTER[config.bus().baud]
         secondary = spec.primary_id if spec.shadow else NO_SECONDARY_ID
         defaults = {
-            ct.MODEL_NUMBER_REG: model, ct.FIRMWARE_VERSION: config.firmware, ct.ID: dxl_id,
-            ct.BAUD: baud, ct.RETURN_DELAY_TIME: config.return_delay,
-            ct.OPERATING_MODE: config.operating_mode, ct.SECONDARY_ID: secondary,
+            ct.MODEL_NUMBER_REG: model,
+            ct.FIRMWARE_VERSION: config.firmware,
+            ct.ID: dxl_id,
+            ct.BAUD: baud,
+            ct.RETURN_DELAY_TIME: config.return_delay,
+            ct.OPERATING_MODE: config.operating_mode,
+            ct.SECONDARY_ID: secondary,
             ct.DRIVE_MODE: 1 if spec.reverse else 0,
-            ct.PROTOCOL_TYPE: 2, ct.MOVING_THRESHOLD: 10, ct.TEMPERATURE_LIMIT: 80, ct.MAX_VOLTAGE_LIMIT: 160,
-            ct.MIN_VOLTAGE_LIMIT: 95, ct.PWM_LIMIT: 885, ct.CURRENT_LIMIT: spec.current_limit_units,
+            ct.PROTOCOL_TYPE: 2,
+            ct.MOVING_THRESHOLD: 10,
+            ct.TEMPERATURE_LIMIT: 80,
+            ct.MAX_VOLTAGE_LIMIT: 160,
+            ct.MIN_VOLTAGE_LIMIT: 95,
+            ct.PWM_LIMIT: 885,
+            ct.CURRENT_LIMIT: spec.current_limit_units,
             ct.ACCELERATION_LIMIT: 32767,
-            ct.VELOCITY_LIMIT: 350, ct.MAX_POSITION_LIMIT: 4095, ct.MIN_POSITION_LIMIT: 0, ct.SHUTDOWN: ct.SHUTDOWN_DEFAULT,
-            ct.STATUS_RETURN_LEVEL: 2, ct.VELOCITY_I_GAIN: 1920, ct.VELOCITY_P_GAIN: 100, ct.POSITION_P_GAIN: 800,
-            ct.PRESENT_INPUT_VOLTAGE: PRESENT_VOLTAGE_DV, ct.PRESENT_TEMPERATURE: PRESENT_TEMPERATURE_C,
+            ct.VELOCITY_LIMIT: 350,
+            ct.MAX_POSITION_LIMIT: 4095,
+            ct.MIN_POSITION_LIMIT: 0,
+            ct.SHUTDOWN: ct.SHUTDOWN_DEFAULT,
+            ct.STATUS_RETURN_LEVEL: 2,
+            ct.VELOCITY_I_GAIN: 1920,
+            ct.VELOCITY_P_GAIN: 100,
+            ct.POSITION_P_GAIN: 800,
+            ct.PRESENT_INPUT_VOLTAGE: PRESENT_VOLTAGE_DV,
+            ct.PRESENT_TEMPERATURE: PRESENT_TEMPERATURE_C,
         }
         defaults.update({ct.SECONDARY_ID: v for i, v in config.secondary_ids if i == dxl_id})
         defaults.update({ct.DRIVE_MODE: v for i, v in config.drive_modes if i == dxl_id})
         for register, value in defaults.items():
             self.set(register, value)
-        for address_first, data_first, entries in ct.INDIRECT_BLOCKS:  # factory: each points at its own data byte
+        for (
+            address_first,
+            data_first,
+            entries,
+        ) in ct.INDIRECT_BLOCKS:  # factory: each points at its own data byte
             for n in range(entries):
-                self.table[address_first + 2 * n:address_first + 2 * n + 2] = (data_first + n).to_bytes(2, "little")
+                self.table[address_first + 2 * n : address_first + 2 * n + 2] = (
+                    data_first + n
+                ).to_bytes(2, "little")
         self.mode_locked = config.operating_mode_locked
         self._read_plan: dict[tuple[int, int], list[int]] = {}
         self.torque_events: list[tuple[float, int]] = []  # (device time, new Torque Enable value)
@@ -261,16 +308,20 @@ class Servo:
         pointer = INDIRECT_DATA_TO_ADDRESS.get(address)
         if pointer is None:
             return address
-        return int.from_bytes(self.table[pointer:pointer + 2], "little")
+        return int.from_bytes(self.table[pointer : pointer + 2], "little")
 
     def read(self, address: int, length: int) -> tuple[int, bytes]:
         if length < 1 or address < 0 or address + length > ct.CONTROL_TABLE_SIZE:
             return ct.ERROR_ACCESS, b""
         targets = self._read_plan.get((address, length))
         if targets is None:  # cached until an Indirect Address changes
-            targets = self._read_plan[address, length] = [self._resolve(a) for a in range(address, address + length)]
-        if targets[-1] - targets[0] == length - 1 and targets == list(range(targets[0], targets[0] + length)):
-            return 0, bytes(self.table[targets[0]:targets[0] + length])
+            targets = self._read_plan[address, length] = [
+                self._resolve(a) for a in range(address, address + length)
+            ]
+        if targets[-1] - targets[0] == length - 1 and targets == list(
+            range(targets[0], targets[0] + length)
+        ):
+            return 0, bytes(self.table[targets[0] : targets[0] + length])
         table = self.table
         return 0, bytes([table[a] for a in targets])
 
@@ -282,8 +333,15 @@ class Servo:
         if not data or address < 0 or address + len(data) > ct.CONTROL_TABLE_SIZE:
             return ct.ERROR_ACCESS
         owner = OWNER[address]
-        if (owner is not None and owner.address == address and owner.size == len(data) and address not in INDIRECT_DATA_TO_ADDRESS):
-            touched = {address: (owner, dict(enumerate(data)))}  # the common case: one whole register
+        if (
+            owner is not None
+            and owner.address == address
+            and owner.size == len(data)
+            and address not in INDIRECT_DATA_TO_ADDRESS
+        ):
+            touched = {
+                address: (owner, dict(enumerate(data)))
+            }  # the common case: one whole register
         else:
             touched = {}
             for k, byte in enumerate(data):
@@ -300,7 +358,7 @@ class Servo:
                 return ct.ERROR_ACCESS
             if register is ct.OPERATING_MODE and self.mode_locked:
                 return ct.ERROR_ACCESS
-            raw = bytearray(self.table[register.address:register.address + register.size])
+            raw = bytearray(self.table[register.address : register.address + register.size])
             for k, byte in parts.items():
                 raw[k] = byte
             value = _FORMATS[register.size, register.signed].unpack(raw)[0]
@@ -328,7 +386,10 @@ class Servo:
                 return ct.ERROR_DATA_RANGE  # goal values are read-only after a bus-watchdog stop
             if abs(value) > self.get(ct.CURRENT_LIMIT):
                 return ct.ERROR_DATA_LIMIT
-        if register.name.startswith("Indirect Address") and not ct.INDIRECT_RAM_RANGE[0] <= value <= ct.INDIRECT_RAM_RANGE[1]:
+        if (
+            register.name.startswith("Indirect Address")
+            and not ct.INDIRECT_RAM_RANGE[0] <= value <= ct.INDIRECT_RAM_RANGE[1]
+        ):
             return ct.ERROR_DATA_RANGE
         return 0
 
@@ -356,7 +417,11 @@ class Servo:
 
     def delivered_units(self) -> int:
         """Goal current the motor acts on (register units): zero unless torque is on in current mode."""
-        if not self.torque_on or self.get(ct.OPERATING_MODE) != ct.OPERATING_MODE_CURRENT or self.get(ct.BUS_WATCHDOG) == -1:
+        if (
+            not self.torque_on
+            or self.get(ct.OPERATING_MODE) != ct.OPERATING_MODE_CURRENT
+            or self.get(ct.BUS_WATCHDOG) == -1
+        ):
             return 0
         return self.get(ct.GOAL_CURRENT)
 
@@ -387,11 +452,15 @@ class RealTimePlant:
         # per servo (bus order): its axis (0-based), the servos sharing that axis, its motor current
         # (A, in its own direction); each servo of an axis delivers its share of the axis's torque
         self.servo_axis = [s.axis - 1 for s in bus.servos]
-        self.axis_servos = [[k for k, s in enumerate(bus.servos) if s.axis == axis]
-                            for axis in range(1, self.n_axes + 1)]
+        self.axis_servos = [
+            [k for k, s in enumerate(bus.servos) if s.axis == axis]
+            for axis in range(1, self.n_axes + 1)
+        ]
         self.current = np.zeros(len(bus.servos))
         self.direction = np.ones(len(bus.servos), dtype=np.int64)
-        self.t0 = 0.0 if config.lockstep else time.monotonic()  # after the loading above: the plant's clock starts now
+        self.t0 = (
+            0.0 if config.lockstep else time.monotonic()
+        )  # after the loading above: the plant's clock starts now
         self.steps = 0
         self.failed = ""
         noise = twin.noise_array(1.0, bus.current_unit)
@@ -402,12 +471,16 @@ class RealTimePlant:
         return self.steps * self.plant.step
 
     def advance(self, now: float) -> None:
-        due = int((now - self.t0) / self.plant.step + 1e-6)  # a lockstep time on the step grid is not one step short
+        due = int(
+            (now - self.t0) / self.plant.step + 1e-6
+        )  # a lockstep time on the step grid is not one step short
         n = due - self.steps
         if n <= 0 or self.failed:
             return
         if not self.core.run_steps(n, self.x, self.torque, *self._step_arguments):
-            self.failed = f"the plant's inertia matrix is not positive definite at {self.time:.3f} s"
+            self.failed = (
+                f"the plant's inertia matrix is not positive definite at {self.time:.3f} s"
+            )
         self.steps = due
 
     def command(self, servo: int, units: int, direction: int = 1) -> None:
@@ -436,8 +509,8 @@ class RealTimePlant:
         units) of every axis in the joint's direction, and Present Current (register units,
         noisy) of every servo in its own direction, as the registers hold them."""
         n = self.n_axes
-        q = self.x[self.core.XQ:self.core.XQ + n]
-        v = self.x[self.core.XV:self.core.XV + n]
+        q = self.x[self.core.XQ : self.core.XQ + n]
+        v = self.x[self.core.XV : self.core.XV + n]
         read_noise = self._noise_encoder * self.rng.normal(size=n)
         ticks = np.rint((q + math.pi) / ENCODER_RESOLUTION_RAD + read_noise).astype(np.int64)
         velocity = np.rint(v / ct.VELOCITY_UNIT_RAD_S).astype(np.int64)
@@ -468,12 +541,14 @@ class ServoBus:
         bus = config.bus()
         ids, models = config.ids, config.models
         if len(ids) != len(bus.servos) or len(models) != len(bus.servos):
-            raise ValueError(f"the emulator needs {len(bus.servos)} IDs and model numbers for the "
-                             f"{bus.name}")
+            raise ValueError(
+                f"the emulator needs {len(bus.servos)} IDs and model numbers for the {bus.name}"
+            )
         self.config = config
         self.n_axes = bus.n_axes
-        self.servos = {i: Servo(i, m, spec.axis, config, spec)
-                       for i, m, spec in zip(ids, models, bus.servos)}
+        self.servos = {
+            i: Servo(i, m, spec.axis, config, spec) for i, m, spec in zip(ids, models, bus.servos)
+        }
         self.plant = RealTimePlant(config)
         self.plant.hold(config.held_until_torque)
         self.faults = list(config.faults)
@@ -483,7 +558,9 @@ class ServoBus:
         self.corrupt_left: dict[int, int] = {}
         self.late_s: dict[int, float] = {}
         self.late_left: dict[int, int] = {}
-        self.free_at: dict[int, float] = {}  # per ID: wall time its last reply leaves (a servo answers in order)
+        self.free_at: dict[
+            int, float
+        ] = {}  # per ID: wall time its last reply leaves (a servo answers in order)
         self.device_t = 0.0  # lockstep: the device's clock (s), driven by the bus
         self.applied = [0] * len(self.servos)  # goal current units each motor acts on
         self.stats = BusStatistics()
@@ -502,7 +579,11 @@ class ServoBus:
                     self._sync_motors()
         for servo in self.servos.values():
             watchdog = servo.table[ct.BUS_WATCHDOG.address]
-            if 0 < watchdog <= 127 and servo.torque_on and now - servo.last_instruction > watchdog * 0.020:
+            if (
+                0 < watchdog <= 127
+                and servo.torque_on
+                and now - servo.last_instruction > watchdog * 0.020
+            ):
                 servo.set(ct.BUS_WATCHDOG, -1)
                 servo.set(ct.GOAL_CURRENT, 0)
                 self.log.append(f"{now:.6f} ID {servo.id}: bus watchdog expired")
@@ -569,7 +650,9 @@ class ServoBus:
         """Advance the lockstep clock over an instruction packet; a SYNC READ first moves it to the
         next whole control period."""
         if packet.instruction == p.INST_SYNC_READ:
-            self.device_t = (math.floor(self.device_t / CONTROL_PERIOD_S + 1e-6) + 1) * CONTROL_PERIOD_S
+            self.device_t = (
+                math.floor(self.device_t / CONTROL_PERIOD_S + 1e-6) + 1
+            ) * CONTROL_PERIOD_S
         self.device_t += packet.raw_length * 10.0 / LOCKSTEP_BUS_BAUD
         return self.device_t
 
@@ -584,16 +667,23 @@ class ServoBus:
             self.tick(t)
             answers = self._handle(packet, now, t)
             self._arm(t)  # at the packet that enables torque, not whenever the next one comes
-            if packet.instruction in (p.INST_WRITE, p.INST_SYNC_WRITE, p.INST_REBOOT) or self.started:
+            if (
+                packet.instruction in (p.INST_WRITE, p.INST_SYNC_WRITE, p.INST_REBOOT)
+                or self.started
+            ):
                 self._sync_motors(redraw=packet.instruction in (p.INST_WRITE, p.INST_SYNC_WRITE))
             for leave, raw in answers:
-                leave = self.free_at[raw[4]] = max(leave, self.free_at.get(raw[4], 0.0))  # never before its earlier reply
+                leave = self.free_at[raw[4]] = max(
+                    leave, self.free_at.get(raw[4], 0.0)
+                )  # never before its earlier reply
                 replies.append((leave, raw))
                 if self.config.lockstep:
                     self.device_t += len(raw) * 10.0 / LOCKSTEP_BUS_BAUD
         return replies
 
-    def _reply(self, servo: Servo, error: int, parameters: bytes, ready: float) -> list[tuple[float, bytes]]:
+    def _reply(
+        self, servo: Servo, error: int, parameters: bytes, ready: float
+    ) -> list[tuple[float, bytes]]:
         """One status packet of `servo`, or none when a fault swallows it."""
         left = self.drops_left.get(servo.id, 0)
         if left:
@@ -621,11 +711,15 @@ class ServoBus:
         instruction = packet.instruction
         self.stats.instructions[instruction] = self.stats.instructions.get(instruction, 0) + 1
         broadcast = packet.dxl_id == p.BROADCAST_ID
-        if not broadcast and (packet.dxl_id not in self.servos or packet.dxl_id in self.config.absent):
+        if not broadcast and (
+            packet.dxl_id not in self.servos or packet.dxl_id in self.config.absent
+        ):
             return []
         if not packet.crc_ok:
             self.stats.crc_failures += 1
-            return [] if broadcast else self._reply(self.servos[packet.dxl_id], ct.ERROR_CRC, b"", now)
+            return (
+                [] if broadcast else self._reply(self.servos[packet.dxl_id], ct.ERROR_CRC, b"", now)
+            )
         followers = () if broadcast else self._followers(packet.dxl_id)
         addressed = self.servos.values() if broadcast else (self.servos[packet.dxl_id], *followers)
         for servo in addressed:
@@ -638,7 +732,9 @@ class ServoBus:
             for servo in targets:
                 if servo.id in self.config.absent:
                     continue
-                body = servo.get(ct.MODEL_NUMBER_REG).to_bytes(2, "little") + bytes((servo.get(ct.FIRMWARE_VERSION),))
+                body = servo.get(ct.MODEL_NUMBER_REG).to_bytes(2, "little") + bytes(
+                    (servo.get(ct.FIRMWARE_VERSION),)
+                )
                 ready += self._wire(14)
                 out += self._reply(servo, 0, body, ready)
             return out
@@ -646,16 +742,23 @@ class ServoBus:
             servo = self.servos[packet.dxl_id]
             if len(params) != 4:
                 return self._reply(servo, ct.ERROR_DATA_LENGTH, b"", ready)
-            address, length = int.from_bytes(params[:2], "little"), int.from_bytes(params[2:4], "little")
+            address, length = (
+                int.from_bytes(params[:2], "little"),
+                int.from_bytes(params[2:4], "little"),
+            )
             self._refresh()
             error, data = servo.read(address, length)
             return self._reply(servo, error, data, ready + self._wire(11 + len(data)))
         if instruction == p.INST_WRITE:
             if len(params) < 3:
-                return [] if broadcast else self._reply(self.servos[packet.dxl_id], ct.ERROR_DATA_LENGTH, b"", ready)
+                return (
+                    []
+                    if broadcast
+                    else self._reply(self.servos[packet.dxl_id], ct.ERROR_DATA_LENGTH, b"", ready)
+                )
             address = int.from_bytes(params[:2], "little")
             out = []
-            for servo in (self.servos.values() if broadcast else (self.servos[packet.dxl_id],)):
+            for servo in self.servos.values() if broadcast else (self.servos[packet.dxl_id],):
                 error = servo.write(address, params[2:], t)
                 if not broadcast:
                     out += self._reply(servo, error, b"", ready + self._wire(11))
@@ -665,7 +768,10 @@ class ServoBus:
         if instruction == p.INST_SYNC_READ and broadcast:
             if len(params) < 5:
                 return []
-            address, length = int.from_bytes(params[:2], "little"), int.from_bytes(params[2:4], "little")
+            address, length = (
+                int.from_bytes(params[:2], "little"),
+                int.from_bytes(params[2:4], "little"),
+            )
             out = []
             self._refresh()
             for dxl_id in params[4:]:
@@ -675,49 +781,72 @@ class ServoBus:
                 error, data = servo.read(address, length)
                 ready += self._wire(11 + len(data))
                 out += self._reply(servo, error, data, ready)
-                ready = max(ready, out[-1][0]) if out else ready  # the next servo answers after this one
+                ready = (
+                    max(ready, out[-1][0]) if out else ready
+                )  # the next servo answers after this one
             return out
         if instruction == p.INST_SYNC_WRITE and broadcast:
             if len(params) < 4:
                 return []
-            address, length = int.from_bytes(params[:2], "little"), int.from_bytes(params[2:4], "little")
+            address, length = (
+                int.from_bytes(params[:2], "little"),
+                int.from_bytes(params[2:4], "little"),
+            )
             body = params[4:]
             if length < 1 or len(body) % (length + 1):
                 return []
             for k in range(0, len(body), length + 1):
                 servo = self.servos.get(body[k])
                 if servo is not None:
-                    servo.write(address, body[k + 1:k + 1 + length], t)  # no status: errors are silent
+                    servo.write(
+                        address, body[k + 1 : k + 1 + length], t
+                    )  # no status: errors are silent
                 for follower in self._followers(body[k]):  # the shadows take their primary's data
-                    follower.write(address, body[k + 1:k + 1 + length], t)
+                    follower.write(address, body[k + 1 : k + 1 + length], t)
             return []
         if instruction == p.INST_REBOOT:
             targets = list(self.servos.values()) if broadcast else [self.servos[packet.dxl_id]]
             for servo in (*targets, *followers):
                 servo.reboot(t)
             return [] if broadcast else self._reply(targets[0], 0, b"", ready + self._wire(11))
-        return [] if broadcast else self._reply(self.servos[packet.dxl_id], ct.ERROR_INSTRUCTION, b"", ready)
+        return (
+            []
+            if broadcast
+            else self._reply(self.servos[packet.dxl_id], ct.ERROR_INSTRUCTION, b"", ready)
+        )
 
     def _followers(self, dxl_id: int) -> tuple[Servo, ...]:
         """The other servos whose Secondary ID is `dxl_id` (its shadows), present on the bus."""
         absent = self.config.absent
-        return tuple(s for s in self.servos.values()
-                     if s.secondary_id == dxl_id and s.id != dxl_id and s.id not in absent)
+        return tuple(
+            s
+            for s in self.servos.values()
+            if s.secondary_id == dxl_id and s.id != dxl_id and s.id not in absent
+        )
 
     def snapshot(self) -> dict:
         """What a test reads back: every servo's registers of interest and the event log."""
         xq = self.plant.core.XQ
         return {
             "servos": {
-                str(i): {"torque_enable": s.get(ct.TORQUE_ENABLE), "goal_current": s.get(ct.GOAL_CURRENT),
-                    "operating_mode": s.get(ct.OPERATING_MODE), "hardware_error": s.get(ct.HARDWARE_ERROR_STATUS),
-                    "bus_watchdog": s.get(ct.BUS_WATCHDOG), "return_delay": s.get(ct.RETURN_DELAY_TIME),
-                    "secondary_id": s.secondary_id, "drive_mode": s.get(ct.DRIVE_MODE),
-                    "torque_events": list(s.torque_events)}
+                str(i): {
+                    "torque_enable": s.get(ct.TORQUE_ENABLE),
+                    "goal_current": s.get(ct.GOAL_CURRENT),
+                    "operating_mode": s.get(ct.OPERATING_MODE),
+                    "hardware_error": s.get(ct.HARDWARE_ERROR_STATUS),
+                    "bus_watchdog": s.get(ct.BUS_WATCHDOG),
+                    "return_delay": s.get(ct.RETURN_DELAY_TIME),
+                    "secondary_id": s.secondary_id,
+                    "drive_mode": s.get(ct.DRIVE_MODE),
+                    "torque_events": list(s.torque_events),
+                }
                 for i, s in self.servos.items()
             },
-            "stats": {**vars(self.stats), "instructions": {f"0x{k:02x}": v for k, v in self.stats.instructions.items()}},
-            "theta_deg": [float(v) for v in np.degrees(self.plant.x[xq:xq + self.n_axes])],
+            "stats": {
+                **vars(self.stats),
+                "instructions": {f"0x{k:02x}": v for k, v in self.stats.instructions.items()},
+            },
+            "theta_deg": [float(v) for v in np.degrees(self.plant.x[xq : xq + self.n_axes])],
             "plant_failed": self.plant.failed,
             "plant_time_s": self.plant.time,
             "lockstep": self.config.lockstep,
@@ -850,8 +979,17 @@ class EmulatorProcess:
     def __init__(self, config: EmulatorConfig | None = None, timeout_s: float = 120.0):
         config = config or EmulatorConfig()
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "crane_lib.hardware.emulator", "--serve-stdio", config_to_json(config)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1,
+            [
+                sys.executable,
+                "-m",
+                "crane_lib.hardware.emulator",
+                "--serve-stdio",
+                config_to_json(config),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            bufsize=1,
         )
         ready, _, _ = select.select([self.process.stdout], [], [], timeout_s)
         line = self.process.stdout.readline() if ready else ""
@@ -915,40 +1053,112 @@ def _fault_option(kind: str):
                     extra["delay_ms"] = float(argument)
             return Fault(kind, target, after, **extra)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"--{kind.replace('_', '-')} {text!r}: expected TARGET@SECONDS[:ARG]") from None
+            raise argparse.ArgumentTypeError(
+                f"--{kind.replace('_', '-')} {text!r}: expected TARGET@SECONDS[:ARG]"
+            ) from None
+
     return parse
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m crane_lib.hardware.emulator", description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seed", type=int, default=1, help="seed of the plant's run-to-run draw and the sensor noise")
-    parser.add_argument("--arm", default=CRANE_X7,
-                        help="whose servos answer: crane_x7 (default) or vx300s")
-    parser.add_argument("--start-posture", type=float, nargs="+", metavar="DEG", default=None,
-                        help="initial angle of every axis in degrees (default: all 0, hanging)")
-    parser.add_argument("--operating-mode", type=int, default=3, help="initial Operating Mode of every servo (factory: 3)")
-    parser.add_argument("--wire-baud", type=float, default=0.0, help="add each packet's time on a bus at this rate (e.g. 3e6)")
-    parser.add_argument("--lockstep", action="store_true",
-                        help="device time driven by the bus, one 1 ms period per sync read (tests and demonstrations; "
-                             "record with crane-id record --timing lockstep)")
-    parser.add_argument("--missing-id", type=int, action="append", default=[], help="leave this ID off the bus")
+    parser = argparse.ArgumentParser(
+        prog="python -m crane_lib.hardware.emulator",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=1,
+        help="seed of the plant's run-to-run draw and the sensor noise",
+    )
+    parser.add_argument(
+        "--arm", default=CRANE_X7, help="whose servos answer: crane_x7 (default) or vx300s"
+    )
+    parser.add_argument(
+        "--start-posture",
+        type=float,
+        nargs="+",
+        metavar="DEG",
+        default=None,
+        help="initial angle of every axis in degrees (default: all 0, hanging)",
+    )
+    parser.add_argument(
+        "--operating-mode",
+        type=int,
+        default=3,
+        help="initial Operating Mode of every servo (factory: 3)",
+    )
+    parser.add_argument(
+        "--wire-baud",
+        type=float,
+        default=0.0,
+        help="add each packet's time on a bus at this rate (e.g. 3e6)",
+    )
+    parser.add_argument(
+        "--lockstep",
+        action="store_true",
+        help="device time driven by the bus, one 1 ms period per sync read (tests and demonstrations; "
+        "record with crane-id record --timing lockstep)",
+    )
+    parser.add_argument(
+        "--missing-id", type=int, action="append", default=[], help="leave this ID off the bus"
+    )
     help_fault = "TARGET@SECONDS[:ARG], seconds after the first torque enable"
-    parser.add_argument("--drop", type=_fault_option("drop"), action="append", default=[], help=f"{help_fault}; ARG: packets (default all)")
-    parser.add_argument("--corrupt-crc", type=_fault_option("corrupt_crc"), action="append", default=[], help=f"{help_fault}; ARG: packets (1)")
-    parser.add_argument("--hardware-error", type=_fault_option("hardware_error"), action="append", default=[], help=f"{help_fault}; ARG: bits (0x20)")
-    parser.add_argument("--stuck", type=_fault_option("stuck"), action="append", default=[], help="AXIS@SECONDS: the joint seizes")
-    parser.add_argument("--late", type=_fault_option("late"), action="append", default=[], help=f"{help_fault}; ARG: delay in ms")
-    parser.add_argument("--serve-stdio", metavar="CONFIG_JSON", default=None, help=argparse.SUPPRESS)  # EmulatorProcess's child
+    parser.add_argument(
+        "--drop",
+        type=_fault_option("drop"),
+        action="append",
+        default=[],
+        help=f"{help_fault}; ARG: packets (default all)",
+    )
+    parser.add_argument(
+        "--corrupt-crc",
+        type=_fault_option("corrupt_crc"),
+        action="append",
+        default=[],
+        help=f"{help_fault}; ARG: packets (1)",
+    )
+    parser.add_argument(
+        "--hardware-error",
+        type=_fault_option("hardware_error"),
+        action="append",
+        default=[],
+        help=f"{help_fault}; ARG: bits (0x20)",
+    )
+    parser.add_argument(
+        "--stuck",
+        type=_fault_option("stuck"),
+        action="append",
+        default=[],
+        help="AXIS@SECONDS: the joint seizes",
+    )
+    parser.add_argument(
+        "--late",
+        type=_fault_option("late"),
+        action="append",
+        default=[],
+        help=f"{help_fault}; ARG: delay in ms",
+    )
+    parser.add_argument(
+        "--serve-stdio", metavar="CONFIG_JSON", default=None, help=argparse.SUPPRESS
+    )  # EmulatorProcess's child
     return parser
 
 
 def config_from_args(args) -> EmulatorConfig:
     faults = tuple(args.drop + args.corrupt_crc + args.hardware_error + args.stuck + args.late)
     start = tuple(np.radians(args.start_posture)) if args.start_posture else ()
-    config = EmulatorConfig(seed=args.seed, start_posture=start, faults=faults,
-                            operating_mode=args.operating_mode, wire_baud=args.wire_baud,
-                            absent=tuple(args.missing_id), lockstep=args.lockstep, arm=args.arm)
+    config = EmulatorConfig(
+        seed=args.seed,
+        start_posture=start,
+        faults=faults,
+        operating_mode=args.operating_mode,
+        wire_baud=args.wire_baud,
+        absent=tuple(args.missing_id),
+        lockstep=args.lockstep,
+        arm=args.arm,
+    )
     config.posture()  # the start posture has one angle per axis of the arm (ValueError otherwise)
     return config
 
@@ -975,7 +1185,9 @@ def main(argv=None) -> int:
         os.close(master)
         os.close(slave)
     snapshot = session.bus.snapshot()
-    print(f"{snapshot['stats']['packets']} packets, {snapshot['stats']['replies']} replies; plant time {snapshot['plant_time_s']:.1f} s")
+    print(
+        f"{snapshot['stats']['packets']} packets, {snapshot['stats']['replies']} replies; plant time {snapshot['plant_time_s']:.1f} s"
+    )
     return 0
 
 

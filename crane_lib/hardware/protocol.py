@@ -21,9 +21,22 @@ from dataclasses import dataclass
 
 HEADER = b"\xff\xff\xfd\x00"
 BROADCAST_ID = 0xFE
-INST_PING, INST_READ, INST_WRITE, INST_REG_WRITE, INST_ACTION, INST_FACTORY_RESET = 0x01, 0x02, 0x03, 0x04, 0x05, 0x06
+INST_PING, INST_READ, INST_WRITE, INST_REG_WRITE, INST_ACTION, INST_FACTORY_RESET = (
+    0x01,
+    0x02,
+    0x03,
+    0x04,
+    0x05,
+    0x06,
+)
 INST_REBOOT, INST_CLEAR, INST_STATUS = 0x08, 0x10, 0x55
-INST_SYNC_READ, INST_SYNC_WRITE, INST_FAST_SYNC_READ, INST_BULK_READ, INST_BULK_WRITE = 0x82, 0x83, 0x8A, 0x92, 0x93
+INST_SYNC_READ, INST_SYNC_WRITE, INST_FAST_SYNC_READ, INST_BULK_READ, INST_BULK_WRITE = (
+    0x82,
+    0x83,
+    0x8A,
+    0x92,
+    0x93,
+)
 MAX_PACKET_LENGTH = 1024  # dynamixel-sdk's TXPACKET_MAX_LEN / RXPACKET_MAX_LEN
 CRC_POLYNOMIAL = 0x8005
 
@@ -109,7 +122,15 @@ class PacketReader:
         while True:
             start = self.buffer.find(HEADER)
             if start < 0:
-                keep = 3 if self.buffer.endswith(b"\xff\xff\xfd") else (2 if self.buffer.endswith(b"\xff\xff") else (1 if self.buffer.endswith(b"\xff") else 0))
+                keep = (
+                    3
+                    if self.buffer.endswith(b"\xff\xff\xfd")
+                    else (
+                        2
+                        if self.buffer.endswith(b"\xff\xff")
+                        else (1 if self.buffer.endswith(b"\xff") else 0)
+                    )
+                )
                 self.dropped_bytes += len(self.buffer) - keep
                 del self.buffer[: len(self.buffer) - keep]
                 return packets

@@ -62,7 +62,7 @@ from crane_lib.excitation.commands import CommandFile, check_command
 from crane_lib.hardware import bus as bus_module
 from crane_lib.hardware import control_table as ct
 from crane_lib.hardware.arm_bus import BAUD_REGISTER, CRANE_X7, ArmBus, arm_bus
-from crane_lib.hardware.sequencer import LEAD, PHASE_NAMES, SEGMENT, TAIL, WAIT, DWELL, Sequencer
+from crane_lib.hardware.sequencer import DWELL, LEAD, PHASE_NAMES, SEGMENT, TAIL, WAIT, Sequencer
 from crane_lib.hardware.timing import REALTIME, Timing
 from crane_lib.logs import raw_log
 from crane_lib.logs.npz_io import write_npz
@@ -72,9 +72,13 @@ from crane_lib.model.robot_description import joint_limits_rad
 from crane_lib.twin.recorder import arm_constants, read_arm_command, segment_profiles
 
 RECORDER_VERSION = 1
-JOINT_LIMIT_MARGIN_DEG = 5.0  # beyond the manufacturer's limits (joint 4's upper limit, 0 deg, is where every file ends)
+JOINT_LIMIT_MARGIN_DEG = (
+    5.0  # beyond the manufacturer's limits (joint 4's upper limit, 0 deg, is where every file ends)
+)
 CLAMP_HOLD_S = 1.0  # one axis at its current clamp this long stops the arm (safety_margins shows a recording's longest run)
-WATCHDOG_MS = REALTIME.watchdog_ms  # = logs.raw_log.MAX_STAMP_GAP_S: a longer gap would make the log unreadable
+WATCHDOG_MS = (
+    REALTIME.watchdog_ms
+)  # = logs.raw_log.MAX_STAMP_GAP_S: a longer gap would make the log unreadable
 BUS_WATCHDOG_UNITS = 5  # the servos stop by themselves after 5 x 20 ms without a packet
 DEFAULT_IDLE_S = 3.0  # logged idle before and after the motion (the twin draws 3..10 s)
 LATE_FACTOR = 1.5  # a cycle longer than 1.5 periods counts as late
@@ -93,7 +97,9 @@ class RecorderSettings:
     joint_margin_deg: float = JOINT_LIMIT_MARGIN_DEG
     clamp_hold_s: float = CLAMP_HOLD_S
     bus_watchdog_units: int = BUS_WATCHDOG_UNITS
-    realtime: bool = True  # ask for SCHED_FIFO (root or CAP_SYS_NICE); what it got is in the metadata
+    realtime: bool = (
+        True  # ask for SCHED_FIFO (root or CAP_SYS_NICE); what it got is in the metadata
+    )
     baud: int | None = None  # bit/s; None: the arm's bus (the CRANE-X7's 3 Mbit/s), set on creation
     timing: Timing = REALTIME  # timing.LOCKSTEP only for tests and demonstrations on the emulator
     arm: str = CRANE_X7  # the arm_description.ARMS key of the arm on the port (arm_bus.arm_bus)
@@ -129,7 +135,9 @@ class ArmRecording:
     metadata: dict[str, str]
     stamps: dict[str, np.ndarray]  # per cycle: wake, read_start, read_end, write_end (s), phase
     fault: Fault | None
-    torque_off: dict[int, int | None] = field(default_factory=dict)  # Torque Enable read back per ID after the stop
+    torque_off: dict[int, int | None] = field(
+        default_factory=dict
+    )  # Torque Enable read back per ID after the stop
     path: Path | None = None
 
     @property
@@ -148,7 +156,9 @@ class ArmRecording:
 # ---------------------------------------------------------------- checks before torque
 
 
-def check_before_torque(cmd: CommandFile, constants: RealizationConstants, period: float = CONTROL_PERIOD_S) -> dict[str, str]:
+def check_before_torque(
+    cmd: CommandFile, constants: RealizationConstants, period: float = CONTROL_PERIOD_S
+) -> dict[str, str]:
     """The command file against the joint limits (waypoints and the whole reference) and the
     current clamps (the reference's feedforward current); returns what was checked."""
     check_command(cmd)  # every waypoint inside the joint limits, the closing rows
@@ -163,18 +173,28 @@ def check_before_torque(cmd: CommandFile, constants: RealizationConstants, perio
         rows = slice(profiles.offset[k], profiles.offset[k] + count)
         delta = profiles.delta[k]
         theta = profiles.start[k] + profiles.s[rows] * delta
-        outside = (theta < limits[:, 0] - commands.LIMIT_TOLERANCE_RAD) | (theta > limits[:, 1] + commands.LIMIT_TOLERANCE_RAD)
+        outside = (theta < limits[:, 0] - commands.LIMIT_TOLERANCE_RAD) | (
+            theta > limits[:, 1] + commands.LIMIT_TOLERANCE_RAD
+        )
         if outside.any():
             i, axis = np.argwhere(outside)[0]
-            raise InputError(f"{cmd.name}: segment {k + 1}", f"the reference reaches {math.degrees(theta[i, axis]):.2f} deg on axis {axis + 1}",
-                             f"inside the joint limits {np.degrees(limits[axis]).round(2).tolist()} deg")
-        feedforward = constants.m_hat * (profiles.sdd[rows] * delta + constants.d_hat * profiles.sd[rows] * delta)
+            raise InputError(
+                f"{cmd.name}: segment {k + 1}",
+                f"the reference reaches {math.degrees(theta[i, axis]):.2f} deg on axis {axis + 1}",
+                f"inside the joint limits {np.degrees(limits[axis]).round(2).tolist()} deg",
+            )
+        feedforward = constants.m_hat * (
+            profiles.sdd[rows] * delta + constants.d_hat * profiles.sd[rows] * delta
+        )
         amps = np.abs(feedforward) / constants.kt_command
         share = amps / limit_amps
         if share.max() > 1.0:
             i, axis = np.unravel_index(np.argmax(share), share.shape)
-            raise InputError(f"{cmd.name}: segment {k + 1}", f"axis {axis + 1} needs {amps[i, axis]:.3f} A of feedforward current alone",
-                             f"at most the clamp {limit_amps[axis]:.3f} A")
+            raise InputError(
+                f"{cmd.name}: segment {k + 1}",
+                f"axis {axis + 1} needs {amps[i, axis]:.3f} A of feedforward current alone",
+                f"at most the clamp {limit_amps[axis]:.3f} A",
+            )
         worst_share = max(worst_share, float(share.max()))
     return {"check_feedforward_current_max_share_of_clamp": f"{worst_share:.4f}"}
 
@@ -248,13 +268,18 @@ class _Rows:
     def __init__(self, path: Path, capacity: int, n_columns: int = raw_log.N_COLUMNS):
         self.path = path
         self.n = 0
-        self.array = np.lib.format.open_memmap(path, mode="w+", dtype=np.float64,
-                                               shape=(max(capacity, 1000), n_columns))
+        self.array = np.lib.format.open_memmap(
+            path, mode="w+", dtype=np.float64, shape=(max(capacity, 1000), n_columns)
+        )
 
     def next_row(self) -> np.ndarray:
         if self.n >= self.array.shape[0]:
-            grown = np.lib.format.open_memmap(self.path.with_suffix(".grow.npy"), mode="w+", dtype=np.float64,
-                                              shape=(2 * self.array.shape[0], self.array.shape[1]))
+            grown = np.lib.format.open_memmap(
+                self.path.with_suffix(".grow.npy"),
+                mode="w+",
+                dtype=np.float64,
+                shape=(2 * self.array.shape[0], self.array.shape[1]),
+            )
             grown[: self.n] = self.array[: self.n]
             del self.array
             os.replace(self.path.with_suffix(".grow.npy"), self.path)
@@ -284,8 +309,15 @@ def cycles_path(out: Path) -> Path:
     return out.with_name(name + ".cycles.npz")
 
 
-def record_arm(command_file, port: str, out=None, settings: RecorderSettings | None = None,
-               constants: RealizationConstants | None = None, progress=None, on_logging=None) -> ArmRecording:
+def record_arm(
+    command_file,
+    port: str,
+    out=None,
+    settings: RecorderSettings | None = None,
+    constants: RealizationConstants | None = None,
+    progress=None,
+    on_logging=None,
+) -> ArmRecording:
     """Execute `command_file` (path or CommandFile) on the arm behind `port`.
 
     Writes the raw log to `out` (suffix picks the container) when given; returns the recording
@@ -295,7 +327,9 @@ def record_arm(command_file, port: str, out=None, settings: RecorderSettings | N
     torque is on and SIGINT/SIGTERM are the recorder's)."""
     settings = settings or RecorderSettings()
     if settings.timing.lockstep and abs(settings.period_s - settings.timing.period_s) > 1e-12:
-        raise ValueError(f"lockstep timing runs the emulator's {settings.timing.period_s * 1e3:g} ms period, not {settings.period_s * 1e3:g} ms")
+        raise ValueError(
+            f"lockstep timing runs the emulator's {settings.timing.period_s * 1e3:g} ms period, not {settings.period_s * 1e3:g} ms"
+        )
     bus = arm_bus(settings.arm)
     constants = arm_constants(bus.key) if constants is None else constants
     if isinstance(command_file, CommandFile):
@@ -304,8 +338,11 @@ def record_arm(command_file, port: str, out=None, settings: RecorderSettings | N
         cmd = read_arm_command(command_file, bus.key)
         command_name, command_sha = str(command_file), fingerprint.file_digest(command_file)
     if cmd.command_format.n_axes != bus.n_axes:
-        raise InputError(command_name, f"a command file of {cmd.command_format.n_axes} axes",
-                         f"one of the {bus.name}'s {bus.n_axes} axes")
+        raise InputError(
+            command_name,
+            f"a command file of {cmd.command_format.n_axes} axes",
+            f"one of the {bus.name}'s {bus.n_axes} axes",
+        )
     out = None if out is None else Path(out)
     checks = check_before_torque(cmd, constants, settings.period_s)
     check_bus_speed(bus, settings.baud, settings.period_s, port)
@@ -316,8 +353,13 @@ def record_arm(command_file, port: str, out=None, settings: RecorderSettings | N
     # from here on SIGINT and SIGTERM only set a flag: the recorder decides how to stop, and a
     # signal that comes before the torque handshake means the torque is never enabled
     with _Stop() as stop:
-        servos = bus_module.ServoBus(port, baud=settings.baud, arm=bus, timing=settings.timing,
-                                     reply_timeout_ms=settings.reply_timeout_ms)
+        servos = bus_module.ServoBus(
+            port,
+            baud=settings.baud,
+            arm=bus,
+            timing=settings.timing,
+            reply_timeout_ms=settings.reply_timeout_ms,
+        )
         servos.open()
         try:
             infos = servos.discover()
@@ -327,10 +369,38 @@ def record_arm(command_file, port: str, out=None, settings: RecorderSettings | N
             try:
                 servos.read_cycle(read)
             except bus_module.BusFault as fault:
-                raise InputError(f"{port}", f"the first sync read failed ({fault})", "every servo answering the cycle's sync read") from None
+                raise InputError(
+                    f"{port}",
+                    f"the first sync read failed ({fault})",
+                    "every servo answering the cycle's sync read",
+                ) from None
             theta_start = read.position_ticks * ENCODER_RESOLUTION_RAD - math.pi
-            metadata = _static_metadata(cmd, command_name, command_sha, port, servos, infos, configuration, constants, settings, checks)
-            return _run(cmd, servos, settings, constants, theta_start, low, high, metadata, out, progress, stop, on_logging)
+            metadata = _static_metadata(
+                cmd,
+                command_name,
+                command_sha,
+                port,
+                servos,
+                infos,
+                configuration,
+                constants,
+                settings,
+                checks,
+            )
+            return _run(
+                cmd,
+                servos,
+                settings,
+                constants,
+                theta_start,
+                low,
+                high,
+                metadata,
+                out,
+                progress,
+                stop,
+                on_logging,
+            )
         finally:
             servos.close()
 
@@ -349,7 +419,7 @@ def _arm_metadata(servos) -> dict[str, str]:
         "servo_shadows": shadows,
         "servo_reverse": " ".join(str(int(s.reverse)) for s in bus.servos),
         "current_present_of_shadowed_axes": "both servos' torques (kt x present current) summed, "
-                                            "divided by the axis's kt_logged",
+        "divided by the axis's kt_logged",
         "bus_wire_ms_per_cycle": f"{bus_wire_seconds(bus) * 1e3:.3f}",
     }
 
@@ -371,26 +441,36 @@ def check_bus_speed(bus: ArmBus, baud: float, period_s: float, port: str) -> Non
     if wire < period_s:
         return
     fast = [rate for rate in sorted(BAUD_REGISTER) if bus_wire_seconds(bus, rate) < period_s]
-    remedy = (f"every servo's Baud Rate(8) set to {fast[0] / 1e6:g} Mbit/s (value "
-              f"{BAUD_REGISTER[fast[0]]}, e.g. with DYNAMIXEL Wizard 2.0) and --baud {fast[0]}"
-              if fast else "fewer servos on the bus")
-    raise InputError(f"{port} at {baud / 1e6:g} Mbit/s",
-                     f"one cycle's packets take {wire * 1e3:.2f} ms on the wire "
-                     f"({len(bus.ids)} servos), not less than the {period_s * 1e3:g} ms control "
-                     "period", f"a faster bus: {remedy}")
+    remedy = (
+        f"every servo's Baud Rate(8) set to {fast[0] / 1e6:g} Mbit/s (value "
+        f"{BAUD_REGISTER[fast[0]]}, e.g. with DYNAMIXEL Wizard 2.0) and --baud {fast[0]}"
+        if fast
+        else "fewer servos on the bus"
+    )
+    raise InputError(
+        f"{port} at {baud / 1e6:g} Mbit/s",
+        f"one cycle's packets take {wire * 1e3:.2f} ms on the wire "
+        f"({len(bus.ids)} servos), not less than the {period_s * 1e3:g} ms control "
+        "period",
+        f"a faster bus: {remedy}",
+    )
 
 
-def _static_metadata(cmd, command_name, command_sha, port, servos, infos, configuration, constants, settings, checks) -> dict[str, str]:
+def _static_metadata(
+    cmd, command_name, command_sha, port, servos, infos, configuration, constants, settings, checks
+) -> dict[str, str]:
     latency = servos.latency_timer
     return {
         "source": f"{servos.arm.name} over dynamixel-sdk {_sdk_version()} "
-                  f"(crane_lib.hardware.recorder v{RECORDER_VERSION})",
+        f"(crane_lib.hardware.recorder v{RECORDER_VERSION})",
         "trajectory": cmd.name,
         "command_file": command_name,
         "command_sha256": command_sha,
         "port": str(port),
         "baud_rate": str(servos.baud),
-        "usb_latency_timer_ms": "none (not a USB serial adapter)" if latency is None else str(latency),
+        "usb_latency_timer_ms": "none (not a USB serial adapter)"
+        if latency is None
+        else str(latency),
         "servo_ids": " ".join(str(i.dxl_id) for i in infos),
         "servo_models": " ".join(f"{i.model_number}:{i.model}" for i in infos),
         "servo_firmware": " ".join(str(i.firmware) for i in infos),
@@ -413,16 +493,40 @@ def _static_metadata(cmd, command_name, command_sha, port, servos, infos, config
     }
 
 
-def _run(cmd, servos, settings, constants, theta_start, low, high, metadata, out, progress, stop, on_logging) -> ArmRecording:
+def _run(
+    cmd,
+    servos,
+    settings,
+    constants,
+    theta_start,
+    low,
+    high,
+    metadata,
+    out,
+    progress,
+    stop,
+    on_logging,
+) -> ArmRecording:
     period = settings.period_s
     lockstep = settings.timing.lockstep
     n_axes = servos.arm.n_axes
     current_unit = servos.arm.current_unit
     cyc = lambda seconds: int(round(seconds / period))  # noqa: E731
-    sequencer = Sequencer(cmd, cyc(settings.lead_s), cyc(settings.tail_s),
-                          None if settings.preroll_s is None else cyc(settings.preroll_s),
-                          approach_from=theta_start if settings.approach else None, period=period)
-    expected = (settings.lead_s + settings.tail_s + commands.commanded_duration(cmd) * 1.5 + 0.2 * sequencer.n_segments + 30.0) / period
+    sequencer = Sequencer(
+        cmd,
+        cyc(settings.lead_s),
+        cyc(settings.tail_s),
+        None if settings.preroll_s is None else cyc(settings.preroll_s),
+        approach_from=theta_start if settings.approach else None,
+        period=period,
+    )
+    expected = (
+        settings.lead_s
+        + settings.tail_s
+        + commands.commanded_duration(cmd) * 1.5
+        + 0.2 * sequencer.n_segments
+        + 30.0
+    ) / period
     rows = None
     partial_json = None
     if out is not None:
@@ -446,16 +550,39 @@ def _run(cmd, servos, settings, constants, theta_start, low, high, metadata, out
     previous_scheduling = current_scheduling()
     realtime = request_realtime(settings.realtime)
     col = raw_log.column_index(n_axes)
-    g = {name: raw_log.group(name, n_axes) for name in (
-        "theta_logged", "dtheta", "theta_ref", "dtheta_ref", "ddtheta_ref", "position_error",
-        "current_command", "u_feedforward", "u_feedback", "current_present", "position_ticks",
-        "goal_current_units", "clamped")}
+    g = {
+        name: raw_log.group(name, n_axes)
+        for name in (
+            "theta_logged",
+            "dtheta",
+            "theta_ref",
+            "dtheta_ref",
+            "ddtheta_ref",
+            "position_error",
+            "current_command",
+            "u_feedforward",
+            "u_feedback",
+            "current_present",
+            "position_ticks",
+            "goal_current_units",
+            "clamped",
+        )
+    }
     phases = []  # phase of each logged row
     t_first = None
     cycle = 0
     # load the compiled law (numba's cache) and touch every path of the cycle before torque is on
-    realization_law(theta_start, theta_start * 0.0, theta_start * 0.0, theta_start, theta_start,
-                    period, np.zeros(n_axes), *law, out_law)
+    realization_law(
+        theta_start,
+        theta_start * 0.0,
+        theta_start * 0.0,
+        theta_start,
+        theta_start,
+        period,
+        np.zeros(n_axes),
+        *law,
+        out_law,
+    )
     sequencer.reference()
     # the cyclic garbage collector can pause the interpreter for tens of ms in a large process (a
     # notebook kernel); the loop creates no reference cycles, so it is switched off until the end
@@ -495,7 +622,9 @@ def _run(cmd, servos, settings, constants, theta_start, low, high, metadata, out
                 grid += 1
             t_wake = time.perf_counter()
             if stop.signum:
-                fault = Fault("signal", f"{signal.Signals(stop.signum).name} {stop.signum}", cycle, rows.n)
+                fault = Fault(
+                    "signal", f"{signal.Signals(stop.signum).name} {stop.signum}", cycle, rows.n
+                )
                 break
             t_read = time.perf_counter()
             try:
@@ -505,27 +634,52 @@ def _run(cmd, servos, settings, constants, theta_start, low, high, metadata, out
                 break
             t_read_end = time.perf_counter()
             if t_previous_read is not None and t_read - t_previous_read > watchdog_s:
-                fault = Fault("watchdog", f"{(t_read - t_previous_read) * 1e3:.1f} ms between two reads", cycle, rows.n)
+                fault = Fault(
+                    "watchdog",
+                    f"{(t_read - t_previous_read) * 1e3:.1f} ms between two reads",
+                    cycle,
+                    rows.n,
+                )
                 break
             if read.hardware_error.any():
                 k = int(np.flatnonzero(read.hardware_error)[0])  # the servo in bus order
                 bits, axis = int(read.hardware_error[k]), servos.arm.servos[k].axis - 1
-                fault = Fault("hardware_error", f"ID {servos.bus_ids[k]} (axis {axis + 1}): "
-                              f"Hardware Error Status 0x{bits:02x} "
-                              f"({ct.hardware_error_text(bits)})", cycle, rows.n)
+                fault = Fault(
+                    "hardware_error",
+                    f"ID {servos.bus_ids[k]} (axis {axis + 1}): "
+                    f"Hardware Error Status 0x{bits:02x} "
+                    f"({ct.hardware_error_text(bits)})",
+                    cycle,
+                    rows.n,
+                )
                 break
             theta = read.position_ticks * ENCODER_RESOLUTION_RAD - math.pi
             beyond = (theta < low) | (theta > high)
             if beyond.any():
                 axis = int(np.flatnonzero(beyond)[0])
-                fault = Fault("joint_limit", f"axis {axis + 1} at {math.degrees(theta[axis]):.2f} deg, beyond "
-                              f"[{math.degrees(low[axis]):.2f}, {math.degrees(high[axis]):.2f}] deg", cycle, rows.n)
+                fault = Fault(
+                    "joint_limit",
+                    f"axis {axis + 1} at {math.degrees(theta[axis]):.2f} deg, beyond "
+                    f"[{math.degrees(low[axis]):.2f}, {math.degrees(high[axis]):.2f}] deg",
+                    cycle,
+                    rows.n,
+                )
                 break
             # the time the controller and the log see: the host's, or in lockstep the device's grid
             t_stamp = cycle * period if lockstep else t_read
             dt = period if lockstep or t_previous_read is None else t_read - t_previous_read
             reference = sequencer.reference()
-            realization_law(reference.theta, reference.dtheta, reference.ddtheta, theta, theta_previous, dt, integral, *law, out_law)
+            realization_law(
+                reference.theta,
+                reference.dtheta,
+                reference.ddtheta,
+                theta,
+                theta_previous,
+                dt,
+                integral,
+                *law,
+                out_law,
+            )
             try:
                 servos.write_goal_current(out_law[controller.OUT_GOAL_UNITS])
             except bus_module.BusFault as error:
@@ -548,7 +702,9 @@ def _run(cmd, servos, settings, constants, theta_start, low, high, metadata, out
                 row[g["dtheta_ref"]] = reference.dtheta
                 row[g["ddtheta_ref"]] = reference.ddtheta
                 row[g["position_error"]] = reference.theta - theta
-                row[g["current_command"]] = out_law[controller.OUT_GOAL_UNITS] * constants.current_unit
+                row[g["current_command"]] = (
+                    out_law[controller.OUT_GOAL_UNITS] * constants.current_unit
+                )
                 row[g["u_feedforward"]] = out_law[controller.OUT_FEEDFORWARD]
                 row[g["u_feedback"]] = out_law[controller.OUT_FEEDBACK]
                 row[g["current_present"]] = read.current_units * current_unit
@@ -566,7 +722,12 @@ def _run(cmd, servos, settings, constants, theta_start, low, high, metadata, out
             cycle += 1
             if clamp_run.max() >= clamp_hold_cycles:
                 axis = int(np.argmax(clamp_run))
-                fault = Fault("clamp", f"axis {axis + 1} held at its current clamp for {clamp_run[axis] * period:.3f} s", cycle, rows.n)
+                fault = Fault(
+                    "clamp",
+                    f"axis {axis + 1} held at its current clamp for {clamp_run[axis] * period:.3f} s",
+                    cycle,
+                    rows.n,
+                )
                 break
             if progress is not None and cycle % 1000 == 0:
                 progress(cycle, PHASE_NAMES[sequencer.phase])
@@ -582,7 +743,20 @@ def _run(cmd, servos, settings, constants, theta_start, low, high, metadata, out
             gc.enable()
         gc.unfreeze()
         metadata = {**metadata, **servos.stale_counts()}
-        recording = _finish(rows, phases, stamps, cycle, fault, torque_state, metadata, settings, realtime, sequencer, out, partial_json)
+        recording = _finish(
+            rows,
+            phases,
+            stamps,
+            cycle,
+            fault,
+            torque_state,
+            metadata,
+            settings,
+            realtime,
+            sequencer,
+            out,
+            partial_json,
+        )
     return recording
 
 
@@ -610,7 +784,20 @@ def _cleanup_partial(rows, partial_json) -> None:
         partial_json.unlink(missing_ok=True)
 
 
-def _finish(rows, phases, stamps, cycles_run, fault, torque_state, metadata, settings, realtime, sequencer, out, partial_json) -> ArmRecording:
+def _finish(
+    rows,
+    phases,
+    stamps,
+    cycles_run,
+    fault,
+    torque_state,
+    metadata,
+    settings,
+    realtime,
+    sequencer,
+    out,
+    partial_json,
+) -> ArmRecording:
     samples = rows.samples()
     stamps = {name: values[:cycles_run] for name, values in stamps.items()}
     period = settings.period_s
@@ -623,23 +810,31 @@ def _finish(rows, phases, stamps, cycles_run, fault, torque_state, metadata, set
         moving = np.flatnonzero(np.isin(phases, (SEGMENT, WAIT, DWELL)))
         motion_start = int(moving[0]) if moving.size else 0
         motion_end = int(moving[-1]) + 1 if moving.size else 0
-        meta.update({
-            "realized_motion_s": f"{t[motion_end - 1] - t[motion_start] + period:.3f}" if moving.size else "0.000",
-            "record_duration_s": f"{t[-1] - t[0] + period:.3f}",
-            "motion_start_sample": str(motion_start),
-            "motion_end_sample": str(motion_end),
-            "lead_idle_s": f"{np.count_nonzero(phases == LEAD) * period:.3f}",
-            "tail_idle_s": f"{np.count_nonzero(phases == TAIL) * period:.3f}",
-        })
-    meta.update({
-        "in_position_wait_s": f"{sequencer.wait_total * period:.3f}",
-        "in_position_timeouts": str(sequencer.timeouts),
-        "samples": str(len(samples)),
-        "fault": "none" if fault is None else fault.text(),
-        "fault_cycle": "" if fault is None else str(fault.cycle),
-        "fault_sample": "" if fault is None else str(fault.sample),
-        "torque_off_read_back": " ".join(f"{i}:{'?' if v is None else v}" for i, v in torque_state.items()),
-    })
+        meta.update(
+            {
+                "realized_motion_s": f"{t[motion_end - 1] - t[motion_start] + period:.3f}"
+                if moving.size
+                else "0.000",
+                "record_duration_s": f"{t[-1] - t[0] + period:.3f}",
+                "motion_start_sample": str(motion_start),
+                "motion_end_sample": str(motion_end),
+                "lead_idle_s": f"{np.count_nonzero(phases == LEAD) * period:.3f}",
+                "tail_idle_s": f"{np.count_nonzero(phases == TAIL) * period:.3f}",
+            }
+        )
+    meta.update(
+        {
+            "in_position_wait_s": f"{sequencer.wait_total * period:.3f}",
+            "in_position_timeouts": str(sequencer.timeouts),
+            "samples": str(len(samples)),
+            "fault": "none" if fault is None else fault.text(),
+            "fault_cycle": "" if fault is None else str(fault.cycle),
+            "fault_sample": "" if fault is None else str(fault.sample),
+            "torque_off_read_back": " ".join(
+                f"{i}:{'?' if v is None else v}" for i, v in torque_state.items()
+            ),
+        }
+    )
     recording = ArmRecording(samples, meta, stamps, fault, torque_state)
     if out is not None:
         if len(samples):
@@ -662,7 +857,9 @@ def _cycle_statistics(stamps: dict[str, np.ndarray], period: float) -> dict[str,
         "cycle_ms_p99": f"{np.percentile(cycle_ms, 99):.4f}",
         "cycle_ms_max": f"{cycle_ms.max():.4f}",
         "cycles_late": str(int(np.count_nonzero(cycle_ms > LATE_FACTOR * period * 1e3))),
-        "cycles_missed": str(int(np.sum(np.maximum(np.floor(cycle_ms / (period * 1e3) + 1e-9) - 1, 0)))),
+        "cycles_missed": str(
+            int(np.sum(np.maximum(np.floor(cycle_ms / (period * 1e3) + 1e-9) - 1, 0)))
+        ),
         "read_write_ms_median": f"{np.median(bus_ms):.4f}",
         "read_write_ms_p99": f"{np.percentile(bus_ms, 99):.4f}",
     }
@@ -680,8 +877,11 @@ def safety_margins(log: raw_log.RawLog) -> dict[str, float]:
         runs = np.flatnonzero(edges == -1) - np.flatnonzero(edges == 1)
         longest = max(longest, int(runs.max()) if runs.size else 0)
     axis = int(np.argmax(beyond))
-    return {"beyond_limit_deg": max(0.0, float(np.degrees(beyond[axis]))), "beyond_limit_axis": axis + 1,
-            "longest_clamp_s": longest * CONTROL_PERIOD_S}
+    return {
+        "beyond_limit_deg": max(0.0, float(np.degrees(beyond[axis]))),
+        "beyond_limit_axis": axis + 1,
+        "longest_clamp_s": longest * CONTROL_PERIOD_S,
+    }
 
 
 def _arm_limits(key: str) -> np.ndarray:
@@ -697,10 +897,16 @@ def recover_partial(log_path, repaired_out=None) -> Path:
     log_path = Path(log_path)
     partial_npy, partial_json = _partial_paths(log_path)
     if not partial_npy.is_file():
-        raise InputError(str(partial_npy), "no such file", "the partial recording a killed recorder leaves beside its log")
+        raise InputError(
+            str(partial_npy),
+            "no such file",
+            "the partial recording a killed recorder leaves beside its log",
+        )
     array = np.load(partial_npy, mmap_mode="r")
     t = array[:, raw_log.COLUMN["t"]]
-    written = 1 + int(np.argmax(np.diff(t) <= 0)) if len(t) > 1 and np.any(np.diff(t) <= 0) else len(t)
+    written = (
+        1 + int(np.argmax(np.diff(t) <= 0)) if len(t) > 1 and np.any(np.diff(t) <= 0) else len(t)
+    )
     meta = json.loads(partial_json.read_text()) if partial_json.is_file() else {}
     meta.update({"fault": "killed: recovered from the partial recording", "samples": str(written)})
     out = Path(repaired_out) if repaired_out is not None else log_path

@@ -30,7 +30,13 @@ import numpy as np
 
 from crane_lib.constants import CONTROL_PERIOD_S
 from crane_lib.excitation.commands import CRANE_X7_FORMAT, FINAL_DWELL_S, CommandFile, CommandFormat
-from crane_lib.twin.recorder import IN_POSITION_TIMEOUT_S, IN_POSITION_TOLERANCE_RAD, PREROLL_S, SegmentProfiles, segment_profiles
+from crane_lib.twin.recorder import (
+    IN_POSITION_TIMEOUT_S,
+    IN_POSITION_TOLERANCE_RAD,
+    PREROLL_S,
+    SegmentProfiles,
+    segment_profiles,
+)
 
 APPROACH, PREROLL, LEAD, SEGMENT, WAIT, DWELL, TAIL, DONE = range(8)
 PHASE_NAMES = ("approach", "preroll", "lead", "segment", "wait", "dwell", "tail", "done")
@@ -47,30 +53,45 @@ class Reference:
     segment: int  # command-file segment for the log (-1 while idle)
 
 
-def approach_command(theta_now: np.ndarray, target: np.ndarray,
-                     command_format: CommandFormat = CRANE_X7_FORMAT) -> CommandFile:
+def approach_command(
+    theta_now: np.ndarray, target: np.ndarray, command_format: CommandFormat = CRANE_X7_FORMAT
+) -> CommandFile:
     """A one-segment command from `theta_now` to `target`, in the arm's command format."""
+
     class _From(CommandFile):
         @property
         def start(self) -> np.ndarray:  # the measured angles instead of the assumed q̄A
             return np.asarray(theta_now, dtype=float)
 
-    return _From("approach", np.asarray(target, dtype=float)[None, :],
-                 np.array([APPROACH_SPEED_PERCENT]), command_format=command_format)
+    return _From(
+        "approach",
+        np.asarray(target, dtype=float)[None, :],
+        np.array([APPROACH_SPEED_PERCENT]),
+        command_format=command_format,
+    )
 
 
 class Sequencer:
     """Cycle-by-cycle reference of one command file; `step(theta)` after each encoder read."""
 
-    def __init__(self, cmd: CommandFile, lead_cycles: int, tail_cycles: int, preroll_cycles: int | None = None,
-                 approach_from: np.ndarray | None = None, period: float = CONTROL_PERIOD_S):
+    def __init__(
+        self,
+        cmd: CommandFile,
+        lead_cycles: int,
+        tail_cycles: int,
+        preroll_cycles: int | None = None,
+        approach_from: np.ndarray | None = None,
+        period: float = CONTROL_PERIOD_S,
+    ):
         self.cmd = cmd
         self.period = period
         self.profiles: SegmentProfiles = segment_profiles(cmd, period)
         self.start = cmd.start.copy()
         self.lead_cycles = int(lead_cycles)
         self.tail_cycles = int(tail_cycles)
-        self.preroll_cycles = int(round(PREROLL_S / period)) if preroll_cycles is None else int(preroll_cycles)
+        self.preroll_cycles = (
+            int(round(PREROLL_S / period)) if preroll_cycles is None else int(preroll_cycles)
+        )
         self.dwell_cycles = int(round(FINAL_DWELL_S / period))
         self.timeout_cycles = int(round(IN_POSITION_TIMEOUT_S / period))
         self.tolerance = IN_POSITION_TOLERANCE_RAD
@@ -108,18 +129,33 @@ class Sequencer:
             p = self.profiles
             index = p.offset[self.segment] + self.local
             delta = p.delta[self.segment]
-            return Reference(p.start[self.segment] + p.s[index] * delta, p.sd[index] * delta, p.sdd[index] * delta, self.segment)
+            return Reference(
+                p.start[self.segment] + p.s[index] * delta,
+                p.sd[index] * delta,
+                p.sdd[index] * delta,
+                self.segment,
+            )
         if phase == APPROACH:
             a = self.approach
             if self.local < a.count[0]:
                 delta = a.delta[0]
-                return Reference(a.start[0] + a.s[self.local] * delta, a.sd[self.local] * delta, a.sdd[self.local] * delta, -1)
+                return Reference(
+                    a.start[0] + a.s[self.local] * delta,
+                    a.sd[self.local] * delta,
+                    a.sdd[self.local] * delta,
+                    -1,
+                )
             return Reference(self.start.copy(), self._zero.copy(), self._zero.copy(), -1)
         if phase in (PREROLL, LEAD):
             return Reference(self.start.copy(), self._zero.copy(), self._zero.copy(), -1)
         last = min(self.segment, self.n_segments - 1)
         target = self.profiles.start[last] + self.profiles.delta[last]
-        return Reference(target, self._zero.copy(), self._zero.copy(), self.segment if phase in (WAIT, DWELL) else -1)
+        return Reference(
+            target,
+            self._zero.copy(),
+            self._zero.copy(),
+            self.segment if phase in (WAIT, DWELL) else -1,
+        )
 
     def advance(self, theta: np.ndarray) -> None:
         """Move the state machine on after this cycle, given this cycle's measured angles."""
@@ -131,7 +167,12 @@ class Sequencer:
                 self.wait += 1
                 if inside or self.wait >= int(round(APPROACH_TIMEOUT_S / self.period)):
                     self.timeouts += 0 if inside else 1
-                    self.phase, self.left, self.wait, self.local = PREROLL, self.preroll_cycles, 0, 0
+                    self.phase, self.left, self.wait, self.local = (
+                        PREROLL,
+                        self.preroll_cycles,
+                        0,
+                        0,
+                    )
                     if self.left <= 0:
                         self._enter_lead()
         elif phase in (PREROLL, LEAD, DWELL, TAIL):
@@ -174,4 +215,3 @@ class Sequencer:
         if self.left <= 0:
             self.phase = SEGMENT if self.profiles.count[0] > 0 else WAIT
             self.segment, self.local, self.wait = 0, 0, 0
-

@@ -31,30 +31,42 @@ from dataclasses import dataclass
 
 from crane_lib.constants import CONTROL_PERIOD_S
 
-LOCKSTEP_BUS_BAUD = 3_000_000  # the CRANE-X7's bus rate: the lockstep clock's time per byte (10 bits)
+LOCKSTEP_BUS_BAUD = (
+    3_000_000  # the CRANE-X7's bus rate: the lockstep clock's time per byte (10 bits)
+)
 
 
 @dataclass(frozen=True)
 class Timing:
     name: str
     lockstep: bool  # device time driven by the bus; log stamps on the nominal grid; no sleeping
-    reply_timeout_ms: float  # a status packet later than this is a timeout (a fault once torque is on)
+    reply_timeout_ms: (
+        float  # a status packet later than this is a timeout (a fault once torque is on)
+    )
     watchdog_ms: float  # two encoder reads further apart than this (host clock) stop the arm
     settle_ms: float  # after a timeout the port is drained until it has been quiet this long
     period_s: float = CONTROL_PERIOD_S
 
     def describe(self) -> str:
         if self.lockstep:
-            return (f"lockstep (emulator only, tests and demonstrations): device time driven by the bus, "
-                    f"{self.period_s * 1e3:g} ms per cycle on the log's grid whatever the host's speed; "
-                    f"reply timeout {self.reply_timeout_ms:g} ms, watchdog {self.watchdog_ms:g} ms of host time")
-        return (f"realtime: {self.period_s * 1e3:g} ms cycles on the host clock, reply timeout {self.reply_timeout_ms:g} ms, "
-                f"watchdog {self.watchdog_ms:g} ms")
+            return (
+                f"lockstep (emulator only, tests and demonstrations): device time driven by the bus, "
+                f"{self.period_s * 1e3:g} ms per cycle on the log's grid whatever the host's speed; "
+                f"reply timeout {self.reply_timeout_ms:g} ms, watchdog {self.watchdog_ms:g} ms of host time"
+            )
+        return (
+            f"realtime: {self.period_s * 1e3:g} ms cycles on the host clock, reply timeout {self.reply_timeout_ms:g} ms, "
+            f"watchdog {self.watchdog_ms:g} ms"
+        )
 
 
 # After a timeout on a real bus nothing can still be on its way after 2 ms: a servo answers within
 # its Return Delay Time (0 after configuration, at most 508 us) and an FTDI adapter at the 1 ms
 # latency timer forwards bytes within 1 ms.
-REALTIME = Timing("realtime", lockstep=False, reply_timeout_ms=20.0, watchdog_ms=20.0, settle_ms=2.0)
-LOCKSTEP = Timing("lockstep", lockstep=True, reply_timeout_ms=500.0, watchdog_ms=5000.0, settle_ms=20.0)
+REALTIME = Timing(
+    "realtime", lockstep=False, reply_timeout_ms=20.0, watchdog_ms=20.0, settle_ms=2.0
+)
+LOCKSTEP = Timing(
+    "lockstep", lockstep=True, reply_timeout_ms=500.0, watchdog_ms=5000.0, settle_ms=20.0
+)
 TIMINGS = {timing.name: timing for timing in (REALTIME, LOCKSTEP)}

@@ -96,6 +96,7 @@ def is_nonnegative(name: str) -> bool:
     (the CRANE-X7: NONNEGATIVE_PARAMETERS; any arm by the same rule, register_clie.md)."""
     return name == "ZZR1" or re.fullmatch(r"IA[0-9]+", name) is not None
 
+
 # The simulated controller rounds the command to 1 pA instead of the 2.69 mA register unit:
 # the register rounding makes the simulated torque piecewise constant in beta, so a
 # forward-difference step of 1e-8 would see no change at all (register_clie.md). The current
@@ -108,8 +109,11 @@ DIVERGED_SPEED_RAD_S = 50.0
 # lsqnonlin) answers by rejecting the trial step and shrinking the trust region.
 DIVERGED_RESIDUAL = np.inf
 # clie_core's divergence codes, in words
-DIVERGENCE_REASONS = {1: "a state is not finite", 2: f"a joint exceeded {DIVERGED_SPEED_RAD_S:g} rad/s",
-                      3: "M(theta; beta) is not positive definite at a simulated configuration"}
+DIVERGENCE_REASONS = {
+    1: "a state is not finite",
+    2: f"a joint exceeded {DIVERGED_SPEED_RAD_S:g} rad/s",
+    3: "M(theta; beta) is not positive definite at a simulated configuration",
+}
 
 
 class CLIEError(RuntimeError):
@@ -128,8 +132,13 @@ def _core(model: DynamicModel | None = None):
         if model._chain and is_crane_x7(model.arm):  # bind_template would bind the MDH kernels
             raise ValueError("CLIE simulates the CRANE-X7 with its MDH kernels, not general=True")
         arm = None if is_crane_x7(model.arm) else model.arm
-        _CORES[name] = bind_template(Path(__file__).with_name("clie_core.py"),
-                                     model.parameter_set, controller, spd_solve, arm=arm)
+        _CORES[name] = bind_template(
+            Path(__file__).with_name("clie_core.py"),
+            model.parameter_set,
+            controller,
+            spd_solve,
+            arm=arm,
+        )
     return _CORES[name]
 
 
@@ -196,7 +205,9 @@ class CLIEProblem:
     jacobian_keep: np.ndarray  # 5 ms grid indices of the 40 ms samples
     sections: np.ndarray  # residual low-pass (second-order sections, 1 ms grid)
     keep: np.ndarray  # grid indices of the 40 ms samples
-    valid: np.ndarray  # (len(keep),) bool: not clamp-masked and clear of the filter's edge transients
+    valid: (
+        np.ndarray
+    )  # (len(keep),) bool: not clamp-masked and clear of the filter's edge transients
     measured: np.ndarray  # (len(keep), n_axes) band-limited measured torque record
     constants: RealizationConstants
     model: DynamicModel
@@ -216,23 +227,50 @@ class CLIEProblem:
 
     def law_arguments(self) -> tuple:
         c = self.constants
-        limit_units = np.rint(np.asarray(c.limit_units) * c.current_unit / SIMULATED_CURRENT_RESOLUTION_A).astype(np.int64)
-        return (c.m_hat, c.d_hat, float(c.k_p), float(c.k_v), float(c.k_i), np.asarray(c.kt_command, dtype=float),
-                SIMULATED_CURRENT_RESOLUTION_A, limit_units)
+        limit_units = np.rint(
+            np.asarray(c.limit_units) * c.current_unit / SIMULATED_CURRENT_RESOLUTION_A
+        ).astype(np.int64)
+        return (
+            c.m_hat,
+            c.d_hat,
+            float(c.k_p),
+            float(c.k_v),
+            float(c.k_i),
+            np.asarray(c.kt_command, dtype=float),
+            SIMULATED_CURRENT_RESOLUTION_A,
+            limit_units,
+        )
 
     def simulate(self, beta) -> Simulation:
         beta = np.ascontiguousarray(beta, dtype=float)
         if beta.shape != (len(self.names),):  # the compiled kernels would write out of bounds
-            raise InputError("CLIE parameters", f"shape {beta.shape}",
-                             f"({len(self.names)},) in the order {self.names}")
+            raise InputError(
+                "CLIE parameters",
+                f"shape {beta.shape}",
+                f"({len(self.names)},) in the order {self.names}",
+            )
         n = self.t.size
         tau, q, v, a = (np.zeros((n, self.n_axes)) for _ in range(4))
         code, cycles, refined = _core(self.model).simulate(
-            self.t, self.theta_ref, self.dtheta_ref, self.ddtheta_ref, self.theta_start, self.integral_start,
-            beta, self.model._offsets, float(self.model.gravity_z), self.kt_record,
-            float(self.max_step), INTEGRATION_STEP_S, float(self.error_tolerance),
+            self.t,
+            self.theta_ref,
+            self.dtheta_ref,
+            self.ddtheta_ref,
+            self.theta_start,
+            self.integral_start,
+            beta,
+            self.model._offsets,
+            float(self.model.gravity_z),
+            self.kt_record,
+            float(self.max_step),
+            INTEGRATION_STEP_S,
+            float(self.error_tolerance),
             DIVERGED_SPEED_RAD_S,
-            *self.law_arguments(), tau, q, v, a,
+            *self.law_arguments(),
+            tau,
+            q,
+            v,
+            a,
         )
         return Simulation(int(code), int(cycles), tau, q, v, a, int(refined))
 
@@ -270,8 +308,9 @@ class CLIEProblem:
         on_grid = self.jacobian_interpolation @ raw
         return preprocessing.zero_phase_filter(self.jacobian_sections, on_grid)[self.jacobian_keep]
 
-    def regressor_along(self, simulation: Simulation, first: int = 0,
-                        last: int | None = None) -> np.ndarray:
+    def regressor_along(
+        self, simulation: Simulation, first: int = 0, last: int | None = None
+    ) -> np.ndarray:
         """W(q_s, q̇_s, q̈_s) of the simulated trajectory's stamps first:last, (n, n_axes, p):
         W beta == simulated torque."""
         q, v, a = (x[first:last] for x in (simulation.q, simulation.v, simulation.a))
@@ -300,7 +339,8 @@ class CLIEProblem:
         channels = np.flatnonzero(np.any(on_grid != 0.0, axis=0))
         filtered = np.zeros((self.jacobian_keep.size, n_axes * p))
         filtered[:, channels] = preprocessing.zero_phase_filter(
-            self.jacobian_sections, on_grid[:, channels])[self.jacobian_keep]
+            self.jacobian_sections, on_grid[:, channels]
+        )[self.jacobian_keep]
         return -filtered.reshape(-1, n_axes, p)[self.valid].reshape(-1, p)
 
 
@@ -336,7 +376,9 @@ def grid_interpolation(t_raw: np.ndarray, t_grid: np.ndarray) -> scipy.sparse.cs
     return scipy.sparse.csr_matrix((vals, (rows, cols)), shape=(t_grid.size, t_raw.size))
 
 
-EDGE_TIME_CONSTANTS = 5.0  # settling of the residual filter at the record's ends, in its slowest time constant
+EDGE_TIME_CONSTANTS = (
+    5.0  # settling of the residual filter at the record's ends, in its slowest time constant
+)
 
 
 def filter_edge_guard_s(sections: np.ndarray, period: float) -> float:
@@ -349,10 +391,14 @@ def filter_edge_guard_s(sections: np.ndarray, period: float) -> float:
     return EDGE_TIME_CONSTANTS * slowest
 
 
-JACOBIAN_BLOCK_S = 0.005  # block-mean interval of the Jacobian's filtering (see band_limit_for_jacobian)
+JACOBIAN_BLOCK_S = (
+    0.005  # block-mean interval of the Jacobian's filtering (see band_limit_for_jacobian)
+)
 
 
-def block_mean_interpolation(t_raw: np.ndarray, t_grid: np.ndarray, block: int) -> tuple[scipy.sparse.csr_matrix, np.ndarray]:
+def block_mean_interpolation(
+    t_raw: np.ndarray, t_grid: np.ndarray, block: int
+) -> tuple[scipy.sparse.csr_matrix, np.ndarray]:
     """(raw stamps -> mean of the `block` 1 ms grid samples centred on every block-th grid point, grid indices)."""
     fine = grid_interpolation(t_raw, t_grid)
     centres = np.arange(0, t_grid.size, block)
@@ -363,7 +409,9 @@ def block_mean_interpolation(t_raw: np.ndarray, t_grid: np.ndarray, block: int) 
         rows.append(np.arange(centres.size))
         cols.append(index)
     rows, cols = np.concatenate(rows), np.concatenate(cols)
-    averaging = scipy.sparse.csr_matrix((np.full(rows.size, 1.0 / block), (rows, cols)), shape=(centres.size, t_grid.size))
+    averaging = scipy.sparse.csr_matrix(
+        (np.full(rows.size, 1.0 / block), (rows, cols)), shape=(centres.size, t_grid.size)
+    )
     return (averaging @ fine).tocsr(), centres
 
 
@@ -394,18 +442,31 @@ def check_sizes(log: RawLog, model: DynamicModel, constants: RealizationConstant
     source = str(log.path) if log.path is not None else "raw log"
     if (log.arm == CRANE_X7) != is_crane_x7(model.arm) or log.n_axes != model.n_axes:
         arm_name = "the CRANE-X7" if is_crane_x7(model.arm) else model.arm.name
-        raise InputError(source, f"a log of {log.arm} ({log.n_axes} axes)",
-                         f"a log of the model's arm, {arm_name} ({model.n_axes} axes)")
-    sizes = {"models": len(constants.models), "kt_command": np.size(constants.kt_command),
-             "limit_units": np.size(constants.limit_units)}
+        raise InputError(
+            source,
+            f"a log of {log.arm} ({log.n_axes} axes)",
+            f"a log of the model's arm, {arm_name} ({model.n_axes} axes)",
+        )
+    sizes = {
+        "models": len(constants.models),
+        "kt_command": np.size(constants.kt_command),
+        "limit_units": np.size(constants.limit_units),
+    }
     for what, size in sizes.items():
         if size != model.n_axes:
-            raise InputError(f"realization constants ({what})", f"{size} axes",
-                             f"the model's {model.n_axes} axes")
+            raise InputError(
+                f"realization constants ({what})",
+                f"{size} axes",
+                f"the model's {model.n_axes} axes",
+            )
 
 
-def build_problem(log: RawLog, model: DynamicModel | None = None, constants: RealizationConstants | None = None,
-                  max_step: float = INTEGRATION_STEP_S) -> CLIEProblem:
+def build_problem(
+    log: RawLog,
+    model: DynamicModel | None = None,
+    constants: RealizationConstants | None = None,
+    max_step: float = INTEGRATION_STEP_S,
+) -> CLIEProblem:
     """The CLIE problem of one raw log. `model`: the base-parameter model of the log's arm
     (default its "reduced" set); `constants`: the controller the log was recorded with
     (default `arm_realization_constants` of the log's arm)."""
@@ -418,37 +479,58 @@ def build_problem(log: RawLog, model: DynamicModel | None = None, constants: Rea
     step = preprocessing.grid_step(RESIDUAL_INTERVAL_S)
     keep = np.arange(0, grid.t.size, step)
     if keep.size < 2:
-        raise CLIEError(f"{grid.source}: shorter than two {RESIDUAL_INTERVAL_S * 1e3:g} ms residual samples")
+        raise CLIEError(
+            f"{grid.source}: shorter than two {RESIDUAL_INTERVAL_S * 1e3:g} ms residual samples"
+        )
     sections = preprocessing.antialias_sections(RESIDUAL_INTERVAL_S)
     clamp_mask, _ = preprocessing.clamp_masks(grid, grid.t[keep], RESIDUAL_INTERVAL_S)
     guard = filter_edge_guard_s(sections, preprocessing.GRID_PERIOD_S)
     inside = (grid.t[keep] >= grid.t[0] + guard) & (grid.t[keep] <= grid.t[-1] - guard)
     if not inside.any():
-        raise CLIEError(f"{grid.source}: shorter than the residual filter's two edge guards ({2 * guard:.2f} s)")
+        raise CLIEError(
+            f"{grid.source}: shorter than the residual filter's two edge guards ({2 * guard:.2f} s)"
+        )
     if not (inside & ~clamp_mask).any():  # the objective would be zero for every beta
-        raise CLIEError(f"{grid.source}: every residual sample inside the edge guards is "
-                        "clamp-masked (an axis near its current limit in or beside its window); "
-                        "CLIE has nothing to fit")
+        raise CLIEError(
+            f"{grid.source}: every residual sample inside the edge guards is "
+            "clamp-masked (an axis near its current limit in or beside its window); "
+            "CLIE has nothing to fit"
+        )
     measured = preprocessing.zero_phase_filter(sections, grid.tau)[keep]
     block = preprocessing.grid_step(JACOBIAN_BLOCK_S)
     if step % block:
-        raise ValueError(f"the {RESIDUAL_INTERVAL_S} s residual interval is not a multiple of the {JACOBIAN_BLOCK_S} s Jacobian block")
+        raise ValueError(
+            f"the {RESIDUAL_INTERVAL_S} s residual interval is not a multiple of the {JACOBIAN_BLOCK_S} s Jacobian block"
+        )
     jacobian_interpolation, _ = block_mean_interpolation(log.t, grid.t, block)
     # the residual's Butterworth (order and corner of the 40 ms bundle) designed for the 5 ms grid
     jacobian_sections = scipy.signal.butter(
-        preprocessing.FILTER_ORDER, preprocessing.corner_frequency_hz(RESIDUAL_INTERVAL_S) / (0.5 / JACOBIAN_BLOCK_S), output="sos")
+        preprocessing.FILTER_ORDER,
+        preprocessing.corner_frequency_hz(RESIDUAL_INTERVAL_S) / (0.5 / JACOBIAN_BLOCK_S),
+        output="sos",
+    )
     contiguous = lambda x: np.ascontiguousarray(x, dtype=float)  # noqa: E731
     return CLIEProblem(
         names=list(model.names),
         t=contiguous(log.t),
-        theta_ref=contiguous(log.theta_ref), dtheta_ref=contiguous(log.dtheta_ref), ddtheta_ref=contiguous(log.ddtheta_ref),
+        theta_ref=contiguous(log.theta_ref),
+        dtheta_ref=contiguous(log.dtheta_ref),
+        ddtheta_ref=contiguous(log.ddtheta_ref),
         theta_start=contiguous(log.theta[0]),
         integral_start=contiguous(integral_reproducing_first_command(log, constants)),
         interpolation=grid_interpolation(log.t, grid.t),
-        jacobian_interpolation=jacobian_interpolation, jacobian_sections=jacobian_sections, jacobian_keep=keep // block,
-        sections=sections, keep=keep, valid=~clamp_mask & inside, measured=measured,
-        constants=constants, model=model, kt_record=np.array(log.layout.kt, dtype=float),
-        max_step=max_step, source=grid.source,
+        jacobian_interpolation=jacobian_interpolation,
+        jacobian_sections=jacobian_sections,
+        jacobian_keep=keep // block,
+        sections=sections,
+        keep=keep,
+        valid=~clamp_mask & inside,
+        measured=measured,
+        constants=constants,
+        model=model,
+        kt_record=np.array(log.layout.kt, dtype=float),
+        max_step=max_step,
+        source=grid.source,
     )
 
 
@@ -521,11 +603,20 @@ class RefinementReport:
 
     def as_dict(self) -> dict:
         return {
-            "method": self.method, "objective_start": self.objective_start, "objective_final": self.objective_final,
-            "iterations": self.iterations, "simulations": self.simulations, "trial_evaluations": self.trial_evaluations,
-            "jacobian_evaluations": self.jacobian_evaluations, "diverged_evaluations": self.diverged_evaluations,
-            "wall_time_s": self.wall_time_s, "status": self.status, "message": self.message,
-            "history": list(self.history), "x": self.x.tolist(), "names": list(self.names),
+            "method": self.method,
+            "objective_start": self.objective_start,
+            "objective_final": self.objective_final,
+            "iterations": self.iterations,
+            "simulations": self.simulations,
+            "trial_evaluations": self.trial_evaluations,
+            "jacobian_evaluations": self.jacobian_evaluations,
+            "diverged_evaluations": self.diverged_evaluations,
+            "wall_time_s": self.wall_time_s,
+            "status": self.status,
+            "message": self.message,
+            "history": list(self.history),
+            "x": self.x.tolist(),
+            "names": list(self.names),
             "integration_step_s": self.integration_step_s,
             "objective_final_paper_step": self.objective_final_paper_step,
         }
@@ -564,13 +655,17 @@ def _start(problem: CLIEProblem, x0) -> tuple[np.ndarray, np.ndarray]:
     r0 = problem.residual_of(simulation)
     if not np.all(np.isfinite(r0)):
         at = problem.t[min(simulation.cycles, problem.t.size - 1)] - problem.t[0]
-        raise CLIEError(f"{problem.source}: the closed-loop simulation from the start point diverges at t = {at:.2f} s "
-                        f"of {problem.t[-1] - problem.t[0]:.1f} s ({DIVERGENCE_REASONS.get(simulation.code, 'code %d' % simulation.code)}); "
-                        "CLIE needs a start (OLS or SDP estimate) whose simulation stays bounded")
+        raise CLIEError(
+            f"{problem.source}: the closed-loop simulation from the start point diverges at t = {at:.2f} s "
+            f"of {problem.t[-1] - problem.t[0]:.1f} s ({DIVERGENCE_REASONS.get(simulation.code, 'code %d' % simulation.code)}); "
+            "CLIE needs a start (OLS or SDP estimate) whose simulation stays bounded"
+        )
     return x0, r0
 
 
-def _solve(problem, x0, jacobian, evaluator, method, max_iterations, ftol, started) -> RefinementReport:
+def _solve(
+    problem, x0, jacobian, evaluator, method, max_iterations, ftol, started
+) -> RefinementReport:
     lower, upper = clie_bounds(problem.names, x0)
     x0 = np.clip(x0, lower, upper)
     history: list[float] = []
@@ -584,21 +679,42 @@ def _solve(problem, x0, jacobian, evaluator, method, max_iterations, ftol, start
 
     r0 = evaluator.residual(x0)
     result = scipy.optimize.least_squares(
-        evaluator.residual, x0, jac=jacobian, bounds=(lower, upper), method="trf",
-        ftol=ftol, xtol=STEP_TOLERANCE, gtol=OPTIMALITY_TOLERANCE, x_scale=1.0,
-        max_nfev=MAX_FEVALS_PER_VARIABLE * len(x0), callback=callback,
+        evaluator.residual,
+        x0,
+        jac=jacobian,
+        bounds=(lower, upper),
+        method="trf",
+        ftol=ftol,
+        xtol=STEP_TOLERANCE,
+        gtol=OPTIMALITY_TOLERANCE,
+        x_scale=1.0,
+        max_nfev=MAX_FEVALS_PER_VARIABLE * len(x0),
+        callback=callback,
     )
     message = "iteration limit reached" if result.status == -2 else result.message
     return RefinementReport(
-        method=method, names=list(problem.names), x0=x0, x=result.x, objective_start=float(r0 @ r0),
-        objective_final=float(2.0 * result.cost), iterations=iterations[0], simulations=evaluator.simulations,
-        trial_evaluations=int(result.nfev), jacobian_evaluations=int(result.njev), diverged_evaluations=evaluator.diverged,
-        wall_time_s=time.perf_counter() - started, status=int(result.status), message=message, history=history,
+        method=method,
+        names=list(problem.names),
+        x0=x0,
+        x=result.x,
+        objective_start=float(r0 @ r0),
+        objective_final=float(2.0 * result.cost),
+        iterations=iterations[0],
+        simulations=evaluator.simulations,
+        trial_evaluations=int(result.nfev),
+        jacobian_evaluations=int(result.njev),
+        diverged_evaluations=evaluator.diverged,
+        wall_time_s=time.perf_counter() - started,
+        status=int(result.status),
+        message=message,
+        history=history,
         integration_step_s=problem.max_step,
     )
 
 
-def forward_difference_jacobian(problem: CLIEProblem, evaluator: _Evaluator, x, lower, upper, workers: int = 2) -> np.ndarray:
+def forward_difference_jacobian(
+    problem: CLIEProblem, evaluator: _Evaluator, x, lower, upper, workers: int = 2
+) -> np.ndarray:
     """lsqnonlin's (and scipy '2-point') forward differences, one simulation per parameter.
 
     h_j = sqrt(eps) max(1, |x_j|) sign(x_j), flipped when x + h leaves the bounds; the
@@ -625,8 +741,13 @@ def forward_difference_jacobian(problem: CLIEProblem, evaluator: _Evaluator, x, 
     return np.column_stack([c for c, _ in columns])
 
 
-def refine_faithful(problem: CLIEProblem, x0, max_iterations: int = MAX_ITERATIONS, ftol: float = FUNCTION_TOLERANCE,
-                    workers: int = 2) -> RefinementReport:
+def refine_faithful(
+    problem: CLIEProblem,
+    x0,
+    max_iterations: int = MAX_ITERATIONS,
+    ftol: float = FUNCTION_TOLERANCE,
+    workers: int = 2,
+) -> RefinementReport:
     """CLIE as D-F: trust-region reflective, forward-difference Jacobian, bounds, ftol 1e-6."""
     started = time.perf_counter()
     x0, _ = _start(problem, x0)
@@ -636,8 +757,12 @@ def refine_faithful(problem: CLIEProblem, x0, max_iterations: int = MAX_ITERATIO
     return _solve(problem, x0, jacobian, evaluator, "clie", max_iterations, ftol, started)
 
 
-def one_step_per_cycle(problem: CLIEProblem, run, integration_step: float = FAST_INTEGRATION_STEP_S,
-                       error_tolerance: float = FAST_ERROR_TOLERANCE) -> RefinementReport:
+def one_step_per_cycle(
+    problem: CLIEProblem,
+    run,
+    integration_step: float = FAST_INTEGRATION_STEP_S,
+    error_tolerance: float = FAST_ERROR_TOLERANCE,
+) -> RefinementReport:
     """`run(problem)` with the closed loop integrated one Heun step per control cycle, its
     solution checked at the problem's own integration (the paper's 0.25 ms steps).
 
@@ -650,8 +775,9 @@ def one_step_per_cycle(problem: CLIEProblem, run, integration_step: float = FAST
     if integration_step <= problem.max_step:
         return run(problem)
     try:
-        report = run(dataclasses.replace(problem, max_step=integration_step,
-                                         error_tolerance=error_tolerance))
+        report = run(
+            dataclasses.replace(problem, max_step=integration_step, error_tolerance=error_tolerance)
+        )
     except CLIEError as one_step_failure:  # a start only the finer integration simulates
         again = run(problem)
         again.wall_time_s = time.perf_counter() - started
@@ -668,15 +794,22 @@ def one_step_per_cycle(problem: CLIEProblem, run, integration_step: float = FAST
     again = run(problem)
     again.simulations += report.simulations
     again.wall_time_s = time.perf_counter() - started
-    again.message = (f"{again.message} (run again at {problem.max_step * 1e3:g} ms steps: "
-                     f"at the one-step solution the objective was {report.objective_final:.6g} "
-                     f"one step per cycle, {check:.6g} at {problem.max_step * 1e3:g} ms)")
+    again.message = (
+        f"{again.message} (run again at {problem.max_step * 1e3:g} ms steps: "
+        f"at the one-step solution the objective was {report.objective_final:.6g} "
+        f"one step per cycle, {check:.6g} at {problem.max_step * 1e3:g} ms)"
+    )
     return again
 
 
-def refine_fast(problem: CLIEProblem, x0, max_iterations: int = MAX_ITERATIONS,
-                ftol: float = FUNCTION_TOLERANCE, integration_step: float = FAST_INTEGRATION_STEP_S,
-                error_tolerance: float = FAST_ERROR_TOLERANCE) -> RefinementReport:
+def refine_fast(
+    problem: CLIEProblem,
+    x0,
+    max_iterations: int = MAX_ITERATIONS,
+    ftol: float = FUNCTION_TOLERANCE,
+    integration_step: float = FAST_INTEGRATION_STEP_S,
+    error_tolerance: float = FAST_ERROR_TOLERANCE,
+) -> RefinementReport:
     """The same objective, solver, bounds and tolerance with the DIDIM Jacobian (one simulation
     per iteration), the closed loop integrated one Heun step per control cycle and the solution
     checked at 0.25 ms (`one_step_per_cycle`)."""
@@ -694,8 +827,9 @@ def refine_fast(problem: CLIEProblem, x0, max_iterations: int = MAX_ITERATIONS,
 # ---------------------------------------------------------------- DIDIM
 
 
-def regular_initialization(names: list[str], constants: RealizationConstants | None = None,
-                           to_record=KT_CORRECTION) -> np.ndarray:
+def regular_initialization(
+    names: list[str], constants: RealizationConstants | None = None, to_record=KT_CORRECTION
+) -> np.ndarray:
     """DIDIM's regular initialization, in this arm's units: a diagonal inertia matrix equal to
     the realization layer's joint-level inertias M̂_j and viscous terms M̂_j D̂_j (converted from
     command-Kt to record torque units by `to_record`, per axis or one number: the CRANE-X7's
@@ -710,8 +844,10 @@ def regular_initialization(names: list[str], constants: RealizationConstants | N
     for axis in range(1, n_axes + 1):
         name = f"IA{axis}" if f"IA{axis}" in names else f"ZZR{axis}"
         if name not in names or f"FV{axis}" not in names:
-            raise CLIEError(f"DIDIM's regular initialization: axis {axis} has neither IA{axis} "
-                            f"nor ZZR{axis}, or no FV{axis}, among the base parameters")
+            raise CLIEError(
+                f"DIDIM's regular initialization: axis {axis} has neither IA{axis} "
+                f"nor ZZR{axis}, or no FV{axis}, among the base parameters"
+            )
         m_hat, d_hat = constants.m_hat[axis - 1], constants.d_hat[axis - 1]
         x[names.index(name)] = m_hat * to_record[axis - 1]
         x[names.index(f"FV{axis}")] = m_hat * d_hat * to_record[axis - 1]
@@ -721,8 +857,13 @@ def regular_initialization(names: list[str], constants: RealizationConstants | N
 MAX_STEP_HALVINGS = 12
 
 
-def didim(problem: CLIEProblem, x0=None, max_iterations: int = 30, tolerance: float = 1e-4,
-          integration_step: float = INTEGRATION_STEP_S) -> RefinementReport:
+def didim(
+    problem: CLIEProblem,
+    x0=None,
+    max_iterations: int = 30,
+    tolerance: float = 1e-4,
+    integration_step: float = INTEGRATION_STEP_S,
+) -> RefinementReport:
     """DIDIM: beta_{k+1} = argmin || F D (tau_measured - W(q_s(beta_k), ...) beta) ||, the
     Gauss-Newton step of the torque output error written as an IDIM least-squares on the
     simulated trajectory. Stops when the objective changes by less than `tolerance`
@@ -770,10 +911,21 @@ def _didim(problem: CLIEProblem, x0, max_iterations: int, tolerance: float) -> R
             status, message = 1, f"objective changed by less than {tolerance:g} (relative)"
             break
     return RefinementReport(
-        method="didim", names=list(problem.names), x0=x_start, x=x, objective_start=objective_start,
-        objective_final=objective, iterations=iterations, simulations=evaluator.simulations,
-        trial_evaluations=evaluator.simulations, jacobian_evaluations=iterations, diverged_evaluations=evaluator.diverged,
-        wall_time_s=time.perf_counter() - started, status=status, message=message, history=history,
+        method="didim",
+        names=list(problem.names),
+        x0=x_start,
+        x=x,
+        objective_start=objective_start,
+        objective_final=objective,
+        iterations=iterations,
+        simulations=evaluator.simulations,
+        trial_evaluations=evaluator.simulations,
+        jacobian_evaluations=iterations,
+        diverged_evaluations=evaluator.diverged,
+        wall_time_s=time.perf_counter() - started,
+        status=status,
+        message=message,
+        history=history,
         integration_step_s=problem.max_step,
     )
 
@@ -783,7 +935,9 @@ def _didim(problem: CLIEProblem, x0, max_iterations: int, tolerance: float) -> R
 
 def record_path(trajectory: str, ts: float, run: int = 1, method: str = "fast") -> Path:
     """Where the CLIE sweep keeps one condition's refinement (one directory per route)."""
-    return paths.RESULTS_DIR / "clie" / method / f"{trajectory}_run{run}_{round(ts * 1e3):02d}ms.json"
+    return (
+        paths.RESULTS_DIR / "clie" / method / f"{trajectory}_run{run}_{round(ts * 1e3):02d}ms.json"
+    )
 
 
 def write_record(path, condition, report: RefinementReport) -> Path:
@@ -791,29 +945,47 @@ def write_record(path, condition, report: RefinementReport) -> Path:
     SDP projection on route O-S-C, else the OLS estimate again) and the CLIE solution, with the
     refinement's cost counts and the condition's route, epsilon and kappa."""
     record = {
-        "trajectory": condition.trajectory, "ts": condition.ts, "run": condition.run, "route": condition.route,
+        "trajectory": condition.trajectory,
+        "ts": condition.ts,
+        "run": condition.run,
+        "route": condition.route,
         "epsilon": None if condition.projection is None else condition.projection.epsilon,
-        "kappa": condition.ols.kappa, "names": list(report.names),
-        "ols": condition.ols.parameters.values.tolist(), "std_errors": condition.ols.parameters.std_errors.tolist(),
-        "start": condition.start.values.tolist(), **{f"clie_{k}": v for k, v in report.as_dict().items()},
+        "kappa": condition.ols.kappa,
+        "names": list(report.names),
+        "ols": condition.ols.parameters.values.tolist(),
+        "std_errors": condition.ols.parameters.std_errors.tolist(),
+        "start": condition.start.values.tolist(),
+        **{f"clie_{k}": v for k, v in report.as_dict().items()},
     }
     write_json_record(path, record)
-    (Path(path).parent / "failed" / Path(path).name).unlink(missing_ok=True)  # a failure noted by an earlier build
+    (Path(path).parent / "failed" / Path(path).name).unlink(
+        missing_ok=True
+    )  # a failure noted by an earlier build
     return Path(path)
 
 
 def report_from_record(record: dict) -> RefinementReport:
     """The refinement a record of `write_record` holds (its start is the record's "start")."""
-    fields = {k[len("clie_"):]: v for k, v in record.items() if k.startswith("clie_")}
+    fields = {k[len("clie_") :]: v for k, v in record.items() if k.startswith("clie_")}
     return RefinementReport(
-        method=fields["method"], names=list(fields["names"]), x0=np.asarray(record["start"]), x=np.asarray(fields["x"]),
-        objective_start=fields["objective_start"], objective_final=fields["objective_final"], iterations=fields["iterations"],
-        simulations=fields["simulations"], trial_evaluations=fields["trial_evaluations"],
-        jacobian_evaluations=fields["jacobian_evaluations"], diverged_evaluations=fields["diverged_evaluations"],
-        wall_time_s=fields["wall_time_s"], status=fields["status"], message=fields["message"],
+        method=fields["method"],
+        names=list(fields["names"]),
+        x0=np.asarray(record["start"]),
+        x=np.asarray(fields["x"]),
+        objective_start=fields["objective_start"],
+        objective_final=fields["objective_final"],
+        iterations=fields["iterations"],
+        simulations=fields["simulations"],
+        trial_evaluations=fields["trial_evaluations"],
+        jacobian_evaluations=fields["jacobian_evaluations"],
+        diverged_evaluations=fields["diverged_evaluations"],
+        wall_time_s=fields["wall_time_s"],
+        status=fields["status"],
+        message=fields["message"],
         history=list(fields["history"]),
         integration_step_s=fields["integration_step_s"],
-        objective_final_paper_step=fields["objective_final_paper_step"])
+        objective_final_paper_step=fields["objective_final_paper_step"],
+    )
 
 
 def failure_path(trajectory: str, ts: float, run: int = 1, method: str = "fast") -> Path:
@@ -823,8 +995,16 @@ def failure_path(trajectory: str, ts: float, run: int = 1, method: str = "fast")
 
 
 def write_failure(path, condition, message: str) -> Path:
-    return write_json_record(path, {"trajectory": condition.trajectory, "ts": condition.ts, "run": condition.run,
-                                    "route": condition.route, "failure": message})
+    return write_json_record(
+        path,
+        {
+            "trajectory": condition.trajectory,
+            "ts": condition.ts,
+            "run": condition.run,
+            "route": condition.route,
+            "failure": message,
+        },
+    )
 
 
 def load_failures(method: str = "fast") -> list[dict]:
@@ -847,9 +1027,18 @@ def iteration_statistics(records) -> "pd.DataFrame":
     rows = [
         ("median iterations, route O-C", by_route.get("O-C", np.nan)),
         ("median iterations, route O-S-C", by_route.get("O-S-C", np.nan)),
-        ("half of the refinements finish within (iterations)", float(np.quantile(iterations, 0.5, method="inverted_cdf"))),
-        ("nine-tenths finish within (iterations)", float(np.quantile(iterations, 0.9, method="inverted_cdf"))),
-        (f"stopped at the {MAX_ITERATIONS}-iteration cap", int((iterations >= MAX_ITERATIONS).sum())),
+        (
+            "half of the refinements finish within (iterations)",
+            float(np.quantile(iterations, 0.5, method="inverted_cdf")),
+        ),
+        (
+            "nine-tenths finish within (iterations)",
+            float(np.quantile(iterations, 0.9, method="inverted_cdf")),
+        ),
+        (
+            f"stopped at the {MAX_ITERATIONS}-iteration cap",
+            int((iterations >= MAX_ITERATIONS).sum()),
+        ),
         ("total refinement time", f"{frame['clie_wall_time_s'].sum() / 3600:.2f} h"),
     ]
     return pd.DataFrame(rows, columns=["", "this book (fast route)"]).set_index("")

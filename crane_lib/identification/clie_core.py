@@ -22,7 +22,9 @@ import numpy as np
 from crane_lib.model.controller import OUT_GOAL_UNITS, OUT_ROWS, realization_law
 from crane_lib.model.spd_solve import solve_spd
 
-regressor_kernel = inertia_kernel = None  # @@KERNELS@@ (replaced by the import of the generated kernels)
+regressor_kernel = inertia_kernel = (
+    None  # @@KERNELS@@ (replaced by the import of the generated kernels)
+)
 
 # sizes of the arm the kernels were generated for: numba freezes them into the compiled loops
 _KERNELS = sys.modules[regressor_kernel.__module__]
@@ -68,8 +70,26 @@ def acceleration(q, v, tau, beta, offsets, gz, ws_w, ws_m, ws_l, ws_v, ws_i, out
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def heun_cycle(q, v, a_start, tau, span, steps, beta, offsets, gz, ws_w, ws_m, ws_l, ws_v, ws_i,
-               a1, a2, q_pred, v_pred):
+def heun_cycle(
+    q,
+    v,
+    a_start,
+    tau,
+    span,
+    steps,
+    beta,
+    offsets,
+    gz,
+    ws_w,
+    ws_m,
+    ws_l,
+    ws_v,
+    ws_i,
+    a1,
+    a2,
+    q_pred,
+    v_pred,
+):
     """Integrate the plant over one control cycle of length `span` under the held torque in
     `steps` equal Heun steps, in place (a_start: the acceleration at the cycle's start).
     Returns the largest velocity correction of the trapezoidal corrector over the Euler
@@ -86,8 +106,9 @@ def heun_cycle(q, v, a_start, tau, span, steps, beta, offsets, gz, ws_w, ws_m, w
         for j in range(N_AX):
             q_pred[j] = q[j] + h * v[j]
             v_pred[j] = v[j] + h * a1[j]
-        if not acceleration(q_pred, v_pred, tau, beta, offsets, gz, ws_w, ws_m, ws_l, ws_v, ws_i,
-                            a2):
+        if not acceleration(
+            q_pred, v_pred, tau, beta, offsets, gz, ws_w, ws_m, ws_l, ws_v, ws_i, a2
+        ):
             return -1.0
         for j in range(N_AX):
             q[j] += 0.5 * h * (v[j] + v_pred[j])
@@ -98,10 +119,32 @@ def heun_cycle(q, v, a_start, tau, span, steps, beta, offsets, gz, ws_w, ws_m, w
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def simulate(
-    t, theta_ref, dtheta_ref, ddtheta_ref, theta_start, integral_start, beta, offsets, gz,
-    kt_record, max_step, fine_step, error_tolerance, speed_limit,
-    m_hat, d_hat, k_p, k_v, k_i, kt_command, current_unit, limit_units,
-    tau_out, q_out, v_out, a_out,
+    t,
+    theta_ref,
+    dtheta_ref,
+    ddtheta_ref,
+    theta_start,
+    integral_start,
+    beta,
+    offsets,
+    gz,
+    kt_record,
+    max_step,
+    fine_step,
+    error_tolerance,
+    speed_limit,
+    m_hat,
+    d_hat,
+    k_p,
+    k_v,
+    k_i,
+    kt_command,
+    current_unit,
+    limit_units,
+    tau_out,
+    q_out,
+    v_out,
+    a_out,
 ):
     """Closed loop of the record on its own stamps `t` (n,), from rest at theta_start.
 
@@ -143,8 +186,22 @@ def simulate(
     for k in range(n):
         dt_read = t[k] - t[k - 1] if k > 0 else (t[1] - t[0] if n > 1 else 1e-3)
         realization_law(
-            theta_ref[k], dtheta_ref[k], ddtheta_ref[k], q, theta_previous, dt_read, integral,
-            m_hat, d_hat, k_p, k_v, k_i, kt_command, current_unit, limit_units, law,
+            theta_ref[k],
+            dtheta_ref[k],
+            ddtheta_ref[k],
+            q,
+            theta_previous,
+            dt_read,
+            integral,
+            m_hat,
+            d_hat,
+            k_p,
+            k_v,
+            k_i,
+            kt_command,
+            current_unit,
+            limit_units,
+            law,
         )
         for j in range(N_AX):
             theta_previous[j] = q[j]
@@ -163,15 +220,51 @@ def simulate(
             for j in range(N_AX):
                 q_cycle[j] = q[j]
                 v_cycle[j] = v[j]
-            error = heun_cycle(q, v, a_start, tau, span, steps, beta, offsets, gz, ws_w, ws_m, ws_l,
-                               ws_v, ws_i, a1, a2, q_pred, v_pred)
+            error = heun_cycle(
+                q,
+                v,
+                a_start,
+                tau,
+                span,
+                steps,
+                beta,
+                offsets,
+                gz,
+                ws_w,
+                ws_m,
+                ws_l,
+                ws_v,
+                ws_i,
+                a1,
+                a2,
+                q_pred,
+                v_pred,
+            )
             if steps < fine_steps and not (0.0 <= error <= error_tolerance):
                 for j in range(N_AX):
                     q[j] = q_cycle[j]
                     v[j] = v_cycle[j]
                 refined += 1
-                error = heun_cycle(q, v, a_start, tau, span, fine_steps, beta, offsets, gz, ws_w,
-                                   ws_m, ws_l, ws_v, ws_i, a1, a2, q_pred, v_pred)
+                error = heun_cycle(
+                    q,
+                    v,
+                    a_start,
+                    tau,
+                    span,
+                    fine_steps,
+                    beta,
+                    offsets,
+                    gz,
+                    ws_w,
+                    ws_m,
+                    ws_l,
+                    ws_v,
+                    ws_i,
+                    a1,
+                    a2,
+                    q_pred,
+                    v_pred,
+                )
             if error < 0.0:
                 return SIM_NOT_PD, k, refined
         for j in range(N_AX):

@@ -60,7 +60,9 @@ class ConditionResult:
     projection: ConditionalProjection | None = None
     failure: str | None = None
     provenance: dict = field(default_factory=dict)
-    estimate: WeightedFit | None = None  # the start's estimator when it is not OLS (--method wls | dual-metric)
+    estimate: WeightedFit | None = (
+        None  # the start's estimator when it is not OLS (--method wls | dual-metric)
+    )
 
     @property
     def method(self) -> str:
@@ -73,7 +75,11 @@ class ConditionResult:
     @property
     def start(self) -> ParameterSet | None:
         """The starting point of CLIE: the projection on route O-S-C, else the OLS estimate."""
-        if self.route == ROUTE_PROJECTED and self.projection is not None and self.projection.chosen is not None:
+        if (
+            self.route == ROUTE_PROJECTED
+            and self.projection is not None
+            and self.projection.chosen is not None
+        ):
             return self.projection.chosen.parameters
         if self.estimate is not None:
             return self.estimate.parameters
@@ -94,8 +100,11 @@ class ConditionResult:
             "method": self.method,
         }
         if self.estimate is not None:
-            out.update(estimate=self.estimate.values.tolist(), estimate_status=self.estimate.status,
-                       estimate_time_s=self.estimate.solve_time_s)
+            out.update(
+                estimate=self.estimate.values.tolist(),
+                estimate_status=self.estimate.status,
+                estimate_time_s=self.estimate.solve_time_s,
+            )
         if self.ols is not None:
             out.update(
                 kappa=self.ols.kappa,
@@ -121,7 +130,9 @@ def condition_bundle(trajectory: str, ts: float, run: int = 1):
     """The bundle of one condition (trajectory, interval, execution), preprocessed once and cached."""
     path = recording_path(trajectory, run)
     if not path.exists():
-        raise IdentificationError(f"{path}: no recording; build the data set first (python -m crane_lib.twin.dataset, or make book)")
+        raise IdentificationError(
+            f"{path}: no recording; build the data set first (python -m crane_lib.twin.dataset, or make book)"
+        )
     return cached_bundles(path)[float(ts)]
 
 
@@ -129,8 +140,14 @@ def condition_record_path(trajectory: str, ts: float, run: int = 1) -> Path:
     return CONDITIONS_DIR / f"{trajectory}_run{run}_{round(ts * 1e3):02d}ms.json"
 
 
-def identify_condition(bundle, trajectory: str, model: DynamicModel | None = None, run: int = 1, method: str = "ols",
-                       project: bool = True) -> ConditionResult:
+def identify_condition(
+    bundle,
+    trajectory: str,
+    model: DynamicModel | None = None,
+    run: int = 1,
+    method: str = "ols",
+    project: bool = True,
+) -> ConditionResult:
     """OLS, the routing test and, on route O-S-C, the projection, for one bundle (`project=False`:
     the route is decided but not taken, for studies that need only OLS and the routing test).
 
@@ -141,7 +158,12 @@ def identify_condition(bundle, trajectory: str, model: DynamicModel | None = Non
     model = DynamicModel("reduced") if model is None else model
     if method not in METHODS:
         raise ValueError(f"method {method!r}: expected one of {', '.join(METHODS)}")
-    result = ConditionResult(trajectory=trajectory, ts=float(bundle.ts), run=run, provenance=dict(getattr(bundle, "provenance", {}) or {}))
+    result = ConditionResult(
+        trajectory=trajectory,
+        ts=float(bundle.ts),
+        run=run,
+        provenance=dict(getattr(bundle, "provenance", {}) or {}),
+    )
     try:
         data = idim_data(bundle, model)
         w_all, y = stack(data.regressor, data.torque)
@@ -150,8 +172,20 @@ def identify_condition(bundle, trajectory: str, model: DynamicModel | None = Non
         result.failure = str(err)
         return result
     if method != "ols":
-        reference = WeightedFit("ols", result.ols.parameters, -result.ols.residual, "QR", 0.0, result.ols.n_samples, result.ols.n_rows)
-        options = {"condition": f"{trajectory} at {result.ts * 1e3:g} ms", "reference": reference} if method == "dual-metric" else {}
+        reference = WeightedFit(
+            "ols",
+            result.ols.parameters,
+            -result.ols.residual,
+            "QR",
+            0.0,
+            result.ols.n_samples,
+            result.ols.n_rows,
+        )
+        options = (
+            {"condition": f"{trajectory} at {result.ts * 1e3:g} ms", "reference": reference}
+            if method == "dual-metric"
+            else {}
+        )
         result.estimate = fit(method, bundle, model, data=data, **options)
     beta = result.start.values
     result.lambda_min_visited = float(model.arm_min_eigenvalue(bundle.theta, beta).min())
@@ -173,7 +207,9 @@ def record_condition(trajectory: str, ts: float, run: int = 1) -> ConditionResul
     result = identify_condition(condition_bundle(trajectory, ts, run), trajectory, run=run)
     write_condition_record(condition_record_path(trajectory, ts, run), result)
     if result.ols is None:
-        raise IdentificationError(f"{trajectory} at {ts * 1e3:g} ms could not be identified: {result.failure}")
+        raise IdentificationError(
+            f"{trajectory} at {ts * 1e3:g} ms could not be identified: {result.failure}"
+        )
     return result
 
 
@@ -201,9 +237,20 @@ def save_model(path, result: ConditionResult, stage: str = "start") -> Path:
     """The model file: names, values, units, OLS standard errors, route, epsilon, provenance."""
     parameters = result.start
     if parameters is None:
-        raise IdentificationError(f"{result.trajectory} at {result.ts * 1e3:g} ms has no model: {result.failure}")
-    out = ParameterSet(parameters.names, parameters.values, result.ols.parameters.std_errors, model_file_meta(result, stage))
-    save_parameters(path, out, comment="CRANE-X7 base-parameter model (39-parameter reduced set); std_error is the OLS standard error")
+        raise IdentificationError(
+            f"{result.trajectory} at {result.ts * 1e3:g} ms has no model: {result.failure}"
+        )
+    out = ParameterSet(
+        parameters.names,
+        parameters.values,
+        result.ols.parameters.std_errors,
+        model_file_meta(result, stage),
+    )
+    save_parameters(
+        path,
+        out,
+        comment="CRANE-X7 base-parameter model (39-parameter reduced set); std_error is the OLS standard error",
+    )
     return Path(path)
 
 

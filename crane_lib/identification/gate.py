@@ -53,7 +53,11 @@ def file_sha256(path) -> str:
     try:
         return hashlib.sha256(path.read_bytes()).hexdigest()
     except OSError as error:
-        raise InputError(str(path), f"cannot be read ({error.strerror or error})", "the command file the recording executed") from None
+        raise InputError(
+            str(path),
+            f"cannot be read ({error.strerror or error})",
+            "the command file the recording executed",
+        ) from None
 
 
 def check_command_file(log, command_file, command_sha256: str | None = None) -> None:
@@ -66,12 +70,18 @@ def check_command_file(log, command_file, command_sha256: str | None = None) -> 
     recorded = (log.metadata or {}).get("command_sha256", "")
     named = (log.metadata or {}).get("command_file", "") or "no command file named"
     if not recorded or recorded == "<in memory>":
-        raise NotIdentifiable(source, f"its metadata carry no command-file sha256 ({named}), so it cannot be checked against --trajectory {command_file}",
-                              "a recording whose metadata name the sha256 of the command file it executed")
+        raise NotIdentifiable(
+            source,
+            f"its metadata carry no command-file sha256 ({named}), so it cannot be checked against --trajectory {command_file}",
+            "a recording whose metadata name the sha256 of the command file it executed",
+        )
     if recorded != expected:
         _check_line_endings_only(source, command_file, recorded, named)
-        raise NotIdentifiable(source, f"was recorded from {named} (sha256 {recorded[:12]}...), not from --trajectory {command_file} (sha256 {expected[:12]}...)",
-                              "the command file the recording executed, unchanged")
+        raise NotIdentifiable(
+            source,
+            f"was recorded from {named} (sha256 {recorded[:12]}...), not from --trajectory {command_file} (sha256 {expected[:12]}...)",
+            "the command file the recording executed, unchanged",
+        )
 
 
 def _check_line_endings_only(source: str, command_file, recorded: str, named: str) -> None:
@@ -83,15 +93,20 @@ def _check_line_endings_only(source: str, command_file, recorded: str, named: st
     except OSError:
         return
     lf = data.replace(b"\r\n", b"\n")
-    forms = (("CRLF (Windows)", "LF", "dos2unix", lf),
-             ("LF", "CRLF (Windows)", "unix2dos", lf.replace(b"\n", b"\r\n")))
+    forms = (
+        ("CRLF (Windows)", "LF", "dos2unix", lf),
+        ("LF", "CRLF (Windows)", "unix2dos", lf.replace(b"\n", b"\r\n")),
+    )
     for has, recorded_as, tool, converted in forms:
         if converted != data and hashlib.sha256(converted).hexdigest() == recorded:
-            raise NotIdentifiable(source, f"was recorded from {named}, which --trajectory "
-                                  f"{command_file} matches except for its line endings: it has "
-                                  f"{has} line endings, the recorded file {recorded_as} (same "
-                                  f"sha256 once converted)", f"the command file as recorded, with "
-                                  f"{recorded_as} line endings (e.g. {tool})")
+            raise NotIdentifiable(
+                source,
+                f"was recorded from {named}, which --trajectory "
+                f"{command_file} matches except for its line endings: it has "
+                f"{has} line endings, the recorded file {recorded_as} (same "
+                f"sha256 once converted)",
+                f"the command file as recorded, with {recorded_as} line endings (e.g. {tool})",
+            )
 
 
 def robot_label(model) -> str:
@@ -115,9 +130,11 @@ def check_arm(log, model) -> None:
     expected = robot_label(model)
     if recorded != expected:
         source = str(log.path) if getattr(log, "path", None) else "the recording"
-        raise NotIdentifiable(source, f"was recorded on the arm {recorded}, not on --robot "
-                              f"{expected}",
-                              f"a recording of {expected}, or --robot {recorded}")
+        raise NotIdentifiable(
+            source,
+            f"was recorded on the arm {recorded}, not on --robot {expected}",
+            f"a recording of {expected}, or --robot {recorded}",
+        )
 
 
 def check_bundle(bundle, n_parameters: int, source: str) -> None:
@@ -125,21 +142,30 @@ def check_bundle(bundle, n_parameters: int, source: str) -> None:
     ts_ms = f"{bundle.ts * 1e3:g} ms"
     needed = MIN_SAMPLES_PER_PARAMETER * n_parameters
     if bundle.n_samples < needed:
-        raise NotIdentifiable(source, f"{bundle.n_samples} samples at {ts_ms} for {n_parameters} parameters",
-                              f"at least {MIN_SAMPLES_PER_PARAMETER} samples per parameter ({needed}): a longer recording or a shorter interval")
+        raise NotIdentifiable(
+            source,
+            f"{bundle.n_samples} samples at {ts_ms} for {n_parameters} parameters",
+            f"at least {MIN_SAMPLES_PER_PARAMETER} samples per parameter ({needed}): a longer recording or a shorter interval",
+        )
     travel = np.degrees(np.ptp(bundle.theta, axis=0))
     still = np.flatnonzero(travel < MIN_AXIS_TRAVEL_DEG)
     if still.size:
         axes = ", ".join(f"axis {j + 1} ({travel[j]:.2g} deg)" for j in still)
-        raise NotIdentifiable(source, f"too little motion: {axes}",
-                              f"every axis travelling at least {MIN_AXIS_TRAVEL_DEG:g} deg (an identification trajectory, not idle samples)")
+        raise NotIdentifiable(
+            source,
+            f"too little motion: {axes}",
+            f"every axis travelling at least {MIN_AXIS_TRAVEL_DEG:g} deg (an identification trajectory, not idle samples)",
+        )
 
 
 def check_kappa(kappa: float, source: str, ts: float) -> None:
     """The stacked regressor's condition number at most KAPPA_MAX."""
     if not kappa <= KAPPA_MAX:
-        raise NotIdentifiable(source, f"regressor condition number {kappa:.3g} at {ts * 1e3:g} ms",
-                              f"at most {KAPPA_MAX:g} (the paper's conditions reach {paper_largest_kappa():g})")
+        raise NotIdentifiable(
+            source,
+            f"regressor condition number {kappa:.3g} at {ts * 1e3:g} ms",
+            f"at most {KAPPA_MAX:g} (the paper's conditions reach {paper_largest_kappa():g})",
+        )
 
 
 def measure(bundle, model) -> dict:
@@ -150,9 +176,13 @@ def measure(bundle, model) -> dict:
 
     travel = np.degrees(np.ptp(bundle.theta, axis=0))
     w_all, _ = stack(model.regressor(bundle.theta, bundle.dtheta, bundle.ddtheta), bundle.tau)
-    return {"samples": int(bundle.n_samples), "samples_per_parameter": bundle.n_samples / len(model.names),
-            "least_travel_axis": int(np.argmin(travel)) + 1, "least_travel_deg": float(travel.min()),
-            "kappa": condition_number(w_all)}
+    return {
+        "samples": int(bundle.n_samples),
+        "samples_per_parameter": bundle.n_samples / len(model.names),
+        "least_travel_axis": int(np.argmin(travel)) + 1,
+        "least_travel_deg": float(travel.min()),
+        "kappa": condition_number(w_all),
+    }
 
 
 def margins_table(logs: dict, intervals=(0.04, 0.08), model=None):
@@ -170,8 +200,15 @@ def margins_table(logs: dict, intervals=(0.04, 0.08), model=None):
             continue
         for ts, bundle in cached_bundles(path, intervals=intervals).items():
             m = measure(bundle, model)
-            rows.append({"recording": name, "interval [ms]": round(ts * 1e3), "samples": m["samples"],
-                         "samples per parameter": round(m["samples_per_parameter"], 1),
-                         "least travel [deg]": round(m["least_travel_deg"], 1), "axis": m["least_travel_axis"],
-                         "kappa": round(m["kappa"], 1)})
+            rows.append(
+                {
+                    "recording": name,
+                    "interval [ms]": round(ts * 1e3),
+                    "samples": m["samples"],
+                    "samples per parameter": round(m["samples_per_parameter"], 1),
+                    "least travel [deg]": round(m["least_travel_deg"], 1),
+                    "axis": m["least_travel_axis"],
+                    "kappa": round(m["kappa"], 1),
+                }
+            )
     return pd.DataFrame(rows)

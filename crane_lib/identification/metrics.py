@@ -67,7 +67,9 @@ def prediction_error(model: DynamicModel, beta, bundle) -> PredictionError:
 
 def pooled_rmse(model: DynamicModel, beta, bundles) -> float:
     """RMSE over the concatenation of several records (Table VIII's pooled held-out RMSE)."""
-    squared = np.concatenate([(b.tau - predicted_torque(model, beta, b)).ravel() ** 2 for b in bundles])
+    squared = np.concatenate(
+        [(b.tau - predicted_torque(model, beta, b)).ravel() ** 2 for b in bundles]
+    )
     return float(np.sqrt(squared.mean()))
 
 
@@ -124,7 +126,9 @@ def moving_joint_counts(dtheta, threshold: float = MOVING_JOINT_THRESHOLD_RAD_S)
     return np.count_nonzero(np.abs(dtheta[:, :N_ARM_JOINTS]) > threshold, axis=1)
 
 
-def share_moving_at_least(dtheta, k: int = K_GE_MOVING, threshold: float = MOVING_JOINT_THRESHOLD_RAD_S) -> float:
+def share_moving_at_least(
+    dtheta, k: int = K_GE_MOVING, threshold: float = MOVING_JOINT_THRESHOLD_RAD_S
+) -> float:
     """Fraction of samples at which at least `k` arm joints move (Table XVI's "k >= 6")."""
     counts = moving_joint_counts(dtheta, threshold)
     return float(np.mean(counts >= k)) if counts.size else float("nan")
@@ -137,7 +141,9 @@ class Spread:
     values: np.ndarray
     mean: float
     sd_relative: float  # sample standard deviation (ddof 1) over the mean; NaN with one execution
-    range_relative: float  # (largest - smallest) over the mean, Table XI's measure; NaN with one execution
+    range_relative: (
+        float  # (largest - smallest) over the mean, Table XI's measure; NaN with one execution
+    )
 
     @property
     def n(self) -> int:

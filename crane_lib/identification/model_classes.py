@@ -14,7 +14,9 @@ from crane_lib.model.parameters import split_name
 # ------------------------------------------------------------------ Table III
 
 
-def compare_model_classes(fit_bundles: dict, heldout_bundles: list, parameter_sets=PARAMETER_SETS) -> list[dict]:
+def compare_model_classes(
+    fit_bundles: dict, heldout_bundles: list, parameter_sets=PARAMETER_SETS
+) -> list[dict]:
     """Fit each nested model class by OLS on each trajectory; predict the held-out records.
 
     One row per (trajectory, parameter set): kappa, in-sample residual RMS and pooled
@@ -24,7 +26,10 @@ def compare_model_classes(fit_bundles: dict, heldout_bundles: list, parameter_se
     for set_name in parameter_sets:
         model = DynamicModel(set_name)
         for trajectory, bundle in fit_bundles.items():
-            fit = ols(*stack(model.regressor(bundle.theta, bundle.dtheta, bundle.ddtheta), bundle.tau), model.names)
+            fit = ols(
+                *stack(model.regressor(bundle.theta, bundle.dtheta, bundle.ddtheta), bundle.tau),
+                model.names,
+            )
             rows.append(
                 {
                     "trajectory": trajectory,
@@ -57,6 +62,14 @@ def full_model_torque_shares(bundle) -> dict[str, float]:
     retained = np.array([n in reduced_names for n in full.names])
 
     def share(columns):
-        return 100.0 * float(np.sqrt(np.mean((regressor[:, :, columns] @ beta[columns]) ** 2))) / torque_rms
+        return (
+            100.0
+            * float(np.sqrt(np.mean((regressor[:, :, columns] @ beta[columns]) ** 2)))
+            / torque_rms
+        )
 
-    return {"products": share(products), "retained": share(retained), "residual": 100.0 * fit.residual_rms / torque_rms}
+    return {
+        "products": share(products),
+        "retained": share(retained),
+        "residual": 100.0 * fit.residual_rms / torque_rms,
+    }

@@ -54,7 +54,9 @@ class OLSResult:
         return float(np.sqrt(np.mean(self.residual**2)))
 
 
-def stack(regressor: np.ndarray, torque: np.ndarray, sample_mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def stack(
+    regressor: np.ndarray, torque: np.ndarray, sample_mask: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """(n, 8, p) regressor and (n, 8) torque -> W_all (8n', p), y (8n'), keeping the masked-in samples."""
     if sample_mask is not None:
         regressor, torque = regressor[sample_mask], torque[sample_mask]
@@ -65,14 +67,18 @@ def ols(w_all: np.ndarray, y: np.ndarray, names: list[str]) -> OLSResult:
     """Least squares by QR; raises IdentificationError if W_all has not full column rank."""
     n_rows, n_params = w_all.shape
     if n_rows <= n_params:
-        raise IdentificationError(f"{n_rows} regressor rows for {n_params} parameters: record too short")
+        raise IdentificationError(
+            f"{n_rows} regressor rows for {n_params} parameters: record too short"
+        )
     q_factor, r_factor = scipy.linalg.qr(w_all, mode="economic")
     # W = Q R with orthonormal Q: W and the small R share their singular values, so rank and
     # kappa come from R without a second factorization of the stacked matrix
     sv = np.linalg.svd(r_factor, compute_uv=False)
     rank = int(np.sum(sv > sv[0] * max(w_all.shape) * np.finfo(float).eps))
     if rank < n_params:
-        raise IdentificationError(f"regressor rank {rank} < {n_params} parameters: the record does not excite every base parameter")
+        raise IdentificationError(
+            f"regressor rank {rank} < {n_params} parameters: the record does not excite every base parameter"
+        )
     beta = scipy.linalg.solve_triangular(r_factor, q_factor.T @ y)
     residual = y - w_all @ beta
     sigma2 = float(residual @ residual) / (n_rows - n_params)

@@ -130,9 +130,13 @@ def _solve(beta0: np.ndarray, basis: np.ndarray, epsilon: float) -> tuple[np.nda
                 problem.solve(solver=cp.SCS, **FALLBACK_OPTIONS)
             except cp.error.SolverError as err:
                 raise_if_interrupted()
-                raise ProjectionFailure(f"{status}; SCS failed too: {err} (epsilon = {epsilon:g}, {len(basis)} poses)") from err
+                raise ProjectionFailure(
+                    f"{status}; SCS failed too: {err} (epsilon = {epsilon:g}, {len(basis)} poses)"
+                ) from err
             if problem.status not in ACCEPTED_STATUSES or delta.value is None:
-                raise ProjectionFailure(f"{status}; SCS status {problem.status!r} (epsilon = {epsilon:g}, {len(basis)} poses)")
+                raise ProjectionFailure(
+                    f"{status}; SCS status {problem.status!r} (epsilon = {epsilon:g}, {len(basis)} poses)"
+                )
             status = f"{problem.status} (SCS fallback)"
     beta = beta0 + CHANGE_SCALE * np.asarray(delta.value, dtype=float)
     return beta, status, float(problem.solver_stats.solve_time or 0.0)
@@ -195,8 +199,13 @@ def nearest_pd(
 # ------------------------------------------------------------------ pre-CLIE projection (8)
 
 
-def constraint_poses(theta: np.ndarray, dtheta: np.ndarray, n_even: int = 120, n_fastest: int = 80,
-                     n_joints: int = N_ARM_JOINTS) -> np.ndarray:
+def constraint_poses(
+    theta: np.ndarray,
+    dtheta: np.ndarray,
+    n_even: int = 120,
+    n_fastest: int = 80,
+    n_joints: int = N_ARM_JOINTS,
+) -> np.ndarray:
     """Indices of Theta_c: n_even samples evenly along the record and the n_fastest with the
     largest norm of the arm-joint speeds (the CRANE-X7's seven), duplicates merged (D-E)."""
     n = len(theta)
@@ -227,7 +236,9 @@ class ConditionalProjection:
         return None if self.chosen is None else self.chosen.epsilon
 
 
-def conditional_projection(model: DynamicModel, beta_ols, theta: np.ndarray, dtheta: np.ndarray, ladder=EPSILON_LADDER) -> ConditionalProjection:
+def conditional_projection(
+    model: DynamicModel, beta_ols, theta: np.ndarray, dtheta: np.ndarray, ladder=EPSILON_LADDER
+) -> ConditionalProjection:
     """Project onto M >= eps I on Theta_c, eps from the ladder: the smallest whose solution is
     positive definite at every configuration of the record, not only at the constrained ones."""
     theta = np.asarray(theta, dtype=float)
@@ -242,10 +253,18 @@ def conditional_projection(model: DynamicModel, beta_ols, theta: np.ndarray, dth
         lam_record = model.arm_min_eigenvalue(theta, result.parameters.values)
         pd_on_record = bool(lam_record.min() > 0)
         outcome.attempts.append(
-            {"epsilon": epsilon, "status": result.status, "pd_on_record": pd_on_record, "lambda_min_record": float(lam_record.min()), "result": result}
+            {
+                "epsilon": epsilon,
+                "status": result.status,
+                "pd_on_record": pd_on_record,
+                "lambda_min_record": float(lam_record.min()),
+                "result": result,
+            }
         )
         if pd_on_record:
             outcome.chosen = result
             return outcome
-    outcome.failure = "no epsilon of the ladder gives a projection positive definite on the whole record"
+    outcome.failure = (
+        "no epsilon of the ladder gives a projection positive definite on the whole record"
+    )
     return outcome

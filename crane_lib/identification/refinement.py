@@ -23,7 +23,11 @@ import numpy as np
 from crane_lib.errors import InputError
 from crane_lib.identification import clie, gate
 from crane_lib.identification.condition import (
-    ConditionResult, condition_bundle, identify_condition, model_file_meta)
+    ConditionResult,
+    condition_bundle,
+    identify_condition,
+    model_file_meta,
+)
 from crane_lib.identification.ols import IdentificationError
 from crane_lib.identification.weighted import DualMetricFailure
 from crane_lib.logs.preprocessing import grid_step, preprocess
@@ -48,11 +52,17 @@ def check_arm_options(model: DynamicModel | None, method: str, estimator: str = 
     if crane_x7_model(model):
         return
     if estimator != "ols":
-        raise InputError(f"--method {estimator}", f"asked for the {model.arm.name}, whose "
-                         "weighted estimators are not sized for its axes yet", "--method ols")
+        raise InputError(
+            f"--method {estimator}",
+            f"asked for the {model.arm.name}, whose "
+            "weighted estimators are not sized for its axes yet",
+            "--method ols",
+        )
 
 
-def refine(problem: clie.CLIEProblem, start, method: str, workers: int = 2) -> clie.RefinementReport:
+def refine(
+    problem: clie.CLIEProblem, start, method: str, workers: int = 2
+) -> clie.RefinementReport:
     """One refinement of `start` on the CLIE problem by the named method (not "none")."""
     if method == "clie":
         return clie.refine_faithful(problem, start, workers=workers)
@@ -76,14 +86,22 @@ def same_refinement(record: dict | None, method: str, start) -> clie.RefinementR
     if record is None or start is None or record.get("clie_method") != method:
         return None
     recorded = np.asarray(record.get("start", ()), dtype=float)
-    if recorded.shape != start.values.shape or not np.all(np.abs(recorded - start.values) <= SAME_START_RTOL * np.abs(start.values).max()):
+    if recorded.shape != start.values.shape or not np.all(
+        np.abs(recorded - start.values) <= SAME_START_RTOL * np.abs(start.values).max()
+    ):
         return None
     return clie.report_from_record(record)
 
 
-def refine_condition(log_path, condition_result, method: str, workers: int = 2, log=None,
-                     previous: dict | None = None,
-                     model: DynamicModel | None = None) -> tuple[ParameterSet, dict]:
+def refine_condition(
+    log_path,
+    condition_result,
+    method: str,
+    workers: int = 2,
+    log=None,
+    previous: dict | None = None,
+    model: DynamicModel | None = None,
+) -> tuple[ParameterSet, dict]:
     """Refine the condition's start on the raw log it came from; returns (parameters, report).
 
     The report holds the method, objectives (sums of squares), iterations, simulations, wall
@@ -99,10 +117,18 @@ def refine_condition(log_path, condition_result, method: str, workers: int = 2, 
     start = condition_result.start
     if method == "none":
         if start is None:
-            raise InputError(str(log_path), f"no OLS/SDP model ({condition_result.failure})", "an identifiable condition")
+            raise InputError(
+                str(log_path),
+                f"no OLS/SDP model ({condition_result.failure})",
+                "an identifiable condition",
+            )
         return start, {"method": "none", "route": condition_result.route}
     if start is None and method != "didim":
-        raise InputError(str(log_path), f"no OLS/SDP start for CLIE ({condition_result.failure})", "an identifiable condition")
+        raise InputError(
+            str(log_path),
+            f"no OLS/SDP start for CLIE ({condition_result.failure})",
+            "an identifiable condition",
+        )
     report = same_refinement(previous, method, start)
     reused = report is not None
     if not reused:
@@ -110,11 +136,18 @@ def refine_condition(log_path, condition_result, method: str, workers: int = 2, 
         try:
             report = refine(problem, start, method, workers)
         except clie.CLIEError as error:
-            raise InputError(str(log_path), str(error), "a start whose closed-loop simulation stays bounded") from None
+            raise InputError(
+                str(log_path), str(error), "a start whose closed-loop simulation stays bounded"
+            ) from None
     parameters = report.parameters()
     std_errors = getattr(start, "std_errors", None) if start is not None else None
-    meta = {**(start.meta if start is not None else {}), "stage": method, "route": condition_result.route or "",
-            "objective": f"{report.objective_final:.9g}", "iterations": str(report.iterations)}
+    meta = {
+        **(start.meta if start is not None else {}),
+        "stage": method,
+        "route": condition_result.route or "",
+        "objective": f"{report.objective_final:.9g}",
+        "iterations": str(report.iterations),
+    }
     summary = {k: v for k, v in report.as_dict().items() if k not in ("x", "names")}
     summary["route"] = condition_result.route
     if reused:
@@ -128,7 +161,9 @@ def record_refinement(trajectory: str, ts: float, run: int, method: str) -> clie
     simulation diverges is written as a failure record and raised."""
     result = identify_condition(condition_bundle(trajectory, ts, run), trajectory, run=run)
     if result.start is None:
-        raise IdentificationError(f"{trajectory} at {ts * 1e3:g} ms could not be identified: {result.failure}")
+        raise IdentificationError(
+            f"{trajectory} at {ts * 1e3:g} ms could not be identified: {result.failure}"
+        )
     problem = clie.recording_problem(recording_path(trajectory, run))
     try:
         report = refine(problem, result.start, method)
@@ -139,10 +174,19 @@ def record_refinement(trajectory: str, ts: float, run: int, method: str) -> clie
     return report
 
 
-def identify_recording(log: RawLog, trajectory: str, ts: float, method: str = DEFAULT_REFINE, workers: int = 2,
-                       model: DynamicModel | None = None, run: int = 1, command_file=None,
-                       command_sha256: str | None = None,
-                       estimator: str = "ols", previous: dict | None = None) -> tuple[ConditionResult, ParameterSet, dict]:
+def identify_recording(
+    log: RawLog,
+    trajectory: str,
+    ts: float,
+    method: str = DEFAULT_REFINE,
+    workers: int = 2,
+    model: DynamicModel | None = None,
+    run: int = 1,
+    command_file=None,
+    command_sha256: str | None = None,
+    estimator: str = "ols",
+    previous: dict | None = None,
+) -> tuple[ConditionResult, ParameterSet, dict]:
     """A raw log to its refined model: preprocess at `ts`, OLS -> routing test -> projection, then
     the refinement `method`. The one path of `crane-id identify`, `crane-id accept` and the main
     job's accepted model. Returns (condition, refined parameters with the model file's meta,
@@ -158,7 +202,9 @@ def identify_recording(log: RawLog, trajectory: str, ts: float, method: str = DE
     try:
         grid_step(ts)
     except ValueError as err:
-        raise InputError(f"--ts {ts:g}", str(err), "a whole number of milliseconds, in seconds (e.g. 0.04)") from None
+        raise InputError(
+            f"--ts {ts:g}", str(err), "a whole number of milliseconds, in seconds (e.g. 0.04)"
+        ) from None
     source = str(log.path) if log.path is not None else f"recording of {trajectory}"
     check_arm_options(model, method, estimator)
     gate.check_arm(log, model)
@@ -170,17 +216,24 @@ def identify_recording(log: RawLog, trajectory: str, ts: float, method: str = DE
     try:
         condition = identify_condition(bundle, trajectory, model, run=run, method=estimator)
     except DualMetricFailure as err:  # reported with its solver status, never replaced by OLS
-        raise InputError(source, str(err), "a record the dual-metric SDP solves, or --method ols") from None
+        raise InputError(
+            source, str(err), "a record the dual-metric SDP solves, or --method ols"
+        ) from None
     condition.provenance.update({"log": portable(log.path) if log.path is not None else ""})
     if condition.ols is not None:
         gate.check_kappa(condition.ols.kappa, source, ts)
     if condition.start is None:
         raise InputError(source, f"not identifiable at {ts * 1e3:g} ms: {condition.failure}")
-    refined, report = refine_condition(log.path, condition, method, workers=workers, log=log,
-                                       previous=previous, model=model)
+    refined, report = refine_condition(
+        log.path, condition, method, workers=workers, log=log, previous=previous, model=model
+    )
     meta = model_file_meta(condition, stage=method if method != "none" else "start")
     meta.update({k: v for k, v in refined.meta.items() if k != "stage"})
     meta["refine"] = method
     if not crane_x7_model(model):
         meta["arm"] = model.arm.name
-    return condition, ParameterSet(refined.names, refined.values, condition.ols.parameters.std_errors, meta), report
+    return (
+        condition,
+        ParameterSet(refined.names, refined.values, condition.ols.parameters.std_errors, meta),
+        report,
+    )

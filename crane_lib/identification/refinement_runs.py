@@ -46,13 +46,22 @@ def report_entry(report: clie.RefinementReport) -> dict:
 def report_of(entry: dict) -> clie.RefinementReport:
     """The refinement a record entry (`report_entry`) holds."""
     fields = {k: v for k, v in entry.items() if k not in ("x", "x0", "names", "history")}
-    return clie.RefinementReport(names=list(entry["names"]), x0=np.asarray(entry["x0"]),
-                                 x=np.asarray(entry["x"]), history=list(entry["history"]),
-                                 **fields)
+    return clie.RefinementReport(
+        names=list(entry["names"]),
+        x0=np.asarray(entry["x0"]),
+        x=np.asarray(entry["x"]),
+        history=list(entry["history"]),
+        **fields,
+    )
 
 
-def epsilon_ladder(bundle, result, problem: clie.CLIEProblem, model: DynamicModel,
-                   sweep_run: clie.RefinementReport | None) -> dict:
+def epsilon_ladder(
+    bundle,
+    result,
+    problem: clie.CLIEProblem,
+    model: DynamicModel,
+    sweep_run: clie.RefinementReport | None,
+) -> dict:
     """CLIE (fast route) from the projection of the OLS estimate with each ε of the ladder: per
     ε the projection (or why it failed), whether it moved and is PD on the record, and which
     run refined it; a start refined before (or the sweep's run on route O-C) is not refined
@@ -76,9 +85,17 @@ def epsilon_ladder(bundle, result, problem: clie.CLIEProblem, model: DynamicMode
             runs.append(report_entry(clie.refine_fast(problem, start)))
             by_start[key] = len(runs) - 1
         pd_on_record = model.arm_min_eigenvalue(bundle.theta, found.parameters.values).min() > 0
-        ladder.append({"epsilon": eps, "failure": None, "active": moved,
-                       "change_norm": float(found.change_norm), "pd_on_record": bool(pd_on_record),
-                       "run": by_start[key], "reused": reused})
+        ladder.append(
+            {
+                "epsilon": eps,
+                "failure": None,
+                "active": moved,
+                "change_norm": float(found.change_norm),
+                "pd_on_record": bool(pd_on_record),
+                "run": by_start[key],
+                "reused": reused,
+            }
+        )
     lam_c = float(model.arm_min_eigenvalue(poses, ols.values).min())
     return {"lambda_min_constraint_poses": lam_c, "ladder": ladder, "runs": runs}
 
@@ -87,8 +104,12 @@ def didim_record(trajectory: str, ts: float, run: int) -> dict:
     """DIDIM from its regular initialization on the CLIE problem of the condition's raw 1 ms log
     (which the interval does not change), as one record."""
     problem = clie.recording_problem(recording_path(trajectory, run))
-    return {"trajectory": trajectory, "ts": ts, "run": run,
-            "didim": report_entry(clie.didim(problem))}
+    return {
+        "trajectory": trajectory,
+        "ts": ts,
+        "run": run,
+        "didim": report_entry(clie.didim(problem)),
+    }
 
 
 def epsilon_record(trajectory: str, ts: float, run: int, sweep_record: dict | None) -> dict:
@@ -100,8 +121,14 @@ def epsilon_record(trajectory: str, ts: float, run: int, sweep_record: dict | No
     result = identify_condition(bundle, trajectory, model, run=run)
     if result.start is None:
         raise IdentificationError(
-            f"{trajectory} at {ts * 1e3:g} ms could not be identified: {result.failure}")
+            f"{trajectory} at {ts * 1e3:g} ms could not be identified: {result.failure}"
+        )
     problem = clie.recording_problem(recording_path(trajectory, run))
     sweep_run = same_refinement(sweep_record, "fast", result.start)
-    return {"trajectory": trajectory, "ts": ts, "run": run, "route": result.route,
-            "epsilon": epsilon_ladder(bundle, result, problem, model, sweep_run)}
+    return {
+        "trajectory": trajectory,
+        "ts": ts,
+        "run": run,
+        "route": result.route,
+        "epsilon": epsilon_ladder(bundle, result, problem, model, sweep_run),
+    }

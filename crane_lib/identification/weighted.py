@@ -72,7 +72,10 @@ class DualMetricFailure(IdentificationError):
     def __init__(self, status: str, condition: str, detail: str = ""):
         self.status = status
         self.condition = condition
-        super().__init__(f"dual-metric WLS on {condition}: solver status {status!r}" + (f"; {detail}" if detail else ""))
+        super().__init__(
+            f"dual-metric WLS on {condition}: solver status {status!r}"
+            + (f"; {detail}" if detail else "")
+        )
 
 
 @dataclass
@@ -159,7 +162,9 @@ def subsample(n: int, max_samples: int | None) -> np.ndarray:
 def idim_data(bundle, model: DynamicModel, chart=None, max_samples: int | None = None) -> IDIMData:
     """The regressor and torque of `bundle` (evenly subsampled to `max_samples`) in the chart J."""
     keep = subsample(len(bundle.theta), max_samples)
-    theta, dtheta, ddtheta = (np.asarray(a, dtype=float)[keep] for a in (bundle.theta, bundle.dtheta, bundle.ddtheta))
+    theta, dtheta, ddtheta = (
+        np.asarray(a, dtype=float)[keep] for a in (bundle.theta, bundle.dtheta, bundle.ddtheta)
+    )
     regressor = model.regressor(theta, dtheta, ddtheta)
     torque = np.asarray(bundle.tau, dtype=float)[keep]
     jac = chart_jacobian(chart, len(keep), keep, model.n_axes)
@@ -167,8 +172,9 @@ def idim_data(bundle, model: DynamicModel, chart=None, max_samples: int | None =
     return IDIMData(regressor / jac[:, :, None], torque / jac, theta, jac, keep)
 
 
-def chart_jacobian(chart, n: int, keep: np.ndarray | None = None,
-                   n_axes: int = N_AXES) -> np.ndarray:
+def chart_jacobian(
+    chart, n: int, keep: np.ndarray | None = None, n_axes: int = N_AXES
+) -> np.ndarray:
     """J = dq'/dq as (n, 8): `chart` None (identity), (8,) constant, or (n_record, 8) per sample.
     Another arm (`n_axes` other than the CRANE-X7's 8) has the identity chart only."""
     if chart is None:
@@ -176,10 +182,17 @@ def chart_jacobian(chart, n: int, keep: np.ndarray | None = None,
     jac = np.asarray(chart, dtype=float)
     if jac.shape == (N_AXES,):
         jac = np.broadcast_to(jac, (n, N_AXES))
-    elif jac.ndim == 2 and jac.shape[1] == N_AXES and keep is not None and len(jac) > int(np.max(keep)):
+    elif (
+        jac.ndim == 2
+        and jac.shape[1] == N_AXES
+        and keep is not None
+        and len(jac) > int(np.max(keep))
+    ):
         jac = jac[keep]
     if jac.shape != (n, N_AXES) or not np.all(np.isfinite(jac)) or np.any(jac == 0):
-        raise ValueError(f"chart Jacobian of shape {np.shape(chart)}: expected finite, nonzero (8,) or one row of 8 per sample")
+        raise ValueError(
+            f"chart Jacobian of shape {np.shape(chart)}: expected finite, nonzero (8,) or one row of 8 per sample"
+        )
     return np.array(jac)
 
 
@@ -194,7 +207,9 @@ def warped_chart(theta: np.ndarray, amplitude: float = 0.5) -> np.ndarray:
     """J of the configuration-dependent chart q'_j = q_j + amplitude sin(q_j) on every axis
     (monotone for amplitude < 1): J = 1 + amplitude cos(q), (n, 8)."""
     if not 0 <= amplitude < 1:
-        raise ValueError(f"amplitude {amplitude}: expected 0 <= a < 1 so that the chart is invertible")
+        raise ValueError(
+            f"amplitude {amplitude}: expected 0 <= a < 1 so that the chart is invertible"
+        )
     return 1.0 + amplitude * np.cos(np.asarray(theta, dtype=float)[:, :N_AXES])
 
 
@@ -209,17 +224,37 @@ def _condition_text(bundle, condition: str | None) -> str:
 # ----------------------------------------------------------------------------- least squares
 
 
-def ols_fit(bundle, model: DynamicModel, chart=None, max_samples: int | None = None, data: IDIMData | None = None) -> WeightedFit:
+def ols_fit(
+    bundle,
+    model: DynamicModel,
+    chart=None,
+    max_samples: int | None = None,
+    data: IDIMData | None = None,
+) -> WeightedFit:
     """OLS (QR) on the bundle in the chart J, as a WeightedFit."""
     start = time.perf_counter()
     data = idim_data(bundle, model, chart, max_samples) if data is None else data
     w_all, y = stack(data.regressor, data.torque)
     result = ols(w_all, y, model.names)
-    return WeightedFit("ols", result.parameters, -result.residual, "QR", time.perf_counter() - start, len(data.samples),
-                       w_all.shape[0], {"kappa": result.kappa})
+    return WeightedFit(
+        "ols",
+        result.parameters,
+        -result.residual,
+        "QR",
+        time.perf_counter() - start,
+        len(data.samples),
+        w_all.shape[0],
+        {"kappa": result.kappa},
+    )
 
 
-def error_covariance_wls(bundle, model: DynamicModel, chart=None, max_samples: int | None = None, data: IDIMData | None = None) -> WeightedFit:
+def error_covariance_wls(
+    bundle,
+    model: DynamicModel,
+    chart=None,
+    max_samples: int | None = None,
+    data: IDIMData | None = None,
+) -> WeightedFit:
     """Error-covariance WLS: an OLS pass, sigma_j^2 = mean square of axis j's OLS residual, then
     least squares with every row of axis j divided by sigma_j (QR on the weighted stack).
 
@@ -231,13 +266,23 @@ def error_covariance_wls(bundle, model: DynamicModel, chart=None, max_samples: i
     first = ols(w_all, y, model.names)
     sigma = np.sqrt(np.mean(first.residual.reshape(-1, N_AXES) ** 2, axis=0))
     if np.any(sigma <= 0):
-        raise IdentificationError(f"axis {int(np.argmin(sigma)) + 1} has a zero OLS residual: no error covariance to weight by")
+        raise IdentificationError(
+            f"axis {int(np.argmin(sigma)) + 1} has a zero OLS residual: no error covariance to weight by"
+        )
     weights = np.tile(1.0 / sigma, len(data.samples))
     second = ols(w_all * weights[:, None], y * weights, model.names)
     beta = second.parameters.values
     residual = w_all @ beta - y
-    return WeightedFit("wls", second.parameters, residual, "QR", time.perf_counter() - start, len(data.samples), w_all.shape[0],
-                       {"sigma": sigma.tolist(), "kappa_weighted": second.kappa})
+    return WeightedFit(
+        "wls",
+        second.parameters,
+        residual,
+        "QR",
+        time.perf_counter() - start,
+        len(data.samples),
+        w_all.shape[0],
+        {"sigma": sigma.tolist(), "kappa_weighted": second.kappa},
+    )
 
 
 # ----------------------------------------------------------------------------- dual-metric WLS
@@ -250,21 +295,27 @@ def _svec_pattern(size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return rows, cols, np.where(rows == cols, 1.0, SQRT2)
 
 
-def _coo_block(values: np.ndarray, row0: int, col0: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _coo_block(
+    values: np.ndarray, row0: int, col0: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Nonzeros of a dense (k, L, c) block stacked as rows row0 + k L + l, columns col0 + c."""
     k, length, ncol = values.shape
     idx = np.nonzero(values)
     return row0 + idx[0] * length + idx[1], col0 + idx[2], values[idx]
 
 
-def _sample_cones(data: IDIMData, model: DynamicModel, scale: np.ndarray, row0: int, chunk: int = 512):
+def _sample_cones(
+    data: IDIMData, model: DynamicModel, scale: np.ndarray, row0: int, chunk: int = 512
+):
     """A and b rows of the per-sample LMIs [[M'_k, r'_k], [r'_k^T, t_k]] >= 0 of the seven arm axes
     (size 8), in the chart. t_k is variable p + k."""
     n, p = len(data.samples), model.n_parameters
     size = N_ARM_JOINTS + 1
     rows, cols, weight = _svec_pattern(size)
     length = len(rows)
-    off = np.flatnonzero(cols == N_ARM_JOINTS)[:N_ARM_JOINTS]  # entries (a, 7), a < 7, in svec order
+    off = np.flatnonzero(cols == N_ARM_JOINTS)[
+        :N_ARM_JOINTS
+    ]  # entries (a, 7), a < 7, in svec order
     parts_r, parts_c, parts_v = [], [], []
     b = np.zeros(n * length)
     for start in range(0, n, chunk):
@@ -274,7 +325,9 @@ def _sample_cones(data: IDIMData, model: DynamicModel, scale: np.ndarray, row0: 
         basis = basis / jac[:, None, :, None] / jac[:, None, None, :]  # M' = J^-1 M J^-1
         gen = np.zeros((len(basis), p, size, size))
         gen[:, :, :N_ARM_JOINTS, :N_ARM_JOINTS] = basis
-        column = np.transpose(data.regressor[sl, :N_ARM_JOINTS], (0, 2, 1))  # (k, p, 7): Y'_k's column i
+        column = np.transpose(
+            data.regressor[sl, :N_ARM_JOINTS], (0, 2, 1)
+        )  # (k, p, 7): Y'_k's column i
         gen[:, :, :N_ARM_JOINTS, N_ARM_JOINTS] = column
         gen[:, :, N_ARM_JOINTS, :N_ARM_JOINTS] = column
         svec = gen[:, :, rows, cols] * weight * scale[None, :, None]  # (k, p, L), x scaled to z
@@ -283,11 +336,17 @@ def _sample_cones(data: IDIMData, model: DynamicModel, scale: np.ndarray, row0: 
         tau = data.torque[sl, :N_ARM_JOINTS]  # offset [[0, -tau'], [-tau'^T, 0]]
         b_block = np.zeros((len(tau), length))
         b_block[:, off] = -tau[:, rows[off]] * SQRT2
-        b[start * length:(start + len(tau)) * length] = b_block.ravel()
+        b[start * length : (start + len(tau)) * length] = b_block.ravel()
     # t_k enters entry (7, 7), the last of each cone
     t_rows = row0 + np.arange(n) * length + (length - 1)
     parts_r.append(t_rows), parts_c.append(p + np.arange(n)), parts_v.append(-np.ones(n))
-    return np.concatenate(parts_r), np.concatenate(parts_c), np.concatenate(parts_v), b, [clarabel.PSDTriangleConeT(size)] * n
+    return (
+        np.concatenate(parts_r),
+        np.concatenate(parts_c),
+        np.concatenate(parts_v),
+        b,
+        [clarabel.PSDTriangleConeT(size)] * n,
+    )
 
 
 def _hand_cone(data: IDIMData, model: DynamicModel, scale: np.ndarray, row0: int):
@@ -298,9 +357,14 @@ def _hand_cone(data: IDIMData, model: DynamicModel, scale: np.ndarray, row0: int
     n, p = len(data.samples), model.n_parameters
     hand = N_AXES - 1
     jac = data.jacobian[:, hand]
-    y8 = data.regressor[:, hand, :] * jac[:, None] * scale[None, :]  # (n, p), back in radians, z-scaled
+    y8 = (
+        data.regressor[:, hand, :] * jac[:, None] * scale[None, :]
+    )  # (n, p), back in radians, z-scaled
     tau8 = data.torque[:, hand] * jac
-    ia8 = np.array([model.inertia_matrix(data.theta[:1], unit)[0, hand, hand] for unit in np.eye(p)]) * scale  # (p,)
+    ia8 = (
+        np.array([model.inertia_matrix(data.theta[:1], unit)[0, hand, hand] for unit in np.eye(p)])
+        * scale
+    )  # (p,)
     # s = b - A x: s0 = (IA8 + T) / 2, s1 = (IA8 - T) / 2, s_{2+k} = r8_k = y8_k z - tau8_k
     dense = np.zeros((n + 2, p + n + 1))
     dense[0, :p], dense[0, p + n] = -ia8 / 2, -0.5
@@ -311,11 +375,12 @@ def _hand_cone(data: IDIMData, model: DynamicModel, scale: np.ndarray, row0: int
     return row0 + a.row, a.col, a.data, b, [clarabel.SecondOrderConeT(n + 2)]
 
 
-def _pose_cones(model: DynamicModel, poses: np.ndarray, epsilon: float, scale: np.ndarray, row0: int):
+def _pose_cones(
+    model: DynamicModel, poses: np.ndarray, epsilon: float, scale: np.ndarray, row0: int
+):
     """A and b rows of M_arm(theta_j; beta) - eps I >= 0 (7x7) for each pose (joint radians: the
     audit's LMI, the same in every chart since J only rescales it by a congruence)."""
     rows, cols, weight = _svec_pattern(N_ARM_JOINTS)
-    length = len(rows)
     basis = inertia_basis(model, poses)  # (m, p, 7, 7)
     svec = basis[:, :, rows, cols] * weight * scale[None, :, None]
     r, c, v = _coo_block(-np.transpose(svec, (0, 2, 1)), row0, 0)
@@ -328,14 +393,22 @@ def _bound_rows(model: DynamicModel, bounds: dict, scale: np.ndarray, row0: int)
     r, c, v, b = [], [], [], []
     for name, (lo, hi) in bounds.items():
         if name not in model.names:
-            raise ValueError(f"bound on {name!r}: not a parameter of the model ({model.parameter_set})")
+            raise ValueError(
+                f"bound on {name!r}: not a parameter of the model ({model.parameter_set})"
+            )
         i = model.names.index(name)
         if hi is not None:  # s z_i + s = hi
             r.append(row0 + len(b)), c.append(i), v.append(scale[i]), b.append(float(hi))
         if lo is not None:  # -s z_i + s = -lo
             r.append(row0 + len(b)), c.append(i), v.append(-scale[i]), b.append(-float(lo))
     cones = [clarabel.NonnegativeConeT(len(b))] if b else []
-    return np.array(r, dtype=int), np.array(c, dtype=int), np.array(v, dtype=float), np.array(b, dtype=float), cones
+    return (
+        np.array(r, dtype=int),
+        np.array(c, dtype=int),
+        np.array(v, dtype=float),
+        np.array(b, dtype=float),
+        cones,
+    )
 
 
 def _consistency_rows(consistency: Consistency, scale: np.ndarray, col0: int, row0: int):
@@ -347,14 +420,24 @@ def _consistency_rows(consistency: Consistency, scale: np.ndarray, col0: int, ro
     r, c, v, b, cones = [], [], [], [], []
     eq = np.hstack([np.diag(scale), -k])  # A x = 0 on (z, phi)
     idx = np.nonzero(eq)
-    r.append(row0 + idx[0]), c.append(np.where(idx[1] < p, idx[1], col0 + idx[1] - p)), v.append(eq[idx]), b.append(np.zeros(p))
+    (
+        r.append(row0 + idx[0]),
+        c.append(np.where(idx[1] < p, idx[1], col0 + idx[1] - p)),
+        v.append(eq[idx]),
+        b.append(np.zeros(p)),
+    )
     cones.append(clarabel.ZeroConeT(p))
     row = row0 + p
     rows4, cols4, weight4 = _svec_pattern(4)
     for indices, basis in consistency.lmis:
         # the cone is scaled by LINK_ROW_SCALE (the same set): the solver's feasibility tolerance is
         # absolute on the rows, and a link's J is small beside the residual cones' entries
-        svec = np.asarray(basis)[:, rows4, cols4] * weight4 * phi_scale[np.asarray(indices)][:, None] * LINK_ROW_SCALE
+        svec = (
+            np.asarray(basis)[:, rows4, cols4]
+            * weight4
+            * phi_scale[np.asarray(indices)][:, None]
+            * LINK_ROW_SCALE
+        )
         nz = np.nonzero(svec)
         r.append(row + nz[1]), c.append(col0 + np.asarray(indices)[nz[0]]), v.append(-svec[nz])
         b.append(np.where(rows4 == cols4, -consistency.margin * LINK_ROW_SCALE, 0.0))
@@ -362,21 +445,41 @@ def _consistency_rows(consistency: Consistency, scale: np.ndarray, col0: int, ro
         row += len(rows4)
     nonneg = np.asarray(consistency.nonnegative, dtype=int)
     if len(nonneg):
-        r.append(row + np.arange(len(nonneg))), c.append(col0 + nonneg), v.append(-phi_scale[nonneg]), b.append(np.zeros(len(nonneg)))
+        (
+            r.append(row + np.arange(len(nonneg))),
+            c.append(col0 + nonneg),
+            v.append(-phi_scale[nonneg]),
+            b.append(np.zeros(len(nonneg))),
+        )
         cones.append(clarabel.NonnegativeConeT(len(nonneg)))
     return np.concatenate(r), np.concatenate(c), np.concatenate(v), np.concatenate(b), cones
 
 
-def _solve(data, model, scale, poses, epsilon, bounds, settings: dict, consistency: Consistency | None = None):
+def _solve(
+    data,
+    model,
+    scale,
+    poses,
+    epsilon,
+    bounds,
+    settings: dict,
+    consistency: Consistency | None = None,
+):
     n, p = len(data.samples), model.n_parameters
     q = 0 if consistency is None else np.asarray(consistency.base_matrix).shape[1]
     pieces, cones, row0 = [], [], 0
     for build in (
-        lambda r0: None if consistency is None else _consistency_rows(consistency, scale, p + n + 1, r0),
+        lambda r0: (
+            None if consistency is None else _consistency_rows(consistency, scale, p + n + 1, r0)
+        ),
         lambda r0: _bound_rows(model, bounds or {}, scale, r0),
         lambda r0: _sample_cones(data, model, scale, r0),
         lambda r0: _hand_cone(data, model, scale, r0),
-        lambda r0: _pose_cones(model, poses, epsilon, scale, r0) if poses is not None and len(poses) else None,
+        lambda r0: (
+            _pose_cones(model, poses, epsilon, scale, r0)
+            if poses is not None and len(poses)
+            else None
+        ),
     ):
         piece = build(row0)
         if piece is None:
@@ -385,25 +488,38 @@ def _solve(data, model, scale, poses, epsilon, bounds, settings: dict, consisten
         pieces.append((r, c, v, b))
         cones.extend(k)
         row0 += len(b)
-    a = sp.csc_matrix((np.concatenate([x[2] for x in pieces]), (np.concatenate([x[0] for x in pieces]), np.concatenate([x[1] for x in pieces]))),
-                      shape=(row0, p + n + 1 + q))
+    a = sp.csc_matrix(
+        (
+            np.concatenate([x[2] for x in pieces]),
+            (np.concatenate([x[0] for x in pieces]), np.concatenate([x[1] for x in pieces])),
+        ),
+        shape=(row0, p + n + 1 + q),
+    )
     b = np.concatenate([x[3] for x in pieces])
-    cost = np.concatenate([np.zeros(p), np.ones(n + 1), np.zeros(q)])  # sum_k t_k (arm) + T (hand); phi free
+    cost = np.concatenate(
+        [np.zeros(p), np.ones(n + 1), np.zeros(q)]
+    )  # sum_k t_k (arm) + T (hand); phi free
     opts = clarabel.DefaultSettings()
     opts.verbose = False
     for key, value in {**CLARABEL_OPTIONS, **settings}.items():
         setattr(opts, key, value)
-    solver = clarabel.DefaultSolver(sp.csc_matrix((p + n + 1 + q, p + n + 1 + q)), cost, a, b, cones, opts)
+    solver = clarabel.DefaultSolver(
+        sp.csc_matrix((p + n + 1 + q, p + n + 1 + q)), cost, a, b, cones, opts
+    )
     solution = solver.solve()
     status = str(solution.status)
     x = np.asarray(solution.x, dtype=float)
-    phi = x[p + n + 1:] * (consistency.phi_scale if consistency is not None else 1.0)
-    return status, x[:p] * scale, x[p:p + n + 1], phi, solution
+    phi = x[p + n + 1 :] * (consistency.phi_scale if consistency is not None else 1.0)
+    return status, x[:p] * scale, x[p : p + n + 1], phi, solution
 
 
 def dual_metric_objective(model: DynamicModel, beta, data: IDIMData) -> np.ndarray:
     """r_k^T M'_k^-1 r_k per sample, computed directly (numpy solve), in the data's chart."""
-    mass = model.inertia_matrix(data.theta, beta) / data.jacobian[:, :, None] / data.jacobian[:, None, :]
+    mass = (
+        model.inertia_matrix(data.theta, beta)
+        / data.jacobian[:, :, None]
+        / data.jacobian[:, None, :]
+    )
     residual = data.regressor @ np.asarray(beta, dtype=float) - data.torque
     return np.einsum("ka,ka->k", residual, np.linalg.solve(mass, residual[:, :, None])[:, :, 0])
 
@@ -447,21 +563,40 @@ def dual_metric_wls(
     data = idim_data(bundle, model, chart, max_samples) if data is None else data
     reference = ols_fit(bundle, model, data=data) if reference is None else reference
     beta_ref = reference.parameters.values
-    se = reference.parameters.std_errors if reference.parameters.std_errors is not None else np.zeros_like(beta_ref)
+    se = (
+        reference.parameters.std_errors
+        if reference.parameters.std_errors is not None
+        else np.zeros_like(beta_ref)
+    )
     # variables z = beta / scale: each of order one, so the solver's tolerances mean the same for all
     scale = np.abs(beta_ref) + se + 1e-9
     where = _condition_text(bundle, condition)
     poses = None if poses is None else np.asarray(poses, dtype=float)[:, :N_ARM_JOINTS]
-    options = f"{'no pose constraints' if poses is None else f'Theta_r of {len(poses)} poses, eps = {epsilon:g} kg·m^2'}" + (
-        f", bounds on {sorted(bounds)}" if bounds else "") + ("" if consistency is None else ", physically consistent links")
+    options = (
+        f"{'no pose constraints' if poses is None else f'Theta_r of {len(poses)} poses, eps = {epsilon:g} kg·m^2'}"
+        + (f", bounds on {sorted(bounds)}" if bounds else "")
+        + ("" if consistency is None else ", physically consistent links")
+    )
     label = f"{where}, {len(data.samples)} samples, {options}"
     # start from the poses closest to violation under the reference fit, as nearest_pd does
-    active = np.zeros(0, dtype=int) if poses is None else np.sort(np.argsort(model.arm_min_eigenvalue(poses, beta_ref))[:initial_active])
+    active = (
+        np.zeros(0, dtype=int)
+        if poses is None
+        else np.sort(np.argsort(model.arm_min_eigenvalue(poses, beta_ref))[:initial_active])
+    )
     rounds, solver_time, iterations = 0, 0.0, 0
     while True:
         rounds += 1
-        status, beta, t, phi, solution = _solve(data, model, scale, None if poses is None else poses[active], epsilon, bounds,
-                                                settings or {}, consistency)
+        status, beta, t, phi, solution = _solve(
+            data,
+            model,
+            scale,
+            None if poses is None else poses[active],
+            epsilon,
+            bounds,
+            settings or {},
+            consistency,
+        )
         solver_time += float(solution.solve_time)
         iterations += int(solution.iterations)
         if status not in ACCEPTED_STATUSES:
@@ -469,15 +604,25 @@ def dual_metric_wls(
         lam_data = model.arm_min_eigenvalue(data.theta, beta)
         ia8 = float(model.inertia_matrix(data.theta[:1], beta)[0, N_AXES - 1, N_AXES - 1])
         if lam_data.min() < -MARGIN_ABSOLUTE_TOLERANCE or ia8 < -MARGIN_ABSOLUTE_TOLERANCE:
-            raise DualMetricFailure(status, label, f"the solution misses its LMIs: lambda_min at the data {lam_data.min():.3g}, IA8 {ia8:.3g}")
+            raise DualMetricFailure(
+                status,
+                label,
+                f"the solution misses its LMIs: lambda_min at the data {lam_data.min():.3g}, IA8 {ia8:.3g}",
+            )
         if poses is None:
             break
         lam = model.arm_min_eigenvalue(poses, beta)
-        violated = np.setdiff1d(np.flatnonzero(lam < epsilon * (1 - 1e-6) - MARGIN_ABSOLUTE_TOLERANCE), active)
+        violated = np.setdiff1d(
+            np.flatnonzero(lam < epsilon * (1 - 1e-6) - MARGIN_ABSOLUTE_TOLERANCE), active
+        )
         if len(violated) == 0:
             break
         if rounds >= max_rounds:
-            raise DualMetricFailure(status, label, f"lazy pose activation left {len(violated)} poses below eps after {rounds} rounds")
+            raise DualMetricFailure(
+                status,
+                label,
+                f"lazy pose activation left {len(violated)} poses below eps after {rounds} rounds",
+            )
         active = np.union1d(active, violated[np.argsort(lam[violated])][:max_added])
     per_sample = dual_metric_objective(model, beta, data)
     info = {
@@ -496,13 +641,29 @@ def dual_metric_wls(
         info["lambda_min_poses"] = float(model.arm_min_eigenvalue(poses, beta).min())
     if consistency is not None:
         info["standard"] = phi.tolist()
-        info["link_margins"] = [float(np.linalg.eigvalsh(np.einsum("k,kab->ab", phi[np.asarray(i)], np.asarray(bas)))[0])
-                                for i, bas in consistency.lmis]
-        info["base_mismatch"] = float(np.max(np.abs(np.asarray(consistency.base_matrix) @ phi - beta)))
+        info["link_margins"] = [
+            float(
+                np.linalg.eigvalsh(np.einsum("k,kab->ab", phi[np.asarray(i)], np.asarray(bas)))[0]
+            )
+            for i, bas in consistency.lmis
+        ]
+        info["base_mismatch"] = float(
+            np.max(np.abs(np.asarray(consistency.base_matrix) @ phi - beta))
+        )
     residual = (data.regressor @ beta - data.torque).ravel()
-    method = ("dual-metric" if poses is None else "dual-metric+Theta_r") + ("" if consistency is None else "+consistent")
-    return WeightedFit(method, ParameterSet(model.names, beta), residual, status, time.perf_counter() - start,
-                       len(data.samples), residual.size, info)
+    method = ("dual-metric" if poses is None else "dual-metric+Theta_r") + (
+        "" if consistency is None else "+consistent"
+    )
+    return WeightedFit(
+        method,
+        ParameterSet(model.names, beta),
+        residual,
+        status,
+        time.perf_counter() - start,
+        len(data.samples),
+        residual.size,
+        info,
+    )
 
 
 def fit(method: str, bundle, model: DynamicModel, **options) -> WeightedFit:

@@ -43,7 +43,11 @@ def npz_bytes(arrays: Mapping[str, np.ndarray], compress: bool = True) -> bytes:
             entry.create_system = 3  # "Unix", independent of the writing platform
             payload = io.BytesIO()
             # not np.ascontiguousarray: it turns a 0-d array (a metadata string) into a 1-d one
-            np.lib.format.write_array(payload, array if array.flags.c_contiguous else array.copy(order="C"), allow_pickle=False)
+            np.lib.format.write_array(
+                payload,
+                array if array.flags.c_contiguous else array.copy(order="C"),
+                allow_pickle=False,
+            )
             archive.writestr(entry, payload.getvalue(), compress_type=method, compresslevel=level)
     return buffer.getvalue()
 
@@ -51,7 +55,9 @@ def npz_bytes(arrays: Mapping[str, np.ndarray], compress: bool = True) -> bytes:
 def write_npz(path, arrays: Mapping[str, np.ndarray], compress: bool = True) -> Path:
     """Write `arrays` atomically (temporary file, then rename) as a deterministic `.npz`."""
     path = Path(path)
-    data = npz_bytes(arrays, compress=compress)  # built in memory first: a failure leaves nothing behind
+    data = npz_bytes(
+        arrays, compress=compress
+    )  # built in memory first: a failure leaves nothing behind
     with atomic_write(path, mode="wb") as handle:
         handle.write(data)
     return path
@@ -76,23 +82,56 @@ def read_npz(path, max_bytes: int = DEFAULT_MAX_BYTES) -> dict[str, np.ndarray]:
                 if member.is_dir():
                     continue
                 if not member.filename.endswith(".npy"):
-                    raise InputError(str(path), f"member {shown(member.filename)} is not a .npy array", what)
+                    raise InputError(
+                        str(path), f"member {shown(member.filename)} is not a .npy array", what
+                    )
                 with archive.open(member) as handle:
                     version = np.lib.format.read_magic(handle)
                     if version not in ((1, 0), (2, 0)):
-                        raise InputError(str(path), f"array {shown(member.filename[:-4])} in .npy format {version}", ".npy format 1.0 or 2.0")
-                    header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+                        raise InputError(
+                            str(path),
+                            f"array {shown(member.filename[:-4])} in .npy format {version}",
+                            ".npy format 1.0 or 2.0",
+                        )
+                    header = (
+                        np.lib.format.read_array_header_1_0
+                        if version == (1, 0)
+                        else np.lib.format.read_array_header_2_0
+                    )
                     shape, _, dtype = header(handle)
                     if dtype.hasobject:
-                        raise InputError(str(path), f"array {shown(member.filename[:-4])} holds Python objects", "numeric or text arrays (nothing pickled)")
+                        raise InputError(
+                            str(path),
+                            f"array {shown(member.filename[:-4])} holds Python objects",
+                            "numeric or text arrays (nothing pickled)",
+                        )
                     total += int(np.prod(shape, dtype=np.float64)) * dtype.itemsize
                     if total > max_bytes:
-                        raise InputError(str(path), f"its arrays take more than {max_bytes:,} bytes", what)
+                        raise InputError(
+                            str(path), f"its arrays take more than {max_bytes:,} bytes", what
+                        )
                 with archive.open(member) as handle:
-                    arrays[member.filename[:-4]] = np.lib.format.read_array(handle, allow_pickle=False)
+                    arrays[member.filename[:-4]] = np.lib.format.read_array(
+                        handle, allow_pickle=False
+                    )
     except InputError:
         raise
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, TypeError, OSError, EOFError, RuntimeError,
-            NotImplementedError, zlib.error, KeyError, SyntaxError) as error:
-        raise InputError(str(path), f"not a readable .npz file ({error.__class__.__name__}: {shown(str(error), 80)})", what) from None
+    except (
+        zipfile.BadZipFile,
+        zipfile.LargeZipFile,
+        ValueError,
+        TypeError,
+        OSError,
+        EOFError,
+        RuntimeError,
+        NotImplementedError,
+        zlib.error,
+        KeyError,
+        SyntaxError,
+    ) as error:
+        raise InputError(
+            str(path),
+            f"not a readable .npz file ({error.__class__.__name__}: {shown(str(error), 80)})",
+            what,
+        ) from None
     return arrays

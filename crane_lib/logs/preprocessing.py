@@ -72,8 +72,19 @@ class Bundle:
     segment: np.ndarray  # (n,) int: command-file segment, -1 while idle
     provenance: dict[str, str] = field(default_factory=dict)
 
-    ARRAY_FIELDS = ("t", "theta", "dtheta", "ddtheta", "tau", "clamp_mask", "clamp_axes",
-                    "theta_ref", "dtheta_ref", "ddtheta_ref", "segment")
+    ARRAY_FIELDS = (
+        "t",
+        "theta",
+        "dtheta",
+        "ddtheta",
+        "tau",
+        "clamp_mask",
+        "clamp_axes",
+        "theta_ref",
+        "dtheta_ref",
+        "ddtheta_ref",
+        "segment",
+    )
 
     @property
     def n_samples(self) -> int:
@@ -106,18 +117,29 @@ class EvenGrid:
 
 
 def _interpolate_columns(t_grid: np.ndarray, t_raw: np.ndarray, values: np.ndarray) -> np.ndarray:
-    return np.column_stack([np.interp(t_grid, t_raw, values[:, axis]) for axis in range(values.shape[1])])
+    return np.column_stack(
+        [np.interp(t_grid, t_raw, values[:, axis]) for axis in range(values.shape[1])]
+    )
 
 
 def to_even_grid(log: RawLog) -> EvenGrid:
     t_raw = log.t
     if t_raw.size < 2:
-        raise InputError(str(log.path), f"{t_raw.size} sample(s)", "a record of at least two samples")
+        raise InputError(
+            str(log.path), f"{t_raw.size} sample(s)", "a record of at least two samples"
+        )
     n_grid = int(np.floor((t_raw[-1] - t_raw[0]) / GRID_PERIOD_S + 1e-9)) + 1
-    if n_grid <= FILTFILT_PAD_SAMPLES:  # the zero-phase filter pads each end by that many grid samples
-        raise InputError(str(log.path), f"a record of {(t_raw[-1] - t_raw[0]) * 1e3:.3g} ms ({t_raw.size} samples)",
-                         f"at least {(FILTFILT_PAD_SAMPLES + 1) * GRID_PERIOD_S * 1e3:g} ms of record for the anti-alias filter")
-    t_grid = t_raw[0] + np.arange(n_grid) * GRID_PERIOD_S  # one product per point: no accumulated drift
+    if (
+        n_grid <= FILTFILT_PAD_SAMPLES
+    ):  # the zero-phase filter pads each end by that many grid samples
+        raise InputError(
+            str(log.path),
+            f"a record of {(t_raw[-1] - t_raw[0]) * 1e3:.3g} ms ({t_raw.size} samples)",
+            f"at least {(FILTFILT_PAD_SAMPLES + 1) * GRID_PERIOD_S * 1e3:g} ms of record for the anti-alias filter",
+        )
+    t_grid = (
+        t_raw[0] + np.arange(n_grid) * GRID_PERIOD_S
+    )  # one product per point: no accumulated drift
     torque = log.torque_logged
     reached = np.abs(torque) >= CLAMP_THRESHOLD_FRACTION * log.layout.clamp_torque  # the log's arm
     clamped_rows = reached.any(axis=1)
@@ -147,7 +169,9 @@ def grid_step(ts: float) -> int:
     """Target interval in 1 ms grid samples; ts must be a whole number of milliseconds."""
     step = int(round(ts / GRID_PERIOD_S))
     if step < 1 or abs(step * GRID_PERIOD_S - ts) > 1e-9:
-        raise ValueError(f"sampling interval {ts!r} s is not a whole multiple of the {GRID_PERIOD_S} s grid")
+        raise ValueError(
+            f"sampling interval {ts!r} s is not a whole multiple of the {GRID_PERIOD_S} s grid"
+        )
     return step
 
 
@@ -174,15 +198,18 @@ def zero_phase_filter(sections: np.ndarray, x: np.ndarray) -> np.ndarray:
     """
     y = np.ascontiguousarray(np.asarray(x, dtype=float))
     if y.shape[0] <= FILTFILT_PAD_SAMPLES:  # scipy's own refusal, word for word
-        raise ValueError("The length of the input vector x must be greater than padlen, "
-                         f"which is {FILTFILT_PAD_SAMPLES}.")
+        raise ValueError(
+            "The length of the input vector x must be greater than padlen, "
+            f"which is {FILTFILT_PAD_SAMPLES}."
+        )
     squeeze = y.ndim == 1
     y = y.reshape(y.shape[0], -1)
     for section in sections:
         b, a = section[:3], section[3:]
         out = np.empty_like(y)
-        _filtfilt_columns(y, b / a[0], a / a[0], scipy.signal.lfilter_zi(b, a),
-                          FILTFILT_PAD_SAMPLES, out)
+        _filtfilt_columns(
+            y, b / a[0], a / a[0], scipy.signal.lfilter_zi(b, a), FILTFILT_PAD_SAMPLES, out
+        )
         y = out
     return y[:, 0] if squeeze else y
 
@@ -239,7 +266,9 @@ def central_differences(theta: np.ndarray, ts: float) -> tuple[np.ndarray, np.nd
     return velocity, acceleration
 
 
-def clamp_masks(grid: EvenGrid, target_times: np.ndarray, ts: float) -> tuple[np.ndarray, np.ndarray]:
+def clamp_masks(
+    grid: EvenGrid, target_times: np.ndarray, ts: float
+) -> tuple[np.ndarray, np.ndarray]:
     """(any-axis mask dilated by one window each side, per-axis undilated) on the target samples."""
     n = target_times.size
     per_axis = np.zeros((n, grid.theta.shape[1]), dtype=bool)
@@ -262,8 +291,11 @@ def bundle_from_grid(grid: EvenGrid, ts: float) -> Bundle:
     filtered = zero_phase_filter(sections, np.hstack([grid.theta, grid.tau]))
     keep = np.arange(0, grid.t.size, step)  # target grid: t_0, t_0 + ts, ...
     if keep.size < 3:
-        raise InputError(grid.source, f"only {keep.size} target samples at {ts * 1e3:g} ms",
-                         "a record long enough for central differences (three target samples)")
+        raise InputError(
+            grid.source,
+            f"only {keep.size} target samples at {ts * 1e3:g} ms",
+            "a record long enough for central differences (three target samples)",
+        )
     n_axes = grid.theta.shape[1]  # the log's arm
     theta_target = filtered[keep, :n_axes]
     tau_target = filtered[keep, n_axes:]
@@ -271,15 +303,17 @@ def bundle_from_grid(grid: EvenGrid, ts: float) -> Bundle:
     interior = keep[1:-1]
     clamp_mask, clamp_axes = clamp_masks(grid, grid.t[keep], ts)
     provenance = dict(grid.provenance)
-    provenance.update({
-        "interval_s": repr(float(ts)),
-        "grid_period_s": repr(GRID_PERIOD_S),
-        "grid_anchor": "first stamp",
-        "filter": f"Butterworth order {FILTER_ORDER}, corner {corner_frequency_hz(ts)!r} Hz, zero-phase per section, "
-                  f"odd padding {FILTFILT_PAD_SAMPLES}",
-        "differences": "central, interior target samples",
-        "clamp_mask": f"any axis |u| >= {CLAMP_THRESHOLD_FRACTION} x limit, dilated by {CLAMP_DILATION_WINDOWS} window",
-    })
+    provenance.update(
+        {
+            "interval_s": repr(float(ts)),
+            "grid_period_s": repr(GRID_PERIOD_S),
+            "grid_anchor": "first stamp",
+            "filter": f"Butterworth order {FILTER_ORDER}, corner {corner_frequency_hz(ts)!r} Hz, zero-phase per section, "
+            f"odd padding {FILTFILT_PAD_SAMPLES}",
+            "differences": "central, interior target samples",
+            "clamp_mask": f"any axis |u| >= {CLAMP_THRESHOLD_FRACTION} x limit, dilated by {CLAMP_DILATION_WINDOWS} window",
+        }
+    )
     return Bundle(
         ts=float(ts),
         t=grid.t[interior],
@@ -313,7 +347,9 @@ def preprocess_all(log: RawLog, intervals=INTERVALS_S) -> dict[float, Bundle]:
 
 
 def _provenance_text(provenance: dict[str, str]) -> str:
-    return "\n".join(f"{key}: {str(value).replace(chr(10), ' ')}" for key, value in provenance.items())
+    return "\n".join(
+        f"{key}: {str(value).replace(chr(10), ' ')}" for key, value in provenance.items()
+    )
 
 
 def bundle_arrays(bundle: Bundle) -> dict[str, np.ndarray]:
@@ -321,15 +357,23 @@ def bundle_arrays(bundle: Bundle) -> dict[str, np.ndarray]:
     arrays = {"ts": np.array(bundle.ts, dtype=np.float64)}
     for name in Bundle.ARRAY_FIELDS:
         value = getattr(bundle, name)
-        arrays[name] = np.asarray(value, dtype=bool if name.startswith("clamp") else
-                                  np.int64 if name == "segment" else np.float64)
+        arrays[name] = np.asarray(
+            value,
+            dtype=bool
+            if name.startswith("clamp")
+            else np.int64
+            if name == "segment"
+            else np.float64,
+        )
     arrays["provenance"] = np.array(_provenance_text(bundle.provenance))
     return arrays
 
 
 def write_bundle(path, bundle: Bundle) -> Path:
     """Write a bundle atomically as a deterministic .npz (the same bundle gives the same bytes)."""
-    return npz_io.write_npz(path, bundle_arrays(bundle), compress=False)  # filtered floats barely compress
+    return npz_io.write_npz(
+        path, bundle_arrays(bundle), compress=False
+    )  # filtered floats barely compress
 
 
 def read_bundle(path) -> Bundle:
@@ -345,8 +389,16 @@ def read_bundle(path) -> Bundle:
     n = arrays["t"].shape[0]
     for name in Bundle.ARRAY_FIELDS:
         if arrays[name].shape[0] != n:
-            raise InputError(str(path), f"array {name!r} has {arrays[name].shape[0]} rows, 't' has {n}", "equal lengths")
-    return Bundle(ts=float(arrays["ts"]), provenance=provenance, **{name: arrays[name] for name in Bundle.ARRAY_FIELDS})
+            raise InputError(
+                str(path),
+                f"array {name!r} has {arrays[name].shape[0]} rows, 't' has {n}",
+                "equal lengths",
+            )
+    return Bundle(
+        ts=float(arrays["ts"]),
+        provenance=provenance,
+        **{name: arrays[name] for name in Bundle.ARRAY_FIELDS},
+    )
 
 
 def bundle_filename(ts: float) -> str:
@@ -359,25 +411,49 @@ def bundle_filename(ts: float) -> str:
 
 def source_digest() -> str:
     """Digest of the code and settings that decide a bundle's content."""
-    settings = (FILTER_ORDER, CORNER_FRACTION_OF_NYQUIST, CLAMP_DILATION_WINDOWS, CLAMP_THRESHOLD_FRACTION, GRID_PERIOD_S)
-    return fingerprint.digest(fingerprint.source_digest(__file__, raw_log, npz_io, constants, raw_log.RAW_LOG_COLUMNS_CSV), repr(settings), length=64)
+    settings = (
+        FILTER_ORDER,
+        CORNER_FRACTION_OF_NYQUIST,
+        CLAMP_DILATION_WINDOWS,
+        CLAMP_THRESHOLD_FRACTION,
+        GRID_PERIOD_S,
+    )
+    return fingerprint.digest(
+        fingerprint.source_digest(
+            __file__, raw_log, npz_io, constants, raw_log.RAW_LOG_COLUMNS_CSV
+        ),
+        repr(settings),
+        length=64,
+    )
 
 
 def cache_key(log_path, repair: bool = False) -> str:
     """What decides a log's bundles: its bytes, the code and settings, the repair flag and the
     floating-point kernels (crane_lib.arithmetic)."""
-    return fingerprint.digest(fingerprint.file_digest(log_path), source_digest(), f"repair={bool(repair)}",
-                              arithmetic.signature(), length=20)
+    return fingerprint.digest(
+        fingerprint.file_digest(log_path),
+        source_digest(),
+        f"repair={bool(repair)}",
+        arithmetic.signature(),
+        length=20,
+    )
 
 
-def cached_bundle_paths(log_path, intervals=INTERVALS_S, repair: bool = False, cache_dir=None) -> dict[float, Path]:
+def cached_bundle_paths(
+    log_path, intervals=INTERVALS_S, repair: bool = False, cache_dir=None
+) -> dict[float, Path]:
     """Where `cached_bundles` stores the bundles of a raw log file, keyed by interval (s)."""
     log_path = Path(log_path)
-    folder = Path(cache_dir or BUNDLE_DIR) / f"{log_path.name.split('.')[0]}-{cache_key(log_path, repair)}"
+    folder = (
+        Path(cache_dir or BUNDLE_DIR)
+        / f"{log_path.name.split('.')[0]}-{cache_key(log_path, repair)}"
+    )
     return {float(ts): folder / bundle_filename(ts) for ts in intervals}
 
 
-def cached_bundles(log_path, intervals=INTERVALS_S, repair: bool = False, cache_dir=None) -> dict[float, Bundle]:
+def cached_bundles(
+    log_path, intervals=INTERVALS_S, repair: bool = False, cache_dir=None
+) -> dict[float, Bundle]:
     """Bundles of a raw log file, read from the cache when present, otherwise computed and stored.
 
     The cache folder is named by the log's stem and a hash of the log file's bytes, the

@@ -58,9 +58,23 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from crane_lib.constants import ACTUATORS, CLAMP_THRESHOLD_FRACTION, CLAMP_TORQUE, CURRENT_UNIT_A, ENCODER_COUNTS, KT, N_AXES
-from crane_lib.errors import (InputError, atomic_write, check_line_endings, parse_number,
-                              read_input_bytes, shown)
+from crane_lib.constants import (
+    ACTUATORS,
+    CLAMP_THRESHOLD_FRACTION,
+    CLAMP_TORQUE,
+    CURRENT_UNIT_A,
+    ENCODER_COUNTS,
+    KT,
+    N_AXES,
+)
+from crane_lib.errors import (
+    InputError,
+    atomic_write,
+    check_line_endings,
+    parse_number,
+    read_input_bytes,
+    shown,
+)
 from crane_lib.excitation.commands import MAX_WAYPOINTS
 from crane_lib.logs.npz_io import read_npz, write_npz
 from crane_lib.paths import DATA_DIR
@@ -97,14 +111,28 @@ _CURRENT_TOLERANCE = 1.0 + 1e-6  # the limit times the register unit, printed an
 # not a measurement of a CRANE-X7 but a fault of the file; read_raw_log names it.
 PHYSICAL_RANGES = {
     "t": (0.0, 86400.0, False, "stamped from 0 at the start of logging, at most a day"),
-    "theta_logged": (np.pi - _TURN, np.pi + _TURN, False, "angle + pi; no joint turns a full turn either way"),
-    "dtheta": (-100.0, 100.0, False, "65 encoder counts per 1 ms cycle; the drives reach under 5 rad/s"),
+    "theta_logged": (
+        np.pi - _TURN,
+        np.pi + _TURN,
+        False,
+        "angle + pi; no joint turns a full turn either way",
+    ),
+    "dtheta": (
+        -100.0,
+        100.0,
+        False,
+        "65 encoder counts per 1 ms cycle; the drives reach under 5 rad/s",
+    ),
     "theta_ref": (-_TURN, _TURN, False, "no joint turns a full turn either way"),
     "dtheta_ref": (-100.0, 100.0, False, "the velocity ceiling is 4.8 rad/s"),
     "ddtheta_ref": (-1000.0, 1000.0, False, "the 4-1-4 ramps reach under 40 rad/s^2"),
     "position_error": (-2 * _TURN, 2 * _TURN, False, "difference of two angles within a turn"),
-    "current_command": (-_CURRENT_LIMIT_A * _CURRENT_TOLERANCE, _CURRENT_LIMIT_A * _CURRENT_TOLERANCE, False,
-                        "the axis's current limit: Goal Current register maximum x 2.69 mA"),
+    "current_command": (
+        -_CURRENT_LIMIT_A * _CURRENT_TOLERANCE,
+        _CURRENT_LIMIT_A * _CURRENT_TOLERANCE,
+        False,
+        "the axis's current limit: Goal Current register maximum x 2.69 mA",
+    ),
     "u_feedforward": (-1000.0, 1000.0, False, "controller torque before the clamp"),
     "u_feedback": (-1000.0, 1000.0, False, "controller torque before the clamp"),
     "current_present": (-20.0, 20.0, False, "above any X-series drive's stall current"),
@@ -182,8 +210,17 @@ def layout(arm: str = CRANE_X7) -> Layout:
     """The column layout of a raw log of `arm` (an arm_description key; the CRANE-X7 by default)."""
     units = tuple(row["unit"] for row in COLUMNS)
     if arm == CRANE_X7:
-        return Layout(arm, N_AXES, tuple(COLUMN_NAMES), units, COLUMN_LOW, COLUMN_HIGH,
-                      COLUMN_INTEGER, KT, CLAMP_TORQUE)
+        return Layout(
+            arm,
+            N_AXES,
+            tuple(COLUMN_NAMES),
+            units,
+            COLUMN_LOW,
+            COLUMN_HIGH,
+            COLUMN_INTEGER,
+            KT,
+            CLAMP_TORQUE,
+        )
     from crane_lib.model.arm_description import ARMS, load_arm  # only for other arms
 
     if arm not in ARMS:
@@ -216,15 +253,26 @@ def physical_range_table() -> list[dict[str, str]]:
     for group_row in column_groups():
         name = group_row["group"]
         first, last = int(group_row["first column"]) - 1, int(group_row["last column"]) - 1
-        lows, highs = COLUMN_LOW[first:last + 1], COLUMN_HIGH[first:last + 1]
+        lows, highs = COLUMN_LOW[first : last + 1], COLUMN_HIGH[first : last + 1]
         if np.all(lows == lows[0]) and np.all(highs == highs[0]):
             span = f"[{lows[0]:.6g}, {highs[0]:.6g}]"
         else:
             span = "; ".join(f"[{lo:.4g}, {hi:.4g}]" for lo, hi in zip(lows, highs))
         whole = " integers" if PHYSICAL_RANGES[name][2] else ""
-        columns = group_row["first column"] if first == last else f"{group_row['first column']}-{group_row['last column']}"
-        rows.append({"group": name, "columns": columns, "unit": group_row["unit"], "accepted": span + whole,
-                     "why": PHYSICAL_RANGES[name][3]})
+        columns = (
+            group_row["first column"]
+            if first == last
+            else f"{group_row['first column']}-{group_row['last column']}"
+        )
+        rows.append(
+            {
+                "group": name,
+                "columns": columns,
+                "unit": group_row["unit"],
+                "accepted": span + whole,
+                "why": PHYSICAL_RANGES[name][3],
+            }
+        )
     return rows
 
 
@@ -243,8 +291,15 @@ def column_groups() -> list[dict[str, str]]:
             continue
         description = row["description"]
         description = description.removeprefix("axis 1: ")
-        groups.append({"group": name, "first column": row["column"], "last column": row["column"], "unit": row["unit"],
-                       "description": description})
+        groups.append(
+            {
+                "group": name,
+                "first column": row["column"],
+                "last column": row["column"],
+                "unit": row["unit"],
+                "description": description,
+            }
+        )
     return groups
 
 
@@ -324,8 +379,13 @@ class RawLog:
         """Joint angles (rad), the logged pi offset removed; (n, 8)."""
         return self.column_group("theta_logged") - ANGLE_OFFSET
 
-    dtheta_logged = _axis_group("dtheta", "The controller's own one-cycle encoder-difference velocity (rad/s); not used by D-C.")
-    theta_ref = _axis_group("theta_ref", "Reference angles of the command file's interpolation (rad).")
+    dtheta_logged = _axis_group(
+        "dtheta",
+        "The controller's own one-cycle encoder-difference velocity (rad/s); not used by D-C.",
+    )
+    theta_ref = _axis_group(
+        "theta_ref", "Reference angles of the command file's interpolation (rad)."
+    )
     dtheta_ref = _axis_group("dtheta_ref", "Reference velocities (rad/s).")
     ddtheta_ref = _axis_group("ddtheta_ref", "Reference accelerations (rad/s^2).")
     current_command = _axis_group("current_command", "Commanded current (A), the torque command.")
@@ -360,7 +420,9 @@ def _metadata_lines(metadata: dict[str, str] | None) -> list[str]:
     for key, value in (metadata or {}).items():
         key, value = str(key), str(value)
         if "\n" in key or "\n" in value or ": " in key or not key:
-            raise ValueError(f"metadata entry {key!r}: keys must be non-empty without ': ', and neither may hold a newline")
+            raise ValueError(
+                f"metadata entry {key!r}: keys must be non-empty without ': ', and neither may hold a newline"
+            )
         lines.append(f"{key}: {value}")
     return lines
 
@@ -370,8 +432,9 @@ def _check_shape(samples: np.ndarray, metadata: dict[str, str] | None = None) ->
     arm = (metadata or {}).get("arm", CRANE_X7)
     expected = N_COLUMNS if arm == CRANE_X7 else layout(arm).n_columns
     if samples.ndim != 2 or samples.shape[1] != expected:
-        raise ValueError(f"raw log samples of {arm} have shape {samples.shape}; "
-                         f"expected (n, {expected})")
+        raise ValueError(
+            f"raw log samples of {arm} have shape {samples.shape}; expected (n, {expected})"
+        )
     return samples
 
 
@@ -400,7 +463,9 @@ def write_raw_log(path, samples: np.ndarray, metadata: dict[str, str] | None = N
     if path.suffix == ".gz":
         with atomic_write(path, mode="wb") as handle:
             # a fixed mtime keeps compressed output byte-identical between runs
-            with gzip.GzipFile(filename="", fileobj=handle, mode="wb", compresslevel=6, mtime=0) as zipped:
+            with gzip.GzipFile(
+                filename="", fileobj=handle, mode="wb", compresslevel=6, mtime=0
+            ) as zipped:
                 zipped.write(text.encode("utf-8"))
     else:
         with atomic_write(path, encoding="utf-8", newline="\n") as handle:
@@ -427,8 +492,13 @@ def read_raw_log(path, repair: bool = False) -> RawLog:
     else:
         samples, metadata, origin, repairs, columns = _read_text_container(path, repair)
     samples, origin, stamp_repairs = _check_samples(path, samples, origin, repair, columns)
-    return RawLog(samples=samples, metadata=metadata, path=path,
-                  repairs=tuple(repairs + stamp_repairs), arm=columns.arm)
+    return RawLog(
+        samples=samples,
+        metadata=metadata,
+        path=path,
+        repairs=tuple(repairs + stamp_repairs),
+        arm=columns.arm,
+    )
 
 
 def _expected_text(width: int) -> str:
@@ -441,8 +511,11 @@ def _layout_of(path: Path, metadata: dict[str, str]) -> Layout:
     try:
         return layout(arm)
     except InputError:
-        raise InputError(str(path), f"metadata names the arm {shown(arm)!r}",
-                         "a shipped arm (arm_description.ARMS) or none") from None
+        raise InputError(
+            str(path),
+            f"metadata names the arm {shown(arm)!r}",
+            "a shipped arm (arm_description.ARMS) or none",
+        ) from None
 
 
 @dataclass(frozen=True)
@@ -464,20 +537,35 @@ class _Origin:
 def _read_npz_container(path: Path):
     arrays = read_npz(path, max_bytes=MAX_TEXT_BYTES)
     if "samples" not in arrays:
-        raise InputError(str(path), f"no 'samples' array (found {shown(', '.join(sorted(arrays)))})", f"an (n, {N_COLUMNS}) array 'samples'")
+        raise InputError(
+            str(path),
+            f"no 'samples' array (found {shown(', '.join(sorted(arrays)))})",
+            f"an (n, {N_COLUMNS}) array 'samples'",
+        )
     samples = arrays["samples"]
     if samples.dtype.kind not in "fiu":
-        raise InputError(str(path), f"'samples' has dtype {shown(str(samples.dtype))}", "real numbers (float or integer), not complex, bool, text or objects")
+        raise InputError(
+            str(path),
+            f"'samples' has dtype {shown(str(samples.dtype))}",
+            "real numbers (float or integer), not complex, bool, text or objects",
+        )
     metadata = {}
     if "metadata" in arrays:
         text = arrays["metadata"]
         if text.dtype.kind != "U" or text.ndim != 0:
-            raise InputError(str(path), f"'metadata' is a {text.dtype} array of shape {text.shape}", "one text of 'key: value' lines")
+            raise InputError(
+                str(path),
+                f"'metadata' is a {text.dtype} array of shape {text.shape}",
+                "one text of 'key: value' lines",
+            )
         metadata = _parse_metadata(str(text).splitlines())
     columns = _layout_of(path, metadata)
     if samples.ndim != 2 or samples.shape[1] != columns.n_columns:
-        raise InputError(str(path), f"'samples' has shape {samples.shape}: wrong column count",
-                         f"(n, {columns.n_columns})")
+        raise InputError(
+            str(path),
+            f"'samples' has shape {samples.shape}: wrong column count",
+            f"(n, {columns.n_columns})",
+        )
     origin = _Origin("sample", np.arange(samples.shape[0]))
     return samples.astype(float, copy=False), metadata, origin, columns
 
@@ -498,20 +586,33 @@ def _decompress(path: Path, data: bytes, repair: bool, repairs: list[str]) -> by
         try:
             chunk = stream.decompress(rest, MAX_TEXT_BYTES + 1 - total)
         except zlib.error as error:
-            raise InputError(str(path), f"not a readable gzip file ({error})", "a '.csv.gz' written by gzip") from None
+            raise InputError(
+                str(path), f"not a readable gzip file ({error})", "a '.csv.gz' written by gzip"
+            ) from None
         total += len(chunk)
         out.append(chunk)
         if total > MAX_TEXT_BYTES or stream.unconsumed_tail:
-            raise InputError(str(path), f"decompresses to more than {MAX_TEXT_BYTES:,} bytes", "a raw log of at most that much text")
+            raise InputError(
+                str(path),
+                f"decompresses to more than {MAX_TEXT_BYTES:,} bytes",
+                "a raw log of at most that much text",
+            )
         if not stream.eof:
             if not repair:
-                raise InputError(str(path), "the compressed stream ends before its end marker: the file is truncated",
-                                 "a complete gzip stream (read_raw_log(..., repair=True) keeps what decompresses)")
+                raise InputError(
+                    str(path),
+                    "the compressed stream ends before its end marker: the file is truncated",
+                    "a complete gzip stream (read_raw_log(..., repair=True) keeps what decompresses)",
+                )
             repairs.append(f"the gzip stream was cut short; kept the {total} bytes that decompress")
             break
         rest = stream.unused_data
         if rest and not rest.startswith(b"\x1f\x8b"):
-            raise InputError(str(path), f"{len(rest)} bytes after the gzip stream are not gzip", "a '.csv.gz' written by gzip")
+            raise InputError(
+                str(path),
+                f"{len(rest)} bytes after the gzip stream are not gzip",
+                "a '.csv.gz' written by gzip",
+            )
     return b"".join(out)
 
 
@@ -523,10 +624,12 @@ def _line_field_counts(body: bytes, line_starts: np.ndarray, line_ends: np.ndarr
 
 # the first bytes of the binary containers, which a name ending in .csv must not hide: read as
 # text they gave a wrong column count on every line
-_MAGIC = ((b"PK\x03\x04", "a zip archive (an .npz raw log?)", "name it .npz"),
-          (b"PK\x05\x06", "an empty zip archive", "a raw log"),
-          (b"\x93NUMPY", "a NumPy .npy array", "a raw log in .npz (numpy.savez) or text"),
-          (b"\x1f\x8b", "gzip-compressed", "name it .csv.gz"))
+_MAGIC = (
+    (b"PK\x03\x04", "a zip archive (an .npz raw log?)", "name it .npz"),
+    (b"PK\x05\x06", "an empty zip archive", "a raw log"),
+    (b"\x93NUMPY", "a NumPy .npy array", "a raw log in .npz (numpy.savez) or text"),
+    (b"\x1f\x8b", "gzip-compressed", "name it .csv.gz"),
+)
 
 
 def _check_container(path: Path, data: bytes, gz: bool) -> None:
@@ -555,7 +658,7 @@ def _read_text_container(path: Path, repair: bool):
     while offset < len(data) and data.startswith(b"#", offset):
         end = data.find(b"\n", offset)
         end = len(data) if end < 0 else end
-        metadata_lines.append(data[offset + 1:end].decode("utf-8", errors="replace").strip())
+        metadata_lines.append(data[offset + 1 : end].decode("utf-8", errors="replace").strip())
         offset, n_header_lines = end + 1, n_header_lines + 1
     body = data[offset:]
     metadata = _parse_metadata(metadata_lines)
@@ -563,8 +666,9 @@ def _read_text_container(path: Path, repair: bool):
     width = columns.n_columns
     expected_text = _expected_text(width)
     if not body:
-        raise InputError(str(path), f"no samples after {n_header_lines} metadata lines",
-                         expected_text)
+        raise InputError(
+            str(path), f"no samples after {n_header_lines} metadata lines", expected_text
+        )
     first_line = n_header_lines + 1  # 1-based number of the first sample line
 
     # line boundaries and field counts by one vectorized scan each
@@ -577,7 +681,10 @@ def _read_text_container(path: Path, repair: bool):
     counts = _line_field_counts(body, line_starts, line_ends)
 
     def describe(index: int) -> str:
-        if line_ends[index] - line_starts[index] == 0 or not body[line_starts[index]:line_ends[index]].strip():
+        if (
+            line_ends[index] - line_starts[index] == 0
+            or not body[line_starts[index] : line_ends[index]].strip()
+        ):
             return "a blank line"
         return f"{int(counts[index])} fields"
 
@@ -588,8 +695,11 @@ def _read_text_container(path: Path, repair: bool):
     if wrong.size and wrong[0] != last:
         row = int(wrong[0])
         share = f"; {wrong.size} of {n_lines} lines have a wrong count" if wrong.size > 1 else ""
-        raise InputError(f"{path}, line {first_line + row}", f"{describe(row)}: wrong column count{share}",
-                         f"{width} comma-separated numbers")
+        raise InputError(
+            f"{path}, line {first_line + row}",
+            f"{describe(row)}: wrong column count{share}",
+            f"{width} comma-separated numbers",
+        )
     if truncated:  # a write cut short: only the last line is incomplete
         where = first_line + last
         if not has_final_newline and counts[last] == width:
@@ -599,33 +709,48 @@ def _read_text_container(path: Path, repair: bool):
         else:
             reason = f"has {counts[last]} of {width} fields"
         if not repair:
-            raise InputError(f"{path}, line {where}", f"the last line {reason}: the file is truncated",
-                             f"{expected_text} (read_raw_log(..., repair=True) drops it)")
+            raise InputError(
+                f"{path}, line {where}",
+                f"the last line {reason}: the file is truncated",
+                f"{expected_text} (read_raw_log(..., repair=True) drops it)",
+            )
         repairs.append(f"dropped the truncated last line {where} (it {reason})")
         n_lines -= 1
         body = body[: int(line_starts[n_lines])]
         if n_lines == 0:
             raise InputError(str(path), "no complete sample line after the repair", expected_text)
     elif wrong.size:  # the last line has too many fields
-        raise InputError(f"{path}, line {first_line + last}",
-                         f"{describe(last)}: wrong column count",
-                         f"{width} comma-separated numbers")
+        raise InputError(
+            f"{path}, line {first_line + last}",
+            f"{describe(last)}: wrong column count",
+            f"{width} comma-separated numbers",
+        )
 
     samples = _parse_numbers(path, body, first_line, n_lines, columns)
     origin = _Origin("line", first_line + np.arange(n_lines))
     return samples, metadata, origin, repairs, columns
 
 
-def _parse_numbers(path: Path, body: bytes, first_line: int, n_lines: int,
-                   columns: Layout) -> np.ndarray:
+def _parse_numbers(
+    path: Path, body: bytes, first_line: int, n_lines: int, columns: Layout
+) -> np.ndarray:
     """(n_lines, columns) floats by pandas' C parser (every line has that many fields by now); on
     a parse failure, find the line and the field the slow way."""
     width = columns.n_columns
     try:
-        frame = pd.read_csv(io.BytesIO(body), header=None, names=range(width), index_col=False,
-                            dtype=np.float64,
-                            engine="c", skip_blank_lines=False, na_filter=True, keep_default_na=False, na_values=[""],
-                            quoting=csv.QUOTE_NONE)
+        frame = pd.read_csv(
+            io.BytesIO(body),
+            header=None,
+            names=range(width),
+            index_col=False,
+            dtype=np.float64,
+            engine="c",
+            skip_blank_lines=False,
+            na_filter=True,
+            keep_default_na=False,
+            na_values=[""],
+            quoting=csv.QUOTE_NONE,
+        )
         samples = frame.to_numpy(dtype=np.float64)
         if samples.shape == (n_lines, width):
             return samples
@@ -636,13 +761,18 @@ def _parse_numbers(path: Path, body: bytes, first_line: int, n_lines: int,
         for column, token in enumerate(line.split(b",")):
             if token.strip() == b"":
                 continue  # an empty field reads as NaN: reported by the finite check with its column
-            parse_number(token, f"{path}, line {first_line + index}", "a decimal number (ASCII digits, '.', exponent)",
-                         field=f"column {column + 1} ({columns.names[column]})")
+            parse_number(
+                token,
+                f"{path}, line {first_line + index}",
+                "a decimal number (ASCII digits, '.', exponent)",
+                field=f"column {column + 1} ({columns.names[column]})",
+            )
     raise InputError(str(path), "the text could not be parsed as numbers", _expected_text(width))
 
 
-def _check_samples(path: Path, samples: np.ndarray, origin: _Origin, repair: bool,
-                   columns: Layout | None = None):
+def _check_samples(
+    path: Path, samples: np.ndarray, origin: _Origin, repair: bool, columns: Layout | None = None
+):
     """Finite values in their physical ranges and strictly increasing stamps without gaps;
     returns (samples, origin, repairs)."""
     columns = layout() if columns is None else columns
@@ -653,9 +783,11 @@ def _check_samples(path: Path, samples: np.ndarray, origin: _Origin, repair: boo
     if not finite.all():
         row, column = np.argwhere(~finite)[0]
         name = columns.names[column]
-        raise InputError(origin.where(path, row),
-                         f"column {column + 1} ({name}) is {samples[row, column]}",
-                         "finite numbers (NaN, inf or an empty field are not repaired)")
+        raise InputError(
+            origin.where(path, row),
+            f"column {column + 1} ({name}) is {samples[row, column]}",
+            "finite numbers (NaN, inf or an empty field are not repaired)",
+        )
     outside = (samples < columns.low) | (samples > columns.high)
     fractional = columns.integer & (samples != np.round(samples))
     bad = outside | fractional
@@ -666,8 +798,11 @@ def _check_samples(path: Path, samples: np.ndarray, origin: _Origin, repair: boo
         kind = "integers " if whole else ""
         value = f"{samples[row, column]:.6g} {columns.units[column]}"
         span = f"[{columns.low[column]:.6g}, {columns.high[column]:.6g}]"
-        raise InputError(origin.where(path, row), f"column {column + 1} ({name}) is {value}",
-                         f"{kind}in {span}: {why}")
+        raise InputError(
+            origin.where(path, row),
+            f"column {column + 1} ({name}) is {value}",
+            f"{kind}in {span}: {why}",
+        )
 
     t = samples[:, 0]
     step = np.diff(t)
@@ -680,8 +815,10 @@ def _check_samples(path: Path, samples: np.ndarray, origin: _Origin, repair: boo
             differing = int(np.any(samples[repeats] != samples[run_start[repeats]], axis=1).sum())
             shown_rows = ", ".join(origin.where(path, r).rsplit(", ", 1)[1] for r in repeats[:5])
             more = f" and {repeats.size - 5} more" if repeats.size > 5 else ""
-            repairs.append(f"dropped {repeats.size} samples whose stamp repeated the previous sample's ({shown_rows}{more}); "
-                           f"{differing} of them differed in other columns; the first sample of each run was kept")
+            repairs.append(
+                f"dropped {repeats.size} samples whose stamp repeated the previous sample's ({shown_rows}{more}); "
+                f"{differing} of them differed in other columns; the first sample of each run was kept"
+            )
             keep = np.ones(len(t), dtype=bool)
             keep[repeats] = False
             samples, origin = samples[keep], origin.subset(keep)
@@ -694,7 +831,9 @@ def _check_samples(path: Path, samples: np.ndarray, origin: _Origin, repair: boo
         before, now = t[row - 1], t[row]
         if now == before:
             problem = f"time stamp {float(now)!r} s repeats the previous sample's"
-            expected = "strictly increasing time stamps (read_raw_log(..., repair=True) drops repeats)"
+            expected = (
+                "strictly increasing time stamps (read_raw_log(..., repair=True) drops repeats)"
+            )
         elif now < before:
             problem = f"time stamp {float(now)!r} s is earlier than the previous sample's {float(before)!r} s (non-monotonic)"
             expected = "strictly increasing time stamps; reordering is not repaired"

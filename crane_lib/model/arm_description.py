@@ -452,9 +452,17 @@ def read_urdf_joints(directory: Path, snap: bool = True) -> tuple[dict[str, _Urd
     snapped: list[str] = []
     for where, row in _rows(directory / "joints.csv", JOINT_COLUMNS):
         name = row["joint"]
+
         def origin(axes, rounded):
-            return tuple(rounded(_number(row[f"origin_{a}"], where, f"origin_{a}"), snap,
-                                 f"{name} origin_{a}", snapped) for a in axes)
+            return tuple(
+                rounded(
+                    _number(row[f"origin_{a}"], where, f"origin_{a}"),
+                    snap,
+                    f"{name} origin_{a}",
+                    snapped,
+                )
+                for a in axes
+            )
 
         xyz = origin("xyz", _snap_length)
         rpy = origin(("roll", "pitch", "yaw"), _snap_angle)
@@ -759,8 +767,11 @@ def _reverse_bits(axes: list[dict], where: str) -> tuple[tuple[bool, ...], ...]:
         ids = axis.get("ids", [1])
         reverse = axis.get("reverse", [False] * len(ids))
         if len(reverse) != len(ids) or not all(isinstance(r, bool) for r in reverse):
-            raise InputError(where, f"axis {axis['joint']!r}: reverse = {reverse!r}",
-                             f"one true or false per ID of {ids}")
+            raise InputError(
+                where,
+                f"axis {axis['joint']!r}: reverse = {reverse!r}",
+                f"one true or false per ID of {ids}",
+            )
         bits.append(tuple(reverse))
     return tuple(bits)
 
@@ -774,8 +785,9 @@ def _controller(gains: dict, where: str) -> ControllerGains | EncoderNoiseRule:
         return EncoderNoiseRule(fraction)
     if set(gains) == {"k_p", "k_v", "k_i"}:
         return ControllerGains(float(gains["k_p"]), float(gains["k_v"]), float(gains["k_i"]))
-    raise InputError(where, f"[controller] keys {sorted(gains)}",
-                     "k_p, k_v, k_i or encoder_noise_fraction alone")
+    raise InputError(
+        where, f"[controller] keys {sorted(gains)}", "k_p, k_v, k_i or encoder_noise_fraction alone"
+    )
 
 
 def load_arm(name: str) -> ArmDescription:

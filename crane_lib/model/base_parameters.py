@@ -72,7 +72,7 @@ def elimination_order() -> list[str]:
 
 def base_name(standard: str) -> str:
     kind = standard.rstrip("0123456789")
-    return f"{kind}R{standard[len(kind):]}" if kind in _R_SUFFIX_KINDS else standard
+    return f"{kind}R{standard[len(kind) :]}" if kind in _R_SUFFIX_KINDS else standard
 
 
 def _canonical_order(names: list[str]) -> list[str]:
@@ -80,7 +80,7 @@ def _canonical_order(names: list[str]) -> list[str]:
 
     def key(name: str):
         kind = name.rstrip("0123456789")
-        j = int(name[len(kind):])
+        j = int(name[len(kind) :])
         kind = kind[:-1] if kind.endswith("R") and kind[:-1] in LINK_PARAMETER_KINDS else kind
         if j == 8:
             return (4, {"IA": 0, "FS": 1, "FV": 2}[kind], 0)
@@ -98,8 +98,12 @@ class Grouping:
     standard_names: tuple[str, ...]
     base_names: tuple[str, ...]  # the full grouped set, canonical order
     pivots: tuple[str, ...]  # standard parameter whose column each base parameter uses
-    coefficient_texts: tuple[dict[str, str], ...]  # per base parameter: {standard name: coefficient, a polynomial in RL3, RL5}
-    numeric: tuple[dict[str, Fraction], ...]  # the same coefficients at the table's offsets, exactly
+    coefficient_texts: tuple[
+        dict[str, str], ...
+    ]  # per base parameter: {standard name: coefficient, a polynomial in RL3, RL5}
+    numeric: tuple[
+        dict[str, Fraction], ...
+    ]  # the same coefficients at the table's offsets, exactly
     offsets: dict  # {"RL3": Fraction, ...} the table's values of the offset symbols
     rank_rows: int  # rows in the exact stacked matrix
 
@@ -108,7 +112,9 @@ class Grouping:
         """Per base parameter: {standard name: sympy coefficient in RL3, RL5}."""
         import sympy
 
-        return tuple({k: sympy.sympify(v) for k, v in row.items()} for row in self.coefficient_texts)
+        return tuple(
+            {k: sympy.sympify(v) for k, v in row.items()} for row in self.coefficient_texts
+        )
 
     def numeric_coefficients(self) -> list[dict[str, Fraction]]:
         """The coefficients at the table's offsets, exactly (polynomials with rational coefficients at rational points)."""
@@ -158,7 +164,9 @@ def _offset_symbols(table):
         if row.r != 0:
             sym = sympy.Symbol(f"RL{row.j}")
             values[str(sym)] = Fraction(str(row.r))
-            row = robot_description.MDHRow(row.j, row.ant, row.sigma, row.alpha, row.d, row.theta_offset, sym)
+            row = robot_description.MDHRow(
+                row.j, row.ant, row.sigma, row.alpha, row.d, row.theta_offset, sym
+            )
         rows.append(row)
     return tuple(rows), values
 
@@ -169,7 +177,9 @@ def exact_regressor_function(table, order: list[str]):
     program, entries = symbolic_model.derive_regressor(table)
     column = {name: i for i, name in enumerate(order)}
     stores = [(f"out[{row}][{column[name]}]", expr) for (row, name), expr in entries.items()]
-    offset_names = sorted({str(s) for _, e in program.assignments for s in e.free_symbols if str(s).startswith("RL")})
+    offset_names = sorted(
+        {str(s) for _, e in program.assignments for s in e.free_symbols if str(s).startswith("RL")}
+    )
     unpack = {f"c{j}": f"c[{j - 1}]" for j in range(1, N_LINKS + 1)}
     unpack.update({f"s{j}": f"s[{j - 1}]" for j in range(1, N_LINKS + 1)})
     unpack.update({f"QP{j}": f"qp[{j - 1}]" for j in range(1, N_AXES + 1)})
@@ -177,7 +187,14 @@ def exact_regressor_function(table, order: list[str]):
     unpack.update({f"SGN{j}": f"sgn[{j - 1}]" for j in range(1, N_AXES + 1)})
     unpack["GZ"] = "gz"
     unpack.update({name: f"offsets[{name!r}]" for name in offset_names})
-    source = codegen.emit_function("regressor", ["c", "s", "qp", "qdp", "sgn", "gz", "offsets"], unpack, program, stores, exact=True)
+    source = codegen.emit_function(
+        "regressor",
+        ["c", "s", "qp", "qdp", "sgn", "gz", "offsets"],
+        unpack,
+        program,
+        stores,
+        exact=True,
+    )
     namespace = {"_Q": Fraction}
     exec(compile(source, "<exact regressor>", "exec"), namespace)
     return namespace["regressor"]
@@ -204,9 +221,13 @@ def _rref(rows, n_columns: int):
     from sympy.polys.domains import QQ
     from sympy.polys.matrices import DomainMatrix
 
-    matrix = DomainMatrix([[QQ(x.numerator, x.denominator) for x in row] for row in rows], (len(rows), n_columns), QQ)
+    matrix = DomainMatrix(
+        [[QQ(x.numerator, x.denominator) for x in row] for row in rows], (len(rows), n_columns), QQ
+    )
     reduced, pivots = matrix.rref()
-    return [[Fraction(int(x.numerator), int(x.denominator)) for x in row] for row in reduced.to_list()], list(pivots)
+    return [
+        [Fraction(int(x.numerator), int(x.denominator)) for x in row] for row in reduced.to_list()
+    ], list(pivots)
 
 
 def _group_at(function, order, offsets, seed: int, n_points: int = 24):
@@ -217,15 +238,23 @@ def _group_at(function, order, offsets, seed: int, n_points: int = 24):
     rows = _random_rows(function, len(order), offsets, rng, n_points)
     reduced, pivots = _rref(rows, len(order))
     dependent = [d for d in range(len(order)) if d not in set(pivots)]
-    coefficients = {d: [(p, reduced[i][d]) for i, p in enumerate(pivots) if reduced[i][d]] for d in dependent}
+    coefficients = {
+        d: [(p, reduced[i][d]) for i, p in enumerate(pivots) if reduced[i][d]] for d in dependent
+    }
     # check: every dependent column is the stated combination on fresh random points
     check = _random_rows(function, len(order), offsets, rng, 6)
     for d in dependent:
         for row in check:
             if sum((k * row[p] for p, k in coefficients[d]), Fraction(0)) != row[d]:
-                raise RuntimeError(f"grouping relation for {order[d]} fails on a fresh point: sample rank below generic rank")
-    return pivots, {(i, d): sympy.Rational(reduced[i][d].numerator, reduced[i][d].denominator)
-                    for i in range(len(pivots)) for d in dependent if reduced[i][d]}
+                raise RuntimeError(
+                    f"grouping relation for {order[d]} fails on a fresh point: sample rank below generic rank"
+                )
+    return pivots, {
+        (i, d): sympy.Rational(reduced[i][d].numerator, reduced[i][d].denominator)
+        for i in range(len(pivots))
+        for d in dependent
+        if reduced[i][d]
+    }
 
 
 def derive_grouping(table=None, seed: int = 20261129) -> Grouping:
@@ -237,7 +266,9 @@ def derive_grouping(table=None, seed: int = 20261129) -> Grouping:
     function = exact_regressor_function(symbolic_table, order)
     names = sorted(true_offsets)
     if len(names) > 2:
-        raise NotImplementedError("interpolation of the grouping is written for at most two link offsets")
+        raise NotImplementedError(
+            "interpolation of the grouping is written for at most two link offsets"
+        )
     grid_values = [Fraction(1, 3), Fraction(2, 7), Fraction(3, 5)]
     samples = {}
     pivot_sets = set()
@@ -252,18 +283,27 @@ def derive_grouping(table=None, seed: int = 20261129) -> Grouping:
     symbols = [sympy.Symbol(n) for n in names]
     keys = set().union(*[set(c) for c in samples.values()])
     interpolate = _biquadratic_interpolator(list(samples), symbols)
-    interpolated = {key: interpolate([samples[p].get(key, sympy.Integer(0)) for p in samples]) for key in keys}
+    interpolated = {
+        key: interpolate([samples[p].get(key, sympy.Integer(0)) for p in samples]) for key in keys
+    }
     # check at the table's own offsets against a direct elimination there
     offsets = dict(true_offsets)
     true_pivots, true_coeffs = _group_at(function, order, offsets, seed + 1)
-    subs = {sym: sympy.Rational(offsets[str(sym)].numerator, offsets[str(sym)].denominator) for sym in symbols}
+    subs = {
+        sym: sympy.Rational(offsets[str(sym)].numerator, offsets[str(sym)].denominator)
+        for sym in symbols
+    }
     if true_pivots != pivots:
         raise RuntimeError("pivot structure at the table's offsets differs from the generic one")
     for key in set(true_coeffs) | set(interpolated):
         want = true_coeffs.get(key, sympy.Integer(0))
-        got = sympy.sympify(interpolated.get(key, sympy.Integer(0))).subs(subs)  # exact: a rational polynomial at a rational point
+        got = sympy.sympify(interpolated.get(key, sympy.Integer(0))).subs(
+            subs
+        )  # exact: a rational polynomial at a rational point
         if want != got:
-            raise RuntimeError(f"interpolated grouping coefficient {key} disagrees at the table's offsets")
+            raise RuntimeError(
+                f"interpolated grouping coefficient {key} disagrees at the table's offsets"
+            )
     coefficients = []
     for i, p in enumerate(pivots):
         row = {order[p]: sympy.Integer(1)}
@@ -280,7 +320,10 @@ def derive_grouping(table=None, seed: int = 20261129) -> Grouping:
         base_names=tuple(canonical),
         pivots=tuple(order[pivots[i]] for i in index),
         coefficient_texts=tuple({s: str(c) for s, c in coefficients[i].items()} for i in index),
-        numeric=tuple({s: _fraction(sympy.sympify(c).subs(subs)) for s, c in coefficients[i].items()} for i in index),
+        numeric=tuple(
+            {s: _fraction(sympy.sympify(c).subs(subs)) for s, c in coefficients[i].items()}
+            for i in index
+        ),
         offsets=true_offsets,
         rank_rows=24 * N_AXES,
     )
@@ -304,13 +347,32 @@ def _biquadratic_interpolator(points, symbols):
     exponents = [()]
     for _ in symbols:
         exponents = [e + (k,) for e in exponents for k in range(3)]
-    matrix = [[math.prod((Fraction(v) ** k for v, k in zip(point, e)), start=Fraction(1)) for e in exponents] for point in points]
-    inverse = DomainMatrix([[QQ(x.numerator, x.denominator) for x in row] for row in matrix], (len(points), len(exponents)), QQ).inv().to_Matrix()
-    monomials = [math.prod((sym**k for sym, k in zip(symbols, e)), start=sympy.Integer(1)) for e in exponents]
+    matrix = [
+        [
+            math.prod((Fraction(v) ** k for v, k in zip(point, e)), start=Fraction(1))
+            for e in exponents
+        ]
+        for point in points
+    ]
+    inverse = (
+        DomainMatrix(
+            [[QQ(x.numerator, x.denominator) for x in row] for row in matrix],
+            (len(points), len(exponents)),
+            QQ,
+        )
+        .inv()
+        .to_Matrix()
+    )
+    monomials = [
+        math.prod((sym**k for sym, k in zip(symbols, e)), start=sympy.Integer(1)) for e in exponents
+    ]
 
     def interpolate(values):
         values = [sympy.Rational(v) for v in values]
-        terms = [sum((inverse[m, i] * values[i] for i in range(len(values))), sympy.Integer(0)) for m in range(len(monomials))]
+        terms = [
+            sum((inverse[m, i] * values[i] for i in range(len(values))), sympy.Integer(0))
+            for m in range(len(monomials))
+        ]
         return sympy.Add(*[c * mono for c, mono in zip(terms, monomials) if c != 0])
 
     return interpolate
@@ -320,7 +382,9 @@ def _biquadratic_interpolator(points, symbols):
 
 
 def _grouping_cache_path(table_text: str):
-    key = fingerprint.digest(table_text, fingerprint.source_digest(SYMBOLIC_MODEL_SOURCE, codegen, __file__), length=20)
+    key = fingerprint.digest(
+        table_text, fingerprint.source_digest(SYMBOLIC_MODEL_SOURCE, codegen, __file__), length=20
+    )
     return codegen.CODEGEN_DIR / f"grouping_{key}.json"
 
 

@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING
 
 from crane_lib.paths import CACHE_DIR
 
-if TYPE_CHECKING:  # sympy is imported when code is emitted; loading generated modules never needs it
+if (
+    TYPE_CHECKING
+):  # sympy is imported when code is emitted; loading generated modules never needs it
     import sympy
 
 CODEGEN_DIR = CACHE_DIR / "codegen"
@@ -55,7 +57,14 @@ def _needed(program, outputs) -> list[tuple[sympy.Symbol, sympy.Expr]]:
     return [(sym, expr) for sym, expr in program.assignments if sym in needed]
 
 
-def emit_function(name: str, args: list[str], unpack: dict[str, str], program, stores: list[tuple[str, sympy.Expr]], exact: bool) -> str:
+def emit_function(
+    name: str,
+    args: list[str],
+    unpack: dict[str, str],
+    program,
+    stores: list[tuple[str, sympy.Expr]],
+    exact: bool,
+) -> str:
     """Source of `def name(*args, out)`: unpack inputs, run needed assignments, store outputs.
 
     `unpack` maps an input symbol name to the expression that reads it from the arguments;
@@ -63,7 +72,9 @@ def emit_function(name: str, args: list[str], unpack: dict[str, str], program, s
     """
     printer = _printer_class(exact)({"order": "none"})
     body = _needed(program, [expr for _, expr in stores])
-    used = {str(s) for expr in [e for _, e in stores] + [e for _, e in body] for s in expr.free_symbols}
+    used = {
+        str(s) for expr in [e for _, e in stores] + [e for _, e in body] for s in expr.free_symbols
+    }
     lines = [f"def {name}({', '.join(args)}, out):"]
     for sym, reader in unpack.items():
         if sym in used:

@@ -60,7 +60,6 @@ INTEGRAL_ZERO_FRACTION = 0.2  # integral zero at this fraction of the bandwidth 
 K_I = K_P * INTEGRAL_ZERO_FRACTION * math.sqrt(K_P)  # s^-3
 
 
-
 def encoder_count_torque(k_v: float, m_hat: np.ndarray) -> np.ndarray:
     """Per-axis torque (N·m) of one encoder count differenced over a period: K_V·M̂_j·Δθ/T."""
     return k_v * np.asarray(m_hat, dtype=float) * ENCODER_RESOLUTION_RAD / CONTROL_PERIOD_S
@@ -90,13 +89,36 @@ CURRENT_LIMIT_UNITS = np.array([a.current_limit_units for a in ACTUATORS], dtype
 OUT_VELOCITY, OUT_FEEDFORWARD, OUT_FEEDBACK, OUT_GOAL_UNITS, OUT_CLAMPED = range(5)
 OUT_ROWS = 5
 
-CSV_COLUMNS = ["axis", "actuator", "K_p_rad_s_per_N_m", "T_p1_s", "T_d_s", "M_hat_kg_m2", "D_hat_per_s", "source"]
+CSV_COLUMNS = [
+    "axis",
+    "actuator",
+    "K_p_rad_s_per_N_m",
+    "T_p1_s",
+    "T_d_s",
+    "M_hat_kg_m2",
+    "D_hat_per_s",
+    "source",
+]
 
 
 @numba.njit(cache=True)
 def realization_law(
-    theta_ref, dtheta_ref, ddtheta_ref, theta, theta_previous, dt, integral,
-    m_hat, d_hat, k_p, k_v, k_i, kt_command, current_unit, limit_units, out,
+    theta_ref,
+    dtheta_ref,
+    ddtheta_ref,
+    theta,
+    theta_previous,
+    dt,
+    integral,
+    m_hat,
+    d_hat,
+    k_p,
+    k_v,
+    k_i,
+    kt_command,
+    current_unit,
+    limit_units,
+    out,
 ):
     """One control cycle of (2) for every axis.
 
@@ -114,7 +136,9 @@ def realization_law(
         error = theta_ref[j] - theta[j]
         integral_candidate = integral[j] + error * dt
         u_ff = m_hat[j] * (ddtheta_ref[j] + d_hat[j] * dtheta_ref[j])
-        u_fb = m_hat[j] * (k_v * (dtheta_ref[j] - velocity) + k_p * error + k_i * integral_candidate)
+        u_fb = m_hat[j] * (
+            k_v * (dtheta_ref[j] - velocity) + k_p * error + k_i * integral_candidate
+        )
         requested = (u_ff + u_fb) / kt_command[j] / current_unit
         units = np.rint(requested)
         clamped = 0.0
@@ -175,18 +199,31 @@ class RealizationConstants:
     def d_hat(self) -> np.ndarray:
         return np.array([m.d_hat for m in self.models])
 
-    def with_gains(self, k_p: float | None = None, k_v: float | None = None, k_i: float | None = None) -> "RealizationConstants":
+    def with_gains(
+        self, k_p: float | None = None, k_v: float | None = None, k_i: float | None = None
+    ) -> "RealizationConstants":
         return RealizationConstants(
-            self.models, self.sources,
-            self.k_p if k_p is None else k_p, self.k_v if k_v is None else k_v, self.k_i if k_i is None else k_i,
-            self.kt_command, self.current_unit, self.limit_units,
+            self.models,
+            self.sources,
+            self.k_p if k_p is None else k_p,
+            self.k_v if k_v is None else k_v,
+            self.k_i if k_i is None else k_i,
+            self.kt_command,
+            self.current_unit,
+            self.limit_units,
         )
 
     def law_arguments(self) -> tuple:
         """The constant arguments of realization_law, in its order after `integral`."""
         return (
-            self.m_hat, self.d_hat, float(self.k_p), float(self.k_v), float(self.k_i),
-            np.asarray(self.kt_command, dtype=float), float(self.current_unit), np.asarray(self.limit_units, dtype=np.int64),
+            self.m_hat,
+            self.d_hat,
+            float(self.k_p),
+            float(self.k_v),
+            float(self.k_i),
+            np.asarray(self.kt_command, dtype=float),
+            float(self.current_unit),
+            np.asarray(self.limit_units, dtype=np.int64),
         )
 
 
@@ -195,23 +232,48 @@ def load_realization_constants(path=REALIZATION_CONSTANTS_CSV) -> RealizationCon
     path = Path(path)
     models: dict[int, JointModel] = {}
     sources: dict[int, str] = {}
-    for where, row in checked_csv_rows(path, CSV_COLUMNS, "the realization constants (data/realization_constants.csv)"):
+    for where, row in checked_csv_rows(
+        path, CSV_COLUMNS, "the realization constants (data/realization_constants.csv)"
+    ):
         axis = parse_integer(row[0], where, "an axis number", field="axis")
-        gain, time_constant, dead_time = (parse_number(x, where, "a number", field=name) for x, name in zip(row[2:5], CSV_COLUMNS[2:5]))
+        gain, time_constant, dead_time = (
+            parse_number(x, where, "a number", field=name)
+            for x, name in zip(row[2:5], CSV_COLUMNS[2:5])
+        )
         if not (1 <= axis <= N_AXES) or axis in models:
             raise InputError(where, f"axis {axis}", f"each axis 1..{N_AXES} once")
-        if not (gain > 0 and time_constant > 0 and dead_time >= 0 and all(map(math.isfinite, (gain, time_constant, dead_time)))):
-            raise InputError(where, f"K_p={gain}, T_p1={time_constant}, T_d={dead_time}", "K_p > 0, T_p1 > 0, T_d >= 0")
+        if not (
+            gain > 0
+            and time_constant > 0
+            and dead_time >= 0
+            and all(map(math.isfinite, (gain, time_constant, dead_time)))
+        ):
+            raise InputError(
+                where,
+                f"K_p={gain}, T_p1={time_constant}, T_d={dead_time}",
+                "K_p > 0, T_p1 > 0, T_d >= 0",
+            )
         model = JointModel(gain, time_constant, dead_time)
         for column, value in ((5, model.m_hat), (6, model.d_hat)):
-            if not math.isclose(parse_number(row[column], where, "a number", field=CSV_COLUMNS[column]), value, rel_tol=1e-8):
-                raise InputError(where, f"{CSV_COLUMNS[column]} = {row[column]} does not follow from K_p and T_p1", f"{value:.6g}")
+            if not math.isclose(
+                parse_number(row[column], where, "a number", field=CSV_COLUMNS[column]),
+                value,
+                rel_tol=1e-8,
+            ):
+                raise InputError(
+                    where,
+                    f"{CSV_COLUMNS[column]} = {row[column]} does not follow from K_p and T_p1",
+                    f"{value:.6g}",
+                )
         models[axis] = model
         sources[axis] = row[7]
     missing = [a for a in range(1, N_AXES + 1) if a not in models]
     if missing:
         raise InputError(str(path), f"no row for axes {missing}", f"one row per axis 1..{N_AXES}")
-    return RealizationConstants(tuple(models[a] for a in range(1, N_AXES + 1)), tuple(sources[a] for a in range(1, N_AXES + 1)))
+    return RealizationConstants(
+        tuple(models[a] for a in range(1, N_AXES + 1)),
+        tuple(sources[a] for a in range(1, N_AXES + 1)),
+    )
 
 
 def format_realization_constants(models, sources, comment: str) -> str:
@@ -219,8 +281,14 @@ def format_realization_constants(models, sources, comment: str) -> str:
     lines.append(",".join(CSV_COLUMNS))
     for axis, (model, source) in enumerate(zip(models, sources), start=1):
         fields = [
-            str(axis), ACTUATORS[axis - 1].model, f"{model.gain:.10g}", f"{model.time_constant:.10g}", f"{model.dead_time:.10g}",
-            f"{model.m_hat:.10g}", f"{model.d_hat:.10g}", source,
+            str(axis),
+            ACTUATORS[axis - 1].model,
+            f"{model.gain:.10g}",
+            f"{model.time_constant:.10g}",
+            f"{model.dead_time:.10g}",
+            f"{model.m_hat:.10g}",
+            f"{model.d_hat:.10g}",
+            source,
         ]
         lines.append(",".join(f'"{f}"' if "," in f else f for f in fields))
     return "\n".join(lines) + "\n"
@@ -256,10 +324,19 @@ class RealizationController:
         if self.theta_previous is None:
             self.reset(theta)
         if not dt > 0:
-            raise InputError("controller step", f"dt = {dt!r}", "a positive time between encoder reads")
+            raise InputError(
+                "controller step", f"dt = {dt!r}", "a positive time between encoder reads"
+            )
         realization_law(
-            np.asarray(theta_ref, dtype=float), np.asarray(dtheta_ref, dtype=float), np.asarray(ddtheta_ref, dtype=float),
-            theta, self.theta_previous, float(dt), self.integral, *self._arguments, self.out,
+            np.asarray(theta_ref, dtype=float),
+            np.asarray(dtheta_ref, dtype=float),
+            np.asarray(ddtheta_ref, dtype=float),
+            theta,
+            self.theta_previous,
+            float(dt),
+            self.integral,
+            *self._arguments,
+            self.out,
         )
         self.theta_previous = theta.copy()
         return self.out[OUT_GOAL_UNITS].copy()

@@ -66,7 +66,14 @@ def polarization_violation(model, n_states: int = 600, seed: int = 7) -> float:
         return model.regressor(q, qd, zeros, gravity=False)[:, :, keep]
 
     a, b, c = parts
-    sum_of_pairs = quadratic(a + b) + quadratic(a + c) + quadratic(b + c) - quadratic(a) - quadratic(b) - quadratic(c)
+    sum_of_pairs = (
+        quadratic(a + b)
+        + quadratic(a + c)
+        + quadratic(b + c)
+        - quadratic(a)
+        - quadratic(b)
+        - quadratic(c)
+    )
     return float(np.abs(quadratic(a + b + c) - sum_of_pairs).max())
 
 

@@ -19,7 +19,14 @@ from pathlib import Path
 
 import numpy as np
 
-from crane_lib.errors import SMALL_INPUT_MAX_BYTES, InputError, atomic_write, parse_number, read_input_text, shown
+from crane_lib.errors import (
+    SMALL_INPUT_MAX_BYTES,
+    InputError,
+    atomic_write,
+    parse_number,
+    read_input_text,
+    shown,
+)
 
 N_LINKS = 7
 LINK_PARAMETER_KINDS = ("XX", "XY", "XZ", "YY", "YZ", "ZZ", "MX", "MY", "MZ", "M", "IA", "FV", "FS")
@@ -86,7 +93,9 @@ def category(name: str) -> str:
         return CATEGORIES[4]
     if kind in ("FV", "IA"):
         return CATEGORIES[5]
-    raise ValueError(f"{name!r}: a {kind} term has no Table II category (it never stays alone in a base set)")
+    raise ValueError(
+        f"{name!r}: a {kind} term has no Table II category (it never stays alone in a base set)"
+    )
 
 
 def standard_parameter_names() -> list[str]:
@@ -110,7 +119,9 @@ class ParameterSet:
         self.values = np.asarray(self.values, dtype=float)
         if self.values.shape != (len(self.names),):
             raise InputError(
-                "parameter set", f"{self.values.shape} values for {len(self.names)} names", "one value per name"
+                "parameter set",
+                f"{self.values.shape} values for {len(self.names)} names",
+                "one value per name",
             )
         if len(set(self.names)) != len(self.names):
             dup = sorted({n for n in self.names if self.names.count(n) > 1})
@@ -119,7 +130,11 @@ class ParameterSet:
             try:
                 split_name(name)
             except ValueError:
-                raise InputError(f"parameter {name}", "unknown parameter name", "an OpenSYMORO-style name such as ZZR1, MXR2, IA3, FV1") from None
+                raise InputError(
+                    f"parameter {name}",
+                    "unknown parameter name",
+                    "an OpenSYMORO-style name such as ZZR1, MXR2, IA3, FV1",
+                ) from None
             if not math.isfinite(v):
                 raise InputError(f"parameter {name}", f"value {v}", "a finite number")
         if self.std_errors is not None:
@@ -140,6 +155,7 @@ class ParameterSet:
         missing = [n for n in names if n not in have]
         unknown = [n for n in self.names if n not in set(names)]
         if missing or unknown:
+
             def listed(items: list[str]) -> str:
                 more = f" and {len(items) - 6} more" if len(items) > 6 else ""
                 return f"{items[:6]}{more}"
@@ -149,14 +165,19 @@ class ParameterSet:
                 parts.append(f"missing {listed(missing)}")
             if unknown:
                 parts.append(f"unknown {listed(unknown)}")
-            expected = f"exactly the {len(names)} parameters {names[0]} ... {names[-1]}" if len(names) > 6 else f"exactly the parameters {names}"
+            expected = (
+                f"exactly the {len(names)} parameters {names[0]} ... {names[-1]}"
+                if len(names) > 6
+                else f"exactly the parameters {names}"
+            )
             raise InputError(source, "; ".join(parts), expected)
         index = {n: i for i, n in enumerate(self.names)}
         return self.values[[index[n] for n in names]]
 
 
-def save_parameters(path, params: ParameterSet, comment: str | None = None,
-                    new: bool = False) -> None:
+def save_parameters(
+    path, params: ParameterSet, comment: str | None = None, new: bool = False
+) -> None:
     """Write name,value,unit[,std_error] rows; atomic (nothing half-written); with `new`, only
     if `path` is still absent (errors.atomic_write)."""
     buffer = io.StringIO()
@@ -190,7 +211,9 @@ def load_parameters(path, expected_names: list[str] | None = None) -> ParameterS
     MAX_ABS_PARAMETER (SI), standard errors finite and non-negative.
     """
     path = Path(path)
-    text = read_input_text(path, "a parameter file (name,value,unit[,std_error])", SMALL_INPUT_MAX_BYTES)
+    text = read_input_text(
+        path, "a parameter file (name,value,unit[,std_error])", SMALL_INPUT_MAX_BYTES
+    )
     names: list[str] = []
     values: list[float] = []
     errors: list[float] = []
@@ -210,39 +233,82 @@ def load_parameters(path, expected_names: list[str] | None = None) -> ParameterS
         try:
             fields = next(csv.reader([line]))
         except csv.Error as error:
-            raise InputError(where, f"not a CSV line ({error})", "name,value,unit[,std_error]") from None
+            raise InputError(
+                where, f"not a CSV line ({error})", "name,value,unit[,std_error]"
+            ) from None
         if header is None:
             if fields not in (["name", "value", "unit"], ["name", "value", "unit", "std_error"]):
-                raise InputError(where, f"header {shown(line)}", "the header 'name,value,unit[,std_error]'")
+                raise InputError(
+                    where, f"header {shown(line)}", "the header 'name,value,unit[,std_error]'"
+                )
             header = fields
             continue
         if len(fields) != len(header):
-            raise InputError(where, f"{len(fields)} fields", f"{len(header)} fields ({','.join(header)})")
+            raise InputError(
+                where, f"{len(fields)} fields", f"{len(header)} fields ({','.join(header)})"
+            )
         name = fields[0].strip()
         try:
             kind, _, axis = split_name(name)
         except ValueError:
             axis = 0
         if not 1 <= axis <= N_LINKS + 1:
-            raise InputError(where, f"unknown parameter name {shown(name)}", "an OpenSYMORO-style name such as ZZR1, MXR2, IA3, FV1") from None
+            raise InputError(
+                where,
+                f"unknown parameter name {shown(name)}",
+                "an OpenSYMORO-style name such as ZZR1, MXR2, IA3, FV1",
+            ) from None
         if name in seen_line:
-            raise InputError(where, f"parameter {name} repeated (first on line {seen_line[name]})", "each name once")
+            raise InputError(
+                where,
+                f"parameter {name} repeated (first on line {seen_line[name]})",
+                "each name once",
+            )
         seen_line[name] = lineno
-        value = parse_number(fields[1], where, f"a finite number of magnitude at most {MAX_ABS_PARAMETER:g} (SI)", field=f"value of {name}")
+        value = parse_number(
+            fields[1],
+            where,
+            f"a finite number of magnitude at most {MAX_ABS_PARAMETER:g} (SI)",
+            field=f"value of {name}",
+        )
         if abs(value) > MAX_ABS_PARAMETER:
-            raise InputError(where, f"value {value:g} of {name}", f"a magnitude of at most {MAX_ABS_PARAMETER:g} {UNITS[kind]} (a unit or typing error?)")
+            raise InputError(
+                where,
+                f"value {value:g} of {name}",
+                f"a magnitude of at most {MAX_ABS_PARAMETER:g} {UNITS[kind]} (a unit or typing error?)",
+            )
         if fields[2].strip() != UNITS[kind]:
-            raise InputError(where, f"unit {shown(fields[2])} of {name}", f"unit {UNITS[kind]!r} (SI)")
+            raise InputError(
+                where, f"unit {shown(fields[2])} of {name}", f"unit {UNITS[kind]!r} (SI)"
+            )
         names.append(name)
         values.append(value)
         if len(header) > 3:
-            error = parse_number(fields[3], where, "a finite, non-negative standard error", field=f"standard error of {name}")
+            error = parse_number(
+                fields[3],
+                where,
+                "a finite, non-negative standard error",
+                field=f"standard error of {name}",
+            )
             if error < 0:
-                raise InputError(where, f"standard error {error:g} of {name} is negative", "a finite, non-negative standard error")
+                raise InputError(
+                    where,
+                    f"standard error {error:g} of {name} is negative",
+                    "a finite, non-negative standard error",
+                )
             errors.append(error)
     if header is None:
-        raise InputError(str(path), "empty parameter file", "a header 'name,value,unit' and one row per parameter")
-    result = ParameterSet(names, np.array(values), np.array(errors) if header is not None and len(header) > 3 else None, meta)
+        raise InputError(
+            str(path),
+            "empty parameter file",
+            "a header 'name,value,unit' and one row per parameter",
+        )
+    result = ParameterSet(
+        names,
+        np.array(values),
+        np.array(errors) if header is not None and len(header) > 3 else None,
+        meta,
+    )
     if expected_names is not None:
         ordered = result.ordered(expected_names, source=str(path))
         errs = None

@@ -23,7 +23,9 @@ from crane_lib.errors import InputError
 from crane_lib.model.parameters import N_LINKS
 from crane_lib.paths import DATA_DIR
 
-if TYPE_CHECKING:  # sympy is imported where the exact table is read (a cached model load never does)
+if (
+    TYPE_CHECKING
+):  # sympy is imported where the exact table is read (a cached model load never does)
     import sympy
 
 MDH_TABLE_CSV = DATA_DIR / "crane_x7_mdh.csv"
@@ -85,24 +87,36 @@ def load_mdh_table(path: Path | str = MDH_TABLE_CSV) -> tuple[MDHRow, ...]:
             where = f"{path}:{lineno}"
             if header is None:
                 if fields != MDH_COLUMNS:
-                    raise InputError(where, f"header {fields}", f"the columns {','.join(MDH_COLUMNS)}")
+                    raise InputError(
+                        where, f"header {fields}", f"the columns {','.join(MDH_COLUMNS)}"
+                    )
                 header = fields
                 continue
             if len(fields) != len(MDH_COLUMNS):
-                raise InputError(where, f"{len(fields)} fields", f"{len(MDH_COLUMNS)} fields ({','.join(MDH_COLUMNS)})")
+                raise InputError(
+                    where,
+                    f"{len(fields)} fields",
+                    f"{len(MDH_COLUMNS)} fields ({','.join(MDH_COLUMNS)})",
+                )
             values = {}
             for name, text in zip(MDH_COLUMNS, fields):
                 try:
                     number = float(text)
                 except ValueError:
-                    raise InputError(where, f"{name} = {text!r} is not a number", "a finite number") from None
+                    raise InputError(
+                        where, f"{name} = {text!r} is not a number", "a finite number"
+                    ) from None
                 if not math.isfinite(number):
                     raise InputError(where, f"{name} = {text!r}", "a finite number")
                 values[name] = text
             j, ant, sigma = int(values["j"]), int(values["ant"]), int(values["sigma"])
             expected_j = len(rows) + 1
             if j != expected_j or ant != j - 1:
-                raise InputError(where, f"joint j={j} with antecedent {ant}", f"joint {expected_j} with antecedent {expected_j - 1} (serial chain)")
+                raise InputError(
+                    where,
+                    f"joint j={j} with antecedent {ant}",
+                    f"joint {expected_j} with antecedent {expected_j - 1} (serial chain)",
+                )
             if sigma != 0:
                 raise InputError(where, f"sigma={sigma} for joint {j}", "sigma=0 (revolute joint)")
             rows.append(
@@ -173,7 +187,14 @@ class UrdfInertial:
 
 
 def _rpy_matrix(roll: float, pitch: float, yaw: float) -> np.ndarray:
-    cr, sr, cp, sp, cy, sy = (math.cos(roll), math.sin(roll), math.cos(pitch), math.sin(pitch), math.cos(yaw), math.sin(yaw))
+    cr, sr, cp, sp, cy, sy = (
+        math.cos(roll),
+        math.sin(roll),
+        math.cos(pitch),
+        math.sin(pitch),
+        math.cos(yaw),
+        math.sin(yaw),
+    )
     rx = np.array([[1, 0, 0], [0, cr, -sr], [0, sr, cr]])
     ry = np.array([[cp, 0, sp], [0, 1, 0], [-sp, 0, cp]])
     rz = np.array([[cy, -sy, 0], [sy, cy, 0], [0, 0, 1]])
@@ -186,7 +207,9 @@ def _read_csv(path: Path) -> list[dict[str, str]]:
 
 
 @lru_cache(maxsize=4)
-def load_description(directory: Path | str = DESCRIPTION_DIR) -> tuple[dict[str, UrdfJoint], dict[str, UrdfInertial]]:
+def load_description(
+    directory: Path | str = DESCRIPTION_DIR,
+) -> tuple[dict[str, UrdfJoint], dict[str, UrdfInertial]]:
     """Joints and inertials of the manufacturer's description (SI, radians)."""
     directory = Path(directory)
     joints: dict[str, UrdfJoint] = {}
@@ -195,13 +218,20 @@ def load_description(directory: Path | str = DESCRIPTION_DIR) -> tuple[dict[str,
             xyz = [float(row[f"origin_{a}"]) for a in "xyz"]
             rpy = [float(row[f"origin_{a}"]) for a in ("roll", "pitch", "yaw")]
         except ValueError:
-            raise InputError(f"{directory / 'joints.csv'}:{lineno}", "non-numeric origin", "numbers in origin_*") from None
+            raise InputError(
+                f"{directory / 'joints.csv'}:{lineno}", "non-numeric origin", "numbers in origin_*"
+            ) from None
         origin = np.eye(4)
         origin[:3, :3] = _rpy_matrix(*rpy)
         origin[:3, 3] = xyz
         axis = np.array([float(row[f"axis_{a}"]) for a in "xyz"]) if row["axis_x"] else None
         joints[row["joint"]] = UrdfJoint(
-            row["joint"], row["type"], row["parent"], row["child"], origin, axis,
+            row["joint"],
+            row["type"],
+            row["parent"],
+            row["child"],
+            origin,
+            axis,
             float(row["lower_rad"]) if row["lower_rad"] else None,
             float(row["upper_rad"]) if row["upper_rad"] else None,
         )
@@ -209,7 +239,9 @@ def load_description(directory: Path | str = DESCRIPTION_DIR) -> tuple[dict[str,
     for row in _read_csv(directory / "links.csv"):
         if not row["mass_kg"]:
             continue
-        ixx, ixy, ixz, iyy, iyz, izz = (float(row[k]) for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"))
+        ixx, ixy, ixz, iyy, iyz, izz = (
+            float(row[k]) for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
+        )
         inertia = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
         note = row["frame_note"]
         # some inertials are given in a frame rotated by rpy = (1.570795, 0, 0): the source's M_PI/2
@@ -217,7 +249,11 @@ def load_description(directory: Path | str = DESCRIPTION_DIR) -> tuple[dict[str,
             rot = _rpy_matrix(1.570795, 0.0, 0.0)
             inertia = rot @ inertia @ rot.T
         inertials[row["link"]] = UrdfInertial(
-            row["link"], float(row["mass_kg"]), np.array([float(row[f"com_{a}"]) for a in "xyz"]), inertia, note
+            row["link"],
+            float(row["mass_kg"]),
+            np.array([float(row[f"com_{a}"]) for a in "xyz"]),
+            inertia,
+            note,
         )
     return joints, inertials
 
@@ -225,7 +261,9 @@ def load_description(directory: Path | str = DESCRIPTION_DIR) -> tuple[dict[str,
 def joint_limits_rad(directory: Path | str = DESCRIPTION_DIR) -> np.ndarray:
     """(8, 2) [lower, upper] of axes 1..8 in radians: the seven arm joints, then the hand."""
     joints, _ = load_description(directory)
-    return np.array([[joints[name].lower, joints[name].upper] for name in ARM_JOINTS + (HAND_JOINT,)])
+    return np.array(
+        [[joints[name].lower, joints[name].upper] for name in ARM_JOINTS + (HAND_JOINT,)]
+    )
 
 
 def zero_pose_link_frames(joints: dict[str, UrdfJoint]) -> dict[str, np.ndarray]:
@@ -236,7 +274,11 @@ def zero_pose_link_frames(joints: dict[str, UrdfJoint]) -> dict[str, np.ndarray]
     def frame(link: str) -> np.ndarray:
         if link not in frames:
             joint = by_child.get(link)
-            frames[link] = np.eye(4) if joint is None or joint.parent == link else frame(joint.parent) @ joint.origin
+            frames[link] = (
+                np.eye(4)
+                if joint is None or joint.parent == link
+                else frame(joint.parent) @ joint.origin
+            )
         return frames[link]
 
     for j in joints.values():
@@ -295,7 +337,9 @@ def place_mdh_frames(table=None, directory: Path | str = DESCRIPTION_DIR) -> Fra
     return FramePlacement(base, frames, origins, axes)
 
 
-def description_standard_parameters(table=None, directory: Path | str = DESCRIPTION_DIR) -> dict[str, float]:
+def description_standard_parameters(
+    table=None, directory: Path | str = DESCRIPTION_DIR
+) -> dict[str, float]:
     """Inertial standard parameters (XXj..Mj, about O_j in frame-j axes) of MDH links 1..7.
 
     Each URDF link with an inertial joins the MDH link that moves it; the gripper base and
@@ -322,9 +366,15 @@ def description_standard_parameters(table=None, directory: Path | str = DESCRIPT
             inertia += rot.T @ inertia_world @ rot + m * (r @ r * np.eye(3) - np.outer(r, r))
         params.update(
             {
-                f"XX{j}": inertia[0, 0], f"XY{j}": inertia[0, 1], f"XZ{j}": inertia[0, 2],
-                f"YY{j}": inertia[1, 1], f"YZ{j}": inertia[1, 2], f"ZZ{j}": inertia[2, 2],
-                f"MX{j}": first_moment[0], f"MY{j}": first_moment[1], f"MZ{j}": first_moment[2],
+                f"XX{j}": inertia[0, 0],
+                f"XY{j}": inertia[0, 1],
+                f"XZ{j}": inertia[0, 2],
+                f"YY{j}": inertia[1, 1],
+                f"YZ{j}": inertia[1, 2],
+                f"ZZ{j}": inertia[2, 2],
+                f"MX{j}": first_moment[0],
+                f"MY{j}": first_moment[1],
+                f"MZ{j}": first_moment[2],
                 f"M{j}": mass,
             }
         )
@@ -343,7 +393,10 @@ def geometry_check(table=None, directory: Path | str = DESCRIPTION_DIR) -> list[
     for j in range(1, N_LINKS + 1):
         frame = placement.frames[j - 1]
         z, origin = frame[:3, 2], frame[:3, 3]
-        urdf_origin, urdf_axis = placement.description_joint_origins[j - 1], placement.description_joint_axes[j - 1]
+        urdf_origin, urdf_axis = (
+            placement.description_joint_origins[j - 1],
+            placement.description_joint_axes[j - 1],
+        )
         delta = urdf_origin - origin
         along = float(delta @ z)
         rows.append(
@@ -351,7 +404,9 @@ def geometry_check(table=None, directory: Path | str = DESCRIPTION_DIR) -> list[
                 "joint": j,
                 "mdh_axis": tuple(np.round(z, 12) + 0.0),
                 "description_axis": tuple(np.round(urdf_axis, 12) + 0.0),
-                "axis_angle_deg": math.degrees(math.acos(max(-1.0, min(1.0, float(z @ urdf_axis))))),
+                "axis_angle_deg": math.degrees(
+                    math.acos(max(-1.0, min(1.0, float(z @ urdf_axis))))
+                ),
                 "line_distance_m": float(np.linalg.norm(delta - along * z)),
                 "origin_offset_m": along,
                 "mdh_origin_height_m": float(origin[2]),

@@ -20,7 +20,12 @@ from dataclasses import dataclass, field
 
 import sympy
 
-from crane_lib.model.parameters import HAND_PARAMETER_KINDS, LINK_PARAMETER_KINDS, N_LINKS, standard_parameter_names
+from crane_lib.model.parameters import (
+    HAND_PARAMETER_KINDS,
+    LINK_PARAMETER_KINDS,
+    N_LINKS,
+    standard_parameter_names,
+)
 
 N_AXES = N_LINKS + 1
 
@@ -40,7 +45,12 @@ class StraightLineProgram:
         expr = sympy.sympify(expr)
         if expr.is_Number or expr.is_Symbol:
             return expr
-        if expr.is_Mul and len(expr.args) == 2 and expr.args[0].is_Number and expr.args[1].is_Symbol:
+        if (
+            expr.is_Mul
+            and len(expr.args) == 2
+            and expr.args[0].is_Number
+            and expr.args[1].is_Symbol
+        ):
             return expr
         if expr in self._bound:  # hash-consing: the same expression is computed once
             return self._bound[expr]
@@ -58,7 +68,10 @@ class StraightLineProgram:
 
     def bind_vector(self, vector, hint: str | None = None) -> sympy.Matrix:
         return sympy.Matrix(
-            [self.bind(v, None if hint is None else f"{hint}{'xyz'[i]}") for i, v in enumerate(vector)]
+            [
+                self.bind(v, None if hint is None else f"{hint}{'xyz'[i]}")
+                for i, v in enumerate(vector)
+            ]
         )
 
     def definitions(self) -> dict[sympy.Symbol, sympy.Expr]:
@@ -90,7 +103,9 @@ def _skew(v) -> sympy.Matrix:
 
 
 def _cross(a, b) -> sympy.Matrix:
-    return sympy.Matrix([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
+    return sympy.Matrix(
+        [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+    )
 
 
 def _rotation(row, c, s) -> sympy.Matrix:
@@ -105,7 +120,9 @@ def _position(row) -> sympy.Matrix:
 
 
 def _unit_inertia(kind: str) -> sympy.Matrix:
-    index = {"XX": (0, 0), "YY": (1, 1), "ZZ": (2, 2), "XY": (0, 1), "XZ": (0, 2), "YZ": (1, 2)}[kind]
+    index = {"XX": (0, 0), "YY": (1, 1), "ZZ": (2, 2), "XY": (0, 1), "XZ": (0, 2), "YZ": (1, 2)}[
+        kind
+    ]
     e = sympy.zeros(3, 3)
     e[index] = 1
     e[index[::-1]] = 1
@@ -131,7 +148,9 @@ def derive_regressor(
     qp = qp_sym if velocities is None else [sympy.sympify(v) for v in velocities]
     qdp = qdp_sym if accelerations is None else [sympy.sympify(v) for v in accelerations]
     gz = gz_sym if gravity is None else sympy.sympify(gravity)
-    sgn = sgn if velocities is None else [sympy.sign(v) for v in qp]  # numeric velocities fix their signs
+    sgn = (
+        sgn if velocities is None else [sympy.sign(v) for v in qp]
+    )  # numeric velocities fix their signs
     prog = StraightLineProgram() if program is None else program
     wanted = set(standard_parameter_names() if columns is None else columns)
 
@@ -150,10 +169,17 @@ def derive_regressor(
         wi = prog.bind_vector(inv * w, f"WI{j}{tag}_")
         w = prog.bind_vector(wi + sympy.Matrix([0, 0, qp[j - 1]]), f"W{j}{tag}_")
         wp = prog.bind_vector(
-            inv * wp + sympy.Matrix([wi[1] * qp[j - 1], -wi[0] * qp[j - 1], qdp[j - 1]]), f"WP{j}{tag}_"
+            inv * wp + sympy.Matrix([wi[1] * qp[j - 1], -wi[0] * qp[j - 1], qdp[j - 1]]),
+            f"WP{j}{tag}_",
         )
         vp = prog.bind_vector(inv * (vp + u_prev * pos), f"VP{j}{tag}_")
-        u_prev = sympy.Matrix(3, 3, lambda a, b: prog.bind((_skew(wp) + _skew(w) * _skew(w))[a, b], f"U{j}{tag}_{a + 1}{b + 1}"))
+        u_prev = sympy.Matrix(
+            3,
+            3,
+            lambda a, b: prog.bind(
+                (_skew(wp) + _skew(w) * _skew(w))[a, b], f"U{j}{tag}_{a + 1}{b + 1}"
+            ),
+        )
         omegas.append(w)
         omega_dots.append(wp)
         accs.append(vp)
@@ -200,7 +226,9 @@ def derive_regressor(
     return prog, entries
 
 
-def derive_inertia_matrix(table, columns: list[str]) -> tuple[StraightLineProgram, dict[tuple[int, int, str], sympy.Expr]]:
+def derive_inertia_matrix(
+    table, columns: list[str]
+) -> tuple[StraightLineProgram, dict[tuple[int, int, str], sympy.Expr]]:
     """Entries M[(row, col, parameter)] of dM/dphi: the regressor at zero velocity and gravity
     with a unit acceleration of each axis in turn, upper triangle only (row <= col)."""
     prog = StraightLineProgram()
@@ -208,7 +236,13 @@ def derive_inertia_matrix(table, columns: list[str]) -> tuple[StraightLineProgra
     for col in range(N_AXES):
         unit = [1 if a == col else 0 for a in range(N_AXES)]
         _, column_entries = derive_regressor(
-            table, velocities=[0] * N_AXES, accelerations=unit, gravity=0, columns=columns, program=prog, tag=f"a{col + 1}"
+            table,
+            velocities=[0] * N_AXES,
+            accelerations=unit,
+            gravity=0,
+            columns=columns,
+            program=prog,
+            tag=f"a{col + 1}",
         )
         for (row, name), expr in column_entries.items():
             if row <= col:

@@ -65,7 +65,9 @@ def upward_imports(graph: dict[str, set[str]]) -> list[str]:
             if rank(module) == -1 and rank(target) != -1:
                 upward.append(f"shared leaf {module} imports stage module {target}")
             elif rank(target) > rank(module):
-                upward.append(f"{module} ({stage_of(module)}) imports {target} ({stage_of(target)})")
+                upward.append(
+                    f"{module} ({stage_of(module)}) imports {target} ({stage_of(target)})"
+                )
     return upward
 
 
@@ -80,7 +82,7 @@ def import_cycles(graph: dict[str, set[str]]) -> list[str]:
             if nxt not in graph:
                 continue
             if state.get(nxt) == 1:
-                cycles.append(" -> ".join(trail[trail.index(nxt):] + [nxt]))
+                cycles.append(" -> ".join(trail[trail.index(nxt) :] + [nxt]))
             elif nxt not in state:
                 visit(nxt, trail + [nxt])
         state[node] = 2
@@ -94,8 +96,12 @@ def import_cycles(graph: dict[str, set[str]]) -> list[str]:
 def stage_dependencies(graph: dict[str, set[str]] | None = None) -> set[tuple[str, str]]:
     """(used, user) pairs of stages: some module of `user` imports a module of `used`."""
     graph = import_graph() if graph is None else graph
-    return {(stage_of(t), stage_of(m)) for m, targets in graph.items() for t in targets
-            if rank(t) >= 0 and rank(m) >= 0 and stage_of(t) != stage_of(m)}
+    return {
+        (stage_of(t), stage_of(m))
+        for m, targets in graph.items()
+        for t in targets
+        if rank(t) >= 0 and rank(m) >= 0 and stage_of(t) != stage_of(m)
+    }
 
 
 def chapter_stages(chapter_dir: Path = CHAPTER_DIR) -> dict[str, list[str]]:
@@ -119,7 +125,10 @@ def architecture_diagram(chapter_dir: Path = CHAPTER_DIR):
     from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
     stages = list(crane_lib.STAGES)
-    modules = {s: sorted(p.stem for p in (PACKAGE_DIR / s).glob("*.py") if p.stem != "__init__") for s in stages}
+    modules = {
+        s: sorted(p.stem for p in (PACKAGE_DIR / s).glob("*.py") if p.stem != "__init__")
+        for s in stages
+    }
     chapters = chapter_stages(chapter_dir)
     rows = max(len(stages), len(chapters), 2)
     height = rows * 1.0 + 1.3
@@ -134,30 +143,86 @@ def architecture_diagram(chapter_dir: Path = CHAPTER_DIR):
     y_of = dict(zip(stages, ys(len(stages))))
     box_left, box_right = 3.4, 8.0
     for stage, y in y_of.items():
-        ax.add_patch(FancyBboxPatch((box_left, y - 0.38), box_right - box_left, 0.76, boxstyle="round,pad=0.04",
-                                    fc="#dce9f5", ec="k", lw=0.8))
+        ax.add_patch(
+            FancyBboxPatch(
+                (box_left, y - 0.38),
+                box_right - box_left,
+                0.76,
+                boxstyle="round,pad=0.04",
+                fc="#dce9f5",
+                ec="k",
+                lw=0.8,
+            )
+        )
         ax.text(box_left + 0.12, y + 0.2, f"{stage}/", fontsize=10, weight="bold", va="center")
         listing = textwrap.fill(", ".join(modules[stage]), 62)
         ax.text(box_left + 0.12, y - 0.14, listing, fontsize=6.3, va="center", linespacing=1.05)
     # each arrow runs in its own lane left of the boxes: out of the source, down, into the target
-    flows = sorted((f for f in DATA_FLOW if f[0] in y_of and f[1] in y_of), key=lambda f: stages.index(f[1]) - stages.index(f[0]))
+    flows = sorted(
+        (f for f in DATA_FLOW if f[0] in y_of and f[1] in y_of),
+        key=lambda f: stages.index(f[1]) - stages.index(f[0]),
+    )
     lanes: list[list[tuple[float, float]]] = []
     for source, target, what in flows:
         top, bottom = y_of[source] - 0.12, y_of[target] + 0.12
-        lane = next((k for k, spans in enumerate(lanes) if all(bottom > s_top or top < s_bottom for s_top, s_bottom in spans)), None)
+        lane = next(
+            (
+                k
+                for k, spans in enumerate(lanes)
+                if all(bottom > s_top or top < s_bottom for s_top, s_bottom in spans)
+            ),
+            None,
+        )
         if lane is None:
             lanes.append([])
             lane = len(lanes) - 1
         lanes[lane].append((top + 0.05, bottom - 0.05))
         x = box_left - 0.3 - 0.42 * lane
         ax.plot([box_left, x, x], [top, top, bottom], lw=0.7, color="0.35")
-        ax.add_patch(FancyArrowPatch((x, bottom), (box_left, bottom), arrowstyle="-|>", mutation_scale=8, lw=0.7, color="0.35"))
-        ax.text(x - 0.06, (top + bottom) / 2, what, fontsize=6.8, style="italic", rotation=90, ha="right", va="center", color="0.2")
-    ax.text(box_left, height - 0.45, "crane_lib stages in pipeline order (imports run downward);\narrows: the data a stage hands on", fontsize=9, va="center")
+        ax.add_patch(
+            FancyArrowPatch(
+                (x, bottom),
+                (box_left, bottom),
+                arrowstyle="-|>",
+                mutation_scale=8,
+                lw=0.7,
+                color="0.35",
+            )
+        )
+        ax.text(
+            x - 0.06,
+            (top + bottom) / 2,
+            what,
+            fontsize=6.8,
+            style="italic",
+            rotation=90,
+            ha="right",
+            va="center",
+            color="0.2",
+        )
+    ax.text(
+        box_left,
+        height - 0.45,
+        "crane_lib stages in pipeline order (imports run downward);\narrows: the data a stage hands on",
+        fontsize=9,
+        va="center",
+    )
     chapter_left = 10.0
-    ax.text(chapter_left, height - 0.45, "chapters and the\nstages they call", fontsize=9, va="center")
+    ax.text(
+        chapter_left, height - 0.45, "chapters and the\nstages they call", fontsize=9, va="center"
+    )
     for chapter, y in zip(chapters, ys(len(chapters))):
-        ax.add_patch(FancyBboxPatch((chapter_left, y - 0.24), 2.8, 0.48, boxstyle="round,pad=0.03", fc="#f5e6cc", ec="k", lw=0.6))
+        ax.add_patch(
+            FancyBboxPatch(
+                (chapter_left, y - 0.24),
+                2.8,
+                0.48,
+                boxstyle="round,pad=0.03",
+                fc="#f5e6cc",
+                ec="k",
+                lw=0.6,
+            )
+        )
         ax.text(chapter_left + 0.1, y, chapter, fontsize=8.5, va="center")
         for stage in chapters[chapter]:
             ax.plot([box_right + 0.05, chapter_left - 0.05], [y_of[stage], y], lw=0.4, color="0.65")

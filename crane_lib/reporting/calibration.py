@@ -40,15 +40,18 @@ def full_model_residual(bundle) -> np.ndarray:
     return bundle.tau - regressor @ fit.parameters.values
 
 
-def residual_density(residual: np.ndarray, ts: float, nperseg: int = 1024) -> tuple[np.ndarray, np.ndarray]:
+def residual_density(
+    residual: np.ndarray, ts: float, nperseg: int = 1024
+) -> tuple[np.ndarray, np.ndarray]:
     """One-sided power spectral density (Welch, Hann) of an (n, 8) residual sampled at ts: (frequency Hz, (nf, 8) (N·m)²/Hz)."""
     from scipy import signal
 
     return signal.welch(residual, fs=1.0 / ts, nperseg=nperseg, axis=0)
 
 
-
-def power_share_above(frequency_hz: np.ndarray, density: np.ndarray, cutoff_hz: float) -> np.ndarray:
+def power_share_above(
+    frequency_hz: np.ndarray, density: np.ndarray, cutoff_hz: float
+) -> np.ndarray:
     """Per column of `density`, the share (%) of the spectrum's power above cutoff_hz (DC bin excluded)."""
     band = frequency_hz > 0
     above = band & (frequency_hz > cutoff_hz)
@@ -74,10 +77,14 @@ def summary(log, with_residual: bool = True) -> dict[str, float]:
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description="The twin's recordings against the paper's numbers.")
+    parser = argparse.ArgumentParser(
+        description="The twin's recordings against the paper's numbers."
+    )
     parser.add_argument("logs", nargs="*", type=Path, default=None)
     args = parser.parse_args(argv)
-    logs = args.logs or sorted(RECORDINGS_DIR.glob("AG02_run*.npz")) + sorted(RECORDINGS_DIR.glob("V0*_run1.npz"))
+    logs = args.logs or sorted(RECORDINGS_DIR.glob("AG02_run*.npz")) + sorted(
+        RECORDINGS_DIR.glob("V0*_run1.npz")
+    )
     for path in logs:
         s = summary(raw_log.read_raw_log(path))
         print(

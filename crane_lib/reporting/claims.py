@@ -16,10 +16,21 @@ import html as html_module
 from crane_lib.records import read_json_record, read_json_records
 from crane_lib.reporting.chapters import profile as build_profile
 from crane_lib.verdicts import (  # noqa: F401 (the verdicts, for the pages)
-    CLAIMS_DIR, CONTRADICTED, NOT_COMPUTED, NOT_TESTABLE, REPRODUCED, VERDICTS, record_path)
+    CLAIMS_DIR,
+    CONTRADICTED,
+    NOT_COMPUTED,
+    NOT_TESTABLE,
+    REPRODUCED,
+    VERDICTS,
+    record_path,
+)
 
-_VERDICT_CLASS = {REPRODUCED: "reproduced", CONTRADICTED: "contradicted", NOT_TESTABLE: "not-testable",
-                  NOT_COMPUTED: "not-computed"}
+_VERDICT_CLASS = {
+    REPRODUCED: "reproduced",
+    CONTRADICTED: "contradicted",
+    NOT_TESTABLE: "not-testable",
+    NOT_COMPUTED: "not-computed",
+}
 
 # the page that shows them (book/claims.md), for relative links
 PAGE_DOCNAME = "book/claims"
@@ -37,9 +48,19 @@ def current(claim_id: str, profile: str | None = None) -> dict:
     path = record_path(claim_id)
     if path.is_file():
         return read_json_record(path)
-    return {"id": claim_id, "where": "", "statement": claim_id, "paper": "—", "chapter": None, "section": None,
-            "anchor": None, "profile": profile or build_profile(), "number": "—", "verdict": NOT_COMPUTED,
-            "detail": f"No record in this build ({MAKE_STEP})."}
+    return {
+        "id": claim_id,
+        "where": "",
+        "statement": claim_id,
+        "paper": "—",
+        "chapter": None,
+        "section": None,
+        "anchor": None,
+        "profile": profile or build_profile(),
+        "number": "—",
+        "verdict": NOT_COMPUTED,
+        "detail": f"No record in this build ({MAKE_STEP}).",
+    }
 
 
 # ----------------------------------------------------------------------------- display
@@ -67,8 +88,10 @@ def _reason_html(record: dict, from_docname: str) -> str:
     if not reason:
         return ""
     href = "../" * from_docname.count("/") + f"{reason['docname']}.html#{reason['anchor']}"
-    return (f' <a class="reference internal claim-reason" href="{html_module.escape(href)}">'
-            f"Why: {_escape(reason['section'])}</a>")
+    return (
+        f' <a class="reference internal claim-reason" href="{html_module.escape(href)}">'
+        f"Why: {_escape(reason['section'])}</a>"
+    )
 
 
 class ClaimsTable:
@@ -92,14 +115,17 @@ class ClaimsTable:
         ]
         for r in self.records:
             href = _href(r, self.from_docname)
-            where = (f'<a class="reference internal" href="{html_module.escape(href)}">{_escape(r["section"] or r["chapter"])}</a>'
-                     if href else "—")
+            where = (
+                f'<a class="reference internal" href="{html_module.escape(href)}">{_escape(r["section"] or r["chapter"])}</a>'
+                if href
+                else "—"
+            )
             out.append(
                 f'<tr id="claim-{_escape(r["id"])}"><td class="claim-paper"><strong>{_escape(r["where"])}.</strong> {_escape(r["statement"])}</td>'
                 f'<td class="claim-number">{_escape(r["paper"])}</td>'
                 f'<td class="claim-book"><span class="claim-number">{_escape(r["number"])}</span>'
                 "<br>"
-                f'{_escape(r["detail"])}{_reason_html(r, self.from_docname)}</td>'
+                f"{_escape(r['detail'])}{_reason_html(r, self.from_docname)}</td>"
                 f"<td>{verdict_badge(r['verdict'])}</td><td>{where}</td></tr>"
             )
         out.append("</tbody></table>")
@@ -118,9 +144,11 @@ class ClaimBox:
 
     def _repr_html_(self) -> str:
         r = self.record
-        return (f'<p class="claim-box">{verdict_badge(r["verdict"])} <strong>Claim ({_escape(r["where"])}):</strong> '
-                f'{_escape(r["statement"])} <em>Paper:</em> {_escape(r["paper"])}. <em>This book:</em> {_escape(r["number"])}. '
-                f'{_escape(r["detail"])}{_reason_html(r, self.from_docname)}</p>')
+        return (
+            f'<p class="claim-box">{verdict_badge(r["verdict"])} <strong>Claim ({_escape(r["where"])}):</strong> '
+            f"{_escape(r['statement'])} <em>Paper:</em> {_escape(r['paper'])}. <em>This book:</em> {_escape(r['number'])}. "
+            f"{_escape(r['detail'])}{_reason_html(r, self.from_docname)}</p>"
+        )
 
     def __repr__(self) -> str:
         r = self.record
@@ -141,4 +169,8 @@ def summary_sentence(table: ClaimsTable) -> str:
     """A sentence counting the verdicts (generated, so the page's prose cannot go stale)."""
     counts = table.counts()
     parts = [f"{counts[v]} {v}" for v in VERDICTS if counts[v]]
-    return f"Of the {len(table.records)} claims listed, " + ", ".join(parts) + f" (profile `{build_profile()}`)."
+    return (
+        f"Of the {len(table.records)} claims listed, "
+        + ", ".join(parts)
+        + f" (profile `{build_profile()}`)."
+    )

@@ -26,7 +26,9 @@ from crane_lib.acceptance.selection import standardize
 from crane_lib.identification import clie
 
 FAST, FAITHFUL = "fast", "clie"  # the record folders of the two routes (results/clie/<method>)
-OBJECTIVE_TOLERANCE = 0.005  # "the same objective": the fast route within 0.5 % (bench_clie's criterion)
+OBJECTIVE_TOLERANCE = (
+    0.005  # "the same objective": the fast route within 0.5 % (bench_clie's criterion)
+)
 NO_RECORDS_NOTE = (
     "No faithful CLIE records in this build: the faithful study is not part of `make book` (about a minute per "
     "condition and two cores for the Jacobian, hours for the 160), so the clouds above are the fast route's. "
@@ -56,8 +58,11 @@ class FaithfulBesideFast:
     def summary_text(self) -> str:
         """One paragraph, every number computed from the records."""
         if self.empty:
-            return NO_RECORDS_NOTE + (f" ({self.n_faithful} faithful records exist, none for a condition the fast route also refined.)"
-                                      if self.n_faithful else "")
+            return NO_RECORDS_NOTE + (
+                f" ({self.n_faithful} faithful records exist, none for a condition the fast route also refined.)"
+                if self.n_faithful
+                else ""
+            )
         t = self.table
         gap = t["objective gap (%)"]
         within = int((gap.abs() <= 100 * OBJECTIVE_TOLERANCE).sum())
@@ -88,21 +93,38 @@ def faithful_beside_fast(run: int = 1) -> FaithfulBesideFast:
     start = np.array([faithful[k]["start"] for k in common])
     # one scale for all: the OLS cloud's (a single condition has no spread: its own magnitudes)
     reference = ols if len(common) > 1 else np.vstack([ols, -ols])
-    z = {name: standardize(v, reference) for name, v in (("fast", x_fast), ("faithful", x_faithful), ("start", start))}
+    z = {
+        name: standardize(v, reference)
+        for name, v in (("fast", x_fast), ("faithful", x_faithful), ("start", start))
+    }
     rows = []
     for i, k in enumerate(common):
         f, s = fast[k], faithful[k]
-        rows.append({
-            "trajectory": k[0], "Ts (ms)": k[1], "route": f["route"],
-            "iterations fast": f["clie_iterations"], "iterations faithful": s["clie_iterations"],
-            "wall time fast (s)": f["clie_wall_time_s"], "wall time faithful (s)": s["clie_wall_time_s"],
-            "objective fast": f["clie_objective_final"], "objective faithful": s["clie_objective_final"],
-            "objective gap (%)": 100 * (f["clie_objective_final"] / s["clie_objective_final"] - 1),
-            "|fast - faithful|": float(np.linalg.norm(z["fast"][i] - z["faithful"][i])),
-            "|faithful - start|": float(np.linalg.norm(z["faithful"][i] - z["start"][i])),
-        })
+        rows.append(
+            {
+                "trajectory": k[0],
+                "Ts (ms)": k[1],
+                "route": f["route"],
+                "iterations fast": f["clie_iterations"],
+                "iterations faithful": s["clie_iterations"],
+                "wall time fast (s)": f["clie_wall_time_s"],
+                "wall time faithful (s)": s["clie_wall_time_s"],
+                "objective fast": f["clie_objective_final"],
+                "objective faithful": s["clie_objective_final"],
+                "objective gap (%)": 100
+                * (f["clie_objective_final"] / s["clie_objective_final"] - 1),
+                "|fast - faithful|": float(np.linalg.norm(z["fast"][i] - z["faithful"][i])),
+                "|faithful - start|": float(np.linalg.norm(z["faithful"][i] - z["start"][i])),
+            }
+        )
     table = pd.DataFrame(rows).set_index(["trajectory", "Ts (ms)"])
-    return FaithfulBesideFast(table, {"OLS": ols, "CLIE fast": x_fast, "CLIE faithful": x_faithful}, names, len(fast), len(faithful))
+    return FaithfulBesideFast(
+        table,
+        {"OLS": ols, "CLIE fast": x_fast, "CLIE faithful": x_faithful},
+        names,
+        len(fast),
+        len(faithful),
+    )
 
 
 def plot_clouds(study: FaithfulBesideFast, ax=None):
@@ -113,17 +135,31 @@ def plot_clouds(study: FaithfulBesideFast, ax=None):
     if study.empty:
         raise ValueError("no condition refined by both routes")
     ax = ax or plt.subplots(figsize=(6.5, 5))[1]
-    reference = study.vectors["OLS"] if len(study.table) > 1 else np.vstack([study.vectors["OLS"], -study.vectors["OLS"]])
+    reference = (
+        study.vectors["OLS"]
+        if len(study.table) > 1
+        else np.vstack([study.vectors["OLS"], -study.vectors["OLS"]])
+    )
     z = {k: standardize(v, reference) for k, v in study.vectors.items()}
     pooled = np.vstack(list(z.values()))
     centre = pooled.mean(axis=0)
     _, _, axes = np.linalg.svd(pooled - centre, full_matrices=False)
     plane = {k: (v - centre) @ axes[:2].T for k, v in z.items()}
-    for (a, b) in zip(plane["CLIE fast"], plane["CLIE faithful"]):
+    for a, b in zip(plane["CLIE fast"], plane["CLIE faithful"]):
         ax.plot([a[0], b[0]], [a[1], b[1]], color="0.7", lw=0.6, zorder=1)
-    for label, style in (("OLS", dict(marker="o", color="tab:blue", alpha=0.4)), ("CLIE fast", dict(marker="^", color="tab:green")),
-                         ("CLIE faithful", dict(marker="v", color="tab:red"))):
-        ax.scatter(plane[label][:, 0], plane[label][:, 1], s=22, label=f"{label} ({len(plane[label])})", zorder=2, **style)
+    for label, style in (
+        ("OLS", dict(marker="o", color="tab:blue", alpha=0.4)),
+        ("CLIE fast", dict(marker="^", color="tab:green")),
+        ("CLIE faithful", dict(marker="v", color="tab:red")),
+    ):
+        ax.scatter(
+            plane[label][:, 0],
+            plane[label][:, 1],
+            s=22,
+            label=f"{label} ({len(plane[label])})",
+            zorder=2,
+            **style,
+        )
     ax.set_xlabel("PC 1 (standardized)")
     ax.set_ylabel("PC 2 (standardized)")
     ax.set_title("twin recordings: CLIE by the fast and the faithful route")

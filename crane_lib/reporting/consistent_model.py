@@ -27,10 +27,20 @@ def link_table(models: dict[str, np.ndarray]) -> pd.DataFrame:
         margins = consistent.link_margins(phi)
         for body in consistent.link_inertials(phi):
             moments = body.principal[0]
-            rows.append({"link": body.link, "model": label, "mass (kg)": body.mass,
-                         "COM x (mm)": 1e3 * body.com[0], "COM y (mm)": 1e3 * body.com[1], "COM z (mm)": 1e3 * body.com[2],
-                         "I1 (kg·m²)": moments[0], "I2 (kg·m²)": moments[1], "I3 (kg·m²)": moments[2],
-                         "λmin(J) (kg·m²)": margins[body.link - 1]})
+            rows.append(
+                {
+                    "link": body.link,
+                    "model": label,
+                    "mass (kg)": body.mass,
+                    "COM x (mm)": 1e3 * body.com[0],
+                    "COM y (mm)": 1e3 * body.com[1],
+                    "COM z (mm)": 1e3 * body.com[2],
+                    "I1 (kg·m²)": moments[0],
+                    "I2 (kg·m²)": moments[1],
+                    "I3 (kg·m²)": moments[2],
+                    "λmin(J) (kg·m²)": margins[body.link - 1],
+                }
+            )
     return pd.DataFrame(rows).set_index(["link", "model"]).sort_index(level=0, sort_remaining=False)
 
 
@@ -38,25 +48,42 @@ def decided_table(models: dict[str, ParameterSet], parameter_set: str = "reduced
     """The diagonal entries of the links' second moments that the base parameters decide, one row
     each, one column per model (kg·m²); a negative entry rules out every consistent link."""
     decided = consistent.decided_moments(parameter_set)
-    frame = pd.DataFrame({label: [d.value(base) for d in decided] for label, base in models.items()},
-                         index=pd.Index([f"Σ{d.axis}{d.axis} of link {d.link} = {d.expression}" for d in decided], name="decided entry"))
+    frame = pd.DataFrame(
+        {label: [d.value(base) for d in decided] for label, base in models.items()},
+        index=pd.Index(
+            [f"Σ{d.axis}{d.axis} of link {d.link} = {d.expression}" for d in decided],
+            name="decided entry",
+        ),
+    )
     return frame
 
 
-def negative_entries(models: dict[str, ParameterSet], parameter_set: str = "reduced") -> dict[str, list[str]]:
+def negative_entries(
+    models: dict[str, ParameterSet], parameter_set: str = "reduced"
+) -> dict[str, list[str]]:
     """Per model, the decided entries that are not positive, as 'Σxx of link 3'."""
     decided = consistent.decided_moments(parameter_set)
-    return {label: [f"Σ{d.axis}{d.axis} of link {d.link}" for d in decided if d.value(base) <= 0] for label, base in models.items()}
+    return {
+        label: [f"Σ{d.axis}{d.axis} of link {d.link}" for d in decided if d.value(base) <= 0]
+        for label, base in models.items()
+    }
 
 
-def tradeoff_frame(curve: list[consistent.Reconstruction], model: DynamicModel, heldout: list) -> pd.DataFrame:
+def tradeoff_frame(
+    curve: list[consistent.Reconstruction], model: DynamicModel, heldout: list
+) -> pd.DataFrame:
     """One row per point of `consistent.tradeoff`: the change, the distance to the prior, the links'
     masses and the pooled held-out RMSE of the changed model."""
     rows = []
     for point in curve:
-        rows.append({"change": point.change_norm, "distance to the prior": point.divergence,
-                     "heaviest link (kg)": max(b.mass for b in point.links),
-                     "held-out RMSE (N·m)": metrics.pooled_rmse(model, point.reproduced.values, heldout)})
+        rows.append(
+            {
+                "change": point.change_norm,
+                "distance to the prior": point.divergence,
+                "heaviest link (kg)": max(b.mass for b in point.links),
+                "held-out RMSE (N·m)": metrics.pooled_rmse(model, point.reproduced.values, heldout),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -84,7 +111,9 @@ def _ellipsoid(center, axes, radii, n: int = 14):
     return points[..., 0], points[..., 1], points[..., 2]
 
 
-def ellipsoid_figure(models: dict[str, np.ndarray], prior: np.ndarray, label: str, pose_deg=PICTURE_POSE_DEG):
+def ellipsoid_figure(
+    models: dict[str, np.ndarray], prior: np.ndarray, label: str, pose_deg=PICTURE_POSE_DEG
+):
     """One 3-D panel per model: the arm at `pose_deg` (hanging: gravity points down the page), each
     link's equivalent uniform ellipsoid (same mass and central inertia) at its centre of mass, and
     the manufacturer's description's ellipsoid as a grey wire for comparison."""
@@ -114,7 +143,11 @@ def ellipsoid_figure(models: dict[str, np.ndarray], prior: np.ndarray, label: st
         ax.set_xlim(-reach, reach), ax.set_ylim(-reach, reach), ax.set_zlim(-0.75, 0.15)
         ax.set_box_aspect((2 * reach, 2 * reach, 0.9))
         ax.set_title(title, fontsize=9)
-        ax.set_xlabel("x (m)", fontsize=7), ax.set_ylabel("y (m)", fontsize=7), ax.set_zlabel("up (m)", fontsize=7)
+        (
+            ax.set_xlabel("x (m)", fontsize=7),
+            ax.set_ylabel("y (m)", fontsize=7),
+            ax.set_zlabel("up (m)", fontsize=7),
+        )
         ax.tick_params(labelsize=6)
         ax.view_init(elev=12, azim=-60)
     fig.suptitle(label, fontsize=9)
@@ -123,9 +156,20 @@ def ellipsoid_figure(models: dict[str, np.ndarray], prior: np.ndarray, label: st
 
 
 def checks_frame(checks: list[ToolCheck]) -> pd.DataFrame:
-    return pd.DataFrame([{"tool": c.tool, "version": c.version, "file": c.file.rsplit("/", 1)[-1], "random states": c.states,
-                          "M(θ), max relative error": c.inertia_error, "inverse dynamics, max relative error": c.torque_error,
-                          "within 1e-9": c.passed} for c in checks]).set_index("tool")
+    return pd.DataFrame(
+        [
+            {
+                "tool": c.tool,
+                "version": c.version,
+                "file": c.file.rsplit("/", 1)[-1],
+                "random states": c.states,
+                "M(θ), max relative error": c.inertia_error,
+                "inverse dynamics, max relative error": c.torque_error,
+                "within 1e-9": c.passed,
+            }
+            for c in checks
+        ]
+    ).set_index("tool")
 
 
 def simulation_figure(run: Simulation, recorded: np.ndarray | None, label: str, axes=(2, 4, 6)):
@@ -136,9 +180,19 @@ def simulation_figure(run: Simulation, recorded: np.ndarray | None, label: str, 
     for panel, axis in zip(panels, axes):
         i = axis - 1
         if recorded is not None:
-            panel.plot(run.t, np.degrees(recorded[: len(run.t), i]), color="0.7", lw=2.5, label="recorded (closed loop)")
-        panel.plot(run.t, np.degrees(run.own[:, i]), "C0-", lw=1.2, label="project: direct dynamics, RK4")
-        panel.plot(run.t, np.degrees(run.mujoco[:, i]), "C3--", lw=1.2, label="MuJoCo on the MJCF, RK4")
+            panel.plot(
+                run.t,
+                np.degrees(recorded[: len(run.t), i]),
+                color="0.7",
+                lw=2.5,
+                label="recorded (closed loop)",
+            )
+        panel.plot(
+            run.t, np.degrees(run.own[:, i]), "C0-", lw=1.2, label="project: direct dynamics, RK4"
+        )
+        panel.plot(
+            run.t, np.degrees(run.mujoco[:, i]), "C3--", lw=1.2, label="MuJoCo on the MJCF, RK4"
+        )
         panel.set_title(f"axis {axis}", fontsize=9)
         panel.set_xlabel("time (s)")
     panels[0].set_ylabel("angle (deg)")
@@ -148,20 +202,45 @@ def simulation_figure(run: Simulation, recorded: np.ndarray | None, label: str, 
     return fig
 
 
-def sec_vii_e_comparisons(negative: list[str], decided_count: int, result: consistent.Reconstruction) -> list[Comparison]:
+def sec_vii_e_comparisons(
+    negative: list[str], decided_count: int, result: consistent.Reconstruction
+) -> list[Comparison]:
     """Sec. VII-E: the paper's link-level verdict on its accepted model beside this book's."""
-    verdict = ("no: " + ", ".join(negative) + " negative") if negative else ("yes" if result.exact else "no")
+    verdict = (
+        ("no: " + ", ".join(negative) + " negative")
+        if negative
+        else ("yes" if result.exact else "no")
+    )
     rows = [
-        Comparison("can the accepted model's links be physically consistent?", None, verdict,
-                   paper_text="no: ZZ7 < 0 rules it out",
-                   why=Why.finding(f"the grouping decides {decided_count} diagonal entries of the links' second moments, not only link 7's "
-                                   "(found from the base matrix); the twin's model is checked on all of them")),
+        Comparison(
+            "can the accepted model's links be physically consistent?",
+            None,
+            verdict,
+            paper_text="no: ZZ7 < 0 rules it out",
+            why=Why.finding(
+                f"the grouping decides {decided_count} diagonal entries of the links' second moments, not only link 7's "
+                "(found from the base matrix); the twin's model is checked on all of them"
+            ),
+        ),
     ]
     if result.exact:
-        rows.append(Comparison("change needed for a consistent link-level model", None, "none: it reproduces the model exactly",
-                               paper_text="not computed", why=Why.finding("computed here (convex program, Clarabel)")))
+        rows.append(
+            Comparison(
+                "change needed for a consistent link-level model",
+                None,
+                "none: it reproduces the model exactly",
+                paper_text="not computed",
+                why=Why.finding("computed here (convex program, Clarabel)"),
+            )
+        )
     else:
-        rows.append(Comparison("smallest change for a consistent link-level model", None, f"{result.change_norm:.3g} {result.change_metric}",
-                               paper_text="not computed (\"a reconstruction would have to move that entry and re-audit\")",
-                               why=Why.finding("computed here (convex program, Clarabel)")))
+        rows.append(
+            Comparison(
+                "smallest change for a consistent link-level model",
+                None,
+                f"{result.change_norm:.3g} {result.change_metric}",
+                paper_text='not computed ("a reconstruction would have to move that entry and re-audit")',
+                why=Why.finding("computed here (convex program, Clarabel)"),
+            )
+        )
     return rows

@@ -43,21 +43,23 @@ def arms_frame(records: list[dict]) -> pd.DataFrame:
     for r in records:
         d, m, e = r["description"], r["model"], r["excitation"]
         share = np.asarray(e["peak_torque_share"])
-        rows.append({
-            "arm": d["name"],
-            "arm joints": d["n_joints"],
-            "gripper axis": "yes" if d["gripper"] else "no",
-            "actuators (per axis)": _actuators(r),
-            "standard parameters": m["n_standard"],
-            "base parameters": m["n_base"],
-            "identification files": len(e["files"]),
-            "commanded samples": e["samples"],
-            "rank of W": f"{e['rank']} of {e['n_base']}",
-            "κ(W)": e["condition_number"],
-            "κ, unit columns": e["scaled_condition_number"],
-            "peak torque / limit": f"{significant(share.max(), 2)} "
-            f"(axis {int(share.argmax()) + 1})",
-        })
+        rows.append(
+            {
+                "arm": d["name"],
+                "arm joints": d["n_joints"],
+                "gripper axis": "yes" if d["gripper"] else "no",
+                "actuators (per axis)": _actuators(r),
+                "standard parameters": m["n_standard"],
+                "base parameters": m["n_base"],
+                "identification files": len(e["files"]),
+                "commanded samples": e["samples"],
+                "rank of W": f"{e['rank']} of {e['n_base']}",
+                "κ(W)": e["condition_number"],
+                "κ, unit columns": e["scaled_condition_number"],
+                "peak torque / limit": f"{significant(share.max(), 2)} "
+                f"(axis {int(share.argmax()) + 1})",
+            }
+        )
     return pd.DataFrame(rows).set_index("arm")
 
 
@@ -65,8 +67,10 @@ def _by_quantity(frame: pd.DataFrame, digits: dict[str, int]) -> pd.DataFrame:
     """Arms as columns, quantities as rows, every number printed to its row's digits."""
     shown = frame.copy().astype(object)
     for column, n in digits.items():
-        shown[column] = [significant(v, n) if isinstance(v, (int, float, np.floating)) else v
-                         for v in frame[column]]
+        shown[column] = [
+            significant(v, n) if isinstance(v, (int, float, np.floating)) else v
+            for v in frame[column]
+        ]
     out = shown.T
     out.index.name = "quantity"
     return out.astype(str)
@@ -75,8 +79,9 @@ def _by_quantity(frame: pd.DataFrame, digits: dict[str, int]) -> pd.DataFrame:
 def arms_table(records: list[dict]):
     """The side-by-side table of the three arms (one column each), numbered."""
     return numbered(
-        _by_quantity(arms_frame(records), {"κ(W)": 4, "κ, unit columns": 3,
-                                           "commanded samples": 6}),
+        _by_quantity(
+            arms_frame(records), {"κ(W)": 4, "κ, unit columns": 3, "commanded samples": 6}
+        ),
         caption="The three arms side by side: the description, the exact base-parameter grouping "
         "of the arm's own Newton–Euler model, and the base regressor stacked over the commanded "
         "states of its identification files (sampled every 40 ms). Peak torque: the commanded "
@@ -90,10 +95,13 @@ def crane_x7_table(records: list[dict]):
     """The CRANE-X7 through the general model path against the paper's parameter count."""
     crane = {r["arm"]: r for r in records}["crane_x7"]
     return comparison_table(
-        [Comparison(
-            "base parameters of the full grouped model, from the arm described as data",
-            "full_model_param_count", crane["model"]["n_base"],
-        )],
+        [
+            Comparison(
+                "base parameters of the full grouped model, from the arm described as data",
+                "full_model_param_count",
+                crane["model"]["n_base"],
+            )
+        ],
         caption="The CRANE-X7 through the same general path as the other arms.",
     )
 
@@ -105,8 +113,12 @@ def torque_share_figure(records: list[dict]):
     for i, r in enumerate(records):
         share = np.asarray(r["excitation"]["peak_torque_share"])
         axes = np.arange(1, len(share) + 1)
-        ax.bar(axes + (i - (len(records) - 1) / 2) * width, share, width,
-               label=r["description"]["name"])
+        ax.bar(
+            axes + (i - (len(records) - 1) / 2) * width,
+            share,
+            width,
+            label=r["description"]["name"],
+        )
     ax.axhline(1.0, color="k", lw=0.8, ls="--")
     ax.set_xlabel("axis (the last one is the gripper)")
     ax.set_ylabel("peak |τ| / torque limit")
@@ -120,12 +132,17 @@ def rank_sentence(records: list[dict]) -> str:
     parts, deficient = [], []
     for r in records:
         e = r["excitation"]
-        parts.append(f"the {r['description']['name']}'s {len(e['files'])} files give rank "
-                     f"{e['rank']} of {e['n_base']} (κ = {significant(e['condition_number'], 4)})")
+        parts.append(
+            f"the {r['description']['name']}'s {len(e['files'])} files give rank "
+            f"{e['rank']} of {e['n_base']} (κ = {significant(e['condition_number'], 4)})"
+        )
         if e["rank"] < e["n_base"]:
             deficient.append(f"{r['description']['name']} ({joined(e['unexcited'])} unexcited)")
-    verdict = ("Every arm's base parameters are all excited." if not deficient
-               else f"Not full rank: {joined(deficient)}.")
+    verdict = (
+        "Every arm's base parameters are all excited."
+        if not deficient
+        else f"Not full rank: {joined(deficient)}."
+    )
     return f"Over the commanded states, {joined(parts)}. {verdict}"
 
 
@@ -134,12 +151,17 @@ def torque_sentence(records: list[dict]) -> str:
     peaks = [(max(r["excitation"]["peak_torque_share"]), r) for r in records]
     share, record = max(peaks, key=lambda p: p[0])
     axis = int(np.argmax(record["excitation"]["peak_torque_share"])) + 1
-    verdict = ("stay within every servo's torque limit" if all(p[0] <= 1.0 for p in peaks)
-               else "exceed a servo's torque limit")
-    return (f"The commanded motions {verdict} on the link inertials alone; the highest is the "
-            f"{record['description']['name']}'s axis {axis}, at "
-            f"{significant(100 * share, 2)} % of its limit. Rotor inertia, friction and the "
-            "feedback's corrections come on top on the arm.")
+    verdict = (
+        "stay within every servo's torque limit"
+        if all(p[0] <= 1.0 for p in peaks)
+        else "exceed a servo's torque limit"
+    )
+    return (
+        f"The commanded motions {verdict} on the link inertials alone; the highest is the "
+        f"{record['description']['name']}'s axis {axis}, at "
+        f"{significant(100 * share, 2)} % of its limit. Rotor inertia, friction and the "
+        "feedback's corrections come on top on the arm."
+    )
 
 
 # ----------------------------------------------------------------------------- Algorithm 1
@@ -157,33 +179,44 @@ def algorithm1_frame(records: list[dict]) -> pd.DataFrame:
         a = r["algorithm1"]
         accepted, truth = a["accepted"], a["truth"]
         relative = np.asarray(truth["relative"])
-        worst = (f"{significant(100 * relative.max(), 2)} % ({truth['names'][relative.argmax()]})"
-                 if len(relative) else "none well determined")
-        rows.append({
-            "arm": r["description"]["name"],
-            "identified on": f"{a['identification']} at {significant(1e3 * accepted['ts'], 2)} ms",
-            "held out": ", ".join(a["held_out"]),
-            "base parameters": len(accepted["names"]),
-            "κ": accepted["kappa"],
-            "route": accepted["route"],
-            "refinement": accepted["refinement"].get("method", "none"),
-            "first audit λmin (kg·m²)": _lambda_min(accepted["first_audits"]),
-            "rescued": "yes" if accepted["rescue"] is not None else "no",
-            "accepted": "yes" if accepted["accepted"] else "no",
-            "final audit λmin (kg·m²)": _lambda_min(accepted["final_audits"]),
-            "held-out RMSE (N·m)": a["held_out_rmse"],
-            "held-out MNE (%)": 100 * float(np.mean(a["held_out_mne"])),
-            "well determined": len(truth["names"]),
-            "median error vs truth (%)": 100 * truth["median"] if len(relative) else np.nan,
-            "largest error vs truth": worst,
-        })
+        worst = (
+            f"{significant(100 * relative.max(), 2)} % ({truth['names'][relative.argmax()]})"
+            if len(relative)
+            else "none well determined"
+        )
+        rows.append(
+            {
+                "arm": r["description"]["name"],
+                "identified on": f"{a['identification']} at {significant(1e3 * accepted['ts'], 2)} ms",
+                "held out": ", ".join(a["held_out"]),
+                "base parameters": len(accepted["names"]),
+                "κ": accepted["kappa"],
+                "route": accepted["route"],
+                "refinement": accepted["refinement"].get("method", "none"),
+                "first audit λmin (kg·m²)": _lambda_min(accepted["first_audits"]),
+                "rescued": "yes" if accepted["rescue"] is not None else "no",
+                "accepted": "yes" if accepted["accepted"] else "no",
+                "final audit λmin (kg·m²)": _lambda_min(accepted["final_audits"]),
+                "held-out RMSE (N·m)": a["held_out_rmse"],
+                "held-out MNE (%)": 100 * float(np.mean(a["held_out_mne"])),
+                "well determined": len(truth["names"]),
+                "median error vs truth (%)": 100 * truth["median"] if len(relative) else np.nan,
+                "largest error vs truth": worst,
+            }
+        )
     return pd.DataFrame(rows).set_index("arm")
 
 
 def algorithm1_table(records: list[dict]):
     """Algorithm 1 on the three arms (one column each), numbered."""
-    digits = {"κ": 3, "first audit λmin (kg·m²)": 3, "final audit λmin (kg·m²)": 3,
-              "held-out RMSE (N·m)": 3, "held-out MNE (%)": 3, "median error vs truth (%)": 2}
+    digits = {
+        "κ": 3,
+        "first audit λmin (kg·m²)": 3,
+        "final audit λmin (kg·m²)": 3,
+        "held-out RMSE (N·m)": 3,
+        "held-out MNE (%)": 3,
+        "median error vs truth (%)": 2,
+    }
     return numbered(
         _by_quantity(algorithm1_frame(records), digits),
         caption="Algorithm 1 on each arm's twin recording: OLS (κ of the base regressor at the "
@@ -225,8 +258,11 @@ def stage_times_table(records: list[dict], timings: dict[str, dict]):
     frame = pd.DataFrame(columns, dtype=object).fillna(DASH)
     frame.index.name = "stage (wall s)"
     cores = sorted({str(t["cpu_count"]) for t in timings.values()})
-    where = (f"on a machine with {joined(cores)} cores" if cores else
-             "(none here: this results folder holds records it did not compute)")
+    where = (
+        f"on a machine with {joined(cores)} cores"
+        if cores
+        else "(none here: this results folder holds records it did not compute)"
+    )
     return numbered(
         frame,
         caption="Wall time of each stage when the arm's record was computed (this build, or "

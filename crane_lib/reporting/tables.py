@@ -40,7 +40,6 @@ from crane_lib.formatting import DASH, significant  # noqa: F401 (the chapters' 
 from crane_lib.paper_numbers import PaperNumber, paper
 from crane_lib.reporting import captions
 
-
 # ----------------------------------------------------------------------------- numbers
 
 
@@ -55,7 +54,11 @@ def span(values, digits: int = 3) -> str:
 
 
 def percent(fraction: float, digits: int = 2) -> str:
-    return DASH if fraction is None or np.isnan(fraction) else f"{significant(100.0 * fraction, digits)} %"
+    return (
+        DASH
+        if fraction is None or np.isnan(fraction)
+        else f"{significant(100.0 * fraction, digits)} %"
+    )
 
 
 def count_of(part: int, whole: int) -> str:
@@ -84,8 +87,14 @@ def plural(n: int, singular: str, plural_form: str | None = None) -> str:
     return f"{int(n)} {singular if int(n) == 1 else (plural_form or singular + 's')}"
 
 
-def compared(ours: float, theirs: float, higher: str = "higher", lower: str = "lower", same: str = "the same as",
-             rtol: float = 0.0) -> str:
+def compared(
+    ours: float,
+    theirs: float,
+    higher: str = "higher",
+    lower: str = "lower",
+    same: str = "the same as",
+    rtol: float = 0.0,
+) -> str:
     """The word that states how `ours` stands to `theirs`: computed, never typed ("higher" / "lower")."""
     if math.isclose(ours, theirs, rel_tol=rtol, abs_tol=0.0):
         return same
@@ -103,18 +112,27 @@ class Prose(str):
         printer.text(str(self))
 
 
+def paper_number_text(n: PaperNumber, fmt: str | None = None, with_unit: bool = True) -> str:
+    """The paper's number as printed in prose: its value or range as written, with its unit."""
+    if fmt is not None:
+        return n.text(fmt) if with_unit else n.text(fmt).removesuffix(f" {n.unit}")
+    low = _written(n.value_text, n.value)
+    dash = " to " if n.value < 0 else "–"
+    text = low if n.value_hi is None else f"{low}{dash}{_written(n.value_hi_text, n.value_hi)}"
+    if with_unit and n.unit not in ("", "1", "count"):
+        text = f"{text} {pretty_unit(n.unit)}"
+    return text
+
+
+def paper_number_title(n: PaperNumber) -> str:
+    """Where the paper's number comes from, for a hover title: id, section, table or figure."""
+    return _source(n)
+
+
 def cite(number_id: str, fmt: str | None = None, with_unit: bool = True) -> str:
-    """The paper's number as inline MyST for generated prose: its value (and unit) with the id and
-    section as a hover title, so a reader sees where it comes from."""
+    """The paper's number as inline HTML with its id and section as a hover title."""
     n = paper(number_id)
-    if fmt is None:
-        low = _written(n.value_text, n.value)
-        dash = " to " if n.value < 0 else "–"
-        text = low if n.value_hi is None else f"{low}{dash}{_written(n.value_hi_text, n.value_hi)}"
-        if with_unit and n.unit not in ("", "1", "count"):
-            text = f"{text} {pretty_unit(n.unit)}"
-    else:
-        text = n.text(fmt) if with_unit else n.text(fmt).removesuffix(f" {n.unit}")
+    text = paper_number_text(n, fmt, with_unit)
     return f'<span class="paper-number" title="{_attribute(_source(n))}">{escape(text)}</span>'
 
 
@@ -133,7 +151,11 @@ def pretty_unit(unit: str) -> str:
 
 
 def _source(n: PaperNumber) -> str:
-    return f"paper_numbers.csv: {n.id} (Sec. {n.section}" + (f", {n.reproduces}" if n.reproduces else "") + ")"
+    return (
+        f"paper_numbers.csv: {n.id} (Sec. {n.section}"
+        + (f", {n.reproduces}" if n.reproduces else "")
+        + ")"
+    )
 
 
 # ----------------------------------------------------------------------------- why they differ
@@ -214,7 +236,9 @@ class Comparison:
     unit: str | None = None
     why: Why | None = None
     paper_text: str | None = None
-    digits: int | None = None  # significant digits of the book value (default: the paper's, at least 3)
+    digits: int | None = (
+        None  # significant digits of the book value (default: the paper's, at least 3)
+    )
     rtol: float | None = None  # agreement tolerance instead of the paper's rounding
     bound: str | None = None  # "upper" (the paper states at most) or "lower" (at least)
     paper_whole: str | float | None = None  # with a Count: the paper's total (an id or a number)
@@ -223,10 +247,16 @@ class Comparison:
 
     def __post_init__(self):
         if self.bound not in (None, "upper", "lower"):
-            raise ValueError(f"row {self.quantity!r}: bound {self.bound!r}, expected 'upper' or 'lower'")
+            raise ValueError(
+                f"row {self.quantity!r}: bound {self.bound!r}, expected 'upper' or 'lower'"
+            )
         if self.paper_id is not None:
             self.number = paper(self.paper_id)
-            if self.unit is None and self.number.unit not in ("", "1", "count") and not isinstance(self.book, Count):
+            if (
+                self.unit is None
+                and self.number.unit not in ("", "1", "count")
+                and not isinstance(self.book, Count)
+            ):
                 self.unit = pretty_unit(self.number.unit)
         if isinstance(self.book, (list, tuple, np.ndarray, pd.Series)):
             values = np.asarray(self.book)
@@ -235,7 +265,11 @@ class Comparison:
     def _whole(self) -> float | None:
         if self.paper_whole is None:
             return None
-        return paper(self.paper_whole).value if isinstance(self.paper_whole, str) else float(self.paper_whole)
+        return (
+            paper(self.paper_whole).value
+            if isinstance(self.paper_whole, str)
+            else float(self.paper_whole)
+        )
 
     # the paper's side
     def paper_cell(self) -> str:
@@ -270,7 +304,9 @@ class Comparison:
         if math.isnan(book):
             return None
         if n.value_hi is not None:
-            return IN_RANGE if min(n.value, n.value_hi) <= book <= max(n.value, n.value_hi) else None
+            return (
+                IN_RANGE if min(n.value, n.value_hi) <= book <= max(n.value, n.value_hi) else None
+            )
         if self.bound is not None:
             slack = self._half_unit()
             inside = book <= n.value + slack if self.bound == "upper" else book >= n.value - slack
@@ -283,7 +319,12 @@ class Comparison:
             return AGREES
         # the paper states a bound ("less than 1 %", "at most 1.26 %"): its note in paper_numbers.csv says which
         note = n.note.strip().lower()
-        if note.startswith("upper bound") and book <= n.value or note.startswith("lower bound") and book >= n.value:
+        if (
+            note.startswith("upper bound")
+            and book <= n.value
+            or note.startswith("lower bound")
+            and book >= n.value
+        ):
             return WITHIN_BOUND
         return None
 
@@ -298,21 +339,34 @@ class Comparison:
         """AGREES, IN_RANGE, WITHIN_BOUND (an explicit `bound`, or the paper's note marks its number an upper
         or lower bound) or SAME when computed so, else None (then a reason is needed)."""
         if isinstance(self.book, str):
-            if self.paper_text is not None and self.book.strip().lower() == self.paper_text.strip().lower():
+            if (
+                self.paper_text is not None
+                and self.book.strip().lower() == self.paper_text.strip().lower()
+            ):
                 return SAME
             return None
         if self.number is None or self.paper_text is not None or self.book is None:
             return None
         if isinstance(self.book, Count):
             whole = self._whole()
-            same = self.book.part == self.number.value and (whole is None or self.book.whole == whole)
+            same = self.book.part == self.number.value and (
+                whole is None or self.book.whole == whole
+            )
             return SAME if same else None
         if isinstance(self.book, np.ndarray):
             n = self.number
-            if n.value_hi is not None and self.book.size == 2 and tuple(self.book) == (n.value, n.value_hi):
+            if (
+                n.value_hi is not None
+                and self.book.size == 2
+                and tuple(self.book) == (n.value, n.value_hi)
+            ):
                 return SAME  # the same range (e.g. columns 2 to 9)
             verdicts = {self._agrees(float(v)) for v in self.book}
-            return verdicts.pop() if len(verdicts) == 1 and None not in verdicts and self.book.size else None
+            return (
+                verdicts.pop()
+                if len(verdicts) == 1 and None not in verdicts and self.book.size
+                else None
+            )
         return self._agrees(float(self.book))
 
     def verdict(self) -> str:
@@ -320,8 +374,10 @@ class Comparison:
         if agreed is not None:
             return agreed if self.why is None else f"{agreed}; {self.why}"
         if self.why is None:
-            raise ValueError(f"row {self.quantity!r}: this book's {self.book_cell()} differs from the paper's "
-                             f"{self.paper_cell()} ({self.paper_id}) and no reason is given")
+            raise ValueError(
+                f"row {self.quantity!r}: this book's {self.book_cell()} differs from the paper's "
+                f"{self.paper_cell()} ({self.paper_id}) and no reason is given"
+            )
         return str(self.why)
 
 
@@ -350,8 +406,15 @@ def escape(value) -> str:
     return _MARKDOWN_SPECIAL.sub(r"\\\1", str(value)).replace("\n", " ")
 
 
-def _myst_table(header: list[str], rows: list[list[str]], caption: str | None, name: str | None,
-                classes: str, after: str = "", paper_numeral: str | None = None) -> str:
+def _myst_table(
+    header: list[str],
+    rows: list[list[str]],
+    caption: str | None,
+    name: str | None,
+    classes: str,
+    after: str = "",
+    paper_numeral: str | None = None,
+) -> str:
     """A MyST `{table}` directive (a pipe table inside); numbered when it has a caption, per
     chapter or, when it regenerates one of the paper's tables, by the paper's numeral."""
     lines = [":::{table} " + (captions.caption(caption) if caption else "")]
@@ -424,11 +487,22 @@ class ComparisonTable(_Displayed):
             label = row.quantity + (f" ({row.unit})" if row.unit and not common else "")
             title = _source(row.number) if row.number is not None else None
             reason = row.verdict()
-            yield label, row.paper_cell(), title, row.book_cell(), ("see note" if shared is not None and reason == shared else reason)
+            yield (
+                label,
+                row.paper_cell(),
+                title,
+                row.book_cell(),
+                ("see note" if shared is not None and reason == shared else reason),
+            )
 
     def markdown(self) -> str:
         common = self._common_unit()
-        header = [escape(self.label + (f" ({common})" if common else "")), "paper", "this book", "why they differ"]
+        header = [
+            escape(self.label + (f" ({common})" if common else "")),
+            "paper",
+            "this book",
+            "why they differ",
+        ]
         rows = []
         for label, paper_cell, title, book, reason in self._cells():
             shown = escape(paper_cell)
@@ -436,7 +510,9 @@ class ComparisonTable(_Displayed):
                 shown = f'<span class="paper-number" title="{_attribute(title)}">{escape(paper_cell)}</span>'
             rows.append([escape(label), shown, escape(book), escape(reason)])
         shared = self.shared_reason()
-        note = f"*Why they differ (every row marked \"see note\"):* {escape(shared)}" if shared else ""
+        note = (
+            f'*Why they differ (every row marked "see note"):* {escape(shared)}' if shared else ""
+        )
         return _myst_table(header, rows, self.caption, self.name, "comparison", note, self.paper)
 
     def html(self) -> str:
@@ -450,23 +526,34 @@ class ComparisonTable(_Displayed):
             shown = captions.caption(self.caption)
             shown = f"Table {self.paper}: {shown}" if self.paper else shown
             out.append(f"<caption>{_text(shown)}</caption>")
-        out.append(f"<thead><tr><th>{_text(head)}</th><th>paper</th><th>this book</th><th>why they differ</th></tr></thead><tbody>")
+        out.append(
+            f"<thead><tr><th>{_text(head)}</th><th>paper</th><th>this book</th><th>why they differ</th></tr></thead><tbody>"
+        )
         for label, paper_cell, title, book, reason in self._cells():
             hover = f' title="{_attribute(title)}"' if title else ""
-            out.append(f"<tr><td>{_text(label)}</td><td{hover}>{_text(paper_cell)}</td>"
-                       f"<td>{_text(book)}</td><td class=\"why\">{_text(reason)}</td></tr>")
+            out.append(
+                f"<tr><td>{_text(label)}</td><td{hover}>{_text(paper_cell)}</td>"
+                f'<td>{_text(book)}</td><td class="why">{_text(reason)}</td></tr>'
+            )
         out.append("</tbody></table>")
         shared = self.shared_reason()
         if shared is not None:
-            out.append(f'<p class="comparison-reason"><em>Note, why they differ:</em> {_text(shared)}</p>')
+            out.append(
+                f'<p class="comparison-reason"><em>Note, why they differ:</em> {_text(shared)}</p>'
+            )
         return "\n".join(out)
 
     def __repr__(self) -> str:
         return self.frame.to_string(index=False)
 
 
-def comparison_table(rows: list[Comparison], caption: str | None = None, label: str = "quantity",
-                     name: str | None = None, paper: str | None = None) -> ComparisonTable:
+def comparison_table(
+    rows: list[Comparison],
+    caption: str | None = None,
+    label: str = "quantity",
+    name: str | None = None,
+    paper: str | None = None,
+) -> ComparisonTable:
     """Build the table; every differing row must say why (a ValueError names the row otherwise).
     A captioned table is numbered per chapter, or by `paper`, the numeral of the paper's table
     it regenerates ("XI"); with a `name` prose can refer to it."""
@@ -484,7 +571,10 @@ def formatted(frame: pd.DataFrame, digits: int | dict[str, int] = 4) -> pd.DataF
     out = frame.copy()
     for column in out.columns:
         d = digits.get(column, 4) if isinstance(digits, dict) else digits
-        if pd.api.types.is_numeric_dtype(out[column]) or out[column].map(lambda v: isinstance(v, (int, float, np.number))).all():
+        if (
+            pd.api.types.is_numeric_dtype(out[column])
+            or out[column].map(lambda v: isinstance(v, (int, float, np.number))).all()
+        ):
             out[column] = [significant(v, d) for v in out[column]]
     return out
 
@@ -511,7 +601,9 @@ class ResultTable(_Displayed):
         if self.index:
             names = [n if n is not None else "" for n in shown.index.names]
             shown = shown.reset_index()
-            shown.columns = [_label(c) if i >= len(names) else names[i] for i, c in enumerate(shown.columns)]
+            shown.columns = [
+                _label(c) if i >= len(names) else names[i] for i, c in enumerate(shown.columns)
+            ]
         else:
             shown.columns = [_label(c) for c in shown.columns]
         return shown
@@ -519,8 +611,10 @@ class ResultTable(_Displayed):
     def markdown(self) -> str:
         shown = self._shown()
         header = [escape(c) for c in shown.columns]
-        rows = [[escape(significant(v) if not isinstance(v, str) else v) for v in row]
-                for row in shown.itertuples(index=False)]
+        rows = [
+            [escape(significant(v) if not isinstance(v, str) else v) for v in row]
+            for row in shown.itertuples(index=False)
+        ]
         return _myst_table(
             header, rows, self.caption, self.name, "results", paper_numeral=self.paper
         )
@@ -529,8 +623,14 @@ class ResultTable(_Displayed):
         return self._shown().to_string(index=False)
 
 
-def numbered(frame: pd.DataFrame, caption: str | None = None, name: str | None = None,
-             digits: int | dict = 4, index: bool = True, paper: str | None = None) -> ResultTable:
+def numbered(
+    frame: pd.DataFrame,
+    caption: str | None = None,
+    name: str | None = None,
+    digits: int | dict = 4,
+    index: bool = True,
+    paper: str | None = None,
+) -> ResultTable:
     """A results DataFrame shown as a captioned table, numbered per chapter or by `paper` (the
     numeral of the paper's table it regenerates), numbers formatted alike per column
     (`formatted`); the index becomes the first column(s) unless index=False."""

@@ -13,19 +13,20 @@ quick profile (`acceptance.held_out`, which reads them).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import pandas as pd
 
 from crane_lib.acceptance import selection
+
 # the held-out data set's readers and scores are re-exported: the chapters' modules call them here
-from crane_lib.acceptance.held_out import (CANDIDATES, HAND_AXIS, K_COLUMN,  # noqa: F401
-                                           VALIDATION_TRAJECTORIES, Claim, candidate_heldout,
-                                           heldout_bundles, identification_executions,
-                                           kappa_against_heldout, ordering_claims,
-                                           per_axis_errors, recorded_bundle, rescue_moves,
-                                           table_xvi, table_xx, validation_executions)
+from crane_lib.acceptance.held_out import (
+    CANDIDATES,
+    HAND_AXIS,
+    K_COLUMN,  # noqa: F401
+    VALIDATION_TRAJECTORIES,
+    Claim,
+    rescue_moves,
+)
 from crane_lib.identification import clie, metrics
 from crane_lib.model.dynamics import DynamicModel
 from crane_lib.model.parameters import unit_of
@@ -33,18 +34,20 @@ from crane_lib.paper_numbers import paper
 from crane_lib.records import read_json_record
 from crane_lib.reporting.tables import Comparison, ResultTable, Why, numbered, span
 
-
-
 # ----------------------------------------------------------------------------- Table VII
 
 
-def heldout_metrics(model: DynamicModel, models: dict[str, np.ndarray], bundles: dict) -> pd.DataFrame:
+def heldout_metrics(
+    model: DynamicModel, models: dict[str, np.ndarray], bundles: dict
+) -> pd.DataFrame:
     """One row per (record, execution, model): RMSE (N·m) and MNE (fraction)."""
     rows = []
     for (record, run), bundle in bundles.items():
         for label, beta in models.items():
             error = metrics.prediction_error(model, beta, bundle)
-            rows.append({"record": record, "run": run, "model": label, "RMSE": error.rmse, "MNE": error.mne})
+            rows.append(
+                {"record": record, "run": run, "model": label, "RMSE": error.rmse, "MNE": error.mne}
+            )
     return pd.DataFrame(rows)
 
 
@@ -53,15 +56,27 @@ def run_to_run(frame: pd.DataFrame, metric: str = "RMSE") -> pd.DataFrame:
     rows = []
     for (record, label), group in frame.groupby(["record", "model"], sort=False):
         s = metrics.spread(group[metric].to_numpy())
-        rows.append({"record": record, "model": label, "executions": s.n, "mean": s.mean, "sd_relative": s.sd_relative,
-                     "range_relative": s.range_relative})
+        rows.append(
+            {
+                "record": record,
+                "model": label,
+                "executions": s.n,
+                "mean": s.mean,
+                "sd_relative": s.sd_relative,
+                "range_relative": s.range_relative,
+            }
+        )
     return pd.DataFrame(rows)
 
 
 def per_execution(frame: pd.DataFrame) -> pd.DataFrame:
     """`heldout_metrics` as a table: one row per (record, execution), RMSE (N·m) and MNE (%) per model."""
-    shown = frame.assign(MNE=100.0 * frame["MNE"]).rename(columns={"RMSE": "RMSE (N·m)", "MNE": "MNE (%)"})
-    return shown.pivot_table(index=["record", "run"], columns="model", values=["RMSE (N·m)", "MNE (%)"], sort=False)
+    shown = frame.assign(MNE=100.0 * frame["MNE"]).rename(
+        columns={"RMSE": "RMSE (N·m)", "MNE": "MNE (%)"}
+    )
+    return shown.pivot_table(
+        index=["record", "run"], columns="model", values=["RMSE (N·m)", "MNE (%)"], sort=False
+    )
 
 
 def table_vii(frame: pd.DataFrame, spread_of: str = "accepted") -> pd.DataFrame:
@@ -88,13 +103,18 @@ def gains(frame: pd.DataFrame, better: str, than: str) -> pd.DataFrame:
     means = frame.groupby(["record", "model"], sort=False)[["RMSE", "MNE"]].mean()
     out = {}
     for record in frame["record"].unique():
-        out[record] = {m: 1.0 - means.loc[(record, better), m] / means.loc[(record, than), m] for m in ("RMSE", "MNE")}
+        out[record] = {
+            m: 1.0 - means.loc[(record, better), m] / means.loc[(record, than), m]
+            for m in ("RMSE", "MNE")
+        }
     return pd.DataFrame(out).T
 
 
 def orders_agree(frame: pd.DataFrame, model_label: str) -> tuple[list[str], list[str]]:
     """The records ordered by mean RMSE and by mean MNE of one model (best first)."""
-    means = frame[frame["model"] == model_label].groupby("record", sort=False)[["RMSE", "MNE"]].mean()
+    means = (
+        frame[frame["model"] == model_label].groupby("record", sort=False)[["RMSE", "MNE"]].mean()
+    )
     return list(means["RMSE"].sort_values().index), list(means["MNE"].sort_values().index)
 
 
@@ -103,8 +123,17 @@ def orders_agree(frame: pd.DataFrame, model_label: str) -> tuple[list[str], list
 
 def claims_frame(claims: list[Claim], caption: str) -> ResultTable:
     """The claims the paper reads in a table, each with its verdict on the twin, captioned."""
-    frame = pd.DataFrame([{"the paper's claim": c.claim, "paper": c.paper, "this book": c.book,
-                           "verdict": "holds" if c.holds else "does not hold"} for c in claims])
+    frame = pd.DataFrame(
+        [
+            {
+                "the paper's claim": c.claim,
+                "paper": c.paper,
+                "this book": c.book,
+                "verdict": "holds" if c.holds else "does not hold",
+            }
+            for c in claims
+        ]
+    )
     return numbered(frame.set_index("the paper's claim"), caption)
 
 
@@ -115,9 +144,17 @@ def parameter_panel(names: list[str], values, std_errors, truth, units: list[str
     """The accepted parameters with their OLS standard errors, the value in standard errors from
     zero, the twin's true base parameter and the error (accepted - truth) in standard errors."""
     values, std_errors, truth = (np.asarray(a, dtype=float) for a in (values, std_errors, truth))
-    return pd.DataFrame({"unit": units, "accepted": values, "OLS standard error": std_errors,
-                         "|value| / SE": np.abs(values) / std_errors, "twin truth": truth,
-                         "error / SE": (values - truth) / std_errors}, index=pd.Index(names, name="parameter"))
+    return pd.DataFrame(
+        {
+            "unit": units,
+            "accepted": values,
+            "OLS standard error": std_errors,
+            "|value| / SE": np.abs(values) / std_errors,
+            "twin truth": truth,
+            "error / SE": (values - truth) / std_errors,
+        },
+        index=pd.Index(names, name="parameter"),
+    )
 
 
 # ----------------------------------------------------------------------------- paper / this book / why
@@ -126,8 +163,10 @@ def parameter_panel(names: list[str], values, std_errors, truth, units: list[str
 # only where the computed verdict is not agreement, and its wording follows the computed facts
 # (a rescue that did not run, a gain with the other sign, a profile that records a subset).
 
-TWIN_RECORDS = Why.twin("the twin's records: its noise, unmodelled effects (Coulomb and gear friction, products of inertia, "
-                        "the drivetrain resonance, quantization) and true torque constants are the twin's, not the arm's")
+TWIN_RECORDS = Why.twin(
+    "the twin's records: its noise, unmodelled effects (Coulomb and gear friction, products of inertia, "
+    "the drivetrain resonance, quantization) and true torque constants are the twin's, not the arm's"
+)
 
 
 def why_unless_agrees(book, number_id: str, why: Why) -> Why | None:
@@ -142,9 +181,16 @@ def audit_table(record: dict) -> pd.DataFrame:
     columns = {}
     for first, final in zip(record["first_audits"], record["final_audits"]):
         columns[f"seed {first['seed']}"] = {
-            **{f"{label}: {k}": v for label, audit in (("CLIE solution", first), ("accepted", final))
-               for k, v in (("λmin over Θ (kg·m²)", audit["lambda_min"]), ("violating poses", sum(audit["violations"].values())),
-                            ("worst pose in", audit["worst_component"]))}}
+            **{
+                f"{label}: {k}": v
+                for label, audit in (("CLIE solution", first), ("accepted", final))
+                for k, v in (
+                    ("λmin over Θ (kg·m²)", audit["lambda_min"]),
+                    ("violating poses", sum(audit["violations"].values())),
+                    ("worst pose in", audit["worst_component"]),
+                )
+            }
+        }
     return pd.DataFrame(columns)
 
 
@@ -152,10 +198,14 @@ def difference_from_sweep(record: dict) -> float | None:
     """Largest |difference| between the CLIE solution in the accepted model's record and the CLIE
     sweep's record of the same condition and route (None when the sweep has no such record):
     the two come from the same code path and must agree."""
-    path = clie.record_path(record["trajectory"], record["ts"], record["run"], record["refinement"]["method"])
+    path = clie.record_path(
+        record["trajectory"], record["ts"], record["run"], record["refinement"]["method"]
+    )
     if not path.is_file():
         return None
-    return float(np.max(np.abs(np.asarray(read_json_record(path)["clie_x"]) - np.asarray(record["refined"]))))
+    return float(
+        np.max(np.abs(np.asarray(read_json_record(path)["clie_x"]) - np.asarray(record["refined"])))
+    )
 
 
 def worst_pose_deg(audit: dict) -> str:
@@ -170,35 +220,85 @@ def accepted_comparisons(record: dict) -> list[Comparison]:
     passed = sum(bool(a["passed"]) for a in final)
     violations = sum(first[0]["violations"].values())
     rescue = record["rescue"]
-    no_rescue = Why.finding(f"the twin's CLIE solution passes the audit on all {len(first)} seeds, so Algorithm 1 ends without a "
-                            "rescue; the paper's failed and was rescued")
-    deeper = Why.twin(f"a different model: the twin's CLIE solution reaches λmin = {first[0]['lambda_min']:.3g} kg·m² "
-                      f"(at a {first[0]['worst_component']} configuration of Θ)")
+    no_rescue = Why.finding(
+        f"the twin's CLIE solution passes the audit on all {len(first)} seeds, so Algorithm 1 ends without a "
+        "rescue; the paper's failed and was rescued"
+    )
+    deeper = Why.twin(
+        f"a different model: the twin's CLIE solution reaches λmin = {first[0]['lambda_min']:.3g} kg·m² "
+        f"(at a {first[0]['worst_component']} configuration of Θ)"
+    )
     rows = [
-        Comparison("CLIE iterations on the accepted condition", "clie_iters_eps_0001", int(record["refinement"]["iterations"]),
-                   why=Why.reconstruction("this book's fast route (DIDIM Jacobian, one simulation per iteration), not lsqnonlin's "
-                                          "finite differences, on the twin's record")),
-        Comparison(f"violating audit configurations of the CLIE solution (seed {first[0]['seed']})", "clie_solution_violations",
-                   int(violations), why=no_rescue if violations == 0 else deeper),
-        Comparison("audit seeds the accepted model passes", "accepted_pass_seeds", int(passed),
-                   why=why_unless_agrees(passed, "accepted_pass_seeds",
-                                         Why.finding(f"the model is not accepted: it fails {len(final) - passed} seed(s)"))),
+        Comparison(
+            "CLIE iterations on the accepted condition",
+            "clie_iters_eps_0001",
+            int(record["refinement"]["iterations"]),
+            why=Why.reconstruction(
+                "this book's fast route (DIDIM Jacobian, one simulation per iteration), not lsqnonlin's "
+                "finite differences, on the twin's record"
+            ),
+        ),
+        Comparison(
+            f"violating audit configurations of the CLIE solution (seed {first[0]['seed']})",
+            "clie_solution_violations",
+            int(violations),
+            why=no_rescue if violations == 0 else deeper,
+        ),
+        Comparison(
+            "audit seeds the accepted model passes",
+            "accepted_pass_seeds",
+            int(passed),
+            why=why_unless_agrees(
+                passed,
+                "accepted_pass_seeds",
+                Why.finding(f"the model is not accepted: it fails {len(final) - passed} seed(s)"),
+            ),
+        ),
     ]
     on_grid = all(a["worst_component"] == "grid" for a in final)
-    margin_why = (Why.finding("no rescue: the margin is the CLIE solution's own distance from the PD boundary, not the rescue's "
-                              f"ε = {paper('rescue_eps_pd').value:g} kg·m² less the audit's gap") if rescue is None else
-                  Why.finding("on every seed the smallest eigenvalue lies on the audit's deterministic grid, which all seeds share, "
-                              "so the margin does not move with the draw; the paper's did") if on_grid else TWIN_RECORDS)
+    margin_why = (
+        Why.finding(
+            "no rescue: the margin is the CLIE solution's own distance from the PD boundary, not the rescue's "
+            f"ε = {paper('rescue_eps_pd').value:g} kg·m² less the audit's gap"
+        )
+        if rescue is None
+        else Why.finding(
+            "on every seed the smallest eigenvalue lies on the audit's deterministic grid, which all seeds share, "
+            "so the margin does not move with the draw; the paper's did"
+        )
+        if on_grid
+        else TWIN_RECORDS
+    )
     for label, value in (("smallest", margins.min()), ("largest", margins.max())):
-        rows.append(Comparison(f"λmin over Θ of the accepted model, {label} of the seeds", "audit_min_eig_accepted", float(value),
-                               why=why_unless_agrees(float(value), "audit_min_eig_accepted", margin_why)))
+        rows.append(
+            Comparison(
+                f"λmin over Θ of the accepted model, {label} of the seeds",
+                "audit_min_eig_accepted",
+                float(value),
+                why=why_unless_agrees(float(value), "audit_min_eig_accepted", margin_why),
+            )
+        )
     if margins.min() > 0:
         ratio = float(margins.max() / margins.min())
-        rows.append(Comparison("largest over smallest λmin across the seeds", "audit_margin_seed_factor", ratio,
-                               why=why_unless_agrees(ratio, "audit_margin_seed_factor", margin_why)))
+        rows.append(
+            Comparison(
+                "largest over smallest λmin across the seeds",
+                "audit_margin_seed_factor",
+                ratio,
+                why=why_unless_agrees(ratio, "audit_margin_seed_factor", margin_why),
+            )
+        )
     passes = "— (no rescue)" if rescue is None else int(len(rescue["passes"]))
-    rows.append(Comparison("rescue passes (seeded with the audit's violators)", "rescue_passes_seeded", passes,
-                           why=no_rescue if rescue is None else why_unless_agrees(passes, "rescue_passes_seeded", TWIN_RECORDS)))
+    rows.append(
+        Comparison(
+            "rescue passes (seeded with the audit's violators)",
+            "rescue_passes_seeded",
+            passes,
+            why=no_rescue
+            if rescue is None
+            else why_unless_agrees(passes, "rescue_passes_seeded", TWIN_RECORDS),
+        )
+    )
     if rescue is not None:
         moves = rescue_moves(record)
         inertia = moves[[unit_of(n) == "kg·m^2" for n in moves.index]]
@@ -206,23 +306,42 @@ def accepted_comparisons(record: dict) -> list[Comparison]:
             name = inertia["change"].abs().idxmax()
             largest = float(abs(inertia.loc[name, "change"]))
             bound = paper("rescue_max_entry_change").value
-            rows.append(Comparison(f"largest change of an inertia parameter by the rescue ({name})", "rescue_max_entry_change", largest,
-                                   digits=2, why=Why.finding(f"the twin's rescue moves {name} by {largest / bound:.2g} × the paper's bound, "
-                                                             f"{abs(inertia.loc[name, 'change / SE']):.2g} standard errors")
-                                   if largest > bound else Why.twin("within the paper's bound")))
+            rows.append(
+                Comparison(
+                    f"largest change of an inertia parameter by the rescue ({name})",
+                    "rescue_max_entry_change",
+                    largest,
+                    digits=2,
+                    why=Why.finding(
+                        f"the twin's rescue moves {name} by {largest / bound:.2g} × the paper's bound, "
+                        f"{abs(inertia.loc[name, 'change / SE']):.2g} standard errors"
+                    )
+                    if largest > bound
+                    else Why.twin("within the paper's bound"),
+                )
+            )
     return rows
 
 
 def _gain_why(gain_percent: float, rescued: bool) -> Why:
     if not rescued:
-        return Why.finding("no rescue ran: the accepted model is the CLIE solution, so the gain is zero by construction")
+        return Why.finding(
+            "no rescue ran: the accepted model is the CLIE solution, so the gain is zero by construction"
+        )
     if gain_percent < 0:
-        return Why.finding(f"on the twin the rescue costs {abs(gain_percent):.2g} % here instead of gaining")
+        return Why.finding(
+            f"on the twin the rescue costs {abs(gain_percent):.2g} % here instead of gaining"
+        )
     return TWIN_RECORDS
 
 
-def table_vii_comparisons(frame: pd.DataFrame, pooled: dict[str, float], rescued: bool, spreads: pd.DataFrame,
-                          profile: str) -> list[Comparison]:
+def table_vii_comparisons(
+    frame: pd.DataFrame,
+    pooled: dict[str, float],
+    rescued: bool,
+    spreads: pd.DataFrame,
+    profile: str,
+) -> list[Comparison]:
     """Table VII and Sec. VI-D: the rescue's gain over the CLIE solution per record and metric,
     the pooled RMSE of OLS and of the accepted model, the pipeline's gain, the run-to-run SD."""
     rows = []
@@ -230,59 +349,173 @@ def table_vii_comparisons(frame: pd.DataFrame, pooled: dict[str, float], rescued
     for record in gain.index:
         for metric in ("RMSE", "MNE"):
             value = float(gain.loc[record, metric])
-            rows.append(Comparison(f"{metric} gain of the accepted model over its CLIE solution, {record}", "rescue_heldout_gain",
-                                   value, digits=2, why=why_unless_agrees(value, "rescue_heldout_gain", _gain_why(value, rescued))))
-    rows.append(Comparison("pooled held-out RMSE, accepted model", "heldout_rmse_pooled_accepted", pooled["accepted"], why=TWIN_RECORDS))
-    rows.append(Comparison("pooled held-out RMSE, OLS", "heldout_rmse_pooled_ols_ag02", pooled["OLS"], why=TWIN_RECORDS))
+            rows.append(
+                Comparison(
+                    f"{metric} gain of the accepted model over its CLIE solution, {record}",
+                    "rescue_heldout_gain",
+                    value,
+                    digits=2,
+                    why=why_unless_agrees(value, "rescue_heldout_gain", _gain_why(value, rescued)),
+                )
+            )
+    rows.append(
+        Comparison(
+            "pooled held-out RMSE, accepted model",
+            "heldout_rmse_pooled_accepted",
+            pooled["accepted"],
+            why=TWIN_RECORDS,
+        )
+    )
+    rows.append(
+        Comparison(
+            "pooled held-out RMSE, OLS",
+            "heldout_rmse_pooled_ols_ag02",
+            pooled["OLS"],
+            why=TWIN_RECORDS,
+        )
+    )
     pipeline_gain = 100.0 * (1.0 - pooled["accepted"] / pooled["OLS"])
-    rows.append(Comparison("pooled RMSE gain of the pipeline over OLS", "pipeline_gain_vs_ols", pipeline_gain, digits=2,
-                           why=why_unless_agrees(pipeline_gain, "pipeline_gain_vs_ols",
-                                                 TWIN_RECORDS if pipeline_gain > 0 else
-                                                 Why.finding(f"on the twin the pipeline is {abs(pipeline_gain):.2g} % worse than OLS"))))
+    rows.append(
+        Comparison(
+            "pooled RMSE gain of the pipeline over OLS",
+            "pipeline_gain_vs_ols",
+            pipeline_gain,
+            digits=2,
+            why=why_unless_agrees(
+                pipeline_gain,
+                "pipeline_gain_vs_ols",
+                TWIN_RECORDS
+                if pipeline_gain > 0
+                else Why.finding(
+                    f"on the twin the pipeline is {abs(pipeline_gain):.2g} % worse than OLS"
+                ),
+            ),
+        )
+    )
     accepted_spread = spreads[spreads["model"] == "accepted"].set_index("record")
-    for record, number_id in zip(VALIDATION_TRAJECTORIES, ("eval_rmse_sd_v01", "eval_rmse_sd_v02", "eval_rmse_sd_v03")):
+    for record, number_id in zip(
+        VALIDATION_TRAJECTORIES, ("eval_rmse_sd_v01", "eval_rmse_sd_v02", "eval_rmse_sd_v03")
+    ):
         if record not in accepted_spread.index:
             continue
         s = accepted_spread.loc[record]
         if s["executions"] < 2:
-            rows.append(Comparison(f"RMSE SD over the executions of {record}", number_id, "— (one execution)",
-                                   why=Why.profile(f"the {profile} profile records {record} once; the full profile repeats it")))
+            rows.append(
+                Comparison(
+                    f"RMSE SD over the executions of {record}",
+                    number_id,
+                    "— (one execution)",
+                    why=Why.profile(
+                        f"the {profile} profile records {record} once; the full profile repeats it"
+                    ),
+                )
+            )
         else:
             sd = 100.0 * float(s["sd_relative"])
-            rows.append(Comparison(f"RMSE SD over the {int(s['executions'])} executions of {record}", number_id, sd, digits=2,
-                                   why=why_unless_agrees(sd, number_id, Why.twin("the twin's run-to-run variation is its seeded noise, "
-                                                                                 "friction and Kt draws, not the arm's"))))
+            rows.append(
+                Comparison(
+                    f"RMSE SD over the {int(s['executions'])} executions of {record}",
+                    number_id,
+                    sd,
+                    digits=2,
+                    why=why_unless_agrees(
+                        sd,
+                        number_id,
+                        Why.twin(
+                            "the twin's run-to-run variation is its seeded noise, "
+                            "friction and Kt draws, not the arm's"
+                        ),
+                    ),
+                )
+            )
     return rows
 
 
-def table_xvi_comparisons(table: pd.DataFrame, identification: list[str], profile: str) -> list[Comparison]:
+def table_xvi_comparisons(
+    table: pd.DataFrame, identification: list[str], profile: str
+) -> list[Comparison]:
     """Table XVI's numbers the paper states: inertia shares, residual shares, the most arm joints
     moving at once in the identification records, and peak joint speeds."""
     rows = []
-    for record, number_id in (("V01", "inertia_share_v01"), ("V02", "inertia_share_v02"), ("AG02", "inertia_share_ag02"),
-                              ("PA07", "inertia_share_pa07")):
+    for record, number_id in (
+        ("V01", "inertia_share_v01"),
+        ("V02", "inertia_share_v02"),
+        ("AG02", "inertia_share_ag02"),
+        ("PA07", "inertia_share_pa07"),
+    ):
         if record in table.index:
-            rows.append(Comparison(f"M θ̈ share of predicted-torque RMS, {record}", number_id, 100.0 * table.loc[record, "M θ̈"], digits=3,
-                                   why=TWIN_RECORDS))
+            rows.append(
+                Comparison(
+                    f"M θ̈ share of predicted-torque RMS, {record}",
+                    number_id,
+                    100.0 * table.loc[record, "M θ̈"],
+                    digits=3,
+                    why=TWIN_RECORDS,
+                )
+            )
         else:
-            rows.append(Comparison(f"M θ̈ share of predicted-torque RMS, {record}", number_id, "— (not recorded)",
-                                   why=Why.profile(f"the {profile} profile does not record {record}")))
-    for record, number_id, label in (("V01", "residual_share_v01", "prediction"), ("AG02", "residual_share_ag02", "in-sample")):
+            rows.append(
+                Comparison(
+                    f"M θ̈ share of predicted-torque RMS, {record}",
+                    number_id,
+                    "— (not recorded)",
+                    why=Why.profile(f"the {profile} profile does not record {record}"),
+                )
+            )
+    for record, number_id, label in (
+        ("V01", "residual_share_v01", "prediction"),
+        ("AG02", "residual_share_ag02", "in-sample"),
+    ):
         if record in table.index:
-            rows.append(Comparison(f"{label} residual share of torque RMS, {record}", number_id, 100.0 * table.loc[record, "residual"],
-                                   digits=3, why=TWIN_RECORDS))
+            rows.append(
+                Comparison(
+                    f"{label} residual share of torque RMS, {record}",
+                    number_id,
+                    100.0 * table.loc[record, "residual"],
+                    digits=3,
+                    why=TWIN_RECORDS,
+                )
+            )
     most = int(table.loc[identification, "most arm joints moving"].max())
-    rows.append(Comparison(f"most arm joints moving at once, {len(identification)} identification record(s)", "max_measured_joints_together",
-                           most, why=why_unless_agrees(most, "max_measured_joints_together", TWIN_RECORDS if len(identification) >= CANDIDATES else
-                                                       Why.profile(f"{len(identification)} of the {CANDIDATES} identification records in the {profile} profile"))))
+    rows.append(
+        Comparison(
+            f"most arm joints moving at once, {len(identification)} identification record(s)",
+            "max_measured_joints_together",
+            most,
+            why=why_unless_agrees(
+                most,
+                "max_measured_joints_together",
+                TWIN_RECORDS
+                if len(identification) >= CANDIDATES
+                else Why.profile(
+                    f"{len(identification)} of the {CANDIDATES} identification records in the {profile} profile"
+                ),
+            ),
+        )
+    )
     held = [v for v in VALIDATION_TRAJECTORIES if v in table.index]
-    for label, value in (("slowest", table.loc[held, "peak joint speed (rad/s)"].min()), ("fastest", table.loc[held, "peak joint speed (rad/s)"].max())):
-        rows.append(Comparison(f"peak joint speed of the {label} validation record", "validation_peak_velocity", float(value),
-                               why=why_unless_agrees(float(value), "validation_peak_velocity", TWIN_RECORDS)))
+    for label, value in (
+        ("slowest", table.loc[held, "peak joint speed (rad/s)"].min()),
+        ("fastest", table.loc[held, "peak joint speed (rad/s)"].max()),
+    ):
+        rows.append(
+            Comparison(
+                f"peak joint speed of the {label} validation record",
+                "validation_peak_velocity",
+                float(value),
+                why=why_unless_agrees(float(value), "validation_peak_velocity", TWIN_RECORDS),
+            )
+        )
     if "AG02" in table.index:
         value = float(table.loc["AG02", "peak joint speed (rad/s)"])
-        rows.append(Comparison("peak joint speed, AG02", "ag02_peak_velocity", value,
-                               why=why_unless_agrees(value, "ag02_peak_velocity", TWIN_RECORDS)))
+        rows.append(
+            Comparison(
+                "peak joint speed, AG02",
+                "ag02_peak_velocity",
+                value,
+                why=why_unless_agrees(value, "ag02_peak_velocity", TWIN_RECORDS),
+            )
+        )
     return rows
 
 
@@ -291,83 +524,218 @@ def table_xvi_claims(table: pd.DataFrame) -> list[Claim]:
     share = table["M θ̈"]
     claims = []
     if {"V01", "V02", "AG02"} <= set(table.index):
-        claims.append(Claim("M θ̈ carries a larger share on V01 and V02 than on AG02", "yes",
-                            f"V01 {100 * share['V01']:.1f} %, V02 {100 * share['V02']:.1f} %, AG02 {100 * share['AG02']:.1f} %",
-                            bool(share["V01"] > share["AG02"] and share["V02"] > share["AG02"])))
+        claims.append(
+            Claim(
+                "M θ̈ carries a larger share on V01 and V02 than on AG02",
+                "yes",
+                f"V01 {100 * share['V01']:.1f} %, V02 {100 * share['V02']:.1f} %, AG02 {100 * share['AG02']:.1f} %",
+                bool(share["V01"] > share["AG02"] and share["V02"] > share["AG02"]),
+            )
+        )
     if {"V01", "V02", "AP01"} <= set(table.index):
-        claims.append(Claim("AP01 has a higher M θ̈ share than V01 and V02", "yes",
-                            f"AP01 {100 * share['AP01']:.1f} %", bool(share["AP01"] > max(share["V01"], share["V02"]))))
+        claims.append(
+            Claim(
+                "AP01 has a higher M θ̈ share than V01 and V02",
+                "yes",
+                f"AP01 {100 * share['AP01']:.1f} %",
+                bool(share["AP01"] > max(share["V01"], share["V02"])),
+            )
+        )
     if {"V01", "AG02"} <= set(table.index):
         residual = table["residual"]
-        claims.append(Claim("the prediction residual share on V01 exceeds AG02's in-sample share", "yes",
-                            f"{100 * residual['V01']:.1f} % against {100 * residual['AG02']:.1f} %", bool(residual["V01"] > residual["AG02"])))
+        claims.append(
+            Claim(
+                "the prediction residual share on V01 exceeds AG02's in-sample share",
+                "yes",
+                f"{100 * residual['V01']:.1f} % against {100 * residual['AG02']:.1f} %",
+                bool(residual["V01"] > residual["AG02"]),
+            )
+        )
         speed = table["peak joint speed (rad/s)"]
         held = [v for v in VALIDATION_TRAJECTORIES if v in table.index]
-        claims.append(Claim("every validation record is slower than AG02 at its fastest joint", "yes",
-                            f"{speed[held].max():.2f} against {speed['AG02']:.2f} rad/s", bool(speed[held].max() < speed["AG02"])))
+        claims.append(
+            Claim(
+                "every validation record is slower than AG02 at its fastest joint",
+                "yes",
+                f"{speed[held].max():.2f} against {speed['AG02']:.2f} rad/s",
+                bool(speed[held].max() < speed["AG02"]),
+            )
+        )
     return claims
 
 
 def table_xx_comparisons(table: pd.DataFrame, per_axis: pd.DataFrame) -> list[Comparison]:
     """Table XX's numbers: axis 2 and the hand in absolute terms, axes 1 and 7 relative, axis 6
     on each record, and the axis-2/axis-6 ratios."""
-    rmse, relative, p2p = table["RMSE, mean over records"], table["relative, mean"], table["peak-to-peak, mean"]
-    rows = [Comparison("RMSE, axis 2 (mean over records)", "axis2_heldout_rmse", float(rmse.loc[2]), why=TWIN_RECORDS),
-            Comparison("RMSE, hand (mean over records)", "hand_heldout_rmse", float(rmse.loc[HAND_AXIS]), why=TWIN_RECORDS),
-            Comparison("relative error, axis 1", "axis1_relative_error", 100.0 * float(relative.loc[1]), digits=3, why=TWIN_RECORDS),
-            Comparison("relative error, axis 7", "axis7_relative_error", 100.0 * float(relative.loc[7]), digits=3, why=TWIN_RECORDS)]
-    axis6 = per_axis[per_axis["axis"] == 6].groupby("record")[["RMSE", "relative", "peak-to-peak"]].mean()
+    rmse, relative, p2p = (
+        table["RMSE, mean over records"],
+        table["relative, mean"],
+        table["peak-to-peak, mean"],
+    )
+    rows = [
+        Comparison(
+            "RMSE, axis 2 (mean over records)",
+            "axis2_heldout_rmse",
+            float(rmse.loc[2]),
+            why=TWIN_RECORDS,
+        ),
+        Comparison(
+            "RMSE, hand (mean over records)",
+            "hand_heldout_rmse",
+            float(rmse.loc[HAND_AXIS]),
+            why=TWIN_RECORDS,
+        ),
+        Comparison(
+            "relative error, axis 1",
+            "axis1_relative_error",
+            100.0 * float(relative.loc[1]),
+            digits=3,
+            why=TWIN_RECORDS,
+        ),
+        Comparison(
+            "relative error, axis 7",
+            "axis7_relative_error",
+            100.0 * float(relative.loc[7]),
+            digits=3,
+            why=TWIN_RECORDS,
+        ),
+    ]
+    axis6 = (
+        per_axis[per_axis["axis"] == 6]
+        .groupby("record")[["RMSE", "relative", "peak-to-peak"]]
+        .mean()
+    )
     for record in axis6.index:
-        for column, number_id, scale in (("RMSE", "axis6_heldout_rmse", 1.0), ("relative", "axis6_relative_error", 100.0),
-                                         ("peak-to-peak", "axis6_p2p_range", 1.0)):
+        for column, number_id, scale in (
+            ("RMSE", "axis6_heldout_rmse", 1.0),
+            ("relative", "axis6_relative_error", 100.0),
+            ("peak-to-peak", "axis6_p2p_range", 1.0),
+        ):
             value = scale * float(axis6.loc[record, column])
-            rows.append(Comparison(f"axis 6 {column}, {record}", number_id, value, digits=3,
-                                   why=why_unless_agrees(value, number_id, TWIN_RECORDS)))
+            rows.append(
+                Comparison(
+                    f"axis 6 {column}, {record}",
+                    number_id,
+                    value,
+                    digits=3,
+                    why=why_unless_agrees(value, number_id, TWIN_RECORDS),
+                )
+            )
     rank = int(relative.rank(ascending=False, method="min").loc[6])
-    rows.append(Comparison("rank of axis 6 by relative error", "axis6_rel_error_rank", rank,
-                           why=why_unless_agrees(rank, "axis6_rel_error_rank", TWIN_RECORDS)))
-    for label, series, number_id in (("torque range", p2p, "torque_range_ratio_ax2_ax6"), ("error", rmse, "error_ratio_ax2_ax6")):
+    rows.append(
+        Comparison(
+            "rank of axis 6 by relative error",
+            "axis6_rel_error_rank",
+            rank,
+            why=why_unless_agrees(rank, "axis6_rel_error_rank", TWIN_RECORDS),
+        )
+    )
+    for label, series, number_id in (
+        ("torque range", p2p, "torque_range_ratio_ax2_ax6"),
+        ("error", rmse, "error_ratio_ax2_ax6"),
+    ):
         value = float(series.loc[2] / series.loc[6])
-        rows.append(Comparison(f"{label}, axis 2 over axis 6", number_id, value, digits=2,
-                               why=why_unless_agrees(value, number_id, TWIN_RECORDS)))
+        rows.append(
+            Comparison(
+                f"{label}, axis 2 over axis 6",
+                number_id,
+                value,
+                digits=2,
+                why=why_unless_agrees(value, number_id, TWIN_RECORDS),
+            )
+        )
     return rows
 
 
-def candidate_comparisons(candidates: pd.DataFrame, correlation: dict, candidate: str, profile: str) -> list[Comparison]:
+def candidate_comparisons(
+    candidates: pd.DataFrame, correlation: dict, candidate: str, profile: str
+) -> list[Comparison]:
     """Sec. VII-B over the candidates at 40 ms: kappa and held-out ranges, the two rank
     correlations, the two-digit count, the candidate's rank and gap to the best."""
     n = len(candidates)
-    why = (Why.twin("the twin's records and estimates") if n >= CANDIDATES else
-           Why.profile(f"{n} of the {CANDIDATES} candidates in the {profile} profile"))
-    rows = [Comparison("κ(W_all) over the candidates", "kappa_range_40ms", span(candidates["kappa"], 4), why=why),
-            Comparison("held-out RMSE (OLS) over the candidates", "heldout_rmse_range_40ms", span(candidates["held-out RMSE"], 5), unit="N·m", why=why),
-            Comparison("candidates with two-digit κ", "two_digit_kappa_count", int(correlation["n_two_digit"]),
-                       why=why_unless_agrees(correlation["n_two_digit"], "two_digit_kappa_count", why))]
-    for key, rho_id, p_id, label in (("all", "spearman_rho_all", "spearman_p_all", "all candidates"),
-                                     ("two-digit", "spearman_rho_subset", "spearman_p_subset", "two-digit κ")):
+    why = (
+        Why.twin("the twin's records and estimates")
+        if n >= CANDIDATES
+        else Why.profile(f"{n} of the {CANDIDATES} candidates in the {profile} profile")
+    )
+    rows = [
+        Comparison(
+            "κ(W_all) over the candidates",
+            "kappa_range_40ms",
+            span(candidates["kappa"], 4),
+            why=why,
+        ),
+        Comparison(
+            "held-out RMSE (OLS) over the candidates",
+            "heldout_rmse_range_40ms",
+            span(candidates["held-out RMSE"], 5),
+            unit="N·m",
+            why=why,
+        ),
+        Comparison(
+            "candidates with two-digit κ",
+            "two_digit_kappa_count",
+            int(correlation["n_two_digit"]),
+            why=why_unless_agrees(correlation["n_two_digit"], "two_digit_kappa_count", why),
+        ),
+    ]
+    for key, rho_id, p_id, label in (
+        ("all", "spearman_rho_all", "spearman_p_all", "all candidates"),
+        ("two-digit", "spearman_rho_subset", "spearman_p_subset", "two-digit κ"),
+    ):
         result = correlation[key]
         if result is None:
-            rows += [Comparison(f"Spearman ρ, {label}", rho_id, "— (fewer than three candidates)", why=why),
-                     Comparison(f"p-value, {label}", p_id, "—", why=why)]
+            rows += [
+                Comparison(
+                    f"Spearman ρ, {label}", rho_id, "— (fewer than three candidates)", why=why
+                ),
+                Comparison(f"p-value, {label}", p_id, "—", why=why),
+            ]
             continue
-        rows += [Comparison(f"Spearman ρ, {label} ({result.n})", rho_id, result.rho, digits=3,
-                            why=why_unless_agrees(result.rho, rho_id, why)),
-                 Comparison(f"p-value, {label}", p_id, result.p_value, digits=2, why=why_unless_agrees(result.p_value, p_id, why))]
+        rows += [
+            Comparison(
+                f"Spearman ρ, {label} ({result.n})",
+                rho_id,
+                result.rho,
+                digits=3,
+                why=why_unless_agrees(result.rho, rho_id, why),
+            ),
+            Comparison(
+                f"p-value, {label}",
+                p_id,
+                result.p_value,
+                digits=2,
+                why=why_unless_agrees(result.p_value, p_id, why),
+            ),
+        ]
     if candidate in candidates.index:
         index = list(candidates.index).index(candidate)
         standing = selection.heldout_standing(candidates["held-out RMSE"], index)
         best = candidates.index[standing["best"]]
-        rows += [Comparison(f"{candidate}'s rank by held-out RMSE", "ag02_heldout_rank", int(standing["rank"]),
-                            why=why_unless_agrees(standing["rank"], "ag02_heldout_rank", why)),
-                 Comparison(f"{candidate}'s gap to the best candidate ({best}; paper: PB07)", "ag02_gap_to_pb07", 100.0 * standing["gap"],
-                            digits=2, why=why_unless_agrees(100.0 * standing["gap"], "ag02_gap_to_pb07", why))]
+        rows += [
+            Comparison(
+                f"{candidate}'s rank by held-out RMSE",
+                "ag02_heldout_rank",
+                int(standing["rank"]),
+                why=why_unless_agrees(standing["rank"], "ag02_heldout_rank", why),
+            ),
+            Comparison(
+                f"{candidate}'s gap to the best candidate ({best}; paper: PB07)",
+                "ag02_gap_to_pb07",
+                100.0 * standing["gap"],
+                digits=2,
+                why=why_unless_agrees(100.0 * standing["gap"], "ag02_gap_to_pb07", why),
+            ),
+        ]
     return rows
 
 
 # ----------------------------------------------------------------------------- figures
 
 
-def torque_figure(model: DynamicModel, beta, bundle, label: str, axes=(2, 4, 6), window_s: float = 6.0):
+def torque_figure(
+    model: DynamicModel, beta, bundle, label: str, axes=(2, 4, 6), window_s: float = 6.0
+):
     """Fig. 7: measured and predicted torque of `axes` on one record, the residual, and a zoomed
     window of `window_s` seconds starting at the record's midpoint."""
     import matplotlib.pyplot as plt
@@ -376,14 +744,26 @@ def torque_figure(model: DynamicModel, beta, bundle, label: str, axes=(2, 4, 6),
     t = bundle.t - bundle.t[0]
     start = t[len(t) // 2]
     zoom = (t >= start) & (t <= start + window_s)
-    fig, grid = plt.subplots(len(axes), 2, figsize=(12, 2.4 * len(axes)), sharex="col", gridspec_kw={"width_ratios": [2.2, 1]})
+    fig, grid = plt.subplots(
+        len(axes),
+        2,
+        figsize=(12, 2.4 * len(axes)),
+        sharex="col",
+        gridspec_kw={"width_ratios": [2.2, 1]},
+    )
     for row, axis in enumerate(axes):
         j = axis - 1
         for col, mask in enumerate((np.ones_like(zoom), zoom)):
             ax = grid[row, col]
             ax.plot(t[mask], bundle.tau[mask, j], lw=0.8, label="measured (torque record)")
             ax.plot(t[mask], predicted[mask, j], lw=0.8, label="predicted, accepted model")
-            ax.plot(t[mask], bundle.tau[mask, j] - predicted[mask, j], lw=0.6, color="0.45", label="residual")
+            ax.plot(
+                t[mask],
+                bundle.tau[mask, j] - predicted[mask, j],
+                lw=0.6,
+                color="0.45",
+                label="residual",
+            )
             ax.set_ylabel(f"axis {axis} (N·m)")
         grid[row, 0].axvspan(start, start + window_s, color="0.9", zorder=0)
     grid[0, 0].legend(fontsize=7, ncol=3, loc="upper right")
@@ -395,15 +775,26 @@ def torque_figure(model: DynamicModel, beta, bundle, label: str, axes=(2, 4, 6),
     return fig
 
 
-def kappa_figure(candidates: pd.DataFrame, candidate: str, label: str, two_digit: float = selection.TWO_DIGIT_KAPPA):
+def kappa_figure(
+    candidates: pd.DataFrame,
+    candidate: str,
+    label: str,
+    two_digit: float = selection.TWO_DIGIT_KAPPA,
+):
     """Sec. VII-B: held-out RMSE of every candidate's OLS estimate against its kappa."""
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4))
     ax.scatter(candidates["kappa"], candidates["held-out RMSE"], s=22)
     for name, row in candidates.iterrows():
-        ax.annotate(name, (row["kappa"], row["held-out RMSE"]), fontsize=6.5, xytext=(3, 2), textcoords="offset points",
-                    fontweight="bold" if name == candidate else "normal")
+        ax.annotate(
+            name,
+            (row["kappa"], row["held-out RMSE"]),
+            fontsize=6.5,
+            xytext=(3, 2),
+            textcoords="offset points",
+            fontweight="bold" if name == candidate else "normal",
+        )
     ax.axvline(two_digit, color="0.6", ls="--", lw=0.8)
     ax.set_xlim(right=max(ax.get_xlim()[1], 1.08 * two_digit))
     top = ax.get_ylim()[1]

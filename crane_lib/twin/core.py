@@ -37,10 +37,20 @@ import sys
 import numba
 import numpy as np
 
-from crane_lib.model.controller import OUT_CLAMPED, OUT_FEEDBACK, OUT_FEEDFORWARD, OUT_GOAL_UNITS, OUT_ROWS, OUT_VELOCITY, realization_law
+from crane_lib.model.controller import (
+    OUT_CLAMPED,
+    OUT_FEEDBACK,
+    OUT_FEEDFORWARD,
+    OUT_GOAL_UNITS,
+    OUT_ROWS,
+    OUT_VELOCITY,
+    realization_law,
+)
 from crane_lib.model.spd_solve import solve_spd
 
-regressor_kernel = inertia_kernel = None  # @@KERNELS@@ (replaced by the import of the generated kernels)
+regressor_kernel = inertia_kernel = (
+    None  # @@KERNELS@@ (replaced by the import of the generated kernels)
+)
 
 # sizes of the arm the kernels were generated for: numba freezes them into the compiled loops
 _KERNELS = sys.modules[regressor_kernel.__module__]
@@ -51,7 +61,21 @@ N_AX = _KERNELS.OUT_SIZE  # arm joints plus the decoupled gripper axes
 XQ, XV, XQM, XVM, X_SIZE = 0, N_AX, 2 * N_AX, 2 * N_AX + N_ARM, 2 * (N_AX + N_ARM)
 
 # integer state si
-S_STEP, S_CYCLE, S_PHASE, S_SEGMENT, S_LOCAL, S_LEFT, S_WAIT, S_TIMEOUTS, S_ROWS, S_MOTION_START, S_MOTION_END, S_WAIT_TOTAL, S_NOT_PD = range(13)
+(
+    S_STEP,
+    S_CYCLE,
+    S_PHASE,
+    S_SEGMENT,
+    S_LOCAL,
+    S_LEFT,
+    S_WAIT,
+    S_TIMEOUTS,
+    S_ROWS,
+    S_MOTION_START,
+    S_MOTION_END,
+    S_WAIT_TOTAL,
+    S_NOT_PD,
+) = range(13)
 SI_SIZE = 13  # S_NOT_PD: 1 when the plant's M stopped being positive definite (the run ends there)
 # float state sf
 F_READ_PREVIOUS, F_SWITCH, F_READ_FIRST, F_LAST_APPLY = range(4)
@@ -59,11 +83,31 @@ SF_SIZE = 4
 # phases of the closed-loop recording
 PH_PREROLL, PH_LEAD, PH_SEGMENT, PH_WAIT, PH_DWELL, PH_TAIL, PH_DONE = range(7)
 # timing settings (array `timing`)
-T_PERIOD, T_WAKE_MEAN, T_LATE_PROB, T_LATE_MIN, T_LATE_MAX, T_LATENCY, T_LATENCY_SD, T_LATENCY_MIN, T_LATENCY_MAX, T_BUS_GAP = range(10)
+(
+    T_PERIOD,
+    T_WAKE_MEAN,
+    T_LATE_PROB,
+    T_LATE_MIN,
+    T_LATE_MAX,
+    T_LATENCY,
+    T_LATENCY_SD,
+    T_LATENCY_MIN,
+    T_LATENCY_MAX,
+    T_BUS_GAP,
+) = range(10)
 # noise settings (array `noise`)
 N_CURRENT_SD, N_ENCODER_SD, N_PRESENT_SD = range(3)
 # plant scalars (array `scal`)
-P_H, P_GZ, P_COMPLIANT, P_COULOMB_WIDTH, P_ENCODER_RES, P_CURRENT_UNIT, P_LOAD_FRICTION, P_VOLTAGE_LIMIT = range(8)
+(
+    P_H,
+    P_GZ,
+    P_COMPLIANT,
+    P_COULOMB_WIDTH,
+    P_ENCODER_RES,
+    P_CURRENT_UNIT,
+    P_LOAD_FRICTION,
+    P_VOLTAGE_LIMIT,
+) = range(8)
 # switches of the effects the nonideality study added (twin/effects.py); at their defaults the plant is the one before them
 P_ENCODER_QUANTIZE, P_ENCODER_ERROR, P_BACKLASH = range(8, 11)
 # rows of the per-arm-axis drive array `gear`: load-dependent gear friction, then the backlash half gap (rad)
@@ -73,7 +117,23 @@ E_A1, E_PHI1, E_A2, E_PHI2 = range(4)
 # rows of the per-axis motor array `motor` (supply-voltage limit)
 M_KT, M_STALL_CURRENT, M_NO_LOAD_SPEED, M_ROWS = range(4)
 # groups of log columns (array `cols`: first 0-based column of each per-axis group)
-C_T, C_THETA, C_DTHETA, C_REF, C_DREF, C_DDREF, C_ERROR, C_CURRENT, C_FF, C_FB, C_PRESENT, C_TICKS, C_UNITS, C_CLAMPED, C_SEGMENT = range(15)
+(
+    C_T,
+    C_THETA,
+    C_DTHETA,
+    C_REF,
+    C_DREF,
+    C_DDREF,
+    C_ERROR,
+    C_CURRENT,
+    C_FF,
+    C_FB,
+    C_PRESENT,
+    C_TICKS,
+    C_UNITS,
+    C_CLAMPED,
+    C_SEGMENT,
+) = range(15)
 
 
 # Weight of the end-of-step spring force: 1 is implicit Euler (numerical damping ratio ω·h/2,
@@ -81,15 +141,35 @@ C_T, C_THETA, C_DTHETA, C_REF, C_DREF, C_DDREF, C_ERROR, C_CURRENT, C_FF, C_FB, 
 SPRING_IMPLICITNESS = 0.5
 
 # rows of the float scratch array ws_v
-W_COS, W_SIN, W_ZERO, W_VELOCITY, W_BIAS, W_SOLUTION, W_RHS, W_COUPLING, W_ROTOR_RHS, W_ROTOR_DIAG, W_SCRATCH, W_TORQUE, W_PREVIOUS, W_SPRING, W_DELIVERED, W_ROWS = range(16)
+(
+    W_COS,
+    W_SIN,
+    W_ZERO,
+    W_VELOCITY,
+    W_BIAS,
+    W_SOLUTION,
+    W_RHS,
+    W_COUPLING,
+    W_ROTOR_RHS,
+    W_ROTOR_DIAG,
+    W_SCRATCH,
+    W_TORQUE,
+    W_PREVIOUS,
+    W_SPRING,
+    W_DELIVERED,
+    W_ROWS,
+) = range(16)
 
 
 @numba.njit(cache=True)
 def workspace(n_parameters):
     """Scratch arrays for plant_step: (ws_w, ws_m, ws_l, ws_v, ws_i)."""
     return (
-        np.zeros((N_AX, n_parameters)), np.zeros((N_AX, N_AX)), np.zeros((N_ARM, N_ARM)),
-        np.zeros((W_ROWS, N_AX)), np.zeros(N_AX, dtype=np.int64),
+        np.zeros((N_AX, n_parameters)),
+        np.zeros((N_AX, N_AX)),
+        np.zeros((N_ARM, N_ARM)),
+        np.zeros((W_ROWS, N_AX)),
+        np.zeros(N_AX, dtype=np.int64),
     )
 
 
@@ -142,7 +222,26 @@ def delivered_torque(commanded, speed, kt, stall_current, no_load_speed):
 
 
 @numba.njit(cache=True)
-def plant_step(x, torque, scal, offsets, beta_link, ia, fv, fs, stiffness, damping, gear, motor, free, ws_w, ws_m, ws_l, ws_v, ws_i):
+def plant_step(
+    x,
+    torque,
+    scal,
+    offsets,
+    beta_link,
+    ia,
+    fv,
+    fs,
+    stiffness,
+    damping,
+    gear,
+    motor,
+    free,
+    ws_w,
+    ws_m,
+    ws_l,
+    ws_v,
+    ws_i,
+):
     """Advance the state x by one step h under the motor torques `torque` (N·m, true); False,
     with x left part-way, when the plant's (link + spring) inertia is not positive definite.
 
@@ -156,7 +255,13 @@ def plant_step(x, torque, scal, offsets, beta_link, ia, fv, fs, stiffness, dampi
         delivered = ws_v[W_DELIVERED]
         for j in range(N_AX):
             speed = x[XVM + j] if (compliant and j < N_ARM) else x[XV + j]
-            delivered[j] = delivered_torque(torque[j], speed, motor[M_KT, j], motor[M_STALL_CURRENT, j], motor[M_NO_LOAD_SPEED, j])
+            delivered[j] = delivered_torque(
+                torque[j],
+                speed,
+                motor[M_KT, j],
+                motor[M_STALL_CURRENT, j],
+                motor[M_NO_LOAD_SPEED, j],
+            )
         torque = delivered
     c = ws_v[W_COS, :N_ARM]
     s = ws_v[W_SIN, :N_ARM]
@@ -223,7 +328,9 @@ def plant_step(x, torque, scal, offsets, beta_link, ia, fv, fs, stiffness, dampi
             rhs[j] = momentum + h * (f0 - bias[j]) + h * coupling[j] * rotor_rhs[j] / rotor_diag[j]
         for j in range(N_ARM):
             ws_m[j, j] += h * coupling[j] - (h * coupling[j]) ** 2 / rotor_diag[j]
-        if not solve_spd(ws_m, rhs, free, N_ARM, ws_l, acceleration, ws_i, ws_v[W_SCRATCH]):  # here: the new link velocities
+        if not solve_spd(
+            ws_m, rhs, free, N_ARM, ws_l, acceleration, ws_i, ws_v[W_SCRATCH]
+        ):  # here: the new link velocities
             return False
         for j in range(N_ARM):
             if free[j] > 0.5:
@@ -233,7 +340,9 @@ def plant_step(x, torque, scal, offsets, beta_link, ia, fv, fs, stiffness, dampi
                 bound = h * fs[j]
                 if load_friction:
                     transmitted = spring[j] + coupling[j] * (rotor - x[XV + j])
-                    bound += h * gear_loss(transmitted, impulse, gear[G_LOSS_DRIVE, j], gear[G_LOSS_BACK, j])
+                    bound += h * gear_loss(
+                        transmitted, impulse, gear[G_LOSS_DRIVE, j], gear[G_LOSS_BACK, j]
+                    )
                 if abs(impulse) <= bound:
                     rotor = 0.0
                 else:
@@ -272,18 +381,63 @@ def plant_step(x, torque, scal, offsets, beta_link, ia, fv, fs, stiffness, dampi
 
 
 @numba.njit(cache=True)
-def run_steps(n_steps, x, torque, scal, offsets, beta_link, ia, fv, fs, stiffness, damping, gear, motor, free):
+def run_steps(
+    n_steps, x, torque, scal, offsets, beta_link, ia, fv, fs, stiffness, damping, gear, motor, free
+):
     """n_steps plant steps under constant motor torques (checks and open experiments); False
     when the plant's inertia stopped being positive definite."""
     ws_w, ws_m, ws_l, ws_v, ws_i = workspace(beta_link.shape[0])
     for _ in range(n_steps):
-        if not plant_step(x, torque, scal, offsets, beta_link, ia, fv, fs, stiffness, damping, gear, motor, free, ws_w, ws_m, ws_l, ws_v, ws_i):
+        if not plant_step(
+            x,
+            torque,
+            scal,
+            offsets,
+            beta_link,
+            ia,
+            fv,
+            fs,
+            stiffness,
+            damping,
+            gear,
+            motor,
+            free,
+            ws_w,
+            ws_m,
+            ws_l,
+            ws_v,
+            ws_i,
+        ):
             return False
     return True
 
 
 @numba.njit(cache=True)
-def _advance(t_target, x, si, sf, torque_old, torque_new, scal, offsets, beta_link, ia, fv, fs, stiffness, damping, gear, motor, free, ws_w, ws_m, ws_l, ws_v, ws_i, q_read):
+def _advance(
+    t_target,
+    x,
+    si,
+    sf,
+    torque_old,
+    torque_new,
+    scal,
+    offsets,
+    beta_link,
+    ia,
+    fv,
+    fs,
+    stiffness,
+    damping,
+    gear,
+    motor,
+    free,
+    ws_w,
+    ws_m,
+    ws_l,
+    ws_v,
+    ws_i,
+    q_read,
+):
     """Step the plant until its time passes t_target; q_read = link angles at t_target.
 
     A pending command (torque_new, taking effect at sf[F_SWITCH]) enters the step that
@@ -307,7 +461,26 @@ def _advance(t_target, x, si, sf, torque_old, torque_new, scal, offsets, beta_li
                 torque[j] = torque_old[j]
         for j in range(N_AX):
             previous[j] = x[XQ + j]
-        if not plant_step(x, torque, scal, offsets, beta_link, ia, fv, fs, stiffness, damping, gear, motor, free, ws_w, ws_m, ws_l, ws_v, ws_i):
+        if not plant_step(
+            x,
+            torque,
+            scal,
+            offsets,
+            beta_link,
+            ia,
+            fv,
+            fs,
+            stiffness,
+            damping,
+            gear,
+            motor,
+            free,
+            ws_w,
+            ws_m,
+            ws_l,
+            ws_v,
+            ws_i,
+        ):
             return False
         si[S_STEP] += 1
         t1 = si[S_STEP] * h
@@ -349,7 +522,9 @@ def _encoder(q_true, scal, noise, sensor, rng, ticks, theta):
     for j in range(N_AX):
         angle = q_true[j]
         if error:
-            angle += sensor[E_A1, j] * math.sin(q_true[j] + sensor[E_PHI1, j]) + sensor[E_A2, j] * math.sin(2.0 * q_true[j] + sensor[E_PHI2, j])
+            angle += sensor[E_A1, j] * math.sin(q_true[j] + sensor[E_PHI1, j]) + sensor[
+                E_A2, j
+            ] * math.sin(2.0 * q_true[j] + sensor[E_PHI2, j])
         if quantize:
             value = np.rint((angle + math.pi) / res + noise[N_ENCODER_SD] * rng.normal())
         else:
@@ -360,12 +535,54 @@ def _encoder(q_true, scal, noise, sensor, rng, ticks, theta):
 
 @numba.njit(cache=True)
 def run_closed_loop(
-    max_rows, out, x, si, sf, torque_old, torque_new, theta_previous, integral,
-    scal, offsets, beta_link, ia, fv, fs, stiffness, damping, gear, motor, kt_true, free, sensor,
-    timing, noise, rng, cols,
-    seg_start, seg_delta, seg_offset, seg_count, prof_s, prof_sd, prof_sdd, start_posture,
-    preroll_cycles, lead_cycles, dwell_cycles, tail_cycles, in_position_tol, timeout_cycles,
-    m_hat, d_hat, k_p, k_v, k_i, kt_command, current_unit, limit_units,
+    max_rows,
+    out,
+    x,
+    si,
+    sf,
+    torque_old,
+    torque_new,
+    theta_previous,
+    integral,
+    scal,
+    offsets,
+    beta_link,
+    ia,
+    fv,
+    fs,
+    stiffness,
+    damping,
+    gear,
+    motor,
+    kt_true,
+    free,
+    sensor,
+    timing,
+    noise,
+    rng,
+    cols,
+    seg_start,
+    seg_delta,
+    seg_offset,
+    seg_count,
+    prof_s,
+    prof_sd,
+    prof_sdd,
+    start_posture,
+    preroll_cycles,
+    lead_cycles,
+    dwell_cycles,
+    tail_cycles,
+    in_position_tol,
+    timeout_cycles,
+    m_hat,
+    d_hat,
+    k_p,
+    k_v,
+    k_i,
+    kt_command,
+    current_unit,
+    limit_units,
 ):
     """Run the recording state machine until max_rows logged rows or the end; returns rows written.
 
@@ -386,7 +603,31 @@ def run_closed_loop(
     while rows < max_rows and si[S_PHASE] != PH_DONE:
         k = si[S_CYCLE]
         t_read = _read_time(k, sf, timing, rng)
-        if not _advance(t_read, x, si, sf, torque_old, torque_new, scal, offsets, beta_link, ia, fv, fs, stiffness, damping, gear, motor, free, ws_w, ws_m, ws_l, ws_v, ws_i, q_read):
+        if not _advance(
+            t_read,
+            x,
+            si,
+            sf,
+            torque_old,
+            torque_new,
+            scal,
+            offsets,
+            beta_link,
+            ia,
+            fv,
+            fs,
+            stiffness,
+            damping,
+            gear,
+            motor,
+            free,
+            ws_w,
+            ws_m,
+            ws_l,
+            ws_v,
+            ws_i,
+            q_read,
+        ):
             si[S_NOT_PD] = 1
             si[S_PHASE] = PH_DONE
             return rows
@@ -420,7 +661,24 @@ def run_closed_loop(
                 dref[j] = 0.0
                 ddref[j] = 0.0
 
-        realization_law(ref, dref, ddref, theta, theta_previous, dt, integral, m_hat, d_hat, k_p, k_v, k_i, kt_command, current_unit, limit_units, law)
+        realization_law(
+            ref,
+            dref,
+            ddref,
+            theta,
+            theta_previous,
+            dt,
+            integral,
+            m_hat,
+            d_hat,
+            k_p,
+            k_v,
+            k_i,
+            kt_command,
+            current_unit,
+            limit_units,
+            law,
+        )
         for j in range(N_AX):
             theta_previous[j] = theta[j]
             current = law[OUT_GOAL_UNITS, j] * current_unit + noise[N_CURRENT_SD] * rng.normal()
@@ -446,11 +704,16 @@ def run_closed_loop(
                 row[cols[C_CURRENT] + j] = law[OUT_GOAL_UNITS, j] * current_unit
                 row[cols[C_FF] + j] = law[OUT_FEEDFORWARD, j]
                 row[cols[C_FB] + j] = law[OUT_FEEDBACK, j]
-                row[cols[C_PRESENT] + j] = np.rint((present[j] + noise[N_PRESENT_SD] * rng.normal()) / current_unit) * current_unit
+                row[cols[C_PRESENT] + j] = (
+                    np.rint((present[j] + noise[N_PRESENT_SD] * rng.normal()) / current_unit)
+                    * current_unit
+                )
                 row[cols[C_TICKS] + j] = ticks[j]
                 row[cols[C_UNITS] + j] = law[OUT_GOAL_UNITS, j]
                 row[cols[C_CLAMPED] + j] = law[OUT_CLAMPED, j]
-            row[cols[C_SEGMENT]] = segment if (phase == PH_SEGMENT or phase == PH_WAIT or phase == PH_DWELL) else -1
+            row[cols[C_SEGMENT]] = (
+                segment if (phase == PH_SEGMENT or phase == PH_WAIT or phase == PH_DWELL) else -1
+            )
             rows += 1
             si[S_ROWS] += 1
 
@@ -481,7 +744,10 @@ def run_closed_loop(
         if phase == PH_WAIT:
             inside = True
             for j in range(N_AX):
-                if abs(seg_start[segment, j] + seg_delta[segment, j] - theta[j]) > in_position_tol[j]:
+                if (
+                    abs(seg_start[segment, j] + seg_delta[segment, j] - theta[j])
+                    > in_position_tol[j]
+                ):
                     inside = False
             si[S_WAIT] += 1
             timed_out = si[S_WAIT] >= timeout_cycles
@@ -503,9 +769,35 @@ def run_closed_loop(
 
 @numba.njit(cache=True)
 def run_open_loop(
-    units_excitation, out_t, out_theta, out_units, x, si, sf, torque_old, torque_new,
-    scal, offsets, beta_link, ia, fv, fs, stiffness, damping, gear, motor, kt_true, free, sensor,
-    timing, noise, rng, beta_gravity_prior, kt_compensation, limit_units, current_unit,
+    units_excitation,
+    out_t,
+    out_theta,
+    out_units,
+    x,
+    si,
+    sf,
+    torque_old,
+    torque_new,
+    scal,
+    offsets,
+    beta_link,
+    ia,
+    fv,
+    fs,
+    stiffness,
+    damping,
+    gear,
+    motor,
+    kt_true,
+    free,
+    sensor,
+    timing,
+    noise,
+    rng,
+    beta_gravity_prior,
+    kt_compensation,
+    limit_units,
+    current_unit,
 ):
     """Open-loop record: per cycle, the excitation current (register units) plus, on the free
     axes, the current that holds the prior model's gravity torque at the measured angle.
@@ -521,7 +813,31 @@ def run_open_loop(
     s = np.empty(N_ARM)
     for k in range(units_excitation.shape[0]):
         t_read = _read_time(k, sf, timing, rng)
-        if not _advance(t_read, x, si, sf, torque_old, torque_new, scal, offsets, beta_link, ia, fv, fs, stiffness, damping, gear, motor, free, ws_w, ws_m, ws_l, ws_v, ws_i, q_read):
+        if not _advance(
+            t_read,
+            x,
+            si,
+            sf,
+            torque_old,
+            torque_new,
+            scal,
+            offsets,
+            beta_link,
+            ia,
+            fv,
+            fs,
+            stiffness,
+            damping,
+            gear,
+            motor,
+            free,
+            ws_w,
+            ws_m,
+            ws_l,
+            ws_v,
+            ws_i,
+            q_read,
+        ):
             si[S_NOT_PD] = 1
             return k
         _encoder(q_read, scal, noise, sensor, rng, ticks, theta)

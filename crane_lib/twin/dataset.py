@@ -31,8 +31,16 @@ import numpy as np
 from tqdm import tqdm
 
 from crane_lib import arithmetic, fingerprint
-from crane_lib.errors import (MAX_JOBS, InputError, atomic_write, checked_csv_rows, job_count,
-                              parse_integer, refuse_option, shown)
+from crane_lib.errors import (
+    MAX_JOBS,
+    InputError,
+    atomic_write,
+    checked_csv_rows,
+    job_count,
+    parse_integer,
+    refuse_option,
+    shown,
+)
 from crane_lib.excitation.commands import commanded_duration, read_command_file
 from crane_lib.logs import raw_log
 from crane_lib.model.controller import REALIZATION_CONSTANTS_CSV
@@ -42,10 +50,20 @@ from crane_lib.twin import recorder as twin
 from crane_lib.twin.truth import TWIN_PLANT_CSV, TWIN_TRUTH_CSV
 
 PROFILES = ("quick", "full")
-TRAJECTORY_NAME = re.compile(r"[A-Za-z0-9_-]+")  # a file stem: no path, so no row reaches outside trajectories/
+TRAJECTORY_NAME = re.compile(
+    r"[A-Za-z0-9_-]+"
+)  # a file stem: no path, so no row reaches outside trajectories/
 MANIFEST_COLUMNS = [
-    "trajectory", "run", "seed", "file", "samples", "record_duration_s", "commanded_duration_s", "realized_motion_s",
-    "clamp_share_percent", "cache_key",
+    "trajectory",
+    "run",
+    "seed",
+    "file",
+    "samples",
+    "record_duration_s",
+    "commanded_duration_s",
+    "realized_motion_s",
+    "clamp_share_percent",
+    "cache_key",
 ]
 
 
@@ -69,19 +87,33 @@ def executions(profile: str) -> list[Execution]:
         raise InputError("profile", f"{profile!r}", f"one of {PROFILES}")
     path = PAPERMILL_PARAMS_DIR / f"recordings_{profile}.csv"
     rows, seen = [], set()
-    for where, fields in checked_csv_rows(path, ["trajectory", "run", "seed"], "the list of executions of the profile"):
+    for where, fields in checked_csv_rows(
+        path, ["trajectory", "run", "seed"], "the list of executions of the profile"
+    ):
         name = fields[0].strip()
         if not TRAJECTORY_NAME.fullmatch(name):
-            raise InputError(where, f"trajectory {shown(name)}", "a file stem in trajectories/ (letters, digits, '_' or '-')")
+            raise InputError(
+                where,
+                f"trajectory {shown(name)}",
+                "a file stem in trajectories/ (letters, digits, '_' or '-')",
+            )
         run = parse_integer(fields[1], where, "a run number from 1", field="run")
         seed = parse_integer(fields[2], where, "a non-negative seed", field="seed")
         if run < 1 or seed < 0:
-            raise InputError(where, f"run {run}, seed {seed}", "a run number from 1 and a non-negative seed")
+            raise InputError(
+                where, f"run {run}, seed {seed}", "a run number from 1 and a non-negative seed"
+            )
         execution = Execution(name, run, seed)
         if not execution.command_file.is_file():
-            raise InputError(where, f"no command file {execution.command_file}", "a trajectory in trajectories/")
+            raise InputError(
+                where, f"no command file {execution.command_file}", "a trajectory in trajectories/"
+            )
         if (execution.trajectory, execution.run) in seen:
-            raise InputError(where, f"{execution.trajectory} run {execution.run} listed twice", "each execution once")
+            raise InputError(
+                where,
+                f"{execution.trajectory} run {execution.run} listed twice",
+                "each execution once",
+            )
         seen.add((execution.trajectory, execution.run))
         rows.append(execution)
     return rows
@@ -93,9 +125,14 @@ def cache_key(execution: Execution, effects: twin_effects.TwinEffects | None = N
     another recording."""
     profile = () if effects is None or effects.is_default else (effects.describe(),)
     return fingerprint.digest(
-        execution.command_file.read_bytes(), TWIN_TRUTH_CSV.read_bytes(), TWIN_PLANT_CSV.read_bytes(),
-        REALIZATION_CONSTANTS_CSV.read_bytes(), twin.source_fingerprint(), f"{execution.trajectory}|{execution.run}|{execution.seed}",
-        arithmetic.signature(), *profile,
+        execution.command_file.read_bytes(),
+        TWIN_TRUTH_CSV.read_bytes(),
+        TWIN_PLANT_CSV.read_bytes(),
+        REALIZATION_CONSTANTS_CSV.read_bytes(),
+        twin.source_fingerprint(),
+        f"{execution.trajectory}|{execution.run}|{execution.seed}",
+        arithmetic.signature(),
+        *profile,
     )
 
 
@@ -109,10 +146,18 @@ def stored_metadata(path: Path) -> dict[str, str] | None:
     return dict(line.split(": ", 1) for line in text.splitlines() if ": " in line)
 
 
-def _record_one(execution: Execution, key: str, directory: str, effects: twin_effects.TwinEffects | None = None) -> dict:
-    samples, metadata = twin.record(execution.command_file, execution.seed, effects=None if effects is None or effects.is_default else effects)
+def _record_one(
+    execution: Execution, key: str, directory: str, effects: twin_effects.TwinEffects | None = None
+) -> dict:
+    samples, metadata = twin.record(
+        execution.command_file,
+        execution.seed,
+        effects=None if effects is None or effects.is_default else effects,
+    )
     metadata["run"] = str(execution.run)
-    metadata["clamp_share_percent"] = f"{100.0 * samples[:, raw_log.group('clamped')].any(axis=1).mean():.4f}"
+    metadata["clamp_share_percent"] = (
+        f"{100.0 * samples[:, raw_log.group('clamped')].any(axis=1).mean():.4f}"
+    )
     metadata["samples"] = str(len(samples))
     metadata["cache_key"] = key
     path = execution.log_path(Path(directory))
@@ -120,17 +165,31 @@ def _record_one(execution: Execution, key: str, directory: str, effects: twin_ef
     return _manifest_row(execution, path, metadata, samples)
 
 
-def _manifest_row(execution: Execution, path: Path, metadata: dict, samples: np.ndarray | None = None) -> dict:
+def _manifest_row(
+    execution: Execution, path: Path, metadata: dict, samples: np.ndarray | None = None
+) -> dict:
     return {
-        "trajectory": execution.trajectory, "run": execution.run, "seed": execution.seed, "file": path.name,
-        "samples": metadata["samples"], "record_duration_s": metadata["record_duration_s"],
-        "commanded_duration_s": metadata["commanded_duration_s"], "realized_motion_s": metadata["realized_motion_s"],
-        "clamp_share_percent": metadata["clamp_share_percent"], "cache_key": metadata["cache_key"],
+        "trajectory": execution.trajectory,
+        "run": execution.run,
+        "seed": execution.seed,
+        "file": path.name,
+        "samples": metadata["samples"],
+        "record_duration_s": metadata["record_duration_s"],
+        "commanded_duration_s": metadata["commanded_duration_s"],
+        "realized_motion_s": metadata["realized_motion_s"],
+        "clamp_share_percent": metadata["clamp_share_percent"],
+        "cache_key": metadata["cache_key"],
     }
 
 
-def build(profile: str, jobs: int = 2, force: bool = False, directory: Path = RECORDINGS_DIR, progress: bool = True,
-          effects: twin_effects.TwinEffects | None = None) -> Path:
+def build(
+    profile: str,
+    jobs: int = 2,
+    force: bool = False,
+    directory: Path = RECORDINGS_DIR,
+    progress: bool = True,
+    effects: twin_effects.TwinEffects | None = None,
+) -> Path:
     """Record every execution of the profile that is missing or stale; write the manifest.
     `effects`: the twin profile (default: $CRANE_TWIN's, today's twin when unset)."""
     todo = executions(profile)
@@ -151,15 +210,27 @@ def build(profile: str, jobs: int = 2, force: bool = False, directory: Path = RE
         weight = {e: commanded_duration(read_command_file(e.command_file)) for e in pending}
         started = time.perf_counter()
         label = profile if effects.is_default else f"{profile}, twin {effects.name}"
-        with tqdm(total=round(sum(weight.values())), unit="s", desc=f"recording {label}", disable=not progress) as bar:
+        with tqdm(
+            total=round(sum(weight.values())),
+            unit="s",
+            desc=f"recording {label}",
+            disable=not progress,
+        ) as bar:
             if jobs <= 1:
                 for execution in pending:
-                    rows[execution] = _record_one(execution, keys[execution], str(directory), effects)
+                    rows[execution] = _record_one(
+                        execution, keys[execution], str(directory), effects
+                    )
                     bar.update(round(weight[execution]))
-                    bar.set_postfix_str(f"{len(rows) - (len(todo) - len(pending))}/{len(pending)} recordings")
+                    bar.set_postfix_str(
+                        f"{len(rows) - (len(todo) - len(pending))}/{len(pending)} recordings"
+                    )
             else:
                 with ProcessPoolExecutor(max_workers=jobs) as pool:
-                    futures = {pool.submit(_record_one, e, keys[e], str(directory), effects): e for e in sorted(pending, key=lambda e: -weight[e])}
+                    futures = {
+                        pool.submit(_record_one, e, keys[e], str(directory), effects): e
+                        for e in sorted(pending, key=lambda e: -weight[e])
+                    }
                     done = 0
                     for future in as_completed(futures):
                         execution = futures[future]
@@ -185,12 +256,22 @@ def build(profile: str, jobs: int = 2, force: bool = False, directory: Path = RE
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description="Record the default data set on the digital twin (cached by content).")
-    parser.add_argument("--profile", choices=PROFILES, default=os.environ.get("CRANE_PROFILE", "full"))
-    parser.add_argument("--jobs", default="2",
-                        help=f"parallel processes, 1 to {MAX_JOBS} (default 2)")
+    parser = argparse.ArgumentParser(
+        description="Record the default data set on the digital twin (cached by content)."
+    )
+    parser.add_argument(
+        "--profile", choices=PROFILES, default=os.environ.get("CRANE_PROFILE", "full")
+    )
+    parser.add_argument(
+        "--jobs", default="2", help=f"parallel processes, 1 to {MAX_JOBS} (default 2)"
+    )
     parser.add_argument("--force", action="store_true", help="re-record even if up to date")
-    parser.add_argument("--out", type=Path, default=RECORDINGS_DIR, help=f"folder of the recordings (default {RECORDINGS_DIR})")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=RECORDINGS_DIR,
+        help=f"folder of the recordings (default {RECORDINGS_DIR})",
+    )
     args = parser.parse_args(argv)
     try:  # before any recording
         jobs = job_count(args.jobs)

@@ -40,7 +40,9 @@ INF = math.inf
 ENCODER_ERROR_SEED = 20240516
 # current quantization off: the register unit divided by this (2.6 nA), the limit multiplied by it
 CURRENT_UNQUANTIZED_DIVISOR = 2.0**20
-_LATENCY_MS = paper("encoder_read_dispatch_delay").value  # the twin's read-and-dispatch latency (Sec. III-B)
+_LATENCY_MS = paper(
+    "encoder_read_dispatch_delay"
+).value  # the twin's read-and-dispatch latency (Sec. III-B)
 
 
 @dataclass(frozen=True)
@@ -91,37 +93,174 @@ def _fmt(value: float) -> str:
 
 EFFECTS: tuple[Effect, ...] = (
     # ---------------------------------------------------------------- what the twin had before the study
-    Effect("encoder_quantization", "switch (12-bit link encoder)", 1.0, 0.0, 1.0, 0.0, 1.0, False,
-           "ROBOTIS e-Manual: 4096 positions per turn (AS5045)", discrete=True),
-    Effect("encoder_noise", "counts rms", 0.2, 0.0, 0.34, 0.0, 1.0, False,
-           "AS5045 datasheet: transition noise 0.03 deg rms (slow mode, 0.34 counts), 0.06 deg rms (fast mode)"),
-    Effect("current_quantization", "switch (2.69 mA register unit)", 1.0, 0.0, 1.0, 0.0, 1.0, False,
-           "paper Sec. III-A and e-Manual: Goal Current in 2.69 mA units", discrete=True),
-    Effect("current_noise", "register units rms", 1.0, 0.0, 1.0, 0.0, 5.0, False,
-           "twin register: a one-unit current-loop error (assumption of the first twin)"),
-    Effect("kt_error", "% (half-width of the unit's per-axis Kt deviation)", 10.0, 0.0, 10.0, 0.0, 20.0, False,
-           "paper Sec. VII-D: independent per-joint errors of +-10 %, 'the realistic case'"),
-    Effect("run_drift", "x (friction 5 %, Kt 1 % per execution)", 1.0, 0.0, 1.0, 0.0, 3.0, False,
-           "twin register: run-to-run friction (temperature) and Kt drift (assumption of the first twin)"),
-    Effect("dead_time", "ms (encoder read to command applied)", _LATENCY_MS, 0.0, _LATENCY_MS, 0.0, 3.0, False,
-           "paper Sec. III-B: 0.9 ms read and dispatch; Table XIX T_d = 1.53 ms with the hold"),
-    Effect("jitter", "x (wake-up latency, late cycles, latency spread)", 1.0, 0.0, 1.0, 0.0, 10.0, False,
-           "twin register: non-real-time Linux host (assumption of the first twin)"),
-    Effect("compliance", "Hz (two-mass resonance at the Fig. 1 posture; inf = rigid)", 100.0, INF, 100.0, 50.0, 400.0, False,
-           "paper Sec. III-B: a lightly damped resonance 'near 100 Hz'"),
-    Effect("gear_friction", "efficiency of one spur mesh (1 = none)", 0.97, 1.0, 0.97, 0.90, 1.0, False,
-           "textbook 0.95-0.98 per lubricated metal spur mesh; four meshes (twin register)"),
-    Effect("voltage_limit", "V supply (inf = none)", 12.0, INF, 12.0, 10.0, 14.8, False,
-           "ROBOTIS e-Manual: 12 V recommended, 10.0-14.8 V admitted; stall and no-load points at 12 V"),
-    Effect("coulomb_friction", "x the twin's Coulomb friction (half the Joint-7 drag)", 1.0, 0.0, 1.0, 0.0, 2.0, False,
-           "paper Table XIX Joint-7 gain: drag 0.035 N·m at 1 rad/s, split half Coulomb (2 = all Coulomb)"),
-    Effect("products_of_inertia", "x the description's products of inertia", 1.0, 0.0, 1.0, 0.0, 2.0, False,
-           "manufacturer's description: 0.1-8 % of each link's largest diagonal entry (paper Sec. III-C)"),
+    Effect(
+        "encoder_quantization",
+        "switch (12-bit link encoder)",
+        1.0,
+        0.0,
+        1.0,
+        0.0,
+        1.0,
+        False,
+        "ROBOTIS e-Manual: 4096 positions per turn (AS5045)",
+        discrete=True,
+    ),
+    Effect(
+        "encoder_noise",
+        "counts rms",
+        0.2,
+        0.0,
+        0.34,
+        0.0,
+        1.0,
+        False,
+        "AS5045 datasheet: transition noise 0.03 deg rms (slow mode, 0.34 counts), 0.06 deg rms (fast mode)",
+    ),
+    Effect(
+        "current_quantization",
+        "switch (2.69 mA register unit)",
+        1.0,
+        0.0,
+        1.0,
+        0.0,
+        1.0,
+        False,
+        "paper Sec. III-A and e-Manual: Goal Current in 2.69 mA units",
+        discrete=True,
+    ),
+    Effect(
+        "current_noise",
+        "register units rms",
+        1.0,
+        0.0,
+        1.0,
+        0.0,
+        5.0,
+        False,
+        "twin register: a one-unit current-loop error (assumption of the first twin)",
+    ),
+    Effect(
+        "kt_error",
+        "% (half-width of the unit's per-axis Kt deviation)",
+        10.0,
+        0.0,
+        10.0,
+        0.0,
+        20.0,
+        False,
+        "paper Sec. VII-D: independent per-joint errors of +-10 %, 'the realistic case'",
+    ),
+    Effect(
+        "run_drift",
+        "x (friction 5 %, Kt 1 % per execution)",
+        1.0,
+        0.0,
+        1.0,
+        0.0,
+        3.0,
+        False,
+        "twin register: run-to-run friction (temperature) and Kt drift (assumption of the first twin)",
+    ),
+    Effect(
+        "dead_time",
+        "ms (encoder read to command applied)",
+        _LATENCY_MS,
+        0.0,
+        _LATENCY_MS,
+        0.0,
+        3.0,
+        False,
+        "paper Sec. III-B: 0.9 ms read and dispatch; Table XIX T_d = 1.53 ms with the hold",
+    ),
+    Effect(
+        "jitter",
+        "x (wake-up latency, late cycles, latency spread)",
+        1.0,
+        0.0,
+        1.0,
+        0.0,
+        10.0,
+        False,
+        "twin register: non-real-time Linux host (assumption of the first twin)",
+    ),
+    Effect(
+        "compliance",
+        "Hz (two-mass resonance at the Fig. 1 posture; inf = rigid)",
+        100.0,
+        INF,
+        100.0,
+        50.0,
+        400.0,
+        False,
+        "paper Sec. III-B: a lightly damped resonance 'near 100 Hz'",
+    ),
+    Effect(
+        "gear_friction",
+        "efficiency of one spur mesh (1 = none)",
+        0.97,
+        1.0,
+        0.97,
+        0.90,
+        1.0,
+        False,
+        "textbook 0.95-0.98 per lubricated metal spur mesh; four meshes (twin register)",
+    ),
+    Effect(
+        "voltage_limit",
+        "V supply (inf = none)",
+        12.0,
+        INF,
+        12.0,
+        10.0,
+        14.8,
+        False,
+        "ROBOTIS e-Manual: 12 V recommended, 10.0-14.8 V admitted; stall and no-load points at 12 V",
+    ),
+    Effect(
+        "coulomb_friction",
+        "x the twin's Coulomb friction (half the Joint-7 drag)",
+        1.0,
+        0.0,
+        1.0,
+        0.0,
+        2.0,
+        False,
+        "paper Table XIX Joint-7 gain: drag 0.035 N·m at 1 rad/s, split half Coulomb (2 = all Coulomb)",
+    ),
+    Effect(
+        "products_of_inertia",
+        "x the description's products of inertia",
+        1.0,
+        0.0,
+        1.0,
+        0.0,
+        2.0,
+        False,
+        "manufacturer's description: 0.1-8 % of each link's largest diagonal entry (paper Sec. III-C)",
+    ),
     # ---------------------------------------------------------------- candidates added by the study (off by default)
-    Effect("backlash", "deg (total play at the joint output)", 0.0, 0.0, 0.25, 0.0, 1.0, True,
-           "ROBOTIS e-Manual: backlash 15 arcmin (0.25 deg) for the XM540-W270 and the 353.5:1 train of the XH/XM430-W350"),
-    Effect("encoder_error", "deg (peak position-dependent error of the link encoder)", 0.0, 0.0, 0.5, 0.0, 1.4, True,
-           "AS5045 datasheet: integral non-linearity +-0.5 deg (centred magnet), +-1.4 deg (magnet displaced within tolerance)"),
+    Effect(
+        "backlash",
+        "deg (total play at the joint output)",
+        0.0,
+        0.0,
+        0.25,
+        0.0,
+        1.0,
+        True,
+        "ROBOTIS e-Manual: backlash 15 arcmin (0.25 deg) for the XM540-W270 and the 353.5:1 train of the XH/XM430-W350",
+    ),
+    Effect(
+        "encoder_error",
+        "deg (peak position-dependent error of the link encoder)",
+        0.0,
+        0.0,
+        0.5,
+        0.0,
+        1.4,
+        True,
+        "AS5045 datasheet: integral non-linearity +-0.5 deg (centred magnet), +-1.4 deg (magnet displaced within tolerance)",
+    ),
 )
 NAMES = tuple(e.name for e in EFFECTS)
 BY_NAME = {e.name: e for e in EFFECTS}
@@ -162,7 +301,11 @@ class TwinEffects:
     def describe(self) -> str:
         """One line: the profile's name and every value that differs from today's twin."""
         differences = self.differences()
-        body = ", ".join(f"{n}={_fmt(v)}" for n, v in differences.items()) if differences else "today's twin"
+        body = (
+            ", ".join(f"{n}={_fmt(v)}" for n, v in differences.items())
+            if differences
+            else "today's twin"
+        )
         return f"{self.name}: {body}"
 
 
@@ -173,9 +316,15 @@ def check_value(name: str, value, where: str) -> float:
     try:
         value = float(value)
     except (TypeError, ValueError):
-        raise InputError(where, f"magnitude {value!r} of {name} is not a number", BY_NAME[name].allowed()) from None
+        raise InputError(
+            where, f"magnitude {value!r} of {name} is not a number", BY_NAME[name].allowed()
+        ) from None
     if math.isnan(value) or not BY_NAME[name].admits(value):
-        raise InputError(where, f"magnitude {_fmt(value)} of {name} is outside its physical range", BY_NAME[name].allowed())
+        raise InputError(
+            where,
+            f"magnitude {_fmt(value)} of {name} is outside its physical range",
+            BY_NAME[name].allowed(),
+        )
     return value
 
 
@@ -215,7 +364,9 @@ class Realization:
     voltage_limit: bool
     encoder_quantization: bool
     current_quantization: bool
-    noise: np.ndarray  # (3,): current-loop error A, encoder read noise counts, present-current noise A
+    noise: (
+        np.ndarray
+    )  # (3,): current-loop error A, encoder read noise counts, present-current noise A
     latency_s: float  # mean read-to-command latency
     jitter: float  # scale of the host-timing irregularity
     run_drift: float  # scale of the run-to-run draw
@@ -248,29 +399,47 @@ def _scaled_truth(truth: ParameterSet, coulomb: float, products: float) -> Param
     return ParameterSet(truth.names, np.array([values[n] for n in truth.names]))
 
 
-def _settings(settings: PlantSettings, kt_error: float, resonance_hz: float, mesh: float,
-              supply: float, arm: str = CRANE_X7) -> PlantSettings:
+def _settings(
+    settings: PlantSettings,
+    kt_error: float,
+    resonance_hz: float,
+    mesh: float,
+    supply: float,
+    arm: str = CRANE_X7,
+) -> PlantSettings:
     changes = {}
     default = {e.name: e.default for e in EFFECTS}
     if kt_error != default["kt_error"]:
-        changes["kt_true"] = settings.kt_logged + (settings.kt_true - settings.kt_logged) * (kt_error / default["kt_error"])
+        changes["kt_true"] = settings.kt_logged + (settings.kt_true - settings.kt_logged) * (
+            kt_error / default["kt_error"]
+        )
     if resonance_hz != default["compliance"] and math.isfinite(resonance_hz):
         ratio = resonance_hz / settings.resonance_hz  # same damping ratio: k ~ f^2, d ~ f
-        changes.update(stiffness=settings.stiffness * ratio**2, damping=settings.damping * ratio,
-                       resonance_hz=settings.resonance_hz * ratio)
+        changes.update(
+            stiffness=settings.stiffness * ratio**2,
+            damping=settings.damping * ratio,
+            resonance_hz=settings.resonance_hz * ratio,
+        )
     if mesh != default["gear_friction"] and mesh != 1.0:
         joints = range(1, len(settings.stiffness) + 1)
         stages = [twin_truth.GEAR_STAGES[twin_truth.actuator_model(j, arm)] for j in joints]
         n = np.array(stages, dtype=float)
         changes.update(efficiency_driving=mesh**n, efficiency_backdriven=(2.0 - 1.0 / mesh) ** n)
     if supply != default["voltage_limit"] and math.isfinite(supply):
-        ratio = supply / settings.supply_voltage  # R and k_e are properties of the motor: i_stall, ω_nl scale with V
-        changes.update(supply_voltage=supply, stall_current=settings.stall_current * ratio, no_load_speed=settings.no_load_speed * ratio)
+        ratio = (
+            supply / settings.supply_voltage
+        )  # R and k_e are properties of the motor: i_stall, ω_nl scale with V
+        changes.update(
+            supply_voltage=supply,
+            stall_current=settings.stall_current * ratio,
+            no_load_speed=settings.no_load_speed * ratio,
+        )
     return replace(settings, **changes) if changes else settings
 
 
-def realization(effects: TwinEffects, truth: ParameterSet, settings: PlantSettings,
-                arm: str = CRANE_X7) -> Realization:
+def realization(
+    effects: TwinEffects, truth: ParameterSet, settings: PlantSettings, arm: str = CRANE_X7
+) -> Realization:
     """What `effects` asks of one recording, from the unit's truth and drive settings (of `arm`,
     whose axis and joint counts are those of `settings`)."""
     v = dict(effects.values)
@@ -278,16 +447,20 @@ def realization(effects: TwinEffects, truth: ParameterSet, settings: PlantSettin
         check_value(name, value, f"twin profile {effects.name}")
     rigid = math.isinf(v["compliance"])
     if rigid and v["backlash"] > 0.0:
-        raise InputError(f"twin profile {effects.name}", "backlash on a rigid drivetrain (compliance = inf)",
-                         "a compliant drivetrain: the play sits between the rotor and the link spring")
+        raise InputError(
+            f"twin profile {effects.name}",
+            "backlash on a rigid drivetrain (compliance = inf)",
+            "a compliant drivetrain: the play sits between the rotor and the link spring",
+        )
     n_axes, n_joints = len(settings.kt_logged), len(settings.stiffness)
     unit = twin_truth.twin_arm(arm).actuators[0].current_unit  # A per current register unit
     half_gap = np.zeros(n_joints)
     half_gap[:] = 0.5 * math.radians(v["backlash"])
     return Realization(
         truth=_scaled_truth(truth, v["coulomb_friction"], v["products_of_inertia"]),
-        settings=_settings(settings, v["kt_error"], v["compliance"], v["gear_friction"],
-                           v["voltage_limit"], arm),
+        settings=_settings(
+            settings, v["kt_error"], v["compliance"], v["gear_friction"], v["voltage_limit"], arm
+        ),
         compliant=not rigid,
         load_friction=v["gear_friction"] != 1.0 and not rigid,
         voltage_limit=math.isfinite(v["voltage_limit"]),
@@ -298,6 +471,9 @@ def realization(effects: TwinEffects, truth: ParameterSet, settings: PlantSettin
         jitter=v["jitter"],
         run_drift=v["run_drift"],
         backlash_half_gap=np.ascontiguousarray(half_gap),
-        encoder_error=(encoder_error_shape(v["encoder_error"], n_axes) if v["encoder_error"] > 0.0
-                       else np.zeros((4, n_axes))),
+        encoder_error=(
+            encoder_error_shape(v["encoder_error"], n_axes)
+            if v["encoder_error"] > 0.0
+            else np.zeros((4, n_axes))
+        ),
     )

@@ -61,7 +61,9 @@ from crane_lib.twin.truth import FIG1_POSTURE, load_plant_settings, load_truth
 
 JOINT_ID_SEED = 31  # seed of axis j's record: JOINT_ID_SEED * 100 + j
 SQUARE_AMPLITUDE_FRACTION = 0.01  # of the current limit: a few rad/s within half a second
-PRBS_AMPLITUDE_FRACTION = 0.10  # larger: 1 ms bits must move the velocity against the encoder's 1.5 rad/s step
+PRBS_AMPLITUDE_FRACTION = (
+    0.10  # larger: 1 ms bits must move the velocity against the encoder's 1.5 rad/s step
+)
 SQUARE_LEVEL_S = 0.5
 SQUARE_PERIODS = 2
 PRBS_ORDER = 11  # 2^11 - 1 = 2047 bits
@@ -70,7 +72,9 @@ REST_BEFORE_S = 0.3  # gravity hold only, before the excitation
 REST_AFTER_S = 0.2
 HOLD_MEASURE_S = (1.0, 0.5)  # static hold before the record: settle, then average the current over
 HOLD_BANDWIDTH_HZ = 2.0  # the stiffness of that hold loop
-MIN_GRAVITY_UNITS = 2.0  # below this prior gravity current (register units) the hold is not rescaled
+MIN_GRAVITY_UNITS = (
+    2.0  # below this prior gravity current (register units) the hold is not rescaled
+)
 ARX_ORDER = int(paper("arx_order").value)
 PAPER_AXIS = 7  # Table XIX row taken from the paper (III-B)
 
@@ -92,7 +96,13 @@ def excitation_units(axis: int) -> np.ndarray:
     limit = ACTUATORS[axis - 1].current_limit_units
     period = CONTROL_PERIOD_S
     level = int(round(SQUARE_LEVEL_S / period))
-    square = SQUARE_AMPLITUDE_FRACTION * limit * np.concatenate([np.full(level, sign) for _ in range(SQUARE_PERIODS) for sign in (1.0, -1.0)])
+    square = (
+        SQUARE_AMPLITUDE_FRACTION
+        * limit
+        * np.concatenate(
+            [np.full(level, sign) for _ in range(SQUARE_PERIODS) for sign in (1.0, -1.0)]
+        )
+    )
     bits = PRBS_AMPLITUDE_FRACTION * limit * np.repeat(prbs(), int(round(PRBS_BIT_S / period)))
     rest_before = np.zeros(int(round(REST_BEFORE_S / period)))
     rest_after = np.zeros(int(round(REST_AFTER_S / period)))
@@ -113,7 +123,9 @@ class JointRecord:
         return float(np.median(np.diff(self.t)))
 
 
-def record_joint(axis: int, seed: int | None = None, truth=None, plant_settings=None) -> JointRecord:
+def record_joint(
+    axis: int, seed: int | None = None, truth=None, plant_settings=None
+) -> JointRecord:
     """Open-loop record of one axis on the twin at the Fig. 1 posture, the others locked."""
     core = twin._core()
     seed = JOINT_ID_SEED * 100 + axis if seed is None else seed
@@ -144,12 +156,28 @@ def record_joint(axis: int, seed: int | None = None, truth=None, plant_settings=
     out_units = np.zeros((n, N_AXES))
     limits = np.array([a.current_limit_units for a in ACTUATORS], dtype=float)
     completed = core.run_open_loop(
-        excitation, out_t, out_theta, out_units, x, si, sf, np.zeros(N_AXES), np.zeros(N_AXES),
-        *plant.core_arguments(), twin.timing_array(), twin.noise_array(), rng,
-        hold_scale * beta_prior, np.array(settings.kt_logged, dtype=float), limits, CURRENT_UNIT_A,
+        excitation,
+        out_t,
+        out_theta,
+        out_units,
+        x,
+        si,
+        sf,
+        np.zeros(N_AXES),
+        np.zeros(N_AXES),
+        *plant.core_arguments(),
+        twin.timing_array(),
+        twin.noise_array(),
+        rng,
+        hold_scale * beta_prior,
+        np.array(settings.kt_logged, dtype=float),
+        limits,
+        CURRENT_UNIT_A,
     )
     if si[core.S_NOT_PD]:
-        raise twin.PlantNotPositiveDefinite(f"joint record of axis {axis}: the plant's inertia matrix is not positive definite at cycle {completed}")
+        raise twin.PlantNotPositiveDefinite(
+            f"joint record of axis {axis}: the plant's inertia matrix is not positive definite at cycle {completed}"
+        )
     theta = out_theta[:, axis - 1]
     velocity = np.zeros(n)
     velocity[1:] = np.diff(theta) / np.diff(out_t)
@@ -157,7 +185,9 @@ def record_joint(axis: int, seed: int | None = None, truth=None, plant_settings=
     return JointRecord(axis, out_t, theta, velocity, input_torque, out_units[:, axis - 1])
 
 
-def _gravity_hold_scale(axis: int, plant: twin.Plant, beta_prior: np.ndarray, kt_logged: float) -> float:
+def _gravity_hold_scale(
+    axis: int, plant: twin.Plant, beta_prior: np.ndarray, kt_logged: float
+) -> float:
     """Measured holding current at the posture over the prior's gravity current (1 if no gravity).
 
     The hold runs the realization law itself (K_P, K_V, K_I of controller.py scaled to a
@@ -166,15 +196,21 @@ def _gravity_hold_scale(axis: int, plant: twin.Plant, beta_prior: np.ndarray, kt
     """
     full = model("full")
     posture = FIG1_POSTURE
-    gravity = full.inverse_dynamics(posture[None, :], np.zeros((1, N_AXES)), np.zeros((1, N_AXES)), beta_prior)[0, axis - 1]
+    gravity = full.inverse_dynamics(
+        posture[None, :], np.zeros((1, N_AXES)), np.zeros((1, N_AXES)), beta_prior
+    )[0, axis - 1]
     gravity_units = gravity / kt_logged / CURRENT_UNIT_A
     if abs(gravity_units) < MIN_GRAVITY_UNITS:
         return 1.0
     link_inertia = full.inertia_matrix(posture[None, :], beta_prior)[0, axis - 1, axis - 1]
     inertia_prior = (link_inertia + plant.ia[axis - 1]) / (kt_logged / KT_CATALOGUE[axis - 1])
     scale = (2 * math.pi * HOLD_BANDWIDTH_HZ) / math.sqrt(K_P)
-    models = tuple(JointModel(1.0 / inertia_prior, 1.0, 0.0) for _ in range(N_AXES))  # M̂ = inertia, D̂ = 1 (unused at rest)
-    constants = RealizationConstants(models, ("hold",) * N_AXES, K_P * scale**2, K_V * scale, K_I * scale**3)
+    models = tuple(
+        JointModel(1.0 / inertia_prior, 1.0, 0.0) for _ in range(N_AXES)
+    )  # M̂ = inertia, D̂ = 1 (unused at rest)
+    constants = RealizationConstants(
+        models, ("hold",) * N_AXES, K_P * scale**2, K_V * scale, K_I * scale**3
+    )
     hold = RealizationController(constants)
     x = twin.initial_state(posture.copy())
     steps = int(round(CONTROL_PERIOD_S / plant.step))
@@ -182,7 +218,11 @@ def _gravity_hold_scale(axis: int, plant: twin.Plant, beta_prior: np.ndarray, kt
     currents = []
     zero = np.zeros(N_AXES)
     for k in range(settle + average):
-        theta = np.round((x[:N_AXES] + math.pi) / twin.ENCODER_RESOLUTION_RAD) * twin.ENCODER_RESOLUTION_RAD - math.pi
+        theta = (
+            np.round((x[:N_AXES] + math.pi) / twin.ENCODER_RESOLUTION_RAD)
+            * twin.ENCODER_RESOLUTION_RAD
+            - math.pi
+        )
         units = hold.step(posture, zero, zero, theta, CONTROL_PERIOD_S)
         torque = np.zeros(N_AXES)
         torque[axis - 1] = plant.kt_true[axis - 1] * units[axis - 1] * CURRENT_UNIT_A
@@ -195,7 +235,9 @@ def _gravity_hold_scale(axis: int, plant: twin.Plant, beta_prior: np.ndarray, kt
 # ---------------------------------------------------------------- model (1)
 
 
-def fopdt_response(u: np.ndarray, gain: float, time_constant: float, dead_time: float, period: float) -> np.ndarray:
+def fopdt_response(
+    u: np.ndarray, gain: float, time_constant: float, dead_time: float, period: float
+) -> np.ndarray:
     """Output of K e^(-T_d s)/(T s + 1) to a zero-order-held input u (one value per period).
 
     With T_d = (d + f)·period, over one period the delayed input is u[k-d-1] for the first
@@ -247,7 +289,10 @@ def fit_joint_model(record: JointRecord, period: float | None = None) -> JointFi
     for dead_time in DEAD_TIME_GRID_S:
         z_dead = dead_time / scale[2]
         partial = optimize.least_squares(
-            lambda z: residual(np.array([z[0], z[1], z_dead])), np.ones(2), bounds=(lower[:2], upper[:2]), x_scale="jac"
+            lambda z: residual(np.array([z[0], z[1], z_dead])),
+            np.ones(2),
+            bounds=(lower[:2], upper[:2]),
+            x_scale="jac",
         )
         if best is None or partial.cost < best.cost:
             best = partial
@@ -256,7 +301,9 @@ def fit_joint_model(record: JointRecord, period: float | None = None) -> JointFi
     gain, time_constant, dead_time = result.x * scale
     fitted = fopdt_response(u, gain, time_constant, dead_time, period)
     fit = 100.0 * (1.0 - np.linalg.norm(y - fitted) / np.linalg.norm(y - y.mean()))
-    return JointFit(JointModel(float(gain), float(time_constant), float(dead_time)), float(fit), record)
+    return JointFit(
+        JointModel(float(gain), float(time_constant), float(dead_time)), float(fit), record
+    )
 
 
 # ---------------------------------------------------------------- ARX comparison (Fig. 3)
@@ -284,9 +331,15 @@ def fit_arx(record: JointRecord, order: int = ARX_ORDER) -> ArxModel:
     """ARX(na = nb = order, nk = 1) by linear least squares on the record."""
     u, y = record.input_torque, record.velocity
     rows = np.arange(order, len(y))
-    regressors = np.column_stack([-y[rows - i] for i in range(1, order + 1)] + [u[rows - i] for i in range(1, order + 1)])
+    regressors = np.column_stack(
+        [-y[rows - i] for i in range(1, order + 1)] + [u[rows - i] for i in range(1, order + 1)]
+    )
     theta, *_ = np.linalg.lstsq(regressors, y[rows], rcond=None)
-    return ArxModel(np.concatenate([[1.0], theta[:order]]), np.concatenate([[0.0], theta[order:]]), record.period)
+    return ArxModel(
+        np.concatenate([[1.0], theta[:order]]),
+        np.concatenate([[0.0], theta[order:]]),
+        record.period,
+    )
 
 
 def fopdt_frequency_response(model: JointModel, frequency_hz: np.ndarray) -> np.ndarray:
@@ -298,7 +351,11 @@ def arx_resonance(arx: ArxModel, minimum_hz: float = 20.0) -> tuple[float, float
     """(frequency Hz, damping ratio) of the ARX's complex pole pair above `minimum_hz`, the lightest damped."""
     frequency, damping = arx.poles()
     roots = np.roots(arx.a)
-    candidates = [(z, f, d) for z, f, d in zip(roots, frequency, damping) if abs(z.imag) > 1e-9 and f > minimum_hz]
+    candidates = [
+        (z, f, d)
+        for z, f, d in zip(roots, frequency, damping)
+        if abs(z.imag) > 1e-9 and f > minimum_hz
+    ]
     if not candidates:
         return math.nan, math.nan
     _, f, d = min(candidates, key=lambda c: c[2])
@@ -312,7 +369,9 @@ def prbs_segment(record: JointRecord) -> slice:
     return slice(start, start + len(prbs()) * int(round(PRBS_BIT_S / period)))
 
 
-def empirical_frequency_response(record: JointRecord, nperseg: int = 512) -> tuple[np.ndarray, np.ndarray]:
+def empirical_frequency_response(
+    record: JointRecord, nperseg: int = 512
+) -> tuple[np.ndarray, np.ndarray]:
     """Non-parametric velocity/torque response of the PRBS part: cross spectrum over input spectrum (Welch, Hann).
 
     Unlike the ARX fit it is not biased by the white quantization noise of the differenced
@@ -328,7 +387,9 @@ def empirical_frequency_response(record: JointRecord, nperseg: int = 512) -> tup
     return frequency[keep], p_uy[keep] / p_uu[keep]
 
 
-def resonance_peak(frequency_hz: np.ndarray, response: np.ndarray, band_hz: tuple[float, float] = (50.0, 200.0)) -> tuple[float, float]:
+def resonance_peak(
+    frequency_hz: np.ndarray, response: np.ndarray, band_hz: tuple[float, float] = (50.0, 200.0)
+) -> tuple[float, float]:
     """(frequency Hz, magnitude) of the largest |response| inside band_hz."""
     inside = (frequency_hz >= band_hz[0]) & (frequency_hz <= band_hz[1])
     i = int(np.argmax(np.abs(response[inside])))
@@ -353,7 +414,9 @@ class ClosedLoopRecord:
     theta: np.ndarray  # (n,) encoder angle of the axis (rad)
 
 
-def closed_loop_record(axis: int = PAPER_AXIS, seed: int | None = None, constants=None) -> ClosedLoopRecord:
+def closed_loop_record(
+    axis: int = PAPER_AXIS, seed: int | None = None, constants=None
+) -> ClosedLoopRecord:
     """Feedback-only step experiment on the twin: the realization law (2) with the integral term,
     θ̇ref = θ̈ref = 0, a position PRBS of ±CLOSED_LOOP_AMPLITUDE_RAD about the Fig. 1 posture.
 
@@ -367,9 +430,13 @@ def closed_loop_record(axis: int = PAPER_AXIS, seed: int | None = None, constant
     plant = twin.run_to_run(twin.build_plant(load_truth(), load_plant_settings()), rng)
     plant.free = np.zeros(N_AXES)
     plant.free[axis - 1] = 1.0
-    control = RealizationController(load_realization_constants() if constants is None else constants)
+    control = RealizationController(
+        load_realization_constants() if constants is None else constants
+    )
     bits = np.tile(prbs(CLOSED_LOOP_ORDER), CLOSED_LOOP_PERIODS)
-    reference = CLOSED_LOOP_AMPLITUDE_RAD * np.repeat(bits, int(round(CLOSED_LOOP_BIT_S / CONTROL_PERIOD_S)))
+    reference = CLOSED_LOOP_AMPLITUDE_RAD * np.repeat(
+        bits, int(round(CLOSED_LOOP_BIT_S / CONTROL_PERIOD_S))
+    )
     n = reference.size
     x = twin.initial_state(FIG1_POSTURE.copy())
     steps = int(round(CONTROL_PERIOD_S / plant.step))
@@ -389,7 +456,9 @@ def closed_loop_record(axis: int = PAPER_AXIS, seed: int | None = None, constant
     return ClosedLoopRecord(axis, np.arange(n) * CONTROL_PERIOD_S, out_ref, out_theta)
 
 
-def closed_loop_frequency_response(record: ClosedLoopRecord, nperseg: int = 2048) -> tuple[np.ndarray, np.ndarray]:
+def closed_loop_frequency_response(
+    record: ClosedLoopRecord, nperseg: int = 2048
+) -> tuple[np.ndarray, np.ndarray]:
     """θ/θref of the closed loop from the record: cross spectrum over reference spectrum (Welch)."""
     fs = 1.0 / CONTROL_PERIOD_S
     frequency, p_rr = signal.welch(record.theta_ref, fs=fs, nperseg=nperseg)
@@ -398,7 +467,9 @@ def closed_loop_frequency_response(record: ClosedLoopRecord, nperseg: int = 2048
     return frequency[keep], p_ry[keep] / p_rr[keep]
 
 
-def nominal_closed_loop_response(model: JointModel, frequency_hz: np.ndarray, k_p: float, k_v: float, k_i: float) -> np.ndarray:
+def nominal_closed_loop_response(
+    model: JointModel, frequency_hz: np.ndarray, k_p: float, k_v: float, k_i: float
+) -> np.ndarray:
     """θ/θref of the same feedback-only experiment when the axis is exactly its model (1), dead time included.
 
     Plant θ/u = K_p e^(-T_d s) / ((T_p1 s + 1) s); law u = M̂ [K_P e + K_I ∫e - K_V θ̇]:
@@ -410,12 +481,14 @@ def nominal_closed_loop_response(model: JointModel, frequency_hz: np.ndarray, k_
     return plant * c / (1.0 + plant * c + plant * model.m_hat * k_v * s)
 
 
-def bandwidth_hz(frequency_hz: np.ndarray, response: np.ndarray, level: float = 1.0 / math.sqrt(2.0)) -> float:
+def bandwidth_hz(
+    frequency_hz: np.ndarray, response: np.ndarray, level: float = 1.0 / math.sqrt(2.0)
+) -> float:
     """First frequency at which |response| falls below `level` (−3 dB) and stays there for the next bins; linear interpolation."""
     magnitude = np.abs(response)
     below = magnitude < level
     for i in range(1, len(magnitude)):
-        if below[i] and not below[i - 1] and below[i:i + 3].all():
+        if below[i] and not below[i - 1] and below[i : i + 3].all():
             f0, f1, m0, m1 = frequency_hz[i - 1], frequency_hz[i], magnitude[i - 1], magnitude[i]
             return float(f0 + (m0 - level) * (f1 - f0) / (m0 - m1))
     return math.nan
@@ -425,11 +498,18 @@ def bandwidth_hz(frequency_hz: np.ndarray, response: np.ndarray, level: float = 
 
 
 def paper_joint7_model() -> JointModel:
-    return JointModel(paper("joint7_gain").value, paper("joint7_time_constant").value, paper("joint7_dead_time").value * 1e-3)
+    return JointModel(
+        paper("joint7_gain").value,
+        paper("joint7_time_constant").value,
+        paper("joint7_dead_time").value * 1e-3,
+    )
 
 
 def identify_all(truth=None, plant_settings=None) -> dict[int, JointFit]:
-    return {axis: fit_joint_model(record_joint(axis, truth=truth, plant_settings=plant_settings)) for axis in range(1, N_AXES + 1)}
+    return {
+        axis: fit_joint_model(record_joint(axis, truth=truth, plant_settings=plant_settings))
+        for axis in range(1, N_AXES + 1)
+    }
 
 
 def table_xix(fits: dict[int, JointFit]) -> tuple[list[JointModel], list[str]]:
@@ -441,7 +521,9 @@ def table_xix(fits: dict[int, JointFit]) -> tuple[list[JointModel], list[str]]:
             sources.append("paper Sec. III-B (joint7_gain, joint7_time_constant, joint7_dead_time)")
         else:
             models.append(fits[axis].model)
-            sources.append(f"joint-level identification on the twin (crane_lib.twin.joint_identification, seed {JOINT_ID_SEED * 100 + axis})")
+            sources.append(
+                f"joint-level identification on the twin (crane_lib.twin.joint_identification, seed {JOINT_ID_SEED * 100 + axis})"
+            )
     return models, sources
 
 
@@ -453,7 +535,9 @@ Common gains (crane_lib/model/controller.py): K_P = 1000 s^-2, K_V = 2 sqrt(K_P)
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description="Joint-level identification on the twin; writes our Table XIX.")
+    parser = argparse.ArgumentParser(
+        description="Joint-level identification on the twin; writes our Table XIX."
+    )
     parser.add_argument("--out", default=str(REALIZATION_CONSTANTS_CSV))
     parser.add_argument("--dry-run", action="store_true", help="print the table, write nothing")
     args = parser.parse_args(argv)
@@ -461,7 +545,9 @@ def main(argv=None) -> None:
     print(f"{'axis':>4} {'K_p':>9} {'T_p1 s':>8} {'T_d ms':>7} {'fit %':>6}")
     for axis, fit in fits.items():
         m = fit.model
-        print(f"{axis:>4} {m.gain:9.3f} {m.time_constant:8.4f} {m.dead_time * 1e3:7.3f} {fit.fit_percent:6.1f}")
+        print(
+            f"{axis:>4} {m.gain:9.3f} {m.time_constant:8.4f} {m.dead_time * 1e3:7.3f} {fit.fit_percent:6.1f}"
+        )
     arx = fit_arx(fits[PAPER_AXIS].record)
     f, zeta = arx_resonance(arx)
     print(f"Joint 7 ARX({ARX_ORDER}) resonance: {f:.1f} Hz, damping ratio {zeta:.3f}")

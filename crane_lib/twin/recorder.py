@@ -57,10 +57,21 @@ from pathlib import Path
 import numpy as np
 
 from crane_lib import fingerprint
-from crane_lib.constants import CONTROL_PERIOD_S, CURRENT_UNIT_A, ENCODER_RESOLUTION_RAD, N_ARM_JOINTS, N_AXES
+from crane_lib.constants import (
+    CONTROL_PERIOD_S,
+    CURRENT_UNIT_A,
+    ENCODER_RESOLUTION_RAD,
+    N_ARM_JOINTS,
+    N_AXES,
+)
 from crane_lib.errors import InputError
 from crane_lib.excitation import commands
-from crane_lib.excitation.commands import FINAL_DWELL_S, CommandFile, plan_segments, read_command_file
+from crane_lib.excitation.commands import (
+    FINAL_DWELL_S,
+    CommandFile,
+    plan_segments,
+    read_command_file,
+)
 from crane_lib.logs import raw_log
 from crane_lib.model import controller, spd_solve
 from crane_lib.model.arm_description import as_float_matrix
@@ -71,12 +82,22 @@ from crane_lib.paper_numbers import paper
 from crane_lib.paths import portable
 from crane_lib.twin import effects as twin_effects
 from crane_lib.twin import truth as twin_truth
-from crane_lib.twin.truth import (CRANE_X7, TWIN_PLANT_CSV, TWIN_TRUTH_CSV, PlantSettings,
-                                  compute_plant_settings, full_model, load_plant_settings,
-                                  load_truth, twin_arm)
+from crane_lib.twin.truth import (
+    CRANE_X7,
+    TWIN_PLANT_CSV,
+    TWIN_TRUTH_CSV,
+    PlantSettings,
+    compute_plant_settings,
+    full_model,
+    load_plant_settings,
+    load_truth,
+    twin_arm,
+)
 
 TWIN_VERSION = 1
-CORE_TEMPLATE = Path(__file__).with_name("core.py")  # the numba loop, bound to the generated kernels by _core()
+CORE_TEMPLATE = Path(__file__).with_name(
+    "core.py"
+)  # the numba loop, bound to the generated kernels by _core()
 INTEGRATION_STEP_S = 0.25e-3
 RIGID_COULOMB_WIDTH_RAD_S = 0.01  # tanh smoothing, rigid test mode only
 
@@ -111,7 +132,11 @@ def twin_log_bytes_bound() -> int:
     """Most memory the samples of one twin recording can take for any command file the reader
     accepts: both idle stretches at their longest, the longest commanded motion, and an
     in-position timeout on every row (commands.MAX_* bounds), at 1 ms, 106 float64 columns."""
-    seconds = 2 * IDLE_RANGE_S[1] + commands.MAX_COMMANDED_DURATION_S + commands.MAX_WAYPOINTS * IN_POSITION_TIMEOUT_S
+    seconds = (
+        2 * IDLE_RANGE_S[1]
+        + commands.MAX_COMMANDED_DURATION_S
+        + commands.MAX_WAYPOINTS * IN_POSITION_TIMEOUT_S
+    )
     return int(round(seconds / CONTROL_PERIOD_S)) * raw_log.N_COLUMNS * 8
 
 
@@ -142,7 +167,9 @@ def command_format(arm: str):
 
 def source_fingerprint() -> str:
     """Hash of every source file that shapes a recording (for content-addressed caching)."""
-    return fingerprint.source_digest(__file__, CORE_TEMPLATE, twin_truth, twin_effects, controller, spd_solve, commands, raw_log)
+    return fingerprint.source_digest(
+        __file__, CORE_TEMPLATE, twin_truth, twin_effects, controller, spd_solve, commands, raw_log
+    )
 
 
 # ---------------------------------------------------------------- plant description
@@ -177,25 +204,38 @@ class Plant:
     step: float = INTEGRATION_STEP_S
     # load-dependent gear friction of the arm axes: row 0 = 1/η_driving - 1, row 1 = 1 - η_backdriven
     gear_loss: np.ndarray = field(default_factory=lambda: np.zeros((2, N_ARM_JOINTS)))
-    load_friction: bool = True  # False: the core skips the term altogether (the plant before it existed)
+    load_friction: bool = (
+        True  # False: the core skips the term altogether (the plant before it existed)
+    )
     # supply-voltage limit: per axis stall current (A) and no-load speed (rad/s, link side) at the supply voltage
     stall_current: np.ndarray = field(default_factory=lambda: np.full(N_AXES, np.inf))
     no_load_speed: np.ndarray = field(default_factory=lambda: np.full(N_AXES, np.inf))
     voltage_limit: bool = True  # False: the core delivers the commanded torque at any speed (the plant before the limit existed)
     # effects the nonideality study added (twin/effects.py), at values that leave the plant as it was before them
-    encoder_quantization: bool = True  # False: the encoder reports the (noisy) angle without rounding to counts
-    backlash_half_gap: np.ndarray = field(default_factory=lambda: np.zeros(N_ARM_JOINTS))  # rad, half the play per arm axis
-    encoder_error: np.ndarray = field(default_factory=lambda: np.zeros((4, N_AXES)))  # a1, φ1, a2, φ2 per axis (core E_* rows)
+    encoder_quantization: bool = (
+        True  # False: the encoder reports the (noisy) angle without rounding to counts
+    )
+    backlash_half_gap: np.ndarray = field(
+        default_factory=lambda: np.zeros(N_ARM_JOINTS)
+    )  # rad, half the play per arm axis
+    encoder_error: np.ndarray = field(
+        default_factory=lambda: np.zeros((4, N_AXES))
+    )  # a1, φ1, a2, φ2 per axis (core E_* rows)
     arm: str = CRANE_X7  # the arm key (arm_description.ARMS): which bound core steps this plant
 
     def scalars(self) -> np.ndarray:
         return np.array(
             [
-                self.step, self.gravity_z, 1.0 if self.compliant else 0.0,
-                RIGID_COULOMB_WIDTH_RAD_S, ENCODER_RESOLUTION_RAD,
+                self.step,
+                self.gravity_z,
+                1.0 if self.compliant else 0.0,
+                RIGID_COULOMB_WIDTH_RAD_S,
+                ENCODER_RESOLUTION_RAD,
                 twin_arm(self.arm).actuators[0].current_unit,
-                1.0 if self.load_friction else 0.0, 1.0 if self.voltage_limit else 0.0,
-                1.0 if self.encoder_quantization else 0.0, 1.0 if np.any(self.encoder_error[0::2] != 0.0) else 0.0,
+                1.0 if self.load_friction else 0.0,
+                1.0 if self.voltage_limit else 0.0,
+                1.0 if self.encoder_quantization else 0.0,
+                1.0 if np.any(self.encoder_error[0::2] != 0.0) else 0.0,
                 1.0 if (self.compliant and np.any(self.backlash_half_gap > 0.0)) else 0.0,
             ]
         )
@@ -203,22 +243,48 @@ class Plant:
     def drive(self) -> np.ndarray:
         """(3, n_joints) rows of twin_core's `gear`: the two gear-loss coefficients, the backlash
         half gap."""
-        return np.ascontiguousarray(np.vstack([self.gear_loss, self.backlash_half_gap]).astype(float))
+        return np.ascontiguousarray(
+            np.vstack([self.gear_loss, self.backlash_half_gap]).astype(float)
+        )
 
     def motor(self) -> np.ndarray:
         """(3, n_axes) rows of twin_core's `motor`: this run's true Kt, stall current, no-load
         speed."""
-        return np.ascontiguousarray(np.vstack([self.kt_true, self.stall_current, self.no_load_speed]).astype(float))
+        return np.ascontiguousarray(
+            np.vstack([self.kt_true, self.stall_current, self.no_load_speed]).astype(float)
+        )
 
     def step_arguments(self) -> tuple:
         """The arguments of the core's run_steps after (n_steps, x, torque): the plant alone, no sensors."""
-        return (self.scalars(), self.offsets, self.beta_link, self.ia, self.fv, self.fs, self.stiffness, self.damping, self.drive(),
-                self.motor(), self.free)
+        return (
+            self.scalars(),
+            self.offsets,
+            self.beta_link,
+            self.ia,
+            self.fv,
+            self.fs,
+            self.stiffness,
+            self.damping,
+            self.drive(),
+            self.motor(),
+            self.free,
+        )
 
     def core_arguments(self) -> tuple:
         return (
-            self.scalars(), self.offsets, self.beta_link, self.ia, self.fv, self.fs, self.stiffness, self.damping, self.drive(),
-            self.motor(), self.kt_true, self.free, np.ascontiguousarray(self.encoder_error, dtype=float),
+            self.scalars(),
+            self.offsets,
+            self.beta_link,
+            self.ia,
+            self.fv,
+            self.fs,
+            self.stiffness,
+            self.damping,
+            self.drive(),
+            self.motor(),
+            self.kt_true,
+            self.free,
+            np.ascontiguousarray(self.encoder_error, dtype=float),
         )
 
 
@@ -278,17 +344,28 @@ def build_plant(truth: ParameterSet, settings: PlantSettings, arm: str = CRANE_X
         for kind in ("IA", "FV", "FS"):
             link_only[f"{kind}{axis}"] = 0.0
     beta_link = full.base_from_standard(link_only).values
+
     def pick(kind: str) -> np.ndarray:
         return np.array([truth[f"{kind}{axis}"] for axis in range(1, n_axes + 1)])
 
     return Plant(
-        beta_link=np.ascontiguousarray(beta_link), ia=pick("IA"), fv=pick("FV"), fs=pick("FS"),
-        kt_true=np.array(settings.kt_true, dtype=float), stiffness=np.array(settings.stiffness, dtype=float),
-        damping=np.array(settings.damping, dtype=float), offsets=np.array(full._offsets, dtype=float), gravity_z=full.gravity_z,
-        standard=truth.as_dict(), gear_loss=gear_loss_coefficients(settings),
-        stall_current=np.array(settings.stall_current, dtype=float), no_load_speed=np.array(settings.no_load_speed, dtype=float),
-        free=np.ones(n_axes), backlash_half_gap=np.zeros(n_joints),
-        encoder_error=np.zeros((4, n_axes)), arm=arm,
+        beta_link=np.ascontiguousarray(beta_link),
+        ia=pick("IA"),
+        fv=pick("FV"),
+        fs=pick("FS"),
+        kt_true=np.array(settings.kt_true, dtype=float),
+        stiffness=np.array(settings.stiffness, dtype=float),
+        damping=np.array(settings.damping, dtype=float),
+        offsets=np.array(full._offsets, dtype=float),
+        gravity_z=full.gravity_z,
+        standard=truth.as_dict(),
+        gear_loss=gear_loss_coefficients(settings),
+        stall_current=np.array(settings.stall_current, dtype=float),
+        no_load_speed=np.array(settings.no_load_speed, dtype=float),
+        free=np.ones(n_axes),
+        backlash_half_gap=np.zeros(n_joints),
+        encoder_error=np.zeros((4, n_axes)),
+        arm=arm,
     )
 
 
@@ -301,7 +378,13 @@ def run_to_run(plant: Plant, rng: np.random.Generator, scale: float = 1.0) -> Pl
     n_axes = len(plant.ia)
     friction = np.exp((FRICTION_RUN_SD * scale) * rng.normal(size=n_axes))
     kt = 1.0 + (KT_RUN_SD * scale) * rng.normal(size=n_axes)
-    return dataclasses.replace(plant, fv=plant.fv * friction, fs=plant.fs * friction, kt_true=plant.kt_true * kt, free=plant.free.copy())
+    return dataclasses.replace(
+        plant,
+        fv=plant.fv * friction,
+        fs=plant.fs * friction,
+        kt_true=plant.kt_true * kt,
+        free=plant.free.copy(),
+    )
 
 
 def timing_array(latency_s: float = READ_DISPATCH_LATENCY_S, jitter: float = 1.0) -> np.ndarray:
@@ -312,8 +395,15 @@ def timing_array(latency_s: float = READ_DISPATCH_LATENCY_S, jitter: float = 1.0
     low, high = READ_DISPATCH_LATENCY_RANGE_S
     return np.array(
         [
-            CONTROL_PERIOD_S, jitter * WAKE_LATENCY_MEAN_S, min(1.0, jitter * LATE_CYCLE_PROBABILITY), *LATE_CYCLE_DELAY_S,
-            latency_s, jitter * READ_DISPATCH_LATENCY_SD_S, max(0.0, low + shift), max(0.0, high + shift), BUS_GAP_S,
+            CONTROL_PERIOD_S,
+            jitter * WAKE_LATENCY_MEAN_S,
+            min(1.0, jitter * LATE_CYCLE_PROBABILITY),
+            *LATE_CYCLE_DELAY_S,
+            latency_s,
+            jitter * READ_DISPATCH_LATENCY_SD_S,
+            max(0.0, low + shift),
+            max(0.0, high + shift),
+            BUS_GAP_S,
         ]
     )
 
@@ -321,16 +411,21 @@ def timing_array(latency_s: float = READ_DISPATCH_LATENCY_S, jitter: float = 1.0
 def noise_array(scale: float = 1.0, current_unit: float = CURRENT_UNIT_A) -> np.ndarray:
     """The core's noise settings: current-loop error (A), encoder read noise (counts) and
     present-current noise (A); the currents are whole register units of `current_unit`."""
-    return scale * np.array([CURRENT_LOOP_ERROR_SD_UNITS * current_unit, ENCODER_NOISE_SD_COUNTS,
-                             PRESENT_CURRENT_NOISE_SD_UNITS * current_unit])
+    return scale * np.array(
+        [
+            CURRENT_LOOP_ERROR_SD_UNITS * current_unit,
+            ENCODER_NOISE_SD_COUNTS,
+            PRESENT_CURRENT_NOISE_SD_UNITS * current_unit,
+        ]
+    )
 
 
 def initial_state(q0: np.ndarray, arm: str = CRANE_X7) -> np.ndarray:
     """The core's state at rest at the axis angles q0 (rotors aligned with their links)."""
     core = _core(arm)
     x = np.zeros(core.X_SIZE)
-    x[core.XQ:core.XQ + core.N_AX] = q0
-    x[core.XQM:core.XQM + core.N_ARM] = q0[:core.N_ARM]
+    x[core.XQ : core.XQ + core.N_AX] = q0
+    x[core.XQM : core.XQM + core.N_ARM] = q0[: core.N_ARM]
     return x
 
 
@@ -376,16 +471,32 @@ def segment_profiles(cmd: CommandFile, period: float = CONTROL_PERIOD_S) -> Segm
     n_axes = cmd.command_format.n_axes
     cat = lambda parts: np.concatenate(parts) if parts else np.zeros((1, n_axes))  # noqa: E731
     return SegmentProfiles(
-        np.array(starts), np.array(deltas), np.array(offsets, dtype=np.int64), np.array(counts, dtype=np.int64),
-        cat(s_parts), cat(sd_parts), cat(sdd_parts),
+        np.array(starts),
+        np.array(deltas),
+        np.array(offsets, dtype=np.int64),
+        np.array(counts, dtype=np.int64),
+        cat(s_parts),
+        cat(sd_parts),
+        cat(sdd_parts),
     )
 
 
 def _log_columns(n_axes: int = N_AXES) -> np.ndarray:
     """The core's `cols`: the first column of t, of every per-axis group and of the segment."""
     groups = [
-        "theta_logged", "dtheta", "theta_ref", "dtheta_ref", "ddtheta_ref", "position_error", "current_command",
-        "u_feedforward", "u_feedback", "current_present", "position_ticks", "goal_current_units", "clamped",
+        "theta_logged",
+        "dtheta",
+        "theta_ref",
+        "dtheta_ref",
+        "ddtheta_ref",
+        "position_error",
+        "current_command",
+        "u_feedforward",
+        "u_feedback",
+        "current_present",
+        "position_ticks",
+        "goal_current_units",
+        "clamped",
     ]
     column = raw_log.column_index(n_axes)
     starts = [raw_log.group(g, n_axes).start for g in groups]
@@ -435,15 +546,25 @@ def record(
     acts on top of the switches above (an effect a keyword already removed stays removed).
     """
     if isinstance(command_file, CommandFile):
-        cmd, command_name, command_sha = command_file, command_file.name, command_file.sha256 or "<in memory>"
+        cmd, command_name, command_sha = (
+            command_file,
+            command_file.name,
+            command_file.sha256 or "<in memory>",
+        )
     else:
         path = Path(command_file)
         cmd = read_arm_command(path, arm)
-        command_name, command_sha = portable(path), cmd.sha256  # the digest of the bytes that were parsed
+        command_name, command_sha = (
+            portable(path),
+            cmd.sha256,
+        )  # the digest of the bytes that were parsed
     description = twin_arm(arm)
     if cmd.command_format.n_axes != description.n_axes:
-        raise InputError(command_name, f"a command file of {cmd.command_format.n_axes} axes",
-                         f"one of {description.name}'s {description.n_axes} axes")
+        raise InputError(
+            command_name,
+            f"a command file of {cmd.command_format.n_axes} axes",
+            f"one of {description.name}'s {description.n_axes} axes",
+        )
     truth_set, truth_name = _as_truth(truth, arm)
     if plant_settings is None:
         plant_settings = _plant_settings(truth_set, arm, truth is None)
@@ -456,7 +577,11 @@ def record(
         chosen = twin_effects.realization(effects, truth_set, plant_settings, arm)
     if chosen is not None:
         truth_set, plant_settings = chosen.truth, chosen.settings
-        compliant, load_friction, voltage_limit = compliant and chosen.compliant, load_friction and chosen.load_friction, voltage_limit and chosen.voltage_limit
+        compliant, load_friction, voltage_limit = (
+            compliant and chosen.compliant,
+            load_friction and chosen.load_friction,
+            voltage_limit and chosen.voltage_limit,
+        )
 
     core = _core(arm)
     rng = np.random.default_rng(int(seed))
@@ -471,8 +596,13 @@ def record(
         plant.backlash_half_gap = chosen.backlash_half_gap
         plant.encoder_error = chosen.encoder_error
         timing, noise = timing_array(chosen.latency_s, chosen.jitter), noise_scale * chosen.noise
-        if not chosen.current_quantization:  # the register unit made 2^20 times finer: no rounding to speak of
-            law = law[:6] + (law[6] / twin_effects.CURRENT_UNQUANTIZED_DIVISOR, law[7] * int(twin_effects.CURRENT_UNQUANTIZED_DIVISOR))
+        if (
+            not chosen.current_quantization
+        ):  # the register unit made 2^20 times finer: no rounding to speak of
+            law = law[:6] + (
+                law[6] / twin_effects.CURRENT_UNQUANTIZED_DIVISOR,
+                law[7] * int(twin_effects.CURRENT_UNQUANTIZED_DIVISOR),
+            )
     plant = run_to_run(plant, rng, 1.0 if chosen is None else chosen.run_drift)
     lead_s = float(rng.uniform(*IDLE_RANGE_S))
     tail_s = float(rng.uniform(*IDLE_RANGE_S))
@@ -500,10 +630,34 @@ def record(
     while si[core.S_PHASE] != core.PH_DONE:
         out = np.zeros((chunk_rows, raw_log.n_columns(n_axes)))
         rows = core.run_closed_loop(
-            chunk_rows, out, x, si, sf, torque_old, torque_new, theta_previous, integral,
-            *plant.core_arguments(), timing, noise, rng, cols,
-            profiles.start, profiles.delta, profiles.offset, profiles.count, profiles.s, profiles.sd, profiles.sdd, start,
-            cycles(PREROLL_S), cycles(lead_s), cycles(FINAL_DWELL_S), cycles(tail_s), tolerance, cycles(IN_POSITION_TIMEOUT_S),
+            chunk_rows,
+            out,
+            x,
+            si,
+            sf,
+            torque_old,
+            torque_new,
+            theta_previous,
+            integral,
+            *plant.core_arguments(),
+            timing,
+            noise,
+            rng,
+            cols,
+            profiles.start,
+            profiles.delta,
+            profiles.offset,
+            profiles.count,
+            profiles.s,
+            profiles.sd,
+            profiles.sdd,
+            start,
+            cycles(PREROLL_S),
+            cycles(lead_s),
+            cycles(FINAL_DWELL_S),
+            cycles(tail_s),
+            tolerance,
+            cycles(IN_POSITION_TIMEOUT_S),
             *law,
         )
         chunks.append(out[:rows])
@@ -511,11 +665,15 @@ def record(
             progress(int(si[core.S_ROWS]))
     samples = np.vstack(chunks)
     if si[core.S_NOT_PD]:
-        raise PlantNotPositiveDefinite(f"twin recording of {command_name}: the plant's inertia matrix is not positive definite "
-                                       f"at sample {len(samples)} (truth: {truth_name}); a physical truth has M > 0 everywhere")
+        raise PlantNotPositiveDefinite(
+            f"twin recording of {command_name}: the plant's inertia matrix is not positive definite "
+            f"at sample {len(samples)} (truth: {truth_name}); a physical truth has M > 0 everywhere"
+        )
     if not np.all(np.isfinite(samples)):
         bad = int(np.argwhere(~np.isfinite(samples))[0, 0])
-        raise SimulationDiverged(f"twin recording of {command_name}: non-finite value at sample {bad} (the simulation diverged)")
+        raise SimulationDiverged(
+            f"twin recording of {command_name}: non-finite value at sample {bad} (the simulation diverged)"
+        )
 
     t = samples[:, raw_log.column_index(n_axes)["t"]]
     motion_start, motion_end = int(si[core.S_MOTION_START]), int(si[core.S_MOTION_END])
@@ -541,8 +699,14 @@ def record(
         "in_position_timeouts": str(int(si[core.S_TIMEOUTS])),
         "kt_true_this_run": " ".join(f"{v:.6g}" for v in plant.kt_true),
         "kt_logged": " ".join(f"{v:.6g}" for v in plant_settings.kt_logged),
-        "gear_efficiency_driving": " ".join(f"{v:.6g}" for v in plant_settings.efficiency_driving) if load_friction else "off",
-        "gear_efficiency_backdriven": " ".join(f"{v:.6g}" for v in plant_settings.efficiency_backdriven) if load_friction else "off",
+        "gear_efficiency_driving": " ".join(f"{v:.6g}" for v in plant_settings.efficiency_driving)
+        if load_friction
+        else "off",
+        "gear_efficiency_backdriven": " ".join(
+            f"{v:.6g}" for v in plant_settings.efficiency_backdriven
+        )
+        if load_friction
+        else "off",
         "supply_voltage_V": f"{plant_settings.supply_voltage:.6g}" if voltage_limit else "off",
     }
     if effects is not None and not effects.is_default:
@@ -563,7 +727,9 @@ def integrate(plant: Plant, x: np.ndarray, torque: np.ndarray, n_steps: int) -> 
     core = _core(plant.arm)
     ok = core.run_steps(int(n_steps), x, np.asarray(torque, dtype=float), *plant.step_arguments())
     if not ok:
-        raise PlantNotPositiveDefinite("twin plant: the inertia matrix is not positive definite at this state")
+        raise PlantNotPositiveDefinite(
+            "twin plant: the inertia matrix is not positive definite at this state"
+        )
     return x
 
 
@@ -576,10 +742,10 @@ def energy(x: np.ndarray, plant: Plant) -> float:
     core = _core(plant.arm)
     full = full_model(plant.arm)
     n_arm, n_axes = core.N_ARM, core.N_AX
-    q = x[core.XQ:core.XQ + n_axes]
-    v = x[core.XV:core.XV + n_axes]
-    qm = x[core.XQM:core.XQM + n_arm]
-    vm = x[core.XVM:core.XVM + n_arm]
+    q = x[core.XQ : core.XQ + n_axes]
+    v = x[core.XV : core.XV + n_axes]
+    qm = x[core.XQM : core.XQM + n_arm]
+    vm = x[core.XVM : core.XVM + n_arm]
     mass = full.inertia_matrix(q[None, :], plant.beta_link)[0]
     kinetic = 0.5 * v @ mass @ v
     if plant.compliant:

@@ -73,7 +73,9 @@ TRUTH_SEED = 20240515  # the twin "unit": its torque constants are drawn once wi
 REFERENCE_SPEED_RAD_S = 1.0  # speed at which the Joint-7 drag is split into Coulomb and viscous
 COULOMB_SHARE_OF_DRAG = 0.5
 RESONANCE_DAMPING_RATIO = 0.1  # "lightly damped"; Q = 1/(2 zeta) = 5
-FIG1_POSTURE = np.radians([0.0, 0.0, 0.0, -90.0, 0.0, 0.0, 0.0, 0.0])  # Sec. III-A, the joint-level posture
+FIG1_POSTURE = np.radians(
+    [0.0, 0.0, 0.0, -90.0, 0.0, 0.0, 0.0, 0.0]
+)  # Sec. III-A, the joint-level posture
 FIG1_ELBOW_DEG = 90.0  # the Fig. 1 posture bends the elbow by this much, every other axis at zero
 CRANE_X7 = "crane_x7"  # the arm key of the twin's own unit (arm_description.ARMS)
 
@@ -112,10 +114,22 @@ GEAR_STAGES = {XM430_W350.model: 4, XM540_W270.model: 4, STS3215_C018: 4}
 STAGE_MESH_EFFICIENCY = 0.97
 
 PLANT_COLUMNS = [
-    "axis", "actuator", "kt_logged_N_m_per_A", "kt_true_N_m_per_A", "stiffness_N_m_per_rad",
-    "damping_N_m_s_per_rad", "resonance_at_fig1_Hz", "gear_stages", "stage_mesh_efficiency",
-    "efficiency_driving", "efficiency_backdriven", "supply_voltage_V", "stall_current_A", "no_load_speed_rad_s",
-    "winding_resistance_ohm", "back_emf_V_s_per_rad",
+    "axis",
+    "actuator",
+    "kt_logged_N_m_per_A",
+    "kt_true_N_m_per_A",
+    "stiffness_N_m_per_rad",
+    "damping_N_m_s_per_rad",
+    "resonance_at_fig1_Hz",
+    "gear_stages",
+    "stage_mesh_efficiency",
+    "efficiency_driving",
+    "efficiency_backdriven",
+    "supply_voltage_V",
+    "stall_current_A",
+    "no_load_speed_rad_s",
+    "winding_resistance_ohm",
+    "back_emf_V_s_per_rad",
 ]
 
 
@@ -134,9 +148,11 @@ def actuator_model(axis: int, arm: str = CRANE_X7) -> str:
     """Servo model of axis `axis` (1-based) of `arm`, a key of the datasheet tables above."""
     model_name = twin_arm(arm).actuators[axis - 1].model
     if model_name not in STALL_TORQUE_N_M:
-        raise InputError(f"{arm}: axis {axis}",
-                         f"actuator {model_name!r} has no datasheet entry in the twin",
-                         f"one of {sorted(STALL_TORQUE_N_M)}")
+        raise InputError(
+            f"{arm}: axis {axis}",
+            f"actuator {model_name!r} has no datasheet entry in the twin",
+            f"one of {sorted(STALL_TORQUE_N_M)}",
+        )
     return model_name
 
 
@@ -252,7 +268,7 @@ def _link_inertia_at(posture: np.ndarray, truth: ParameterSet, arm: str = CRANE_
     for axis in range(1, description.n_axes + 1):
         link_only[f"IA{axis}"] = 0.0
     mass = full.inertia_matrix(posture[None, :], full.base_from_standard(link_only))[0]
-    return np.diag(mass)[:description.n_joints]
+    return np.diag(mass)[: description.n_joints]
 
 
 def compute_plant_settings(truth: ParameterSet | None = None, arm: str = CRANE_X7) -> PlantSettings:
@@ -273,9 +289,16 @@ def compute_plant_settings(truth: ParameterSet | None = None, arm: str = CRANE_X
     efficiencies = np.array([gear_efficiencies(j, arm) for j in range(1, n_joints + 1)])
     lines = np.array([motor_line(j, arm) for j in range(1, n_axes + 1)])
     return PlantSettings(
-        kt_logged, kt_true, stiffness, damping, np.sqrt(stiffness / reduced) / (2.0 * math.pi),
-        efficiencies[:, 0], efficiencies[:, 1],
-        SUPPLY_VOLTAGE_V, lines[:, 0], lines[:, 1],
+        kt_logged,
+        kt_true,
+        stiffness,
+        damping,
+        np.sqrt(stiffness / reduced) / (2.0 * math.pi),
+        efficiencies[:, 0],
+        efficiencies[:, 1],
+        SUPPLY_VOLTAGE_V,
+        lines[:, 0],
+        lines[:, 1],
     )
 
 
@@ -285,7 +308,7 @@ def controller_m_hat(arm: str) -> np.ndarray:
     description = twin_arm(arm)
     truth = truth_parameters(arm)
     link = np.zeros(description.n_axes)
-    link[:description.n_joints] = _link_inertia_at(np.zeros(description.n_axes), truth, arm)
+    link[: description.n_joints] = _link_inertia_at(np.zeros(description.n_axes), truth, arm)
     return link + np.array([truth[f"IA{a}"] for a in range(1, description.n_axes + 1)])
 
 
@@ -315,18 +338,29 @@ def realization_constants(arm: str) -> RealizationConstants:
         inertia = m_hat[axis - 1]
         drag = truth[f"FV{axis}"] + truth[f"FS{axis}"] / REFERENCE_SPEED_RAD_S
         models.append(JointModel(1.0 / drag, inertia / drag, dead_time))  # K_p = 1/b, T_p1 = J/b
-        sources.append(f"derived from the {description.name} twin's description "
-                       "(prior M at zero + IA, drag at 1 rad/s)")
+        sources.append(
+            f"derived from the {description.name} twin's description "
+            "(prior M at zero + IA, drag at 1 rad/s)"
+        )
     unit = np.array([a.current_unit for a in description.actuators])
     if not np.all(unit == unit[0]):
-        raise InputError(f"{arm}: actuators", "current register units that differ between axes",
-                         "one register unit per arm")
+        raise InputError(
+            f"{arm}: actuators",
+            "current register units that differ between axes",
+            "one register unit per arm",
+        )
     gains = controller_gains(arm)
     return RealizationConstants(
-        tuple(models), tuple(sources), gains.k_p, gains.k_v, gains.k_i,
-        np.array([a.kt * a.servos for a in description.actuators]), float(unit[0]),
-        np.array([round(a.current_limit / a.current_unit) for a in description.actuators],
-                 dtype=np.int64),
+        tuple(models),
+        tuple(sources),
+        gains.k_p,
+        gains.k_v,
+        gains.k_i,
+        np.array([a.kt * a.servos for a in description.actuators]),
+        float(unit[0]),
+        np.array(
+            [round(a.current_limit / a.current_unit) for a in description.actuators], dtype=np.int64
+        ),
     )
 
 
@@ -350,7 +384,9 @@ def _cell(values: np.ndarray, j: int) -> str:
 
 def format_plant_settings(settings: PlantSettings, arm: str = CRANE_X7) -> str:
     buffer = io.StringIO()
-    comment = PLANT_COMMENT.format(seed=TRUTH_SEED, hz=paper("backlash_resonance_freq").value, zeta=RESONANCE_DAMPING_RATIO)
+    comment = PLANT_COMMENT.format(
+        seed=TRUTH_SEED, hz=paper("backlash_resonance_freq").value, zeta=RESONANCE_DAMPING_RATIO
+    )
     for line in comment.splitlines():
         buffer.write(f"# {line}\n")
     writer = csv.writer(buffer, lineterminator="\n")
@@ -362,13 +398,19 @@ def format_plant_settings(settings: PlantSettings, arm: str = CRANE_X7) -> str:
         voltage = settings.supply_voltage
         writer.writerow(
             [
-                j + 1, model_name, _cell(settings.kt_logged, j), _cell(settings.kt_true, j),
-                _cell(settings.stiffness, j), _cell(settings.damping, j),
+                j + 1,
+                model_name,
+                _cell(settings.kt_logged, j),
+                _cell(settings.kt_true, j),
+                _cell(settings.stiffness, j),
+                _cell(settings.damping, j),
                 _cell(settings.resonance_hz, j),
                 GEAR_STAGES[model_name] if link else "",
                 repr(STAGE_MESH_EFFICIENCY) if link else "",
-                _cell(settings.efficiency_driving, j), _cell(settings.efficiency_backdriven, j),
-                repr(float(voltage)), _cell(settings.stall_current, j),
+                _cell(settings.efficiency_driving, j),
+                _cell(settings.efficiency_backdriven, j),
+                repr(float(voltage)),
+                _cell(settings.stall_current, j),
                 _cell(settings.no_load_speed, j),
                 repr(float(voltage / settings.stall_current[j])),
                 repr(float(voltage / settings.no_load_speed[j])),
@@ -381,25 +423,48 @@ def load_plant_settings(path=TWIN_PLANT_CSV, arm: str = CRANE_X7) -> PlantSettin
     """A drive-settings file of `arm`'s twin: one row per axis (errors name the file and line)."""
     path = Path(path)
     rows = []
-    for where, row in checked_csv_rows(path, PLANT_COLUMNS, "the twin's drive settings (data/twin_plant.csv)"):
-        values = [parse_number(x, where, "a number", field=name) if x else math.nan for x, name in zip(row[2:], PLANT_COLUMNS[2:])]
+    for where, row in checked_csv_rows(
+        path, PLANT_COLUMNS, "the twin's drive settings (data/twin_plant.csv)"
+    ):
+        values = [
+            parse_number(x, where, "a number", field=name) if x else math.nan
+            for x, name in zip(row[2:], PLANT_COLUMNS[2:])
+        ]
         if parse_integer(row[0], where, "an axis number", field="axis") != len(rows) + 1:
             raise InputError(where, f"axis {row[0]}", f"axis {len(rows) + 1} (rows in axis order)")
         rows.append(values)
     description = twin_arm(arm)
     if len(rows) != description.n_axes:
-        raise InputError(str(path), f"{len(rows)} axes",
-                         f"{description.n_axes} ({description.name})")
+        raise InputError(
+            str(path), f"{len(rows)} axes", f"{description.n_axes} ({description.name})"
+        )
     table = np.array(rows)
-    arm = table[:description.n_joints]
+    arm = table[: description.n_joints]
     if not (np.all(table[:, :2] > 0) and np.all(arm[:, 2:4] > 0)):
-        raise InputError(str(path), "a torque constant, stiffness or damping is not positive", "positive values")
+        raise InputError(
+            str(path), "a torque constant, stiffness or damping is not positive", "positive values"
+        )
     if not np.all((arm[:, 7:9] > 0) & (arm[:, 7:9] <= 1)):
         raise InputError(str(path), "a gear efficiency outside (0, 1]", "efficiencies in (0, 1]")
     motor = table[:, 9:12]
     if not (np.all(motor > 0) and np.all(motor[:, 0] == motor[0, 0])):
-        raise InputError(str(path), "a supply voltage, stall current or no-load speed is not positive, or the voltages differ", "positive values, one supply voltage")
-    return PlantSettings(table[:, 0], table[:, 1], arm[:, 2], arm[:, 3], arm[:, 4], arm[:, 7], arm[:, 8], float(motor[0, 0]), motor[:, 1], motor[:, 2])
+        raise InputError(
+            str(path),
+            "a supply voltage, stall current or no-load speed is not positive, or the voltages differ",
+            "positive values, one supply voltage",
+        )
+    return PlantSettings(
+        table[:, 0],
+        table[:, 1],
+        arm[:, 2],
+        arm[:, 3],
+        arm[:, 4],
+        arm[:, 7],
+        arm[:, 8],
+        float(motor[0, 0]),
+        motor[:, 1],
+        motor[:, 2],
+    )
 
 
 def check_physical(truth: ParameterSet, source: str = "truth", arm: str = CRANE_X7) -> None:
@@ -414,9 +479,13 @@ def check_physical(truth: ParameterSet, source: str = "truth", arm: str = CRANE_
         mass = value[f"M{j}"]
         if not mass > 0:
             raise InputError(f"{source}: M{j}", f"mass {mass:g} kg", "a positive mass")
-        inertia = np.array([[value[f"XX{j}"], value[f"XY{j}"], value[f"XZ{j}"]],
-                            [value[f"XY{j}"], value[f"YY{j}"], value[f"YZ{j}"]],
-                            [value[f"XZ{j}"], value[f"YZ{j}"], value[f"ZZ{j}"]]])
+        inertia = np.array(
+            [
+                [value[f"XX{j}"], value[f"XY{j}"], value[f"XZ{j}"]],
+                [value[f"XY{j}"], value[f"YY{j}"], value[f"YZ{j}"]],
+                [value[f"XZ{j}"], value[f"YZ{j}"], value[f"ZZ{j}"]],
+            ]
+        )
         first = np.array([value[f"MX{j}"], value[f"MY{j}"], value[f"MZ{j}"]])
         pseudo = np.zeros((4, 4))
         pseudo[:3, :3] = 0.5 * np.trace(inertia) * np.eye(3) - inertia
@@ -424,14 +493,25 @@ def check_physical(truth: ParameterSet, source: str = "truth", arm: str = CRANE_
         pseudo[3, 3] = mass
         smallest = float(np.linalg.eigvalsh(pseudo)[0])
         if not smallest > 0:
-            raise InputError(f"{source}: link {j}", f"XX{j}..M{j} are not a physical body (pseudo-inertia lambda_min {smallest:.3g})",
-                             "a positive definite pseudo-inertia: inertia about the origin consistent with mass and first moments")
+            raise InputError(
+                f"{source}: link {j}",
+                f"XX{j}..M{j} are not a physical body (pseudo-inertia lambda_min {smallest:.3g})",
+                "a positive definite pseudo-inertia: inertia about the origin consistent with mass and first moments",
+            )
     for axis in range(1, description.n_axes + 1):
         if not value[f"IA{axis}"] > 0:
-            raise InputError(f"{source}: IA{axis}", f"rotor inertia {value[f'IA{axis}']:g} kg·m^2", "a positive rotor inertia")
+            raise InputError(
+                f"{source}: IA{axis}",
+                f"rotor inertia {value[f'IA{axis}']:g} kg·m^2",
+                "a positive rotor inertia",
+            )
         for kind in ("FV", "FS"):
             if value[f"{kind}{axis}"] < 0:
-                raise InputError(f"{source}: {kind}{axis}", f"friction {value[f'{kind}{axis}']:g}", "non-negative friction")
+                raise InputError(
+                    f"{source}: {kind}{axis}",
+                    f"friction {value[f'{kind}{axis}']:g}",
+                    "non-negative friction",
+                )
 
 
 def load_truth(path=TWIN_TRUTH_CSV, arm: str = CRANE_X7) -> ParameterSet:
@@ -450,7 +530,9 @@ def write_truth_files(truth_path=TWIN_TRUTH_CSV, plant_path=TWIN_PLANT_CSV) -> N
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description="Write the twin's truth parameters and drive settings.")
+    parser = argparse.ArgumentParser(
+        description="Write the twin's truth parameters and drive settings."
+    )
     parser.add_argument("--truth", type=Path, default=TWIN_TRUTH_CSV)
     parser.add_argument("--plant", type=Path, default=TWIN_PLANT_CSV)
     args = parser.parse_args(argv)

@@ -15,7 +15,13 @@ from crane_lib import constants
 from crane_lib.model import identifiability, robot_description
 from crane_lib.model.base_parameters import PARAMETER_SET_LABELS, PARAMETER_SETS, grouping
 from crane_lib.model.dynamics import DynamicModel
-from crane_lib.model.parameters import CATEGORIES, category, split_name, standard_parameter_names, unit_of
+from crane_lib.model.parameters import (
+    CATEGORIES,
+    category,
+    split_name,
+    standard_parameter_names,
+    unit_of,
+)
 from crane_lib.model.symbolic_model import derive_regressor
 from crane_lib.paper_numbers import paper
 from crane_lib.reporting.tables import (
@@ -35,8 +41,18 @@ LINK_TERMS = CATEGORIES[:2]  # the link-side categories the description gives va
 def table_i(table) -> object:
     """Table I as this book reads it (the signs of alpha are our choice, register)."""
     frame = pd.DataFrame(
-        [{"j": row.j, "a(j)": row.ant, "σ": row.sigma, "α (deg)": float(row.alpha) * 180 / np.pi,
-          "d (m)": float(row.d), "θ": f"θ{row.j}", "r (m)": float(row.r)} for row in table]
+        [
+            {
+                "j": row.j,
+                "a(j)": row.ant,
+                "σ": row.sigma,
+                "α (deg)": float(row.alpha) * 180 / np.pi,
+                "d (m)": float(row.d),
+                "θ": f"θ{row.j}",
+                "r (m)": float(row.r),
+            }
+            for row in table
+        ]
     ).set_index("j")
     return numbered(
         frame,
@@ -51,27 +67,50 @@ def table_i_against_paper(table) -> object:
     rows = [
         Comparison("RL3", "dh_offset_rl3", float(table[2].r)),
         Comparison("RL5", "dh_offset_rl5", float(table[4].r)),
-        Comparison("nonzero link offsets", "nonzero_dh_offset_count", sum(1 for row in table if row.r != 0 or row.d != 0)),
+        Comparison(
+            "nonzero link offsets",
+            "nonzero_dh_offset_count",
+            sum(1 for row in table if row.r != 0 or row.d != 0),
+        ),
     ]
-    return comparison_table(rows, "What the text of Sec. III-A states about Table I", name="tab-modeling-mdh-paper")
+    return comparison_table(
+        rows, "What the text of Sec. III-A states about Table I", name="tab-modeling-mdh-paper"
+    )
 
 
 @lru_cache(maxsize=2)
 def _geometry(table) -> pd.DataFrame:
     geometry = pd.DataFrame(robot_description.geometry_check(table)).set_index("joint")
-    worst_angle, worst_distance = geometry["axis_angle_deg"].max(), geometry["line_distance_m"].max()
+    worst_angle, worst_distance = (
+        geometry["axis_angle_deg"].max(),
+        geometry["line_distance_m"].max(),
+    )
     if worst_angle > 1e-9 or worst_distance > 1e-12:
-        raise AssertionError(f"the MDH axes do not match the description: {worst_angle:.3g}°, {worst_distance:.3g} m")
+        raise AssertionError(
+            f"the MDH axes do not match the description: {worst_angle:.3g}°, {worst_distance:.3g} m"
+        )
     return geometry
 
 
 def geometry_table(table) -> object:
-    shown = _geometry(table)[["axis_angle_deg", "line_distance_m", "origin_offset_m", "mdh_origin_height_m"]]
-    shown = shown.rename(columns={"axis_angle_deg": "angle between axes (deg)", "line_distance_m": "origin off the MDH axis (m)",
-                                  "origin_offset_m": "origin along the axis from O_j (m)",
-                                  "mdh_origin_height_m": "height of O_j (m)"})
-    return numbered(shown, "Each MDH joint axis against the description's joint axis at the zero pose "
-                           "(data: the manufacturer's description)", "tab-modeling-geometry", digits=4)
+    shown = _geometry(table)[
+        ["axis_angle_deg", "line_distance_m", "origin_offset_m", "mdh_origin_height_m"]
+    ]
+    shown = shown.rename(
+        columns={
+            "axis_angle_deg": "angle between axes (deg)",
+            "line_distance_m": "origin off the MDH axis (m)",
+            "origin_offset_m": "origin along the axis from O_j (m)",
+            "mdh_origin_height_m": "height of O_j (m)",
+        }
+    )
+    return numbered(
+        shown,
+        "Each MDH joint axis against the description's joint axis at the zero pose "
+        "(data: the manufacturer's description)",
+        "tab-modeling-geometry",
+        digits=4,
+    )
 
 
 def geometry_sentence(table) -> Prose:
@@ -80,19 +119,44 @@ def geometry_sentence(table) -> Prose:
         f"Over the {len(geometry)} arm joints the largest angle between an MDH axis and the description's is "
         f"{significant(geometry['axis_angle_deg'].max(), 2)}° and the largest distance of a description joint origin from "
         f"its MDH axis {significant(geometry['line_distance_m'].max(), 2)} m: every axis coincides as a directed line, so a "
-        "joint angle means the same on the model as on the arm (register entry \"Table I, the signs of α\").")
+        'joint angle means the same on the model as on the arm (register entry "Table I, the signs of α").'
+    )
 
 
 def offsets_against_paper(table) -> object:
     geometry, placement = _geometry(table), robot_description.place_mdh_frames(table)
     heights = geometry["mdh_origin_height_m"]
     rows = [
-        Comparison("joint spacing J2 → J4, the RL3 of Table I", "dh_offset_rl3", heights[4] - heights[2], unit="m"),
-        Comparison("joint spacing J4 → J6, the RL5 of Table I", "dh_offset_rl5", heights[6] - heights[4], unit="m"),
-        Comparison("rise of O0 above base_link along the joint-1 axis", "urdf_joint1_rise", placement.base_in_description[2, 3], unit="m"),
-        Comparison("offset of the description's joint-7 frame along z7", "urdf_z7_offset", geometry.loc[7, "origin_offset_m"], unit="m"),
+        Comparison(
+            "joint spacing J2 → J4, the RL3 of Table I",
+            "dh_offset_rl3",
+            heights[4] - heights[2],
+            unit="m",
+        ),
+        Comparison(
+            "joint spacing J4 → J6, the RL5 of Table I",
+            "dh_offset_rl5",
+            heights[6] - heights[4],
+            unit="m",
+        ),
+        Comparison(
+            "rise of O0 above base_link along the joint-1 axis",
+            "urdf_joint1_rise",
+            placement.base_in_description[2, 3],
+            unit="m",
+        ),
+        Comparison(
+            "offset of the description's joint-7 frame along z7",
+            "urdf_z7_offset",
+            geometry.loc[7, "origin_offset_m"],
+            unit="m",
+        ),
     ]
-    return comparison_table(rows, "The description's offsets and where they go in the model", name="tab-modeling-offsets")
+    return comparison_table(
+        rows,
+        "The description's offsets and where they go in the model",
+        name="tab-modeling-offsets",
+    )
 
 
 def geometry_figure(table):
@@ -102,7 +166,9 @@ def geometry_figure(table):
     fig, axes = plt.subplots(1, 2, figsize=(9, 4.5), sharey=True)
     zero = np.array([f[:3, 3] for f in placement.frames])
     urdf = np.array(placement.description_joint_origins)
-    axes[0].plot(np.r_[0, zero[:, 0]], np.r_[rise, zero[:, 2]], "-o", color="C0", label="MDH origins $O_j$")
+    axes[0].plot(
+        np.r_[0, zero[:, 0]], np.r_[rise, zero[:, 2]], "-o", color="C0", label="MDH origins $O_j$"
+    )
     axes[0].plot(urdf[:, 0], urdf[:, 2], "x", color="C3", ms=9, label="description joint frames")
     for j, (x, z) in enumerate(urdf[:, [0, 2]], start=1):
         axes[0].annotate(f"J{j}", (x, z), textcoords="offset points", xytext=(8, -3), fontsize=8)
@@ -138,7 +204,8 @@ def symbolic_sentence(table) -> Prose:
     return Prose(
         f"The derivation names {len(program.assignments)} intermediate quantities and leaves {len(entries)} nonzero "
         f"regressor entries; {len(columns)} of the {len(standard)} standard parameters have a column that is not "
-        "identically zero" + (f", the columns of {joined(vanishing)} vanish." if vanishing else "."))
+        "identically zero" + (f", the columns of {joined(vanishing)} vanish." if vanishing else ".")
+    )
 
 
 def my7_entries(table) -> str:
@@ -151,8 +218,12 @@ def my7_entries(table) -> str:
 def my7_sentence() -> Prose:
     group = grouping()
     holders = [b for b in group.base_names if "MZ7" in map(str, group.relation(b).free_symbols)]
-    relation = rf"${sympy.latex(sympy.Symbol(holders[0]))} = {sympy.latex(group.relation(holders[0]))}$"
-    return Prose(f"Base parameters containing $MZ_7$: **{joined(holders)}** ({len(holders)}): {relation}.")
+    relation = (
+        rf"${sympy.latex(sympy.Symbol(holders[0]))} = {sympy.latex(group.relation(holders[0]))}$"
+    )
+    return Prose(
+        f"Base parameters containing $MZ_7$: **{joined(holders)}** ({len(holders)}): {relation}."
+    )
 
 
 def grouping_relations() -> str:
@@ -161,7 +232,9 @@ def grouping_relations() -> str:
     lines = []
     for name, pivot, coefficients in zip(group.base_names, group.pivots, group.coefficients):
         if len(coefficients) > 1 or name != pivot:
-            lines.append(rf"{sympy.latex(sympy.Symbol(name))} &= {sympy.latex(group.relation(name))}")
+            lines.append(
+                rf"{sympy.latex(sympy.Symbol(name))} &= {sympy.latex(group.relation(name))}"
+            )
     return r"\begin{aligned}" + r"\\ ".join(lines) + r"\end{aligned}"
 
 
@@ -175,18 +248,34 @@ def absorbed_sentence() -> Prose:
             continue
         into = [b for b in group.base_names if name in map(str, group.relation(b).free_symbols)]
         absorbed.append(f"${name[:2]}_{name[2:]}$ (into {joined(into)})")
-    alone = sum(1 for n in full if category(n) in (CATEGORIES[2], CATEGORIES[3], CATEGORIES[4], CATEGORIES[5]))
+    alone = sum(
+        1
+        for n in full
+        if category(n) in (CATEGORIES[2], CATEGORIES[3], CATEGORIES[4], CATEGORIES[5])
+    )
     return Prose(
         f"Of the full grouped set, {alone} base parameters are standard parameters that stay alone: the products of "
         "inertia, the rotor inertias, the friction coefficients and the hand's terms. "
-        + (f"Rotor inertias that do not survive on their own: {joined(absorbed)}." if absorbed else
-           "Every rotor inertia survives on its own."))
+        + (
+            f"Rotor inertias that do not survive on their own: {joined(absorbed)}."
+            if absorbed
+            else "Every rotor inertia survives on its own."
+        )
+    )
 
 
 def _counts() -> pd.DataFrame:
     group = grouping()
-    sets = {"full grouped set": group.parameter_set("full"), "reduced set": group.parameter_set("reduced")}
-    counts = pd.DataFrame({label: pd.Series([category(n) for n in names]).value_counts() for label, names in sets.items()})
+    sets = {
+        "full grouped set": group.parameter_set("full"),
+        "reduced set": group.parameter_set("reduced"),
+    }
+    counts = pd.DataFrame(
+        {
+            label: pd.Series([category(n) for n in names]).value_counts()
+            for label, names in sets.items()
+        }
+    )
     counts = counts.reindex(CATEGORIES).fillna(0).astype(int)
     counts.loc["total"] = counts.sum()
     counts.index.name = "category"
@@ -194,24 +283,60 @@ def _counts() -> pd.DataFrame:
 
 
 def categories_table() -> object:
-    return numbered(_counts(), "Base parameters per category, full grouped set and reduced set (Appendix A-B)", "tab-modeling-categories")
+    return numbered(
+        _counts(),
+        "Base parameters per category, full grouped set and reduced set (Appendix A-B)",
+        "tab-modeling-categories",
+    )
 
 
 def bookkeeping_against_paper() -> object:
     group, counts = grouping(), _counts()
     full = group.parameter_set("full")
-    inertial = sum(1 for n in full if split_name(n)[0] not in ("FV", "FS") and split_name(n)[2] <= 7)
+    inertial = sum(
+        1 for n in full if split_name(n)[0] not in ("FV", "FS") and split_name(n)[2] <= 7
+    )
     rows = [
         Comparison("parameters in the full grouped set", "full_model_param_count", len(full)),
-        Comparison("of which inertial terms of the seven links", "arm_inertial_term_count", inertial),
-        Comparison("products of inertia removed", "removed_poi_count", int(counts.loc[CATEGORIES[2], "full grouped set"])),
-        Comparison("Coulomb coefficients removed", "removed_coulomb_count", int(counts.loc[CATEGORIES[4], "full grouped set"])),
-        Comparison("parameters in the reduced set", "reduced_model_param_count", len(group.parameter_set("reduced"))),
-        Comparison("link-side terms", "link_side_term_count", int(counts.loc[list(LINK_TERMS), "reduced set"].sum())),
-        Comparison("of which inertia-related", "inertia_base_term_count", int(counts.loc[CATEGORIES[0], "reduced set"])),
-        Comparison("of which first-moment", "first_moment_term_count", int(counts.loc[CATEGORIES[1], "reduced set"])),
+        Comparison(
+            "of which inertial terms of the seven links", "arm_inertial_term_count", inertial
+        ),
+        Comparison(
+            "products of inertia removed",
+            "removed_poi_count",
+            int(counts.loc[CATEGORIES[2], "full grouped set"]),
+        ),
+        Comparison(
+            "Coulomb coefficients removed",
+            "removed_coulomb_count",
+            int(counts.loc[CATEGORIES[4], "full grouped set"]),
+        ),
+        Comparison(
+            "parameters in the reduced set",
+            "reduced_model_param_count",
+            len(group.parameter_set("reduced")),
+        ),
+        Comparison(
+            "link-side terms",
+            "link_side_term_count",
+            int(counts.loc[list(LINK_TERMS), "reduced set"].sum()),
+        ),
+        Comparison(
+            "of which inertia-related",
+            "inertia_base_term_count",
+            int(counts.loc[CATEGORIES[0], "reduced set"]),
+        ),
+        Comparison(
+            "of which first-moment",
+            "first_moment_term_count",
+            int(counts.loc[CATEGORIES[1], "reduced set"]),
+        ),
     ]
-    return comparison_table(rows, "Appendix A-B's bookkeeping (Table II) against the derivation", name="tab-modeling-bookkeeping")
+    return comparison_table(
+        rows,
+        "Appendix A-B's bookkeeping (Table II) against the derivation",
+        name="tab-modeling-bookkeeping",
+    )
 
 
 def reduced_set_values(mounting: str = "hanging") -> object:
@@ -219,10 +344,17 @@ def reduced_set_values(mounting: str = "hanging") -> object:
     group = grouping()
     reduced = group.parameter_set("reduced")
     cad = robot_description.description_standard_parameters(robot_description.load_mdh_table())
-    base = DynamicModel("full", mounting=mounting).base_from_standard({n: cad.get(n, 0.0) for n in group.standard_names})
+    base = DynamicModel("full", mounting=mounting).base_from_standard(
+        {n: cad.get(n, 0.0) for n in group.standard_names}
+    )
     frame = pd.DataFrame(
-        {"category": [category(n) for n in reduced], "unit": [unit_of(n) for n in reduced],
-         "from the description": [base[n] if category(n) in LINK_TERMS else np.nan for n in reduced]},
+        {
+            "category": [category(n) for n in reduced],
+            "unit": [unit_of(n) for n in reduced],
+            "from the description": [
+                base[n] if category(n) in LINK_TERMS else np.nan for n in reduced
+            ],
+        },
         index=pd.Index(reduced, name="parameter"),
     )
     return numbered(
@@ -237,23 +369,41 @@ def reduced_set_values(mounting: str = "hanging") -> object:
 
 def _poi_shares() -> pd.Series:
     _, inertials = robot_description.load_description()
-    return pd.Series({name: 100 * np.abs(i.inertia[np.triu_indices(3, 1)]).max() / np.diag(i.inertia).max()
-                      for name, i in inertials.items()}, name="largest |product| / largest diagonal (%)")
+    return pd.Series(
+        {
+            name: 100 * np.abs(i.inertia[np.triu_indices(3, 1)]).max() / np.diag(i.inertia).max()
+            for name, i in inertials.items()
+        },
+        name="largest |product| / largest diagonal (%)",
+    )
 
 
 def poi_shares_table() -> object:
     frame = _poi_shares().to_frame()
     frame.index.name = "description link"
-    return numbered(frame, "Products of inertia in the description, about each link's centre of mass", "tab-modeling-poi-share", digits=2)
+    return numbered(
+        frame,
+        "Products of inertia in the description, about each link's centre of mass",
+        "tab-modeling-poi-share",
+        digits=2,
+    )
 
 
 def poi_against_paper() -> object:
     shares = _poi_shares()
-    row = Comparison("largest product of inertia over the largest diagonal entry, per link", "poi_relative_size_design",
-                     shares.values, digits=2,
-                     why=Why.reconstruction("the description's inertias about each link's centre of mass; the paper's range "
-                                            "may be taken over a different frame or subset of links"))
-    return comparison_table([row], "Sec. III-D's check on the geometry", name="tab-modeling-poi-paper")
+    row = Comparison(
+        "largest product of inertia over the largest diagonal entry, per link",
+        "poi_relative_size_design",
+        shares.values,
+        digits=2,
+        why=Why.reconstruction(
+            "the description's inertias about each link's centre of mass; the paper's range "
+            "may be taken over a different frame or subset of links"
+        ),
+    )
+    return comparison_table(
+        [row], "Sec. III-D's check on the geometry", name="tab-modeling-poi-paper"
+    )
 
 
 def rank_table(mounting: str, n_states: int, seed: int) -> tuple[object, Prose]:
@@ -264,12 +414,22 @@ def rank_table(mounting: str, n_states: int, seed: int) -> tuple[object, Prose]:
     rows = []
     for name in PARAMETER_SETS:
         m = DynamicModel(name, mounting=mounting)
-        rows.append({"set": PARAMETER_SET_LABELS[name], "columns": m.n_parameters,
-                     "numerical rank": identifiability.numerical_rank(identifiability.stack(m.regressor(q, qd, qdd)))})
+        rows.append(
+            {
+                "set": PARAMETER_SET_LABELS[name],
+                "columns": m.n_parameters,
+                "numerical rank": identifiability.numerical_rank(
+                    identifiability.stack(m.regressor(q, qd, qdd))
+                ),
+            }
+        )
     ranks = pd.DataFrame(rows).set_index("set")
     model = DynamicModel("reduced", mounting=mounting)
     cad = robot_description.description_standard_parameters(robot_description.load_mdh_table())
-    beta = model.base_from_standard({n: cad.get(n, 0.0) for n in grouping().standard_names}).values + 0.01
+    beta = (
+        model.base_from_standard({n: cad.get(n, 0.0) for n in grouping().standard_names}).values
+        + 0.01
+    )
     shifted = q.copy()
     shifted[:, 0] = rng.uniform(-np.pi, np.pi, n_states)
     mass = model.inertia_matrix(q, beta)
@@ -279,12 +439,20 @@ def rank_table(mounting: str, n_states: int, seed: int) -> tuple[object, Prose]:
     full_rank = bool((ranks["columns"] == ranks["numerical rank"]).all())
     sentence = Prose(
         f"On {n_states} random states (seed {seed}) the stacked regressor of "
-        + ("every set has full column rank" if full_rank else "**not** every set has full column rank")
+        + (
+            "every set has full column rank"
+            if full_rank
+            else "**not** every set has full column rank"
+        )
         + f" ({{numref}}`tab-modeling-ranks`). With θ1 redrawn, M changes by at most {significant(theta1, 2)} kg·m²; the joint-1 "
         f"row of the gravity regressor is at most {significant(gravity1, 2)} N·m; M is symmetric to "
-        f"{significant(asymmetry, 2)} kg·m². The test suite checks the same, and the agreement with Pinocchio.")
-    table = numbered(ranks, f"Numerical rank of the stacked regressor of each set of Table III ({n_states} random states)",
-                     "tab-modeling-ranks")
+        f"{significant(asymmetry, 2)} kg·m². The test suite checks the same, and the agreement with Pinocchio."
+    )
+    table = numbered(
+        ranks,
+        f"Numerical rank of the stacked regressor of each set of Table III ({n_states} random states)",
+        "tab-modeling-ranks",
+    )
     return table, sentence
 
 
@@ -292,12 +460,26 @@ def constants_against_paper() -> object:
     rows = [
         Comparison("Kt, XM430-W350", "kt_effective_xm430", constants.XM430_W350.kt),
         Comparison("Kt, XM540-W270", "kt_effective_xm540", constants.XM540_W270.kt),
-        Comparison("clamp torque, XM430-W350", "clamp_torque_xm430", constants.XM430_W350.clamp_torque),
-        Comparison("clamp torque, XM540-W270", "clamp_torque_xm540", constants.XM540_W270.clamp_torque),
-        Comparison("closed-loop bandwidth √K_P", "realization_bandwidth_rad", constants.REALIZATION_BANDWIDTH_RAD_S),
-        Comparison("closed-loop bandwidth", "realization_bandwidth_hz", constants.REALIZATION_BANDWIDTH_HZ),
+        Comparison(
+            "clamp torque, XM430-W350", "clamp_torque_xm430", constants.XM430_W350.clamp_torque
+        ),
+        Comparison(
+            "clamp torque, XM540-W270", "clamp_torque_xm540", constants.XM540_W270.clamp_torque
+        ),
+        Comparison(
+            "closed-loop bandwidth √K_P",
+            "realization_bandwidth_rad",
+            constants.REALIZATION_BANDWIDTH_RAD_S,
+        ),
+        Comparison(
+            "closed-loop bandwidth", "realization_bandwidth_hz", constants.REALIZATION_BANDWIDTH_HZ
+        ),
     ]
-    return comparison_table(rows, "Constants of the platform, computed from their sources", name="tab-modeling-constants")
+    return comparison_table(
+        rows,
+        "Constants of the platform, computed from their sources",
+        name="tab-modeling-constants",
+    )
 
 
 def poi_paper_text() -> str:

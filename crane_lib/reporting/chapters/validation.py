@@ -78,49 +78,87 @@ def study(trajectory: str, ts: float, run: int, profile: str) -> ValidationStudy
     model = DynamicModel("reduced")
     accepted, record = load_accepted(trajectory, ts, run)
     heldout = v.heldout_bundles(profile, ts)
-    stages = {"OLS": np.array(record["ols"]), "CLIE": np.array(record["refined"]), "accepted": accepted.values}
-    return ValidationStudy(trajectory, ts, run, profile, model, accepted, record, heldout, stages, started)
+    stages = {
+        "OLS": np.array(record["ols"]),
+        "CLIE": np.array(record["refined"]),
+        "accepted": accepted.values,
+    }
+    return ValidationStudy(
+        trajectory, ts, run, profile, model, accepted, record, heldout, stages, started
+    )
 
 
 def executions_sentence(s: ValidationStudy) -> Prose:
-    counts = ", ".join(f"{sum(name == t for name, _ in s.heldout)} execution(s) of {t}" for t in v.VALIDATION_TRAJECTORIES)
+    counts = ", ".join(
+        f"{sum(name == t for name, _ in s.heldout)} execution(s) of {t}"
+        for t in v.VALIDATION_TRAJECTORIES
+    )
     return Prose(f"This build (profile `{s.profile}`) has {counts}.")
 
 
 # ----------------------------------------------------------------------------- the accepted model
 
+
 def accepted_model(s: ValidationStudy) -> None:
     """The audits that decide (one column per seed), the stages in words, the paper's figures."""
     record, refinement = s.record, s.record["refinement"]
-    display(numbered(v.audit_table(record), f"The audits of {s.label} (twin): one column per seed",
-                     "tab-validation-audits", digits=4))
+    display(
+        numbered(
+            v.audit_table(record),
+            f"The audits of {s.label} (twin): one column per seed",
+            "tab-validation-audits",
+            digits=4,
+        )
+    )
     if s.rescued:
         rescue = record["rescue"]
-        rescued = (f"It failed the audit and was rescued in {len(rescue['passes'])} pass(es) (|Δβ| = "
-                   f"{rescue['change_norm']:.3g}); the accepted model's worst pose is θ = "
-                   f"{v.worst_pose_deg(record['final_audits'][0])}°.")
+        rescued = (
+            f"It failed the audit and was rescued in {len(rescue['passes'])} pass(es) (|Δβ| = "
+            f"{rescue['change_norm']:.3g}); the accepted model's worst pose is θ = "
+            f"{v.worst_pose_deg(record['final_audits'][0])}°."
+        )
     else:
         rescued = "It passes the audit on every seed, so no rescue runs: the accepted model *is* the CLIE solution."
     d = v.difference_from_sweep(record)
-    sweep = (" The CLIE sweep has no record of this condition to compare with." if d is None else
-             f" The CLIE solution on this path and the CLIE sweep's record of the same condition (one code path, run "
-             f"twice) differ by at most {d:.2g}.")
-    display(Prose(
-        f"**{s.label} (twin), {record['verdict']}.** Route {record['route']}, κ(W_all) = {record['kappa']:.1f}; "
-        f"CLIE ({refinement['method']}) ran {refinement['iterations']} iterations, objective "
-        f"{refinement['objective_start']:.6g} → {refinement['objective_final']:.6g} N²·m². The CLIE solution's "
-        f"worst pose (seed 1) is θ = {v.worst_pose_deg(record['first_audits'][0])}°. " + rescued + sweep))
-    display(comparison_table(v.accepted_comparisons(record), "The accepted model through Algorithm 1: paper / this book",
-                             name="tab-validation-accepted"))
+    sweep = (
+        " The CLIE sweep has no record of this condition to compare with."
+        if d is None
+        else f" The CLIE solution on this path and the CLIE sweep's record of the same condition (one code path, run "
+        f"twice) differ by at most {d:.2g}."
+    )
+    display(
+        Prose(
+            f"**{s.label} (twin), {record['verdict']}.** Route {record['route']}, κ(W_all) = {record['kappa']:.1f}; "
+            f"CLIE ({refinement['method']}) ran {refinement['iterations']} iterations, objective "
+            f"{refinement['objective_start']:.6g} → {refinement['objective_final']:.6g} N²·m². The CLIE solution's "
+            f"worst pose (seed 1) is θ = {v.worst_pose_deg(record['first_audits'][0])}°. "
+            + rescued
+            + sweep
+        )
+    )
+    display(
+        comparison_table(
+            v.accepted_comparisons(record),
+            "The accepted model through Algorithm 1: paper / this book",
+            name="tab-validation-accepted",
+        )
+    )
 
 
 # ----------------------------------------------------------------------------- Table VII
 
+
 def table_vii(s: ValidationStudy) -> None:
     """Every execution, the means with the run-to-run spread, the paper's figures, and the orders."""
     per_run = v.heldout_metrics(s.model, s.stages, s.heldout)
-    display(numbered(v.per_execution(per_run), "Held-out RMSE and MNE on every execution (twin)",
-                     "tab-validation-executions", digits=5))
+    display(
+        numbered(
+            v.per_execution(per_run),
+            "Held-out RMSE and MNE on every execution (twin)",
+            "tab-validation-executions",
+            digits=5,
+        )
+    )
     display(
         numbered(
             v.table_vii(per_run),
@@ -130,7 +168,9 @@ def table_vii(s: ValidationStudy) -> None:
             paper="VII",
         )
     )
-    pooled = {label: metrics.pooled_rmse(s.model, beta, s.first) for label, beta in s.stages.items()}
+    pooled = {
+        label: metrics.pooled_rmse(s.model, beta, s.first) for label, beta in s.stages.items()
+    }
     rows = v.table_vii_comparisons(per_run, pooled, s.rescued, v.run_to_run(per_run), s.profile)
     display(
         comparison_table(
@@ -142,29 +182,46 @@ def table_vii(s: ValidationStudy) -> None:
         )
     )
     by_rmse, by_mne = v.orders_agree(per_run, "accepted")
-    orders = ("order them differently, as in the paper. " if by_rmse != by_mne else
-              "order them alike here, where the paper's differ. ")
+    orders = (
+        "order them differently, as in the paper. "
+        if by_rmse != by_mne
+        else "order them alike here, where the paper's differ. "
+    )
     moved = ""
     if s.rescued:
         largest = v.rescue_moves(s.record)["change / SE"].head(3)
-        moved = (f"The rescue moved {', '.join(f'{n} by {x:+.1f}' for n, x in largest.items())} OLS standard errors "
-                 f"(the paper's moved none by more than {paper('rescue_max_entry_change').text()}). ")
-    display(Prose(
-        f"Ordered by the accepted model's RMSE the records read {', '.join(by_rmse)}; by MNE {', '.join(by_mne)}: the "
-        f"two metrics {orders}{moved}The pipeline's pooled gain over OLS is "
-        f"{_pct(1 - pooled['accepted'] / pooled['OLS'])} (negative: a loss), to be read against the run-to-run scale, "
-        f"{paper('runtorun_ag02').text()} for AG02 in the paper."))
+        moved = (
+            f"The rescue moved {', '.join(f'{n} by {x:+.1f}' for n, x in largest.items())} OLS standard errors "
+            f"(the paper's moved none by more than {paper('rescue_max_entry_change').text()}). "
+        )
+    display(
+        Prose(
+            f"Ordered by the accepted model's RMSE the records read {', '.join(by_rmse)}; by MNE {', '.join(by_mne)}: the "
+            f"two metrics {orders}{moved}The pipeline's pooled gain over OLS is "
+            f"{_pct(1 - pooled['accepted'] / pooled['OLS'])} (negative: a loss), to be read against the run-to-run scale, "
+            f"{paper('runtorun_ag02').text()} for AG02 in the paper."
+        )
+    )
 
 
 # ----------------------------------------------------------------------------- Table XVI
 
+
 def table_xvi(s: ValidationStudy) -> None:
     """How demanding the held-out set is, beside every identification record of the profile."""
     ident = v.identification_executions(s.profile)
-    s.records = {**{name: s.heldout[(name, s.run)] for name in v.VALIDATION_TRAJECTORIES},
-                 **{name: v.recorded_bundle(name, s.run, s.ts, s.profile) for name in ident}}
-    roles = {n: "held-out" if n in v.VALIDATION_TRAJECTORIES else "in sample" if n == s.trajectory else "identification"
-             for n in s.records}
+    s.records = {
+        **{name: s.heldout[(name, s.run)] for name in v.VALIDATION_TRAJECTORIES},
+        **{name: v.recorded_bundle(name, s.run, s.ts, s.profile) for name in ident},
+    }
+    roles = {
+        n: "held-out"
+        if n in v.VALIDATION_TRAJECTORIES
+        else "in sample"
+        if n == s.trajectory
+        else "identification"
+        for n in s.records
+    }
     table = v.table_xvi(s.model, s.accepted.values, s.records, roles)
     shares = ["M θ̈", "velocity terms", "both", "gravity", "residual", v.K_COLUMN]
     display(
@@ -191,22 +248,33 @@ def table_xvi(s: ValidationStudy) -> None:
         )
     )
     validation = table.loc[list(v.VALIDATION_TRAJECTORIES), v.K_COLUMN]
-    display(Prose(
-        f"V03's inertia share is {_pct(table.loc['V03', 'M θ̈'])} against {s.trajectory}'s "
-        f"{_pct(table.loc[s.trajectory, 'M θ̈'])}. {metrics.K_GE_MOVING} or more arm joints move at once on "
-        f"{span(100 * validation, 3)} % of the validation samples and on at most "
-        f"{_pct(table.loc[ident, v.K_COLUMN].max())} of the identification samples."))
+    display(
+        Prose(
+            f"V03's inertia share is {_pct(table.loc['V03', 'M θ̈'])} against {s.trajectory}'s "
+            f"{_pct(table.loc[s.trajectory, 'M θ̈'])}. {metrics.K_GE_MOVING} or more arm joints move at once on "
+            f"{span(100 * validation, 3)} % of the validation samples and on at most "
+            f"{_pct(table.loc[ident, v.K_COLUMN].max())} of the identification samples."
+        )
+    )
 
 
 # ----------------------------------------------------------------------------- Table XX, Fig. 7
+
 
 def table_xx(s: ValidationStudy) -> None:
     """The error axis by axis, the paper's figures, and the orderings it reads in them."""
     per_axis = v.per_axis_errors(s.model, s.accepted.values, s.heldout)
     table = v.table_xx(per_axis)
     shown = v.in_percent(table, ["relative, mean"]).rename_axis("axis (8 = hand)")
-    display(numbered(shown, "On the twin: the accepted model's error per axis",
-                     "tab-validation-table-xx", digits=3, paper="XX"))
+    display(
+        numbered(
+            shown,
+            "On the twin: the accepted model's error per axis",
+            "tab-validation-table-xx",
+            digits=3,
+            paper="XX",
+        )
+    )
     display(
         comparison_table(
             v.table_xx_comparisons(table, per_axis),
@@ -222,8 +290,12 @@ def table_xx(s: ValidationStudy) -> None:
             "the verdict column says whether each holds",
         )
     )
-    display(Prose(f"{sum(c.holds for c in claims)} of the {len(claims)} orderings the paper reads in Table XX hold "
-                  "on the twin."))
+    display(
+        Prose(
+            f"{sum(c.holds for c in claims)} of the {len(claims)} orderings the paper reads in Table XX hold "
+            "on the twin."
+        )
+    )
 
 
 def fig_7(s: ValidationStudy, trajectory: str = "V03"):
@@ -235,24 +307,47 @@ def fig_7(s: ValidationStudy, trajectory: str = "V03"):
 
 # ----------------------------------------------------------------------------- Table XII's panel
 
+
 def parameter_panel(s: ValidationStudy) -> None:
     """The accepted values with their standard errors beside the twin's true base parameters."""
     model = s.model
     s.truth = model.base_from_standard(load_truth()).values
-    panel = v.parameter_panel(model.names, s.accepted.values, s.accepted.std_errors, s.truth,
-                              [unit_of(n) for n in model.names])
-    digits = {"accepted": 4, "OLS standard error": 3, "|value| / SE": 3, "twin truth": 4, "error / SE": 3}
-    display(numbered(panel, "The accepted panel on the twin: values, OLS standard errors "
-                     "and the twin's truth", "tab-validation-panel", digits=digits, paper="XII"))
+    panel = v.parameter_panel(
+        model.names,
+        s.accepted.values,
+        s.accepted.std_errors,
+        s.truth,
+        [unit_of(n) for n in model.names],
+    )
+    digits = {
+        "accepted": 4,
+        "OLS standard error": 3,
+        "|value| / SE": 3,
+        "twin truth": 4,
+        "error / SE": 3,
+    }
+    display(
+        numbered(
+            panel,
+            "The accepted panel on the twin: values, OLS standard errors and the twin's truth",
+            "tab-validation-panel",
+            digits=digits,
+            paper="XII",
+        )
+    )
     worst = panel["error / SE"].abs().sort_values(ascending=False).index[:3]
     farthest = ", ".join(f"{n} ({x:+.0f} SE)" for n, x in panel.loc[worst, "error / SE"].items())
-    display(Prose(
-        f"{int((panel['error / SE'].abs() <= 2).sum())} of {len(panel)} estimates lie within two standard errors of "
-        f"the twin's truth; the farthest are {farthest}. {int((panel['|value| / SE'] < 2).sum())} estimates are within "
-        "two standard errors of zero, the kind Sec. VII-D finds does not reproduce between executions."))
+    display(
+        Prose(
+            f"{int((panel['error / SE'].abs() <= 2).sum())} of {len(panel)} estimates lie within two standard errors of "
+            f"the twin's truth; the farthest are {farthest}. {int((panel['|value| / SE'] < 2).sum())} estimates are within "
+            "two standard errors of zero, the kind Sec. VII-D finds does not reproduce between executions."
+        )
+    )
 
 
 # ----------------------------------------------------------------------------- Sec. VII-B
+
 
 def conditioning_figure(s: ValidationStudy) -> None:
     """κ(W_all) of every candidate against its held-out RMSE (OLS): the figure alone, so
@@ -273,23 +368,38 @@ def conditioning(s: ValidationStudy) -> None:
         )
     candidates = s.candidates
     correlation = v.kappa_against_heldout(candidates)
-    display(comparison_table(v.candidate_comparisons(candidates, correlation, s.trajectory, s.profile),
-                             "Sec. VII-B: paper / this book", name="tab-validation-kappa"))
+    display(
+        comparison_table(
+            v.candidate_comparisons(candidates, correlation, s.trajectory, s.profile),
+            "Sec. VII-B: paper / this book",
+            name="tab-validation-kappa",
+        )
+    )
     rho = correlation["all"]
     if rho is None:
         stated = "not computed: fewer than three candidates."
     else:
         significant = "" if rho.p_value < SIGNIFICANCE else "not "
-        stated = (f"ρ = {rho.rho:+.3f} (p = {rho.p_value:.2g}), {significant}significant at the "
-                  f"{100 * SIGNIFICANCE:g} % level.")
-    subset = ("" if len(candidates) >= v.CANDIDATES else
-              f" The {s.profile} profile has {len(candidates)} of the {v.CANDIDATES} candidates: the test needs the "
-              "full profile.")
-    display(Prose(f"Over the {len(candidates)} candidates of this build the rank correlation of κ with held-out RMSE "
-                  f"is {stated}{subset}"))
+        stated = (
+            f"ρ = {rho.rho:+.3f} (p = {rho.p_value:.2g}), {significant}significant at the "
+            f"{100 * SIGNIFICANCE:g} % level."
+        )
+    subset = (
+        ""
+        if len(candidates) >= v.CANDIDATES
+        else f" The {s.profile} profile has {len(candidates)} of the {v.CANDIDATES} candidates: the test needs the "
+        "full profile."
+    )
+    display(
+        Prose(
+            f"Over the {len(candidates)} candidates of this build the rank correlation of κ with held-out RMSE "
+            f"is {stated}{subset}"
+        )
+    )
 
 
 # ----------------------------------------------------------------------------- Sec. VII-E
+
 
 def link_7(s: ValidationStudy) -> None:
     """M(θ)₇₇ over random poses, ZZR7 and IA7 against the paper's, and whether link 7 can exist."""
@@ -298,45 +408,96 @@ def link_7(s: ValidationStudy) -> None:
     m77 = consistency.inertia_entry(model, values, 7, uniform_poses(M77_POSES, seed=M77_SEED))
     index = {n: i for i, n in enumerate(model.names)}
     zz7, ia7 = values[index["ZZR7"]], values[index["IA7"]]
-    link7 = {label: consistency.necessary_conditions(model, beta)[0]
-             for label, beta in {**s.stages, "twin truth": truth}.items()}
-    frame = pd.DataFrame({label: {"ZZR7 (kg·m²)": c.zzr, "XXR7 (kg·m²)": c.xxr, "ZZR7 − |XXR7| (kg·m²)": c.margin,
-                                  "link 7 can be consistent": c.holds} for label, c in link7.items()}).T
-    display(numbered(frame, "Link 7's necessary condition for each stage and the twin's truth",
-                     "tab-validation-link7", digits=4))
+    link7 = {
+        label: consistency.necessary_conditions(model, beta)[0]
+        for label, beta in {**s.stages, "twin truth": truth}.items()
+    }
+    frame = pd.DataFrame(
+        {
+            label: {
+                "ZZR7 (kg·m²)": c.zzr,
+                "XXR7 (kg·m²)": c.xxr,
+                "ZZR7 − |XXR7| (kg·m²)": c.margin,
+                "link 7 can be consistent": c.holds,
+            }
+            for label, c in link7.items()
+        }
+    ).T
+    display(
+        numbered(
+            frame,
+            "Link 7's necessary condition for each stage and the twin's truth",
+            "tab-validation-link7",
+            digits=4,
+        )
+    )
     orders = int(np.floor(np.log10(ia7 / abs(zz7))))
     if zz7 > 0:
-        sign = Why.finding(f"ZZR7 comes out positive on the twin (standard error "
-                           f"{s.accepted.std_errors[index['ZZR7']]:.2g}, truth {truth[index['ZZR7']]:.2g} kg·m²), so "
-                           "M₇₇ lies above IA7 where the paper's lies below")
+        sign = Why.finding(
+            f"ZZR7 comes out positive on the twin (standard error "
+            f"{s.accepted.std_errors[index['ZZR7']]:.2g}, truth {truth[index['ZZR7']]:.2g} kg·m²), so "
+            "M₇₇ lies above IA7 where the paper's lies below"
+        )
     else:
         sign = v.TWIN_RECORDS
-    display(comparison_table([
-        Comparison(f"M(θ)₇₇ over {M77_POSES:,} random poses", "m77_entry", span(m77, 4), unit="kg·m²", why=sign),
-        Comparison("IA7", "ia7_accepted", ia7, why=Why.reconstruction(
-            "the twin's true IA7 is the paper's value (register \"twin\"): this row checks that identification "
-            "recovers it")),
-        Comparison("ZZR7 (the paper's ZZ7)", "zz7_accepted", zz7, digits=3, why=sign),
-        Comparison("orders of magnitude |ZZR7| lies below IA7", "zz7_below_ia7_orders", orders,
-                   why=v.why_unless_agrees(orders, "zz7_below_ia7_orders", v.TWIN_RECORDS)),
-    ], "Sec. VII-E: paper / this book", name="tab-validation-vii-e"))
+    display(
+        comparison_table(
+            [
+                Comparison(
+                    f"M(θ)₇₇ over {M77_POSES:,} random poses",
+                    "m77_entry",
+                    span(m77, 4),
+                    unit="kg·m²",
+                    why=sign,
+                ),
+                Comparison(
+                    "IA7",
+                    "ia7_accepted",
+                    ia7,
+                    why=Why.reconstruction(
+                        "the twin's true IA7 is the paper's value (register \"twin\"): this row checks that identification "
+                        "recovers it"
+                    ),
+                ),
+                Comparison("ZZR7 (the paper's ZZ7)", "zz7_accepted", zz7, digits=3, why=sign),
+                Comparison(
+                    "orders of magnitude |ZZR7| lies below IA7",
+                    "zz7_below_ia7_orders",
+                    orders,
+                    why=v.why_unless_agrees(orders, "zz7_below_ia7_orders", v.TWIN_RECORDS),
+                ),
+            ],
+            "Sec. VII-E: paper / this book",
+            name="tab-validation-vii-e",
+        )
+    )
     verdict = link7["accepted"]
     if verdict.holds:
-        ours = (f"The accepted model satisfies ZZR7 > |XXR7| (margin {verdict.margin:.3g} kg·m²): link 7 passes this "
-                "necessary test, and only a full reconstruction can say whether every link can be made consistent at "
-                "once. ")
+        ours = (
+            f"The accepted model satisfies ZZR7 > |XXR7| (margin {verdict.margin:.3g} kg·m²): link 7 passes this "
+            "necessary test, and only a full reconstruction can say whether every link can be made consistent at "
+            "once. "
+        )
     else:
-        ours = (f"The accepted model breaks ZZR7 > |XXR7| through {' and '.join(verdict.violated_by())}: no physically "
-                "consistent link 7 has these base parameters, whatever a reconstruction does with the rest. ")
+        ours = (
+            f"The accepted model breaks ZZR7 > |XXR7| through {' and '.join(verdict.violated_by())}: no physically "
+            "consistent link 7 has these base parameters, whatever a reconstruction does with the rest. "
+        )
     theirs = paper("zz7_accepted").value
-    display(Prose(
-        f"M(θ)₇₇ of the accepted model is {span(m77, 6)} kg·m² over {M77_POSES:,} random poses, IA7 + ZZR7 to within "
-        f"{np.abs(m77 - ia7 - zz7).max():.1e} kg·m². " + ours
-        + f"The paper's own ZZ7 = {theirs:g} kg·m² breaks it whatever its XXR7 is: "
-        f"{', '.join(consistency.LinkCondition(7, theirs, 0.0).violated_by())} alone decides."))
+    display(
+        Prose(
+            f"M(θ)₇₇ of the accepted model is {span(m77, 6)} kg·m² over {M77_POSES:,} random poses, IA7 + ZZR7 to within "
+            f"{np.abs(m77 - ia7 - zz7).max():.1e} kg·m². "
+            + ours
+            + f"The paper's own ZZ7 = {theirs:g} kg·m² breaks it whatever its XXR7 is: "
+            f"{', '.join(consistency.LinkCondition(7, theirs, 0.0).violated_by())} alone decides."
+        )
+    )
 
 
 def run_time(s: ValidationStudy) -> Prose:
-    return Prose(f"*Chapter computed in {time.perf_counter() - s.started:.0f} s, {time.process_time():.0f} s of CPU "
-                 f"with the imports (profile `{s.profile}`, {len(s.heldout)} validation executions, "
-                 f"{len(s.records)} records in Table XVI).*")
+    return Prose(
+        f"*Chapter computed in {time.perf_counter() - s.started:.0f} s, {time.process_time():.0f} s of CPU "
+        f"with the imports (profile `{s.profile}`, {len(s.heldout)} validation executions, "
+        f"{len(s.records)} records in Table XVI).*"
+    )
