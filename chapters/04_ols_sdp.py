@@ -88,6 +88,7 @@ report.ladder_table(condition)
 report.lambda_figure(condition);
 
 # %% [markdown]
+# (ols-sec-iii-d-why-the-products)=
 # ## Sec. III-D: why the products of inertia are removed
 #
 # Fitting the full grouped model to the same condition, the torque contributions of the
@@ -99,6 +100,7 @@ report.lambda_figure(condition);
 report.torque_shares_against_paper(condition)
 
 # %% [markdown]
+# (ols-table-iii-the-four-nested-model)=
 # ## Table III: the four nested model classes
 #
 # Each class (the reduced set; with the products of inertia; with the Coulomb coefficients;
@@ -125,6 +127,7 @@ records = report.condition_records()
 report.records_sentence(records, profile())
 
 # %% [markdown]
+# (ols-table-v-routing-before-clie)=
 # ### Table V: routing before CLIE
 #
 # How many OLS estimates pass the routing test ({numref}`tab-ols-table-v`).
@@ -133,6 +136,7 @@ report.records_sentence(records, profile())
 report.table_v_against_paper(records) if len(records) else None
 
 # %% [markdown]
+# (ols-table-xii-first-panels-and-table)=
 # ### Table XII, first panels, and Table XVII
 #
 # κ, route and ε per condition ({numref}`tab-ols-table-xii-first`), and the conditioning

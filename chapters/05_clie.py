@@ -160,6 +160,7 @@ display(*report.didim_table(condition, refined, runs))
 display(*report.epsilon_runs(condition, refined, runs))
 
 # %% [markdown]
+# (clie-iterations-and-function-evaluations-sec-iv)=
 # ## Iterations and function evaluations (Sec. IV-C, Appendix D-F)
 #
 # Cost as the paper reports it: iterations and function evaluations. The paper counts one

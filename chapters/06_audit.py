@@ -99,6 +99,7 @@ display(report.condition_table(study))
 report.condition_sentence(study)
 
 # %% [markdown]
+# (audit-pd-where-the-data-were-taken)=
 # ## PD where the data were taken against PD over Θ (Sec. VI-E)
 #
 # The routing test of Table V asks whether
@@ -115,6 +116,7 @@ display(report.sweep_table(study), report.visited_against_paper(study, profile()
 report.visited_sentence(study)
 
 # %% [markdown]
+# (audit-which-model-the-rescue-is-shown)=
 # ## Which model the rescue is shown on
 #
 # The paper rescues the CLIE solution of its representative condition, which failed the audit.
@@ -150,6 +152,7 @@ display(report.run_rescues(study), report.rescue_against_paper(study))
 report.rescue_sentence(study)
 
 # %% [markdown]
+# (audit-table-ix-what-the-audit-s)=
 # ## Table IX: what the audit's pose sampling decides
 #
 # Each model under both audits and every seed: the verdict, λmin and the number of violating
@@ -198,6 +201,7 @@ report.table_xviii_against_paper(study)
 report.manufacturer_against_paper(study)
 
 # %% [markdown]
+# (audit-table-x-what-an-infeasible-model)=
 # ## Table X: what an infeasible model does once M is inverted (Sec. VII-C)
 #
 # Against the accepted model standing in for the unmeasured true inertia: the non-PD share of
@@ -216,6 +220,7 @@ display(report.table_x_shown(table_x), report.table_x_against_paper(study, table
 report.table_x_sentence(study, table_x)
 
 # %% [markdown]
+# (audit-where-the-violations-lie)=
 # ## Where the violations lie
 #
 # The smallest λmin in each cell of a grid over two joints, over the dense audit set of the

@@ -50,6 +50,7 @@ clouds = report.clouds(method)
 report.clouds_sentence(clouds, profile())
 
 # %% [markdown]
+# (selection-the-structural-rule-sec-vi-b)=
 # ## The structural rule (Sec. VI-B, Appendix D-H)
 #
 # The rule needs no estimate. The trajectory: the one whose block sequence contains every
@@ -81,6 +82,7 @@ report.clouds_figure(clouds);
 report.plane_against_paper(clouds)
 
 # %% [markdown]
+# (selection-total-variance-and-median-distance-in)=
 # ### Total variance and median distance, in all dimensions
 #
 # Total variance is the trace of a cloud's covariance; the median distance is that of the
@@ -113,6 +115,7 @@ display(ranks, against)
 metric
 
 # %% [markdown]
+# (selection-the-two-checks-of-d-h)=
 # ## The two checks of D-H
 #
 # Conditioning: $\kappa(\mathbf W_\mathrm{all})$ within the lowest decile of the conditions.
@@ -123,6 +126,7 @@ metric
 report.checks_against_paper(clouds)
 
 # %% [markdown]
+# (selection-table-viii-what-each-stage-is)=
 # ## Table VIII: what each stage is worth on held-out data (Sec. VI-D)
 #
 # Every stage scored the same way: pooled RMSE on V01–V03 at 40 ms, same fit trajectory,

@@ -85,6 +85,7 @@ plt.show()
 report.accepted_model(study)
 
 # %% [markdown]
+# (validation-table-vii-the-accepted-model-on)=
 # ## Table VII: the accepted model on V01–V03 (Sec. VI-C)
 #
 # RMSE is taken over all eight axes and all samples of a record; MNE is each axis's RMSE over
@@ -108,6 +109,7 @@ report.accepted_model(study)
 report.table_vii(study)
 
 # %% [markdown]
+# (validation-table-xvi-how-demanding-the-held)=
 # ## Table XVI: how demanding the held-out set is (Sec. VI-C, Appendix B-G)
 #
 # Shares of predicted-torque RMS under the accepted model, evaluated at the same
@@ -124,6 +126,7 @@ report.table_vii(study)
 report.table_xvi(study)
 
 # %% [markdown]
+# (validation-table-xx-and-fig-7-the)=
 # ## Table XX and Fig. 7: the error axis by axis (Appendix E-A)
 #
 # Fig. 7 shows the pitch axes 2, 4 and 6, which carry the gravity load and span the loading
@@ -161,6 +164,7 @@ report.fig_7(study, "V03")
 report.parameter_panel(study)
 
 # %% [markdown]
+# (validation-sec-vii-b-does-conditioning-order)=
 # ## Sec. VII-B: does conditioning order held-out prediction?
 #
 # Rank is a weak test; held-out prediction is the question worth asking. Every candidate
@@ -178,6 +182,7 @@ report.conditioning_figure(study)
 report.conditioning(study)
 
 # %% [markdown]
+# (validation-sec-vii-e-the-7-7)=
 # ## Sec. VII-E: the (7,7) entry of M, ZZ7 and IA7, and what link 7 can be
 #
 # The last joint turns link 7 and the rotor of axis 7 about the same axis, and no other body's

@@ -73,6 +73,7 @@ display(Markdown(report.execution_sentence(record)))
 view = report.Reproducibility(profile, trajectory)
 
 # %% [markdown]
+# (repro-table-xi-run-to-run-repeatability)=
 # ## Table XI: run-to-run repeatability
 #
 # For each trajectory with more than one execution, every execution fitted on its own at 40 ms
@@ -140,6 +141,7 @@ plt.show()
 display(Markdown(view.t_ratio_sentence()))
 
 # %% [markdown]
+# (repro-does-the-audit-verdict-reproduce)=
 # ## Does the audit verdict reproduce?
 #
 # The all-pose audit of the OLS estimate of each execution at each interval, on the dense pose
@@ -155,6 +157,7 @@ display(view.stability_comparison())
 display(Markdown(view.stability_sentence()))
 
 # %% [markdown]
+# (repro-fig-10-and-appendix-e-b)=
 # ## Fig. 10 and Appendix E-B: the sampling-interval ladder
 #
 # The same trajectory identified at 10, 20, 40 and 80 ms separates two effects. The in-sample

@@ -78,6 +78,7 @@ display(Markdown(report.study_sentence(study)))
 view = report.KtSensitivity(study, profile)
 
 # %% [markdown]
+# (kt-a-uniform-error-the-exact-argument)=
 # ## A uniform error: the exact argument, numerically
 #
 # Every axis scaled by either end of the paper's range. The estimates should equal the factor
@@ -89,6 +90,7 @@ display(view.uniform_table())
 display(Markdown(view.uniform_sentence()))
 
 # %% [markdown]
+# (kt-independent-per-axis-errors)=
 # ## Independent per-axis errors
 #
 # The same factors scale the held-out records' torque too, since the same constants log every
