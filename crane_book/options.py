@@ -16,7 +16,7 @@ import math
 import os
 import re
 
-from crane_lib.errors import job_count
+from crane_lib.errors import MAX_JOBS, job_count  # noqa: F401 (the pages and pipeline read it here)
 
 # A scheduler that has not answered in ten minutes is not starting up; a longer wait only hides
 # a wrong address.

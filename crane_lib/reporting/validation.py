@@ -13,19 +13,31 @@ quick profile (`acceptance.held_out`, which reads them).
 
 from __future__ import annotations
 
+from dataclasses import dataclass  # noqa: F401
+
 import numpy as np
 import pandas as pd
 
 from crane_lib.acceptance import selection
 
 # the held-out data set's readers and scores are re-exported: the chapters' modules call them here
-from crane_lib.acceptance.held_out import (
+from crane_lib.acceptance.held_out import (  # noqa: F401
     CANDIDATES,
     HAND_AXIS,
-    K_COLUMN,  # noqa: F401
+    K_COLUMN,
     VALIDATION_TRAJECTORIES,
     Claim,
+    candidate_heldout,
+    heldout_bundles,
+    identification_executions,
+    kappa_against_heldout,
+    ordering_claims,
+    per_axis_errors,
+    recorded_bundle,
     rescue_moves,
+    table_xvi,
+    table_xx,
+    validation_executions,
 )
 from crane_lib.identification import clie, metrics
 from crane_lib.model.dynamics import DynamicModel
