@@ -13,7 +13,6 @@ quick profile (`acceptance.held_out`, which reads them).
 
 from __future__ import annotations
 
-from dataclasses import dataclass  # noqa: F401
 
 import numpy as np
 import pandas as pd
