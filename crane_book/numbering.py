@@ -1,6 +1,8 @@
 """A Sphinx extension: the book's own tables and figures are numbered per chapter ("Table 6.2",
 "Fig. 11.4"), and one that regenerates a table or figure of the paper carries the paper's
 numeral instead ("Table IX", "Fig. 3(b)"), so that no number of the book reads as the paper's.
+Display equations are numbered the same way: one labelled `eq-paper-8` is the paper's (8) and is
+numbered "(8)" wherever it is shown or referenced ({eq}`eq-paper-8`); the book's own are "(4.1)".
 
 A table or figure regenerates one of the paper's when it has the class `paper-<numeral>`
 (`crane_lib.reporting.captions.paper_class`: "paper-ix", "paper-3b"); the views set it on their
@@ -18,7 +20,9 @@ import re
 from docutils import nodes
 
 PAPER_CLASS = re.compile(r"^paper-(?:(?P<roman>[ivxlc]+)|(?P<number>\d+)(?P<sub>[a-z])?)$")
-RENUMBERED = ("figure", "table")
+RENUMBERED = ("figure", "table", "displaymath")
+# a display equation labelled `eq-paper-8` is the paper's (8), and carries that number
+PAPER_EQUATION = re.compile(r"^equation-eq-paper-(?P<number>\d+)$")
 
 
 def paper_numeral(classes) -> str | None:
@@ -62,7 +66,10 @@ def renumbered(docname: str, kinds: dict, paper_ids: dict, keys: dict) -> dict:
         out[figtype], count = {}, 0
         # Sphinx numbered them in document order; keep that order, restart per chapter
         for figure_id in sorted(numbers, key=numbers.get):
-            if figure_id in paper_ids:
+            equation = PAPER_EQUATION.match(figure_id)
+            if figtype == "displaymath" and equation:
+                out[figtype][figure_id] = (int(equation["number"]),)
+            elif figure_id in paper_ids:
                 out[figtype][figure_id] = (paper_ids[figure_id],)
             else:
                 count += 1

@@ -16,7 +16,12 @@ from crane_lib.reporting.tables import Comparison, comparison_table, numbered
 
 CHAPTER = """# Audit
 
-See {numref}`tab-a`, {numref}`tab-p`, {numref}`fig-p` and {numref}`tab-b`.
+See {numref}`tab-a`, {numref}`tab-p`, {numref}`fig-p` and {numref}`tab-b`; the audit
+{eq}`eq-paper-11` and our own {eq}`eq-own`, with the paper's ladder {paper}`eps_pd_ladder`.
+
+$$ \\lambda_\\min > 0 $$ (eq-own)
+
+$$ \\lambda_\\min(\\mathbf M) > 0 $$ (eq-paper-11)
 
 :::{table} the book's first
 :name: tab-a
@@ -77,8 +82,8 @@ def built(tmp_path_factory):
     src = tmp_path_factory.mktemp("src")
     (src / "chapters").mkdir()
     (src / "conf.py").write_text(
-        'extensions = ["myst_parser", "crane_book.numbering"]\n'
-        'myst_enable_extensions = ["colon_fence"]\n'
+        'extensions = ["myst_parser", "crane_book.numbering", "crane_book.paper_role"]\n'
+        'myst_enable_extensions = ["colon_fence", "dollarmath", "amsmath"]\n'
         'numfig = True\ncrane_chapter_keys = {"chapters/your_arm": "Arm"}\n',
         encoding="utf-8",
     )
@@ -114,6 +119,21 @@ def test_the_book_numbers_per_chapter_and_the_paper_by_its_numeral(built):
     shown, refs = _numbers((built / "chapters" / "06_audit.html").read_text(encoding="utf-8"))
     assert shown == ["Table 6.1", "Table IX", "Table 6.2", "Fig. 3(b)", "Table 6.3"]
     assert refs == ["Table 6.1", "Table IX", "Fig. 3(b)", "Table 6.3"]
+
+
+def test_a_paper_equation_carries_the_papers_number_and_ours_the_chapters(built):
+    page = (built / "chapters" / "06_audit.html").read_text(encoding="utf-8")
+    shown = re.findall(r'class="eqno">\((\S+?)\)', page)
+    assert shown == ["6.1", "11"]
+    cited = re.findall(r'href="#equation-[^"]*">\((\S+?)\)<', page)
+    assert cited == ["11", "6.1"]
+
+
+def test_the_paper_role_prints_the_number_with_its_source(built):
+    page = (built / "chapters" / "06_audit.html").read_text(encoding="utf-8")
+    abbr = re.search(r'<abbr class="paper-number" title="([^"]*)">([^<]*)</abbr>', page)
+    assert abbr is not None and "eps_pd_ladder" in abbr[1]
+    assert "0.001" in abbr[2] and "0.01" in abbr[2]
 
 
 def test_a_page_without_a_chapter_number_uses_its_key(built):
