@@ -16,9 +16,8 @@ import numpy as np
 
 from crane_lib.model.spd_solve import cholesky_factor
 
-regressor_kernel = inertia_kernel = (
-    None  # @@KERNELS@@ (replaced by the import of the generated kernels)
-)
+# replaced by the import of the generated kernels (model.dynamics.bind_template)
+regressor_kernel = inertia_kernel = None  # @@KERNELS@@
 
 N_ARM = 7
 N_AX = 8

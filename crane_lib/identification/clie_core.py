@@ -22,9 +22,8 @@ import numpy as np
 from crane_lib.model.controller import OUT_GOAL_UNITS, OUT_ROWS, realization_law
 from crane_lib.model.spd_solve import solve_spd
 
-regressor_kernel = inertia_kernel = (
-    None  # @@KERNELS@@ (replaced by the import of the generated kernels)
-)
+# replaced by the import of the generated kernels (model.dynamics.bind_template)
+regressor_kernel = inertia_kernel = None  # @@KERNELS@@
 
 # sizes of the arm the kernels were generated for: numba freezes them into the compiled loops
 _KERNELS = sys.modules[regressor_kernel.__module__]

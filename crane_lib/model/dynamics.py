@@ -732,7 +732,8 @@ def regressor(
 
 # ---------------------------------------------------------------- numba loops over the kernels
 
-KERNEL_MARKER = "regressor_kernel = inertia_kernel = None  # @@KERNELS@@ (replaced by the import of the generated kernels)"
+# the templates' marker line, replaced by the import of the generated kernels
+KERNEL_MARKER = "regressor_kernel = inertia_kernel = None  # @@KERNELS@@"
 
 
 def bind_template(template, parameter_set: str, *dependencies, arm: ArmDescription | None = None):

@@ -48,9 +48,8 @@ from crane_lib.model.controller import (
 )
 from crane_lib.model.spd_solve import solve_spd
 
-regressor_kernel = inertia_kernel = (
-    None  # @@KERNELS@@ (replaced by the import of the generated kernels)
-)
+# replaced by the import of the generated kernels (model.dynamics.bind_template)
+regressor_kernel = inertia_kernel = None  # @@KERNELS@@
 
 # sizes of the arm the kernels were generated for: numba freezes them into the compiled loops
 _KERNELS = sys.modules[regressor_kernel.__module__]
