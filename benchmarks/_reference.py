@@ -23,7 +23,8 @@ def product_free_arm(seed: int = 1):
 
 
 def pinocchio_lambda_min(links, phi, poses: np.ndarray) -> tuple[np.ndarray, float]:
-    """lambda_min of the arm's M (CRBA plus rotor inertia) at every pose, in a Python loop; (values, seconds)."""
+    """lambda_min of the arm's M (CRBA plus rotor inertia) at every pose, in a Python loop; (values,
+    seconds)."""
     import pinocchio as pin
 
     from tests.conftest import pinocchio_arm

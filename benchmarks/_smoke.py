@@ -41,7 +41,8 @@ SMOKE_WAYPOINTS_DEG = {
 
 def add_smoke_argument(
     parser,
-    help: str = "smallest size, seconds, on a few seconds recorded on the twin into a temporary results folder",
+    help: str = "smallest size, seconds, on a few seconds recorded on the twin into a temporary "
+    "results folder",
 ) -> None:
     parser.add_argument("--smoke", action="store_true", help=help)
 
@@ -74,13 +75,15 @@ def smoke_command_file(name: str, folder: Path) -> Path:
 
 
 def smoke_recordings(names=("SMOKE01",), seed: int = 1) -> dict[str, Path]:
-    """Record the smoke command files on the twin as <name>_run1.npz in the (throwaway) recordings folder."""
+    """Record the smoke command files on the twin as <name>_run1.npz in the (throwaway) recordings
+    folder."""
     from crane_lib import paths
     from crane_lib.twin import recorder
 
     if os.environ.get(ISOLATED_ENV) != "1":
         raise RuntimeError(
-            "smoke recordings are written only into a throwaway results folder (run through benchmarks._smoke.isolated)"
+            "smoke recordings are written only into a throwaway results folder (run through "
+            "benchmarks._smoke.isolated)"
         )
     out = {}
     for offset, name in enumerate(names):

@@ -10,7 +10,8 @@ Each variant runs in a fresh process, so that the kernels are chosen when the li
 
 Timed in each, after a warm-up, the fastest of REPEATS runs: a twin recording (AG02; --smoke: a
 few seconds' command file), the closed loop of numba kernels and numpy calls that every record
-starts from; and a batch of 7x7 eigenvalue problems (numpy's LAPACK over OpenBLAS, the dense audit's inner operation).
+starts from; and a batch of 7x7 eigenvalue problems (numpy's LAPACK over OpenBLAS, the dense audit's
+inner operation).
 Target: the reference costs at most 15 % on each. The recording's sha256 says whether the
 variant changes the data (it does between host and reference on an AVX-512 CPU).
 

@@ -67,7 +67,8 @@ def bench_audit(smoke: bool = False) -> dict:
     reference, pin_time = pinocchio_lambda_min(links, phi, poses)
     agreement = np.abs(audit.arm_lambda_min(beta, poses, model) - reference).max()
     print(
-        f"dense audit of {result.n_poses:,} poses (construction included): {ours:.3f} s (best of 3 seeds, {os.cpu_count()} cores); "
+        f"dense audit of {result.n_poses:,} poses (construction included): {ours:.3f} s (best of 3 "
+        f"seeds, {os.cpu_count()} cores); "
         f"Pinocchio crba + eigvalsh loop {pin_time:.2f} s: {pin_time / ours:.1f}x faster "
         f"(target >= {DENSE_RATIO_TARGET:g}x); max |difference| {agreement:.1e} kg·m^2"
     )
@@ -83,7 +84,8 @@ def bench_audit(smoke: bool = False) -> dict:
 
 
 def bench_certified(smoke: bool = False) -> None:
-    """Time and boxes of the certified check over all of Theta, Bernstein bound against the earlier Taylor bound."""
+    """Time and boxes of the certified check over all of Theta, Bernstein bound against the earlier
+    Taylor bound."""
     import numba
 
     from crane_lib.acceptance import audit, certified
@@ -111,7 +113,8 @@ def bench_certified(smoke: bool = False) -> None:
         ).result.parameters.values
     lam = audit.audit(accepted, seed=1, model=model).lambda_min
     print(
-        f"certified check on the rescued (eps 1e-3) model, audit lambda_min {lam:.3g} kg·m^2 (seed 1); numba threads {threads}"
+        f"certified check on the rescued (eps 1e-3) model, audit lambda_min {lam:.3g} kg·m^2 (seed "
+        f"1); numba threads {threads}"
     )
     certified.certify(accepted, 0.0, model=model, max_boxes=10)  # compile outside the timing
     # the earlier bound against the new one on a +-30 deg box around a folded pose (margin 1e-3)
@@ -141,7 +144,8 @@ def bench_certified(smoke: bool = False) -> None:
 
 
 def bench_rescue(smoke: bool = False) -> None:
-    """The rescue from 2,128 configurations (2,000 uniform + 128 corners) with its enrichment loop."""
+    """The rescue from 2,128 configurations (2,000 uniform + 128 corners) with its enrichment
+    loop."""
     from crane_lib.acceptance import rescue as rescue_stage
     from crane_lib.model.dynamics import DynamicModel
     from tests.audit_cases import description_beta
@@ -168,7 +172,8 @@ def bench_rescue(smoke: bool = False) -> None:
         for p in outcome.passes
     )
     print(
-        f"rescue from {SMOKE_RESCUE_POSES if smoke else '2,128'} configurations: {seconds:.1f} s, converged {outcome.converged} ({passes}), "
+        f"rescue from {SMOKE_RESCUE_POSES if smoke else '2,128'} configurations: {seconds:.1f} s, "
+        f"converged {outcome.converged} ({passes}), "
         f"status {outcome.result.status}, |change| {outcome.result.change_norm:.2e}"
     )
 

@@ -12,7 +12,8 @@ Records: the twin's quick data set (results/recordings, `python -m crane_lib.twi
 The 128 s record is PB01 (129.1 s, the longest quick record). The reference measured in the
 same run is the same closed loop written in numpy (RealizationController + the vectorized
 DynamicModel.direct_dynamics, same Heun steps) on the first 0.5 s, scaled to the record.
-Every stage is scored on V01-V03 at 40 ms with crane_lib.identification.metrics (pooled RMSE, mean MNE).
+Every stage is scored on V01-V03 at 40 ms with crane_lib.identification.metrics (pooled RMSE, mean
+MNE).
 
 `--sweep PROFILE`: the conditions of papermill_params/clie_<PROFILE>.csv refined by the fast
 route (the data set of that profile must be in results/recordings); each is refined from its
@@ -70,7 +71,8 @@ HALF_PAPER_STEP_S = clie.INTEGRATION_STEP_S / 2
 
 
 def numpy_reference(problem: clie.CLIEProblem, beta: np.ndarray, span_s: float) -> float:
-    """Seconds per simulated second of the same loop in numpy (vectorized per call, looped per step)."""
+    """Seconds per simulated second of the same loop in numpy (vectorized per call, looped per
+    step)."""
     model = problem.model
     law = RealizationController(problem.constants)
     law._arguments = problem.law_arguments()
@@ -193,8 +195,10 @@ def main(argv=None) -> int:
         "speedup_vs_numpy": per_second * record_s / min(times),
     }
     print(
-        f"closed-loop simulation of {record_s:.1f} s ({problem.t.size} stamps, 0.25 ms Heun): best {min(times):.2f} s "
-        f"(target {SIMULATION_TARGET_S} s); numpy loop scaled from {reference_span_s} s: {per_second * record_s:.0f} s "
+        f"closed-loop simulation of {record_s:.1f} s ({problem.t.size} stamps, 0.25 ms Heun): best "
+        f"{min(times):.2f} s "
+        f"(target {SIMULATION_TARGET_S} s); numpy loop scaled from {reference_span_s} s: "
+        f"{per_second * record_s:.0f} s "
         f"({per_second * record_s / min(times):.0f}x)",
         flush=True,
     )
@@ -233,8 +237,10 @@ def main(argv=None) -> int:
         entry.update(score(report.x))
         summary["AG02"][name] = entry
         print(
-            f"{identification[0]} 40 ms {name:6s}: objective {report.objective_start:.4g} -> {report.objective_final:.6g}, "
-            f"{report.iterations} iterations, {report.simulations} simulations, {report.wall_time_s:.1f} s, "
+            f"{identification[0]} 40 ms {name:6s}: objective {report.objective_start:.4g} -> "
+            f"{report.objective_final:.6g}, "
+            f"{report.iterations} iterations, {report.simulations} simulations, "
+            f"{report.wall_time_s:.1f} s, "
             f"held-out RMSE {entry['pooled_rmse']:.5f} N·m ({report.message})",
             flush=True,
         )
@@ -255,8 +261,10 @@ def main(argv=None) -> int:
         # the faithful route runs its Jacobian columns on two threads, the fast route is sequential:
         # wall time on 2 cores and CPU time answer different questions, so both are printed
         print(
-            f"fast vs faithful: {ratio:.1f}x faster in wall time on 2 cores, {cpu_ratio:.1f}x in CPU time, "
-            f"{simulation_ratio:.1f}x fewer closed-loop simulations (target {SPEEDUP_TARGET:g}x), objective "
+            f"fast vs faithful: {ratio:.1f}x faster in wall time on 2 cores, {cpu_ratio:.1f}x in "
+            "CPU time, "
+            f"{simulation_ratio:.1f}x fewer closed-loop simulations (target {SPEEDUP_TARGET:g}x), "
+            "objective "
             f"{100 * gap:+.3f} % (tolerance {100 * OBJECTIVE_TOLERANCE:g} %)"
         )
     if args.smoke:

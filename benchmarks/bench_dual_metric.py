@@ -53,14 +53,18 @@ def bench_sizes(ts: float) -> None:
     for n, seconds, ols_s, fitted in rows:
         moved = np.linalg.norm(fitted.values - full) / np.linalg.norm(full)
         print(
-            f"dual-metric WLS, {TRAJECTORY} at {ts * 1e3:g} ms, {n:,} of {n_record:,} samples ({8 * n:,} residual rows): "
-            f"{seconds:.1f} s ({fitted.info['iterations']} Clarabel iterations, status {fitted.status}); "
+            f"dual-metric WLS, {TRAJECTORY} at {ts * 1e3:g} ms, {n:,} of {n_record:,} samples "
+            f"({8 * n:,} residual rows): "
+            f"{seconds:.1f} s ({fitted.info['iterations']} Clarabel iterations, status "
+            f"{fitted.status}); "
             f"OLS on the same samples {ols_s:.3f} s (ratio {seconds / ols_s:.0f}); "
-            f"{seconds / base_s:.2f}x the {base_n:,}-sample time; estimate moved {moved:.2e} from the full record's"
+            f"{seconds / base_s:.2f}x the {base_n:,}-sample time; estimate moved {moved:.2e} from "
+            "the full record's"
         )
     (n0, s0), (n1, s1) = (rows[0][0], rows[0][1]), (rows[-1][0], rows[-1][1])
     print(
-        f"growth: time ~ n^{np.log(s1 / s0) / np.log(n1 / n0):.2f} between {n0:,} and {n1:,} samples"
+        f"growth: time ~ n^{np.log(s1 / s0) / np.log(n1 / n0):.2f} between {n0:,} and {n1:,} "
+        "samples"
     )
 
 

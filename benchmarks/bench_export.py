@@ -10,7 +10,8 @@ else the twin's truth with link 7 made impossible (the same three programs). Ref
 the same run: one dense audit (221,875 poses) of the same model, the pipeline's own yardstick.
 
     python -m benchmarks.bench_export            # the measurement
-    python -m benchmarks.bench_export --smoke    # one repeat, a sparse audit as reference, in a throwaway results folder
+    python -m benchmarks.bench_export --smoke    # one repeat, a sparse audit as reference, in a
+    throwaway results folder
 """
 
 from __future__ import annotations
@@ -99,10 +100,13 @@ def main(argv=None) -> int:
         reference = time.perf_counter() - start
     kind = "exact" if result.exact else f"nearest, {len(result.solves)} programs"
     print(
-        f"export of {what} ({kind}), {os.cpu_count()} cores: library {library:.2f} s (best of {repeats}), "
-        f"crane-id export in a fresh process {command:.2f} s wall, {command_cpu:.2f} s CPU (imports included); "
+        f"export of {what} ({kind}), {os.cpu_count()} cores: library {library:.2f} s (best of "
+        f"{repeats}), "
+        f"crane-id export in a fresh process {command:.2f} s wall, {command_cpu:.2f} s CPU "
+        "(imports included); "
         f"target 10 s: {command / 10:.2f} of it; "
-        f"one {audit_kind} audit (reference) {reference:.2f} s: export = {library / reference:.2f} audits"
+        f"one {audit_kind} audit (reference) {reference:.2f} s: export = {library / reference:.2f} "
+        "audits"
     )
     return 0
 

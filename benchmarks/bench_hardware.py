@@ -41,14 +41,16 @@ def _percentiles(values_ms: np.ndarray) -> str:
     if len(values_ms) == 0:
         return "no complete cycle"
     return (
-        f"median {np.median(values_ms):.3f} ms, 99th percentile {np.percentile(values_ms, 99):.3f} ms, "
+        f"median {np.median(values_ms):.3f} ms, 99th percentile {np.percentile(values_ms, 99):.3f} "
+        "ms, "
         f"max {values_ms.max():.2f} ms"
     )
 
 
 @contextmanager
 def scheduled(realtime: bool = True):
-    """The scheduling class the recorder asks for (SCHED_FIFO where allowed), restored afterwards."""
+    """The scheduling class the recorder asks for (SCHED_FIFO where allowed), restored
+    afterwards."""
     from crane_lib.hardware.recorder import current_scheduling, request_realtime, restore_scheduling
 
     previous = current_scheduling()
@@ -97,7 +99,8 @@ def bare_round_trip(emulator, cycles: int = 2000) -> np.ndarray:
 
 
 def _config(**overrides):
-    """The emulator in real time (not the tests' lockstep): this benchmark measures the 1 ms loop."""
+    """The emulator in real time (not the tests' lockstep): this benchmark measures the 1 ms
+    loop."""
     from crane_lib.hardware.emulated import start_posture_config
 
     return start_posture_config(realtime=True, lockstep=False, **overrides)
@@ -126,8 +129,10 @@ def bench_loop(
     meta = result.recording.metadata
     status = "complete" if result.complete else f"stopped: {result.attempts[-1]}"
     print(
-        f"recorder loop{label}: {len(cycle_ms) + 1} cycles ({status}, {len(result.attempts)} attempt(s)): {_percentiles(cycle_ms)}; "
-        f"{meta.get('cycles_late', '?')} late (> 1.5 ms), {meta.get('cycles_missed', '?')} grid points missed; "
+        f"recorder loop{label}: {len(cycle_ms) + 1} cycles ({status}, {len(result.attempts)} "
+        f"attempt(s)): {_percentiles(cycle_ms)}; "
+        f"{meta.get('cycles_late', '?')} late (> 1.5 ms), {meta.get('cycles_missed', '?')} grid "
+        "points missed; "
         f"{meta.get('scheduling', '?')}; {_load()}"
     )
     return {"result": result, "cycle_ms": cycle_ms, "path": out if result.complete else None}
@@ -167,7 +172,8 @@ def bench_notebook(log: Path, trajectory: str, folder: Path) -> float:
         if line.startswith("#") and "accepted" in line
     ]
     print(
-        f"recording -> model through the notebook ({trajectory}, refine fast, seeds 1-5): {elapsed:6.1f} s "
+        f"recording -> model through the notebook ({trajectory}, refine fast, seeds 1-5): "
+        f"{elapsed:6.1f} s "
         f"(target <= 300 s); {header[0] if header else ''}; {_load()}"
     )
     return elapsed
@@ -198,10 +204,12 @@ def main(argv=None) -> int:
             wake = sleep_loop_latency(500 if args.smoke else 3000)
             bare = bare_round_trip(emulator, 200 if args.smoke else 3000)
         print(
-            f"reference, 1 ms sleep loop on this host ({scheduling}): lateness {_percentiles(wake)}; {_load()}"
+            f"reference, 1 ms sleep loop on this host ({scheduling}): lateness "
+            f"{_percentiles(wake)}; {_load()}"
         )
         print(
-            f"reference, bare sync read + sync write through the emulator ({scheduling}): {_percentiles(bare)}"
+            f"reference, bare sync read + sync write through the emulator ({scheduling}): "
+            f"{_percentiles(bare)}"
         )
         loop = bench_loop(
             command,
@@ -213,7 +221,8 @@ def main(argv=None) -> int:
         cycle_ms = loop["cycle_ms"]
         if len(cycle_ms):
             print(
-                f"median cycle / 1.2 ms target: {np.median(cycle_ms) / 1.2:.2f}; median of (read..write) / bare round trip: "
+                f"median cycle / 1.2 ms target: {np.median(cycle_ms) / 1.2:.2f}; median of "
+                "(read..write) / bare round trip: "
                 f"{np.median((loop['result'].recording.stamps['write_end'] - loop['result'].recording.stamps['read_start']) * 1e3) / np.median(bare):.2f}"
             )
         if not args.smoke:
@@ -228,7 +237,8 @@ def main(argv=None) -> int:
                         folder / f"{args.trajectory}_twin.npz", *twin.record(command, seed=1)
                     )
                     print(
-                        f"notebook on the twin's own recording of {args.trajectory}: no emulator recording completed on this host"
+                        f"notebook on the twin's own recording of {args.trajectory}: no emulator "
+                        "recording completed on this host"
                     )
                 bench_notebook(log, args.trajectory, folder)
     return 0

@@ -8,7 +8,8 @@ pose's eigenvalues). The study path (`acceptance.kt_sensitivity`) reuses the reg
 held-out regressors and audits through `acceptance.screen`. Both give the same estimate and the
 same audit answer (checked here on every reference draw).
 
-    python -m benchmarks.bench_kt            # AG02 run 1 at 40 ms (needs the quick data set), 200 draws
+    python -m benchmarks.bench_kt            # AG02 run 1 at 40 ms (needs the quick data set), 200
+    draws
     python -m benchmarks.bench_kt --smoke    # a synthetic record and the sparse pose set, seconds
 
 Wall and CPU seconds are printed with the load average: on a shared machine wall time overstates
@@ -87,7 +88,8 @@ def main(argv=None) -> int:
     ours = _since(start)
 
     def plain_path(seed):
-        """OLS from the scaled bundle (regressor and QR rebuilt), the routing test, the full audit."""
+        """OLS from the scaled bundle (regressor and QR rebuilt), the routing test, the full
+        audit."""
         model = study.model
         tau = np.asarray(bundle.tau) * kt.draw_factors(seed)
         fit = ols(
@@ -115,25 +117,31 @@ def main(argv=None) -> int:
     per_reference = [x / reference_draws for x in reference]
     load = os.getloadavg()[0]
     print(
-        f"Kt draws on {study.trajectory} ({study.n_samples} samples, {kind} audit of {len(study.poses):,} poses), "
+        f"Kt draws on {study.trajectory} ({study.n_samples} samples, {kind} audit of "
+        f"{len(study.poses):,} poses), "
         f"{os.cpu_count()} cores, load average {load:.1f}"
     )
     print(
-        f"  study setup (regressor, QR, held-out regressors, unperturbed audit): wall {setup[0]:.1f} s, CPU {setup[1]:.1f} s"
+        "  study setup (regressor, QR, held-out regressors, unperturbed audit): wall "
+        f"{setup[0]:.1f} s, CPU {setup[1]:.1f} s"
     )
     print(
-        f"  {draws} draws, this book's path: wall {ours[0]:.1f} s, CPU {ours[1]:.1f} s ({per_ours[0]:.3f} s wall, {per_ours[1]:.3f} s CPU per draw)"
+        f"  {draws} draws, this book's path: wall {ours[0]:.1f} s, CPU {ours[1]:.1f} s "
+        f"({per_ours[0]:.3f} s wall, {per_ours[1]:.3f} s CPU per draw)"
     )
     print(
-        f"  reference, regressor + QR + full audit per draw ({reference_draws} draws): {per_reference[0]:.3f} s wall, "
+        f"  reference, regressor + QR + full audit per draw ({reference_draws} draws): "
+        f"{per_reference[0]:.3f} s wall, "
         f"{per_reference[1]:.3f} s CPU per draw; same estimates and audit answers"
     )
     print(
-        f"  ratio (reference / ours, per draw): wall {per_reference[0] / per_ours[0]:.1f}x, CPU {per_reference[1] / per_ours[1]:.1f}x"
+        f"  ratio (reference / ours, per draw): wall {per_reference[0] / per_ours[0]:.1f}x, CPU "
+        f"{per_reference[1] / per_ours[1]:.1f}x"
     )
     if not args.smoke:
         print(
-            f"  200 draws projected on 2 free cores (CPU / 2, setup once): {(setup[1] + 200 * per_ours[1]) / 2:.0f} s "
+            "  200 draws projected on 2 free cores (CPU / 2, setup once): "
+            f"{(setup[1] + 200 * per_ours[1]) / 2:.0f} s "
             f"(target 300 s); the reference path: {(setup[1] + 200 * per_reference[1]) / 2:.0f} s"
         )
     return 0

@@ -96,13 +96,16 @@ def bench_cached_load(repeats: int = 3) -> dict:
 
 
 def bench_generation(smoke: bool = False) -> None:
-    """Cold: `python -m crane_lib.model.dynamics` (make model) with an empty cache: the symbolic model,
-    the grouping of all base sets and the compiled kernels of the four sets; then the same cached."""
+    """Cold: `python -m crane_lib.model.dynamics` (make model) with an empty cache: the symbolic
+    model,
+    the grouping of all base sets and the compiled kernels of the four sets; then the same
+    cached."""
     make_model = [sys.executable, "-m", "crane_lib.model.dynamics"]
     if smoke:
         wall, cpu = _timed_subprocess(LOAD, dict(os.environ))
         print(
-            f"cached load of the reduced model in a fresh process: {wall:7.2f} s wall, {cpu:.2f} s CPU (smoke: no cold generation)"
+            f"cached load of the reduced model in a fresh process: {wall:7.2f} s wall, {cpu:.2f} s "
+            "CPU (smoke: no cold generation)"
         )
         return
     symbolic_only = [
@@ -117,14 +120,17 @@ def bench_generation(smoke: bool = False) -> None:
         cold = _timed_subprocess(make_model, env)
         warm = _timed_subprocess(LOAD, env)
     print(
-        f"symbolic model + base-parameter grouping of every set, cold:   {symbolic[0]:7.2f} s wall, {symbolic[1]:7.2f} s CPU "
+        f"symbolic model + base-parameter grouping of every set, cold:   {symbolic[0]:7.2f} s "
+        f"wall, {symbolic[1]:7.2f} s CPU "
         "(what SymPyBotics computes)"
     )
     print(
-        f"model + grouping + kernels of the four sets, cold (make model): {cold[0]:7.2f} s wall, {cold[1]:7.2f} s CPU"
+        f"model + grouping + kernels of the four sets, cold (make model): {cold[0]:7.2f} s wall, "
+        f"{cold[1]:7.2f} s CPU"
     )
     print(
-        f"cached load of the reduced model in a fresh process:          {warm[0]:7.2f} s wall, {warm[1]:7.2f} s CPU "
+        f"cached load of the reduced model in a fresh process:          {warm[0]:7.2f} s wall, "
+        f"{warm[1]:7.2f} s CPU "
         f"(target <= 1 s; cold/cached = {cold[0] / warm[0]:.0f}x)"
     )
     path = os.environ.get("CRANE_BENCH_SYMPYBOTICS")
@@ -133,8 +139,10 @@ def bench_generation(smoke: bool = False) -> None:
             [sys.executable, "-c", SYMPYBOTICS.format(path=path)], dict(os.environ)
         )
         print(
-            f"SymPyBotics, same arm's model, code and base parameters:       {reference[0]:7.2f} s wall, {reference[1]:7.2f} s CPU; "
-            f"ours / SymPyBotics: symbolic part {symbolic[0] / reference[0]:.2f}, with the compiled kernels "
+            f"SymPyBotics, same arm's model, code and base parameters:       {reference[0]:7.2f} s "
+            f"wall, {reference[1]:7.2f} s CPU; "
+            f"ours / SymPyBotics: symbolic part {symbolic[0] / reference[0]:.2f}, with the "
+            "compiled kernels "
             f"{cold[0] / reference[0]:.2f} (wall)"
         )
 
@@ -161,14 +169,17 @@ def bench_audit_scale(smoke: bool = False) -> None:
     reference, pin_time = pinocchio_lambda_min(links, phi, poses)
     ours_time = min(times)
     print(
-        f"M + lambda_min over {len(poses):,} audit poses: ours {ours_time:.3f} s (best of 3, {os.cpu_count()} cores), "
+        f"M + lambda_min over {len(poses):,} audit poses: ours {ours_time:.3f} s (best of 3, "
+        f"{os.cpu_count()} cores), "
         f"Pinocchio crba + eigvalsh loop {pin_time:.3f} s: {pin_time / ours_time:.1f}x faster"
     )
     print(
-        f"  agreement: max |lambda_ours - lambda_pinocchio| = {np.abs(ours - reference).max():.2e} kg·m^2"
+        f"  agreement: max |lambda_ours - lambda_pinocchio| = {np.abs(ours - reference).max():.2e} "
+        "kg·m^2"
     )
     print(
-        f"  peak resident memory of this process: {rss_after / 1024:.0f} MB (before the evaluation: {rss_before / 1024:.0f} MB)"
+        f"  peak resident memory of this process: {rss_after / 1024:.0f} MB (before the "
+        f"evaluation: {rss_before / 1024:.0f} MB)"
     )
 
 
@@ -202,8 +213,10 @@ def bench_regressor(smoke: bool = False) -> None:
     ref = (time.perf_counter() - start) * samples / n_ref
     rows = samples * 8
     print(
-        f"regressor of a {samples / 1e3:g} s record at 1 ms ({rows:,} rows x 39): ours {ours:.3f} s = {rows / ours / 1e6:.2f} M rows/s; "
-        f"Pinocchio computeJointTorqueRegressor loop (70 standard columns, timed on {n_ref:,} samples) {ref:.2f} s: ours {ref / ours:.1f}x faster"
+        f"regressor of a {samples / 1e3:g} s record at 1 ms ({rows:,} rows x 39): ours {ours:.3f} "
+        f"s = {rows / ours / 1e6:.2f} M rows/s; "
+        f"Pinocchio computeJointTorqueRegressor loop (70 standard columns, timed on {n_ref:,} "
+        f"samples) {ref:.2f} s: ours {ref / ours:.1f}x faster"
     )
 
 

@@ -66,7 +66,8 @@ def bench_point(smoke: bool = False) -> None:
     )
     total_wall, total_cpu = rec_wall + pre_wall, rec_cpu + pre_cpu
     print(
-        f"record {name} ({metadata['record_duration_s']} s of log): {rec_wall:.2f} s wall, {rec_cpu:.2f} s CPU; "
+        f"record {name} ({metadata['record_duration_s']} s of log): {rec_wall:.2f} s wall, "
+        f"{rec_cpu:.2f} s CPU; "
         f"preprocess to {len(bundles)} intervals: {pre_wall:.2f} s wall, {pre_cpu:.2f} s CPU"
     )
     for ts, bundle in bundles.items():
@@ -80,11 +81,14 @@ def bench_point(smoke: bool = False) -> None:
         point_cpu = (rec_cpu + pre_cpu) / len(bundles) + id_cpu + au_cpu
         total_wall, total_cpu = total_wall + id_wall + au_wall, total_cpu + id_cpu + au_cpu
         print(
-            f"  {ts * 1e3:3.0f} ms: OLS + routing {id_wall:.2f} s, dense audit {au_wall:.2f} s ({found.n_exact:,} poses exact); "
-            f"one ladder point {point_wall:.2f} s wall, {point_cpu:.2f} s CPU: {10.0 / point_cpu:.1f}x inside the 10 s target"
+            f"  {ts * 1e3:3.0f} ms: OLS + routing {id_wall:.2f} s, dense audit {au_wall:.2f} s "
+            f"({found.n_exact:,} poses exact); "
+            f"one ladder point {point_wall:.2f} s wall, {point_cpu:.2f} s CPU: "
+            f"{10.0 / point_cpu:.1f}x inside the 10 s target"
         )
     print(
-        f"the whole condition (one recording, four intervals): {total_wall:.2f} s wall, {total_cpu:.2f} s CPU"
+        f"the whole condition (one recording, four intervals): {total_wall:.2f} s wall, "
+        f"{total_cpu:.2f} s CPU"
     )
 
     # 2. the screen against the eigenvalue per pose, same poses, same run
@@ -98,7 +102,8 @@ def bench_point(smoke: bool = False) -> None:
         fast.violations,
     )
     print(
-        f"dense audit, eigenvalue per pose: {full_cpu:.2f} s CPU; screened: {fast_cpu:.2f} s CPU: {full_cpu / fast_cpu:.1f}x faster; "
+        f"dense audit, eigenvalue per pose: {full_cpu:.2f} s CPU; screened: {fast_cpu:.2f} s CPU: "
+        f"{full_cpu / fast_cpu:.1f}x faster; "
         f"verdict, margin and violations {'identical' if same else 'DIFFER'}"
     )
 

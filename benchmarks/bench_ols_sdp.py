@@ -44,8 +44,10 @@ def bench_ols() -> None:
     np.linalg.lstsq(w_all, y, rcond=None)
     reference = time.perf_counter() - start
     print(
-        f"OLS of {TRAJECTORY} at 10 ms ({result.n_rows:,} x 39, regressor + QR + standard errors + kappa): {min(times):.3f} s "
-        f"(best of 3); numpy lstsq alone on the stacked matrix {reference:.3f} s (ratio {min(times) / reference:.1f})"
+        f"OLS of {TRAJECTORY} at 10 ms ({result.n_rows:,} x 39, regressor + QR + standard errors + "
+        f"kappa): {min(times):.3f} s "
+        f"(best of 3); numpy lstsq alone on the stacked matrix {reference:.3f} s (ratio "
+        f"{min(times) / reference:.1f})"
     )
 
 
@@ -97,9 +99,10 @@ def bench_sweep(smoke: bool = False) -> None:
     ran = [o for o in outcomes if o.status == "ran"]
     per_condition = outcomes.wall_s / max(len(ran), 1)
     print(
-        f"OLS/SDP sweep, {profile} profile: {len(ran)} conditions in {outcomes.wall_s:.0f} s on 2 workers "
-        f"({per_condition:.1f} s each, wall); the 160 of the full profile at this rate: {160 * per_condition / 60:.1f} min"
-        + ("" if profile == "full" else " (extrapolated)")
+        f"OLS/SDP sweep, {profile} profile: {len(ran)} conditions in {outcomes.wall_s:.0f} s on 2 "
+        "workers "
+        f"({per_condition:.1f} s each, wall); the 160 of the full profile at this rate: "
+        f"{160 * per_condition / 60:.1f} min" + ("" if profile == "full" else " (extrapolated)")
     )
 
 

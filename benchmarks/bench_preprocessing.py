@@ -120,19 +120,24 @@ def main(argv=None) -> int:
     scipy_s, expected = best_of(args.repeats, lambda: scipy_zero_phase(sections, block))
 
     print(
-        f"raw log: {samples.shape[0]} samples x {samples.shape[1]} columns ({record_s:g} s); text {sizes[0]:.0f} MB, npz {sizes[1]:.0f} MB"
+        f"raw log: {samples.shape[0]} samples x {samples.shape[1]} columns ({record_s:g} s); text "
+        f"{sizes[0]:.0f} MB, npz {sizes[1]:.0f} MB"
     )
     print(
-        f"preprocess_all, 5 intervals      {preprocess_s:7.3f} s   (target <= {TARGET_S:g} s: {'met' if preprocess_s <= TARGET_S else 'MISSED'})"
+        f"preprocess_all, 5 intervals      {preprocess_s:7.3f} s   (target <= {TARGET_S:g} s: "
+        f"{'met' if preprocess_s <= TARGET_S else 'MISSED'})"
     )
     print(
-        f"  reference: read .npz log       {read_npz_s:7.3f} s   ratio preprocess / read = {preprocess_s / read_npz_s:.2f}"
+        f"  reference: read .npz log       {read_npz_s:7.3f} s   ratio preprocess / read = "
+        f"{preprocess_s / read_npz_s:.2f}"
     )
     print(
-        f"  reference: naive FFT resample  {naive_s:7.3f} s   ratio preprocess / naive = {preprocess_s / naive_s:.2f}"
+        f"  reference: naive FFT resample  {naive_s:7.3f} s   ratio preprocess / naive = "
+        f"{preprocess_s / naive_s:.2f}"
     )
     print(
-        f"read .csv log                    {read_csv_s:7.3f} s   ratio csv / npz = {read_csv_s / read_npz_s:.1f}"
+        f"read .csv log                    {read_csv_s:7.3f} s   ratio csv / npz = "
+        f"{read_csv_s / read_npz_s:.1f}"
     )
     print(f"write 5 bundle files             {write_s:7.3f} s")
     same = "identical" if np.array_equal(filtered, expected) else "DIFFERENT"

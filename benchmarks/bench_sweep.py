@@ -83,8 +83,10 @@ def bench_executors(conditions, smoke: bool, reference: bool = True) -> dict:
     print(sweep.breakdown(dask), flush=True)
     ratio = dask.wall_s / local.wall_s
     print(
-        f"Dask LocalCluster (2 workers) / local pool, wall: {ratio:.3f} (target <= {1 + DASK_TARGET:.2f}: "
-        f"{'met' if ratio <= 1 + DASK_TARGET else 'MISSED'}); starting the cluster took {cluster_start:.1f} s more, not counted"
+        f"Dask LocalCluster (2 workers) / local pool, wall: {ratio:.3f} (target <= "
+        f"{1 + DASK_TARGET:.2f}: "
+        f"{'met' if ratio <= 1 + DASK_TARGET else 'MISSED'}); starting the cluster took "
+        f"{cluster_start:.1f} s more, not counted"
     )
     out.update(
         local_wall_s=local.wall_s,
@@ -96,7 +98,8 @@ def bench_executors(conditions, smoke: bool, reference: bool = True) -> dict:
         single = _sweep(conditions, "unbatched", workers=2, batch_size=1, keep_kernels=False)
         print(sweep.breakdown(single), flush=True)
         print(
-            f"batched / one kernel per condition (the driver before), wall: {local.wall_s / single.wall_s:.3f}"
+            "batched / one kernel per condition (the driver before), wall: "
+            f"{local.wall_s / single.wall_s:.3f}"
         )
         out.update(
             unbatched_wall_s=single.wall_s, batched_over_unbatched=local.wall_s / single.wall_s
@@ -104,7 +107,8 @@ def bench_executors(conditions, smoke: bool, reference: bool = True) -> dict:
     compute = sum(o.cells_s - o.setup_s for o in local if o.status != "cached")
     overhead = 1 - compute / (local.wall_s * local.workers)
     print(
-        f"OLS/SDP sweep overhead on the local pool ({len(conditions)} conditions): {100 * overhead:.1f} % of its capacity (target <= {100 * OVERHEAD_TARGET:g} %: "
+        f"OLS/SDP sweep overhead on the local pool ({len(conditions)} conditions): "
+        f"{100 * overhead:.1f} % of its capacity (target <= {100 * OVERHEAD_TARGET:g} %: "
         f"{'met' if overhead <= OVERHEAD_TARGET else 'MISSED'})"
     )
     out["overhead"] = overhead
@@ -119,7 +123,8 @@ def _record_seconds(trajectory: str, run: int) -> float:
     meta = stored_metadata(recording_path(trajectory, run))
     if meta is None:
         raise SystemExit(
-            f"no recording of {trajectory} execution {run}: build the data set first (python -m crane_lib.twin.dataset)"
+            f"no recording of {trajectory} execution {run}: build the data set first (python -m "
+            "crane_lib.twin.dataset)"
         )
     return float(meta["record_duration_s"])
 
@@ -153,7 +158,8 @@ def fast_route_rates(conditions) -> dict | None:
 
 
 def shortest_conditions(n: int) -> list[dict]:
-    """The n conditions of the full faithful study whose records are the shortest (then in file order)."""
+    """The n conditions of the full faithful study whose records are the shortest (then in file
+    order)."""
     from crane_book import sweep
 
     full = sweep.read_conditions("clie_faithful_full.csv")
@@ -161,7 +167,8 @@ def shortest_conditions(n: int) -> list[dict]:
 
 
 def faithful_extrapolation(outcomes) -> dict:
-    """Worker seconds per record second of each faithful condition, extrapolated to the full profile's 160."""
+    """Worker seconds per record second of each faithful condition, extrapolated to the full
+    profile's 160."""
     from crane_book import sweep
     from crane_lib.excitation.commands import commanded_duration, read_command_file
     from crane_lib.paths import TRAJECTORY_DIR, recording_path
@@ -208,7 +215,8 @@ def bench_faithful(shortest: int | None = None) -> dict:
     missing = [c for c in conditions if not recording_path(c["trajectory"], c["run"]).exists()]
     if missing:
         raise SystemExit(
-            f"the data set lacks {len(missing)} recordings: python -m crane_lib.twin.dataset --profile "
+            f"the data set lacks {len(missing)} recordings: python -m crane_lib.twin.dataset "
+            "--profile "
             f"{'quick' if shortest is None else 'full'}"
         )
     name = "clie_faithful_quick" if shortest is None else f"clie_faithful_shortest{shortest}"
@@ -236,18 +244,25 @@ def bench_faithful(shortest: int | None = None) -> dict:
     if estimate:
         h = estimate["worker_h_160"]
         print(
-            f"faithful study, {estimate['conditions_measured']} conditions measured on a 2-worker LocalCluster "
-            f"({os.cpu_count()} cores): {estimate['worker_s_per_record_s']['median']:.2f} worker-s per record-s (median; "
-            f"{estimate['worker_s_per_record_s']['min']:.2f} to {estimate['worker_s_per_record_s']['max']:.2f}); the 160 of the full "
-            f"profile ({estimate['record_s_full_profile'] / 3600:.2f} h of records): {h['median']:.1f} worker-hours "
-            f"({h['min']:.1f} to {h['max']:.1f}), i.e. about {h['median'] / 2:.1f} h on these 2 workers, "
+            f"faithful study, {estimate['conditions_measured']} conditions measured on a 2-worker "
+            "LocalCluster "
+            f"({os.cpu_count()} cores): {estimate['worker_s_per_record_s']['median']:.2f} worker-s "
+            "per record-s (median; "
+            f"{estimate['worker_s_per_record_s']['min']:.2f} to "
+            f"{estimate['worker_s_per_record_s']['max']:.2f}); the 160 of the full "
+            f"profile ({estimate['record_s_full_profile'] / 3600:.2f} h of records): "
+            f"{h['median']:.1f} worker-hours "
+            f"({h['min']:.1f} to {h['max']:.1f}), i.e. about {h['median'] / 2:.1f} h on these 2 "
+            "workers, "
             f"{h['median'] / 16:.1f} h on 16"
         )
     check = fast_route_rates(conditions)
     if check:
         print(
-            f"  representative? the fast route's worker-s per record-s (median): {check['chosen']:.3f} on these "
-            f"{check['n_chosen']} conditions, {check['all']:.3f} on all {check['n_all']} fast records of this build "
+            "  representative? the fast route's worker-s per record-s (median): "
+            f"{check['chosen']:.3f} on these "
+            f"{check['n_chosen']} conditions, {check['all']:.3f} on all {check['n_all']} fast "
+            "records of this build "
             f"(ratio {check['all'] / check['chosen']:.2f})"
         )
     return {
@@ -273,14 +288,17 @@ def main(argv=None) -> int:
         "--faithful-shortest",
         type=int,
         metavar="N",
-        help="the faithful study on the N shortest conditions of the full profile instead (full data set)",
+        help="the faithful study on the N shortest conditions of the full profile instead (full "
+        "data set)",
     )
     parser.add_argument(
         "--executors-profile",
         choices=("quick", "full"),
         default="quick",
-        help="the OLS/SDP sweep the executors run: the quick profile's 16 conditions (default, with the "
-        "unbatched reference) or the full profile's 160, the main job's sweep (full data set; no reference)",
+        help="the OLS/SDP sweep the executors run: the quick profile's 16 conditions (default, "
+        "with the "
+        "unbatched reference) or the full profile's 160, the main job's sweep (full data set; no "
+        "reference)",
     )
     add_smoke_argument(parser)
     args = parser.parse_args(argv)
@@ -292,7 +310,8 @@ def main(argv=None) -> int:
         )  # exit 2, nothing run
     if args.executors_profile != "quick" and (args.smoke or args.faithful_only):
         parser.error(
-            f"--executors-profile {args.executors_profile}: the executors do not run with --smoke or --faithful-only"
+            f"--executors-profile {args.executors_profile}: the executors do not run with --smoke "
+            "or --faithful-only"
         )
     if args.smoke and (code := isolated("benchmarks.bench_sweep", ["--smoke"])) is not None:
         return code

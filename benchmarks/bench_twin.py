@@ -70,13 +70,16 @@ def bench_speed(smoke: bool = False) -> None:
     simulated = float(metadata["record_duration_s"])
     reference = _numpy_reference_speed(0.02 if smoke else 0.2)
     print(
-        f"twin, {measured.stem} ({simulated:.1f} s simulated): {elapsed:6.2f} s = {simulated / elapsed:6.1f}x real time (target >= 50x)"
+        f"twin, {measured.stem} ({simulated:.1f} s simulated): {elapsed:6.2f} s = "
+        f"{simulated / elapsed:6.1f}x real time (target >= 50x)"
     )
     print(
-        f"same plant step in numpy calls, {0.02 if smoke else 0.2:g} s span:           {reference:6.2f}x real time"
+        f"same plant step in numpy calls, {0.02 if smoke else 0.2:g} s span:           "
+        f"{reference:6.2f}x real time"
     )
     print(
-        f"numba loop / numpy reference:                        {simulated / elapsed / reference:6.0f}x"
+        "numba loop / numpy reference:                        "
+        f"{simulated / elapsed / reference:6.0f}x"
     )
 
 
@@ -90,7 +93,8 @@ def bench_dataset() -> None:
         size = sum(p.stat().st_size for p in Path(folder).glob("*.npz"))
     n = len(dataset.executions("full"))
     print(
-        f"full data set, {n} recordings on 2 processes: {elapsed:6.1f} s (target <= 600 s), {size / 1e6:.0f} MB"
+        f"full data set, {n} recordings on 2 processes: {elapsed:6.1f} s (target <= 600 s), "
+        f"{size / 1e6:.0f} MB"
     )
 
 

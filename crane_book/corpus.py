@@ -58,10 +58,13 @@ EXIT_BAD_INPUT = 2
 class Case:
     """One command line of the corpus.
 
-    setup      steps that build the scratch folder: ("write", name, fixture or bytes), ("mkdir", name),
-               ("fifo", name), ("symlink", name, target), ("hardlink", name, target), ("chmod", name, mode)
+    setup      steps that build the scratch folder: ("write", name, fixture or bytes), ("mkdir",
+    name),
+               ("fifo", name), ("symlink", name, target), ("hardlink", name, target), ("chmod",
+               name, mode)
     argv       the command line after `crane-id`
-    status     expected exit status; fragment: text the message must contain (stderr, or stdout for 0/1)
+    status     expected exit status; fragment: text the message must contain (stderr, or stdout for
+    0/1)
     creates    files a control case (status 0) must write; any other change fails the case
     signal     (signal number, delay s): run as a process and send it the signal after the delay
     needs_non_root: the case relies on file permissions, which root bypasses
@@ -121,7 +124,8 @@ def truth_base_parameters() -> np.ndarray:
 
 @cache
 def model_bytes() -> bytes:
-    """A valid model file: the truth's 39 base parameters with (made-up, positive) standard errors."""
+    """A valid model file: the truth's 39 base parameters with (made-up, positive) standard
+    errors."""
     model = shared_model("reduced")
     beta = truth_base_parameters()
     params = ParameterSet(model.names, beta, np.abs(beta) * 0.01 + 1e-6, {"trajectory": "corpus"})
@@ -361,7 +365,8 @@ def short_log_lines(duration_s: float = 0.3) -> tuple[bytes, bytes]:
 
 
 def log_text(edit=None) -> bytes:
-    """The short text log, its sample lines (a list of lists of field bytes) passed through `edit`."""
+    """The short text log, its sample lines (a list of lists of field bytes) passed through
+    `edit`."""
     header, body = short_log_lines()
     rows = [line.split(b",") for line in body.rstrip(b"\n").split(b"\n")]
     if edit is not None:
@@ -391,7 +396,8 @@ def _npz(arrays: dict) -> bytes:
 
 
 def _npy_header_only(shape) -> bytes:
-    """An .npy member whose header declares `shape` of float64 but holds no data (a bomb's header)."""
+    """An .npy member whose header declares `shape` of float64 but holds no data (a bomb's
+    header)."""
     payload = io.BytesIO()
     np.lib.format.write_array_header_1_0(
         payload, {"descr": "<f8", "fortran_order": False, "shape": tuple(shape)}
@@ -400,7 +406,8 @@ def _npy_header_only(shape) -> bytes:
 
 
 def command_text(edit) -> bytes:
-    """AP01's command file with its lines passed through `edit` (a function of the list of lines)."""
+    """AP01's command file with its lines passed through `edit` (a function of the list of
+    lines)."""
     lines = command_file_bytes("AP01").decode().split("\n")
     return "\n".join(edit(lines)).encode()
 
@@ -483,7 +490,8 @@ def truth_text(name: str, value: float) -> bytes:
 
 
 def _pseudo_inertia_violation() -> bytes:
-    """Link 3's XX made much larger than YY + ZZ allow: no body has that inertia (triangle inequality)."""
+    """Link 3's XX made much larger than YY + ZZ allow: no body has that inertia (triangle
+    inequality)."""
     text = truth_bytes().decode().split("\n")
     values = {
         line.split(",")[0]: float(line.split(",")[1])
@@ -1102,7 +1110,8 @@ def _cases_command_files() -> list[Case]:
         lambda: command_text(
             _replace_line(
                 "VELOCITY_CEILING",
-                "VELOCITY_CEILING_DEG_S ２７４.８００ 175.872 274.800 274.800 274.800 274.800 274.800 274.800",
+                "VELOCITY_CEILING_DEG_S ２７４.８００ 175.872 274.800 274.800 274.800 274.800 274.800 "
+                "274.800",
             )
         ),
         "is not a number",
@@ -1907,7 +1916,8 @@ def skipped_reason(case: Case, signals: bool = True) -> str | None:
 def run_all(
     signals: bool = False, progress: bool = True
 ) -> list[tuple[Case, Outcome | None, list[str]]]:
-    """Every case, each in its own temporary folder: (case, outcome or None when skipped, problems)."""
+    """Every case, each in its own temporary folder: (case, outcome or None when skipped,
+    problems)."""
     import tempfile
 
     from tqdm import tqdm  # a console bar: tqdm.auto warns in a page without ipywidgets
@@ -2197,7 +2207,8 @@ def class_table(results):
 
 
 def case_table(results):
-    """Every case: name, class, command line, expected status and fragment, and what happened here."""
+    """Every case: name, class, command line, expected status and fragment, and what happened
+    here."""
     import pandas as pd
 
     return pd.DataFrame(

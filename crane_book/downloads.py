@@ -90,7 +90,8 @@ def _entry(name: str) -> zipfile.ZipInfo:
 
 
 def bundle_all() -> dict[str, Path]:
-    """Every kind present, and "all"; a kind this build has no records of is removed (no stale zip)."""
+    """Every kind present, and "all"; a kind this build has no records of is removed (no stale
+    zip)."""
     made = {}
     for kind in [*KINDS, "all"]:
         path = bundle(kind)

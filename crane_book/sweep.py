@@ -12,7 +12,8 @@ modules the notebook imports, transitively; a recomputed condition says which of
 
 Batches. Starting a Jupyter kernel and importing crane_lib (numba kernels included) costs
 seconds, more than many conditions compute. Conditions therefore run in batches: one
-papermill run executes one notebook that holds the condition notebook once per condition of the batch,
+papermill run executes one notebook that holds the condition notebook once per condition of the
+batch,
 each copy with its own injected parameters and preceded by `%reset -f` (a clean namespace;
 imported modules stay loaded). The executed batch is split back into one notebook per
 condition, exactly as a single papermill run would have written it. A condition that fails is
@@ -85,7 +86,8 @@ class ConditionOutcome:
                       carries the batch's time outside cells (kernel start, notebook I/O)
     error             the failing cell's last error line ("failed" only)
     cells_s           execution time of the condition's cells (papermill's per-cell timing)
-    setup_s           of which the notebook's setup cell (its first code cell other than parameters: imports)
+    setup_s           of which the notebook's setup cell (its first code cell other than parameters:
+    imports)
     worker            where it ran ("local" or the Dask worker's address)
     """
 
@@ -137,8 +139,10 @@ def breakdown(report: SweepReport) -> str:
     share = (lambda x: 100 * x / capacity) if capacity > 0 else (lambda x: float("nan"))
     return "\n".join(
         [
-            f"sweep of {len(ran)} conditions in {len(report.batches)} batches {report.batches} on {report.executor} "
-            f"({report.workers} workers): wall {report.wall_s:.1f} s, capacity (wall x workers) {capacity:.1f} s",
+            f"sweep of {len(ran)} conditions in {len(report.batches)} batches {report.batches} on "
+            f"{report.executor} "
+            f"({report.workers} workers): wall {report.wall_s:.1f} s, capacity (wall x workers) "
+            f"{capacity:.1f} s",
             f"  in-notebook compute (cells, less setup)  {compute:8.1f} s  {share(compute):5.1f} %",
             f"  setup cells (imports, model load)        {setup:8.1f} s  {share(setup):5.1f} %",
             f"  kernel start and notebook I/O            {outside:8.1f} s  {share(outside):5.1f} %",
@@ -222,7 +226,8 @@ def _duration(cell) -> float:
 
 
 def _condition_notebook(executed, span, parameters: dict):
-    """The executed cells of one condition as a notebook of its own (marker and reset cells dropped)."""
+    """The executed cells of one condition as a notebook of its own (marker and reset cells
+    dropped)."""
     import copy
 
     import nbformat
@@ -277,7 +282,8 @@ def _worker_name() -> str:
         return "local"
 
 
-# ----------------------------------------------------------------------------- the kernel of a worker
+# ----------------------------------------------------------------------------- the kernel of a
+# worker
 
 _SAVE_AT_END = (
     "crane-save-at-end"  # the papermill engine run_batch uses (registered by _register_engine)
@@ -285,8 +291,10 @@ _SAVE_AT_END = (
 
 
 def _register_engine() -> None:
-    """papermill's nbclient engine, writing the executed notebook once when the run ends (by success,
-    a cell's error or a dead kernel: papermill's notebook_complete saves in a `finally`) instead of at
+    """papermill's nbclient engine, writing the executed notebook once when the run ends (by
+    success,
+    a cell's error or a dead kernel: papermill's notebook_complete saves in a `finally`) instead of
+    at
     every cell's start and end. A batch notebook is rewritten whole at every save, so those writes
     grew with the batch (about 0.7 s for a batch of four OLS/SDP conditions)."""
     from papermill.engines import NBClientEngine, papermill_engines
@@ -341,7 +349,8 @@ def _drop_kernel(key) -> None:
         kernels.shut_down(manager)
     except (RuntimeError, OSError) as error:  # already gone with its process: nothing to stop
         print(
-            f"sweep: kernel of {key[1]} could not be shut down cleanly ({type(error).__name__}: {error})"
+            f"sweep: kernel of {key[1]} could not be shut down cleanly ({type(error).__name__}: "
+            f"{error})"
         )
 
 
@@ -412,7 +421,8 @@ def run_batch(
             drop = True  # and the rest of the batch gets a new kernel
             failure = (
                 None,
-                f"{type(err).__name__}: {str(err).strip().splitlines()[-1] if str(err).strip() else repr(err)}",
+                f"{type(err).__name__}: "
+                f"{str(err).strip().splitlines()[-1] if str(err).strip() else repr(err)}",
             )
         finally:
             if drop:
@@ -475,7 +485,8 @@ def run_batch(
                         worker=where,
                     )
                 )
-        # the batch's time outside any cell (kernel start, reading and writing notebooks) goes to its first condition
+        # the batch's time outside any cell (kernel start, reading and writing notebooks) goes to
+        # its first condition
         outcomes[before].seconds += max(wall - in_cells, 0.0)
         pending = pending[failed_at + 1 :]
     return outcomes
@@ -485,7 +496,8 @@ def run_batch(
 
 
 def _identity(results_token: str | None = None) -> dict:
-    """What a worker runs: crane_lib's version and source digest, and whether it sees the results folder."""
+    """What a worker runs: crane_lib's version and source digest, and whether it sees the results
+    folder."""
     import crane_lib as lib
     from crane_lib import arithmetic
     from crane_lib import fingerprint as fp
@@ -636,12 +648,15 @@ def check_workers(
     for address, theirs in sorted(identities.items()):
         if (theirs["version"], theirs["source"]) != (mine["version"], mine["source"]):
             raise SchedulerError(
-                f"Dask worker {address} runs crane_lib {theirs['version']} (source {theirs['source'][:12]}), this client "
-                f"crane_lib {mine['version']} (source {mine['source'][:12]}): start the workers from the same checkout"
+                f"Dask worker {address} runs crane_lib {theirs['version']} (source "
+                f"{theirs['source'][:12]}), this client "
+                f"crane_lib {mine['version']} (source {mine['source'][:12]}): start the workers "
+                "from the same checkout"
             )
         if theirs.get("arithmetic") != mine["arithmetic"]:
             raise SchedulerError(
-                f"Dask worker {address} runs the {theirs.get('arithmetic')} arithmetic, this client the "
+                f"Dask worker {address} runs the {theirs.get('arithmetic')} arithmetic, this "
+                "client the "
                 f"{mine['arithmetic']}: start the workers with the environment that "
                 "`python crane_lib/arithmetic.py` prints (the Makefile exports it)"
             )
@@ -676,7 +691,8 @@ class _DaskPool(_LocalPool):
         self.workers = max(len(client.scheduler_info().get("workers", {})), 1)
         # pure=False: every submission runs (the work writes files); retries cover a failed
         # attempt; the scheduler itself reschedules the task of a worker that died.
-        # The client's executor hands out concurrent.futures futures, so waiting is the same as locally.
+        # The client's executor hands out concurrent.futures futures, so waiting is the same as
+        # locally.
         self._pool = client.get_executor(pure=False, retries=retries)
 
     def close(self):

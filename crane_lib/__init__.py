@@ -3,16 +3,20 @@
 The subpackages are the pipeline (paper Sec. III-VII, Algorithm 1); each imports only from
 the ones above it in this list and from the shared leaves.
 
-  model/           MDH description, symbolic model, base parameters, generated dynamics, controller (2)
+  model/           MDH description, symbolic model, base parameters, generated dynamics, controller
+  (2)
   excitation/      command files and their 4-1-4 interpolation; the 40 trajectories and V01-V03
   logs/            the 106-column raw log both recorders write; preprocessing to bundles (D-C)
   twin/            the digital twin: truth, plant core, recorder, default data set, joint models
-  hardware/        the arm over dynamixel-sdk: recorder, Protocol 2.0 emulator (the twin's plant behind a bus)
+  hardware/        the arm over dynamixel-sdk: recorder, Protocol 2.0 emulator (the twin's plant
+  behind a bus)
   identification/  OLS, routing test and SDP projection, model classes, CLIE, DIDIM, metrics
   acceptance/      all-pose PD audit, certified check, rescue, consequences, selection, the accepted
-                   model (Algorithm 1 for one recording), what base parameters say about link consistency
+                   model (Algorithm 1 for one recording), what base parameters say about link
+                   consistency
   export/          beyond the paper: the physically consistent link-level model behind a base model
-                   (pseudo-inertias, nearest to the manufacturer's description), as URDF and MJCF, verified
+                   (pseudo-inertias, nearest to the manufacturer's description), as URDF and MJCF,
+                   verified
                    in Pinocchio and MuJoCo
   reporting/       views: records into tables, figures and generated sentences, one module per
                    chapter (reporting/chapters/), the one "paper / this book / why" table builder

@@ -2,7 +2,8 @@
 
 Shared by every reader and the command-line tool:
 - `InputError(where, problem, expected)`: the one exception of bad input;
-- `shown(text)`: a token as echoed in a message, truncated, so a 3 MB bad field is not printed whole;
+- `shown(text)`: a token as echoed in a message, truncated, so a 3 MB bad field is not printed
+whole;
 - `parse_number(text, where, what)`: the one strict reader of a decimal number in a text input
   (ASCII digits only: no full-width digits, no '_' separators, no 'nan'/'inf');
 - `read_input_bytes(path, what, max_bytes)`: a file's bytes, or an InputError for a missing file,
@@ -75,7 +76,8 @@ def shown(text, limit: int = SHOWN_CHARACTERS) -> str:
 def parse_number(
     text, where: str, what: str = "a finite decimal number", field: str = "value"
 ) -> float:
-    """The finite float written in `text` (surrounding blanks allowed), else an InputError at `where`."""
+    """The finite float written in `text` (surrounding blanks allowed), else an InputError at
+    `where`."""
     if isinstance(text, bytes):
         text = text.decode("utf-8", errors="replace")
     token = text.strip()

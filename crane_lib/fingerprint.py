@@ -26,7 +26,8 @@ def _part_bytes(part) -> bytes:
 
 
 def digest(*parts, length: int = 24) -> str:
-    """Hex digest (first `length` characters) of the parts: str, bytes or other values (by repr via str)."""
+    """Hex digest (first `length` characters) of the parts: str, bytes or other values (by repr via
+    str)."""
     combined = hashlib.sha256()
     for part in parts:
         combined.update(hashlib.sha256(_part_bytes(part)).digest())
@@ -74,7 +75,8 @@ def package_digest() -> str:
 
 
 def array_digest(array) -> str:
-    """sha256 of a float array's little-endian bytes (a record's samples, independent of container)."""
+    """sha256 of a float array's little-endian bytes (a record's samples, independent of
+    container)."""
     import numpy as np
 
     return hashlib.sha256(np.ascontiguousarray(array, dtype="<f8").tobytes()).hexdigest()

@@ -20,7 +20,8 @@ TIMINGS_DIR = RESULTS_DIR / "timings"
 
 
 def recording_path(trajectory: str, run: int = 1) -> Path:
-    """The default data set's raw log of one execution (built by `python -m crane_lib.twin.dataset`)."""
+    """The default data set's raw log of one execution (built by `python -m
+    crane_lib.twin.dataset`)."""
     return RECORDINGS_DIR / f"{trajectory}_run{run}.npz"
 
 

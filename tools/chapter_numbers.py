@@ -7,8 +7,10 @@ markdown cells of chapters/*.py that are neither:
     python tools/chapter_numbers.py            # every chapter; exit 1 if any number is listed
 
 Not counted as typed numbers (they are names or references, not quantities):
-  - references: Sec. V-B, Fig. 4, Fig. 3(b), Algorithm 1, equation numbers in parentheses "(11)", register
-    entries "E-3", the project's issues "issue 14", preprints "arXiv 2603.14656", MyST roles ({numref}`fig-x`, {glue:text}`key`), links, ordered-list markers;
+  - references: Sec. V-B, Fig. 4, Fig. 3(b), Algorithm 1, equation numbers in parentheses "(11)",
+  register
+    entries "E-3", the project's issues "issue 14", preprints "arXiv 2603.14656", MyST roles
+    ({numref}`fig-x`, {glue:text}`key`), links, ordered-list markers;
   - identifiers: digits attached to letters (AG02, V01, ZZR1, IA8, θ4, J2, O7);
   - indices: "axis 2", "axes 1–4", "joints 2, 4, 6", "joint-1 axis", "link 7", "seed 1", "row 05",
     "(1,2)";

@@ -203,7 +203,8 @@ def main(argv=None) -> int:
     for index in (1, 2):
         folder, seconds = build(index, work, args.profile, args.jobs, args.shared_cache)
         print(
-            f"build {index}: {seconds / 60:.1f} min, {sum(1 for p in folder.rglob('*') if p.is_file())} files",
+            f"build {index}: {seconds / 60:.1f} min, "
+            f"{sum(1 for p in folder.rglob('*') if p.is_file())} files",
             flush=True,
         )
         results.append(folder)
@@ -219,7 +220,8 @@ def main(argv=None) -> int:
             print(f"  {label}: {name}")
     print(
         f"executed notebooks: {len(verdict['notebooks_identical'])} identical, "
-        f"{len(verdict['notebooks_differ_only_in_timing'])} differ only in papermill's timing stamps, "
+        f"{len(verdict['notebooks_differ_only_in_timing'])} differ only in papermill's timing "
+        "stamps, "
         f"{len(verdict['notebooks_differ'])} differ otherwise"
     )
     failed = (

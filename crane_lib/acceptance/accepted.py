@@ -49,7 +49,8 @@ class AcceptedModel:
     refined        the refined parameters, before the audit
     first_audits   the audit of `refined` over Theta, one AuditResult per seed
     rescue         the rescue (RescueResult) when a first audit failed, else None
-    final_audits   the audits that decide: of the rescued model, or `first_audits` when no rescue ran
+    final_audits   the audits that decide: of the rescued model, or `first_audits` when no rescue
+    ran
     parameters     the accepted model (or, when rejected, the last model audited), with OLS standard
                    errors and the model file's metadata
     """
@@ -69,7 +70,8 @@ class AcceptedModel:
 
     @property
     def worst_audit(self) -> AuditResult:
-        """The deciding audit with the smallest lambda_min (its worst pose is the witness when rejected)."""
+        """The deciding audit with the smallest lambda_min (its worst pose is the witness when
+        rejected)."""
         return min(self.final_audits, key=lambda a: a.lambda_min)
 
     def verdict(self) -> str:
@@ -83,7 +85,8 @@ class AcceptedModel:
             return f"ACCEPTED{rescued}: PD over Theta on seeds {', '.join(str(a.seed) for a in self.final_audits)}, smallest lambda_min {worst.lambda_min:.4g} kg·m^2"
         pose = ", ".join(f"{v:.1f}" for v in np.rad2deg(worst.worst_pose))
         return (
-            f"REJECTED: seed {worst.seed} finds lambda_min {worst.lambda_min:.4g} kg·m^2 at theta = [{pose}] deg "
+            f"REJECTED: seed {worst.seed} finds lambda_min {worst.lambda_min:.4g} kg·m^2 at theta "
+            f"= [{pose}] deg "
             f"({worst.n_violations:,} violating configurations)"
         )
 

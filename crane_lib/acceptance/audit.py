@@ -130,7 +130,8 @@ def folded_region(arm=None) -> np.ndarray:
 
 
 def sparse_domain() -> np.ndarray:
-    """Domain of the earlier version's audit (D-G): joints 1-3, 5-7 in +-90 deg, joint 4 in [-180, 0] deg."""
+    """Domain of the earlier version's audit (D-G): joints 1-3, 5-7 in +-90 deg, joint 4 in [-180,
+    0] deg."""
     half, elbow = _range_rad("earlier_domain_j12357"), _range_rad("earlier_domain_j4")
     return np.array([half, half, half, elbow, half, half, half])
 
@@ -177,7 +178,8 @@ def volume_share(region, domain, n_joints: int = N_LINKS) -> float:
 
 
 def grid_poses(box, points_per_joint, n_joints: int = N_LINKS) -> np.ndarray:
-    """Structured grid, endpoints included: linspace per joint, one point = the centre; joint 1 varies slowest."""
+    """Structured grid, endpoints included: linspace per joint, one point = the centre; joint 1
+    varies slowest."""
     box = check_box(box, n_joints=n_joints)
     points_per_joint = [int(p) for p in points_per_joint]
     if len(points_per_joint) != n_joints or min(points_per_joint) < 1:
@@ -293,7 +295,8 @@ def sparse_audit_poses(seed: int, arm=None) -> PoseSet:
 
 
 def manufacturer_audit_poses(seed: int, arm=None) -> PoseSet:
-    """The dense construction over the manufacturer's joint-limit box, folded region clipped to that box."""
+    """The dense construction over the manufacturer's joint-limit box, folded region clipped to that
+    box."""
     arm = other_arm(arm)
     box = manufacturer_box(arm)
     folded = intersect_boxes(folded_region(arm), box, len(box))
@@ -316,23 +319,29 @@ class AuditResult:
     acceptance read. A violation is a pose with lambda_min <= `threshold` (0 for the audit (11)).
 
     passed                   no pose of the set violates
-    lambda_min               smallest eigenvalue of the 7x7 arm inertia matrix over all poses (kg·m^2)
-    worst_pose               the pose where it is reached, (7,) radians (theta1 included though M ignores it)
+    lambda_min               smallest eigenvalue of the 7x7 arm inertia matrix over all poses
+    (kg·m^2)
+    worst_pose               the pose where it is reached, (7,) radians (theta1 included though M
+    ignores it)
     worst_component          the component of the pose set it belongs to (GRID, UNIFORM or FOLDED)
     violations               violating poses per component, counts (not fractions: the folded block
                              oversamples on purpose)
     pose_counts              poses per component
     component_lambda_min     lambda_min per component (kg·m^2)
-    worst_poses              the k poses with the smallest lambda_min, (k, 7) radians, ascending, ties by
+    worst_poses              the k poses with the smallest lambda_min, (k, 7) radians, ascending,
+    ties by
                              pose index (deterministic); k = the `worst_k` the audit was asked for
     worst_lambdas            their lambda_min (k,), kg·m^2
     worst_components         their components
-    non_pd_fraction_uniform  violations / draws of the uniform component only (Table X's non-PD share);
+    non_pd_fraction_uniform  violations / draws of the uniform component only (Table X's non-PD
+    share);
                              None when the set has no uniform component
     seed                     the seed of the pose set's random components (None for a fixed set)
     domain                   which domain the set covers ("Theta", "sparse (earlier version)", ...)
-    threshold                the violation threshold (kg·m^2): 0 for the audit, eps/2 in the rescue's check
-    elapsed_s                run time (left out of comparisons and of to_dict, so reruns are identical)
+    threshold                the violation threshold (kg·m^2): 0 for the audit, eps/2 in the
+    rescue's check
+    elapsed_s                run time (left out of comparisons and of to_dict, so reruns are
+    identical)
     """
 
     passed: bool
@@ -383,7 +392,8 @@ class AuditResult:
         )
 
     def to_dict(self) -> dict:
-        """JSON-ready summary (radians and kg·m^2); the run time is left out so that reruns are identical."""
+        """JSON-ready summary (radians and kg·m^2); the run time is left out so that reruns are
+        identical."""
         return {
             "domain": self.domain,
             "seed": self.seed,
@@ -485,7 +495,8 @@ def audit(
     worst_k: int = DEFAULT_WORST_K,
     threshold: float = 0.0,
 ) -> AuditResult:
-    """The audit (11): `kind` "dense" (Sec. VI-E, default), "sparse" (earlier version) or "manufacturer".
+    """The audit (11): `kind` "dense" (Sec. VI-E, default), "sparse" (earlier version) or
+    "manufacturer".
 
     `beta` is a ParameterSet of the model's base parameters (or an array in `model.names` order).
     The pose set is that of the model's arm (`model.arm`; the CRANE-X7's by default).

@@ -90,7 +90,8 @@ CERTIFIED, VIOLATED, BELOW_MARGIN, UNDECIDED = "certified", "violated", "below_m
 
 @dataclass(frozen=True)
 class TrigInertia:
-    """Arm block of M(theta2..theta7) = sum over terms of Re(coef * exp(i k.theta)), half-space k with the factor 2 included."""
+    """Arm block of M(theta2..theta7) = sum over terms of Re(coef * exp(i k.theta)), half-space k
+    with the factor 2 included."""
 
     freqs: np.ndarray  # (T, 6) int64, components in -2..2
     entry_ptr: np.ndarray  # (29,) CSR pointers over the 28 upper-triangle entries
@@ -99,7 +100,8 @@ class TrigInertia:
     third_bound: (
         np.ndarray
     )  # (6, 6, 6, 7, 7): sup over all theta of |d3 M_kl / dtheta_i dtheta_j dtheta_m|
-    tau_fp: float  # kg·m^2, allowance for rounding and extraction in one evaluation of A and its derivatives
+    # kg·m^2, allowance for rounding and extraction in one evaluation of A and its derivatives
+    tau_fp: float
     extraction_noise: float  # largest third-harmonic coefficient (zero in exact arithmetic)
     dropped: float  # sum of |coefficients| below the keep threshold
     extraction: float = (
@@ -205,7 +207,8 @@ def _trig_inertia(model: DynamicModel, beta_bytes: bytes, n_beta: int) -> TrigIn
 
 @numba.njit(cache=True)
 def _evaluate(theta, freqs, entry_ptr, term_index, coefs, value, grad, hess):
-    """M(theta) (7x7), dM/dtheta_i (6,7,7) and d2M/dtheta_i dtheta_j (6,6,7,7); theta are joints 2..7."""
+    """M(theta) (7x7), dM/dtheta_i (6,7,7) and d2M/dtheta_i dtheta_j (6,6,7,7); theta are joints
+    2..7."""
     n_terms = freqs.shape[0]
     phase = np.empty((N_ANGLES, 5), dtype=np.complex128)
     for j in range(N_ANGLES):
@@ -255,8 +258,10 @@ def _congruence(d, a):
 
 @numba.njit(cache=True)
 def _definite_after_shift(a, shift):
-    """True only if a - shift*I is positive definite: floating-point Cholesky of a - (shift + slack)*I
-    completes, the slack covering its rounding (|dA| <= gamma_{n+1} |L||L^T|, Demmel) many times over."""
+    """True only if a - shift*I is positive definite: floating-point Cholesky of a - (shift +
+    slack)*I
+    completes, the slack covering its rounding (|dA| <= gamma_{n+1} |L||L^T|, Demmel) many times
+    over."""
     n = a.shape[0]
     biggest = 0.0
     for j in range(n):
@@ -338,7 +343,8 @@ def _bound_boxes(
             s[i] = _congruence(d, g[i])
             norms[i] = _spectral_norm_sym(s[i])
             first_order += h[i] * norms[i]
-        # second order at the centre, exactly: || 1/2 sum_ij d_i d_j D H_ij D^T || <= 1/2 sum_ij h_i h_j ||D H_ij D^T||
+        # second order at the centre, exactly: || 1/2 sum_ij d_i d_j D H_ij D^T || <= 1/2 sum_ij h_i
+        # h_j ||D H_ij D^T||
         quadratic = 0.0
         weight = h * norms
         for i in range(N_ANGLES):
@@ -372,7 +378,8 @@ def _bound_boxes(
         bound = lam_s0 - first_order - rest
         if bound <= 0.0 and use_vertices and lam_s0 - rest > 0.0:
             # the linear part's lambda_min is concave in the offset, so its minimum is at one of the
-            # 64 vertices: the box is certified if S0 + sum_i +-h_i S_i - rest*I is definite at all of them
+            # 64 vertices: the box is certified if S0 + sum_i +-h_i S_i - rest*I is definite at all
+            # of them
             every = True
             mat = np.empty((N_LINKS, N_LINKS))
             for v in range(n_vertices):
@@ -410,7 +417,8 @@ for _e, (_r, _c) in enumerate(UPPER):
 BERNSTEIN_MAX_HALF = np.deg2rad(
     50.0
 )  # boxes wider than 100 deg on some joint are split without a bound
-# (1 + t^2)^2 times the local basis 1, cos d, sin d, cos 2d, sin 2d with t = tan(d/2), in powers t^0..t^4
+# (1 + t^2)^2 times the local basis 1, cos d, sin d, cos 2d, sin 2d with t = tan(d/2), in powers
+# t^0..t^4
 _HALF_ANGLE = np.array(
     [[1, 0, 2, 0, 1], [1, 0, 0, 0, -1], [0, 2, 0, 2, 0], [1, 0, -6, 0, 1], [0, 4, 0, -4, 0]],
     dtype=float,
@@ -436,7 +444,8 @@ _BERNSTEIN = _monomial_to_bernstein()
 
 @dataclass
 class BernsteinForm:
-    """M~(theta) - shift*I in the real basis (1, cos x, sin x, cos 2x, sin 2x) of each of theta2..theta7.
+    """M~(theta) - shift*I in the real basis (1, cos x, sin x, cos 2x, sin 2x) of each of
+    theta2..theta7.
 
     Entry e = (r, c) (r <= c, 0-based rows of the arm block) depends only on theta_{r+2}..theta7
     (the serial chain: joint r+1 and those before it do not move the links that entry sees),
@@ -459,7 +468,8 @@ class BernsteinForm:
 
 @numba.njit(cache=True)
 def _real_coefficients(freqs, entry_ptr, term_index, coefs, out, abs_out):
-    """out[e, alpha] += the real-basis expansion of Re(coef * exp(i k.theta)); abs_out the same with |.|."""
+    """out[e, alpha] += the real-basis expansion of Re(coef * exp(i k.theta)); abs_out the same with
+    |.|."""
     for e in range(entry_ptr.shape[0] - 1):
         for q in range(entry_ptr[e], entry_ptr[e + 1]):
             k = freqs[term_index[q]]
@@ -505,7 +515,8 @@ def bernstein_form(poly: TrigInertia, margin: float) -> BernsteinForm:
     real = np.zeros((N_UPPER, N_COEF))
     absolute = np.zeros((N_UPPER, N_COEF))
     _real_coefficients(poly.freqs, poly.entry_ptr, poly.term_index, poly.coefs, real, absolute)
-    # the conversion adds at most 32 terms per coefficient: rounding <= 64 u sum|terms| per coefficient,
+    # the conversion adds at most 32 terms per coefficient: rounding <= 64 u sum|terms| per
+    # coefficient,
     # and a function with coefficients bounded so is bounded by their sum
     conversion = 64.0 * UNIT_ROUNDOFF * float(absolute.sum(axis=1).max())
     allowance = poly.extraction + conversion  # entrywise sup |M - M~|, plus the conversion
@@ -514,7 +525,8 @@ def bernstein_form(poly: TrigInertia, margin: float) -> BernsteinForm:
         real[ENTRY[k, k], 0] -= shift
     tensor = real.reshape((N_UPPER,) + (N_BASIS,) * N_ANGLES)
     for e, (r, c) in enumerate(UPPER):
-        # the nested factorization relies on the serial-chain structure: entry (r, c) is constant in the
+        # the nested factorization relies on the serial-chain structure: entry (r, c) is constant in
+        # the
         # angles before r (only their constant basis function carries a nonzero coefficient)
         outside = tensor[e].reshape((N_BASIS**r, -1))[1:]
         if np.any(outside != 0.0):
@@ -523,7 +535,8 @@ def bernstein_form(poly: TrigInertia, margin: float) -> BernsteinForm:
                 f"entry {(r + 1, c + 1)} depends on a joint before {r + 2}",
                 "the serial-chain structure",
             )
-    # a priori rounding bound: every Bernstein coefficient is sum_alpha C_alpha prod_j W_j[beta_j, alpha_j];
+    # a priori rounding bound: every Bernstein coefficient is sum_alpha C_alpha prod_j W_j[beta_j,
+    # alpha_j];
     # |W_j| <= WBAR entrywise for every centre and every half-width up to BERNSTEIN_MAX_HALF
     wbar = _weight_bound()
     bound = np.abs(tensor)
@@ -543,7 +556,8 @@ def bernstein_form(poly: TrigInertia, margin: float) -> BernsteinForm:
 
 
 def _weight_bound() -> np.ndarray:
-    """Entrywise bound of |W(c, h)| over all c and all h <= BERNSTEIN_MAX_HALF (rotations have entries <= 1)."""
+    """Entrywise bound of |W(c, h)| over all c and all h <= BERNSTEIN_MAX_HALF (rotations have
+    entries <= 1)."""
     pattern = np.zeros((N_BASIS, N_BASIS))
     pattern[0, 0] = 1.0
     pattern[1:3, 1:3] = pattern[3:5, 3:5] = 1.0
@@ -555,7 +569,8 @@ def _weight_bound() -> np.ndarray:
 
 @numba.njit(cache=True)
 def _local_weights(c, h, out):
-    """out[beta, a]: Bernstein coefficient beta (over t = tan(d/2) in [-tau, tau]) of (1 + t^2)^2 phi_a(c + d)."""
+    """out[beta, a]: Bernstein coefficient beta (over t = tan(d/2) in [-tau, tau]) of (1 + t^2)^2
+    phi_a(c + d)."""
     tau = np.tan(0.5 * h)
     rot = np.zeros((N_BASIS, N_BASIS))
     rot[0, 0] = 1.0
@@ -577,7 +592,8 @@ def _local_weights(c, h, out):
 
 @numba.njit(cache=True)
 def _row_bernstein(src, r, weights, buf_a, buf_b, out):
-    """Bernstein coefficients of row r's entries (r, r..6) over angles r..5, entry index innermost, into out."""
+    """Bernstein coefficients of row r's entries (r, r..6) over angles r..5, entry index innermost,
+    into out."""
     m = N_LINKS - r
     n = src.shape[0]
     for t in range(n):
@@ -605,7 +621,8 @@ def _row_bernstein(src, r, weights, buf_a, buf_b, out):
 def _bernstein_box(
     c, h, row_data, row_offset, fp_entry, diag_bound, weights, buf_a, buf_b, coef, fac_a, fac_b, z
 ):
-    """True only if every Bernstein coefficient matrix of (prod_j (1 + t_j^2)^2)(M~ - shift I) on the box,
+    """True only if every Bernstein coefficient matrix of (prod_j (1 + t_j^2)^2)(M~ - shift I) on
+    the box,
     less its rounding allowance, is positive definite (nested reverse Cholesky, see `certify`)."""
     u = 1.1102230246251565e-16
     for j in range(N_ANGLES):
@@ -713,8 +730,10 @@ def _bernstein_boxes(centres, halfs, row_data, row_offset, fp_entry, diag_bound,
 
 
 def bernstein_matrices(form: BernsteinForm, centre, half) -> np.ndarray:
-    """(5^6, 7, 7) Bernstein coefficient matrices B_beta of prod_i (1 + t_i^2)^2 (M~ - shift I) on the box
-    centre +- half (6 angles), beta_0 (theta2) slowest, without any rounding allowance: for checking."""
+    """(5^6, 7, 7) Bernstein coefficient matrices B_beta of prod_i (1 + t_i^2)^2 (M~ - shift I) on
+    the box
+    centre +- half (6 angles), beta_0 (theta2) slowest, without any rounding allowance: for
+    checking."""
     centre, half = np.asarray(centre, dtype=float), np.asarray(half, dtype=float)
     weights = np.empty((N_ANGLES, N_BASIS, N_BASIS))
     for j in range(N_ANGLES):

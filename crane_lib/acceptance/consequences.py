@@ -52,7 +52,8 @@ def unstable_root(mu, kp: float, kd: float) -> np.ndarray:
 
 
 def growth_time_constant(mu, kp: float, kd: float) -> np.ndarray:
-    """tau_grow = 1 / Re(unstable root) in s; inf where every root is in the closed left half-plane."""
+    """tau_grow = 1 / Re(unstable root) in s; inf where every root is in the closed left
+    half-plane."""
     s = unstable_root(mu, kp, kd)
     with np.errstate(divide="ignore"):
         return np.where(s > 0.0, 1.0 / np.where(s > 0.0, s, 1.0), np.inf)
@@ -74,7 +75,8 @@ def unit_rows(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:
 def misdirected_share(
     m_hat: np.ndarray, m_acc: np.ndarray, torques: np.ndarray, angle_deg: float = 90.0
 ) -> float:
-    """Share of torques whose acceleration under m_hat^-1 lies more than `angle_deg` from m_acc^-1's."""
+    """Share of torques whose acceleration under m_hat^-1 lies more than `angle_deg` from
+    m_acc^-1's."""
     a_hat = np.linalg.solve(m_hat, torques.T).T
     a_acc = np.linalg.solve(m_acc, torques.T).T
     cos = np.sum(a_hat * a_acc, axis=1) / (
@@ -101,7 +103,8 @@ class PoseConsequences:
     lambda_min                 smallest eigenvalue of M^, kg·m^2
     observer_gain              1 / lambda_min(M^), 1/(kg·m^2) (inf at zero)
     mu_min                     smallest eigenvalue of M_acc^-1 M^ (negative: the loop is unstable)
-    tau_grow_s                 growth time constant of the unstable root of s^2 + mu Kd s + mu Kp, s;
+    tau_grow_s                 growth time constant of the unstable root of s^2 + mu Kd s + mu Kp,
+    s;
                                inf when every mode is stable
     misdirected_share          share of random unit torques that M^ turns by more than the threshold
                                angle against M_acc (fraction, not %)
@@ -168,7 +171,8 @@ def pose_consequences(
 class Consequences:
     """One row of Table X: what the model does once M is inverted, on the dense audit set of `seed`.
 
-    non_pd_fraction        non-PD poses of the uniform draw over its size (fraction; the folded block
+    non_pd_fraction        non-PD poses of the uniform draw over its size (fraction; the folded
+    block
                            oversamples on purpose and is left out)
     non_pd_count_uniform   those poses, counted
     uniform_count          size of the uniform draw
@@ -210,7 +214,8 @@ def consequences(
     kp: float | None = None,
     kd: float | None = None,
 ) -> Consequences:
-    """Table X for the model `beta_hat` against the reference `beta_acc` on the dense audit set of `seed`."""
+    """Table X for the model `beta_hat` against the reference `beta_acc` on the dense audit set of
+    `seed`."""
     model = shared_model("reduced") if model is None else model
     pose_set = audit_poses(seed)
     lam = model.arm_min_eigenvalue(pose_set.poses, beta_hat)

@@ -43,7 +43,8 @@ from crane_lib.model.parameters import N_LINKS
 
 @dataclass(frozen=True)
 class LinkCondition:
-    """ZZRj > |XXRj| for an isolated link j: margin = ZZRj - |XXRj| = 2 min(Sigma_xx, Sigma_yy), kg·m^2."""
+    """ZZRj > |XXRj| for an isolated link j: margin = ZZRj - |XXRj| = 2 min(Sigma_xx, Sigma_yy),
+    kg·m^2."""
 
     link: int
     zzr: float

@@ -251,8 +251,10 @@ def ordering_claims(table: pd.DataFrame) -> list[Claim]:
             relative_rank.loc[6] == int(paper("axis6_rel_error_rank").value),
         ),
         Claim(
-            "from axis 2 to axis 6 the torque range falls more than the error (part of the residual does not scale)",
-            f"range ÷ {paper('torque_range_ratio_ax2_ax6').text()}, error ÷ {paper('error_ratio_ax2_ax6').text()}",
+            "from axis 2 to axis 6 the torque range falls more than the error (part of the "
+            "residual does not scale)",
+            f"range ÷ {paper('torque_range_ratio_ax2_ax6').text()}, error ÷ "
+            f"{paper('error_ratio_ax2_ax6').text()}",
             f"range ÷ {p2p_ratio:.3g}, error ÷ {rmse_ratio:.3g}",
             bool(p2p_ratio > rmse_ratio),
         ),

@@ -84,14 +84,17 @@ def draw_factors(seed: int, width: float | None = None) -> np.ndarray:
 
 
 def twin_kt_factors() -> np.ndarray:
-    """kt_true / kt_logged of the twin's eight drives: by how much the logged torque misstates the torque
-    each motor delivers (the gear train then takes its share before the link, `twin_corrections`)."""
+    """kt_true / kt_logged of the twin's eight drives: by how much the logged torque misstates the
+    torque
+    each motor delivers (the gear train then takes its share before the link,
+    `twin_corrections`)."""
     settings = load_plant_settings()
     return np.asarray(settings.kt_true, dtype=float) / np.asarray(settings.kt_logged, dtype=float)
 
 
 def twin_corrections() -> dict[str, np.ndarray]:
-    """Factors from the twin's drive settings: its true Kt, and its true Kt times the driving efficiency
+    """Factors from the twin's drive settings: its true Kt, and its true Kt times the driving
+    efficiency
     of each arm axis's gear train (the hand has no gear loss in the twin)."""
     settings = load_plant_settings()
     efficiency = np.ones(N_AXES)
@@ -297,7 +300,8 @@ def evaluate(study: KtStudy, factors, label: str | int = "draw") -> dict:
 
 
 def uniform_scaling(study: KtStudy, factor: float) -> dict:
-    """The exact argument, numerically: every axis scaled by `factor`. Returns the largest deviation of
+    """The exact argument, numerically: every axis scaled by `factor`. Returns the largest deviation
+    of
     the estimate from factor x the unperturbed one (relative to the largest entry: rounding, not a
     parameter near zero, sets it), the ratios of the routing and audit margins, and whether route,
     verdict and MNE stay as they were."""
@@ -383,9 +387,11 @@ def seeds_of(conditions: list[dict]) -> list[int]:
 
 
 def summarize(records: list[dict], nominal: dict) -> dict:
-    """The paper's four measures over the draws that did not fail: the median parameter change (pooled
+    """The paper's four measures over the draws that did not fail: the median parameter change
+    (pooled
     over parameters and draws), the largest held-out MNE change (absolute, relative to the nominal),
-    verdict flips of the OLS estimate over Theta, and the routes; failures listed with their reason."""
+    verdict flips of the OLS estimate over Theta, and the routes; failures listed with their
+    reason."""
     good = [r for r in records if "failure" not in r]
     failed = [(r["seed"], r["failure"]) for r in records if "failure" in r]
     changes = (
@@ -429,7 +435,8 @@ def summarize(records: list[dict], nominal: dict) -> dict:
 
 
 def closeness_to(records: list[dict], reference) -> np.ndarray:
-    """Per draw: how much closer its factors are to `reference` (e.g. the twin's true Kt ratios) than
+    """Per draw: how much closer its factors are to `reference` (e.g. the twin's true Kt ratios)
+    than
     the logged constants are, (|k - ref| - |1 - ref|) / |1 - ref|; negative = closer."""
     reference = check_factors(reference)
     base = float(np.linalg.norm(1.0 - reference))
@@ -439,14 +446,16 @@ def closeness_to(records: list[dict], reference) -> np.ndarray:
 
 
 def axis_sensitivity(records: list[dict], key: str = "truth_distance_change") -> np.ndarray:
-    """Least-squares slopes g (8,) of `key` on the per-axis errors, key ~ c + sum_j g_j (k_j - 1): which
+    """Least-squares slopes g (8,) of `key` on the per-axis errors, key ~ c + sum_j g_j (k_j - 1):
+    which
     axes' errors move the quantity, and in which direction."""
     errors = np.array([np.array(r["factors"]) - 1.0 for r in records])
     values = np.array([r[key] for r in records])
     design = np.column_stack([np.ones(len(errors)), errors])
     if len(records) <= design.shape[1]:
         raise ValueError(
-            f"{len(records)} draws for {design.shape[1]} coefficients: too few to fit per-axis slopes"
+            f"{len(records)} draws for {design.shape[1]} coefficients: too few to fit per-axis "
+            "slopes"
         )
     coefficients, *_ = np.linalg.lstsq(design, values, rcond=None)
     return coefficients[1:]

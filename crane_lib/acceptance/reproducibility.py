@@ -65,7 +65,8 @@ INTERVALS = (0.010, 0.020, 0.040, 0.080)
 
 
 def record_path(trajectory: str, ts: float, run: int, refine: str = "none", directory=None) -> Path:
-    """One record per execution, interval and refinement (profiles that refine differently do not share a file)."""
+    """One record per execution, interval and refinement (profiles that refine differently do not
+    share a file)."""
     return (
         Path(REPEATS_DIR if directory is None else directory)
         / f"{trajectory}_run{int(run)}_{round(ts * 1e3):02d}ms_{refine}.json"
@@ -253,11 +254,14 @@ def missing_recordings(conditions: list[dict], profile: str) -> list[str]:
             step = f"record it with `make book PROFILE={profile}` (or `python -m crane_lib.twin.dataset --profile {profile}`)"
         else:
             step = (
-                f"it is not in {recordings.relative_to(PAPERMILL_PARAMS_DIR.parent)}: add a row `{key[0]},{key[1]},<seed>` there, "
-                f"then run `make book PROFILE={profile}` (or `python -m crane_lib.twin.dataset --profile {profile}`)"
+                f"it is not in {recordings.relative_to(PAPERMILL_PARAMS_DIR.parent)}: add a row "
+                f"`{key[0]},{key[1]},<seed>` there, "
+                f"then run `make book PROFILE={profile}` (or `python -m crane_lib.twin.dataset "
+                f"--profile {profile}`)"
             )
         messages.append(
-            f"{key[0]} execution {key[1]} is listed but not recorded ({recording_path(*key)} is missing): {step}"
+            f"{key[0]} execution {key[1]} is listed but not recorded ({recording_path(*key)} is "
+            f"missing): {step}"
         )
     return messages
 
@@ -266,15 +270,18 @@ def missing_recordings(conditions: list[dict], profile: str) -> list[str]:
 
 
 def pair_blocks_only(trajectory: str) -> bool:
-    """True for a trajectory without a single-joint block (the paper's "short adjacent-pair" ones)."""
+    """True for a trajectory without a single-joint block (the paper's "short adjacent-pair"
+    ones)."""
     return all(block.kind != "S" for block in trajectory_specs()[trajectory].blocks)
 
 
 def run_to_run_table(
     frame: pd.DataFrame, ts: float = TABLE_XI_TS, column: str = "heldout_rmse"
 ) -> pd.DataFrame:
-    """Table XI: per trajectory with more than one execution at `ts`, the executions, samples per axis
-    (smallest and largest), held-out RMSE per execution and its spread (largest - smallest) / mean, %."""
+    """Table XI: per trajectory with more than one execution at `ts`, the executions, samples per
+    axis
+    (smallest and largest), held-out RMSE per execution and its spread (largest - smallest) / mean,
+    %."""
     at = frame[np.isclose(frame["ts"], ts) & (frame["failure"] == "")].dropna(subset=[column])
     rows = []
     for trajectory, group in at.groupby("trajectory", sort=False):
@@ -319,8 +326,10 @@ def _pair(
 def parameter_differences(
     records: list[dict], trajectory: str = "AG02", runs: tuple[int, int] = (1, 2)
 ) -> pd.DataFrame:
-    """Per interval and parameter: the two OLS estimates, the relative difference |b - a| / |a| (a: the
-    first execution) and the first execution's t-ratio |a| / s.e.(a), with the second's for reference."""
+    """Per interval and parameter: the two OLS estimates, the relative difference |b - a| / |a| (a:
+    the
+    first execution) and the first execution's t-ratio |a| / s.e.(a), with the second's for
+    reference."""
     rows = []
     for ts, (first, second) in _pair(records, trajectory, runs).items():
         a, b = np.array(first["ols"]), np.array(second["ols"])
@@ -346,7 +355,8 @@ def cross_execution_losses(
     runs: tuple[int, int] = (1, 2),
     model: DynamicModel | None = None,
 ) -> pd.DataFrame:
-    """Per interval and direction: RMSE of the model fitted on execution i over the record of execution j
+    """Per interval and direction: RMSE of the model fitted on execution i over the record of
+    execution j
     (the same interval's bundle), and its loss relative to j's own fit, (cross / own - 1), %."""
     model = shared_model("reduced") if model is None else model
     rows = []
@@ -373,7 +383,8 @@ def cross_execution_losses(
 
 
 def audit_stability(frame: pd.DataFrame, trajectory: str = "AG02") -> pd.DataFrame:
-    """Verdict and margin of the OLS estimate of every execution at every interval (rows: intervals),
+    """Verdict and margin of the OLS estimate of every execution at every interval (rows:
+    intervals),
     with the margins' agreement |m1 - m2| / mean(m1, m2) (%) and whether all verdicts agree."""
     at = (
         frame[(frame["trajectory"] == trajectory) & frame["audit_passed"].notna()]
@@ -399,7 +410,8 @@ def audit_stability(frame: pd.DataFrame, trajectory: str = "AG02") -> pd.DataFra
     return pd.DataFrame(rows).set_index("ts") if rows else pd.DataFrame()
 
 
-# ----------------------------------------------------------------------------- the sampling-interval ladder
+# ----------------------------------------------------------------------------- the
+# sampling-interval ladder
 
 
 def interval_ladder(

@@ -36,13 +36,16 @@ class RescueResult:
     """What the rescue (12) with constraint generation hands to the re-audit (Appendix D-E).
 
     result            the last nearest-point projection (its parameters are the rescued model, with
-                      epsilon, solver status, change and constraint counts); None only if no solve ran
+                      epsilon, solver status, change and constraint counts); None only if no solve
+                      ran
     passes            one dict per pass, in order: pass (1-based), constraint_poses (size of Theta_r
                       in that solve), active_poses (poses the final lazy round carried),
-                      lambda_min_on_set and lambda_min_check (kg·m^2, over Theta_r and over the check
+                      lambda_min_on_set and lambda_min_check (kg·m^2, over Theta_r and over the
+                      check
                       draw), violators (check poses with lambda_min <= eps/2), appended (how many of
                       them joined Theta_r for the next pass), solve_time_s
-    converged         the last check over the draw found no pose with lambda_min <= eps/2; convergence
+    converged         the last check over the draw found no pose with lambda_min <= eps/2;
+    convergence
                       is not acceptance (the audit decides)
     reason            why it did not converge ("" when it did)
     constraint_poses  the final Theta_r, (m, 7) radians ((m, n_joints) on another arm)

@@ -46,7 +46,8 @@ def _core():
 
 
 def compile_core() -> None:
-    """Compile (or load from the code cache) the screen's numba loop once, before parallel workers use it."""
+    """Compile (or load from the code cache) the screen's numba loop once, before parallel workers
+    use it."""
     one = np.ones((1, N_LINKS))
     _core().screen_batch(
         one,
@@ -115,8 +116,10 @@ class ScreenedAudit:
 def screened_audit(
     beta, prepared: PreparedPoses, model: DynamicModel | None = None, probes=None
 ) -> ScreenedAudit:
-    """The audit (11) of `beta` over `prepared` (module docstring). `probes`: pose indices whose exact
-    lambda_min bounds the minimum from above (default: an even subsample of DEFAULT_PROBES poses)."""
+    """The audit (11) of `beta` over `prepared` (module docstring). `probes`: pose indices whose
+    exact
+    lambda_min bounds the minimum from above (default: an even subsample of DEFAULT_PROBES
+    poses)."""
     model = shared_model("reduced") if model is None else model
     beta = model.parameter_vector(beta)
     poses = prepared.pose_set.poses

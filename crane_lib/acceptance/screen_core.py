@@ -26,7 +26,8 @@ CHUNK = 1024  # poses per parallel task (scratch allocated once per task)
 
 @numba.njit(parallel=True, cache=True)
 def screen_batch(C, S, b, shift, below):
-    """below[i] = lambda_min(pose i) <= shift, decided by whether the shifted Cholesky factor exists."""
+    """below[i] = lambda_min(pose i) <= shift, decided by whether the shifted Cholesky factor
+    exists."""
     n = C.shape[0]
     n_chunks = (n + CHUNK - 1) // CHUNK
     for chunk in numba.prange(n_chunks):

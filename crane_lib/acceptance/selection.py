@@ -76,7 +76,8 @@ class StageClouds:
         for r in records:
             if list(r["names"]) != names:
                 raise ValueError(
-                    f"record {r['trajectory']} at {r['ts']} s has other parameter names than the first"
+                    f"record {r['trajectory']} at {r['ts']} s has other parameter names than the "
+                    "first"
                 )
         records = sorted(records, key=lambda r: (r["trajectory"], r["ts"]))
         return cls(
@@ -113,7 +114,8 @@ class StageClouds:
         base = self.vectors[reference]
         if np.any(base.std(axis=0, ddof=1) == 0):
             raise ValueError(
-                f"parameter {self.names[int(np.argmin(base.std(axis=0, ddof=1)))]} is constant over the {reference} cloud"
+                f"parameter {self.names[int(np.argmin(base.std(axis=0, ddof=1)))]} is constant "
+                f"over the {reference} cloud"
             )
         return {s: standardize(v, base) for s, v in self.vectors.items()}
 
@@ -193,7 +195,8 @@ def mahalanobis_distances(points: np.ndarray, components: int) -> np.ndarray:
     n = len(points)
     if not 1 <= components <= min(points.shape[1], n - 1):
         raise ValueError(
-            f"{components} components: a cloud of {n} points in {points.shape[1]} dimensions supports 1..{min(points.shape[1], n - 1)}"
+            f"{components} components: a cloud of {n} points in {points.shape[1]} dimensions "
+            f"supports 1..{min(points.shape[1], n - 1)}"
         )
     z = standardize(points)
     basis = pca(z)
@@ -256,7 +259,8 @@ def mahalanobis_rank_range(points: np.ndarray, index: int) -> tuple[int, int, in
     return min(ranks), max(ranks), top
 
 
-# ------------------------------------------------------------------ the structural rule and the checks
+# ------------------------------------------------------------------ the structural rule and the
+# checks
 
 
 def blocks_of_design(specs: dict) -> set[tuple[str, str]]:

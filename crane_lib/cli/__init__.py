@@ -3,11 +3,14 @@
     crane-id record COMMAND_FILE --out LOG [--truth PARAMS_FILE] [--seed N]
     crane-id record COMMAND_FILE --out LOG --port /dev/ttyUSB0 [--idle S] [--no-approach]
     crane-id preprocess LOG --out DIR [--repair] [--intervals MS ...]
-    crane-id identify LOG --trajectory COMMAND_FILE --ts 0.04 --out MODEL [--repair] [--refine fast|clie|didim|none] [--method ols|wls|dual-metric]
+    crane-id identify LOG --trajectory COMMAND_FILE --ts 0.04 --out MODEL [--repair] [--refine
+    fast|clie|didim|none] [--method ols|wls|dual-metric]
     crane-id audit MODEL [--seed N] [--sparse] [--box manufacturer] [--certify] [--json]
     crane-id rescue MODEL --out MODEL [--epsilon 1e-3]
-    crane-id accept LOG --trajectory COMMAND_FILE --out MODEL [--ts 0.04] [--refine fast] [--validation LOG ...]
-    crane-id export MODEL --urdf OUT.urdf --mjcf OUT.xml [--nearest] [--distance bregman|euclidean] [--standard OUT.csv]
+    crane-id accept LOG --trajectory COMMAND_FILE --out MODEL [--ts 0.04] [--refine fast]
+    [--validation LOG ...]
+    crane-id export MODEL --urdf OUT.urdf --mjcf OUT.xml [--nearest] [--distance bregman|euclidean]
+    [--standard OUT.csv]
 
 Each subcommand module exposes `register(subparsers)`, which adds its parser and sets its
 handler; a handler returns the exit status. Bad input (a missing or malformed file, an option

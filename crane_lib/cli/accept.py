@@ -32,7 +32,8 @@ from crane_lib.identification.refinement import DEFAULT_REFINE, REFINE_CHOICES
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "accept",
-        help="a recording to an accepted model (or a rejection): identify, refine, audit, rescue, re-audit",
+        help="a recording to an accepted model (or a rejection): identify, refine, audit, rescue, "
+        "re-audit",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -120,24 +121,28 @@ def run(args: argparse.Namespace) -> int:
         else f", projected with eps = {condition.projection.epsilon:g}"
     )
     print(
-        f"{cmd.name} at {args.ts * 1e3:g} ms: kappa {condition.ols.kappa:.1f}, route {condition.route}{eps}"
+        f"{cmd.name} at {args.ts * 1e3:g} ms: kappa {condition.ols.kappa:.1f}, route "
+        f"{condition.route}{eps}"
     )
     if args.refine != "none":
         report = result.refinement
         print(
-            f"{args.refine}: objective {report.get('objective_start', float('nan')):.6g} -> {report.get('objective_final', float('nan')):.6g}, "
+            f"{args.refine}: objective {report.get('objective_start', float('nan')):.6g} -> "
+            f"{report.get('objective_final', float('nan')):.6g}, "
             f"{report.get('iterations')} iterations"
         )
     if validation:
         scores = held_out(result.parameters.values, validation, args.ts, model)
         for row in scores.rows():
             print(
-                f"held out {row['recording']}: RMSE {row['RMSE [N·m]']:.4f} N·m, MNE {row['MNE']:.4f}"
+                f"held out {row['recording']}: RMSE {row['RMSE [N·m]']:.4f} N·m, MNE "
+                f"{row['MNE']:.4f}"
             )
         print(f"held out, pooled: RMSE {scores.pooled_rmse:.4f} N·m")
     save_accepted(out, result, new=not args.force)
     print(result.verdict())
     print(
-        f"{out}: written ({'accepted' if result.accepted else 'NOT accepted'}) in {time.perf_counter() - start:.0f} s"
+        f"{out}: written ({'accepted' if result.accepted else 'NOT accepted'}) in "
+        f"{time.perf_counter() - start:.0f} s"
     )
     return 0 if result.accepted else 1

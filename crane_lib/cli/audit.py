@@ -104,12 +104,14 @@ def audit_report(result: audit_module.AuditResult, worst: int) -> str:
     lines = [
         f"PD audit over {result.domain}, seed {result.seed}: {result.n_poses:,} configurations",
         f"  {verdict}",
-        f"  lambda_min = {result.lambda_min:.4e} kg·m^2 ({result.worst_component}) at theta = {_degrees(result.worst_pose)} deg",
+        f"  lambda_min = {result.lambda_min:.4e} kg·m^2 ({result.worst_component}) at theta = "
+        f"{_degrees(result.worst_pose)} deg",
         "  component      poses   violations   lambda_min [kg·m^2]",
     ]
     for name, count in result.pose_counts.items():
         lines.append(
-            f"  {name:<10} {count:>9,} {result.violations[name]:>12,}   {result.component_lambda_min[name]:.4e}"
+            f"  {name:<10} {count:>9,} {result.violations[name]:>12,}   "
+            f"{result.component_lambda_min[name]:.4e}"
         )
     if result.non_pd_fraction_uniform is not None:
         lines.append(

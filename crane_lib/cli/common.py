@@ -70,7 +70,8 @@ SEED_MAX = 2**63 - 1  # numpy's generators take any non-negative integer; a 64-b
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse with a one-line error: `crane-id identify: --ts ...: ... (see crane-id identify --help)`."""
+    """argparse with a one-line error: `crane-id identify: --ts ...: ... (see crane-id identify
+    --help)`."""
 
     def error(self, message: str):
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: {message} (see {self.prog} --help)\n")
@@ -108,7 +109,8 @@ def bounded_float(
     high_open: bool = False,
     why: str = "",
 ):
-    """argparse type: a finite float in [low, high] (an open end excludes it); the message gives the range."""
+    """argparse type: a finite float in [low, high] (an open end excludes it); the message gives the
+    range."""
     lo_bracket, hi_bracket = ("(" if low_open else "["), (")" if high_open else "]")
     unit_text = f" {unit}" if unit else ""
     allowed = f"a number in {lo_bracket}{low:g}, {high:g}{hi_bracket}{unit_text}" + (

@@ -52,19 +52,22 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--nearest",
         action="store_true",
-        help="when no consistent link-level model reproduces MODEL, export the nearest consistent one (its base parameters change)",
+        help="when no consistent link-level model reproduces MODEL, export the nearest consistent "
+        "one (its base parameters change)",
     )
     parser.add_argument(
         "--distance",
         choices=consistent.DISTANCES,
         default=consistent.DEFAULT_DISTANCE,
-        help="distance to the prior that decides what the base parameters leave free (default %(default)s)",
+        help="distance to the prior that decides what the base parameters leave free (default "
+        "%(default)s)",
     )
     parser.add_argument(
         "--prior",
         metavar="PARAMS",
         type=Path,
-        help="parameter file with the links' inertial parameters (default: the manufacturer's description)",
+        help="parameter file with the links' inertial parameters (default: the manufacturer's "
+        "description)",
     )
     parser.add_argument(
         "--margin",
@@ -143,6 +146,7 @@ def run(args: argparse.Namespace) -> int:
             f"most: {moved}){advice}"
         )
     print(
-        f"{args.model}: {result.summary()}; wrote {', '.join(str(p) for p in outputs.values())} in {result.seconds:.1f} s of solver time"
+        f"{args.model}: {result.summary()}; wrote {', '.join(str(p) for p in outputs.values())} in "
+        f"{result.seconds:.1f} s of solver time"
     )
     return 0

@@ -33,10 +33,12 @@ from crane_lib.logs.raw_log import read_raw_log
 from crane_lib.model.parameters import save_parameters
 
 REFINE_HELP = (
-    "refinement after OLS/SDP (default %(default)s): fast = CLIE's objective and solver with the DIDIM "
+    "refinement after OLS/SDP (default %(default)s): fast = CLIE's objective and solver with the "
+    "DIDIM "
     "Jacobian, one closed-loop simulation per iteration (about a minute on a 2-minute record); "
     "clie = Appendix D-F with finite differences, one simulation per parameter per iteration "
-    "(tens of minutes); didim = DIDIM from its regular initialization (about a minute); none = stop "
+    "(tens of minutes); didim = DIDIM from its regular initialization (about a minute); none = "
+    "stop "
     "at the OLS/SDP start (seconds)"
 )
 # threads of the finite-difference Jacobian: one per parameter at most (39)
@@ -80,7 +82,8 @@ def register(subparsers) -> None:
         "--method",
         choices=METHODS,
         default="ols",
-        help="estimator of the start (default %(default)s): ols; wls = per-axis error-covariance WLS; "
+        help="estimator of the start (default %(default)s): ols; wls = per-axis error-covariance "
+        "WLS; "
         "dual-metric = residuals weighted by M^-1 (Yang & Hatton), an SDP, tens of seconds on a "
         "2-minute record; the routing test, projection and refinement follow unchanged",
     )
@@ -123,16 +126,21 @@ def run(args: argparse.Namespace) -> int:
     )
     if condition.estimate is not None:
         print(
-            f"{args.method}: {condition.estimate.status}, {condition.estimate.solve_time_s:.1f} s, {condition.estimate.n_samples} samples"
+            f"{args.method}: {condition.estimate.status}, {condition.estimate.solve_time_s:.1f} s, "
+            f"{condition.estimate.n_samples} samples"
         )
     print(
-        f"{cmd.name} at {args.ts * 1e3:g} ms: kappa {condition.ols.kappa:.1f}, route {condition.route}{eps}"
-        f" (lambda_min over the visited configurations {condition.lambda_min_visited:.3g} kg·m^2 for {condition.method})"
+        f"{cmd.name} at {args.ts * 1e3:g} ms: kappa {condition.ols.kappa:.1f}, route "
+        f"{condition.route}{eps}"
+        f" (lambda_min over the visited configurations {condition.lambda_min_visited:.3g} kg·m^2 "
+        f"for {condition.method})"
     )
     if args.refine != "none":
         print(
-            f"{args.refine}: objective {report.get('objective_start', float('nan')):.6g} -> {report.get('objective_final', float('nan')):.6g}, "
-            f"{report.get('iterations')} iterations, {report.get('wall_time_s', float('nan')):.1f} s"
+            f"{args.refine}: objective {report.get('objective_start', float('nan')):.6g} -> "
+            f"{report.get('objective_final', float('nan')):.6g}, "
+            f"{report.get('iterations')} iterations, {report.get('wall_time_s', float('nan')):.1f} "
+            "s"
         )
     stage = "the OLS/SDP start" if args.refine == "none" else args.refine
     what = (

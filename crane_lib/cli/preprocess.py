@@ -24,7 +24,8 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "preprocess",
         help="resample, filter and difference a raw log into bundles (paper D-C)",
-        description="Write one bundle file per sampling interval (bundle_010ms.npz, ...) from a raw log "
+        description="Write one bundle file per sampling interval (bundle_010ms.npz, ...) from a "
+        "raw log "
         "(.csv, .csv.gz or .npz). Bad input stops with the file and line or sample named.",
     )
     parser.add_argument("log", type=Path, help="raw log file")
@@ -72,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
     for ts, bundle in bundles.items():
         masked = bundle.clamp_mask.mean() * 100
         print(
-            f"{folder / names[ts]}: {bundle.n_samples} samples at {bundle.interval_ms} ms, {masked:.2f} % clamp-masked"
+            f"{folder / names[ts]}: {bundle.n_samples} samples at {bundle.interval_ms} ms, "
+            f"{masked:.2f} % clamp-masked"
         )
     return 0

@@ -42,7 +42,8 @@ from crane_lib.twin import recorder
 from crane_lib.twin.truth import CRANE_X7, load_truth
 
 idle_seconds = bounded_float(0.0, 60.0, unit="s", why="logged idle before and after the motion")
-# the widest any timing allows; _run_on_arm narrows it to the chosen timing's (real time: the log's largest gap)
+# the widest any timing allows; _run_on_arm narrows it to the chosen timing's (real time: the log's
+# largest gap)
 watchdog_ms = bounded_float(
     1.0,
     max(t.watchdog_ms for t in TIMINGS.values()),
@@ -54,7 +55,8 @@ watchdog_ms = bounded_float(
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "record",
-        help="run a command file on the digital twin, or on the arm with --port, and write its raw log",
+        help="run a command file on the digital twin, or on the arm with --port, and write its raw "
+        "log",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -98,13 +100,15 @@ def register(subparsers) -> None:
         type=watchdog_ms,
         default=None,
         metavar="MS",
-        help="fault when two encoder reads are further apart (default 20 ms, the log's largest accepted gap)",
+        help="fault when two encoder reads are further apart (default 20 ms, the log's largest "
+        "accepted gap)",
     )
     arm.add_argument(
         "--timing",
         choices=sorted(TIMINGS),
         default=None,
-        help="realtime (default: 1 ms cycles on the host clock) or lockstep (the emulator with --lockstep only: "
+        help="realtime (default: 1 ms cycles on the host clock) or lockstep (the emulator with "
+        "--lockstep only: "
         "tests and demonstrations, deterministic on a loaded host)",
     )
     arm.add_argument(
@@ -172,7 +176,8 @@ def run(args: argparse.Namespace) -> int:
         recorder.IDLE_RANGE_S
     )  # the idle stretches average half their range each
     print(
-        f"{args.command_file}: recording {commanded_duration(cmd):.1f} s of commanded motion on the twin (seed {run_seed})",
+        f"{args.command_file}: recording {commanded_duration(cmd):.1f} s of commanded motion on "
+        f"the twin (seed {run_seed})",
         flush=True,
     )
     bar = tqdm(
@@ -200,7 +205,8 @@ def run(args: argparse.Namespace) -> int:
     metadata["truth_file"] = str(args.truth) if args.truth is not None else metadata["truth_file"]
     write_raw_log(out, samples, metadata)
     print(
-        f"{out}: {len(samples)} samples, {metadata['record_duration_s']} s (motion {metadata['realized_motion_s']} s of {metadata['commanded_duration_s']} s commanded)"
+        f"{out}: {len(samples)} samples, {metadata['record_duration_s']} s (motion "
+        f"{metadata['realized_motion_s']} s of {metadata['commanded_duration_s']} s commanded)"
     )
     return 0
 
@@ -239,7 +245,8 @@ def _run_on_arm(args: argparse.Namespace, out: Path, arm_key: str) -> int:
     if args.idle is not None:
         settings.lead_s = settings.tail_s = args.idle
     if args.watchdog_ms is not None:
-        # in real time a longer gap would make the log unreadable; in lockstep the log is stamped on the grid
+        # in real time a longer gap would make the log unreadable; in lockstep the log is stamped on
+        # the grid
         longest = timing.watchdog_ms if timing.lockstep else 1000 * MAX_STAMP_GAP_S
         if not 1.0 <= args.watchdog_ms <= longest:
             raise InputError(
@@ -256,7 +263,8 @@ def _run_on_arm(args: argparse.Namespace, out: Path, arm_key: str) -> int:
 
     def logging(cycle: int) -> None:
         print(
-            f"logging: torque on, first row at cycle {cycle} ({timing.name} timing); Ctrl-C or SIGTERM stops the arm and keeps the log",
+            f"logging: torque on, first row at cycle {cycle} ({timing.name} timing); Ctrl-C or "
+            "SIGTERM stops the arm and keeps the log",
             flush=True,
         )
 
@@ -270,12 +278,15 @@ def _run_on_arm(args: argparse.Namespace, out: Path, arm_key: str) -> int:
         else f"{out}: not written (no sample was logged)"
     )
     print(
-        f"{where}; cycle median {meta.get('cycle_ms_median', '?')} ms, 99th percentile {meta.get('cycle_ms_p99', '?')} ms, "
-        f"max {meta.get('cycle_ms_max', '?')} ms, {meta.get('cycles_late', '?')} late of {meta.get('cycles', '?')} ({meta['scheduling']})"
+        f"{where}; cycle median {meta.get('cycle_ms_median', '?')} ms, 99th percentile "
+        f"{meta.get('cycle_ms_p99', '?')} ms, "
+        f"max {meta.get('cycle_ms_max', '?')} ms, {meta.get('cycles_late', '?')} late of "
+        f"{meta.get('cycles', '?')} ({meta['scheduling']})"
     )
     if recording.fault is not None:
         print(
-            f"FAULT at cycle {recording.fault.cycle}: {recording.fault.text()}; torque off: {meta['torque_off_read_back']}",
+            f"FAULT at cycle {recording.fault.cycle}: {recording.fault.text()}; torque off: "
+            f"{meta['torque_off_read_back']}",
             file=sys.stderr,
         )
     return recording.exit_status

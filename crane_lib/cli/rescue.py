@@ -45,7 +45,8 @@ def register(subparsers) -> None:
         "--epsilon",
         type=epsilon_type,
         default=RESCUE_EPSILON,
-        help=f"margin on the constraint set, kg·m^2, {EPSILON_RANGE[0]:g} to {EPSILON_RANGE[1]:g} (default %(default)g)",
+        help=f"margin on the constraint set, kg·m^2, {EPSILON_RANGE[0]:g} to {EPSILON_RANGE[1]:g} "
+        "(default %(default)g)",
     )
     add_robot(parser)
     add_force(parser)
@@ -58,18 +59,22 @@ def run(args: argparse.Namespace) -> int:
     model = robot_model(robot)
     params = load_parameters(args.model, expected_names=model.names)
     print(
-        f"{args.model}: rescue SDP over Theta_r with eps = {args.epsilon:g} kg·m^2 (constraint generation, up to 5 passes)",
+        f"{args.model}: rescue SDP over Theta_r with eps = {args.epsilon:g} kg·m^2 (constraint "
+        "generation, up to 5 passes)",
         flush=True,
     )
     outcome = rescue_over_theta(model, params.values, epsilon=args.epsilon)
     for p in outcome.passes:
         print(
-            f"pass {p['pass']}: {p['constraint_poses']} constraint poses ({p['active_poses']} active), "
-            f"{p['violators']} violators with lambda_min <= eps/2 on the check draw, {p['appended']} appended"
+            f"pass {p['pass']}: {p['constraint_poses']} constraint poses ({p['active_poses']} "
+            "active), "
+            f"{p['violators']} violators with lambda_min <= eps/2 on the check draw, "
+            f"{p['appended']} appended"
         )
     if outcome.result is None:
         print(
-            f"{args.model}: NOT accepted: the rescue found no model PD over Theta ({outcome.reason}); nothing written",
+            f"{args.model}: NOT accepted: the rescue found no model PD over Theta "
+            f"({outcome.reason}); nothing written",
             file=sys.stderr,
         )
         return 1
@@ -88,10 +93,12 @@ def run(args: argparse.Namespace) -> int:
     save_parameters(
         out,
         ParameterSet(rescued.names, rescued.values, params.std_errors, meta),
-        comment=f"rescued from {args.model} (nearest PD in the Euclidean norm, eps = {args.epsilon:g} on Theta_r)",
+        comment=f"rescued from {args.model} (nearest PD in the Euclidean norm, eps = "
+        f"{args.epsilon:g} on Theta_r)",
     )
     print(
-        f"{out}: |change| = {outcome.result.change_norm:.3g}; audit seeds 1-5 lambda_min {margins}; "
+        f"{out}: |change| = {outcome.result.change_norm:.3g}; audit seeds 1-5 lambda_min "
+        f"{margins}; "
         f"{'ACCEPTED' if accepted else 'NOT accepted'}"
     )
     return 0 if accepted else 1

@@ -110,7 +110,8 @@ MAX_FILE_BYTES = 1 << 20
 
 
 def reference_bytes_bound(dt: float = 1e-3) -> int:
-    """Largest memory the 1 ms reference of any accepted file takes: t plus q, qd, qdd (n, 8) in float64."""
+    """Largest memory the 1 ms reference of any accepted file takes: t plus q, qd, qdd (n, 8) in
+    float64."""
     samples = math.floor(MAX_COMMANDED_DURATION_S / dt) + 1
     return samples * (1 + 3 * N_AXES) * 8
 
@@ -239,7 +240,8 @@ def check_command(cmd: CommandFile, where_of_row=None) -> None:
             raise InputError(
                 where(i),
                 f"speed factor {f:g} %",
-                f"{MIN_SPEED_PERCENT:g} <= speed factor <= {MAX_SPEED_PERCENT:g} % (a bound that keeps every file's "
+                f"{MIN_SPEED_PERCENT:g} <= speed factor <= {MAX_SPEED_PERCENT:g} % (a bound that "
+                "keeps every file's "
                 f"motion under {MAX_COMMANDED_DURATION_S:g} s)",
             )
     q0 = np.radians(cmd.command_format.final_posture_deg)
@@ -269,7 +271,8 @@ def check_command(cmd: CommandFile, where_of_row=None) -> None:
             raise InputError(
                 where(i),
                 f"the commanded motion reaches {elapsed:.1f} s at this row",
-                f"at most {MAX_COMMANDED_DURATION_S:g} s of motion per file (split it into several files)",
+                f"at most {MAX_COMMANDED_DURATION_S:g} s of motion per file (split it into several "
+                "files)",
             )
 
 
@@ -513,7 +516,8 @@ def _unit_profile(tau: np.ndarray, ramp: float, duration: float):
 def segment_unit_profiles(
     plan: SegmentPlan, tau: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per-axis normalized profiles of one segment at times `tau` from its start, (len(tau), 8) each.
+    """Per-axis normalized profiles of one segment at times `tau` from its start, (len(tau), 8)
+    each.
 
     Axis j goes 0 -> 1 by its own 4-1-4 profile over [0, T_j] and holds 1 until the segment
     ends; axes that do not move stay 0. The reference is start + s * (target - start). The
@@ -615,7 +619,8 @@ class SegmentStatistics:
     ramps_s: np.ndarray  # effective ramp durations, one per ramp: two per moving axis and segment
 
     def ramp_samples(self, ts: float) -> np.ndarray:
-        """Samples each ramp carries at interval ts: floor(r / ts), the sampling intervals it spans."""
+        """Samples each ramp carries at interval ts: floor(r / ts), the sampling intervals it
+        spans."""
         return np.floor(self.ramps_s / ts + 1e-9)
 
     def share_of_ramps_below(self, ts: float, n_samples: int = 3) -> float:

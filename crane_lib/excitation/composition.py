@@ -12,7 +12,8 @@ the paper's total over AG02's realized and over its commanded duration, each wit
 
 The search enumerates every set of six distinct free rows with at most two Πγ rows once,
 vectorized, and checks it against every choice of rows 01, 05 and 07: well under a second, so
-the chapter "Excitation" runs it in every build. `python tools/table_xv_search.py` prints the same summary.
+the chapter "Excitation" runs it in every build. `python tools/table_xv_search.py` prints the same
+summary.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ TOLERANCE = 0.02  # relative, on both totals
 LEVELS = (ex.NORMAL, 0.60, 0.30)
 # Our reading of "PB01 is one of the three long trajectories" of Table XI (at least 3124 samples per
 # axis at 40 ms, 125 s recorded): after the idle ends and AG02's realized/commanded ratio, at least
-# this much commanded time per family member (register E-11). A reconstruction bound, not a paper number.
+# this much commanded time per family member (register E-11). A reconstruction bound, not a paper
+# number.
 PB01_MIN_COMMANDED_S = 95.0
 FIXED = ("AP01", "AP02", "AP03", "AP04", "AP05", "AG01", "AG02")
 

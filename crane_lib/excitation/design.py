@@ -4,7 +4,8 @@ Tables XIII-XV lost their bodies in the text we have; the tables below are our r
 from the prose of B-C..B-F, and every choice is listed with its evidence in
 book/register_excitation.md. The pieces:
 
-* postures q̄0 (straightened), q̄A (Fig. 1, θ4 = -90°), q̄B (θ4 = -150°), q̄C (θ2 = +60°, θ4 = -150°),
+* postures q̄0 (straightened), q̄A (Fig. 1, θ4 = -90°), q̄B (θ4 = -150°), q̄C (θ2 = +60°, θ4 =
+-150°),
   the wrist offset w = -89° e6;
 * the single-joint block S(q̄) of ten primitives (Table XIII);
 * the pair blocks Πα, Πβ, Πγ: six adjacent-pair primitives and one hand primitive (Table XIV);
@@ -14,7 +15,8 @@ book/register_excitation.md. The pieces:
 Rows are built by walking a "current posture": a primitive's rows are its excursion points;
 a change of home posture between primitives is commanded as rows of its own (arm joints
 first, then the wrist offset; the offset is removed first when leaving it), except where
-B-D/B-E say the files merge it into the next outbound leg. Run ``python -m crane_lib.excitation.design``
+B-D/B-E say the files merge it into the next outbound leg. Run ``python -m
+crane_lib.excitation.design``
 to regenerate trajectories/.
 
 Everything arm-specific that the row builders read (postures, primitives, pair blocks, the
@@ -531,7 +533,8 @@ def build_validation(name: str) -> CommandFile:
     if name == "V01":
         _v01_cycle(out, V01_LEVEL, V01_CYCLES)
         text, last = (
-            f"V01: all seven arm joints and the hand, ±45° about q̄A, {V01_CYCLES} cycles at {V01_LEVEL:.2f}",
+            f"V01: all seven arm joints and the hand, ±45° about q̄A, {V01_CYCLES} cycles at "
+            f"{V01_LEVEL:.2f}",
             V01_LEVEL,
         )
     elif name == "V02":
@@ -545,7 +548,8 @@ def build_validation(name: str) -> CommandFile:
         for level in VALIDATION_LEVELS:
             _group_motions(out, level)
         text, last = (
-            f"V03: four-joint groups, wrist group, shoulder-wrist alternation at each of {VALIDATION_LEVELS}",
+            "V03: four-joint groups, wrist group, shoulder-wrist alternation at each of "
+            f"{VALIDATION_LEVELS}",
             VALIDATION_LEVELS[-1],
         )
     else:

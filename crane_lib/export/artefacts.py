@@ -1,11 +1,13 @@
-"""The exported files of the accepted model: what the main job writes and the book offers for download.
+"""The exported files of the accepted model: what the main job writes and the book offers for
+download.
 
     results/export/crane_x7_AG02_run1_40ms.urdf   URDF (the manufacturer's frames and names)
     results/export/crane_x7_AG02_run1_40ms.xml    MJCF
     results/export/crane_x7_AG02_run1_40ms.csv    the 94 standard parameters
     results/export/crane_x7_AG02_run1_40ms.json   the reconstruction's record (exact or nearest, the
                                                   change, the margins, the solves, the source model,
-                                                  and the all-pose audit (seed 1) of a changed model)
+                                                  and the all-pose audit (seed 1) of a changed
+                                                  model)
 
 The same path as `crane-id export MODEL --nearest`: when no consistent link-level model reproduces
 the accepted model, the nearest consistent one is exported and the files say so in their header.
@@ -56,7 +58,8 @@ def export_model(
     extra: dict | None = None,
     arm: ArmDescription | None = None,
 ) -> consistent.Reconstruction:
-    """Reconstruct the model file's consistent link-level model (the nearest one when none reproduces
+    """Reconstruct the model file's consistent link-level model (the nearest one when none
+    reproduces
     it) and write the URDF, the MJCF, the standard parameters and the record. `arm`: whose model
     it is (None: the CRANE-X7); `mounting` None: the arm's own ("hanging" for the CRANE-X7)."""
     model_path = Path(model_path)
@@ -102,7 +105,8 @@ def export_model(
 def load_export(
     trajectory: str = "AG02", ts: float = 0.040, run: int = 1, directory=None
 ) -> tuple[dict, dict[str, Path]]:
-    """The record and the paths of the exported files; a missing one names the file and the step that writes it."""
+    """The record and the paths of the exported files; a missing one names the file and the step
+    that writes it."""
     paths = export_paths(trajectory, ts, run, directory)
     for path in paths.values():
         if not path.is_file():

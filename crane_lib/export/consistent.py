@@ -229,7 +229,8 @@ def link_margins(standard, arm: ArmDescription | None = None) -> np.ndarray:
 
 @dataclass(frozen=True)
 class LinkInertial:
-    """A link read as a body: mass, centre of mass, inertia about the centre of mass (frame-j axes)."""
+    """A link read as a body: mass, centre of mass, inertia about the centre of mass (frame-j
+    axes)."""
 
     link: int
     mass: float  # kg
@@ -321,7 +322,8 @@ def prior_vector(prior=None, arm: ArmDescription | None = None) -> tuple[np.ndar
     return vector, name
 
 
-# ----------------------------------------------------------------------------- what the base model decides
+# ----------------------------------------------------------------------------- what the base model
+# decides
 
 
 @dataclass(frozen=True)
@@ -388,7 +390,8 @@ def decided_moments(
 class Reconstruction:
     """A consistent standard vector behind a base model, and how it was found.
 
-    parameter_set    the base model's set (reduced, ...); "standard" when a standard vector was given
+    parameter_set    the base model's set (reduced, ...); "standard" when a standard vector was
+    given
     base             the base model as given (its set's names, in the model's order)
     standard         the 94 standard parameters (ParameterSet, standard order)
     exact            True when `standard` reproduces `base` exactly (to rounding)
@@ -445,17 +448,21 @@ class Reconstruction:
         worst = int(np.argmin(self.link_margins))
         if self.parameter_set == "standard":
             return (
-                f"standard parameters, consistent as given; smallest pseudo-inertia eigenvalue {self.link_margins[worst]:.3g} kg·m² "
+                "standard parameters, consistent as given; smallest pseudo-inertia eigenvalue "
+                f"{self.link_margins[worst]:.3g} kg·m² "
                 f"(link {worst + 1}, margin {self.margin:g})"
             )
         head = (
             "reproduces the model exactly"
             if self.exact
-            else f"NO consistent link-level model reproduces the model; the nearest changes it by {self.change_norm:.3g} ({self.change_metric})"
+            else "NO consistent link-level model reproduces the model; the nearest changes it by "
+            f"{self.change_norm:.3g} ({self.change_metric})"
         )
         return (
-            f"{head}; {self.distance} distance to the {self.prior_name} {self.divergence:.4g}; smallest pseudo-inertia "
-            f"eigenvalue {self.link_margins[worst]:.3g} kg·m² (link {worst + 1}, margin {self.margin:g})"
+            f"{head}; {self.distance} distance to the {self.prior_name} {self.divergence:.4g}; "
+            "smallest pseudo-inertia "
+            f"eigenvalue {self.link_margins[worst]:.3g} kg·m² (link {worst + 1}, margin "
+            f"{self.margin:g})"
         )
 
     def to_record(self) -> dict:
@@ -609,11 +616,13 @@ class _Problem:
         return problem.status
 
     def standard(self, rows: np.ndarray) -> np.ndarray:
-        """phi from the solution, with the equality rows `rows` made exact by the smallest change of x.
+        """phi from the solution, with the equality rows `rows` made exact by the smallest change of
+        x.
 
         A row that names one standard parameter alone (IA3, FV1, FS1, XY2, ...) then sets it to the
         model's value exactly, and a drive parameter that the solver leaves at zero to rounding
-        (-1e-12 of its scale) is zero, so that no tool reads a negative friction or rotor inertia."""
+        (-1e-12 of its scale) is zero, so that no tool reads a negative friction or rotor
+        inertia."""
         x = np.asarray(self.x.value, dtype=float)
         a, b = self.a[rows], self.b[rows]
         x = x + np.linalg.lstsq(a, b - a @ x, rcond=None)[0]
@@ -878,7 +887,8 @@ def tradeoff(
 ) -> list[Reconstruction]:
     """How close to the prior the links can come when the model may change more than it must: for
     each factor f, the consistent model nearest to the prior among those whose change is at most f
-    times the smallest change that admits one (f = 1: the nearest consistent model of `reconstruct`).
+    times the smallest change that admits one (f = 1: the nearest consistent model of
+    `reconstruct`).
     Empty when the model admits an exact consistent vector. Each point is solved as `reconstruct`
     solves the nearest model, retried with a wider slack while the answer misses the margin."""
     parameter_set = base_set_of(base, source, arm)
@@ -935,7 +945,8 @@ def _smallest_change(
     if status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
         raise NoConsistentModel(
             source,
-            f"no physically consistent standard vector exists even with a changed model (solver: {status})",
+            "no physically consistent standard vector exists even with a changed model (solver: "
+            f"{status})",
             f"a model of the {parameter_set} set",
         )
     value = np.asarray(change.value, dtype=float)
@@ -961,10 +972,12 @@ def _nearest_within(
         solves,
     )
     if status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
-        # seen for models far from any consistent one (e.g. ZZR7 = -0.01 kg·m^2): reported, not hidden
+        # seen for models far from any consistent one (e.g. ZZR7 = -0.01 kg·m^2): reported, not
+        # hidden
         raise NoConsistentModel(
             source,
-            f"no physically consistent link-level model reproduces it, and the search for the nearest one "
+            "no physically consistent link-level model reproduces it, and the search for the "
+            "nearest one "
             f"failed (Clarabel: {status}, stage 'the prior, among changes this small')",
             "a model that admits a consistent link-level model, or one closer to it",
         )
@@ -1042,7 +1055,8 @@ def from_standard(
     source: str = "standard parameters",
     arm: ArmDescription | None = None,
 ) -> Reconstruction:
-    """A standard vector given as it is (the twin's truth, a previous reconstruction): checked, not changed."""
+    """A standard vector given as it is (the twin's truth, a previous reconstruction): checked, not
+    changed."""
     names = arm_terms(arm).names
     phi = standard.ordered(names, source)
     failure = _check(phi, margin, arm)

@@ -73,7 +73,8 @@ DRAKE_NAMESPACE = "http://drake.mit.edu"
 ROBOT_NAME = "crane_x7_identified"
 WORLD = "world"
 HAND_ROTOR_BODY = "hand_rotor"  # the MJCF body of axis 8
-HAND_ROTOR_MASS = 0.01  # kg; any positive mass: the body is fixed to the world with its centre of mass on the hinge
+# kg; any positive mass: the body is fixed to the world with its centre of mass on the hinge
+HAND_ROTOR_MASS = 0.01
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,8 @@ class Joint:
 
 @dataclass
 class RobotModel:
-    """Everything both files carry: the tree, the inertials of the moving links, the joint dynamics."""
+    """Everything both files carry: the tree, the inertials of the moving links, the joint
+    dynamics."""
 
     joints: list[Joint]  # parents before children
     inertials: dict[str, Inertial]  # link name -> inertial (links 1-7 only)
@@ -326,7 +328,8 @@ def exported_robot(
 
 @lru_cache(maxsize=1)
 def _velocity_limits() -> dict[str, float]:
-    """Joint velocity limits of the manufacturer's description (rad/s), which UrdfJoint does not carry."""
+    """Joint velocity limits of the manufacturer's description (rad/s), which UrdfJoint does not
+    carry."""
     with open(DESCRIPTION_DIR / "joints.csv", encoding="utf-8") as handle:
         return {
             row["joint"]: float(row["velocity"])
@@ -384,8 +387,10 @@ def urdf_text(robot: RobotModel) -> str:
     ET.register_namespace("drake", DRAKE_NAMESPACE)
     root = ET.Element("robot", {"name": robot.name})
     for line in _header(robot, "URDF") + [
-        "Rotor inertia (armature) has no URDF field: each joint's <transmission> records it as Drake's drake:rotor_inertia",
-        "with drake:gear_ratio 1, i.e. the reflected inertia at the joint; for Pinocchio set model.armature from it.",
+        "Rotor inertia (armature) has no URDF field: each joint's <transmission> records it as "
+        "Drake's drake:rotor_inertia",
+        "with drake:gear_ratio 1, i.e. the reflected inertia at the joint; for Pinocchio set "
+        "model.armature from it.",
         "Gravity: 9.80665 m/s^2 along -z of the world (Pinocchio's default is 9.81).",
     ]:
         root.append(ET.Comment(f" {line} "))
@@ -488,8 +493,10 @@ def read_urdf_joint_dynamics(path) -> dict[str, dict[str, float]]:
 def mjcf_text(robot: RobotModel, timestep: float = 1e-3) -> str:
     root = ET.Element("mujoco", {"model": robot.name})
     for line in _header(robot, "MJCF") + [
-        "The hand axis (8) is a rotor decoupled from the arm, as in the identification model: MuJoCo rejects a moving",
-        f"body without mass, so it is the body '{HAND_ROTOR_BODY}' on a hinge fixed to the world, with inertia IA8 about the",
+        "The hand axis (8) is a rotor decoupled from the arm, as in the identification model: "
+        "MuJoCo rejects a moving",
+        f"body without mass, so it is the body '{HAND_ROTOR_BODY}' on a hinge fixed to the world, "
+        "with inertia IA8 about the",
         "hinge and its centre of mass on it (its mass has no effect).",
     ]:
         root.append(ET.Comment(f" {line} "))
@@ -572,8 +579,10 @@ def _header(robot: RobotModel, kind: str) -> list[str]:
     if robot.header is not None:
         return [line.replace("{kind}", kind) for line in robot.header] + robot.notes
     return [
-        f"CRANE-X7, identified dynamics ({kind}), written by crane-id export (crane_lib.export); kinematics, link and",
-        "joint names: RT Corporation's crane_x7_description (non-commercial licence). SI units, radians.",
+        f"CRANE-X7, identified dynamics ({kind}), written by crane-id export (crane_lib.export); "
+        "kinematics, link and",
+        "joint names: RT Corporation's crane_x7_description (non-commercial licence). SI units, "
+        "radians.",
         f"Mounting: {robot.mounting} (gravity along -z of the world).",
     ] + robot.notes
 
@@ -589,7 +598,8 @@ def write_text(path, text: str) -> Path:
 
 
 def write_files(robot: RobotModel, urdf=None, mjcf=None) -> list[Path]:
-    """Write the URDF and/or MJCF; both texts are made before either file is written, each atomically."""
+    """Write the URDF and/or MJCF; both texts are made before either file is written, each
+    atomically."""
     texts = []
     if urdf is not None:
         texts.append((Path(urdf), urdf_text(robot)))

@@ -58,7 +58,8 @@ def _relative(tool: np.ndarray, own: np.ndarray) -> float:
 
 
 def pinocchio_model(urdf):
-    """Pinocchio's model of the URDF with the rotor inertias of its transmissions and standard gravity."""
+    """Pinocchio's model of the URDF with the rotor inertias of its transmissions and standard
+    gravity."""
     import pinocchio
 
     model = pinocchio.buildModelFromUrdf(str(urdf))
@@ -92,7 +93,8 @@ def pinocchio_check(urdf, model: DynamicModel, beta, n: int = 100, seed: int = 1
 
 
 def mujoco_model(mjcf, constraints: bool = True):
-    """MuJoCo's model of the MJCF; constraints=False switches off the joint-limit and dry-friction rows."""
+    """MuJoCo's model of the MJCF; constraints=False switches off the joint-limit and dry-friction
+    rows."""
     import mujoco
 
     robot = mujoco.MjModel.from_xml_path(str(mjcf))

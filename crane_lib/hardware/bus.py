@@ -325,7 +325,8 @@ class ServoBus:
         self._primary = [not s.shadow for s in self.arm.servos]
         self._servo_currents = [0] * len(self.bus_ids)
         self.timing = timing
-        # while the arm is under torque (at most the cycle's watchdog); before torque at least SETUP_REPLY_TIMEOUT_MS
+        # while the arm is under torque (at most the cycle's watchdog); before torque at least
+        # SETUP_REPLY_TIMEOUT_MS
         self.reply_timeout_ms = (
             timing.reply_timeout_ms if reply_timeout_ms is None else float(reply_timeout_ms)
         )
@@ -352,14 +353,16 @@ class ServoBus:
         if self.latency_timer is not None and self.latency_timer > LATENCY_TIMER_LIMIT_MS:
             raise InputError(
                 where,
-                f"USB latency timer {self.latency_timer} ms (a 1 ms cycle cannot run); fix: {latency_fix(self.port_name)}",
+                f"USB latency timer {self.latency_timer} ms (a 1 ms cycle cannot run); fix: "
+                f"{latency_fix(self.port_name)}",
                 f"at most {LATENCY_TIMER_LIMIT_MS} ms",
             )
         if self.timing.lockstep and not is_pseudo_terminal(self.port_name):
             raise InputError(
                 where,
                 f"{self.timing.name} timing on a port that is not a pseudo-terminal",
-                "the emulator's terminal (lockstep is for tests and demonstrations; a real arm does not wait for the host)",
+                "the emulator's terminal (lockstep is for tests and demonstrations; a real arm "
+                "does not wait for the host)",
             )
         port = WaitingPortHandler(self.port_name, self.setup_timeout_ms, self.timing.settle_ms)
         try:
@@ -421,7 +424,8 @@ class ServoBus:
                 raise InputError(
                     f"{self.port_name}, ID {info.dxl_id}",
                     f"firmware v{info.firmware} has no Bus Watchdog",
-                    f"firmware v{ct.MIN_FIRMWARE_BUS_WATCHDOG} or later (update with DYNAMIXEL Wizard 2.0)",
+                    f"firmware v{ct.MIN_FIRMWARE_BUS_WATCHDOG} or later (update with DYNAMIXEL "
+                    "Wizard 2.0)",
                 )
         for servo in self.arm.shadows:
             # a shadow whose Secondary ID is not its primary's would not follow the goal writes:
@@ -453,13 +457,16 @@ class ServoBus:
         if self.timing.lockstep and not standing:
             raise InputError(
                 where,
-                f"Realtime Tick(120) advanced {advanced} ms in {waited_ms:.0f} ms: the device's clock runs on its own",
-                f"the emulator in lockstep (python -m crane_lib.hardware.emulator --lockstep) for {self.timing.name} timing",
+                f"Realtime Tick(120) advanced {advanced} ms in {waited_ms:.0f} ms: the device's "
+                "clock runs on its own",
+                "the emulator in lockstep (python -m crane_lib.hardware.emulator --lockstep) for "
+                f"{self.timing.name} timing",
             )
         if not self.timing.lockstep and advanced < CLOCK_CHECK_S * 1e3 / 2:
             raise InputError(
                 where,
-                f"Realtime Tick(120) advanced {advanced} ms in {waited_ms:.0f} ms: the device's clock stands still "
+                f"Realtime Tick(120) advanced {advanced} ms in {waited_ms:.0f} ms: the device's "
+                "clock stands still "
                 "(the emulator in lockstep)",
                 f"a clock that runs with time for {self.timing.name} timing (or --timing lockstep)",
             )
@@ -508,7 +515,8 @@ class ServoBus:
             found = self._try_read(dxl_id, register)
             raise InputError(
                 f"{self.port_name}, ID {dxl_id}",
-                f"{register.name}({register.address}) is {found} and writing {value} failed: {problem}",
+                f"{register.name}({register.address}) is {found} and writing {value} failed: "
+                f"{problem}",
                 expected,
             )
         back = self.read(dxl_id, register)
@@ -569,7 +577,8 @@ class ServoBus:
                     dxl_id,
                     ct.OPERATING_MODE,
                     ct.OPERATING_MODE_CURRENT,
-                    f"Operating Mode {ct.OPERATING_MODE_CURRENT} (current control; found {mode}: {ct.OPERATING_MODES.get(mode, 'unknown')})",
+                    f"Operating Mode {ct.OPERATING_MODE_CURRENT} (current control; found {mode}: "
+                    f"{ct.OPERATING_MODES.get(mode, 'unknown')})",
                 )
                 changed.append(f"ID {dxl_id} Operating Mode {mode} -> {ct.OPERATING_MODE_CURRENT}")
             limit = self.read(dxl_id, ct.CURRENT_LIMIT)
@@ -642,7 +651,8 @@ class ServoBus:
             if len(raw) != ct.CYCLE_READ_LENGTH:
                 raise BusFault(
                     "bus",
-                    f"sync read: ID {dxl_id} returned {len(raw)} bytes, expected {ct.CYCLE_READ_LENGTH}",
+                    f"sync read: ID {dxl_id} returned {len(raw)} bytes, expected "
+                    f"{ct.CYCLE_READ_LENGTH}",
                 )
             error, current, velocity, position = _CYCLE_STRUCT.unpack(bytes(raw))
             out.hardware_error[k] = error

@@ -40,7 +40,8 @@ EXPECTED_MODELS = tuple(MODEL_NUMBER[a.model] for a in ACTUATORS)  # per axis
 MODEL_NAME = {number: name for name, number in MODEL_NUMBER.items()}
 MIN_FIRMWARE_BUS_WATCHDOG = 38  # Bus Watchdog(98) exists from firmware v38
 
-# ---------------------------------------------------------------- addresses (e-Manual, X series, Protocol 2.0)
+# ---------------------------------------------------------------- addresses (e-Manual, X series,
+# Protocol 2.0)
 
 
 @dataclass(frozen=True)
@@ -216,7 +217,8 @@ def hardware_error_text(bits: int) -> str:
     return ", ".join(names) if names else f"0x{bits:02x}"
 
 
-# ---------------------------------------------------------------- the recorder's sync read, through indirect data
+# ---------------------------------------------------------------- the recorder's sync read, through
+# indirect data
 #
 # Present Current (126, 2), Present Velocity (128, 4) and Present Position (132, 4) are contiguous,
 # but the Hardware Error Status the watchdog needs every cycle sits at 70: reading 70..135 directly

@@ -43,7 +43,8 @@ class EmulatedRecording:
         return self.recording.fault is None
 
     def require_complete(self) -> None:
-        """Raise unless the recording ran to its end (a demonstration must not go on with a part)."""
+        """Raise unless the recording ran to its end (a demonstration must not go on with a
+        part)."""
         if not self.complete:
             raise RuntimeError(
                 f"the recording through the emulator stopped: {'; '.join(self.attempts)}"
@@ -85,7 +86,8 @@ def record_on_emulator(
     settings = settings or settings_for(config, **fields)
     if settings.timing.lockstep != config.lockstep:
         raise ValueError(
-            f"the recorder's {settings.timing.name} timing against an emulator {'in' if config.lockstep else 'out of'} lockstep"
+            f"the recorder's {settings.timing.name} timing against an emulator "
+            f"{'in' if config.lockstep else 'out of'} lockstep"
         )
     own = emulator is None
     start = time.perf_counter()

@@ -141,8 +141,10 @@ class EmulatorConfig:
     held_until_torque: bool = (
         False  # the arm is held at start_posture until the first Torque Enable
     )
-    #   (as if someone held it there): a test starts at the command file's start posture without an approach
-    lockstep: bool = False  # device time driven by the bus (one control period per SYNC READ), not the wall clock
+    # (as if someone held it there): a test starts at the command file's start posture without an
+    # approach
+    # device time driven by the bus (one control period per SYNC READ), not the wall clock
+    lockstep: bool = False
     arm: str = CRANE_X7  # whose servos answer and whose twin moves behind them (arm_bus.arm_bus)
     # (ID, value) pairs that replace the arm's configured Secondary ID / Drive Mode of a servo
     # (tests: a shadow that does not follow its primary, a servo mounted the other way)
@@ -416,7 +418,8 @@ class Servo:
             self.torque_events.append((now, 0))
 
     def delivered_units(self) -> int:
-        """Goal current the motor acts on (register units): zero unless torque is on in current mode."""
+        """Goal current the motor acts on (register units): zero unless torque is on in current
+        mode."""
         if (
             not self.torque_on
             or self.get(ct.OPERATING_MODE) != ct.OPERATING_MODE_CURRENT
@@ -658,7 +661,8 @@ class ServoBus:
 
     # packets
     def receive(self, data: bytes, now: float) -> list[tuple[float, bytes]]:
-        """Feed bytes from the host at wall time `now`; returns the replies as (wall time to send, bytes),
+        """Feed bytes from the host at wall time `now`; returns the replies as (wall time to send,
+        bytes),
         in the order they leave."""
         replies = []
         for packet in self.reader.feed(data):
@@ -926,7 +930,8 @@ def config_from_json(text: str) -> EmulatorConfig:
 
 def _serve_stdio(config: EmulatorConfig) -> int:
     """The emulator as a child process: the terminal path on the first line of stdout, then one
-    JSON command per stdin line ("snapshot", "reset" with a config, "stop"), one JSON answer each."""
+    JSON command per stdin line ("snapshot", "reset" with a config, "stop"), one JSON answer
+    each."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when we stop
     if config.realtime:
         try:
@@ -960,7 +965,9 @@ def _serve_stdio(config: EmulatorConfig) -> int:
         return True
 
     gc.collect()
-    gc.freeze()  # what exists now is never collected again: no full collection walks the twin's modules mid-reply
+    # what exists now is never collected again: no full collection walks the twin's modules
+    # mid-reply
+    gc.freeze()
     try:
         serve(session, master, commands.fileno(), on_command)
     finally:
@@ -1098,7 +1105,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--lockstep",
         action="store_true",
-        help="device time driven by the bus, one 1 ms period per sync read (tests and demonstrations; "
+        help="device time driven by the bus, one 1 ms period per sync read (tests and "
+        "demonstrations; "
         "record with crane-id record --timing lockstep)",
     )
     parser.add_argument(
@@ -1186,7 +1194,8 @@ def main(argv=None) -> int:
         os.close(slave)
     snapshot = session.bus.snapshot()
     print(
-        f"{snapshot['stats']['packets']} packets, {snapshot['stats']['replies']} replies; plant time {snapshot['plant_time_s']:.1f} s"
+        f"{snapshot['stats']['packets']} packets, {snapshot['stats']['replies']} replies; plant "
+        f"time {snapshot['plant_time_s']:.1f} s"
     )
     return 0
 

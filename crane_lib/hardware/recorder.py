@@ -75,7 +75,9 @@ RECORDER_VERSION = 1
 JOINT_LIMIT_MARGIN_DEG = (
     5.0  # beyond the manufacturer's limits (joint 4's upper limit, 0 deg, is where every file ends)
 )
-CLAMP_HOLD_S = 1.0  # one axis at its current clamp this long stops the arm (safety_margins shows a recording's longest run)
+# one axis at its current clamp this long stops the arm (safety_margins shows a recording's longest
+# run)
+CLAMP_HOLD_S = 1.0
 WATCHDOG_MS = (
     REALTIME.watchdog_ms
 )  # = logs.raw_log.MAX_STAMP_GAP_S: a longer gap would make the log unreadable
@@ -328,7 +330,8 @@ def record_arm(
     settings = settings or RecorderSettings()
     if settings.timing.lockstep and abs(settings.period_s - settings.timing.period_s) > 1e-12:
         raise ValueError(
-            f"lockstep timing runs the emulator's {settings.timing.period_s * 1e3:g} ms period, not {settings.period_s * 1e3:g} ms"
+            f"lockstep timing runs the emulator's {settings.timing.period_s * 1e3:g} ms period, "
+            f"not {settings.period_s * 1e3:g} ms"
         )
     bus = arm_bus(settings.arm)
     constants = arm_constants(bus.key) if constants is None else constants
@@ -724,7 +727,8 @@ def _run(
                 axis = int(np.argmax(clamp_run))
                 fault = Fault(
                     "clamp",
-                    f"axis {axis + 1} held at its current clamp for {clamp_run[axis] * period:.3f} s",
+                    f"axis {axis + 1} held at its current clamp for {clamp_run[axis] * period:.3f} "
+                    "s",
                     cycle,
                     rows.n,
                 )

@@ -50,12 +50,16 @@ class Timing:
     def describe(self) -> str:
         if self.lockstep:
             return (
-                f"lockstep (emulator only, tests and demonstrations): device time driven by the bus, "
-                f"{self.period_s * 1e3:g} ms per cycle on the log's grid whatever the host's speed; "
-                f"reply timeout {self.reply_timeout_ms:g} ms, watchdog {self.watchdog_ms:g} ms of host time"
+                "lockstep (emulator only, tests and demonstrations): device time driven by the "
+                "bus, "
+                f"{self.period_s * 1e3:g} ms per cycle on the log's grid whatever the host's "
+                "speed; "
+                f"reply timeout {self.reply_timeout_ms:g} ms, watchdog {self.watchdog_ms:g} ms of "
+                "host time"
             )
         return (
-            f"realtime: {self.period_s * 1e3:g} ms cycles on the host clock, reply timeout {self.reply_timeout_ms:g} ms, "
+            f"realtime: {self.period_s * 1e3:g} ms cycles on the host clock, reply timeout "
+            f"{self.reply_timeout_ms:g} ms, "
             f"watchdog {self.watchdog_ms:g} ms"
         )
 

@@ -282,7 +282,8 @@ class CLIEProblem:
         return self.kt_record / np.asarray(self.constants.kt_command, dtype=float)
 
     def band_limit(self, raw: np.ndarray) -> np.ndarray:
-        """Raw-stamp signal (n, c) -> even grid -> zero-phase low-pass -> 40 ms samples (len(keep), c)."""
+        """Raw-stamp signal (n, c) -> even grid -> zero-phase low-pass -> 40 ms samples (len(keep),
+        c)."""
         on_grid = self.interpolation @ raw
         return preprocessing.zero_phase_filter(self.sections, on_grid)[self.keep]
 
@@ -399,7 +400,8 @@ JACOBIAN_BLOCK_S = (
 def block_mean_interpolation(
     t_raw: np.ndarray, t_grid: np.ndarray, block: int
 ) -> tuple[scipy.sparse.csr_matrix, np.ndarray]:
-    """(raw stamps -> mean of the `block` 1 ms grid samples centred on every block-th grid point, grid indices)."""
+    """(raw stamps -> mean of the `block` 1 ms grid samples centred on every block-th grid point,
+    grid indices)."""
     fine = grid_interpolation(t_raw, t_grid)
     centres = np.arange(0, t_grid.size, block)
     half = block // 2
@@ -500,7 +502,8 @@ def build_problem(
     block = preprocessing.grid_step(JACOBIAN_BLOCK_S)
     if step % block:
         raise ValueError(
-            f"the {RESIDUAL_INTERVAL_S} s residual interval is not a multiple of the {JACOBIAN_BLOCK_S} s Jacobian block"
+            f"the {RESIDUAL_INTERVAL_S} s residual interval is not a multiple of the "
+            f"{JACOBIAN_BLOCK_S} s Jacobian block"
         )
     jacobian_interpolation, _ = block_mean_interpolation(log.t, grid.t, block)
     # the residual's Butterworth (order and corner of the 40 ms bundle) designed for the 5 ms grid
@@ -656,8 +659,10 @@ def _start(problem: CLIEProblem, x0) -> tuple[np.ndarray, np.ndarray]:
     if not np.all(np.isfinite(r0)):
         at = problem.t[min(simulation.cycles, problem.t.size - 1)] - problem.t[0]
         raise CLIEError(
-            f"{problem.source}: the closed-loop simulation from the start point diverges at t = {at:.2f} s "
-            f"of {problem.t[-1] - problem.t[0]:.1f} s ({DIVERGENCE_REASONS.get(simulation.code, 'code %d' % simulation.code)}); "
+            f"{problem.source}: the closed-loop simulation from the start point diverges at t = "
+            f"{at:.2f} s "
+            f"of {problem.t[-1] - problem.t[0]:.1f} s "
+            f"({DIVERGENCE_REASONS.get(simulation.code, 'code %d' % simulation.code)}); "
             "CLIE needs a start (OLS or SDP estimate) whose simulation stays bounded"
         )
     return x0, r0

@@ -3,7 +3,8 @@
 
 The routing test asks whether M(theta; beta_OLS) is positive definite at every configuration
 the record visits (the samples of the condition's bundle). Positive definite: route O-C,
-CLIE starts from the OLS estimate. Otherwise route O-S-C: the estimate is projected (identification.projection)
+CLIE starts from the OLS estimate. Otherwise route O-S-C: the estimate is projected
+(identification.projection)
 with the smallest epsilon of the ladder whose projection is PD on the whole record, and CLIE
 starts from the projection. A condition that cannot be identified (rank, solver) is reported
 with its reason rather than raised, so a sweep goes on.
@@ -127,11 +128,13 @@ class ConditionResult:
 
 
 def condition_bundle(trajectory: str, ts: float, run: int = 1):
-    """The bundle of one condition (trajectory, interval, execution), preprocessed once and cached."""
+    """The bundle of one condition (trajectory, interval, execution), preprocessed once and
+    cached."""
     path = recording_path(trajectory, run)
     if not path.exists():
         raise IdentificationError(
-            f"{path}: no recording; build the data set first (python -m crane_lib.twin.dataset, or make book)"
+            f"{path}: no recording; build the data set first (python -m crane_lib.twin.dataset, or "
+            "make book)"
         )
     return cached_bundles(path)[float(ts)]
 
@@ -249,7 +252,8 @@ def save_model(path, result: ConditionResult, stage: str = "start") -> Path:
     save_parameters(
         path,
         out,
-        comment="CRANE-X7 base-parameter model (39-parameter reduced set); std_error is the OLS standard error",
+        comment="CRANE-X7 base-parameter model (39-parameter reduced set); std_error is the OLS "
+        "standard error",
     )
     return Path(path)
 

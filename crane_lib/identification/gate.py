@@ -72,14 +72,16 @@ def check_command_file(log, command_file, command_sha256: str | None = None) -> 
     if not recorded or recorded == "<in memory>":
         raise NotIdentifiable(
             source,
-            f"its metadata carry no command-file sha256 ({named}), so it cannot be checked against --trajectory {command_file}",
+            f"its metadata carry no command-file sha256 ({named}), so it cannot be checked against "
+            f"--trajectory {command_file}",
             "a recording whose metadata name the sha256 of the command file it executed",
         )
     if recorded != expected:
         _check_line_endings_only(source, command_file, recorded, named)
         raise NotIdentifiable(
             source,
-            f"was recorded from {named} (sha256 {recorded[:12]}...), not from --trajectory {command_file} (sha256 {expected[:12]}...)",
+            f"was recorded from {named} (sha256 {recorded[:12]}...), not from --trajectory "
+            f"{command_file} (sha256 {expected[:12]}...)",
             "the command file the recording executed, unchanged",
         )
 
@@ -145,7 +147,8 @@ def check_bundle(bundle, n_parameters: int, source: str) -> None:
         raise NotIdentifiable(
             source,
             f"{bundle.n_samples} samples at {ts_ms} for {n_parameters} parameters",
-            f"at least {MIN_SAMPLES_PER_PARAMETER} samples per parameter ({needed}): a longer recording or a shorter interval",
+            f"at least {MIN_SAMPLES_PER_PARAMETER} samples per parameter ({needed}): a longer "
+            "recording or a shorter interval",
         )
     travel = np.degrees(np.ptp(bundle.theta, axis=0))
     still = np.flatnonzero(travel < MIN_AXIS_TRAVEL_DEG)
@@ -154,7 +157,8 @@ def check_bundle(bundle, n_parameters: int, source: str) -> None:
         raise NotIdentifiable(
             source,
             f"too little motion: {axes}",
-            f"every axis travelling at least {MIN_AXIS_TRAVEL_DEG:g} deg (an identification trajectory, not idle samples)",
+            f"every axis travelling at least {MIN_AXIS_TRAVEL_DEG:g} deg (an identification "
+            "trajectory, not idle samples)",
         )
 
 

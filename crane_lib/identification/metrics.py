@@ -20,7 +20,8 @@ from crane_lib.constants import N_ARM_JOINTS
 from crane_lib.model.dynamics import DynamicModel
 from crane_lib.paper_numbers import paper
 
-# Table XVI: a joint "moves" above this speed; "k >= 6" counts samples with at least this many arm joints moving
+# Table XVI: a joint "moves" above this speed; "k >= 6" counts samples with at least this many arm
+# joints moving
 MOVING_JOINT_THRESHOLD_RAD_S = paper("moving_joint_threshold").value
 K_GE_MOVING = int(paper("k_ge6_threshold").value)
 
@@ -44,7 +45,8 @@ class PredictionError:
 
     @property
     def relative(self) -> np.ndarray:
-        """(8,) per-axis RMSE over that axis's peak-to-peak measured torque (Table XX's last column)."""
+        """(8,) per-axis RMSE over that axis's peak-to-peak measured torque (Table XX's last
+        column)."""
         return self.per_axis_rmse / self.peak_to_peak
 
 

@@ -18,7 +18,8 @@ from crane_lib.model.parameters import ParameterSet
 
 
 class IdentificationError(RuntimeError):
-    """A condition cannot be identified (e.g. a record too short for full rank); the reason is the message."""
+    """A condition cannot be identified (e.g. a record too short for full rank); the reason is the
+    message."""
 
 
 @dataclass
@@ -57,7 +58,8 @@ class OLSResult:
 def stack(
     regressor: np.ndarray, torque: np.ndarray, sample_mask: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(n, 8, p) regressor and (n, 8) torque -> W_all (8n', p), y (8n'), keeping the masked-in samples."""
+    """(n, 8, p) regressor and (n, 8) torque -> W_all (8n', p), y (8n'), keeping the masked-in
+    samples."""
     if sample_mask is not None:
         regressor, torque = regressor[sample_mask], torque[sample_mask]
     return regressor.reshape(-1, regressor.shape[-1]), torque.reshape(-1)
@@ -77,7 +79,8 @@ def ols(w_all: np.ndarray, y: np.ndarray, names: list[str]) -> OLSResult:
     rank = int(np.sum(sv > sv[0] * max(w_all.shape) * np.finfo(float).eps))
     if rank < n_params:
         raise IdentificationError(
-            f"regressor rank {rank} < {n_params} parameters: the record does not excite every base parameter"
+            f"regressor rank {rank} < {n_params} parameters: the record does not excite every base "
+            "parameter"
         )
     beta = scipy.linalg.solve_triangular(r_factor, q_factor.T @ y)
     residual = y - w_all @ beta

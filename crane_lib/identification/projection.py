@@ -57,7 +57,8 @@ class ProjectionResult:
     n_poses            poses in the constraint set
     n_active           poses the final lazy-activation round carried
     rounds             lazy-activation rounds
-    lambda_min_on_set  smallest eigenvalue of M over the whole constraint set after projection, kg·m^2
+    lambda_min_on_set  smallest eigenvalue of M over the whole constraint set after projection,
+    kg·m^2
     change             beta - beta0 in the model's order (SI units of each parameter)
     solve_time_s       wall time of all rounds
     change_norm        (property) Euclidean norm of `change`
@@ -121,7 +122,8 @@ def _solve(beta0: np.ndarray, basis: np.ndarray, epsilon: float) -> tuple[np.nda
             status = problem.status
         except cp.error.SolverError as err:
             status = f"Clarabel failed: {err}"
-        raise_if_interrupted()  # Clarabel reports a Ctrl-C as a failure of its own: stop, do not fall back
+        # Clarabel reports a Ctrl-C as a failure of its own: stop, do not fall back
+        raise_if_interrupted()
         if status not in ACCEPTED_STATUSES or delta.value is None:
             # Clarabel can stall ("InsufficientProgress") on LMI sets with many nearly coincident
             # poses, as constraint generation produces; SCS at high accuracy solves the same
@@ -135,7 +137,8 @@ def _solve(beta0: np.ndarray, basis: np.ndarray, epsilon: float) -> tuple[np.nda
                 ) from err
             if problem.status not in ACCEPTED_STATUSES or delta.value is None:
                 raise ProjectionFailure(
-                    f"{status}; SCS status {problem.status!r} (epsilon = {epsilon:g}, {len(basis)} poses)"
+                    f"{status}; SCS status {problem.status!r} (epsilon = {epsilon:g}, {len(basis)} "
+                    "poses)"
                 )
             status = f"{problem.status} (SCS fallback)"
     beta = beta0 + CHANGE_SCALE * np.asarray(delta.value, dtype=float)
@@ -177,7 +180,8 @@ def nearest_pd(
         if not new:
             if lam.min() < epsilon * (1 - MARGIN_RELATIVE_TOLERANCE) - MARGIN_ABSOLUTE_TOLERANCE:
                 raise ProjectionFailure(
-                    f"solver status {status!r}: lambda_min {lam.min():.6g} on the constraint set is short of epsilon = {epsilon:g}"
+                    f"solver status {status!r}: lambda_min {lam.min():.6g} on the constraint set "
+                    f"is short of epsilon = {epsilon:g}"
                 )
             return ProjectionResult(
                 parameters=ParameterSet(names, beta),
@@ -222,7 +226,8 @@ class ConditionalProjection:
     attempts  one dict per epsilon tried, in ladder order: epsilon, status, pd_on_record,
               lambda_min_record (kg·m^2 over every sample of the record) and, when the solve
               returned, result (the ProjectionResult)
-    chosen    the projection with the smallest epsilon that is PD on the whole record; None if none is
+    chosen    the projection with the smallest epsilon that is PD on the whole record; None if none
+    is
     failure   why no epsilon worked, else None
     epsilon   (property) the chosen epsilon, None without a choice
     """

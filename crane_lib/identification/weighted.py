@@ -17,7 +17,8 @@ dual_metric_wls       sum_k r_k(beta)^T M(theta_k; beta)^-1 r_k(beta): the resid
                       sit in its arm block), so the problem is the convex SDP (26) by Schur
                       complements:
 
-                          minimize sum_k t_k  s.t.  [[M(theta_k; beta), r_k(beta)], [r_k(beta)^T, t_k]] >= 0
+                          minimize sum_k t_k  s.t.  [[M(theta_k; beta), r_k(beta)], [r_k(beta)^T,
+                          t_k]] >= 0
 
                       The hand axis is decoupled in M (M[7, 7] = IA8 at every pose, M[7, :7] = 0),
                       so its share of the sum, |r8|^2 / IA8, is one rotated second-order cone and
@@ -88,7 +89,8 @@ class WeightedFit:
     status        the solver's exit ("QR" for the least-squares methods)
     solve_time_s  wall time of the fit (assembly, solver, checks), s
     n_samples     samples used (after subsampling); n_rows = 8 n_samples
-    info          method-specific: weights, objective, rounds, poses constrained, lambda_min at the data ...
+    info          method-specific: weights, objective, rounds, poses constrained, lambda_min at the
+    data ...
     """
 
     method: str
@@ -168,7 +170,8 @@ def idim_data(bundle, model: DynamicModel, chart=None, max_samples: int | None =
     regressor = model.regressor(theta, dtheta, ddtheta)
     torque = np.asarray(bundle.tau, dtype=float)[keep]
     jac = chart_jacobian(chart, len(keep), keep, model.n_axes)
-    # tau' = J^-1 tau and Y' = J^-1 Y: a force covector's components scale inversely to the coordinate
+    # tau' = J^-1 tau and Y' = J^-1 Y: a force covector's components scale inversely to the
+    # coordinate
     return IDIMData(regressor / jac[:, :, None], torque / jac, theta, jac, keep)
 
 
@@ -191,7 +194,8 @@ def chart_jacobian(
         jac = jac[keep]
     if jac.shape != (n, N_AXES) or not np.all(np.isfinite(jac)) or np.any(jac == 0):
         raise ValueError(
-            f"chart Jacobian of shape {np.shape(chart)}: expected finite, nonzero (8,) or one row of 8 per sample"
+            f"chart Jacobian of shape {np.shape(chart)}: expected finite, nonzero (8,) or one row "
+            "of 8 per sample"
         )
     return np.array(jac)
 
@@ -259,7 +263,8 @@ def error_covariance_wls(
     least squares with every row of axis j divided by sigma_j (QR on the weighted stack).
 
     The per-axis weights undo any constant rescaling of an axis (its residual and its sigma scale
-    together), not a configuration-dependent chart. Standard errors are those of the weighted fit."""
+    together), not a configuration-dependent chart. Standard errors are those of the weighted
+    fit."""
     start = time.perf_counter()
     data = idim_data(bundle, model, chart, max_samples) if data is None else data
     w_all, y = stack(data.regressor, data.torque)
@@ -267,7 +272,8 @@ def error_covariance_wls(
     sigma = np.sqrt(np.mean(first.residual.reshape(-1, N_AXES) ** 2, axis=0))
     if np.any(sigma <= 0):
         raise IdentificationError(
-            f"axis {int(np.argmin(sigma)) + 1} has a zero OLS residual: no error covariance to weight by"
+            f"axis {int(np.argmin(sigma)) + 1} has a zero OLS residual: no error covariance to "
+            "weight by"
         )
     weights = np.tile(1.0 / sigma, len(data.samples))
     second = ols(w_all * weights[:, None], y * weights, model.names)
@@ -289,7 +295,8 @@ def error_covariance_wls(
 
 
 def _svec_pattern(size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Clarabel's PSD-triangle order: the upper triangle column by column, off-diagonals x sqrt(2)."""
+    """Clarabel's PSD-triangle order: the upper triangle column by column, off-diagonals x
+    sqrt(2)."""
     rows, cols = zip(*[(i, j) for j in range(size) for i in range(j + 1)])
     rows, cols = np.array(rows), np.array(cols)
     return rows, cols, np.where(rows == cols, 1.0, SQRT2)
@@ -542,11 +549,13 @@ def dual_metric_wls(
     reference: WeightedFit | None = None,
     consistency: Consistency | None = None,
 ) -> WeightedFit:
-    """The dual-metric WLS (26) on `bundle`: minimize sum_k r_k^T M_k^-1 r_k by Schur-complement LMIs.
+    """The dual-metric WLS (26) on `bundle`: minimize sum_k r_k^T M_k^-1 r_k by Schur-complement
+    LMIs.
 
     poses      optional pose set (m, 7 or 8, radians) on which M's arm block must satisfy
                M >= epsilon I (the rescue's Theta_r), activated lazily: a round solves with the
-               `initial_active` poses closest to violation under the OLS reference and the poses violated so far (the worst `max_added` new ones per round) until none of the
+               `initial_active` poses closest to violation under the OLS reference and the poses
+               violated so far (the worst `max_added` new ones per round) until none of the
                set is below epsilon, at most `max_rounds` rounds (each round is a relaxation of
                the full problem, so the first round that satisfies the whole set is its solution)
     bounds     {name: (lo, hi)} (None for no bound on that side)
@@ -568,7 +577,8 @@ def dual_metric_wls(
         if reference.parameters.std_errors is not None
         else np.zeros_like(beta_ref)
     )
-    # variables z = beta / scale: each of order one, so the solver's tolerances mean the same for all
+    # variables z = beta / scale: each of order one, so the solver's tolerances mean the same for
+    # all
     scale = np.abs(beta_ref) + se + 1e-9
     where = _condition_text(bundle, condition)
     poses = None if poses is None else np.asarray(poses, dtype=float)[:, :N_ARM_JOINTS]
@@ -607,7 +617,8 @@ def dual_metric_wls(
             raise DualMetricFailure(
                 status,
                 label,
-                f"the solution misses its LMIs: lambda_min at the data {lam_data.min():.3g}, IA8 {ia8:.3g}",
+                f"the solution misses its LMIs: lambda_min at the data {lam_data.min():.3g}, IA8 "
+                f"{ia8:.3g}",
             )
         if poses is None:
             break

@@ -135,7 +135,8 @@ def to_even_grid(log: RawLog) -> EvenGrid:
         raise InputError(
             str(log.path),
             f"a record of {(t_raw[-1] - t_raw[0]) * 1e3:.3g} ms ({t_raw.size} samples)",
-            f"at least {(FILTFILT_PAD_SAMPLES + 1) * GRID_PERIOD_S * 1e3:g} ms of record for the anti-alias filter",
+            f"at least {(FILTFILT_PAD_SAMPLES + 1) * GRID_PERIOD_S * 1e3:g} ms of record for the "
+            "anti-alias filter",
         )
     t_grid = (
         t_raw[0] + np.arange(n_grid) * GRID_PERIOD_S
@@ -260,7 +261,8 @@ def _section_pass(ext, b, a, zi, backward, z0, z1):
 
 
 def central_differences(theta: np.ndarray, ts: float) -> tuple[np.ndarray, np.ndarray]:
-    """Velocity and acceleration at the interior samples 1..n-2 of an evenly sampled angle record."""
+    """Velocity and acceleration at the interior samples 1..n-2 of an evenly sampled angle
+    record."""
     velocity = (theta[2:] - theta[:-2]) / (2.0 * ts)
     acceleration = (theta[2:] - 2.0 * theta[1:-1] + theta[:-2]) / ts**2
     return velocity, acceleration

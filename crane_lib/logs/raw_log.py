@@ -402,7 +402,8 @@ class RawLog:
 
     @property
     def clamped(self) -> np.ndarray:
-        """(n, 8) bool: the controller's own flag, set where the command reached the current limit."""
+        """(n, 8) bool: the controller's own flag, set where the command reached the current
+        limit."""
         return self.column_group("clamped") != 0
 
     @property
@@ -421,7 +422,8 @@ def _metadata_lines(metadata: dict[str, str] | None) -> list[str]:
         key, value = str(key), str(value)
         if "\n" in key or "\n" in value or ": " in key or not key:
             raise ValueError(
-                f"metadata entry {key!r}: keys must be non-empty without ': ', and neither may hold a newline"
+                f"metadata entry {key!r}: keys must be non-empty without ': ', and neither may "
+                "hold a newline"
             )
         lines.append(f"{key}: {value}")
     return lines
@@ -602,7 +604,8 @@ def _decompress(path: Path, data: bytes, repair: bool, repairs: list[str]) -> by
                 raise InputError(
                     str(path),
                     "the compressed stream ends before its end marker: the file is truncated",
-                    "a complete gzip stream (read_raw_log(..., repair=True) keeps what decompresses)",
+                    "a complete gzip stream (read_raw_log(..., repair=True) keeps what "
+                    "decompresses)",
                 )
             repairs.append(f"the gzip stream was cut short; kept the {total} bytes that decompress")
             break
@@ -760,7 +763,8 @@ def _parse_numbers(
     for index, line in enumerate(body.split(b"\n")[:n_lines]):
         for column, token in enumerate(line.split(b",")):
             if token.strip() == b"":
-                continue  # an empty field reads as NaN: reported by the finite check with its column
+                # an empty field reads as NaN: reported by the finite check with its column
+                continue
             parse_number(
                 token,
                 f"{path}, line {first_line + index}",
@@ -816,8 +820,10 @@ def _check_samples(
             shown_rows = ", ".join(origin.where(path, r).rsplit(", ", 1)[1] for r in repeats[:5])
             more = f" and {repeats.size - 5} more" if repeats.size > 5 else ""
             repairs.append(
-                f"dropped {repeats.size} samples whose stamp repeated the previous sample's ({shown_rows}{more}); "
-                f"{differing} of them differed in other columns; the first sample of each run was kept"
+                f"dropped {repeats.size} samples whose stamp repeated the previous sample's "
+                f"({shown_rows}{more}); "
+                f"{differing} of them differed in other columns; the first sample of each run was "
+                "kept"
             )
             keep = np.ones(len(t), dtype=bool)
             keep[repeats] = False

@@ -117,7 +117,8 @@ class Grouping:
         )
 
     def numeric_coefficients(self) -> list[dict[str, Fraction]]:
-        """The coefficients at the table's offsets, exactly (polynomials with rational coefficients at rational points)."""
+        """The coefficients at the table's offsets, exactly (polynomials with rational coefficients
+        at rational points)."""
         return [dict(row) for row in self.numeric]
 
     def relation(self, base: str) -> sympy.Expr:
@@ -156,7 +157,8 @@ def parameter_set_members(base_names, name: str) -> list[str]:
 
 
 def _offset_symbols(table):
-    """Replace each nonzero link offset r_j by a symbol RLj (the MDH table's exact values kept aside)."""
+    """Replace each nonzero link offset r_j by a symbol RLj (the MDH table's exact values kept
+    aside)."""
     import sympy
 
     rows, values = [], {}
@@ -247,7 +249,8 @@ def _group_at(function, order, offsets, seed: int, n_points: int = 24):
         for row in check:
             if sum((k * row[p] for p, k in coefficients[d]), Fraction(0)) != row[d]:
                 raise RuntimeError(
-                    f"grouping relation for {order[d]} fails on a fresh point: sample rank below generic rank"
+                    f"grouping relation for {order[d]} fails on a fresh point: sample rank below "
+                    "generic rank"
                 )
     return pivots, {
         (i, d): sympy.Rational(reduced[i][d].numerator, reduced[i][d].denominator)
@@ -392,7 +395,8 @@ def _grouping_cache_path(table_text: str):
 def grouping(table_path=None) -> Grouping:
     """The grouping of the MDH table at `table_path` (default: the project's), cached on disk."""
     path = robot_description.MDH_TABLE_CSV if table_path is None else table_path
-    # the cache key is the table's text: a cached grouping was derived from a table that passed its checks
+    # the cache key is the table's text: a cached grouping was derived from a table that passed its
+    # checks
     cache = _grouping_cache_path(open(path, encoding="utf-8").read())
     if cache.exists():
         data = json.loads(cache.read_text(encoding="utf-8"))

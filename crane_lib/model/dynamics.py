@@ -785,6 +785,7 @@ if __name__ == "__main__":
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
         list(pool.map(warm_kernels, PARAMETER_SETS))
     print(
-        f"dynamic model kernels ready ({', '.join(PARAMETER_SETS)}) in {time.perf_counter() - start:.1f} s "
+        f"dynamic model kernels ready ({', '.join(PARAMETER_SETS)}) in "
+        f"{time.perf_counter() - start:.1f} s "
         f"({workers} processes); cache {codegen.CODEGEN_DIR}"
     )

@@ -23,7 +23,8 @@ def singular_values(matrix: np.ndarray) -> np.ndarray:
 
 
 def rank_and_condition(matrix: np.ndarray) -> tuple[int, float]:
-    """(numerical rank, kappa) from one set of singular values (see numerical_rank, condition_number)."""
+    """(numerical rank, kappa) from one set of singular values (see numerical_rank,
+    condition_number)."""
     sv = singular_values(matrix)
     rank = int(np.sum(sv > sv[0] * max(np.shape(matrix)) * np.finfo(float).eps))
     return rank, float(sv[0] / sv[-1]) if sv[-1] > 0 else float("inf")
@@ -45,7 +46,8 @@ def condition_number(matrix: np.ndarray) -> float:
 
 def polarization_violation(model, n_states: int = 600, seed: int = 7) -> float:
     """Largest violation (N·m) of the polarization identity of the regressor's velocity part on
-    random states with three moving arm joints: Q(a+b+c) = Q(a+b) + Q(a+c) + Q(b+c) - Q(a) - Q(b) - Q(c).
+    random states with three moving arm joints: Q(a+b+c) = Q(a+b) + Q(a+c) + Q(b+c) - Q(a) - Q(b) -
+    Q(c).
 
     Q(v) is the regressor at velocity v with gravity and acceleration zero and the friction
     columns (FV, FS: linear in v and sign(v)) left out: the Coriolis/centrifugal part. The

@@ -275,7 +275,8 @@ def load_parameters(path, expected_names: list[str] | None = None) -> ParameterS
             raise InputError(
                 where,
                 f"value {value:g} of {name}",
-                f"a magnitude of at most {MAX_ABS_PARAMETER:g} {UNITS[kind]} (a unit or typing error?)",
+                f"a magnitude of at most {MAX_ABS_PARAMETER:g} {UNITS[kind]} (a unit or typing "
+                "error?)",
             )
         if fields[2].strip() != UNITS[kind]:
             raise InputError(

@@ -11,7 +11,8 @@ Plant (per 0.25 ms step, semi-implicit Euler with the drivetrain spring implicit
   link side   M_link(q) q̈ = τ_spring - (C(q, q̇) q̇ + g(q))              (arm, N_ARM x N_ARM)
   rotor side  IA_j q̈m_j = Kt_true,j i_j - τ_spring,j - FV_j q̇m_j - (FS_j + FL_j) sgn(q̇m_j)
   τ_spring = k (qm - q) + d (q̇m - q̇)      (drivetrain compliance, resonance near 100 Hz)
-             with backlash (switchable, off by default): k (δ - sgn(δ) b) + d (q̇m - q̇) while |δ| > b,
+             with backlash (switchable, off by default): k (δ - sgn(δ) b) + d (q̇m - q̇) while |δ| >
+             b,
              δ = qm - q, b the half gap, and no torque at all inside the gap (rotor and link apart)
   FL_j = λ_j |τ_spring,j|                  (load-dependent gear friction)
          λ_j = 1/η_drive,j - 1   if τ_spring,j q̇m_j > 0 (the motor drives the load)
@@ -107,9 +108,11 @@ N_CURRENT_SD, N_ENCODER_SD, N_PRESENT_SD = range(3)
     P_LOAD_FRICTION,
     P_VOLTAGE_LIMIT,
 ) = range(8)
-# switches of the effects the nonideality study added (twin/effects.py); at their defaults the plant is the one before them
+# switches of the effects the nonideality study added (twin/effects.py); at their defaults the plant
+# is the one before them
 P_ENCODER_QUANTIZE, P_ENCODER_ERROR, P_BACKLASH = range(8, 11)
-# rows of the per-arm-axis drive array `gear`: load-dependent gear friction, then the backlash half gap (rad)
+# rows of the per-arm-axis drive array `gear`: load-dependent gear friction, then the backlash half
+# gap (rad)
 G_LOSS_DRIVE, G_LOSS_BACK, G_HALF_GAP = range(3)
 # rows of the per-axis encoder error array `sensor`: e(θ) = a1 sin(θ + φ1) + a2 sin(2θ + φ2)
 E_A1, E_PHI1, E_A2, E_PHI2 = range(4)
@@ -136,7 +139,8 @@ M_KT, M_STALL_CURRENT, M_NO_LOAD_SPEED, M_ROWS = range(4)
 
 
 # Weight of the end-of-step spring force: 1 is implicit Euler (numerical damping ratio ω·h/2,
-# 0.08 at 100 Hz), 0.5 the trapezoidal rule on the spring (ω·h/4, 0.04), still unconditionally stable.
+# 0.08 at 100 Hz), 0.5 the trapezoidal rule on the spring (ω·h/4, 0.04), still unconditionally
+# stable.
 SPRING_IMPLICITNESS = 0.5
 
 # rows of the float scratch array ws_v
@@ -285,9 +289,11 @@ def plant_step(
     acceleration = ws_v[W_SOLUTION]
     if compliant:
         # The stiff rotor-link spring and damper are implicit (linearly implicit on the new
-        # velocities), the rigid-body terms explicit: with B = c hK + D (c = SPRING_IMPLICITNESS) and
+        # velocities), the rigid-body terms explicit: with B = c hK + D (c = SPRING_IMPLICITNESS)
+        # and
         # a_m = IA + h FV + h B, eliminating the rotor velocity gives
-        # [M + hB - h^2 B^2 / a_m] v' = M v + h (f0 - bias) + h B r_m / a_m,  vm' = (r_m + h B v') / a_m,
+        # [M + hB - h^2 B^2 / a_m] v' = M v + h (f0 - bias) + h B r_m / a_m,  vm' = (r_m + h B v') /
+        # a_m,
         # f0 = K (qm - q), r_m = IA vm + h (tau - f0). Coulomb friction then acts on the rotor
         # as an impulse of at most h FS that cannot reverse its velocity (first-order splitting),
         # and with it the load-dependent gear friction, at most h λ |τ_s|, τ_s = f0 + B (vm' - v')
@@ -513,7 +519,8 @@ def _latency(timing, rng):
 def _encoder(q_true, scal, noise, sensor, rng, ticks, theta):
     """12-bit link-side encoder: position register 0..4095 with 2048 at 0 rad, small read noise.
 
-    Switchable (the nonideality study): a position-dependent error e(θ) of the sensor added to the true angle
+    Switchable (the nonideality study): a position-dependent error e(θ) of the sensor added to the
+    true angle
     (first and second harmonic, `sensor` rows), and the rounding to whole counts."""
     res = scal[P_ENCODER_RES]
     error = scal[P_ENCODER_ERROR] > 0.5

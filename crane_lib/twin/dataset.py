@@ -4,7 +4,8 @@
 
 The executions are listed in papermill_params/recordings_<profile>.csv (trajectory, run,
 seed). Each is written as RESULTS_DIR/recordings/<trajectory>_run<run>.npz (the raw log of
-Appendix D-C, see crane_lib/logs/raw_log.py) and listed in RESULTS_DIR/recordings/manifest_<profile>.csv.
+Appendix D-C, see crane_lib/logs/raw_log.py) and listed in
+RESULTS_DIR/recordings/manifest_<profile>.csv.
 
 A recording is redone only when one of its inputs changed: the command file's text, the
 truth and drive-settings files, the realization constants, the twin's and controller's

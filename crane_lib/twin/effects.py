@@ -1,6 +1,7 @@
 """The twin's nonidealities by name: each can be switched off or scaled, and profiles combine them.
 
-The nonideality study asks what in a real arm makes an identified M(θ) indefinite away from the data. To
+The nonideality study asks what in a real arm makes an identified M(θ) indefinite away from the
+data. To
 answer it on the twin, every effect the twin has is a named, switchable magnitude, and two
 candidate effects it lacked (gear backlash, position-dependent encoder error) are added, off
 by default. The magnitudes and their sources are in `EFFECTS` and, argued, in
@@ -36,7 +37,8 @@ from crane_lib.twin import truth as twin_truth
 from crane_lib.twin.truth import CRANE_X7, PlantSettings
 
 INF = math.inf
-# the "unit": the phases of each axis's encoder error are drawn once with this seed (like the Kt draw)
+# the "unit": the phases of each axis's encoder error are drawn once with this seed (like the Kt
+# draw)
 ENCODER_ERROR_SEED = 20240516
 # current quantization off: the register unit divided by this (2.6 nA), the limit multiplied by it
 CURRENT_UNQUANTIZED_DIVISOR = 2.0**20
@@ -92,7 +94,8 @@ def _fmt(value: float) -> str:
 
 
 EFFECTS: tuple[Effect, ...] = (
-    # ---------------------------------------------------------------- what the twin had before the study
+    # ---------------------------------------------------------------- what the twin had before the
+    # study
     Effect(
         "encoder_quantization",
         "switch (12-bit link encoder)",
@@ -114,7 +117,8 @@ EFFECTS: tuple[Effect, ...] = (
         0.0,
         1.0,
         False,
-        "AS5045 datasheet: transition noise 0.03 deg rms (slow mode, 0.34 counts), 0.06 deg rms (fast mode)",
+        "AS5045 datasheet: transition noise 0.03 deg rms (slow mode, 0.34 counts), 0.06 deg rms "
+        "(fast mode)",
     ),
     Effect(
         "current_quantization",
@@ -159,7 +163,8 @@ EFFECTS: tuple[Effect, ...] = (
         0.0,
         3.0,
         False,
-        "twin register: run-to-run friction (temperature) and Kt drift (assumption of the first twin)",
+        "twin register: run-to-run friction (temperature) and Kt drift (assumption of the first "
+        "twin)",
     ),
     Effect(
         "dead_time",
@@ -225,7 +230,8 @@ EFFECTS: tuple[Effect, ...] = (
         0.0,
         2.0,
         False,
-        "paper Table XIX Joint-7 gain: drag 0.035 N·m at 1 rad/s, split half Coulomb (2 = all Coulomb)",
+        "paper Table XIX Joint-7 gain: drag 0.035 N·m at 1 rad/s, split half Coulomb (2 = all "
+        "Coulomb)",
     ),
     Effect(
         "products_of_inertia",
@@ -236,9 +242,11 @@ EFFECTS: tuple[Effect, ...] = (
         0.0,
         2.0,
         False,
-        "manufacturer's description: 0.1-8 % of each link's largest diagonal entry (paper Sec. III-C)",
+        "manufacturer's description: 0.1-8 % of each link's largest diagonal entry (paper Sec. "
+        "III-C)",
     ),
-    # ---------------------------------------------------------------- candidates added by the study (off by default)
+    # ---------------------------------------------------------------- candidates added by the study
+    # (off by default)
     Effect(
         "backlash",
         "deg (total play at the joint output)",
@@ -248,7 +256,8 @@ EFFECTS: tuple[Effect, ...] = (
         0.0,
         1.0,
         True,
-        "ROBOTIS e-Manual: backlash 15 arcmin (0.25 deg) for the XM540-W270 and the 353.5:1 train of the XH/XM430-W350",
+        "ROBOTIS e-Manual: backlash 15 arcmin (0.25 deg) for the XM540-W270 and the 353.5:1 train "
+        "of the XH/XM430-W350",
     ),
     Effect(
         "encoder_error",
@@ -259,7 +268,8 @@ EFFECTS: tuple[Effect, ...] = (
         0.0,
         1.4,
         True,
-        "AS5045 datasheet: integral non-linearity +-0.5 deg (centred magnet), +-1.4 deg (magnet displaced within tolerance)",
+        "AS5045 datasheet: integral non-linearity +-0.5 deg (centred magnet), +-1.4 deg (magnet "
+        "displaced within tolerance)",
     ),
 )
 NAMES = tuple(e.name for e in EFFECTS)
@@ -310,7 +320,8 @@ class TwinEffects:
 
 
 def check_value(name: str, value, where: str) -> float:
-    """The value of effect `name` as a float; an InputError naming `where` and the allowed range otherwise."""
+    """The value of effect `name` as a float; an InputError naming `where` and the allowed range
+    otherwise."""
     if name not in BY_NAME:
         raise InputError(where, f"unknown effect {name!r}", f"one of {', '.join(NAMES)}")
     try:

@@ -176,7 +176,8 @@ def record_joint(
     )
     if si[core.S_NOT_PD]:
         raise twin.PlantNotPositiveDefinite(
-            f"joint record of axis {axis}: the plant's inertia matrix is not positive definite at cycle {completed}"
+            f"joint record of axis {axis}: the plant's inertia matrix is not positive definite at "
+            f"cycle {completed}"
         )
     theta = out_theta[:, axis - 1]
     velocity = np.zeros(n)
@@ -348,7 +349,8 @@ def fopdt_frequency_response(model: JointModel, frequency_hz: np.ndarray) -> np.
 
 
 def arx_resonance(arx: ArxModel, minimum_hz: float = 20.0) -> tuple[float, float]:
-    """(frequency Hz, damping ratio) of the ARX's complex pole pair above `minimum_hz`, the lightest damped."""
+    """(frequency Hz, damping ratio) of the ARX's complex pole pair above `minimum_hz`, the lightest
+    damped."""
     frequency, damping = arx.poles()
     roots = np.roots(arx.a)
     candidates = [
@@ -363,7 +365,8 @@ def arx_resonance(arx: ArxModel, minimum_hz: float = 20.0) -> tuple[float, float
 
 
 def prbs_segment(record: JointRecord) -> slice:
-    """Samples of the record that hold the PRBS part of the excitation (after the rest and the square wave)."""
+    """Samples of the record that hold the PRBS part of the excitation (after the rest and the
+    square wave)."""
     period = CONTROL_PERIOD_S
     start = int(round((REST_BEFORE_S + 2 * SQUARE_PERIODS * SQUARE_LEVEL_S) / period))
     return slice(start, start + len(prbs()) * int(round(PRBS_BIT_S / period)))
@@ -372,7 +375,8 @@ def prbs_segment(record: JointRecord) -> slice:
 def empirical_frequency_response(
     record: JointRecord, nperseg: int = 512
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Non-parametric velocity/torque response of the PRBS part: cross spectrum over input spectrum (Welch, Hann).
+    """Non-parametric velocity/torque response of the PRBS part: cross spectrum over input spectrum
+    (Welch, Hann).
 
     Unlike the ARX fit it is not biased by the white quantization noise of the differenced
     velocity (that noise is uncorrelated with the input and averages out of the cross spectrum).
@@ -470,7 +474,8 @@ def closed_loop_frequency_response(
 def nominal_closed_loop_response(
     model: JointModel, frequency_hz: np.ndarray, k_p: float, k_v: float, k_i: float
 ) -> np.ndarray:
-    """θ/θref of the same feedback-only experiment when the axis is exactly its model (1), dead time included.
+    """θ/θref of the same feedback-only experiment when the axis is exactly its model (1), dead time
+    included.
 
     Plant θ/u = K_p e^(-T_d s) / ((T_p1 s + 1) s); law u = M̂ [K_P e + K_I ∫e - K_V θ̇]:
     T = P C / (1 + P C + P M̂ K_V s), C = M̂ (K_P + K_I / s).
@@ -484,7 +489,8 @@ def nominal_closed_loop_response(
 def bandwidth_hz(
     frequency_hz: np.ndarray, response: np.ndarray, level: float = 1.0 / math.sqrt(2.0)
 ) -> float:
-    """First frequency at which |response| falls below `level` (−3 dB) and stays there for the next bins; linear interpolation."""
+    """First frequency at which |response| falls below `level` (−3 dB) and stays there for the next
+    bins; linear interpolation."""
     magnitude = np.abs(response)
     below = magnitude < level
     for i in range(1, len(magnitude)):
@@ -522,7 +528,8 @@ def table_xix(fits: dict[int, JointFit]) -> tuple[list[JointModel], list[str]]:
         else:
             models.append(fits[axis].model)
             sources.append(
-                f"joint-level identification on the twin (crane_lib.twin.joint_identification, seed {JOINT_ID_SEED * 100 + axis})"
+                "joint-level identification on the twin (crane_lib.twin.joint_identification, "
+                f"seed {JOINT_ID_SEED * 100 + axis})"
             )
     return models, sources
 
@@ -546,7 +553,8 @@ def main(argv=None) -> None:
     for axis, fit in fits.items():
         m = fit.model
         print(
-            f"{axis:>4} {m.gain:9.3f} {m.time_constant:8.4f} {m.dead_time * 1e3:7.3f} {fit.fit_percent:6.1f}"
+            f"{axis:>4} {m.gain:9.3f} {m.time_constant:8.4f} {m.dead_time * 1e3:7.3f} "
+            f"{fit.fit_percent:6.1f}"
         )
     arx = fit_arx(fits[PAPER_AXIS].record)
     f, zeta = arx_resonance(arx)

@@ -180,7 +180,8 @@ class PlantNotPositiveDefinite(RuntimeError):
 
 
 class SimulationDiverged(RuntimeError):
-    """The twin's state became non-finite (a truth or drive setting the integrator cannot follow)."""
+    """The twin's state became non-finite (a truth or drive setting the integrator cannot
+    follow)."""
 
 
 @dataclass
@@ -202,16 +203,21 @@ class Plant:
     free: np.ndarray = field(default_factory=lambda: np.ones(N_AXES))
     standard: dict | None = None  # the 94 standard parameters it was built from (for energy checks)
     step: float = INTEGRATION_STEP_S
-    # load-dependent gear friction of the arm axes: row 0 = 1/η_driving - 1, row 1 = 1 - η_backdriven
+    # load-dependent gear friction of the arm axes: row 0 = 1/η_driving - 1, row 1 = 1 -
+    # η_backdriven
     gear_loss: np.ndarray = field(default_factory=lambda: np.zeros((2, N_ARM_JOINTS)))
     load_friction: bool = (
         True  # False: the core skips the term altogether (the plant before it existed)
     )
-    # supply-voltage limit: per axis stall current (A) and no-load speed (rad/s, link side) at the supply voltage
+    # supply-voltage limit: per axis stall current (A) and no-load speed (rad/s, link side) at the
+    # supply voltage
     stall_current: np.ndarray = field(default_factory=lambda: np.full(N_AXES, np.inf))
     no_load_speed: np.ndarray = field(default_factory=lambda: np.full(N_AXES, np.inf))
-    voltage_limit: bool = True  # False: the core delivers the commanded torque at any speed (the plant before the limit existed)
-    # effects the nonideality study added (twin/effects.py), at values that leave the plant as it was before them
+    # False: the core delivers the commanded torque at any speed (the plant before the limit
+    # existed)
+    voltage_limit: bool = True
+    # effects the nonideality study added (twin/effects.py), at values that leave the plant as it
+    # was before them
     encoder_quantization: bool = (
         True  # False: the encoder reports the (noisy) angle without rounding to counts
     )
@@ -255,7 +261,8 @@ class Plant:
         )
 
     def step_arguments(self) -> tuple:
-        """The arguments of the core's run_steps after (n_steps, x, torque): the plant alone, no sensors."""
+        """The arguments of the core's run_steps after (n_steps, x, torque): the plant alone, no
+        sensors."""
         return (
             self.scalars(),
             self.offsets,
@@ -388,7 +395,8 @@ def run_to_run(plant: Plant, rng: np.random.Generator, scale: float = 1.0) -> Pl
 
 
 def timing_array(latency_s: float = READ_DISPATCH_LATENCY_S, jitter: float = 1.0) -> np.ndarray:
-    """The core's timing settings. `latency_s`: mean read-to-command latency (its admitted band moves
+    """The core's timing settings. `latency_s`: mean read-to-command latency (its admitted band
+    moves
     with it, never below 0); `jitter`: scale of the wake-up latency, the late-cycle probability and
     the latency spread (0: a perfectly periodic host). The defaults are the twin's own settings."""
     shift = latency_s - READ_DISPATCH_LATENCY_S
@@ -446,7 +454,8 @@ class SegmentProfiles:
 
 
 def segment_profiles(cmd: CommandFile, period: float = CONTROL_PERIOD_S) -> SegmentProfiles:
-    """The per-axis 4-1-4 profiles of every segment (commands.segment_unit_profiles), sampled from the segment's start.
+    """The per-axis 4-1-4 profiles of every segment (commands.segment_unit_profiles), sampled from
+    the segment's start.
 
     On the arm a segment starts when the previous one is in position, so the samples are
     taken on each segment's own clock, not on the commanded global grid.
@@ -666,13 +675,15 @@ def record(
     samples = np.vstack(chunks)
     if si[core.S_NOT_PD]:
         raise PlantNotPositiveDefinite(
-            f"twin recording of {command_name}: the plant's inertia matrix is not positive definite "
+            f"twin recording of {command_name}: the plant's inertia matrix is not positive "
+            "definite "
             f"at sample {len(samples)} (truth: {truth_name}); a physical truth has M > 0 everywhere"
         )
     if not np.all(np.isfinite(samples)):
         bad = int(np.argwhere(~np.isfinite(samples))[0, 0])
         raise SimulationDiverged(
-            f"twin recording of {command_name}: non-finite value at sample {bad} (the simulation diverged)"
+            f"twin recording of {command_name}: non-finite value at sample {bad} (the simulation "
+            "diverged)"
         )
 
     t = samples[:, raw_log.column_index(n_axes)["t"]]

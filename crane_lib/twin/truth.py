@@ -450,7 +450,8 @@ def load_plant_settings(path=TWIN_PLANT_CSV, arm: str = CRANE_X7) -> PlantSettin
     if not (np.all(motor > 0) and np.all(motor[:, 0] == motor[0, 0])):
         raise InputError(
             str(path),
-            "a supply voltage, stall current or no-load speed is not positive, or the voltages differ",
+            "a supply voltage, stall current or no-load speed is not positive, or the voltages "
+            "differ",
             "positive values, one supply voltage",
         )
     return PlantSettings(
@@ -496,7 +497,8 @@ def check_physical(truth: ParameterSet, source: str = "truth", arm: str = CRANE_
             raise InputError(
                 f"{source}: link {j}",
                 f"XX{j}..M{j} are not a physical body (pseudo-inertia lambda_min {smallest:.3g})",
-                "a positive definite pseudo-inertia: inertia about the origin consistent with mass and first moments",
+                "a positive definite pseudo-inertia: inertia about the origin consistent with mass "
+                "and first moments",
             )
     for axis in range(1, description.n_axes + 1):
         if not value[f"IA{axis}"] > 0:
