@@ -2197,7 +2197,8 @@ def class_table(results):
                 "cases": len(members),
                 "subcommands": ", ".join(sorted({c.command for c, _, _ in members})),
                 "exit status": ", ".join(str(s) for s in sorted({c.status for c, _, _ in members})),
-                "as expected here": f"{sum(o is not None and not p for _, o, p in members)} of {sum(o is not None for _, o, _ in members)}",
+                "as expected here": f"{sum(o is not None and not p for _, o, p in members)} of "
+                f"{sum(o is not None for _, o, _ in members)}",
                 "example message": _last_line(example)
                 if example is not None
                 else f"(expects {members[0][0].fragment!r}: run by the tests)",

@@ -33,9 +33,12 @@ KINDS = {
     "claims": "the claims at a glance (one JSON per claim)",
     "audits": "every OLS estimate of the build audited over the domain (Sec. VI-E)",
     "accepted": "the accepted model and its audit",
-    "export": "the accepted model's consistent link-level model: URDF, MJCF, standard parameters and record",
-    "repeats": "the repeats sweep's records: every execution refitted, per interval (Table XI, Sec. VII-D)",
-    "kt_draws": "the Kt draws: one record per draw of per-axis torque-constant errors (Appendix E-C)",
+    "export": "the accepted model's consistent link-level model: URDF, MJCF, standard parameters "
+    "and record",
+    "repeats": "the repeats sweep's records: every execution refitted, per interval (Table XI, "
+    "Sec. VII-D)",
+    "kt_draws": "the Kt draws: one record per draw of per-axis torque-constant errors (Appendix "
+    "E-C)",
 }
 _FIXED_TIME = (1980, 1, 1, 0, 0, 0)
 

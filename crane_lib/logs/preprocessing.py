@@ -310,10 +310,12 @@ def bundle_from_grid(grid: EvenGrid, ts: float) -> Bundle:
             "interval_s": repr(float(ts)),
             "grid_period_s": repr(GRID_PERIOD_S),
             "grid_anchor": "first stamp",
-            "filter": f"Butterworth order {FILTER_ORDER}, corner {corner_frequency_hz(ts)!r} Hz, zero-phase per section, "
+            "filter": f"Butterworth order {FILTER_ORDER}, corner {corner_frequency_hz(ts)!r} Hz, "
+            "zero-phase per section, "
             f"odd padding {FILTFILT_PAD_SAMPLES}",
             "differences": "central, interior target samples",
-            "clamp_mask": f"any axis |u| >= {CLAMP_THRESHOLD_FRACTION} x limit, dilated by {CLAMP_DILATION_WINDOWS} window",
+            "clamp_mask": f"any axis |u| >= {CLAMP_THRESHOLD_FRACTION} x limit, dilated by "
+            f"{CLAMP_DILATION_WINDOWS} window",
         }
     )
     return Bundle(
