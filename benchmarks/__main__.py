@@ -29,11 +29,13 @@ HERE = Path(__file__).resolve().parent
 
 
 def scripts(selected=()) -> list[Path]:
+    """The benchmark scripts whose names contain one of `selected` (all when empty)."""
     found = sorted(HERE.glob("bench_*.py"))
     return [s for s in found if not selected or any(name in s.stem for name in selected)]
 
 
 def main(argv=None) -> int:
+    """Run the selected benchmarks (or measure the targets) and print their results."""
     from benchmarks._smoke import ISOLATED_ENV
 
     parser = argparse.ArgumentParser(

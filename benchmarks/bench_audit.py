@@ -179,6 +179,7 @@ def bench_rescue(smoke: bool = False) -> None:
 
 
 def main(argv=None) -> int:
+    """Time the audit against Pinocchio's loop and print the ratios."""
     from benchmarks._smoke import add_smoke_argument, isolated
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

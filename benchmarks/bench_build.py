@@ -104,6 +104,7 @@ def report(lines: list[dict], pipeline_steps: list[dict], target_min: float | No
 
 
 def main(argv=None) -> int:
+    """Build the book from a fresh clone and record every step's wall and CPU minutes."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile", choices=("quick", "full"), default="quick")
     parser.add_argument("--jobs", default="2")

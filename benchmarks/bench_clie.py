@@ -102,12 +102,14 @@ def numpy_reference(problem: clie.CLIEProblem, beta: np.ndarray, span_s: float) 
 
 
 def start_point(log_path: Path, trajectory: str):
+    """The raw log of a recording and its condition identified at the residual interval."""
     log = read_raw_log(log_path)
     condition = identify_condition(preprocess(log, clie.RESIDUAL_INTERVAL_S), trajectory)
     return log, condition
 
 
 def main(argv=None) -> int:
+    """Time the CLIE routes against each other on the same start points and print the ratios."""
     from benchmarks._smoke import add_smoke_argument, isolated, smoke_recordings
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -25,6 +25,7 @@ FRACTIONS = (1 / 6, 1 / 3, 1.0)
 
 
 def bench_sizes(ts: float) -> None:
+    """Time the dual-metric WLS against OLS on one condition at interval `ts` (s)."""
     from crane_lib.identification import condition as identify
     from crane_lib.identification import weighted
     from crane_lib.model.dynamics import DynamicModel
@@ -69,6 +70,7 @@ def bench_sizes(ts: float) -> None:
 
 
 def main(argv=None) -> int:
+    """Run the dual-metric benchmark and print its ratios."""
     from benchmarks._smoke import add_smoke_argument, isolated, smoke_recordings
 
     global TRAJECTORY

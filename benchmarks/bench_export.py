@@ -27,6 +27,7 @@ from pathlib import Path
 
 
 def model_file(folder: Path) -> tuple[Path, str]:
+    """A model file to export (the accepted model, else the twin's truth) and its label."""
     from crane_lib.acceptance.accepted import accepted_paths
     from crane_lib.model.dynamics import DynamicModel
     from crane_lib.model.parameters import ParameterSet, save_parameters
@@ -46,6 +47,7 @@ def model_file(folder: Path) -> tuple[Path, str]:
 
 
 def main(argv=None) -> int:
+    """Time the consistent export of one model and print the result."""
     from benchmarks._smoke import add_smoke_argument, isolated
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

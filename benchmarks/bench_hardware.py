@@ -115,6 +115,7 @@ def bench_loop(
     idle_s: float = 0.5,
     attempts: int = 3,
 ) -> dict:
+    """Record `command` on the emulator in real time and return the loop's cycle statistics."""
     from crane_lib.hardware.emulated import record_on_emulator
     from crane_lib.hardware.recorder import RecorderSettings
 
@@ -139,6 +140,7 @@ def bench_loop(
 
 
 def bench_notebook(log: Path, trajectory: str, folder: Path) -> float:
+    """Seconds to execute the "Your own arm" report on one recording with papermill."""
     import jupytext
     import papermill
 
@@ -180,6 +182,7 @@ def bench_notebook(log: Path, trajectory: str, folder: Path) -> float:
 
 
 def main(argv=None) -> int:
+    """Time the recorder's loop on the emulator (and the report) and print the ratios."""
     from benchmarks._smoke import add_smoke_argument
 
     parser = argparse.ArgumentParser(

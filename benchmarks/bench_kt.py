@@ -55,6 +55,7 @@ def _since(start) -> tuple[float, float]:
 
 
 def main(argv=None) -> int:
+    """Time one Kt draw's refit and audit and print the result."""
     from benchmarks._smoke import add_smoke_argument
     from crane_lib.acceptance import audit
     from crane_lib.acceptance import kt_sensitivity as kt

@@ -184,6 +184,7 @@ def bench_audit_scale(smoke: bool = False) -> None:
 
 
 def bench_regressor(smoke: bool = False) -> None:
+    """Time the generated regressor against Pinocchio's on a recording-sized batch."""
     import pinocchio as pin
 
     from crane_lib.model.dynamics import DynamicModel
@@ -327,6 +328,7 @@ def bench_arms(smoke: bool = False) -> None:
 
 
 def main(argv=None) -> int:
+    """Run the model benchmarks (generation, regressor, cached load) and print ratios."""
     import argparse
 
     from benchmarks._smoke import add_smoke_argument, isolated

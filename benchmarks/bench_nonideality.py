@@ -28,6 +28,7 @@ def _timed(function, *args, **kwargs):
 
 
 def bench_point(smoke: bool = False) -> None:
+    """Time one rung of the nonideality ladder: record, identify, audit."""
     import numba
 
     numba.set_num_threads(1)
@@ -109,6 +110,7 @@ def bench_point(smoke: bool = False) -> None:
 
 
 def main(argv=None) -> int:
+    """Run the nonideality benchmark and print its result."""
     from benchmarks._smoke import add_smoke_argument, isolated
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

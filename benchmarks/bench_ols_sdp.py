@@ -27,6 +27,7 @@ TRAJECTORY = "AG02"
 
 
 def bench_ols() -> None:
+    """Time OLS by QR against the normal equations on one condition at 10 ms."""
     from crane_lib.identification import condition as identify
     from crane_lib.identification.ols import ols, stack
     from crane_lib.model.dynamics import DynamicModel
@@ -52,6 +53,7 @@ def bench_ols() -> None:
 
 
 def bench_projection() -> None:
+    """Time the conditional SDP projection (8) of one condition at 40 ms."""
     from crane_lib.identification import condition as identify
     from crane_lib.identification import projection as sdp
     from crane_lib.model.dynamics import DynamicModel
@@ -75,6 +77,7 @@ def bench_projection() -> None:
 
 
 def bench_sweep(smoke: bool = False) -> None:
+    """Time the OLS/SDP sweep over its conditions on a local pool."""
     from crane_book import pipeline, sweep
     from crane_lib.paths import recording_path
 
@@ -107,6 +110,7 @@ def bench_sweep(smoke: bool = False) -> None:
 
 
 def main(argv=None) -> int:
+    """Run the OLS/SDP benchmarks and print their ratios."""
     from benchmarks._smoke import add_smoke_argument, isolated, smoke_recordings
 
     global TRAJECTORY

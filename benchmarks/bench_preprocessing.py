@@ -52,6 +52,7 @@ def realistic_log(seed: int = 1, duration_s: float = RECORD_S) -> np.ndarray:
 
 
 def best_of(repeats: int, action):
+    """The shortest of `repeats` timings of `action()` (s) and its last result."""
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
@@ -87,6 +88,7 @@ def scipy_zero_phase(sections, x):
 
 
 def main(argv=None) -> int:
+    """Time the zero-phase filter against scipy's filtfilt and print the ratio."""
     from benchmarks._smoke import add_smoke_argument
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -204,6 +204,7 @@ def faithful_extrapolation(outcomes) -> dict:
 
 
 def bench_faithful(shortest: int | None = None) -> dict:
+    """Time the faithful CLIE route over its conditions (the `shortest` ones when given)."""
     from crane_book import pipeline, sweep
     from crane_lib.paths import recording_path
 
@@ -274,6 +275,7 @@ def bench_faithful(shortest: int | None = None) -> dict:
 
 
 def main(argv=None) -> int:
+    """Run the sweep benchmarks and print their ratios."""
     from benchmarks._smoke import add_smoke_argument, isolated, smoke_recordings
     from crane_lib.paths import RESULTS_DIR
 

@@ -54,6 +54,7 @@ def _numpy_reference_speed(span_s: float = 0.2) -> float:
 
 
 def bench_speed(smoke: bool = False) -> None:
+    """Time the twin's recorder against real time on one command file."""
     from crane_lib.paths import RESULTS_DIR, TRAJECTORY_DIR
     from crane_lib.twin import recorder as twin
 
@@ -84,6 +85,7 @@ def bench_speed(smoke: bool = False) -> None:
 
 
 def bench_dataset() -> None:
+    """Time the full profile's data set recorded on two processes."""
     from crane_lib.twin import dataset
 
     with tempfile.TemporaryDirectory() as folder:
@@ -99,6 +101,7 @@ def bench_dataset() -> None:
 
 
 def main(argv=None) -> int:
+    """Run the twin's benchmarks and print their ratios."""
     from benchmarks._smoke import add_smoke_argument, isolated
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -82,6 +82,7 @@ class Case:
 
     @property
     def command(self) -> str:
+        """The subcommand the case runs."""
         return self.argv[0]
 
 
@@ -94,6 +95,7 @@ class Outcome:
 
     @property
     def message(self) -> str:
+        """What the command said: its standard error, else its standard output."""
         return self.stderr if self.stderr.strip() else self.stdout
 
 
@@ -107,16 +109,19 @@ def _trajectory(name: str) -> bytes:
 
 @cache
 def command_file_bytes(name: str = "AP01") -> bytes:
+    """The bytes of a shipped command file (`name`.txt)."""
     return _trajectory(name)
 
 
 @cache
 def truth_bytes() -> bytes:
+    """The bytes of the twin's truth parameter file."""
     return (DATA_DIR / "twin_truth.csv").read_bytes()
 
 
 @cache
 def truth_base_parameters() -> np.ndarray:
+    """The twin's truth in the 39 base parameters."""
     from crane_lib.twin.truth import load_truth
 
     return shared_model("reduced").base_from_standard(load_truth().as_dict()).values
@@ -460,6 +465,7 @@ def _slow_file() -> bytes:
 
 
 def parameter_text(edit) -> bytes:
+    """A model file's bytes with `edit` applied to its lines."""
     lines = model_bytes().decode().split("\n")
     return "\n".join(edit(lines)).encode()
 
@@ -479,6 +485,7 @@ def _param_field(name: str, index: int, token: str):
 
 
 def truth_text(name: str, value: float) -> bytes:
+    """The truth file's bytes with parameter `name` set to `value`."""
     lines = truth_bytes().decode().split("\n")
     out = []
     for line in lines:
@@ -1878,6 +1885,7 @@ def snapshot(folder: Path) -> dict[str, tuple]:
 
 
 def changes(before: dict, after: dict) -> list[str]:
+    """The names whose content differs between two snapshots of a folder."""
     return sorted(name for name in set(before) | set(after) if before.get(name) != after.get(name))
 
 
@@ -1906,6 +1914,7 @@ def problems(case: Case, outcome: Outcome) -> list[str]:
 
 
 def skipped_reason(case: Case, signals: bool = True) -> str | None:
+    """Why the case cannot run here (root, signals), or None."""
     if case.needs_non_root and os.geteuid() == 0:
         return "root ignores file permissions"
     if case.signal is not None and not signals:

@@ -44,6 +44,7 @@ _FIXED_TIME = (1980, 1, 1, 0, 0, 0)
 
 
 def bundle_path(kind: str) -> Path:
+    """The zip of one kind of record offered for download."""
     return DOWNLOADS_DIR / f"crane-x7-{kind}-records.zip"
 
 

@@ -41,6 +41,7 @@ class Actuator:
 
     @property
     def current_limit_a(self) -> float:
+        """The servo's current limit (A)."""
         return self.current_limit_units * CURRENT_UNIT_A
 
     @property
@@ -50,6 +51,7 @@ class Actuator:
 
     @property
     def velocity_ceiling_deg_s(self) -> float:
+        """The servo's velocity limit as a link speed (°/s)."""
         return self.velocity_limit_units * VELOCITY_UNIT_RPM * 360.0 / 60.0
 
 

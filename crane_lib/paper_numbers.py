@@ -43,6 +43,7 @@ class PaperNumber:
 
 @lru_cache(maxsize=1)
 def table() -> pd.DataFrame:
+    """The paper's numbers as a table indexed by id."""
     return pd.read_csv(PAPER_NUMBERS_CSV, dtype=str, keep_default_na=False).set_index("id")
 
 
@@ -68,4 +69,5 @@ def paper(number_id: str) -> PaperNumber:
 
 
 def value(number_id: str) -> float:
+    """The value of the paper's number `number_id`."""
     return paper(number_id).value

@@ -159,6 +159,7 @@ def typed_numbers(path: Path) -> list[Typed]:
 
 
 def main(argv: list[str]) -> int:
+    """List the numbers typed into chapter prose; exit 1 if any."""
     paths = [Path(a) for a in argv] or sorted(CHAPTERS.glob("*.py"))
     listed = [t for path in paths for t in typed_numbers(path)]
     for typed in listed:

@@ -96,11 +96,13 @@ def wide_lines(path: Path, width: int = WIDTH) -> list[tuple[int, str]]:
 
 
 def ratio(path: Path) -> float:
+    """The chapter's code lines per prose line."""
     code, prose = counts(path)
     return code / prose if prose else float("inf")
 
 
 def main(argv: list[str]) -> int:
+    """Print every chapter's code-to-prose ratio; exit 1 above the limit or the page width."""
     paths = [Path(a) for a in argv] or sorted(CHAPTERS.glob("*.py"))
     worst = 0
     print(f"{'chapter':<32} {'code':>5} {'prose':>6} {'ratio':>6}")

@@ -179,6 +179,7 @@ def compare(first: Path, second: Path) -> dict[str, list[str]]:
 
 
 def main(argv=None) -> int:
+    """Build the profile twice from clean clones and list every result file that differs."""
     parser = options.Parser(prog="python tools/determinism.py", description=__doc__.splitlines()[0])
     parser.add_argument("--profile", choices=("quick", "full"), default="quick")
     parser.add_argument("--jobs", default="2", help=f"processes per build, 1 to {options.MAX_JOBS}")

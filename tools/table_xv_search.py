@@ -12,6 +12,7 @@ from crane_lib.excitation import composition
 
 
 def main() -> None:
+    """Print the family compositions that meet the paper's counts."""
     result = composition.search()
     t = result.targets
     print(

@@ -66,6 +66,7 @@ class AcceptedModel:
 
     @property
     def accepted(self) -> bool:
+        """Whether every final audit passed."""
         return all(a.passed for a in self.final_audits)
 
     @property
@@ -75,6 +76,7 @@ class AcceptedModel:
         return min(self.final_audits, key=lambda a: a.lambda_min)
 
     def verdict(self) -> str:
+        """One line: accepted (after the rescue or not) or rejected, with the worst audit."""
         worst = self.worst_audit
         if self.accepted:
             rescued = (

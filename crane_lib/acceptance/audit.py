@@ -240,9 +240,11 @@ class PoseSet:
     domain: str
 
     def part(self, name: str) -> np.ndarray:
+        """The poses of one component of the pose set (rad)."""
         return self.poses[self.component == self.names.index(name)]
 
     def counts(self) -> dict[str, int]:
+        """The number of poses of each component."""
         return {name: int(np.sum(self.component == i)) for i, name in enumerate(self.names)}
 
     def __len__(self) -> int:
@@ -362,10 +364,12 @@ class AuditResult:
 
     @property
     def n_poses(self) -> int:
+        """The number of poses audited over all components."""
         return int(sum(self.pose_counts.values()))
 
     @property
     def n_violations(self) -> int:
+        """The number of violating poses over all components."""
         return int(sum(self.violations.values()))
 
     @classmethod

@@ -801,6 +801,7 @@ class CertificationResult:
     elapsed_s: float = field(compare=False, default=0.0)
 
     def summary(self) -> str:
+        """One line: the check's status, its bound or witness, and what it cost."""
         if self.status == CERTIFIED:
             head = f"certified: lambda_min(M(theta)) >= {self.certified_lambda_min:.4g} kg·m^2 (margin {self.margin:g}) at every theta in the box"
         elif self.status in (VIOLATED, BELOW_MARGIN):
@@ -816,6 +817,7 @@ class CertificationResult:
         return f"{head}; {self.boxes_processed:,} boxes processed, {self.elapsed_s:.1f} s, tolerance {self.tolerance:.1e} kg·m^2"
 
     def to_dict(self) -> dict:
+        """The check as a JSON-ready dict."""
         return {
             "status": self.status,
             "margin": self.margin,

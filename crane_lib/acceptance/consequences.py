@@ -68,6 +68,7 @@ def error_dynamics_eigenvalues(m_hat: np.ndarray, m_acc: np.ndarray) -> np.ndarr
 
 
 def unit_rows(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:
+    """`n` random unit rows of dimension `dim`."""
     rows = rng.standard_normal((n, dim))
     return rows / np.linalg.norm(rows, axis=1, keepdims=True)
 
@@ -133,6 +134,7 @@ def pose_consequences(
     n_accelerations: int | None = None,
     angle_deg: float | None = None,
 ) -> PoseConsequences:
+    """What inverting an infeasible M does at one pose: torque, acceleration and loop errors."""
     m_hat, m_acc = np.asarray(m_hat, dtype=float), np.asarray(m_acc, dtype=float)
     if m_hat.shape != m_acc.shape or m_hat.ndim != 2 or m_hat.shape[0] != m_hat.shape[1]:
         raise InputError(
@@ -193,6 +195,7 @@ class Consequences:
     seed: int
 
     def to_dict(self) -> dict:
+        """The consequences as one JSON-ready row."""
         row = {k: v for k, v in self.at_worst_pose.__dict__.items()}
         row.update(
             non_pd_fraction=self.non_pd_fraction,

@@ -52,10 +52,12 @@ class LinkCondition:
 
     @property
     def margin(self) -> float:
+        """ZZR minus |XXR| of the link (kg·m²): positive when the condition holds."""
         return float(self.zzr - abs(self.xxr))
 
     @property
     def holds(self) -> bool:
+        """Whether ZZR > |XXR| holds for the link."""
         return self.margin > 0
 
     @property
@@ -65,6 +67,7 @@ class LinkCondition:
 
     @property
     def expression(self) -> str:
+        """The condition as printed ("ZZR5 > |XXR5|")."""
         return f"ZZR{self.link} > |XXR{self.link}|"
 
     def violated_by(self) -> list[str]:

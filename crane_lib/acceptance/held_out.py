@@ -38,6 +38,7 @@ class HeldOut:
     pooled_rmse: float  # N·m, over every axis and sample of every recording
 
     def rows(self) -> list[dict]:
+        """One row per held-out recording: samples, RMSE (N·m) and MNE."""
         return [
             {"recording": n, "samples": e.n_samples, "RMSE [N·m]": e.rmse, "MNE": e.mne}
             for n, e in zip(self.names, self.errors)

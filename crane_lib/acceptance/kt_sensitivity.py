@@ -106,6 +106,7 @@ def twin_corrections() -> dict[str, np.ndarray]:
 
 
 def check_factors(factors) -> np.ndarray:
+    """The per-axis Kt factors as an array, refused unless finite, positive and one per axis."""
     factors = np.asarray(factors, dtype=float)
     if factors.shape != (N_AXES,):
         raise InputError(
@@ -151,6 +152,7 @@ class KtStudy:
 
     @property
     def n_samples(self) -> int:
+        """The number of samples of the bundle."""
         return len(self.theta)
 
 
@@ -326,10 +328,12 @@ def uniform_scaling(study: KtStudy, factor: float) -> dict:
 
 
 def study_directory(trajectory: str, ts: float, run: int) -> Path:
+    """The folder of one condition's Kt draws."""
     return KT_DIR / f"{trajectory}_run{int(run)}_{round(ts * 1e3):02d}ms"
 
 
 def draw_record_path(trajectory: str, ts: float, run: int, seed: int) -> Path:
+    """The record of one Kt draw of one condition."""
     return study_directory(trajectory, ts, run) / f"draw_{int(seed):05d}.json"
 
 

@@ -74,6 +74,7 @@ def record_path(trajectory: str, ts: float, run: int, refine: str = "none", dire
 
 
 def heldout_bundles(ts: float = HELDOUT_TS) -> list:
+    """The held-out recordings' bundles at interval `ts` (s), first execution."""
     return [condition_bundle(name, ts, 1) for name in HELDOUT]
 
 
@@ -169,6 +170,7 @@ def _heldout_scores(model: DynamicModel, beta, heldout) -> dict:
 
 
 def write_record(path, record: dict) -> Path:
+    """Write one repeat's record atomically and return its path."""
     return write_json_record(path, record)
 
 
@@ -186,6 +188,7 @@ def load_record(trajectory: str, ts: float, run: int, refine: str = "none", dire
 
 
 def load_records(directory=None) -> list[dict]:
+    """Every repeat record of the folder (the build's repeats by default)."""
     return read_json_records(REPEATS_DIR if directory is None else directory)
 
 

@@ -236,6 +236,7 @@ class Acceptance:
 
     @property
     def accepted(self) -> bool:
+        """Whether the rescued model passed the final audit."""
         return bool(self.final_audit.passed)
 
 

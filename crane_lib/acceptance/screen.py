@@ -71,6 +71,7 @@ class PreparedPoses:
 
 
 def prepare(pose_set: PoseSet, model: DynamicModel | None = None) -> PreparedPoses:
+    """The pose set in the kernels' joint angles (MDH offsets applied), for many models."""
     model = shared_model("reduced") if model is None else model
     if model.parameter_set != "reduced":
         raise ValueError(
@@ -100,9 +101,11 @@ class ScreenedAudit:
 
     @property
     def n_violations(self) -> int:
+        """The number of violating poses over all components."""
         return int(sum(self.violations.values()))
 
     def to_dict(self) -> dict:
+        """The screen's result as a JSON-ready dict."""
         return {
             "passed": self.passed,
             "lambda_min": self.lambda_min,

@@ -68,6 +68,7 @@ class StageClouds:
 
     @classmethod
     def from_records(cls, records: list[dict]) -> "StageClouds":
+        """The OLS, SDP and CLIE clouds of the sweep's records, one row per condition."""
         if not records:
             raise ValueError(
                 "no CLIE records: run the CLIE sweep first (python -m crane_book.pipeline)"
@@ -93,12 +94,14 @@ class StageClouds:
         )
 
     def index_of(self, trajectory: str, ts: float) -> int:
+        """The row of `trajectory` at interval `ts` (s) in the cloud."""
         for i, (name, interval) in enumerate(self.labels):
             if name == trajectory and math.isclose(interval, ts):
                 return i
         raise KeyError(f"{trajectory} at {ts * 1e3:g} ms is not among the cloud's conditions")
 
     def without(self, trajectory: str) -> "StageClouds":
+        """The clouds without the conditions of `trajectory`."""
         keep = [i for i, (name, _) in enumerate(self.labels) if name != trajectory]
         return StageClouds(
             self.names,
@@ -138,6 +141,7 @@ def median_distance(points: np.ndarray) -> float:
 
 
 def cloud_measures(clouds: StageClouds, reference: str = "OLS") -> dict[str, dict[str, float]]:
+    """Total variance and median distance of each stage's cloud, standardized by `reference`."""
     z = clouds.standardized(reference)
     return {
         s: {"total variance": total_variance(z[s]), "median distance": median_distance(z[s])}
@@ -159,9 +163,11 @@ class PCABasis:
     variances: np.ndarray
 
     def project(self, points: np.ndarray, n: int = 2) -> np.ndarray:
+        """The points' coordinates on the first `n` principal axes."""
         return (points - self.mean) @ self.axes[:n].T
 
     def share(self, n: int = 2) -> float:
+        """The share of the total variance the first `n` principal axes carry."""
         return float(self.variances[:n].sum() / self.variances.sum())
 
 
@@ -224,6 +230,7 @@ def centrality_metrics(n_points: int, dimensions: int = 39) -> list[tuple[str, i
 
 
 def distances_under(points: np.ndarray, components: int | None) -> np.ndarray:
+    """Pairwise distances: Euclidean, or Mahalanobis on `components` principal axes."""
     return (
         euclidean_distances(points)
         if components is None

@@ -49,6 +49,7 @@ __all__ = ["EXIT_BAD_INPUT", "build_parser", "main"]
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The `crane-id` parser with one subcommand per module of this package."""
     parser = Parser(prog="crane-id", description="CRANE-X7 dynamic identification tools.")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in SUBCOMMANDS:

@@ -30,6 +30,7 @@ from crane_lib.identification.refinement import DEFAULT_REFINE, REFINE_CHOICES
 
 
 def register(subparsers) -> None:
+    """Add the `accept` subcommand and its options."""
     parser = subparsers.add_parser(
         "accept",
         help="a recording to an accepted model (or a rejection): identify, refine, audit, rescue, "
@@ -85,6 +86,7 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # the same checks as the new-recording report, all before any computation
+    """Identify, refine, audit and (if needed) rescue one recording; write the accepted model."""
     robot = robot_of(args.robot)
     model = robot_model(robot)
     inputs = accept_inputs(

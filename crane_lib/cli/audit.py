@@ -33,6 +33,7 @@ MAX_TIME_S = 7 * 24 * 3600.0
 
 
 def register(subparsers) -> None:
+    """Add the `audit` subcommand and its options."""
     parser = subparsers.add_parser(
         "audit", help="all-pose PD audit of a model's inertia matrix (paper Sec. VI-E)"
     )
@@ -96,6 +97,7 @@ def _degrees(pose) -> str:
 
 
 def audit_report(result: audit_module.AuditResult, worst: int) -> str:
+    """The audit's verdict and its `worst` poses as printed lines."""
     verdict = (
         "PASS: positive definite at every configuration"
         if result.passed
@@ -129,6 +131,7 @@ def audit_report(result: audit_module.AuditResult, worst: int) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Audit a model's inertia matrix over the domain and print the verdict."""
     robot = robot_of(args.robot)
     if args.sparse:
         robot.refuse("the earlier version's sparse audit (--sparse)")

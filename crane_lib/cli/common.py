@@ -74,6 +74,7 @@ class Parser(argparse.ArgumentParser):
     --help)`."""
 
     def error(self, message: str):
+        """Exit with the bad-input status and a one-line message."""
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
@@ -185,6 +186,7 @@ def interval_seconds(text: str) -> float:
 
 
 def add_force(parser: argparse.ArgumentParser) -> None:
+    """Add the `--force` option (replace an existing output file)."""
     parser.add_argument(
         "--force",
         action="store_true",

@@ -35,6 +35,7 @@ margin_type = bounded_float(
 
 
 def register(subparsers) -> None:
+    """Add the `export` subcommand and its options."""
     parser = subparsers.add_parser(
         "export", help="consistent link-level model of a base model, as URDF and MJCF"
     )
@@ -89,6 +90,7 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Reconstruct a consistent link-level model and write it as URDF, MJCF and CSV."""
     robot = robot_of(args.robot)
     suffixes = {"urdf": (".urdf",), "mjcf": (".xml", ".mjcf"), "standard": (".csv",)}
     outputs = {

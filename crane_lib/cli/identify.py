@@ -46,6 +46,7 @@ MAX_WORKERS = 39
 
 
 def register(subparsers) -> None:
+    """Add the `identify` subcommand and its options."""
     parser = subparsers.add_parser(
         "identify",
         help="identify a model from one recording: OLS, routing test, SDP projection, refinement",
@@ -100,6 +101,7 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Identify one recording (OLS, routing, projection, refinement) and write the model."""
     robot = robot_of(args.robot)
     out = output_path(args.out, inputs=[args.log, args.trajectory], force=args.force)
     dynamics = robot_model(robot)

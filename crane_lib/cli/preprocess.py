@@ -21,6 +21,7 @@ from crane_lib.logs.raw_log import read_raw_log
 
 
 def register(subparsers) -> None:
+    """Add the `preprocess` subcommand and its options."""
     parser = subparsers.add_parser(
         "preprocess",
         help="resample, filter and difference a raw log into bundles (paper D-C)",
@@ -51,6 +52,7 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Preprocess a raw log into one bundle per sampling interval."""
     robot = robot_of(args.robot)
     intervals = [ms / 1000.0 for ms in sorted(set(args.intervals))]
     names = {ts: preprocessing.bundle_filename(ts) for ts in intervals}

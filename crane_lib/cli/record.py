@@ -53,6 +53,7 @@ watchdog_ms = bounded_float(
 
 
 def register(subparsers) -> None:
+    """Add the `record` subcommand and its options."""
     parser = subparsers.add_parser(
         "record",
         help="run a command file on the digital twin, or on the arm with --port, and write its raw "
@@ -130,6 +131,7 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Record a command file on the twin (or on the arm with --port) into a raw log."""
     robot = robot_of(args.robot)
     if args.port is not None:
         _check_arm_bus(robot)

@@ -33,6 +33,7 @@ epsilon_type = bounded_float(
 
 
 def register(subparsers) -> None:
+    """Add the `rescue` subcommand and its options."""
     parser = subparsers.add_parser(
         "rescue",
         help="nearest model PD over Theta (rescue SDP with constraint generation), then the audit",
@@ -54,6 +55,7 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Rescue a model (nearest PD over Θ_r with constraint generation) and audit it."""
     robot = robot_of(args.robot)
     out = output_path(args.out, inputs=[args.model], force=args.force)
     model = robot_model(robot)

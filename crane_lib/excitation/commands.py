@@ -200,10 +200,12 @@ class CommandFile:
 
     @property
     def n_waypoints(self) -> int:
+        """The number of commanded waypoints."""
         return len(self.waypoints)
 
     @property
     def start(self) -> np.ndarray:
+        """The assumed start posture (rad)."""
         return np.radians(self.command_format.start_posture_deg)
 
     def segment_endpoints(self) -> tuple[np.ndarray, np.ndarray]:
@@ -398,6 +400,7 @@ def read_command_file(path, command_format: CommandFormat = CRANE_X7_FORMAT) -> 
 
 
 def format_command_file(cmd: CommandFile) -> str:
+    """The command file as text in the paper's format (Appendix B-B)."""
     lines = [f"# {c}" if c else "#" for c in cmd.comments]
     lines += list(cmd.command_format.header_lines())
     lines.append(f"WAYPOINTS {cmd.n_waypoints}")
@@ -443,6 +446,7 @@ class SegmentPlan:
 
     @property
     def end_time(self) -> float:
+        """When the segment ends (s from the file's start)."""
         return self.start_time + self.duration
 
 
@@ -472,6 +476,7 @@ def _segment_timing(delta: np.ndarray, fraction: float) -> tuple[float, float, n
 
 
 def plan_segments(cmd: CommandFile) -> list[SegmentPlan]:
+    """The timing of every segment of the command file under the 4-1-4 profile."""
     starts, targets = cmd.segment_endpoints()
     plans, t = [], 0.0
     for a, b, pct in zip(starts, targets, cmd.speed_percent):
@@ -624,11 +629,13 @@ class SegmentStatistics:
         return np.floor(self.ramps_s / ts + 1e-9)
 
     def share_of_ramps_below(self, ts: float, n_samples: int = 3) -> float:
+        """The share of acceleration ramps shorter than `n_samples` samples at interval `ts` (s)."""
         counts = self.ramp_samples(ts)
         return float(np.mean(counts < n_samples)) if len(counts) else 0.0
 
 
 def segment_statistics(cmd: CommandFile) -> SegmentStatistics:
+    """Counts and timings of the command file's segments (Appendix B tables)."""
     table = segment_table(cmd)
     axis_ramps = [r for ramps in table.axis_ramps_s for r in ramps]
     return SegmentStatistics(

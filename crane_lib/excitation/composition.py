@@ -70,6 +70,7 @@ def _options() -> dict:
 
 
 def search() -> SearchResult:
+    """The compositions of the families that meet the paper's counts (Table XV search)."""
     specs = ex.trajectory_specs()
     fixed = {n: ex.build(specs[n]) for n in FIXED}
     fixed_rows = sum(c.n_waypoints for c in fixed.values())

@@ -94,6 +94,7 @@ class SingleJointPrimitive:
 
     @property
     def label(self) -> str:
+        """The primitive as printed ("axis 5 with θ6 = -89°")."""
         if self.axis == HAND_AXIS:
             return "hand"
         held = ", ".join(f"θ{a} = {v:g}°" for a, v in self.held)
@@ -151,13 +152,16 @@ class PairPrimitive:
 
     @property
     def axes(self) -> tuple[int, int]:
+        """The two axes the pair moves."""
         return (self.first_axis, self.first_axis + 1)
 
     @property
     def proximal(self) -> bool:
+        """Whether the pair is proximal (first axis 1 to 3)."""
         return self.first_axis <= 3
 
     def excursion(self) -> np.ndarray:
+        """The pair's excursion target (°)."""
         both = np.zeros(len(self.home))
         both[self.first_axis - 1] = self.sign
         both[self.first_axis] = self.sign if self.second_sign is None else self.second_sign
@@ -244,6 +248,7 @@ class Block:
 
     @property
     def label(self) -> str:
+        """The block as printed ("S(A)", "Πβ@0.30")."""
         base = f"S({self.posture})" if self.kind == "S" else PAIR_BLOCKS[self.kind].name
         return base if self.level == NORMAL else f"{base}@{self.level:.2f}"
 
@@ -258,6 +263,7 @@ class TrajectorySpec:
 
     @property
     def sequence(self) -> str:
+        """The trajectory's blocks joined as printed ("S(A) ++ Πα")."""
         return " ++ ".join(b.label for b in self.blocks)
 
 
@@ -283,6 +289,7 @@ PB_WRIST_MERGE_ROWS = (5, 10, 11)  # B-E names PB05, PB10, PB11
 
 
 def trajectory_specs() -> dict[str, TrajectorySpec]:
+    """The 40 identification trajectories as block sequences (Tables XIII-XV)."""
     specs: dict[str, TrajectorySpec] = {}
     for family in "ABC":
         for row, (pairs, level) in FAMILY_ROWS.items():
@@ -529,6 +536,7 @@ def _group_motions(out: _RowWriter, fraction: float) -> None:
 
 
 def build_validation(name: str) -> CommandFile:
+    """The validation command file `name` (V01-V03, Appendix B-G)."""
     out = _RowWriter()
     if name == "V01":
         _v01_cycle(out, V01_LEVEL, V01_CYCLES)
@@ -563,10 +571,12 @@ def build_validation(name: str) -> CommandFile:
 
 
 def generate_identification() -> dict[str, CommandFile]:
+    """Every identification command file, built from its specification."""
     return {name: build(spec) for name, spec in trajectory_specs().items()}
 
 
 def generate_validation() -> dict[str, CommandFile]:
+    """The validation command files V01-V03."""
     return {name: build_validation(name) for name in VALIDATION_NAMES}
 
 
@@ -731,6 +741,7 @@ def set_counts(
 
 
 def main(argv=None) -> int:
+    """Regenerate the command files into a folder."""
     parser = argparse.ArgumentParser(
         description="Regenerate the CRANE-X7 command files (paper Appendix B)."
     )

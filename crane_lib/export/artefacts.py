@@ -37,6 +37,7 @@ MAKE_STEP = (
 def export_paths(
     trajectory: str = "AG02", ts: float = 0.040, run: int = 1, directory=None
 ) -> dict[str, Path]:
+    """The export's files of one condition (URDF, MJCF, standard parameters, record)."""
     stem = f"crane_x7_{trajectory}_run{run}_{round(ts * 1e3):02d}ms"
     directory = EXPORT_DIR if directory is None else Path(directory)
     return {

@@ -338,6 +338,7 @@ class DecidedMoment:
 
     @property
     def expression(self) -> str:
+        """The combination as printed ("ZZR2 + 0.25 MXR3")."""
         terms = []
         for name, w in sorted(self.weights.items(), key=lambda item: -item[1]):
             sign = "-" if w < 0 else "+"
@@ -351,6 +352,7 @@ class DecidedMoment:
         return text[2:] if text.startswith("+ ") else text
 
     def value(self, base: ParameterSet) -> float:
+        """The combination's value on a base parameter set."""
         values = base.as_dict()
         return float(sum(w * values.get(name, 0.0) for name, w in self.weights.items()))
 
@@ -435,6 +437,7 @@ class Reconstruction:
 
     @property
     def seconds(self) -> float:
+        """Seconds spent in the solver over all solves."""
         return float(sum(s["seconds"] for s in self.solves))
 
     def changed(self, k: int = 3) -> list[tuple[str, float]]:
@@ -445,6 +448,7 @@ class Reconstruction:
         return [(self.base.names[i], float(moved[i])) for i in order if moved[i] != 0]
 
     def summary(self) -> str:
+        """One line: what was reconstructed, how far it moved and its smallest margin."""
         worst = int(np.argmin(self.link_margins))
         if self.parameter_set == "standard":
             return (
@@ -466,6 +470,7 @@ class Reconstruction:
         )
 
     def to_record(self) -> dict:
+        """The reconstruction as a JSON-ready record."""
         return {
             "parameter_set": self.parameter_set,
             "exact": bool(self.exact),

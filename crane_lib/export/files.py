@@ -384,6 +384,7 @@ def _full_inertia(inertia: np.ndarray) -> list[float]:
 
 
 def urdf_text(robot: RobotModel) -> str:
+    """The robot model as URDF text (rotor inertia as Drake's transmission tags)."""
     ET.register_namespace("drake", DRAKE_NAMESPACE)
     root = ET.Element("robot", {"name": robot.name})
     for line in _header(robot, "URDF") + [
@@ -491,6 +492,7 @@ def read_urdf_joint_dynamics(path) -> dict[str, dict[str, float]]:
 
 
 def mjcf_text(robot: RobotModel, timestep: float = 1e-3) -> str:
+    """The robot model as MJCF text (armature, damping, frictionloss per joint)."""
     root = ET.Element("mujoco", {"model": robot.name})
     for line in _header(robot, "MJCF") + [
         "The hand axis (8) is a rotor decoupled from the arm, as in the identification model: "

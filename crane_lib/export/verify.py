@@ -41,6 +41,7 @@ class ToolCheck:
 
     @property
     def passed(self) -> bool:
+        """Whether both errors are within the tolerance."""
         return self.inertia_error <= TOLERANCE and self.torque_error <= TOLERANCE
 
 
@@ -70,6 +71,7 @@ def pinocchio_model(urdf):
 
 
 def pinocchio_check(urdf, model: DynamicModel, beta, n: int = 100, seed: int = 1) -> ToolCheck:
+    """M(q) and inverse dynamics of the URDF in Pinocchio against the model on random states."""
     import pinocchio
 
     robot, damping = pinocchio_model(urdf)
@@ -106,6 +108,7 @@ def mujoco_model(mjcf, constraints: bool = True):
 
 
 def mujoco_check(mjcf, model: DynamicModel, beta, n: int = 100, seed: int = 1) -> ToolCheck:
+    """M(q) and inverse dynamics of the MJCF in MuJoCo against the model on random states."""
     import mujoco
 
     robot = mujoco_model(mjcf, constraints=False)

@@ -100,10 +100,12 @@ class BusFault(RuntimeError):
 
 
 def comm_text(result: int) -> str:
+    """The SDK's communication result as words."""
     return COMM_NAMES.get(result, f"result {result}")
 
 
 def packet_error_text(error: int) -> str:
+    """A status packet's error byte as words."""
     parts = []
     if error & ct.ERROR_ALERT:
         parts.append("hardware error alert")
@@ -129,6 +131,7 @@ class WaitingPortHandler(sdk.PortHandler):
         self.stale_bytes = 0  # bytes found waiting before a request, or arriving after a timeout
 
     def clearPort(self):  # noqa: N802 (the SDK's name; called by its txPacket before every request)
+        """Drop what waits in the input buffer, counting the stale bytes."""
         try:
             self.stale_bytes += self.ser.in_waiting
         except OSError:
@@ -159,10 +162,12 @@ class WaitingPortHandler(sdk.PortHandler):
         return dropped
 
     def setPacketTimeout(self, packet_length):  # noqa: N802 (the SDK's name)
+        """Start the reply's deadline: wire time of the packet plus the reply timeout."""
         self.packet_start_time = self.getCurrentTime()
         self.packet_timeout = self.tx_time_per_byte * packet_length + self.reply_timeout_ms
 
     def readPort(self, length):  # noqa: N802
+        """Read up to `length` bytes, waiting until the reply's deadline."""
         data = self.ser.read(length)
         if data:
             return data
@@ -208,6 +213,7 @@ class CheckedPacketHandler(Protocol2PacketHandler):
             port.discard_stale()
 
     def txRxPacket(self, port, txpacket):  # noqa: N802 (the SDK's name and flow, with the length check)
+        """Send a packet and read its status, checking the reply's length."""
         dxl_id, instruction = txpacket[PKT_ID], txpacket[PKT_INSTRUCTION]
         length = expected_status_length(txpacket)  # before txPacket stuffs the packet in place
         result = self.txPacket(port, txpacket)
@@ -229,6 +235,7 @@ class CheckedPacketHandler(Protocol2PacketHandler):
         return rxpacket, result, rxpacket[PKT_ERROR]
 
     def readRx(self, port, dxl_id, length):  # noqa: N802 (used by GroupSyncRead for each servo's reply)
+        """Read one servo's reply of `length` bytes, skipping stale packets."""
         while True:
             rxpacket, result = self.rxPacket(port, False)
             if result != sdk.COMM_SUCCESS or self._matches(rxpacket, dxl_id, length + 4):
@@ -244,6 +251,7 @@ class CheckedPacketHandler(Protocol2PacketHandler):
 
 
 def is_pseudo_terminal(port: str) -> bool:
+    """Whether `port` is a pseudo-terminal (the emulator's)."""
     try:
         return os.major(os.stat(port).st_rdev) in PTY_SLAVE_MAJORS
     except OSError:
@@ -262,6 +270,7 @@ def latency_timer_ms(port: str) -> int | None:
 
 
 def latency_fix(port: str) -> str:
+    """The command that sets the USB serial adapter's latency timer."""
     device = Path(os.path.realpath(port)).name
     return (
         f"echo {LATENCY_TIMER_LIMIT_MS} | sudo tee {SYSFS_USB_SERIAL / device / 'latency_timer'}  "
@@ -281,6 +290,7 @@ class ServoInfo:
 
     @property
     def model(self) -> str:
+        """The servo's model name from its model number."""
         return ct.MODEL_NAME.get(self.model_number, f"model {self.model_number}")
 
 
@@ -342,6 +352,7 @@ class ServoBus:
 
     # -- opening, before any write
     def open(self) -> None:
+        """Open the port at the bus's baud rate, refusing a missing or busy device."""
         where = self.port_name
         if not os.path.exists(self.port_name):
             raise InputError(
@@ -473,6 +484,7 @@ class ServoBus:
         return advanced
 
     def stale_counts(self) -> dict[str, str]:
+        """Stale packets and bytes dropped so far, for the log's metadata."""
         return {
             "bus_stale_packets_dropped": str(self.packet.stale_packets),
             "bus_stale_bytes_dropped": str(self.port.stale_bytes if self.port is not None else 0),
@@ -480,6 +492,7 @@ class ServoBus:
 
     # -- single register access with checks
     def read(self, dxl_id: int, register: ct.Register) -> int:
+        """Read one register of one servo, raising BusFault on an error."""
         read = {
             1: self.packet.read1ByteTxRx,
             2: self.packet.read2ByteTxRx,
@@ -636,6 +649,7 @@ class ServoBus:
 
     # -- the cycle
     def read_cycle(self, out: CycleRead) -> None:
+        """Read one cycle's positions, velocities, currents and errors by sync read."""
         result = self._reader.txRxPacket()
         if result != sdk.COMM_SUCCESS:
             raise BusFault(
@@ -678,6 +692,7 @@ class ServoBus:
         )
 
     def write_goal_current(self, units) -> None:
+        """Write every axis's goal current (units of the current register) by sync write."""
         for axis, dxl_id in enumerate(self.ids):
             value = int(units[axis]) & 0xFFFF
             goal = self._goal[axis]
@@ -726,6 +741,7 @@ class ServoBus:
         return state
 
     def close(self) -> None:
+        """Close the port (idempotent)."""
         if self.port is not None:
             try:
                 self.port.closePort()

@@ -213,6 +213,7 @@ VELOCITY_UNIT_RAD_S = (
 
 
 def hardware_error_text(bits: int) -> str:
+    """Hardware Error Status bits as words."""
     names = [name for bit, name in HARDWARE_ERROR_BITS.items() if bits & bit]
     return ", ".join(names) if names else f"0x{bits:02x}"
 

@@ -40,6 +40,7 @@ class EmulatedRecording:
 
     @property
     def complete(self) -> bool:
+        """Whether the recording ended without a fault."""
         return self.recording.fault is None
 
     def require_complete(self) -> None:

@@ -279,9 +279,11 @@ class Servo:
 
     # raw access to one register
     def get(self, register: ct.Register) -> int:
+        """A register's value from the control table."""
         return _FORMATS[register.size, register.signed].unpack_from(self.table, register.address)[0]
 
     def set(self, register: ct.Register, value: int) -> None:
+        """Write a register's value into the control table."""
         _FORMATS[register.size, register.signed].pack_into(self.table, register.address, int(value))
 
     @property
@@ -296,13 +298,16 @@ class Servo:
 
     @property
     def torque_on(self) -> bool:
+        """Whether the servo's torque is enabled."""
         return self.table[ct.TORQUE_ENABLE.address] == 1
 
     @property
     def shut_down(self) -> bool:
+        """Whether a hardware error has shut the servo down."""
         return bool(self.table[ct.HARDWARE_ERROR_STATUS.address] & self.table[ct.SHUTDOWN.address])
 
     def error_byte(self, error: int = 0) -> int:
+        """A status packet's error byte, with the alert bit when a hardware error is set."""
         return error | (ct.ERROR_ALERT if self.table[ct.HARDWARE_ERROR_STATUS.address] else 0)
 
     def _resolve(self, address: int) -> int:
@@ -313,6 +318,7 @@ class Servo:
         return int.from_bytes(self.table[pointer : pointer + 2], "little")
 
     def read(self, address: int, length: int) -> tuple[int, bytes]:
+        """The error byte and bytes of a read of `length` bytes at `address` (indirect resolved)."""
         if length < 1 or address < 0 or address + length > ct.CONTROL_TABLE_SIZE:
             return ct.ERROR_ACCESS, b""
         targets = self._read_plan.get((address, length))
@@ -404,6 +410,7 @@ class Servo:
         self.set(register, value)
 
     def reboot(self, now: float) -> None:
+        """Reboot the servo: torque off, errors cleared, goal current and watchdog zero."""
         if self.torque_on:
             self.torque_events.append((now, 0))
         self.set(ct.TORQUE_ENABLE, 0)
@@ -412,6 +419,7 @@ class Servo:
         self.set(ct.BUS_WATCHDOG, 0)
 
     def raise_hardware_error(self, bits: int, now: float) -> None:
+        """Set hardware error bits, disabling torque when they shut the servo down."""
         self.set(ct.HARDWARE_ERROR_STATUS, self.get(ct.HARDWARE_ERROR_STATUS) | bits)
         if self.shut_down and self.torque_on:
             self.set(ct.TORQUE_ENABLE, 0)
@@ -471,9 +479,11 @@ class RealTimePlant:
 
     @property
     def time(self) -> float:
+        """The plant's time (s)."""
         return self.steps * self.plant.step
 
     def advance(self, now: float) -> None:
+        """Step the plant up to device time `now` (s)."""
         due = int(
             (now - self.t0) / self.plant.step + 1e-6
         )  # a lockstep time on the step grid is not one step short
@@ -502,9 +512,11 @@ class RealTimePlant:
             self.torque[axis] = self.plant.kt_true[axis] * joint_amps
 
     def stick(self, axis: int) -> None:
+        """Hold `axis` still (a stuck joint)."""
         self.plant.free[axis] = 0.0
 
     def hold(self, held: bool) -> None:
+        """Hold every axis still, or free them all."""
         self.plant.free[:] = 0.0 if held else 1.0
 
     def sensors(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -572,6 +584,7 @@ class ServoBus:
 
     # time-driven behaviour: plant, faults, watchdog
     def tick(self, now: float) -> None:
+        """Advance the plant to `now` (s) and start the faults that are due."""
         self.plant.advance(now)
         self._arm(now)
         if self.armed_at is not None:
@@ -876,6 +889,7 @@ class Session:
         self.pending: list[tuple[float, bytes]] = []
 
     def reset(self, config: EmulatorConfig) -> None:
+        """A fresh bus with `config`, nothing pending."""
         self.bus = ServoBus(config)
         self.pending = []
 
@@ -913,10 +927,12 @@ def serve(session: Session, master: int, stop_fd: int | None = None, on_command=
 
 
 def config_to_json(config: EmulatorConfig) -> str:
+    """The configuration as JSON."""
     return json.dumps(dataclasses.asdict(config))
 
 
 def config_from_json(text: str) -> EmulatorConfig:
+    """The configuration from its JSON."""
     fields = json.loads(text)
     fields["faults"] = tuple(Fault(**f) for f in fields.get("faults", ()))
     for key in ("start_posture", "ids", "models", "absent"):
@@ -1014,12 +1030,15 @@ class EmulatorProcess:
         return json.loads(line)
 
     def snapshot(self) -> dict:
+        """The emulator's state: control tables, faults, torque events."""
         return self._ask({"command": "snapshot"})
 
     def reset(self, config: EmulatorConfig) -> None:
+        """Reset the emulator with `config`."""
         self._ask({"command": "reset", "config": config_to_json(config)})
 
     def stop(self) -> dict | None:
+        """Stop the emulator process and return its final state (None if it had ended)."""
         if self.process.poll() is not None:
             return None
         try:
@@ -1068,6 +1087,7 @@ def _fault_option(kind: str):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The emulator's command-line parser."""
     parser = argparse.ArgumentParser(
         prog="python -m crane_lib.hardware.emulator",
         description=__doc__.split("\n\n")[0],
@@ -1155,6 +1175,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def config_from_args(args) -> EmulatorConfig:
+    """The emulator's configuration from its command-line options."""
     faults = tuple(args.drop + args.corrupt_crc + args.hardware_error + args.stuck + args.late)
     start = tuple(np.radians(args.start_posture)) if args.start_posture else ()
     config = EmulatorConfig(
@@ -1172,6 +1193,7 @@ def config_from_args(args) -> EmulatorConfig:
 
 
 def main(argv=None) -> int:
+    """Serve the emulated bus on a pseudo-terminal until interrupted."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.serve_stdio is not None:

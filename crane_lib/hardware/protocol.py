@@ -90,10 +90,12 @@ def _frame(dxl_id: int, body: bytes) -> bytes:
 
 
 def instruction_packet(dxl_id: int, instruction: int, parameters: bytes = b"") -> bytes:
+    """A Protocol 2.0 instruction packet (header, id, length, instruction, CRC)."""
     return _frame(dxl_id, bytes((instruction,)) + bytes(parameters))
 
 
 def status_packet(dxl_id: int, error: int, parameters: bytes = b"") -> bytes:
+    """A Protocol 2.0 status packet with its error byte."""
     return _frame(dxl_id, bytes((INST_STATUS, error & 0xFF)) + bytes(parameters))
 
 
@@ -117,6 +119,7 @@ class PacketReader:
         self.dropped_bytes = 0
 
     def feed(self, data: bytes) -> list[Packet]:
+        """Add bytes read from the wire and return the whole packets found."""
         self.buffer += data
         packets = []
         while True:

@@ -117,6 +117,7 @@ class RecorderSettings:
 
     @property
     def reply_timeout_ms(self) -> float:
+        """The reply timeout (ms): the timing's, at most the watchdog."""
         return min(self.timing.reply_timeout_ms, self.watchdog)
 
 
@@ -128,6 +129,7 @@ class Fault:
     sample: int  # logged rows before the fault
 
     def text(self) -> str:
+        """The fault as printed ("kind: detail")."""
         return f"{self.kind}: {self.detail}"
 
 
@@ -144,6 +146,7 @@ class ArmRecording:
 
     @property
     def exit_status(self) -> int:
+        """The recorder's exit status: 0, 1 on a fault, 128 + the signal's number."""
         if self.fault is None:
             return 0
         if self.fault.kind == "signal":
@@ -239,6 +242,7 @@ def request_realtime(enable: bool) -> str:
 
 
 def current_scheduling():
+    """The process's scheduling policy and parameters, or None where unavailable."""
     try:
         return os.sched_getscheduler(0), os.sched_getparam(0)
     except (AttributeError, OSError):
@@ -303,6 +307,7 @@ def _partial_paths(out: Path) -> tuple[Path, Path]:
 
 
 def cycles_path(out: Path) -> Path:
+    """The file of per-cycle timings beside the log `out`."""
     name = out.name
     for suffix in (".csv.gz", ".npz", ".csv"):
         if name.endswith(suffix):

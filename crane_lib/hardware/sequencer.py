@@ -116,10 +116,12 @@ class Sequencer:
 
     @property
     def logged(self) -> bool:
+        """Whether the current phase is logged."""
         return self.phase in LOGGED_PHASES
 
     @property
     def done(self) -> bool:
+        """Whether the sequence has finished."""
         return self.phase == DONE
 
     def reference(self) -> Reference:

@@ -48,6 +48,7 @@ class Timing:
     period_s: float = CONTROL_PERIOD_S
 
     def describe(self) -> str:
+        """The timing mode in words."""
         if self.lockstep:
             return (
                 "lockstep (emulator only, tests and demonstrations): device time driven by the "

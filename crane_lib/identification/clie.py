@@ -183,6 +183,7 @@ class Simulation:
 
     @property
     def ok(self) -> bool:
+        """Whether the simulation ran to the end without diverging."""
         return self.code == 0
 
 
@@ -223,9 +224,11 @@ class CLIEProblem:
 
     @property
     def n_residuals(self) -> int:
+        """The number of residual entries (valid samples times axes)."""
         return int(self.valid.sum()) * self.n_axes
 
     def law_arguments(self) -> tuple:
+        """The controller's constants as the compiled simulation takes them."""
         c = self.constants
         limit_units = np.rint(
             np.asarray(c.limit_units) * c.current_unit / SIMULATED_CURRENT_RESOLUTION_A
@@ -242,6 +245,7 @@ class CLIEProblem:
         )
 
     def simulate(self, beta) -> Simulation:
+        """Simulate the closed loop under controller (2) with parameters `beta`."""
         beta = np.ascontiguousarray(beta, dtype=float)
         if beta.shape != (len(self.names),):  # the compiled kernels would write out of bounds
             raise InputError(
@@ -288,15 +292,18 @@ class CLIEProblem:
         return preprocessing.zero_phase_filter(self.sections, on_grid)[self.keep]
 
     def residual_of(self, simulation: Simulation) -> np.ndarray:
+        """The torque-input error of a simulation: measured minus band-limited simulated torque."""
         if not simulation.ok:
             return np.full(self.n_residuals, DIVERGED_RESIDUAL)
         r = self.measured - self.band_limit(simulation.tau)
         return r[self.valid].ravel()
 
     def residual(self, beta) -> np.ndarray:
+        """The torque-input error (N·m) at parameters `beta`, valid samples only."""
         return self.residual_of(self.simulate(beta))
 
     def objective(self, beta) -> float:
+        """The CLIE objective: the squared norm of the residual (N²·m²)."""
         r = self.residual(beta)
         return float(r @ r)
 
@@ -602,9 +609,11 @@ class RefinementReport:
     objective_final_paper_step: float | None = None
 
     def parameters(self) -> ParameterSet:
+        """The refined parameters."""
         return ParameterSet(self.names, self.x, meta={"stage": self.method})
 
     def as_dict(self) -> dict:
+        """The refinement as a JSON-ready dict."""
         return {
             "method": self.method,
             "objective_start": self.objective_start,
@@ -1000,6 +1009,7 @@ def failure_path(trajectory: str, ts: float, run: int = 1, method: str = "fast")
 
 
 def write_failure(path, condition, message: str) -> Path:
+    """Write the record of a refinement that failed, with its message."""
     return write_json_record(
         path,
         {

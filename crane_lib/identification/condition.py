@@ -67,10 +67,12 @@ class ConditionResult:
 
     @property
     def method(self) -> str:
+        """How the start point was made: OLS, or the projection's method."""
         return "ols" if self.estimate is None else self.estimate.method
 
     @property
     def pd_visited(self) -> bool:
+        """Whether M is PD at every configuration the record visits."""
         return bool(self.lambda_min_visited > 0)
 
     @property
@@ -140,6 +142,7 @@ def condition_bundle(trajectory: str, ts: float, run: int = 1):
 
 
 def condition_record_path(trajectory: str, ts: float, run: int = 1) -> Path:
+    """The record of one condition of the OLS/SDP sweep."""
     return CONDITIONS_DIR / f"{trajectory}_run{run}_{round(ts * 1e3):02d}ms.json"
 
 
@@ -217,6 +220,7 @@ def record_condition(trajectory: str, ts: float, run: int = 1) -> ConditionResul
 
 
 def write_condition_record(path, result: ConditionResult) -> Path:
+    """Write one condition's record atomically."""
     return write_json_record(path, result.record())
 
 

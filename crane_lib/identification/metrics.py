@@ -51,10 +51,12 @@ class PredictionError:
 
 
 def predicted_torque(model: DynamicModel, beta, bundle) -> np.ndarray:
+    """The inverse dynamics W(θ, θ̇, θ̈)β on the bundle's samples (N·m)."""
     return model.inverse_dynamics(bundle.theta, bundle.dtheta, bundle.ddtheta, beta)
 
 
 def prediction_error(model: DynamicModel, beta, bundle) -> PredictionError:
+    """RMSE, per-axis RMSE and MNE of the model's torque on a bundle."""
     error = bundle.tau - predicted_torque(model, beta, bundle)
     per_axis = np.sqrt(np.mean(error**2, axis=0))
     peak_to_peak = np.ptp(bundle.tau, axis=0)
@@ -149,10 +151,12 @@ class Spread:
 
     @property
     def n(self) -> int:
+        """The number of values."""
         return int(self.values.size)
 
 
 def spread(values) -> Spread:
+    """Mean, standard deviation and range of the values."""
     values = np.asarray(values, dtype=float)
     if values.size == 0:
         raise ValueError("spread of no values")

@@ -52,6 +52,7 @@ class OLSResult:
 
     @property
     def residual_rms(self) -> float:
+        """The RMS of the residual (N·m)."""
         return float(np.sqrt(np.mean(self.residual**2)))
 
 

@@ -76,6 +76,7 @@ class ProjectionResult:
 
     @property
     def change_norm(self) -> float:
+        """The Euclidean norm of the projection's change."""
         return float(np.linalg.norm(self.change))
 
 
@@ -238,6 +239,7 @@ class ConditionalProjection:
 
     @property
     def epsilon(self) -> float | None:
+        """The chosen margin ε (kg·m²), or None when no rung succeeded."""
         return None if self.chosen is None else self.chosen.epsilon
 
 

@@ -104,10 +104,12 @@ class WeightedFit:
 
     @property
     def values(self) -> np.ndarray:
+        """The estimate's values."""
         return self.parameters.values
 
     @property
     def residual_rms(self) -> float:
+        """The RMS of the residual (N·m)."""
         return float(np.sqrt(np.mean(self.residual**2)))
 
 
@@ -133,6 +135,7 @@ class Consistency:
 
     @property
     def phi_scale(self) -> np.ndarray:
+        """The scale of each coordinate φ (ones when unscaled)."""
         q = np.asarray(self.base_matrix).shape[1]
         return np.ones(q) if self.scale is None else np.asarray(self.scale, dtype=float)
 

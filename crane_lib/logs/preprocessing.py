@@ -88,10 +88,12 @@ class Bundle:
 
     @property
     def n_samples(self) -> int:
+        """The number of samples."""
         return self.t.shape[0]
 
     @property
     def interval_ms(self) -> int:
+        """The sampling interval (ms)."""
         return int(round(self.ts * 1e3))
 
 
@@ -123,6 +125,7 @@ def _interpolate_columns(t_grid: np.ndarray, t_raw: np.ndarray, values: np.ndarr
 
 
 def to_even_grid(log: RawLog) -> EvenGrid:
+    """The raw log interpolated onto the even 1 ms grid."""
     t_raw = log.t
     if t_raw.size < 2:
         raise InputError(
@@ -186,6 +189,7 @@ def antialias_sections(ts: float) -> np.ndarray:
 
 
 def corner_frequency_hz(ts: float) -> float:
+    """The anti-aliasing filter's corner frequency (Hz) for interval `ts` (s)."""
     return CORNER_FRACTION_OF_NYQUIST / (2.0 * ts)
 
 
@@ -288,6 +292,7 @@ def clamp_masks(
 
 
 def bundle_from_grid(grid: EvenGrid, ts: float) -> Bundle:
+    """Filter, decimate and difference the even grid into a bundle at interval `ts` (s)."""
     step = grid_step(ts)
     sections = antialias_sections(ts)
     filtered = zero_phase_filter(sections, np.hstack([grid.theta, grid.tau]))
@@ -381,6 +386,7 @@ def write_bundle(path, bundle: Bundle) -> Path:
 
 
 def read_bundle(path) -> Bundle:
+    """Read a bundle file, refusing one with missing fields."""
     path = Path(path)
     arrays = npz_io.read_npz(path)
     missing = [name for name in ("ts", "provenance", *Bundle.ARRAY_FIELDS) if name not in arrays]
@@ -406,6 +412,7 @@ def read_bundle(path) -> Bundle:
 
 
 def bundle_filename(ts: float) -> str:
+    """The bundle file's name for interval `ts` (s): bundle_040ms.npz."""
     return f"bundle_{grid_step(ts) * int(round(GRID_PERIOD_S * 1e3)):03d}ms.npz"
 
 

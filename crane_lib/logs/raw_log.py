@@ -202,6 +202,7 @@ class Layout:
 
     @property
     def n_columns(self) -> int:
+        """The number of columns."""
         return len(self.names)
 
 
@@ -360,9 +361,11 @@ class RawLog:
 
     @property
     def n_samples(self) -> int:
+        """The number of samples."""
         return self.samples.shape[0]
 
     def column_group(self, name: str) -> np.ndarray:
+        """The samples of one column group (one column per axis)."""
         return self.samples[:, group(name, self.n_axes)]
 
     @property
@@ -372,6 +375,7 @@ class RawLog:
 
     @property
     def duration(self) -> float:
+        """The record's length (s)."""
         return float(self.t[-1] - self.t[0])
 
     @property

@@ -61,6 +61,7 @@ PARAMETER_SET_LABELS = {
 
 
 def elimination_order() -> list[str]:
+    """The standard parameters in the order the grouping eliminates them."""
     order = [f"{k}{j}" for j in range(1, N_LINKS + 1) for k in _KEPT_KINDS]
     order += [f"IA{j}" for j in range(1, N_AXES + 1)]
     order += [f"FV{j}" for j in range(1, N_AXES + 1)]
@@ -71,6 +72,7 @@ def elimination_order() -> list[str]:
 
 
 def base_name(standard: str) -> str:
+    """The base parameter's name of a standard one ("XX2" -> "XXR2")."""
     kind = standard.rstrip("0123456789")
     return f"{kind}R{standard[len(kind) :]}" if kind in _R_SUFFIX_KINDS else standard
 
@@ -174,6 +176,7 @@ def _offset_symbols(table):
 
 
 def exact_regressor_function(table, order: list[str]):
+    """The exact (sympy) regressor of the MDH table as a function of the state."""
     from crane_lib.model import symbolic_model
 
     program, entries = symbolic_model.derive_regressor(table)
@@ -261,6 +264,7 @@ def _group_at(function, order, offsets, seed: int, n_points: int = 24):
 
 
 def derive_grouping(table=None, seed: int = 20261129) -> Grouping:
+    """The exact base-parameter grouping of the MDH table (Appendix A), by elimination over QQ."""
     import sympy
 
     table = robot_description.load_mdh_table() if table is None else table

@@ -88,6 +88,7 @@ def emit_function(
 
 
 def load_module(path: Path, module_name: str):
+    """Import the generated module at `path` under `module_name`."""
     spec = importlib.util.spec_from_file_location(module_name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module

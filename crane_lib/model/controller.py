@@ -171,10 +171,12 @@ class JointModel:
 
     @property
     def m_hat(self) -> float:
+        """M̂ = T_p1/K_p of controller (2) (N·m·s²/rad)."""
         return self.time_constant / self.gain
 
     @property
     def d_hat(self) -> float:
+        """D̂ = 1/T_p1 of controller (2) (1/s)."""
         return 1.0 / self.time_constant
 
 
@@ -193,15 +195,18 @@ class RealizationConstants:
 
     @property
     def m_hat(self) -> np.ndarray:
+        """M̂ of every axis (N·m·s²/rad)."""
         return np.array([m.m_hat for m in self.models])
 
     @property
     def d_hat(self) -> np.ndarray:
+        """D̂ of every axis (1/s)."""
         return np.array([m.d_hat for m in self.models])
 
     def with_gains(
         self, k_p: float | None = None, k_v: float | None = None, k_i: float | None = None
     ) -> "RealizationConstants":
+        """The same constants with other common gains K_P, K_V, K_I."""
         return RealizationConstants(
             self.models,
             self.sources,
@@ -277,6 +282,7 @@ def load_realization_constants(path=REALIZATION_CONSTANTS_CSV) -> RealizationCon
 
 
 def format_realization_constants(models, sources, comment: str) -> str:
+    """The realization constants as the CSV text of our Table XIX."""
     lines = [f"# {line}" for line in comment.splitlines()]
     lines.append(",".join(CSV_COLUMNS))
     for axis, (model, source) in enumerate(zip(models, sources), start=1):
@@ -295,6 +301,7 @@ def format_realization_constants(models, sources, comment: str) -> str:
 
 
 def write_realization_constants(path, models, sources, comment: str) -> Path:
+    """Write the realization constants' CSV atomically."""
     text = format_realization_constants(models, sources, comment)
     with atomic_write(path, encoding="utf-8", newline="\n") as handle:
         handle.write(text)
@@ -315,6 +322,7 @@ class RealizationController:
         self.out = np.zeros((OUT_ROWS, N_AXES))
 
     def reset(self, theta) -> None:
+        """Restart the controller at `theta` (rad): previous angle set, integral cleared."""
         self.theta_previous = np.array(theta, dtype=float)
         self.integral[:] = 0.0
 

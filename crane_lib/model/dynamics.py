@@ -524,9 +524,11 @@ class DynamicModel:
 
     @property
     def n_parameters(self) -> int:
+        """The number of base parameters."""
         return len(self.names)
 
     def parameter_vector(self, beta) -> np.ndarray:
+        """The parameters as a vector in the model's order, refusing a wrong shape or names."""
         if isinstance(beta, ParameterSet):
             return beta.ordered(self.names, source="base parameters")
         beta = np.asarray(beta, dtype=float)
@@ -571,6 +573,7 @@ class DynamicModel:
     def inverse_dynamics(
         self, q, qd, qdd, beta, gravity: bool = True, chunk: int = DEFAULT_CHUNK
     ) -> np.ndarray:
+        """The torque τ = W(q, q̇, q̈)β (N·m), without gravity when `gravity` is false."""
         beta = self.parameter_vector(beta)
         q = _as_samples(q, "q", self.n_joints, self.n_axes)
         qd = _as_samples(qd, "qd", self.n_joints, self.n_axes)
@@ -582,6 +585,7 @@ class DynamicModel:
         return tau
 
     def gravity_torque(self, q, beta) -> np.ndarray:
+        """The gravity torque g(q) = W(q, 0, 0)β (N·m)."""
         zeros = np.zeros_like(_as_samples(q, "q", self.n_joints, self.n_axes))
         return self.inverse_dynamics(q, zeros, zeros, beta)
 

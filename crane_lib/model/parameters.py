@@ -61,6 +61,7 @@ def split_name(name: str) -> tuple[str, bool, int]:
 
 
 def unit_of(name: str) -> str:
+    """The SI unit of a parameter from its kind ("XXR2" -> "kg·m^2")."""
     return UNITS[split_name(name)[0]]
 
 
@@ -147,6 +148,7 @@ class ParameterSet:
             raise KeyError(f"no parameter {name!r} in this set") from None
 
     def as_dict(self) -> dict[str, float]:
+        """The parameters as a name-to-value dict."""
         return dict(zip(self.names, self.values.tolist()))
 
     def ordered(self, names: list[str], source: str = "parameter set") -> np.ndarray:

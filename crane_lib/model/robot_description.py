@@ -57,6 +57,7 @@ class MDHRow:
     r: sympy.Expr
 
     def as_floats(self) -> tuple[float, float, float, float]:
+        """The row's α, d, θ offset and r as floats (rad, m)."""
         return float(self.alpha), float(self.d), float(self.theta_offset), float(self.r)
 
 

@@ -67,6 +67,7 @@ class StraightLineProgram:
         return symbol
 
     def bind_vector(self, vector, hint: str | None = None) -> sympy.Matrix:
+        """Bind each entry of a vector to a fresh symbol (named from `hint`)."""
         return sympy.Matrix(
             [
                 self.bind(v, None if hint is None else f"{hint}{'xyz'[i]}")
@@ -75,6 +76,7 @@ class StraightLineProgram:
         )
 
     def definitions(self) -> dict[sympy.Symbol, sympy.Expr]:
+        """The program's assignments as a symbol-to-expression dict."""
         return dict(self.assignments)
 
     def expand_fully(self, expr: sympy.Expr) -> sympy.Expr:

@@ -76,9 +76,11 @@ class Execution:
 
     @property
     def command_file(self) -> Path:
+        """The command file the execution runs."""
         return TRAJECTORY_DIR / f"{self.trajectory}.txt"
 
     def log_path(self, directory: Path = RECORDINGS_DIR) -> Path:
+        """The raw log of the execution."""
         return directory / f"{self.trajectory}_run{self.run}.npz"
 
 
@@ -257,6 +259,7 @@ def build(
 
 
 def main(argv=None) -> None:
+    """Record the profile's data set on the twin."""
     parser = argparse.ArgumentParser(
         description="Record the default data set on the digital twin (cached by content)."
     )

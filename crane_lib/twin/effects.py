@@ -75,6 +75,7 @@ class Effect:
     discrete: bool = False
 
     def admits(self, value: float) -> bool:
+        """Whether the effect admits `value` (off, its default, or within its range)."""
         value = float(value)
         if value == self.off:
             return True
@@ -306,6 +307,7 @@ class TwinEffects:
 
     @property
     def is_default(self) -> bool:
+        """Whether every effect is at its default."""
         return not self.differences()
 
     def describe(self) -> str:

@@ -120,6 +120,7 @@ class JointRecord:
 
     @property
     def period(self) -> float:
+        """The record's median sample period (s)."""
         return float(np.median(np.diff(self.t)))
 
 
@@ -317,6 +318,7 @@ class ArxModel:
     period: float
 
     def frequency_response(self, frequency_hz: np.ndarray) -> np.ndarray:
+        """The ARX model's frequency response at `frequency_hz` (Hz)."""
         z_inv = np.exp(-2j * np.pi * np.asarray(frequency_hz) * self.period)
         powers = z_inv[:, None] ** np.arange(max(len(self.a), len(self.b)))[None, :]
         return (powers[:, : len(self.b)] @ self.b) / (powers[:, : len(self.a)] @ self.a)
@@ -344,6 +346,7 @@ def fit_arx(record: JointRecord, order: int = ARX_ORDER) -> ArxModel:
 
 
 def fopdt_frequency_response(model: JointModel, frequency_hz: np.ndarray) -> np.ndarray:
+    """The frequency response of model (1), K_p e^(-T_d s)/(T_p1 s + 1), at `frequency_hz`."""
     w = 2 * np.pi * np.asarray(frequency_hz)
     return model.gain * np.exp(-1j * w * model.dead_time) / (1j * w * model.time_constant + 1.0)
 
@@ -504,6 +507,7 @@ def bandwidth_hz(
 
 
 def paper_joint7_model() -> JointModel:
+    """The paper's Joint-7 model (1): K_p, T_p1 and T_d of Sec. III-B."""
     return JointModel(
         paper("joint7_gain").value,
         paper("joint7_time_constant").value,
@@ -512,6 +516,7 @@ def paper_joint7_model() -> JointModel:
 
 
 def identify_all(truth=None, plant_settings=None) -> dict[int, JointFit]:
+    """Model (1) fitted on the twin for every axis."""
     return {
         axis: fit_joint_model(record_joint(axis, truth=truth, plant_settings=plant_settings))
         for axis in range(1, N_AXES + 1)
@@ -542,6 +547,7 @@ Common gains (crane_lib/model/controller.py): K_P = 1000 s^-2, K_V = 2 sqrt(K_P)
 
 
 def main(argv=None) -> None:
+    """Identify the joint models on the twin and write our Table XIX."""
     parser = argparse.ArgumentParser(
         description="Joint-level identification on the twin; writes our Table XIX."
     )

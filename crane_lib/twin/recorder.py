@@ -230,6 +230,7 @@ class Plant:
     arm: str = CRANE_X7  # the arm key (arm_description.ARMS): which bound core steps this plant
 
     def scalars(self) -> np.ndarray:
+        """The plant's scalar settings as the compiled loop takes them."""
         return np.array(
             [
                 self.step,
@@ -278,6 +279,7 @@ class Plant:
         )
 
     def core_arguments(self) -> tuple:
+        """The plant's arguments as the compiled loop takes them."""
         return (
             self.scalars(),
             self.offsets,

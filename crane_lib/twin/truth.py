@@ -383,6 +383,7 @@ def _cell(values: np.ndarray, j: int) -> str:
 
 
 def format_plant_settings(settings: PlantSettings, arm: str = CRANE_X7) -> str:
+    """The drive settings as the CSV text of data/twin_plant.csv."""
     buffer = io.StringIO()
     comment = PLANT_COMMENT.format(
         seed=TRUTH_SEED, hz=paper("backlash_resonance_freq").value, zeta=RESONANCE_DAMPING_RATIO
@@ -525,6 +526,7 @@ def load_truth(path=TWIN_TRUTH_CSV, arm: str = CRANE_X7) -> ParameterSet:
 
 
 def write_truth_files(truth_path=TWIN_TRUTH_CSV, plant_path=TWIN_PLANT_CSV) -> None:
+    """Write the twin's truth parameters and drive settings."""
     truth = truth_parameters()
     save_parameters(truth_path, truth, comment=TRUTH_COMMENT)
     with atomic_write(plant_path, encoding="utf-8", newline="\n") as handle:
@@ -532,6 +534,7 @@ def write_truth_files(truth_path=TWIN_TRUTH_CSV, plant_path=TWIN_PLANT_CSV) -> N
 
 
 def main(argv=None) -> None:
+    """Write the truth files from the command line."""
     parser = argparse.ArgumentParser(
         description="Write the twin's truth parameters and drive settings."
     )
