@@ -1,6 +1,6 @@
 """The records of the chapter "Beyond OLS": OLS, error-covariance WLS, dual-metric WLS and
 dual-metric WLS with the rescue's Theta_r constraints, side by side on one condition, and the
-invariance test (the chapter's tables, figures and sentences are `reporting.beyond_ols`).
+invariance test (the chapter's tables and figure are `reporting.chapters.beyond_ols`).
 
 `compare_condition` fits the four estimators on one recording's bundle and scores each the way
 the book scores every model: pooled held-out RMSE and mean MNE over the executions of V01-V03
