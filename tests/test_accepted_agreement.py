@@ -194,12 +194,12 @@ def test_chapter_06_shows_the_records_accepted_model_and_writes_nothing(build):
 
 
 def test_chapter_08_shows_the_records_accepted_model(build, monkeypatch):
-    from crane_lib.reporting import validation as v
-    from crane_lib.reporting.chapters import validation as validation_chapter
+    from crane_lib.acceptance import held_out
+    from crane_lib.reporting.chapters import validation as v
 
     _, record = build
-    monkeypatch.setattr(v, "heldout_bundles", lambda profile, ts=0.04: {})
-    s = validation_chapter.study("AG02", 0.04, 1, "quick")
+    monkeypatch.setattr(held_out, "heldout_bundles", lambda profile, ts=0.04: {})
+    s = v.study("AG02", 0.04, 1, "quick")
     np.testing.assert_array_equal(s.accepted.values, record["parameters"])
     np.testing.assert_array_equal(s.stages["accepted"], record["parameters"])
     np.testing.assert_array_equal(s.stages["CLIE"], record["refined"])

@@ -19,7 +19,7 @@ from crane_lib.identification import condition as identify
 from crane_lib.identification import metrics
 from crane_lib.model.dynamics import model as shared_model
 from crane_lib.model.parameters import ParameterSet, standard_parameter_names
-from crane_lib.reporting import validation
+from crane_lib.reporting.chapters import validation
 from crane_lib.reporting.tables import comparison_table
 
 from .audit_cases import description_beta
@@ -115,7 +115,7 @@ def test_per_axis_errors_and_the_relative_error(model):
     b.tau = (
         b.tau + offset * np.where(np.arange(len(b.t)) % 2 == 0, 1.0, -1.0)[:, None]
     )  # ±offset: per-axis RMSE = offset
-    frame = validation.per_axis_errors(model, beta, {("V01", 1): b})
+    frame = held_out.per_axis_errors(model, beta, {("V01", 1): b})
     np.testing.assert_allclose(frame["RMSE"], offset, rtol=1e-12)
     np.testing.assert_allclose(frame["relative"], offset / np.ptp(b.tau, axis=0), rtol=1e-12)
     error = metrics.prediction_error(model, beta, b)
@@ -134,14 +134,14 @@ def _table_xx(rmse, p2p):
         }
         for a in range(8)
     ]
-    return validation.table_xx(pd.DataFrame(rows))
+    return held_out.table_xx(pd.DataFrame(rows))
 
 
 def test_the_papers_orderings_are_verdicts_that_can_fail():
     #           axis 1     2     3     4     5      6      7      8
     rmse = np.array([0.10, 0.40, 0.12, 0.20, 0.05, 0.055, 0.04, 0.02])
     p2p = np.array([3.00, 8.00, 1.50, 3.00, 0.60, 0.50, 0.30, 0.40])
-    verdicts = {c.claim: c.holds for c in validation.ordering_claims(_table_xx(rmse, p2p))}
+    verdicts = {c.claim: c.holds for c in held_out.ordering_claims(_table_xx(rmse, p2p))}
     assert all(verdicts.values()), verdicts
     swapped = rmse.copy()
     swapped[[1, 3]] = swapped[[3, 1]]  # axis 4 now has the largest error
@@ -149,7 +149,7 @@ def test_the_papers_orderings_are_verdicts_that_can_fail():
     p2p_flat[5] = (
         4.0  # axis 6's range no longer small: its relative error drops, the ratio claim fails
     )
-    verdicts = {c.claim: c.holds for c in validation.ordering_claims(_table_xx(swapped, p2p_flat))}
+    verdicts = {c.claim: c.holds for c in held_out.ordering_claims(_table_xx(swapped, p2p_flat))}
     assert not verdicts["largest absolute error"]
     assert not verdicts["rank of axis 6 by relative error"]
     assert not next(v for k, v in verdicts.items() if k.startswith("from axis 2 to axis 6"))
@@ -200,7 +200,7 @@ def test_candidates_come_from_condition_records_at_the_interval(model):
         {"trajectory": "A", "ts": 0.02, "run": 1, "kappa": 30.0, "ols": worse.tolist()},
         {"trajectory": "C", "ts": 0.04, "run": 1, "kappa": 60.0, "ols": None},
     ]
-    frame = validation.candidate_heldout(model, records, [held])
+    frame = held_out.candidate_heldout(model, records, [held])
     assert list(frame.index) == ["A", "B"] and frame.loc["A", "held-out RMSE"] == pytest.approx(
         0.0, abs=1e-12
     )
@@ -335,7 +335,7 @@ def test_a_missing_recording_names_the_file_and_the_make_step(tmp_path, monkeypa
     missing = tmp_path / "V02_run3.npz"
     monkeypatch.setattr(held_out, "recording_path", lambda trajectory, run: missing)
     with pytest.raises(InputError) as error:
-        validation.recorded_bundle("V02", 3, 0.04, "full")
+        held_out.recorded_bundle("V02", 3, 0.04, "full")
     assert str(missing) in str(error.value) and "crane_lib.twin.dataset --profile full" in str(
         error.value
     )
@@ -345,9 +345,9 @@ def test_a_missing_recording_names_the_file_and_the_make_step(tmp_path, monkeypa
 
 
 def test_every_execution_of_the_validation_trajectories_is_listed():
-    full = validation.validation_executions("full")
+    full = held_out.validation_executions("full")
     assert full == [(v, r) for v in validation.VALIDATION_TRAJECTORIES for r in (1, 2, 3)]
-    assert validation.validation_executions("quick") == [
+    assert held_out.validation_executions("quick") == [
         (v, 1) for v in validation.VALIDATION_TRAJECTORIES
     ]
 
@@ -479,7 +479,7 @@ def test_the_other_comparison_tables_accept_what_a_quick_build_has(model):
     )
     rows = comparison_table(
         validation.candidate_comparisons(
-            few, validation.kappa_against_heldout(few), "AG02", "quick"
+            few, held_out.kappa_against_heldout(few), "AG02", "quick"
         )
     ).frame
     assert (

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 from IPython.display import display
 
+from crane_lib.acceptance import held_out as v
 from crane_lib.acceptance.accepted import load_accepted
 from crane_lib.export import artefacts, consistent, verify
 from crane_lib.identification import metrics
@@ -28,7 +29,6 @@ from crane_lib.logs.raw_log import read_raw_log
 from crane_lib.model.dynamics import DynamicModel
 from crane_lib.paths import recording_path
 from crane_lib.reporting import consistent_model as view
-from crane_lib.reporting import validation as v
 from crane_lib.reporting.tables import Prose, compared, comparison_table, numbered
 from crane_lib.twin.truth import load_truth
 
