@@ -222,11 +222,13 @@ def main(argv=None) -> int:
             attempts=1 if args.smoke else 3,
         )
         cycle_ms = loop["cycle_ms"]
+        stamps = loop["result"].recording.stamps
+        round_trip_ms = (stamps["write_end"] - stamps["read_start"]) * 1e3
         if len(cycle_ms):
             print(
                 f"median cycle / 1.2 ms target: {np.median(cycle_ms) / 1.2:.2f}; median of "
                 "(read..write) / bare round trip: "
-                f"{np.median((loop['result'].recording.stamps['write_end'] - loop['result'].recording.stamps['read_start']) * 1e3) / np.median(bare):.2f}"
+                f"{np.median(round_trip_ms) / np.median(bare):.2f}"
             )
         if not args.smoke:
             bench_loop(command, folder, emulator, wire_baud=3e6, label=" with 3 Mbit/s wire time")

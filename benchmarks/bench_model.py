@@ -52,6 +52,7 @@ def _timed_subprocess(command: list[str], env: dict) -> tuple[float, float]:
 
 # SymPyBotics building the same arm's model, code and base parameters (its checkout is not part of
 # this project: CRANE_BENCH_SYMPYBOTICS=/path/to/SymPyBotics measures it in the same run)
+# a script run in SymPyBotics' own process, verbatim
 SYMPYBOTICS = """
 import sys, numpy, sympy
 numpy.mat = getattr(numpy, "mat", numpy.asmatrix)  # SymPyBotics predates NumPy 2, which removed the alias
@@ -64,7 +65,7 @@ rbtdef.driveinertiamodel = "simplified"
 rbtdef.gravityacc = sympy.Matrix([0.0, 0.0, 9.80665])
 rbt = sympybotics.RobotDynCode(rbtdef, verbose=False)
 rbt.calc_base_parms()
-"""
+"""  # noqa: E501
 
 
 CACHED_LOAD_TARGET_S = 1.0

@@ -1107,7 +1107,8 @@ def _cases_command_files() -> list[Case]:
         lambda: command_text(
             _replace_line(
                 "VELOCITY_CEILING",
-                "VELOCITY_CEILING_DEG_S 300 175.872 274.800 274.800 274.800 274.800 274.800 274.800",
+                "VELOCITY_CEILING_DEG_S 300 175.872 274.800 274.800 274.800 274.800 274.800 "
+                "274.800",
             )
         ),
         "fixed in every file",
@@ -1117,8 +1118,8 @@ def _cases_command_files() -> list[Case]:
         lambda: command_text(
             _replace_line(
                 "VELOCITY_CEILING",
-                "VELOCITY_CEILING_DEG_S ２７４.８００ 175.872 274.800 274.800 274.800 274.800 274.800 "
-                "274.800",
+                "VELOCITY_CEILING_DEG_S ２７４.８００ 175.872 274.800 274.800 274.800 "
+                "274.800 274.800 274.800",
             )
         ),
         "is not a number",

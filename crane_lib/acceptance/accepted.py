@@ -84,7 +84,11 @@ class AcceptedModel:
                 if self.rescue is None
                 else f" after the rescue (eps = {self.parameters.meta['rescue_epsilon']})"
             )
-            return f"ACCEPTED{rescued}: PD over Theta on seeds {', '.join(str(a.seed) for a in self.final_audits)}, smallest lambda_min {worst.lambda_min:.4g} kg·m^2"
+            seeds = ", ".join(str(a.seed) for a in self.final_audits)
+            return (
+                f"ACCEPTED{rescued}: PD over Theta on seeds {seeds}, "
+                f"smallest lambda_min {worst.lambda_min:.4g} kg·m^2"
+            )
         pose = ", ".join(f"{v:.1f}" for v in np.rad2deg(worst.worst_pose))
         return (
             f"REJECTED: seed {worst.seed} finds lambda_min {worst.lambda_min:.4g} kg·m^2 at theta "

@@ -803,7 +803,10 @@ class CertificationResult:
     def summary(self) -> str:
         """One line: the check's status, its bound or witness, and what it cost."""
         if self.status == CERTIFIED:
-            head = f"certified: lambda_min(M(theta)) >= {self.certified_lambda_min:.4g} kg·m^2 (margin {self.margin:g}) at every theta in the box"
+            head = (
+                f"certified: lambda_min(M(theta)) >= {self.certified_lambda_min:.4g} kg·m^2 "
+                f"(margin {self.margin:g}) at every theta in the box"
+            )
         elif self.status in (VIOLATED, BELOW_MARGIN):
             where = np.round(np.rad2deg(self.witness_pose), 3).tolist()
             kind = (
@@ -814,7 +817,10 @@ class CertificationResult:
             head = f"{kind}: lambda_min = {self.witness_lambda:.4g} kg·m^2 at theta = {where} deg"
         else:
             head = f"undecided: {len(self.unresolved_lower):,} boxes unresolved within the budget"
-        return f"{head}; {self.boxes_processed:,} boxes processed, {self.elapsed_s:.1f} s, tolerance {self.tolerance:.1e} kg·m^2"
+        return (
+            f"{head}; {self.boxes_processed:,} boxes processed, {self.elapsed_s:.1f} s, "
+            f"tolerance {self.tolerance:.1e} kg·m^2"
+        )
 
     def to_dict(self) -> dict:
         """The check as a JSON-ready dict."""

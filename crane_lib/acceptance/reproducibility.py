@@ -254,7 +254,10 @@ def missing_recordings(conditions: list[dict], profile: str) -> list[str]:
             continue
         seen.add(key)
         if key in listed:
-            step = f"record it with `make book PROFILE={profile}` (or `python -m crane_lib.twin.dataset --profile {profile}`)"
+            step = (
+                f"record it with `make book PROFILE={profile}` "
+                f"(or `python -m crane_lib.twin.dataset --profile {profile}`)"
+            )
         else:
             step = (
                 f"it is not in {recordings.relative_to(PAPERMILL_PARAMS_DIR.parent)}: add a row "

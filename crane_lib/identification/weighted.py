@@ -586,7 +586,11 @@ def dual_metric_wls(
     where = _condition_text(bundle, condition)
     poses = None if poses is None else np.asarray(poses, dtype=float)[:, :N_ARM_JOINTS]
     options = (
-        f"{'no pose constraints' if poses is None else f'Theta_r of {len(poses)} poses, eps = {epsilon:g} kg·m^2'}"
+        (
+            "no pose constraints"
+            if poses is None
+            else f"Theta_r of {len(poses)} poses, eps = {epsilon:g} kg·m^2"
+        )
         + (f", bounds on {sorted(bounds)}" if bounds else "")
         + ("" if consistency is None else ", physically consistent links")
     )

@@ -845,7 +845,10 @@ def _check_samples(
                 "strictly increasing time stamps (read_raw_log(..., repair=True) drops repeats)"
             )
         elif now < before:
-            problem = f"time stamp {float(now)!r} s is earlier than the previous sample's {float(before)!r} s (non-monotonic)"
+            problem = (
+                f"time stamp {float(now)!r} s is earlier than the previous sample's "
+                f"{float(before)!r} s (non-monotonic)"
+            )
             expected = "strictly increasing time stamps; reordering is not repaired"
         else:
             problem = f"a gap of {(now - before) * 1e3:.3f} ms from the previous sample"

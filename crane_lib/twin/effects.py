@@ -220,7 +220,8 @@ EFFECTS: tuple[Effect, ...] = (
         10.0,
         14.8,
         False,
-        "ROBOTIS e-Manual: 12 V recommended, 10.0-14.8 V admitted; stall and no-load points at 12 V",
+        "ROBOTIS e-Manual: 12 V recommended, 10.0-14.8 V admitted; stall and no-load points "
+        "at 12 V",
     ),
     Effect(
         "coulomb_friction",

@@ -539,11 +539,12 @@ def table_xix(fits: dict[int, JointFit]) -> tuple[list[JointModel], list[str]]:
     return models, sources
 
 
+# written verbatim as the data file's header, whose lines are the file's own
 TABLE_XIX_COMMENT = """Realization-layer constants of the FF+FB controller (2): our Table XIX, written by python -m crane_lib.twin.joint_identification.
 Model (1) per axis: K_p (rad/s)/(N·m) with the catalogue Kt, T_p1 (s), T_d (s); M_hat = T_p1/K_p (catalogue-Kt N·m·s²/rad), D_hat = 1/T_p1 (1/s).
 Joint 7: the paper's values (Sec. III-B). Other axes: fitted on the digital twin as the paper did on the arm (Sec. III-B):
 open-loop square wave + 2.047 s PRBS of current at the Fig. 1 posture, other axes locked, velocity by encoder differencing.
-Common gains (crane_lib/model/controller.py): K_P = 1000 s^-2, K_V = 2 sqrt(K_P), K_I = K_P sqrt(K_P)/5 (integral action added; see book/register_twin.md)."""
+Common gains (crane_lib/model/controller.py): K_P = 1000 s^-2, K_V = 2 sqrt(K_P), K_I = K_P sqrt(K_P)/5 (integral action added; see book/register_twin.md)."""  # noqa: E501
 
 
 def main(argv=None) -> None:

@@ -223,11 +223,12 @@ def truth_parameters(arm: str = CRANE_X7) -> ParameterSet:
     return ParameterSet(names, np.array([values[n] for n in names]))
 
 
+# written verbatim as the data file's header, whose lines are the file's own
 TRUTH_COMMENT = """Truth parameters of the digital twin (94 standard parameters, SI), written by python -m crane_lib.twin.truth.
 Links 1..7 (XX..M): the manufacturer's description data/crane_x7_description/ (RT Corporation, crane_x7_description,
 non-commercial licence; see its README) transformed into the MDH link frames, hand and fingers lumped into link 7,
 products of inertia kept. IA, FV, FS: chosen from the paper's text and the actuator datasheets, not fitted
-(crane_lib/twin/truth.py, book/register_twin.md)."""
+(crane_lib/twin/truth.py, book/register_twin.md)."""  # noqa: E501
 
 
 @dataclass(frozen=True)
@@ -364,6 +365,7 @@ def realization_constants(arm: str) -> RealizationConstants:
     )
 
 
+# written verbatim as the data file's header, whose lines are the file's own
 PLANT_COMMENT = """Drive settings of the digital twin, written by python -m crane_lib.twin.truth (see crane_lib/twin/truth.py).
 kt_logged: catalogue Kt x 1.3, the conversion of the torque record. kt_true: kt_logged x (1 + U(-10 %, +10 %)), seed {seed}.
 stiffness, damping: rotor-link compliance of the arm axes, two-mass resonance {hz:g} Hz at the Fig. 1 posture (joints locked),
@@ -374,7 +376,7 @@ when the motor drives, (1 - eta_backdriven)|tau| when the link back-drives it, t
 The hand axis has no load-dependent friction (no transmitted torque apart from the motor's in the twin).
 supply_voltage_V .. back_emf_V_s_per_rad: the supply-voltage limit of every axis. stall_current (ROBOTIS datasheet at 12 V) and
 no_load_speed (datasheet rev/min at 12 V, link side) are its end points; R = V/stall_current, k_e = V/no_load_speed; the
-delivered current is the commanded one clipped to [(-V - k_e w)/R, (V - k_e w)/R], w the rotor speed (link side)."""
+delivered current is the commanded one clipped to [(-V - k_e w)/R, (V - k_e w)/R], w the rotor speed (link side)."""  # noqa: E501
 
 
 def _cell(values: np.ndarray, j: int) -> str:
