@@ -92,6 +92,7 @@ from crane_book.build_clock import BuildClock
 from crane_lib.acceptance import accepted as accepted_stage
 from crane_lib.acceptance import (
     audit,
+    audit_study,
     certified,
     kt_sensitivity,
     nonideality,
@@ -133,6 +134,7 @@ STEP_MODULES = {
     "certified": [certified.__name__],
     "refinement_runs": [refinement_runs.__name__],
     "rescues": [rescue_stage.__name__],
+    "audit_study": [audit_study.__name__],
     "other_arms": [other_arms.__name__],
 }
 EXIT_BAD_SCHEDULER = 2
@@ -650,6 +652,35 @@ def certified_step(
     return log
 
 
+def audit_study_step(
+    trajectory: str = REPRESENTATIVE["trajectory"],
+    ts: float = REPRESENTATIVE["ts"],
+    run: int = REPRESENTATIVE["run"],
+    directory=None,
+) -> keys.StepLog:
+    """Chapter 06's audit study of the representative condition (`acceptance.audit_study`: Table
+    IX's audits over every seed, the manufacturer's box, Table X, where the violations lie), one
+    record (results/audit_study/) unless its stored key matches; after the accepted model, the
+    rescues, the audits and the certified steps, whose records it reads."""
+    seeds = list(accepted_stage.AUDIT_SEEDS)
+    key = keys.record_key(
+        inputs=audit_study.input_files(trajectory, ts, run),
+        parameters={"trajectory": trajectory, "ts": ts, "run": run, "seeds": seeds},
+        modules=STEP_MODULES["audit_study"],
+    )
+    path = audit_study.record_path(trajectory, ts, run, directory)
+    store = keys.KeyStore("audit_study", None if directory is None else Path(directory).parent)
+    log = keys.StepLog("audit study")
+    reasons = store.stale(path.stem, key, outputs=[path])
+    log.note(reasons)
+    if reasons:
+        started = time.perf_counter()
+        write_json_record(path, audit_study.study_record(trajectory, ts, run, seeds))
+        store.store(path.stem, key)
+        print(f"audit study: {time.perf_counter() - started:.0f} s; {path}")
+    return log
+
+
 def _report(name: str, outcomes: sweep.SweepReport) -> None:
     failed = [o for o in outcomes if o.status == "failed"]
     for o in failed:
@@ -721,6 +752,8 @@ def _steps_after_the_data_set(args, clock: BuildClock, early) -> None:
             pool, didim = early
             print(didim.result().line())
             pool.shutdown(wait=True)
+    with clock.step("audit study"):
+        print(audit_study_step().line())
     with clock.step("claims"):
         print(claims.write_claims(args.profile).line())
     with clock.step("downloads"):
