@@ -285,9 +285,8 @@ def run_to_run_table(
     frame: pd.DataFrame, ts: float = TABLE_XI_TS, column: str = "heldout_rmse"
 ) -> pd.DataFrame:
     """Table XI: per trajectory with more than one execution at `ts`, the executions, samples per
-    axis
-    (smallest and largest), held-out RMSE per execution and its spread (largest - smallest) / mean,
-    %."""
+    axis (smallest and largest), held-out RMSE per execution and its spread (largest - smallest)
+    / mean, in percent."""
     at = frame[np.isclose(frame["ts"], ts) & (frame["failure"] == "")].dropna(subset=[column])
     rows = []
     for trajectory, group in at.groupby("trajectory", sort=False):
