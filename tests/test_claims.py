@@ -2,7 +2,7 @@
 the downloads (crane_book.downloads).
 
 The claim functions themselves run on the build's records in the main job; here: each claim
-links to a heading that exists, verdicts follow their stated rules, a claim is recomputed when
+links to a section label that exists in its page, verdicts follow their stated rules, a claim is recomputed when
 and only when its key changes (and says why), and bundles are byte-identical for identical
 records.
 """
@@ -16,8 +16,6 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from docutils.nodes import make_id
-
 from crane_book import claims, downloads, keys
 from crane_lib import verdicts
 from crane_lib.paper_numbers import paper
@@ -25,10 +23,11 @@ from crane_lib.paths import REPO_ROOT
 from crane_lib.reporting import claims as views
 
 
-def _headings(chapter: str) -> list[str]:
-    """The Markdown headings of a jupytext percent chapter (`# ## Heading` lines in markdown cells)."""
-    text = (REPO_ROOT / f"{chapter}.py").read_text(encoding="utf-8")
-    return [m.group(1).strip() for m in re.finditer(r"^# #{1,6} (.+)$", text, flags=re.M)]
+def _labels(docname: str) -> list[str]:
+    """The MyST labels of a page: `(label)=` lines (`# (label)=` in a jupytext percent chapter)."""
+    suffix = ".py" if docname.startswith("chapters/") else ".md"
+    text = (REPO_ROOT / f"{docname}{suffix}").read_text(encoding="utf-8")
+    return re.findall(r"^(?:# )?\(([^)\s]+)\)=\s*$", text, flags=re.M)
 
 
 @pytest.mark.parametrize(
@@ -36,10 +35,29 @@ def _headings(chapter: str) -> list[str]:
 )
 def test_each_claim_links_to_an_existing_section(claim):
     assert (REPO_ROOT / f"{claim.chapter}.py").exists(), f"{claim.id}: no chapter {claim.chapter}"
-    assert claim.section in _headings(claim.chapter), (
-        f"{claim.id}: no heading {claim.section!r} in {claim.chapter}"
+    assert claim.section in _labels(claim.chapter), (
+        f"{claim.id}: no label ({claim.section})= in {claim.chapter}"
     )
-    assert claim.anchor == make_id(claim.section) and claim.anchor
+    # the label stands directly above the section's heading, which the page shows as the link
+    assert claim.anchor == claim.section and claim.heading(), claim.id
+
+
+def test_the_page_order_lists_every_claim_once():
+    assert list(claims.REGISTRY) == list(claims.PAGE_ORDER)
+    assert len(set(claims.PAGE_ORDER)) == len(claims.PAGE_ORDER)
+
+
+def test_a_claims_key_covers_its_chapters_module_and_what_it_imports():
+    parts = claims.REGISTRY["kt_sensitivity"].key("quick").parts
+    sources = {name for name in parts if name.startswith("source ")}
+    assert sources == {
+        f"source crane_book/claims/{name}.py"
+        for name in ("__init__", "registry", "results", "kt_sensitivity")
+    }
+    assert "code crane_lib/acceptance/kt_sensitivity.py" in parts  # imported by the claim
+    assert "code crane_lib/identification/ols.py" in parts
+    step = claims.code_parts()  # the whole step: every module of the package
+    assert {f"source crane_book/claims/{m}.py" for m in ("audit", "validation")} <= set(step)
 
 
 def test_every_claim_reads_its_paper_numbers_by_id():
@@ -149,7 +167,7 @@ def test_margin_claim_detects_a_margin_fixed_by_the_grid():
 def sandbox(tmp_path, monkeypatch):
     """A results folder of its own and one registered claim that reads one input file."""
     results = tmp_path / "results"
-    monkeypatch.setattr(claims, "RESULTS_DIR", results)
+    monkeypatch.setattr(claims.registry, "RESULTS_DIR", results)
     monkeypatch.setattr(keys, "RESULTS_DIR", results)
     monkeypatch.setattr(verdicts, "CLAIMS_DIR", results / "claims")
     monkeypatch.setattr(views, "CLAIMS_DIR", results / "claims")
@@ -173,11 +191,11 @@ def sandbox(tmp_path, monkeypatch):
         "A test claim.",
         ("rescue_eps_pd",),
         "chapters/06_audit",
-        "Table IX: what the audit's pose sampling decides",
+        "audit-table-ix-what-the-audit-s",
         ("results/conditions/*.json",),
         compute,
     )
-    monkeypatch.setattr(claims, "REGISTRY", {"test_claim": test_claim})
+    monkeypatch.setattr(claims.registry, "REGISTRY", {"test_claim": test_claim})
     return source
 
 
@@ -209,11 +227,10 @@ def test_a_claim_is_recomputed_when_and_only_when_its_key_changes(sandbox):
 def test_page_links_to_the_section_that_computes_each_claim(sandbox):
     claims.write_claims("quick", show_progress=False)
     html = views.page("quick")._repr_html_()
-    anchor = make_id("Table IX: what the audit's pose sampling decides")
-    assert f'href="../chapters/06_audit.html#{anchor}"' in html
+    assert 'href="../chapters/06_audit.html#audit-table-ix-what-the-audit-s"' in html
     assert 'class="verdict verdict-reproduced"' in html
     assert paper("rescue_eps_pd").text().replace("^2", "²") in html
-    assert "1 reproduced" in views.summary_sentence(views.page("quick"))
+    assert views.page("quick").counts()[views.REPRODUCED] == 1
 
 
 def test_download_bundles_are_byte_identical_and_carry_a_manifest(sandbox):
@@ -350,7 +367,7 @@ def test_rescue_gain_names_the_records_where_the_rescued_model_is_worse(monkeypa
         mne(_results(accepted=rescued, model=None, heldout=[1.0, 2.0, 3.0])).verdict
         == claims.REPRODUCED
     )
-    monkeypatch.setattr(claims, "_rescued_axes", lambda results: " (axes)")
+    monkeypatch.setattr(claims.validation, "_rescued_axes", lambda results: " (axes)")
     worse_mne = mne(
         _results(accepted=dict(rescued, parameters=[1.01]), model=None, heldout=[1.0, 2.0, 3.0])
     )
@@ -395,7 +412,7 @@ def test_run_to_run_claim_is_not_testable_on_the_twin_and_missing_without_record
     from crane_lib.acceptance import reproducibility as repro
 
     compute = claims.REGISTRY["run_to_run_scale"].compute
-    monkeypatch.setattr(claims, "read_conditions", lambda name: [])
+    monkeypatch.setattr(claims.reproducibility, "read_conditions", lambda name: [])
 
     def table(spread):
         rows = {} if spread is None else {"AG02": {"spread (%)": spread, "executions": 2}}
@@ -416,20 +433,14 @@ def test_run_to_run_claim_is_not_testable_on_the_twin_and_missing_without_record
 # ------------------------------------------------------------ the claims added with their reasons
 
 
-def _markdown_headings(docname: str) -> list[str]:
-    text = (REPO_ROOT / f"{docname}.md").read_text(encoding="utf-8")
-    return [m.group(1).strip() for m in re.finditer(r"^#{1,6} (.+)$", text, flags=re.M)]
-
-
 @pytest.mark.parametrize(
     "claim", [c for c in claims.REGISTRY.values() if c.reason], ids=lambda c: c.id
 )
-def test_each_reason_links_to_an_existing_register_heading(claim):
-    docname, heading = claim.reason
-    assert heading in _markdown_headings(docname), (
-        f"{claim.id}: no heading {heading!r} in {docname}.md"
-    )
-    assert claim.reason_link()["anchor"] == make_id(heading)
+def test_each_reason_links_to_an_existing_register_label(claim):
+    docname, label = claim.reason
+    assert label in _labels(docname), f"{claim.id}: no label ({label})= in {docname}.md"
+    link = claim.reason_link()
+    assert link["anchor"] == label and link["section"], claim.id
 
 
 def test_the_six_headline_differences_carry_a_reason():
@@ -781,7 +792,7 @@ def test_infeasible_claims_each_follow_one_fact(monkeypatch):
             SimpleNamespace(tau_grow_fastest_s=tau, at_worst_pose=pose),
             _audit(False, -1e-3, 5),
         )
-        monkeypatch.setattr(claims, "_infeasible_case", lambda results: found)
+        monkeypatch.setattr(claims.audit, "_infeasible_case", lambda results: found)
         return _results()
 
     unstable, misdirects, small = (
@@ -797,7 +808,7 @@ def test_infeasible_claims_each_follow_one_fact(monkeypatch):
     unlike = case(float("inf"), low - 1, 2 * high, 300.0)
     assert all(f(unlike).verdict == claims.CONTRADICTED for f in (unstable, misdirects, small))
     monkeypatch.setattr(
-        claims, "_infeasible_case", lambda results: claims.Outcome(claims.NOT_TESTABLE, "—", "")
+        claims.audit, "_infeasible_case", lambda results: claims.Outcome(claims.NOT_TESTABLE, "—", "")
     )
     assert unstable(_results()).verdict == claims.NOT_TESTABLE
 
@@ -908,7 +919,7 @@ def test_earlier_margin_claims_follow_their_rules(monkeypatch):
                 for s, p in enumerate(dense_passes, 1)
             }
         )
-        monkeypatch.setattr(claims, "_earlier_margin_audits", lambda results: found)
+        monkeypatch.setattr(claims.audit, "_earlier_margin_audits", lambda results: found)
         return _results()
 
     paperlike = audits([True, True, True, False, False], [False] * 5)
@@ -922,6 +933,6 @@ def test_earlier_margin_claims_follow_their_rules(monkeypatch):
         and dense_claim(unlike).verdict == claims.CONTRADICTED
     )
     monkeypatch.setattr(
-        claims, "_earlier_margin_audits", lambda results: claims.Outcome.missing("none")
+        claims.audit, "_earlier_margin_audits", lambda results: claims.Outcome.missing("none")
     )
     assert sparse_claim(_results()).verdict == claims.NOT_COMPUTED

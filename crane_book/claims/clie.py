@@ -1,0 +1,59 @@
+"""The claim chapter 05 (CLIE) computes: the iterations CLIE takes (Sec. IV-C, Appendix D-E).
+
+Each function is one claim (`registry.claim`); the verdict's rule is in its docstring.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from crane_book.claims.registry import Outcome, claim
+from crane_book.claims.results import ACCEPTED_FILES, CLIE_FILES, Results
+from crane_lib.paper_numbers import paper
+from crane_lib.verdicts import CONTRADICTED, REPRODUCED
+
+
+@claim(
+    "clie_iterations",
+    "Sec. IV-C and Appendix D-E",
+    "CLIE refinement takes tens of iterations: half of the refinements finish within the median "
+    "count, and the "
+    "representative condition takes a few dozen from each of its projections.",
+    ("clie_iters_median", "clie_iters_range_eps"),
+    "chapters/05_clie",
+    "clie-iterations-and-function-evaluations-sec-iv",
+    (CLIE_FILES, ACCEPTED_FILES),
+    reason=("book/register_clie", "reg-clie-why-clie-takes-fewer-iterations-on"),
+)
+def _clie_iterations(results: Results) -> Outcome:
+    """Iterations of the CLIE sweep's runs (first executions) and of the accepted record's
+    refinement. Reproduced when the median is within a factor of two of the paper's median
+    (the same order), contradicted otherwise; the detail counts which tolerance stopped them."""
+    if not results.clie_records:
+        return Outcome.missing("this build has no CLIE records")
+    iterations = np.array([r["clie_iterations"] for r in results.clie_records])
+    median, wanted = float(np.median(iterations)), paper("clie_iters_median").value
+    stops: dict[str, int] = {}
+    for r in results.clie_records:
+        message = r["clie_message"]
+        key = (
+            "both"
+            if "Both" in message
+            else "xtol"
+            if "xtol" in message
+            else "ftol"
+            if "ftol" in message
+            else message
+        )
+        stops[key] = stops.get(key, 0) + 1
+    own = results.accepted["refinement"]["iterations"] if results.accepted else None
+    same_order = wanted / 2 <= median <= 2 * wanted
+    return Outcome(
+        REPRODUCED if same_order else CONTRADICTED,
+        f"median {median:g} iterations over {len(iterations)} runs (largest "
+        f"{int(iterations.max())})"
+        + (f"; the representative condition {own}" if own is not None else ""),
+        f"Route: {results.clie_records[0]['clie_method']}. Stopped by "
+        + ", ".join(f"{k} {n}" for k, n in sorted(stops.items()))
+        + ".",
+    )
