@@ -5,8 +5,11 @@ The verdicts are computed by the main job (`crane_book.claims`, one record per c
 results/claims/, written before any page runs); this module only reads those records.
 
     from crane_lib.reporting import claims
-    claims.page()                      # the claims page's table
+    claims.page()                      # the claims page's table (its counts(): verdicts)
     claims.show("audit_margin_seeds")  # one claim's verdict box, for the chapter that computes it
+
+A claim links the section that computes it by the MyST label above that section's heading,
+`<chapter>.html#<label>`, and its register reason likewise.
 """
 
 from __future__ import annotations
@@ -65,21 +68,48 @@ def current(claim_id: str, profile: str | None = None) -> dict:
 
 # ----------------------------------------------------------------------------- display
 
+_BADGE = '<span class="verdict verdict-{cls}">{text}</span>'
+_LINK = '<a class="reference internal{extra}" href="{href}">{text}</a>'
+_CAPTION = (
+    "<caption>The paper's claims, each beside this book's number on the twin and its verdict; "
+    "the last column links to where the book computes it</caption>"
+)
+_HEAD = (
+    "<thead><tr><th>the paper's claim</th><th>paper</th><th>this book, on the twin</th>"
+    "<th>verdict</th><th>computed in</th></tr></thead><tbody>"
+)
+_ROW = (
+    '<tr id="claim-{id}"><td class="claim-paper"><strong>{where}.</strong> {statement}</td>'
+    '<td class="claim-number">{paper}</td>'
+    '<td class="claim-book"><span class="claim-number">{number}</span><br>{detail}{reason}</td>'
+    "<td>{badge}</td><td>{link}</td></tr>"
+)
+_BOX = (
+    '<p class="claim-box">{badge} <strong>Claim ({where}):</strong> {statement} '
+    "<em>Paper:</em> {paper}. <em>This book:</em> {number}. {detail}{reason}</p>"
+)
+_TEXT_BOX = "[{verdict}] {where}: {statement} Paper: {paper}. This book: {number}. {detail}"
+
 
 def _escape(text) -> str:
     return html_module.escape(str(text), quote=False)
 
 
 def verdict_badge(verdict: str) -> str:
-    return f'<span class="verdict verdict-{_VERDICT_CLASS[verdict]}">{_escape(verdict)}</span>'
+    """The verdict as a coloured badge (HTML)."""
+    return _BADGE.format(cls=_VERDICT_CLASS[verdict], text=_escape(verdict))
+
+
+def _up(from_docname: str) -> str:
+    return "../" * from_docname.count("/")
 
 
 def _href(record: dict, from_docname: str) -> str | None:
+    """The section that computes the claim: `<chapter>.html#<label>`, relative to the page."""
     if not record.get("chapter"):
         return None
-    depth = from_docname.count("/")
-    target = "../" * depth + record["chapter"] + ".html"
-    return target + (f"#{record['anchor']}" if record.get("anchor") else "")
+    anchor = "#" + record["anchor"] if record.get("anchor") else ""
+    return _up(from_docname) + record["chapter"] + ".html" + anchor
 
 
 def _reason_html(record: dict, from_docname: str) -> str:
@@ -87,11 +117,19 @@ def _reason_html(record: dict, from_docname: str) -> str:
     reason = record.get("reason")
     if not reason:
         return ""
-    href = "../" * from_docname.count("/") + f"{reason['docname']}.html#{reason['anchor']}"
-    return (
-        f' <a class="reference internal claim-reason" href="{html_module.escape(href)}">'
-        f"Why: {_escape(reason['section'])}</a>"
-    )
+    href = _up(from_docname) + reason["docname"] + ".html#" + reason["anchor"]
+    text = "Why: " + _escape(reason["section"])
+    return " " + _LINK.format(extra=" claim-reason", href=html_module.escape(href), text=text)
+
+
+def _fields(record: dict, from_docname: str) -> dict:
+    """The record's texts, escaped for HTML, with its badge and reason link."""
+    return {
+        **{k: _escape(record[k]) for k in ("id", "where", "statement", "paper", "number")},
+        "detail": _escape(record["detail"]),
+        "badge": verdict_badge(record["verdict"]),
+        "reason": _reason_html(record, from_docname),
+    }
 
 
 class ClaimsTable:
@@ -102,37 +140,28 @@ class ClaimsTable:
         self.from_docname = from_docname
 
     def counts(self) -> dict[str, int]:
+        """How many claims have each verdict."""
         return {v: sum(r["verdict"] == v for r in self.records) for v in VERDICTS}
 
     def _repr_html_(self) -> str:
-        out = [
-            '<table class="claims">',
-            "<caption>The paper's claims, each beside this book's number on the twin and its "
-            "verdict; "
-            "the last column links to where the book computes it</caption>",
-            "<thead><tr><th>the paper's claim</th><th>paper</th><th>this book, on the twin</th>"
-            "<th>verdict</th><th>computed in</th></tr></thead><tbody>",
-        ]
+        out = ['<table class="claims">', _CAPTION, _HEAD]
         for r in self.records:
             href = _href(r, self.from_docname)
-            where = (
-                f'<a class="reference internal" href="{html_module.escape(href)}">{_escape(r["section"] or r["chapter"])}</a>'
+            link = (
+                _LINK.format(
+                    extra="",
+                    href=html_module.escape(href),
+                    text=_escape(r["section"] or r["chapter"]),
+                )
                 if href
                 else "—"
             )
-            out.append(
-                f'<tr id="claim-{_escape(r["id"])}"><td class="claim-paper"><strong>{_escape(r["where"])}.</strong> {_escape(r["statement"])}</td>'
-                f'<td class="claim-number">{_escape(r["paper"])}</td>'
-                f'<td class="claim-book"><span class="claim-number">{_escape(r["number"])}</span>'
-                "<br>"
-                f"{_escape(r['detail'])}{_reason_html(r, self.from_docname)}</td>"
-                f"<td>{verdict_badge(r['verdict'])}</td><td>{where}</td></tr>"
-            )
+            out.append(_ROW.format(**_fields(r, self.from_docname), link=link))
         out.append("</tbody></table>")
         return "\n".join(out)
 
     def __repr__(self) -> str:
-        return "\n".join(f"{r['id']}: {r['verdict']}: {r['number']}" for r in self.records)
+        return "\n".join(": ".join((r["id"], r["verdict"], r["number"])) for r in self.records)
 
 
 class ClaimBox:
@@ -143,16 +172,10 @@ class ClaimBox:
         self.from_docname = from_docname  # every chapter and the claims page sit one folder deep
 
     def _repr_html_(self) -> str:
-        r = self.record
-        return (
-            f'<p class="claim-box">{verdict_badge(r["verdict"])} <strong>Claim ({_escape(r["where"])}):</strong> '
-            f"{_escape(r['statement'])} <em>Paper:</em> {_escape(r['paper'])}. <em>This book:</em> {_escape(r['number'])}. "
-            f"{_escape(r['detail'])}{_reason_html(r, self.from_docname)}</p>"
-        )
+        return _BOX.format(**_fields(self.record, self.from_docname))
 
     def __repr__(self) -> str:
-        r = self.record
-        return f"[{r['verdict']}] {r['where']}: {r['statement']} Paper: {r['paper']}. This book: {r['number']}. {r['detail']}"
+        return _TEXT_BOX.format(**self.record)
 
 
 def page(profile: str | None = None) -> ClaimsTable:
@@ -163,14 +186,3 @@ def page(profile: str | None = None) -> ClaimsTable:
 def show(claim_id: str, profile: str | None = None) -> ClaimBox:
     """One claim's verdict box."""
     return ClaimBox(current(claim_id, profile))
-
-
-def summary_sentence(table: ClaimsTable) -> str:
-    """A sentence counting the verdicts (generated, so the page's prose cannot go stale)."""
-    counts = table.counts()
-    parts = [f"{counts[v]} {v}" for v in VERDICTS if counts[v]]
-    return (
-        f"Of the {len(table.records)} claims listed, "
-        + ", ".join(parts)
-        + f" (profile `{build_profile()}`)."
-    )
