@@ -1,9 +1,11 @@
-"""Chapter "Modeling" (paper Sec. III-A, III-C, Appendix A): Table I, the geometry against the
-manufacturer's description, the symbolic model, the base parameters and Table II, the numeric
-checks and the platform constants. No recorded data: kinematics, algebra and datasheets."""
+"""Chapter "Modeling" (paper Sec. III-A, III-C, Appendix A), its tables and figure: Table I,
+the geometry against the manufacturer's description, the base parameters and Table II, the
+ranks of the numeric model and the platform constants. The chapter's Markdown holds the prose;
+the functions here return tables, figures and the values the prose glues."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 
 import matplotlib.pyplot as plt
@@ -15,25 +17,9 @@ from crane_lib import constants
 from crane_lib.model import identifiability, robot_description
 from crane_lib.model.base_parameters import PARAMETER_SET_LABELS, PARAMETER_SETS, grouping
 from crane_lib.model.dynamics import DynamicModel
-from crane_lib.model.parameters import (
-    CATEGORIES,
-    category,
-    split_name,
-    standard_parameter_names,
-    unit_of,
-)
-from crane_lib.model.symbolic_model import derive_regressor
+from crane_lib.model.parameters import CATEGORIES, category, split_name, unit_of
 from crane_lib.paper_numbers import paper
-from crane_lib.reporting.tables import (
-    Comparison,
-    Prose,
-    Why,
-    cite,
-    comparison_table,
-    joined,
-    numbered,
-    significant,
-)
+from crane_lib.reporting.tables import Comparison, Why, comparison_table, numbered
 
 LINK_TERMS = CATEGORIES[:2]  # the link-side categories the description gives values for
 
@@ -64,6 +50,7 @@ def table_i(table) -> object:
 
 
 def table_i_against_paper(table) -> object:
+    """What the text of Sec. III-A states about Table I, against the file."""
     rows = [
         Comparison("RL3", "dh_offset_rl3", float(table[2].r)),
         Comparison("RL5", "dh_offset_rl5", float(table[4].r)),
@@ -79,21 +66,20 @@ def table_i_against_paper(table) -> object:
 
 
 @lru_cache(maxsize=2)
-def _geometry(table) -> pd.DataFrame:
-    geometry = pd.DataFrame(robot_description.geometry_check(table)).set_index("joint")
-    worst_angle, worst_distance = (
-        geometry["axis_angle_deg"].max(),
-        geometry["line_distance_m"].max(),
-    )
-    if worst_angle > 1e-9 or worst_distance > 1e-12:
+def geometry(table) -> pd.DataFrame:
+    """Each MDH axis against the description's (`geometry_check`); raises if one does not match."""
+    frame = pd.DataFrame(robot_description.geometry_check(table)).set_index("joint")
+    worst_angle, worst_distance = frame["axis_angle_deg"].max(), frame["line_distance_m"].max()
+    if worst_angle > 1e-9 or worst_distance > 1e-12:  # degrees, metres: rounding only
         raise AssertionError(
-            f"the MDH axes do not match the description: {worst_angle:.3g}°, {worst_distance:.3g} m"
+            "the MDH axes do not match the description (deg, m)", worst_angle, worst_distance
         )
-    return geometry
+    return frame
 
 
 def geometry_table(table) -> object:
-    shown = _geometry(table)[
+    """The geometry check as a table: angle between axes, origin off and along the axis."""
+    shown = geometry(table)[
         ["axis_angle_deg", "line_distance_m", "origin_offset_m", "mdh_origin_height_m"]
     ]
     shown = shown.rename(
@@ -113,19 +99,10 @@ def geometry_table(table) -> object:
     )
 
 
-def geometry_sentence(table) -> Prose:
-    geometry = _geometry(table)
-    return Prose(
-        f"Over the {len(geometry)} arm joints the largest angle between an MDH axis and the description's is "
-        f"{significant(geometry['axis_angle_deg'].max(), 2)}° and the largest distance of a description joint origin from "
-        f"its MDH axis {significant(geometry['line_distance_m'].max(), 2)} m: every axis coincides as a directed line, so a "
-        'joint angle means the same on the model as on the arm (register entry "Table I, the signs of α").'
-    )
-
-
 def offsets_against_paper(table) -> object:
-    geometry, placement = _geometry(table), robot_description.place_mdh_frames(table)
-    heights = geometry["mdh_origin_height_m"]
+    """The description's offsets against Table I and the two offsets the text places."""
+    frame, placement = geometry(table), robot_description.place_mdh_frames(table)
+    heights = frame["mdh_origin_height_m"]
     rows = [
         Comparison(
             "joint spacing J2 → J4, the RL3 of Table I",
@@ -148,7 +125,7 @@ def offsets_against_paper(table) -> object:
         Comparison(
             "offset of the description's joint-7 frame along z7",
             "urdf_z7_offset",
-            geometry.loc[7, "origin_offset_m"],
+            frame.loc[7, "origin_offset_m"],
             unit="m",
         ),
     ]
@@ -190,81 +167,19 @@ def geometry_figure(table):
     return fig
 
 
-@lru_cache(maxsize=2)
-def symbolic_model(table):
-    """(program, entries) of the customized Newton-Euler regressor (cached: it is derived once)."""
-    return derive_regressor(table)
-
-
-def symbolic_sentence(table) -> Prose:
-    program, entries = symbolic_model(table)
-    standard = standard_parameter_names()
-    columns = {name for (_, name) in entries}
-    vanishing = [n for n in standard if n not in columns]
-    return Prose(
-        f"The derivation names {len(program.assignments)} intermediate quantities and leaves {len(entries)} nonzero "
-        f"regressor entries; {len(columns)} of the {len(standard)} standard parameters have a column that is not "
-        "identically zero" + (f", the columns of {joined(vanishing)} vanish." if vanishing else ".")
-    )
-
-
-def my7_entries(table) -> str:
-    """LaTeX of the row-7 regressor entries of MX7, MY7, MZ7."""
-    _, entries = symbolic_model(table)
-    row7 = {name: entries.get((6, name), sympy.Integer(0)) for name in ("MX7", "MY7", "MZ7")}
-    return r",\quad ".join(rf"W_{{7,\,{n}}} = {sympy.latex(e)}" for n, e in row7.items())
-
-
-def my7_sentence() -> Prose:
-    group = grouping()
-    holders = [b for b in group.base_names if "MZ7" in map(str, group.relation(b).free_symbols)]
-    relation = (
-        rf"${sympy.latex(sympy.Symbol(holders[0]))} = {sympy.latex(group.relation(holders[0]))}$"
-    )
-    return Prose(
-        f"Base parameters containing $MZ_7$: **{joined(holders)}** ({len(holders)}): {relation}."
-    )
-
-
 def grouping_relations() -> str:
     """LaTeX (aligned) of every base parameter that is grouped or renamed with an R."""
     group = grouping()
-    lines = []
-    for name, pivot, coefficients in zip(group.base_names, group.pivots, group.coefficients):
-        if len(coefficients) > 1 or name != pivot:
-            lines.append(
-                rf"{sympy.latex(sympy.Symbol(name))} &= {sympy.latex(group.relation(name))}"
-            )
+    lines = [
+        sympy.latex(sympy.Symbol(name)) + " &= " + sympy.latex(group.relation(name))
+        for name, pivot, coefficients in zip(group.base_names, group.pivots, group.coefficients)
+        if len(coefficients) > 1 or name != pivot
+    ]
     return r"\begin{aligned}" + r"\\ ".join(lines) + r"\end{aligned}"
 
 
-def absorbed_sentence() -> Prose:
-    """Which standard parameters of the kinds that could stay alone (rotor inertias) do not."""
-    group = grouping()
-    full = set(group.parameter_set("full"))
-    absorbed = []
-    for name in (f"IA{j}" for j in range(1, 8)):
-        if name in full:
-            continue
-        into = [b for b in group.base_names if name in map(str, group.relation(b).free_symbols)]
-        absorbed.append(f"${name[:2]}_{name[2:]}$ (into {joined(into)})")
-    alone = sum(
-        1
-        for n in full
-        if category(n) in (CATEGORIES[2], CATEGORIES[3], CATEGORIES[4], CATEGORIES[5])
-    )
-    return Prose(
-        f"Of the full grouped set, {alone} base parameters are standard parameters that stay alone: the products of "
-        "inertia, the rotor inertias, the friction coefficients and the hand's terms. "
-        + (
-            f"Rotor inertias that do not survive on their own: {joined(absorbed)}."
-            if absorbed
-            else "Every rotor inertia survives on its own."
-        )
-    )
-
-
 def _counts() -> pd.DataFrame:
+    """Base parameters per category in the full grouped and the reduced set."""
     group = grouping()
     sets = {
         "full grouped set": group.parameter_set("full"),
@@ -283,6 +198,7 @@ def _counts() -> pd.DataFrame:
 
 
 def categories_table() -> object:
+    """The counts per category of both sets (Appendix A-B)."""
     return numbered(
         _counts(),
         "Base parameters per category, full grouped set and reduced set (Appendix A-B)",
@@ -291,6 +207,7 @@ def categories_table() -> object:
 
 
 def bookkeeping_against_paper() -> object:
+    """Appendix A-B's counts (Table II) against the derivation's."""
     group, counts = grouping(), _counts()
     full = group.parameter_set("full")
     inertial = sum(
@@ -340,7 +257,7 @@ def bookkeeping_against_paper() -> object:
 
 
 def reduced_set_values(mounting: str = "hanging") -> object:
-    """Table II's parameters with the values the manufacturer's description implies (link terms only)."""
+    """Table II's parameters with the values the description implies (link terms only)."""
     group = grouping()
     reduced = group.parameter_set("reduced")
     cad = robot_description.description_standard_parameters(robot_description.load_mdh_table())
@@ -368,6 +285,7 @@ def reduced_set_values(mounting: str = "hanging") -> object:
 
 
 def _poi_shares() -> pd.Series:
+    """Largest product of inertia over the largest diagonal entry per description link, %."""
     _, inertials = robot_description.load_description()
     return pd.Series(
         {
@@ -379,6 +297,7 @@ def _poi_shares() -> pd.Series:
 
 
 def poi_shares_table() -> object:
+    """The products of inertia's share per description link."""
     frame = _poi_shares().to_frame()
     frame.index.name = "description link"
     return numbered(
@@ -390,6 +309,7 @@ def poi_shares_table() -> object:
 
 
 def poi_against_paper() -> object:
+    """Sec. III-D's range for the products of inertia against the description."""
     shares = _poi_shares()
     row = Comparison(
         "largest product of inertia over the largest diagonal entry, per link",
@@ -406,57 +326,64 @@ def poi_against_paper() -> object:
     )
 
 
-def rank_table(mounting: str, n_states: int, seed: int) -> tuple[object, Prose]:
-    """Ranks of the stacked regressors of Table III's sets on random states, and the invariants of M."""
+@dataclass(frozen=True)
+class NumericChecks:
+    """The numeric model on random states: ranks per set and three invariants of M and g."""
+
+    ranks: pd.DataFrame  # per set of Table III: columns and numerical rank
+    theta1_change: float  # largest change of M when theta1 is redrawn, kg·m²
+    gravity_joint1: float  # largest joint-1 entry of the gravity regressor, N·m
+    asymmetry: float  # largest |M - M^T|, kg·m²
+
+    @property
+    def full_rank(self) -> bool:
+        """Whether every set's stacked regressor has full column rank."""
+        return bool((self.ranks["columns"] == self.ranks["numerical rank"]).all())
+
+
+def numeric_checks(mounting: str, n_states: int, seed: int) -> NumericChecks:
+    """Ranks of Table III's sets and the invariants of M on `n_states` random states."""
     rng = np.random.default_rng(seed)
     q = rng.uniform(-np.pi, np.pi, (n_states, 8))
     qd, qdd = rng.normal(0, 2, (n_states, 8)), rng.normal(0, 5, (n_states, 8))
     rows = []
     for name in PARAMETER_SETS:
         m = DynamicModel(name, mounting=mounting)
+        w_all = identifiability.stack(m.regressor(q, qd, qdd))
         rows.append(
             {
                 "set": PARAMETER_SET_LABELS[name],
                 "columns": m.n_parameters,
-                "numerical rank": identifiability.numerical_rank(
-                    identifiability.stack(m.regressor(q, qd, qdd))
-                ),
+                "numerical rank": identifiability.numerical_rank(w_all),
             }
         )
-    ranks = pd.DataFrame(rows).set_index("set")
     model = DynamicModel("reduced", mounting=mounting)
     cad = robot_description.description_standard_parameters(robot_description.load_mdh_table())
-    beta = (
-        model.base_from_standard({n: cad.get(n, 0.0) for n in grouping().standard_names}).values
-        + 0.01
-    )
+    standard = {n: cad.get(n, 0.0) for n in grouping().standard_names}
+    beta = model.base_from_standard(standard).values + 0.01
     shifted = q.copy()
     shifted[:, 0] = rng.uniform(-np.pi, np.pi, n_states)
     mass = model.inertia_matrix(q, beta)
-    theta1 = np.abs(mass - model.inertia_matrix(shifted, beta)).max()
-    gravity1 = np.abs(model.regressor(q, 0 * qd, 0 * qdd)[:, 0, :]).max()
-    asymmetry = np.abs(mass - mass.transpose(0, 2, 1)).max()
-    full_rank = bool((ranks["columns"] == ranks["numerical rank"]).all())
-    sentence = Prose(
-        f"On {n_states} random states (seed {seed}) the stacked regressor of "
-        + (
-            "every set has full column rank"
-            if full_rank
-            else "**not** every set has full column rank"
-        )
-        + f" ({{numref}}`tab-modeling-ranks`). With θ1 redrawn, M changes by at most {significant(theta1, 2)} kg·m²; the joint-1 "
-        f"row of the gravity regressor is at most {significant(gravity1, 2)} N·m; M is symmetric to "
-        f"{significant(asymmetry, 2)} kg·m². The test suite checks the same, and the agreement with Pinocchio."
+    return NumericChecks(
+        ranks=pd.DataFrame(rows).set_index("set"),
+        theta1_change=float(np.abs(mass - model.inertia_matrix(shifted, beta)).max()),
+        gravity_joint1=float(np.abs(model.regressor(q, 0 * qd, 0 * qdd)[:, 0, :]).max()),
+        asymmetry=float(np.abs(mass - mass.transpose(0, 2, 1)).max()),
     )
-    table = numbered(
-        ranks,
-        f"Numerical rank of the stacked regressor of each set of Table III ({n_states} random states)",
+
+
+def rank_table(checks: NumericChecks, n_states: int) -> object:
+    """The ranks of `numeric_checks` as a numbered table."""
+    return numbered(
+        checks.ranks,
+        "Numerical rank of the stacked regressor of each set of Table III "
+        f"({n_states} random states)",
         "tab-modeling-ranks",
     )
-    return table, sentence
 
 
 def constants_against_paper() -> object:
+    """Kt, clamp torques and the closed-loop bandwidth, computed from their sources."""
     rows = [
         Comparison("Kt, XM430-W350", "kt_effective_xm430", constants.XM430_W350.kt),
         Comparison("Kt, XM540-W270", "kt_effective_xm540", constants.XM540_W270.kt),
@@ -480,7 +407,3 @@ def constants_against_paper() -> object:
         "Constants of the platform, computed from their sources",
         name="tab-modeling-constants",
     )
-
-
-def poi_paper_text() -> str:
-    return cite("poi_relative_size_design")
