@@ -60,6 +60,7 @@ _CODE = re.compile(r"`[^`]*`")
 _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 _TARGET = re.compile(r"^\([\w:.-]+\)=\s*$", re.M)
 _DISPLAY_MATH = re.compile(r"\$\$.*?\$\$", re.S)
+_EQUATION_LABEL = re.compile(r"(?<=\$\$)[ \t]*\([\w:.-]+\)")  # $$ (eq-paper-8)
 _INLINE_MATH = re.compile(r"\$[^$\n]+\$")
 _SCRIPT = re.compile(r"[_^](\{[^{}]*\}|\\?[A-Za-z0-9]+)")
 _FIGURE = re.compile(r"\bFigs?\.\s*\d+(\s*\([a-z]\))?(\s*(and|,|–|-)\s*\d+(\([a-z]\))?)*")
@@ -119,6 +120,7 @@ def typed_numbers_in_text(text: str) -> list[tuple[int, str]]:
     text = _CODE.sub(_code_span, text)
     text = _LINK.sub(lambda m: m[1] + " " * (len(m[0]) - len(m[1])), text)
     text = _TARGET.sub(_blank, text)
+    text = _EQUATION_LABEL.sub(_blank, text)
     found: list[tuple[int, str]] = []
     for pattern in (_DISPLAY_MATH, _INLINE_MATH):
         for match in pattern.finditer(text):

@@ -1,138 +1,81 @@
-"""Chapter "OLS and the conditional SDP projection" (paper Sec. III-D, IV-A, IV-B, VI-B, Appendix
-D-D, D-E; Tables III, V, XII's first panels and XVII): one condition through OLS, the routing test
-and the projection, why the products of inertia go, the nested model classes, and the summary
-over the conditions the sweep identified. Data: the twin's recordings and the sweep's records."""
+"""Chapter "OLS and the conditional SDP projection" (paper Sec. III-D, IV-A, IV-B, VI-B,
+Appendix D-D, D-E; Tables III, V, XII's first panels and XVII): tables and figures of one
+condition's OLS fit, routing test and projection, the torque shares and nested model classes the
+page computes, and the summary over the condition records the sweep wrote."""
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
 from crane_lib.identification import condition as identify
-from crane_lib.identification import model_classes
-from crane_lib.identification import projection as sdp
 from crane_lib.model.dynamics import DynamicModel
 from crane_lib.paper_numbers import paper
-from crane_lib.reporting.tables import (
-    Comparison,
-    Count,
-    Prose,
-    Why,
-    cite,
-    comparison_table,
-    joined,
-    numbered,
-    significant,
-)
+from crane_lib.reporting.tables import Comparison, Count, Why, comparison_table, numbered
 from crane_lib.twin.truth import load_truth
 
-TABLE_III_TRAJECTORIES = (
-    "PA01",
-    "PB01",
-    "PC01",
-    "AP01",
-    "AP03",
-    "AG01",
-    "AG02",
-)  # register: the text names none
+# Table III's fitting trajectories (register: the text names none)
+TABLE_III_TRAJECTORIES = ("PA01", "PB01", "PC01", "AP01", "AP03", "AG01", "AG02")
 VALIDATION = ("V01", "V02", "V03")
 SETS = ("reduced", "reduced+poi", "reduced+coulomb", "full")
 
 
-def settings_sentence() -> Prose:
-    """The settings of steps 2 and 3, read from the code and the paper's numbers."""
-    ladder = joined([f"{e:g}" for e in sdp.EPSILON_LADDER], "and")
-    return Prose(
-        f"In this book: Θc holds {cite('theta_c_even_configs')} samples evenly along the record and the "
-        f"{cite('theta_c_fast_configs')} fastest (at most {cite('theta_c_max_configs')}, duplicates merged), and ε runs "
-        f"through {ladder} kg·m² (paper: {cite('eps_pd_ladder')}, {cite('eps_pd_ladder_size')} values)."
+def condition_label(trajectory: str, ts: float) -> str:
+    """'AG02 at 40 ms': how tables and figures name a condition."""
+    return f"{trajectory} at {ts * 1e3:g} ms"
+
+
+def condition_record(trajectory: str, ts: float, run: int) -> dict:
+    """The OLS/SDP sweep's record of one condition (its OLS fit, routing test and projection)."""
+    return next(
+        r
+        for r in identify.load_condition_records()
+        if (r["trajectory"], round(r["ts"] * 1e3), r["run"]) == (trajectory, round(ts * 1e3), run)
     )
 
 
-@dataclass
-class Condition:
-    """One condition identified for the chapter's figures (its record is the sweep's)."""
-
-    trajectory: str
-    ts: float
-    run: int
-    bundle: object
-    result: object  # ConditionResult
-    model: DynamicModel
-
-    @property
-    def label(self) -> str:
-        return f"{self.trajectory} at {self.ts * 1e3:g} ms"
-
-
-def condition(trajectory: str, ts: float, run: int) -> Condition:
-    """OLS, routing and projection of the condition, as its sweep record holds them (recomputed
-    for the figures from the same bundle; the page writes nothing)."""
-    model = DynamicModel("reduced")
-    bundle = identify.condition_bundle(trajectory, ts, run)
-    result = identify.identify_condition(bundle, trajectory, model, run=run)
-    if result.ols is None:
-        raise RuntimeError(
-            f"{trajectory} at {ts * 1e3:g} ms could not be identified: {result.failure}"
-        )
-    return Condition(trajectory, ts, run, bundle, result, model)
+def projected_condition(records: pd.DataFrame, trajectory: str, ts: float, run: int) -> tuple:
+    """The condition whose projection (8) the page shows: the named one if it took route O-S-C,
+    else the build's first O-S-C condition at the named interval (or at any); None if none."""
+    projected = records[records["route"] == identify.ROUTE_PROJECTED]
+    named = projected[
+        (projected["trajectory"] == trajectory)
+        & (projected["Ts (ms)"] == round(ts * 1e3))
+        & (projected["run"] == run)
+    ]
+    same_ts = projected[projected["Ts (ms)"] == round(ts * 1e3)]
+    for rows in (named, same_ts, projected):
+        if len(rows):
+            r = rows.iloc[0]
+            return r["trajectory"], r["Ts (ms)"] / 1e3, int(r["run"])
+    return None
 
 
-def ols_sentence(c: Condition) -> Prose:
-    ols = c.result.ols
-    return Prose(
-        f"**{c.label}, execution {c.run} (twin):** {ols.n_samples} samples × 8 axes, κ(W_all) = {ols.kappa:.1f}, "
-        f"residual RMS {ols.residual_rms:.4f} N·m."
-    )
-
-
-def estimates_table(c: Condition) -> object:
-    ols = c.result.ols
-    truth = c.model.base_from_standard(load_truth())
+def estimates_table(fit, model: DynamicModel, label: str) -> object:
+    """The OLS estimates with their standard errors beside the twin's true base parameters."""
+    truth = model.base_from_standard(load_truth())
     frame = pd.DataFrame(
         {
-            "OLS": ols.parameters.values,
-            "std. error": ols.parameters.std_errors,
-            "|estimate| / std. error": ols.t_ratio,
+            "OLS": fit.parameters.values,
+            "std. error": fit.parameters.std_errors,
+            "|estimate| / std. error": fit.t_ratio,
             "twin truth": truth.values,
         },
-        index=pd.Index(c.model.names, name="parameter"),
+        index=pd.Index(model.names, name="parameter"),
     )
+    caption = "OLS estimates of " + label
     return numbered(
         frame,
-        f"OLS estimates of {c.label} with their standard errors, and the twin's true base parameters",
+        caption + " with their standard errors, and the twin's true base parameters",
         "tab-ols-estimates",
         digits=4,
     )
 
 
-def routing_sentence(c: Condition) -> Prose:
-    r = c.result
-    route = (
-        f"positive definite at every visited configuration, so the condition takes route **{r.route}**: CLIE starts "
-        "from the OLS estimate"
-        if r.pd_visited
-        else f"not positive definite at every visited configuration, so the condition takes route **{r.route}**: the "
-        "estimate is projected first"
-    )
-    chosen = (
-        ""
-        if r.projection is None or r.projection.chosen is None
-        else f", with ε = {r.projection.epsilon:g} kg·m²"
-    )
-    failed = f" The projection failed: {r.failure}." if r.failure else ""
-    return Prose(
-        f"The smallest eigenvalue of M(θ; β_OLS) over the configurations {c.label} visits is "
-        f"{significant(r.lambda_min_visited, 3)} kg·m²: {route}{chosen}.{failed}"
-    )
-
-
-def ladder_table(c: Condition) -> object | None:
-    if c.result.projection is None:
-        return None
+def ladder_table(projection, label: str) -> object:
+    """The ε ladder of one projection (8): per margin the solver's status, PD on the record,
+    λmin on the record, the change and the poses the last solve carried."""
     frame = pd.DataFrame(
         [
             {
@@ -145,41 +88,33 @@ def ladder_table(c: Condition) -> object | None:
                 if "result" in a
                 else np.nan,
             }
-            for a in c.result.projection.attempts
+            for a in projection.attempts
         ]
     ).set_index("ε (kg·m²)")
-    return numbered(frame, f"The ε ladder on Θc for {c.label}", "tab-ols-ladder", digits=3)
+    return numbered(frame, "The ε ladder on Θc for " + label, "tab-ols-ladder", digits=3)
 
 
-def lambda_figure(c: Condition):
-    r = c.result
-    fig, ax = plt.subplots(figsize=(9, 3))
-    ax.plot(
-        c.bundle.t,
-        c.model.arm_min_eigenvalue(c.bundle.theta, r.ols.parameters.values),
-        lw=0.8,
-        label="OLS",
-    )
-    if r.route == identify.ROUTE_PROJECTED and r.start is not None:
-        ax.plot(
-            c.bundle.t,
-            c.model.arm_min_eigenvalue(c.bundle.theta, r.start.values),
-            lw=0.8,
-            label=f"SDP, ε = {r.projection.epsilon:g}",
-        )
-    ax.axhline(0, color="k", lw=0.6)
-    ax.set_xlabel("time (s)")
-    ax.set_ylabel("λmin(M) (kg·m²)")
-    ax.set_title(f"{c.label}, twin recording: λmin of M along the record")
-    ax.legend()
+def lambda_figure(panels: dict):
+    """λmin of M along records, one panel per condition (title -> (t in s, {line: values}))."""
+    fig, axes = plt.subplots(len(panels), 1, figsize=(9, 2.6 * len(panels)), squeeze=False)
+    for ax, (title, (t, curves)) in zip(axes[:, 0], panels.items()):
+        for name, values in curves.items():
+            ax.plot(t, values, lw=0.8, label=name)
+        ax.axhline(0, color="k", lw=0.6)
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel("λmin(M) (kg·m²)")
+        ax.set_title(title + ", twin recording: λmin of M along the record")
+        ax.legend()
     fig.tight_layout()
     return fig
 
 
-def torque_shares_against_paper(c: Condition) -> object:
-    shares = model_classes.full_model_torque_shares(c.bundle)
+def torque_shares_against_paper(shares: dict, label: str) -> object:
+    """Sec. III-D: the RMS of each torque contribution of the full grouped model's OLS fit
+    against the total torque RMS (model_classes.full_model_torque_shares), beside the paper."""
     why = Why.twin(
-        "the twin's unmodelled effects (quantization, compliance, Coulomb, supply limit) set the residual"
+        "the twin's unmodelled effects (quantization, compliance, Coulomb, supply limit) set the "
+        "residual"
     )
     rows = [
         Comparison("the products of inertia", "poi_torque_rms_share", shares["products"], why=why),
@@ -198,7 +133,7 @@ def torque_shares_against_paper(c: Condition) -> object:
     ]
     return comparison_table(
         rows,
-        f"Share of the torque RMS, full grouped model fitted by OLS to {c.label}",
+        "Share of the torque RMS, full grouped model fitted by OLS to " + label,
         label="contribution",
         name="tab-ols-torque-shares",
     )
@@ -207,13 +142,11 @@ def torque_shares_against_paper(c: Condition) -> object:
 # ----------------------------------------------------------------------------- Table III
 
 
-def model_classes_tables(heldout_ts: float = 0.040) -> tuple[object, object]:
-    """Table III: each nested class fitted on each trajectory recorded in this profile, pooled
-    held-out RMSE on V01-V03; and the comparison with the paper's statements about it."""
-    available = [t for t in TABLE_III_TRAJECTORIES if identify.recording_path(t).exists()]
-    fits = {t: identify.condition_bundle(t, heldout_ts) for t in available}
-    heldout = [identify.condition_bundle(v, heldout_ts) for v in VALIDATION]
-    classes = pd.DataFrame(model_classes.compare_model_classes(fits, heldout))
+def model_classes_tables(classes: list[dict], heldout_ts: float) -> tuple[object, object]:
+    """Table III from the page's fits (model_classes.compare_model_classes: one row per class and
+    trajectory): pooled held-out RMSE on V01-V03, and the paper's statements about it."""
+    classes = pd.DataFrame(classes)
+    available = [t for t in TABLE_III_TRAJECTORIES if t in set(classes["trajectory"])]
     table = classes.pivot_table(
         index="trajectory", columns="parameter set", values="held-out RMSE"
     ).reindex(available)[list(SETS)]
@@ -227,7 +160,8 @@ def model_classes_tables(heldout_ts: float = 0.040) -> tuple[object, object]:
     coulomb = 100 * (1 - by["reduced+coulomb"]["held-out RMSE"] / by["reduced"]["held-out RMSE"])
     n = len(available)
     why = Why.twin(
-        "the twin's Coulomb friction and products of inertia are known and its residual floor differs"
+        "the twin's Coulomb friction and products of inertia are known and its residual floor "
+        "differs"
     )
     if n < paper("table3_fit_traj_count").value:
         why = why + Why.profile(f"{n} of the seven trajectories in this profile")
@@ -312,14 +246,8 @@ def condition_records() -> pd.DataFrame:
     )
 
 
-def records_sentence(table: pd.DataFrame, profile: str) -> Prose:
-    return Prose(
-        f"{len(table)} condition records in this build (profile `{profile}`; the paper's study has "
-        f"{cite('identification_condition_count')})."
-    )
-
-
 def table_v_against_paper(table: pd.DataFrame) -> object:
+    """Table V: how many conditions pass the routing test, beside the paper's counts."""
     n, whole = len(table), paper("identification_condition_count").value
     non_pd, pd_ = int((table["PD"] == False).sum()), int((table["PD"] == True).sum())  # noqa: E712 (None: not identified)
     subset = Why.profile(f"{n} of the paper's {whole:g} conditions") if n != whole else None
@@ -364,6 +292,7 @@ def table_v_against_paper(table: pd.DataFrame) -> object:
 
 
 def table_xii_panels(table: pd.DataFrame) -> object:
+    """Table XII's first panels: κ, route and ε per trajectory and interval (first executions)."""
     first = table[table["run"] == 1]
     panels = {
         name: first.pivot_table(
@@ -383,10 +312,12 @@ def table_xii_panels(table: pd.DataFrame) -> object:
 
 
 def kappa_against_paper(table: pd.DataFrame) -> object:
+    """κ over the conditions and Table XVII's AP01 and AG02 at 40 ms, beside the paper."""
     first = table[table["run"] == 1]
     n, whole = len(first), paper("identification_condition_count").value
     why = Why.twin(
-        "the twin's records differ from the arm's in noise and in length (our command files are shorter, "
+        "the twin's records differ from the arm's in noise and in length (our command files are "
+        "shorter, "
         'chapter "Excitation"), both of which move κ'
     )
     if n != whole:
