@@ -40,16 +40,17 @@
 # call one function, `crane_lib.acceptance.accepted.accept_recording`, the path of the main
 # job too.
 #
-# **Data in this book: the digital twin, recorded through an emulator of the servos' DYNAMIXEL
-# protocol in lockstep timing.** The book has no arm. With `log` left empty, the chapter starts the emulator (eight
-# servos on a pseudo-terminal with the twin's plant integrating behind them), records the
-# command file on it with the same recorder and the real dynamixel-sdk that an arm would get,
-# and reports on that recording. It is short (AP01, the shortest identification trajectory) so
-# that the book builds in minutes; the real-time recording of AG02 and the notebook on it are
-# timed in `benchmarks/bench_hardware.py`.
+# Data in this book: the digital twin, recorded through an emulator of the servos' DYNAMIXEL
+# protocol in lockstep timing. The book has no arm. With `log` left empty, the report shows the
+# demonstration the build made (`crane_lib.acceptance.demonstration`): eight servos emulated on
+# a pseudo-terminal with the twin's plant integrating behind them, the command file recorded on
+# them with the same recorder and the real dynamixel-sdk that an arm would get, and Algorithm 1
+# on that recording. It is short (AP01, the shortest identification trajectory) so that the
+# book builds in minutes; the real-time recording of AG02 and the notebook on it are timed in
+# `benchmarks/bench_hardware.py`.
 
 # %% tags=["parameters"]
-# your raw log (.csv, .csv.gz or .npz); "" records the demonstration through the emulator
+# your raw log (.csv, .csv.gz or .npz); "" shows the book's demonstration
 log = ""
 # the command file the recording executed: a path, or the name of one in trajectories/
 trajectory = "AP01"
@@ -80,99 +81,134 @@ from crane_lib.cli.common import accept_inputs
 from crane_lib.paths import REPO_ROOT, TRAJECTORY_DIR
 
 trajectory = (Path(trajectory) if Path(trajectory).suffix
-              else TRAJECTORY_DIR / f"{trajectory}.txt")
+              else TRAJECTORY_DIR / (trajectory + ".txt"))
 demonstration = not log
-# the demonstration's files and a report's default model file are this page's own output,
-# beside the built book (the book's records under results/ are the main job's, and a page
-# never writes one)
-folder = REPO_ROOT / "_build" / "your_arm"
-own_output = not out
-if own_output:
-    folder.mkdir(parents=True, exist_ok=True)
-    out = folder / f"{trajectory.stem}_model.csv"
-if not demonstration:  # the demonstration's recording is checked once it is made
-    inputs = accept_inputs(log, trajectory, out, validation, ts, force or own_output,
-                           repair=True, refine=refine, notebook=True)
+# a report's default model file is this page's own output, beside the built book (the
+# demonstration's files are the data step's, under results/your_arm)
+if not out and not demonstration:
+    (REPO_ROOT / "_build" / "your_arm").mkdir(parents=True, exist_ok=True)
+    out = REPO_ROOT / "_build" / "your_arm" / (trajectory.stem + "_model.csv")
+    force = True
+if not demonstration:
+    inputs = accept_inputs(log, trajectory, out, validation, ts, force, repair=True,
+                           refine=refine, notebook=True)
 
 # %% tags=["hide-input"]
 import warnings
 
-from IPython.display import Markdown, display
+import numpy as np
+from IPython.display import display
 
-from crane_lib.acceptance.accepted import accept_recording, save_accepted
+from crane_lib.acceptance import demonstration as demo
+from crane_lib.acceptance.accepted import accept_recording, accepted_record, save_accepted
 from crane_lib.acceptance.held_out import held_out
-from crane_lib.hardware.emulated import demo_config, record_on_emulator
+from crane_lib.hardware.recorder import RecorderSettings
+from crane_lib.hardware.timing import LOCKSTEP, LOCKSTEP_BUS_BAUD
 from crane_lib.logs.preprocessing import preprocess
-from crane_lib.reporting import arm_report
+from crane_lib.logs.raw_log import MAX_STAMP_GAP_S, N_COLUMNS, read_raw_log
+from crane_lib.model.dynamics import model as shared_model
+from crane_lib.reporting.chapters import your_arm as view
+from crane_lib.reporting.glued import glue, glue_md
 
 # cvxpy on Clarabel's inexact exits; the audit decides
 warnings.filterwarnings("ignore", message="Solution may be inaccurate")
-source = f"your recording `{Path(log).name}`"
+arm = RecorderSettings()
+glue("arm_period", arm.period_s * 1e3)
+glue("arm_watchdog", arm.watchdog)
+glue_md("arm_gap", ", the longest stamp gap a log may have" if arm.watchdog
+        == MAX_STAMP_GAP_S * 1e3 else " (a log may have longer stamp gaps)")
+glue("arm_baud", arm.baud / 1e6)
+glue("arm_lockstep_period", LOCKSTEP.period_s * 1e3)
+glue("arm_lockstep_baud", LOCKSTEP_BUS_BAUD / 1e6)
 
 # %% [markdown]
 # ## The recording
 #
-# In the demonstration the recorder runs as it does on the arm: it checks the command file
-# against the joint limits and the current clamps, checks the port and every servo (ID, model
-# number, firmware), puts them into current control with read-back, moves the arm from where
-# it rests to the start posture, and runs the controller's loop until the command file ends,
-# the torque off on every servo at the end. Each of its cycles is stamped.
+# The recorder runs the same way on the arm and in the demonstration: it checks the command
+# file against the joint limits and the current clamps, checks the port and every servo (ID,
+# model number, firmware), puts them into current control with read-back, moves the arm from
+# where it rests to the start posture, and runs the controller's loop until the command file
+# ends, the torque off on every servo at the end. Each of its cycles is stamped.
 #
 # On the arm that loop runs once per control period of the host's clock, and a host that stalls
 # longer than the cycle watchdog stops it with the torque off, as it must (a longer gap would
-# also make the log unreadable). The book, though, is built on shared machines, where the emulator and the
-# recorder compete for two cores with everything else: in real time a stall would stop the
-# demonstration on some builds and not on others. The demonstration therefore runs in
-# **lockstep timing**, a setting for tests and demonstrations that the recorder accepts only
-# from the emulator: the emulator's clock is driven by the bus (each cycle's sync read starts
-# the next control period of the arm's time, and within the cycle time passes as the packets
-# would take on the bus), and the recorder stamps the log on the same grid. The
+# also make the log unreadable). The book, though, is built on shared machines, where a stall
+# would stop the demonstration on some builds and not on others. The demonstration therefore
+# runs in **lockstep timing**, a setting for tests and demonstrations that the recorder accepts
+# only from the emulator: the emulator's clock is driven by the bus (each cycle's sync read
+# starts the next control period of the arm's time, and within the cycle time passes as the
+# packets would take on the bus), and the recorder stamps the log on the same grid. The
 # controller, sequencer, packets, checks and log are those of a real-time recording by a host
 # that never stalls, and they come out the same on every build. What lockstep cannot show is
-# how punctual the loop is: the cycle times below are how long this machine took per cycle,
-# not a measurement of the real-time loop, which `benchmarks/bench_hardware.py` makes. The
-# settings, as this build has them:
-
-# %% tags=["hide-input"]
-display(Markdown(arm_report.recorder_sentence()))
+# how punctual the loop is: the cycle times below are how long the build's machine took per
+# cycle, not a measurement of the real-time loop, which `benchmarks/bench_hardware.py` makes.
+#
+# The recorder's defaults, which `crane-id record` uses on the arm: a control period of
+# {glue:text}`arm_period:g` ms (the paper's, {paper}`control_cycle_period`), a cycle watchdog
+# of {glue:text}`arm_watchdog:g` ms{glue:md}`arm_gap`, and the bus at
+# {glue:text}`arm_baud:g` Mbit/s. In lockstep timing every sync read starts the next
+# {glue:text}`arm_lockstep_period:g` ms period of the arm's time, within a cycle the clock
+# advances as the packets would take at {glue:text}`arm_lockstep_baud:g` Mbit/s, and the log's
+# stamps lie on the same grid.
 
 # %%
-if demonstration:
-    log = folder / f"{trajectory.stem}_emulator.csv.gz"
-    emulated = record_on_emulator(trajectory, log, config=demo_config(lockstep=True),
-                                  lead_s=1.0, tail_s=1.0)
+if demonstration:  # the build's data step recorded it and ran Algorithm 1 on it
+    record, files = demo.load_demonstration(trajectory.stem)
+    log, out = files["log"], files["model"]
+    emulator = record["emulator"]["metadata"]
 
-# %% tags=["hide-input"]
-if demonstration:
-    emulated.require_complete()
-    inputs = accept_inputs(log, trajectory, out, validation, ts, force or own_output,
-                           repair=True, refine=refine, notebook=True)
-    display(Markdown(arm_report.emulator_sentence(emulated, inputs.command.name)))
-    source = f"the twin through the emulator in lockstep timing, `{Path(log).name}`"
+# %% [markdown]
+# In the demonstration the emulator recording of {glue:text}`arm_trajectory` ran in lockstep
+# timing: {glue:text}`arm_cycles:,d` cycles, {glue:text}`arm_seconds:.1f` s of the arm's time,
+# which took {glue:text}`arm_wall:.0f` s of wall time on the build's machine (the host needed a
+# median {glue:text}`arm_cycle_median:.3f` ms per cycle, the slowest percent of cycles more than
+# {glue:text}`arm_cycle_p99:.3f` ms, the longest {glue:text}`arm_cycle_max:.1f` ms; in lockstep a
+# slow cycle only takes longer, it changes nothing in the log). At the end the recorder read
+# back Torque Enable off on every servo ({glue:text}`arm_torque_off`){glue:md}`arm_stale`
 
 # %% tags=["hide-input"] mystnb={"figure": {"name": "fig-arm-cycles", "caption": "The recorder's cycle times (left) and three measured angles against their reference (right): look for cycles far beyond 1 ms and for an angle that leaves its reference. Data: named in the figure's title."}}
 if demonstration:
-    arm_report.cycle_figure(log, inputs.command.name)
+    glue("arm_trajectory", trajectory.stem)
+    glue("arm_cycles", int(emulator["cycles"]))
+    period_s = float(emulator["target_period_ms"]) / 1e3
+    glue("arm_seconds", int(emulator["cycles"]) * period_s)
+    glue("arm_wall", record["emulator"]["wall_s"])
+    for name in ("median", "p99", "max"):
+        glue("arm_cycle_" + name, float(emulator["cycle_ms_" + name]))
+    glue("arm_torque_off", str(emulator["torque_off_read_back"]))
+    stale = int(emulator.get("bus_stale_packets_dropped", 0))
+    glue_md("arm_stale", " and had dropped {} late status packets.".format(stale) if stale
+            else "; no status packet came late.")
+    view.cycle_figure(log, trajectory.stem)
 
 # %% [markdown]
 # ## Preprocessing checks (Appendix D-C)
 #
 # Reading the log checks what preprocessing relies on: the paper's column layout, strictly
-# increasing stamps, no gap longer than the cycle watchdog, no NaN, a complete last line. A recording that
-# fails any of these stops here with the file and the line named; `repair` drops a truncated
-# last line or repeated stamps and lists what it dropped. The bundle at the chosen interval
-# shows how much of the record the clamp rule masks (Appendix D-F), and the last two rows how
-# much of the recorder's safety limits the recording used (register "the recorder on the
-# arm"). A clamp-masked share above a few percent means the trajectory asks more than the arm
-# gives at that speed; a lower speed factor is the remedy.
+# increasing stamps, no gap longer than the cycle watchdog, no NaN, a complete last line. A
+# recording that fails any of these stops here with the file and the line named; `repair` drops
+# a truncated last line or repeated stamps and lists what it dropped. The bundle at the chosen
+# interval shows how much of the record the clamp rule masks (Appendix D-F), and the last two
+# rows how much of the recorder's safety limits the recording used (register "the recorder on
+# the arm"). A clamp-masked share above a few percent means the trajectory asks more than the
+# arm gives at that speed; a lower speed factor is the remedy.
+#
+# The reader required {glue:text}`arm_columns:d` numeric columns per line (the paper's raw
+# log, Appendix D-C: {paper}`raw_log_columns`) and no step between stamps above
+# {glue:text}`arm_max_gap:g` ms; this recording's longest step is
+# {glue:text}`arm_longest_step:.3f` ms.
 
 # %%
-recording_log, command = inputs.log, inputs.command
+recording_log = read_raw_log(log, repair=True) if demonstration else inputs.log
 bundle = preprocess(recording_log, ts)
 
 # %% tags=["hide-input"]
-display(Markdown(arm_report.log_format_sentence(recording_log)))
-arm_report.checks_table(recording_log, bundle, source)
+source = ("the twin through the emulator in lockstep timing, `" + Path(log).name + "`"
+          if demonstration else "your recording `" + Path(log).name + "`")
+glue("arm_columns", N_COLUMNS)
+glue("arm_max_gap", MAX_STAMP_GAP_S * 1e3)
+glue("arm_longest_step", np.diff(recording_log.t).max() * 1e3)
+view.checks_table(recording_log, bundle, source)
 
 # %% [markdown]
 # ## Algorithm 1
@@ -180,12 +216,34 @@ arm_report.checks_table(recording_log, bundle, source)
 # One call runs the whole algorithm on the recording: OLS by QR on the 39-parameter model,
 # the routing test at the configurations the record visits, the conditional SDP projection
 # when that test fails, the refinement, the all-pose audit over Θ on seeds 1–5, the rescue
-# SDP if any seed fails, and the re-audit that decides. The model file is written either way;
-# its header says whether the model was accepted.
+# SDP if any seed fails, and the re-audit that decides. Its verdict is the audit's: the model
+# $\boldsymbol\phi$ the file holds is accepted when its inertia matrix is positive definite at
+# every pose $\Theta_s$ of each seed $s$ draws,
+#
+# $$
+# \text{accepted} \iff \min_{s} \; \min_{\boldsymbol\theta \in \Theta_s}
+#   \lambda_\mathrm{min}\bigl(\mathbf M(\boldsymbol\theta;\boldsymbol\phi)\bigr) > 0 .
+# $$ (eq-arm-accept)
+#
+# The model file is written either way; its header says whether the model was accepted. In the
+# demonstration the data step made this call; for your recording the page makes it:
 
 # %%
-accepted = accept_recording(recording_log, command.name, ts, refine=refine)
-model_file = save_accepted(out, accepted, new=not inputs.force)
+if not demonstration:
+    accepted = accept_recording(recording_log, inputs.command.name, ts, refine=refine)
+    save_accepted(out, accepted, new=not inputs.force)
+    record = accepted_record(accepted, ts)
+
+# %% [markdown]
+# The deciding audit's worst pose, recomputed: the smallest eigenvalue of the arm block of
+# $\mathbf M(\boldsymbol\theta;\boldsymbol\phi)$ there is the λmin of {eq}`eq-arm-accept` the
+# record states.
+
+# %%
+worst = min(record["final_audits"], key=lambda a: a["lambda_min"])
+pose = np.array([worst["worst_pose_rad"]])
+lam = shared_model("reduced").arm_min_eigenvalue(pose, record["parameters"])[0]
+np.testing.assert_allclose(lam, worst["lambda_min"], rtol=1e-9)
 
 # %% [markdown]
 # ### OLS, route and projection
@@ -196,10 +254,24 @@ model_file = save_accepted(out, accepted, new=not inputs.force)
 # reference). The route is the routing test's: O-C when the OLS model is positive definite at
 # every visited configuration (the refinement starts from it), O-S-C when it is projected
 # first.
+#
+# At {glue:text}`arm_ts:g` ms the regressor's condition number is κ =
+# {glue:text}`arm_kappa:.1f`; {glue:text}`arm_weak:d` of {glue:text}`arm_parameters:d`
+# parameters have a standard error above half their value. λmin of the OLS model over the
+# visited configurations is {glue:text}`arm_visited:.3g` kg·m², so the route is
+# **{glue:text}`arm_route`** ({glue:md}`arm_projection`).
 
 # %% tags=["hide-input"]
-display(Markdown(arm_report.identification_sentence(accepted)))
-arm_report.parameter_table(accepted)
+ols, errors = np.array(record["ols"]), np.array(record["std_errors"])
+glue("arm_ts", ts * 1e3)
+glue("arm_kappa", record["kappa"])
+glue("arm_weak", int(np.sum(errors > 0.5 * np.abs(ols))))
+glue("arm_parameters", len(ols))
+glue("arm_visited", record["lambda_min_visited"])
+glue("arm_route", record["route"])
+glue_md("arm_projection", "no projection" if record["sdp_epsilon"] is None
+        else "projected with ε = {:g} kg·m²".format(record["sdp_epsilon"]))
+view.parameter_table(record)
 
 # %% [markdown]
 # ### Refinement, audit and rescue
@@ -207,31 +279,52 @@ arm_report.parameter_table(accepted)
 # The refinement fits the closed-loop simulation of the same controller to the recorded
 # torque (CLIE, Appendix D-F). The audit then checks the inertia matrix at every
 # configuration of the dense pose set over Θ that each seed draws (chapter "The all-pose PD
-# audit"); the model is accepted only if every seed finds it positive definite. A model that fails is moved to the nearest one that is positive definite
+# audit"); the model is accepted only if every seed finds it positive definite
+# {eq}`eq-arm-accept`. A model that fails is moved to the nearest one that is positive definite
 # with a margin on a growing constraint set (the rescue) and audited again on fresh draws.
+#
+# {glue:md}`arm_refinement` {glue:md}`arm_rescue`
 
 # %% tags=["hide-input"]
-display(Markdown(arm_report.refinement_sentence(accepted)))
-display(arm_report.audit_table(accepted))
-display(Markdown(arm_report.rescue_sentence(accepted)))
+report = record["refinement"]
+method = report.get("method", "none")
+start, final = report.get("objective_start"), report.get("objective_final")
+glue_md("arm_refinement", 'No refinement was asked for (`refine = "none"`): the audit '
+        "takes the OLS/SDP start as it is." if method == "none" else
+        "The {} refinement moved the closed-loop objective from {:.5g} to {:.5g} "
+        "({:+.1f} %) in {} iterations.".format(method, start, final,
+                                              100 * (final - start) / start,
+                                              int(report.get("iterations", 0))))
+rescue, failed = record["rescue"], sum(not a["passed"] for a in record["first_audits"])
+glue_md("arm_rescue", "Every seed passed the first audit: no rescue was needed, and the "
+        "refined model is the model file." if rescue is None else
+        "{} of {} seeds failed the first audit, so the rescue SDP ran ({} "
+        "constraint-generation passes, converged: {}); it moved the parameters by {:.3g} "
+        "in the Euclidean norm, and the deciding audits are those of the rescued "
+        "model.".format(failed, len(record["first_audits"]), len(rescue["passes"]),
+                        rescue["converged"], rescue["change_norm"] or float("nan")))
+view.audit_table(record)
 
 # %% [markdown]
 # ### Held-out score
 #
 # Given validation recordings (the paper's V01–V03, recorded on your arm), the model's torque
 # prediction on each is scored as in Sec. VI-C: RMSE over all axes and samples, and the MNE
-# (each axis's RMSE over its peak-to-peak torque, averaged over the axes).
+# (each axis's RMSE over its peak-to-peak torque, averaged over the axes). Without them
+# (`validation` empty, as in the book's demonstration) there is no held-out score and no table.
 
 # %% tags=["hide-input"]
-if inputs.validation:
-    scores = held_out(accepted.parameters.values, inputs.validation, ts)
-    display(arm_report.held_out_table(scores))
-else:
-    display(Markdown("No validation recording was given (`validation` is empty), "
-                     "so there is no held-out score."))
+if not demonstration and inputs.validation:
+    scores = held_out(np.array(record["parameters"]), inputs.validation, ts)
+    display(view.held_out_table(scores))
 
 # %% [markdown]
 # ## The verdict
+#
+# **{glue:text}`arm_verdict`**. The model file `{glue:text}`arm_model_file`` holds the
+# {glue:text}`arm_parameters:d` parameters with their OLS standard errors, the route, the
+# refinement, the audit margins per seed, the rescue if it ran, and this verdict in its header
+# (source: {glue:md}`arm_source`).
 #
 # A rejected model is not a failed run: the verdict names the seed, λmin and the joint angles
 # where the audit found the inertia matrix not positive definite. Recording the trajectory
@@ -239,4 +332,6 @@ else:
 # weakly determined), usually moves the estimate away from that region.
 
 # %% tags=["hide-input"]
-display(Markdown(arm_report.verdict_sentence(accepted, out, source)))
+glue("arm_verdict", record["verdict"])
+glue("arm_model_file", Path(out).name)
+glue_md("arm_source", source)

@@ -51,7 +51,9 @@ transitively (`crane_book.keys`), so editing a chapter or a view re-runs no step
    excitation rank, a twin recording through Algorithm 1, held-out error, truth score) beside
    the CRANE-X7's accepted model, one record per arm (`acceptance.other_arms`,
    results/other_arms), which the chapter "Other arms" reads (after the accepted model and the
-   validation bundles);
+   validation bundles); the demonstration of the report "Your own arm": AP01 recorded through
+   the servo emulator in lockstep timing, then Algorithm 1 (`acceptance.demonstration`,
+   results/your_arm), which that page reads;
 11. the claims at a glance: each of the paper's main claims evaluated from those records
    (`crane_book.claims`, results/claims);
 12. the downloads: the records zipped per kind (`downloads`, results/downloads) for the pages
@@ -94,6 +96,7 @@ from crane_lib.acceptance import (
     audit,
     audit_study,
     certified,
+    demonstration,
     kt_sensitivity,
     nonideality,
     other_arms,
@@ -136,6 +139,7 @@ STEP_MODULES = {
     "rescues": [rescue_stage.__name__],
     "audit_study": [audit_study.__name__],
     "other_arms": [other_arms.__name__],
+    "your_arm": [demonstration.__name__],
 }
 EXIT_BAD_SCHEDULER = 2
 
@@ -489,6 +493,26 @@ def other_arms_step(profile: str, directory=None) -> keys.StepLog:
     return log
 
 
+def your_arm_step(directory=None) -> keys.StepLog:
+    """The demonstration of the report "Your own arm" (`acceptance.demonstration`: a command file
+    recorded through the servo emulator in lockstep timing, then Algorithm 1), unless its stored
+    key (the command file, the twin's files and the source the step imports) matches."""
+    paths = demonstration.demonstration_paths(directory=directory)
+    store = keys.KeyStore("your_arm", None if directory is None else Path(directory).parent)
+    log = keys.StepLog("your arm")
+    key = keys.record_key(
+        inputs=[demonstration.command_file(), TWIN_PLANT_CSV, TWIN_TRUTH_CSV],
+        parameters={"ts": demonstration.DEMO_TS, "refine": demonstration.DEMO_REFINE},
+        modules=STEP_MODULES["your_arm"],
+    )
+    reasons = store.stale(paths["record"].stem, key, outputs=list(paths.values()))
+    log.note(reasons)
+    if reasons:
+        demonstration.write_demonstration(directory=directory)
+        store.store(paths["record"].stem, key)
+    return log
+
+
 def ols_audits_step() -> keys.StepLog:
     """Sec. VI-E: every OLS estimate of the build's condition records audited over Θ (dense set,
     seed 1, screened; with where the violations lie), one record (results/audits/) that chapter
@@ -737,6 +761,7 @@ def _steps_after_the_data_set(args, clock: BuildClock, early) -> None:
     independent = [
         (certified_step, (args.profile,)),
         (other_arms_step, (args.profile,)),
+        (your_arm_step, ()),
         (rescues_step, ()),
         (epsilon_ladder_step, (args.profile,)),
         (ols_audits_step, ()),
