@@ -18,7 +18,8 @@ transitively (`crane_book.keys`), so editing a chapter or a view re-runs no step
    `acceptance.accepted.accept_recording`, the path `crane-id` uses (its refinement is the CLIE
    sweep's run of that condition when the start is the same: deterministic, so not repeated),
    written to results/accepted/ as a model file and a JSON record; and the 40 ms bundles of
-   every execution of V01-V03, which the chapter "Validation" reads;
+   every execution of V01-V03, which the chapter "Validation" reads; and what the twin produces
+   against the paper (`twin.calibration`, results/realization), which chapter 03 reads;
 5. the repeats sweep: `conditions/repeats.py` once per execution and interval of
    `papermill_params/repeats_<profile>.csv` (Table XI, Sec. VII-D); an execution listed there
    but not recorded is reported with the step that records it, and the others go on;
@@ -114,6 +115,7 @@ from crane_lib.model.dynamics import model as shared_model
 from crane_lib.model.parameters import load_parameters
 from crane_lib.paths import TRAJECTORY_DIR, portable, recording_path
 from crane_lib.records import read_json_record, write_json_record
+from crane_lib.twin import calibration as twin_calibration
 from crane_lib.twin import dataset
 from crane_lib.twin.truth import TWIN_PLANT_CSV, TWIN_TRUTH_CSV
 
@@ -138,6 +140,7 @@ STEP_MODULES = {
     "refinement_runs": [refinement_runs.__name__],
     "rescues": [rescue_stage.__name__],
     "audit_study": [audit_study.__name__],
+    "twin_calibration": [twin_calibration.__name__],
     "other_arms": [other_arms.__name__],
     "your_arm": [demonstration.__name__],
 }
@@ -342,6 +345,28 @@ def validation_bundles_step(profile: str, ts: float = REPRESENTATIVE["ts"]) -> i
             raise _missing_recording(path, profile)
         cached_bundles(path)
     return len(runs)
+
+
+def twin_calibration_step(profile: str, directory=None) -> keys.StepLog:
+    """What the twin produces against the paper (`twin.calibration`): the calibration summaries
+    of the profile's AG02 and V01-V03 recordings, the bundles preprocessed again, Joint 7's fit
+    and closed loop; one record (results/realization/) that chapter 03 reads."""
+    path = twin_calibration.record_path(profile, directory)
+    key = keys.record_key(
+        inputs=twin_calibration.input_files(profile),
+        parameters={"profile": profile},
+        modules=STEP_MODULES["twin_calibration"],
+    )
+    store = keys.KeyStore("realization", None if directory is None else Path(directory).parent)
+    log = keys.StepLog("twin calibration")
+    reasons = store.stale(path.stem, key, outputs=[path])
+    log.note(reasons)
+    if reasons:
+        started = time.perf_counter()
+        write_json_record(path, twin_calibration.calibration_record(profile))
+        store.store(path.stem, key)
+        print(f"twin calibration: {time.perf_counter() - started:.0f} s; {path}")
+    return log
 
 
 def repeats_sweep(profile: str, jobs: int, scheduler=None) -> sweep.SweepReport:
@@ -742,6 +767,8 @@ def _steps_after_the_data_set(args, clock: BuildClock, early) -> None:
         print(accepted_model_step(args.profile, args.jobs).line())
     with clock.step("validation bundles"):
         print(f"validation bundles: {validation_bundles_step(args.profile)} executions of V01-V03")
+    with clock.step("twin calibration"):
+        print(twin_calibration_step(args.profile).line())
     with clock.step("repeats sweep"):
         _report("repeats", repeats_sweep(args.profile, args.jobs, args.scheduler))
     with clock.step("kt_draws sweep"):

@@ -191,7 +191,8 @@ def controller_block_diagram(
     _box(
         ax,
         (9.7, 4.0),
-        f"current command\nu ÷ catalogue Kt,\nrounded to {constants.CURRENT_UNIT_A * 1e3:g} mA,\nclamped at the limit",
+        "current command\nu ÷ catalogue Kt,\n"
+        f"rounded to {constants.CURRENT_UNIT_A * 1e3:g} mA,\nclamped at the limit",
         width=2.4,
         height=1.3,
         color=law,
@@ -214,7 +215,8 @@ def controller_block_diagram(
     _box(
         ax,
         (13.2, 5.85),
-        f"torque record = current × logged Kt\n(catalogue × {constants.KT_CORRECTION:g}; the data of identification)",
+        "torque record = current × logged Kt\n"
+        f"(catalogue × {constants.KT_CORRECTION:g}; the data of identification)",
         width=4.3,
         height=0.7,
         color=log,
@@ -232,8 +234,9 @@ def controller_block_diagram(
     ax.text(
         8.0,
         0.25,
-        f"one cycle every {period_ms:g} ms, the same law (crane_lib.model.controller.realization_law) in the twin, "
-        "in the CLIE simulator and in the hardware recorder",
+        f"one cycle every {period_ms:g} ms, the same law "
+        "(crane_lib.model.controller.realization_law) in the twin, in the CLIE simulator and in "
+        "the hardware recorder",
         ha="center",
         fontsize=7.5,
         style="italic",

@@ -1,61 +1,41 @@
-"""Chapter "The realization layer, the twin and preprocessing" (paper Sec. III-A, III-B, V-B, VII-D,
-Appendix D-A, D-C; Table XIX): the twin's drive settings, the joint-level identification of
-Joint 7 (Fig. 3), Table XIX, the controller's gains and bandwidth, what the twin produces
-against the paper, the residual's spectrum, preprocessing step by step, its reproducibility,
-and the raw log. Data: the digital twin's recordings and experiments on the twin."""
+"""Chapter "The realization layer, the twin and preprocessing" (paper Sec. III-A, III-B, V-B,
+VII-D, Appendix D-A, D-C; Table XIX): the twin's drive settings, the joint-level identification
+of Joint 7 (Fig. 3), Table XIX, the controller's gains and bandwidth, what the twin produces
+against the paper, the residual's spectrum, preprocessing on one axis, its reproducibility and
+the raw log, as tables and figures. The numbers come from the record `twin.calibration` writes
+(results/realization/) and from the science the chapter calls; nothing here computes them."""
 
 from __future__ import annotations
-
-import tempfile
-from dataclasses import dataclass
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from crane_lib import fingerprint
 from crane_lib.constants import ACTUATORS, CLAMP_THRESHOLD_FRACTION, N_AXES
 from crane_lib.logs import preprocessing, raw_log
 from crane_lib.model.controller import K_I, K_P, K_V, load_realization_constants
 from crane_lib.paper_numbers import paper
-from crane_lib.reporting import calibration
-from crane_lib.reporting.tables import (
-    Comparison,
-    Prose,
-    Why,
-    cite,
-    comparison_table,
-    numbered,
-    significant,
-    span,
-)
-from crane_lib.twin import dataset
+from crane_lib.records import read_json_record
+from crane_lib.reporting.tables import Comparison, Why, comparison_table, numbered, significant
+from crane_lib.twin import calibration
 from crane_lib.twin import joint_identification as ji
 from crane_lib.twin.truth import load_plant_settings
 
-CALIBRATION_TRAJECTORY = "AG02"  # the paper's calibration numbers are AG02's
-VALIDATION = ("V01", "V02", "V03")
-RESIDUAL_TS = 0.010  # the finest identification interval: the residual spectrum is shown on it
-NATURAL_HZ = np.sqrt(K_P) / (2 * np.pi)
+CALIBRATION_TRAJECTORY = calibration.CALIBRATION_TRAJECTORY
+RESIDUAL_TS = calibration.RESIDUAL_TS
+NATURAL_HZ = calibration.NATURAL_HZ
 
 
-def recorded(profile: str) -> list:
-    """The twin's executions of the profile that are recorded under results/recordings/."""
-    return [e for e in dataset.executions(profile) if e.log_path().exists()]
+def record(profile: str) -> dict:
+    """The profile's calibration record (`crane_lib.twin.calibration`, written by the pipeline)."""
+    return read_json_record(calibration.record_path(profile))
 
 
-def recordings_sentence(profile: str) -> Prose:
-    return Prose(
-        f"Profile **{profile}**: {len(recorded(profile))} recordings of the twin are available under "
-        "`results/recordings/`."
-    )
-
-
-# ----------------------------------------------------------------------------- the twin's drives
+# ---------------------------------------------------------------------------- the twin's drives
 
 
 def drive_table() -> object:
+    """The twin's drives: logged against true torque constant, and the drivetrain resonance."""
     settings = load_plant_settings()
     frame = pd.DataFrame(
         {
@@ -76,72 +56,12 @@ def drive_table() -> object:
     )
 
 
-def drive_sentence() -> Prose:
-    settings = load_plant_settings()
-    ratio = np.asarray(settings.kt_true) / np.asarray(settings.kt_logged)
-    return Prose(
-        f"The true torque constants lie between {significant(ratio.min(), 3)} and {significant(ratio.max(), 3)} "
-        f"times the logged conversion (the realistic case of Sec. VII-D: {cite('kt_perturbation_range')}), so the "
-        "twin's torque record is wrong the way the arm's is; a uniform error would scale every identified parameter."
-    )
+# ------------------------------------------------------------------------- Joint 7 (Sec. III-B)
 
 
-# ----------------------------------------------------------------------------- Joint 7 (Sec. III-B)
-
-
-@dataclass
-class JointSeven:
-    """The open-loop record of Joint 7 on the twin and every fit of Fig. 3."""
-
-    record: object  # joint_identification.JointRecord
-    fit: object  # JointFit of model (1)
-    arx: object
-    arx_hz: float
-    arx_damping: float
-    spectrum_hz: np.ndarray
-    spectrum: np.ndarray
-    peak_hz: float
-    peak_magnitude: float
-    model_at_peak: float
-    prbs_s: float
-
-
-def joint_seven() -> JointSeven:
-    record = ji.record_joint(ji.PAPER_AXIS)
-    fit = ji.fit_joint_model(record)
-    arx = ji.fit_arx(record)
-    arx_hz, arx_damping = ji.arx_resonance(arx)
-    f, h = ji.empirical_frequency_response(record)
-    peak_hz, peak_magnitude = ji.resonance_peak(f, h)
-    at_peak = abs(ji.fopdt_frequency_response(fit.model, np.array([peak_hz]))[0])
-    return JointSeven(
-        record,
-        fit,
-        arx,
-        arx_hz,
-        arx_damping,
-        f,
-        h,
-        peak_hz,
-        peak_magnitude,
-        at_peak,
-        len(ji.prbs()) * ji.PRBS_BIT_S,
-    )
-
-
-def joint_seven_sentence(j7: JointSeven) -> Prose:
-    return Prose(
-        f"Joint 7 on the twin: {len(j7.record.t)} samples of {j7.record.period * 1e3:.3f} ms (median), a PRBS of "
-        f"{j7.prbs_s:.3f} s. Model (1) explains {j7.fit.fit_percent:.1f} % of the differenced velocity (NRMSE fit)."
-    )
-
-
-def fig_3a(j7: JointSeven):
-    record, model = j7.record, j7.fit.model
+def fig_3a(record, simulated: np.ndarray):
+    """Fig. 3(a): Joint 7's open-loop record against the response of the fitted (1)."""
     t = record.t - record.t[0]
-    simulated = ji.fopdt_response(
-        record.input_torque, model.gain, model.time_constant, model.dead_time, record.period
-    )
     part = ji.prbs_segment(record)
     zoom = slice(part.start, part.start + 300)
     fig, axes = plt.subplots(3, 1, figsize=(10, 8), gridspec_kw=dict(height_ratios=[1, 2, 2]))
@@ -160,22 +80,21 @@ def fig_3a(j7: JointSeven):
         )
         ax.plot(t[window], simulated[window], lw=1.2, color="C0", label="fitted model (1)")
         ax.set_ylabel("velocity (rad/s)")
-    axes[2].set_title(
-        f"twin data: the first {(zoom.stop - zoom.start) * record.period:.1f} s of the PRBS part",
-        fontsize=10,
-    )
+    seconds = significant((zoom.stop - zoom.start) * record.period, 2)
+    axes[2].set_title("twin data: the first " + seconds + " s of the PRBS part", fontsize=10)
     axes[2].set_xlabel("time (s)")
     axes[1].legend(loc="upper right", fontsize=8)
     fig.tight_layout()
     return fig
 
 
-def fig_3b(j7: JointSeven):
+def fig_3b(model, arx, spectrum_hz, spectrum, peak_hz: float, arx_hz: float):
+    """Fig. 3(b): model (1) fitted and the paper's, the ARX fit and the non-parametric estimate."""
     frequency = np.logspace(np.log10(0.3), np.log10(499.0), 600)
     curves = {
         "model (1), fitted on the twin": (
             frequency,
-            ji.fopdt_frequency_response(j7.fit.model, frequency),
+            ji.fopdt_frequency_response(model, frequency),
             dict(color="C0", lw=1.6),
         ),
         "model (1), paper's values": (
@@ -185,12 +104,12 @@ def fig_3b(j7: JointSeven):
         ),
         f"ARX({ji.ARX_ORDER}), twin record": (
             frequency,
-            j7.arx.frequency_response(frequency),
+            arx.frequency_response(frequency),
             dict(color="C2", lw=1.2),
         ),
         "non-parametric (PRBS part), twin record": (
-            j7.spectrum_hz,
-            j7.spectrum,
+            spectrum_hz,
+            spectrum,
             dict(color="C3", lw=0.8, marker=".", ms=3),
         ),
     }
@@ -198,8 +117,8 @@ def fig_3b(j7: JointSeven):
     for label, (f, h, style) in curves.items():
         ax_mag.semilogx(f, 20 * np.log10(np.abs(h)), label=label, **style)
         ax_phase.semilogx(f, np.degrees(np.unwrap(np.angle(h))), **style)
-    ax_mag.axvline(j7.peak_hz, color="C3", lw=0.6, ls=":")
-    ax_mag.axvline(j7.arx_hz, color="C2", lw=0.6, ls=":")
+    ax_mag.axvline(peak_hz, color="C3", lw=0.6, ls=":")
+    ax_mag.axvline(arx_hz, color="C2", lw=0.6, ls=":")
     ax_mag.set_ylabel("|velocity / torque| (dB re (rad/s)/(N·m))")
     ax_phase.set_ylabel("phase (deg)")
     ax_phase.set_xlabel("frequency (Hz)")
@@ -212,67 +131,58 @@ def fig_3b(j7: JointSeven):
     return fig
 
 
-def fig_3b_sentence(j7: JointSeven) -> Prose:
-    twin_hz = load_plant_settings().resonance_hz[ji.PAPER_AXIS - 1]
-    near = abs(j7.arx_hz - twin_hz) < 0.2 * twin_hz
-    return Prose(
-        f"The spectrum peaks at **{j7.peak_hz:.1f} Hz**, {j7.peak_magnitude / j7.model_at_peak:.1f}× above the fitted (1) "
-        f"there; the twin's Joint-7 drivetrain resonance at the Fig. 1 posture is {twin_hz:.1f} Hz. The ARX({ji.ARX_ORDER}) "
-        f"places its lightest-damped complex pole pair at **{j7.arx_hz:.0f} Hz** (damping ratio {j7.arx_damping:.2f}): "
-        + (
-            "on the twin's data it resolves the resonance."
-            if near
-            else "on the twin's data it does not resolve the resonance, and we do not claim it does."
-        )
-    )
-
-
-def joint_seven_against_paper(j7: JointSeven) -> object:
-    model = j7.fit.model
+def joint_seven_against_paper(j7: dict) -> object:
+    """Joint 7's fit of (1) and its resonance (the record's "joint_seven") against the paper."""
     twin_unit = Why.twin(
-        "the twin's Joint 7 (rotor inertia, friction and true Kt from datasheets and the paper's text) is "
-        "not the authors' unit; the paper calls the gain a working value that varies from run to run"
+        "the twin's Joint 7 (rotor inertia, friction and true Kt from datasheets and the paper's "
+        "text) is "
+        "not the authors' unit; the paper calls the gain a working value that varies from run to "
+        "run"
     )
     rows = [
-        Comparison("K_p,7", "joint7_gain", model.gain, why=twin_unit),
+        Comparison("K_p,7", "joint7_gain", j7["gain"], why=twin_unit),
         Comparison(
-            "gain", "joint7_gain_db", 20 * np.log10(model.gain), why=Why.twin("follows K_p,7")
+            "gain", "joint7_gain_db", 20 * np.log10(j7["gain"]), why=Why.twin("follows K_p,7")
         ),
         Comparison(
             "T_p1,7",
             "joint7_time_constant",
-            model.time_constant,
+            j7["time_constant_s"],
             why=Why.twin(
-                "the twin's inertia over its viscous drag; its friction split is our reading (register)"
+                "the twin's inertia over its viscous drag; its friction split is our reading "
+                "(register)"
             ),
         ),
         Comparison(
             "T_d,7",
             "joint7_dead_time",
-            1e3 * model.dead_time,
+            1e3 * j7["dead_time_s"],
             why=Why.twin(
-                f"the twin's read-and-dispatch latency (paper {paper('encoder_read_dispatch_delay').text()}) plus "
-                "the hold, the half-period lag of the backward difference and a bias from quantization noise"
+                "the twin's read-and-dispatch latency (paper "
+                f"{paper('encoder_read_dispatch_delay').text()}) plus "
+                "the hold, the half-period lag of the backward difference and a bias from "
+                "quantization noise"
             ),
         ),
         Comparison(
             "resonance, from the spectrum",
             "backlash_resonance_freq",
-            j7.peak_hz,
+            j7["peak_hz"],
             digits=3,
             why=Why.reconstruction("the twin's compliance is set at the paper's \"near 100 Hz\""),
         ),
         Comparison(
             f"resonance, from the ARX({ji.ARX_ORDER}) pole",
             "backlash_resonance_freq",
-            j7.arx_hz,
+            j7["arx_hz"],
             digits=3,
             why=Why.finding(
-                "the equation-error ARX is biased by the quantization noise of the differenced velocity"
+                "the equation-error ARX is biased by the quantization noise of the differenced "
+                "velocity"
             ),
         ),
-        Comparison("PRBS length", "prbs_duration", j7.prbs_s, digits=4),
-        Comparison("informative from", "prbs_informative_min_freq", 1 / j7.prbs_s, digits=3),
+        Comparison("PRBS length", "prbs_duration", j7["prbs_s"], digits=4),
+        Comparison("informative from", "prbs_informative_min_freq", 1 / j7["prbs_s"], digits=3),
     ]
     return comparison_table(
         rows,
@@ -281,10 +191,11 @@ def joint_seven_against_paper(j7: JointSeven) -> object:
     )
 
 
-# ----------------------------------------------------------------------------- Table XIX and the gains
+# ---------------------------------------------------------------------- Table XIX and the gains
 
 
 def table_xix() -> object:
+    """Table XIX: the realization constants of the eight axes (data/realization_constants.csv)."""
     constants = load_realization_constants()
     frame = pd.DataFrame(
         {
@@ -310,41 +221,21 @@ def table_xix() -> object:
     )
 
 
-@dataclass
-class ClosedLoop:
-    frequency_hz: np.ndarray
-    response: np.ndarray
-    measured_hz: float
-    nominal_frequency_hz: np.ndarray
-    nominal: np.ndarray
-    nominal_hz: float
-
-
-def closed_loop() -> ClosedLoop:
-    """Joint 7 under the realization law, feedforward off, a position PRBS as reference."""
-    record = ji.closed_loop_record(ji.PAPER_AXIS)
-    f, t = ji.closed_loop_frequency_response(record)
-    f_nom = np.linspace(0.05, 60.0, 6000)
-    t_nom = ji.nominal_closed_loop_response(
-        load_realization_constants().models[ji.PAPER_AXIS - 1], f_nom, K_P, K_V, K_I
-    )
-    return ClosedLoop(f, t, ji.bandwidth_hz(f, t), f_nom, t_nom, ji.bandwidth_hz(f_nom, t_nom))
-
-
-def closed_loop_figure(loop: ClosedLoop):
+def closed_loop_figure(frequency_hz, response, nominal_frequency_hz, nominal):
+    """|θ/θref| of Joint 7's feedback-only loop: measured on the twin against the nominal loop."""
     fig, ax = plt.subplots(figsize=(9, 3.5))
-    show = loop.frequency_hz <= 60
+    show = frequency_hz <= 60
     ax.semilogx(
-        loop.frequency_hz[show],
-        20 * np.log10(np.abs(loop.response[show])),
+        frequency_hz[show],
+        20 * np.log10(np.abs(response[show])),
         ".",
         ms=3,
         color="C3",
         label="twin, Joint 7, measured",
     )
     ax.semilogx(
-        loop.nominal_frequency_hz,
-        20 * np.log10(np.abs(loop.nominal)),
+        nominal_frequency_hz,
+        20 * np.log10(np.abs(nominal)),
         color="k",
         lw=1,
         label="nominal loop (axis = its model (1))",
@@ -360,7 +251,8 @@ def closed_loop_figure(loop: ClosedLoop):
     return fig
 
 
-def gains_against_paper(loop: ClosedLoop) -> object:
+def gains_against_paper(closed: dict) -> object:
+    """The gains of (2) and the half-power points (the record's "closed_loop") against the paper."""
     m_hat = load_realization_constants().m_hat
     rows = [
         Comparison("K_P", "realization_kp_implied", K_P, why=None),
@@ -387,7 +279,7 @@ def gains_against_paper(loop: ClosedLoop) -> object:
         Comparison(
             "−3 dB of θ/θref, nominal loop",
             None,
-            loop.nominal_hz,
+            closed["nominal_hz"],
             unit="Hz",
             paper_text="not stated",
             why=Why.beyond("computed from Table XIX row 7 and the gains"),
@@ -395,11 +287,12 @@ def gains_against_paper(loop: ClosedLoop) -> object:
         Comparison(
             "−3 dB of θ/θref, measured on the twin",
             None,
-            loop.measured_hz,
+            closed["measured_hz"],
             unit="Hz",
             paper_text="not measured",
             why=Why.beyond(
-                "the twin's Joint 7 is not exactly the paper's model (1): its fit differs in K_p and T_p1"
+                "the twin's Joint 7 is not exactly the paper's model (1): its fit differs in K_p "
+                "and T_p1"
             ),
         ),
         Comparison(
@@ -416,53 +309,23 @@ def gains_against_paper(loop: ClosedLoop) -> object:
     )
 
 
-# ----------------------------------------------------------------------------- calibrating honestly
+# ------------------------------------------------------------------------- calibrating honestly
 
 
-def calibration_runs(profile: str) -> pd.DataFrame:
-    """Per execution of AG02 and V01-V03 in the profile: durations, clamp share, peak speed, residual."""
-    rows = []
-    for e in recorded(profile):
-        if e.trajectory != CALIBRATION_TRAJECTORY and e.trajectory not in VALIDATION:
-            continue
-        s = calibration.summary(
-            raw_log.read_raw_log(e.log_path()), with_residual=e.trajectory == CALIBRATION_TRAJECTORY
-        )
-        rows.append({"trajectory": e.trajectory, "run": e.run, **s})
-    frame = pd.DataFrame(rows).set_index(["trajectory", "run"])
+def calibration_runs(twin: dict) -> pd.DataFrame:
+    """Per execution of AG02 and V01-V03: durations, clamp share, peak speed, residual."""
+    frame = pd.DataFrame(twin["calibration"]).set_index(["trajectory", "run"])
     frame["realized / commanded"] = frame["realized_s"] / frame["commanded_s"]
     return frame
 
 
-def realization_sentence(profile: str) -> Prose:
-    """Over every recording of the profile (read from the logs' metadata): in-position timeouts and
-    realized over commanded motion, the two things the integral term of the register is there for."""
-    rows = []
-    for e in recorded(profile):
-        meta = dataset.stored_metadata(e.log_path()) or {}
-        if "in_position_timeouts" in meta:
-            rows.append(
-                (
-                    e.trajectory,
-                    int(meta["in_position_timeouts"]),
-                    float(meta["realized_motion_s"]) / float(meta["commanded_duration_s"]),
-                )
-            )
-    if not rows:
-        return Prose("No recording of this profile carries the realization metadata.")
-    timeouts = sum(r[1] for r in rows)
-    ratios = np.array([r[2] for r in rows])
-    worst = max(rows, key=lambda r: r[2])
-    return Prose(
-        f"Over the {len(rows)} recordings of this profile the in-position wait timed out "
-        + ("**never**" if timeouts == 0 else f"**{timeouts} times**")
-        + f"; realized motion is {span(ratios, 3)} times the commanded duration (longest relative to its command: "
-        f"{worst[0]}). Controller (2) without the integral term left gravity-induced steady errors that made segments "
-        "time out (register)."
-    )
+def realization_runs(twin: dict) -> pd.DataFrame:
+    """Per recording of the profile: in-position timeouts and realized over commanded motion."""
+    return pd.DataFrame(twin["realization"]).set_index(["trajectory", "run"])
 
 
 def calibration_table(runs: pd.DataFrame) -> object:
+    """What the twin produces, per execution, as a numbered table."""
     shown = runs.rename(
         columns={
             "commanded_s": "commanded (s)",
@@ -480,7 +343,8 @@ def calibration_table(runs: pd.DataFrame) -> object:
     )
 
 
-def calibration_against_paper(runs: pd.DataFrame, loop: ClosedLoop) -> object:
+def calibration_against_paper(runs: pd.DataFrame, closed: dict) -> object:
+    """The twin's calibration quantities against the paper's: reported, not targeted."""
     ag = runs.loc[CALIBRATION_TRAJECTORY]
     val = runs.drop(index=CALIBRATION_TRAJECTORY, level="trajectory")
     ratio = paper("ag02_realized_duration").value / paper("ag02_commanded_duration").value
@@ -517,7 +381,8 @@ def calibration_against_paper(runs: pd.DataFrame, loop: ClosedLoop) -> object:
             "ag02_record_duration",
             ag["record_s"].values,
             why=Why.twin(
-                "the twin's idle ends are drawn at random (register); the paper's logging was started and "
+                "the twin's idle ends are drawn at random (register); the paper's logging was "
+                "started and "
                 "stopped by hand"
             ),
         ),
@@ -526,7 +391,8 @@ def calibration_against_paper(runs: pd.DataFrame, loop: ClosedLoop) -> object:
             "ag02_clamp_sample_share",
             ag["clamp_share_percent"].values,
             why=Why.twin(
-                "the twin's torque demand on its hanging mounting; the paper notes that other mountings clamp "
+                "the twin's torque demand on its hanging mounting; the paper notes that other "
+                "mountings clamp "
                 "more often"
             ),
         ),
@@ -549,13 +415,16 @@ def calibration_against_paper(runs: pd.DataFrame, loop: ClosedLoop) -> object:
             "full_model_residual_share",
             residual,
             why=Why.finding(
-                "the twin is far cleaner than the arm once the anti-alias filter removes the ripple above "
-                "the bandwidth; whatever dominates the arm's residual at the identification interval is "
+                "the twin is far cleaner than the arm once the anti-alias filter removes the "
+                "ripple above "
+                "the bandwidth; whatever dominates the arm's residual at the identification "
+                "interval is "
                 "not in the twin"
             )
             if cleaner
             else Why.twin(
-                "in-band torque errors the rigid-body model cannot represent, chiefly the supply-voltage limit "
+                "in-band torque errors the rigid-body model cannot represent, chiefly the "
+                "supply-voltage limit "
                 "near the drives' no-load speed (register); computed, not tuned"
             ),
         ),
@@ -563,7 +432,7 @@ def calibration_against_paper(runs: pd.DataFrame, loop: ClosedLoop) -> object:
         Comparison(
             "closed-loop bandwidth, −3 dB measured on the twin",
             "realization_bandwidth_hz",
-            loop.measured_hz,
+            closed["measured_hz"],
             why=Why.not_comparable(
                 "the paper states the nominal √K_P, not a half-power point (see the gains above)"
             ),
@@ -576,53 +445,12 @@ def calibration_against_paper(runs: pd.DataFrame, loop: ClosedLoop) -> object:
     )
 
 
-# ----------------------------------------------------------------------------- the residual's spectrum
+# ---------------------------------------------------------------------- the residual's spectrum
 
 
-@dataclass
-class Recording:
-    """One recording of the twin and its bundles at every interval of D-C."""
-
-    trajectory: str
-    run: int
-    path: Path
-    log: object  # RawLog
-    bundles: dict
-
-
-def recording(trajectory: str, run: int, profile: str) -> Recording:
-    path = dataset.Execution(trajectory, run, 0).log_path()
-    if not path.exists():
-        raise FileNotFoundError(
-            f"{path}: {trajectory} run {run} is not in the {profile} profile's recordings"
-        )
-    log = raw_log.read_raw_log(path)
-    return Recording(trajectory, run, path, log, preprocessing.preprocess_all(log))
-
-
-@dataclass
-class Residual:
-    """The full grouped model's OLS residual on the finest identification bundle, and its spectrum."""
-
-    recording: Recording
-    residual: np.ndarray  # (n, 8) N·m
-    frequency_hz: np.ndarray
-    psd: np.ndarray  # (nf, 8) (N·m)²/Hz
-
-    @property
-    def above(self) -> np.ndarray:
-        """Per axis, the share (%) of the residual's power above √K_P."""
-        return calibration.power_share_above(self.frequency_hz, self.psd, NATURAL_HZ)
-
-
-def residual(rec: Recording) -> Residual:
-    """One OLS fit of the full grouped model, and its spectrum (Welch, Hann, 1024 samples per segment)."""
-    values = calibration.full_model_residual(rec.bundles[RESIDUAL_TS])
-    return Residual(rec, values, *calibration.residual_density(values, RESIDUAL_TS, nperseg=1024))
-
-
-def residual_figure(res: Residual):
-    rec, f, psd = res.recording, res.frequency_hz, res.psd
+def residual_figure(spectrum, trajectory: str, run: int):
+    """Per arm axis, the PSD of the full model's OLS residual, with √K_P and the corners."""
+    f, psd, ts_ms = spectrum.frequency_hz, spectrum.psd, significant(spectrum.ts * 1e3, 2)
     fig, ax = plt.subplots(figsize=(10, 4.5))
     for j in range(N_AXES - 1):
         ax.semilogy(f, psd[:, j], lw=0.9, label=f"axis {j + 1}")
@@ -634,64 +462,46 @@ def residual_figure(res: Residual):
             "anti-alias corner, 40 ms",
         ),
         (
-            preprocessing.corner_frequency_hz(RESIDUAL_TS),
+            preprocessing.corner_frequency_hz(spectrum.ts),
             dict(color="0.6", ls="-."),
-            f"anti-alias corner, {RESIDUAL_TS * 1e3:g} ms",
+            "anti-alias corner, " + ts_ms + " ms",
         ),
     ):
         ax.axvline(x, lw=1, label=label, **style)
     ax.set_xlabel("frequency (Hz)")
     ax.set_ylabel("residual PSD ((N·m)²/Hz)")
     ax.set_title(
-        f"twin data: {rec.trajectory} run {rec.run}, residual of the 65-parameter OLS fit at {RESIDUAL_TS * 1e3:g} ms"
+        f"twin data: {trajectory} run {run}, residual of the 65-parameter OLS fit at {ts_ms} ms"
     )
     ax.legend(fontsize=7, ncol=3)
     fig.tight_layout()
     return fig
 
 
-def residual_table(res: Residual) -> tuple[object, Prose]:
-    rec, bundle, residual, above = (
-        res.recording,
-        res.recording.bundles[RESIDUAL_TS],
-        res.residual,
-        res.above,
-    )
+def residual_table(spectrum, trajectory: str, run: int) -> object:
+    """Per arm axis, the share of the residual's power above √K_P and its RMS."""
+    arm = N_AXES - 1
     frame = pd.DataFrame(
         {
-            "residual power above √K_P (%)": above[: N_AXES - 1],
-            "residual RMS (N·m)": np.sqrt(np.mean(residual[:, : N_AXES - 1] ** 2, axis=0)),
+            "residual power above √K_P (%)": spectrum.above_percent[:arm],
+            "residual RMS (N·m)": np.sqrt(np.mean(spectrum.residual[:, :arm] ** 2, axis=0)),
         },
         index=pd.Index(range(1, N_AXES), name="axis"),
     )
-    share_fine = 100 * np.sqrt(np.mean(residual**2)) / np.sqrt(np.mean(bundle.tau**2))
-    share_40 = calibration.full_model_residual_share(rec.log, 0.040)
-    sentence = Prose(
-        f"Residual share of the torque RMS on {rec.trajectory} run {rec.run}: **{share_fine:.1f} %** at "
-        f"{RESIDUAL_TS * 1e3:g} ms, **{share_40:.1f} %** at 40 ms (paper: {cite('full_model_residual_share')}). On axes 1–4 "
-        f"{span(above[:4], 2)} % of the {RESIDUAL_TS * 1e3:g} ms residual's power lies above the nominal bandwidth "
-        f"√K_P = {NATURAL_HZ:.2f} Hz, on axes 5–7 {span(above[4:7], 2)} %. "
-        + (
-            "The twin reproduces the *kind* of floor the paper names (ripple above the bandwidth that the rigid-body model "
-            "cannot represent), not its size."
-            if share_40 < 0.5 * paper("full_model_residual_share").value
-            else "At the accepted interval the twin's residual is of the paper's size."
-        )
-    )
     return numbered(
         frame,
-        f"The residual's power above the bandwidth, per arm axis ({rec.trajectory} run {rec.run}, twin)",
+        f"The residual's power above the bandwidth, per arm axis ({trajectory} run {run}, twin)",
         "tab-realization-residual",
         digits=3,
-    ), sentence
+    )
 
 
-# ----------------------------------------------------------------------------- preprocessing on one axis
+# -------------------------------------------------------------------- preprocessing on one axis
 
 
-def preprocessing_figure(rec: Recording, axis: int, zoom_s: float):
-    """Raw 1 ms log against the filtered bundles, around the largest reference acceleration of the axis."""
-    log, bundles, j = rec.log, rec.bundles, axis - 1
+def preprocessing_figure(log, bundles: dict, axis: int, zoom_s: float, title: str):
+    """Raw 1 ms log against the filtered bundles, around the axis's largest θ̈ref."""
+    j = axis - 1
     centre = log.t[np.argmax(np.abs(log.ddtheta_ref[:, j]))]
     window = (centre - zoom_s / 2, centre + zoom_s / 2)
     raw_in = (log.t >= window[0]) & (log.t <= window[1])
@@ -737,33 +547,23 @@ def preprocessing_figure(rec: Recording, axis: int, zoom_s: float):
         )
         for ax, values in zip(axes, (b.theta, b.dtheta, b.ddtheta, b.tau, b.tau)):
             ax.plot(b.t[inside], values[inside, j], **style)
+    corner = significant(preprocessing.corner_frequency_hz(0.001), 3)
     axes[4].set_title(
-        f"the same torque: the 1 ms bundle (corner {preprocessing.corner_frequency_hz(0.001):g} Hz) against "
-        "the identification bundles",
+        "the same torque: the 1 ms bundle (corner " + corner + " Hz) against the identification "
+        "bundles",
         fontsize=10,
     )
     for a, label in zip(axes, ("θ (rad)", "θ̇ (rad/s)", "θ̈ (rad/s²)", "τ (N·m)", "τ (N·m)")):
         a.set_ylabel(label)
         a.legend(fontsize=7, loc="best")
     axes[-1].set_xlabel("log time (s)")
-    axes[0].set_title(
-        f"twin data: {rec.trajectory} run {rec.run}, axis {axis}: raw 1 ms log against the filtered bundles"
-    )
+    axes[0].set_title(f"twin data: {title}, axis {axis}: raw 1 ms log against the filtered bundles")
     fig.tight_layout()
     return fig
 
 
-def preprocessing_sentence(rec: Recording, axis: int) -> Prose:
-    j = axis - 1
-    raw = np.sqrt(np.mean(rec.log.torque_logged[:, j] ** 2))
-    filtered = np.sqrt(np.mean(rec.bundles[0.040].tau[:, j] ** 2))
-    return Prose(
-        f"Axis {axis} over the whole record: the raw torque record's RMS is {raw:.3f} N·m, the 40 ms bundle's "
-        f"{filtered:.3f} N·m."
-    )
-
-
 def settings_against_paper() -> object:
+    """The preprocessing settings (D-C, D-F) against the paper's."""
     rows = [
         Comparison("filter order", "antialias_filter_order", preprocessing.FILTER_ORDER),
         Comparison(
@@ -794,7 +594,8 @@ def settings_against_paper() -> object:
     )
 
 
-def intervals_table(rec: Recording, axis: int) -> tuple[object, Prose]:
+def intervals_table(bundles: dict, axis: int, title: str) -> object:
+    """Per interval: the anti-alias corner, the samples kept and the clamp mask's share."""
     j = axis - 1
     frame = pd.DataFrame(
         [
@@ -805,50 +606,31 @@ def intervals_table(rec: Recording, axis: int) -> tuple[object, Prose]:
                 "clamp mask, dilated (% of samples)": 100 * b.clamp_mask.mean(),
                 f"axis {axis} at its clamp (% of samples)": 100 * b.clamp_axes[:, j].mean(),
             }
-            for ts, b in rec.bundles.items()
+            for ts, b in bundles.items()
         ]
     ).set_index("interval (ms)")
-    raw_share = 100 * rec.log.clamp_threshold_reached.any(axis=1).mean()
-    sentence = Prose(
-        f"Raw samples at which some axis reached its clamp: {raw_share:.3f} %. The dilated mask grows with the "
-        "interval: one clamped raw sample excludes its own target sample and one window on each side, a longer "
-        "stretch of the record at a coarse interval."
-    )
     return numbered(
         frame,
-        f"What each interval keeps ({rec.trajectory} run {rec.run}, twin)",
+        f"What each interval keeps ({title}, twin)",
         "tab-realization-intervals",
         digits=4,
-    ), sentence
+    )
 
 
-def reproduce_bundles(rec: Recording) -> object:
-    """Preprocess the raw log twice more into fresh files and compare every SHA-256 with the stored bundle's."""
-    stored = preprocessing.cached_bundle_paths(rec.path)
-    preprocessing.cached_bundles(rec.path)  # make sure the stored bundles exist
-    digests = {ts: [fingerprint.file_digest(path)] for ts, path in stored.items()}
-    with tempfile.TemporaryDirectory() as scratch:
-        for attempt in (1, 2):
-            for ts, b in preprocessing.preprocess_all(raw_log.read_raw_log(rec.path)).items():
-                digests[ts].append(
-                    fingerprint.file_digest(
-                        preprocessing.write_bundle(Path(scratch) / f"{attempt}_{ts}.npz", b)
-                    )
-                )
+def reproduced_table(reproduced: dict) -> object:
+    """SHA-256 of every bundle, stored and rerun (the record's "reproduced"), and whether equal."""
     frame = pd.DataFrame(
         [
             {
-                "interval (ms)": round(ts * 1e3),
+                "interval (ms)": round(float(ts) * 1e3),
                 "stored": d[0][:16],
                 "rerun 1": d[1][:16],
                 "rerun 2": d[2][:16],
                 "byte-identical": "yes" if len(set(d)) == 1 else "NO",
             }
-            for ts, d in digests.items()
+            for ts, d in reproduced["digests"].items()
         ]
     ).set_index("interval (ms)")
-    if (frame["byte-identical"] != "yes").any():
-        raise AssertionError(f"preprocessing is not reproducible:\n{frame}")
     return numbered(
         frame,
         "SHA-256 (first 16 hex digits) of every bundle: stored, and two reruns from the raw log",
@@ -856,10 +638,11 @@ def reproduce_bundles(rec: Recording) -> object:
     )
 
 
-# ----------------------------------------------------------------------------- the raw log
+# ---------------------------------------------------------------------------------- the raw log
 
 
 def column_groups_table() -> object:
+    """The raw log's columns, one row per per-axis group (data/raw_log_columns.csv)."""
     groups = pd.DataFrame(raw_log.column_groups())
     groups["columns"] = [
         f"{a}–{b}" if a != b else a for a, b in zip(groups["first column"], groups["last column"])
@@ -871,10 +654,11 @@ def column_groups_table() -> object:
     )
 
 
-def raw_log_against_paper(rec: Recording) -> object:
+def raw_log_against_paper(log) -> object:
+    """The raw log's layout and stamp spacing against Appendix D-C."""
     groups = {g["group"]: g for g in raw_log.column_groups()}
     angle, current = groups["theta_logged"], groups["current_command"]
-    dt_ms = np.diff(rec.log.t) * 1e3
+    dt_ms = np.diff(log.t) * 1e3
     rows = [
         Comparison("columns", "raw_log_columns", raw_log.N_COLUMNS),
         Comparison(
@@ -901,25 +685,14 @@ def raw_log_against_paper(rec: Recording) -> object:
     )
 
 
-def stamps_figure(rec: Recording):
-    dt_ms = np.diff(rec.log.t) * 1e3
+def stamps_figure(log, title: str):
+    """Histogram of the raw log's stamp spacing over the whole record."""
+    dt_ms = np.diff(log.t) * 1e3
     fig, ax = plt.subplots(figsize=(9, 3.2))
     ax.hist(dt_ms, bins=np.linspace(dt_ms.min(), dt_ms.max(), 120), color="C0")
     ax.set_yscale("log")
     ax.set_xlabel("Δt between consecutive stamps (ms)")
     ax.set_ylabel("samples")
-    ax.set_title(
-        f"twin data: {rec.trajectory} run {rec.run}, spacing of the raw log's {len(rec.log.t)} time stamps"
-    )
+    ax.set_title(f"twin data: {title}, spacing of the raw log's {len(log.t)} time stamps")
     fig.tight_layout()
     return fig
-
-
-def stamps_sentence(rec: Recording) -> Prose:
-    dt_ms = np.diff(rec.log.t) * 1e3
-    first = ", ".join(f"{x:.3f}" for x in rec.log.t[:6] * 1e3)
-    return Prose(
-        f"The first stamps (ms): {first}. Δt: mean {dt_ms.mean():.4f} ms, standard deviation {dt_ms.std():.4f} ms, "
-        f"range {dt_ms.min():.3f} to {dt_ms.max():.3f} ms; {100 * np.mean(dt_ms > 1.1):.2f} % of the steps exceed "
-        "1.1 ms."
-    )
