@@ -26,7 +26,8 @@ ROTOR_INERTIA = 5e-3  # kg·m^2, plausible size (paper: IA7 about 4.85e-3)
 
 @lru_cache(maxsize=1)
 def description_beta() -> np.ndarray:
-    """The manufacturer's link inertials with rotor inertias of plausible size, as base parameters."""
+    """The manufacturer's link inertials with rotor inertias of plausible size, as base
+    parameters."""
     standard = dict.fromkeys(standard_parameter_names(), 0.0)
     standard.update(robot_description.description_standard_parameters())
     for axis in range(1, 9):
@@ -35,7 +36,8 @@ def description_beta() -> np.ndarray:
 
 
 def _harm(q, base, direction):
-    """Largest generalized eigenvalue of -M_d relative to M_base: base + t d loses PD where t * harm >= 1."""
+    """Largest generalized eigenvalue of -M_d relative to M_base: base + t d loses PD where t * harm
+    >= 1."""
     model = shared_model("reduced")
     m0 = model.inertia_matrix(q, base)[:, :7, :7]
     md = model.inertia_matrix(q, direction)[:, :7, :7]

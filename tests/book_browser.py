@@ -5,7 +5,8 @@ every request that is not for that folder is aborted and recorded (the page need
 for it), and Chromium resolves no host name but the loopback address on top of that. Per page:
 
 - math: every math element the build wrote (span.math, div.math) was typeset by MathJax, and
-  no raw TeX (\\( \\) \\[ \\] $$, a \\command{ or $\\command) is left in the visible text outside code;
+  no raw TeX (\\( \\) \\[ \\] $$, a \\command{ or $\\command) is left in the visible text outside
+  code;
 - width: the page does not scroll sideways and no visible element reaches past the viewport
   unless a clipping or scrolling box that itself fits holds it (a wide table scrolls inside
   its own box);
@@ -134,12 +135,17 @@ _CHECKS_JS = r"""
   const raw = [];
   for (let n = walker.nextNode(); n && raw.length < 10; n = walker.nextNode()) {
     const m = rawPattern.exec(n.textContent);
-    if (m) raw.push(n.textContent.slice(Math.max(0, m.index - 30), m.index + 50).replace(/\s+/g, ' '));
+    if (m) {
+      const around = n.textContent.slice(Math.max(0, m.index - 30), m.index + 50);
+      raw.push(around.replace(/\s+/g, ' '));
+    }
   }
   // width
   const wide = [];
   const root = document.documentElement;
-  if (root.scrollWidth > vw + 1) wide.push(`the page scrolls sideways: ${root.scrollWidth} px wide in a ${vw} px viewport`);
+  if (root.scrollWidth > vw + 1) {
+    wide.push(`the page scrolls sideways: ${root.scrollWidth} px wide in a ${vw} px viewport`);
+  }
   for (const e of document.body.querySelectorAll('*')) {
     if (wide.length >= 10) break;
     const r = e.getBoundingClientRect();
@@ -149,7 +155,8 @@ _CHECKS_JS = r"""
     let held = false;
     for (let a = e.parentElement; a && a !== document.documentElement; a = a.parentElement) {
       const s = getComputedStyle(a);
-      if (['auto', 'scroll', 'hidden', 'clip'].includes(s.overflowX) && a.getBoundingClientRect().right <= vw + 1) { held = true; break; }
+      const clips = ['auto', 'scroll', 'hidden', 'clip'].includes(s.overflowX);
+      if (clips && a.getBoundingClientRect().right <= vw + 1) { held = true; break; }
     }
     if (!held) wide.push(`${describe(e)} reaches ${Math.round(r.right)} px in a ${vw} px viewport`);
   }
@@ -217,7 +224,8 @@ class Reader:
             if has_math:
                 try:
                     page.wait_for_function(
-                        "() => window.MathJax && window.MathJax.startup && window.MathJax.startup.promise",
+                        "() => window.MathJax && window.MathJax.startup && "
+                        "window.MathJax.startup.promise",
                         timeout=mathjax_timeout_ms,
                     )
                     page.evaluate("() => window.MathJax.startup.promise")
@@ -245,7 +253,8 @@ class Reader:
         self.browser.close()
 
 
-# ----------------------------------------------------------------------------- links, from the files
+# ----------------------------------------------------------------------------- links, from the
+# files
 
 
 class _LinksAndIds(HTMLParser):
@@ -296,7 +305,8 @@ def broken_links(html_dir: Path, pages: list[Path]) -> list[str]:
                 and unquote(fragment) not in _parse(target).ids
             ):
                 problems.append(
-                    f"{where}: no element with id {unquote(fragment)!r} in {target.relative_to(html_dir) if target.is_relative_to(html_dir) else target}"
+                    f"{where}: no element with id {unquote(fragment)!r} in "
+                    f"{target.relative_to(html_dir) if target.is_relative_to(html_dir) else target}"
                 )
     return problems
 

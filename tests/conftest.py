@@ -53,7 +53,8 @@ def standard_from_inertials(links, rotor, viscous, coulomb) -> dict[str, float]:
 
 
 def description_model_beta(viscous=0.1, rotor_inertia=5e-3, parameter_set="reduced") -> np.ndarray:
-    """Base parameters of the manufacturer's links with plausible rotor inertias and viscous friction."""
+    """Base parameters of the manufacturer's links with plausible rotor inertias and viscous
+    friction."""
     from crane_lib.model.dynamics import model
     from crane_lib.model.parameters import standard_parameter_names
 
@@ -96,7 +97,8 @@ def rng():
 
 
 def pinocchio_arm(links, gravity_z: float):
-    """The seven arm links in Pinocchio, joint frames placed by the MDH table, built from SE3 primitives."""
+    """The seven arm links in Pinocchio, joint frames placed by the MDH table, built from SE3
+    primitives."""
     pin = pytest.importorskip("pinocchio")
     model = pin.Model()
     parent = 0

@@ -1,4 +1,5 @@
-"""A short identifiable command file for the tests of the arm's path (recorder, emulator, accept)."""
+"""A short identifiable command file for the tests of the arm's path (recorder, emulator,
+accept)."""
 
 from __future__ import annotations
 

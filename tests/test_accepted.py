@@ -67,7 +67,8 @@ def test_a_feasible_model_is_accepted_without_a_rescue(log, monkeypatch, tmp_pat
 
 
 def test_the_model_file_carries_what_identify_writes(log):
-    """Without replacement, the accepted path's refined model is identify's model for the same log."""
+    """Without replacement, the accepted path's refined model is identify's model for the same
+    log."""
     from crane_lib.identification.condition import identify_condition
     from crane_lib.logs.preprocessing import preprocess
 

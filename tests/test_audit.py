@@ -1,4 +1,5 @@
-"""The all-pose PD audit: pose sets, agreement with an independent engine, and what sampling decides."""
+"""The all-pose PD audit: pose sets, agreement with an independent engine, and what sampling
+decides."""
 
 from __future__ import annotations
 
@@ -83,7 +84,8 @@ def _pinocchio_lambda_min(links, armature, poses):
 
 @pytest.mark.parametrize("rotor_shift", [0.0, -1.0])
 def test_audit_matches_pinocchio_and_eigvalsh(rng, rotor_shift):
-    """lambda_min, verdict and violation counts equal numpy's eigvalsh on Pinocchio's CRBA (no products of inertia)."""
+    """lambda_min, verdict and violation counts equal numpy's eigvalsh on Pinocchio's CRBA (no
+    products of inertia)."""
     model = DynamicModel("reduced")
     links = [
         (m, np.array([0.0, 0.0, c[2]]), np.diag(np.diag(i)))

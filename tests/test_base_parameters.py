@@ -32,7 +32,8 @@ def test_stacked_regressor_rank(rng, parameter_set, expected_rank):
 
 
 def test_pinocchio_standard_regressor_has_rank_65_and_our_column_space(rng):
-    """Independent count: Pinocchio's 70 inertial columns plus rotor and friction columns span 65 dimensions, the same space as ours."""
+    """Independent count: Pinocchio's 70 inertial columns plus rotor and friction columns span 65
+    dimensions, the same space as ours."""
     pin = pytest.importorskip("pinocchio")
     model_pin = pinocchio_arm(random_link_inertials(rng), 9.80665)
     data = model_pin.createData()
@@ -49,7 +50,8 @@ def test_pinocchio_standard_regressor_has_rank_65_and_our_column_space(rng):
 
 
 def test_grouping_relations_are_khalils_rules():
-    """Spot checks of relations that the elimination must find (Khalil & Dombre's rules for alpha = +-pi/2, d = 0)."""
+    """Spot checks of relations that the elimination must find (Khalil & Dombre's rules for alpha =
+    +-pi/2, d = 0)."""
     group = base_parameters.grouping()
     rl3, rl5 = sympy.symbols("RL3 RL5")
     s = {n: sympy.Symbol(n) for n in standard_parameter_names()}
@@ -73,7 +75,8 @@ def test_grouping_relations_are_khalils_rules():
 
 
 def test_mz7_is_absorbed_by_myr6_only():
-    """Appendix A-C comes out of the derivation: MZ7 appears in MYR6 and nowhere else; MY7 stays alone."""
+    """Appendix A-C comes out of the derivation: MZ7 appears in MYR6 and nowhere else; MY7 stays
+    alone."""
     group = base_parameters.grouping()
     holders = [b for b in group.base_names if sympy.Symbol("MZ7") in group.relation(b).free_symbols]
     assert holders == ["MYR6"]
@@ -102,7 +105,8 @@ def test_a_cached_model_loads_without_sympy():
 
     DynamicModel("reduced")  # generated and cached (make model did it already)
     probe = (
-        "import sys; from crane_lib.model.dynamics import DynamicModel; m = DynamicModel('full'); m.base_matrix(); "
+        "import sys; from crane_lib.model.dynamics import DynamicModel; m = DynamicModel('full'); "
+        "m.base_matrix(); "
         "print(sorted(n for n in sys.modules if n == 'sympy' or n.endswith('symbolic_model')))"
     )
     loaded = subprocess.run(
@@ -143,7 +147,8 @@ def _exact_rows(function, n_points, seed, **fixed):
 
 
 def test_joint1_gravity_row_is_exactly_zero():
-    """At rest, every entry of the joint-1 row vanishes exactly (rational arithmetic), except Coulomb's sign term."""
+    """At rest, every entry of the joint-1 row vanishes exactly (rational arithmetic), except
+    Coulomb's sign term."""
     order = base_parameters.elimination_order()
     function = base_parameters.exact_regressor_function(robot_description.load_mdh_table(), order)
     for out in _exact_rows(function, 12, seed=3, qp=[Fraction(0)] * 8, qdp=[Fraction(0)] * 8):

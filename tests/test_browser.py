@@ -48,7 +48,8 @@ def playwright():
         yield p
 
 
-# ----------------------------------------------------------------------------- the checks on fixture pages
+# ----------------------------------------------------------------------------- the checks on
+# fixture pages
 
 MATHJAX_STUB = "<script>window.MathJax = undefined;</script>"
 
@@ -56,7 +57,8 @@ MATHJAX_STUB = "<script>window.MathJax = undefined;</script>"
 def _write(folder: Path, name: str, body: str) -> Path:
     path = folder / name
     path.write_text(
-        f"<!doctype html><html><head><meta charset='utf-8'><title>{name}</title></head><body>{body}</body></html>",
+        "<!doctype html><html><head><meta "
+        f"charset='utf-8'><title>{name}</title></head><body>{body}</body></html>",
         encoding="utf-8",
     )
     return path
@@ -71,7 +73,8 @@ def fixture_site(tmp_path_factory):
         "raw_math": _write(
             site,
             "raw_math.html",
-            '<p>The inertia matrix <span class="math notranslate nohighlight">\\(\\mathbf M(\\theta)\\)</span>.</p>',
+            '<p>The inertia matrix <span class="math notranslate nohighlight">\\(\\mathbf '
+            "M(\\theta)\\)</span>.</p>",
         ),
         # raw TeX written into prose (an output rendered as plain text)
         "raw_tex": _write(
@@ -99,7 +102,8 @@ def fixture_site(tmp_path_factory):
             "<a href='sub/good.html#here'>good</a> <a href='missing.html'>missing</a> "
             "<a href='sub/good.html#nowhere'>bad fragment</a>",
         ),
-        # a good page: a wide table inside a scrolling box, code with a backslash-paren that is code, not math
+        # a good page: a wide table inside a scrolling box, code with a backslash-paren that is
+        # code, not math
         "good": _write(
             site / "sub",
             "good.html",
@@ -215,7 +219,8 @@ def test_missing_captions_and_numbers_that_read_as_the_papers_are_caught(tmp_pat
                 # a raw HTML table of a page that is not a chapter: captioned, not numbered
                 '<table class="comparison"><caption>a reference table</caption></table>',
                 # code, not content
-                '<div class="highlight"><table class="highlighttable"><tr><td>1</td></tr></table></div>',
+                '<div class="highlight"><table '
+                'class="highlighttable"><tr><td>1</td></tr></table></div>',
             ]
         ),
     )
@@ -236,12 +241,14 @@ def _book_dir() -> Path:
     value = os.environ.get("CRANE_BOOK_HTML")
     if not value:
         pytest.skip(
-            "the built book is checked after `make book` (CRANE_BOOK_HTML=_build/html; .ci/run does this)"
+            "the built book is checked after `make book` (CRANE_BOOK_HTML=_build/html; .ci/run "
+            "does this)"
         )
     path = Path(value).resolve()
     if not (path / "index.html").exists():
         pytest.fail(
-            f"CRANE_BOOK_HTML={value}: no index.html there; build the book first (make book PROFILE=quick)"
+            f"CRANE_BOOK_HTML={value}: no index.html there; build the book first (make book "
+            "PROFILE=quick)"
         )
     return path
 

@@ -1,4 +1,5 @@
-"""Certified feasibility over continuous boxes: the polynomial form, certificates, witnesses, budgets."""
+"""Certified feasibility over continuous boxes: the polynomial form, certificates, witnesses,
+budgets."""
 
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ def _lambda(poses, beta):
 
 
 def test_trigonometric_form_reproduces_the_kernel():
-    """M, dM and d2M from the Fourier coefficients equal the generated kernel and its finite differences."""
+    """M, dM and d2M from the Fourier coefficients equal the generated kernel and its finite
+    differences."""
     beta = description_beta()
     poly = certified.trig_inertia(beta)
     assert poly.extraction_noise < 1e-15 and poly.tau_fp < 1e-8
@@ -71,7 +73,8 @@ def test_certifies_a_pd_model_on_a_box_and_never_overclaims():
     samples = audit.uniform_poses(20_000, 3, box)
     assert result.certified_lambda_min >= 1e-3
     assert _lambda(samples, beta).min() >= result.certified_lambda_min
-    # asking for a margin above the true minimum must not certify: a witness below the margin comes back
+    # asking for a margin above the true minimum must not certify: a witness below the margin comes
+    # back
     above = float(_lambda(samples, beta).min()) + 1e-6
     refused = certified.certify(beta, margin=above, box=box, max_boxes=200_000)
     assert refused.status == certified.BELOW_MARGIN
@@ -126,7 +129,8 @@ def test_a_models_checks_share_a_budget_of_boxes_that_no_clock_shortens(monkeypa
 
 
 def _rescued_model():
-    """An accepted-like model: the description's wrist pushed non-PD (ZZR6 - 0.0058), rescued at eps = 1e-3."""
+    """An accepted-like model: the description's wrist pushed non-PD (ZZR6 - 0.0058), rescued at eps
+    = 1e-3."""
     from crane_lib.acceptance import rescue as rescue_stage
 
     model = shared_model("reduced")
@@ -144,7 +148,8 @@ def _bernstein_basis(s):
 
 
 def test_bernstein_coefficients_reproduce_the_weighted_kernel():
-    """sum_beta B_beta b_beta(s) equals prod (1 + t^2)^2 (M - shift I) from the generated kernel, on boxes anywhere."""
+    """sum_beta B_beta b_beta(s) equals prod (1 + t^2)^2 (M - shift I) from the generated kernel, on
+    boxes anywhere."""
     beta = description_beta()
     model = shared_model("reduced")
     form = certified.bernstein_form(certified.trig_inertia(beta), 2e-4)
@@ -168,8 +173,10 @@ def test_bernstein_coefficients_reproduce_the_weighted_kernel():
 
 
 def test_bernstein_bound_never_exceeds_the_sampled_minimum():
-    """On random sub-boxes of Theta (many near the worst pose), asking for a margin just above the densely
-    sampled minimum of lambda_min (numpy eigvalsh on the kernel's M) is never certified; just below it, on
+    """On random sub-boxes of Theta (many near the worst pose), asking for a margin just above the
+    densely
+    sampled minimum of lambda_min (numpy eigvalsh on the kernel's M) is never certified; just below
+    it, on
     small boxes, it is (so the test has teeth)."""
     beta = _rescued_model()
     poly = certified.trig_inertia(beta)
@@ -210,7 +217,8 @@ def test_bernstein_bound_never_exceeds_the_sampled_minimum():
             )
             if expect is False:
                 assert not ok[0], (
-                    f"certified margin {margin:.6g} above the sampled minimum {sampled:.6g} on box {centre}, {half}"
+                    f"certified margin {margin:.6g} above the sampled minimum {sampled:.6g} on box "
+                    f"{centre}, {half}"
                 )
             elif half.max() < np.deg2rad(2.0):
                 tight += bool(ok[0])
@@ -218,7 +226,8 @@ def test_bernstein_bound_never_exceeds_the_sampled_minimum():
 
 
 def test_bernstein_needs_far_fewer_boxes_than_taylor():
-    """Around the folded pose of the Taylor test, +-30 deg: the Bernstein bound certifies; Taylor, given twice as many boxes, cannot."""
+    """Around the folded pose of the Taylor test, +-30 deg: the Bernstein bound certifies; Taylor,
+    given twice as many boxes, cannot."""
     beta = description_beta()
     centre = np.deg2rad([0.0, 60.0, 30.0, -120.0, 45.0, 70.0, 10.0])
     box = _box_around(centre, 30.0)
@@ -233,7 +242,8 @@ def test_bernstein_needs_far_fewer_boxes_than_taylor():
 
 
 def test_a_small_dent_is_found_by_branch_and_bound_alone():
-    """The rescued model asked for a margin just above its true minimum over a box holding its worst pose:
+    """The rescued model asked for a margin just above its true minimum over a box holding its worst
+    pose:
     no certificate, and the witness is a genuine pose below the margin (no grid prescreen)."""
     beta = _rescued_model()
     worst = audit.audit(beta, seed=1).worst_pose

@@ -58,8 +58,8 @@ def test_header_constants_come_from_the_paper():
     assert np.allclose(ACCEL_TIME_S, [paper(f"accel_time_axis{j}").value for j in range(1, 9)])
     assert FINAL_DWELL_S == paper("final_dwell").value
     assert (
-        f"VELOCITY_CEILING_DEG_S {paper('vel_ceiling_axes_1_3to8').value:.3f} {paper('vel_ceiling_axis2').value:.3f}"
-        in HEADER_LINES[1]
+        f"VELOCITY_CEILING_DEG_S {paper('vel_ceiling_axes_1_3to8').value:.3f} "
+        f"{paper('vel_ceiling_axis2').value:.3f}" in HEADER_LINES[1]
     )
 
 
@@ -230,7 +230,8 @@ def test_each_axis_runs_its_own_profile_and_the_slowest_ends_the_segment():
     cmd = _command([[30, 60, 0, -90, 0, 0, 0, 0], np.zeros(8), np.zeros(8)], [50.0, 50.0, 20.0])
     plan = plan_segments(cmd)[0]
     ref = interpolate(cmd, dt=1e-4)
-    # axis 2 (lower ceiling, longer travel) is the slowest: it ends the segment at its peak 0.5 x ceiling
+    # axis 2 (lower ceiling, longer travel) is the slowest: it ends the segment at its peak 0.5 x
+    # ceiling
     v2 = 0.5 * CEILING_RAD_S[1]
     assert plan.duration == pytest.approx(np.radians(60.0) / v2 + ACCEL_TIME_S[1])
     assert plan.axis_ramp[1] == pytest.approx(ACCEL_TIME_S[1])

@@ -1,4 +1,5 @@
-"""Table X metrics on hand-made matrices with known answers, and on a model non-PD in a known region."""
+"""Table X metrics on hand-made matrices with known answers, and on a model non-PD in a known
+region."""
 
 from __future__ import annotations
 
@@ -51,7 +52,8 @@ def test_identical_models_do_nothing_wrong():
 
 def test_one_negative_eigenvalue_in_two_dimensions():
     """M_acc = I, M^ = diag(-a, 1): mu = -a; along e1 the torque error is 1 + a, sign reversed;
-    a unit torque at angle psi is misdirected when tan^2 psi < 1/a, a share (2/pi) atan(1/sqrt(a))."""
+    a unit torque at angle psi is misdirected when tan^2 psi < 1/a, a share (2/pi)
+    atan(1/sqrt(a))."""
     a = 0.5
     m_hat, m_acc = np.diag([-a, 1.0]), np.eye(2)
     row = consequences.pose_consequences(m_hat, m_acc, seed=7)
@@ -63,7 +65,8 @@ def test_one_negative_eigenvalue_in_two_dimensions():
     assert row.misdirected_share == pytest.approx(
         expected, abs=4 * np.sqrt(expected * (1 - expected) / 2000)
     )
-    # |(M^ - I) u| = (1 + a)|u_1| for unit u; the accelerations are the documented second draw of default_rng(seed)
+    # |(M^ - I) u| = (1 + a)|u_1| for unit u; the accelerations are the documented second draw of
+    # default_rng(seed)
     rng = np.random.default_rng(7)
     rng.standard_normal((2000, 2))
     u = rng.standard_normal((200, 2))

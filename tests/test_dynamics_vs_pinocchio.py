@@ -48,7 +48,8 @@ def _relative_error(ours, reference):
 
 @pytest.mark.parametrize("mounting, gravity_z", [("hanging", 9.80665), ("upright", -9.80665)])
 def test_full_set_matches_pinocchio(rng, mounting, gravity_z):
-    """65 base parameters x our regressor, and M(theta; beta), equal RNEA/CRBA for random physical arms."""
+    """65 base parameters x our regressor, and M(theta; beta), equal RNEA/CRBA for random physical
+    arms."""
     ours = DynamicModel("full", mounting=mounting)
     for _ in range(2):
         links = random_link_inertials(rng)
@@ -72,7 +73,8 @@ def test_reduced_set_is_exact_without_products_and_coulomb(rng):
     ours = DynamicModel("reduced")
     links = []
     for m, c, i_c in random_link_inertials(rng):
-        # products about O_j vanish when the centre of mass lies on one frame axis (here z) and the tensor is diagonal
+        # products about O_j vanish when the centre of mass lies on one frame axis (here z) and the
+        # tensor is diagonal
         c = np.array([0.0, 0.0, c[2]])
         links.append((m, c, np.diag(np.diag(i_c))))
     phi = standard_from_inertials(
@@ -90,7 +92,8 @@ def test_reduced_set_is_exact_without_products_and_coulomb(rng):
 
 
 def test_reduced_set_misses_products_of_inertia(rng):
-    """The check above can fail: with products of inertia present, the 39-parameter model is not exact."""
+    """The check above can fail: with products of inertia present, the 39-parameter model is not
+    exact."""
     ours = DynamicModel("reduced")
     links = random_link_inertials(rng)
     phi = standard_from_inertials(

@@ -34,6 +34,7 @@ def test_an_input_error_in_a_worker_process_reaches_the_caller_as_itself():
         )
         with pytest.raises(
             InputError,
-            match=r"recordings/AP03_run1.npz: no recording of AP03 run 1 \(expected the twin's recording\)",
+            match=r"recordings/AP03_run1.npz: no recording of AP03 run 1 \(expected the twin's "
+            r"recording\)",
         ):
             future.result()

@@ -113,8 +113,10 @@ def test_a_recording_end_to_end(emulator, short, tmp_path, capsys):
     assert float(meta["cycle_ms_median"]) == pytest.approx(np.median(cycle_ms), abs=1e-4)
     with capsys.disabled():
         print(
-            f"\nSHORT through the emulator in lockstep: {len(cycle_ms) + 1} cycles, host time per cycle median {np.median(cycle_ms):.3f} ms, "
-            f"99th percentile {np.percentile(cycle_ms, 99):.3f} ms, max {cycle_ms.max():.3f} ms ({meta['scheduling']}; "
+            f"\nSHORT through the emulator in lockstep: {len(cycle_ms) + 1} cycles, host time per "
+            f"cycle median {np.median(cycle_ms):.3f} ms, "
+            f"99th percentile {np.percentile(cycle_ms, 99):.3f} ms, max {cycle_ms.max():.3f} ms "
+            f"({meta['scheduling']}; "
             f"load average {os.getloadavg()[0]:.1f})"
         )
     # identify accepts it
@@ -498,10 +500,12 @@ def test_the_real_time_path_stops_the_arm_whatever_the_host_does(emulator, tmp_p
     with capsys.disabled():
         outcome = "complete" if fault is None else f"stopped at cycle {fault.cycle}: {fault.text()}"
         spread = (
-            f"median {np.median(cycle_ms):.3f} ms, 99th percentile {np.percentile(cycle_ms, 99):.3f} ms, max {cycle_ms.max():.2f} ms"
+            f"median {np.median(cycle_ms):.3f} ms, 99th percentile "
+            f"{np.percentile(cycle_ms, 99):.3f} ms, max {cycle_ms.max():.2f} ms"
             if len(cycle_ms)
             else "no cycle"
         )
         print(
-            f"\nreal-time path ({outcome}): {len(stamps)} cycles, {spread}; load average {os.getloadavg()[0]:.1f}"
+            f"\nreal-time path ({outcome}): {len(stamps)} cycles, {spread}; load average "
+            f"{os.getloadavg()[0]:.1f}"
         )

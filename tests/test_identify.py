@@ -1,4 +1,5 @@
-"""A condition before CLIE: routing by the PD test at visited configurations, projection, model file."""
+"""A condition before CLIE: routing by the PD test at visited configurations, projection, model
+file."""
 
 from __future__ import annotations
 

@@ -12,6 +12,7 @@ from crane_lib.model.parameters import (
     load_parameters,
     save_parameters,
     standard_parameter_names,
+    unit_of,
 )
 
 
@@ -75,10 +76,7 @@ def test_bad_header(tmp_path):
 
 
 def test_missing_and_unknown_names_are_listed(tmp_path, reduced_names):
-    rows = [
-        f"{n},0.1,{'kg·m^2' if n.startswith(('ZZ', 'XX', 'IA')) else 'kg·m' if n.startswith('M') else 'N·m·s/rad'}"
-        for n in reduced_names[1:]
-    ]
+    rows = [f"{n},0.1,{unit_of(n)}" for n in reduced_names[1:]]
     rows.append("FS1,0.2,N·m")
     path = _write(tmp_path, rows)
     with pytest.raises(InputError) as err:

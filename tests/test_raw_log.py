@@ -1,4 +1,5 @@
-"""Raw log containers: lossless round trips, deterministic bytes, and bad input named by file and line/sample."""
+"""Raw log containers: lossless round trips, deterministic bytes, and bad input named by file and
+line/sample."""
 
 from __future__ import annotations
 

@@ -32,7 +32,8 @@ def test_offsets_reproduce_table_i_and_the_two_urdf_offsets():
 
 
 def test_wrong_alpha_sign_is_detected(tmp_path):
-    """The geometry check can fail: flipping alpha2 turns joint 2 about +y instead of the description's -y."""
+    """The geometry check can fail: flipping alpha2 turns joint 2 about +y instead of the
+    description's -y."""
     text = robot_description.MDH_TABLE_CSV.read_text().replace("2,1,0,90,", "2,1,0,-90,")
     path = tmp_path / "flipped.csv"
     path.write_text(text)

@@ -24,7 +24,8 @@ def _models():
     poses = audit.sparse_audit_poses(3).poses
     step = np.zeros(model.n_parameters)
     step[model.names.index("ZZR6")] = -1.0
-    # lambda_min over the poses is concave in t along base + t step: find where it first reaches zero,
+    # lambda_min over the poses is concave in t along base + t step: find where it first reaches
+    # zero,
     # then go 2 % past it, so that only the poses nearest that boundary lose PD
     boundary = brentq(
         lambda t: audit.arm_lambda_min(base + t * step, poses).min(), 0.0, 0.0058, xtol=1e-12
@@ -52,7 +53,8 @@ def test_the_screen_returns_the_audits_answer(prepared, name):
 
 
 def test_misleading_probes_only_cost_time(prepared):
-    """Probes at the poses with the largest margins bound the minimum loosely; the answer is still exact."""
+    """Probes at the poses with the largest margins bound the minimum loosely; the answer is still
+    exact."""
     beta = _models()["locally non-PD"]
     lam = audit.arm_lambda_min(beta, prepared.pose_set.poses)
     expected = audit.audit_pose_set(beta, prepared.pose_set)

@@ -90,7 +90,8 @@ def test_conditional_projection_picks_the_smallest_sufficient_epsilon(model, inf
 def test_rescue_appends_violators_until_the_check_set_is_clean(model, infeasible_beta):
     check = _poses(5000, 7)
     candidates = _poses(2000, 6)
-    # start from the least violated poses only, so the first solve leaves most of the domain infeasible
+    # start from the least violated poses only, so the first solve leaves most of the domain
+    # infeasible
     initial = candidates[np.argsort(-model.arm_min_eigenvalue(candidates, infeasible_beta))[:10]]
     outcome = rescue_stage.rescue(
         model, infeasible_beta, initial, check, epsilon=1e-3, max_added_per_pass=50

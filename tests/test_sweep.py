@@ -178,7 +178,8 @@ def test_a_worker_keeps_its_kernel_across_batches_with_a_clean_namespace_and_rep
     kernel = {v: json.loads((tmp_path / f"k{v}.json").read_text())["kernel"] for v in (1, 2, 4)}
     assert kernel[1] == kernel[2]  # the second batch ran in the first one's kernel
     assert kernel[4] != kernel[1]  # the kernel that died was replaced
-    # keep_kernels=False: a kernel of its own per batch (the driver before batching, bench_sweep's reference)
+    # keep_kernels=False: a kernel of its own per batch (the driver before batching, bench_sweep's
+    # reference)
     fresh = [{"value": v, "die": 0, "out": str(tmp_path / f"f{v}.json")} for v in (5, 6)]
     assert [
         o.status
@@ -209,7 +210,8 @@ import numpy as np
 from crane_lib.records import write_json_record
 if kill_marker and not pathlib.Path(kill_marker).exists():
     pathlib.Path(kill_marker).write_text("killed once")
-    os.kill(os.getppid(), signal.SIGKILL)  # the kernel's parent is the Dask worker: it dies mid-condition
+    # the kernel's parent is the Dask worker: it dies mid-condition
+    os.kill(os.getppid(), signal.SIGKILL)
 if fail:
     raise RuntimeError("deliberate failure of this condition")
 rng = np.random.default_rng(value)
@@ -279,7 +281,8 @@ def test_workers_with_another_crane_lib_are_refused_with_both_versions(cluster, 
             sweep.check_workers(cluster, tmp_path)
     finally:
         cluster.run(pretend, crane_lib.__version__)
-    # the same workers pass once they run this client's crane_lib again (a worker killed by another test may still be restarting)
+    # the same workers pass once they run this client's crane_lib again (a worker killed by another
+    # test may still be restarting)
     assert sweep.check_workers(cluster, tmp_path) == sorted(cluster.scheduler_info()["workers"])
 
 

@@ -1,4 +1,5 @@
-"""The digital twin: truth files, physics of the plant, the recorded raw log, determinism, the CLI."""
+"""The digital twin: truth files, physics of the plant, the recorded raw log, determinism, the
+CLI."""
 
 from __future__ import annotations
 
@@ -68,7 +69,8 @@ def _cells(text: str) -> list[list[str]]:
 
 
 def _same_table(generated: str, committed: str) -> None:
-    """Two CSV texts hold the same table: every text cell equal, every number within GENERATOR_RTOL."""
+    """Two CSV texts hold the same table: every text cell equal, every number within
+    GENERATOR_RTOL."""
     ours, theirs = _cells(generated), _cells(committed)
     assert [len(row) for row in ours] == [len(row) for row in theirs]
     for row_ours, row_theirs in zip(ours, theirs):
@@ -351,7 +353,8 @@ def test_delivered_torque_saturates_on_the_torque_speed_line():
 
 
 def _hand_step(plant, speed: float, torque: float) -> float:
-    """Torque the hand axis (rigid, no coupling) received in one step from `speed` under `torque`."""
+    """Torque the hand axis (rigid, no coupling) received in one step from `speed` under
+    `torque`."""
     plant.free = np.zeros(N_AXES)
     plant.free[N_AXES - 1] = 1.0
     x = twin.initial_state(np.zeros(N_AXES))
