@@ -1,7 +1,8 @@
-"""Chapter "Excitation" (paper Sec. V-A, Appendix B): the command format, Tables IV and XIII-XV
-as reconstructed, the overview of the set, the commanded angles (Fig. 8, Fig. 9), the counts of
-Appendix B against the paper, and the identifiability checks on the commanded states. No
-recorded data: everything here is computed from the generated command files."""
+"""Chapter "Excitation" (paper Sec. V-A, Appendix B), its tables and figures: the command
+format, Tables IV and XIII-XV as reconstructed, the overview of the set, the commanded angles
+(Fig. 8, Fig. 9), the counts of Appendix B against the paper, and the identifiability checks on
+the commanded states. Everything here is computed from the generated command files; the
+chapter's Markdown holds the prose."""
 
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ import numpy as np
 import pandas as pd
 
 from crane_lib.constants import VELOCITY_CEILING_DEG_S
-from crane_lib.excitation import composition
 from crane_lib.excitation import design as ex
 from crane_lib.excitation.commands import (
     ACCEL_TIME_S,
@@ -27,17 +27,14 @@ from crane_lib.paper_numbers import paper
 from crane_lib.reporting.tables import (
     Comparison,
     Count,
-    Prose,
     Why,
-    cite,
     comparison_table,
-    joined,
     numbered,
     significant,
-    span,
 )
 
 HEADER_FACTOR = 0.90  # the speed factor at which B-B quotes the peak velocities
+HEADER_ROW = "peak velocity at factor " + format(HEADER_FACTOR, ".2f")
 KAPPA_IDS = {
     "AP01": "ap01_kappa_40ms",
     "AP02": "ap02_kappa_40ms",
@@ -46,7 +43,7 @@ KAPPA_IDS = {
 }
 
 
-@dataclass
+@dataclass(frozen=True)
 class ExcitationSet:
     """The generated command files and their statistics (computed once per chapter)."""
 
@@ -58,6 +55,7 @@ class ExcitationSet:
 
 @lru_cache(maxsize=1)
 def excitation_set() -> ExcitationSet:
+    """The identification and validation command files, generated once, with their counts."""
     identification, validation = ex.generate_identification(), ex.generate_validation()
     stats = {name: segment_statistics(cmd) for name, cmd in identification.items()}
     return ExcitationSet(
@@ -66,6 +64,7 @@ def excitation_set() -> ExcitationSet:
 
 
 def header_table() -> object:
+    """The per-axis velocity ceilings and nominal acceleration times every file carries."""
     frame = pd.DataFrame(
         {
             "velocity ceiling (°/s)": VELOCITY_CEILING_DEG_S,
@@ -82,14 +81,15 @@ def header_table() -> object:
 
 
 def header_against_paper() -> object:
+    """The header's ceilings at the speed factor B-B quotes, against B-B's velocities."""
     rows = [
         Comparison(
-            f"peak velocity at factor {HEADER_FACTOR:.2f}, axis 2",
+            HEADER_ROW + ", axis 2",
             "vel_at_090_axis2",
             HEADER_FACTOR * VELOCITY_CEILING_DEG_S[1],
         ),
         Comparison(
-            f"peak velocity at factor {HEADER_FACTOR:.2f}, axes 1, 3–8",
+            HEADER_ROW + ", axes 1, 3–8",
             "vel_at_090_axes_1_3to8",
             HEADER_FACTOR * VELOCITY_CEILING_DEG_S[[0, 2, 3, 4, 5, 6, 7]],
         ),
@@ -113,7 +113,11 @@ def families_table() -> object:
     for family, text in content.items():
         members = [n for n in names if n.startswith(family)]
         rows.append(
-            {"family": f"{members[0]}–{members[-1]}", "content": text, "trajectories": len(members)}
+            {
+                "family": members[0] + "–" + members[-1],
+                "content": text,
+                "trajectories": len(members),
+            }
         )
     frame = pd.DataFrame(rows).set_index("family")
     if frame["trajectories"].sum() != len(names):
@@ -122,12 +126,13 @@ def families_table() -> object:
 
 
 def postures_table() -> object:
+    """The nominal postures and the wrist offset (degrees)."""
     frame = pd.DataFrame(
         {
             name: q
             for name, q in (("q̄0", ex.Q0), ("q̄A", ex.QA), ("q̄B", ex.QB), ("q̄C", ex.QC), ("w", ex.W))
         },
-        index=[f"θ{j} (deg)" for j in range(1, 8)] + ["hand (deg)"],
+        index=["θ" + str(j) + " (deg)" for j in range(1, 8)] + ["hand (deg)"],
     ).T
     frame.index.name = "posture"
     return numbered(
@@ -139,6 +144,7 @@ def postures_table() -> object:
 
 
 def single_joint_table() -> object:
+    """Table XIII as reconstructed: the single-joint block per posture."""
     return numbered(
         ex.table_single_joint_block(),
         "Reconstructed: the single-joint block, the angles "
@@ -149,6 +155,7 @@ def single_joint_table() -> object:
 
 
 def pair_blocks_table() -> object:
+    """Table XIV as reconstructed: the three pair blocks."""
     return numbered(
         ex.table_pair_blocks(),
         "Reconstructed: home posture and direction s of each pair "
@@ -160,39 +167,13 @@ def pair_blocks_table() -> object:
 
 
 def composition_table() -> object:
+    """Table XV as reconstructed: the block sequence of every identification trajectory."""
     return numbered(
         ex.table_composition(),
         "Reconstructed: the block sequence of every identification "
         "trajectory; PX stands for PA, PB and PC",
         "tab-excitation-table-xv",
         paper="XV",
-    )
-
-
-def composition_sentence() -> Prose:
-    """What the search over Table XV compositions finds (register E-11), generated from it."""
-    result = composition.search()
-    n_rows = len(ex.FAMILY_ROWS)
-
-    def levels(level):
-        counts = result.rows_at_level[level]
-        low, high = min(counts), max(counts)
-        return f"{low}" if low == high else f"{low} to {high}"
-
-    row01_levels = {key[1] for key in result.row01}
-    row01 = (
-        f"row 01 runs at {joined(sorted(f'{lv:.2f}' for lv in row01_levels))} in every one"
-        if ex.NORMAL not in row01_levels
-        else "row 01 varies in level"
-    )
-    ours = "ours is one of them" if result.chosen_is_a_fit else "**ours is not among them**"
-    return Prose(
-        f"Of the {result.n_options} options per row, {result.n_fits} compositions of the {n_rows} rows meet every "
-        f"constraint of the text and the paper's segment and duration totals (`crane_lib.excitation.composition`, "
-        f"register E-11); {ours}. What all of them share: {levels(0.30)} of the {n_rows} rows run at 0.30, "
-        f"{levels(0.60)} at 0.60 and {levels(ex.NORMAL)} at the normal level; {row01} (no faster row reaches PB01's "
-        "length); rows 05, 10 and 11 are one block sequence at three levels. The counts do not single out one "
-        "Table XV: the choice among them is ours."
     )
 
 
@@ -216,19 +197,19 @@ def overview_figure():
     ax_t.bar(x, durations, color=colours)
     ax_t.set_ylabel("commanded duration (s)")
     bottom = np.zeros(len(names))
-    for k, colour in zip((1, 2, 3), ("0.75", "0.45", "k")):
+    legend = ("1 arm joint", "2 arm joints", "3 arm joints")
+    for k, colour, label in zip((1, 2, 3), ("0.75", "0.45", "k"), legend):
         segments = np.array(
             [int((data.stats[n].segments.n_moving_arm_joints == k).sum()) for n in names]
         )
-        ax_k.bar(
-            x, segments, bottom=bottom, color=colour, label=f"{k} arm joint{'s' if k > 1 else ''}"
-        )
+        ax_k.bar(x, segments, bottom=bottom, color=colour, label=label)
         bottom += segments
     ax_k.set_ylabel("segments")
     ax_k.legend(ncol=3, fontsize=8)
     ax_k.set_xticks(x, names, rotation=90, fontsize=7)
     fig.suptitle(
-        "The identification command files (PA blue, PB orange, PC green, AP/AG red); no recorded data"
+        "The identification command files (PA blue, PB orange, PC green, AP/AG red); "
+        "no recorded data"
     )
     fig.tight_layout()
     return fig
@@ -241,16 +222,16 @@ def commands_figure(name: str):
     fig, axes = plt.subplots(8, 1, figsize=(11, 9), sharex=True)
     for j, ax in enumerate(axes):
         ax.plot(ref.t, np.degrees(ref.q[:, j]), lw=0.9)
-        ax.set_ylabel(f"θ{j + 1}" if j < 7 else "hand", rotation=0, labelpad=18, fontsize=8)
+        ax.set_ylabel("θ" + str(j + 1) if j < 7 else "hand", rotation=0, labelpad=18, fontsize=8)
         ax.tick_params(labelsize=7)
     axes[-1].set_xlabel("time (s)")
-    fig.suptitle(f"{name}: commanded angles (degrees), from the command file")
+    fig.suptitle(name + ": commanded angles (degrees), from the command file")
     fig.tight_layout()
     return fig
 
 
 def single_joint_share(name: str = "AG02") -> float:
-    """Share of a trajectory's commanded duration taken by its single-joint blocks (and their transits)."""
+    """Share of a trajectory's commanded duration in its single-joint blocks and their transits."""
     spec = ex.trajectory_specs()[name]
     singles = ex.TrajectorySpec("S only", tuple(b for b in spec.blocks if b.kind == "S"))
     if not singles.blocks:
@@ -258,71 +239,35 @@ def single_joint_share(name: str = "AG02") -> float:
     return commanded_duration(ex.build(singles)) / commanded_duration(ex.build(spec))
 
 
-def single_joint_sentence(name: str) -> Prose:
-    share = single_joint_share(name)
-    if share == 0:
-        return Prose(f"{name} has no single-joint block: every segment belongs to a pair block.")
-    return Prose(
-        f"In {name} the single-joint blocks and their transits take {significant(share, 2)} of the commanded duration, "
-        f'the pair blocks the rest (paper, of AG02: {cite("ag02_single_joint_fraction")}, "the first two thirds"), '
-        "where several axes move together."
-    )
-
-
 SINGLE_JOINT_LEVELS = (0.30, 0.60, 0.75, 0.90)  # the levels the set uses anywhere (register E-6)
 
 
-def single_joint_level_table() -> tuple[object, Prose]:
-    """Register E-6's evidence, rebuilt: AG02 with its single-joint blocks at each level the set
-    uses, the pair blocks unchanged, against the paper's AG02 duration."""
+def single_joint_levels() -> pd.DataFrame:
+    """Register E-6's evidence: AG02 with its single-joint blocks at each level the set uses, the
+    pair blocks unchanged (waypoints, commanded duration in s, whether the level is ours)."""
     spec = ex.trajectory_specs()["AG02"]
-    paper_s = paper("ag02_commanded_duration").value
     rows = []
     for level in SINGLE_JOINT_LEVELS:
         blocks = tuple(ex.Block("S", b.posture, level) if b.kind == "S" else b for b in spec.blocks)
         cmd = ex.build(ex.TrajectorySpec("AG02", blocks))
         rows.append(
             {
-                "single-joint level": f"{level:.2f}",
+                "single-joint level": format(level, ".2f"),
                 "AG02 waypoints": cmd.n_waypoints,
                 "AG02 commanded duration (s)": commanded_duration(cmd),
                 "chosen": "yes" if level == ex.SINGLE_JOINT_SPEED else "",
             }
         )
-    frame = pd.DataFrame(rows).set_index("single-joint level")
-    durations = frame["AG02 commanded duration (s)"]
-    nearest = durations.index[int(np.argmin(np.abs(durations.values - paper_s)))]
-    sentence = Prose(
-        f"Under our transit reading the level closest to the paper's AG02 ({cite('ag02_commanded_duration')}) is "
-        f"**{nearest}**; ours is {ex.SINGLE_JOINT_SPEED:.2f} (register E-6, which also weighs the other transit "
-        "readings). The missing rows of E-9 account for the rest of the gap."
-    )
+    return pd.DataFrame(rows).set_index("single-joint level")
+
+
+def single_joint_level_table(levels: pd.DataFrame) -> object:
+    """`single_joint_levels` as a numbered table."""
     return numbered(
-        frame,
+        levels,
         "AG02 with its single-joint blocks at each level of the set (register E-6's evidence)",
         "tab-excitation-single-joint-level",
         digits=4,
-    ), sentence
-
-
-def ag02_gap_sentence() -> Prose:
-    """Register E-9's residual: what the paper's AG02 has more than ours, per missing row, against
-    the length of a one-joint transit at the single-joint level."""
-    ag02 = excitation_set().stats["AG02"]
-    rows = paper("ag02_waypoints").value - ag02.n_waypoints
-    seconds = paper("ag02_commanded_duration").value - ag02.commanded_duration_s
-    segments = ag02.segments
-    one_joint = segments[
-        (segments.n_moving_arm_joints == 1) & (segments.speed_fraction == ex.SINGLE_JOINT_SPEED)
-    ]
-    if rows <= 0:
-        return Prose(
-            f"Our AG02 has no fewer waypoints than the paper's ({cite('ag02_waypoints')})."
-        )
-    return Prose(
-        f"The paper's AG02 has {rows:.0f} rows and {seconds:.1f} s more than ours: {seconds / rows:.2f} s per missing row, "
-        f"against a median {one_joint['duration_s'].median():.2f} s for the one-joint segments of our AG02 at the "
-        "single-joint level. The lost tables most likely command that many more posture-change rows (register E-9)."
     )
 
 
@@ -374,7 +319,7 @@ def counts_against_paper() -> object:
             "ag02_waypoints",
             ag02.n_waypoints,
             why=Why.reconstruction(
-                f"{paper_rows - ag02.n_waypoints:.0f} posture-change rows the text does not place (E-8, E-9)"
+                "posture-change rows the text does not place (E-8, E-9; counted under the table)"
             ),
         ),
         Comparison(
@@ -382,8 +327,7 @@ def counts_against_paper() -> object:
             "ag02_commanded_duration",
             ag02.commanded_duration_s,
             why=Why.reconstruction(
-                f"the single-joint blocks' level, {ex.SINGLE_JOINT_SPEED:.2f} (E-6), and AG02's "
-                "missing rows (E-9)"
+                "the single-joint blocks' level (E-6) and AG02's missing rows (E-9)"
             ),
         ),
         Comparison(
@@ -393,8 +337,8 @@ def counts_against_paper() -> object:
             unit="min",
             digits=3,
             why=Why.reconstruction(
-                f"the paper's total scaled by our AG02 duration over its own is {scaled_total:.1f} min; "
-                "the paper's figure may also be realized rather than commanded time (E-11)"
+                f"the paper's total scaled by our AG02 duration over its own is {scaled_total:.1f} "
+                "min; the paper's figure may also be realized rather than commanded time (E-11)"
             ),
         ),
         Comparison(
@@ -429,7 +373,8 @@ def counts_against_paper() -> object:
             why=None
             if not outside
             else Why.reconstruction(
-                f"{len(shares_80) - len(outside)} of {len(shares_80)} files inside the paper's range; outside: "
+                f"{len(shares_80) - len(outside)} of {len(shares_80)} files inside the paper's "
+                "range; outside: "
                 + ", ".join(f"{n} {100 * v:.0f} %" for n, v in sorted(outside.items()))
             ),
         ),
@@ -463,8 +408,8 @@ def kappa_against_paper(ts: float) -> object:
                 kappa,
                 digits=3,
                 why=Why.reconstruction(
-                    f"commanded references at {ts * 1e3:g} ms on the twin's model, not the arm's recorded "
-                    "states (register E-17)"
+                    "commanded references on the twin's model, not the arm's recorded states "
+                    "(register E-17)"
                 ),
             )
         )
@@ -476,7 +421,9 @@ def kappa_against_paper(ts: float) -> object:
     )
 
 
-def mayeda_table() -> tuple[object, Prose]:
+def mayeda_checks() -> pd.DataFrame:
+    """Appendix B-A's two checks per parameter set: the polarization identity's largest violation
+    (N·m) on three moving joints and the rank reached with at most two arm joints moving."""
     rows = []
     for set_name in ("reduced", "full"):
         model = DynamicModel(set_name)
@@ -484,36 +431,19 @@ def mayeda_table() -> tuple[object, Prose]:
             {
                 "parameter set": set_name,
                 "columns": model.n_parameters,
-                "polarization violation, largest (N·m)": identifiability.polarization_violation(
-                    model
+                "polarization violation, largest (N·m)": (
+                    identifiability.polarization_violation(model)
                 ),
-                "rank with at most two arm joints moving": identifiability.rank_with_two_joints_moving(
-                    model
+                "rank with at most two arm joints moving": (
+                    identifiability.rank_with_two_joints_moving(model)
                 ),
             }
         )
-    frame = pd.DataFrame(rows).set_index("parameter set")
-    full = bool((frame["columns"] == frame["rank with at most two arm joints moving"]).all())
-    worst = frame["polarization violation, largest (N·m)"].max()
-    sentence = Prose(
-        f"The largest polarization violation is {significant(worst, 2)} N·m, "
-        + (
-            "rounding error: no entry needs three moving joints. "
-            if worst < 1e-9
-            else "**not** rounding error. "
-        )
-        + (
-            "Two-joint motions give every set its full rank."
-            if full
-            else "Two-joint motions leave a set rank-deficient."
-        )
-        + " ({numref}`tab-excitation-mayeda`; the test suite shows both checks failing on a made-up three-joint term.)"
-    )
+    return pd.DataFrame(rows).set_index("parameter set")
+
+
+def mayeda_table(checks: pd.DataFrame) -> object:
+    """`mayeda_checks` as a numbered table."""
     return numbered(
-        frame, "Appendix B-A's argument checked on the model", "tab-excitation-mayeda", digits=2
-    ), sentence
-
-
-def ramp_spread(ts: float) -> str:
-    """The range over files of the share of ramps with fewer than three samples at ts (for prose)."""
-    return span(100 * np.array(list(excitation_set().counts.undersampled_by_file[ts].values())), 2)
+        checks, "Appendix B-A's argument checked on the model", "tab-excitation-mayeda", digits=2
+    )
