@@ -1,7 +1,8 @@
 """Chapter "Parameter clouds, the representative candidate, and what each stage is worth" (paper
 Sec. VI-A, VI-B, VI-D, Appendix D-H; Fig. 6 and Table VIII): the clouds of the three stages, the
-structural rule and its two checks, centrality, Table VIII and the run-to-run scale. Data: the
-twin's recordings and the OLS/SDP and CLIE sweeps' records."""
+structural rule and its two checks, centrality, Table VIII and the run-to-run scale, as
+DataFrames, styled tables and figures. Data: the twin's recordings, the CLIE sweep's records and
+the accepted model's record."""
 
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from crane_lib.acceptance import rescue as rescue_stage
 from crane_lib.acceptance import selection
 from crane_lib.acceptance.selection import stage_scores
 from crane_lib.excitation import design as excitation
@@ -20,19 +20,15 @@ from crane_lib.identification import clie, metrics
 from crane_lib.identification import condition as identify
 from crane_lib.model.dynamics import DynamicModel
 from crane_lib.paper_numbers import paper
+from crane_lib.reporting import clie_study
 from crane_lib.reporting.tables import (
     Comparison,
     Count,
-    Prose,
+    ResultTable,
     Why,
-    cite,
-    compared,
     comparison_table,
-    joined,
     numbered,
-    signed_percent,
     significant,
-    span,
 )
 
 VALIDATION = ("V01", "V02", "V03")
@@ -69,116 +65,126 @@ MEASURE_IDS = {
     ("total variance without AP01", "SDP"): "cloud_variance_sdp_no_ap01",
     ("total variance without AP01", "CLIE"): "cloud_variance_clie_no_ap01",
 }
+TESTED_INTERVALS = (0.010, 0.020, 0.040, 0.080)  # s, the identification intervals of Sec. V-B
 
 
-@dataclass
+def ms(ts: float) -> str:
+    """An interval in s as '40 ms'."""
+    return format(ts * 1e3, "g") + " ms"
+
+
+@dataclass(frozen=True)
 class Clouds:
-    """The CLIE records of the first executions, as the three stages' clouds, and the candidate."""
+    """The CLIE records of the first executions as the three stages' clouds, and the candidate
+    the structural rule names (Sec. VI-B): its trajectory, interval and row in the clouds."""
 
     records: list
     clouds: selection.StageClouds
     method: str
-    candidate: str = ""
-    interval: float = float("nan")
-    index: int = -1
-    ramps: np.ndarray = None
-    intervals: list = None
+    named: list  # the trajectories whose block sequence holds every block of the design
+    blocks: list  # the design's blocks, 'S(posture)' or the pair block's name
+    ramps: np.ndarray  # s, every effective acceleration ramp of the identification commands
+    intervals: list  # s, the intervals the rule considers
+    interval: float  # s, the coarsest adequate one
+    index: int  # the candidate's row in the clouds
+
+    @property
+    def candidate(self) -> str:
+        """The trajectory the rule names."""
+        return self.named[0]
 
     @property
     def n(self) -> int:
+        """Conditions in the clouds."""
         return len(self.clouds.labels)
 
     @property
     def label(self) -> str:
-        return f"{self.candidate} at {self.interval * 1e3:g} ms"
+        """'AG02 at 40 ms'."""
+        return self.candidate + " at " + ms(self.interval)
+
+    @property
+    def labels(self) -> list[str]:
+        """'AG02 40 ms' for every row of the clouds."""
+        return [name + " " + ms(ts) for name, ts in self.clouds.labels]
 
     @property
     def subset(self) -> Why | None:
+        """Why a profile's cloud is smaller than the paper's, or None with every condition."""
         whole = paper("identification_condition_count").value
-        return (
-            None
-            if self.n == whole
-            else Why.profile(f"{self.n} of the paper's {whole:g} conditions in this profile")
-        )
+        if self.n == whole:
+            return None
+        return Why.profile("%d of the paper's %g conditions in this profile" % (self.n, whole))
 
     def why(self, base: Why) -> Why:
+        """`base`, with the profile's subset appended where there is one."""
         return base if self.subset is None else base + str(self.subset)
 
 
 def clouds(method: str = "fast") -> Clouds:
+    """The clouds of the CLIE sweep's first executions and the condition the structural rule
+    names; a rule that does not name one condition with a CLIE record stops the chapter."""
     records = [r for r in clie.load_records(method) if r["run"] == 1]
-    return Clouds(records, selection.StageClouds.from_records(records), method)
+    stage_clouds = selection.StageClouds.from_records(records)
+    specs = excitation.trajectory_specs()
+    named = selection.structural_candidates(specs)
+    commands = excitation.generate_identification().values()
+    ramps = np.concatenate([segment_statistics(cmd).ramps_s for cmd in commands])
+    intervals = sorted({ts for _, ts in stage_clouds.labels} | set(TESTED_INTERVALS))
+    chosen = selection.coarsest_adequate_interval(ramps, intervals)
+    if len(named) != 1 or chosen is None:
+        raise RuntimeError(
+            "the structural rule does not name one condition: trajectories %s, interval %s"
+            % (named, chosen)
+        )
+    try:
+        index = stage_clouds.index_of(named[0], chosen)
+    except KeyError:
+        raise RuntimeError(named[0] + " at " + ms(chosen) + " has no CLIE record") from None
+    blocks = sorted(
+        "S(" + p + ")" if k == "S" else excitation.PAIR_BLOCKS[k].name
+        for k, p in selection.blocks_of_design(specs)
+    )
+    return Clouds(records, stage_clouds, method, named, blocks, ramps, intervals, chosen, index)
 
 
-def clouds_sentence(c: Clouds, profile: str) -> Prose:
-    failed = "".join(
-        f" {f['trajectory']} at {f['ts'] * 1e3:g} ms is not in the clouds: CLIE could not refine it (chapter "
-        '"CLIE").'
-        for f in clie.load_failures(c.method)
-        if f["run"] == 1
-    )
-    trajectories = {name for name, _ in c.clouds.labels}
-    return Prose(
-        f"{c.n} conditions in the clouds (profile `{profile}`): {len(trajectories)} trajectories × "
-        f"{len({ts for _, ts in c.clouds.labels})} sampling intervals; the paper's clouds have "
-        f"{cite('identification_condition_count')}.{failed}"
-    )
+def failures(c: Clouds) -> list[str]:
+    """'AP01 at 80 ms' for every first-execution condition CLIE could not refine."""
+    failed = [f for f in clie.load_failures(c.method) if f["run"] == 1]
+    return [f["trajectory"] + " at " + ms(f["ts"]) for f in failed]
 
 
 # ----------------------------------------------------------------------------- the structural rule
 
 
-def structural_rule(c: Clouds) -> tuple[object, Prose]:
-    """The rule names the candidate from the command files alone; the chapter stops if it does not
-    name exactly one condition, or if that condition has no CLIE record."""
-    specs = excitation.trajectory_specs()
-    design = selection.blocks_of_design(specs)
-    named = selection.structural_candidates(specs)
-    c.ramps = np.concatenate(
-        [segment_statistics(cmd).ramps_s for cmd in excitation.generate_identification().values()]
-    )
-    c.intervals = sorted({ts for _, ts in c.clouds.labels} | {0.010, 0.020, 0.040, 0.080})
-    chosen = selection.coarsest_adequate_interval(c.ramps, c.intervals)
-    if len(named) != 1 or chosen is None:
-        raise RuntimeError(
-            f"the structural rule does not name one condition: trajectories {named}, interval {chosen}"
-        )
-    c.candidate, c.interval = named[0], chosen
-    try:
-        c.index = c.clouds.index_of(c.candidate, c.interval)
-    except KeyError:
-        raise RuntimeError(f"{c.label} has no CLIE record in this build") from None
+def ramps_table(c: Clouds) -> ResultTable:
+    """Samples on the shortest ramp and the share of too-short ramps at each interval."""
+    short = "ramps with fewer than %d samples (%%)" % selection.MIN_RAMP_SAMPLES
     frame = pd.DataFrame(
         {
             "samples on the shortest ramp": [
                 int(np.floor(c.ramps.min() / ts + 1e-9)) for ts in c.intervals
             ],
-            f"ramps with fewer than {selection.MIN_RAMP_SAMPLES} samples (%)": [
+            short: [
                 100 * np.mean(np.floor(c.ramps / ts + 1e-9) < selection.MIN_RAMP_SAMPLES)
                 for ts in c.intervals
             ],
         },
-        index=pd.Index([f"{ts * 1e3:g} ms" for ts in c.intervals], name="interval"),
-    )
-    blocks = sorted(f"S({p})" if k == "S" else excitation.PAIR_BLOCKS[k].name for k, p in design)
-    sentence = Prose(
-        f"Blocks of the design: {joined(blocks)}. Trajectories containing all of them: **{joined(named)}** (paper: AG02, the "
-        f"unique maximal element). Shortest effective ramp {c.ramps.min():.3f} s, so the coarsest adequate interval is "
-        f"**{c.interval * 1e3:g} ms** (paper: {cite('accepted_sampling_interval')}, its shortest ramp being "
-        f"{cite('ramp_duration_min')})."
+        index=pd.Index([ms(ts) for ts in c.intervals], name="interval"),
     )
     return numbered(
         frame,
         "Samples per acceleration ramp at each interval, over every identification command file",
         "tab-selection-ramps",
         digits=3,
-    ), sentence
+    )
 
 
 # ----------------------------------------------------------------------------- Fig. 6
 
 
 def clouds_figure(c: Clouds):
+    """Fig. 6: the three clouds on their common PCA basis, and each condition's path."""
     basis, standardized = selection.common_pca(c.clouds)
     projected = {stage: basis.project(standardized[stage]) for stage in selection.STAGES}
     style = {
@@ -197,23 +203,23 @@ def clouds_figure(c: Clouds):
     axes[0].scatter(
         *projected["OLS"][is_ap01].T, s=70, facecolors="none", edgecolors="k", lw=0.8, label="AP01"
     )
-    axes[0].set_title(f"twin data, {c.n} conditions per stage; ★ {c.label}")
+    axes[0].set_title("twin data, %d conditions per stage; ★ %s" % (c.n, c.label))
     axes[0].legend()
     for i in range(c.n):
         path = np.array([projected[s][i] for s in selection.STAGES])
         axes[1].plot(path[:, 0], path[:, 1], color="0.6" if not is_ap01[i] else "k", lw=0.7)
         axes[1].scatter(*path[-1], s=12, **style["CLIE"])
     axes[1].set_title("per condition: OLS → SDP → CLIE (AP01 in black)")
+    share = 100 * basis.variances / basis.variances.sum()
     for ax in axes:
-        ax.set_xlabel(
-            f"PC1 ({100 * basis.variances[0] / basis.variances.sum():.1f} % of the pooled variance)"
-        )
-    axes[0].set_ylabel(f"PC2 ({100 * basis.variances[1] / basis.variances.sum():.1f} %)")
+        ax.set_xlabel("PC1 (%.1f %% of the pooled variance)" % share[0])
+    axes[0].set_ylabel("PC2 (%.1f %%)" % share[1])
     fig.tight_layout()
     return fig
 
 
-def plane_against_paper(c: Clouds) -> object:
+def plane_against_paper(c: Clouds):
+    """The share of the pooled variance the plotted plane carries, against the paper's."""
     basis, _ = selection.common_pca(c.clouds)
     row = Comparison(
         "variance the plotted plane carries",
@@ -232,51 +238,40 @@ def plane_against_paper(c: Clouds) -> object:
 # ----------------------------------------------------------------------------- measures
 
 
-def _measures(c: Clouds) -> dict:
-    out = {
-        ("total variance", s): v["total variance"]
-        for s, v in selection.cloud_measures(c.clouds).items()
-    }
-    out.update(
-        {
-            ("median distance", s): v["median distance"]
-            for s, v in selection.cloud_measures(c.clouds).items()
-        }
-    )
+def measures(c: Clouds) -> dict:
+    """(measure, stage) -> total variance or median distance in the OLS-standardized
+    coordinates, and the total variance without AP01 where the clouds hold it."""
+    out = {}
+    for stage, v in selection.cloud_measures(c.clouds).items():
+        out[("total variance", stage)] = v["total variance"]
+        out[("median distance", stage)] = v["median distance"]
     if "AP01" in {name for name, _ in c.clouds.labels}:
-        out.update(
-            {
-                ("total variance without AP01", s): v["total variance"]
-                for s, v in selection.cloud_measures(c.clouds.without("AP01")).items()
-            }
-        )
-    return out
+        for stage, v in selection.cloud_measures(c.clouds.without("AP01")).items():
+            out[("total variance without AP01", stage)] = v["total variance"]
+    return dict(sorted(out.items(), key=lambda kv: list(MEASURE_IDS).index(kv[0])))
 
 
-def measures_against_paper(c: Clouds) -> tuple[object, Prose]:
-    """Total variance and median distance in all dimensions, compared as ratios to OLS (the paper's
-    scale is unstated, register), and the sentence on which way each stage moves the cloud."""
-    ours = _measures(c)
+def paper_ratio(measure: str, stage: str) -> float:
+    """The paper's `measure` of `stage` over its OLS cloud's."""
+    return paper(MEASURE_IDS[(measure, stage)]).value / paper(MEASURE_IDS[(measure, "OLS")]).value
+
+
+def measures_against_paper(c: Clouds, ours: dict):
+    """Each stage's measures over OLS's beside the paper's ratios (its scale is unstated)."""
     why = c.why(Why.twin("the twin's records") + Why.reconstruction("fast-route CLIE"))
-    rows = []
-    for measure, stage in ours:
-        if stage == "OLS":
-            continue
-        mine = ours[(measure, stage)] / ours[(measure, "OLS")]
-        theirs = (
-            paper(MEASURE_IDS[(measure, stage)]).value / paper(MEASURE_IDS[(measure, "OLS")]).value
+    rows = [
+        Comparison(
+            measure + ", " + stage + " over OLS",
+            None,
+            ours[(measure, stage)] / ours[(measure, "OLS")],
+            digits=3,
+            paper_text=significant(paper_ratio(measure, stage), 3),
+            why=why,
         )
-        rows.append(
-            Comparison(
-                f"{measure}, {stage} over OLS",
-                None,
-                mine,
-                digits=3,
-                paper_text=significant(theirs, 3),
-                why=why,
-            )
-        )
-    table = comparison_table(
+        for measure, stage in ours
+        if stage != "OLS"
+    ]
+    return comparison_table(
         rows,
         "The clouds' spread in all dimensions, each stage against OLS: ratios, because the paper's "
         "scale is not stated (the paper's ratios are of its `cloud_variance_*` and "
@@ -284,45 +279,23 @@ def measures_against_paper(c: Clouds) -> tuple[object, Prose]:
         name="tab-selection-cloud-measures",
     )
 
-    def ratio(measure, stage, source):
-        if source == "ours":
-            return ours[(measure, stage)] / ours[(measure, "OLS")]
-        return (
-            paper(MEASURE_IDS[(measure, stage)]).value / paper(MEASURE_IDS[(measure, "OLS")]).value
-        )
-
-    sdp_tv, sdp_md, clie_md = (
-        ratio(*k, "ours")
-        for k in (
-            ("total variance", "SDP"),
-            ("median distance", "SDP"),
-            ("median distance", "CLIE"),
-        )
-    )
-    moved = sum(r == identify.ROUTE_PROJECTED for r in c.clouds.routes)
-    sentence = Prose(
-        f"SDP {compared(sdp_tv, 1, 'expands', 'contracts', 'leaves')} the cloud (total variance × {sdp_tv:.3f}, median "
-        f"distance × {sdp_md:.3f}; paper × {ratio('total variance', 'SDP', 'paper'):.3f} and × "
-        f"{ratio('median distance', 'SDP', 'paper'):.3f}); only the {moved} of {c.n} conditions on route O-S-C move at this "
-        f"stage (the paper's {cite('ols_nonpd_routing_count')} of {cite('identification_condition_count')}). CLIE takes the "
-        f"median distance to × {clie_md:.3f} of the OLS cloud's, {compared(clie_md, 1, 'above', 'below', 'equal to')} the "
-        f"cloud it started from (paper × {ratio('median distance', 'CLIE', 'paper'):.3f}, "
-        f"{compared(ratio('median distance', 'CLIE', 'paper'), 1, 'above', 'below', 'equal to')} it)."
-    )
-    return table, sentence
-
 
 # ----------------------------------------------------------------------------- centrality
 
 
-def centrality(c: Clouds) -> tuple[object, object, Prose]:
-    labels = [f"{name} {ts * 1e3:g} ms" for name, ts in c.clouds.labels]
-    by_stage = {
+def centrality(c: Clouds) -> dict[str, pd.DataFrame]:
+    """Stage -> the candidate's rank, central-fifth flag and most central condition under the
+    six metrics, in that stage's cloud."""
+    return {
         stage: pd.DataFrame(
-            selection.centrality_table(c.clouds.vectors[stage], c.index, labels)
+            selection.centrality_table(c.clouds.vectors[stage], c.index, c.labels)
         ).set_index("metric")
         for stage in selection.STAGES
     }
+
+
+def centrality_tables(c: Clouds, by_stage: dict) -> tuple[ResultTable, object]:
+    """The CLIE cloud's ranks, and the comparison with the paper's AG02 at 40 ms."""
     table = by_stage["CLIE"]
     best, worst, top = selection.mahalanobis_rank_range(c.clouds.vectors["CLIE"], c.index)
     euclid = table.iloc[0]
@@ -336,7 +309,7 @@ def centrality(c: Clouds) -> tuple[object, object, Prose]:
             why=why,
         ),
         Comparison(
-            f"Mahalanobis ranks, 2 to {top} components",
+            "Mahalanobis ranks, 2 to %d components" % top,
             "ag02_rank_mahalanobis",
             [best, worst],
             why=why,
@@ -355,45 +328,32 @@ def centrality(c: Clouds) -> tuple[object, object, Prose]:
             why=why,
         ),
     ]
-    others = "; ".join(
-        f"{stage}: Euclidean {by_stage[stage].iloc[0]['rank']}, most central "
-        f"{by_stage[stage].iloc[0]['most central']}"
-        for stage in ("OLS", "SDP")
-    )
-    sentence = Prose(
-        f"The same ranks in the OLS and SDP clouds, for comparison: {others}. Centrality depends on the metric, "
-        "which is why the paper demoted it from selector to check."
-    )
     shown = numbered(
         table,
-        f"Centrality of {c.label} in the CLIE cloud under each metric (twin)",
+        "Centrality of " + c.label + " in the CLIE cloud under each metric (twin)",
         "tab-selection-centrality",
     )
-    return (
-        shown,
-        comparison_table(
-            rows,
-            f"Centrality of {c.label} against the paper's AG02 at 40 ms",
-            name="tab-selection-centrality-paper",
-        ),
-        sentence,
+    against = comparison_table(
+        rows,
+        "Centrality of " + c.label + " against the paper's AG02 at 40 ms",
+        name="tab-selection-centrality-paper",
     )
+    return shown, against
 
 
-def checks_against_paper(c: Clouds) -> object:
+def checks_against_paper(c: Clouds, by_stage: dict):
+    """The two checks of D-H, κ within the lowest decile and centrality within the central
+    fifth, against the paper's."""
     kappa = selection.kappa_check(c.clouds.kappas, c.index)
-    labels = [f"{name} {ts * 1e3:g} ms" for name, ts in c.clouds.labels]
-    euclid = pd.DataFrame(
-        selection.centrality_table(c.clouds.vectors["CLIE"], c.index, labels)
-    ).iloc[0]
+    euclid = by_stage["CLIE"].iloc[0]
     why = c.why(Why.twin("the twin's records"))
     if c.subset is not None:
-        why = (
-            why
-            + f"a cloud of {c.n} conditions: the decile is {kappa['cut-off rank']:.1f} ranks wide"
+        why = why + "a cloud of %d conditions: the decile is %.1f ranks wide" % (
+            c.n,
+            kappa["cut-off rank"],
         )
     rows = [
-        Comparison(f"κ(W_all) of {c.label}", "ag02_kappa_40ms", c.clouds.kappas[c.index], why=why),
+        Comparison("κ(W_all) of " + c.label, "ag02_kappa_40ms", c.clouds.kappas[c.index], why=why),
         Comparison(
             "its κ rank",
             "ag02_kappa_rank",
@@ -424,39 +384,49 @@ def checks_against_paper(c: Clouds) -> object:
 # ----------------------------------------------------------------------------- Table VIII
 
 
-def table_viii(c: Clouds) -> tuple[object, object, Prose, object]:
+@dataclass(frozen=True)
+class TableVIII:
+    """Table VIII: each stage's pooled held-out RMSE per fit trajectory, and the paper's."""
+
+    frame: pd.DataFrame  # one row per fit trajectory: OLS, SDP, CLIE, rescue (N·m), CLIE's gain
+    shown: ResultTable
+    against: object
+    final: float  # N·m, the candidate's accepted model (rescued, or its CLIE solution)
+
+
+def table_viii(c: Clouds, accepted, record: dict) -> TableVIII:
+    """Every stage scored on V01–V03 at 40 ms; the candidate's rescue column is the accepted
+    model of the pipeline's record (`accepted`: its parameter vector) when a rescue ran."""
     model = DynamicModel("reduced")
     heldout = [identify.condition_bundle(v, 0.040) for v in VALIDATION]
     by_name = {(r["trajectory"], round(r["ts"] * 1e3)): r for r in c.records}
-    acceptance = rescue_stage.accept(model, c.clouds.vectors["CLIE"][c.index])
     rows = []
     for name in TABLE_VIII:
         r = by_name.get((name, 40))
         if r is None:
             continue
         row = stage_scores(r, model, heldout)
-        if name == c.candidate and acceptance.rescue is not None:
-            row["rescue"] = metrics.pooled_rmse(model, acceptance.parameters, heldout)
+        if name == c.candidate and record["rescue"] is not None:
+            row["rescue"] = metrics.pooled_rmse(model, accepted, heldout)
         rows.append(row)
     frame = pd.DataFrame(rows).set_index("trajectory")
     why = c.why(
         Why.twin("the twin's held-out records and unmodelled effects")
         + Why.reconstruction("fast-route CLIE")
     )
+    ranged = {
+        "AP02": "the paper gives one range for AP02, AP04 and AP05",
+        "AP04": "the paper gives one range for AP02, AP04 and AP05",
+        "AP05": "the paper gives one range for AP02, AP04 and AP05",
+        "PB07": "PB07's paper value is inferred from the range's low end",
+    }
     comparisons = [
         Comparison(
-            f"{name}, OLS",
+            name + ", OLS",
             PAPER_OLS[name],
             frame.loc[name, "OLS"],
             digits=5,
-            why=why
-            + (
-                "the paper gives one range for AP02, AP04 and AP05"
-                if name in ("AP02", "AP04", "AP05")
-                else "PB07's paper value is inferred from the range's low end"
-                if name == "PB07"
-                else ""
-            ),
+            why=why + ranged.get(name, ""),
         )
         for name in frame.index
         if name in PAPER_OLS
@@ -491,33 +461,8 @@ def table_viii(c: Clouds) -> tuple[object, object, Prose, object]:
                 why=why,
             )
         )
-    final = (
-        frame.loc[c.candidate, "rescue"]
-        if not np.isnan(frame.loc[c.candidate, "rescue"])
-        else frame.loc[c.candidate, "CLIE"]
-    )
-    gain = 1 - final / frame.loc[c.candidate, "OLS"]
-    ap01 = (
-        f"; on AP01 CLIE {compared(gains['AP01'], 0, 'improves', 'worsens', 'does not change')} held-out prediction by "
-        f"{abs(gains['AP01']):.1f} % (paper: worsens by {cite('ap01_clie_degradation')})"
-        if "AP01" in gains
-        else ""
-    )
-    rescued = (
-        "The candidate's CLIE solution passes the audit over Θ (seed 1), so no rescue runs: the rescue column is empty, "
-        "where the paper's rescue gave its best value."
-        if acceptance.rescue is None
-        else f"Its CLIE solution fails the audit ({acceptance.first_audit.n_violations:,} poses) and is rescued; the rescued "
-        f"model {'passes' if acceptance.accepted else 'fails'} the re-audit."
-    )
-    sentence = Prose(
-        f"CLIE improves held-out prediction on {len(improved)} of {len(gains)} trajectories"
-        + (f", by {span(improved.values, 3)} %" if len(improved) else "")
-        + ap01
-        + f". {c.candidate}: OLS {frame.loc[c.candidate, 'OLS']:.5f} → accepted {final:.5f} N·m, {signed_percent(gain)} (paper "
-        f"{cite('heldout_rmse_pooled_ols_ag02')} → {cite('heldout_rmse_pooled_accepted')}, a gain of "
-        f"{cite('pipeline_gain_vs_ols')}). {rescued}"
-    )
+    rescued = frame.loc[c.candidate, "rescue"]
+    final = frame.loc[c.candidate, "CLIE"] if np.isnan(rescued) else rescued
     shown = numbered(
         frame,
         "Pooled held-out RMSE on V01–V03 at 40 ms (N·m) of each stage, per fit trajectory "
@@ -526,35 +471,29 @@ def table_viii(c: Clouds) -> tuple[object, object, Prose, object]:
         digits=5,
         paper="VIII",
     )
-    return (
-        shown,
-        comparison_table(
-            comparisons,
-            "The paper's Table VIII values and this book's",
-            name="tab-selection-table-viii-paper",
-        ),
-        sentence,
-        acceptance,
+    against = comparison_table(
+        comparisons,
+        "The paper's Table VIII values and this book's",
+        name="tab-selection-table-viii-paper",
     )
+    return TableVIII(frame, shown, against, float(final))
 
 
-def run_to_run(acceptance) -> object:
-    """The accepted model on each execution of each validation trajectory: the scale on which
-    Table VIII's differences are read."""
+def run_to_run(accepted) -> object:
+    """The accepted model (`accepted`: its parameter vector) on each execution of each
+    validation trajectory: the scale on which Table VIII's differences are read."""
     model = DynamicModel("reduced")
     rows = []
     for v in VALIDATION:
         runs = [run for run in (1, 2, 3) if identify.recording_path(v, run).exists()]
         values = [
-            metrics.pooled_rmse(
-                model, acceptance.parameters, [identify.condition_bundle(v, 0.040, run)]
-            )
+            metrics.pooled_rmse(model, accepted, [identify.condition_bundle(v, 0.040, run)])
             for run in runs
         ]
         if len(values) > 1:
             rows.append(
                 Comparison(
-                    f"{v}: RMSE spread over {len(values)} executions (SD / mean)",
+                    "%s: RMSE spread over %d executions (SD / mean)" % (v, len(values)),
                     SD_IDS[v],
                     100 * np.std(values, ddof=1) / np.mean(values),
                     unit="%",
@@ -568,7 +507,7 @@ def run_to_run(acceptance) -> object:
         else:
             rows.append(
                 Comparison(
-                    f"{v}: RMSE spread over executions",
+                    v + ": RMSE spread over executions",
                     SD_IDS[v],
                     "one execution in this profile",
                     why=Why.profile("the quick profile records one execution"),
@@ -579,33 +518,46 @@ def run_to_run(acceptance) -> object:
     )
 
 
-def faithful_beside_fast():
-    """Appendix D-F's faithful CLIE study beside the fast route, where this build holds its records
-    (`crane_lib.reporting.clie_study`): the generated summary, then the per-condition table
-    (nothing more when no faithful record exists); returns the study for its figure."""
-    from IPython.display import display
+# ----------------------------------------------------------------------------- the faithful route
 
-    from crane_lib.reporting import clie_study
 
+def faithful() -> tuple[clie_study.FaithfulBesideFast, ResultTable | None]:
+    """Appendix D-F's faithful CLIE study beside the fast route where this build holds its
+    records (`clie_study.faithful_beside_fast`), and its per-condition table (None without)."""
     study = clie_study.faithful_beside_fast()
-    display(Prose(study.summary_text()))
-    if not study.empty:
-        display(
-            numbered(
-                study.table,
-                "The faithful and the fast CLIE route on the conditions both refined "
-                "(twin recordings)",
-                "tab-selection-faithful",
-                digits=4,
-            )
-        )
-    return study
+    if study.empty:
+        return study, None
+    shown = numbered(
+        study.table,
+        "The faithful and the fast CLIE route on the conditions both refined (twin recordings)",
+        "tab-selection-faithful",
+        digits=4,
+    )
+    return study, shown
 
 
-def faithful_clouds_figure(study) -> None:
-    """The two routes' clouds on one plane (`clie_study.plot_clouds`); no figure without records."""
-    from crane_lib.reporting import clie_study
+def faithful_summary(study: clie_study.FaithfulBesideFast) -> dict:
+    """The study's table in a few numbers: conditions, objective gaps (%), wall-time ratio and
+    the median distance between the two routes' solutions (OLS-standardized)."""
+    t = study.table
+    gap = t["objective gap (%)"]
+    ratio = (t["|fast - faithful|"] / t["|faithful - start|"]).replace([np.inf], np.nan)
+    return {
+        "conditions": len(t),
+        "within": int((gap.abs() <= 100 * clie_study.OBJECTIVE_TOLERANCE).sum()),
+        "tolerance": clie_study.OBJECTIVE_TOLERANCE,
+        "lower": int((gap < 0).sum()),
+        "gap_low": float(gap.min()),
+        "gap_high": float(gap.max()),
+        "gap_median": float(gap.median()),
+        "speed": float(t["wall time faithful (s)"].sum() / t["wall time fast (s)"].sum()),
+        "distance": float(t["|fast - faithful|"].median()),
+        "distance_share": float(ratio.median()),
+    }
 
+
+def faithful_clouds_figure(study: clie_study.FaithfulBesideFast) -> None:
+    """The two routes' clouds on one plane (`clie_study.plot_clouds`); none without records."""
     if not study.empty:
         clie_study.plot_clouds(study)
         plt.show()
