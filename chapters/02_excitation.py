@@ -46,8 +46,13 @@ from crane_lib.constants import VELOCITY_CEILING_DEG_S
 from crane_lib.excitation import composition
 from crane_lib.excitation import design as ex
 from crane_lib.excitation.commands import (
-    ACCEL_TIME_S, FINAL_DWELL_S, commanded_duration, interpolate, read_command_file,
-    segment_statistics)
+    ACCEL_TIME_S,
+    FINAL_DWELL_S,
+    commanded_duration,
+    interpolate,
+    read_command_file,
+    segment_statistics,
+)
 from crane_lib.identification.condition import condition_bundle, condition_record_path
 from crane_lib.model import identifiability
 from crane_lib.model.dynamics import regressor
@@ -167,9 +172,10 @@ view.pair_blocks_table()
 # meet every constraint of the text and the paper's segment and duration totals;
 # {glue:md}`excitation_ours`. What all of them share: {glue:md}`excitation_at_low` of the
 # rows run at {glue:text}`excitation_low:.2f`, {glue:md}`excitation_at_mid` at
-# {glue:text}`excitation_mid:.2f` and {glue:md}`excitation_at_normal` at the normal level; {glue:md}`excitation_row01` (no faster
-# row reaches PB01's length); rows 05, 10 and 11 are one block sequence at three levels. The
-# counts do not single out one Table XV: the choice among them is ours.
+# {glue:text}`excitation_mid:.2f` and {glue:md}`excitation_at_normal` at the normal level;
+# {glue:md}`excitation_row01` (no faster row reaches PB01's length); rows 05, 10 and 11 are
+# one block sequence at three levels. The counts do not single out one Table XV: the choice
+# among them is ours.
 
 # %% tags=["hide-input"]
 result = composition.search()
