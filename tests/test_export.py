@@ -373,7 +373,7 @@ def test_export_refuses_bad_models_and_paths_writing_nothing(truth_base, tmp_pat
 
 
 def test_the_chapters_views_read_the_reconstruction(truth_base, truth_reconstruction):
-    from crane_lib.reporting import consistent_model as view
+    from crane_lib.reporting.chapters import consistent_model as view
     from crane_lib.reporting.tables import comparison_table
 
     models = {"twin": truth_base, "broken": broken(truth_base)}
