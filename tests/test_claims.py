@@ -2,9 +2,9 @@
 the downloads (crane_book.downloads).
 
 The claim functions themselves run on the build's records in the main job; here: each claim
-links to a section label that exists in its page, verdicts follow their stated rules, a claim is recomputed when
-and only when its key changes (and says why), and bundles are byte-identical for identical
-records.
+links to a section label that exists in its page, verdicts follow their stated rules, a claim
+is recomputed when and only when its key changes (and says why), and bundles are
+byte-identical for identical records.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+
 from crane_book import claims, downloads, keys
 from crane_lib import verdicts
 from crane_lib.paper_numbers import paper
@@ -315,7 +316,8 @@ def test_download_link_is_a_myst_role_relative_to_the_page(tmp_path, monkeypatch
     monkeypatch.setattr(downloads, "DOWNLOADS_DIR", REPO_ROOT / "results" / "downloads")
     text = downloads.link("conditions").data
     assert text == (
-        "{download}`Download the OLS/SDP condition records (one JSON per condition) (crane-x7-conditions-records.zip) "
+        "{download}`Download the OLS/SDP condition records (one JSON per condition) "
+        "(crane-x7-conditions-records.zip) "
         "<../results/downloads/crane-x7-conditions-records.zip>`"
     )
     assert "<../../results/downloads/" in downloads.link("all", "book/sub/page.md", "all").data
@@ -345,7 +347,8 @@ def test_structural_claim_on_a_profile_subset_is_not_the_papers_check():
 
 
 def test_rescue_gain_names_the_records_where_the_rescued_model_is_worse(monkeypatch):
-    """Refined and accepted vectors are scalars here; the error model is 'error = parameter' per record."""
+    """Refined and accepted vectors are scalars here; the error model is 'error = parameter' per
+    record."""
     from crane_lib.identification import metrics
 
     def error(_model, beta, bundle):
@@ -808,7 +811,9 @@ def test_infeasible_claims_each_follow_one_fact(monkeypatch):
     unlike = case(float("inf"), low - 1, 2 * high, 300.0)
     assert all(f(unlike).verdict == claims.CONTRADICTED for f in (unstable, misdirects, small))
     monkeypatch.setattr(
-        claims.audit, "_infeasible_case", lambda results: claims.Outcome(claims.NOT_TESTABLE, "—", "")
+        claims.audit,
+        "_infeasible_case",
+        lambda results: claims.Outcome(claims.NOT_TESTABLE, "—", ""),
     )
     assert unstable(_results()).verdict == claims.NOT_TESTABLE
 
