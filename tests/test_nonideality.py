@@ -14,7 +14,7 @@ from crane_lib.constants import N_ARM_JOINTS, N_AXES
 from crane_lib.errors import InputError
 from crane_lib.model.dynamics import model
 from crane_lib.paths import TRAJECTORY_DIR
-from crane_lib.reporting import nonideality
+from crane_lib.reporting.chapters import audit_failure as nonideality
 from crane_lib.twin import effects
 from crane_lib.twin import recorder as twin
 from crane_lib.twin.truth import load_plant_settings, load_truth
@@ -371,23 +371,28 @@ def test_the_paper_pattern_and_the_field_rule_are_computed_not_assumed(monkeypat
 def test_the_mechanism_states_directions_it_computed():
     import pandas as pd
 
-    names = ["XXR2", "FV2"]
-    shares = pd.DataFrame({"XXR2": [-3e-3], "FV2": [0.0], "lambda_theta": [1e-3]})
-
-    def sentences(quantization, friction):  # the two removals' errors in XXR2 and FV2
+    def removals(quantization, friction):  # the two removals' errors in XXR2 and FV2
         errors = pd.DataFrame(
             {"error of XXR2": [-20e-3, *quantization], "error of FV2": [0.8, *friction]},
             index=["default", "default + encoder_quantization 0", "default + voltage_limit inf"],
         )
-        return nonideality.mechanism_sentences(shares, names, ["XXR2"], errors, truth_margin=5e-3)
+        effect = nonideality.removal_effects(errors, "XXR2")
+        best = effect.index[:2].tolist()
+        return effect, nonideality.friction_direction(errors, best)
 
-    shrinks = sentences((-2e-3, 3e-3), (0.2, 0.25))
-    assert "shrink it most" in shrinks and "removals cut" in shrinks and "A reading" in shrinks
-    grows = sentences((-30e-3, 25e-3), (1.2, 0.9))
-    assert "shrink" not in grows and "removals raise" in grows and "A reading" not in grows
-    assert "no drop to split" in nonideality.mechanism_sentences(
-        shares, names, [], pd.DataFrame(), 5e-3
-    )
+    shrinks, friction = removals((-2e-3, 3e-3), (0.2, 0.25))
+    assert (shrinks["ratio"] < 1).all() and shrinks.index[0] == "encoder_quantization 0"
+    assert shrinks.loc["voltage_limit inf", "ratio"] == pytest.approx(3e-3 / 20e-3)
+    assert friction == ("FV2", "cut")
+    grows, friction = removals((-30e-3, 25e-3), (1.2, 0.9))
+    assert not (grows["ratio"] < 1).any() and friction == ("FV2", "raise")
+    assert removals((-30e-3, 2e-3), (1.2, 0.1))[1] == ("FV2", "move")
+    # no drop to split: nothing lost half the truth's margin, no dominant parameter
+    shares = pd.DataFrame({"XXR2": [-3e-3], "FV2": [0.0], "lambda_theta": [4e-3]})
+    assert nonideality.dominant_parameters(shares, ["XXR2", "FV2"], truth_margin=5e-3) == []
+    lost = shares.assign(lambda_theta=1e-3)
+    assert nonideality.dominant_parameters(lost, ["XXR2", "FV2"], truth_margin=5e-3) == ["XXR2"]
+    assert nonideality.removal_effects(pd.DataFrame(), "XXR2").empty
 
 
 def test_the_twin_profile_named_by_crane_twin_reaches_the_recordings_cache_key(monkeypatch):
@@ -414,7 +419,7 @@ def test_the_twin_profile_named_by_crane_twin_reaches_the_recordings_cache_key(m
     assert "CRANE_TWIN" in caught.value.where and "field" in caught.value.expected
 
 
-def test_the_conclusion_and_the_field_sentence_follow_the_numbers():
+def test_the_conclusion_and_the_field_rule_follow_the_numbers():
     e = 1e-3
     frame = _frame(
         [
@@ -426,55 +431,55 @@ def test_the_conclusion_and_the_field_sentence_follow_the_numbers():
             ("default + kt_error 0", 2, (-1 * e, 3 * e, -1 * e, 2 * e)),
         ]
     )
-    table, spread = nonideality.ladder(frame), nonideality.seed_spread(frame, min_seeds=2)
-    text = nonideality.conclusion(frame, table, spread, [], None, [], truth_margin=5 * e)
-    assert "on no rung" in text and "single executions: default + kt_error 0, seed 1" in text
-    assert "2.00 × 10⁻³ kg·m² at 10 ms" in text  # today's twin's spread at 10 ms, max − min
+    # the paper's pattern on no rung in every execution, in one single execution
+    assert nonideality.pattern_rungs(frame) == ([], [("default + kt_error 0", 1)])
+    spread = nonideality.seed_spread(frame, min_seeds=2)
+    today = spread[spread["rung"] == "default"].set_index("ts_ms")
+    # today's twin's spread at 10 ms, max − min, and its executions
+    assert today.loc[10, "max"] - today.loc[10, "min"] == pytest.approx(2 * e)
+    assert today["executions"].max() == 2 and today["non_pd_theta"].sum() == 0
     rule, chosen = nonideality.field_rule(frame)
-    assert (
-        not chosen
-        and "No candidate lowers the margin over Θ in both executions"
-        in nonideality.field_sentence(rule, chosen, [])
-    )
+    # no candidate lowers the margin over Θ in both executions at any interval
+    assert not chosen and (rule["drop_min"] <= 0).all()
 
 
-def test_the_algorithm_1_sentence_says_what_the_run_did():
+def test_the_algorithm_1_facts_say_what_the_run_did():
     frame = _frame([("default + kt_error 0", 1011, (-1e-3, -1e-3, -3.5e-3, 2e-3))]).assign(
         pd_visited=True
     )
-    run = {
-        "rung": "default + kt_error 0",
-        "seed": 1011,
-        "route": "O-C",
-        "first audit: seeds failing": 0,
-        "first audit: violations (seed 1)": 0,
-        "first audit: smallest λmin": 4.9e-3,
-        "rescued": False,
-        "rescue passes": None,
-        "accepted": True,
-        "final λmin, smallest": 4.9e-3,
-        "final λmin, largest": 4.9e-3,
-    }
-    passed = nonideality.accepted_sentence(run, frame)
-    assert (
-        "indefinite over Θ (λmin -3.50" in passed
-        and "no rescue runs: on this estimate the refinement, not the rescue" in passed
-    )
-    rescued = nonideality.accepted_sentence(
-        {
-            **run,
-            "first audit: seeds failing": 5,
-            "first audit: violations (seed 1)": 937,
-            "rescued": True,
-            "rescue passes": 1,
-            "final λmin, smallest": 5e-4,
+    record = {
+        "label": "default + kt_error 0",
+        "condition": {"seed": 1011},
+        "accepted": {
+            "route": "O-C",
+            "first_audits": [{"lambda_min": 4.9e-3, "passed": True, "violations": {}}] * 5,
+            "final_audits": [{"lambda_min": 4.9e-3, "worst_component": "grid"}] * 5,
+            "rescued": False,
+            "rescue_passes": None,
+            "accepted": True,
         },
-        frame,
+    }
+    (run,) = nonideality.accepted_summary([record, {"label": "default"}])
+    assert run["first audit: seeds failing"] == 0 and not run["rescued"]
+    assert nonideality.accepted_ols(run, frame) == {
+        "pd_theta": False,
+        "lambda_theta": -3.5e-3,
+        "pd_visited": True,
+    }
+    failing = {"lambda_min": -1e-3, "passed": False, "violations": {"grid": 900, "uniform": 37}}
+    record["accepted"].update(
+        first_audits=[failing] * 5,
+        final_audits=[{"lambda_min": 5e-4, "worst_component": "uniform"}]
+        + [{"lambda_min": 4.9e-3, "worst_component": "grid"}] * 4,
+        rescued=True,
+        rescue_passes=1,
     )
-    assert (
-        "fails the first audit on 5 of five seeds (937 violating" in rescued
-        and "rescue takes 1 pass and the re-audit accepts" in rescued
-    )
+    (rescued,) = nonideality.accepted_summary([record])
+    assert rescued["first audit: seeds failing"] == 5
+    assert rescued["first audit: violations (seed 1)"] == 937
+    assert rescued["rescued"] and rescued["rescue passes"] == 1 and rescued["accepted"]
+    assert rescued["final λmin, smallest"] == 5e-4 and rescued["final worst component"] == "uniform"
+    assert nonideality.accepted_ols({**run, "seed": 7}, frame) is None
 
 
 def test_an_effect_switched_off_is_not_read_as_its_magnitude():
@@ -488,7 +493,16 @@ def test_an_effect_switched_off_is_not_read_as_its_magnitude():
             ("default + encoder_error 0.5", 1, (-1 * e, 4 * e, 4 * e, 4 * e)),
         ]
     )
-    text = nonideality.magnitude_sentences(frame, ["backlash", "kt_error", "encoder_error"])
-    assert "backlash: indefinite already on today's twin, where this effect is off (0 deg)" in text
-    assert "kt_error: indefinite already with this effect off (0 %; today 10 %)" in text
-    assert "(today 0)" not in text
+    found = {
+        name: nonideality.first_indefinite(frame, name)
+        for name in ("backlash", "kt_error", "encoder_error")
+    }
+    # backlash is off today: its first indefinite value is the effect off and today's value
+    assert found["backlash"]["value"] == 0 and found["backlash"]["off"]
+    assert found["backlash"]["today"]
+    # kt_error 0 switches an effect that is on today off: off, not today's value
+    assert found["kt_error"]["off"] and not found["kt_error"]["today"]
+    assert found["kt_error"]["intervals"] == [10]
+    # encoder_error first fails at today's value (off), not at the 0.5 deg it was scaled to
+    assert found["encoder_error"]["value"] == 0 and found["encoder_error"]["today"]
+    assert nonideality.first_indefinite(frame.assign(pd_theta=True), "backlash") is None
