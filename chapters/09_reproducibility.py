@@ -41,6 +41,7 @@ import os
 
 import matplotlib.pyplot as plt
 import numpy as np
+from IPython.display import display
 from scipy.stats import spearmanr
 
 from crane_lib.acceptance import reproducibility as repro

@@ -37,6 +37,7 @@ import os
 
 import matplotlib.pyplot as plt
 import numpy as np
+from IPython.display import display
 from scipy.stats import spearmanr
 
 from crane_lib.acceptance import kt_sensitivity as kt
@@ -124,7 +125,8 @@ glue("kt_uniform_mne", max(abs(u["held-out MNE change"]) for u in uniform))
 # `numpy.random.default_rng(d)` and refits:
 #
 # $$
-# \hat{\boldsymbol\beta}_d = \mathbf R^{-1}\mathbf Q^\top\,(\mathbf K_d\,\boldsymbol\tau_\mathrm{all}),
+# \hat{\boldsymbol\beta}_d
+#   = \mathbf R^{-1}\mathbf Q^\top\,(\mathbf K_d\,\boldsymbol\tau_\mathrm{all}),
 # \qquad
 # \mathbf K_d = \mathbf I_n \otimes \operatorname{diag}(k_{d,1},\dots,k_{d,8}),
 # \quad k_{d,j} = 1 + u_{d,j},\; u_{d,j}\sim\mathcal U(-h, h),

@@ -321,26 +321,37 @@ def test_the_rescues_step_is_keyed_by_the_rescue_and_the_page_reads_its_record(
 
 
 def test_the_population_chapter_reads_the_same_audits_record(tmp_path, monkeypatch):
-    from crane_lib.reporting import nonideality as population
+    from crane_lib.acceptance import audit_study
+    from crane_lib.reporting.chapters import audit_failure as population
 
     def no_computation(*args, **kwargs):
         raise AssertionError("the page audited an estimate")
 
     monkeypatch.setattr(screen, "screened_audit", no_computation)
     monkeypatch.setattr(audit, "OLS_AUDITS_PATH", tmp_path / "ols_dense_seed1.json")
-    condition = {"trajectory": "AP01", "ts": 0.04, "run": 1, "pd_visited": True, "ols": [0.0]}
+    condition = {"trajectory": "AP01", "ts": 0.04, "run": 1, "pd_visited": True, "ols": [0.0],
+                 "lambda_min_visited": 1e-3}  # fmt: skip
+    second = {**condition, "run": 2}  # a second execution: not in the population
+    monkeypatch.setattr(
+        audit_study.identify, "load_condition_records", lambda *a, **k: [condition, second]
+    )
     with pytest.raises(InputError, match="make book"):
-        population.audited_condition_records([condition])
+        audit_study.sweep_rows(1)
     entry = {
         "trajectory": "AP01",
         "ts": 0.04,
         "run": 1,
         "passed": False,
         "lambda_min": -2e-3,
+        "n_violations": 5,
         "violations": {"uniform": 5},
+        "uniform_violations": 5,
+        "worst_pose_rad": [0.0] * 7,
         "in_folded_region": 4,
     }
-    audit.OLS_AUDITS_PATH.write_text(json.dumps({"seed": 1, "audits": [entry]}), encoding="utf-8")
-    frame = population.audited_condition_records([condition])
+    audits = [entry, {**entry, "run": 2}]
+    audit.OLS_AUDITS_PATH.write_text(json.dumps({"seed": 1, "audits": audits}), encoding="utf-8")
+    frame = population.population_frame(audit_study.sweep_rows(1))
     shown = frame[["pd_theta", "violations_uniform", "violations_uniform_in_folded"]]
     assert shown.values.tolist() == [[False, 5, 4]]
+    assert population.counts(frame)["pd_visited_not_theta"] == 1
