@@ -18,18 +18,13 @@
 #
 # *Paper Sec. IV-B, IV-C, VI-B, Appendix D-E, D-F; Fig. 4, Table VI and Table XII's CLIE
 # panel; the clouds and Table VIII are in the chapter "Parameter clouds".* The OLS/SDP estimate
-# fits the inverse-dynamics regressor; CLIE (9) refines it by reproducing the measured
-# closed-loop realization. The raw record is simulated in closed loop with the same FF+FB
-# controller (2) that realized the motion, driven by the reference the controller executed, on
-# the record's own stamps, from rest at the first measured angles; the plant is the direct
-# dynamics of the 39-parameter model. The residual, measured minus simulated controller
-# torque, is low-passed by a zero-phase IIR at the corner of the representative interval's
-# bundle, kept at that interval at every identification interval, and masked where any axis
-# reached its torque clamp (the mask dilated by one window); a trust-region reflective solver
-# with bounds minimizes its sum of squares. CLIE must start from the OLS estimate (route O-C) or
-# its SDP projection (O-S-C): an arbitrary or non-PD start can make the simulation diverge. CLIE
-# does not itself enforce positive definiteness over the domain, so its solution is audited,
-# and rescued if it fails (chapter "The all-pose audit").
+# fits the inverse-dynamics regressor; CLIE {eq}`eq-paper-9` refines it by reproducing the
+# measured closed-loop realization: the raw record is simulated in closed loop with the same
+# FF+FB controller {eq}`eq-paper-2` that realized the motion, and the simulated controller
+# torque is compared with the measured one. CLIE must start from the OLS estimate (route O-C)
+# or its SDP projection {eq}`eq-paper-8` (O-S-C): an arbitrary or non-PD start can make the
+# simulation diverge. CLIE does not itself enforce positive definiteness over the domain, so its
+# solution is audited, and rescued if it fails (chapter "The all-pose audit").
 #
 # Two solvers refine the same objective with the same bounds and tolerance (register "CLIE"):
 # the **faithful** route of Appendix D-F, a forward-difference Jacobian of one closed-loop
@@ -40,8 +35,9 @@
 # (the faithful route, minutes per AG02 run). The full profile's CLIE sweep also runs the
 # faithful route on the short record AP01, to compare the two; the quick profile leaves it out.
 #
-# **Data: the digital twin's recordings** (chapter "The realization layer, the twin and
-# preprocessing"), not the authors' arm.
+# Data: the digital twin's recordings (chapter "The realization layer, the twin and
+# preprocessing"), the condition named by the parameters (by default AG02 at 40 ms) with its
+# raw log, and every condition of the build's profile.
 
 # %% tags=["parameters"]
 trajectory = "AG02"
@@ -52,19 +48,28 @@ run = 1
 refine = "fast"
 
 # %% tags=["remove-cell"]
+import dataclasses
 import time
 
+import numpy as np
 from IPython.display import display
 
-from crane_lib.reporting.chapters import clie as report
-from crane_lib.reporting.chapters import profile, quiet_solver_warnings, run_time_sentence
-from crane_lib.reporting.diagrams import clie_block_diagram
+from crane_lib.acceptance import audit
+from crane_lib.identification import clie, metrics
+from crane_lib.identification import condition as identify
+from crane_lib.logs import preprocessing
+from crane_lib.model.dynamics import DynamicModel
+from crane_lib.reporting.chapters import clie as view
+from crane_lib.reporting.chapters import profile, quiet_solver_warnings
+from crane_lib.reporting.glued import glue, glue_md
 
 quiet_solver_warnings()
 started = time.perf_counter()
 if refine not in ("fast", "clie"):
     raise ValueError(f"refine = {refine!r}: expected 'fast' or 'clie'")
-runs = report.Runs()
+runs = view.Runs()
+label = view.condition_label(trajectory, ts)
+model = DynamicModel("reduced")
 
 # %% [markdown]
 # ## Fig. 4: the block diagram
@@ -73,52 +78,201 @@ runs = report.Runs()
 # in the boxes are read from the code that runs them (`crane_lib.identification.clie`).
 
 # %% tags=["hide-input"] mystnb={"figure": {"name": "fig-clie-diagram", "classes": "paper-4", "caption": "CLIE (9) as this book simulates it, its settings read from the code."}}
-clie_block_diagram(f"CLIE (9) on the twin's records ({trajectory})");
+view.clie_block_diagram(f"CLIE (9) on the twin's records ({trajectory})");
 
 # %% [markdown]
-# ## The condition and its start
+# ## The closed-loop simulation
 #
-# OLS and the routing test of the chapter "OLS and the conditional SDP projection", then the
-# CLIE problem built from the condition's raw log:
+# For a parameter vector $\boldsymbol\beta$, the record is replayed in simulation: the plant
+# is the direct dynamics of the reduced model {eq}`eq-paper-3`, from rest at the first
+# measured angles, on the record's own stamps (the paper's text lost the equation; our
+# [reconstruction](../book/register_clie.md)):
+#
+# $$
+# \ddot{\boldsymbol\theta}_s = \mathbf M(\boldsymbol\theta_s;\boldsymbol\beta)^{-1}
+#   \big(\hat{\mathbf u}(\boldsymbol\beta)
+#   - \mathbf c(\boldsymbol\theta_s,\dot{\boldsymbol\theta}_s;\boldsymbol\beta)
+#   - \mathbf g(\boldsymbol\theta_s;\boldsymbol\beta)
+#   - \mathbf F_v\dot{\boldsymbol\theta}_s\big),
+# \qquad
+# \boldsymbol\theta_s(t_0) = \boldsymbol\theta(t_0),\quad
+# \dot{\boldsymbol\theta}_s(t_0) = \mathbf 0
+# $$ (eq-paper-10)
+#
+# driven by the controller {eq}`eq-paper-2` closed around the simulated angles, with the
+# reference the controller executed (the log's $\boldsymbol\theta_\mathrm{ref}$,
+# $\dot{\boldsymbol\theta}_\mathrm{ref}$, $\ddot{\boldsymbol\theta}_\mathrm{ref}$), the
+# integral term of the realization law and its current clamp:
+#
+# $$
+# \hat{\mathbf u}(\boldsymbol\beta) = \operatorname{clamp}\Big(\hat{\mathbf M}\big[
+#   \ddot{\boldsymbol\theta}_\mathrm{ref} + \hat{\mathbf D}\dot{\boldsymbol\theta}_\mathrm{ref}
+#   + K_V(\dot{\boldsymbol\theta}_\mathrm{ref} - \dot{\boldsymbol\theta}_s)
+#   + K_P(\boldsymbol\theta_\mathrm{ref} - \boldsymbol\theta_s)
+#   + K_I\!\int(\boldsymbol\theta_\mathrm{ref} - \boldsymbol\theta_s)\,dt\big]\Big)
+# $$ (eq-clie-controller)
+#
+# integrated by the explicit trapezoidal rule (Heun) in steps of at most
+# {paper}`clie_integration_step`. Dead time is not modelled. From the condition's start:
+
+# %%
+record = view.condition_record(trajectory, ts, run)  # the OLS/SDP sweep's record
+start = view.start_of(record)  # OLS on route O-C, the projection (8) on O-S-C
+problem = clie.recording_problem(identify.recording_path(trajectory, run))  # raw 1 ms log
+simulation = problem.simulate(start.values)  # (10) under the controller, Heun steps
+assert simulation.ok, "the start's closed loop diverged"
 
 # %% tags=["hide-input"]
-condition = report.condition(trajectory, ts, run)
-report.start_sentence(condition)
+glue("clie_label", label)
+glue("clie_run", run)
+glue("clie_route", record["route"])
+glue("clie_lambda_visited", record["lambda_min_visited"])
+glue("clie_stamps", problem.t.size)
+glue("clie_duration", problem.t[-1] - problem.t[0])
+
+# %% [markdown]
+# **{glue:text}`clie_label`, execution {glue:text}`clie_run:d` (twin):** route
+# **{glue:text}`clie_route`** (λmin of $\mathbf M(\boldsymbol\theta;\hat{\boldsymbol\beta})$
+# over the visited configurations {glue:text}`clie_lambda_visited:.3g` kg·m², chapter "OLS and
+# the conditional SDP projection"); the simulation runs over {glue:text}`clie_stamps:,d` stamps,
+# {glue:text}`clie_duration:.1f` s. The paper's AG02 at 40 ms took route O-S-C (its OLS
+# estimate is non-PD there, Sec. VII-D).
+#
+# ## The residual: filtered, decimated, masked
+#
+# The residual compares the measured controller torque $\boldsymbol\tau$ (commanded current
+# × logged Kt, the identification's torque record) with the simulated one. Both are put on the
+# preprocessing's even grid, low-passed by the zero-phase Butterworth filter $\mathcal F$ of
+# the representative interval's bundle, and kept every $T_r$:
+#
+# $$
+# \mathbf r_k(\boldsymbol\beta) = \big[\mathcal F\boldsymbol\tau\big](t_0 + kT_r)
+#   - \big[\mathcal F\hat{\mathbf u}(\boldsymbol\beta)\big](t_0 + kT_r),
+# \qquad k \in \mathcal K
+# $$ (eq-clie-residual)
+#
+# where $\mathcal F$ runs the order-$N$ filter forwards and backwards, so its gain is the
+# square of the Butterworth's and its phase zero:
+#
+# $$
+# \lvert H_\mathcal F(f)\rvert = \frac{1}{1 + (f/f_c)^{2N}}
+# $$ (eq-clie-filter)
+#
+# with $N$ = {glue:text}`clie_filter_order:d`, $f_c$ = {glue:text}`clie_corner:.3f` Hz and
+# $T_r$ = {paper}`clie_residual_decimation` at every identification interval. $\mathcal K$
+# drops the samples where any axis reached its torque clamp (the mask dilated by one window)
+# and those within the filter's edge transients: {glue:text}`clie_kept:,d` of
+# {glue:text}`clie_samples:,d` samples × axes remain.
+
+# %%
+r = problem.residual_of(simulation)  # the terms of (9) at the start
+tau_sim = problem.band_limit(simulation.tau)  # F û on the T_r samples
+np.testing.assert_allclose(r, (problem.measured - tau_sim)[problem.valid].ravel())
+assert r.size == problem.valid.sum() * problem.n_axes
+
+# %% tags=["hide-input"]
+glue("clie_filter_order", preprocessing.FILTER_ORDER)
+glue("clie_corner", preprocessing.corner_frequency_hz(clie.RESIDUAL_INTERVAL_S))
+glue("clie_kept", r.size)
+glue("clie_samples", problem.valid.size * problem.n_axes)
+
+# %% [markdown]
+# ## The CLIE objective (9)
+#
+# CLIE minimizes the sum of squares of that residual (lsqnonlin's resnorm) by a trust-region
+# reflective solver with bounds around the start $\boldsymbol\beta_0$:
+#
+# $$
+# \boldsymbol\beta_\mathrm{CLIE} = \arg\min_{\boldsymbol\beta_\mathrm{lo} \le \boldsymbol\beta
+#   \le \boldsymbol\beta_\mathrm{hi}}
+#   \sum_{k\in\mathcal K}\lVert\mathbf r_k(\boldsymbol\beta)\rVert_2^2,
+# \qquad
+# \boldsymbol\beta_\mathrm{lo,hi} = \boldsymbol\beta_0 \mp b\,\lvert\boldsymbol\beta_0\rvert
+# $$ (eq-paper-9)
+#
+# with $b$ = {paper}`param_bound_multiplier` and the lower bound zero for ZZR1 and IA3–IA8
+# (Appendix D-F). The fast route integrates {eq}`eq-paper-10` by one Heun step per control
+# cycle and checks its solution at the paper's steps. One evaluation of the objective at the
+# CLIE sweep's start and end points reproduces its record:
+
+# %%
+sweep = view.sweep_record(trajectory, ts, run, refine)  # the CLIE sweep's record
+x0, x = np.asarray(sweep["start"]), np.asarray(sweep["clie_x"])
+np.testing.assert_allclose(x0, start.values, rtol=1e-12)
+stepped = dataclasses.replace(problem, max_step=sweep["clie_integration_step_s"],
+                              error_tolerance=clie.FAST_ERROR_TOLERANCE)
+np.testing.assert_allclose(stepped.objective(x0), sweep["clie_objective_start"], 1e-9)
+np.testing.assert_allclose(stepped.objective(x), sweep["clie_objective_final"], rtol=1e-9)
+end = problem.simulate(x)  # at the paper's steps
+paper_step = sweep["clie_objective_final_paper_step"] or sweep["clie_objective_final"]
+np.testing.assert_allclose(np.sum(problem.residual_of(end)**2), paper_step, rtol=1e-9)
 
 # %% [markdown]
 # ## CLIE on the representative condition
 #
 # The refinement by the route the parameters name, as the CLIE sweep of this build recorded it
-# from the same start ({numref}`tab-clie-run`, {numref}`fig-clie-run`); the sweep's condition
-# notebook (`crane_book/conditions/clie.py`) makes the one call that computes it.
-
-# %%
-refined = report.sweep_refinement_of(condition, refine, runs)
+# from the same start ({numref}`tab-clie-run`, {numref}`fig-clie-run`).
 
 # %% tags=["hide-input"]
-report.report_table(condition, refined)
+refined = view.sweep_refinement_of(record, refine, runs)
+view.report_table(label, refined)
 
 # %% tags=["hide-input"] mystnb={"figure": {"name": "fig-clie-run", "caption": "The refinement of the representative condition: the objective per iteration (left) and the measured against the simulated band-limited torque of axis 2 (right). Data: a twin recording."}}
-report.refinement_figure(condition, refined);
+view.refinement_figure(label, refined, problem.keep * 1e-3, {
+    "measured": problem.measured,
+    "simulated, start": tau_sim,
+    "simulated, CLIE": problem.band_limit(end.tau),
+});
 
 # %% [markdown]
 # ## Table VI: the representative candidate stage by stage
 #
-# After each stage: the PD verdict of the audit (11) over $\Theta$ (the dense pose set, seed 1),
-# its smallest eigenvalue, the CLIE objective of the stage's parameters on this record, and the
-# pooled held-out RMSE on V01–V03 at the paper's interval, the metric of Table VIII
-# ({numref}`tab-clie-table-vi`). The SDP row exists only on route O-S-C, the rescue only if
-# the CLIE
-# solution fails the audit; {numref}`tab-clie-table-vi-paper` sets the verdicts beside the
-# paper's.
+# After each stage: the PD verdict of the audit {eq}`eq-paper-11` over $\Theta$ (the dense
+# pose set, seed 1), its smallest eigenvalue, the CLIE objective of the stage's parameters on
+# this record, and the pooled held-out RMSE on V01–V03 at the paper's interval, the metric of
+# Table VIII ({numref}`tab-clie-table-vi`). The SDP row exists only on route O-S-C, the rescue
+# only if the CLIE solution fails the audit (the rescued model is Algorithm 1's record);
+# {numref}`tab-clie-table-vi-paper` sets the verdicts beside the paper's.
 
 # %% tags=["hide-input"]
-stages = report.stages(condition, refined)
-display(report.table_vi(condition, stages))
-display(report.table_vi_against_paper(condition, stages))
-display(report.table_vi_sentence(condition, stages))
+heldout = [identify.condition_bundle(v, 0.040) for v in view.VALIDATION]
+accepted = view.accepted_record(trajectory, ts, run, refined.x)  # Algorithm 1's record
+vectors = view.stage_vectors(record, refined.x, accepted)
+recorded = {"CLIE": refined.objective_final}
+if record["route"] == identify.ROUTE_DIRECT:
+    recorded["OLS"] = refined.objective_start
+stages = view.Stages(
+    vectors,
+    {s: audit.audit(b, view.AUDIT_SEED, "dense", model) for s, b in vectors.items()},
+    {s: recorded.get(s) or problem.objective(b) for s, b in vectors.items()},
+    {s: metrics.pooled_rmse(model, b, heldout) for s, b in vectors.items()},
+    None if accepted is None else accepted.get("rescue"),
+)
+display(view.table_vi(label, stages))
+display(view.table_vi_against_paper(record["route"], stages))
+last = list(vectors)[-1]
+gain = 1 - stages.rmse[last] / stages.rmse["OLS"]
+glue("clie_last_stage", last)
+glue("clie_rmse_ols", stages.rmse["OLS"])
+glue("clie_rmse_last", stages.rmse[last])
+glue("clie_gain", gain)
+glue("clie_gain_word", "a gain" if gain > 0 else "a loss" if gain < 0 else "no change")
+rescue = stages.rescue if "rescue" in vectors else None
+passes = 0 if rescue is None else len(rescue["passes"])
+glue_md("clie_rescue", "The CLIE solution passes the audit, so no rescue runs."
+        if rescue is None else f"The rescue took {passes} pass{'es' * (passes != 1)}, "
+        f"converged: {rescue['converged']}.")
 
 # %% [markdown]
+# Held-out pooled RMSE from OLS to the last stage ({glue:text}`clie_last_stage`):
+# {glue:text}`clie_rmse_ols:.5f` → {glue:text}`clie_rmse_last:.5f` N·m,
+# {glue:text}`clie_gain:+.2%` ({glue:text}`clie_gain_word`); the paper's AG02 gains
+# {paper}`pipeline_gain_vs_ols` from OLS to the accepted model, a difference it reads against
+# the run-to-run spread of {paper}`runtorun_ag02`, not as an accuracy advantage.
+# {glue:md}`clie_rescue` The CLIE objectives are not comparable with the paper's
+# ({paper}`clie_objective_range_eps`): they are sums over the twin's own record, whose length,
+# noise and unmodelled effects differ.
+#
 # ## The fast route against the faithful one, on a short record
 #
 # The faithful route of D-F costs one closed-loop simulation per parameter and iteration; on
@@ -129,37 +283,103 @@ display(report.table_vi_sentence(condition, stages))
 # made its prediction worse.
 
 # %% tags=["hide-input"]
-routes = report.both_routes(report.condition(report.SHORT, 0.040, 1), runs, profile())
-display(report.routes_table(routes), report.routes_sentence(routes))
+short = view.condition_record(view.SHORT, 0.040, 1)
+routes = {m: runs.add(f"{view.condition_label(view.SHORT, 0.040)}, the CLIE sweep's run",
+                      short["route"], r)
+          for m in ("fast", "clie") if (r := view.sweep_refinement(short, m)) is not None}
+rmse = {m: metrics.pooled_rmse(model, r.x, heldout) for m, r in routes.items()}
+start_rmse = metrics.pooled_rmse(model, view.start_of(short).values, heldout)
+display(view.routes_table(view.condition_label(view.SHORT, 0.040), routes, rmse))
+WORSE = {True: "worse", False: "better"}
+fast = routes["fast"]
+glue("clie_short", view.SHORT)
+glue("clie_short_start_rmse", start_rmse)
+glue("clie_short_fast_rmse", rmse["fast"])
+glue("clie_short_fast_change", rmse["fast"] / start_rmse - 1)
+glue("clie_short_fast_word", WORSE[bool(rmse["fast"] > start_rmse)])
+if "clie" in routes:
+    faithful = routes["clie"]
+    apart = np.linalg.norm(fast.x - faithful.x) / np.linalg.norm(faithful.x - faithful.x0)
+    change = rmse["clie"] / start_rmse - 1
+    gap = fast.objective_final / faithful.objective_final - 1
+    glue_md("clie_short_faithful", (
+        f"By the faithful route the held-out RMSE is {rmse['clie']:.5f} N·m "
+        f"({change:+.2%}), **{WORSE[bool(change > 0)]}**. The fast route ends at "
+        f"an objective {gap:+.2%} from the faithful route's, "
+        f"{faithful.wall_time_s / fast.wall_time_s:.1f} × faster in wall time "
+        f"({faithful.simulations} against {fast.simulations} closed-loop "
+        f"simulations); the two end points lie {apart:.0%} of the faithful route's "
+        "step apart, so they reach nearly the same objective without being the "
+        "same point."))
+else:
+    glue_md("clie_short_faithful", (
+        "**The faithful route was not run in this build:** the quick profile leaves "
+        f"it out (it costs {fast.x.size + 1} closed-loop simulations per iteration "
+        f"against the fast route's {fast.simulations} in all); the full profile's "
+        "CLIE sweep runs it (`papermill_params/clie_full.csv`), and "
+        "`make clie-faithful PROFILE=quick` writes the record this section then shows."))
 
 # %% [markdown]
+# Held-out pooled RMSE of {glue:text}`clie_short`: start
+# {glue:text}`clie_short_start_rmse:.5f` N·m, fast route {glue:text}`clie_short_fast_rmse:.5f`
+# N·m ({glue:text}`clie_short_fast_change:+.2%`): CLIE by the fast route makes its held-out
+# prediction **{glue:text}`clie_short_fast_word`** on the twin; the paper's CLIE worsened
+# AP01's by {paper}`ap01_clie_degradation` (Table VIII). {glue:md}`clie_short_faithful`
+#
 # ## DIDIM, the related closed-loop method (Gautier, Janot and Vandanjon)
 #
 # DIDIM identifies from the closed-loop torque output too, but needs no OLS start: from a
 # regular initialization (the realization layer's joint-level inertias and viscous terms, every
 # other parameter zero) each Gauss–Newton step is an IDIM least-squares on the simulated
-# trajectory (register "CLIE"). The main job runs it once on the representative condition's
-# record into a record of its own (`results/refinement_runs/`, beside the ε runs' below) and
-# this page reads it; it is scored on V01–V03 like the other stages ({numref}`tab-clie-didim`).
+# trajectory (register "CLIE"). It is run once on the representative condition's record and
+# scored on V01–V03 like the other stages ({numref}`tab-clie-didim`).
 
 # %% tags=["hide-input"]
-display(*report.didim_table(condition, refined, runs))
+didim = view.didim_run(trajectory, ts, run, runs)
+estimates = {"OLS/SDP start": (refined.objective_start, refined.x0),
+             f"CLIE ({refined.method})": (refined.objective_final, refined.x),
+             "DIDIM": (didim.objective_final, didim.x)}
+display(view.didim_table(label, {
+    name: (objective, metrics.pooled_rmse(model, b, heldout),
+           100 * np.mean([metrics.prediction_error(model, b, h).mne for h in heldout]))
+    for name, (objective, b) in estimates.items()}))
+glue("clie_didim_iterations", didim.iterations)
+glue("clie_didim_simulations", didim.simulations)
+glue("clie_didim_wall", didim.wall_time_s)
+glue("clie_didim_message", didim.message)
+glue("clie_didim_gap", didim.objective_final / refined.objective_final - 1)
 
 # %% [markdown]
+# DIDIM: {glue:text}`clie_didim_iterations:d` Gauss–Newton iterations,
+# {glue:text}`clie_didim_simulations:d` closed-loop simulations,
+# {glue:text}`clie_didim_wall:.1f` s ({glue:text}`clie_didim_message`); its objective is
+# {glue:text}`clie_didim_gap:+.2%` from the CLIE solution's. The paper does not run DIDIM;
+# these rows have no paper value.
+#
 # ## The four CLIE runs from the four ε projections (Sec. IV-B, Appendix D-E)
 #
 # The paper ran CLIE on AG02 at its interval from each projection of the ε ladder. On the twin
 # the OLS estimate of this condition may already be PD on the record (route O-C), so no
-# projection is needed; we still project the OLS estimate onto
-# $\mathbf M\succeq\epsilon\mathbf I$ on $\Theta_c$ with each ε. Where the constraints are
-# inactive (λmin on $\Theta_c$ already at or above ε) the projection *is* the OLS point, and
-# CLIE from it is the run above; each distinct start is refined once, by the fast route
-# ({numref}`tab-clie-epsilon`, {numref}`tab-clie-epsilon-paper`).
+# projection is needed; we still project the OLS estimate by {eq}`eq-paper-8` with each ε.
+# Where the constraints are inactive (λmin on $\Theta_c$ already at or above ε) the projection
+# *is* the OLS point, and CLIE from it is the run above; each distinct start is refined once,
+# by the fast route ({numref}`tab-clie-epsilon`, {numref}`tab-clie-epsilon-paper`).
 
 # %% tags=["hide-input"]
-display(*report.epsilon_runs(condition, refined, runs))
+ladder = view.epsilon_runs(trajectory, ts, run, refined, runs)
+display(ladder.table, ladder.against_paper)
+glue("clie_lambda_theta_c", ladder.lambda_min_constraint_poses)
+glue_md("clie_inactive", " and ".join(ladder.inactive) or "none")
+glue("clie_eps_objective_min", ladder.objective_min)
+glue("clie_eps_objective_max", ladder.objective_max)
 
 # %% [markdown]
+# λmin of $\mathbf M(\boldsymbol\theta;\hat{\boldsymbol\beta})$ on $\Theta_c$ is
+# {glue:text}`clie_lambda_theta_c:.3g` kg·m², so the constraints are inactive for ε =
+# {glue:md}`clie_inactive`: those projections are the OLS point itself. Final objectives
+# {glue:text}`clie_eps_objective_min:.7g` to {glue:text}`clie_eps_objective_max:.7g` (paper:
+# {paper}`clie_objective_range_eps`).
+#
 # (clie-iterations-and-function-evaluations-sec-iv)=
 # ## Iterations and function evaluations (Sec. IV-C, Appendix D-F)
 #
@@ -167,20 +387,50 @@ display(*report.epsilon_runs(condition, refined, runs))
 # evaluation per parameter plus the reference point in every iteration; our faithful route runs
 # the same one simulation per Jacobian column plus scipy's trial points, our fast route one
 # simulation per trial point. First the runs made in this chapter
-# ({numref}`tab-clie-chapter-runs`),
-# then the CLIE sweep: every condition of the build's profile refined by the fast route
-# (`papermill_params/clie_<profile>.csv`, the condition notebook run once per condition), against the
-# paper ({numref}`tab-clie-cost`), per condition ({numref}`tab-clie-panel`), and the
-# conditions it could not refine, if any.
+# ({numref}`tab-clie-chapter-runs`), then the CLIE sweep: every condition of the build's profile
+# refined by the fast route, against the paper ({numref}`tab-clie-cost`), per condition
+# ({numref}`tab-clie-panel`), and the conditions it could not refine, if any.
 
 # %% tags=["hide-input"]
-sweep = report.sweep_records()
-display(report.runs_table(runs), report.sweep_sentence(sweep, profile()),
-        report.integration_sentence(sweep))
-if len(sweep):
-    display(report.sweep_against_paper(sweep), report.clie_panel(sweep))
-failed = report.failures_table()
+sweep_records = view.sweep_records()
+display(view.runs_table(runs))
+if len(sweep_records):
+    display(view.sweep_against_paper(sweep_records), view.clie_panel(sweep_records))
+failed = view.failures_table()
 display(failed) if failed is not None else None
+facts = view.sweep_facts(sweep_records)
+glue("clie_sweep_records", facts["records"])
+glue("clie_profile", profile())
+glue("clie_sweep_oc", facts.get("route_oc", 0))
+glue("clie_sweep_osc", facts.get("route_osc", 0))
+glue("clie_sweep_within", facts.get("within_one_percent", 0))
+step = f"{clie.INTEGRATION_STEP_S * 1e3:g} ms"  # the paper's
+if "one_step" not in facts:  # no sweep record, or records older than the check
+    integration = ""
+elif facts["one_step"] == 0:
+    integration = (f"All {facts['records']} sweep refinements ran at the paper's "
+                   f"{step} steps.")
+else:
+    integration = (
+        "The fast route integrates the closed loop in one Heun step per control cycle, "
+        f"a cycle whose error estimate exceeds {clie.FAST_ERROR_TOLERANCE:g} rad/s again "
+        f"at {step} (register \"CLIE\"). Checked at each solution against the paper's "
+        f"{step} integration, the objective differed by at most "
+        f"{facts['gap_max']:.4%} (median {facts['gap_median']:.5%}) over "
+        f"{facts['one_step']} refinements; {facts['again']} of {facts['records']} were "
+        f"refined again at {step} because it differed by more than "
+        f"{clie.FAST_STEP_OBJECTIVE_TOLERANCE:.1%}.")
+glue_md("clie_integration", integration)
 
-# %% tags=["remove-input"]
-run_time_sentence(started, f"refine = `{refine}`")
+# %% [markdown]
+# {glue:text}`clie_sweep_records:d` CLIE records (profile {glue:text}`clie_profile`),
+# {glue:text}`clie_sweep_oc:d` on route O-C and {glue:text}`clie_sweep_osc:d` on O-S-C. CLIE is
+# a local method: the objective of {glue:text}`clie_sweep_within:d` of them ends within one per
+# cent of where it started. {glue:md}`clie_integration`
+
+# %% tags=["hide-input"]
+glue("clie_run_time", time.perf_counter() - started)
+glue("clie_refine", refine)
+
+# %% [markdown]
+# *Chapter computed in {glue:text}`clie_run_time:.0f` s (refine = {glue:text}`clie_refine`).*

@@ -245,15 +245,14 @@ def test_chapter_05s_table_vi_takes_the_accepted_model_from_the_record(build):
     from crane_lib.reporting.chapters import clie as clie_chapter
 
     _, record = build
-    c = SimpleNamespace(trajectory="AG02", ts=0.04, run=1)
-    report = SimpleNamespace(x=np.asarray(record["refined"]))
-    found = clie_chapter._accepted_record(c, report)
+    refined = np.asarray(record["refined"])
+    found = clie_chapter.accepted_record("AG02", 0.04, 1, refined)
     assert found == record
-    acceptance = clie_chapter._acceptance_of(found)
-    np.testing.assert_array_equal(acceptance.parameters, record["parameters"])
-    seed_one = [a for a in record["final_audits"] if a["seed"] == clie_chapter.AUDIT_SEED][0]
-    assert acceptance.final_audit.lambda_min == seed_one["lambda_min"]
-    assert acceptance.rescued == accepted_stage.rescued_by_record(record)
+    condition = {"ols": record["ols"], "route": record["route"], "projected": record["start"]}
+    vectors = clie_chapter.stage_vectors(condition, refined, found)
+    np.testing.assert_array_equal(vectors["CLIE"], refined)
+    assert ("rescue" in vectors) == accepted_stage.rescued_by_record(record)
+    if "rescue" in vectors:
+        np.testing.assert_array_equal(vectors["rescue"], record["parameters"])
     # another CLIE solution (a condition other than the accepted one) is not the record's
-    other = SimpleNamespace(x=np.asarray(record["refined"]) * (1 + 1e-6))
-    assert clie_chapter._accepted_record(c, other) is None
+    assert clie_chapter.accepted_record("AG02", 0.04, 1, refined * (1 + 1e-6)) is None

@@ -34,18 +34,32 @@ def _report(start):
 
 
 def _condition(start):
-    result = SimpleNamespace(
-        trajectory="AG02",
-        ts=0.04,
-        run=1,
-        route="O-C",
+    """The OLS/SDP record the sweep writes (route O-C: CLIE starts from the OLS estimate)."""
+    return {
+        "trajectory": "AG02",
+        "ts": 0.04,
+        "run": 1,
+        "route": "O-C",
+        "epsilon": None,
+        "kappa": 10.0,
+        "names": ["ZZR1", "FV1"],
+        "ols": list(start),
+        "std_errors": [0.1, 0.1],
+    }
+
+
+def _result(record):
+    """What clie.write_record reads of a condition (identification.condition.ConditionResult)."""
+    start = ParameterSet(record["names"], np.asarray(record["ols"]), record["std_errors"])
+    return SimpleNamespace(
+        trajectory=record["trajectory"],
+        ts=record["ts"],
+        run=record["run"],
+        route=record["route"],
         projection=None,
-        start=ParameterSet(["ZZR1", "FV1"], start),
-        ols=SimpleNamespace(
-            kappa=10.0, parameters=ParameterSet(["ZZR1", "FV1"], start, [0.1, 0.1])
-        ),
+        start=start,
+        ols=SimpleNamespace(kappa=record["kappa"], parameters=start),
     )
-    return SimpleNamespace(trajectory="AG02", ts=0.04, run=1, result=result, label="AG02 at 40 ms")
 
 
 def test_the_sweeps_refinement_is_reused_only_from_the_same_start(tmp_path, monkeypatch):
@@ -54,7 +68,7 @@ def test_the_sweeps_refinement_is_reused_only_from_the_same_start(tmp_path, monk
     c = _condition(start)
     assert chapter.sweep_refinement(c, "fast") is None  # no record yet
     written = _report(start)
-    clie.write_record(clie.record_path("AG02", 0.04, 1, "fast"), c.result, written)
+    clie.write_record(clie.record_path("AG02", 0.04, 1, "fast"), _result(c), written)
     reused = chapter.sweep_refinement(c, "fast")
     assert reused is not None and reused.as_dict() == written.as_dict()
     np.testing.assert_array_equal(reused.x0, start)
@@ -64,11 +78,15 @@ def test_the_sweeps_refinement_is_reused_only_from_the_same_start(tmp_path, monk
     )  # another start (e.g. changed code)
     # the same start to rounding (the sweep's kernels run BLAS on one thread, the page's on two)
     assert chapter.sweep_refinement(_condition(start * (1 + 1e-15)), "fast") is not None
+    # on route O-S-C the start is the projection, not the OLS estimate
+    projected = {**c, "route": "O-S-C", "ols": [9.0, 9.0], "projected": list(start)}
+    assert chapter.sweep_refinement(projected, "fast") is not None
     runs = chapter.Runs()
     assert chapter.sweep_refinement_of(c, "fast", runs).as_dict() == written.as_dict()
     assert (
         runs.rows[0]["run"].endswith("the CLIE sweep's run")
         and runs.rows[0]["wall time (s)"] == 12.5
+        and runs.rows[0]["route"] == "O-C"
     )
 
 
@@ -82,7 +100,7 @@ def test_without_the_sweeps_record_the_page_says_which_record_is_missing_and_ref
     with pytest.raises(RuntimeError, match="no record from this start"):
         chapter.sweep_refinement_of(c, "fast", chapter.Runs())
     clie.write_failure(
-        clie.failure_path("AG02", 0.04, 1, "fast"), c.result, "a state is not finite"
+        clie.failure_path("AG02", 0.04, 1, "fast"), _result(c), "a state is not finite"
     )
     with pytest.raises(RuntimeError, match="a state is not finite"):
         chapter.sweep_refinement_of(c, "fast", chapter.Runs())

@@ -1,4 +1,4 @@
-"""The faithful CLIE study beside the fast one: pairing by condition, the numbers, the note when absent."""
+"""The faithful CLIE study beside the fast: pairing by condition, its numbers, none if absent."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from crane_lib import paths
 from crane_lib.identification import clie
 from crane_lib.records import write_json_record
-from crane_lib.reporting import clie_study
+from crane_lib.reporting.chapters import clie as clie_study
 
 
 def _record(trajectory, ts, x, objective, wall, start, ols, route="O-C"):
@@ -34,14 +34,14 @@ def results(tmp_path, monkeypatch):
     return tmp_path
 
 
-def test_no_faithful_records_gives_the_note(results):
+def test_no_faithful_records_gives_no_numbers(results):
     write_json_record(
         clie.record_path("AP01", 0.04, 1, "fast"),
         _record("AP01", 0.04, [1, 2, 3], 1.0, 1.0, [1, 2, 3], [1, 2, 3]),
     )
     study = clie_study.faithful_beside_fast()
     assert study.empty and study.n_fast == 1 and study.n_faithful == 0
-    assert "make clie-faithful" in study.summary_text()
+    assert study.summary() == {}
 
 
 def test_pairs_conditions_and_computes_gaps_and_distances(results):
@@ -66,12 +66,11 @@ def test_pairs_conditions_and_computes_gaps_and_distances(results):
     scale = np.std([ols[("AG02", 0.04)], ols[("AP01", 0.04)]], axis=0, ddof=1)
     assert np.allclose(study.table["|fast - faithful|"], np.linalg.norm(0.1 / scale))
     assert np.allclose(study.table["|faithful - start|"], np.linalg.norm(0.2 / scale))
-    text = study.summary_text()
-    assert (
-        "2 conditions were refined by both routes" in text
-        and "within 0.5 % of the faithful route's objective in 0 of 2" in text
-    )
-    assert "10.0 times" in text
+    summary = study.summary()
+    assert summary["conditions"] == 2 and summary["tolerance_percent"] == 0.5
+    assert summary["within"] == 0 and summary["lower"] == 0  # the fast route 1 % above
+    assert np.isclose(summary["gap_median"], 1.0) and np.isclose(summary["wall_time_ratio"], 10.0)
+    assert np.isclose(summary["distance_share_median"], 0.5)
     import matplotlib
 
     matplotlib.use("Agg")

@@ -54,10 +54,13 @@ def _arrow(ax, start, end, text=None, offset=(0.0, 0.15)):
 
 
 def clie_block_diagram(title: str = "CLIE (9) as this book runs it on the twin's records"):
-    """Fig. 4-style diagram: reference -> FF+FB controller (2) -> direct dynamics of the 39-parameter
+    """Fig. 4-style diagram: reference -> FF+FB controller (2) -> direct dynamics of the reduced
     model -> simulated controller torque; measured torque -> residual -> low-pass, decimation,
-    clamp mask -> trust-region reflective update of beta."""
+    clamp mask -> trust-region reflective update of beta (its settings read from the code)."""
     corner = preprocessing.corner_frequency_hz(clie.RESIDUAL_INTERVAL_S)
+    order = preprocessing.FILTER_ORDER
+    n_parameters = len(clie.arm_model().names)
+    bound = clie.BOUND_MULTIPLIER
     decimation_ms = clie.RESIDUAL_INTERVAL_S * 1e3
     step_ms = clie.INTEGRATION_STEP_S * 1e3
     fig, ax = plt.subplots(figsize=(11, 4.6))
@@ -97,7 +100,8 @@ def clie_block_diagram(title: str = "CLIE (9) as this book runs it on the twin's
     _box(
         ax,
         (8.2, 2.1),
-        f"zero-phase 4th-order\nlow-pass {corner:.3f} Hz,\nkeep every {decimation_ms:g} ms,\nclamp mask (± 1 window)",
+        f"zero-phase order-{order}\nlow-pass {corner:.3f} Hz,\nkeep every {decimation_ms:g} ms,"
+        "\nclamp mask (± 1 window)",
         width=2.8,
         height=1.3,
         color="#f3d6d6",
@@ -105,7 +109,8 @@ def clie_block_diagram(title: str = "CLIE (9) as this book runs it on the twin's
     _box(
         ax,
         (3.9, 2.1),
-        "trust-region reflective\nmin Σ r² over β (39)\nbounds x0 ± 100|x0|",
+        f"trust-region reflective\nmin Σ r² over β ({n_parameters})\n"
+        f"bounds x0 ± {bound:g}|x0|",
         width=2.8,
         height=1.1,
         color=opt,

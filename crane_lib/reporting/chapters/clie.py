@@ -1,44 +1,30 @@
 """Chapter "CLIE" (paper Sec. IV-B, IV-C, VI-B, Appendix D-E, D-F; Fig. 4, Table VI, Table XII's
-CLIE panel): the refinement of the representative condition, Table VI stage by stage, the fast
-route against the faithful one, DIDIM, the runs from the four projections, and the cost over the
-CLIE sweep. Data: the twin's recordings, the OLS/SDP and CLIE sweeps' records."""
+CLIE panel): tables and figures of the representative condition's refinement, Table VI stage by
+stage, the fast route against the faithful one (also on every condition both refined: the
+chapter "Parameter clouds" shows it), DIDIM, the runs from the four projections, and the cost
+over the CLIE sweep. Data: the twin's recordings, the OLS/SDP and CLIE sweeps' records."""
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from types import SimpleNamespace
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
 from crane_lib.acceptance import accepted as accepted_stage
-from crane_lib.acceptance import audit
-from crane_lib.acceptance import rescue as rescue_stage
-from crane_lib.identification import clie, metrics, refinement_runs
+from crane_lib.acceptance.selection import standardize
+from crane_lib.identification import clie, refinement_runs
 from crane_lib.identification import condition as identify
 from crane_lib.identification import projection as sdp
 from crane_lib.identification.refinement import same_refinement
-from crane_lib.logs.raw_log import read_raw_log
-from crane_lib.model.dynamics import DynamicModel
+from crane_lib.model.parameters import ParameterSet
 from crane_lib.paper_numbers import paper
 from crane_lib.paths import REPO_ROOT
 from crane_lib.records import read_json_record
-from crane_lib.reporting.tables import (
-    Comparison,
-    Count,
-    Prose,
-    Why,
-    cite,
-    compared,
-    comparison_table,
-    joined,
-    numbered,
-    plural,
-    signed_percent,
-    significant,
-)
+from crane_lib.reporting.diagrams import clie_block_diagram  # noqa: F401 (the page's Fig. 4)
+from crane_lib.reporting.tables import Comparison, Count, Why, comparison_table, numbered
 
 SHORT = "AP01"  # the short record on which both routes run
 AUDIT_SEED = 1
@@ -58,6 +44,7 @@ class Runs:
     rows: list = field(default_factory=list)
 
     def add(self, label: str, route: str, report: clie.RefinementReport) -> clie.RefinementReport:
+        """Note one refinement (its counts and wall time) and hand it back."""
         self.rows.append(
             {
                 "run": label,
@@ -74,82 +61,62 @@ class Runs:
         return report
 
 
-@dataclass
-class Condition:
-    trajectory: str
-    ts: float
-    run: int
-    model: DynamicModel
-    bundle: object
-    result: object  # ConditionResult
-    problem: clie.CLIEProblem
-    heldout: list
-
-    @property
-    def label(self) -> str:
-        return f"{self.trajectory} at {self.ts * 1e3:g} ms"
+def condition_label(trajectory: str, ts: float) -> str:
+    """'AG02 at 40 ms': how tables and figures name a condition."""
+    return f"{trajectory} at {ts * 1e3:g} ms"
 
 
-def condition(trajectory: str, ts: float, run: int, with_heldout: bool = True) -> Condition:
-    """OLS and the routing test (chapter "OLS and the conditional SDP projection"), then the CLIE
-    problem built from the condition's raw 1 ms log."""
-    model = DynamicModel("reduced")
-    bundle = identify.condition_bundle(trajectory, ts, run)
-    result = identify.identify_condition(bundle, trajectory, model, run=run)
-    if result.start is None:
-        raise RuntimeError(
-            f"{trajectory} at {ts * 1e3:g} ms could not be identified: {result.failure}"
-        )
-    problem = clie.build_problem(read_raw_log(identify.recording_path(trajectory, run)))
-    heldout = [identify.condition_bundle(v, 0.040) for v in VALIDATION] if with_heldout else []
-    return Condition(trajectory, ts, run, model, bundle, result, problem, heldout)
+def condition_record(trajectory: str, ts: float, run: int) -> dict:
+    """The OLS/SDP sweep's record of one condition (OLS estimate, route, projection)."""
+    return read_json_record(identify.condition_record_path(trajectory, ts, run))
 
 
-def start_sentence(c: Condition) -> Prose:
-    r = c.result
-    return Prose(
-        f"**{c.label}, execution {c.run} (twin):** route **{r.route}**, λmin of M(θ; β_OLS) over the visited configurations "
-        f"{significant(r.lambda_min_visited, 3)} kg·m²; the CLIE residual keeps {int(c.problem.valid.sum())} of "
-        f"{c.problem.valid.size} samples × axes (clamp mask and filter edges). The paper's AG02 at 40 ms took route O-S-C "
-        "(its OLS estimate is non-PD there, Sec. VII-D)."
-    )
+def start_of(record: dict) -> ParameterSet:
+    """CLIE's start as a condition record holds it: the projection on route O-S-C, else OLS."""
+    return ParameterSet(record["names"], np.asarray(record.get("projected", record["ols"])))
 
 
-def sweep_refinement(c: Condition, method: str) -> clie.RefinementReport | None:
-    """The CLIE sweep's refinement of this condition by `method`, when the sweep of this build
-    wrote one from the same start (the pipeline runs the sweep before the book, so in `make book`
-    the record is this build's; a record from another start, e.g. older code, is not used)."""
-    path = clie.record_path(c.trajectory, c.ts, c.run, method)
-    return (
-        same_refinement(read_json_record(path), method, c.result.start) if path.is_file() else None
-    )
+def sweep_record(trajectory: str, ts: float, run: int, method: str) -> dict | None:
+    """The CLIE sweep's record of one condition refined by `method` ("fast" or "clie")."""
+    path = clie.record_path(trajectory, ts, run, method)
+    return read_json_record(path) if path.is_file() else None
 
 
-def sweep_refinement_of(c: Condition, method: str, runs: Runs) -> clie.RefinementReport:
+def sweep_refinement(record: dict, method: str) -> clie.RefinementReport | None:
+    """The CLIE sweep's refinement by `method` of the condition a condition record describes,
+    when the sweep of this build wrote one from the same start (the pipeline runs the sweep
+    before the book, so in `make book` the record is this build's; a record from another start,
+    e.g. older code, is not used)."""
+    recorded = sweep_record(record["trajectory"], record["ts"], record["run"], method)
+    return same_refinement(recorded, method, start_of(record))
+
+
+def sweep_refinement_of(record: dict, method: str, runs: Runs) -> clie.RefinementReport:
     """The CLIE sweep's refinement of this condition by `method` from the same start, added to
     the chapter's runs; a build without it (the sweep failed, or never ran this condition) is an
     error naming the record and the step that writes it (the page computes no refinement)."""
-    reused = sweep_refinement(c, method)
+    reused = sweep_refinement(record, method)
+    where = record["trajectory"], record["ts"], record["run"], method
     if reused is None:
-        path = clie.record_path(c.trajectory, c.ts, c.run, method)
-        failure = clie.failure_path(c.trajectory, c.ts, c.run, method)
+        failure = clie.failure_path(*where)
         why = (
-            f"the sweep could not refine it: {read_json_record(failure).get('failure')}"
+            "the sweep could not refine it: " + str(read_json_record(failure).get("failure"))
             if failure.is_file()
             else "no record from this start"
         )
         raise RuntimeError(
-            f"{path}: {why}; the CLIE sweep of `make book` (crane_book.pipeline) writes it"
+            f"{clie.record_path(*where)}: {why}; the CLIE sweep of `make book` "
+            "(crane_book.pipeline) writes it"
         )
-    return runs.add(
-        f"{c.label} ({c.result.route} start), the CLIE sweep's run", c.result.route, reused
-    )
+    label = condition_label(record["trajectory"], record["ts"]) + ", the CLIE sweep's run"
+    return runs.add(label, record["route"], reused)
 
 
-def report_table(c: Condition, report: clie.RefinementReport) -> object:
+def report_table(label: str, report: clie.RefinementReport) -> object:
+    """One refinement: its objective at the start and the end, iterations, cost and exit."""
     frame = pd.DataFrame(
         {
-            c.label: {
+            label: {
                 "route (refine)": report.method,
                 "objective at the start (N²·m²)": report.objective_start,
                 "objective at the end (N²·m²)": report.objective_final,
@@ -161,26 +128,26 @@ def report_table(c: Condition, report: clie.RefinementReport) -> object:
         }
     )
     frame.index.name = "refinement"
-    return numbered(frame, f"CLIE on {c.label} (twin)", "tab-clie-run", digits=6)
+    return numbered(frame, "CLIE on " + label + " (twin)", "tab-clie-run", digits=6)
 
 
-def refinement_figure(c: Condition, report: clie.RefinementReport, axis: int = 2):
+def refinement_figure(
+    label: str, report: clie.RefinementReport, t: np.ndarray, torques: dict, axis: int = 2
+):
+    """The objective per iteration (left) and, for one axis, the band-limited measured torque
+    against the simulated ones (right; `torques`: line -> (samples, axes) at the times t, s)."""
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.2))
     axes[0].plot(
         np.arange(len(report.history) + 1), [report.objective_start, *report.history], "o-"
     )
     axes[0].set_xlabel("iteration")
     axes[0].set_ylabel("objective Σr² (N²·m²)")
-    axes[0].set_title(f"{c.label}, twin data: objective per iteration ({report.method})")
-    start, final = c.problem.simulate(report.x0), c.problem.simulate(report.x)
-    t = c.problem.keep * 1e-3
-    j = axis - 1
-    axes[1].plot(t, c.problem.measured[:, j], lw=0.8, label="measured")
-    axes[1].plot(t, c.problem.band_limit(start.tau)[:, j], lw=0.8, label="simulated, start")
-    axes[1].plot(t, c.problem.band_limit(final.tau)[:, j], lw=0.8, label="simulated, CLIE")
+    axes[0].set_title(label + ", twin data: objective per iteration (" + report.method + ")")
+    for name, tau in torques.items():
+        axes[1].plot(t, tau[:, axis - 1], lw=0.8, label=name)
     axes[1].set_xlabel("time from the first stamp (s)")
-    axes[1].set_ylabel(f"axis {axis} torque, band-limited (N·m)")
-    axes[1].set_title(f"{c.label}, twin data: measured vs simulated")
+    axes[1].set_ylabel("axis " + str(axis) + " torque, band-limited (N·m)")
+    axes[1].set_title(label + ", twin data: measured vs simulated")
     axes[1].legend(fontsize=7)
     fig.tight_layout()
     return fig
@@ -189,89 +156,49 @@ def refinement_figure(c: Condition, report: clie.RefinementReport, axis: int = 2
 # ----------------------------------------------------------------------------- Table VI
 
 
-@dataclass
+@dataclass(frozen=True)
 class Stages:
+    """Table VI's stages: parameters, audit over Θ (seed 1), CLIE objective and pooled held-out
+    RMSE per stage (OLS, SDP on route O-S-C, CLIE, the rescue when it ran), and the rescue's
+    record (None when the CLIE solution passed)."""
+
     vectors: dict  # stage -> beta
-    audits: dict  # stage -> AuditResult
+    audits: dict  # stage -> AuditResult (passed, lambda_min, n_violations)
     objectives: dict
     rmse: dict
-    acceptance: object
+    rescue: dict | None = None
 
 
-def _accepted_record(c: Condition, report: clie.RefinementReport) -> dict | None:
+def accepted_record(trajectory: str, ts: float, run: int, refined: np.ndarray) -> dict | None:
     """The accepted model's record, when it was accepted from this very CLIE solution."""
-    _, path = accepted_stage.accepted_paths(c.trajectory, c.ts, c.run)
+    _, path = accepted_stage.accepted_paths(trajectory, ts, run)
     record = read_json_record(path) if path.is_file() else None
-    if record is None or np.shape(record["refined"]) != np.shape(report.x):
+    if record is None or np.shape(record["refined"]) != np.shape(refined):
         return None
-    return (
-        record
-        if np.allclose(record["refined"], report.x, rtol=0, atol=1e-12 * np.abs(report.x).max())
-        else None
-    )
+    scale = 1e-12 * np.abs(refined).max()
+    return record if np.allclose(record["refined"], refined, rtol=0, atol=scale) else None
 
 
-def _acceptance_of(record: dict):
-    """Algorithm 1's audit (seed 1), rescue and re-audit as the accepted record holds them."""
-
-    def seed_one(audits):
-        return audit.AuditResult.from_dict(next(a for a in audits if a.get("seed") == AUDIT_SEED))
-
-    rescue = record.get("rescue")
-    return SimpleNamespace(
-        first_audit=seed_one(record["first_audits"]),
-        final_audit=seed_one(record["final_audits"]),
-        rescue=None
-        if rescue is None
-        else SimpleNamespace(passes=rescue["passes"], converged=rescue["converged"]),
-        parameters=np.asarray(record["parameters"]),
-        rescued=accepted_stage.rescued_by_record(record),
-    )
+def stage_vectors(record: dict, refined: np.ndarray, accepted: dict | None) -> dict:
+    """Each stage's parameters: OLS, the projection (route O-S-C), CLIE, and the rescued model
+    when Algorithm 1's record rescued this CLIE solution."""
+    vectors = {"OLS": np.asarray(record["ols"])}
+    if record["route"] == identify.ROUTE_PROJECTED:
+        vectors["SDP"] = np.asarray(record["projected"])
+    vectors["CLIE"] = np.asarray(refined)
+    if accepted_stage.rescued_by_record(accepted):
+        vectors["rescue"] = np.asarray(accepted["parameters"])
+    return vectors
 
 
-def stages(c: Condition, report: clie.RefinementReport) -> Stages:
-    """Each stage's parameters, audited over Θ (seed 1), its CLIE objective and held-out RMSE.
-    The CLIE solution's audit, the rescue and the accepted model are the accepted record's when
-    it was accepted from this solution (the representative condition); otherwise (another
-    condition named by the parameters) Algorithm 1 runs here on seed 1."""
-    vectors = {"OLS": c.result.ols.parameters.values}
-    if c.result.route == identify.ROUTE_PROJECTED:
-        vectors["SDP"] = c.result.start.values
-    vectors["CLIE"] = report.x
-    record = _accepted_record(c, report)
-    if record is not None:
-        acceptance = _acceptance_of(record)
-        rescued = acceptance.rescued
-    else:
-        acceptance = rescue_stage.accept(c.model, report.x, AUDIT_SEED)
-        rescued = acceptance.rescue is not None and acceptance.rescue.result is not None
-    if rescued:
-        vectors["rescue"] = acceptance.parameters
-    audits, objectives = {}, {}
-    for stage, beta in vectors.items():
-        audits[stage] = (
-            acceptance.first_audit
-            if stage == "CLIE"
-            else acceptance.final_audit
-            if stage == "rescue" and record is not None
-            else audit.audit(beta, AUDIT_SEED, "dense", c.model)
-        )
-        objectives[stage] = (
-            report.objective_start
-            if stage == "OLS" and c.result.route == identify.ROUTE_DIRECT
-            else report.objective_final
-            if stage == "CLIE"
-            else c.problem.objective(beta)
-        )
-    rmse = {stage: metrics.pooled_rmse(c.model, beta, c.heldout) for stage, beta in vectors.items()}
-    return Stages(vectors, audits, objectives, rmse, acceptance)
-
-
-def table_vi(c: Condition, s: Stages) -> object:
+def table_vi(label: str, s: Stages) -> object:
+    """Table VI: per stage the audit's verdict and λmin over Θ, the objective and the RMSE."""
     frame = pd.DataFrame(
         {
             stage: {
-                "PD over Θ (seed 1)": "passes" if a.passed else f"fails ({a.n_violations:,} poses)",
+                "PD over Θ (seed 1)": "passes"
+                if a.passed
+                else "fails (" + format(a.n_violations, ",") + " poses)",
                 "λmin over Θ (kg·m²)": a.lambda_min,
                 "CLIE objective (N²·m²)": s.objectives[stage],
                 "held-out RMSE, V01–V03 (N·m)": s.rmse[stage],
@@ -282,24 +209,26 @@ def table_vi(c: Condition, s: Stages) -> object:
     frame.index.name = "stage"
     return numbered(
         frame,
-        f"The representative candidate {c.label} stage by stage (twin)",
+        "The representative candidate " + label + " stage by stage (twin)",
         "tab-clie-table-vi",
         digits=5,
         paper="VI",
     )
 
 
-def table_vi_against_paper(c: Condition, s: Stages) -> object:
+def table_vi_against_paper(route: str, s: Stages) -> object:
+    """The verdicts and held-out RMSEs of Table VI beside the paper's (its AG02 at 40 ms)."""
     why = Why.twin(
         "the twin's estimate, its noise and its simulated held-out records are not the arm's"
     )
+    last = list(s.vectors)[-1]
     rows = [
         Comparison(
             "route (the paper's: Sec. VII-D)",
             None,
-            c.result.route,
+            route,
             paper_text="O-S-C",
-            why=None if c.result.route == identify.ROUTE_PROJECTED else why,
+            why=None if route == identify.ROUTE_PROJECTED else why,
         ),
         Comparison(
             "OLS estimate over Θ",
@@ -318,7 +247,7 @@ def table_vi_against_paper(c: Condition, s: Stages) -> object:
         Comparison(
             "rescued model over Θ",
             None,
-            ("passes" if s.acceptance.final_audit.passed else "fails")
+            ("passes" if s.audits["rescue"].passed else "fails")
             if "rescue" in s.vectors
             else "not run",
             paper_text="passes",
@@ -326,15 +255,12 @@ def table_vi_against_paper(c: Condition, s: Stages) -> object:
         ),
         Comparison("held-out RMSE, OLS", "heldout_rmse_pooled_ols_ag02", s.rmse["OLS"], why=why),
         Comparison(
-            "held-out RMSE, accepted model",
-            "heldout_rmse_pooled_accepted",
-            s.rmse[list(s.vectors)[-1]],
-            why=why,
+            "held-out RMSE, accepted model", "heldout_rmse_pooled_accepted", s.rmse[last], why=why
         ),
         Comparison(
             "held-out gain, OLS to the accepted model",
             "pipeline_gain_vs_ols",
-            100 * (1 - s.rmse[list(s.vectors)[-1]] / s.rmse["OLS"]),
+            100 * (1 - s.rmse[last] / s.rmse["OLS"]),
             unit="%",
             digits=3,
             why=why,
@@ -347,57 +273,13 @@ def table_vi_against_paper(c: Condition, s: Stages) -> object:
     )
 
 
-def table_vi_sentence(c: Condition, s: Stages) -> Prose:
-    last = list(s.vectors)[-1]
-    gain = 1 - s.rmse[last] / s.rmse["OLS"]
-    rescue = s.acceptance.rescue
-    rescued = (
-        f" The rescue took {plural(len(rescue.passes), 'pass', 'passes')}, converged: {rescue.converged}."
-        if rescue is not None
-        else " The CLIE solution passes the audit, so no rescue runs."
-    )
-    return Prose(
-        f"Held-out pooled RMSE from OLS to the last stage ({last}): {s.rmse['OLS']:.5f} → {s.rmse[last]:.5f} N·m, "
-        f"{signed_percent(gain)} ({compared(gain, 0, 'a gain', 'a loss', 'no change')}); the paper's AG02 gains "
-        f"{cite('pipeline_gain_vs_ols')} from OLS to the accepted model, a difference it reads against the run-to-run "
-        f"spread of {cite('runtorun_ag02')}, not as an accuracy advantage.{rescued} The CLIE objectives are not comparable "
-        f"with the paper's ({cite('clie_objective_range_eps')}): they are sums over the twin's own record, whose length, "
-        "noise and unmodelled effects differ."
-    )
-
-
-# ----------------------------------------------------------------------------- fast against faithful
-
-
-@dataclass
-class RouteComparison:
-    condition: Condition
-    reports: dict  # method -> RefinementReport
-    start_rmse: float
-    rmse: dict
-
-
-def both_routes(c: Condition, runs: Runs, profile: str) -> RouteComparison:
-    """Both routes from the same start, as the CLIE sweep recorded them: the fast route in every
-    profile, the faithful one where the profile's sweep ran it (papermill_params/clie_full.csv);
-    a route without a record is left out (the page refines nothing)."""
-    reports = {}
-    for m in ("fast", "clie"):
-        reused = sweep_refinement(c, m)
-        if reused is not None:
-            reports[m] = runs.add(f"{c.label}, the CLIE sweep's run", c.result.route, reused)
-    return RouteComparison(
-        c,
-        reports,
-        metrics.pooled_rmse(c.model, c.result.start.values, c.heldout),
-        {m: metrics.pooled_rmse(c.model, r.x, c.heldout) for m, r in reports.items()},
-    )
-
+# ------------------------------------------------------------------------ fast against faithful
 
 ROUTE_NAMES = {"fast": "fast (DIDIM Jacobian)", "clie": "faithful (finite differences, D-F)"}
 
 
-def routes_table(rc: RouteComparison) -> object:
+def routes_table(label: str, reports: dict, rmse: dict) -> object:
+    """The routes (method -> RefinementReport) from one start, with their held-out RMSE."""
     frame = pd.DataFrame(
         {
             ROUTE_NAMES[m]: {
@@ -406,113 +288,82 @@ def routes_table(rc: RouteComparison) -> object:
                 "iterations": r.iterations,
                 "closed-loop simulations": r.simulations,
                 "wall time (s)": r.wall_time_s,
-                "held-out RMSE (N·m)": rc.rmse[m],
+                "held-out RMSE (N·m)": rmse[m],
                 "exit": r.message,
             }
-            for m, r in rc.reports.items()
+            for m, r in reports.items()
         }
     )
-    frame.index.name = rc.condition.label
-    routes = "The two routes" if len(rc.reports) == 2 else "The fast route"
+    frame.index.name = label
+    routes = "The two routes" if len(reports) == 2 else "The fast route"
     return numbered(
-        frame,
-        f"{routes} from the same start on {rc.condition.label} (twin)",
-        "tab-clie-routes",
-        digits=5,
-    )
-
-
-def routes_sentence(rc: RouteComparison) -> Prose:
-    name = rc.condition.trajectory
-    change = {m: rc.rmse[m] / rc.start_rmse - 1 for m in rc.reports}
-    paper_said = f"the paper's CLIE worsened it by {cite('ap01_clie_degradation')} (Table VIII)."
-    if "clie" not in rc.reports:
-        fast = rc.reports["fast"]
-        return Prose(
-            f"**The faithful route was not run in this build:** the quick profile leaves it out (on {name} it costs one "
-            f"closed-loop simulation per parameter and iteration, {fast.x.size + 1} per iteration against the fast route's "
-            f"{fast.simulations} in all, minutes of CI time); the full profile's CLIE sweep runs it on {name} "
-            "(`papermill_params/clie_full.csv`), and `make clie-faithful PROFILE=quick` writes the record this section "
-            f"then shows. Held-out RMSE of {name}: start {rc.start_rmse:.5f}, fast {rc.rmse['fast']:.5f} N·m "
-            f"({signed_percent(change['fast'])}): CLIE by the fast route makes {name}'s held-out prediction "
-            f"**{compared(change['fast'], 0, 'worse', 'better', 'no different')}** on the twin; "
-            + paper_said
-        )
-    fast, faithful = rc.reports["fast"], rc.reports["clie"]
-    moved = np.linalg.norm(faithful.x - faithful.x0)
-    apart = np.linalg.norm(fast.x - faithful.x) / moved if moved > 0 else np.nan
-    return Prose(
-        f"On {name} ({rc.condition.result.route}) the fast route ends at an objective "
-        f"{signed_percent(fast.objective_final / faithful.objective_final - 1)} from the faithful route's, "
-        f"{faithful.wall_time_s / fast.wall_time_s:.1f} × faster in wall time ({faithful.simulations} against "
-        f"{fast.simulations} closed-loop simulations); the two end points lie {100 * apart:.0f} % of the faithful route's "
-        "step apart, so they reach nearly the same objective without being the same point. "
-        f"Held-out RMSE of {name}: start {rc.start_rmse:.5f}, fast {rc.rmse['fast']:.5f} "
-        f"({signed_percent(change['fast'])}), faithful {rc.rmse['clie']:.5f} N·m ({signed_percent(change['clie'])}): "
-        f"CLIE makes {name}'s held-out prediction **{compared(change['clie'], 0, 'worse', 'better', 'no different')}** on the "
-        f"twin by the faithful route and **{compared(change['fast'], 0, 'worse', 'better', 'no different')}** by the fast one; "
-        + paper_said
+        frame, routes + " from the same start on " + label + " (twin)", "tab-clie-routes", digits=5
     )
 
 
 # ----------------------------------------------------------------------------- DIDIM
 
 
-def refinement_runs_record(c: Condition, kind: str) -> dict:
+def refinement_runs_record(trajectory: str, ts: float, run: int, kind: str) -> dict:
     """The main job's record of one kind of refinement run ("didim" or "epsilon") on this
     condition; a build without it is an error naming the record and the step that writes it
     (the page refines nothing)."""
-    path = refinement_runs.record_path(kind, c.trajectory, c.ts, c.run)
+    path = refinement_runs.record_path(kind, trajectory, ts, run)
     if not path.is_file():
         raise RuntimeError(
-            f"{path}: no record of {refinement_runs.KINDS[kind]} on {c.label}; "
-            "the main job of `make book` (crane_book.pipeline) writes it"
+            f"{path}: no record of {refinement_runs.KINDS[kind]} on "
+            f"{condition_label(trajectory, ts)}; the main job of `make book` "
+            "(crane_book.pipeline) writes it"
         )
     return read_json_record(path)
 
 
-def didim_table(c: Condition, report: clie.RefinementReport, runs: Runs) -> tuple[object, Prose]:
-    """DIDIM from its regular initialization against the CLIE solution (the main job's run)."""
-    recorded = refinement_runs.report_of(refinement_runs_record(c, "didim")["didim"])
-    didim = runs.add(f"{c.label} (DIDIM, regular initialization)", "none (no OLS start)", recorded)
-    rows = {
-        "OLS/SDP start": (report.objective_start, report.x0),
-        f"CLIE ({report.method})": (report.objective_final, report.x),
-        "DIDIM": (didim.objective_final, didim.x),
-    }
+def didim_run(trajectory: str, ts: float, run: int, runs: Runs) -> clie.RefinementReport:
+    """DIDIM from its regular initialization, as the main job recorded it (added to the runs)."""
+    recorded = refinement_runs_record(trajectory, ts, run, "didim")["didim"]
+    label = condition_label(trajectory, ts) + " (DIDIM, regular initialization)"
+    return runs.add(label, "none (no OLS start)", refinement_runs.report_of(recorded))
+
+
+def didim_table(label: str, scores: dict) -> object:
+    """DIDIM against the start and the CLIE solution: estimate -> (objective, RMSE, MNE %)."""
     frame = pd.DataFrame(
         {
-            label: {
+            estimate: {
                 "CLIE objective (N²·m²)": objective,
-                "held-out RMSE (N·m)": metrics.pooled_rmse(c.model, x, c.heldout),
-                "mean MNE (%)": 100
-                * np.mean([metrics.prediction_error(c.model, x, b).mne for b in c.heldout]),
+                "held-out RMSE (N·m)": rmse,
+                "mean MNE (%)": mne,
             }
-            for label, (objective, x) in rows.items()
+            for estimate, (objective, rmse, mne) in scores.items()
         }
     ).T
     frame.index.name = "estimate"
-    sentence = Prose(
-        f"DIDIM: {didim.iterations} Gauss–Newton iterations, {didim.simulations} closed-loop simulations, "
-        f"{didim.wall_time_s:.1f} s ({didim.message}); its objective is "
-        f"{signed_percent(didim.objective_final / report.objective_final - 1)} from the CLIE solution's. The paper does not "
-        "run DIDIM; these rows have no paper value."
-    )
-    return numbered(
-        frame, f"DIDIM against CLIE on {c.label} (twin)", "tab-clie-didim", digits=5
-    ), sentence
+    return numbered(frame, "DIDIM against CLIE on " + label + " (twin)", "tab-clie-didim", digits=5)
 
 
-# ----------------------------------------------------------------------------- the four projections
+# ------------------------------------------------------------------------ the four projections
+
+
+@dataclass(frozen=True)
+class EpsilonRuns:
+    """CLIE from each projection of the ε ladder: the table, the comparison with the paper, and
+    λmin on Θc, the margins whose constraints are inactive and the final objectives' range."""
+
+    table: object
+    against_paper: object
+    lambda_min_constraint_poses: float
+    inactive: tuple
+    objective_min: float
+    objective_max: float
 
 
 def epsilon_runs(
-    c: Condition, report: clie.RefinementReport, runs: Runs
-) -> tuple[object, object, Prose]:
+    trajectory: str, ts: float, run: int, report: clie.RefinementReport, runs: Runs
+) -> EpsilonRuns:
     """CLIE from the projection of the OLS estimate with each ε of the ladder, as the main job
     recorded it; a start whose constraints are inactive is the OLS point itself, refined once."""
-    recorded = refinement_runs_record(c, "epsilon")["epsilon"]
-    lam_c = recorded["lambda_min_constraint_poses"]
+    label = condition_label(trajectory, ts)
+    recorded = refinement_runs_record(trajectory, ts, run, "epsilon")["epsilon"]
     reports = [refinement_runs.report_of(entry) for entry in recorded["runs"]]
     rows = []
     for step in recorded["ladder"]:
@@ -526,14 +377,14 @@ def epsilon_runs(
                     "PD on the record": False,
                     "objective at the end (N²·m²)": np.nan,
                     "iterations": np.nan,
-                    "run": f"projection failed: {step['failure']}",
+                    "run": "projection failed: " + str(step["failure"]),
                 }
             )
             continue
         # the OLS start's run on route O-C is the CLIE sweep's ("sweep"), else one of the record's
         r = report if step["run"] == "sweep" else reports[step["run"]]
         if not step["reused"]:
-            runs.add(f"{c.label} from ε = {eps:g}", "from a projection", r)
+            runs.add(label + " from ε = " + format(eps, "g"), "from a projection", r)
         rows.append(
             {
                 "ε (kg·m²)": eps,
@@ -548,7 +399,7 @@ def epsilon_runs(
             }
         )
     frame = pd.DataFrame(rows).set_index("ε (kg·m²)")
-    frame.index = [f"{e:g}" for e in frame.index]
+    frame.index = [format(e, "g") for e in frame.index]
     frame.index.name = "ε (kg·m²)"
     objectives = frame["objective at the end (N²·m²)"]
     spread = 100 * (objectives.max() - objectives.min()) / objectives.min()
@@ -557,9 +408,9 @@ def epsilon_runs(
     )
     comparisons = [
         Comparison(
-            f"iterations from ε = {eps:g}",
+            "iterations from ε = " + format(eps, "g"),
             EPSILON_IDS[eps],
-            _count(frame.loc[f"{eps:g}", "iterations"]),
+            _count(frame.loc[format(eps, "g"), "iterations"]),
             why=why,
         )
         for eps in sdp.EPSILON_LADDER
@@ -569,24 +420,21 @@ def epsilon_runs(
             "spread of the final objectives", "clie_objective_spread_eps", spread, unit="%", why=why
         )
     )
-    inactive = list(frame.index[~frame["constraints active"].astype(bool)])
-    sentence = Prose(
-        f"λmin of M(θ; β_OLS) on Θc is {significant(lam_c, 3)} kg·m², so the constraints are inactive for ε = "
-        f"{joined(inactive, 'and') or 'none'}: those projections are the OLS point itself. Final objectives "
-        f"{objectives.min():.7g} to {objectives.max():.7g} (paper: {cite('clie_objective_range_eps')})."
-    )
     table = numbered(
         frame,
-        f"CLIE from the four projections of {c.label}'s OLS estimate (fast route, twin)",
+        "CLIE from the four projections of " + label + "'s OLS estimate (fast route, twin)",
         "tab-clie-epsilon",
         digits={"|Δβ| of the projection": 3, "objective at the end (N²·m²)": 7, "iterations": 3},
     )
-    return (
+    return EpsilonRuns(
         table,
         comparison_table(
             comparisons, "The four runs against the paper's", name="tab-clie-epsilon-paper"
         ),
-        sentence,
+        recorded["lambda_min_constraint_poses"],
+        tuple(frame.index[~frame["constraints active"].astype(bool)]),
+        float(objectives.min()),
+        float(objectives.max()),
     )
 
 
@@ -596,10 +444,11 @@ def _count(value):
     return int(value) if np.isfinite(value) and value.is_integer() else value
 
 
-# ----------------------------------------------------------------------------- cost over the sweep
+# ------------------------------------------------------------------------- cost over the sweep
 
 
 def runs_table(runs: Runs) -> object:
+    """Every refinement the chapter shows, with its simulations per iteration."""
     frame = pd.DataFrame(runs.rows).set_index("run")
     frame["simulations per iteration"] = frame["closed-loop simulations"] / frame[
         "iterations"
@@ -608,10 +457,12 @@ def runs_table(runs: Runs) -> object:
 
 
 def sweep_records(method: str = "fast") -> pd.DataFrame:
+    """The CLIE sweep's records of one route, one row per condition."""
     return pd.DataFrame(clie.load_records(method))
 
 
 def sweep_against_paper(records: pd.DataFrame) -> object:
+    """The cost of CLIE over the sweep (iterations, cap, time) beside the paper's (Sec. IV-C)."""
     n, whole = len(records), paper("identification_condition_count").value
     iterations = records["clie_iterations"].astype(int)
     by_route = records.groupby("route")["clie_iterations"].median()
@@ -668,6 +519,7 @@ def sweep_against_paper(records: pd.DataFrame) -> object:
 
 
 def clie_panel(records: pd.DataFrame) -> object:
+    """Table XII's CLIE panel: iterations and end/start objective per condition."""
     records = records.assign(
         **{
             "Ts (ms)": (records["ts"] * 1e3).round().astype(int),
@@ -692,30 +544,36 @@ def clie_panel(records: pd.DataFrame) -> object:
     )
 
 
-def integration_sentence(records: pd.DataFrame) -> Prose:
-    """How far the fast route's one-step integration moved each sweep objective from the
-    paper's 0.25 ms integration at its solution, and how many runs fell back to 0.25 ms."""
-    if records.empty or "clie_objective_final_paper_step" not in records:
-        return Prose("")
+def sweep_facts(records: pd.DataFrame) -> dict:
+    """What the chapter's prose says of the CLIE sweep: records per route, how many ended within
+    one per cent of their start, and how far the fast route's one Heun step per cycle moved the
+    objective at each solution from the paper's 0.25 ms integration (its check), with how many
+    runs were refined again at 0.25 ms."""
+    if records.empty:
+        return {"records": 0}
+    routes = records["route"].value_counts()
+    ratio = records["clie_objective_final"] / records["clie_objective_start"]
+    facts = {
+        "records": len(records),
+        "route_oc": int(routes.get(identify.ROUTE_DIRECT, 0)),
+        "route_osc": int(routes.get(identify.ROUTE_PROJECTED, 0)),
+        "within_one_percent": int((ratio > 0.99).sum()),
+    }
+    if "clie_objective_final_paper_step" not in records:
+        return facts
     steps = records["clie_integration_step_s"].astype(float)
     one_step = records[steps > clie.INTEGRATION_STEP_S]
-    again = int((steps <= clie.INTEGRATION_STEP_S).sum())
-    if one_step.empty:
-        return Prose(f"All {len(records)} sweep refinements ran at the paper's 0.25 ms steps.")
-    check = one_step["clie_objective_final_paper_step"].astype(float)
-    gap = (one_step["clie_objective_final"].astype(float) - check).abs() / check
-    return Prose(
-        "The fast route integrates the closed loop in one Heun step per 1 ms control cycle, a "
-        f"cycle whose error estimate exceeds {clie.FAST_ERROR_TOLERANCE:g} rad/s again at 0.25 ms "
-        '(register "CLIE"). Checked at each solution against the paper\'s 0.25 ms integration, '
-        f"the objective differed by at most {100 * gap.max():.4f} % "
-        f"(median {100 * gap.median():.5f} %) over {len(one_step)} refinements; {again} of "
-        f"{len(records)} were refined again at 0.25 ms because it differed by more than "
-        f"{100 * clie.FAST_STEP_OBJECTIVE_TOLERANCE:g} %."
-    )
+    facts["one_step"] = len(one_step)
+    facts["again"] = int((steps <= clie.INTEGRATION_STEP_S).sum())
+    if len(one_step):
+        check = one_step["clie_objective_final_paper_step"].astype(float)
+        gap = (one_step["clie_objective_final"].astype(float) - check).abs() / check
+        facts["gap_max"], facts["gap_median"] = float(gap.max()), float(gap.median())
+    return facts
 
 
 def failures_table(method: str = "fast") -> object | None:
+    """The conditions the CLIE sweep could not refine, and why (None when it refined all)."""
     failures = pd.DataFrame(clie.load_failures(method))
     if failures.empty:
         return None
@@ -728,13 +586,141 @@ def failures_table(method: str = "fast") -> object | None:
     )
 
 
-def sweep_sentence(records: pd.DataFrame, profile: str) -> Prose:
-    if records.empty:
-        return Prose("No CLIE sweep records in this build (run `python -m crane_book.pipeline`).")
-    routes = records["route"].value_counts()
-    ratio = records["clie_objective_final"] / records["clie_objective_start"]
-    return Prose(
-        f"{len(records)} CLIE records (profile `{profile}`), {int(routes.get('O-C', 0))} on route O-C and "
-        f"{int(routes.get('O-S-C', 0))} on O-S-C. CLIE is a local method: the objective of {int((ratio > 0.99).sum())} of "
-        "them ends within one per cent of where it started."
+# ----------------------------------------------------------------------------- the faithful study
+# The faithful route of Appendix D-F on many conditions is the study the paper ran for 307 h;
+# here it runs on request (`make clie-faithful`) and writes its records beside the fast ones
+# (results/clie/clie/ against results/clie/fast/). The chapter "Parameter clouds" pairs them.
+
+FAST, FAITHFUL = "fast", "clie"  # the record folders of the two routes (results/clie/<method>)
+# "the same objective": the fast route within 0.5 % (bench_clie's criterion)
+OBJECTIVE_TOLERANCE = 0.005
+
+
+def _key(record: dict) -> tuple:
+    return record["trajectory"], round(float(record["ts"]) * 1e3), int(record["run"])
+
+
+@dataclass(frozen=True)
+class FaithfulBesideFast:
+    """The conditions refined by both routes (rows of `table`, same order as the vectors)."""
+
+    table: pd.DataFrame | None
+    vectors: dict  # "OLS", "CLIE fast", "CLIE faithful" -> (n, 39)
+    names: list
+    n_fast: int
+    n_faithful: int
+
+    @property
+    def empty(self) -> bool:
+        """No condition was refined by both routes."""
+        return self.table is None or self.table.empty
+
+    def summary(self) -> dict:
+        """The study's numbers for the page's prose (empty without a paired condition): the
+        objective gap of the fast route against the faithful one (%), how many end within
+        OBJECTIVE_TOLERANCE and below, the wall-time ratio, and the distance between the two
+        solutions in the OLS cloud's standardized coordinates, alone and against the distance
+        the faithful route moved from its start (medians over the conditions)."""
+        if self.empty:
+            return {}
+        t = self.table
+        gap = t["objective gap (%)"]
+        ratio = (t["|fast - faithful|"] / t["|faithful - start|"]).replace([np.inf], np.nan)
+        return {
+            "conditions": len(t),
+            "within": int((gap.abs() <= 100 * OBJECTIVE_TOLERANCE).sum()),
+            "tolerance_percent": 100 * OBJECTIVE_TOLERANCE,
+            "lower": int((gap < 0).sum()),
+            "gap_min": float(gap.min()),
+            "gap_max": float(gap.max()),
+            "gap_median": float(gap.median()),
+            "wall_time_ratio": float(
+                t["wall time faithful (s)"].sum() / t["wall time fast (s)"].sum()
+            ),
+            "distance_median": float(t["|fast - faithful|"].median()),
+            "distance_share_median": float(ratio.median()),
+        }
+
+
+def faithful_beside_fast(run: int = 1) -> FaithfulBesideFast:
+    """Pair the fast and faithful CLIE records of execution `run` by condition."""
+    fast = {_key(r): r for r in clie.load_records(FAST) if int(r["run"]) == run}
+    faithful = {_key(r): r for r in clie.load_records(FAITHFUL) if int(r["run"]) == run}
+    common = sorted(set(fast) & set(faithful))
+    if not common:
+        return FaithfulBesideFast(None, {}, [], len(fast), len(faithful))
+    names = list(fast[common[0]]["names"])
+    ols = np.array([fast[k]["ols"] for k in common])
+    x_fast = np.array([fast[k]["clie_x"] for k in common])
+    x_faithful = np.array([faithful[k]["clie_x"] for k in common])
+    start = np.array([faithful[k]["start"] for k in common])
+    # one scale for all: the OLS cloud's (a single condition has no spread: its own magnitudes)
+    reference = ols if len(common) > 1 else np.vstack([ols, -ols])
+    z = {
+        name: standardize(v, reference)
+        for name, v in (("fast", x_fast), ("faithful", x_faithful), ("start", start))
+    }
+    rows = []
+    for i, k in enumerate(common):
+        f, s = fast[k], faithful[k]
+        rows.append(
+            {
+                "trajectory": k[0],
+                "Ts (ms)": k[1],
+                "route": f["route"],
+                "iterations fast": f["clie_iterations"],
+                "iterations faithful": s["clie_iterations"],
+                "wall time fast (s)": f["clie_wall_time_s"],
+                "wall time faithful (s)": s["clie_wall_time_s"],
+                "objective fast": f["clie_objective_final"],
+                "objective faithful": s["clie_objective_final"],
+                "objective gap (%)": 100
+                * (f["clie_objective_final"] / s["clie_objective_final"] - 1),
+                "|fast - faithful|": float(np.linalg.norm(z["fast"][i] - z["faithful"][i])),
+                "|faithful - start|": float(np.linalg.norm(z["faithful"][i] - z["start"][i])),
+            }
+        )
+    table = pd.DataFrame(rows).set_index(["trajectory", "Ts (ms)"])
+    return FaithfulBesideFast(
+        table,
+        {"OLS": ols, "CLIE fast": x_fast, "CLIE faithful": x_faithful},
+        names,
+        len(fast),
+        len(faithful),
     )
+
+
+def plot_clouds(study: FaithfulBesideFast, ax=None):
+    """OLS, fast-CLIE and faithful-CLIE clouds on the first two principal directions of the three
+    pooled (OLS-standardized), each fast solution joined to the faithful one of its condition."""
+    if study.empty:
+        raise ValueError("no condition refined by both routes")
+    ax = ax or plt.subplots(figsize=(6.5, 5))[1]
+    ols = study.vectors["OLS"]
+    reference = ols if len(study.table) > 1 else np.vstack([ols, -ols])
+    z = {k: standardize(v, reference) for k, v in study.vectors.items()}
+    pooled = np.vstack(list(z.values()))
+    centre = pooled.mean(axis=0)
+    _, _, axes = np.linalg.svd(pooled - centre, full_matrices=False)
+    plane = {k: (v - centre) @ axes[:2].T for k, v in z.items()}
+    for a, b in zip(plane["CLIE fast"], plane["CLIE faithful"]):
+        ax.plot([a[0], b[0]], [a[1], b[1]], color="0.7", lw=0.6, zorder=1)
+    for label, style in (
+        ("OLS", dict(marker="o", color="tab:blue", alpha=0.4)),
+        ("CLIE fast", dict(marker="^", color="tab:green")),
+        ("CLIE faithful", dict(marker="v", color="tab:red")),
+    ):
+        points = plane[label]
+        ax.scatter(
+            points[:, 0],
+            points[:, 1],
+            s=22,
+            label=label + " (" + str(len(points)) + ")",
+            zorder=2,
+            **style,
+        )
+    ax.set_xlabel("PC 1 (standardized)")
+    ax.set_ylabel("PC 2 (standardized)")
+    ax.set_title("twin recordings: CLIE by the fast and the faithful route")
+    ax.legend(fontsize=8)
+    return ax
