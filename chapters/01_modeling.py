@@ -27,7 +27,7 @@
 # manufacturer's description ({numref}`fig-modeling-geometry`).
 #
 # Data: the MDH table and the manufacturer's description in `data/`; the reduced model is
-# checked once on the twin's recording AG02 at 40 ms. The parameter values shown at the end are
+# checked on the twin's recording AG02 at 40 ms. The parameter values shown at the end are
 # those the description implies, which is also where the digital twin's truth starts.
 
 # %% tags=["parameters"]
