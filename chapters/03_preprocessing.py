@@ -222,8 +222,9 @@ view.table_xix()
 # paper's (below). Since $\hat M_j$ is in catalogue-torque units, $u_j$ is sent as a current
 # command, $u_j$ over the catalogue torque constant, rounded to the register unit and clamped
 # at the axis limit; the torque record the identification reads is that current times the
-# logged torque constant. The one implementation, `crane_lib.model.controller.realization_law`,
-# runs in the twin, the CLIE simulator and the hardware recorder. Re-run on consecutive cycles
+# logged torque constant ({numref}`fig-validation-controller` draws the loop). The one
+# implementation, `crane_lib.model.controller.realization_law`, runs in the twin, the CLIE
+# simulator and the hardware recorder. Re-run on consecutive cycles
 # of the recording, from the references and encoder angles the log holds and the integral
 # state read back once from the cycle before, it commands exactly what the log recorded:
 
@@ -238,7 +239,6 @@ torque = law.units * CURRENT_UNIT_A * log.layout.kt  # current × the logged Kt
 np.testing.assert_allclose(torque, log.torque_logged[law.samples], rtol=1e-12)
 
 # %% [markdown]
-# (controller-gains)=
 # ### The controller gains and the closed-loop bandwidth
 #
 # $K_P$ and $K_V$ are common to all axes, and $\hat M_j$ enters the velocity gain too, so the

@@ -80,7 +80,7 @@ def fig_3a(record, simulated: np.ndarray):
         )
         ax.plot(t[window], simulated[window], lw=1.2, color="C0", label="fitted model (1)")
         ax.set_ylabel("velocity (rad/s)")
-    seconds = significant((zoom.stop - zoom.start) * record.period, 2)
+    seconds = significant((zoom.stop - zoom.start) * record.period, 1)
     axes[2].set_title("twin data: the first " + seconds + " s of the PRBS part", fontsize=10)
     axes[2].set_xlabel("time (s)")
     axes[1].legend(loc="upper right", fontsize=8)
