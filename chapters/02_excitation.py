@@ -102,17 +102,34 @@ D = np.abs(target - start)                                 # (segments, axes), r
 v = cmd.speed_percent[:, None] / 100 * np.radians(VELOCITY_CEILING_DEG_S)
 r = np.where(D >= v * ACCEL_TIME_S, ACCEL_TIME_S, np.sqrt(D * ACCEL_TIME_S / v))
 short = np.divide(D * ACCEL_TIME_S, v * r, out=np.zeros_like(D), where=r > 0)
-T = (r + np.maximum(D / v, short)).max(axis=1)              # the slowest axis ends it
+T_j = r + np.maximum(D / v, short)                          # each axis's arrival
+T = T_j.max(axis=1)                                         # the slowest axis ends it
 np.testing.assert_allclose(T.sum() + FINAL_DWELL_S, commanded_duration(cmd), rtol=1e-9)
+
+# %% [markdown]
+# The reference the interpolator samples follows {eq}`eq-excitation-ramp` through the first
+# ramp of the file's largest move in its first segment, with the peak velocity
+# $V = D_j/(T_j - r_j)$ that makes the two ramps and the cruise cover $D_j$:
+
+# %%
+ref = interpolate(cmd, dt=0.001)
+j = int(np.argmax(D[0]))                                    # first segment, largest move
+x = ref.t[ref.t <= r[0, j]] / r[0, j]
+V = D[0, j] / (T_j[0, j] - r[0, j])
+np.testing.assert_allclose(np.abs(ref.q[: len(x), j] - start[0, j]),
+                           V * r[0, j] * (x**3 - x**4 / 2), atol=1e-12)
 
 # %% [markdown]
 # It has {glue:text}`excitation_ag02_segments:d` segments and
 # {glue:text}`excitation_ag02_duration:.1f` s of commanded motion (the paper's:
 # {paper}`ag02_waypoints` rows and {paper}`ag02_commanded_duration`; the difference is
-# in {numref}`tab-excitation-counts`). It is also the file the twin ran: its recorder logged
-# the file's SHA-256 and the same commanded duration.
+# in {numref}`tab-excitation-counts`). It is the file our reconstruction of Tables XIII–XV
+# generates, and the file the twin ran: its recorder logged the file's SHA-256 and the same
+# commanded duration.
 
 # %%
+built = ex.build(ex.trajectory_specs()["AG02"])            # Tables XIII–XV, reconstructed
+np.testing.assert_allclose(cmd.waypoints, built.waypoints, atol=np.radians(5e-4))
 log = read_json_record(condition_record_path("AG02", ts))["provenance"]
 assert cmd.sha256 == log["log.command_sha256"]             # the file the recorder ran
 assert f"{commanded_duration(cmd):.3f}" == log["log.commanded_duration_s"]
