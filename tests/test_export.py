@@ -152,7 +152,7 @@ def test_a_model_with_an_impossible_link_gets_the_nearest_consistent_model(truth
     model = broken(truth_base)
     result = consistent.reconstruct(model)
     assert not result.exact and result.change_metric == "OLS standard errors"
-    # the change is what the standard vector does to the model, and it repairs link 7's decided entry
+    # the change is what the standard vector does to the model; it repairs link 7's decided entry
     np.testing.assert_allclose(
         result.reproduced.values,
         base_matrix("reduced") @ result.standard.values,
@@ -173,7 +173,7 @@ def test_a_model_with_an_impossible_link_gets_the_nearest_consistent_model(truth
     ].change_norm <= 2.0 * curve[0].change_norm * (1 + 1e-3)
 
 
-# ----------------------------------------------------------------------------- the files in the tools
+# ------------------------------------------------------------------------- the files in the tools
 
 
 def _pinocchio(urdf):
@@ -202,8 +202,9 @@ def test_pinocchio_reads_the_urdf_as_the_projects_model(
     exported, truth_reconstruction, tmp_path, which
 ):
     """M(theta) and rigid body + armature + viscous (+ Coulomb for the truth) inverse dynamics at 50
-    random states, to 1e-9 relative. The truth carries products of inertia and Coulomb friction, so it
-    is checked against the full grouped model: the frame mapping of every inertia entry is tested."""
+    random states, to 1e-9 relative. The truth carries products of inertia and Coulomb friction, so
+    it is checked against the full grouped model: the frame mapping of every inertia entry is
+    tested."""
     if which == "truth":
         urdf = tmp_path / "truth.urdf"
         files.write_files(files.robot_model(load_truth()), urdf=urdf)
@@ -258,8 +259,9 @@ def test_mujoco_compiles_the_mjcf_as_the_projects_model(exported, truth_reconstr
 def test_mujoco_simulation_follows_the_projects_direct_dynamics(
     exported, truth_reconstruction, reduced
 ):
-    """0.4 s from rest under the computed torque of V01's commanded motion (its first move), MuJoCo's
-    RK4 on the MJCF and the same scheme on DynamicModel.direct_dynamics stay within 1e-8 rad."""
+    """0.4 s from rest under the computed torque of V01's commanded motion (its first move),
+    MuJoCo's RK4 on the MJCF and the same scheme on DynamicModel.direct_dynamics stay within 1e-8
+    rad."""
     beta = truth_reconstruction.reproduced.values
     reference = interpolate(read_command_file(TRAJECTORY_DIR / "V01.txt"))
     moving = int(np.argmax(np.abs(reference.qd).max(axis=1) > 1e-3))

@@ -44,7 +44,9 @@ def cycle_figure(log_path, name: str):
     left.set(yscale="log", xlabel="ms", ylabel="cycles", title=title)
     left.legend(fontsize=8)
     for axis in (0, 1, 3):
-        right.plot(log.t, np.degrees(log.theta[:, axis]), lw=1.0, label=f"θ{axis + 1} measured")
+        right.plot(
+            log.t, np.degrees(log.theta[:, axis]), lw=1.0, label="θ" + str(axis + 1) + " measured"
+        )
         right.plot(log.t, np.degrees(log.theta_ref[:, axis]), lw=0.8, ls="--", color="k")
     right.set(xlabel="log time (s)", ylabel="deg", title="measured angles and reference (dashed)")
     right.legend(fontsize=8, ncol=3)
@@ -76,15 +78,18 @@ def checks_table(log: RawLog, bundle: Bundle, source: str) -> ResultTable:
             ),
         ),
         ("repairs", "; ".join(log.repairs) or "none"),
-        (f"samples at {bundle.ts * 1e3:g} ms", bundle.n_samples),
+        ("samples at " + format(bundle.ts * 1e3, "g") + " ms", bundle.n_samples),
         ("clamp-masked share (%)", round(100 * float(bundle.clamp_mask.mean()), 2)),
         (
-            f"largest excursion beyond a joint limit (deg; the recorder stops at "
-            f"{JOINT_LIMIT_MARGIN_DEG:g})",
+            "largest excursion beyond a joint limit (deg; the recorder stops at "
+            + format(JOINT_LIMIT_MARGIN_DEG, "g")
+            + ")",
             f"{margins['beyond_limit_deg']:.2f} (axis {margins['beyond_limit_axis']})",
         ),
         (
-            f"longest run at a current clamp (s; the recorder stops at {CLAMP_HOLD_S:g})",
+            "longest run at a current clamp (s; the recorder stops at "
+            + format(CLAMP_HOLD_S, "g")
+            + ")",
             format(margins["longest_clamp_s"], ".3f"),
         ),
     ]
