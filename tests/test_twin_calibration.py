@@ -124,3 +124,24 @@ def test_the_reproduced_table_says_when_a_bundle_differs():
     assert "yes" in view.reproduced_table(reproduced).markdown()
     reproduced["digests"]["0.04"][2] = "b" * 64
     assert "NO" in view.reproduced_table(reproduced).markdown()
+
+
+def test_the_pipeline_step_writes_the_record_once_and_again_when_an_input_changes(
+    tmp_path, monkeypatch
+):
+    from crane_book import pipeline
+
+    recording = tmp_path / "AG02_run1.npz"
+    recording.write_bytes(b"first")
+    calls = []
+    monkeypatch.setattr(calibration, "input_files", lambda profile: [recording])
+    monkeypatch.setattr(
+        calibration, "calibration_record", lambda profile: calls.append(profile) or {"n": 1}
+    )
+    folder = tmp_path / "results" / "realization"
+    for _ in range(2):
+        pipeline.twin_calibration_step("quick", directory=folder)
+    assert calls == ["quick"] and (folder / "calibration_quick.json").is_file()
+    recording.write_bytes(b"second")
+    pipeline.twin_calibration_step("quick", directory=folder)
+    assert calls == ["quick", "quick"]
