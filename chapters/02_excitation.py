@@ -72,8 +72,8 @@ from crane_lib.reporting.glued import glue, glue_md
 # $\bar{q}_A$ is assumed, and the file ends at $\bar{q}_0$ with a repeated $\bar{q}_0$ row at a
 # low factor and a final dwell. The interpolator runs every axis on its own profile, all axes
 # starting together. Each profile is a quartic acceleration ramp, a constant-velocity cruise
-# and a quartic deceleration ramp: our reading of "4-1-4" as polynomial degrees. The ramp from
-# rest to the peak velocity $V$ over the ramp time $r$ covers
+# and a quartic deceleration ramp: our reading of "4-1-4" as polynomial degrees. Over the
+# ramp time $r$ the acceleration ramp takes the axis from rest to its peak velocity $V$ along
 #
 # $$
 # p(t) = V r\left(x^3 - \frac{1}{2}x^4\right), \qquad x = t/r \in [0, 1],
