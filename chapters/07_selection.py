@@ -85,7 +85,7 @@ glue_md("sel_failed", "".join(
 r_min = c.ramps.min()                                   # s, the shortest effective ramp
 samples = {ts: np.floor(r_min / ts + 1e-9) for ts in c.intervals}  # on the shortest ramp
 adequate = [ts for ts, k in samples.items() if k >= selection.MIN_RAMP_SAMPLES]
-ts_star = max(adequate)                                 # (eq-selection-interval)
+ts_star = max(adequate)                                 # the coarsest adequate T_s
 assert c.named == [record["trajectory"]]                # the rule's one trajectory
 np.testing.assert_allclose([ts_star, c.interval], record["ts"], rtol=1e-12)
 
@@ -126,10 +126,10 @@ glue("sel_interval", view.ms(c.interval))
 # $$ (eq-selection-pca)
 
 # %%
-z = c.clouds.standardized("OLS")                        # (eq-selection-standardize)
+z = c.clouds.standardized("OLS")                        # z_i, every stage in OLS scale
 pooled = np.vstack([z[s] for s in selection.STAGES])    # (N_p, p)
 sv = np.linalg.svd(pooled - pooled.mean(axis=0), compute_uv=False)
-rho_2 = (sv[:2] ** 2).sum() / (sv**2).sum()             # (eq-selection-pca)
+rho_2 = (sv[:2] ** 2).sum() / (sv**2).sum()             # the plane's share
 basis, _ = selection.common_pca(c.clouds)
 np.testing.assert_allclose(rho_2, basis.share(2), rtol=1e-12)
 
@@ -156,7 +156,7 @@ view.plane_against_paper(c)
 # V^{(s)} = \operatorname{tr}\hat{\boldsymbol\Sigma}^{(s)}
 #   = \frac{1}{n-1}\sum_{i=1}^{n}\bigl\lVert \mathbf z_i^{(s)} - \bar{\mathbf z}^{(s)}\bigr\rVert_2^2,
 # \qquad
-# D^{(s)} = \operatorname*{median}_i \bigl\lVert \mathbf z_i^{(s)} - \bar{\mathbf z}^{(s)}\bigr\rVert_2
+# D^{(s)} = \mathop{\mathrm{median}}_i \bigl\lVert \mathbf z_i^{(s)} - \bar{\mathbf z}^{(s)}\bigr\rVert_2
 # $$ (eq-selection-cloud-measures)
 #
 # In these coordinates the OLS cloud's total variance equals the number of parameters $p$ by
@@ -268,7 +268,7 @@ glue("sel_other_ranks", "; ".join(
 kappa = c.clouds.kappas                                  # κ(W_all) of every condition
 np.testing.assert_allclose(kappa[c.index], record["kappa"], rtol=1e-9)
 rank_kappa = (kappa < kappa[c.index]).sum() + 1          # 1 = best conditioned
-passes = rank_kappa <= selection.KAPPA_FRACTION * c.n    # (eq-selection-checks)
+passes = rank_kappa <= selection.KAPPA_FRACTION * c.n    # the κ check
 assert passes == selection.kappa_check(kappa, c.index)["passes"]
 
 # %% tags=["hide-input"]

@@ -140,9 +140,9 @@ glue_md("val_sweep", "The CLIE sweep has no record of this condition to compare 
 beta, v01 = np.asarray(s.record["parameters"]), s.heldout[("V01", run)]
 tau_hat = s.model.inverse_dynamics(v01.theta, v01.dtheta, v01.ddtheta, beta)
 e = v01.tau - tau_hat                                           # (N, n_a) residual, N·m
-rmse = np.sqrt(np.mean(e**2))                                   # (eq-validation-rmse)
-rmse_j = np.sqrt(np.mean(e**2, axis=0))                        # per axis, N·m
-mne = np.mean(rmse_j / np.ptp(v01.tau, axis=0))                 # (eq-validation-mne)
+rmse = np.sqrt(np.mean(e**2))                                   # RMSE
+rmse_j = np.sqrt(np.mean(e**2, axis=0))                         # per axis, N·m
+mne = np.mean(rmse_j / np.ptp(v01.tau, axis=0))                 # MNE
 error = metrics.prediction_error(s.model, beta, v01)
 np.testing.assert_allclose([rmse, mne], [error.rmse, error.mne], rtol=1e-12)
 print(f"V01: RMSE {rmse:.5f} N·m, MNE {100 * mne:.3f} %")
@@ -346,7 +346,7 @@ poses = uniform_poses(view.M77_POSES, seed=view.M77_SEED)  # joint angles over �
 m77 = consistency.inertia_entry(s.model, beta, 7, poses)    # M(θ)₇₇ at each pose, kg·m²
 i = {name: k for k, name in enumerate(s.model.names)}
 ia7, zzr7 = beta[i["IA7"]], beta[i["ZZR7"]]
-np.testing.assert_allclose(m77, ia7 + zzr7, rtol=1e-9)      # (eq-validation-m77)
+np.testing.assert_allclose(m77, ia7 + zzr7, rtol=1e-9)      # IA7 + ZZR7 everywhere
 
 # %% [markdown]
 # M(θ)₇₇ of the accepted model is {glue:text}`val_m77` kg·m² over
