@@ -256,7 +256,8 @@ np.testing.assert_allclose(torque, log.torque_logged[law.samples], rtol=1e-12)
 loop = ji.closed_loop_record(ji.PAPER_AXIS)  # feedforward off, a position PRBS
 f, T = ji.closed_loop_frequency_response(loop)  # θ/θref from the spectra
 f_nom = np.linspace(0.05, 60.0, 6000)
-T_nom = ji.nominal_closed_loop_response(constants.models[6], f_nom, K_P, K_V, K_I)
+joint7 = constants.models[ji.PAPER_AXIS - 1]  # its Table XIX model (1)
+T_nom = ji.nominal_closed_loop_response(joint7, f_nom, K_P, K_V, K_I)
 np.testing.assert_allclose(
     [ji.bandwidth_hz(f, T), ji.bandwidth_hz(f_nom, T_nom)],
     [twin["closed_loop"]["measured_hz"], twin["closed_loop"]["nominal_hz"]], rtol=1e-9
