@@ -52,7 +52,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from IPython.display import display
 
-from crane_lib.acceptance import audit_study
+from crane_lib.acceptance import all_pose
 from crane_lib.acceptance import nonideality as science
 from crane_lib.model.dynamics import model as shared_model
 from crane_lib.records import read_json_record
@@ -367,7 +367,7 @@ glue_md("failure_rule_run", "evaluated in the table above" if len(rule) else
 # model of the same data set, with the seed spread of its margin, is in chapter "Validation".
 
 # %% tags=["hide-input"]
-population = view.population_frame(audit_study.sweep_rows(1))
+population = view.population_frame(all_pose.sweep_rows(1))
 assert (population["pd_theta"] == (population["lambda_theta"] > 0)).all()
 display(view.population_table(population, profile, effects.active_profile()))
 

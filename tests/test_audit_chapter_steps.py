@@ -321,7 +321,7 @@ def test_the_rescues_step_is_keyed_by_the_rescue_and_the_page_reads_its_record(
 
 
 def test_the_population_chapter_reads_the_same_audits_record(tmp_path, monkeypatch):
-    from crane_lib.acceptance import audit_study
+    from crane_lib.acceptance import all_pose
     from crane_lib.reporting.chapters import audit_failure as population
 
     def no_computation(*args, **kwargs):
@@ -333,10 +333,10 @@ def test_the_population_chapter_reads_the_same_audits_record(tmp_path, monkeypat
                  "lambda_min_visited": 1e-3}  # fmt: skip
     second = {**condition, "run": 2}  # a second execution: not in the population
     monkeypatch.setattr(
-        audit_study.identify, "load_condition_records", lambda *a, **k: [condition, second]
+        all_pose.identify, "load_condition_records", lambda *a, **k: [condition, second]
     )
     with pytest.raises(InputError, match="make book"):
-        audit_study.sweep_rows(1)
+        all_pose.sweep_rows(1)
     entry = {
         "trajectory": "AP01",
         "ts": 0.04,
@@ -351,7 +351,7 @@ def test_the_population_chapter_reads_the_same_audits_record(tmp_path, monkeypat
     }
     audits = [entry, {**entry, "run": 2}]
     audit.OLS_AUDITS_PATH.write_text(json.dumps({"seed": 1, "audits": audits}), encoding="utf-8")
-    frame = population.population_frame(audit_study.sweep_rows(1))
+    frame = population.population_frame(all_pose.sweep_rows(1))
     shown = frame[["pd_theta", "violations_uniform", "violations_uniform_in_folded"]]
     assert shown.values.tolist() == [[False, 5, 4]]
     assert population.counts(frame)["pd_visited_not_theta"] == 1

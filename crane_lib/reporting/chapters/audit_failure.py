@@ -263,7 +263,7 @@ def population(frame: pd.DataFrame, base: str) -> dict:
 
 
 def population_frame(rows: list[dict]) -> pd.DataFrame:
-    """The audits step's rows (`acceptance.audit_study.sweep_rows`) as the population the counts
+    """The audits step's rows (`acceptance.all_pose.sweep_rows`) as the population the counts
     read: the first execution of every condition, its verdicts and uniform-draw violations."""
     frame = pd.DataFrame(rows).rename(
         columns={
