@@ -55,7 +55,7 @@ records = view.condition_records()
 # The reduced model {eq}`eq-paper-3` is linear in its base parameters. Written at every
 # sample $i = 1,\dots,n$ of the condition's bundle and stacked axis by axis, it gives one
 # overdetermined linear system (the paper's text lost this equation; our
-# [reconstruction](../book/register_identification.md)):
+# {ref}`reconstruction <reg-identification-eq-4>`):
 #
 # $$
 # \mathbf W_\mathrm{all}\boldsymbol\beta = \boldsymbol\tau_\mathrm{all} + \boldsymbol\rho,
@@ -84,7 +84,7 @@ assert W_all.shape == (8 * record["n_samples"], len(record["names"]))
 #
 # The estimate minimizes the squared residual; it is computed from a QR factorization
 # $\mathbf W_\mathrm{all} = \mathbf Q\mathbf R$, as MATLAB's backslash does, and the normal
-# equations are never formed (reconstructed):
+# equations are never formed ({ref}`reconstructed <reg-identification-eq-5>`):
 #
 # $$
 # \hat{\boldsymbol\beta} = \arg\min_{\boldsymbol\beta}
@@ -142,7 +142,7 @@ view.estimates_table(fit, model, label)
 # ## The inertia matrix is linear in β
 #
 # Like the torque, the inertia matrix is a linear combination of the base parameters, each
-# with its own pose-dependent matrix (reconstructed):
+# with its own pose-dependent matrix ({ref}`reconstructed <reg-identification-eq-6>`):
 #
 # $$
 # \mathbf M(\boldsymbol\theta;\boldsymbol\beta) = \sum_{k=1}^{p} \beta_k\,
@@ -167,7 +167,8 @@ np.testing.assert_allclose(M, M_direct, rtol=1e-9, atol=1e-12)
 #
 # CLIE simulates the closed loop with $\mathbf M^{-1}$ (chapter "CLIE"), so it needs an
 # estimate whose inertia matrix is positive definite where the record went. The test
-# (reconstructed) runs over every configuration the bundle visits:
+# ({ref}`reconstructed <reg-identification-eq-7>`) runs over every configuration the bundle
+# visits:
 #
 # $$
 # \lambda_\mathrm{min}\big(\mathbf M(\boldsymbol\theta_i;\hat{\boldsymbol\beta})\big) > 0,

@@ -86,7 +86,7 @@ view.clie_block_diagram(f"CLIE (9) on the twin's records ({trajectory})");
 # For a parameter vector $\boldsymbol\beta$, the record is replayed in simulation: the plant
 # is the direct dynamics of the reduced model {eq}`eq-paper-3`, from rest at the first
 # measured angles, on the record's own stamps (the paper's text lost the equation; our
-# [reconstruction](../book/register_clie.md)):
+# {ref}`reconstruction <reg-clie-eq-9-10>`):
 #
 # $$
 # \ddot{\boldsymbol\theta}_s = \mathbf M(\boldsymbol\theta_s;\boldsymbol\beta)^{-1}

@@ -108,7 +108,8 @@ def sweep_refinement_of(record: dict, method: str, runs: Runs) -> clie.Refinemen
             f"{clie.record_path(*where)}: {why}; the CLIE sweep of `make book` "
             "(crane_book.pipeline) writes it"
         )
-    label = condition_label(record["trajectory"], record["ts"]) + ", the CLIE sweep's run"
+    label = condition_label(record["trajectory"], record["ts"])
+    label = label + " (" + record["route"] + " start), the CLIE sweep's run"
     return runs.add(label, record["route"], reused)
 
 
