@@ -196,16 +196,14 @@ glue("clie_samples", problem.valid.size * problem.n_axes)
 # CLIE sweep's start and end points reproduces its record:
 
 # %%
-sweep = view.sweep_record(trajectory, ts, run, refine)  # the CLIE sweep's record
-x0, x = np.asarray(sweep["start"]), np.asarray(sweep["clie_x"])
-np.testing.assert_allclose(x0, start.values, rtol=1e-12)
-stepped = dataclasses.replace(problem, max_step=sweep["clie_integration_step_s"],
-                              error_tolerance=clie.FAST_ERROR_TOLERANCE)
-np.testing.assert_allclose(stepped.objective(x0), sweep["clie_objective_start"], 1e-9)
-np.testing.assert_allclose(stepped.objective(x), sweep["clie_objective_final"], rtol=1e-9)
-end = problem.simulate(x)  # at the paper's steps
-paper_step = sweep["clie_objective_final_paper_step"] or sweep["clie_objective_final"]
-np.testing.assert_allclose(np.sum(problem.residual_of(end)**2), paper_step, rtol=1e-9)
+refined = view.sweep_refinement_of(record, refine, runs)  # the CLIE sweep's run
+stepped = dataclasses.replace(problem, max_step=refined.integration_step_s,
+                              error_tolerance=clie.FAST_ERROR_TOLERANCE)  # as it ran
+np.testing.assert_allclose(stepped.objective(refined.x0), refined.objective_start, 1e-9)
+np.testing.assert_allclose(stepped.objective(refined.x), refined.objective_final, 1e-9)
+end = problem.simulate(refined.x)  # at the paper's steps
+paper_step = refined.objective_final_paper_step or refined.objective_final
+np.testing.assert_allclose(np.sum(problem.residual_of(end)**2), paper_step, 1e-9)
 
 # %% [markdown]
 # ## CLIE on the representative condition
@@ -214,7 +212,6 @@ np.testing.assert_allclose(np.sum(problem.residual_of(end)**2), paper_step, rtol
 # from the same start ({numref}`tab-clie-run`, {numref}`fig-clie-run`).
 
 # %% tags=["hide-input"]
-refined = view.sweep_refinement_of(record, refine, runs)
 view.report_table(label, refined)
 
 # %% tags=["hide-input"] mystnb={"figure": {"name": "fig-clie-run", "caption": "The refinement of the representative condition: the objective per iteration (left) and the measured against the simulated band-limited torque of axis 2 (right). Data: a twin recording."}}
