@@ -31,8 +31,7 @@ from crane_lib.verdicts import CONTRADICTED, NOT_COMPUTED, NOT_TESTABLE, REPRODU
     "routing_weaker_than_audit",
     "Sec. VI-E",
     "Checking positive definiteness only where the data were collected is a much weaker test than "
-    "checking it over the "
-    "audit domain Θ: many OLS estimates pass the first and fail the second.",
+    "checking it over the audit domain Θ: many OLS estimates pass the first and fail the second.",
     ("ols_pd_trajectory_count", "ols_pd_domain_count", "ols_pass_routing_fail_audit"),
     "chapters/06_audit",
     "audit-pd-where-the-data-were-taken",
@@ -58,8 +57,8 @@ def _routing_weaker(results: Results) -> Outcome:
             "The twin shows the paper's gap between the two tests."
             if verdict == REPRODUCED
             else "On the twin no estimate passes the routing test and fails over Θ: the twin's "
-            "estimates are further from the "
-            "feasibility boundary than the arm's, so the gap the paper measured does not appear."
+            "estimates are further from the feasibility boundary than the arm's, so the gap the "
+            "paper measured does not appear."
         )
         + f" {len(audits)} conditions in this build (the paper: "
         f"{paper('identification_condition_count').text()}).",
@@ -108,8 +107,7 @@ def _clie_solution_fails_audit(results: Results) -> Outcome:
     "audit_verdict_seeds",
     "Sec. VI-E",
     "Repeating the dense audit of the accepted model with five seeds returns the same verdict "
-    "every time, PD with no "
-    "violating configuration.",
+    "every time, PD with no violating configuration.",
     ("accepted_pass_seeds", "audit_seed_count"),
     "chapters/06_audit",
     "audit-table-ix-what-the-audit-s",
@@ -199,8 +197,8 @@ def _infeasible_case(results: Results):
                 NOT_TESTABLE,
                 f"0 of {len(results.ols_audits)} OLS estimates violate over Θ",
                 "No model of this build is infeasible, so there is no infeasible model to invert; "
-                "chapter 06 shows a "
-                "constructed case, which illustrates the mechanism but reproduces nothing.",
+                "chapter 06 shows a constructed case, which illustrates the mechanism but "
+                "reproduces nothing.",
             )
         record, worst_audit = min(violating, key=lambda ra: ra[1].lambda_min)
         beta = np.asarray(record["ols"])
@@ -254,9 +252,8 @@ def _infeasible_consequences(results: Results) -> Outcome:
 @claim(
     "infeasible_misdirects",
     "Sec. VII-C and Conclusion",
-    "At its worst pose an infeasible model's inverse misdirects a large share of torque "
-    "directions in the "
-    "reaction-force observer.",
+    "At its worst pose an infeasible model's inverse misdirects a large share of torque directions "
+    "in the reaction-force observer.",
     ("misdirected_torque_fraction", "torque_direction_samples"),
     "chapters/06_audit",
     "audit-table-x-what-an-infeasible-model",
@@ -291,8 +288,7 @@ def _infeasible_misdirects(results: Results) -> Outcome:
     "infeasible_small_torque_error",
     "Sec. VII-C and Conclusion",
     "The same infeasible model is within a few per cent of the accepted one in predicted torque "
-    "for random "
-    "accelerations, so prediction accuracy does not reveal it.",
+    "for random accelerations, so prediction accuracy does not reveal it.",
     ("random_accel_torque_diff", "eigdir_torque_error"),
     "chapters/06_audit",
     "audit-table-x-what-an-infeasible-model",
@@ -524,9 +520,8 @@ def _eps0_fails_dense(results: Results) -> Outcome:
         f"{max(a.n_violations for a in dense):,} violations",
         ("Non-PD on every seed, as in the paper" if fails else "Some seed passes it")
         + (
-            ", but only at rounding level: its constrained eigenvalues sit at zero on corners of "
-            "Θ the "
-            "audit grid contains, a boundary case of the criterion, not the arm's negative "
+            ", but only at rounding level: its constrained eigenvalues sit at zero on corners of Θ "
+            "the audit grid contains, a boundary case of the criterion, not the arm's negative "
             "eigenvalues."
             if rounding
             else "."

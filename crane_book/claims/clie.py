@@ -17,8 +17,7 @@ from crane_lib.verdicts import CONTRADICTED, REPRODUCED
     "clie_iterations",
     "Sec. IV-C and Appendix D-E",
     "CLIE refinement takes tens of iterations: half of the refinements finish within the median "
-    "count, and the "
-    "representative condition takes a few dozen from each of its projections.",
+    "count, and the representative condition takes a few dozen from each of its projections.",
     ("clie_iters_median", "clie_iters_range_eps"),
     "chapters/05_clie",
     "clie-iterations-and-function-evaluations-sec-iv",

@@ -127,8 +127,7 @@ def _kt_uniform_scales(results: Results) -> Outcome:
     "kt_verdict_flips",
     "Sec. VII-D and Conclusion",
     "Independent per-axis perturbations of the torque constants change the PD verdict of the OLS "
-    "estimate in some "
-    "trials, not in all.",
+    "estimate in some trials, not in all.",
     ("kt_verdict_flip_count", "kt_perturbation_draws"),
     "chapters/10_kt_sensitivity",
     "kt-independent-per-axis-errors",
@@ -148,6 +147,5 @@ def _kt_verdict_flips(results: Results) -> Outcome:
         REPRODUCED if some else CONTRADICTED,
         f"{flips} of {len(good)} draws flip the verdict",
         f"{'Some but not all' if some else 'None' if flips == 0 else 'All'} of the draws change "
-        "the audit "
-        "verdict of the OLS estimate.",
+        "the audit verdict of the OLS estimate.",
     )

@@ -28,9 +28,8 @@ from crane_lib.verdicts import CONTRADICTED, REPRODUCED
 @claim(
     "poi_removal",
     "Sec. III-D and Conclusion",
-    "Removing the products of inertia is justified by held-out prediction: retaining them "
-    "degrades prediction on every "
-    "trajectory tested.",
+    "Removing the products of inertia is justified by held-out prediction: retaining them degrades "
+    "prediction on every trajectory tested.",
     ("removed_poi_count", "poi_heldout_degradation", "table3_fit_traj_count"),
     "chapters/04_ols_sdp",
     "ols-table-iii-the-four-nested-model",
@@ -74,8 +73,7 @@ def _poi_removal(results: Results) -> Outcome:
     "ols_nonpd_routing",
     "Sec. IV-C and VI-B (Table V)",
     "Most OLS estimates are not positive definite even at the configurations their own record "
-    "visits, so most "
-    "conditions take the SDP projection before CLIE.",
+    "visits, so most conditions take the SDP projection before CLIE.",
     ("ols_nonpd_routing_count", "identification_condition_count"),
     "chapters/04_ols_sdp",
     "ols-table-v-routing-before-clie",
@@ -108,8 +106,7 @@ def _ols_nonpd_routing(results: Results) -> Outcome:
     "poi_share_below_floor",
     "Sec. III-D and Conclusion",
     "The products of inertia carry a small share of the commanded torque against a far larger "
-    "unmodelled residual "
-    "floor.",
+    "unmodelled residual floor.",
     ("poi_torque_rms_share", "full_model_residual_share"),
     "chapters/04_ols_sdp",
     "ols-sec-iii-d-why-the-products",
@@ -139,8 +136,7 @@ def _poi_share(results: Results) -> Outcome:
     "pair_only_full_rank",
     "Sec. VII-B and Appendix B-A",
     "Adjacent-pair excitation alone already gives a regressor of full rank: AP03, no segment of "
-    "which moves more than "
-    "two arm joints, identifies all the base parameters.",
+    "which moves more than two arm joints, identifies all the base parameters.",
     ("ap03_regressor_rank", "ap03_kappa_40ms"),
     "chapters/04_ols_sdp",
     "ols-table-xii-first-panels-and-table",
@@ -169,8 +165,7 @@ def _pair_only_full_rank(results: Results) -> Outcome:
     "single_joint_blocks_condition",
     "Sec. VII-B",
     "The single-joint blocks improve conditioning rather than supply missing rank: the accepted "
-    "trajectory, which adds "
-    "them to the pair blocks, is better conditioned than AP03.",
+    "trajectory, which adds them to the pair blocks, is better conditioned than AP03.",
     ("ag02_kappa_40ms", "ap03_kappa_40ms"),
     "chapters/04_ols_sdp",
     "ols-table-xii-first-panels-and-table",

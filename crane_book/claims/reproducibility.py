@@ -26,8 +26,7 @@ from crane_lib.verdicts import CONTRADICTED, NOT_TESTABLE, REPRODUCED
     "run_to_run_scale",
     "Sec. VII-D and Conclusion",
     "Two executions of the accepted trajectory weeks apart set the run-to-run spread of held-out "
-    "RMSE, the scale against "
-    "which every comparison is read.",
+    "RMSE, the scale against which every comparison is read.",
     ("runtorun_ag02",),
     "chapters/09_reproducibility",
     "repro-table-xi-run-to-run-repeatability",
@@ -57,8 +56,7 @@ def _run_to_run_scale(results: Results) -> Outcome:
         NOT_TESTABLE,
         f"{pct(spread)} over {runs} executions of {REPRESENTATIVE[0]}",
         "The twin's executions differ only by their seeds (noise, friction, a per-run Kt drift), "
-        "not by weeks, so the claim about "
-        "weeks apart cannot be tested; the spread they give is "
+        "not by weeks, so the claim about weeks apart cannot be tested; the spread they give is "
         f"{'larger' if spread > paper('runtorun_ag02').value else 'not larger'} "
         f"than the paper's {paper('runtorun_ag02').text()}.",
     )
@@ -68,8 +66,7 @@ def _run_to_run_scale(results: Results) -> Outcome:
     "heldout_gain_beyond_40ms",
     "Sec. VII-D and Appendix E-B",
     "Going from the accepted interval to the coarsest one improves held-out RMSE by less than one "
-    "per cent on every "
-    "trajectory of the ladder.",
+    "per cent on every trajectory of the ladder.",
     ("heldout_gain_beyond_40ms", "ladder_traj_count"),
     "chapters/09_reproducibility",
     "repro-fig-10-and-appendix-e-b",
@@ -105,8 +102,7 @@ def _heldout_gain_beyond_40ms(results: Results) -> Outcome:
     "audit_verdict_reproduces",
     "Sec. VII-D",
     "The audit verdict on the OLS estimate reproduces across the two executions of the accepted "
-    "trajectory at every "
-    "sampling interval.",
+    "trajectory at every sampling interval.",
     ("ag02_ols_audit_pd_interval", "ag02_execution_count"),
     "chapters/09_reproducibility",
     "repro-does-the-audit-verdict-reproduce",
@@ -138,8 +134,7 @@ def _audit_verdict_reproduces(results: Results) -> Outcome:
     "spread_follows_samples",
     "Sec. VII-D",
     "The run-to-run spread is ordered by sample count, not by elapsed time: the short pairs-only "
-    "trajectories are the "
-    "worst, and the spread falls as the samples per axis grow.",
+    "trajectories are the worst, and the spread falls as the samples per axis grow.",
     ("long_traj_spread_max", "short_traj_samples_per_axis", "long_traj_samples_per_axis"),
     "chapters/09_reproducibility",
     "repro-table-xi-run-to-run-repeatability",
@@ -178,8 +173,7 @@ def _spread_follows_samples(results: Results) -> Outcome:
     "one_calibration_a_month",
     "Sec. VII-D",
     "Identification in an unchanged configuration is a one-time calibration valid for at least a "
-    "month, not a "
-    "periodic maintenance task.",
+    "month, not a periodic maintenance task.",
     ("recalibration_timescale", "ag02_execution_separation"),
     "chapters/09_reproducibility",
     "repro-does-the-audit-verdict-reproduce",

@@ -280,8 +280,7 @@ def margin_reason(results: Results, over_theta: bool) -> str:
     median = float(np.median(theta))
     inside = (
         f", {num(median / accepted.value_hi, 2)} times the largest margin of the paper's "
-        "accepted model: the "
-        "typical twin estimate sits further inside the PD set"
+        "accepted model: the typical twin estimate sits further inside the PD set"
         if median > accepted.value_hi
         else ""
     )

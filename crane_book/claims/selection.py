@@ -28,8 +28,7 @@ from crane_lib.verdicts import CONTRADICTED, NOT_COMPUTED, NOT_TESTABLE, REPRODU
     "structural_rule_names_ag02",
     "Sec. VI-B and Appendix D-H",
     "A structural rule that uses no estimate names the representative candidate: AG02 is the "
-    "unique trajectory whose "
-    "block sequence contains every block of the design.",
+    "unique trajectory whose block sequence contains every block of the design.",
     ("id_candidate_count", "ag_family_size"),
     "chapters/07_selection",
     "selection-the-structural-rule-sec-vi-b",
@@ -53,8 +52,7 @@ def _structural_rule_names_ag02(results: Results) -> Outcome:
     "structural_selection",
     "Sec. VI-B",
     "The candidate the structural rule names passes both checks: κ in the lowest decile, "
-    "centrality in the central "
-    "fifth.",
+    "centrality in the central fifth.",
     ("accepted_sampling_interval", "ag02_kappa_40ms", "ag02_rank_euclidean"),
     "chapters/07_selection",
     "selection-the-two-checks-of-d-h",
@@ -121,10 +119,9 @@ def _structural_selection(results: Results) -> Outcome:
 @claim(
     "pipeline_little_gain",
     "Sec. VI-D",
-    "On held-out torque the full pipeline differs little from ordinary least squares: for AG02 "
-    "the accepted model improves "
-    "pooled RMSE over OLS alone by about the run-to-run variation, so no accuracy advantage is "
-    "attributed to the later stages.",
+    "On held-out torque the full pipeline differs little from ordinary least squares: for AG02 the "
+    "accepted model improves pooled RMSE over OLS alone by about the run-to-run variation, so no "
+    "accuracy advantage is attributed to the later stages.",
     ("pipeline_gain_vs_ols", "runtorun_ag02"),
     "chapters/07_selection",
     "selection-table-viii-what-each-stage-is",
@@ -187,8 +184,8 @@ def _rescue_costs_nothing(results: Results) -> Outcome:
             NOT_TESTABLE,
             f"CLIE solution PD over Θ: 0 violations, λmin = {num(first['lambda_min'])} kg·m²",
             "On the twin the candidate's CLIE solution passes the audit, so there is nothing to "
-            "rescue and the claim about the "
-            "rescue's cost cannot be tested here (the paper's solution violated at "
+            "rescue and the claim about the rescue's cost cannot be tested here (the paper's "
+            "solution violated at "
             f"{paper('clie_solution_violations').text()} configurations).",
         )
     if not results.heldout:
@@ -331,9 +328,8 @@ def _sdp_widens_cloud(results: Results) -> Outcome:
 @claim(
     "clie_contracts_cloud",
     "Sec. VI-A",
-    "CLIE contracts the cloud: the median distance from the cloud's centre falls below that of "
-    "the OLS cloud it "
-    "started from.",
+    "CLIE contracts the cloud: the median distance from the cloud's centre falls below that of the "
+    "OLS cloud it started from.",
     ("cloud_median_dist_ols", "cloud_median_dist_clie"),
     "chapters/07_selection",
     "selection-total-variance-and-median-distance-in",
@@ -359,9 +355,8 @@ def _clie_contracts_cloud(results: Results) -> Outcome:
 @claim(
     "ramp_interval_40ms",
     "Sec. VI-B and VII-D",
-    "The accepted sampling interval follows from the excitation alone: it is the coarsest "
-    "interval tested at which "
-    "every acceleration ramp still carries the minimum number of samples.",
+    "The accepted sampling interval follows from the excitation alone: it is the coarsest interval "
+    "tested at which every acceleration ramp still carries the minimum number of samples.",
     ("accepted_sampling_interval", "min_samples_per_ramp"),
     "chapters/07_selection",
     "selection-the-structural-rule-sec-vi-b",

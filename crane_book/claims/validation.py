@@ -110,8 +110,7 @@ def _rescued_axes(results: Results) -> str:
     "validation_rescue_gain",
     "Sec. VI-C",
     "On the held-out records V01–V03 the accepted model slightly improves RMSE over the CLIE "
-    "solution it was rescued "
-    "from, on all three records.",
+    "solution it was rescued from, on all three records.",
     ("rescue_heldout_gain",),
     "chapters/08_validation",
     "validation-table-vii-the-accepted-model-on",
@@ -128,8 +127,7 @@ def _validation_rescue_gain(results: Results) -> Outcome:
     "validation_rescue_mne",
     "Sec. VI-C",
     "On the held-out records V01–V03 the accepted model slightly improves MNE over the CLIE "
-    "solution it was rescued "
-    "from, on all three records.",
+    "solution it was rescued from, on all three records.",
     ("rescue_heldout_gain",),
     "chapters/08_validation",
     "validation-table-vii-the-accepted-model-on",
@@ -148,9 +146,8 @@ def _validation_rescue_mne(results: Results) -> Outcome:
 @claim(
     "validation_harder",
     "Sec. VI-C and Appendix B-G",
-    "Validation is a harder test than identification: the held-out prediction residual is a "
-    "larger share of the "
-    "torque than the in-sample residual on the accepted trajectory.",
+    "Validation is a harder test than identification: the held-out prediction residual is a larger "
+    "share of the torque than the in-sample residual on the accepted trajectory.",
     ("residual_share_v01", "residual_share_ag02"),
     "chapters/08_validation",
     "validation-table-xvi-how-demanding-the-held",
@@ -226,8 +223,7 @@ def _absolute_error(results: Results) -> Outcome:
     "relative_error_runs_the_other_way",
     "Sec. VI-C and Appendix E-A",
     "The relative held-out error runs the other way: smallest on axis one, largest on axis seven, "
-    "so part of the "
-    "residual does not scale with the signal.",
+    "so part of the residual does not scale with the signal.",
     ("axis1_relative_error", "axis7_relative_error"),
     "chapters/08_validation",
     "validation-table-xx-and-fig-7-the",
@@ -285,8 +281,7 @@ def _kappa_does_not_rank(results: Results) -> Outcome:
     "ag02_heldout_rank",
     "Sec. VII-B",
     "By held-out prediction of its OLS estimate the accepted trajectory ranks near the top of the "
-    "forty candidates, "
-    "a few per cent behind the best.",
+    "forty candidates, a few per cent behind the best.",
     ("ag02_heldout_rank", "ag02_gap_to_pb07", "id_candidate_count"),
     "chapters/08_validation",
     "validation-sec-vii-b-does-conditioning-order",
@@ -348,8 +343,7 @@ def _residual_groups(results: Results, rmse) -> str:
     "zz7_negative",
     "Sec. VII-E",
     "One entry of the accepted model is negative: the axial inertia of the last link, below the "
-    "rotor inertia it is "
-    "added to by orders of magnitude.",
+    "rotor inertia it is added to by orders of magnitude.",
     ("zz7_accepted", "ia7_accepted"),
     "chapters/08_validation",
     "validation-sec-vii-e-the-7-7",
@@ -381,8 +375,7 @@ def _zz7_negative(results: Results) -> Outcome:
     "link_consistency_gap",
     "Sec. VII-E",
     "The accepted model passes the audit of the inertia matrix while its links are not physically "
-    "consistent: "
-    "positive definiteness of M is weaker than link-level consistency.",
+    "consistent: positive definiteness of M is weaker than link-level consistency.",
     ("zz7_accepted", "pseudo_inertia_size"),
     "chapters/08_validation",
     "validation-sec-vii-e-the-7-7",
@@ -404,8 +397,7 @@ def _link_consistency_gap(results: Results) -> Outcome:
     return Outcome(
         verdict,
         f"{'accepted' if record['accepted'] else 'rejected'}; {len(broken)} of {len(conditions)} "
-        "isolated links "
-        "break ZZRj > |XXRj|",
+        "isolated links break ZZRj > |XXRj|",
         (
             "Broken by "
             + ", ".join(c.expression for c in broken)
