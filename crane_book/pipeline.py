@@ -143,6 +143,7 @@ STEP_MODULES = {
     "twin_calibration": [twin_calibration.__name__],
     "other_arms": [other_arms.__name__],
     "your_arm": [demonstration.__name__],
+    "kt_study": [kt_sensitivity.__name__],
 }
 EXIT_BAD_SCHEDULER = 2
 
@@ -407,6 +408,53 @@ def kt_sweep(profile: str, jobs: int, scheduler=None) -> sweep.SweepReport:
         workers=jobs,
         scheduler=scheduler,
     )
+
+
+def kt_study_path(trajectory: str, ts: float, run: int) -> Path:
+    """Where the Kt study of one condition is recorded, beside its draws."""
+    return kt_sensitivity.study_directory(trajectory, ts, run) / "study.json"
+
+
+def kt_study_step(
+    trajectory: str = REPRESENTATIVE["trajectory"],
+    ts: float = REPRESENTATIVE["ts"],
+    run: int = REPRESENTATIVE["run"],
+) -> keys.StepLog:
+    """Appendix E-C on the representative condition: the unperturbed estimate, both ends of a
+    uniform Kt error and the twin's own corrections, one record (beside the draws) that chapter
+    10 reads unless its stored key matches."""
+    path = kt_study_path(trajectory, ts, run)
+    key = keys.record_key(
+        inputs=[
+            recording_path(trajectory, run),
+            *reproducibility.heldout_inputs(),
+            TWIN_PLANT_CSV,
+            TWIN_TRUTH_CSV,
+        ],
+        parameters={"trajectory": trajectory, "ts": ts, "run": run},
+        modules=STEP_MODULES["kt_study"],
+    )
+    store = keys.KeyStore("kt_study")
+    log = keys.StepLog("Kt study")
+    reasons = store.stale(path.stem, key, outputs=[path])
+    log.note(reasons)
+    if reasons:
+        study = kt_sensitivity.kt_study(trajectory, ts, run)
+        half = kt_sensitivity.half_width()
+        uniform = [kt_sensitivity.uniform_scaling(study, 1 + s * half) for s in (-1, 1)]
+        corrections = kt_sensitivity.twin_corrections()
+        record = {
+            "nominal": study.nominal,
+            "uniform": [{k: v for k, v in u.items() if k != "scaled"} for u in uniform],
+            "corrections": {label: f.tolist() for label, f in corrections.items()},
+            "corrected": {
+                label: kt_sensitivity.evaluate(study, f, label)
+                for label, f in corrections.items()
+            },
+        }
+        write_json_record(path, record)
+        store.store(path.stem, key)
+    return log
 
 
 def nonideality_sweep(profile: str, jobs: int, scheduler=None) -> sweep.SweepReport:
@@ -773,6 +821,8 @@ def _steps_after_the_data_set(args, clock: BuildClock, early) -> None:
         _report("repeats", repeats_sweep(args.profile, args.jobs, args.scheduler))
     with clock.step("kt_draws sweep"):
         _report("kt_draws", kt_sweep(args.profile, args.jobs, args.scheduler))
+    with clock.step("Kt study"):
+        print(kt_study_step().line())
     with clock.step("export"):
         print(export_step().line())
     with clock.step("nonideality sweep"):
