@@ -41,15 +41,19 @@ from IPython.display import display
 from scipy.stats import spearmanr
 
 from crane_lib.acceptance import kt_sensitivity as kt
+from crane_lib.identification.condition import condition_bundle
+from crane_lib.identification.ols import ols, stack
+from crane_lib.model.dynamics import model as shared_model
 from crane_lib.parameter_sets import read_conditions
+from crane_lib.records import read_json_record
 from crane_lib.reporting.chapters import kt_sensitivity as view
 from crane_lib.reporting.glued import glue, glue_md
 
 profile = os.environ.get("CRANE_PROFILE", "full")
 ts, run = float(ts), int(run)
-# W_all, its QR factors and the audit's pose set, once; a draw is one triangular solve
-study = kt.kt_study(trajectory, ts, run)
-nominal = study.nominal
+# the Kt study step's record: the unperturbed estimate, uniform errors, the twin's corrections
+study = read_json_record(kt.study_directory(trajectory, ts, run) / "study.json")
+nominal = study["nominal"]
 glue_md("kt_route", nominal["route"])
 glue("kt_lam_visited", nominal["lambda_min_visited"])
 glue_md("kt_pd", "PD" if nominal["audit"]["passed"] else "not PD")
@@ -85,20 +89,22 @@ glue("kt_mne", 100 * nominal["heldout_mne"])
 # so a normalized error does not move. Numerically, at the upper end of the paper's range:
 
 # %%
-s = 1 + kt.half_width()                          # every k_j at the range's upper end
-beta = kt.ols_scaled(study, np.ones(8))          # R⁻¹Qᵀτ, the logged record
-np.testing.assert_allclose(kt.ols_scaled(study, np.full(8, s)), s * beta, rtol=1e-9)
-lam = study.model.arm_min_eigenvalue(study.theta, beta).min()
-lam_s = study.model.arm_min_eigenvalue(study.theta, s * beta).min()
-np.testing.assert_allclose(lam_s, s * lam, rtol=1e-9)
-np.testing.assert_allclose(lam, nominal["lambda_min_visited"], rtol=1e-12)
+model, bundle = shared_model("reduced"), condition_bundle(trajectory, ts, run)
+W, tau = stack(model.regressor(bundle.theta, bundle.dtheta, bundle.ddtheta), bundle.tau)
+beta = ols(W, tau, model.names).parameters.values      # R⁻¹Qᵀτ, the logged record
+np.testing.assert_allclose(beta, nominal["ols"], rtol=1e-9)
+s = 1 + kt.half_width()                          # every k_j at the range's top
+beta_s = ols(W, s * tau, model.names).parameters.values
+np.testing.assert_allclose(beta_s, s * beta, rtol=1e-9)           # (eq-kt-uniform)
+lam = model.arm_min_eigenvalue(bundle.theta, beta).min()
+np.testing.assert_allclose(model.arm_min_eigenvalue(bundle.theta, beta_s).min(), s * lam)
 
 # %% [markdown]
-# The same at both ends of the range through the whole evaluation, with the dense audit over
+# The Kt study step evaluated both ends of the range the whole way, with the dense audit over
 # $\Theta$ and the held-out MNE:
 
 # %% tags=["hide-input"]
-uniform = [kt.uniform_scaling(study, 1 + sign * kt.half_width()) for sign in (-1, 1)]
+uniform = study["uniform"]
 display(view.uniform_table(uniform))
 key = "max |beta - factor x beta_nominal| / max |factor x beta_nominal|"
 glue("kt_uniform_dev", max(u[key] for u in uniform))
@@ -143,7 +149,8 @@ records, missing = kt.load_draws(trajectory, ts, run, seeds)
 draw = records[0]                                # the pipeline's record of one draw
 k = kt.draw_factors(draw["seed"])                # k_j = 1 + U(−h, h) from the seed
 np.testing.assert_allclose(k, draw["factors"], rtol=0)
-beta_k = kt.ols_scaled(study, k)                 # (eq-kt-per-axis)
+K = np.tile(k, len(bundle.theta))                # diag(K_d), sample by sample
+beta_k = ols(W, K * tau, model.names).parameters.values         # (eq-kt-per-axis)
 np.testing.assert_allclose(beta_k, draw["ols"], rtol=1e-9)
 change = abs(beta_k - beta) / abs(beta)          # each parameter's relative change
 np.testing.assert_allclose(change, draw["relative_change"], rtol=1e-9)
@@ -216,8 +223,7 @@ plt.show()
 # gear train's driving efficiency, an approximation that treats that loss as a scale.
 
 # %% tags=["hide-input"]
-corrections = kt.twin_corrections()
-corrected = {label: kt.evaluate(study, f, label) for label, f in corrections.items()}
+corrections, corrected = study["corrections"], study["corrected"]
 display(view.corrections_frame(nominal, corrected))
 display(view.factors_frame(corrections))
 true_kt = corrected[kt.TRUE_KT]["truth_distance_change"]

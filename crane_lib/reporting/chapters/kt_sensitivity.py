@@ -1,8 +1,8 @@
 """The chapter "Kt sensitivity" as tables and figures (Sec. VII-D, Appendix E-C).
 
 The draws are the Kt sweep's records (`acceptance.kt_sensitivity.load_draws`); the uniform
-scalings and the twin's corrections are evaluated by the chapter on its prepared study. Each
-function here turns those results into one table or figure.
+scalings and the twin's corrections are the Kt study step's record. Each function here turns
+those results into one table or figure.
 """
 
 from __future__ import annotations
@@ -24,14 +24,21 @@ from crane_lib.reporting.tables import (
     significant,
 )
 
+# the uniform-scaling check's quantities (`kt_sensitivity.uniform_scaling`), in reading order
+UNIFORM_ROWS = (
+    "factor",
+    "max |beta - factor x beta_nominal| / max |factor x beta_nominal|",
+    "routing lambda_min ratio",
+    "audit lambda_min ratio",
+    "route unchanged",
+    "verdict unchanged",
+    "held-out MNE change",
+)
+
 
 def uniform_table(uniform: list[dict]) -> ResultTable:
     """Route, verdict, margins and MNE of the estimate when every torque constant errs alike."""
-    table = (
-        pd.DataFrame([{k: v for k, v in u.items() if k != "scaled"} for u in uniform])
-        .set_index("factor")
-        .T
-    )
+    table = pd.DataFrame([{k: u[k] for k in UNIFORM_ROWS} for u in uniform]).set_index("factor").T
     table.columns = [f"every k = {c:g}" for c in table.columns]
     table.index.name = "quantity"
     return numbered(
