@@ -158,7 +158,8 @@ glue("beyond_dm_rmse", dm["held-out RMSE (N·m)"])
 glue("beyond_ols_rmse", ols["held-out RMSE (N·m)"])
 glue("beyond_dm_vs_ols", "lower" if dm["held-out RMSE (N·m)"] < ols["held-out RMSE (N·m)"]
      else "higher")
-glue("beyond_dm_change", 100 * (dm["held-out RMSE (N·m)"] / ols["held-out RMSE (N·m)"] - 1))
+glue("beyond_dm_change",
+     100 * (dm["held-out RMSE (N·m)"] / ols["held-out RMSE (N·m)"] - 1))
 glue("beyond_methods", len(rmse))
 glue("beyond_lowest", rmse.idxmin())
 glue("beyond_highest", rmse.idxmax())
@@ -172,21 +173,22 @@ glue("beyond_theta_r_uniform", rescue.RESCUE_RANDOM_POSES)
 glue("beyond_corners", len(audit.box_corners()))
 glue("beyond_epsilon", representative["epsilon"])
 glue_md("beyond_theta_r_active", {
-    True: "The plain dual-metric estimate already has M ⪰ εI on all of Θr, so the Θr "
-          "constraints are inactive and the Θr row is the same solution.",
-    False: "The plain dual-metric estimate falls below ε on Θr, and the constrained program "
-           "moves it."}[representative["theta_r_inactive"]])
+    True: "The plain dual-metric estimate already has M ⪰ εI on all of Θr, so the "
+          "Θr constraints are inactive and the Θr row is the same solution.",
+    False: "The plain dual-metric estimate falls below ε on Θr, and the constrained "
+           "program moves it."}[representative["theta_r_inactive"]])
 glue("beyond_t", WELL_DETERMINED_T)
 glue("beyond_well", len(representative["well_determined"]))
 glue("beyond_names", len(representative["names"]))
 links = row.get(LABELS["dual-metric+consistent"])
+binds = links is not None and links["link_margin_min"] < 1.1 * consistent.MARGIN
 glue_md("beyond_consistent", "" if links is None else
-        "Requiring consistent links {} (smallest link pseudo-inertia eigenvalue {:.2g} kg·m², "
-        "margin {:g}; β = Kφ to {:.1g}); its held-out RMSE is {:.4f} N·m against {:.4f} N·m "
-        "for the plain dual-metric fit.".format(
-            "binds" if links["link_margin_min"] < 1.1 * consistent.MARGIN else "does not bind",
-            links["link_margin_min"], consistent.MARGIN, links["base_mismatch"],
-            links["heldout_rmse"], dm["held-out RMSE (N·m)"]))
+        "Requiring consistent links {} (smallest link pseudo-inertia eigenvalue {:.2g} "
+        "kg·m², margin {:g}; β = Kφ to {:.1g}); its held-out RMSE is {:.4f} N·m against "
+        "{:.4f} N·m for the plain dual-metric fit.".format(
+            "binds" if binds else "does not bind", links["link_margin_min"],
+            consistent.MARGIN, links["base_mismatch"], links["heldout_rmse"],
+            dm["held-out RMSE (N·m)"]))
 view.representative_table(frame, trajectory)
 
 # %% [markdown]
@@ -262,10 +264,37 @@ glue("beyond_dm_larger", int((size["dm"] > size["ols"]).sum()))
 # of the joint coordinates are used on evenly spaced samples of the representative record:
 # degrees instead of radians on axes 2, 4 and 6 (a constant rescaling), and the
 # configuration-dependent chart $q' = q + a\sin q$ on every axis, with
-# $a$ = {glue:text}`beyond_warp:g`. A chart changes the torque components (τ′ = J⁻¹τ), the
-# regressor rows (Y′ = J⁻¹Y) and the metric (M′ = J⁻¹MJ⁻¹), not the parameters, so a
-# coordinate-free estimator must return the same β. The table gives each estimate's relative
-# change from its own joint-radian fit and its residual RMS back in radians.
+# $a$ = {glue:text}`beyond_warp:g`. A chart with Jacobian $\mathbf J = \partial q'/\partial q$
+# changes the torque components, the regressor rows and the metric, not the parameters:
+#
+# $$
+# \boldsymbol\tau' = \mathbf J^{-1}\boldsymbol\tau, \quad \mathbf Y' = \mathbf J^{-1}\mathbf Y,
+# \quad \mathbf M' = \mathbf J^{-1}\mathbf M\mathbf J^{-1}
+# \quad\Longrightarrow\quad
+# \mathbf r'^\top\mathbf M'^{-1}\mathbf r' = \mathbf r^\top\mathbf M^{-1}\mathbf r ,
+# $$ (eq-beyond-chart)
+#
+# so the objective {eq}`eq-beyond-dual-metric` is the same number in every chart, and a
+# coordinate-free estimator must return the same β. At the record's dual-metric estimate, on
+# the evenly spaced samples of the test, the dual-metric objective is unchanged by the warped
+# chart, while OLS's sum of squares is not:
+
+# %%
+from crane_lib.export.beyond_ols import INVARIANCE_SAMPLES, WARP_AMPLITUDE
+
+warped = weighted.warped_chart(np.asarray(bundle.theta), WARP_AMPLITUDE)  # J per sample
+charts = {name: weighted.idim_data(bundle, model, chart=J, max_samples=INVARIANCE_SAMPLES)
+          for name, J in (("joint radians", None), ("warped", warped))}
+dual = [weighted.dual_metric_objective(model, values[LABELS["dual-metric"]], d).sum()
+        for d in charts.values()]
+np.testing.assert_allclose(dual[0], dual[1], rtol=1e-9)
+ols_sums = [np.sum((d.regressor @ values[LABELS["ols"]] - d.torque) ** 2)
+            for d in charts.values()]
+assert not np.isclose(ols_sums[0], ols_sums[1], rtol=1e-3), ols_sums
+
+# %% [markdown]
+# The table gives each estimate's relative change from its own joint-radian fit and its
+# residual RMS back in radians.
 #
 # Across both charts the dual-metric estimate moved at most {glue:text}`beyond_dm_moved:.2g`
 # (relative), the solver's tolerance; OLS moved up to {glue:text}`beyond_ols_moved:.2g`.
@@ -276,7 +305,7 @@ glue("beyond_dm_larger", int((size["dm"] > size["ols"]).sum()))
 # (`tests/test_dual_metric.py`).
 
 # %% tags=["hide-input"]
-from crane_lib.export.beyond_ols import DEGREE_CHART, WARP_AMPLITUDE, WARPED_CHART
+from crane_lib.export.beyond_ols import DEGREE_CHART, WARPED_CHART
 
 invariance = view.invariance_frame(view.load_invariance())
 moved = invariance["relative change"].unstack("method").drop(index="joint radians")
