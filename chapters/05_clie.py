@@ -67,7 +67,6 @@ quiet_solver_warnings()
 started = time.perf_counter()
 if refine not in ("fast", "clie"):
     raise ValueError(f"refine = {refine!r}: expected 'fast' or 'clie'")
-runs = view.Runs()
 label = view.condition_label(trajectory, ts)
 model = DynamicModel("reduced")
 
@@ -196,7 +195,7 @@ glue("clie_samples", problem.valid.size * problem.n_axes)
 # CLIE sweep's start and end points reproduces its record:
 
 # %%
-refined = view.sweep_refinement_of(record, refine, runs)  # the CLIE sweep's run
+refined = view.sweep_refinement_of(record, refine)  # the CLIE sweep's run
 stepped = dataclasses.replace(problem, max_step=refined.integration_step_s,
                               error_tolerance=clie.FAST_ERROR_TOLERANCE)  # as it ran
 np.testing.assert_allclose(stepped.objective(refined.x0), refined.objective_start, 1e-9)
@@ -281,9 +280,8 @@ glue_md("clie_rescue", "The CLIE solution passes the audit, so no rescue runs."
 
 # %% tags=["hide-input"]
 short = view.condition_record(view.SHORT, 0.040, 1)
-routes = {m: runs.add(f"{view.condition_label(view.SHORT, 0.040)}, the CLIE sweep's run",
-                      short["route"], r)
-          for m in ("fast", "clie") if (r := view.sweep_refinement(short, m)) is not None}
+routes = {m: r for m in ("fast", "clie")
+          if (r := view.sweep_refinement(short, m)) is not None}
 rmse = {m: metrics.pooled_rmse(model, r.x, heldout) for m, r in routes.items()}
 start_rmse = metrics.pooled_rmse(model, view.start_of(short).values, heldout)
 display(view.routes_table(view.condition_label(view.SHORT, 0.040), routes, rmse))
@@ -332,7 +330,7 @@ else:
 # scored on V01–V03 like the other stages ({numref}`tab-clie-didim`).
 
 # %% tags=["hide-input"]
-didim = view.didim_run(trajectory, ts, run, runs)
+didim = view.didim_run(trajectory, ts, run)
 estimates = {"OLS/SDP start": (refined.objective_start, refined.x0),
              f"CLIE ({refined.method})": (refined.objective_final, refined.x),
              "DIDIM": (didim.objective_final, didim.x)}
@@ -363,7 +361,7 @@ glue("clie_didim_gap", didim.objective_final / refined.objective_final - 1)
 # by the fast route ({numref}`tab-clie-epsilon`, {numref}`tab-clie-epsilon-paper`).
 
 # %% tags=["hide-input"]
-ladder = view.epsilon_runs(trajectory, ts, run, refined, runs)
+ladder = view.epsilon_runs(trajectory, ts, run, refined)
 display(ladder.table, ladder.against_paper)
 glue("clie_lambda_theta_c", ladder.lambda_min_constraint_poses)
 glue_md("clie_inactive", " and ".join(ladder.inactive) or "none")
@@ -390,7 +388,12 @@ glue("clie_eps_objective_max", ladder.objective_max)
 
 # %% tags=["hide-input"]
 sweep_records = view.sweep_records()
-display(view.runs_table(runs))
+short_label = view.condition_label(view.SHORT, 0.040)
+display(view.runs_table([
+    (f"{label} ({record['route']} start), the CLIE sweep's run", record["route"], refined),
+    *[(f"{short_label}, the CLIE sweep's run", short["route"], r) for r in routes.values()],
+    (f"{label} (DIDIM, regular initialization)", "none (no OLS start)", didim),
+    *ladder.runs]))
 if len(sweep_records):
     display(view.sweep_against_paper(sweep_records), view.clie_panel(sweep_records))
 failed = view.failures_table()

@@ -81,13 +81,10 @@ def test_the_sweeps_refinement_is_reused_only_from_the_same_start(tmp_path, monk
     # on route O-S-C the start is the projection, not the OLS estimate
     projected = {**c, "route": "O-S-C", "ols": [9.0, 9.0], "projected": list(start)}
     assert chapter.sweep_refinement(projected, "fast") is not None
-    runs = chapter.Runs()
-    assert chapter.sweep_refinement_of(c, "fast", runs).as_dict() == written.as_dict()
-    assert (
-        runs.rows[0]["run"].endswith("the CLIE sweep's run")
-        and runs.rows[0]["wall time (s)"] == 12.5
-        and runs.rows[0]["route"] == "O-C"
-    )
+    assert chapter.sweep_refinement_of(c, "fast").as_dict() == written.as_dict()
+    table = chapter.runs_table([("the CLIE sweep's run", "O-C", written)]).frame
+    assert table.loc["the CLIE sweep's run", "wall time (s)"] == 12.5
+    assert table.loc["the CLIE sweep's run", "simulations per iteration"] == 5 / 3
 
 
 def test_without_the_sweeps_record_the_page_says_which_record_is_missing_and_refines_nothing(
@@ -98,10 +95,10 @@ def test_without_the_sweeps_record_the_page_says_which_record_is_missing_and_ref
     monkeypatch.setattr(paths, "RESULTS_DIR", tmp_path)
     c = _condition(np.array([1.0, 2.0]))
     with pytest.raises(RuntimeError, match="no record from this start"):
-        chapter.sweep_refinement_of(c, "fast", chapter.Runs())
+        chapter.sweep_refinement_of(c, "fast")
     clie.write_failure(
         clie.failure_path("AG02", 0.04, 1, "fast"), _result(c), "a state is not finite"
     )
     with pytest.raises(RuntimeError, match="a state is not finite"):
-        chapter.sweep_refinement_of(c, "fast", chapter.Runs())
+        chapter.sweep_refinement_of(c, "fast")
     assert not clie.record_path("AG02", 0.04, 1, "fast").exists()

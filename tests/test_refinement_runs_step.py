@@ -5,7 +5,6 @@ chapter or a view; the page reads the records and refines nothing, and says whic
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 
@@ -65,9 +64,8 @@ def test_the_page_reads_the_ladder_and_refines_nothing(tmp_path, monkeypatch):
     monkeypatch.setattr(clie, "didim", no_refinement)
     monkeypatch.setattr(sdp, "nearest_pd", no_refinement)
     monkeypatch.setattr(refinement_runs, "RUNS_DIR", tmp_path / "refinement_runs")
-    runs = report.Runs()
     with pytest.raises(RuntimeError, match="make book") as missing:
-        report.epsilon_runs("AG02", 0.04, 1, _report(5.0, 7), runs)
+        report.epsilon_runs("AG02", 0.04, 1, _report(5.0, 7))
     assert "AG02_run1_40ms_epsilon.json" in str(missing.value)
     # the two smallest margins leave the OLS point (the sweep's run), the others one new run
     ladder = [
@@ -90,8 +88,8 @@ def test_the_page_reads_the_ladder_and_refines_nothing(tmp_path, monkeypatch):
         }
     }
     write_json_record(refinement_runs.record_path("epsilon", "AG02", 0.04, 1), record)
-    ladder_runs = report.epsilon_runs("AG02", 0.04, 1, _report(5.0, 7), runs)
-    assert [r["run"] for r in runs.rows] == ["AG02 at 40 ms from ε = 0.005"]
+    ladder_runs = report.epsilon_runs("AG02", 0.04, 1, _report(5.0, 7))
+    assert [label for label, _, _ in ladder_runs.runs] == ["AG02 at 40 ms from ε = 0.005"]
     assert (ladder_runs.objective_min, ladder_runs.objective_max) == (4.0, 5.0)
     assert ladder_runs.inactive == ("0.001", "0.002")
     assert ladder_runs.lambda_min_constraint_poses == 1e-3

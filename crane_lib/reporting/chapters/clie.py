@@ -7,7 +7,7 @@ over the CLIE sweep. Data: the twin's recordings, the OLS/SDP and CLIE sweeps' r
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -35,30 +35,6 @@ EPSILON_IDS = {
     0.005: "clie_iters_eps_0005",
     0.01: "clie_iters_eps_001",
 }
-
-
-@dataclass
-class Runs:
-    """Every refinement the chapter makes, for the iteration table."""
-
-    rows: list = field(default_factory=list)
-
-    def add(self, label: str, route: str, report: clie.RefinementReport) -> clie.RefinementReport:
-        """Note one refinement (its counts and wall time) and hand it back."""
-        self.rows.append(
-            {
-                "run": label,
-                "route": route,
-                "method": report.method,
-                "iterations": report.iterations,
-                "closed-loop simulations": report.simulations,
-                "trial evaluations": report.trial_evaluations,
-                "Jacobian evaluations": report.jacobian_evaluations,
-                "wall time (s)": report.wall_time_s,
-                "exit": report.message,
-            }
-        )
-        return report
 
 
 def condition_label(trajectory: str, ts: float) -> str:
@@ -91,10 +67,10 @@ def sweep_refinement(record: dict, method: str) -> clie.RefinementReport | None:
     return same_refinement(recorded, method, start_of(record))
 
 
-def sweep_refinement_of(record: dict, method: str, runs: Runs) -> clie.RefinementReport:
-    """The CLIE sweep's refinement of this condition by `method` from the same start, added to
-    the chapter's runs; a build without it (the sweep failed, or never ran this condition) is an
-    error naming the record and the step that writes it (the page computes no refinement)."""
+def sweep_refinement_of(record: dict, method: str) -> clie.RefinementReport:
+    """The CLIE sweep's refinement of this condition by `method` from the same start; a build
+    without it (the sweep failed, or never ran this condition) is an error naming the record and
+    the step that writes it (the page computes no refinement)."""
     reused = sweep_refinement(record, method)
     where = record["trajectory"], record["ts"], record["run"], method
     if reused is None:
@@ -108,9 +84,7 @@ def sweep_refinement_of(record: dict, method: str, runs: Runs) -> clie.Refinemen
             f"{clie.record_path(*where)}: {why}; the CLIE sweep of `make book` "
             "(crane_book.pipeline) writes it"
         )
-    label = condition_label(record["trajectory"], record["ts"])
-    label = label + " (" + record["route"] + " start), the CLIE sweep's run"
-    return runs.add(label, record["route"], reused)
+    return reused
 
 
 def report_table(label: str, report: clie.RefinementReport) -> object:
@@ -319,11 +293,10 @@ def refinement_runs_record(trajectory: str, ts: float, run: int, kind: str) -> d
     return read_json_record(path)
 
 
-def didim_run(trajectory: str, ts: float, run: int, runs: Runs) -> clie.RefinementReport:
-    """DIDIM from its regular initialization, as the main job recorded it (added to the runs)."""
+def didim_run(trajectory: str, ts: float, run: int) -> clie.RefinementReport:
+    """DIDIM from its regular initialization, as the main job recorded it."""
     recorded = refinement_runs_record(trajectory, ts, run, "didim")["didim"]
-    label = condition_label(trajectory, ts) + " (DIDIM, regular initialization)"
-    return runs.add(label, "none (no OLS start)", refinement_runs.report_of(recorded))
+    return refinement_runs.report_of(recorded)
 
 
 def didim_table(label: str, scores: dict) -> object:
@@ -347,8 +320,9 @@ def didim_table(label: str, scores: dict) -> object:
 
 @dataclass(frozen=True)
 class EpsilonRuns:
-    """CLIE from each projection of the ε ladder: the table, the comparison with the paper, and
-    λmin on Θc, the margins whose constraints are inactive and the final objectives' range."""
+    """CLIE from each projection of the ε ladder: the table, the comparison with the paper,
+    λmin on Θc, the margins whose constraints are inactive, the final objectives' range, and the
+    runs refined from a start of their own (run label, route, RefinementReport)."""
 
     table: object
     against_paper: object
@@ -356,17 +330,18 @@ class EpsilonRuns:
     inactive: tuple
     objective_min: float
     objective_max: float
+    runs: tuple = ()
 
 
 def epsilon_runs(
-    trajectory: str, ts: float, run: int, report: clie.RefinementReport, runs: Runs
+    trajectory: str, ts: float, run: int, report: clie.RefinementReport
 ) -> EpsilonRuns:
     """CLIE from the projection of the OLS estimate with each ε of the ladder, as the main job
     recorded it; a start whose constraints are inactive is the OLS point itself, refined once."""
     label = condition_label(trajectory, ts)
     recorded = refinement_runs_record(trajectory, ts, run, "epsilon")["epsilon"]
     reports = [refinement_runs.report_of(entry) for entry in recorded["runs"]]
-    rows = []
+    rows, runs = [], []
     for step in recorded["ladder"]:
         eps = step["epsilon"]
         if step["failure"] is not None:
@@ -385,7 +360,7 @@ def epsilon_runs(
         # the OLS start's run on route O-C is the CLIE sweep's ("sweep"), else one of the record's
         r = report if step["run"] == "sweep" else reports[step["run"]]
         if not step["reused"]:
-            runs.add(label + " from ε = " + format(eps, "g"), "from a projection", r)
+            runs.append((label + " from ε = " + format(eps, "g"), "from a projection", r))
         rows.append(
             {
                 "ε (kg·m²)": eps,
@@ -436,6 +411,7 @@ def epsilon_runs(
         tuple(frame.index[~frame["constraints active"].astype(bool)]),
         float(objectives.min()),
         float(objectives.max()),
+        tuple(runs),
     )
 
 
@@ -448,9 +424,25 @@ def _count(value):
 # ------------------------------------------------------------------------- cost over the sweep
 
 
-def runs_table(runs: Runs) -> object:
-    """Every refinement the chapter shows, with its simulations per iteration."""
-    frame = pd.DataFrame(runs.rows).set_index("run")
+def runs_table(runs: list) -> object:
+    """Every refinement the chapter shows ((label, route, RefinementReport) each): its counts,
+    wall time and exit, and its simulations per iteration."""
+    frame = pd.DataFrame(
+        [
+            {
+                "run": label,
+                "route": route,
+                "method": report.method,
+                "iterations": report.iterations,
+                "closed-loop simulations": report.simulations,
+                "trial evaluations": report.trial_evaluations,
+                "Jacobian evaluations": report.jacobian_evaluations,
+                "wall time (s)": report.wall_time_s,
+                "exit": report.message,
+            }
+            for label, route, report in runs
+        ]
+    ).set_index("run")
     frame["simulations per iteration"] = frame["closed-loop simulations"] / frame[
         "iterations"
     ].clip(lower=1)
