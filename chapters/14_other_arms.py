@@ -39,58 +39,127 @@
 # the rescue, the verdict), the path `crane-id accept --robot vx300s` runs. The choices that do
 # not transfer from the CRANE-X7 (the other arms' controller gains, their Θ grid, their twin's
 # drive settings) are in the register, with their sources.
-# **Data: the arms' descriptions and command files, and twin recordings of each arm.**
+# Data: the arms' descriptions and command files, and twin recordings of each arm.
 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
-from IPython.display import Markdown, display
+import numpy as np
 
-from crane_lib.reporting import other_arms as view
+from crane_lib.acceptance.other_arms import identification_commands
+from crane_lib.excitation.arms import excitation_rank
+from crane_lib.model.arm_description import load_arm
+from crane_lib.model.chain_model import ChainModel
+from crane_lib.reporting.chapters import other_arms as view
+from crane_lib.reporting.glued import glue, glue_md
 
 records = view.load_records()
+record = {r["arm"]: r for r in records}
 
 # %% [markdown]
 # ## The model and the excitation, side by side
 #
 # Each arm's model is the Newton–Euler recursion of its own chain, evaluated in exact rational
 # arithmetic at random points; the reduced row echelon form of the stacked rows gives the base
-# parameters and every other parameter's exact combination of them. The excitation is the
-# paper's block structure (single-joint sweeps at three postures, adjacent pairs from three
-# postures) derived from each arm's limits for the ViperX and the SO-101, and the paper's
-# identification trajectories for the CRANE-X7.
+# parameters and every other parameter's exact combination of them, the matrix $\mathbf K$ of
+#
+# $$
+# \boldsymbol\beta = \mathbf K\boldsymbol\phi, \qquad
+# \mathbf W_\mathrm{std}(\mathbf q,\dot{\mathbf q},\ddot{\mathbf q})\,\boldsymbol\phi
+#   = \mathbf W(\mathbf q,\dot{\mathbf q},\ddot{\mathbf q})\,\boldsymbol\beta, \qquad
+# p_b = \operatorname{rank}\mathbf K ,
+# $$ (eq-arms-grouping)
+#
+# from the arm's $n_s$ standard parameters $\boldsymbol\phi$ to its $p_b$ base parameters
+# $\boldsymbol\beta$. On the smallest arm, the SO-101, the grouping the record states:
+
+# %%
+so101 = ChainModel(load_arm("so101"))  # the exact grouping: sympy on rational points
+K, counts = so101.grouping.base_matrix(), record["so101"]["model"]
+assert K.shape == (counts["n_base"], counts["n_standard"])
+assert np.linalg.matrix_rank(K) == counts["n_base"]
+
+# %% [markdown]
+# The excitation is the paper's block structure (single-joint sweeps at three postures,
+# adjacent pairs from three postures) derived from each arm's limits for the ViperX and the
+# SO-101, and the paper's identification trajectories for the CRANE-X7. Its base regressor,
+# stacked over the commanded states $i$ of the files, must have full column rank, and its
+# condition number says how evenly it excites:
+#
+# $$
+# \operatorname{rank}\begin{bmatrix}\mathbf W(\mathbf q_1,\dot{\mathbf q}_1,\ddot{\mathbf q}_1)
+#   \\ \vdots \\ \mathbf W(\mathbf q_N,\dot{\mathbf q}_N,\ddot{\mathbf q}_N)\end{bmatrix} = p_b,
+# \qquad \kappa(\mathbf W) = \frac{\sigma_\mathrm{max}(\mathbf W)}{\sigma_\mathrm{min}(\mathbf W)} .
+# $$ (eq-arms-rank)
+
+# %%
+commands = identification_commands("so101").values()
+rank = excitation_rank(so101.arm, commands, model=so101)
+assert rank.rank == record["so101"]["excitation"]["rank"] == rank.n_base
+np.testing.assert_allclose(rank.condition_number,
+                           record["so101"]["excitation"]["condition_number"], rtol=1e-9)
+
+# %% [markdown]
+# Over the commanded states of every arm: {glue:md}`arms_ranks`. {glue:md}`arms_full_rank`
 
 # %% tags=["hide-input"]
-display(view.arms_table(records))
-display(Markdown(view.rank_sentence(records)))
+excited = view.excitation_frame(records)
+glue_md("arms_ranks", "; ".join(
+    "the {}'s {} files give rank {} of {} (κ = {:.4g})".format(
+        arm, row["files"], row["rank"], row["base parameters"], row["κ"])
+    for arm, row in excited.iterrows()))
+short = excited[~excited["full rank"]]
+glue_md("arms_full_rank", "Every arm's base parameters are all excited." if short.empty
+        else "Not full rank: " + "; ".join("{} ({} unexcited)".format(arm, row.unexcited)
+                                           for arm, row in short.iterrows()) + ".")
+view.arms_table(records)
 
 # %% [markdown]
 # The paper's argument for its blocks (Appendix B-A) is that no regressor column needs three
 # joints moving at once, because the Coriolis and centrifugal terms are quadratic in the joint
-# velocities. On two arms it was not designed for, six block files reach full rank: the
-# argument transfers. The CRANE-X7's count through the general path is the paper's:
+# velocities. On two arms it was not designed for, six block files reach full rank
+# {eq}`eq-arms-rank`: the argument transfers. The CRANE-X7's count through the general path is
+# the paper's ({paper}`full_model_param_count`):
 
 # %% tags=["hide-input"]
-display(view.crane_x7_table(records))
+view.crane_x7_table(records)
 
 # %% tags=["hide-input"] mystnb={"figure": {"name": "fig-other-arms-torque", "caption": "Peak commanded torque over each servo's limit, per axis and arm: look for any bar above the dashed line at 1. Data: the arms' identification command files, inverse dynamics of the description's link inertials."}}
 view.torque_share_figure(records)
 plt.show()
 
+# %% [markdown]
+# The commanded motions {glue:text}`arms_torque_verdict` on the link inertials alone; the
+# highest is the {glue:text}`arms_torque_arm`'s axis {glue:text}`arms_torque_axis:d`, at
+# {glue:text}`arms_torque_share:.2g` % of its limit. Rotor inertia, friction and the
+# feedback's corrections come on top on the arm.
+
 # %% tags=["hide-input"]
-display(Markdown(view.torque_sentence(records)))
+torque = view.torque_frame(records)
+glue("arms_torque_verdict", "stay within every servo's torque limit"
+     if (torque["peak / limit"] <= 1).all() else "exceed a servo's torque limit")
+glue("arms_torque_arm", torque["peak / limit"].idxmax())
+glue("arms_torque_axis", torque.loc[torque["peak / limit"].idxmax(), "axis"])
+glue("arms_torque_share", 100 * torque["peak / limit"].max())
 
 # %% [markdown]
 # ## Algorithm 1 on each arm
 #
 # Each other arm records its PI_ALPHA block on its twin (the adjacent pairs moved from the zero
 # posture; on both arms this one block reaches full rank) and identifies it at 40 ms, as the
-# CRANE-X7's representative condition is; the held-out blocks are recorded with other seeds. The
-# CRANE-X7's row is the book's accepted model (AG02 at 40 ms, {doc}`06_audit`) with its error on
-# V01–V03. Held-out errors are comparable within an arm, not across arms: the motions differ.
+# CRANE-X7's representative condition is; the held-out blocks are recorded with other seeds.
+# The CRANE-X7's row is the book's accepted model (AG02 at 40 ms, {doc}`06_audit`) with its
+# error on V01–V03. Held-out errors are comparable within an arm, not across arms: the motions
+# differ.
+#
+# On the twin, {glue:md}`arms_verdicts`.
 
 # %% tags=["hide-input"]
-display(view.algorithm1_table(records))
-display(Markdown(view.algorithm1_sentence(records)))
+said = {(True, True): "the {}'s model is accepted after the rescue",
+        (True, False): "the {}'s model is accepted without a rescue"}
+glue_md("arms_verdicts", ", ".join(
+    said.get((row["accepted"], row["rescued"]), "the {}'s model is rejected ({})").format(
+        arm, row["verdict"]) for arm, row in view.verdicts(records).iterrows()))
+view.algorithm1_table(records)
 
 # %% [markdown]
 # ### Time per stage
@@ -100,7 +169,7 @@ display(Markdown(view.algorithm1_sentence(records)))
 # that; a record computed on a fresh machine includes that compilation in its first stages.
 
 # %% tags=["hide-input"]
-display(view.stage_times_table(records, view.load_stage_times()))
+view.stage_times_table(records, view.load_stage_times())
 
 # %% [markdown]
 # ## On the real arms

@@ -16,7 +16,7 @@ from crane_lib.formatting import DASH
 from crane_lib.model import dynamics
 from crane_lib.model.arm_description import load_arm
 from crane_lib.paths import RESULTS_DIR
-from crane_lib.reporting import other_arms as view
+from crane_lib.reporting.chapters import other_arms as view
 
 
 def _fake_algorithm1(key, *args, **kwargs):
@@ -174,23 +174,28 @@ def test_views_read_the_records_and_name_a_missing_one(tmp_path, three):
     loaded = view.load_records(tmp_path)
     frame = view.arms_frame(loaded)
     assert list(frame.index) == [r["description"]["name"] for r in records]
-    assert "Every arm's base parameters are all excited" in view.rank_sentence(loaded)
+    assert view.excitation_frame(loaded)["full rank"].all()  # every arm's base parameters
     (tmp_path / "so101.json").unlink()
     with pytest.raises(InputError, match="so101.json"):
         view.load_records(tmp_path)
 
 
-def test_a_rank_deficit_and_a_torque_beyond_the_limit_are_said(three):
+def test_a_rank_deficit_and_a_torque_beyond_the_limit_are_found(three):
     records = three
     changed = copy.deepcopy(records)
     excitation = changed[1]["excitation"]
     excitation["rank"] -= 1
     excitation["unexcited"] = ["MXR4"]
     excitation["peak_torque_share"] = list(np.array(excitation["peak_torque_share"]) * 3)
-    assert "Not full rank" in view.rank_sentence(changed)
-    assert "MXR4" in view.rank_sentence(changed)
-    assert "exceed a servo" in view.torque_sentence(changed)
-    assert "stay within" in view.torque_sentence(records)
+    excited = view.excitation_frame(changed)
+    name = changed[1]["description"]["name"]
+    assert list(excited.index[~excited["full rank"]]) == [name]
+    assert excited.loc[name, "unexcited"] == "MXR4"
+    torque, within = view.torque_frame(changed), view.torque_frame(records)
+    assert torque["peak / limit"].max() > 1 and torque["peak / limit"].idxmax() == name
+    assert (within["peak / limit"] <= 1).all()
+    share = np.asarray(excitation["peak_torque_share"])
+    assert torque.loc[name, "axis"] == int(share.argmax()) + 1
 
 
 def test_the_algorithm1_views_say_accepted_rescued_and_rejected(three):
@@ -198,10 +203,11 @@ def test_the_algorithm1_views_say_accepted_rescued_and_rejected(three):
     vx, so = changed[1]["algorithm1"]["accepted"], changed[2]["algorithm1"]["accepted"]
     vx["rescue"] = {"converged": True}
     so["accepted"], so["verdict"] = False, "REJECTED: not PD on seed 2"
-    sentence = view.algorithm1_sentence(changed)
-    assert "ViperX 300 S's model is accepted after the rescue" in sentence
-    assert "SO-101's model is rejected (REJECTED: not PD on seed 2)" in sentence
-    assert "CRANE-X7's model is accepted without a rescue" in sentence
+    said = view.verdicts(changed)
+    assert said.loc["ViperX 300 S", "accepted"] and said.loc["ViperX 300 S", "rescued"]
+    assert not said.loc["SO-101", "accepted"]
+    assert said.loc["SO-101", "verdict"] == "REJECTED: not PD on seed 2"
+    assert said.loc["CRANE-X7", "accepted"] and not said.loc["CRANE-X7", "rescued"]
     frame = view.algorithm1_frame(changed)
     assert list(frame["rescued"]) == ["no", "yes", "no"]
     assert list(frame["accepted"]) == ["yes", "yes", "no"]

@@ -1,6 +1,6 @@
-"""The views of the chapter "Other arms": the records of `acceptance.other_arms` (one per shipped
-arm) as the side-by-side table, the CRANE-X7's counts against the paper, the torque figure and
-the sentences."""
+"""The view of the chapter "Other arms": the records of `acceptance.other_arms` (one per shipped
+arm) as the side-by-side tables, the CRANE-X7's counts against the paper, the torque figure, and
+the frames the chapter's prose reads its numbers from."""
 
 from __future__ import annotations
 
@@ -106,6 +106,58 @@ def crane_x7_table(records: list[dict]):
     )
 
 
+def excitation_frame(records: list[dict]) -> pd.DataFrame:
+    """One row per arm: identification files, rank of the base regressor, base parameters, κ
+    and the base parameters left unexcited."""
+    rows = []
+    for r in records:
+        e = r["excitation"]
+        rows.append(
+            {
+                "arm": r["description"]["name"],
+                "files": len(e["files"]),
+                "rank": e["rank"],
+                "base parameters": e["n_base"],
+                "κ": e["condition_number"],
+                "full rank": e["rank"] == e["n_base"],
+                "unexcited": ", ".join(e["unexcited"]),
+            }
+        )
+    return pd.DataFrame(rows).set_index("arm")
+
+
+def torque_frame(records: list[dict]) -> pd.DataFrame:
+    """One row per arm: the largest peak commanded torque over its servo's limit, and its axis."""
+    rows = []
+    for r in records:
+        share = np.asarray(r["excitation"]["peak_torque_share"])
+        rows.append(
+            {
+                "arm": r["description"]["name"],
+                "peak / limit": float(share.max()),
+                "axis": int(share.argmax()) + 1,
+            }
+        )
+    return pd.DataFrame(rows).set_index("arm")
+
+
+def verdicts(records: list[dict]) -> pd.DataFrame:
+    """One row per arm: whether Algorithm 1 accepted its model, whether the rescue ran, and the
+    verdict."""
+    rows = []
+    for r in records:
+        accepted = r["algorithm1"]["accepted"]
+        rows.append(
+            {
+                "arm": r["description"]["name"],
+                "accepted": bool(accepted["accepted"]),
+                "rescued": accepted["rescue"] is not None,
+                "verdict": accepted["verdict"],
+            }
+        )
+    return pd.DataFrame(rows).set_index("arm")
+
+
 def torque_share_figure(records: list[dict]):
     """Each axis's peak commanded torque over its limit, one group of bars per arm."""
     figure, ax = plt.subplots(figsize=(7, 3))
@@ -125,43 +177,6 @@ def torque_share_figure(records: list[dict]):
     ax.set_title("Identification motion: peak torque against the servos' limits")
     ax.legend(fontsize=7)
     return figure
-
-
-def rank_sentence(records: list[dict]) -> str:
-    """Whether every arm's blocks reach full rank, with the counts and κ, from the records."""
-    parts, deficient = [], []
-    for r in records:
-        e = r["excitation"]
-        parts.append(
-            f"the {r['description']['name']}'s {len(e['files'])} files give rank "
-            f"{e['rank']} of {e['n_base']} (κ = {significant(e['condition_number'], 4)})"
-        )
-        if e["rank"] < e["n_base"]:
-            deficient.append(f"{r['description']['name']} ({joined(e['unexcited'])} unexcited)")
-    verdict = (
-        "Every arm's base parameters are all excited."
-        if not deficient
-        else f"Not full rank: {joined(deficient)}."
-    )
-    return f"Over the commanded states, {joined(parts)}. {verdict}"
-
-
-def torque_sentence(records: list[dict]) -> str:
-    """Which arm's motion comes closest to a torque limit, from the records."""
-    peaks = [(max(r["excitation"]["peak_torque_share"]), r) for r in records]
-    share, record = max(peaks, key=lambda p: p[0])
-    axis = int(np.argmax(record["excitation"]["peak_torque_share"])) + 1
-    verdict = (
-        "stay within every servo's torque limit"
-        if all(p[0] <= 1.0 for p in peaks)
-        else "exceed a servo's torque limit"
-    )
-    return (
-        f"The commanded motions {verdict} on the link inertials alone; the highest is the "
-        f"{record['description']['name']}'s axis {axis}, at "
-        f"{significant(100 * share, 2)} % of its limit. Rotor inertia, friction and the "
-        "feedback's corrections come on top on the arm."
-    )
 
 
 # ----------------------------------------------------------------------------- Algorithm 1
@@ -187,7 +202,10 @@ def algorithm1_frame(records: list[dict]) -> pd.DataFrame:
         rows.append(
             {
                 "arm": r["description"]["name"],
-                "identified on": f"{a['identification']} at {significant(1e3 * accepted['ts'], 2)} ms",
+                "identified on": a["identification"]
+                + " at "
+                + significant(1e3 * accepted["ts"], 2)
+                + " ms",
                 "held out": ", ".join(a["held_out"]),
                 "base parameters": len(accepted["names"]),
                 "κ": accepted["kappa"],
@@ -227,20 +245,6 @@ def algorithm1_table(records: list[dict]):
         "viscous terms left out) against the twin's truth.",
         name="tab-other-arms-algorithm1",
     )
-
-
-def algorithm1_sentence(records: list[dict]) -> str:
-    """Which arms Algorithm 1 accepted, which needed the rescue, from the records."""
-    parts = []
-    for r in records:
-        accepted = r["algorithm1"]["accepted"]
-        name = r["description"]["name"]
-        if accepted["accepted"]:
-            how = "after the rescue" if accepted["rescue"] is not None else "without a rescue"
-            parts.append(f"the {name}'s model is accepted {how}")
-        else:
-            parts.append(f"the {name}'s model is rejected ({accepted['verdict']})")
-    return f"On the twin, {joined(parts)}."
 
 
 # ----------------------------------------------------------------------------- time per stage
