@@ -247,7 +247,7 @@ sub_named = (sub[0], round(sub[1] * 1e3), sub[2]) == (trajectory, round(ts * 1e3
 glue("ols_projected_label", sub_label)
 glue_md("ols_projected_why", "the condition this page names" if sub_named else
         "the first condition of this build on route O-S-C (the named one took O-C)")
-glue("ols_ladder", ", ".join(f"{e:g}" for e in sdp.EPSILON_LADDER))
+glue("ols_ladder", "{" + ", ".join(f"{e:g}" for e in sdp.EPSILON_LADDER) + "}")
 glue("ols_epsilon", projection.epsilon)
 glue("ols_change_norm", projection.chosen.change_norm)
 glue("ols_theta_c", projection.chosen.n_poses)
