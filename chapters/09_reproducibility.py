@@ -51,6 +51,7 @@ from crane_lib.identification.condition import condition_bundle, load_condition_
 from crane_lib.model.dynamics import model as shared_model
 from crane_lib.parameter_sets import read_conditions
 from crane_lib.paths import TRAJECTORY_DIR
+from crane_lib.reporting import claims
 from crane_lib.reporting.chapters import reproducibility as view
 from crane_lib.reporting.glued import glue, glue_md
 
@@ -130,6 +131,7 @@ glue_md("repro_missing", "**Not recorded:** " + " ".join(missing) if missing
         else "Every execution the conditions file lists is recorded.")
 display(view.table_xi_frame(table))
 display(view.table_xi_comparison(table, profile))
+display(claims.show("run_to_run_scale", profile))
 glue("repro_n_repeated", len(table))
 glue("repro_spread", spread)
 if len(table) >= 3:

@@ -46,6 +46,7 @@ from crane_lib.identification.ols import ols, stack
 from crane_lib.model.dynamics import model as shared_model
 from crane_lib.parameter_sets import read_conditions
 from crane_lib.records import read_json_record
+from crane_lib.reporting import claims
 from crane_lib.reporting.chapters import kt_sensitivity as view
 from crane_lib.reporting.glued import glue, glue_md
 
@@ -165,6 +166,7 @@ routes = ", ".join(f"{route} {n}" for route, n in sorted(result["routes"].items(
 glue_md("kt_routes", routes)
 glue("kt_route_changes", result["route_changes"])
 display(view.comparison(result, profile))
+display(claims.show("kt_sensitivity", profile))
 
 # %% [markdown]
 # Per draw: the median over the model's parameters of the relative change, the change of
