@@ -52,7 +52,7 @@ from crane_lib.reporting.glued import glue, glue_md
 
 profile = os.environ.get("CRANE_PROFILE", "full")
 ts, run = float(ts), int(run)
-# the Kt study step's record: the unperturbed estimate, uniform errors, the twin's corrections
+# the Kt study step's record: the unperturbed estimate, uniform errors, corrections
 study = read_json_record(kt.study_directory(trajectory, ts, run) / "study.json")
 nominal = study["nominal"]
 glue_md("kt_route", nominal["route"])
