@@ -55,6 +55,9 @@ transitively (`crane_book.keys`), so editing a chapter or a view re-runs no step
    validation bundles); the demonstration of the report "Your own arm": AP01 recorded through
    the servo emulator in lockstep timing, then Algorithm 1 (`acceptance.demonstration`,
    results/your_arm), which that page reads;
+   after them, chapter 06's audit study of the representative condition (`acceptance.all_pose`:
+   Table IX's audits over every seed, the manufacturer's box, Table X, where the violations lie),
+   one record (results/audit_study) that chapter 06 reads;
 11. the claims at a glance: each of the paper's main claims evaluated from those records
    (`crane_book.claims`, results/claims);
 12. the downloads: the records zipped per kind (`downloads`, results/downloads) for the pages
@@ -94,8 +97,8 @@ from crane_book import claims, downloads, keys, options, sweep
 from crane_book.build_clock import BuildClock
 from crane_lib.acceptance import accepted as accepted_stage
 from crane_lib.acceptance import (
+    all_pose,
     audit,
-    audit_study,
     certified,
     demonstration,
     kt_sensitivity,
@@ -139,7 +142,7 @@ STEP_MODULES = {
     "certified": [certified.__name__],
     "refinement_runs": [refinement_runs.__name__],
     "rescues": [rescue_stage.__name__],
-    "audit_study": [audit_study.__name__],
+    "audit_study": [all_pose.__name__],
     "twin_calibration": [twin_calibration.__name__],
     "other_arms": [other_arms.__name__],
     "your_arm": [demonstration.__name__],
@@ -755,24 +758,24 @@ def audit_study_step(
     run: int = REPRESENTATIVE["run"],
     directory=None,
 ) -> keys.StepLog:
-    """Chapter 06's audit study of the representative condition (`acceptance.audit_study`: Table
+    """Chapter 06's audit study of the representative condition (`acceptance.all_pose`: Table
     IX's audits over every seed, the manufacturer's box, Table X, where the violations lie), one
     record (results/audit_study/) unless its stored key matches; after the accepted model, the
     rescues, the audits and the certified steps, whose records it reads."""
     seeds = list(accepted_stage.AUDIT_SEEDS)
     key = keys.record_key(
-        inputs=audit_study.input_files(trajectory, ts, run),
+        inputs=all_pose.input_files(trajectory, ts, run),
         parameters={"trajectory": trajectory, "ts": ts, "run": run, "seeds": seeds},
         modules=STEP_MODULES["audit_study"],
     )
-    path = audit_study.record_path(trajectory, ts, run, directory)
+    path = all_pose.record_path(trajectory, ts, run, directory)
     store = keys.KeyStore("audit_study", None if directory is None else Path(directory).parent)
     log = keys.StepLog("audit study")
     reasons = store.stale(path.stem, key, outputs=[path])
     log.note(reasons)
     if reasons:
         started = time.perf_counter()
-        write_json_record(path, audit_study.study_record(trajectory, ts, run, seeds))
+        write_json_record(path, all_pose.study_record(trajectory, ts, run, seeds))
         store.store(path.stem, key)
         print(f"audit study: {time.perf_counter() - started:.0f} s; {path}")
     return log

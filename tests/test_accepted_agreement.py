@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from crane_lib.acceptance import accepted as accepted_stage
-from crane_lib.acceptance import audit, screen
+from crane_lib.acceptance import all_pose, audit, certified, screen
+from crane_lib.acceptance import rescue as rescue_stage
 from crane_lib.acceptance.audit import AuditResult, audit_poses
 from crane_lib.acceptance.rescue import RescueResult
 from crane_lib.formatting import significant
@@ -160,36 +161,50 @@ def _final(record) -> list[float]:
     return [a["lambda_min"] for a in record["final_audits"]]
 
 
-def test_chapter_06_shows_the_records_accepted_model_and_writes_nothing(build):
+def _not_rescued(epsilon: float) -> dict:
+    return rescue_stage.rescue_entry(epsilon, None, "not run in this test")
+
+
+def test_chapter_06_shows_the_records_accepted_model_and_writes_nothing(build, monkeypatch):
     directory, record = build
+    monkeypatch.setattr(rescue_stage, "RESULTS_DIR", directory)
+    monkeypatch.setattr(certified, "CERTIFIED_DIR", directory / "certified")
+    monkeypatch.setattr(all_pose, "_rescue", lambda model, beta, epsilon: _not_rescued(epsilon))
+    if record["rescue"] is not None:  # the rescues step's record of the CLIE solution
+        entries = [_not_rescued(e) for e in (all_pose.EPS_EARLIER, all_pose.EPS)]
+        write_json_record(rescue_stage.rescues_path("AG02", 0.04, 1), {"rescues": entries})
     before = _files(directory)
-    s = audit_chapter.study("AG02", 0.04, 1, CHAPTER_SEEDS)
-    view = audit_chapter.accepted_view(s)
-    assert view["lambda_min"] == _final(record) == list(FINAL_LAMBDAS)
-    assert view["verdict"] == record["verdict"] and view["accepted"] == record["accepted"]
-    assert view["rescued"] == (record["rescue"] is not None)
-    np.testing.assert_array_equal(view["parameters"], record["parameters"])
-    np.testing.assert_array_equal(s.accepted, record["parameters"])
-    assert [a.lambda_min for a in s.dense(s.accepted_name)] == list(FINAL_LAMBDAS[:2])
+    found = all_pose.study_record("AG02", 0.04, 1, CHAPTER_SEEDS)  # the data step's study
+    assert _files(directory) == before  # only the step writes, and the page reads
+    write_json_record(all_pose.record_path("AG02", 0.04, 1, directory / "audit_study"), found)
+    before = _files(directory)
+    s = audit_chapter.study("AG02", 0.04, 1, directory / "audit_study")
+    assert [a.lambda_min for a in s.dense(s.accepted_name)] == _final(record)[:2]
+    assert _final(record) == list(FINAL_LAMBDAS)  # made up: no audit on the page returns them
+    assert s.accepted_record["verdict"] == record["verdict"]
+    assert s.accepted_record["accepted"] == record["accepted"]
+    assert (s.accepted_record["rescue"] is not None) == (record["rescue"] is not None)
+    np.testing.assert_array_equal(s.vector("accepted"), record["parameters"])
     if record["rescue"] is not None:
         # the model the chapter rescues is the record's CLIE solution, rescued as the record says
         assert s.case == audit_chapter.REPRODUCTION
-        np.testing.assert_array_equal(s.bad_beta, record["refined"])
-        np.testing.assert_array_equal(s.rescued_beta, record["parameters"])
+        np.testing.assert_array_equal(s.vector("bad"), record["refined"])
+        np.testing.assert_array_equal(s.vector("rescued"), record["parameters"])
         assert [a.lambda_min for a in s.dense(s.bad_label)] == list(FIRST_LAMBDAS[:2])
-        said = audit_chapter.choose_rescued_model(s)
         violations = sum(record["first_audits"][0]["violations"].values())
-        assert record["verdict"] in said and f"{violations:,} violating" in said
+        assert s.first_audit().n_violations == violations
     else:
-        audit_chapter.audit_sweep(s)
-        said = audit_chapter.choose_rescued_model(s)
-        assert s.case != audit_chapter.REPRODUCTION and "passes" in said and "substitute" in said
-        assert record["verdict"] in said
-    audit_chapter.run_audits(s)  # no rescue has run: the ε = 0 model is simply left out
-    assert [s.audits[(s.accepted_name, "dense", k)].lambda_min for k in CHAPTER_SEEDS] == list(
-        FINAL_LAMBDAS[:2]
-    )
-    assert span(FINAL_LAMBDAS, 4) in audit_chapter.margin_sentence(s)
+        # a substitute, said so by its case, rescued by the study (here: not run)
+        assert s.case != audit_chapter.REPRODUCTION and s.choice["case"] == s.case
+        assert s.vector("rescued") is None
+    assert s.submitted is None  # no rescue has run: the ε = 0 model is simply left out
+    assert s.submitted_name not in s.record["models"]
+    margins = audit_chapter.table_ix_against_paper(s)
+    shown = {row.quantity: row.book for row in margins.rows}
+    accepted = "λmin of the accepted model over the seeds, dense"
+    assert list(shown[accepted]) == list(FINAL_LAMBDAS[:2])
+    assert span(FINAL_LAMBDAS[:2], 4) == span(shown[accepted], 4)
+    assert s.accepted_name in audit_chapter.table_ix(s).markdown()  # every model, both audits
     assert _files(directory) == before
 
 

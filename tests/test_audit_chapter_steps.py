@@ -13,12 +13,15 @@ import json
 from types import SimpleNamespace
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from crane_book import keys, pipeline
 from crane_lib.acceptance import accepted as accepted_stage
-from crane_lib.acceptance import audit, certified, folded, screen
+from crane_lib.acceptance import all_pose, audit, certified, folded, screen
+from crane_lib.acceptance import rescue as rescue_stage
 from crane_lib.errors import InputError
+from crane_lib.identification.projection import ProjectionFailure
 from crane_lib.model.dynamics import model as shared_model
 from crane_lib.model.parameters import ParameterSet, save_parameters
 from crane_lib.paths import REPO_ROOT
@@ -129,10 +132,10 @@ def test_without_an_accepted_model_the_step_names_the_file_and_the_make_step(tmp
         _step(tmp_path / "accepted")
 
 
-def _study(case=report.REPRODUCTION):
-    return SimpleNamespace(
-        trajectory="AG02", ts=0.04, run=1, case=case, bad_label="CLIE solution, AG02 at 40 ms"
-    )
+def _study(folder, rescued: bool = True):
+    """The chapter's view of the certified records `all_pose` gathers (a missing one named)."""
+    found = all_pose.certified_records("AG02", 0.04, 1, rescued, folder)
+    return SimpleNamespace(record={"certified": found}, bad_label="CLIE solution, AG02 at 40 ms")
 
 
 def test_the_page_reads_the_records_and_a_missing_record_is_said_not_computed(
@@ -143,26 +146,30 @@ def test_the_page_reads_the_records_and_a_missing_record_is_said_not_computed(
 
     monkeypatch.setattr(certified, "certify", no_computation)
     folder = accepted_dir.parent / "certified"
-    missing = report.certified_checks(_study(), directory=folder)
-    assert missing.rows == [] and len(missing.missing) == 2
-    said = str(report.certified_table(missing)) + str(report.certified_sentence(missing))
-    assert "no certified record" in said and "AG02_run1_40ms_accepted.json" in said
+    missing = _study(folder)
+    assert report.certified_rows(missing) == [] and report.certified_table(missing) is None
+    named = report.certified_missing(missing)
+    assert len(named) == 2 and named[0].endswith("AG02_run1_40ms_accepted.json")
     _step(accepted_dir, "full")
-    read = report.certified_checks(_study(), directory=folder)
-    assert read.missing == [] and read.max_boxes == pipeline.CERTIFY_MAX_BOXES
-    assert [r["model and box"] for r in read.rows] == [
+    read = _study(folder)
+    assert report.certified_missing(read) == []
+    assert {c["record"]["max_boxes"] for c in read.record["certified"]} == {
+        pipeline.CERTIFY_MAX_BOXES
+    }
+    assert [r["model and box"] for r in report.certified_rows(read)] == [
         "accepted, all of Θ",
         "accepted, all of Θ",
         "CLIE solution, AG02 at 40 ms, all of Θ",
     ]
-    assert "**certified**" in report.certified_sentence(read)
+    assert "tab-audit-certified" in report.certified_table(read).markdown()
 
 
 def test_the_quick_profile_checks_the_accepted_model_near_its_worst_pose_only(
     accepted_dir, certify_calls
 ):
     """Quick: the accepted model's box around its worst pose, no check over Θ (the CLIE
-    solution's still runs), and the page says what the full profile adds."""
+    solution's still runs), so the page has no row of the accepted model over Θ (and says what
+    the full profile adds)."""
     _step(accepted_dir, "quick")
     assert certify_calls == [(0, True), (1, False)]  # (margins over Θ, near box) per model
     near = {
@@ -179,9 +186,15 @@ def test_the_quick_profile_checks_the_accepted_model_near_its_worst_pose_only(
         "elapsed_s": 1.0,
         "summary": "certified near",
     }
-    checks = report.CertifiedChecks([report._certified_row("accepted, ±5° box", near)], [], 60.0)
-    said = str(report.certified_sentence(checks))
-    assert "certified near" in said and "worst audit pose only" in said and "`make book`" in said
+    record = {"half_width_deg": 5.0, "max_boxes": 60, "checks": [near]}
+    study = SimpleNamespace(
+        record={"certified": [{"model": certified.ACCEPTED_MODEL, "path": "", "record": record}]},
+        bad_label="CLIE solution, AG02 at 40 ms",
+    )
+    rows = report.certified_rows(study)
+    assert [r["model and box"] for r in rows] == ["accepted, ±5° box around its worst audit pose"]
+    assert rows[0]["_summary"] == "certified near" and rows[0]["status"] == certified.CERTIFIED
+    assert "accepted, all of Θ" not in [r["model and box"] for r in rows]
 
 
 def test_no_page_and_no_view_runs_the_certified_check():
@@ -227,9 +240,9 @@ def test_the_audits_step_is_keyed_by_the_screen_and_records_what_the_chapter_sho
     assert not found[1]["passed"] and found[1]["uniform_violations"] > 0
 
 
-def test_the_page_reads_the_audited_estimates_and_screens_nothing(tmp_path, monkeypatch):
+def test_the_study_reads_the_audited_estimates_and_screens_nothing(tmp_path, monkeypatch):
     def no_computation(*args, **kwargs):
-        raise AssertionError("the page audited an estimate")
+        raise AssertionError("the study audited an estimate")
 
     monkeypatch.setattr(screen, "screened_audit", no_computation)
     monkeypatch.setattr(audit, "audit", no_computation)
@@ -243,10 +256,9 @@ def test_the_page_reads_the_audited_estimates_and_screens_nothing(tmp_path, monk
         "ols": [0.0],
         "std_errors": [1.0],
     }
-    monkeypatch.setattr(report.identify, "load_condition_records", lambda: [condition])
-    study = SimpleNamespace(seeds=(1, 2))
+    monkeypatch.setattr(all_pose.identify, "load_condition_records", lambda: [condition])
     with pytest.raises(InputError, match="make book") as missing:
-        report.audit_sweep(study)
+        all_pose.sweep_rows(1)
     assert "ols_dense_seed1.json" in str(missing.value)
     entry = {
         "trajectory": "AP01",
@@ -262,12 +274,16 @@ def test_the_page_reads_the_audited_estimates_and_screens_nothing(tmp_path, monk
     }
     audit.OLS_AUDITS_PATH.parent.mkdir()
     audit.OLS_AUDITS_PATH.write_text(json.dumps({"seed": 1, "audits": [entry]}), encoding="utf-8")
-    frame = report.audit_sweep(study)
-    shown = frame[["λmin over Θ", "PD over Θ", "violations"]].values.tolist()
+    rows = all_pose.sweep_rows(1)
+    shown = [[r["λmin over Θ"], r["PD over Θ"], r["violations"]] for r in rows]
     assert shown == [[-2e-3, False, 7]]
-    assert study.population == folded.Concentration(5, 4) and study.population_size == 1
+    assert (rows[0]["uniform_violations"], rows[0]["in_folded_region"]) == (5, 4)
     with pytest.raises(InputError, match="seed 2"):
-        report.audit_sweep(SimpleNamespace(seeds=(2,)))
+        all_pose.sweep_rows(2)
+    # the view counts what the record holds
+    frame = pd.DataFrame(rows, columns=report.SWEEP_COLUMNS)
+    counts = report.visited_counts(SimpleNamespace(sweep=frame))
+    assert counts == dict(n=1, visited=1, theta=0, routing_only=1, reverse=0)
 
 
 def test_the_rescues_step_is_keyed_by_the_rescue_and_the_page_reads_its_record(
@@ -281,8 +297,8 @@ def test_the_rescues_step_is_keyed_by_the_rescue_and_the_page_reads_its_record(
     def fake_rescue(model, beta, epsilon):
         calls.append(epsilon)
         if epsilon == 0:
-            raise report.ProjectionFailure("infeasible")
-        projection = report.rescue_stage.ProjectionResult(
+            raise ProjectionFailure("infeasible")
+        projection = rescue_stage.ProjectionResult(
             ParameterSet(["ZZR1"], np.array([1.0])),
             epsilon,
             "optimal",
@@ -293,7 +309,7 @@ def test_the_rescues_step_is_keyed_by_the_rescue_and_the_page_reads_its_record(
             np.array([0.5]),
             0.1,
         )
-        return report.rescue_stage.RescueResult(projection, [{"pass": 1, "appended": 0}], True)
+        return rescue_stage.RescueResult(projection, [{"pass": 1, "appended": 0}], True)
 
     monkeypatch.setattr(pipeline.rescue_stage, "rescue_over_theta", fake_rescue)
     folder = accepted_dir.parent / "rescues"
@@ -303,21 +319,15 @@ def test_the_rescues_step_is_keyed_by_the_rescue_and_the_page_reads_its_record(
         and pipeline.rescues_step(accepted_dir=accepted_dir, directory=folder).reused == 1
     )
     assert calls == [report.EPS_EARLIER, report.EPS]
-    monkeypatch.setattr(
-        report.rescue_stage,
-        "rescues_path",
-        lambda *args: folder / "AG02_run1_40ms_clie_solution.json",
-    )
-    study = SimpleNamespace(
-        trajectory="AG02", ts=0.04, run=1, label="AG02 at 40 ms", rescues={}, failures={}
-    )
-    recorded = report._recorded_rescues(study)
-    for key, eps in ((report.EARLIER, report.EPS_EARLIER), (report.FRESH, report.EPS)):
-        report._try_rescue(study, key, eps, recorded)
-    assert study.rescues[report.EARLIER] is None
-    assert study.failures == {report.EARLIER: "infeasible"}
-    assert study.rescues[report.FRESH].result.parameters.values.tolist() == [1.0]
-    assert calls == [report.EPS_EARLIER, report.EPS]  # the page rescued nothing
+    recorded = all_pose.recorded_rescues("AG02", 0.04, 1, folder)
+    rescues = {report.EARLIER: recorded[report.EPS_EARLIER], report.FRESH: recorded[report.EPS]}
+    study = report.AuditStudy({"rescues": rescues}, folder, {}, pd.DataFrame())
+    assert study.rescued(report.EARLIER) is None
+    assert recorded[report.EPS_EARLIER]["failure"] == "infeasible"
+    assert study.rescued(report.FRESH).tolist() == [1.0]
+    assert calls == [report.EPS_EARLIER, report.EPS]  # the study rescued nothing itself
+    with pytest.raises(InputError, match="make book"):
+        all_pose.recorded_rescues("AG02", 0.04, 1, accepted_dir.parent / "elsewhere")
 
 
 def test_the_population_chapter_reads_the_same_audits_record(tmp_path, monkeypatch):
@@ -355,3 +365,30 @@ def test_the_population_chapter_reads_the_same_audits_record(tmp_path, monkeypat
     shown = frame[["pd_theta", "violations_uniform", "violations_uniform_in_folded"]]
     assert shown.values.tolist() == [[False, 5, 4]]
     assert population.counts(frame)["pd_visited_not_theta"] == 1
+
+
+def test_the_audit_study_step_is_keyed_by_all_pose_and_the_page_reads_its_record(
+    tmp_path, monkeypatch
+):
+    code = pipeline.step_code()["audit_study"]
+    code = {n.partition(" ")[2] for n in code if n.startswith("code ")}
+    science = ("all_pose.py", "audit.py", "consequences.py", "rescue.py", "certified.py")
+    assert {f"crane_lib/acceptance/{name}" for name in science} <= code
+    assert not [f for f in code if f.startswith(("chapters/", "crane_lib/reporting/"))]
+    folder = tmp_path / "results" / "audit_study"
+    with pytest.raises(InputError, match="make book") as missing:
+        report.study("AG02", 0.04, 1, folder)
+    assert "AG02_run1_40ms.json" in str(missing.value)
+    calls = []
+
+    def fake(*arguments):
+        calls.append(arguments)
+        return {"computed": len(calls)}
+
+    monkeypatch.setattr(pipeline.all_pose, "input_files", lambda *arguments: [])
+    monkeypatch.setattr(pipeline.all_pose, "study_record", fake)
+    assert pipeline.audit_study_step(directory=folder).recomputed == 1
+    again = pipeline.audit_study_step(directory=folder)
+    assert (again.reused, again.recomputed) == (1, 0) and len(calls) == 1
+    assert calls[0][:3] == ("AG02", 0.04, 1)
+    assert json.loads((folder / "AG02_run1_40ms.json").read_text()) == {"computed": 1}

@@ -42,6 +42,10 @@ SWEEP = "sweep"  # substitute: another OLS estimate of the build
 CONSTRUCTED = "constructed"  # substitute: a PD estimate pushed non-PD
 FRESH, EARLIER = "fresh", "earlier"  # the rescues from the fresh set, with ε and with 0
 KINDS = ("sparse", "dense")
+GRID, UNIFORM, FOLDED = audit.GRID, audit.UNIFORM, audit.FOLDED  # the dense set's components
+CERTIFIED, UNDECIDED = certified.CERTIFIED, certified.UNDECIDED  # a certified check's statuses
+NEAR_WORST, ACCEPTED_MODEL = certified.NEAR_WORST, certified.ACCEPTED_MODEL
+NEAR_HALF_WIDTH_DEG = certified.NEAR_HALF_WIDTH_DEG
 MAP_JOINTS, MAP_BINS = ((2, 4), (4, 6)), 30  # the violation map's joint pairs and cells
 
 
