@@ -220,9 +220,10 @@ view.vii_e(negative["accepted"], len(decided.frame), result)
 # bent until the decided entries can be met. Whether those links look like the arm is a
 # separate question, answered by comparing them with the manufacturer's description: mass,
 # centre of mass in the MDH frame of the link, the principal moments of the central inertia,
-# and the smallest eigenvalue of the pseudo-inertia (the consistency margin). The second
-# distance $D$ of {eq}`eq-consistent-nearest` gives a second reading of the same model: what
-# differs between the two is what the prior, not the data, decided.
+# and the smallest eigenvalue of the pseudo-inertia (the consistency margin). The other
+# distance $D$ of {eq}`eq-consistent-nearest` (the Euclidean one where the export used the
+# log-det divergence {eq}`eq-consistent-bregman`, or the reverse) gives a second reading of the
+# same model: what differs between the two is what the prior, not the data, decided.
 #
 # Under the {glue:text}`consistent_other` distance the same model has
 # {glue:text}`consistent_other_kind` consistent reconstruction (change

@@ -274,7 +274,8 @@ glue("beyond_dm_larger", int((size["dm"] > size["ols"]).sum()))
 # \mathbf r'^\top\mathbf M'^{-1}\mathbf r' = \mathbf r^\top\mathbf M^{-1}\mathbf r ,
 # $$ (eq-beyond-chart)
 #
-# so the objective {eq}`eq-beyond-dual-metric` is the same number in every chart, and a
+# so by {eq}`eq-beyond-chart` the objective {eq}`eq-beyond-dual-metric` is the same number in
+# every chart, and a
 # coordinate-free estimator must return the same β. At the record's dual-metric estimate, on
 # the evenly spaced samples of the test, the dual-metric objective is unchanged by the warped
 # chart, while OLS's sum of squares is not:

@@ -70,7 +70,8 @@ record = {r["arm"]: r for r in records}
 # $$ (eq-arms-grouping)
 #
 # from the arm's $n_s$ standard parameters $\boldsymbol\phi$ to its $p_b$ base parameters
-# $\boldsymbol\beta$. On the smallest arm, the SO-101, the grouping the record states:
+# $\boldsymbol\beta$. On the smallest arm, the SO-101, the grouping {eq}`eq-arms-grouping` the
+# record states:
 
 # %%
 so101 = ChainModel(load_arm("so101"))  # the exact grouping: sympy on rational points
