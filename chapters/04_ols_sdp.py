@@ -202,28 +202,28 @@ glue_md("ols_route_clause", ROUTE_CLAUSES[route])
 # ## The conditional SDP projection (8)
 #
 # On route O-S-C the estimate is replaced by the nearest parameter vector whose inertia matrix
-# has at least a margin $\epsilon$ on a set $\Theta_c$ of the record's configurations (the
-# norm "nearest" uses is lost from the text: we take the Euclidean norm of the base parameters
-# in SI units, [register](../book/register_identification.md)):
+# has at least a margin $\epsilon_\mathrm{PD}$ on a set $\Theta_c$ of the record's
+# configurations (the norm "nearest" uses is lost from the text: we take the Euclidean norm of
+# the base parameters in SI units, [register](../book/register_identification.md)):
 #
 # $$
-# \boldsymbol\beta_\epsilon = \arg\min_{\boldsymbol\beta}
+# \boldsymbol\beta_{\epsilon_\mathrm{PD}} = \arg\min_{\boldsymbol\beta}
 #   \lVert\boldsymbol\beta - \hat{\boldsymbol\beta}\rVert_2^2
 # \quad\text{s.t.}\quad
-# \mathbf M(\boldsymbol\theta_i;\boldsymbol\beta) \succeq \epsilon\,\mathbf I,
+# \mathbf M(\boldsymbol\theta_i;\boldsymbol\beta) \succeq \epsilon_\mathrm{PD}\,\mathbf I,
 # \quad \boldsymbol\theta_i \in \Theta_c
 # $$ (eq-paper-8)
 #
 # By {eq}`eq-paper-6` each pose is one linear matrix inequality, and the problem is a small
 # semidefinite program (cvxpy, Clarabel). $\Theta_c$ holds {paper}`theta_c_even_configs`
 # samples evenly along the record and the {paper}`theta_c_fast_configs` fastest (at most
-# {paper}`theta_c_max_configs`, duplicates merged), and $\epsilon$ is the smallest margin of a
-# short ladder $\mathcal E$ whose projection is positive definite on the whole record
-# (Appendix D-E):
+# {paper}`theta_c_max_configs`, duplicates merged), and $\epsilon_\mathrm{PD}$ is the smallest
+# margin of a short ladder $\mathcal E$ whose projection is positive definite on the whole
+# record (Appendix D-E):
 #
 # $$
-# \epsilon^\star = \min\big\{\epsilon\in\mathcal E :
-#   \lambda_\mathrm{min}\big(\mathbf M(\boldsymbol\theta_i;\boldsymbol\beta_\epsilon)\big) > 0,
+# \epsilon_\mathrm{PD}^\star = \min\big\{\epsilon_\mathrm{PD}\in\mathcal E :
+#   \lambda_\mathrm{min}\big(\mathbf M(\boldsymbol\theta_i;\boldsymbol\beta_{\epsilon_\mathrm{PD}})\big) > 0,
 #   \ i = 1,\dots,n\big\}
 # $$ (eq-ols-epsilon)
 #
@@ -255,8 +255,8 @@ view.ladder_table(projection, sub_label)
 
 # %% [markdown]
 # The smallest margin that leaves the whole record positive definite is
-# $\epsilon^\star$ = {glue:text}`ols_epsilon:g` kg·m², a change
-# $\lVert\boldsymbol\beta_\epsilon-\hat{\boldsymbol\beta}\rVert_2$ =
+# $\epsilon_\mathrm{PD}^\star$ = {glue:text}`ols_epsilon:g` kg·m², a change
+# $\lVert\boldsymbol\beta_{\epsilon_\mathrm{PD}}-\hat{\boldsymbol\beta}\rVert_2$ =
 # {glue:text}`ols_change_norm:.3g` with {glue:text}`ols_theta_c:d` poses in $\Theta_c$
 # ({numref}`tab-ols-ladder`). {numref}`fig-ols-lambda-record` shows, along the records, the
 # smallest eigenvalue of the arm's inertia matrix under the OLS estimate of
