@@ -389,9 +389,10 @@ glue("clie_eps_objective_max", ladder.objective_max)
 # %% tags=["hide-input"]
 sweep_records = view.sweep_records()
 short_label = view.condition_label(view.SHORT, 0.040)
+sweep_run = "the CLIE sweep's run"
 display(view.runs_table([
-    (f"{label} ({record['route']} start), the CLIE sweep's run", record["route"], refined),
-    *[(f"{short_label}, the CLIE sweep's run", short["route"], r) for r in routes.values()],
+    (f"{label} ({record['route']} start), {sweep_run}", record["route"], refined),
+    *[(f"{short_label}, {sweep_run}", short["route"], r) for r in routes.values()],
     (f"{label} (DIDIM, regular initialization)", "none (no OLS start)", didim),
     *ladder.runs]))
 if len(sweep_records):
