@@ -46,6 +46,8 @@ ts = 0.040
 run = 1
 
 # %%
+import time
+
 import numpy as np
 from IPython.display import display
 
@@ -55,7 +57,9 @@ from crane_lib.model.parameters import N_LINKS
 from crane_lib.reporting.chapters import audit as view
 from crane_lib.reporting.chapters import profile
 from crane_lib.reporting.glued import glue, glue_md
+from crane_lib.reporting.tables import span
 
+started = time.perf_counter()
 study = view.study(trajectory, ts, run)  # the audit study's record of the condition
 model, eps = shared_model("reduced"), view.EPS
 
@@ -178,7 +182,11 @@ glue("audit_first_violations", first.n_violations)
 glue("audit_first_lambda", first.lambda_min)
 glue("audit_first_failing", sum(not a.passed for a in study.dense(study.bad_label)))
 glue("audit_seeds", len(study.seeds))
-glue("audit_rescue_passes", len(rescue.get("passes", [])))
+def n_passes(n: int) -> str:
+    return f"{n} pass" if n == 1 else f"{n} passes"
+
+
+glue("audit_rescue_passes", n_passes(len(rescue.get("passes", []))))
 glue("audit_change_norm", rescue.get("change_norm", float("nan")))
 glue("audit_final_passing", sum(a.passed for a in final))
 glue("audit_verdict", record.get("verdict", "no accepted record"))
@@ -201,7 +209,7 @@ glue_md("audit_case", cases[case])
 # ({glue:text}`audit_first_violations:,d` violating configurations with the first seed,
 # λmin = {glue:text}`audit_first_lambda:.3g` kg·m²; the paper's failed at
 # {paper}`clie_solution_violations`). Algorithm 1's rescue took
-# {glue:text}`audit_rescue_passes:d` pass(es) and moved the model by
+# {glue:text}`audit_rescue_passes` and moved the model by
 # $\lVert\Delta\boldsymbol\varphi\rVert_2$ = {glue:text}`audit_change_norm:.3g`; the re-audit
 # passes on {glue:text}`audit_final_passing:d` of {glue:text}`audit_seeds:d` seeds. Verdict:
 # **{glue:text}`audit_verdict`**.
@@ -256,11 +264,11 @@ glue("audit_theta_r_lambda", lam_r.min())
 glue("audit_seeded", len(theta_r) - study.record["pose_sets"]["rescue_random_poses"]
      - study.record["pose_sets"]["corners"])
 glue("audit_seeded_distinct", len(np.unique(np.round(witnesses, 12), axis=0)))
-glue("audit_fresh_passes", len(fresh.get("passes") or []))
+glue("audit_fresh_passes", n_passes(len(fresh.get("passes") or [])))
 glue("audit_fresh_appended", view.appended(study, view.FRESH) if fresh["passes"] else 0)
 gap = study.rescued(view.FRESH)
 glue("audit_fresh_gap", np.linalg.norm(gap - accepted) if gap is not None else np.nan)
-glue("audit_earlier_passes", len(earlier.get("passes") or []))
+glue("audit_earlier_passes", n_passes(len(earlier.get("passes") or [])))
 glue("audit_earlier_status", earlier["failure"] or earlier["projection"]["status"])
 glue("audit_earlier_converged", str(earlier.get("converged", False)).lower())
 display(view.rescue_passes(study), view.rescue_against_paper(study))
@@ -273,12 +281,12 @@ display(view.rescue_passes(study), view.rescue_against_paper(study))
 # λmin = {glue:text}`audit_theta_r_lambda:.6g` kg·m², the margin to solver precision.
 # The chapter adds two rescues from the fresh set alone
 # ({numref}`tab-audit-rescue-passes`, {numref}`tab-audit-rescue-paper`): with the accepted
-# margin, as the paper's timing re-run was (D-I), {glue:text}`audit_fresh_passes:d` passes
+# margin, as the paper's timing re-run was (D-I), {glue:text}`audit_fresh_passes`
 # and {glue:text}`audit_fresh_appended:,d` configurations appended (paper
 # {paper}`rescue_passes_unseeded` and {paper}`rescue_appended_unseeded`), its model
 # {glue:text}`audit_fresh_gap:.3g` from the accepted one; and with the earlier version's
 # $\epsilon_\mathrm{PD}=0$, which gives the "submitted" model of Table IX
-# ({glue:text}`audit_earlier_passes:d` passes, converged: {glue:text}`audit_earlier_converged`,
+# ({glue:text}`audit_earlier_passes`, converged: {glue:text}`audit_earlier_converged`,
 # solver status {glue:text}`audit_earlier_status`). Neither replaces the accepted model. The
 # rescue checks every constraint of $\Theta_\mathrm r$ itself whatever the solver reports.
 #
@@ -320,13 +328,11 @@ display(view.table_ix(study), view.table_ix_against_paper(study))
 margins = np.array([a.lambda_min for a in final])
 worst = final[int(np.argmin(margins))]
 truths = [a.lambda_min for a in study.dense(view.TRUTH)]
-glue("audit_margin_low", margins.min())
-glue("audit_margin_high", margins.max())
+glue("audit_margins", span(margins, 4))
 glue("audit_margin_factor", margins.max() / margins.min())
 glue("audit_worst_component", worst.worst_component)
 glue("audit_worst_pose", view.degrees(worst.worst_pose))
-glue("audit_truth_low", min(truths))
-glue("audit_truth_high", max(truths))
+glue("audit_truths", span(truths, 4))
 on_eps = abs(worst.lambda_min - eps) < 1e-9
 wheres = {
     True: "The minimum sits on the grid, which every seed shares, so the margin cannot "
@@ -337,13 +343,12 @@ wheres = {
 glue_md("audit_where", wheres[worst.worst_component == view.GRID])
 
 # %% [markdown]
-# The accepted model's λmin runs from {glue:text}`audit_margin_low:.4g` to
-# {glue:text}`audit_margin_high:.4g` kg·m² over the seeds, a factor
+# The accepted model's λmin over the seeds is {glue:text}`audit_margins` kg·m², a factor
 # {glue:text}`audit_margin_factor:.3f` (paper {paper}`audit_min_eig_accepted`, factor
 # {paper}`audit_margin_seed_factor`). Its worst configuration belongs to the
 # **{glue:text}`audit_worst_component`** component, at θ = {glue:text}`audit_worst_pose`.
-# {glue:md}`audit_where` The twin's truth: λmin {glue:text}`audit_truth_low:.4g` to
-# {glue:text}`audit_truth_high:.4g` kg·m² over the same seeds.
+# {glue:md}`audit_where` The twin's truth: λmin {glue:text}`audit_truths` kg·m² over the
+# same seeds.
 #
 # ## Table XVIII: which entries the rescue moved
 #
@@ -567,3 +572,11 @@ view.certified_table(study)
 # "violated" result is a concrete configuration where the model is not positive definite. The
 # audit's sampled verdict remains the acceptance criterion, as in the paper; the certificate
 # is beyond it.
+
+# %% tags=["hide-input"]
+glue("audit_run_time", time.perf_counter() - started)
+glue("audit_profile", profile())
+
+# %% [markdown]
+# *Page executed in {glue:text}`audit_run_time:.0f` s (profile
+# {glue:text}`audit_profile`, rescue shown on {glue:text}`audit_bad`).*
