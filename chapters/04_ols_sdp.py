@@ -43,6 +43,7 @@ from crane_lib.model.dynamics import DynamicModel
 from crane_lib.reporting.chapters import ols_sdp as view
 from crane_lib.reporting.chapters import profile, quiet_solver_warnings
 from crane_lib.reporting.glued import glue, glue_md
+from crane_lib.twin.truth import load_truth
 
 quiet_solver_warnings()
 label = view.condition_label(trajectory, ts)
@@ -126,7 +127,7 @@ glue("ols_samples", fit.n_samples)
 glue("ols_axes", model.n_axes)
 glue("ols_kappa", fit.kappa)
 glue("ols_residual_rms", fit.residual_rms)
-view.estimates_table(fit, model, label)
+view.estimates_table(fit, model.base_from_standard(load_truth()), label)
 
 # %% [markdown]
 # **{glue:text}`ols_label`, execution {glue:text}`ols_run:d` (twin):**

@@ -10,10 +10,8 @@ import numpy as np
 import pandas as pd
 
 from crane_lib.identification import condition as identify
-from crane_lib.model.dynamics import DynamicModel
 from crane_lib.paper_numbers import paper
 from crane_lib.reporting.tables import Comparison, Count, Why, comparison_table, numbered
-from crane_lib.twin.truth import load_truth
 
 # Table III's fitting trajectories (register: the text names none)
 TABLE_III_TRAJECTORIES = ("PA01", "PB01", "PC01", "AP01", "AP03", "AG01", "AG02")
@@ -52,9 +50,9 @@ def projected_condition(records: pd.DataFrame, trajectory: str, ts: float, run: 
     return None
 
 
-def estimates_table(fit, model: DynamicModel, label: str) -> object:
-    """The OLS estimates with their standard errors beside the twin's true base parameters."""
-    truth = model.base_from_standard(load_truth())
+def estimates_table(fit, truth, label: str) -> object:
+    """The OLS estimates with their standard errors beside the twin's true base parameters
+    (`truth`: a ParameterSet in the same order)."""
     frame = pd.DataFrame(
         {
             "OLS": fit.parameters.values,
@@ -62,7 +60,7 @@ def estimates_table(fit, model: DynamicModel, label: str) -> object:
             "|estimate| / std. error": fit.t_ratio,
             "twin truth": truth.values,
         },
-        index=pd.Index(model.names, name="parameter"),
+        index=pd.Index(fit.parameters.names, name="parameter"),
     )
     caption = "OLS estimates of " + label
     return numbered(
