@@ -19,7 +19,8 @@ transitively (`crane_book.keys`), so editing a chapter or a view re-runs no step
    sweep's run of that condition when the start is the same: deterministic, so not repeated),
    written to results/accepted/ as a model file and a JSON record; and the 40 ms bundles of
    every execution of V01-V03, which the chapter "Validation" reads; and what the twin produces
-   against the paper (`twin.calibration`, results/realization), which chapter 03 reads;
+   against the paper (`acceptance.twin_calibration`, results/realization), which chapter 03
+   reads;
 5. the repeats sweep: `conditions/repeats.py` once per execution and interval of
    `papermill_params/repeats_<profile>.csv` (Table XI, Sec. VII-D); an execution listed there
    but not recorded is reported with the step that records it, and the others go on;
@@ -106,6 +107,7 @@ from crane_lib.acceptance import (
     other_arms,
     reproducibility,
     screen,
+    twin_calibration,
 )
 from crane_lib.acceptance import rescue as rescue_stage
 from crane_lib.errors import InputError
@@ -118,7 +120,6 @@ from crane_lib.model.dynamics import model as shared_model
 from crane_lib.model.parameters import load_parameters
 from crane_lib.paths import TRAJECTORY_DIR, portable, recording_path
 from crane_lib.records import read_json_record, write_json_record
-from crane_lib.twin import calibration as twin_calibration
 from crane_lib.twin import dataset
 from crane_lib.twin.truth import TWIN_PLANT_CSV, TWIN_TRUTH_CSV
 
@@ -142,10 +143,10 @@ STEP_MODULES = {
     "certified": [certified.__name__],
     "refinement_runs": [refinement_runs.__name__],
     "rescues": [rescue_stage.__name__],
-    "audit_study": [all_pose.__name__],
-    "twin_calibration": [twin_calibration.__name__],
     "other_arms": [other_arms.__name__],
+    "audit_study": [all_pose.__name__],
     "your_arm": [demonstration.__name__],
+    "twin_calibration": [twin_calibration.__name__],
     "kt_study": [kt_sensitivity.__name__],
 }
 EXIT_BAD_SCHEDULER = 2
@@ -352,8 +353,9 @@ def validation_bundles_step(profile: str, ts: float = REPRESENTATIVE["ts"]) -> i
 
 
 def twin_calibration_step(profile: str, directory=None) -> keys.StepLog:
-    """What the twin produces against the paper (`twin.calibration`): the calibration summaries
-    of the profile's AG02 and V01-V03 recordings, the bundles preprocessed again, Joint 7's fit
+    """What the twin produces against the paper (`acceptance.twin_calibration`): the calibration
+    summaries of the profile's AG02 and V01-V03 recordings, the bundles preprocessed again, Joint
+    7's fit
     and closed loop; one record (results/realization/) that chapter 03 reads."""
     path = twin_calibration.record_path(profile, directory)
     key = keys.record_key(

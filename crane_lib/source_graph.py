@@ -34,11 +34,16 @@ def _is_module(name: str) -> bool:
 
 
 def source_tree(path: Path) -> ast.Module:
-    """A Python file's syntax tree; lines of IPython magics and shell escapes (a notebook's
-    `%matplotlib`, `!pip`) are blanked first, so a jupytext page parses too."""
-    lines = Path(path).read_text(encoding="utf-8").split("\n")
-    plain = ["" if line.lstrip().startswith(("%", "!")) else line for line in lines]
-    return ast.parse("\n".join(plain), filename=str(path))
+    """A Python file's syntax tree; where it does not parse as it is, lines of IPython magics and
+    shell escapes (a notebook's `%matplotlib`, `!pip`) are blanked, so a jupytext page parses too
+    (a module's own `% (a, b)` continuation line is left alone)."""
+    text = Path(path).read_text(encoding="utf-8")
+    try:
+        return ast.parse(text, filename=str(path))
+    except SyntaxError:
+        lines = text.split("\n")
+        plain = ["" if line.lstrip().startswith(("%", "!")) else line for line in lines]
+        return ast.parse("\n".join(plain), filename=str(path))
 
 
 def imported_modules(path: Path, package_name: str | None = None) -> set[str]:

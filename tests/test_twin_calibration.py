@@ -1,4 +1,5 @@
-"""What the twin produces against the paper (`twin.calibration`), and chapter 03's view of it:
+"""What the twin produces against the paper (`acceptance.twin_calibration`), and chapter 03's view
+of it:
 controller (2) re-run on logged cycles gives the logged commands, the calibration quantities
 of a log, the spectrum's share above a corner, the bundles preprocessed again, and the tables
 the view makes of the record."""
@@ -10,12 +11,12 @@ import math
 import numpy as np
 import pytest
 
+from crane_lib.acceptance import twin_calibration as calibration
 from crane_lib.logs import preprocessing
 from crane_lib.logs.raw_log import read_raw_log, write_raw_log
 from crane_lib.model.controller import load_realization_constants
 from crane_lib.paths import TRAJECTORY_DIR
 from crane_lib.reporting.chapters import preprocessing as view
-from crane_lib.twin import calibration
 from crane_lib.twin import recorder as twin
 
 AP01 = TRAJECTORY_DIR / "AP01.txt"

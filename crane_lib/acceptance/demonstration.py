@@ -51,8 +51,10 @@ def write_demonstration(
     """Record `trajectory` on the emulator (lockstep), run Algorithm 1 on it, write the files of
     `demonstration_paths` and return the record."""
     # imported here: the emulator and the recorder are needed by this step only
-    from crane_lib.cli.common import accept_inputs
+    from crane_lib.excitation.commands import read_command_file
     from crane_lib.hardware.emulated import demo_config, record_on_emulator
+    from crane_lib.identification import gate
+    from crane_lib.logs.raw_log import read_raw_log
 
     paths = demonstration_paths(trajectory, directory)
     paths["log"].parent.mkdir(parents=True, exist_ok=True)
@@ -65,17 +67,12 @@ def write_demonstration(
         tail_s=TAIL_S,
     )
     emulated.require_complete()
-    inputs = accept_inputs(
-        paths["log"],
-        command_file(trajectory),
-        paths["model"],
-        [],
-        ts,
-        True,
-        repair=True,
-        refine=refine,
-    )
-    accepted = accept_recording(inputs.log, inputs.command.name, ts, refine=refine)
+    # the recording read and gated as `crane-id accept` reads it (its CLI checks of options and
+    # paths aside: this step names its own files)
+    log = read_raw_log(paths["log"], repair=True)
+    command = read_command_file(command_file(trajectory))
+    gate.check_command_file(log, command_file(trajectory), command.sha256)
+    accepted = accept_recording(log, command.name, ts, refine=refine)
     save_accepted(paths["model"], accepted)
     record = {
         **accepted_record(accepted, ts),

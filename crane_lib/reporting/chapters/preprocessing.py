@@ -2,7 +2,8 @@
 VII-D, Appendix D-A, D-C; Table XIX): the twin's drive settings, the joint-level identification
 of Joint 7 (Fig. 3), Table XIX, the controller's gains and bandwidth, what the twin produces
 against the paper, the residual's spectrum, preprocessing on one axis, its reproducibility and
-the raw log, as tables and figures. The numbers come from the record `twin.calibration` writes
+the raw log, as tables and figures. The numbers come from the record `acceptance.twin_calibration`
+writes
 (results/realization/) and from the science the chapter calls; nothing here computes them."""
 
 from __future__ import annotations
@@ -11,13 +12,13 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from crane_lib.acceptance import twin_calibration as calibration
 from crane_lib.constants import ACTUATORS, CLAMP_THRESHOLD_FRACTION, N_AXES
 from crane_lib.logs import preprocessing, raw_log
 from crane_lib.model.controller import K_I, K_P, K_V, load_realization_constants
 from crane_lib.paper_numbers import paper
 from crane_lib.records import read_json_record
 from crane_lib.reporting.tables import Comparison, Why, comparison_table, numbered, significant
-from crane_lib.twin import calibration
 from crane_lib.twin import joint_identification as ji
 from crane_lib.twin.truth import load_plant_settings
 
@@ -27,7 +28,8 @@ NATURAL_HZ = calibration.NATURAL_HZ
 
 
 def record(profile: str) -> dict:
-    """The profile's calibration record (`crane_lib.twin.calibration`, written by the pipeline)."""
+    """The profile's calibration record (`crane_lib.acceptance.twin_calibration`, written by the
+    pipeline)."""
     return read_json_record(calibration.record_path(profile))
 
 

@@ -2,7 +2,7 @@
 
 Nothing here feeds back into the twin's settings: these numbers are reported, not targeted.
 
-``python -m crane_lib.twin.calibration [LOG ...]`` prints, per raw log: realized against
+``python -m crane_lib.acceptance.twin_calibration [LOG ...]`` prints, per raw log: realized against
 commanded duration, record length, clamp share (|u| >= 0.98 of the axis limit, D-F), peak
 joint speed, and the residual that an ordinary least-squares fit of the full 65-parameter
 model leaves, as a share of the torque RMS (III-D).
