@@ -203,7 +203,8 @@ def architecture_diagram(chapter_dir: Path = CHAPTER_DIR):
     ax.text(
         box_left,
         height - 0.45,
-        "crane_lib stages in pipeline order (imports run downward);\narrows: the data a stage hands on",
+        "crane_lib stages in pipeline order (imports run downward);\narrows: the data a stage "
+        "hands on",
         fontsize=9,
         va="center",
     )

@@ -12,7 +12,8 @@ shown once under the table instead of on each row.
 
     rows = [
         Comparison("offset RL3", "dh_offset_rl3", table[2].r, unit="m"),
-        Comparison("κ of AG02 at 40 ms", "ag02_kappa_40ms", kappa, why=Why.twin("the twin's noise floor is lower")),
+        Comparison("κ of AG02 at 40 ms", "ag02_kappa_40ms", kappa, why=Why.twin("the twin's noise
+        floor is lower")),
         Comparison("files without a three-joint segment", "traj_without_three_joint", Count(19, 40),
                    paper_whole="id_candidate_count"),
     ]
@@ -54,6 +55,7 @@ def span(values, digits: int = 3) -> str:
 
 
 def percent(fraction: float, digits: int = 2) -> str:
+    """A fraction printed as a percentage with `digits` significant digits."""
     return (
         DASH
         if fraction is None or np.isnan(fraction)
@@ -95,21 +97,11 @@ def compared(
     same: str = "the same as",
     rtol: float = 0.0,
 ) -> str:
-    """The word that states how `ours` stands to `theirs`: computed, never typed ("higher" / "lower")."""
+    """The word that states how `ours` stands to `theirs`: computed, never typed ("higher" /
+    "lower")."""
     if math.isclose(ours, theirs, rel_tol=rtol, abs_tol=0.0):
         return same
     return higher if ours > theirs else lower
-
-
-class Prose(str):
-    """A generated sentence or paragraph: displays as (MyST) markdown, glues as plain text, so a
-    chapter can show it as the last expression of a cell or paste it with {glue:md}/{glue:text}."""
-
-    def _repr_markdown_(self) -> str:
-        return str(self)
-
-    def _repr_pretty_(self, printer, cycle) -> None:
-        printer.text(str(self))
 
 
 def paper_number_text(n: PaperNumber, fmt: str | None = None, with_unit: bool = True) -> str:
@@ -207,7 +199,8 @@ SAME = "the same"
 
 @dataclass(frozen=True)
 class Count:
-    """'part of whole' (a count out of a total), compared as such: 3 of 7 agrees only with 3 of 7."""
+    """'part of whole' (a count out of a total), compared as such: 3 of 7 agrees only with 3 of
+    7."""
 
     part: int
     whole: int
@@ -273,6 +266,7 @@ class Comparison:
 
     # the paper's side
     def paper_cell(self) -> str:
+        """The paper's value as printed in the row's "paper" cell."""
         if self.paper_text is not None:
             return self.paper_text
         if self.number is None:
@@ -282,11 +276,13 @@ class Comparison:
         if isinstance(self.book, Count) and self._whole() is not None:
             return count_of(n.value, self._whole())
         if n.value_hi is not None:
-            # the upper end as the paper writes it (it keeps its own digits: "0.45 to 3.55", not "0.45 to 3.5")
+            # the upper end as the paper writes it (it keeps its own digits: "0.45 to 3.55", not
+            # "0.45 to 3.5")
             return f"{low} to {_written(n.value_hi_text, n.value_hi)}"
         return {"upper": "≤ ", "lower": "≥ "}.get(self.bound, "") + low
 
     def book_cell(self) -> str:
+        """This book's value as printed in the row's "this book" cell."""
         if isinstance(self.book, str) or self.book is None:
             return self.book if self.book is not None else DASH
         if isinstance(self.book, Count):
@@ -317,7 +313,8 @@ class Comparison:
             return AGREES if book == 0 else None
         if abs(book - n.value) <= self._half_unit():
             return AGREES
-        # the paper states a bound ("less than 1 %", "at most 1.26 %"): its note in paper_numbers.csv says which
+        # the paper states a bound ("less than 1 %", "at most 1.26 %"): its note in
+        # paper_numbers.csv says which
         note = n.note.strip().lower()
         if (
             note.startswith("upper bound")
@@ -336,7 +333,8 @@ class Comparison:
         return 0.5 * scale * (1 + 1e-9)
 
     def agreement(self) -> str | None:
-        """AGREES, IN_RANGE, WITHIN_BOUND (an explicit `bound`, or the paper's note marks its number an upper
+        """AGREES, IN_RANGE, WITHIN_BOUND (an explicit `bound`, or the paper's note marks its number
+        an upper
         or lower bound) or SAME when computed so, else None (then a reason is needed)."""
         if isinstance(self.book, str):
             if (
@@ -370,6 +368,7 @@ class Comparison:
         return self._agrees(float(self.book))
 
     def verdict(self) -> str:
+        """The row's verdict: agrees, inside the range or bound, or the reason it differs."""
         agreed = self.agreement()
         if agreed is not None:
             return agreed if self.why is None else f"{agreed}; {self.why}"
@@ -496,6 +495,7 @@ class ComparisonTable(_Displayed):
             )
 
     def markdown(self) -> str:
+        """The comparison table as a MyST table with its caption and name."""
         common = self._common_unit()
         header = [
             escape(self.label + (f" ({common})" if common else "")),
@@ -507,7 +507,10 @@ class ComparisonTable(_Displayed):
         for label, paper_cell, title, book, reason in self._cells():
             shown = escape(paper_cell)
             if title:
-                shown = f'<span class="paper-number" title="{_attribute(title)}">{escape(paper_cell)}</span>'
+                shown = (
+                    f'<span class="paper-number" title="{_attribute(title)}">'
+                    f"{escape(paper_cell)}</span>"
+                )
             rows.append([escape(label), shown, escape(book), escape(reason)])
         shared = self.shared_reason()
         note = (
@@ -527,7 +530,8 @@ class ComparisonTable(_Displayed):
             shown = f"Table {self.paper}: {shown}" if self.paper else shown
             out.append(f"<caption>{_text(shown)}</caption>")
         out.append(
-            f"<thead><tr><th>{_text(head)}</th><th>paper</th><th>this book</th><th>why they differ</th></tr></thead><tbody>"
+            f"<thead><tr><th>{_text(head)}</th><th>paper</th><th>this book</th><th>why they "
+            "differ</th></tr></thead><tbody>"
         )
         for label, paper_cell, title, book, reason in self._cells():
             hover = f' title="{_attribute(title)}"' if title else ""
@@ -609,6 +613,7 @@ class ResultTable(_Displayed):
         return shown
 
     def markdown(self) -> str:
+        """The result table as a MyST table with its caption and name."""
         shown = self._shown()
         header = [escape(c) for c in shown.columns]
         rows = [

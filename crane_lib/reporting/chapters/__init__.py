@@ -1,28 +1,22 @@
-"""What each chapter shows, assembled from the stages' results: one module per chapter.
+"""What each chapter shows, formatted from the records: one view module per chapter.
 
-A chapter tells the story of its paper section and calls one function per table, figure or
-generated sentence; the assembly lives here so that it is tested code, not notebook cells.
-Every comparison goes through `crane_lib.reporting.tables`; every result sentence is generated
-from the numbers it states (`tables.Prose`); every figure title says which data it used.
+A chapter tells the story of its paper section in its own Markdown, computes its equations in
+visible cells that call the stages, and calls its view (`from crane_lib.reporting.chapters
+import <chapter> as view`) for the tables and figures over all conditions. A view reads records
+and returns DataFrames, styled tables and figures; it writes no prose and computes no science.
+Every comparison goes through `crane_lib.reporting.tables`; every figure title says which data
+it used; numbers reach the prose through `crane_lib.reporting.glued`.
 """
 
 from __future__ import annotations
 
 import os
-import time
 import warnings
-
-from crane_lib.reporting.tables import Prose
 
 
 def profile() -> str:
     """The build's profile (the env var CRANE_PROFILE, "quick" or "full"; "full" by default)."""
     return os.environ.get("CRANE_PROFILE", "full")
-
-
-def run_time_sentence(started: float, what: str) -> Prose:
-    """'*Chapter computed in N s (what).*', from a time.perf_counter() taken at the start."""
-    return Prose(f"*Chapter computed in {time.perf_counter() - started:.0f} s ({what}).*")
 
 
 def quiet_solver_warnings() -> None:

@@ -20,7 +20,7 @@ from crane_lib.identification import clie, metrics
 from crane_lib.identification import condition as identify
 from crane_lib.model.dynamics import DynamicModel
 from crane_lib.paper_numbers import paper
-from crane_lib.reporting import clie_study
+from crane_lib.reporting.chapters import clie as clie_study
 from crane_lib.reporting.tables import (
     Comparison,
     Count,
