@@ -21,7 +21,6 @@ from crane_lib.acceptance import accepted as accepted_stage
 from crane_lib.acceptance import all_pose
 from crane_lib.errors import InputError
 from crane_lib.paper_numbers import paper
-from crane_lib.paths import REPO_ROOT
 from crane_lib.records import read_json_record
 from crane_lib.reporting.tables import (
     Comparison,
@@ -38,8 +37,9 @@ TRUTH = all_pose.TRUTH
 REPRODUCTION, CONDITION_OLS = all_pose.REPRODUCTION, all_pose.CONDITION_OLS
 SWEEP, CONSTRUCTED = all_pose.SWEEP, all_pose.CONSTRUCTED
 FRESH, EARLIER = all_pose.FRESH, all_pose.EARLIER
+MAKE_STEP = accepted_stage.MAKE_STEP  # what writes the records this view reads
 GRID, UNIFORM, FOLDED = all_pose.GRID, all_pose.UNIFORM, all_pose.FOLDED
-CERTIFIED, UNDECIDED = all_pose.CERTIFIED, all_pose.UNDECIDED
+CERTIFIED = all_pose.CERTIFIED
 
 
 def sci(x, digits: int = 3) -> str:
@@ -239,17 +239,6 @@ def study(trajectory: str, ts: float, run: int, directory=None) -> AuditStudy:
     audits = {(a["model"], a["kind"], int(a["seed"])): Audit.of(a) for a in record["audits"]}
     sweep = pd.DataFrame(record["sweep"], columns=SWEEP_COLUMNS + ["ts", "worst_pose_rad"])
     return AuditStudy(record, path, audits, sweep)
-
-
-MAKE_STEP = accepted_stage.MAKE_STEP
-
-
-def shown_path(path) -> str:
-    """A path relative to the repository (as the pages name files)."""
-    try:
-        return str(Path(path).resolve().relative_to(REPO_ROOT))
-    except ValueError:
-        return str(path)
 
 
 # ----------------------------------------------------------------------------- the pose sets
