@@ -392,3 +392,18 @@ def test_the_audit_study_step_is_keyed_by_all_pose_and_the_page_reads_its_record
     assert (again.reused, again.recomputed) == (1, 0) and len(calls) == 1
     assert calls[0][:3] == ("AG02", 0.04, 1)
     assert json.loads((folder / "AG02_run1_40ms.json").read_text()) == {"computed": 1}
+
+
+def test_theta_r_is_the_fresh_set_and_the_failing_audits_worst_poses():
+    """The Θr the chapter checks the accepted model on is the one Algorithm 1 built: the fresh
+    set (random configurations and corners) and the worst poses of every failing audit."""
+    worst = [{"pose_rad": [0.1 * k] * 7, "lambda_min": -1e-3, "component": "grid"} for k in (1, 2)]
+    first = [
+        {"passed": False, "worst": worst},
+        {"passed": True, "worst": [{"pose_rad": [9.0] * 7}]},  # a passing audit adds nothing
+    ]
+    found = all_pose.theta_r({"first_audits": first})
+    fresh = rescue_stage.initial_theta_r()
+    assert found.shape == (len(fresh) + 2, 7)
+    np.testing.assert_array_equal(found[: len(fresh)], fresh)
+    np.testing.assert_array_equal(found[len(fresh) :], [w["pose_rad"] for w in worst])
