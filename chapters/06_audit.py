@@ -186,8 +186,9 @@ def n_passes(n: int) -> str:
     return f"{n} pass" if n == 1 else f"{n} passes"
 
 
-glue("audit_rescue_passes", n_passes(len(rescue.get("passes", []))))
-glue("audit_change_norm", rescue.get("change_norm", float("nan")))
+glue("audit_rescue_passes", n_passes(len(rescue["passes"])) if rescue
+     else "no pass (its CLIE solution passed)")
+glue("audit_change_norm", rescue.get("change_norm", 0.0))
 glue("audit_final_passing", sum(a.passed for a in final))
 glue("audit_verdict", record.get("verdict", "no accepted record"))
 choice, case = study.choice, study.case
