@@ -39,6 +39,7 @@ method = "fast"
 
 # %%
 import numpy as np
+from IPython.display import display
 
 from crane_lib.acceptance import selection
 from crane_lib.acceptance.accepted import load_accepted
@@ -154,9 +155,10 @@ view.plane_against_paper(c)
 #
 # $$
 # V^{(s)} = \operatorname{tr}\hat{\boldsymbol\Sigma}^{(s)}
-#   = \frac{1}{n-1}\sum_{i=1}^{n}\bigl\lVert \mathbf z_i^{(s)} - \bar{\mathbf z}^{(s)}\bigr\rVert_2^2,
+# = \frac{1}{n-1}\sum_{i=1}^{n}\bigl\lVert \mathbf z_i^{(s)} - \bar{\mathbf z}^{(s)}\bigr\rVert_2^2,
 # \qquad
-# D^{(s)} = \mathop{\mathrm{median}}_i \bigl\lVert \mathbf z_i^{(s)} - \bar{\mathbf z}^{(s)}\bigr\rVert_2
+# D^{(s)} = \mathop{\mathrm{median}}_i \bigl\lVert \mathbf z_i^{(s)} - \bar{\mathbf
+# z}^{(s)}\bigr\rVert_2
 # $$ (eq-selection-cloud-measures)
 #
 # In these coordinates the OLS cloud's total variance equals the number of parameters $p$ by

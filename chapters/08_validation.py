@@ -36,6 +36,7 @@ run = 1
 # %%
 import matplotlib.pyplot as plt
 import numpy as np
+from IPython.display import display
 
 from crane_lib.acceptance import consistency, held_out, selection
 from crane_lib.acceptance.audit import uniform_poses

@@ -453,8 +453,7 @@ def kt_study_step(
             "uniform": [{k: v for k, v in u.items() if k != "scaled"} for u in uniform],
             "corrections": {label: f.tolist() for label, f in corrections.items()},
             "corrected": {
-                label: kt_sensitivity.evaluate(study, f, label)
-                for label, f in corrections.items()
+                label: kt_sensitivity.evaluate(study, f, label) for label, f in corrections.items()
             },
         }
         write_json_record(path, record)

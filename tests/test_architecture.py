@@ -79,7 +79,8 @@ def test_every_arrow_of_the_picture_is_an_import_and_every_stage_is_in_it():
 def test_chapters_are_linked_to_the_stages_they_import(tmp_path):
     chapter = tmp_path / "99_probe.py"
     chapter.write_text(
-        "from crane_lib.acceptance import audit\nfrom crane_lib.model.dynamics import DynamicModel\n",
+        "from crane_lib.acceptance import audit\nfrom crane_lib.model.dynamics import "
+        "DynamicModel\n",
         encoding="utf-8",
     )
     assert arch.chapter_stages(tmp_path) == {"99_probe": ["model", "acceptance"]}

@@ -79,7 +79,7 @@ x = 1
 y = 2
 z = 3
 w = 4
-"""
+"""  # noqa: E501 (a chapter as a contributor types it, one long prose line)
 
 
 def test_the_checks_catch_a_typed_number_and_too_much_code(tmp_path):

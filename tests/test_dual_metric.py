@@ -35,7 +35,8 @@ def truth(model):
 
 
 def synthetic_bundle(model, beta, n=120, noise=0.0, seed=3):
-    """Random configurations, speeds and accelerations over the arm's range; tau = Y beta (+ noise)."""
+    """Random configurations, speeds and accelerations over the arm's range; tau = Y beta (+
+    noise)."""
     rng = np.random.default_rng(seed)
     theta = rng.uniform(-1.5, 1.5, (n, 8))
     theta[:, 3] = rng.uniform(-2.5, 0.0, n)
@@ -152,7 +153,8 @@ def test_cli_method_selects_the_start(tmp_path, model):
 
 def test_consistent_links_option_gives_a_consistent_arm(model, noisy):
     """With the export's consistency constraints the estimate is K phi for a phi whose every link
-    pseudo-inertia keeps the margin (to solver precision) and whose drive terms are >= 0; the constraint costs fit."""
+    pseudo-inertia keeps the margin (to solver precision) and whose drive terms are >= 0; the
+    constraint costs fit."""
     from crane_lib.export.consistent import consistency_constraints, link_margins
 
     constraints = consistency_constraints(model.parameter_set)

@@ -16,7 +16,8 @@ REPRODUCE_RTOL = (
 
 
 def _continuous_fopdt(u, gain, time_constant, dead_time, period, fine=200):
-    """Reference response on a grid `fine` times finer than the samples (independent of the fit's recursion)."""
+    """Reference response on a grid `fine` times finer than the samples (independent of the fit's
+    recursion)."""
     h = period / fine
     u_fine = np.repeat(u, fine)
     delay = int(round(dead_time / h))
@@ -81,7 +82,8 @@ def test_arx_recovers_a_known_system_and_its_frequency_response():
 
 
 def test_joint7_record_on_the_twin_shows_the_drivetrain_resonance():
-    """The open-loop Joint-7 record: its nonparametric response peaks near 100 Hz above model (1)."""
+    """The open-loop Joint-7 record: its nonparametric response peaks near 100 Hz above model
+    (1)."""
     from scipy import signal
 
     record = ji.record_joint(7)

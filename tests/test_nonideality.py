@@ -1,4 +1,5 @@
-"""Issue 14: the twin's effects by name, the candidate effects' physics, the screen's violating poses, the
+"""Issue 14: the twin's effects by name, the candidate effects' physics, the screen's violating
+poses, the
 study's bad-input rules and one study point."""
 
 from __future__ import annotations
@@ -146,7 +147,8 @@ def test_backlash_transmits_nothing_inside_the_gap_and_the_spring_beyond_it():
         x[core.XVM + 6] = rotor_speed
         return x
 
-    # inside the gap: axis 7's rotor keeps its speed (no motor torque, no friction) and the links move
+    # inside the gap: axis 7's rotor keeps its speed (no motor torque, no friction) and the links
+    # move
     # exactly as links with no drivetrain spring at all
     inside, free = state(0.5 * gap, 0.2), state(0.5 * gap, 0.2)
     twin.integrate(plant(gap), inside, np.zeros(N_AXES), 8)
@@ -156,7 +158,8 @@ def test_backlash_transmits_nothing_inside_the_gap_and_the_spring_beyond_it():
         inside[core.XV : core.XV + N_AXES], free[core.XV : core.XV + N_AXES], rtol=1e-9, atol=1e-15
     )
     assert abs(inside[core.XV + 3]) > 1e-3  # the elbow's link does fall through its gap
-    # beyond the gap: the spring of a play b stretched by b + e acts as the spring without play stretched by e
+    # beyond the gap: the spring of a play b stretched by b + e acts as the spring without play
+    # stretched by e
     beyond, plain = state(gap + 1e-4), state(1e-4)
     twin.integrate(plant(gap), beyond, np.zeros(N_AXES), 1)
     twin.integrate(plant(0.0), plain, np.zeros(N_AXES), 1)
@@ -196,7 +199,8 @@ def test_the_encoder_adds_its_position_dependent_error_then_rounds():
 
 
 def test_the_screen_names_every_violating_pose_and_the_folded_count_follows(reduced, truth_beta):
-    # uniform draws plus folded-region draws (acceptance/screen.py's verdict and margin are tested in test_screen.py)
+    # uniform draws plus folded-region draws (acceptance/screen.py's verdict and margin are tested
+    # in test_screen.py)
     uniform, folded = (
         audit.uniform_poses(3000, 3),
         audit.uniform_poses(1000, 4, audit.folded_region()),
@@ -302,7 +306,8 @@ def test_one_study_point_records_identifies_and_audits(monkeypatch):
     assert len(point["estimate"]) == len(record["names"]) == 39 and timing["record_s"] > 0
 
 
-# ---------------------------------------------------------------- what the chapter computes from the records
+# ---------------------------------------------------------------- what the chapter computes from
+# the records
 
 
 def _frame(rows):
@@ -353,7 +358,8 @@ def test_the_paper_pattern_and_the_field_rule_are_computed_not_assumed(monkeypat
     assert ladder.loc[("default + encoder_error 0.5", 10), "non_pd_theta"] == 1
     assert ladder.loc[("default + encoder_error 0.5", 10), "pd_data_not_theta"] == 1
     rule, chosen = nonideality.field_rule(frame)
-    # backlash drops the 20 ms margin by 5e-3 in both executions, far beyond twice the 0.2e-3 difference; encoder error does not
+    # backlash drops the 20 ms margin by 5e-3 in both executions, far beyond twice the 0.2e-3
+    # difference; encoder error does not
     assert (
         chosen == ["default + backlash 0.25"]
         and not rule[rule["candidate"].str.contains("encoder_error")]["passes"].any()

@@ -137,7 +137,8 @@ def test_a_failing_page_is_named_and_not_cached(tmp_path):
     )
     with pytest.raises(
         RuntimeError,
-        match=r"1 of 2 pages failed:\n.*bad\.py: cell 2 \(of 2\) raised ValueError: no data for this page$",
+        match=r"1 of 2 pages failed:\n.*bad\.py: cell 2 \(of 2\) raised ValueError: no data for "
+        r"this page$",
     ):
         pages.execute_pages(
             2, [bad, good], cache_dir=tmp_path / "cache", seconds_file=tmp_path / "seconds.json"
@@ -220,7 +221,8 @@ class _InlinePool:
 
 
 def test_an_unreadable_page_is_a_named_failure(tmp_path):
-    """A page jupytext cannot even read is reported by name like a failing cell, after the others."""
+    """A page jupytext cannot even read is reported by name like a failing cell, after the
+    others."""
     good, unreadable = tmp_path / "good.py", tmp_path / "unreadable.py"
     good.write_text(PAGE, encoding="utf-8")
     unreadable.write_bytes(b"\xff\xfe not text")

@@ -40,7 +40,8 @@ def zero_phase_gain(frequency_hz, ts):
 
 
 def edge_margin_s(ts, decay=1e-12):
-    """Time for the slowest pole of the filter to decay to `decay`: edge transients are gone after it."""
+    """Time for the slowest pole of the filter to decay to `decay`: edge transients are gone after
+    it."""
     poles = np.concatenate([np.roots(section[3:]) for section in pp.antialias_sections(ts)])
     samples = np.log(decay) / np.log(np.abs(poles).max())
     return samples / GRID_RATE_HZ
@@ -165,7 +166,8 @@ def test_section_wise_filtfilt_equals_scipy_in_the_interior(uneven_log, ts):
 
 
 def matlab_filtfilt_sections(sections, x, pad):
-    """MATLAB's filtfilt for an SOS filter, transcribed step by step (ffOneChanCat), for one column."""
+    """MATLAB's filtfilt for an SOS filter, transcribed step by step (ffOneChanCat), for one
+    column."""
     y = x
     for section in sections:
         b, a = section[:3], section[3:]

@@ -1,4 +1,5 @@
-"""Reproducibility measures (acceptance.reproducibility): one execution refitted through the pipeline,
+"""Reproducibility measures (acceptance.reproducibility): one execution refitted through the
+pipeline,
 Table XI's spread, parameter and prediction reproducibility, audit stability, the interval ladder,
 the ramp criterion, and a repeat that is listed but not recorded."""
 

@@ -65,7 +65,8 @@ def test_common_standardization_puts_ols_at_39_and_keeps_the_other_stages_ratios
     measures = selection.cloud_measures(clouds)
     assert measures["OLS"]["total variance"] == pytest.approx(39.0)
     assert measures["SDP"]["total variance"] == pytest.approx(39.0)
-    # halving every deviation quarters the variance and halves the median distance, on the common scale
+    # halving every deviation quarters the variance and halves the median distance, on the common
+    # scale
     assert measures["CLIE"]["total variance"] == pytest.approx(39.0 / 4)
     assert measures["CLIE"]["median distance"] == pytest.approx(
         measures["OLS"]["median distance"] / 2

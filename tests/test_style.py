@@ -82,12 +82,15 @@ def test_a_view_writes_no_prose_and_calls_no_science(path):
         for node in ast.walk(tree)
         if isinstance(node, ast.FunctionDef) and node.name.endswith(PROSE_SUFFIXES)
     ]
-    assert prose == [], f"functions that write sentences (the chapter's Markdown holds them): {prose}"
+    assert prose == [], (
+        f"functions that write sentences (the chapter's Markdown holds them): {prose}"
+    )
     # glued.py hands a page's short data-dependent MyST fragments to glue; nothing else may
     markdown = [
         node.lineno
         for node in ast.walk(tree)
-        if isinstance(node, ast.Name) and node.id in ("Prose", "Markdown")
+        if isinstance(node, ast.Name)
+        and node.id in ("Prose", "Markdown")
         and path.name != "glued.py"
     ]
     assert markdown == [], f"Markdown prose built at lines {markdown}"
@@ -98,7 +101,5 @@ def test_a_view_writes_no_prose_and_calls_no_science(path):
         elif isinstance(node, ast.ImportFrom) and node.module:
             imported.add(node.module)
             imported.update(f"{node.module}.{alias.name}" for alias in node.names)
-    called = sorted(
-        name for name in imported if any(name.startswith(f) for f in FORBIDDEN_IMPORTS)
-    )
+    called = sorted(name for name in imported if any(name.startswith(f) for f in FORBIDDEN_IMPORTS))
     assert called == [], f"a view imports the science or a solver: {called}"

@@ -371,7 +371,8 @@ def test_the_controller_diagram_states_the_gains_the_code_runs():
     )
 
 
-# ----------------------------------------------------------------------------- the comparison tables
+# ----------------------------------------------------------------------------- the comparison
+# tables
 
 
 def _audit_record(seed, lam, violations, component="uniform"):
@@ -478,9 +479,7 @@ def test_the_other_comparison_tables_accept_what_a_quick_build_has(model):
         {"kappa": [40.0, 120.0], "held-out RMSE": [0.2, 0.18]}, index=["AG02", "PB07"]
     )
     rows = comparison_table(
-        validation.candidate_comparisons(
-            few, held_out.kappa_against_heldout(few), "AG02", "quick"
-        )
+        validation.candidate_comparisons(few, held_out.kappa_against_heldout(few), "AG02", "quick")
     ).frame
     assert (
         rows["this book"].str.contains("fewer than three").any()

@@ -109,8 +109,7 @@ def clie_block_diagram(title: str = "CLIE (9) as this book runs it on the twin's
     _box(
         ax,
         (3.9, 2.1),
-        f"trust-region reflective\nmin Σ r² over β ({n_parameters})\n"
-        f"bounds x0 ± {bound:g}|x0|",
+        f"trust-region reflective\nmin Σ r² over β ({n_parameters})\nbounds x0 ± {bound:g}|x0|",
         width=2.8,
         height=1.1,
         color=opt,
