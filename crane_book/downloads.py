@@ -7,7 +7,9 @@ before the book is built, linked from the pages that use them.
 Sphinx copies a file named by the `{download}` role into `_build/html/_downloads/` and fails
 the build (-W) when the file does not exist, so a page can only link a bundle this build made.
 The zips are byte-identical for identical records (sorted entries, fixed timestamps), and each
-carries a MANIFEST.txt with every file's sha256.
+carries a MANIFEST.txt with every file's sha256. A zip is written only when its bytes differ
+from the file already there: a rebuild with nothing changed leaves the zips' bytes and mtimes
+alone.
 
 Kinds: "conditions" (results/conditions, the OLS/SDP sweep), "clie" (results/clie, the CLIE
 sweep), "claims" (results/claims, the claims page), "audits" (results/audits, Sec. VI-E's
@@ -20,6 +22,7 @@ refits) and "kt_draws" (results/kt_draws, one record per Kt draw); "all" holds e
 from __future__ import annotations
 
 import hashlib
+import io
 import zipfile
 from pathlib import Path
 
@@ -73,17 +76,29 @@ def bundle(kind: str) -> Path | None:
         return None
     path = bundle_path(kind)
     manifest = []
-    with (
-        atomic_write(path, "wb") as handle,
-        zipfile.ZipFile(handle, "w", compression=zipfile.ZIP_DEFLATED) as archive,
-    ):
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         for file in files:
             data = file.read_bytes()
             name = file.relative_to(RESULTS_DIR).as_posix()
             manifest.append(f"{hashlib.sha256(data).hexdigest()}  {name}")
             archive.writestr(_entry(name), data)
         archive.writestr(_entry("MANIFEST.txt"), "\n".join(manifest) + "\n")
+    content = buffer.getvalue()
+    if not _same_bytes(path, content):  # an unchanged zip keeps its mtime
+        with atomic_write(path, "wb") as handle:
+            handle.write(content)
     return path
+
+
+def _same_bytes(path: Path, content: bytes) -> bool:
+    """Whether the file at `path` holds exactly `content` (False when absent or unreadable)."""
+    try:
+        if path.stat().st_size != len(content):
+            return False
+        return path.read_bytes() == content
+    except OSError:
+        return False
 
 
 def _entry(name: str) -> zipfile.ZipInfo:
