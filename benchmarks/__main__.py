@@ -12,12 +12,15 @@ model load in fresh processes (bench_model) and the dense audit against Pinocchi
 (bench_audit); then one table of each target, what was measured and their ratio, kept with
 every benchmark's JSON in results/benchmarks/targets.json. `--keep DIR`
 builds in DIR and keeps it (its results: the full data set). With `--smoke` the same runs at smoke
-size (seconds; the table's numbers are not measurements).
+size (seconds; the table's numbers are not measurements; it builds nothing to keep).
+
+Every option is checked before any work: an empty or unknown benchmark name, `--keep` that is not
+an empty or new folder in a writable place, or `--keep` without `--targets` or with `--smoke` is
+refused in one line, exit status 2.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -34,13 +37,34 @@ def scripts(selected=()) -> list[Path]:
     return [s for s in found if not selected or any(name in s.stem for name in selected)]
 
 
+def known_names() -> list[str]:
+    """The benchmarks' names as `names` selects them (their file names without `bench_`)."""
+    return [script.stem.removeprefix("bench_") for script in scripts()]
+
+
+def _keep_problem(keep: Path) -> str | None:
+    """What is wrong with `keep` as the folder the full build is cloned into (None: nothing)."""
+    if keep.exists() and not keep.is_dir():
+        return "not a folder"
+    if keep.is_dir():
+        if any(keep.iterdir()):
+            return "not empty; the build is cloned into a new folder"
+        place = keep
+    else:
+        place = next(parent for parent in keep.absolute().parents if parent.exists())
+        if not place.is_dir():
+            return f"{place} is not a folder"
+    if not os.access(place, os.W_OK | os.X_OK):
+        return f"{place} is not writable"
+    return None
+
+
 def main(argv=None) -> int:
     """Run the selected benchmarks (or measure the targets) and print their results."""
     from benchmarks._smoke import ISOLATED_ENV
+    from crane_book.options import Parser, shown
 
-    parser = argparse.ArgumentParser(
-        prog="python -m benchmarks", description=__doc__.splitlines()[0]
-    )
+    parser = Parser(prog="python -m benchmarks", description=__doc__.splitlines()[0])
     parser.add_argument(
         "--smoke",
         action="store_true",
@@ -60,16 +84,21 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.keep is not None and not args.targets:
         parser.error("--keep DIR: only with --targets (the folder of the full build it measures)")
-    if args.keep is not None and args.keep.exists() and any(args.keep.iterdir()):
-        parser.error(f"--keep {args.keep}: not empty; the build is cloned into a new folder")
+    if args.keep is not None and args.smoke:
+        parser.error("--keep DIR: not with --smoke (a smoke run builds no full book to keep)")
+    if args.keep is not None and (problem := _keep_problem(args.keep)) is not None:
+        parser.error(f"--keep {shown(args.keep)}: {problem}")
     if args.targets:
         if args.names:
             parser.error("--targets runs its own four benchmarks: give no names")
         return measure_targets(args.smoke, args.keep)
+    for name in args.names:
+        if not name.strip() or not scripts([name]):
+            parser.error(
+                f"benchmark {shown(name)}: expected (a part of) a benchmark's name, one of "
+                f"{', '.join(known_names())}"
+            )
     chosen = scripts(args.names)
-    if not chosen:
-        print(f"no benchmark matches {args.names}", file=sys.stderr)
-        return 2
     failed = []
     for script in chosen:
         print(f"\n=== {script.stem}{' (smoke)' if args.smoke else ''} ===", flush=True)

@@ -15,7 +15,9 @@
    against Pinocchio's regressor.
 
 `--cached-load [--out FILE]`: only the cached load, best of three fresh processes, and its JSON
-(one of the build's targets: `python -m benchmarks --targets`).
+(one of the build's targets: `python -m benchmarks --targets`). FILE's temporary file is created
+before the measurement: an --out that cannot be written is refused in one line, exit status 2,
+before any work; FILE appears whole, or not at all.
 
 `--smoke`: the cached load only (no cold generation), 2,000 audit poses, a 2 s record; of the
 arms only the SO-101, its kernels generated cold without the numba compile and evaluated by the
@@ -31,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import ExitStack
 from pathlib import Path
 
 import numpy as np
@@ -330,11 +333,11 @@ def bench_arms(smoke: bool = False) -> None:
 
 def main(argv=None) -> int:
     """Run the model benchmarks (generation, regressor, cached load) and print ratios."""
-    import argparse
-
     from benchmarks._smoke import add_smoke_argument, isolated
+    from crane_book.options import Parser, shown
+    from crane_lib.errors import atomic_write
 
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = Parser(prog="python -m benchmarks.bench_model", description=__doc__.splitlines()[0])
     add_smoke_argument(parser)
     parser.add_argument(
         "--cached-load", action="store_true", help="only the cached load, in three fresh processes"
@@ -347,10 +350,24 @@ def main(argv=None) -> int:
     if args.smoke and (code := isolated("benchmarks.bench_model", argv)) is not None:
         return code
     if args.cached_load:
-        result = bench_cached_load(1 if args.smoke else 3)
-        if args.out:
-            args.out.parent.mkdir(parents=True, exist_ok=True)
-            args.out.write_text(json.dumps(result, indent=1), encoding="utf-8")
+        with ExitStack() as stack:
+            handle = None
+            if args.out is not None:  # its temporary file first: a bad --out measures nothing
+                if args.out.is_dir():
+                    parser.error(f"--out {shown(args.out)}: a folder; expected a JSON file's name")
+                place = next(p for p in args.out.absolute().parents if p.exists())
+                if not place.is_dir():
+                    parser.error(f"--out {shown(args.out)}: {place} is not a folder")
+                try:
+                    handle = stack.enter_context(atomic_write(args.out, encoding="utf-8"))
+                except OSError as error:
+                    parser.error(
+                        f"--out {shown(args.out)}: cannot be written ({error.strerror or error}); "
+                        "expected a file in a writable folder"
+                    )
+            result = bench_cached_load(1 if args.smoke else 3)
+            if handle is not None:
+                handle.write(json.dumps(result, indent=1))
         return 0
     bench_generation(args.smoke)
     bench_audit_scale(args.smoke)

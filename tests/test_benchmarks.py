@@ -136,6 +136,15 @@ def test_targets_table_says_met_on_the_right_side_of_each_target():
         (["-m", "benchmarks", "--targets", "--keep", "{tmp}"], "not empty"),
         (["-m", "benchmarks", "--targets", "bench_model"], "give no names"),
         (["-m", "benchmarks.bench_model", "--out", "{tmp}/load.json"], "only with --cached-load"),
+        (
+            ["-m", "benchmarks.bench_model", "--cached-load", "--out", "/proc/load.json"],
+            "--out /proc/load.json: cannot be written",
+        ),
+        (
+            ["-m", "benchmarks.bench_model", "--cached-load", "--out", "{tmp}/already.txt/l.json"],
+            "already.txt is not a folder",
+        ),
+        (["-m", "benchmarks.bench_model", "--cached-load", "--out", "{tmp}"], "a folder"),
     ],
 )
 def test_target_options_are_refused_in_one_line_before_any_work(argv, says, tmp_path):
@@ -150,4 +159,38 @@ def test_target_options_are_refused_in_one_line_before_any_work(argv, says, tmp_
     )
     errors = [line for line in run.stderr.splitlines() if "error:" in line]
     assert run.returncode == 2 and len(errors) == 1 and says in errors[0], run.stderr
+    assert not run.stdout.strip(), run.stdout  # refused before a benchmark printed a measurement
+    assert sorted(tmp_path.rglob("*")) == before  # nothing cloned, measured or written
+
+
+@pytest.mark.parametrize(
+    "argv, says",
+    [
+        ([""], "benchmark '': expected"),
+        (["model", "no_such"], "benchmark no_such: expected"),
+        (["--smoke", "--targets", "--keep", "{tmp}/kept"], "--keep DIR: not with --smoke"),
+        (["--targets", "--keep", "{tmp}/already.txt"], "already.txt: not a folder"),
+        (["--targets", "--keep", "{tmp}/already.txt/kept"], "already.txt is not a folder"),
+    ],
+)
+def test_names_and_keep_are_refused_before_any_benchmark_runs(
+    argv, says, tmp_path, monkeypatch, capsys
+):
+    from benchmarks import __main__ as bench
+
+    (tmp_path / "already.txt").write_text("here", encoding="utf-8")
+    before = sorted(tmp_path.rglob("*"))
+
+    def ran(*args, **kwargs):
+        raise AssertionError(f"a benchmark ran: {args}")
+
+    monkeypatch.setattr(bench.subprocess, "run", ran)  # a refusal must come before any of them
+    monkeypatch.setattr(bench, "measure_targets", ran)
+    with pytest.raises(SystemExit) as refused:
+        bench.main([a.format(tmp=tmp_path) for a in argv])
+    errors = capsys.readouterr().err.splitlines()
+    assert refused.value.code == 2 and len(errors) == 1 and says in errors[0], errors
+    if says.startswith("benchmark"):  # the known names are named
+        assert all(name in errors[0] for name in bench.known_names()), errors
+        assert "arithmetic" in bench.known_names() and "model" in bench.known_names()
     assert sorted(tmp_path.rglob("*")) == before  # nothing cloned, measured or written
