@@ -625,6 +625,13 @@ class Robot:
         """Whether this is the CRANE-X7."""
         return self.arm is None
 
+    @property
+    def twin(self) -> str | None:
+        """The arm the twin runs (`twin.recorder.record`'s `arm`): the shipped arm's key, or the
+        folder as given for a folder holding a shipped arm's kinematics, whose own inertials,
+        actuators and gains the twin then uses (its log names the shipped arm)."""
+        return self.label if self.arm is not None and self.key is not None else self.key
+
     def command_format(self):
         """The format of this arm's command files (the CRANE-X7's, or `excitation.arms`')."""
         from crane_lib.excitation.commands import CRANE_X7_FORMAT
@@ -653,6 +660,13 @@ def robot_of(value) -> Robot:
     # imported here: the description loads pandas, which the CRANE-X7's commands do not need
     from crane_lib.model.arm_description import ARMS, load_arm, load_urdf_arm
     from crane_lib.model.dynamics import arm_key, is_crane_x7
+
+    if not text.strip():  # Path('') is the working folder: an empty value names nothing
+        raise InputError(
+            f"--robot {shown(text)}",
+            "names no arm and no folder",
+            f"one of {', '.join(sorted(ARMS))} or a folder with arm.toml",
+        )
 
     if text in ARMS:
         return Robot(text, text, load_arm(text))

@@ -138,9 +138,9 @@ def run(args: argparse.Namespace) -> int:
     if robot.key is None:
         raise InputError(
             f"--robot {robot.label}",
-            "is no shipped arm, and the twin's truth and "
-            "drive settings exist for the shipped arms only",
-            "crane_x7, vx300s or so101",
+            "is no shipped arm: a raw log names its arm by a shipped arm's key (the log reader "
+            "needs it), and the twin's drive datasheets cover the shipped arms' servos only",
+            "crane_x7, vx300s, so101 or a folder of one of them (its own inertials allowed)",
         )
     out = output_path(
         args.out, inputs=[args.command_file, args.truth], force=args.force, suffixes=LOG_SUFFIXES
@@ -169,7 +169,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(
             " ".join(arm_only), "given without --port", "--port for a recording on the arm"
         )
-    twin_arm = robot.key
+    twin_arm = robot.twin  # a folder arm: the folder's own inertials, actuators and gains
     fmt = recorder.command_format(twin_arm) if twin_arm != CRANE_X7 else CRANE_X7_FORMAT
     cmd = read_command_file(args.command_file, fmt)  # checked before any simulation
     truth = load_truth(args.truth, twin_arm) if args.truth is not None else None

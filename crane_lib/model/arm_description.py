@@ -36,7 +36,6 @@ inertia tensor, an actuator without a torque constant.
 
 from __future__ import annotations
 
-import csv
 import math
 import tomllib
 from dataclasses import dataclass, field
@@ -47,7 +46,7 @@ import numpy as np
 
 from crane_lib.constants import ACTUATORS, CURRENT_UNIT_A, GRAVITY
 from crane_lib.errors import InputError
-from crane_lib.model import controller, robot_description
+from crane_lib.model import arm_schema, controller, robot_description
 from crane_lib.model.parameters import HAND_PARAMETER_KINDS, LINK_PARAMETER_KINDS
 from crane_lib.paper_numbers import paper
 from crane_lib.paths import DATA_DIR, portable
@@ -352,83 +351,9 @@ class _UrdfJoint:
         return transform
 
 
-def _number(text: str, where: str, what: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise InputError(where, f"{what} = {text!r} is not a number", "a finite number") from None
-    if not math.isfinite(value):
-        raise InputError(where, f"{what} = {text!r}", "a finite number")
-    return value
-
-
-def _rows(path: Path, columns: list[str]) -> list[tuple[str, dict[str, str]]]:
-    """CSV rows with their file:line, '#' lines skipped; the header must hold `columns`."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(
-            portable(path), "missing", f"a CSV file with the columns {columns}"
-        ) from None
-    lines = [
-        (n, line)
-        for n, line in enumerate(text.splitlines(), 1)
-        if line.strip() and not line.startswith("#")
-    ]
-    reader = csv.reader([line for _, line in lines])
-    header = next(reader, None)
-    if header is None or any(c not in header for c in columns):
-        raise InputError(portable(path), f"header {header}", f"the columns {columns}")
-    rows = []
-    for (lineno, _), fields in zip(lines[1:], reader):
-        where = f"{portable(path)}:{lineno}"
-        if len(fields) != len(header):
-            raise InputError(where, f"{len(fields)} fields", f"{len(header)} fields")
-        rows.append((where, dict(zip(header, fields))))
-    return rows
-
-
-JOINT_COLUMNS = [
-    "joint",
-    "type",
-    "parent",
-    "child",
-    "origin_x",
-    "origin_y",
-    "origin_z",
-    "origin_roll",
-    "origin_pitch",
-    "origin_yaw",
-    "axis_x",
-    "axis_y",
-    "axis_z",
-    "lower_rad",
-    "upper_rad",
-]
-LINK_COLUMNS = [
-    "link",
-    "mass_kg",
-    "com_x",
-    "com_y",
-    "com_z",
-    "inertial_roll",
-    "inertial_pitch",
-    "inertial_yaw",
-    "ixx",
-    "ixy",
-    "ixz",
-    "iyy",
-    "iyz",
-    "izz",
-]
-ACTUATOR_COLUMNS = [
-    "model",
-    "kt_N_m_per_A",
-    "current_unit_A",
-    "current_limit_units",
-    "velocity_limit_rad_s",
-    "source",
-]
+JOINT_COLUMNS = [c.name for c in arm_schema.JOINT_COLUMNS]
+LINK_COLUMNS = [c.name for c in arm_schema.LINK_COLUMNS]
+ACTUATOR_COLUMNS = [c.name for c in arm_schema.ACTUATOR_COLUMNS]
 
 
 def _snap_angle(value: float, snap: bool, label: str, snapped: list[str]) -> float:
@@ -447,34 +372,38 @@ def _snap_length(value: float, snap: bool, label: str, snapped: list[str]) -> fl
 
 
 def read_urdf_joints(directory: Path, snap: bool = True) -> tuple[dict[str, _UrdfJoint], list[str]]:
-    """The joints of `directory/joints.csv`, origins rounded (see the module docstring)."""
+    """The joints of `directory/joints.csv` (checked), origins rounded."""
+    return _urdf_joints(arm_schema.read_joints(Path(directory)), snap)
+
+
+def _urdf_joints(rows: list[arm_schema.Row], snap: bool) -> tuple[dict[str, _UrdfJoint], list[str]]:
+    """Checked joints.csv rows as joints, origins rounded (see the module docstring)."""
     joints: dict[str, _UrdfJoint] = {}
     snapped: list[str] = []
-    for where, row in _rows(directory / "joints.csv", JOINT_COLUMNS):
+    for where, row in rows:
         name = row["joint"]
 
         def origin(axes, rounded):
             return tuple(
-                rounded(
-                    _number(row[f"origin_{a}"], where, f"origin_{a}"),
-                    snap,
-                    f"{name} origin_{a}",
-                    snapped,
-                )
-                for a in axes
+                rounded(row[f"origin_{a}"], snap, f"{name} origin_{a}", snapped) for a in axes
             )
 
         xyz = origin("xyz", _snap_length)
         rpy = origin(("roll", "pitch", "yaw"), _snap_angle)
         axis = None
         if row["type"] != "fixed":
-            axis = np.array([_number(row[f"axis_{a}"], where, f"axis_{a}") for a in "xyz"])
-        lower = _number(row["lower_rad"], where, "lower_rad") if row["lower_rad"] else None
-        upper = _number(row["upper_rad"], where, "upper_rad") if row["upper_rad"] else None
-        if name in joints:
-            raise InputError(where, f"joint {name!r} repeated", "each joint once")
+            axis = np.array([row[f"axis_{a}"] for a in "xyz"])
         joints[name] = _UrdfJoint(
-            name, row["type"], row["parent"], row["child"], xyz, rpy, axis, lower, upper, where
+            name,
+            row["type"],
+            row["parent"],
+            row["child"],
+            xyz,
+            rpy,
+            axis,
+            row["lower_rad"],
+            row["upper_rad"],
+            where,
         )
     return joints, snapped
 
@@ -494,57 +423,41 @@ def _rpy_float(roll: float, pitch: float, yaw: float) -> np.ndarray:
 
 
 def read_urdf_inertials(directory: Path) -> dict[str, UrdfInertial]:
-    """Inertials of `directory/links.csv` in link axes; refuses bad masses and tensors."""
+    """Inertials of `directory/links.csv` (checked: masses, positive semi-definite tensors)."""
+    return _urdf_inertials(arm_schema.read_links(Path(directory)))
+
+
+def _urdf_inertials(rows: list[arm_schema.Row]) -> dict[str, UrdfInertial]:
+    """Checked links.csv rows as inertials in link axes (a massless frame has none)."""
     inertials: dict[str, UrdfInertial] = {}
-    for where, row in _rows(directory / "links.csv", LINK_COLUMNS):
-        if not row["mass_kg"]:
+    for _, row in rows:
+        if row["mass_kg"] is None:
             continue  # a massless frame
         link = row["link"]
-        mass = _number(row["mass_kg"], where, "mass_kg")
-        if mass <= 0:
-            raise InputError(where, f"link {link!r} has mass {mass:g} kg", "a positive mass")
-        ixx, ixy, ixz, iyy, iyz, izz = (
-            _number(row[k], where, k) for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
-        )
+        ixx, ixy, ixz, iyy, iyz, izz = (row[k] for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"))
         tensor = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
-        eigenvalues = np.linalg.eigvalsh(tensor)
-        if eigenvalues[0] < -1e-12 * max(1.0, abs(eigenvalues[-1])):
-            raise InputError(
-                where,
-                f"link {link!r} has an indefinite inertia tensor (eigenvalues "
-                f"{', '.join(f'{e:.3g}' for e in eigenvalues)} kg·m^2)",
-                "a positive semi-definite inertia tensor about the centre of mass",
-            )
         rotation = _rpy_float(
-            *(
-                _number(row[k], where, k)
-                for k in ("inertial_roll", "inertial_pitch", "inertial_yaw")
-            )
+            *(row[k] for k in ("inertial_roll", "inertial_pitch", "inertial_yaw"))
         )
-        com = np.array([_number(row[f"com_{a}"], where, f"com_{a}") for a in "xyz"])
-        inertials[link] = UrdfInertial(link, mass, com, rotation @ tensor @ rotation.T)
+        com = np.array([row[f"com_{a}"] for a in "xyz"])
+        inertials[link] = UrdfInertial(link, row["mass_kg"], com, rotation @ tensor @ rotation.T)
     return inertials
 
 
-def _read_actuators(path: Path) -> dict[str, tuple[float, float, float, float, str]]:
-    models = {}
-    for where, row in _rows(path, ACTUATOR_COLUMNS):
-        values = []
-        for column in ACTUATOR_COLUMNS[1:5]:
-            if not row[column].strip():
-                raise InputError(
-                    where, f"actuator {row['model']!r} has no {column}", f"a positive {column}"
-                )
-            value = _number(row[column], where, column)
-            if value <= 0:
-                raise InputError(
-                    where,
-                    f"actuator {row['model']!r} has {column} = {value:g}",
-                    f"a positive {column}",
-                )
-            values.append(value)
-        models[row["model"]] = (*values, row["source"])
-    return models
+def _read_actuators(
+    rows: list[arm_schema.Row],
+) -> dict[str, tuple[float, float, float, float, str]]:
+    """Checked actuators.csv rows by model: kt, current unit, limit (units), velocity, source."""
+    return {
+        row["model"]: (
+            row["kt_N_m_per_A"],
+            row["current_unit_A"],
+            row["current_limit_units"],
+            row["velocity_limit_rad_s"],
+            row["source"],
+        )
+        for _, row in rows
+    }
 
 
 def _chain(joints: dict[str, _UrdfJoint], root: str, arm: list[str], where: str):
@@ -634,18 +547,15 @@ def inertial_prior(
 
 
 def load_urdf_arm(directory: Path | str, snap: bool = True) -> ArmDescription:
-    """An arm from its folder of URDF numbers (joints.csv, links.csv, actuators.csv, arm.toml)."""
+    """An arm from its folder of URDF numbers (joints.csv, links.csv, actuators.csv, arm.toml),
+    every field of the four files checked first (`arm_schema.read_folder`)."""
     directory = Path(directory)
-    facts = _read_toml(directory / "arm.toml")
-    toml_where = portable(directory / "arm.toml")
-    arm = list(facts["arm_joints"])
-    joints, snapped = read_urdf_joints(directory, snap)
+    folder = arm_schema.read_folder(directory)
+    facts, toml_where = folder.toml, folder.toml_where
+    arm = facts["arm_joints"]
+    joints, snapped = _urdf_joints(folder.joints, snap)
     paths = _chain(joints, facts["root_link"], arm, toml_where)
     gripper = facts.get("gripper_joint")
-    if gripper is not None and gripper not in joints:
-        raise InputError(
-            toml_where, f"gripper joint {gripper!r} is not in joints.csv", "a joint of joints.csv"
-        )
     # A_j aligns z with the axis: R_j = A_(j-1)^T R_origin A_j, p_j = A_(j-1)^T p_origin
     chain, frames, previous = [], [], IDENTITY
     poses = robot_description.zero_pose_link_frames(joints)
@@ -681,10 +591,14 @@ def load_urdf_arm(directory: Path | str, snap: bool = True) -> ArmDescription:
         frames.append(frame)
         previous = align
     owners = {j.child: _owner(j.child, joints, arm) for j in joints.values()}
-    prior = inertial_prior(frames, owners, poses, read_urdf_inertials(directory))
+    prior = inertial_prior(frames, owners, poses, _urdf_inertials(folder.links))
     gripper_limits = None
     if gripper is not None:
         g = joints[gripper]
+        if g.type not in ("revolute", "continuous"):
+            raise InputError(
+                g.line, f"gripper joint {gripper!r} is {g.type}", "a revolute or continuous joint"
+            )
         gripper_limits = tuple(facts.get("gripper_limits_rad", (g.lower, g.upper)))
         if None in gripper_limits or not gripper_limits[0] < gripper_limits[1]:
             raise InputError(
@@ -692,23 +606,10 @@ def load_urdf_arm(directory: Path | str, snap: bool = True) -> ArmDescription:
                 f"gripper joint {gripper!r} has no limits",
                 "lower_rad < upper_rad here or gripper_limits_rad in arm.toml",
             )
-    models = _read_actuators(directory / "actuators.csv")
-    axes = facts.get("axis", [])
-    expected = arm + ([gripper] if gripper is not None else [])
-    if [a.get("joint") for a in axes] != expected:
-        raise InputError(
-            toml_where,
-            f"[[axis]] joints {[a.get('joint') for a in axes]}",
-            f"one [[axis]] per axis in the order {expected}",
-        )
+    models = _read_actuators(folder.actuators)
+    axes = facts["axis"]
     actuators = []
     for axis in axes:
-        if axis.get("actuator") not in models:
-            raise InputError(
-                toml_where,
-                f"axis {axis['joint']!r}: actuator {axis.get('actuator')!r}",
-                f"a model of actuators.csv ({sorted(models)}) with a torque constant",
-            )
         kt, unit, limit_units, velocity, source = models[axis["actuator"]]
         actuators.append(
             Actuator(
@@ -722,27 +623,18 @@ def load_urdf_arm(directory: Path | str, snap: bool = True) -> ArmDescription:
             )
         )
     bus = facts.get("bus")
-    gains = facts["controller"]
     direction = tuple(Fraction(g) for g in facts["gravity_direction"])
-    if sum(g * g for g in direction) != 1:
-        raise InputError(
-            toml_where,
-            f"gravity_direction {facts['gravity_direction']}",
-            "a unit vector along x, y or z of the root frame",
-        )
-    n = len(chain)
+    domain = facts.get("audit_domain_rad", [[j.lower, j.upper] for j in chain])
     return ArmDescription(
         name=facts["name"],
         source=portable(directory),
         joints=tuple(chain),
         gravity_direction=direction,
         mounting=facts["mounting"],
-        audit_domain=np.array(
-            facts.get("audit_domain_rad", [[j.lower, j.upper] for j in chain]), dtype=float
-        ).reshape(n, 2),
+        audit_domain=np.array(domain, dtype=float).reshape(len(chain), 2),
         inertial_prior=prior,
         actuators=tuple(actuators),
-        controller=_controller(gains, toml_where),
+        controller=_controller(facts["controller"]),
         gripper=gripper,
         gripper_limits=gripper_limits,
         bus=(
@@ -750,44 +642,21 @@ def load_urdf_arm(directory: Path | str, snap: bool = True) -> ArmDescription:
             if bus is None
             else BusLayout(
                 bus["protocol"],
-                int(bus["baud"]),
+                bus["baud"],
                 tuple(tuple(a["ids"]) for a in axes),
                 bus["source"],
-                _reverse_bits(axes, toml_where),
+                tuple(tuple(a.get("reverse", [False] * len(a["ids"]))) for a in axes),
             )
         ),
         snapped=tuple(snapped),
     )
 
 
-def _reverse_bits(axes: list[dict], where: str) -> tuple[tuple[bool, ...], ...]:
-    """Per axis and servo ID: the Drive Mode reverse bit of arm.toml's `reverse` (default off)."""
-    bits = []
-    for axis in axes:
-        ids = axis.get("ids", [1])
-        reverse = axis.get("reverse", [False] * len(ids))
-        if len(reverse) != len(ids) or not all(isinstance(r, bool) for r in reverse):
-            raise InputError(
-                where,
-                f"axis {axis['joint']!r}: reverse = {reverse!r}",
-                f"one true or false per ID of {ids}",
-            )
-        bits.append(tuple(reverse))
-    return tuple(bits)
-
-
-def _controller(gains: dict, where: str) -> ControllerGains | EncoderNoiseRule:
-    """The [controller] section: k_p, k_v, k_i, or encoder_noise_fraction (the rule)."""
-    if set(gains) == {"encoder_noise_fraction"}:
-        fraction = float(gains["encoder_noise_fraction"])
-        if not 0.0 < fraction <= 1.0:
-            raise InputError(where, f"encoder_noise_fraction {fraction}", "a fraction in (0, 1]")
-        return EncoderNoiseRule(fraction)
-    if set(gains) == {"k_p", "k_v", "k_i"}:
-        return ControllerGains(float(gains["k_p"]), float(gains["k_v"]), float(gains["k_i"]))
-    raise InputError(
-        where, f"[controller] keys {sorted(gains)}", "k_p, k_v, k_i or encoder_noise_fraction alone"
-    )
+def _controller(gains: dict) -> ControllerGains | EncoderNoiseRule:
+    """The checked [controller] section: k_p, k_v, k_i, or encoder_noise_fraction (the rule)."""
+    if "encoder_noise_fraction" in gains:
+        return EncoderNoiseRule(gains["encoder_noise_fraction"])
+    return ControllerGains(gains["k_p"], gains["k_v"], gains["k_i"])
 
 
 def load_arm(name: str) -> ArmDescription:

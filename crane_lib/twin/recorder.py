@@ -74,7 +74,7 @@ from crane_lib.excitation.commands import (
 )
 from crane_lib.logs import raw_log
 from crane_lib.model import controller, spd_solve
-from crane_lib.model.arm_description import as_float_matrix
+from crane_lib.model.arm_description import ARMS, as_float_matrix
 from crane_lib.model.controller import RealizationConstants, load_realization_constants
 from crane_lib.model.dynamics import bind_template
 from crane_lib.model.parameters import ParameterSet
@@ -227,7 +227,7 @@ class Plant:
     encoder_error: np.ndarray = field(
         default_factory=lambda: np.zeros((4, N_AXES))
     )  # a1, φ1, a2, φ2 per axis (core E_* rows)
-    arm: str = CRANE_X7  # the arm key (arm_description.ARMS): which bound core steps this plant
+    arm: str = CRANE_X7  # the arm key (arm_description.ARMS) or folder: which core steps this plant
 
     def scalars(self) -> np.ndarray:
         """The plant's scalar settings as the compiled loop takes them."""
@@ -330,7 +330,8 @@ def _as_truth(truth, arm: str = CRANE_X7) -> tuple[ParameterSet, str]:
     if truth is None:
         if arm == CRANE_X7:
             return load_truth(TWIN_TRUTH_CSV), portable(TWIN_TRUTH_CSV)
-        return twin_truth.truth_parameters(arm), f"crane_lib.twin.truth.truth_parameters({arm!r})"
+        shown = arm if arm in ARMS else portable(arm)  # a folder arm: its own truth
+        return twin_truth.truth_parameters(arm), f"crane_lib.twin.truth.truth_parameters({shown!r})"
     if isinstance(truth, ParameterSet):
         return truth, "<in memory>"
     return load_truth(truth, arm), portable(truth)
@@ -540,10 +541,11 @@ def record(
 ) -> tuple[np.ndarray, dict[str, str]]:
     """Execute `command_file` (a path or a CommandFile) on the twin; return (samples, metadata).
 
-    `arm`: the arm key (arm_description.ARMS) of the twin; another arm than the CRANE-X7 reads
-    a command file path with its own format, takes its truth from `truth.truth_parameters(arm)`
-    and its realization constants from `truth.realization_constants(arm)`, and logs its own
-    axis count (raw_log.n_columns).
+    `arm`: the arm key (arm_description.ARMS) of the twin, or a folder of an arm with a shipped
+    arm's kinematics (its own inertials, actuators and gains; the log names the shipped arm);
+    another arm than the CRANE-X7 reads a command file path with its own format, takes its truth
+    from `truth.truth_parameters(arm)` and its realization constants from
+    `truth.realization_constants(arm)`, and logs its own axis count (raw_log.n_columns).
 
     `truth`: a truth parameter file or ParameterSet (default data/twin_truth.csv); a custom
     truth gets drive settings computed for it (same torque-constant draw). `progress`: an
@@ -725,7 +727,7 @@ def record(
     if effects is not None and not effects.is_default:
         metadata["twin_effects"] = effects.describe()
     if arm != CRANE_X7:  # a log without this entry is a CRANE-X7's (raw_log.layout)
-        metadata["arm"] = arm
+        metadata["arm"] = twin_truth.log_arm(arm)
     return samples, metadata
 
 

@@ -59,9 +59,9 @@ import numpy as np
 
 from crane_lib.constants import CONTROL_PERIOD_S, KT_CORRECTION, XM430_W350, XM540_W270
 from crane_lib.errors import InputError, atomic_write, checked_csv_rows, parse_integer, parse_number
-from crane_lib.model.arm_description import ArmDescription, ControllerGains, load_arm
+from crane_lib.model.arm_description import ARMS, ArmDescription, ControllerGains, load_arm
 from crane_lib.model.controller import JointModel, RealizationConstants, encoder_noise_gains
-from crane_lib.model.dynamics import DynamicModel, model
+from crane_lib.model.dynamics import DynamicModel, arm_key, model
 from crane_lib.model.parameters import ParameterSet, load_parameters, save_parameters
 from crane_lib.paper_numbers import paper
 from crane_lib.paths import DATA_DIR
@@ -135,8 +135,22 @@ PLANT_COLUMNS = [
 
 @lru_cache(maxsize=8)
 def twin_arm(arm: str = CRANE_X7) -> ArmDescription:
-    """The description of a shipped arm (`arm_description.load_arm`), loaded once."""
+    """The description of a shipped arm, or of a folder arm (`arm_description.load_arm`: its own
+    inertials, actuators and gains), loaded once."""
     return load_arm(arm)
+
+
+def log_arm(arm: str) -> str:
+    """The shipped arm's key a twin log of `arm` names: `arm` itself, or for a folder the shipped
+    arm whose kinematics it has (the log reader knows the shipped arms' layouts only)."""
+    if arm in ARMS:
+        return arm
+    shipped = [key for key in ARMS if arm_key(load_arm(key)) == arm_key(twin_arm(arm))]
+    if not shipped:
+        raise InputError(
+            arm, "is no shipped arm's kinematics", f"a folder of one of {', '.join(sorted(ARMS))}"
+        )
+    return shipped[0]
 
 
 def full_model(arm: str = CRANE_X7) -> DynamicModel:
