@@ -91,6 +91,11 @@ TOML_CASES = {
         'baud = "fast"',
         ["'bus.baud'", "'fast'", "an integer", "bit/s"],
     ),
+    "baud a float": (
+        "baud = 1000000",
+        "baud = 1e6",
+        ["'bus.baud'", "1000000.0", "is a number", "an integer"],
+    ),
     "gravity a word": (
         "gravity_direction = [0, 0, -1]",
         'gravity_direction = "down"',
@@ -132,6 +137,11 @@ TOML_CASES = {
         "gripper_limits_rad = [1.0, -1.0]",
         ["'gripper_limits_rad'", "lower < upper"],
     ),
+    "gripper limits given twice": (
+        'mounting = "upright"',  # arm.toml as shipped; joints.csv edited below
+        'mounting = "upright"',
+        ["'gripper_limits_rad'", "joints.csv:9", "in one place"],
+    ),
     "mounting unknown": ('mounting = "upright"', 'mounting = "sideways"', ["'mounting'"]),
     "fraction out of range": (
         "encoder_noise_fraction = 0.5",
@@ -149,6 +159,8 @@ def test_a_bad_arm_toml_is_refused_naming_file_and_key(tmp_path, case):
     _edit(folder, "arm.toml", old, new)
     if case == "arm joints a string":  # the former list's lines: drop them with their key
         _edit(folder, "arm.toml", "former_arm_joints = [", "# former = [")
+    if case == "gripper limits given twice":  # joints.csv gives limits too
+        _edit(folder, "joints.csv", "1,0,0,,,3.141592653589793,1", "1,0,0,-3,3,3.141592653589793,1")
     with pytest.raises(InputError) as caught:
         arm_description.load_urdf_arm(folder)
     assert caught.value.where.endswith("arm.toml"), caught.value

@@ -29,9 +29,10 @@ moment "identifiable" through a 4e-6 lever, two parallel axes no longer parallel
 that multiple and every origin length below LENGTH_SNAP_M becomes 0; `snapped` lists each change.
 Other angles become exact rational points on the unit circle (error below 1e-15 rad).
 
-Bad input raises `InputError` naming the file, the element and what was expected: joints that do
-not form one serial chain, a joint without limits, a link with non-positive mass or an indefinite
-inertia tensor, an actuator without a torque constant.
+Bad input raises `InputError` naming the file, the element and what was expected. A folder is
+checked field by field first (`arm_schema.read_folder`: arm.toml's keys, every CSV cell, UTF-8,
+unknown keys and unused values refused); then the joints that do not form one serial chain, an
+arm joint without limits, an axis off the frame axes.
 """
 
 from __future__ import annotations

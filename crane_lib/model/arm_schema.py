@@ -14,7 +14,8 @@ arm.toml (SI units, radians; a number may be written as a TOML integer or float,
     root_link           string, required: frame 0's link, the root of joints.csv's tree
     arm_joints          list of strings, required: the arm's joints of joints.csv, base to tip
     gripper_joint       string, optional: the gripper's joint of joints.csv
-    gripper_limits_rad  [lower, upper] rad, optional (with gripper_joint): lower < upper
+    gripper_limits_rad  [lower, upper] rad, optional (with gripper_joint, whose row in
+                        joints.csv then has no limits): lower < upper
     mounting            "hanging" or "upright", required
     gravity_direction   [x, y, z], required: a unit vector along x, y or z of the root frame
     audit_domain_rad    one [lower, upper] rad per arm joint, optional: lower < upper
@@ -661,6 +662,14 @@ def read_folder(directory: Path | str) -> CheckedFolder:
                 raise InputError(
                     where, f"key {key!r}: joint {name!r} is not in joints.csv", "a joint of it"
                 )
+    if "gripper_limits_rad" in facts:  # one source of the gripper's span, not two
+        line, cells = named[facts["gripper_joint"]]
+        if cells["lower_rad"] is not None or cells["upper_rad"] is not None:
+            raise InputError(
+                where,
+                f"key 'gripper_limits_rad' while {line} gives the gripper joint's limits",
+                "the gripper's limits in one place: arm.toml or joints.csv",
+            )
     for line, cells in links:
         if cells["link"] not in tree:
             raise InputError(line, f"link {cells['link']!r} is in no joint", "a link of joints.csv")
