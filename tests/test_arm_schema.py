@@ -1,4 +1,10 @@
-"""An arm's description folder is checked field by field before any stage reads it."""
+"""An arm's description folder is checked field by field before any stage reads it.
+
+tests/arm_description_snapshot.json holds every field of the shipped arms' ArmDescription as
+`canonical` text, written by the reader as it was before the schema, from the committed folders;
+`python -m tests.test_arm_schema` rewrites it from today's reader (only for a deliberate change
+of the shipped data).
+"""
 
 from __future__ import annotations
 
@@ -60,6 +66,16 @@ def test_the_shipped_folders_load_exactly_as_before_the_schema(key, snap):
     assert sorted(fields) == sorted(expected)
     for name, text in fields.items():
         assert text == expected[name], f"{key} (snap={snap}): field {name} differs"
+
+
+def test_the_crane_x7_loads_exactly_as_before_the_schema():
+    """The CRANE-X7's description (its arm.toml now read through the schema's UTF-8 reader)
+    equals the snapshot, field by field."""
+    expected = json.loads(SNAPSHOT.read_text(encoding="utf-8"))["crane_x7"]
+    fields = _description_fields(arm_description.crane_x7())
+    assert sorted(fields) == sorted(expected)
+    for name, text in fields.items():
+        assert text == expected[name], f"crane_x7: field {name} differs"
 
 
 # ------------------------------------------------------------------ one refusal per class
@@ -301,3 +317,20 @@ def test_the_twin_of_a_folder_arm_uses_the_folders_inertials(tmp_path):
     m_hat = [float(v) for v in other.metadata["realization_M_hat"].split()]
     shipped_m_hat = [float(v) for v in shipped.metadata["realization_M_hat"].split()]
     assert m_hat[1] > shipped_m_hat[1]  # the shoulder carries the heavier upper arm
+
+
+def write_snapshot() -> None:
+    """Rewrite the snapshot from today's reader (a deliberate change of the shipped data only)."""
+    cases = {f"{key} snap={snap}": (key, snap) for key, snap in SNAPSHOT_CASES}
+    snapshot = {
+        name: _description_fields(
+            arm_description.load_urdf_arm(DATA_DIR / arm_description.ARMS[key], snap=snap)
+        )
+        for name, (key, snap) in cases.items()
+    }
+    snapshot["crane_x7"] = _description_fields(arm_description.crane_x7())
+    SNAPSHOT.write_text(json.dumps(snapshot, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    write_snapshot()

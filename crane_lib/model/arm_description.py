@@ -38,7 +38,6 @@ arm joint without limits, an axis off the frame axes.
 from __future__ import annotations
 
 import math
-import tomllib
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -266,16 +265,6 @@ def _axis_alignment(axis: np.ndarray, where: str) -> Matrix3:
 # ------------------------------------------------------------------ the CRANE-X7
 
 
-def _read_toml(path: Path) -> dict:
-    try:
-        with open(path, "rb") as handle:
-            return tomllib.load(handle)
-    except FileNotFoundError:
-        raise InputError(portable(path), "missing", "the arm's arm.toml") from None
-    except tomllib.TOMLDecodeError as error:
-        raise InputError(portable(path), f"not TOML ({error})", "a TOML file") from None
-
-
 def _crane_x7_audit_domain() -> np.ndarray:
     def span(number_id: str) -> list[float]:
         number = paper(number_id)
@@ -295,7 +284,7 @@ def crane_x7() -> ArmDescription:
     limits = robot_description.joint_limits_rad()
     names = robot_description.ARM_JOINTS
     joints = tuple(mdh_joint(row, *limits[i], names[i]) for i, row in enumerate(table))
-    facts = _read_toml(CRANE_X7_ARM_TOML)
+    facts = arm_schema.read_toml(CRANE_X7_ARM_TOML)  # UTF-8 TOML (its own keys)
     actuators = tuple(
         Actuator(
             a.model,

@@ -261,9 +261,10 @@ def read_toml(path: Path) -> dict:
 
 
 def _kind_of(value) -> str:
-    return {bool: "a boolean", str: "a string", int: "an integer", float: "a number"}.get(
-        type(value), "a list" if isinstance(value, list) else "a table"
-    )
+    if isinstance(value, (list, dict)):
+        return "a list" if isinstance(value, list) else "a table"
+    names = {bool: "a boolean", str: "a string", int: "an integer", float: "a number"}
+    return names.get(type(value), f"a TOML {type(value).__name__}")
 
 
 def _is_number(value) -> bool:
@@ -272,7 +273,6 @@ def _is_number(value) -> bool:
 
 def _check_value(value, spec: Key, where: str, key: str, context: dict):
     """`value` checked against `spec`, normalized (numbers as float, lists as lists)."""
-
     shape = tuple(len(context["arm_joints"]) if s == "arm_joints" else s for s in spec.shape)
 
     def refuse(problem: str):
