@@ -153,7 +153,7 @@ display(Markdown(
 display(Markdown(
     f"at least {gate.MIN_SAMPLES_PER_PARAMETER} samples per parameter, at least {gate.MIN_AXIS_TRAVEL_DEG:g} deg of "
     f"travel on every axis, kappa at most {gate.KAPPA_MAX:g}. The paper's largest condition number over its 160 "
-    f"conditions is {gate.paper_largest_kappa():g} (`kappa_range_all`), "
+    f"conditions is {gate.paper_largest_kappa():g} (Table XII, Sec. VII-A), "
     f"{gate.KAPPA_MAX / gate.paper_largest_kappa():.1f} times below the bound."
 ))
 identification = sorted({e.trajectory for e in dataset.executions(profile) if not e.trajectory.startswith("V")})

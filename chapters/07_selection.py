@@ -291,7 +291,7 @@ view.checks_against_paper(c, by_stage)
 # {numref}`tab-selection-table-viii-paper`).
 #
 # CLIE improves held-out prediction on {glue:text}`sel_improved:d` of
-# {glue:text}`sel_scored:d` trajectories{glue:md}`sel_improved_by`{glue:md}`sel_ap01`.
+# {glue:text}`sel_scored:d` trajectories{glue:md}`sel_improved_by`{glue:md}`sel_ap01:myst`.
 # {glue:text}`sel_candidate`: OLS {glue:text}`sel_ols:.5f` → accepted
 # {glue:text}`sel_final:.5f` N·m, {glue:text}`sel_gain` (paper
 # {paper}`heldout_rmse_pooled_ols_ag02` → {paper}`heldout_rmse_pooled_accepted`, a gain of

@@ -157,7 +157,7 @@ print(f"V01: RMSE {rmse:.5f} N·m, MNE {100 * mne:.3f} %")
 # the accepted model (sample standard deviation over the mean, Sec. VI-D).
 #
 # Ordered by the accepted model's RMSE the records read {glue:text}`val_by_rmse`; by MNE
-# {glue:text}`val_by_mne`: the two metrics {glue:md}`val_orders` {glue:md}`val_moved` The
+# {glue:text}`val_by_mne`: the two metrics {glue:md}`val_orders` {glue:md}`val_moved:myst` The
 # pipeline's pooled gain over OLS is {glue:text}`val_pipeline_gain:.2%` (negative: a loss),
 # to be read against the run-to-run scale, {paper}`runtorun_ag02` for AG02 in the paper.
 #

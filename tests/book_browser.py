@@ -434,3 +434,76 @@ def caption_problems(html_dir: Path, pages: list[Path]) -> list[str]:
             for line in reader.loose_images
         ]
     return problems
+
+
+# ------------------------------------------------ placeholders in the running text, from the files
+
+# what the build leaves as text when a MyST role or code span did not render (a fragment parsed
+# as CommonMark, a role inside a code span): the role's name as plain text, or a stray pair of
+# backticks; a role's name inside a code span is prose naming the role ("the role `{paper}`")
+UNRENDERED = re.compile(r"(?<![\w\\])\{(?:paper|glue(?::\w+)?|numref|ref|eq|doc)\}|``")
+# tags whose content a reader never sees as text
+_UNSEEN = {"script", "style", "template", "head"}
+
+
+class _RunningText(HTMLParser):
+    """The text a reader reads on a page, chunk by chunk with its line and whether it is code:
+    everything under <body> but scripts and styles, a code cell's source (div.cell_input) and a
+    literal code block (div.highlight-… outside a cell's output). Attributes are never text, so
+    a hover title (the "paper" cells' and the {paper} role's `title`) and a table's hidden
+    attributes are not read; a cell's output, a table's cells and inline code in prose are."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.chunks: list[tuple[int, str, bool]] = []
+        self._open: list[tuple[str, bool, bool]] = []  # (tag, hides its text, is an output)
+
+    def handle_starttag(self, tag, attrs):
+        if tag in _VOID:
+            return
+        classes = (dict(attrs).get("class") or "").split()
+        in_output = any(output for _, _, output in self._open)
+        hides = (
+            tag in _UNSEEN
+            or "cell_input" in classes
+            or (tag == "div" and not in_output and any(c.startswith("highlight-") for c in classes))
+        )
+        self._open.append((tag, hides, "cell_output" in classes))
+
+    def handle_endtag(self, tag):
+        if tag in _VOID or tag not in {t for t, _, _ in self._open}:
+            return  # a stray end tag: HTML forgives it, so does this reader
+        while self._open and self._open.pop()[0] != tag:
+            pass
+
+    def handle_data(self, data):
+        if data.strip() and not any(hides for _, hides, _ in self._open):
+            code = any(t in ("code", "pre") for t, _, _ in self._open)
+            self.chunks.append((self.getpos()[0], data, code))
+
+
+def id_pattern(ids) -> re.Pattern:
+    """An id as a token of its own: not part of a longer name, a dotted name or a path
+    (`data/raw_log_columns.csv` names a file, not the number `raw_log_columns`)."""
+    alternatives = "|".join(re.escape(i) for i in sorted(ids, key=len, reverse=True))
+    return re.compile(rf"(?<![\w./-])({alternatives})(?![\w/]|\.\w)")
+
+
+def placeholder_problems(html_dir: Path, pages: list[Path], ids) -> list[str]:
+    """Every paper-number id (`ids`) in the running text of `pages`, code spans and outputs
+    included, and every unrendered role or stray backtick pair outside code: what a reader
+    would see in place of a number."""
+    html_dir = Path(html_dir).resolve()
+    pattern = id_pattern(ids)
+    problems = []
+    for page in pages:
+        page = Path(page).resolve()
+        reader = _RunningText()
+        reader.feed(page.read_text(encoding="utf-8", errors="replace"))
+        where = page.relative_to(html_dir) if page.is_relative_to(html_dir) else page
+        for line, text, code in reader.chunks:
+            found = [*pattern.finditer(text), *([] if code else UNRENDERED.finditer(text))]
+            for match in found:
+                context = " ".join(text[max(0, match.start() - 60) : match.end() + 30].split())
+                problems.append(f"{where}:{line}: {match.group(0)!r} in the text: …{context}…")
+    return problems

@@ -28,6 +28,7 @@ from tests.book_browser import (
     broken_links,
     caption_problems,
     chromium_path,
+    placeholder_problems,
 )
 
 playwright_api = pytest.importorskip(
@@ -227,6 +228,47 @@ def test_missing_captions_and_numbers_that_read_as_the_papers_are_caught(tmp_pat
     assert caption_problems(tmp_path, [good]) == []
 
 
+def _paper_ids() -> list[str]:
+    from crane_lib.paper_numbers import table
+
+    return list(table().index)
+
+
+def test_placeholders_in_the_text_are_caught(tmp_path):
+    """A paper-number id or an unrendered role in the running text is caught; the same id in a
+    hover title, a code cell's source, a file name or a role's name in a code span is not."""
+    ids = ["clie_solution_violations", "ag02_peak_velocity", "raw_log_columns"]
+    bad = _write(
+        tmp_path,
+        "bad.html",
+        # the id as prose, as inline code, in a table cell, and a role parsed as CommonMark
+        "<p>the solution violates clie_solution_violations times</p>"
+        '<p>AG02 peaks at <code class="docutils literal"><span class="pre">ag02_peak_velocity'
+        "</span></code></p><table><tr><td>clie_solution_violations</td></tr></table>"
+        '<p>(paper: {paper}<code class="docutils literal">x</code>) and a file '
+        '<code class="docutils literal">{glue:text}</code>name`` here</p>',
+    )
+    problems = placeholder_problems(tmp_path, [bad], ids)
+    assert len(problems) == 5, problems
+    assert sum("clie_solution_violations" in p for p in problems) == 2
+    assert any("'ag02_peak_velocity'" in p for p in problems)
+    assert any("'{paper}'" in p for p in problems) and any("'``'" in p for p in problems)
+    good = _write(
+        tmp_path,
+        "good.html",
+        '<p>AG02 peaks at <abbr class="paper-number" title="paper_numbers.csv: '
+        'ag02_peak_velocity (Sec. B-G)">4.41 rad/s</abbr></p>'
+        '<table><tr><td><span class="paper-number" title="paper_numbers.csv: '
+        'clie_solution_violations">3</span></td></tr></table>'
+        '<div class="cell_input"><div class="highlight-ipython3"><pre>paper("ag02_peak_velocity")'
+        "</pre></div></div>"
+        '<p>the columns of <code class="docutils literal">data/raw_log_columns.csv</code>, '
+        'cited with the role <code class="docutils literal">{paper}</code>; '
+        "\\(\\theta_\\mathrm{ref}\\)</p>",
+    )
+    assert placeholder_problems(tmp_path, [good], ids) == []
+
+
 def test_broken_links_are_caught(fixture_site):
     site, pages = fixture_site
     problems = broken_links(site, [pages["links"]])
@@ -334,3 +376,11 @@ def test_the_book_speaks_of_itself_only(book):
             if w
         ]
     assert not problems, "\n".join(problems[:40])
+
+
+def test_no_placeholder_reaches_a_page(book):
+    """No paper-number id of data/paper_numbers.csv stands in the running text of a page where
+    the number should be, and no role is left unrendered (tests.book_browser.placeholder_problems
+    says what counts as running text)."""
+    problems = placeholder_problems(book, book_pages(book), _paper_ids())
+    assert not problems, "\n".join([f"{len(problems)} placeholder(s) in the text:"] + problems)
