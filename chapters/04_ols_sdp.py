@@ -324,6 +324,11 @@ glue("ols_profile", profile())
 # ### Table V: routing before CLIE
 #
 # How many OLS estimates pass the routing test {eq}`eq-paper-7` ({numref}`tab-ols-table-v`).
+# The paper itself gives two counts of the estimates PD where their record visits:
+# {paper}`ols_pd_routing_count` here, the routing as it ran, and
+# {paper}`ols_pd_trajectory_count` in Sec. VI-E, a re-evaluation of the stored three-digit
+# estimates, which it says disagrees with the run-time routing on two marginal conditions
+# (Appendix C).
 
 # %% tags=["hide-input"]
 view.table_v_against_paper(records) if len(records) else None

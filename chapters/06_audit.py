@@ -157,7 +157,11 @@ display(view.sweep_table(study), view.visited_against_paper(study, profile()))
 # %% [markdown]
 # Of the estimates PD at their own configurations, {glue:text}`audit_visited_theta:d` of
 # {glue:text}`audit_visited:d` ({glue:text}`audit_visited_share:.0%`) are PD over $\Theta$;
-# paper {paper}`ols_pd_domain_count` of {paper}`ols_pd_trajectory_count`.
+# paper {paper}`ols_pd_domain_count` of {paper}`ols_pd_trajectory_count`. The paper's own
+# count of estimates PD where visited is {paper}`ols_pd_trajectory_count` here and
+# {paper}`ols_pd_routing_count` in its Table V (chapter "OLS and the conditional SDP
+# projection"): Sec. VI-E re-evaluates the stored three-digit estimates, which disagree with
+# the run-time routing on two marginal conditions (Appendix C).
 # {glue:md}`audit_reverse`
 #
 # (audit-which-model-the-rescue-is-shown)=

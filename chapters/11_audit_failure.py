@@ -365,6 +365,10 @@ glue_md("failure_rule_run", "evaluated in the table above" if len(rule) else
 # build's OLS/SDP sweep is audited with the first seed; where violations lie is counted on the
 # uniform draw, which samples $\Theta$ without the folded region's emphasis. The accepted
 # model of the same data set, with the seed spread of its margin, is in chapter "Validation".
+# The paper counts the estimates PD where visited twice: {paper}`ols_pd_trajectory_count` in
+# Sec. VI-E, the row this table compares with, and {paper}`ols_pd_routing_count` in Table V;
+# its re-evaluation uses the stored three-digit estimates and disagrees with the run-time
+# routing on two marginal conditions (Appendix C).
 
 # %% tags=["hide-input"]
 population = view.population_frame(all_pose.sweep_rows(1))
