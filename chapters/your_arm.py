@@ -321,7 +321,7 @@ if not demonstration and inputs.validation:
 # %% [markdown]
 # ## The verdict
 #
-# **{glue:text}`arm_verdict`**. The model file `{glue:text}`arm_model_file`` holds the
+# **{glue:text}`arm_verdict`**. The model file {glue:md}`arm_model_file` holds the
 # {glue:text}`arm_parameters:d` parameters with their OLS standard errors, the route, the
 # refinement, the audit margins per seed, the rescue if it ran, and this verdict in its header
 # (source: {glue:md}`arm_source`).
@@ -333,5 +333,5 @@ if not demonstration and inputs.validation:
 
 # %% tags=["hide-input"]
 glue("arm_verdict", record["verdict"])
-glue("arm_model_file", Path(out).name)
+glue_md("arm_model_file", f"`{Path(out).name}`")
 glue_md("arm_source", source)
