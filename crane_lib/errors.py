@@ -10,6 +10,11 @@ whole;
   a folder, a FIFO or device, a file too large, or any OS error while reading;
 - `atomic_write(path)`: write to a temporary file, rename over `path` only on success;
   a command's output (`declare_output`) without --force is created exclusively instead;
+  `atomic_write_files` and `atomic_write_folder` put several files in place as one;
+- temporary files are named `.NAME.<pid>.<random>.tmp` (a recording's partial files
+  `NAME.<pid>.partial.*`): a command's next run removes those its killed predecessors left
+  beside its outputs (`remove_stale_temporaries`, one line on stderr), never a live process's;
+- an OS error while writing (ENOSPC, EROFS, EACCES) names the output file, not the temporary;
 - `interruptible()`: SIGINT and SIGTERM become `Interrupted` (exit 130 / 143) wherever they
   land, so a `finally` or an atomic write cleans up and nothing partial is left; once an output
   is in place (`written_outputs`) a signal no longer stops the command: it finishes, exit 0.
@@ -19,9 +24,11 @@ from __future__ import annotations
 
 import _thread
 import csv
+import errno
 import math
 import os
 import re
+import shutil
 import signal
 import stat
 import sys
@@ -255,6 +262,7 @@ def declare_output(path, new: bool) -> None:
     to the same new name the later gets an InputError and writes nothing."""
     if _in_command:
         _outputs[_output_key(path)] = bool(new)
+        remove_stale_temporaries(path)
 
 
 def raise_if_interrupted() -> None:
@@ -375,28 +383,161 @@ def _appeared(path: Path) -> InputError:
     )
 
 
+# --------------------------------------------------------------------------------------------
+# temporary files: named after their writer's process, removed by the next run once it has ended
+
+# `.NAME.<pid>.<random>.tmp` (mkstemp's random part has no dot) and a recording's
+# `NAME.<pid>.partial.npy`, `.partial.json`, `.partial.grow.npy` (crane_lib.hardware.recorder)
+_RANDOM = r"[A-Za-z0-9_]+"
+
+
+def temporary_prefix(path) -> str:
+    """The prefix of this process's temporary files for `path`: `.NAME.<pid>.`."""
+    return f".{Path(path).name}.{os.getpid()}."
+
+
+def partial_name(path, suffix: str) -> Path:
+    """A recording's partial file beside the log `path`: `NAME.<pid>.partial<suffix>`."""
+    path = Path(path)
+    return path.with_name(f"{path.name}.{os.getpid()}.partial{suffix}")
+
+
+def _stale_patterns(name: str):
+    escaped = re.escape(name)
+    return (
+        re.compile(rf"\.{escaped}\.([0-9]+)\.{_RANDOM}\.tmp"),
+        re.compile(rf"{escaped}\.([0-9]+)\.partial(?:\.grow)?\.(?:npy|json)"),
+    )
+
+
+def process_ended(pid: int) -> bool:
+    """Whether process `pid` is gone (or a zombie: ended, not yet waited for). This process, a
+    live one and one of another user count as running."""
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    except OSError:  # a pid beyond the kernel's range
+        return True
+    try:
+        status = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return False
+    return status.rsplit(")", 1)[-1].split()[:1] == ["Z"]
+
+
+def temporaries_of(path) -> list[tuple[Path, int]]:
+    """The temporary and partial files (or folders) beside `path` that writers of `path` left,
+    each with the id of the process that wrote it."""
+    path = Path(path)
+    folder = path.parent
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:  # no folder yet, or not readable: nothing to clean
+        return []
+    found = []
+    for name in names:
+        for pattern in _stale_patterns(path.name):
+            match = pattern.fullmatch(name)
+            if match:
+                found.append((folder / name, int(match.group(1))))
+    return found
+
+
+def remove_stale_temporaries(path) -> list[Path]:
+    """Remove what killed writers of `path` left beside it (temporary files and folders, a
+    recording's partial files) and say so in one line on stderr, naming them; a running
+    process's files are left alone. Returns the paths removed."""
+    removed, pids = [], []
+    for stale, pid in temporaries_of(path):
+        if not process_ended(pid):
+            continue
+        try:
+            if stale.is_dir() and not stale.is_symlink():
+                shutil.rmtree(stale)
+            else:
+                stale.unlink()
+        except FileNotFoundError:  # another run removed it first
+            continue
+        except OSError as error:
+            print(
+                f"{stale}: left by ended process {pid}, not removed ({error.strerror})",
+                file=sys.stderr,
+            )
+            continue
+        removed.append(stale)
+        pids.append(pid)
+    if removed:
+        ended = ", ".join(str(pid) for pid in sorted(set(pids)))
+        process = "process" if len(set(pids)) == 1 else "processes"
+        print(
+            f"removed {', '.join(str(p) for p in removed)}: left by ended {process} {ended}",
+            file=sys.stderr,
+        )
+    return removed
+
+
+def _temporary_file(path: Path) -> tuple[int, str]:
+    return tempfile.mkstemp(prefix=temporary_prefix(path), suffix=".tmp", dir=path.parent)
+
+
+def _named(error: OSError, path: Path, *temporaries) -> OSError:
+    """`error` naming the output `path` where it named no file or a temporary file (a full disk
+    raises from `write` without a name; a read-only folder names the temporary)."""
+    name = None if error.filename is None else str(error.filename)
+    temporary = name is None or name in {str(t) for t in temporaries}
+    if not temporary and not os.path.basename(name).startswith(f".{path.name}."):
+        return error
+    return OSError(error.errno, error.strerror or str(error), str(path))
+
+
+def _ordinary_permissions(tmp: str, folder: bool = False) -> None:
+    # mkstemp creates 0600, mkdtemp 0700: give the output the umask's permissions
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, (0o777 if folder else 0o666) & ~umask)
+
+
 @contextmanager
 def atomic_write(path, mode: str = "w", new: bool = False, **open_kwargs):
     """Open a temporary file beside `path`; rename it over `path` only if the block succeeds.
 
     Nothing half-written is ever left at `path`: on any exception the temporary file is removed.
     With `new`, `path` is created only if it is still absent (outside a command, where
-    `declare_output` does not apply: the new-recording notebook), else an InputError.
+    `declare_output` does not apply: the new-recording notebook), else an InputError. An OS error
+    while writing names `path`.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp = None
     try:
+        fd, tmp = _temporary_file(path)
         with os.fdopen(fd, mode, **open_kwargs) as handle:
             yield handle
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the file ordinary permissions
+        _ordinary_permissions(tmp)
         _put_in_place(tmp, path, new)
+    except OSError as error:
+        _remove_quietly(tmp)
+        raise _named(error, path, tmp) from error
     except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        _remove_quietly(tmp)
         raise
+
+
+def _remove_quietly(tmp) -> None:
+    if tmp is None:
+        return
+    try:
+        if os.path.isdir(tmp) and not os.path.islink(tmp):
+            shutil.rmtree(tmp)
+        elif os.path.lexists(tmp):
+            os.unlink(tmp)
+    except OSError:
+        pass
 
 
 # parameter files, conditions and settings are a few kB; 4 MiB is far beyond any honest one
@@ -437,34 +578,76 @@ def checked_csv_rows(path, header: list[str], what: str) -> list[tuple[str, list
 def atomic_write_files(contents: dict) -> list[Path]:
     """Write several files as one: every `path -> bytes` goes to a temporary file beside its
     target first; only when all are written are they renamed into place, with SIGINT and SIGTERM
-    held back for the renames. On any failure no target changes and no temporary file stays."""
+    held back for the renames. On any failure no target changes (a forced one already replaced
+    stays replaced) and no temporary file stays; an OS error names the target it hit."""
     temporaries: list[tuple[str, Path]] = []
+    path = None
     try:
         for path, data in contents.items():
             path = Path(path)
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            fd, tmp = _temporary_file(path)
             temporaries.append((tmp, path))
             with os.fdopen(fd, "wb") as handle:
                 handle.write(data)
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)
+            _ordinary_permissions(tmp)
         placed: list[Path] = []
         with _signals_held():
             try:
                 for tmp, path in temporaries:
+                    existed = os.path.lexists(path)
                     _put_in_place(tmp, path)
-                    placed.append(path)
-            except InputError:  # one had appeared meanwhile: take back the new ones put in place
-                for path in placed:
-                    if _outputs.get(_output_key(path)):
-                        os.unlink(path)
-                        if path in _written:
-                            _written.remove(path)
+                    if not existed:
+                        placed.append(path)
+            except BaseException:  # one had appeared meanwhile: take back the new ones in place
+                for done in placed:
+                    os.unlink(done)
+                    if done in _written:
+                        _written.remove(done)
                 raise
+    except OSError as error:
+        for tmp, _ in temporaries:
+            _remove_quietly(tmp)
+        raise _named(error, path, *(tmp for tmp, _ in temporaries)) from error
     except BaseException:
         for tmp, _ in temporaries:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+            _remove_quietly(tmp)
         raise
     return [path for _, path in temporaries]
+
+
+def atomic_write_folder(folder, contents: dict) -> list[Path]:
+    """Write the files `name -> bytes` into `folder` as one: a folder that does not exist yet is
+    filled as a temporary sibling (`.FOLDER.<pid>.<random>.tmp`) and renamed into place at the
+    end, so that a failure or a kill leaves no folder; into an existing one `atomic_write_files`
+    writes. On any failure nothing this call created stays."""
+    folder = Path(folder)
+    if folder.exists():
+        return atomic_write_files({folder / name: data for name, data in contents.items()})
+    parent = folder.parent if str(folder.parent) else Path(".")
+    tmp = None
+    target = folder
+    try:
+        tmp = tempfile.mkdtemp(prefix=temporary_prefix(folder), suffix=".tmp", dir=parent)
+        for name, data in contents.items():
+            target = folder / name
+            with open(os.path.join(tmp, name), "wb") as handle:
+                handle.write(data)
+        target = folder
+        _ordinary_permissions(tmp, folder=True)
+        with _signals_held():
+            try:
+                os.rename(tmp, folder)  # fails onto a folder that has files (another run's)
+            except OSError as error:
+                if error.errno in (errno.EEXIST, errno.ENOTEMPTY, errno.ENOTDIR):
+                    raise _appeared(folder) from None
+                raise
+            for name in contents:
+                if _output_key(folder / name) in _outputs:
+                    _written.append(folder / name)
+    except OSError as error:
+        _remove_quietly(tmp)
+        raise _named(error, target, tmp, *(os.path.join(tmp or "", n) for n in contents)) from error
+    except BaseException:
+        _remove_quietly(tmp)
+        raise
+    return [folder / name for name in contents]

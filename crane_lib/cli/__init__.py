@@ -27,6 +27,7 @@ exit status 141, as a shell reports a `cat` killed by SIGPIPE.
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import os
 import sys
@@ -122,6 +123,8 @@ def main(argv: list[str] | None = None) -> int:
                 return _interrupted(args.command, interrupt_pending())
             where = f"{error.filename}: " if error.filename else ""
             problem = error.strerror or error
+            if error.errno in errno.errorcode:  # the name a search finds: ENOSPC, EROFS, EACCES
+                problem = f"{problem} ({errno.errorcode[error.errno]})"
             print(
                 f"crane-id {args.command}: {where}{problem}; {_what_was_written()}", file=sys.stderr
             )

@@ -23,7 +23,9 @@ A subcommand's handler calls, first thing,
 
 Without `--force` the target is also created exclusively at the end (`errors.declare_output`):
 when two runs race to the same new name, the later one finds it there, writes nothing, and
-exits 2.
+exits 2. Declaring an output also removes the temporary files a killed run of it left
+(`errors.remove_stale_temporaries`: named after their writer's process, removed only once that
+process has ended, with one line on stderr).
 
 Register the flag with `add_force(parser)`. Every new subcommand (record --port, accept,
 export, identify --method) follows the same two lines.
@@ -57,7 +59,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from crane_lib.errors import InputError, declare_output, shown
+from crane_lib.errors import InputError, declare_output, remove_stale_temporaries, shown
 
 if TYPE_CHECKING:  # imported where used: a refusal of an option or a path needs neither
     from crane_lib.excitation.commands import CommandFile
@@ -367,11 +369,13 @@ def output_path(
 def output_folder(path, file_names, inputs=(), force: bool = False, option: str = "--out") -> Path:
     """A folder a command writes `file_names` into, checked before any computation: it is not an
     input, exists as a folder or can be created in an existing writable folder, and every file it
-    will write passes `output_path` (existing ones only with --force)."""
+    will write passes `output_path` (existing ones only with --force). A temporary sibling
+    folder that a killed run left (`errors.atomic_write_folder`) is removed."""
     folder = Path(path)
     if str(path) == "":
         raise InputError(f"{option} ''", "names no folder", "a folder")
     _check_not_an_input(folder, inputs, option, "folder")
+    remove_stale_temporaries(folder)
     if folder.is_symlink() and not folder.is_dir():
         raise InputError(f"{option} {folder}", "is a symbolic link to no folder", "a folder")
     if folder.exists():

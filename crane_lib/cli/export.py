@@ -5,7 +5,8 @@ consistent link-level model behind a base-parameter model, as the files robotics
 MODEL is a parameter file of one of the base-parameter sets (the 39 of `crane-id identify`, ...)
 or of the 94 standard parameters. Without --nearest, a model that no consistent link-level model
 reproduces is refused (exit 2, the nearest one's change named, nothing written); with it, the
-nearest consistent model is exported and its change printed. Exit status 0 when written.
+nearest consistent model is exported and its change printed. Exit status 0 when written; the
+files are written all or none (a full disk leaves none of them).
 `--robot vx300s|so101|FOLDER`: a model of that arm (its parameter sets and description's prior),
 exported in its chain frames with its own mounting unless --mounting names one."""
 
@@ -15,10 +16,10 @@ import argparse
 from pathlib import Path
 
 from crane_lib.cli.common import add_force, add_robot, bounded_float, output_path, robot_of
-from crane_lib.errors import InputError
+from crane_lib.errors import InputError, atomic_write_files
 from crane_lib.export import consistent, files
 from crane_lib.model.dynamics import MOUNTINGS
-from crane_lib.model.parameters import ParameterSet, load_parameters, save_parameters
+from crane_lib.model.parameters import ParameterSet, load_parameters, parameters_text
 
 # the margin the program can meet: above MARGIN_MAX the manufacturer's own link 6 fails it; below
 # MARGIN_MIN the check's 0.1 % of it is finer than Clarabel reaches a link's smallest eigenvalue
@@ -130,15 +131,14 @@ def run(args: argparse.Namespace) -> int:
         texts[outputs["urdf"]] = files.urdf_text(exported)
     if "mjcf" in outputs:
         texts[outputs["mjcf"]] = files.mjcf_text(exported)
-    for path, text in texts.items():
-        files.write_text(path, text)
     if "standard" in outputs:
-        save_parameters(
-            outputs["standard"],
+        texts[outputs["standard"]] = parameters_text(
             ParameterSet(result.standard.names, result.standard.values),
             comment=f"{len(result.standard.names)} standard parameters behind "
             f"{args.model} (crane-id export): {result.summary()}",
         )
+    # all the files or none: each to a temporary file first, the renames come last
+    atomic_write_files({path: text.encode("utf-8") for path, text in texts.items()})
     if not result.exact:
         moved = ", ".join(f"{n} {x:+.3g}" for n, x in result.changed(5))
         advice = consistent.margin_advice(result.largest_margin, result.margin)

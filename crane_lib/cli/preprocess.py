@@ -15,7 +15,7 @@ from crane_lib.cli.common import (
     output_folder,
     robot_of,
 )
-from crane_lib.errors import atomic_write_files
+from crane_lib.errors import atomic_write_folder
 from crane_lib.logs import npz_io, preprocessing
 from crane_lib.logs.raw_log import read_raw_log
 
@@ -62,15 +62,14 @@ def run(args: argparse.Namespace) -> int:
     bundles = preprocessing.preprocess_all(log, intervals)
     for repair in log.repairs:
         print(f"repaired: {repair}")
-    folder.mkdir(exist_ok=True)
-    # all bundles, or none: each goes to a temporary file first, the renames come last
-    atomic_write_files(
+    # all bundles, or none: a new folder is filled as a temporary sibling and renamed at the end
+    # (a failure leaves no folder); in an existing one each bundle goes to a temporary file first
+    atomic_write_folder(
+        folder,
         {
-            folder / names[ts]: npz_io.npz_bytes(
-                preprocessing.bundle_arrays(bundle), compress=False
-            )
+            names[ts]: npz_io.npz_bytes(preprocessing.bundle_arrays(bundle), compress=False)
             for ts, bundle in bundles.items()
-        }
+        },
     )
     for ts, bundle in bundles.items():
         masked = bundle.clamp_mask.mean() * 100

@@ -33,7 +33,7 @@ from tqdm import tqdm
 
 from crane_lib.cli.common import add_force, add_robot, bounded_float, output_path, robot_of, seed
 from crane_lib.constants import CONTROL_PERIOD_S
-from crane_lib.errors import InputError
+from crane_lib.errors import InputError, remove_stale_temporaries
 from crane_lib.excitation.commands import CRANE_X7_FORMAT, commanded_duration, read_command_file
 from crane_lib.hardware.arm_bus import BAUD_REGISTER
 from crane_lib.hardware.timing import REALTIME, TIMINGS
@@ -270,6 +270,7 @@ def _run_on_arm(args: argparse.Namespace, out: Path, arm_key: str) -> int:
             flush=True,
         )
 
+    remove_stale_temporaries(arm.cycles_path(out))  # a killed run's temporary cycle timings
     recording = arm.record_arm(
         args.command_file, args.port, out, settings, progress=progress, on_logging=logging
     )

@@ -34,11 +34,13 @@ log with every sample logged so far, the fault and its cycle in the metadata.
 The log is the twin's raw log (logs/raw_log.py; 106 columns on the CRANE-X7, 2 + 13 n on an
 arm of n axes, which the metadata names), the same columns filled the same
 way, plus the arm's provenance. While the arm moves, logged rows go straight into a memory-
-mapped file beside the log (`<LOG>.partial.npy`, with `<LOG>.partial.json` holding the
-metadata known at the start), so even a killed process (SIGKILL, power loss) leaves its samples
-on disk: `recover_partial` turns them into a raw log. A finished or faulted recording writes
-the log atomically and removes both. Every cycle's four stamps (wake-up, read start, read end,
-write end) go to `<LOG stem>.cycles.npz`.
+mapped file beside the log (`<LOG>.<pid>.partial.npy`, with `<LOG>.<pid>.partial.json` holding
+the metadata known at the start; pid: the recorder's process), so even a killed process
+(SIGKILL, power loss) leaves its samples on disk: `recover_partial` turns them into a raw log
+and removes them. A finished or faulted recording writes the log atomically and removes both.
+The next `crane-id record` to the same LOG removes a killed recorder's partial files (saying so,
+errors.remove_stale_temporaries): recover them before recording again. Every cycle's four stamps
+(wake-up, read start, read end, write end) go to `<LOG stem>.cycles.npz`.
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ import numpy as np
 
 from crane_lib import fingerprint
 from crane_lib.constants import CONTROL_PERIOD_S, ENCODER_RESOLUTION_RAD, KT
-from crane_lib.errors import InputError
+from crane_lib.errors import InputError, partial_name, process_ended, temporaries_of
 from crane_lib.excitation import commands
 from crane_lib.excitation.commands import CommandFile, check_command
 from crane_lib.hardware import bus as bus_module
@@ -303,7 +305,7 @@ class _Rows:
 
 
 def _partial_paths(out: Path) -> tuple[Path, Path]:
-    return out.with_name(out.name + ".partial.npy"), out.with_name(out.name + ".partial.json")
+    return partial_name(out, ".npy"), partial_name(out, ".json")
 
 
 def cycles_path(out: Path) -> Path:
@@ -539,8 +541,15 @@ def _run(
     partial_json = None
     if out is not None:
         partial_npy, partial_json = _partial_paths(out)
-        partial_json.write_text(json.dumps(metadata, indent=1))
-        rows = _Rows(partial_npy, int(expected), raw_log.n_columns(n_axes))
+        try:
+            partial_json.write_text(json.dumps(metadata, indent=1))
+            rows = _Rows(partial_npy, int(expected), raw_log.n_columns(n_axes))
+        except OSError as error:  # a full disk names no file: name the partial file (no torque yet)
+            partial_json.unlink(missing_ok=True)
+            partial_npy.unlink(missing_ok=True)
+            raise OSError(
+                error.errno, error.strerror, str(error.filename or partial_json)
+            ) from error
     else:
         rows = _MemoryRows(int(expected), raw_log.n_columns(n_axes))
     stamps = {name: np.zeros(int(expected) + cyc(10.0)) for name in _STAMPS}
@@ -900,17 +909,35 @@ def _arm_limits(key: str) -> np.ndarray:
     return load_arm(key).joint_limits()
 
 
-def recover_partial(log_path, repaired_out=None) -> Path:
-    """The rows a killed recorder left in `<LOG>.partial.npy` as a raw log (`repaired_out`,
-    default LOG itself), with the metadata of `<LOG>.partial.json` and fault 'killed'."""
-    log_path = Path(log_path)
-    partial_npy, partial_json = _partial_paths(log_path)
-    if not partial_npy.is_file():
+def _killed_partial(log_path: Path) -> tuple[Path, Path]:
+    """The partial rows and metadata of the latest killed recorder of `log_path` (its process
+    has ended): `<LOG>.<pid>.partial.npy`, or `<LOG>.partial.npy` as earlier versions named it."""
+    candidates = [
+        path
+        for path, pid in temporaries_of(log_path)
+        if path.name.endswith(".partial.npy")
+        and not path.name.endswith(".grow.npy")
+        and process_ended(pid)
+    ]
+    legacy = log_path.with_name(log_path.name + ".partial.npy")
+    if legacy.is_file():
+        candidates.append(legacy)
+    if not candidates:
         raise InputError(
-            str(partial_npy),
-            "no such file",
+            str(log_path.with_name(log_path.name + ".<pid>.partial.npy")),
+            "no such file (of a recorder that has ended)",
             "the partial recording a killed recorder leaves beside its log",
         )
+    npy = max(candidates, key=lambda path: path.stat().st_mtime)
+    return npy, npy.with_name(npy.name[: -len(".npy")] + ".json")
+
+
+def recover_partial(log_path, repaired_out=None) -> Path:
+    """The rows a killed recorder left in `<LOG>.<pid>.partial.npy` as a raw log (`repaired_out`,
+    default LOG itself), with the metadata of `<LOG>.<pid>.partial.json` and fault 'killed';
+    the partial files are removed once the log is written."""
+    log_path = Path(log_path)
+    partial_npy, partial_json = _killed_partial(log_path)
     array = np.load(partial_npy, mmap_mode="r")
     t = array[:, raw_log.COLUMN["t"]]
     written = (
@@ -920,4 +947,7 @@ def recover_partial(log_path, repaired_out=None) -> Path:
     meta.update({"fault": "killed: recovered from the partial recording", "samples": str(written)})
     out = Path(repaired_out) if repaired_out is not None else log_path
     raw_log.write_raw_log(out, np.array(array[:written]), meta)
+    del array
+    for path in (partial_npy, partial_json, partial_npy.with_suffix(".grow.npy")):
+        path.unlink(missing_ok=True)
     return out

@@ -182,6 +182,13 @@ def save_parameters(
 ) -> None:
     """Write name,value,unit[,std_error] rows; atomic (nothing half-written); with `new`, only
     if `path` is still absent (errors.atomic_write)."""
+    with atomic_write(path, new=new, encoding="utf-8") as handle:
+        handle.write(parameters_text(params, comment))
+
+
+def parameters_text(params: ParameterSet, comment: str | None = None) -> str:
+    """The text of a parameter file (`save_parameters` writes it): '#' comment lines, then
+    name,value,unit[,std_error] rows."""
     buffer = io.StringIO()
     if comment:
         for line in comment.splitlines():
@@ -196,8 +203,7 @@ def save_parameters(
         if params.std_errors is not None:
             row.append(repr(float(params.std_errors[i])))
         writer.writerow(row)
-    with atomic_write(path, new=new, encoding="utf-8") as handle:
-        handle.write(buffer.getvalue())
+    return buffer.getvalue()
 
 
 # |value| above this in SI is no parameter of a 1 m, 8 kg arm (inertias ~1e-2 kg·m^2, first
