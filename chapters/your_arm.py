@@ -65,8 +65,10 @@ force = False  # replace an existing `out`
 validation = []
 
 # %% [markdown]
-# The checks come first, before anything is computed or written, and they are those of
-# `crane-id accept` (one function, `crane_lib.cli.common.accept_inputs`): the model file is
+# The checks come first, before anything is computed or written. Each parameter must be of its
+# kind (papermill's `-p` reads `-p out 7` as a number: a path is text, `-r out 7` passes it so);
+# then the checks of `crane-id accept` (one function, `crane_lib.cli.common.accept_inputs`),
+# and last a probe that the model file's folder has room for it. The model file is
 # none of the inputs and no folder, special file or pseudo-filesystem, and an existing one is
 # replaced only with `force = True`; the recording's metadata carry the sha256 of the command
 # file given as `trajectory`; the recording can support a model (samples per parameter, motion
@@ -77,9 +79,13 @@ validation = []
 # %% tags=["hide-input"]
 from pathlib import Path
 
+from crane_lib.acceptance.report_parameters import check_room, checked_parameters
 from crane_lib.cli.common import accept_inputs
 from crane_lib.paths import REPO_ROOT, TRAJECTORY_DIR
 
+# papermill's -p makes `5` a number whatever the parameter means: each one's type first
+log, trajectory, out, ts, refine, force, validation = checked_parameters(
+    log, trajectory, out, ts, refine, force, validation)
 trajectory = (Path(trajectory) if Path(trajectory).suffix
               else TRAJECTORY_DIR / (trajectory + ".txt"))
 demonstration = not log
@@ -92,6 +98,7 @@ if not out and not demonstration:
 if not demonstration:
     inputs = accept_inputs(log, trajectory, out, validation, ts, force, repair=True,
                            refine=refine, notebook=True)
+    check_room(inputs.out)  # a full disk named now, not after the computation
 
 # %% tags=["hide-input"]
 import warnings

@@ -1512,7 +1512,7 @@ def _cases_parameter_files() -> list[Case]:
     add(
         "identified-not-consistent",
         identified_model_bytes,
-        "the nearest consistent one changes it",
+        "the smallest change that admits one (the nearest consistent model) is",
         ("export", "bad.csv", "--urdf", "arm.urdf"),
     )
     # link 7's decided second moment is 5e-7 kg·m^2: the default margin, not the model, is the cause
@@ -2047,6 +2047,7 @@ def notebook_cases() -> tuple[NotebookCase, ...]:
         return NotebookCase(f"report-{name}", klass, tuple(given.items()), fragment, setup)
 
     paths, gate_k, options = "output path", "not identifiable", "option out of range"
+    params = "report parameter"
     return (
         case("out-is-log", paths, "is the input", (log, cmd), out=LOG),
         case("out-is-command-file", paths, "is the input", (log, cmd), out=CMD),
@@ -2105,6 +2106,16 @@ def notebook_cases() -> tuple[NotebookCase, ...]:
             (log, cmd, _w("v.npz", lambda: log_npz(duration_s=1.0))),
             validation='["v.npz"]',
         ),
+        # papermill's -p reads a number as one, whatever the parameter means (a raw TypeError)
+        case(
+            "trajectory-is-number",
+            params,
+            "trajectory '5': is a number, not a path",
+            (log,),
+            trajectory=5,
+        ),
+        case("log-is-number", params, "log '5': is a number, not a path", (cmd,), log=5),
+        case("out-is-number", params, "out '7': is a number, not a path", (log, cmd), out=7),
     )
 
 

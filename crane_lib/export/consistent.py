@@ -52,6 +52,8 @@ is the CRANE-X7 as above.
 from __future__ import annotations
 
 import time
+import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -114,6 +116,16 @@ MARGIN_MAX = 1.39e-5  # kg·m^2
 
 class NoConsistentModel(InputError):
     """A base model that no physically consistent standard vector reproduces."""
+
+
+@contextmanager
+def _quiet_solver():
+    """cvxpy's warnings on Clarabel's inexact or failed exits kept off the terminal: each solve's
+    status is recorded (`solves`) and the answer is checked, so a message says what went wrong."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=UserWarning, module=r"cvxpy(\.|$)")
+        warnings.filterwarnings("ignore", message="Solution may be inaccurate")
+        yield
 
 
 @dataclass(frozen=True)
@@ -574,7 +586,8 @@ class _Problem:
             constraints.append(link - t * inverse_s2 >> 0)
         problem = cp.Problem(cp.Maximize(t), constraints)
         try:
-            problem.solve(solver=cp.CLARABEL, **CLARABEL_OPTIONS)
+            with _quiet_solver():
+                problem.solve(solver=cp.CLARABEL, **CLARABEL_OPTIONS)
         except cp.SolverError:
             return None
         return float(t.value) if problem.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) else None
@@ -605,7 +618,8 @@ class _Problem:
         problem = cp.Problem(cp.Minimize(objective), constraints)
         start = time.perf_counter()
         try:
-            problem.solve(solver=cp.CLARABEL, **CLARABEL_OPTIONS)
+            with _quiet_solver():
+                problem.solve(solver=cp.CLARABEL, **CLARABEL_OPTIONS)
         except cp.SolverError as error:
             solves.append(
                 {
@@ -861,22 +875,22 @@ def _nearest(
             )
         solves[-1]["status"] += f" (rejected: {failure})"
         status = solves[-1]["status"]
-    advice = margin_advice(largest, margin)
-    searched = f"Clarabel: {status}, stage '{stage}', {len(NEAREST_ATTEMPTS)} attempts"
+    # in the user's terms: what the model lacks and the smallest change that admits one (the
+    # solver's stages and statuses stay in `solves`)
+    advice = margin_advice(largest, margin) or lacking_moment(base, margin, first.arm)
+    what = f"no physically consistent link-level model reproduces it (margin {margin:g} kg·m²)"
     if smallest_seen is None:
         raise NoConsistentModel(
             source,
-            f"no physically consistent standard vector exists even "
-            f"with a changed model ({searched}){advice}",
-            f"a model of the {parameter_set} set",
+            f"{what}{advice}; the solver found no change of it that admits one",
+            "a model closer to a physically consistent one",
         )
     smallest, change = smallest_seen
     raise NoConsistentModel(
         source,
-        f"no physically consistent link-level model reproduces it, and "
-        f"the search for the nearest one failed ({searched}); the smallest "
-        f"change that admits one is {np.sqrt(smallest):.3g} ({metric}; most: "
-        f"{_moved(base.names, change)}){advice}",
+        f"{what}{advice}; the smallest change that admits one is {np.sqrt(smallest):.3g} "
+        f"({metric}; most: {_moved(base.names, change)}), but no consistent model at that "
+        f"change passed the check ({stage}: {status.split(' (rejected: ')[-1].rstrip(')')})",
         "a model that admits a consistent link-level model, or one closer to it",
     )
 
@@ -948,11 +962,22 @@ def _smallest_change(
     what = "nearest: smallest change of the model" + note
     status = problem.solve(cp.sum_squares(change), consistency + _hard(problem), what, solves)
     if status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
+        # a model far from any consistent one: its squared change (1e17 for ZZR7 = -1000 kg·m^2
+        # in OLS standard errors) is out of the solver's range; solved again in units of the
+        # change to the prior (answers that passed before are unchanged)
+        scale = _reference_change(problem, unit)
+        status = problem.solve(
+            cp.sum_squares(change / scale),
+            consistency + _hard(problem),
+            what + f" (rescaled by {scale:.3g})",
+            solves,
+        )
+    if status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
         raise NoConsistentModel(
             source,
-            "no physically consistent standard vector exists even with a changed model (solver: "
-            f"{status})",
-            f"a model of the {parameter_set} set",
+            "no physically consistent link-level model reproduces it, and the solver found no "
+            "change of it that admits one",
+            "a model closer to a physically consistent one",
         )
     value = np.asarray(change.value, dtype=float)
     return float(np.sum(np.square(value))), value
@@ -970,24 +995,57 @@ def _nearest_within(
 ) -> np.ndarray:
     """The consistent vector nearest to the prior whose squared change is at most `bound`."""
     change = problem.change(unit)
+    what = "nearest: the prior, among changes this small" + note
     status = problem.solve(
-        objective,
-        consistency + _hard(problem) + [cp.sum_squares(change) <= bound],
-        "nearest: the prior, among changes this small" + note,
-        solves,
+        objective, consistency + _hard(problem) + [cp.sum_squares(change) <= bound], what, solves
     )
     if status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
-        # seen for models far from any consistent one (e.g. ZZR7 = -0.01 kg·m^2): reported, not
-        # hidden
+        # seen for models far from any consistent one (e.g. ZZR1 = -1 kg·m^2): solved again with
+        # the bound in units of the change to the prior, as `_smallest_change` does
+        scale = _reference_change(problem, unit)
+        status = problem.solve(
+            objective,
+            consistency + _hard(problem) + [cp.sum_squares(change / scale) <= bound / scale**2],
+            what + f" (rescaled by {scale:.3g})",
+            solves,
+        )
+    if status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
         raise NoConsistentModel(
             source,
-            "no physically consistent link-level model reproduces it, and the search for the "
-            "nearest one "
-            f"failed (Clarabel: {status}, stage 'the prior, among changes this small')",
+            "no physically consistent link-level model reproduces it, and the solver found no "
+            "consistent model near it",
             "a model that admits a consistent link-level model, or one closer to it",
         )
     zero_rows = np.flatnonzero(~problem.soft)
     return problem.standard(zero_rows) if len(zero_rows) else problem.scale * problem.x.value
+
+
+def _reference_change(problem: _Problem, unit) -> float:
+    """The norm of the change (in `unit`) that takes the model to the prior's base parameters, at
+    least 1: the scale of a change's solve when the plain one fails."""
+    rows = problem.set_rows
+    weight = problem.row_scale[rows] / unit
+    gap = weight * (problem.a[rows] @ problem.prior_x - problem.b[rows])
+    return max(float(np.linalg.norm(gap)), 1.0)
+
+
+def lacking_moment(base: ParameterSet, margin: float, arm: ArmDescription | None = None) -> str:
+    """'' unless a second moment the model's base parameters decide is below the margin: then
+    that moment, its value and what a body needs, as a clause for a message."""
+    try:
+        moments = decided_moments(base_set_of(base, "model", arm), arm)
+    except InputError:
+        return ""
+    if not moments:
+        return ""
+    worst = min(moments, key=lambda d: d.value(base))
+    value = worst.value(base)
+    if value >= margin:
+        return ""
+    return (
+        f": link {worst.link}'s second moment along {worst.axis}, {worst.expression} = "
+        f"{value:.3g} kg·m², is below the margin (a body's is positive)"
+    )
 
 
 def _nearest_result(
@@ -1094,12 +1152,14 @@ def require_exact(result: Reconstruction, source: str) -> Reconstruction:
     if result.exact:
         return result
     moved = ", ".join(f"{n} {x:+.2g}" for n, x in result.changed(3))
-    advice = margin_advice(result.largest_margin, result.margin)
+    advice = margin_advice(result.largest_margin, result.margin) or lacking_moment(
+        result.base, result.margin, result.arm
+    )
     raise NoConsistentModel(
         source,
         f"no physically consistent link-level model reproduces it "
-        f"(margin {result.margin:g} kg·m²){advice}; the nearest consistent one "
-        f"changes it by {result.change_norm:.3g} ({result.change_metric}; "
-        f"most: {moved})",
+        f"(margin {result.margin:g} kg·m²){advice}; the smallest change that admits one (the "
+        f"nearest consistent model) is {result.change_norm:.3g} "
+        f"({result.change_metric}; most: {moved})",
         "a model that admits one, or --nearest to export the nearest consistent model",
     )
