@@ -27,14 +27,21 @@
 # $\Theta_\mathrm r$ that grows by constraint generation (D-E), and the audit is run again on a
 # fresh draw; the audit, not the solver's exit, decides.
 #
-# The paper tells this story on one model: the CLIE solution of its representative condition,
-# which failed the audit, its rescue and the re-audit that accepted it. The chapter follows the
-# same model through Algorithm 1 on the twin: the pose sets; the condition's raw OLS estimate
-# and the twin's true parameters; PD at the visited configurations against PD over $\Theta$;
-# the rescue, with the accepted margin and the earlier version's $\epsilon_\mathrm{PD}=0$;
-# Table IX (two audits, every seed); Table XVIII (what the rescue moved); the manufacturer's
-# box; Table X; where the violations lie; and, beyond the paper, a certified check over the
-# continuous box.
+# On the twin the representative condition, {glue:text}`audit_label`, has its own path
+# through Algorithm 1: {glue:md}`audit_own_path` The paper's path starts earlier: its OLS
+# estimate of the condition already fails the audit over $\Theta$ (Sec. VI-E, Table IX),
+# and its CLIE solution, which fails too, is the model it rescues and re-audits.
+# {glue:md}`audit_paper_path_here` {glue:text}`audit_pop_failing:d` of this build's
+# {glue:text}`audit_pop_n:d` OLS estimates fail over $\Theta$
+# ({glue:text}`audit_pop_where`; section {ref}`audit-pd-where-the-data-were-taken`), and
+# on a nonideality rung, today's twin with exact torque constants, AG02's own OLS estimate
+# fails and goes through Algorithm 1 (chapter {doc}`11_audit_failure`). The chapter
+# follows the condition's models through Algorithm 1: the pose sets; the raw OLS estimate
+# and the twin's true parameters; PD at the visited configurations against PD over
+# $\Theta$; the rescue, with the accepted margin and the earlier version's
+# $\epsilon_\mathrm{PD}=0$; Table IX (two audits, every seed); Table XVIII (what the
+# rescue moved); the manufacturer's box; Table X; where the violations lie; and, beyond
+# the paper, a certified check over the continuous box.
 #
 # **Data:** the twin's recording of AG02 at 40 ms through Algorithm 1 (the accepted model, its
 # rescue and audits), every OLS estimate of the build's profile, and the twin's true
@@ -62,6 +69,51 @@ from crane_lib.reporting.tables import span
 started = time.perf_counter()
 study = view.study(trajectory, ts, run)  # the audit study's record of the condition
 model, eps = shared_model("reduced"), view.EPS
+
+# %% tags=["hide-input"]
+# the condition's own path through Algorithm 1, for the opening, from the study's record
+seed = study.seeds[0]
+own_ols = study.audits[(study.raw_label, "dense", seed)]
+own_clie = study.audits.get((study.clie_label, "dense", seed))
+sweep = study.sweep
+row = sweep[(sweep["trajectory"] == study.trajectory) & np.isclose(sweep["ts"], study.ts)
+            & (sweep["run"] == run)]
+own = study.accepted_record or {}
+own_passes = len((own.get("rescue") or {}).get("passes") or [])
+own_final = study.dense(study.accepted_name) if own.get("rescue") else []
+
+
+def said(a) -> str:
+    """An audit's verdict over Θ in words, with its first seed's λmin and violations."""
+    if a.passed:
+        return f"PD over Θ (λmin {a.lambda_min:.3g} kg·m²)"
+    return (f"not PD over Θ ({a.n_violations:,} violating configurations with the first "
+            f"seed, λmin {a.lambda_min:.3g} kg·m²)")
+
+
+path = f"its OLS estimate is {said(own_ols)}"
+if len(row):
+    path += (", and PD where its record was taken, so the routing test sends it straight "
+             "to CLIE (route O-C)" if bool(row["PD visited"].iloc[0]) else ", and not PD "
+             "where its record was taken, so it is projected first (route O-S-C)")
+if own_clie is not None:
+    path += ("; CLIE's refinement pushes it out: the CLIE solution is " if own_ols.passed
+             and not own_clie.passed else "; the CLIE solution is ") + said(own_clie)
+if own_final:
+    path += (f"; the rescue restores it in {own_passes} "
+             f"{'pass' if own_passes == 1 else 'passes'}, and the re-audit passes on "
+             f"{sum(a.passed for a in own_final)} of {len(own_final)} seeds (smallest λmin "
+             f"{min(a.lambda_min for a in own_final):.3g} kg·m²).")
+else:
+    path += "; no rescue runs."
+glue_md("audit_own_path", path)
+glue_md("audit_paper_path_here", "On the twin that path is the population's, not the "
+        "representative condition's:" if own_ols.passed else "On the twin the condition's "
+        "OLS estimate fails too, as do others of the population:")
+failing = sweep[~sweep["PD over Θ"].astype(bool)]
+glue("audit_pop_n", len(sweep))
+glue("audit_pop_failing", len(failing))
+glue("audit_pop_where", ", ".join(sorted(set(failing["trajectory"]))) or "none")
 
 # %% [markdown]
 # ## The audit (11) and its pose sets (Sec. VI-E, Appendix D-G)
