@@ -13,7 +13,8 @@ for it), and Chromium resolves no host name but the loopback address on top of t
 - requests: none leaves the build folder;
 
 and, from the HTML files alone, every internal link resolves to an existing file and, when it
-names a fragment, to an element with that id.
+names a fragment, to an element with that id, and no paper-number id or unrendered role stands in
+a page's running text where a number should be (`placeholder_problems`).
 """
 
 from __future__ import annotations

@@ -7,9 +7,10 @@ Two kinds of test:
   box) show that each check fails when it should and passes when it should; they run in
   `make test` wherever Chromium is installed (.ci/run installs Debian's package);
 - the built book: every page of CRANE_BOOK_HTML (set by .ci/run to _build/html after the
-  quick book) must render its math, fit the viewport, fetch nothing from the network, and
-  link only to things that exist; screenshots of two pages go to _build/screenshots/ (a CI
-  artefact). Without CRANE_BOOK_HTML these are skipped: `make test` runs before the book exists.
+  quick book) must render its math, fit the viewport, fetch nothing from the network, link
+  only to things that exist, and show no paper-number id in its running text; screenshots of
+  two pages go to _build/screenshots/ (a CI artefact). Without CRANE_BOOK_HTML these are
+  skipped: `make test` runs before the book exists.
 
     CRANE_BOOK_HTML=_build/html .venv/bin/python -m pytest -q tests/test_browser.py
 """
