@@ -106,7 +106,7 @@ def check_room(out, parameter: str = "out", size: int = MODEL_FILE_ROOM) -> None
     except OSError as error:
         full = error.errno in (errno.ENOSPC, errno.EDQUOT)
         raise InputError(
-            f"{parameter} {shown(str(out))}",
+            f"{parameter} {shown(str(out), limit=200)}",
             "its folder has no room for the model file (the disk is full)"
             if full
             else f"its folder cannot take the model file ({error.strerror})",

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from crane_lib.acceptance.accepted import AUDIT_SEEDS, accept_recording, save_accepted
 from crane_lib.acceptance.held_out import held_out
+from crane_lib.acceptance.report_parameters import check_room
 from crane_lib.cli.common import (
     accept_inputs,
     add_force,
@@ -102,6 +103,7 @@ def run(args: argparse.Namespace) -> int:
         robot=robot,
     )
     out, cmd, validation = inputs.out, inputs.command, inputs.validation
+    check_room(out, "--out")  # a full disk named before the computation, not after it
     for repair in inputs.log.repairs:
         print(f"repaired: {repair}")
     start = time.perf_counter()
