@@ -56,7 +56,8 @@ profile = os.environ.get("CRANE_PROFILE", "full")
 # %% [markdown]
 # ## The corpus, run in this build
 #
-# Every case runs in a fresh folder through `crane_lib.cli.main`, as `crane-id` would. Cases
+# Every case runs in a fresh folder through its program's entry point (`crane_lib.cli.main`
+# for `crane-id`), as the command line would. Cases
 # that send SIGINT or SIGTERM to a separate process, and one that needs file permissions root
 # ignores, are run by the test suite only.
 
@@ -83,7 +84,15 @@ display(Markdown(
 # device, or an existing file without `--force`; "option out of range" every numeric option;
 # "command file", "raw log" and "model or truth file" the readers, from unreadable bytes to
 # values outside their physical range; "not identifiable" the gate described below;
-# "interrupt" Ctrl-C and SIGTERM in the middle of the work.
+# "interrupt" Ctrl-C and SIGTERM in the middle of the work; "arm description" a folder given as
+# `--robot` with one malformed value (a missing key, a gain or baud rate written as a word, a
+# Latin-1 file, an empty `--robot ''`). A model that no physically consistent arm reproduces is
+# refused by `crane-id export` with what it lacks and the smallest change that admits one, the
+# solver's own output kept off the terminal. The book's own command lines are in the corpus too:
+# `python -m crane_book.numbers write` over a file that is not a manifest, and
+# `python -m benchmarks` with an empty or unknown name. The report "Your own arm" refuses a
+# papermill parameter of the wrong kind (`-p out 7` is a number, not a path) before it reads
+# anything; those cases, each a kernel, are run by the test suite.
 
 # %% tags=["hide-input"]
 numbered(corpus.class_table(results), "One row per class of bad input: how many of its cases "

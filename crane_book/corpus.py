@@ -4,8 +4,10 @@ tools must refuse, generated here.
 Each `Case` is one command line run in a scratch folder that holds the files the case sets up
 (written from the generated fixtures below, never from committed binaries). It names its
 class of bad input, the expected exit status and a fragment the one-line message must
-contain. `run_case` runs it in-process through `crane_lib.cli.main` (or, for an interrupt,
-as a separate process that receives the signal) and returns what happened, including every
+contain. `run_case` runs it in-process through `crane_lib.cli.main` (a case of the book's own
+command lines, `python -m crane_book.numbers` or `python -m benchmarks`, through that program's
+main: `PROGRAMS`; an interrupt as a separate process that receives the signal) and returns
+what happened, including every
 file of the scratch folder that changed, appeared or disappeared. A refused case must change
 nothing; a control case (status 0) must write exactly its output.
 
@@ -48,6 +50,13 @@ from crane_lib.model.parameters import ParameterSet, save_parameters
 from crane_lib.paths import DATA_DIR, REPO_ROOT, TRAJECTORY_DIR
 
 EXIT_BAD_INPUT = 2
+CRANE_ID = "crane-id"
+# the command lines besides `crane-id` whose refusals the corpus holds: (module, its main)
+PROGRAMS = {
+    CRANE_ID: ("crane_lib.cli", "main"),
+    "python -m crane_book.numbers": ("crane_book.numbers", "main"),
+    "python -m benchmarks": ("benchmarks.__main__", "main"),
+}
 
 
 # --------------------------------------------------------------------------------------------
@@ -68,6 +77,8 @@ class Case:
     creates    files a control case (status 0) must write; any other change fails the case
     signal     (signal number, delay s): run as a process and send it the signal after the delay
     needs_non_root: the case relies on file permissions, which root bypasses
+    program    the tool the argv is given to: `crane-id` (default) or one of PROGRAMS' other
+               command lines (the book's printed-numbers manifest, the benchmarks)
     """
 
     name: str
@@ -79,10 +90,17 @@ class Case:
     creates: tuple[str, ...] = ()
     signal: tuple[int, float] | None = None
     needs_non_root: bool = False
+    program: str = "crane-id"
 
     @property
     def command(self) -> str:
-        """The subcommand the case runs."""
+        """The subcommand the case runs (`crane-id`'s), or the other program's command line."""
+        if self.program != CRANE_ID:
+            return (
+                f"{self.program} {self.argv[0]}"
+                if self.argv[0] in ("write", "check")
+                else (self.program)
+            )
         return self.argv[0]
 
 
@@ -1515,6 +1533,20 @@ def _cases_parameter_files() -> list[Case]:
         "the smallest change that admits one (the nearest consistent model) is",
         ("export", "bad.csv", "--urdf", "arm.urdf"),
     )
+    # far from any consistent model: cvxpy's warnings and Clarabel's statuses once reached the
+    # terminal before the refusal; now the lacking second moment and the smallest change
+    for name, parameter, value, fragment in (
+        ("zzr7-minus-1000", "ZZR7", "-1000", "link 7's second moment along y"),
+        ("zzr1-minus-1", "ZZR1", "-1", "the smallest change that admits one"),
+        ("fv1-minus-5", "FV1", "-5", "FV1 = -5 is negative (a friction or rotor inertia is not)"),
+    ):
+        for extra in ((), ("--distance", "euclidean")):
+            add(
+                f"far-from-consistent-{name}" + ("-euclidean" if extra else ""),
+                lambda p=parameter, v=value: parameter_text(_param_field(p, 1, v)),
+                fragment,
+                ("export", "bad.csv", "--urdf", "arm.urdf", *extra),
+            )
     # link 7's decided second moment is 5e-7 kg·m^2: the default margin, not the model, is the cause
     add(
         "margin-is-the-cause",
@@ -1799,6 +1831,24 @@ def _cases_controls() -> list[Case]:
             creates=("arm.urdf",),
         ),
         Case(
+            "export-far-from-consistent-nearest",
+            k,
+            ("export", MODEL, "--urdf", "arm.urdf", "--nearest"),
+            0,
+            "exported the nearest",
+            (_w(MODEL, lambda: parameter_text(_param_field("ZZR7", 1, "-1000"))),),
+            creates=("arm.urdf",),
+        ),
+        Case(
+            "export-negative-friction-nearest",
+            k,
+            ("export", MODEL, "--mjcf", "arm.xml", "--nearest"),
+            0,
+            "exported the nearest",
+            (_w(MODEL, lambda: parameter_text(_param_field("FV1", 1, "-5"))),),
+            creates=("arm.xml",),
+        ),
+        Case(
             "export-thin-hand-smaller-margin",
             k,
             ("export", MODEL, "--urdf", "arm.urdf", "--margin", "4.9e-7"),
@@ -1806,6 +1856,197 @@ def _cases_controls() -> list[Case]:
             "reproduces the model exactly",
             (_w(MODEL, thin_hand_model_bytes),),
             creates=("arm.urdf",),
+        ),
+    ]
+
+
+ARM = "arm"  # the description folder a case gives as --robot
+_ARM_SOURCE = "vx300s_description"  # the ViperX 300 s's shipped folder, copied and edited
+
+
+def _arm_file(name: str, old: bytes = b"", new: bytes = b"") -> bytes:
+    data = (DATA_DIR / _ARM_SOURCE / name).read_bytes()
+    if old:
+        if old not in data:
+            raise RuntimeError(f"{_ARM_SOURCE}/{name} holds no {old!r}: the case would be void")
+        data = data.replace(old, new, 1)
+    return data
+
+
+def _latin1_comment(name: str) -> bytes:
+    data = _arm_file(name)
+    first = data.index(b"\n") + 1
+    return data[:first] + "# Müller\n".encode("latin-1") + data[first:]
+
+
+def arm_folder(name: str | None = None, content=None) -> tuple:
+    """Setup steps writing a copy of the ViperX 300 s's description folder as `arm/`, with file
+    `name` replaced by `content` (bytes or a function; None: the file left out)."""
+    steps = []
+    for path in sorted((DATA_DIR / _ARM_SOURCE).iterdir()):
+        if path.name != name:
+            steps.append(_w(f"{ARM}/{path.name}", lambda n=path.name: _arm_file(n)))
+        elif content is not None:
+            steps.append(_w(f"{ARM}/{path.name}", content))
+    return tuple(steps)
+
+
+def _toml_edit(old: str, new: str) -> tuple:
+    return arm_folder("arm.toml", lambda: _arm_file("arm.toml", old.encode(), new.encode()))
+
+
+def _cases_arm_descriptions() -> list[Case]:
+    """A description folder (`--robot FOLDER`) with one malformed value: refused by the schema
+    (crane_lib.model.arm_schema) in one line naming the file and key, before anything is read."""
+    k = "arm description"
+    log, cmd, model = (
+        _w(LOG, lambda: log_npz()),
+        _w(CMD, lambda: command_file_bytes()),
+        _w(MODEL, model_bytes),
+    )
+    runs = {
+        "record": (("record", CMD, "--out", "x.npz"), (cmd,)),
+        "identify": (("identify", LOG, "--trajectory", CMD, "--out", "m.csv"), (log, cmd)),
+        "accept": (("accept", LOG, "--trajectory", CMD, "--out", "m.csv"), (log, cmd)),
+        "preprocess": (("preprocess", LOG, "--out", "b"), (log,)),
+        "export": (("export", MODEL, "--urdf", "arm.urdf"), (model,)),
+        "audit": (("audit", MODEL), (model,)),
+        "rescue": (("rescue", MODEL, "--out", "r.csv"), (model,)),
+    }
+    faults = (
+        # name, command, the folder, fragment
+        (
+            "root-link-missing",
+            "record",
+            _toml_edit('root_link = "base_link"\n', ""),
+            "key 'root_link' missing",
+        ),
+        (
+            "gain-not-a-number",
+            "export",
+            _toml_edit("encoder_noise_fraction = 0.5", 'k_p = "abc"\nk_v = 60.0\nk_i = 6000.0'),
+            "'controller.k_p'",
+        ),
+        ("baud-a-word", "record", _toml_edit("baud = 1000000", 'baud = "fast"'), "'bus.baud'"),
+        ("baud-a-float", "accept", _toml_edit("baud = 1000000", "baud = 1e6"), "an integer"),
+        (
+            "gravity-a-word",
+            "audit",
+            _toml_edit("gravity_direction = [0, 0, -1]", 'gravity_direction = "down"'),
+            "'gravity_direction'",
+        ),
+        (
+            "gravity-off-axis",
+            "rescue",
+            _toml_edit("gravity_direction = [0, 0, -1]", "gravity_direction = [0, 0.6, -0.8]"),
+            "along x, y or z",
+        ),
+        (
+            "arm-joints-a-string",
+            "accept",
+            _toml_edit("arm_joints = [", 'arm_joints = "waist"\n# former = ['),
+            "'arm_joints'",
+        ),
+        (
+            "unknown-key",
+            "identify",
+            _toml_edit('root_link = "base_link"', 'root_lnk = "base_link"'),
+            "unknown key 'root_lnk'",
+        ),
+        (
+            "toml-latin-1",
+            "identify",
+            arm_folder("arm.toml", lambda: _latin1_comment("arm.toml")),
+            "not UTF-8",
+        ),
+        (
+            "links-latin-1",
+            "preprocess",
+            arm_folder("links.csv", lambda: _latin1_comment("links.csv")),
+            "not UTF-8",
+        ),
+        ("toml-missing", "export", arm_folder("arm.toml"), "arm.toml"),
+    )
+    cases = []
+    for name, command, folder, fragment in faults:
+        argv, inputs = runs[command]
+        cases.append(
+            Case(
+                f"{command}-robot-{name}",
+                k,
+                (*argv, "--robot", ARM),
+                2,
+                fragment,
+                (*inputs, *folder),
+            )
+        )
+    for command in ("record", "export"):
+        argv, inputs = runs[command]
+        cases.append(
+            Case(
+                f"{command}-robot-empty",
+                k,
+                (*argv, "--robot", ""),
+                2,
+                "--robot '': names no arm and no folder",
+                inputs,
+            )
+        )
+    return cases
+
+
+NOT_A_MANIFEST = b"name,value\nZZR1,0.1\n"
+
+
+def _cases_other_programs() -> list[Case]:
+    """The book's own command lines: the printed-numbers manifest and the benchmarks."""
+    numbers, benchmarks = "python -m crane_book.numbers", "python -m benchmarks"
+    html = (_w("html/index.html", b"<html></html>\n"),)
+    return [
+        Case(
+            "numbers-write-over-a-model-file",
+            "output path",
+            ("write", "--html", "html", "--manifest", "model.csv"),
+            2,
+            "not a printed-numbers manifest, its contents would be lost",
+            (*html, _w("model.csv", NOT_A_MANIFEST)),
+            program=numbers,
+        ),
+        Case(
+            "numbers-write-over-an-empty-file",
+            "output path",
+            ("write", "--html", "html", "--manifest", "empty.csv"),
+            2,
+            "not a printed-numbers manifest",
+            (*html, _w("empty.csv", b"")),
+            program=numbers,
+        ),
+        Case(
+            "numbers-write-over-a-folder",
+            "output path",
+            ("write", "--html", "html", "--manifest", "d"),
+            2,
+            "d",
+            (*html, ("mkdir", "d")),
+            program=numbers,
+        ),
+        Case(
+            "benchmarks-empty-name",
+            "option out of range",
+            ("",),
+            2,
+            "benchmark '': expected (a part of) a benchmark's name",
+            (),
+            program=benchmarks,
+        ),
+        Case(
+            "benchmarks-unknown-name",
+            "option out of range",
+            ("nosuch",),
+            2,
+            "benchmark nosuch: expected",
+            (),
+            program=benchmarks,
         ),
     ]
 
@@ -1821,6 +2062,8 @@ def cases() -> tuple[Case, ...]:
         + _cases_parameter_files()
         + _cases_gate()
         + _cases_held_out()
+        + _cases_arm_descriptions()
+        + _cases_other_programs()
         + _cases_interrupts()
         + _cases_controls()
     )
@@ -1950,21 +2193,26 @@ def run_case(case: Case, folder: Path) -> Outcome:
     build(case, folder)
     before = snapshot(folder)
     if case.signal is None:
-        status, out, err = _run_in_process(case.argv, folder)
+        status, out, err = _run_in_process(case.argv, folder, case.program)
     else:
         status, out, err = _run_with_signal(case.argv, folder, *case.signal)
     return Outcome(status, out, err, changes(before, snapshot(folder)))
 
 
-def _run_in_process(argv, folder: Path) -> tuple[int, str, str]:
-    from crane_lib import cli
+def _run_in_process(argv, folder: Path, program: str = CRANE_ID) -> tuple[int, str, str]:
+    import importlib
 
+    module, function = PROGRAMS[program]
+    main = getattr(importlib.import_module(module), function)
     out, err = io.StringIO(), io.StringIO()
     here = os.getcwd()
     os.chdir(folder)
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            status = cli.main(list(argv))
+            try:
+                status = main(list(argv))
+            except SystemExit as exit_:  # an argparse refusal of a program's own parser
+                status = exit_.code if isinstance(exit_.code, int) else 1
     finally:
         os.chdir(here)
     return status, out.getvalue(), err.getvalue()
@@ -2238,7 +2486,7 @@ def case_table(results):
             {
                 "case": c.name,
                 "class": c.klass,
-                "command": "crane-id " + " ".join(c.argv),
+                "command": " ".join([c.program, *(a or "''" for a in c.argv)]),
                 "status": c.status,
                 "fragment": c.fragment,
                 "here": "skipped" if o is None else ("as expected" if not p else "; ".join(p)),

@@ -515,29 +515,28 @@ def test_a_model_kept_out_by_the_margin_alone_is_told_so(truth_base):
 
 def test_a_model_far_from_any_consistent_one_is_refused_without_solver_chatter(tmp_path):
     """ZZR7 = -1000 kg·m^2 (cvxpy warned "Solution may be inaccurate" on the terminal, and the
-    refusal named a Clarabel status): without --nearest one line, what the model lacks (link 7's
-    second moment) and the smallest change that admits one; with --nearest the nearest model is
-    written, and nothing reaches stderr."""
+    refusal named a Clarabel status): `crane-id export` prints one line, what the model lacks
+    (link 7's second moment) and the smallest change that admits one; with --nearest the nearest
+    model is written and no solver warning is raised."""
     import subprocess
     import sys
+    import warnings
 
     from crane_book.corpus import _param_field, parameter_text
-    from crane_lib.paths import REPO_ROOT
 
     model = tmp_path / "far.csv"
     model.write_bytes(parameter_text(_param_field("ZZR7", 1, "-1000")))
     command = [sys.executable, "-m", "crane_lib.cli", "export", str(model), "--urdf", "a.urdf"]
-    for nearest, status in (([], 2), (["--nearest"], 0)):
-        run = subprocess.run(
-            [*command, *nearest], cwd=tmp_path, capture_output=True, text=True, timeout=120
-        )
-        assert run.returncode == status, run.stderr
-        for word in ("cvxpy", "Clarabel", "solver error", "Warning", "Traceback"):
-            assert word not in run.stderr, run.stderr
-        if status == 2:
-            assert len(run.stderr.strip().splitlines()) == 1, run.stderr
-            assert "link 7's second moment along y" in run.stderr
-            assert "the smallest change that admits one" in run.stderr
-            assert not (tmp_path / "a.urdf").exists()
-        else:
-            assert run.stderr == "" and (tmp_path / "a.urdf").is_file()
+    run = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2, run.stderr
+    for word in ("cvxpy", "Clarabel", "solver error", "Warning", "Traceback"):
+        assert word not in run.stderr, run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1, run.stderr
+    assert "link 7's second moment along y" in run.stderr
+    assert "the smallest change that admits one" in run.stderr
+    assert not (tmp_path / "a.urdf").exists()
+    with warnings.catch_warnings(record=True) as raised:
+        warnings.simplefilter("always")
+        assert cli.main([*command[3:5], "--urdf", str(tmp_path / "a.urdf"), "--nearest"]) == 0
+    assert [str(w.message) for w in raised] == []
+    assert (tmp_path / "a.urdf").is_file()

@@ -1030,8 +1030,17 @@ def _reference_change(problem: _Problem, unit) -> float:
 
 
 def lacking_moment(base: ParameterSet, margin: float, arm: ArmDescription | None = None) -> str:
-    """'' unless a second moment the model's base parameters decide is below the margin: then
-    that moment, its value and what a body needs, as a clause for a message."""
+    """'' unless a friction or rotor inertia the model gives alone is negative, or a second moment
+    its base parameters decide is below the margin: then that one, its value and what a body or
+    a drive needs, as a clause for a message."""
+    drives = [
+        (value, name)
+        for name, value in zip(base.names, base.values)
+        if split_name(name)[0] in DRIVE_KINDS and value < 0
+    ]
+    if drives:
+        value, name = min(drives)
+        return f": {name} = {value:.3g} is negative (a friction or rotor inertia is not)"
     try:
         moments = decided_moments(base_set_of(base, "model", arm), arm)
     except InputError:
