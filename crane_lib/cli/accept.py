@@ -17,7 +17,6 @@ from pathlib import Path
 
 from crane_lib.acceptance.accepted import AUDIT_SEEDS, accept_recording, save_accepted
 from crane_lib.acceptance.held_out import held_out
-from crane_lib.acceptance.report_parameters import check_room
 from crane_lib.cli.common import (
     accept_inputs,
     add_force,
@@ -27,6 +26,7 @@ from crane_lib.cli.common import (
     robot_of,
 )
 from crane_lib.cli.identify import REFINE_HELP
+from crane_lib.cli.report_parameters import check_room
 from crane_lib.identification.refinement import DEFAULT_REFINE, REFINE_CHOICES
 
 

@@ -6,7 +6,7 @@ whatever the parameter means: `-p trajectory 5` or `-p out 7` reached `Path(5)` 
 raw TypeError. `checked_parameters` refuses such a value with one line naming the parameter and
 what it takes (`crane_lib.cli.common.accept_inputs` then checks the files themselves), and
 `check_room` writes a probe of a model file's size beside `out` before the minute of
-computation, so that a full disk is named first, not after it.
+computation, so that a full disk is named first, not after it (`crane-id accept` calls it too).
 """
 
 from __future__ import annotations
