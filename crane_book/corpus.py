@@ -2026,7 +2026,7 @@ def _cases_other_programs() -> list[Case]:
             "output path",
             ("write", "--html", "html", "--manifest", "d"),
             2,
-            "d",
+            "d: is a folder",
             (*html, ("mkdir", "d")),
             program=numbers,
         ),
@@ -2203,6 +2203,8 @@ def _run_in_process(argv, folder: Path, program: str = CRANE_ID) -> tuple[int, s
     import importlib
 
     module, function = PROGRAMS[program]
+    if str(REPO_ROOT) not in sys.path:  # `benchmarks` is the repository's, not an installed one
+        sys.path.append(str(REPO_ROOT))  # (the book's page runs from book/)
     main = getattr(importlib.import_module(module), function)
     out, err = io.StringIO(), io.StringIO()
     here = os.getcwd()
