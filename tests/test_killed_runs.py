@@ -324,3 +324,53 @@ def test_commands_killed_at_random_points_leave_outputs_absent_or_whole(scratch,
                 run.kill()
                 run.wait()
     assert not [p.name for p in scratch.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_a_killed_arm_recording_keeps_its_rows_under_its_pid_and_the_next_run_clears_them(
+    scratch, capsys
+):
+    """`crane-id record --port` on the emulator, killed with SIGKILL a random moment after its
+    "logging:" line: no log, the rows so far in `<LOG>.<pid>.partial.npy` (they read back), and
+    the next run removes them (one line naming them) and records the whole log."""
+    from crane_lib.hardware.emulated import start_posture_config
+    from crane_lib.hardware.emulator import EmulatorProcess
+
+    rng = random.Random(SEED)
+    with EmulatorProcess(start_posture_config(realtime=True)) as emulator:
+        argv = ["record", "SHORT.txt", "--out", "arm.npz", "--port", emulator.port]
+        argv += ["--idle", "0.2", "--no-approach", "--timing", "lockstep"]
+        run = subprocess.Popen(
+            [sys.executable, "-m", "crane_lib.cli", *argv],
+            cwd=scratch,
+            env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        try:
+            for line in run.stdout:
+                if line.startswith("logging:"):
+                    break
+            else:
+                pytest.fail(f"the recorder ended before logging: {run.wait()}")
+            time.sleep(rng.uniform(0.0, 0.3))
+            run.send_signal(signal.SIGKILL)
+            run.wait()
+        finally:
+            if run.poll() is None:
+                run.kill()
+                run.wait()
+        partial = scratch / f"arm.npz.{run.pid}.partial.npy"
+        assert not (scratch / "arm.npz").exists()
+        assert np.load(partial, mmap_mode="r")[0, raw_log.COLUMN["t"]] >= 0.0
+        left = sorted(p.name for p in scratch.iterdir() if f".{run.pid}." in p.name)
+        assert f"arm.npz.{run.pid}.partial.json" in left, left
+        emulator.reset(start_posture_config(realtime=True))
+        capsys.readouterr()
+        assert cli.main(argv) == 0
+    err = capsys.readouterr().err
+    removed = [line for line in err.splitlines() if line.startswith("removed ")]
+    assert len(removed) == 1 and f"left by ended process {run.pid}" in removed[0], err
+    assert all(name in removed[0] for name in left), (left, err)
+    assert raw_log.read_raw_log(scratch / "arm.npz").metadata["fault"] == "none"
+    assert _leftovers(scratch) == []
