@@ -421,7 +421,7 @@ def process_ended(pid: int) -> bool:
         return True
     except PermissionError:
         return False
-    except OSError:  # a pid beyond the kernel's range
+    except (OSError, OverflowError):  # a pid beyond the kernel's range: no process has it
         return True
     try:
         status = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")

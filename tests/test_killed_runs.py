@@ -67,6 +67,7 @@ def test_the_next_run_removes_an_ended_writers_temporaries_and_keeps_a_live_ones
         stale = [
             f".m.csv.{dead}.ab_12cd.tmp",
             f".m.csv.{zombie.pid}.x9.tmp",
+            f".m.csv.{10**30}.x9.tmp",  # no process has that id
             f"m.csv.{dead}.partial.npy",
             f"m.csv.{dead}.partial.json",
         ]
