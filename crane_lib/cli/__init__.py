@@ -19,7 +19,11 @@ turns into one line naming the file and what was wrong, exit status 2, with noth
 Options are range-checked by the parser, output paths before any computation
 (`cli.common`). SIGINT (Ctrl-C) and SIGTERM end the command with one line and exit status 130
 or 143 and nothing written; atomic writes leave nothing partial behind, and a signal that
-comes once an output is in place lets the command finish (exit 0, a line says so). When the
+comes once an output is in place lets the command finish (exit 0, a line says so). An OS error
+while writing (a full disk, a read-only or forbidden folder) is one line naming the output file
+and the error (ENOSPC, EROFS, EACCES), exit status 2; a command that writes several files
+(export, preprocess) writes them all or none. Temporary files carry their writer's process id:
+a run removes those that a killed run left beside its outputs, with one line naming them. When the
 reader of stdout goes away (`crane-id audit MODEL | head -1`) the command stops quietly with
 exit status 141, as a shell reports a `cat` killed by SIGPIPE.
 """
