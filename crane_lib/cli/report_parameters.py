@@ -16,7 +16,7 @@ import errno
 import os
 from pathlib import Path
 
-from crane_lib.errors import InputError, shown
+from crane_lib.errors import InputError, shown, temporary_prefix
 
 # a model file of the 39 parameters with its header is about 7 kB; the probe asks for more
 MODEL_FILE_ROOM = 64 * 1024  # bytes
@@ -95,7 +95,8 @@ def check_room(out, parameter: str = "out", size: int = MODEL_FILE_ROOM) -> None
     """Refuse `out` unless its folder takes a file of `size` bytes now: a probe of that size is
     written beside it and removed (a full disk or a quota is named before the computation)."""
     target = Path(out)
-    probe = target.parent / f".{target.name}.{os.getpid()}.room-probe"
+    # named as atomic_write names its temporaries: the next run removes a killed run's probe
+    probe = target.parent / f"{temporary_prefix(target)}room_probe.tmp"
     created = False
     try:
         with open(probe, "xb") as handle:
