@@ -231,6 +231,7 @@ _late: list[int] = []
 _outputs: dict[str, bool] = {}
 _in_command: list[bool] = []  # [True] inside interruptible(): only then are outputs declared
 _held: list[list[int]] = []  # per `_signals_held` block (innermost last): the signals held back
+_label: list[str] = []  # how the running command names itself in a message ('crane-id export')
 REDELIVERY_DELAY_S = 0.005  # a signal dropped inside a native callback is sent again after this
 
 
@@ -263,6 +264,12 @@ def declare_output(path, new: bool) -> None:
     if _in_command:
         _outputs[_output_key(path)] = bool(new)
         remove_stale_temporaries(path)
+
+
+def name_command(label: str) -> None:
+    """How the running command's own messages (`remove_stale_temporaries`) begin, e.g.
+    'crane-id export' (inside `interruptible()`; reset when it ends)."""
+    _label[:] = [label]
 
 
 def raise_if_interrupted() -> None:
@@ -322,7 +329,7 @@ def interruptible():
 
 
 def _reset_command_state() -> None:
-    for state in (_pending, _written, _late, _outputs, _in_command, _held):
+    for state in (_pending, _written, _late, _outputs, _in_command, _held, _label):
         state.clear()
 
 
@@ -464,8 +471,9 @@ def remove_stale_temporaries(path) -> list[Path]:
         except FileNotFoundError:  # another run removed it first
             continue
         except OSError as error:
+            prefix = f"{_label[0]}: " if _label else ""
             print(
-                f"{stale}: left by ended process {pid}, not removed ({error.strerror})",
+                f"{prefix}{stale}: left by ended process {pid}, not removed ({error.strerror})",
                 file=sys.stderr,
             )
             continue
@@ -474,8 +482,10 @@ def remove_stale_temporaries(path) -> list[Path]:
     if removed:
         ended = ", ".join(str(pid) for pid in sorted(set(pids)))
         process = "process" if len(set(pids)) == 1 else "processes"
+        prefix = f"{_label[0]}: " if _label else ""
         print(
-            f"removed {', '.join(str(p) for p in removed)}: left by ended {process} {ended}",
+            f"{prefix}removed {', '.join(str(p) for p in removed)}: left by ended {process} "
+            f"{ended}",
             file=sys.stderr,
         )
     return removed

@@ -313,7 +313,8 @@ def test_commands_killed_at_random_points_leave_outputs_absent_or_whole(scratch,
             err = capsys.readouterr().err
             assert status in ((0, 1) if name == "accept" else (0,)), err
             # one line per output that had some, naming them and the killed process
-            removed = [line for line in err.splitlines() if line.startswith("removed ")]
+            removed = [line for line in err.splitlines() if "removed " in line]
+            assert all(line.startswith(f"crane-id {name}: removed ") for line in removed), err
             assert len(removed) == len({n.split(f".{killed}.")[0] for n in mine}), err
             assert all(f"left by ended process {killed}" in line for line in removed), err
             assert all(any(n in line for line in removed) for n in mine), (mine, err)
@@ -370,8 +371,9 @@ def test_a_killed_arm_recording_keeps_its_rows_under_its_pid_and_the_next_run_cl
         capsys.readouterr()
         assert cli.main(argv) == 0
     err = capsys.readouterr().err
-    removed = [line for line in err.splitlines() if line.startswith("removed ")]
+    removed = [line for line in err.splitlines() if "removed " in line]
     assert len(removed) == 1 and f"left by ended process {run.pid}" in removed[0], err
+    assert removed[0].startswith("crane-id record: removed "), err
     assert all(name in removed[0] for name in left), (left, err)
     assert raw_log.read_raw_log(scratch / "arm.npz").metadata["fault"] == "none"
     assert _leftovers(scratch) == []

@@ -43,6 +43,7 @@ from crane_lib.errors import (
     interrupt_pending,
     interruptible,
     late_signal,
+    name_command,
     written_outputs,
 )
 
@@ -103,6 +104,7 @@ def main(argv: list[str] | None = None) -> int:
             SystemExit
         ) as done:  # --help (0) or a refused option (2, its one line already printed)
             return done.code if isinstance(done.code, int) else EXIT_BAD_INPUT
+        name_command(f"crane-id {args.command}")
         try:
             status = args.handler(args)
             sys.stdout.flush()  # a reader that has gone shows here, not in the flush at exit
