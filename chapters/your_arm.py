@@ -79,8 +79,8 @@ validation = []
 # %% tags=["hide-input"]
 from pathlib import Path
 
-from crane_lib.cli.report_parameters import check_room, checked_parameters
 from crane_lib.cli.common import accept_inputs
+from crane_lib.cli.report_parameters import check_room, checked_parameters
 from crane_lib.paths import REPO_ROOT, TRAJECTORY_DIR
 
 # papermill's -p makes `5` a number whatever the parameter means: each one's type first

@@ -370,9 +370,7 @@ def test_sigterm_stops_the_command_line_recorder(emulator, tmp_path):
     assert _torque(emulator.snapshot()) == [0] * 8
     log = raw_log.read_raw_log(log_path)
     partial = list(tmp_path.glob(f"{log_path.name}.*partial*"))
-    assert (
-        log.n_samples > 0 and log.metadata["fault"] == "signal: SIGTERM 15" and not partial
-    )
+    assert log.n_samples > 0 and log.metadata["fault"] == "signal: SIGTERM 15" and not partial
 
 
 def _bad_input(emulator, capsys, config, argv) -> str:
