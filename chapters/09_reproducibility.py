@@ -47,7 +47,13 @@ from scipy.stats import spearmanr
 from crane_lib.acceptance import reproducibility as repro
 from crane_lib.excitation.commands import read_command_file, segment_statistics
 from crane_lib.identification import metrics
-from crane_lib.identification.condition import condition_bundle, load_condition_records
+from crane_lib.identification.condition import (
+    ROUTE_DIRECT,
+    ROUTE_PROJECTED,
+    condition_bundle,
+    load_condition_records,
+)
+from crane_lib.identification.ols import ols, stack
 from crane_lib.model.dynamics import model as shared_model
 from crane_lib.parameter_sets import read_conditions
 from crane_lib.paths import TRAJECTORY_DIR
@@ -90,8 +96,20 @@ glue("repro_lam", found["lambda_min"])
 # in-sample residual of {glue:text}`repro_residual:.4g` N·m and takes route
 # {glue:md}`repro_route`; its held-out RMSE is {glue:text}`repro_rmse:.5g` N·m (MNE
 # {glue:text}`repro_mne:.3g` %), and the audit over $\Theta$ finds it {glue:md}`repro_verdict`,
-# $\lambda_\mathrm{min}$ = {glue:text}`repro_lam:.3g` kg·m².
-#
+# $\lambda_\mathrm{min}$ = {glue:text}`repro_lam:.3g` kg·m². Its first steps, again from
+# the recording:
+
+# %%
+model = shared_model("reduced")
+bundle = condition_bundle(trajectory, ts, run)          # preprocessed to the interval
+W, tau = stack(model.regressor(bundle.theta, bundle.dtheta, bundle.ddtheta), bundle.tau)
+fit = ols(W, tau, model.names)                          # (eq-paper-5), by QR
+np.testing.assert_allclose(fit.parameters.values, record["ols"], rtol=1e-9)
+np.testing.assert_allclose(fit.kappa, record["kappa"], rtol=1e-9)
+lam = model.arm_min_eigenvalue(bundle.theta, fit.parameters.values).min()  # (eq-paper-7)
+assert (ROUTE_DIRECT if lam > 0 else ROUTE_PROJECTED) == record["route"]
+
+# %% [markdown]
 # (repro-table-xi-run-to-run-repeatability)=
 # ## Table XI: run-to-run repeatability
 #

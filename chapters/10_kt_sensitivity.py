@@ -223,6 +223,14 @@ plt.show()
 # truth. The twin's drives also lose a share of the motor's torque in their gears, which no
 # torque constant accounts for; the second correction multiplies the true constant by the
 # gear train's driving efficiency, an approximation that treats that loss as a scale.
+# The first correction, from the twin's drive settings, refitted on the record:
+
+# %%
+true_k = kt.twin_corrections()[kt.TRUE_KT]       # kt_true / kt_logged per axis
+np.testing.assert_allclose(true_k, study["corrections"][kt.TRUE_KT], rtol=1e-12)
+K_true = np.tile(true_k, len(bundle.theta))      # the record corrected, sample by sample
+beta_true = ols(W, K_true * tau, model.names).parameters.values
+np.testing.assert_allclose(beta_true, study["corrected"][kt.TRUE_KT]["ols"], rtol=1e-9)
 
 # %% tags=["hide-input"]
 corrections, corrected = study["corrections"], study["corrected"]
