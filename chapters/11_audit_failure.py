@@ -54,6 +54,7 @@ from IPython.display import display
 
 from crane_lib.acceptance import all_pose
 from crane_lib.acceptance import nonideality as science
+from crane_lib.identification.condition import condition_bundle
 from crane_lib.model.dynamics import model as shared_model
 from crane_lib.records import read_json_record
 from crane_lib.reporting.chapters import audit_failure as view
@@ -131,7 +132,19 @@ glue_md("failure_record", "`" + science.record_path(condition, profile).name + "
 # Each row of the map is a rung, each column an interval. The colour is the smallest margin
 # $m_\Theta$ {eq}`eq-failure-margin` among the executions (red: indefinite somewhere in
 # $\Theta$), the text the verdict, and a dagger marks an estimate that passes the routing test
-# and fails over $\Theta$: the paper's phenomenon.
+# and fails over $\Theta$: the paper's phenomenon. Today's twin's row, each execution's margin
+# recomputed at its worst pose:
+
+# %%
+ag02 = [r for r in records if r["condition"]["trajectory"] == "AG02"]
+def margins_theta(label, ms):  # m_Θ of each AG02 execution of a rung, at its θ*
+    return [model.arm_min_eigenvalue(np.radians([p["worst_pose_deg"]]), p["estimate"])[0]
+            for r in ag02 if r["label"] == label
+            for p in r["intervals"] if round(p["ts"] * 1e3) == ms and "failure" not in p]
+cells = view.ladder(frame).set_index(["label", "ts_ms"])      # the map: rung × interval
+for ms in view.INTERVALS_MS:
+    m = min(margins_theta("default", ms))
+    np.testing.assert_allclose(m, cells.loc[("default", ms), "margin_min"], rtol=1e-9)
 
 # %% tags=["hide-input"] mystnb={"figure": {"name": "fig-nonideality-ladder", "caption": "The ladder: one row per rung, one column per interval; look for red cells (indefinite over Θ) and daggers (PD where the data were taken, indefinite over Θ: the paper's phenomenon). Data: the study's twin recordings."}}
 table = view.ladder(frame)
@@ -181,7 +194,15 @@ glue_md("failure_pattern", pattern)
 #
 # Each candidate, and several effects the twin already had, is scaled alone on today's twin up
 # to the end of its admitted range; the dotted line marks today's value. A curve crossing zero
-# is an estimate that has become indefinite somewhere in $\Theta$.
+# is an estimate that has become indefinite somewhere in $\Theta$. The first effect's points at
+# 40 ms, recomputed:
+
+# %%
+name = view.scaled_effects(frame)[0]                  # one effect scaled alone
+curve = frame[(frame["effect"] == name) & (frame["base"] == "default")
+              & (frame["trajectory"] == "AG02") & (frame["ts_ms"] == 40)]
+for label, point in curve.groupby("label"):           # one magnitude, every execution
+    np.testing.assert_allclose(margins_theta(label, 40), point["lambda_theta"], rtol=1e-9)
 
 # %% tags=["hide-input"] mystnb={"figure": {"name": "fig-nonideality-magnitudes", "caption": "Each effect scaled alone on today's twin: the margin over Θ against the effect's magnitude, per interval; look for a curve that crosses zero, and where it does against the dotted line (today's value). Data: the study's twin recordings."}}
 scaled = view.scaled_effects(frame)
@@ -214,7 +235,13 @@ glue_md("failure_magnitudes", "\n".join("- " + line for line in lines)
 # Two executions of the same trajectory on the same twin differ in every random draw: the host's
 # timing, the sensors' noise, the run-to-run drift. The full profile's conditions run the rungs
 # that decide the answer on eight executions; every difference the ladder shows has to be read
-# against this spread.
+# against this spread. Today's twin's range and median per interval, recomputed:
+
+# %%
+today = frame[(frame["label"] == "default") & (frame["trajectory"] == "AG02")]
+for ms, cell in today.groupby("ts_ms"):
+    m = np.quantile(margins_theta("default", ms), [0, 0.5, 1])        # min, median, max
+    np.testing.assert_allclose(m, cell["lambda_theta"].quantile([0, 0.5, 1]), rtol=1e-9)
 
 # %% tags=["hide-input"] mystnb={"figure": {"name": "fig-nonideality-spread", "caption": "The margin over Θ of each rung run on several executions: its range (bar) and median (dot) per interval; a difference between rungs smaller than these bars says nothing. Data: the study's twin recordings."}}
 spread = view.seed_spread(frame)
@@ -368,7 +395,17 @@ glue_md("failure_rule_run", "evaluated in the table above" if len(rule) else
 # The paper counts the estimates PD where visited twice: {paper}`ols_pd_trajectory_count` in
 # Sec. VI-E, the row this table compares with, and {paper}`ols_pd_routing_count` in Table V;
 # its re-evaluation uses the stored three-digit estimates and disagrees with the run-time
-# routing on two marginal conditions (Appendix C).
+# routing on two marginal conditions (Appendix C). The representative condition's row, both
+# margins recomputed from its estimate:
+
+# %%
+row = next(r for r in all_pose.sweep_rows(1)
+           if (r["trajectory"], r["Ts (ms)"], r["run"]) == ("AG02", 40, 1))
+beta = np.array(row["ols"])
+m_vis = model.arm_min_eigenvalue(condition_bundle("AG02", 0.040).theta, beta).min()
+np.testing.assert_allclose(m_vis, row["λmin visited"], rtol=1e-9)
+m_theta = model.arm_min_eigenvalue(np.array([row["worst_pose_rad"]]), beta)[0]  # at θ*
+np.testing.assert_allclose(m_theta, row["λmin over Θ"], rtol=1e-9)
 
 # %% tags=["hide-input"]
 population = view.population_frame(all_pose.sweep_rows(1))
