@@ -55,7 +55,7 @@ from crane_lib.excitation.commands import (
 )
 from crane_lib.identification.condition import condition_bundle, condition_record_path
 from crane_lib.model import identifiability
-from crane_lib.model.dynamics import regressor
+from crane_lib.model.dynamics import DynamicModel, regressor
 from crane_lib.paper_numbers import paper
 from crane_lib.paths import TRAJECTORY_DIR
 from crane_lib.records import read_json_record
@@ -147,6 +147,13 @@ view.header_against_paper()
 # three postures; a fourth runs the pair blocks alone, and the last concatenates them
 # ({numref}`tab-excitation-families`).
 
+# %%
+specs = ex.trajectory_specs()                               # every member, its blocks
+files = [p.stem for p in TRAJECTORY_DIR.glob("*.txt")]
+files = [name for name in files if name not in ex.VALIDATION_NAMES]
+assert sorted(specs) == sorted(files)                       # one command file per member
+assert len(specs) == paper("id_candidate_count").value     # the paper's candidate count
+
 # %% tags=["hide-input"]
 view.families_table()
 
@@ -159,6 +166,17 @@ view.families_table()
 # C, because its zero is its upper limit; at C the axis-2 sweep is the same three angles in a
 # rotated order, and its return rides on the outbound leg of the axis-3 sweep. The hand
 # primitive runs at $\bar{q}_A$ in the A block and at $\bar{q}_0$ in the B and C blocks.
+#
+# AG02 opens with the block at $\bar{q}_A$, so its first rows are the first primitive's
+# sweep; axis 4 visits both sides of its nominal angle at $\bar{q}_A$ and one at
+# $\bar{q}_B$:
+
+# %%
+limits = ex.CRANE_X7_DESIGN.limits_deg                      # (axes, 2), degrees
+sweep = ex.sweep_angles(1, ex.QA[0], limits[0])             # primitive 1 at q̄A
+np.testing.assert_allclose(np.degrees(cmd.waypoints[: len(sweep), 0]), sweep, atol=5e-4)
+at_A, at_B = (ex.sweep_angles(4, q[3], limits[3]) for q in (ex.QA, ex.QB))
+assert (len(at_A), len(at_B)) == (3, 2)                     # two sides at A, one at B
 
 # %% tags=["hide-input"]
 display(view.postures_table())
@@ -173,6 +191,16 @@ view.single_joint_table()
 # describes as folded into the next outbound leg: the axis-4 retraction into the third pair of
 # $\Pi_\beta$ and $\Pi_\gamma$, and the axis-2 transit into the fourth pair of $\Pi_\gamma$,
 # the one segment of a pair block that moves a third joint.
+#
+# AP01 runs $\Pi_\alpha$ alone and enters it straight from $\bar{q}_A$, so its first two
+# rows are the first pair's excursion and return, at the proximal pairs' factor:
+
+# %%
+ap01 = read_command_file(TRAJECTORY_DIR / "AP01.txt")      # the file the twin ran
+pair = ex.PI_ALPHA.pairs[0]                                 # P_12(+; q̄0)
+np.testing.assert_allclose(np.degrees(ap01.waypoints[:2]),
+                           [pair.excursion(), pair.home], atol=5e-4)
+assert ap01.speed_percent[0] == 100 * ex.PROXIMAL_SPEED
 
 # %% tags=["hide-input"]
 view.pair_blocks_table()
@@ -193,6 +221,19 @@ view.pair_blocks_table()
 # {glue:md}`excitation_row01` (no faster row reaches PB01's length); rows 05, 10 and 11 are
 # one block sequence at three levels. The counts do not single out one Table XV: the choice
 # among them is ours.
+#
+# Our composition, as the committed command files hold it, against the totals the search
+# holds every composition to (in our AG02's units, within its tolerance):
+
+# %%
+names = ex.IDENTIFICATION_NAMES
+on_disk = {n: read_command_file(TRAJECTORY_DIR / f"{n}.txt") for n in names}
+rows = sum(c.n_waypoints for c in on_disk.values())        # the set's segments
+seconds = sum(commanded_duration(c) for c in on_disk.values())
+target, tol = composition.search().targets, composition.TOLERANCE
+low, high = target["duration_low_s"] * (1 - tol), target["duration_high_s"] * (1 + tol)
+assert abs(rows - target["segments"]) <= tol * target["segments"]
+assert low <= seconds <= high
 
 # %% tags=["hide-input"]
 result = composition.search()
@@ -223,6 +264,17 @@ view.composition_table()
 #
 # Commanded duration and the segments moving one, two or three arm joints, per trajectory
 # ({numref}`fig-excitation-overview`).
+#
+# The figure draws the files as generated; the committed files, read back, give the same
+# bars:
+
+# %%
+shown = view.excitation_set().stats                         # what the figure draws
+durations = [commanded_duration(c) for c in on_disk.values()]
+three = [segment_statistics(c).n_three_joint_segments for c in on_disk.values()]
+np.testing.assert_allclose(durations, [s.commanded_duration_s for s in shown.values()],
+                           rtol=1e-9)
+assert three == [s.n_three_joint_segments for s in shown.values()]
 
 # %% tags=["hide-input"] mystnb={"figure": {"name": "fig-excitation-overview", "classes": "paper-5", "caption": "The identification set: commanded duration (top) and segments by the number of arm joints they move (bottom). Data: the generated command files."}}
 view.overview_figure();
@@ -236,6 +288,17 @@ view.overview_figure();
 # single-joint blocks and their transits take {glue:text}`excitation_single_share:.2f` of the
 # commanded duration, the pair blocks the rest (paper, of AG02:
 # {paper}`ag02_single_joint_fraction`, "the first two thirds").
+#
+# AG02's single-joint blocks built alone are the first rows of its file, up to their
+# closing row; their commanded duration over the file's is the share:
+
+# %%
+blocks = ex.trajectory_specs()["AG02"].blocks               # S(q̄A), S(q̄B), S(q̄C), Π…
+singles = ex.build(ex.TrajectorySpec("S only", tuple(b for b in blocks if b.kind == "S")))
+n = singles.n_waypoints - 1                                 # all but the closing row
+np.testing.assert_allclose(singles.waypoints[:n], cmd.waypoints[:n], atol=1e-5)
+share = commanded_duration(singles) / commanded_duration(cmd)
+np.testing.assert_allclose(share, view.single_joint_share("AG02"), rtol=1e-12)
 
 # %% tags=["hide-input"] mystnb={"figure": {"name": "fig-excitation-commands", "classes": "paper-8", "caption": "Commanded angles of all eight axes of the selected trajectory. Data: the command file, interpolated."}}
 view.commands_figure(trajectory);
@@ -266,6 +329,14 @@ view.single_joint_level_table(levels)
 # factors, and V03 runs four-joint groups, the wrist group and shoulder–wrist alternations at
 # three factors ({numref}`fig-excitation-v03`, register E-14).
 
+# %%
+v03 = read_command_file(TRAJECTORY_DIR / "V03.txt")        # the file the twin ran
+np.testing.assert_allclose(v03.waypoints, ex.build_validation("V03").waypoints,
+                           atol=np.radians(5e-4))
+assert segment_statistics(v03).max_moving_arm_joints == len(ex.PROXIMAL_GROUP)
+np.testing.assert_allclose(sorted(set(v03.speed_percent[:-1])),  # the last row closes
+                           100 * np.array(ex.VALIDATION_LEVELS))
+
 # %% tags=["hide-input"] mystnb={"figure": {"name": "fig-excitation-v03", "classes": "paper-9", "caption": "Commanded angles of V03. Data: the command file, interpolated."}}
 view.commands_figure("V03");
 
@@ -279,6 +350,16 @@ view.commands_figure("V03");
 # {glue:text}`excitation_one_joint_median:.2f` s for the one-joint segments of our AG02 at the
 # single-joint level. The lost tables most likely command that many more posture-change rows
 # (register E-9).
+#
+# One row of the table from the ramps of {eq}`eq-excitation-timing` computed above on
+# AG02's file: the share of its ramps that carry fewer than three samples at the coarsest
+# interval (register E-3):
+
+# %%
+ramps = r[D > 0]                                            # per moving axis and segment
+share_80 = np.mean(np.floor(ramps / 0.080 + 1e-9) < 3)
+shares = view.excitation_set().counts.undersampled_by_file  # what the table reads
+np.testing.assert_allclose(share_80, shares[0.080]["AG02"], rtol=1e-12)
 
 # %% tags=["hide-input"]
 ag02 = view.excitation_set().stats["AG02"]
@@ -363,6 +444,16 @@ view.kappa_against_paper(ts)
 # at random angles, should already have the full rank of each parameter set
 # (`crane_lib.model.identifiability`, {numref}`tab-excitation-mayeda`).
 #
+# Both checks on the reduced set of {eq}`eq-paper-3`, as the table makes them:
+
+# %%
+reduced = DynamicModel("reduced")
+violation = identifiability.polarization_violation(reduced)  # three moving joints
+two_joint_rank = identifiability.rank_with_two_joints_moving(reduced)
+assert violation < 1e-9                                     # rounding error only
+assert two_joint_rank == reduced.n_parameters               # full column rank
+
+# %% [markdown]
 # The largest polarization violation is {glue:text}`excitation_polarization:.2g` N·m,
 # {glue:md}`excitation_polarization_verdict`. {glue:md}`excitation_two_joint_verdict` The test
 # suite shows both checks failing on a made-up three-joint term.
