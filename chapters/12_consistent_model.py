@@ -92,7 +92,7 @@ from IPython.display import display
 
 from crane_lib.acceptance.accepted import load_accepted
 from crane_lib.acceptance.held_out import heldout_bundles
-from crane_lib.export import artefacts, consistent, verify
+from crane_lib.export import artefacts, consistent, files, verify
 from crane_lib.identification import metrics
 from crane_lib.logs.preprocessing import to_even_grid
 from crane_lib.logs.raw_log import read_raw_log
@@ -142,8 +142,16 @@ np.testing.assert_allclose(scaled, export["change_norm"], rtol=1e-6)
 # exactly when it lies in the row space of K), not assumed. A decided entry that is negative
 # rules out every consistent link {eq}`eq-consistent-pseudo-inertia`, whatever the free part is.
 # The chapter "Validation" tests the one the paper names, link 7; the table has them all, for
-# the accepted model and the twin's truth.
-#
+# the accepted model and the twin's truth. Each decided entry, as the exported model's base
+# parameters give it and as its links' second moments have it:
+
+# %%
+for d in consistent.decided_moments("reduced"):  # Σ_aa in the row space of K
+    a = "xyz".index(d.axis)
+    J_j = consistent.pseudo_inertia(consistent.link_parameters(phi, d.link))  # Σ_j in it
+    np.testing.assert_allclose(d.value(result.reproduced), J_j[a, a], rtol=1e-9)
+
+# %% [markdown]
 # The reduced set decides {glue:text}`consistent_decided:d` diagonal entries of the links'
 # second moments. {glue:md}`consistent_ours` {glue:md}`consistent_truth`
 
@@ -174,8 +182,16 @@ decided
 # standard errors), the held-out RMSE on V01–V03 (first executions, pooled) before and after,
 # and the all-pose audit of the changed model (seed 1), which a consistent model passes by
 # construction (every link a body with positive mass and inertia makes M(θ) positive definite
-# everywhere).
-#
+# everywhere). The changed model's audit margin, at the worst pose the export step's record
+# names:
+
+# %%
+beta_exported = result.reproduced.values                 # K φ, the model the files carry
+worst = np.array([export["audit"]["worst_pose_rad"]])    # θ* of the audit (seed 1)
+lam = model.arm_min_eigenvalue(worst, beta_exported)[0]  # λmin(M(θ*; K φ))
+np.testing.assert_allclose(lam, export["audit"]["lambda_min"], rtol=1e-9)
+
+# %% [markdown]
 # {glue:md}`consistent_change` The pooled held-out RMSE is
 # {glue:text}`consistent_rmse_accepted:.4g` N·m for the accepted model and
 # {glue:text}`consistent_rmse_exported:.4g` N·m for the exported one
@@ -223,8 +239,18 @@ view.vii_e(negative["accepted"], len(decided.frame), result)
 # and the smallest eigenvalue of the pseudo-inertia (the consistency margin). The other
 # distance $D$ of {eq}`eq-consistent-nearest` (the Euclidean one where the export used the
 # log-det divergence {eq}`eq-consistent-bregman`, or the reverse) gives a second reading of the
-# same model: what differs between the two is what the prior, not the data, decided.
-#
+# same model: what differs between the two is what the prior, not the data, decided. Each
+# exported link, read as a body, has a positive mass and central principal moments that
+# satisfy the triangle inequality:
+
+# %%
+std_names = export["standard_names"]
+for body in consistent.link_inertials(phi):        # mass, centre of mass, central inertia
+    assert body.mass == phi[std_names.index(f"M{body.link}")]
+    moments = body.principal[0]                     # central principal moments
+    assert body.mass > 0 and 2 * moments.max() <= moments.sum()
+
+# %% [markdown]
 # Under the {glue:text}`consistent_other` distance the same model has
 # {glue:text}`consistent_other_kind` consistent reconstruction (change
 # {glue:text}`consistent_other_change:.3g`); the two reconstructions' base parameters agree to
@@ -322,8 +348,17 @@ plt.show()
 # the torque clamps as motor limits, and standard gravity; MuJoCo refuses a moving body without
 # mass, so the hand axis, a rotor decoupled from the arm in the model, is its own body on a
 # hinge fixed to the world. Both files say, in their header, whether they carry the model or
-# its nearest consistent neighbour.
-#
+# its nearest consistent neighbour. The joints' `<dynamics>` and rotor inertias, read back
+# from the URDF as a tool reads them, against the exported standard parameters:
+
+# %%
+dynamics = files.read_urdf_joint_dynamics(paths["urdf"])  # per joint: damping, armature
+for j, joint in enumerate(dynamics.values(), start=1):    # axes 1 to 8, in order
+    fv, ia = (phi[std_names.index(f"{kind}{j}")] for kind in ("FV", "IA"))
+    np.testing.assert_allclose(joint["damping"], fv, rtol=1e-9)   # viscous friction
+    np.testing.assert_allclose(joint["armature"], ia, rtol=1e-9)  # rotor inertia
+
+# %% [markdown]
 # Pinocchio's URDF parser and MuJoCo's compiler read them; M(θ) and the inverse dynamics (rigid
 # body, rotor inertia, viscous friction) at {glue:text}`consistent_states:d` random states are
 # set against the project's own base-parameter model of the exported parameters. Then MuJoCo
