@@ -83,7 +83,7 @@ import numpy as np
 from crane_lib.acceptance import audit, held_out, rescue
 from crane_lib.export import consistent
 from crane_lib.export.beyond_ols import LABELS, MAX_SAMPLES, WELL_DETERMINED_T
-from crane_lib.identification import weighted
+from crane_lib.identification import metrics, weighted
 from crane_lib.model.dynamics import DynamicModel
 from crane_lib.reporting.chapters import beyond_ols as view
 from crane_lib.reporting.chapters import profile
@@ -198,8 +198,20 @@ view.representative_table(frame, trajectory)
 # 40 ms (the quick profile records only some of the nine; the table lists those it has).
 # Held-out error decides which weighting predicts unseen motion best; the audit says whether the
 # estimate is a physically possible inertia matrix over Θ; the parameter error says how close
-# the well-determined parameters come to the twin's truth.
-#
+# the well-determined parameters come to the twin's truth. On the table's last trajectory,
+# error-covariance WLS refitted and the OLS estimate scored again on V01–V03:
+
+# %%
+last = records[-1]                                    # another trajectory of the table
+scored = {r["method"]: r for r in last["rows"]}
+other = held_out.recorded_bundle(last["trajectory"], 1, ts, profile)
+fit = weighted.error_covariance_wls(other, model)     # (eq-beyond-wls) on its record
+np.testing.assert_allclose(fit.values, last["values"][LABELS["wls"]], rtol=1e-9)
+heldout = [b for (_, r), b in held_out.heldout_bundles(profile, ts).items() if r == 1]
+e = metrics.pooled_rmse(model, np.array(last["values"][LABELS["ols"]]), heldout)
+np.testing.assert_allclose(e, scored[LABELS["ols"]]["heldout_rmse"], rtol=1e-9)
+
+# %% [markdown]
 # Lowest held-out RMSE, per trajectory: {glue:md}`beyond_rmse_wins` of
 # {glue:text}`beyond_trajectories:d`. Closest to the twin's truth on the well-determined
 # parameters: {glue:md}`beyond_truth_wins`. The Θr constraints were inactive on
