@@ -45,10 +45,13 @@
 import matplotlib.pyplot as plt
 import numpy as np
 
-from crane_lib.acceptance.other_arms import identification_commands
+from crane_lib.acceptance.held_out import held_out
+from crane_lib.acceptance.other_arms import identification_commands, recording_file
 from crane_lib.excitation.arms import excitation_rank
+from crane_lib.logs.raw_log import read_raw_log
 from crane_lib.model.arm_description import load_arm
 from crane_lib.model.chain_model import ChainModel
+from crane_lib.model.dynamics import model as shared_model
 from crane_lib.reporting.chapters import other_arms as view
 from crane_lib.reporting.glued import glue, glue_md
 
@@ -150,8 +153,16 @@ glue("arms_torque_share", 100 * torque["peak / limit"].max())
 # CRANE-X7's representative condition is; the held-out blocks are recorded with other seeds.
 # The CRANE-X7's row is the book's accepted model (AG02 at 40 ms, {doc}`06_audit`) with its
 # error on V01–V03. Held-out errors are comparable within an arm, not across arms: the motions
-# differ.
-#
+# differ. The SO-101's accepted model, scored again on its held-out block's twin recording:
+
+# %%
+so101_run = record["so101"]["algorithm1"]              # the Algorithm 1 step's record
+beta = np.array(so101_run["accepted"]["parameters"])   # its accepted model
+logs = [read_raw_log(recording_file("so101", block)) for block in so101_run["held_out"]]
+scored = held_out(beta, logs, 0.040, shared_model("reduced", arm=so101.arm))
+np.testing.assert_allclose(scored.pooled_rmse, so101_run["held_out_rmse"], rtol=1e-9)
+
+# %% [markdown]
 # On the twin, {glue:md}`arms_verdicts`.
 
 # %% tags=["hide-input"]
