@@ -54,9 +54,10 @@ import time
 import numpy as np
 from IPython.display import display
 
-from crane_lib.acceptance import audit
+from crane_lib.acceptance import all_pose, audit
 from crane_lib.identification import clie, metrics
 from crane_lib.identification import condition as identify
+from crane_lib.identification import projection as sdp
 from crane_lib.logs import preprocessing
 from crane_lib.model.dynamics import DynamicModel
 from crane_lib.reporting.chapters import clie as view
@@ -209,6 +210,16 @@ np.testing.assert_allclose(np.sum(problem.residual_of(end)**2), paper_step, 1e-9
 #
 # The refinement by the route the parameters name, as the CLIE sweep of this build recorded it
 # from the same start ({numref}`tab-clie-run`, {numref}`fig-clie-run`).
+#
+# The solution keeps to the bounds of {eq}`eq-paper-9`, and the objective per iteration ends
+# where the table's does:
+
+# %%
+lower, upper = clie.clie_bounds(refined.names, refined.x0)  # β0 ∓ b|β0|, some lower at 0
+assert np.all((lower <= refined.x) & (refined.x <= upper))  # the solution keeps to them
+assert len(refined.history) == refined.iterations  # left panel: a point per iteration
+np.testing.assert_allclose([refined.objective_start, *refined.history][-1],
+                           refined.objective_final, rtol=1e-12)
 
 # %% tags=["hide-input"]
 view.report_table(label, refined)
@@ -229,6 +240,17 @@ view.refinement_figure(label, refined, problem.keep * 1e-3, {
 # Table VIII ({numref}`tab-clie-table-vi`). The SDP row exists only on route O-S-C, the rescue
 # only if the CLIE solution fails the audit (the rescued model is Algorithm 1's record);
 # {numref}`tab-clie-table-vi-paper` sets the verdicts beside the paper's.
+#
+# The OLS row's audit, recomputed on the first seed's poses and set against the audits step's
+# record of every OLS estimate of the build:
+
+# %%
+ols_audit = audit.audit(np.asarray(record["ols"]), view.AUDIT_SEED)  # (11), dense
+ols_row = next(r for r in all_pose.sweep_rows(view.AUDIT_SEED)  # the record, seed 1
+               if (r["trajectory"], r["ts"], r["run"]) == (trajectory, ts, run))
+np.testing.assert_allclose(ols_audit.lambda_min, ols_row["λmin over Θ"], rtol=1e-12)
+assert ols_audit.passed == ols_row["PD over Θ"]
+assert ols_audit.n_violations == ols_row["violations"]
 
 # %% tags=["hide-input"]
 heldout = [identify.condition_bundle(v, 0.040) for v in view.VALIDATION]
@@ -277,6 +299,17 @@ glue_md("clie_rescue", "The CLIE solution passes the audit, so no rescue runs."
 # shows the fast route alone, and `benchmarks/bench_clie.py` compares them on AG02). The
 # held-out RMSE also tests, on the twin, what the paper found for AP01 in Table VIII: that CLIE
 # made its prediction worse.
+#
+# The fast route's objectives at its start and end on the short record, integrated as it ran:
+
+# %%
+short = view.condition_record(view.SHORT, 0.040, 1)  # AP01's OLS/SDP record
+fast = view.sweep_refinement_of(short, "fast")  # the CLIE sweep's run from its start
+short_problem = dataclasses.replace(  # AP01's raw log, integrated as the run was
+    clie.recording_problem(identify.recording_path(view.SHORT, 1)),
+    max_step=fast.integration_step_s, error_tolerance=clie.FAST_ERROR_TOLERANCE)
+np.testing.assert_allclose(short_problem.objective(fast.x0), fast.objective_start, 1e-9)
+np.testing.assert_allclose(short_problem.objective(fast.x), fast.objective_final, 1e-9)
 
 # %% tags=["hide-input"]
 short = view.condition_record(view.SHORT, 0.040, 1)
@@ -328,6 +361,16 @@ else:
 # other parameter zero) each Gauss–Newton step is an IDIM least-squares on the simulated
 # trajectory (register "CLIE"). It is run once on the representative condition's record and
 # scored on V01–V03 like the other stages ({numref}`tab-clie-didim`).
+#
+# Its start is that initialization, and its objective at the end is the record's:
+
+# %%
+didim = view.didim_run(trajectory, ts, run)  # the main job's DIDIM run
+regular = clie.regular_initialization(  # joint inertias and viscous terms, the rest zero
+    problem.names, problem.constants, problem.record_per_command())
+np.testing.assert_array_equal(didim.x0, regular)
+assert didim.integration_step_s == problem.max_step  # DIDIM ran at the paper's steps
+np.testing.assert_allclose(problem.objective(didim.x), didim.objective_final, 1e-9)
 
 # %% tags=["hide-input"]
 didim = view.didim_run(trajectory, ts, run)
@@ -359,6 +402,18 @@ glue("clie_didim_gap", didim.objective_final / refined.objective_final - 1)
 # Where the constraints are inactive (λmin on $\Theta_c$ already at or above ε) the projection
 # *is* the OLS point, and CLIE from it is the run above; each distinct start is refined once,
 # by the fast route ({numref}`tab-clie-epsilon`, {numref}`tab-clie-epsilon-paper`).
+#
+# λmin of the OLS estimate on $\Theta_c$, which decides which margins leave the constraints
+# inactive:
+
+# %%
+bundle = identify.condition_bundle(trajectory, ts, run)  # the filtered, decimated record
+theta_c = bundle.theta[sdp.constraint_poses(bundle.theta, bundle.dtheta)]  # Θc of (8)
+lam_c = model.arm_min_eigenvalue(theta_c, np.asarray(record["ols"])).min()
+steps = view.refinement_runs_record(trajectory, ts, run, "epsilon")["epsilon"]
+np.testing.assert_allclose(lam_c, steps["lambda_min_constraint_poses"], rtol=1e-9)
+active = [s.get("active", True) for s in steps["ladder"]]  # a failed projection: active
+assert active == [bool(lam_c < s["epsilon"]) for s in steps["ladder"]]
 
 # %% tags=["hide-input"]
 ladder = view.epsilon_runs(trajectory, ts, run, refined)
@@ -385,6 +440,15 @@ glue("clie_eps_objective_max", ladder.objective_max)
 # ({numref}`tab-clie-chapter-runs`), then the CLIE sweep: every condition of the build's profile
 # refined by the fast route, against the paper ({numref}`tab-clie-cost`), per condition
 # ({numref}`tab-clie-panel`), and the conditions it could not refine, if any.
+#
+# One entry of the panel, AP01 at 80 ms, recomputed from the start and end point its record
+# holds:
+
+# %%
+coarse = view.sweep_refinement_of(view.condition_record(view.SHORT, 0.080, 1), "fast")
+as_run = dataclasses.replace(short_problem, max_step=coarse.integration_step_s)
+ratio = as_run.objective(coarse.x) / as_run.objective(coarse.x0)  # end / start objective
+np.testing.assert_allclose(ratio, coarse.objective_final / coarse.objective_start, 1e-9)
 
 # %% tags=["hide-input"]
 sweep_records = view.sweep_records()
