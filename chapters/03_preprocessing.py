@@ -37,12 +37,14 @@ axis = 2  # the axis whose preprocessing is shown (1..8)
 zoom_s = 3.0  # width of the zoomed time window (s)
 
 # %% tags=["hide-input"]
+import hashlib
 import time
 
 import numpy as np
 
 from crane_lib.acceptance import twin_calibration as calibration
 from crane_lib.constants import CURRENT_UNIT_A
+from crane_lib.identification.model_classes import full_model_torque_shares
 from crane_lib.logs import preprocessing, raw_log
 from crane_lib.model.controller import K_I, K_P, K_V, load_realization_constants
 from crane_lib.paper_numbers import paper
@@ -52,7 +54,7 @@ from crane_lib.reporting.glued import glue, glue_md
 from crane_lib.reporting.tables import span
 from crane_lib.twin import dataset
 from crane_lib.twin import joint_identification as ji
-from crane_lib.twin.truth import load_plant_settings
+from crane_lib.twin.truth import compute_plant_settings, load_plant_settings
 
 started = time.perf_counter()
 twin = view.record(profile())  # the pipeline's record of the twin (results/realization)
@@ -87,6 +89,16 @@ glue("pre_profile", profile())
 # the logged conversion (the realistic case of Sec. VII-D: {paper}`kt_perturbation_range`), so
 # the twin's torque record is wrong the way the arm's is; a uniform error would scale every
 # identified parameter.
+#
+# The settings are computed once from the twin's truth parameters and the paper's text and
+# committed as `data/twin_plant.csv`, the file the twin and the table read; computed again,
+# they are the file's:
+
+# %%
+plant = compute_plant_settings()  # Kt drawn once; stiffness from the truth at Fig. 1
+committed = load_plant_settings()  # data/twin_plant.csv
+for name in ("kt_true", "stiffness", "resonance_hz"):
+    np.testing.assert_allclose(getattr(plant, name), getattr(committed, name), rtol=1e-12)
 
 # %% tags=["hide-input"]
 settings = load_plant_settings()
@@ -289,7 +301,17 @@ view.gains_against_paper(twin["closed_loop"])
 # terms kept) leaves after OLS at the accepted interval, as a share of the torque RMS
 # (Sec. III-D). These are reported, not targeted: no twin setting was changed to move them
 # (`crane_lib.acceptance.twin_calibration`); {numref}`tab-realization-calibration-paper` sets
-# them beside the paper's.
+# them beside the paper's. The row of the recording this chapter shows, computed again from
+# its raw log and the pipeline's bundles of it:
+
+# %%
+row = {(r["trajectory"], r["run"]): r for r in twin["calibration"]}[trajectory, run]
+clamp = 100 * log.clamp_threshold_reached.any(axis=1).mean()  # D-F's rule, raw samples
+peak = np.abs(bundles[0.010].dtheta[:, :-1]).max()  # arm joints, finest interval
+residual = full_model_torque_shares(bundles[0.040])["residual"]  # full model, OLS
+np.testing.assert_allclose(clamp, row["clamp_share_percent"], rtol=1e-12)
+np.testing.assert_allclose(peak, row["peak_speed_rad_s"], rtol=1e-12)
+np.testing.assert_allclose(residual, row["residual_share_percent"], rtol=1e-9)
 
 # %% tags=["hide-input"]
 runs = view.calibration_runs(twin)
@@ -441,7 +463,14 @@ view.intervals_table(bundles, axis, title)
 # byte". The book stores bundles in a content-keyed cache; the pipeline ran preprocessing twice
 # more from the raw log of {glue:text}`pre_reproduced`, wrote each bundle to a fresh file, and
 # compared the SHA-256 of every file with the stored one
-# ({numref}`tab-realization-reproduced`). The chapter stops if any differs.
+# ({numref}`tab-realization-reproduced`). The chapter stops if any differs. The stored files
+# are the ones this chapter read:
+
+# %%
+stored = preprocessing.cached_bundle_paths(path)  # the bundles read above, per interval
+digests = twin["reproduced"]["digests"]  # per interval: stored, rerun 1, rerun 2
+for ts, file in stored.items():
+    assert hashlib.sha256(file.read_bytes()).hexdigest() == digests[repr(ts)][0]
 
 # %% tags=["hide-input"]
 reproduced = twin["reproduced"]
@@ -456,6 +485,19 @@ view.reproduced_table(reproduced)
 # torque-command columns; the rest is ours, documented column by column in
 # `data/raw_log_columns.csv` (the twin writes, and the hardware recorder will write, all of
 # them). Each per-axis group is collapsed into one row of {numref}`tab-realization-columns`.
+#
+# The recording shown has D-C's width, angle and torque-command columns, and its stamps
+# follow the control period:
+
+# %%
+groups = {g["group"]: g for g in raw_log.column_groups()}  # data/raw_log_columns.csv
+assert log.samples.shape[1] == raw_log.N_COLUMNS == paper("raw_log_columns").value
+d_c = {"theta_logged": "angle_columns", "current_command": "torque_columns"}  # D-C
+for name, number in d_c.items():
+    columns = [int(groups[name][k]) for k in ("first column", "last column")]
+    assert columns == [paper(number).value, paper(number).value_hi]
+period = paper("control_cycle_period").value / 1e3  # s
+np.testing.assert_allclose(np.median(np.diff(log.t)), period, rtol=0.5)
 
 # %% tags=["hide-input"]
 view.column_groups_table()
