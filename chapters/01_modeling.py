@@ -37,6 +37,8 @@ n_random_states = 2000
 seed = 1
 
 # %% tags=["hide-input"]
+from collections import Counter
+
 import numpy as np
 import sympy
 from IPython.display import Math, display
@@ -107,6 +109,19 @@ view.table_i_against_paper(table)
 # distance of a description joint origin from its MDH axis
 # {glue:text}`modeling_axis_distance:.2g` m: every axis coincides as a directed line, so a
 # joint angle means the same on the model as on the arm.
+#
+# By hand from the placed frames, the distance of each description joint origin from its MDH
+# axis and the cosine between the axes, against the rows of the table:
+
+# %%
+placement = robot_description.place_mdh_frames(table)   # MDH frames, description coords
+rows = robot_description.geometry_check(table)           # the table's rows, one per joint
+frames = placement.frames[: len(rows)]
+z = np.array([T[:3, 2] for T in frames])                 # MDH joint axes at the zero pose
+delta = np.array(placement.description_joint_origins) - [T[:3, 3] for T in frames]
+off_axis = np.linalg.norm(delta - np.sum(delta * z, axis=1)[:, None] * z, axis=1)  # m
+np.testing.assert_allclose(off_axis, [r["line_distance_m"] for r in rows], atol=1e-15)
+np.testing.assert_allclose(np.sum(z * placement.description_joint_axes, axis=1), 1.0)
 
 # %% tags=["hide-input"]
 geometry = view.geometry(table)
@@ -249,7 +264,16 @@ glue_md("modeling_absorbed", " and ".join(absorbed) or "none")
 # Coulomb coefficient (Sec. III-D gives the reasons; the chapter "OLS and the conditional SDP
 # projection" measures them on the twin). {numref}`tab-modeling-categories` counts what the
 # derivation leaves per category, and {numref}`tab-modeling-bookkeeping` sets it beside
-# Appendix A-B's counts.
+# Appendix A-B's counts. What the reduction removes from the full grouped set, and the set the
+# numeric model fits:
+
+# %%
+full_set, reduced_set = group.parameter_set("full"), group.parameter_set("reduced")
+removed = Counter(category(n) for n in full_set if n not in reduced_set)
+assert removed == {CATEGORIES[2]: paper("removed_poi_count").value,     # products
+                   CATEGORIES[4]: paper("removed_coulomb_count").value}  # Coulomb
+assert DynamicModel("reduced").names == reduced_set   # what every fit of the book uses
+assert len(reduced_set) == paper("reduced_model_param_count").value
 
 # %% tags=["hide-input"]
 display(view.categories_table())
