@@ -39,7 +39,10 @@ from crane_lib.identification import condition as identify
 from crane_lib.identification import model_classes, ols
 from crane_lib.identification import projection as sdp
 from crane_lib.identification.weighted import idim_data
+from crane_lib.model.base_parameters import PRODUCT_KINDS
 from crane_lib.model.dynamics import DynamicModel
+from crane_lib.model.parameters import split_name
+from crane_lib.records import read_json_record
 from crane_lib.reporting.chapters import ols_sdp as view
 from crane_lib.reporting.chapters import profile, quiet_solver_warnings
 from crane_lib.reporting.glued import glue, glue_md
@@ -281,7 +284,18 @@ view.lambda_figure({
 # Fitting the full grouped model to the same condition, the torque contributions of the
 # products of inertia, of the terms the reduced set retains and the residual are each taken as
 # an RMS against the same total torque RMS (not proportions: they are not orthogonal)
-# ({numref}`tab-ols-torque-shares`).
+# ({numref}`tab-ols-torque-shares`). The products' share, by hand and by the scorer the
+# table uses:
+
+# %%
+full = DynamicModel("full")                                    # the full grouped set
+W_full = full.regressor(bundle.theta, bundle.dtheta, bundle.ddtheta)  # (n, 8, p_full)
+beta_full = ols.ols(*ols.stack(W_full, bundle.tau), full.names).parameters.values
+poi = np.array([split_name(n)[0] in PRODUCT_KINDS for n in full.names])
+tau_poi = W_full[:, :, poi] @ beta_full[poi]                   # the products' torque
+share = 100 * np.sqrt(np.mean(tau_poi**2) / np.mean(bundle.tau**2))  # % of torque RMS
+scored = model_classes.full_model_torque_shares(bundle)        # the table's shares
+np.testing.assert_allclose(share, scored["products"], rtol=1e-12)
 
 # %% tags=["hide-input"]
 shares = model_classes.full_model_torque_shares(bundle)
@@ -307,6 +321,21 @@ classes = model_classes.compare_model_classes(fits, heldout)
 display(*view.model_classes_tables(classes, table_iii_ts))
 
 # %% [markdown]
+# The reduced class fitted on AG02 at the paper's interval is the OLS/SDP sweep's estimate of
+# that condition; its row of {numref}`tab-ols-table-iii`, from the sweep's record:
+
+# %%
+ag02 = read_json_record(identify.condition_record_path("AG02", table_iii_ts))
+row = next(r for r in classes
+           if (r["trajectory"], r["parameter set"]) == ("AG02", "reduced"))
+np.testing.assert_allclose(row["kappa"], ag02["kappa"], rtol=1e-9)  # the same fit
+beta_ag02 = np.asarray(ag02["ols"])
+e = [b.tau - model.inverse_dynamics(b.theta, b.dtheta, b.ddtheta, beta_ag02)
+     for b in heldout]                                         # residuals on V01–V03
+rmse = np.sqrt(np.mean(np.concatenate(e) ** 2))               # pooled RMSE
+np.testing.assert_allclose(rmse, row["held-out RMSE"], rtol=1e-9)
+
+# %% [markdown]
 # ## Summary over the conditions of this build
 #
 # {glue:text}`ols_records:d` condition records in this build (profile
@@ -328,7 +357,15 @@ glue("ols_profile", profile())
 # {paper}`ols_pd_routing_count` here, the routing as it ran, and
 # {paper}`ols_pd_trajectory_count` in Sec. VI-E, a re-evaluation of the stored three-digit
 # estimates, which it says disagrees with the run-time routing on two marginal conditions
-# (Appendix C).
+# (Appendix C). The routing test {eq}`eq-paper-7` on each record's stored smallest
+# eigenvalue gives its route and the counts of the table:
+
+# %%
+swept = [r for r in identify.load_condition_records() if r.get("route")]  # identified
+passed = [r["lambda_min_visited"] > 0 for r in swept]  # (7) on each condition's record
+assert [r["route"] for r in swept] == [
+    identify.ROUTE_DIRECT if p else identify.ROUTE_PROJECTED for p in passed]
+assert sum(passed) == (records["PD"] == True).sum()  # noqa: E712, route O-C in Table V
 
 # %% tags=["hide-input"]
 view.table_v_against_paper(records) if len(records) else None
