@@ -41,9 +41,10 @@ method = "fast"
 import numpy as np
 from IPython.display import display
 
-from crane_lib.acceptance import selection
+from crane_lib.acceptance import held_out, selection
 from crane_lib.acceptance.accepted import load_accepted
-from crane_lib.identification.condition import ROUTE_PROJECTED
+from crane_lib.identification.condition import ROUTE_PROJECTED, condition_bundle
+from crane_lib.model.dynamics import DynamicModel
 from crane_lib.reporting.chapters import profile, quiet_solver_warnings
 from crane_lib.reporting.chapters import selection as view
 from crane_lib.reporting.glued import glue, glue_md
@@ -296,6 +297,21 @@ view.checks_against_paper(c, by_stage)
 # {glue:text}`sel_final:.5f` N·m, {glue:text}`sel_gain` (paper
 # {paper}`heldout_rmse_pooled_ols_ag02` → {paper}`heldout_rmse_pooled_accepted`, a gain of
 # {paper}`pipeline_gain_vs_ols`). {glue:md}`sel_rescued`
+#
+# The candidate's OLS column by hand, from the CLIE sweep's record of its condition (whose
+# OLS estimate is the accepted model's start), and by the scorer of every column:
+
+# %%
+model = DynamicModel("reduced")
+heldout = [condition_bundle(v, 0.040) for v in held_out.VALIDATION_TRAJECTORIES]
+sweep = next(r for r in c.records                 # the sweep's record of the candidate
+             if (r["trajectory"], r["ts"]) == (c.candidate, record["ts"]))
+np.testing.assert_allclose(sweep["ols"], record["ols"], rtol=1e-12)  # the same start
+beta_ols = np.asarray(sweep["ols"])
+e = [b.tau - model.inverse_dynamics(b.theta, b.dtheta, b.ddtheta, beta_ols)
+     for b in heldout]                                 # residuals on V01–V03, N·m
+rmse_ols = np.sqrt(np.mean(np.concatenate(e) ** 2))  # the pooled RMSE
+np.testing.assert_allclose(rmse_ols, selection.stage_scores(sweep, model, heldout)["OLS"])
 
 # %% tags=["hide-input"]
 t8 = view.table_viii(c, accepted.values, record)
