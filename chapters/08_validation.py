@@ -46,6 +46,7 @@ from crane_lib.reporting.chapters import profile
 from crane_lib.reporting.chapters import validation as view
 from crane_lib.reporting.diagrams import controller_block_diagram
 from crane_lib.reporting.glued import glue, glue_md
+from crane_lib.twin.truth import load_truth
 
 s = view.study(trajectory, ts, run, profile())
 
@@ -86,6 +87,15 @@ plt.show()
 # {glue:text}`val_objective_start:.6g` → {glue:text}`val_objective_final:.6g` N²·m². The CLIE
 # solution's worst pose (seed 1) is θ = {glue:text}`val_worst_clie`°. {glue:md}`val_rescued`
 # {glue:md}`val_sweep`
+#
+# Each seed's audit of the accepted model, re-evaluated at the worst pose it recorded:
+
+# %%
+final = s.record["final_audits"]                         # the accepted model's, per seed
+worst = np.array([a["worst_pose_rad"] for a in final])   # each seed's worst pose, rad
+lam = s.model.arm_min_eigenvalue(worst, s.accepted.values)  # λmin of M there, kg·m²
+np.testing.assert_allclose(lam, [a["lambda_min"] for a in final], rtol=1e-9)
+assert s.record["accepted"] == all(lam > [a["threshold"] for a in final])
 
 # %% tags=["hide-input"]
 record, refinement = s.record, s.record["refinement"]
@@ -257,6 +267,14 @@ glue("val_ag02_peak_10", np.abs(fine.dtheta[:, :7]).max())
 # {glue:text}`val_xx_claims:d` hold on the twin. The twin's unmodelled effects are its own
 # (register "twin"): which distal axis pays most depends on where they sit, so an ordering that
 # fails here says where the twin and the arm differ, not that the arm's ordering is wrong.
+#
+# On V01 the scorer's rows are the $\mathrm{RMSE}_j$ computed by hand for Table VII:
+
+# %%
+per_axis = held_out.per_axis_errors(s.model, s.accepted.values, s.heldout)  # Table XX's
+rows = per_axis[(per_axis["record"] == "V01") & (per_axis["run"] == run)]
+np.testing.assert_allclose(rows["RMSE"], rmse_j, rtol=1e-12)    # RMSE_j by hand above
+np.testing.assert_allclose(rows["relative"], rmse_j / np.ptp(v01.tau, axis=0), rtol=1e-12)
 
 # %% tags=["hide-input"]
 t20 = view.table_xx_of(s)
@@ -285,6 +303,17 @@ view.fig_7(s, "V03");
 # standard errors of the twin's truth; the farthest are {glue:text}`val_panel_farthest`.
 # {glue:text}`val_panel_near_zero:d` estimates are within two standard errors of zero, the kind
 # Sec. VII-D finds does not reproduce between executions.
+#
+# The error in standard errors, from the pipeline's record, whose values and standard errors
+# are the model file's:
+
+# %%
+truth = s.model.base_from_standard(load_truth()).values  # the twin's true base parameters
+se = np.asarray(s.record["std_errors"])                  # the record's OLS std. errors
+np.testing.assert_allclose([beta, se], [s.accepted.values, s.accepted.std_errors],
+                           rtol=1e-12)                   # the model file the table reads
+z = (beta - truth) / se                                  # the column "error / SE"
+print(f"within two standard errors of the truth: {np.sum(np.abs(z) <= 2)} of {len(z)}")
 
 # %% tags=["hide-input"]
 panel, shown = view.panel_of(s)
