@@ -111,9 +111,12 @@ from crane_lib.acceptance.accepted import accept_recording, accepted_record, sav
 from crane_lib.acceptance.held_out import held_out
 from crane_lib.hardware.recorder import RecorderSettings
 from crane_lib.hardware.timing import LOCKSTEP, LOCKSTEP_BUS_BAUD
+from crane_lib.identification import ols as ols_qr
+from crane_lib.identification.condition import ROUTE_DIRECT, ROUTE_PROJECTED
 from crane_lib.logs.preprocessing import preprocess
 from crane_lib.logs.raw_log import MAX_STAMP_GAP_S, N_COLUMNS, read_raw_log
 from crane_lib.model.dynamics import model as shared_model
+from crane_lib.model.parameters import load_parameters
 from crane_lib.reporting.chapters import your_arm as view
 from crane_lib.reporting.glued import glue, glue_md
 
@@ -260,8 +263,19 @@ np.testing.assert_allclose(lam, worst["lambda_min"], rtol=1e-9)
 # trajectory that excites the parameters unevenly (the paper's AG02 at 40 ms is the
 # reference). The route is the routing test's: O-C when the OLS model is positive definite at
 # every visited configuration (the refinement starts from it), O-S-C when it is projected
-# first.
-#
+# first. Both, recomputed from the bundle above:
+
+# %%
+model = shared_model("reduced")
+W, tau = ols_qr.stack(model.regressor(bundle.theta, bundle.dtheta, bundle.ddtheta),
+                      bundle.tau)
+fit = ols_qr.ols(W, tau, model.names)                    # QR, never the normal equations
+np.testing.assert_allclose(fit.parameters.values, record["ols"], rtol=1e-9)
+np.testing.assert_allclose(fit.kappa, record["kappa"], rtol=1e-9)
+lam_visited = model.arm_min_eigenvalue(bundle.theta, fit.parameters.values).min()
+assert (ROUTE_DIRECT if lam_visited > 0 else ROUTE_PROJECTED) == record["route"]
+
+# %% [markdown]
 # At {glue:text}`arm_ts:g` ms the regressor's condition number is κ =
 # {glue:text}`arm_kappa:.1f`; {glue:text}`arm_weak:d` of {glue:text}`arm_parameters:d`
 # parameters have a standard error above half their value. λmin of the OLS model over the
@@ -289,7 +303,17 @@ view.parameter_table(record)
 # audit"); the model is accepted only if every seed finds it positive definite
 # {eq}`eq-arm-accept`. A model that fails is moved to the nearest one that is positive definite
 # with a margin on a growing constraint set (the rescue) and audited again on fresh draws.
-#
+# The first audit's worst pose, recomputed on the refined model, decides whether the rescue
+# runs:
+
+# %%
+first = min(record["first_audits"], key=lambda a: a["lambda_min"])  # the worst seed
+first_pose = np.array([first["worst_pose_rad"]])
+lam_first = model.arm_min_eigenvalue(first_pose, record["refined"])[0]
+np.testing.assert_allclose(lam_first, first["lambda_min"], rtol=1e-9)
+assert (record["rescue"] is None) == (lam_first > 0)
+
+# %% [markdown]
 # {glue:md}`arm_refinement` {glue:md}`arm_rescue`
 
 # %% tags=["hide-input"]
@@ -331,8 +355,16 @@ if not demonstration and inputs.validation:
 # **{glue:text}`arm_verdict`**. The model file {glue:md}`arm_model_file` holds the
 # {glue:text}`arm_parameters:d` parameters with their OLS standard errors, the route, the
 # refinement, the audit margins per seed, the rescue if it ran, and this verdict in its header
-# (source: {glue:md}`arm_source`).
-#
+# (source: {glue:md}`arm_source`). The file read back, and the verdict
+# {eq}`eq-arm-accept` on the deciding audits:
+
+# %%
+model_file = load_parameters(out, model.names)           # the model file as written
+np.testing.assert_allclose(model_file.values, record["parameters"], rtol=1e-9)
+accepted_here = min(a["lambda_min"] for a in record["final_audits"]) > 0
+assert accepted_here == record["accepted"]
+
+# %% [markdown]
 # A rejected model is not a failed run: the verdict names the seed, λmin and the joint angles
 # where the audit found the inertia matrix not positive definite. Recording the trajectory
 # again, or a richer one (AG02 excites every parameter; the shorter families leave some
