@@ -230,9 +230,9 @@ names = ex.IDENTIFICATION_NAMES
 on_disk = {n: read_command_file(TRAJECTORY_DIR / f"{n}.txt") for n in names}
 rows = sum(c.n_waypoints for c in on_disk.values())        # the set's segments
 seconds = sum(commanded_duration(c) for c in on_disk.values())
-target, tol = composition.search().targets, composition.TOLERANCE
-low, high = target["duration_low_s"] * (1 - tol), target["duration_high_s"] * (1 + tol)
-assert abs(rows - target["segments"]) <= tol * target["segments"]
+totals, tol = composition.search().targets, composition.TOLERANCE
+low, high = totals["duration_low_s"] * (1 - tol), totals["duration_high_s"] * (1 + tol)
+assert abs(rows - totals["segments"]) <= tol * totals["segments"]
 assert low <= seconds <= high
 
 # %% tags=["hide-input"]

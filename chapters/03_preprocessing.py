@@ -177,6 +177,19 @@ arx = ji.fit_arx(record)
 spectrum_hz, spectrum = ji.empirical_frequency_response(record)
 view.fig_3b(model, arx, spectrum_hz, spectrum, j7["peak_hz"], j7["arx_hz"]);
 
+# %% [markdown]
+# The figure marks the resonance where the record puts it; the ARX fit and the spectrum
+# computed above put it there too:
+
+# %%
+arx_hz, arx_damping = ji.arx_resonance(arx)  # the lightest-damped complex pole pair
+peak_hz = ji.resonance_peak(spectrum_hz, spectrum)[0]  # the non-parametric estimate
+np.testing.assert_allclose(
+    [peak_hz, arx_hz, arx_damping],
+    [j7["peak_hz"], j7["arx_hz"], j7["arx_damping"]],
+    rtol=1e-9,
+)
+
 # %% tags=["hide-input"]
 twin_hz = settings.resonance_hz[ji.PAPER_AXIS - 1]
 for name in ("peak_hz", "peak_over_model", "arx_hz", "arx_damping"):
@@ -214,6 +227,18 @@ view.joint_seven_against_paper(j7)
 # (`python -m crane_lib.twin.joint_identification` writes `data/realization_constants.csv`).
 # The twin's own Joint-7 fit above is therefore *not* what its controller uses: the controller
 # runs on the paper's Joint-7 model, as a practitioner's would before identifying their own.
+# Row 7 of the file is the paper's model {eq}`eq-paper-1`, and every row's $\hat M_j$ and
+# $\hat D_j$ are those {eq}`eq-paper-2` defines from its $K_{p,j}$ and $T_{p1,j}$:
+
+# %%
+models = constants.models  # data/realization_constants.csv, one model (1) per axis
+joint7, paper7 = models[ji.PAPER_AXIS - 1], ji.paper_joint7_model()
+np.testing.assert_allclose([joint7.gain, joint7.time_constant, joint7.dead_time],
+                           [paper7.gain, paper7.time_constant, paper7.dead_time])
+m_hat = [m.time_constant / m.gain for m in models]  # M̂_j = T_p1,j / K_p,j
+np.testing.assert_allclose(constants.m_hat, m_hat, rtol=1e-12)
+d_hat = [1 / m.time_constant for m in models]  # D̂_j = 1 / T_p1,j
+np.testing.assert_allclose(constants.d_hat, d_hat, rtol=1e-12)
 
 # %% tags=["hide-input"]
 view.table_xix()
