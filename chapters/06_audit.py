@@ -58,7 +58,8 @@ import time
 import numpy as np
 from IPython.display import display
 
-from crane_lib.acceptance import all_pose, audit
+from crane_lib.acceptance import all_pose, audit, consequences, folded
+from crane_lib.identification import condition as identify
 from crane_lib.model.dynamics import model as shared_model
 from crane_lib.model.parameters import N_LINKS
 from crane_lib.reporting.chapters import audit as view
@@ -161,6 +162,15 @@ view.pose_sets_against_paper(study)
 # The raw OLS estimate of the condition, as the OLS/SDP sweep recorded it, audited over
 # $\Theta$ with the first seed; beside it the twin's true base parameters, which are known here
 # and were not for the arm ({numref}`tab-audit-condition`).
+#
+# The raw estimate audited again on the first seed's configurations:
+
+# %%
+raw_audit = audit.audit_pose_set(study.vector("raw"), poses, model)  # (11), seed 1
+raw_record = study.audits[(study.raw_label, "dense", study.seeds[0])]
+np.testing.assert_allclose(raw_audit.lambda_min, raw_record.lambda_min, rtol=1e-12)
+assert (raw_audit.passed, raw_audit.n_violations) == (raw_record.passed,
+                                                      raw_record.n_violations)
 
 # %% tags=["hide-input"]
 raw = study.audits[(study.raw_label, "dense", study.seeds[0])]
@@ -195,6 +205,19 @@ view.condition_table(study)
 # this build on the audit of the first seed ({numref}`tab-audit-visited-theta`) shows whether,
 # and by how much, that test is weaker ({numref}`tab-audit-visited-theta-paper`). This fills
 # the place marked in the chapter "OLS and the conditional SDP projection".
+#
+# One row recomputed, the first estimate that the routing test passes and the audit fails
+# (the first row if none does): λmin over its own record, then over $\Theta$:
+
+# %%
+rows = all_pose.sweep_rows(study.seeds[0])  # every OLS estimate, as the study read them
+row = next((r for r in rows if r["PD visited"] and not r["PD over Θ"]), rows[0])
+bundle = identify.condition_bundle(row["trajectory"], row["ts"], row["run"])
+lam_visited = model.arm_min_eigenvalue(bundle.theta, np.asarray(row["ols"]))
+np.testing.assert_allclose(lam_visited.min(), row["λmin visited"], rtol=1e-9)
+over = audit.audit_pose_set(np.asarray(row["ols"]), poses, model)  # (11), seed 1
+np.testing.assert_allclose(over.lambda_min, row["λmin over Θ"], rtol=1e-12)
+assert (over.passed, over.n_violations) == (row["PD over Θ"], row["violations"])
 
 # %% tags=["hide-input"]
 counts = view.visited_counts(study)
@@ -227,6 +250,15 @@ display(view.sweep_table(study), view.visited_against_paper(study, profile()))
 # λmin over $\Theta$ (preferring the same trajectory); and only if no estimate of the build
 # violates, a **constructed** case, not a reproduction: the estimate with the smallest margin,
 # pushed by the minimum-norm change that makes it non-PD at its worst pose.
+#
+# That model on the first seed's configurations:
+
+# %%
+bad = study.vector("bad")  # the model the rescue is shown on
+lam_bad = audit.arm_lambda_min(bad, poses.poses)  # λmin(M(θ; φ)) per pose
+first_record = study.first_audit()  # its dense audit, seed 1, as recorded
+np.testing.assert_allclose(lam_bad.min(), first_record.lambda_min, rtol=1e-12)
+assert np.count_nonzero(lam_bad <= 0) == first_record.n_violations
 
 # %% tags=["hide-input"]
 first = study.first_audit()
@@ -355,6 +387,16 @@ display(view.rescue_passes(study), view.rescue_against_paper(study))
 # oversamples on purpose) ({numref}`tab-audit-table-ix`), and what the paper found with them
 # ({numref}`tab-audit-table-ix-paper`). The dense audits of the CLIE solution and of the
 # accepted model are the record's (the audits that decided).
+#
+# One entry recomputed: the earlier version's sparse audit of the model the rescue is shown
+# on, first seed:
+
+# %%
+sparse = audit.audit(bad, study.seeds[0], "sparse", model)  # 3^7 grid + uniform draw
+sparse_record = study.audits[(study.bad_label, "sparse", study.seeds[0])]
+np.testing.assert_allclose(sparse.lambda_min, sparse_record.lambda_min, rtol=1e-12)
+assert (sparse.passed, sparse.n_violations) == (sparse_record.passed,
+                                                sparse_record.n_violations)
 
 # %% tags=["hide-input"]
 sub = study.dense(study.submitted_name) if study.submitted is not None else []
@@ -459,6 +501,14 @@ display(view.table_xviii(study), view.table_xviii_against_paper(study))
 # $\Theta$ and the manufacturer's joint limits are not the same box. The same dense
 # construction over the limits of the robot description in `data/` gives
 # {numref}`tab-audit-manufacturer`.
+#
+# The accepted model over that box, first seed:
+
+# %%
+box = audit.audit(accepted, study.seeds[0], "manufacturer", model)  # dense construction
+box_record = audit.AuditResult.from_dict(study.record["manufacturer"]["accepted"][0])
+np.testing.assert_allclose(box.lambda_min, box_record.lambda_min, rtol=1e-12)
+assert (box.passed, box.n_violations) == (box_record.passed, box_record.n_violations)
 
 # %% tags=["hide-input"]
 view.manufacturer_against_paper(study)
@@ -476,6 +526,19 @@ view.manufacturer_against_paper(study)
 # ratio along the eigenvector of $\lambda_\mathrm{min}(\hat{\mathbf M})$, and the observer gain
 # $1/\lambda$. On the twin the truth can stand in for $\mathbf M$ as well (last row, beyond
 # the paper) ({numref}`tab-audit-table-x`, {numref}`tab-audit-table-x-paper`).
+#
+# Two columns of the first row recomputed (the model the rescue is shown on, against the
+# accepted model) at its worst configuration:
+
+# %%
+q = study.first_audit().worst_pose[None, :]  # the worst configuration, seed 1
+M_hat, M_acc = (model.inertia_matrix(q, b)[0, :N_LINKS, :N_LINKS]
+                for b in (bad, accepted))  # the arm's blocks there
+at = consequences.pose_consequences(M_hat, M_acc, study.seeds[0])  # M_acc⁻¹ M̂ and more
+shown = view.table_x(study).loc[(study.bad_label, "accepted")]  # the record's row
+np.testing.assert_allclose(1e3 * at.tau_grow_s, shown["τgrow at worst pose (ms)"], 1e-9)
+np.testing.assert_allclose(100 * at.eigdir_torque_error_ratio,
+                           shown["along λmin eigenvector (%)"], rtol=1e-9)
 
 # %% tags=["hide-input"]
 table_x = view.table_x(study)
@@ -515,6 +578,15 @@ display(view.table_x_shown(table_x), view.table_x_against_paper(study, table_x))
 # samples $\Theta$ without the region's emphasis: the share of its violating configurations
 # inside the region against the region's share of $\Theta$ by volume, "concentrated" from
 # twice that share, by the same measure as chapter "What makes an estimate fail the audit".
+#
+# The uniform draw's violations of that model, and how many lie in the region:
+
+# %%
+where = folded.of_lambdas(poses, lam_bad)  # λmin ≤ 0 in the uniform component
+recorded_where = study.record["violations"]["where"]
+assert where.uniform_violations == recorded_where["uniform_violations"]
+assert where.in_region == recorded_where["in_region"]
+np.testing.assert_allclose(where.factor, recorded_where["factor"], rtol=1e-12)
 
 # %% tags=["hide-input"] mystnb={"figure": {"name": "fig-audit-violation-map", "caption": "Smallest eigenvalue of M per cell over two joint pairs, for the model the chapter rescues; violating cells outlined, the oversampled folded-arm region dashed. Data: a model identified from twin recordings."}}
 view.violation_map(study);
