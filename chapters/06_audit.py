@@ -101,16 +101,17 @@ if own_clie is not None:
     path += ("; CLIE's refinement pushes it out: the CLIE solution is " if own_ols.passed
              and not own_clie.passed else "; the CLIE solution is ") + said(own_clie)
 if own_final:
+    passed_seeds = sum(a.passed for a in own_final)
     path += (f"; the rescue restores it in {own_passes} "
              f"{'pass' if own_passes == 1 else 'passes'}, and the re-audit passes on "
-             f"{sum(a.passed for a in own_final)} of {len(own_final)} seeds (smallest λmin "
+             f"{passed_seeds} of {len(own_final)} seeds (smallest λmin "
              f"{min(a.lambda_min for a in own_final):.3g} kg·m²).")
 else:
     path += "; no rescue runs."
 glue_md("audit_own_path", path)
 glue_md("audit_paper_path_here", "On the twin that path is the population's, not the "
-        "representative condition's:" if own_ols.passed else "On the twin the condition's "
-        "OLS estimate fails too, as do others of the population:")
+        "representative condition's:" if own_ols.passed else "On the twin the "
+        "condition's OLS estimate fails too, as do others of the population:")
 failing = sweep[~sweep["PD over Θ"].astype(bool)]
 glue("audit_pop_n", len(sweep))
 glue("audit_pop_failing", len(failing))

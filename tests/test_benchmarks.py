@@ -186,8 +186,10 @@ def test_names_and_keep_are_refused_before_any_benchmark_runs(
 
     monkeypatch.setattr(bench.subprocess, "run", ran)  # a refusal must come before any of them
     monkeypatch.setattr(bench, "measure_targets", ran)
+    # relative paths: a long temporary folder would be cut short in the message
+    monkeypatch.chdir(tmp_path)
     with pytest.raises(SystemExit) as refused:
-        bench.main([a.format(tmp=tmp_path) for a in argv])
+        bench.main([a.format(tmp=".") for a in argv])
     errors = capsys.readouterr().err.splitlines()
     assert refused.value.code == 2 and len(errors) == 1 and says in errors[0], errors
     if says.startswith("benchmark"):  # the known names are named
