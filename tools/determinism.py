@@ -18,6 +18,13 @@ results folders file by file and prints
 The generated model code of crane_lib.model.codegen is content-keyed; `--shared-cache DIR`
 lets both builds use an existing cache (faster), otherwise each build generates its own.
 Exit status 0 when no result file differs, 1 otherwise.
+
+    python tools/determinism.py --rebuild [--profile quick]
+
+checks the other promise instead: one clean build, then the main job's data steps run again on
+that built tree with nothing changed; every result file rewritten (its bytes or its modification
+time changed) is listed, the build's own timings aside (results/timings). Exit status 0 when
+none was, 1 otherwise.
 """
 
 from __future__ import annotations
@@ -109,6 +116,48 @@ def build(
     return results, time.perf_counter() - start
 
 
+def rebuild(work: Path, profile: str, jobs: int) -> None:
+    """The main job's data steps run again in build 1's clone, nothing changed."""
+    clone = work / "build1"
+    env = dict(os.environ)
+    env.update(
+        PYTHONPATH=str(clone),
+        CRANE_RESULTS_DIR=str(clone / "results"),
+        CRANE_CACHE_DIR=str(clone / ".cache"),
+        CRANE_PROFILE=profile,
+        PYTHONHASHSEED="0",
+    )
+    with open(work / "rebuild.log", "w", encoding="utf-8") as log:
+        _run(
+            [
+                sys.executable,
+                "-m",
+                "crane_book.pipeline",
+                "--profile",
+                profile,
+                "--jobs",
+                str(jobs),
+            ],
+            clone,
+            env,
+            log,
+        )
+
+
+def snapshot(results: Path) -> dict[str, tuple[int, str]]:
+    """Every result file but the build's timings: relative path -> (mtime in ns, sha256)."""
+    return {
+        str(p.relative_to(results)): (p.stat().st_mtime_ns, _digest(p))
+        for p in sorted(results.rglob("*"))
+        if p.is_file() and not _timing_record(p, results)
+    }
+
+
+def rewritten(before: dict, after: dict) -> list[str]:
+    """The files a rebuild wrote, changed, added or removed (relative paths)."""
+    return sorted(name for name in set(before) | set(after) if before.get(name) != after.get(name))
+
+
 def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -192,6 +241,11 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--shared-cache", type=Path, default=None, help="one generated-code cache for both builds"
     )
+    parser.add_argument(
+        "--rebuild",
+        action="store_true",
+        help="one build, then its data steps again: list every result file rewritten",
+    )
     args = parser.parse_args(argv)
     args.jobs = options.checked(parser, "--jobs", args.jobs, options.jobs)  # before any clone
     work = args.work or Path(tempfile.mkdtemp(prefix="crane-determinism-"))
@@ -200,6 +254,16 @@ def main(argv=None) -> int:
         ["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, check=True
     ).stdout.strip()
     print(f"determinism check of {commit[:12]}, profile {args.profile}, in {work}", flush=True)
+    if args.rebuild:
+        folder, seconds = build(1, work, args.profile, args.jobs, None)
+        before = snapshot(folder)
+        print(f"build: {seconds / 60:.1f} min, {len(before)} result files", flush=True)
+        rebuild(work, args.profile, args.jobs)
+        changed = rewritten(before, snapshot(folder))
+        for name in changed:
+            print(f"  REWRITTEN: {name}")
+        print("UNCHANGED" if not changed else f"{len(changed)} result files rewritten")
+        return 1 if changed else 0
     results = []
     for index in (1, 2):
         folder, seconds = build(index, work, args.profile, args.jobs, args.shared_cache)
