@@ -52,7 +52,7 @@ trajectory = "AG02"
 ts = 0.040
 run = 1
 
-# %%
+# %% tags=["hide-input"]
 import time
 
 import numpy as np

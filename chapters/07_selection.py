@@ -37,7 +37,7 @@
 # the CLIE records to read: "fast" (the sweep's route)
 method = "fast"
 
-# %%
+# %% tags=["hide-input"]
 import numpy as np
 from IPython.display import display
 

@@ -33,7 +33,7 @@ trajectory = "AG02"
 ts = 0.040
 run = 1
 
-# %%
+# %% tags=["hide-input"]
 import matplotlib.pyplot as plt
 import numpy as np
 from IPython.display import display
