@@ -13,7 +13,9 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from crane_lib.acceptance import selection
 from crane_lib.formatting import significant
+from crane_lib.identification import model_classes
 from crane_lib.paper_numbers import paper
 from crane_lib.parameter_sets import read_conditions
 from crane_lib.records import read_json_record
@@ -31,18 +33,8 @@ REPRESENTATIVE = ("AG02", 0.040, 1)
 class Results:
     """Lazy, shared access to the build's records for the claim functions (each computed once)."""
 
-    TABLE_III = ("PA01", "PB01", "PC01", "AP01", "AP03", "AG01", "AG02")  # as chapter 04 (register)
-    TABLE_VIII = (
-        "AG02",
-        "AG01",
-        "AP01",
-        "AP02",
-        "AP03",
-        "AP04",
-        "AP05",
-        "PB07",
-        "PC01",
-    )  # as chapter 07 (register)
+    TABLE_III = model_classes.TABLE_III_TRAJECTORIES
+    TABLE_VIII = selection.TABLE_VIII_TRAJECTORIES
     HELD_OUT = ("V01", "V02", "V03")
 
     @functools.cached_property
@@ -78,14 +70,11 @@ class Results:
     @functools.cached_property
     def clouds(self):
         """The OLS, SDP and CLIE parameter clouds of the CLIE sweep (chapter 07), or None."""
-        from crane_lib.acceptance import selection
-
         return selection.StageClouds.from_records(self.clie_records) if self.clie_records else None
 
     @functools.cached_property
     def structural(self) -> tuple[list[str], float | None]:
         """The structural rule's trajectory(ies) and interval (chapter 07)."""
-        from crane_lib.acceptance import selection
         from crane_lib.excitation import design
         from crane_lib.excitation.commands import segment_statistics
 

@@ -39,6 +39,8 @@ from crane_lib.identification.condition import ROUTE_PROJECTED
 from crane_lib.paper_numbers import paper
 
 STAGES = ("OLS", "SDP", "CLIE")
+# Table VIII's trajectories: the text lists none; our choice (register "selection")
+TABLE_VIII_TRAJECTORIES = ("AG02", "AG01", "AP01", "AP02", "AP03", "AP04", "AP05", "PB07", "PC01")
 CENTRAL_FRACTION = paper("centrality_quintile").value / 100.0  # the central fifth
 KAPPA_FRACTION = 0.10  # "within the lowest decile of the 160 conditions" (D-H)
 MIN_RAMP_SAMPLES = int(paper("min_samples_per_ramp").value)

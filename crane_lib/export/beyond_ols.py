@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from crane_lib.acceptance import audit, held_out, rescue
+from crane_lib.acceptance.selection import TABLE_VIII_TRAJECTORIES
 from crane_lib.export import consistent
 from crane_lib.identification import metrics, weighted
 from crane_lib.model.dynamics import DynamicModel
@@ -32,8 +33,7 @@ from crane_lib.records import write_json_record
 from crane_lib.twin.truth import load_truth
 
 BEYOND_DIR = RESULTS_DIR / "beyond_ols"
-# as chapter 07 (register)
-TABLE_VIII = ("AG02", "AG01", "AP01", "AP02", "AP03", "AP04", "AP05", "PB07", "PC01")
+TABLE_VIII = TABLE_VIII_TRAJECTORIES
 TS = 0.040
 LABELS = {
     "ols": "OLS",

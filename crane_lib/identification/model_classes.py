@@ -13,6 +13,10 @@ from crane_lib.model.parameters import split_name
 
 # ------------------------------------------------------------------ Table III
 
+# the seven identification trajectories of Table III: the text names none; our choice spans the
+# five families (register "identification")
+TABLE_III_TRAJECTORIES = ("PA01", "PB01", "PC01", "AP01", "AP03", "AG01", "AG02")
+
 
 def compare_model_classes(
     fit_bundles: dict, heldout_bundles: list, parameter_sets=PARAMETER_SETS

@@ -10,11 +10,12 @@ import numpy as np
 import pandas as pd
 
 from crane_lib.identification import condition as identify
+from crane_lib.identification import model_classes
 from crane_lib.paper_numbers import paper
 from crane_lib.reporting.tables import Comparison, Count, Why, comparison_table, numbered
 
 # Table III's fitting trajectories (register: the text names none)
-TABLE_III_TRAJECTORIES = ("PA01", "PB01", "PC01", "AP01", "AP03", "AG01", "AG02")
+TABLE_III_TRAJECTORIES = model_classes.TABLE_III_TRAJECTORIES
 VALIDATION = ("V01", "V02", "V03")
 SETS = ("reduced", "reduced+poi", "reduced+coulomb", "full")
 

@@ -32,17 +32,7 @@ from crane_lib.reporting.tables import (
 )
 
 VALIDATION = ("V01", "V02", "V03")
-TABLE_VIII = (
-    "AG02",
-    "AG01",
-    "AP01",
-    "AP02",
-    "AP03",
-    "AP04",
-    "AP05",
-    "PB07",
-    "PC01",
-)  # register: the text lists none
+TABLE_VIII = selection.TABLE_VIII_TRAJECTORIES
 PAPER_OLS = {
     "AG02": "heldout_rmse_pooled_ols_ag02",
     "AG01": "ag01_heldout_rmse",
