@@ -1,4 +1,4 @@
-"""Issue 14: the twin's effects by name, the candidate effects' physics, the screen's violating
+"""The twin's effects by name, the candidate effects' physics, the screen's violating
 poses, the
 study's bad-input rules and one study point."""
 
