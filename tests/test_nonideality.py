@@ -1,6 +1,5 @@
-"""The twin's effects by name, the candidate effects' physics, the screen's violating
-poses, the
-study's bad-input rules and one study point."""
+"""The twin's effects by name, the candidate effects' physics, the screen's violating poses,
+the study's bad-input rules and one study point."""
 
 from __future__ import annotations
 
