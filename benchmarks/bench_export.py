@@ -11,7 +11,7 @@ the same run: one dense audit (221,875 poses) of the same model, the pipeline's 
 
     python -m benchmarks.bench_export            # the measurement
     python -m benchmarks.bench_export --smoke    # one repeat, a sparse audit as reference, in a
-    throwaway results folder
+                                                 # throwaway results folder
 """
 
 from __future__ import annotations

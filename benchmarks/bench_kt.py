@@ -9,7 +9,7 @@ held-out regressors and audits through `acceptance.screen`. Both give the same e
 same audit answer (checked here on every reference draw).
 
     python -m benchmarks.bench_kt            # AG02 run 1 at 40 ms (needs the quick data set), 200
-    draws
+                                             # draws
     python -m benchmarks.bench_kt --smoke    # a synthetic record and the sparse pose set, seconds
 
 Wall and CPU seconds are printed with the load average: on a shared machine wall time overstates

@@ -68,12 +68,12 @@ class Case:
     """One command line of the corpus.
 
     setup      steps that build the scratch folder: ("write", name, fixture or bytes), ("mkdir",
-    name),
+               name),
                ("fifo", name), ("symlink", name, target), ("hardlink", name, target), ("chmod",
                name, mode)
     argv       the command line after `crane-id`
     status     expected exit status; fragment: text the message must contain (stderr, or stdout for
-    0/1)
+               0/1)
     creates    files a control case (status 0) must write; any other change fails the case
     signal     (signal number, delay s): run as a process and send it the signal after the delay
     needs_non_root: the case relies on file permissions, which root bypasses

@@ -87,7 +87,7 @@ class ConditionOutcome:
     error             the failing cell's last error line ("failed" only)
     cells_s           execution time of the condition's cells (papermill's per-cell timing)
     setup_s           of which the notebook's setup cell (its first code cell other than parameters:
-    imports)
+                      imports)
     worker            where it ran ("local" or the Dask worker's address)
     """
 

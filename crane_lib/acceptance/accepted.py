@@ -50,7 +50,7 @@ class AcceptedModel:
     first_audits   the audit of `refined` over Theta, one AuditResult per seed
     rescue         the rescue (RescueResult) when a first audit failed, else None
     final_audits   the audits that decide: of the rescued model, or `first_audits` when no rescue
-    ran
+                   ran
     parameters     the accepted model (or, when rejected, the last model audited), with OLS standard
                    errors and the model file's metadata
     """

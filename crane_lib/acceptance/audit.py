@@ -322,28 +322,28 @@ class AuditResult:
 
     passed                   no pose of the set violates
     lambda_min               smallest eigenvalue of the 7x7 arm inertia matrix over all poses
-    (kg·m^2)
+                             (kg·m^2)
     worst_pose               the pose where it is reached, (7,) radians (theta1 included though M
-    ignores it)
+                             ignores it)
     worst_component          the component of the pose set it belongs to (GRID, UNIFORM or FOLDED)
     violations               violating poses per component, counts (not fractions: the folded block
                              oversamples on purpose)
     pose_counts              poses per component
     component_lambda_min     lambda_min per component (kg·m^2)
     worst_poses              the k poses with the smallest lambda_min, (k, 7) radians, ascending,
-    ties by
+                             ties by
                              pose index (deterministic); k = the `worst_k` the audit was asked for
     worst_lambdas            their lambda_min (k,), kg·m^2
     worst_components         their components
     non_pd_fraction_uniform  violations / draws of the uniform component only (Table X's non-PD
-    share);
+                             share);
                              None when the set has no uniform component
     seed                     the seed of the pose set's random components (None for a fixed set)
     domain                   which domain the set covers ("Theta", "sparse (earlier version)", ...)
     threshold                the violation threshold (kg·m^2): 0 for the audit, eps/2 in the
-    rescue's check
+                             rescue's check
     elapsed_s                run time (left out of comparisons and of to_dict, so reruns are
-    identical)
+                             identical)
     """
 
     passed: bool

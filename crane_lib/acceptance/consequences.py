@@ -105,7 +105,7 @@ class PoseConsequences:
     observer_gain              1 / lambda_min(M^), 1/(kg·m^2) (inf at zero)
     mu_min                     smallest eigenvalue of M_acc^-1 M^ (negative: the loop is unstable)
     tau_grow_s                 growth time constant of the unstable root of s^2 + mu Kd s + mu Kp,
-    s;
+                               s;
                                inf when every mode is stable
     misdirected_share          share of random unit torques that M^ turns by more than the threshold
                                angle against M_acc (fraction, not %)
@@ -174,7 +174,7 @@ class Consequences:
     """One row of Table X: what the model does once M is inverted, on the dense audit set of `seed`.
 
     non_pd_fraction        non-PD poses of the uniform draw over its size (fraction; the folded
-    block
+                           block
                            oversamples on purpose and is left out)
     non_pd_count_uniform   those poses, counted
     uniform_count          size of the uniform draw

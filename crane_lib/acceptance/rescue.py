@@ -45,7 +45,7 @@ class RescueResult:
                       draw), violators (check poses with lambda_min <= eps/2), appended (how many of
                       them joined Theta_r for the next pass), solve_time_s
     converged         the last check over the draw found no pose with lambda_min <= eps/2;
-    convergence
+                      convergence
                       is not acceptance (the audit decides)
     reason            why it did not converge ("" when it did)
     constraint_poses  the final Theta_r, (m, 7) radians ((m, n_joints) on another arm)

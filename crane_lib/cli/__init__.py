@@ -8,9 +8,9 @@
     crane-id audit MODEL [--seed N] [--sparse] [--box manufacturer] [--certify] [--json]
     crane-id rescue MODEL --out MODEL [--epsilon 1e-3]
     crane-id accept LOG --trajectory COMMAND_FILE --out MODEL [--ts 0.04] [--refine fast]
-    [--validation LOG ...]
+        [--validation LOG ...]
     crane-id export MODEL --urdf OUT.urdf --mjcf OUT.xml [--nearest] [--distance bregman|euclidean]
-    [--standard OUT.csv]
+        [--standard OUT.csv]
 
 Each subcommand module exposes `register(subparsers)`, which adds its parser and sets its
 handler; a handler returns the exit status. Bad input (a missing or malformed file, an option

@@ -405,7 +405,7 @@ class Reconstruction:
     """A consistent standard vector behind a base model, and how it was found.
 
     parameter_set    the base model's set (reduced, ...); "standard" when a standard vector was
-    given
+                     given
     base             the base model as given (its set's names, in the model's order)
     standard         the 94 standard parameters (ParameterSet, standard order)
     exact            True when `standard` reproduces `base` exactly (to rounding)

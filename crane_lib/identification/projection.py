@@ -58,7 +58,7 @@ class ProjectionResult:
     n_active           poses the final lazy-activation round carried
     rounds             lazy-activation rounds
     lambda_min_on_set  smallest eigenvalue of M over the whole constraint set after projection,
-    kg·m^2
+                       kg·m^2
     change             beta - beta0 in the model's order (SI units of each parameter)
     solve_time_s       wall time of all rounds
     change_norm        (property) Euclidean norm of `change`
@@ -228,7 +228,7 @@ class ConditionalProjection:
               lambda_min_record (kg·m^2 over every sample of the record) and, when the solve
               returned, result (the ProjectionResult)
     chosen    the projection with the smallest epsilon that is PD on the whole record; None if none
-    is
+              is
     failure   why no epsilon worked, else None
     epsilon   (property) the chosen epsilon, None without a choice
     """

@@ -90,7 +90,7 @@ class WeightedFit:
     solve_time_s  wall time of the fit (assembly, solver, checks), s
     n_samples     samples used (after subsampling); n_rows = 8 n_samples
     info          method-specific: weights, objective, rounds, poses constrained, lambda_min at the
-    data ...
+                  data ...
     """
 
     method: str
