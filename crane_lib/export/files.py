@@ -54,10 +54,19 @@ from pathlib import Path
 
 import numpy as np
 
-from crane_lib.constants import CLAMP_TORQUE, GRAVITY, N_AXES
+from crane_lib.constants import (
+    ACTUATORS,
+    CLAMP_TORQUE,
+    CONTROL_PERIOD_S,
+    CURRENT_UNIT_A,
+    GRAVITY,
+    KT,
+    N_AXES,
+)
 from crane_lib.errors import InputError, atomic_write
 from crane_lib.export.consistent import link_inertial
 from crane_lib.model.arm_description import ArmDescription, as_float_matrix
+from crane_lib.model.controller import load_realization_constants
 from crane_lib.model.dynamics import MOUNTINGS, gravity_sign, is_crane_x7
 from crane_lib.model.parameters import N_LINKS, ParameterSet, standard_parameter_names
 from crane_lib.model.robot_description import (
@@ -68,6 +77,7 @@ from crane_lib.model.robot_description import (
     place_mdh_frames,
     zero_pose_link_frames,
 )
+from crane_lib.paper_numbers import paper
 
 DRAKE_NAMESPACE = "http://drake.mit.edu"
 ROBOT_NAME = "crane_x7_identified"
@@ -98,6 +108,24 @@ class Joint:
     velocity: float | None = None
 
 
+@dataclass(frozen=True)
+class Drive:
+    """How the arm is driven, per axis in axis order: the servo's current control (the goal
+    current in A is the actuator's ctrl, the torque record's constant its gear) and the
+    identified timing of the host's loop around it."""
+
+    gear: np.ndarray  # N·m/A: torque per goal current, all servos of the axis (the torque record's)
+    current_limit: np.ndarray  # A, one servo's current limit (ctrlrange and forcerange)
+    dead_time: np.ndarray  # s, model (1)'s T_d per axis: encoder read to torque, hold included
+    control_period: float = CONTROL_PERIOD_S  # s, the host's cycle
+    mode: str = "current"
+
+    @property
+    def torque_limit(self) -> np.ndarray:
+        """Largest joint torque per axis (N·m): gear x current limit."""
+        return self.gear * self.current_limit
+
+
 @dataclass
 class RobotModel:
     """Everything both files carry: the tree, the inertials of the moving links, the joint
@@ -114,6 +142,7 @@ class RobotModel:
     notes: list[str] = field(default_factory=list)
     hand_axis: int = N_AXES  # the decoupled rotor's axis number (the MJCF gives it its own body)
     header: list[str] | None = None  # the files' first lines; None: the CRANE-X7's
+    drive: Drive | None = None  # None: no actuators in the MJCF
 
     @property
     def axis_joints(self) -> list[Joint]:
@@ -158,6 +187,26 @@ def _drive_terms(named: dict, axis_names) -> dict:
         field: {n: float(named[f"{prefix}{i}"]) for i, n in enumerate(axis_names, start=1)}
         for field, prefix in terms.items()
     }
+
+
+def crane_x7_drive() -> Drive:
+    """The CRANE-X7's drive: the torque record's Kt (catalogue x 1.3), the Current Limit
+    registers, and Table XIX's dead times (data/realization_constants.csv)."""
+    dead = [m.dead_time for m in load_realization_constants().models]
+    limit = np.array([a.current_limit_units * CURRENT_UNIT_A for a in ACTUATORS])
+    return Drive(KT.copy(), limit, np.array(dead))
+
+
+def arm_drive(arm: ArmDescription) -> Drive:
+    """Another arm's drive: kt x servos of each axis, one servo's current limit, and the dead
+    time of its joint models (1), the read-to-command latency plus half a period of hold
+    (`twin.truth.realization_constants`: no joint-level identification of its own)."""
+    dead = paper("encoder_read_dispatch_delay").value * 1e-3 + 0.5 * CONTROL_PERIOD_S
+    return Drive(
+        np.array([a.kt * a.servos for a in arm.actuators]),
+        np.array([a.current_limit for a in arm.actuators]),
+        np.full(arm.n_axes, dead),
+    )
 
 
 def robot_model(
@@ -210,6 +259,7 @@ def robot_model(
         effort={n: float(CLAMP_TORQUE[i - 1]) for i, n in enumerate(names, start=1)},
         mounting=mounting,
         notes=list(notes or []),
+        drive=crane_x7_drive(),
     )
 
 
@@ -310,6 +360,7 @@ def arm_robot_model(
         notes=list(notes or []),
         hand_axis=arm.n_axes if arm.gripper is not None else 0,
         header=header,
+        drive=arm_drive(arm),
     )
 
 
@@ -548,21 +599,49 @@ def mjcf_text(robot: RobotModel, timestep: float = 1e-3) -> str:
         attributes = _mjcf_joint(robot, hand)
         attributes.update(axis="0 0 1", armature="0")
         ET.SubElement(body, "joint", attributes)
+    if robot.drive is not None:
+        _mjcf_drive(root, robot)
+    ET.indent(root, space="  ")
+    return ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _mjcf_drive(root: ET.Element, robot: RobotModel) -> None:
+    """One actuator per axis as the arm is driven, and the timing MJCF has no field for."""
+    drive = robot.drive
+    joints = robot.axis_joints
+    period = _num(drive.control_period)
+    for line in [
+        "Actuators: the servos' current control. ctrl = goal current of one servo (A); joint "
+        "torque = gear x ctrl, gear the",
+        "torque record's N·m/A of the axis (all its servos); ctrlrange and forcerange = the "
+        "servo's current limit, so the",
+        "torque limit is gear x forcerange (also the joint's actuatorfrcrange, N·m).",
+        f"Timing (custom numeric data): the host's control period control_period_s = {period} s "
+        "(the goal current is",
+        "held between cycles) and each axis's dead time dead_time_s (model (1)'s T_d: encoder "
+        "read to torque, the half",
+        "period of hold included); a controller run around mj_step at that period should apply "
+        "each goal current",
+        "dead_time_s - control_period_s/2 after the read it was computed from.",
+    ]:
+        root.append(ET.Comment(f" {line} "))
+    custom = ET.SubElement(root, "custom")
+    ET.SubElement(custom, "numeric", {"name": "control_period_s", "data": period})
+    ET.SubElement(custom, "numeric", {"name": "dead_time_s", "data": _nums(drive.dead_time)})
     actuators = ET.SubElement(root, "actuator")
-    for j in robot.axis_joints:
-        limit = robot.effort[j.name]
+    for j, gear, limit in zip(joints, drive.gear, drive.current_limit):
+        current = f"{_num(-limit)} {_num(limit)}"
         ET.SubElement(
             actuators,
             "motor",
             {
                 "name": f"{j.name}_motor",
                 "joint": j.name,
-                "gear": "1",
-                "ctrlrange": f"{_num(-limit)} {_num(limit)}",
+                "gear": _num(gear),
+                "ctrlrange": current,
+                "forcerange": current,
             },
         )
-    ET.indent(root, space="  ")
-    return ET.tostring(root, encoding="unicode") + "\n"
 
 
 def _mjcf_joint(robot: RobotModel, j: Joint) -> dict[str, str]:
@@ -574,7 +653,11 @@ def _mjcf_joint(robot: RobotModel, j: Joint) -> dict[str, str]:
         "armature": _num(robot.armature[j.name]),
         "damping": _num(robot.damping[j.name]),
         "frictionloss": _num(robot.friction[j.name]),
-    }
+    } | (
+        {}
+        if robot.drive is None
+        else {"actuatorfrcrange": f"{_num(-robot.effort[j.name])} {_num(robot.effort[j.name])}"}
+    )
 
 
 def _header(robot: RobotModel, kind: str) -> list[str]:
