@@ -37,6 +37,7 @@ arm joint without limits, an axis off the frame axes.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -48,6 +49,7 @@ from crane_lib.constants import ACTUATORS, CURRENT_UNIT_A, GRAVITY
 from crane_lib.errors import InputError
 from crane_lib.model import arm_schema, controller, robot_description
 from crane_lib.model.parameters import HAND_PARAMETER_KINDS, LINK_PARAMETER_KINDS
+from crane_lib.model.position_loop import PositionLoopSettings, check_drive_mode
 from crane_lib.paper_numbers import paper
 from crane_lib.paths import DATA_DIR, portable
 
@@ -140,6 +142,18 @@ class ArmDescription:
     gripper_limits: tuple[float, float] | None = None
     bus: BusLayout | None = None
     snapped: tuple[str, ...] = field(default=())
+    drive_mode: str = "current"  # "current": controller (2) on the host; "position": the servos'
+    position_loop: PositionLoopSettings | None = None  # the servos' loop (position mode)
+
+    def in_drive_mode(self, mode: str) -> "ArmDescription":
+        """The same arm driven in `mode` ("current" or "position"; position needs the
+        description's [position_loop])."""
+        check_drive_mode(mode, f"{self.name}: drive mode")
+        if mode == "position" and self.position_loop is None:
+            raise InputError(
+                f"{self.source}/arm.toml", f"{self.name} has no [position_loop]", "a servo loop"
+            )
+        return dataclasses.replace(self, drive_mode=mode)
 
     @property
     def n_joints(self) -> int:
@@ -639,6 +653,25 @@ def load_urdf_arm(directory: Path | str, snap: bool = True) -> ArmDescription:
             )
         ),
         snapped=tuple(snapped),
+        drive_mode=facts.get("drive_mode", "current"),
+        position_loop=_position_loop(facts.get("position_loop")),
+    )
+
+
+def _position_loop(loop: dict | None) -> PositionLoopSettings | None:
+    """The checked [position_loop] section as the loop's settings (None: no section)."""
+    if loop is None:
+        return None
+    return PositionLoopSettings(
+        loop["firmware"],
+        loop["p_gain"],
+        loop["i_gain"],
+        loop["d_gain"],
+        loop["pwm_limit"],
+        loop["profile_velocity_rad_s"],
+        loop["profile_acceleration_rad_s2"],
+        loop["period_s"],
+        loop["source"],
     )
 
 

@@ -21,6 +21,21 @@ arm.toml (SI units, radians; a number may be written as a TOML integer or float,
     audit_domain_rad    one [lower, upper] rad per arm joint, optional: lower < upper
     [controller]        required: k_p (s^-2), k_v (s^-1), k_i (s^-3), each > 0; or
                         encoder_noise_fraction in (0, 1] alone
+    drive_mode          "current" or "position", optional (absent: "current"): how the axes are
+                        driven, by the host's current commands through [controller] (the paper's
+                        path) or by the servos' own position loop ([position_loop])
+    [position_loop]     required with drive_mode = "position"; with "current", the loop the
+                        servos run when switched to position mode (model.position_loop):
+                        firmware      "dynamixel_x" or "feetech_sts": the register scales
+                        p_gain, i_gain, d_gain   the position P, I, D gain registers, integers
+                                      0..16383 (dynamixel_x) or 0..254 (feetech_sts)
+                        pwm_limit     the largest PWM duty, a fraction of the supply in (0, 1]
+                        profile_velocity_rad_s        the profile's speed limit, rad/s >= 0
+                                                      (0: none)
+                        profile_acceleration_rad_s2   its acceleration limit, rad/s^2 >= 0
+                                                      (0: none)
+                        period_s      the servo loop's tick, s, in (0, 0.1]
+                        source        where the settings come from (string)
     [bus]               optional: protocol (string), baud (integer bit/s, 1..10500000), source
     [[axis]]            required, one per arm joint then the gripper, in that order:
                         joint, actuator (a model of actuators.csv), ids (servo IDs 0..252, the
@@ -130,6 +145,33 @@ AXIS_KEYS = {
     ),
     "reverse": Key("booleans", False, "per ID, the Drive Mode reverse bit"),
 }
+DRIVE_MODES = ("current", "position")  # position_loop.DRIVE_MODES
+FIRMWARES = ("dynamixel_x", "feetech_sts")  # position_loop.FIRMWARE_SCALES
+FIRMWARE_REGISTER_MAX = {"dynamixel_x": 16383, "feetech_sts": 254}
+POSITION_LOOP_KEYS = {
+    "firmware": Key(
+        "choice", True, "the servo firmware whose scales the gain registers take", choices=FIRMWARES
+    ),
+    "p_gain": Key("integer", True, "the position P gain register", low=0, high=16383),
+    "i_gain": Key("integer", True, "the position I gain register", low=0, high=16383),
+    "d_gain": Key("integer", True, "the position D gain register", low=0, high=16383),
+    "pwm_limit": Key(
+        "number",
+        True,
+        "the largest PWM duty, a fraction of the supply",
+        low=0.0,
+        low_open=True,
+        high=1.0,
+    ),
+    "profile_velocity_rad_s": Key(
+        "number", True, "the profile's speed limit (0: none)", "rad/s", low=0.0
+    ),
+    "profile_acceleration_rad_s2": Key(
+        "number", True, "the profile's acceleration limit (0: none)", "rad/s^2", low=0.0
+    ),
+    "period_s": Key("number", True, "the servo loop's tick", "s", low=0.0, low_open=True, high=0.1),
+    "source": Key("string", True, "where the loop's settings come from"),
+}
 ARM_TOML_KEYS = {
     "name": Key("string", True, "the arm's name"),
     "root_link": Key("string", True, "the link of frame 0, the root of joints.csv's tree"),
@@ -153,6 +195,13 @@ ARM_TOML_KEYS = {
         "table", True, "the realization gains, or the rule that sets them", keys=CONTROLLER_KEYS
     ),
     "bus": Key("table", False, "the servo bus", keys=BUS_KEYS),
+    "drive_mode": Key(
+        "choice",
+        False,
+        "how the axes are driven (absent: current)",
+        choices=DRIVE_MODES,
+    ),
+    "position_loop": Key("table", False, "the servos' own position loop", keys=POSITION_LOOP_KEYS),
     "axis": Key("tables", True, "one [[axis]] per arm joint, then the gripper", keys=AXIS_KEYS),
 }
 
@@ -406,8 +455,30 @@ def check_arm_toml(table: dict, where: str) -> dict:
                 "lower < upper (rad)",
             )
     _check_controller(facts["controller"], where)
+    _check_position_loop(facts, where)
     _check_axes(facts, where)
     return facts
+
+
+def _check_position_loop(facts: dict, where: str) -> None:
+    """drive_mode = "position" has its [position_loop]; each gain fits its firmware's register."""
+    loop = facts.get("position_loop")
+    if facts.get("drive_mode", "current") == "position" and loop is None:
+        raise InputError(
+            where,
+            "key 'drive_mode' = 'position' without [position_loop]",
+            "a [position_loop] table with the keys " + ", ".join(POSITION_LOOP_KEYS),
+        )
+    if loop is None:
+        return
+    largest = FIRMWARE_REGISTER_MAX[loop["firmware"]]
+    for name in ("p_gain", "i_gain", "d_gain"):
+        if loop[name] > largest:
+            raise InputError(
+                where,
+                f"key 'position_loop.{name}' = {loop[name]} ({loop['firmware']})",
+                f"a {loop['firmware']} register value 0..{largest}",
+            )
 
 
 def _check_controller(gains: dict, where: str) -> None:
