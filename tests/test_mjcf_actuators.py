@@ -1,0 +1,88 @@
+"""The exported MJCF's actuators and timing: one current-control motor per axis with the servo's
+gear, ctrlrange, forcerange and the joint's torque limit, the identified timing as custom numeric
+data, and a motor whose ctrl gives gear x ctrl at the joint, clamped at forcerange."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from crane_lib.constants import CONTROL_PERIOD_S
+from crane_lib.export import files
+from crane_lib.logs import raw_log
+from crane_lib.model.arm_description import load_arm
+from crane_lib.model.controller import load_realization_constants
+from crane_lib.twin import truth as twin_truth
+
+mujoco = pytest.importorskip("mujoco")
+
+
+def _robot(key: str) -> files.RobotModel:
+    """The twin's truth of a shipped arm as the exported robot (no reconstruction needed)."""
+    if key == "crane_x7":
+        return files.exported_robot(twin_truth.load_truth(twin_truth.TWIN_TRUTH_CSV))
+    return files.exported_robot(twin_truth.truth_parameters(key), load_arm(key))
+
+
+def _dead_times(key: str) -> np.ndarray:
+    if key == "crane_x7":
+        return np.array([m.dead_time for m in load_realization_constants().models])
+    return np.array([m.dead_time for m in twin_truth.realization_constants(key).models])
+
+
+@pytest.fixture(scope="module", params=("crane_x7", "so101", "vx300s"))
+def compiled(request):
+    """(arm key, exported robot, MuJoCo model of its MJCF)."""
+    robot = _robot(request.param)
+    return request.param, robot, mujoco.MjModel.from_xml_string(files.mjcf_text(robot))
+
+
+def test_one_motor_per_axis_with_the_servos_gear_and_limits(compiled):
+    key, robot, model = compiled
+    layout = raw_log.layout(key)
+    joints = robot.axis_joints
+    assert model.nu == len(joints) == layout.n_axes
+    for index, joint in enumerate(joints):
+        assert model.actuator(index).name == f"{joint.name}_motor"
+        # the motor drives its own axis's joint
+        assert model.joint(model.actuator_trnid[index, 0]).name == joint.name
+    limit = layout.clamp_torque / layout.kt  # A: one servo's current limit
+    np.testing.assert_allclose(model.actuator_gear[:, 0], layout.kt, rtol=1e-15)
+    np.testing.assert_allclose(model.actuator_ctrlrange, np.c_[-limit, limit], rtol=1e-12)
+    np.testing.assert_allclose(model.actuator_forcerange, np.c_[-limit, limit], rtol=1e-12)
+    assert model.actuator_ctrllimited.all() and model.actuator_forcelimited.all()
+    torque = layout.clamp_torque
+    dofs = [model.joint(j.name).id for j in joints]
+    np.testing.assert_allclose(model.jnt_actfrcrange[dofs], np.c_[-torque, torque], rtol=1e-12)
+    assert model.jnt_actfrclimited[dofs].all()
+
+
+def test_the_timing_is_custom_numeric_data(compiled):
+    key, _, model = compiled
+    assert model.numeric("control_period_s").data.tolist() == [CONTROL_PERIOD_S]
+    np.testing.assert_array_equal(model.numeric("dead_time_s").data, _dead_times(key))
+
+
+def test_a_motors_ctrl_is_gear_times_ctrl_clamped_at_forcerange(compiled):
+    _, _, model = compiled
+    data = mujoco.MjData(model)
+    gear, limit = model.actuator_gear[:, 0], model.actuator_forcerange[:, 1]
+    dofs = model.jnt_dofadr[model.actuator_trnid[:, 0]]
+    data.ctrl[:] = 0.4 * limit * np.where(np.arange(model.nu) % 2, -1.0, 1.0)
+    mujoco.mj_forward(model, data)
+    np.testing.assert_allclose(data.qfrc_actuator[dofs], gear * data.ctrl, rtol=1e-12)
+    # beyond the range, with MuJoCo's own ctrl clamp off: forcerange alone caps the force
+    model.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CLAMPCTRL
+    data.ctrl[:] = 3.0 * limit
+    mujoco.mj_forward(model, data)
+    np.testing.assert_allclose(data.actuator_force, limit, rtol=1e-12)
+    np.testing.assert_allclose(data.qfrc_actuator[dofs], gear * limit, rtol=1e-12)
+
+
+def test_the_urdf_does_not_change_with_the_drive():
+    robot = _robot("so101")
+    assert files.urdf_text(robot) == files.urdf_text(dataclasses.replace(robot, drive=None))
+    bare = files.mjcf_text(dataclasses.replace(robot, drive=None))
+    assert "<actuator" not in bare and "actuatorfrcrange" not in bare and "<custom" not in bare
