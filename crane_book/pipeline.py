@@ -108,6 +108,7 @@ from crane_lib.acceptance import (
     reproducibility,
     screen,
     twin_calibration,
+    yoshida_khalil,
 )
 from crane_lib.acceptance import rescue as rescue_stage
 from crane_lib.errors import InputError
@@ -148,6 +149,7 @@ STEP_MODULES = {
     "your_arm": [demonstration.__name__],
     "twin_calibration": [twin_calibration.__name__],
     "kt_study": [kt_sensitivity.__name__],
+    "yoshida_khalil": [yoshida_khalil.__name__],
 }
 EXIT_BAD_SCHEDULER = 2
 
@@ -609,6 +611,28 @@ def ols_audits_step() -> keys.StepLog:
     return log
 
 
+def yoshida_khalil_step() -> keys.StepLog:
+    """Chapter 06's comparison with Yoshida & Khalil's condition: every OLS and CLIE estimate
+    judged by it, by the certificate over Θ and by the dense audit (results/audits/); after the
+    OLS audits, whose record it reads."""
+    inputs = sorted(condition.CONDITIONS_DIR.glob("*.json")) + [audit.OLS_AUDITS_PATH]
+    inputs += sorted(clie.record_path("x", 0.04).parent.glob("*.json"))
+    key = keys.record_key(
+        inputs=inputs,
+        parameters={"seed": 1, "max_boxes": yoshida_khalil.CERTIFY_MAX_BOXES},
+        modules=STEP_MODULES["yoshida_khalil"],
+    )
+    path = yoshida_khalil.RECORD_PATH
+    store = keys.KeyStore("yoshida_khalil")
+    log = keys.StepLog("Yoshida-Khalil comparison")
+    reasons = store.stale(path.stem, key, outputs=[path])
+    log.note(reasons)
+    if reasons:
+        write_json_record(path, yoshida_khalil.comparison_record(seed=1))
+        store.store(path.stem, key)
+    return log
+
+
 def rescues_step(
     trajectory: str = REPRESENTATIVE["trajectory"],
     ts: float = REPRESENTATIVE["ts"],
@@ -858,6 +882,8 @@ def _steps_after_the_data_set(args, clock: BuildClock, early) -> None:
             pool, didim = early
             print(didim.result().line())
             pool.shutdown(wait=True)
+    with clock.step("Yoshida-Khalil comparison"):
+        print(yoshida_khalil_step().line())
     with clock.step("audit study"):
         print(audit_study_step().line())
     with clock.step("claims"):

@@ -123,7 +123,7 @@ def problem(model: DynamicModel | None = None) -> Problem:
     )
 
 
-def _target(beta, prob: Problem) -> np.ndarray:
+def target(beta, prob: Problem) -> np.ndarray:
     """The inertial base parameters of the full set: `beta`'s where the set has them, else 0."""
     value = dict(zip(prob.set_names, np.asarray(beta, dtype=float)))
     return np.array([value.get(name, 0.0) for name in prob.base])
@@ -145,7 +145,7 @@ def certify(beta, model: DynamicModel | None = None, prob: Problem | None = None
     """Whether virtual standard parameters with K phi = beta and P_j > 0, IA_j >= 0 exist
     (module docstring): the Yoshida-Khalil certificate that M(theta) > 0 at every theta."""
     prob = problem(model) if prob is None else prob
-    b = _target(beta, prob)
+    b = target(beta, prob)
     index = {name: i for i, name in enumerate(prob.standard)}
     phi, t = cp.Variable(len(prob.standard)), cp.Variable()
     constraints = [prob.matrix @ phi == b, t <= 1.0]

@@ -979,3 +979,21 @@ def certified_table(s: AuditStudy) -> object | None:
         "tab-audit-certified",
         digits=3,
     )
+
+
+def yoshida_khalil_record() -> dict | None:
+    """The Yoshida-Khalil comparison's record (results/audits/), or None when the build has none."""
+    from crane_lib.acceptance import yoshida_khalil
+
+    path = yoshida_khalil.RECORD_PATH
+    return read_json_record(path) if path.is_file() else None
+
+
+def yoshida_khalil_table(counts: list[dict]) -> object:
+    """The comparison's counts per stage as displayed (`yoshida_khalil.counts`)."""
+    return numbered(
+        pd.DataFrame(counts).set_index("stage"),
+        "Yoshida and Khalil's sufficient condition, the certificate over Θ and the dense audit "
+        "on every OLS and CLIE estimate of this build (counts of estimates)",
+        "tab-audit-yoshida-khalil",
+    )
