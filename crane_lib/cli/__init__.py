@@ -1,5 +1,8 @@
 """The command-line tool `crane-id`: one module per subcommand, one error boundary.
 
+    crane-id describe FILE --out FOLDER --servos NAME,... [--base LINK] [--tip LINK]
+        [--arm-joints J,...] [--gripper JOINT] [--name NAME] [--drive current]
+    crane-id excite --robot FOLDER --out DIR
     crane-id record COMMAND_FILE --out LOG [--truth PARAMS_FILE] [--seed N]
     crane-id record COMMAND_FILE --out LOG --port /dev/ttyUSB0 [--idle S] [--no-approach]
     crane-id preprocess LOG --out DIR [--repair] [--intervals MS ...]
@@ -49,7 +52,17 @@ from crane_lib.errors import (
 
 # the subcommand modules of crane_lib.cli, in pipeline order; imported by `build_parser`, inside
 # the interrupt handling of `main` (they pull in numpy, scipy, cvxpy and numba: seconds)
-SUBCOMMANDS = ("record", "preprocess", "identify", "audit", "rescue", "accept", "export")
+SUBCOMMANDS = (
+    "describe",
+    "excite",
+    "record",
+    "preprocess",
+    "identify",
+    "audit",
+    "rescue",
+    "accept",
+    "export",
+)
 
 __all__ = ["EXIT_BAD_INPUT", "build_parser", "main"]
 

@@ -26,7 +26,8 @@ arm, `block_design` derives the same structure from the description:
 * Command format: the arm's own velocity limits as the ceilings, ACCEL_TIME_S on every axis.
 
 The files are one per block (S_A, S_B, S_C, PI_ALPHA, PI_BETA, PI_GAMMA) under
-trajectories/<arm>/; `python -m crane_lib.excitation.arms` regenerates them. Self-collision is
+trajectories/<arm>/; `python -m crane_lib.excitation.arms` regenerates them; `crane-id excite
+--robot FOLDER` writes them for any described arm (`block_texts`). Self-collision is
 not checked (nor is it for the CRANE-X7's postures, which come from the paper).
 
 Rank check (`excitation_rank`, `check_excitation`): every file is interpolated (the 4-1-4
@@ -52,6 +53,8 @@ from crane_lib.excitation.commands import (
     SUFFIX,
     CommandFile,
     CommandFormat,
+    check_command,
+    format_command_file,
     interpolate,
     read_command_file,
     write_command_file,
@@ -287,6 +290,18 @@ def peak_torque_share(arm: ArmDescription, commands, dt: float = 0.005) -> np.nd
 def arm_directory(key: str, root: Path | str = TRAJECTORY_DIR) -> Path:
     """Where an arm's generated command files live: trajectories/<key>/."""
     return Path(root) / key
+
+
+def block_texts(arm: ArmDescription) -> tuple[dict[str, str], ExcitationRank]:
+    """Any described arm's block files as text, file name -> text, after the rank check (an
+    InputError naming the unexcited base parameters when not full rank; nothing to write)."""
+    commands = generate(arm)
+    rank = check_excitation(arm, commands.values())
+    texts = {}
+    for name, cmd in commands.items():
+        check_command(cmd, lambda i, name=name: f"{name}{SUFFIX}: waypoint {i + 1}")
+        texts[f"{name}{SUFFIX}"] = format_command_file(cmd)
+    return texts, rank
 
 
 def write_arm(key: str, root: Path | str = TRAJECTORY_DIR) -> tuple[list[Path], ExcitationRank]:
