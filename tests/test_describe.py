@@ -87,10 +87,10 @@ def mujoco_reference(path: Path, arm, q, qd, qdd):
     return np.array(taus), np.array(masses)
 
 
-def check_errors(key: str, folder: Path, rng, snap: bool = False) -> dict[str, float]:
+def check_errors(key: str, folder: Path, rng, snap: bool = False, source=None) -> dict[str, float]:
     """Relative errors of the described model's M(q) and inverse dynamics against the source
     file read by Pinocchio (URDF) or MuJoCo (MJCF)."""
-    path, _ = UNSEEN[key] if key in UNSEEN else (SOURCES[key], None)
+    path = source or (UNSEEN[key][0] if key in UNSEEN else SOURCES[key])
     arm = arm_description.load_urdf_arm(folder, snap=snap)
     ours = chain_model.ChainModel(arm)
     phi = no_drives(arm)

@@ -1,0 +1,55 @@
+"""crane-id describe and crane-id excite on the command line: the SO-101 from example-robot-data's
+URDF gives the committed blocks byte for byte; bad input exits 2 with nothing written."""
+
+from __future__ import annotations
+
+import pytest
+
+from crane_lib import cli
+from crane_lib.paths import TRAJECTORY_DIR
+from tests.test_describe import LOW_COST_ARM, SOURCES
+
+SO101_SERVOS = ",".join(["STS3215-C018"] * 6)
+
+
+@pytest.fixture(scope="module")
+def so101_folder(tmp_path_factory):
+    """The SO-101 described from the wheel's URDF by `crane-id describe`."""
+    folder = tmp_path_factory.mktemp("so101") / "description"
+    argv = ["describe", str(SOURCES["so101"]), "--out", str(folder), "--gripper", "gripper"]
+    argv += ["--name", "SO-101"]
+    assert cli.main([*argv, "--servos", SO101_SERVOS]) == 0
+    return folder
+
+
+def test_excite_writes_the_committed_blocks(so101_folder, tmp_path, capsys):
+    """The described SO-101's blocks equal trajectories/so101/, its rank full."""
+    out = tmp_path / "blocks"
+    assert cli.main(["excite", "--robot", str(so101_folder), "--out", str(out)]) == 0
+    assert "base rank 45/45" in capsys.readouterr().out
+    names = sorted(p.name for p in out.iterdir())
+    assert names == sorted(p.name for p in (TRAJECTORY_DIR / "so101").glob("*.txt"))
+    for name in names:
+        assert (out / name).read_bytes() == (TRAJECTORY_DIR / "so101" / name).read_bytes(), name
+
+
+def test_excite_refuses_a_folder_with_an_unknown_servo_field(tmp_path, capsys):
+    """An XL430-W250 (no current register) stops excite naming the empty column; no files."""
+    folder, out = tmp_path / "koch", tmp_path / "blocks"
+    servos = ",".join(["XL430-W250"] * 2 + ["XL330-M288"] * 4)
+    argv = ["describe", str(LOW_COST_ARM), "--out", str(folder), "--gripper", "gripper"]
+    assert cli.main([*argv, "--servos", servos]) == 0
+    assert "current_unit_A is unknown" in capsys.readouterr().out
+    assert cli.main(["excite", "--robot", str(folder), "--out", str(out)]) == 2
+    assert "column 'current_unit_A' is empty" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_describe_bad_input_exits_2_and_writes_nothing(tmp_path, capsys):
+    """A file that is no URDF or MJCF: one line naming it, exit 2, no folder."""
+    bad, out = tmp_path / "arm.xml", tmp_path / "out"
+    bad.write_text("<sdf/>\n")
+    assert cli.main(["describe", str(bad), "--out", str(out), "--servos", "XM430-W350"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "arm.xml:1" in err and "root element <sdf>" in err
+    assert not out.exists()
