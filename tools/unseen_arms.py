@@ -39,7 +39,7 @@ SO101 = {
 # the blocks' +60 deg gripper sweep: the tool describes them without a gripper axis (the jaw
 # lumped into the last arm link at zero)
 LOW_COST = {
-    "z1": (UNSEEN["z1"][0], {"tip": "link06", "servos": XM[:6]}),
+    "z1": (UNSEEN["z1"][0], {"tip": "gripperStator", "servos": XM[:6]}),
     "low_cost_robot_arm": (
         UNSEEN["low_cost_robot_arm"][0],
         {"tip": "gripper_static_finger", "servos": ["XM430-W350"] * 2 + ["XL330-M288"] * 3},
