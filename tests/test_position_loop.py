@@ -235,3 +235,59 @@ def test_position_mode_without_a_loop_is_refused(tmp_path):
         arm_description.load_urdf_arm(folder)
     assert "arm.toml" in str(caught.value)
     assert "'drive_mode' = 'position' without [position_loop]" in str(caught.value)
+
+
+# ------------------------------------------------------------------ the twin in position mode
+
+
+@pytest.fixture(scope="module")
+def so101_position_log():
+    """The SO-101's twin (position mode, its description's) on a short command file."""
+    from crane_lib.twin import recorder as twin
+    from tests.hardware_cases import short_so101_command
+
+    return twin.record(short_so101_command(), seed=1, arm="so101")
+
+
+def test_the_position_mode_twin_tracks_draws_current_and_quantizes(so101_position_log):
+    """The servos follow the streamed goal with a lag, hold it at rest with a small sag, draw
+    current against gravity, and the logged current is whole 6.5 mA register units of the
+    present-current reading, within the register's limit."""
+    from crane_lib.logs import raw_log
+
+    samples, metadata = so101_position_log
+    assert metadata["drive_mode"] == "position" and metadata["position_loop"].startswith("feetech")
+
+    def group(name):
+        return samples[:, raw_log.group(name, 6)]
+
+    error, current, units = (
+        group("position_error"),
+        group("current_command"),
+        group("goal_current_units"),
+    )
+    moving = samples[:, -1] >= 0
+    rest = ~moving
+    assert np.all(np.abs(np.degrees(error[rest])) < 6.0)  # the sag of P = 16 under gravity
+    assert np.degrees(np.sqrt(np.mean(error[moving] ** 2))) > 1.0  # a lag while moving
+    assert np.all(units == np.rint(units)) and np.all(np.abs(units) <= 415)
+    assert np.array_equal(current, units * 0.0065)
+    assert np.array_equal(group("current_present"), current)
+    assert np.mean(np.abs(current[rest, 1])) > 0.02  # the shoulder holds the arm up
+    duty = group("u_feedback")
+    assert np.all(np.abs(duty) <= 1.0) and np.any(np.abs(duty) > 0.1)
+
+
+def test_the_drive_mode_parameter_switches_the_loop(so101_position_log):
+    """The same command file in current mode (controller (2) on the host) logs another record."""
+    from crane_lib.twin import recorder as twin
+    from tests.hardware_cases import short_so101_command
+
+    samples, metadata = twin.record(
+        short_so101_command(), seed=1, arm="so101", drive_mode="current"
+    )
+    assert "drive_mode" not in metadata
+    assert samples.shape[1] == so101_position_log[0].shape[1]
+    assert not np.array_equal(samples[:100], so101_position_log[0][:100])
+    with pytest.raises(InputError, match="no \\[position_loop\\]"):
+        twin.record(short_so101_command(), seed=1, arm="crane_x7", drive_mode="position")

@@ -9,8 +9,9 @@ the bus emulators; `duty_torque` turns its duty into the torque the joint receiv
 Per axis j, every servo tick of period T (the loop's state: the profile's position p and
 velocity v, the error sum Σ, the previous error e⁻):
 
-    profile   v ← v + clamp(v* - v, ±a_max T),  v* = sgn(g - p) min(v_max, v_b(|g - p|)),
-              p ← p + v T,  v_b(x) = sqrt((a_max T / 2)² + 2 a_max x) - a_max T / 2
+    profile   v ← v + clamp(v* - v, ±a_max T),  v* = sgn(g - p) min(v_max, v_b(x), x/T),
+              p ← p + v T,  v_b(x) = sqrt((a_max T / 2)² + 2 a_max x) - a_max T / 2,
+              x = |g - p|
     error     e = p - θ                      (θ: the servo's encoder angle)
     duty      d = clamp(K_P e + K_I T Σ' + K_D (e - e⁻)/T, ±d_max),  Σ' = Σ + e
 
@@ -152,7 +153,8 @@ def position_loop_law(goal, theta, period, state, gains, out):
             state[S_VELOCITY, j] = remaining / period
             state[S_POSITION, j] = goal[j]
         else:
-            speed = min(v_max, braking_speed(abs(remaining), a_max, period))
+            distance = abs(remaining)  # the last tick lands on the goal, not past it
+            speed = min(v_max, braking_speed(distance, a_max, period), distance / period)
             target = math.copysign(speed, remaining)
             change = target - state[S_VELOCITY, j]
             if a_max != math.inf:

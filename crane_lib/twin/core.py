@@ -47,6 +47,14 @@ from crane_lib.model.controller import (
     OUT_VELOCITY,
     realization_law,
 )
+from crane_lib.model.position_loop import (
+    O_DUTY,
+    O_ROWS,
+    O_SATURATED,
+    S_POSITION,
+    duty_current,
+    position_loop_law,
+)
 from crane_lib.model.spd_solve import solve_spd
 
 # replaced by the import of the generated kernels (model.dynamics.bind_template)
@@ -868,3 +876,323 @@ def run_open_loop(
         sf[F_LAST_APPLY] = t_apply
         si[S_CYCLE] += 1
     return units_excitation.shape[0]
+
+
+# ---------------------------------------------------------------- position mode (the servo's loop)
+# rows of the per-axis array `servo` of run_position_loop
+SV_GOAL_OLD, SV_GOAL_NEW, SV_DUTY, SV_SATURATED, SV_CURRENT, SV_ROWS = range(6)
+
+
+@numba.njit(cache=True)
+def _advance_servo(
+    t_target,
+    x,
+    si,
+    sf,
+    servo,
+    loop_state,
+    loop_gains,
+    loop_out,
+    servo_steps,
+    scal,
+    offsets,
+    beta_link,
+    ia,
+    fv,
+    fs,
+    stiffness,
+    damping,
+    gear,
+    motor,
+    free,
+    ws_w,
+    ws_m,
+    ws_l,
+    ws_v,
+    ws_i,
+    q_read,
+):
+    """Step the plant of a position-mode arm until its time passes t_target; q_read = link
+    angles at t_target.
+
+    Every servo_steps plant steps (the servo's tick) each servo runs `position_loop_law` on its
+    own encoder (the link angle rounded to counts) toward its goal register: the goal the host
+    last wrote (servo[SV_GOAL_NEW], in force from sf[F_SWITCH] on). Between ticks the duty is
+    held; the motor's torque follows it along the torque-speed line at every step's rotor speed
+    (`duty_current`), servo[SV_CURRENT] the winding current of the last step. False when a plant
+    step fails (not PD)."""
+    h = scal[P_H]
+    res = scal[P_ENCODER_RES]
+    torque = ws_v[W_TORQUE]
+    previous = ws_v[W_PREVIOUS]
+    encoder = ws_v[W_SCRATCH]
+    compliant = scal[P_COMPLIANT] > 0.5
+    while si[S_STEP] * h < t_target:
+        t0 = si[S_STEP] * h
+        switch = sf[F_SWITCH]
+        if switch >= 0.0 and switch <= t0:
+            for j in range(N_AX):
+                servo[SV_GOAL_OLD, j] = servo[SV_GOAL_NEW, j]
+            sf[F_SWITCH] = -1.0
+        if si[S_STEP] % servo_steps == 0:
+            for j in range(N_AX):
+                encoder[j] = np.rint((x[XQ + j] + math.pi) / res) * res - math.pi
+            position_loop_law(
+                servo[SV_GOAL_OLD], encoder, servo_steps * h, loop_state, loop_gains, loop_out
+            )
+            for j in range(N_AX):
+                servo[SV_DUTY, j] = loop_out[O_DUTY, j]
+                servo[SV_SATURATED, j] = loop_out[O_SATURATED, j]
+        for j in range(N_AX):
+            speed = x[XVM + j] if (compliant and j < N_ARM) else x[XV + j]
+            current = duty_current(
+                servo[SV_DUTY, j], speed, motor[M_STALL_CURRENT, j], motor[M_NO_LOAD_SPEED, j]
+            )
+            servo[SV_CURRENT, j] = current
+            torque[j] = motor[M_KT, j] * current
+            previous[j] = x[XQ + j]
+        if not plant_step(
+            x,
+            torque,
+            scal,
+            offsets,
+            beta_link,
+            ia,
+            fv,
+            fs,
+            stiffness,
+            damping,
+            gear,
+            motor,
+            free,
+            ws_w,
+            ws_m,
+            ws_l,
+            ws_v,
+            ws_i,
+        ):
+            return False
+        si[S_STEP] += 1
+        t1 = si[S_STEP] * h
+        if t1 >= t_target:
+            fraction = (t_target - t0) / h
+            for j in range(N_AX):
+                q_read[j] = previous[j] + fraction * (x[XQ + j] - previous[j])
+            return True
+    for j in range(N_AX):
+        q_read[j] = x[XQ + j]
+    return True
+
+
+@numba.njit(cache=True)
+def run_position_loop(
+    max_rows,
+    out,
+    x,
+    si,
+    sf,
+    servo,
+    loop_state,
+    loop_gains,
+    servo_steps,
+    theta_previous,
+    scal,
+    offsets,
+    beta_link,
+    ia,
+    fv,
+    fs,
+    stiffness,
+    damping,
+    gear,
+    motor,
+    kt_true,
+    free,
+    sensor,
+    timing,
+    noise,
+    rng,
+    cols,
+    seg_start,
+    seg_delta,
+    seg_offset,
+    seg_count,
+    prof_s,
+    prof_sd,
+    prof_sdd,
+    start_posture,
+    preroll_cycles,
+    lead_cycles,
+    dwell_cycles,
+    tail_cycles,
+    in_position_tol,
+    moving_threshold,
+    timeout_cycles,
+    current_unit,
+    limit_units,
+):
+    """The recording state machine of `run_closed_loop` for an arm in position mode: per host
+    cycle the reference (rounded to the Goal Position register's counts) is written as every
+    servo's goal, the servos' own loops drive the plant (`_advance_servo`), and the host reads
+    the encoders and the present current (the winding current, rounded to the register unit,
+    with read noise, within the register's ±limit_units).
+
+    Log columns as in current mode except: current_command and current_present hold the present
+    current (the torque record), goal_current_units its register value, u_feedforward 0,
+    u_feedback the servo's PWM duty (fraction of the supply), clamped the duty at its limit.
+    In-position: every axis within in_position_tol of its target, or its servo's profile at the
+    goal with the link slower than moving_threshold (the servo's Moving flag cleared)."""
+    ws_w, ws_m, ws_l, ws_v, ws_i = workspace(beta_link.shape[0])
+    q_read, ticks, theta = _sensor_buffers()
+    loop_out = np.zeros((O_ROWS, N_AX))
+    ref = np.zeros(N_AX)
+    dref = np.zeros(N_AX)
+    ddref = np.zeros(N_AX)
+    res = scal[P_ENCODER_RES]
+    n_segments = seg_start.shape[0]
+    rows = 0
+    while rows < max_rows and si[S_PHASE] != PH_DONE:
+        k = si[S_CYCLE]
+        t_read = _read_time(k, sf, timing, rng)
+        if not _advance_servo(
+            t_read,
+            x,
+            si,
+            sf,
+            servo,
+            loop_state,
+            loop_gains,
+            loop_out,
+            servo_steps,
+            scal,
+            offsets,
+            beta_link,
+            ia,
+            fv,
+            fs,
+            stiffness,
+            damping,
+            gear,
+            motor,
+            free,
+            ws_w,
+            ws_m,
+            ws_l,
+            ws_v,
+            ws_i,
+            q_read,
+        ):
+            si[S_NOT_PD] = 1
+            si[S_PHASE] = PH_DONE
+            return rows
+        _encoder(q_read, scal, noise, sensor, rng, ticks, theta)
+        dt = t_read - sf[F_READ_PREVIOUS] if k > 0 else timing[T_PERIOD]
+        if k == 0:
+            for j in range(N_AX):
+                theta_previous[j] = theta[j]
+
+        phase = si[S_PHASE]
+        segment = si[S_SEGMENT]
+        if phase == PH_SEGMENT:
+            index = seg_offset[segment] + si[S_LOCAL]
+            for j in range(N_AX):
+                ref[j] = seg_start[segment, j] + prof_s[index, j] * seg_delta[segment, j]
+                dref[j] = prof_sd[index, j] * seg_delta[segment, j]
+                ddref[j] = prof_sdd[index, j] * seg_delta[segment, j]
+        elif phase == PH_PREROLL or phase == PH_LEAD:
+            for j in range(N_AX):
+                ref[j] = start_posture[j]
+                dref[j] = 0.0
+                ddref[j] = 0.0
+        else:  # wait, dwell, tail: hold the last target
+            last = segment if segment < n_segments else n_segments - 1
+            for j in range(N_AX):
+                ref[j] = seg_start[last, j] + seg_delta[last, j]
+                dref[j] = 0.0
+                ddref[j] = 0.0
+        for j in range(N_AX):  # the Goal Position register holds whole counts
+            servo[SV_GOAL_NEW, j] = np.rint((ref[j] + math.pi) / res) * res - math.pi
+        t_apply = t_read + _latency(timing, rng)
+        sf[F_SWITCH] = t_apply
+        sf[F_LAST_APPLY] = t_apply
+        sf[F_READ_PREVIOUS] = t_read
+
+        logged = phase != PH_PREROLL
+        if logged:
+            if si[S_ROWS] == 0:
+                sf[F_READ_FIRST] = t_read
+            row = out[rows]
+            row[cols[C_T]] = t_read - sf[F_READ_FIRST]
+            for j in range(N_AX):
+                units = np.rint(
+                    (servo[SV_CURRENT, j] + noise[N_PRESENT_SD] * rng.normal()) / current_unit
+                )
+                units = min(max(units, -limit_units[j]), limit_units[j])
+                row[cols[C_THETA] + j] = theta[j] + math.pi
+                row[cols[C_DTHETA] + j] = (theta[j] - theta_previous[j]) / dt
+                row[cols[C_REF] + j] = ref[j]
+                row[cols[C_DREF] + j] = dref[j]
+                row[cols[C_DDREF] + j] = ddref[j]
+                row[cols[C_ERROR] + j] = ref[j] - theta[j]
+                row[cols[C_CURRENT] + j] = units * current_unit
+                row[cols[C_FF] + j] = 0.0
+                row[cols[C_FB] + j] = servo[SV_DUTY, j]
+                row[cols[C_PRESENT] + j] = units * current_unit
+                row[cols[C_TICKS] + j] = ticks[j]
+                row[cols[C_UNITS] + j] = units
+                row[cols[C_CLAMPED] + j] = servo[SV_SATURATED, j]
+            row[cols[C_SEGMENT]] = (
+                segment if (phase == PH_SEGMENT or phase == PH_WAIT or phase == PH_DWELL) else -1
+            )
+            rows += 1
+            si[S_ROWS] += 1
+        for j in range(N_AX):
+            theta_previous[j] = theta[j]
+
+        if phase == PH_PREROLL or phase == PH_LEAD or phase == PH_DWELL or phase == PH_TAIL:
+            si[S_LEFT] -= 1
+            if si[S_LEFT] <= 0:
+                if phase == PH_PREROLL:
+                    si[S_PHASE] = PH_LEAD
+                    si[S_LEFT] = lead_cycles
+                elif phase == PH_LEAD:
+                    si[S_PHASE] = PH_SEGMENT if seg_count[0] > 0 else PH_WAIT
+                    si[S_SEGMENT] = 0
+                    si[S_LOCAL] = 0
+                    si[S_WAIT] = 0
+                    si[S_MOTION_START] = si[S_ROWS]
+                elif phase == PH_DWELL:
+                    si[S_PHASE] = PH_TAIL
+                    si[S_LEFT] = tail_cycles
+                    si[S_MOTION_END] = si[S_ROWS]
+                else:
+                    si[S_PHASE] = PH_DONE
+        elif phase == PH_SEGMENT:
+            si[S_LOCAL] += 1
+            if si[S_LOCAL] >= seg_count[segment]:
+                si[S_PHASE] = PH_WAIT
+                si[S_WAIT] = 0
+        if phase == PH_WAIT:
+            inside = True
+            for j in range(N_AX):
+                target = seg_start[segment, j] + seg_delta[segment, j]
+                near = abs(target - theta[j]) <= in_position_tol[j]
+                arrived = abs(loop_state[S_POSITION, j] - servo[SV_GOAL_OLD, j]) < 1e-9
+                if not near and not (arrived and abs(x[XV + j]) < moving_threshold):
+                    inside = False
+            si[S_WAIT] += 1
+            timed_out = si[S_WAIT] >= timeout_cycles
+            if inside or timed_out:
+                if timed_out and not inside:
+                    si[S_TIMEOUTS] += 1
+                si[S_WAIT_TOTAL] += si[S_WAIT]
+                if segment + 1 < n_segments:
+                    si[S_SEGMENT] = segment + 1
+                    si[S_LOCAL] = 0
+                    si[S_PHASE] = PH_SEGMENT if seg_count[segment + 1] > 0 else PH_WAIT
+                    si[S_WAIT] = 0
+                else:
+                    si[S_PHASE] = PH_DWELL
+                    si[S_LEFT] = dwell_cycles
+        si[S_CYCLE] += 1
+    return rows

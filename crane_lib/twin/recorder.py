@@ -73,7 +73,7 @@ from crane_lib.excitation.commands import (
     read_command_file,
 )
 from crane_lib.logs import raw_log
-from crane_lib.model import controller, spd_solve
+from crane_lib.model import controller, position_loop, spd_solve
 from crane_lib.model.arm_description import ARMS, as_float_matrix
 from crane_lib.model.controller import RealizationConstants, load_realization_constants
 from crane_lib.model.dynamics import bind_template
@@ -148,8 +148,10 @@ def _core(arm: str = CRANE_X7):
     """The twin's numba core bound to the generated kernels of `arm`'s "full" set (cached on
     disk); its sizes (N_ARM, N_AX, the state layout) are the arm's."""
     if arm == CRANE_X7:
-        return bind_template(CORE_TEMPLATE, "full", controller, spd_solve)
-    return bind_template(CORE_TEMPLATE, "full", controller, spd_solve, arm=twin_arm(arm))
+        return bind_template(CORE_TEMPLATE, "full", controller, spd_solve, position_loop)
+    return bind_template(
+        CORE_TEMPLATE, "full", controller, spd_solve, position_loop, arm=twin_arm(arm)
+    )
 
 
 def plant_core(arm: str = CRANE_X7):
@@ -168,7 +170,15 @@ def command_format(arm: str):
 def source_fingerprint() -> str:
     """Hash of every source file that shapes a recording (for content-addressed caching)."""
     return fingerprint.source_digest(
-        __file__, CORE_TEMPLATE, twin_truth, twin_effects, controller, spd_solve, commands, raw_log
+        __file__,
+        CORE_TEMPLATE,
+        twin_truth,
+        twin_effects,
+        controller,
+        spd_solve,
+        commands,
+        raw_log,
+        position_loop,
     )
 
 
@@ -538,6 +548,7 @@ def record(
     voltage_limit: bool = True,
     effects: twin_effects.TwinEffects | None = None,
     arm: str = CRANE_X7,
+    drive_mode: str | None = None,
 ) -> tuple[np.ndarray, dict[str, str]]:
     """Execute `command_file` (a path or a CommandFile) on the twin; return (samples, metadata).
 
@@ -557,6 +568,10 @@ def record(
     `effects`: a twin profile (twin/effects.py) that switches or scales the nonidealities and adds
     the candidate ones; None and `effects.profile("default")` are today's twin, byte for byte. It
     acts on top of the switches above (an effect a keyword already removed stays removed).
+    `drive_mode`: "current" (controller (2) on the host) or "position" (the servos' own loop,
+    `model.position_loop`; goal positions in, present current logged: `run_position_loop`);
+    None: the arm description's own mode (the CRANE-X7's and the ViperX's current, the
+    SO-101's position).
     """
     if isinstance(command_file, CommandFile):
         cmd, command_name, command_sha = (
@@ -572,6 +587,10 @@ def record(
             cmd.sha256,
         )  # the digest of the bytes that were parsed
     description = twin_arm(arm)
+    mode = description.drive_mode if drive_mode is None else drive_mode
+    position_mode = description.in_drive_mode(mode).drive_mode == "position"
+    if position_mode and effects is not None:
+        raise InputError("twin effects", "asked for a position-mode twin", "current mode")
     if cmd.command_format.n_axes != description.n_axes:
         raise InputError(
             command_name,
@@ -640,8 +659,47 @@ def record(
     cols = _log_columns(n_axes)
 
     chunks = []
+    if position_mode:
+        plant.voltage_limit = False  # the duty's torque-speed line is the supply (position_loop)
+        loop = position_loop_arguments(description, x, start, core)
     while si[core.S_PHASE] != core.PH_DONE:
         out = np.zeros((chunk_rows, raw_log.n_columns(n_axes)))
+        if position_mode:
+            rows = core.run_position_loop(
+                chunk_rows,
+                out,
+                x,
+                si,
+                sf,
+                *loop,
+                theta_previous,
+                *plant.core_arguments(),
+                timing,
+                noise,
+                rng,
+                cols,
+                profiles.start,
+                profiles.delta,
+                profiles.offset,
+                profiles.count,
+                profiles.s,
+                profiles.sd,
+                profiles.sdd,
+                start,
+                cycles(PREROLL_S),
+                cycles(lead_s),
+                cycles(FINAL_DWELL_S),
+                cycles(tail_s),
+                tolerance,
+                MOVING_THRESHOLD_RAD_S,
+                cycles(IN_POSITION_TIMEOUT_S),
+                float(constants.current_unit),
+                np.asarray(constants.limit_units, dtype=np.int64),
+            )
+            chunks.append(out[:rows])
+            if progress is not None:
+                progress(int(si[core.S_ROWS]))
+            continue
         rows = core.run_closed_loop(
             chunk_rows,
             out,
@@ -726,9 +784,55 @@ def record(
     }
     if effects is not None and not effects.is_default:
         metadata["twin_effects"] = effects.describe()
+    if position_mode:  # a log without this entry was recorded in current mode
+        metadata.update(position_metadata(description.position_loop))
     if arm != CRANE_X7:  # a log without this entry is a CRANE-X7's (raw_log.layout)
         metadata["arm"] = twin_truth.log_arm(arm)
     return samples, metadata
+
+
+# The servo's Moving flag: DYNAMIXEL X Moving Threshold(24) default 10 x 0.229 rev/min
+MOVING_THRESHOLD_RAD_S = 10 * 0.229 * 2.0 * math.pi / 60.0
+
+
+def position_loop_arguments(description, x: np.ndarray, start: np.ndarray, core) -> tuple:
+    """(servo, loop state, loop gains, ticks per servo period) of `run_position_loop`: every
+    servo holding `start` (rounded to counts) from rest at the plant's state `x`."""
+    settings = description.position_loop
+    servo_steps = round(settings.period / INTEGRATION_STEP_S)
+    if servo_steps < 1 or abs(servo_steps * INTEGRATION_STEP_S - settings.period) > 1e-12:
+        raise InputError(
+            f"{description.source}/arm.toml",
+            f"key 'position_loop.period_s' = {settings.period!r}",
+            f"a whole number of the twin's {INTEGRATION_STEP_S * 1e3:g} ms steps",
+        )
+    n_axes = description.n_axes
+    goal = np.rint((start + math.pi) / ENCODER_RESOLUTION_RAD) * ENCODER_RESOLUTION_RAD - math.pi
+    servo = np.zeros((core.SV_ROWS, n_axes))
+    servo[core.SV_GOAL_OLD] = goal
+    servo[core.SV_GOAL_NEW] = goal
+    state = position_loop.initial_state(goal, x[core.XQ : core.XQ + n_axes])
+    return servo, state, settings.gains(n_axes), int(servo_steps)
+
+
+def position_metadata(settings) -> dict[str, str]:
+    """The log's record of the servos' loop (a position-mode log; raw_log column meanings)."""
+    return {
+        "controller": "none on the host: the servos' own position loop (position_loop)",
+        "drive_mode": "position",
+        "position_loop": (
+            f"{settings.firmware} P={settings.p_gain} I={settings.i_gain} D={settings.d_gain} "
+            f"pwm_limit={settings.pwm_limit:.6g} "
+            f"profile_velocity={settings.profile_velocity:.6g} rad/s "
+            f"profile_acceleration={settings.profile_acceleration:.6g} rad/s^2 "
+            f"period={settings.period:.6g} s"
+        ),
+        "log_columns": (
+            "position mode: current_command and current_present hold the present current "
+            "(the torque record), goal_current_units its register value, u_feedback the "
+            "servo's PWM duty, u_feedforward 0, theta_ref the goal streamed"
+        ),
+    }
 
 
 def record_to_file(command_file, out_path, seed: int, truth=None, **kwargs) -> Path:
