@@ -59,6 +59,9 @@ transitively (`crane_book.keys`), so editing a chapter or a view re-runs no step
    after them, chapter 06's audit study of the representative condition (`acceptance.all_pose`:
    Table IX's audits over every seed, the manufacturer's box, Table X, where the violations lie),
    one record (results/audit_study) that chapter 06 reads;
+   then the same recordings through the field's other tools (MuJoCo's sysid, FIGAROH) beside
+   Algorithm 1 on the CRANE-X7 and the SO-101 (`export.peer_tools`, results/peer_tools), which
+   the chapter "The same recordings through other tools" reads;
 11. the claims at a glance: each of the paper's main claims evaluated from those records
    (`crane_book.claims`, results/claims);
 12. the downloads: the records zipped per kind (`downloads`, results/downloads) for the pages
@@ -113,7 +116,7 @@ from crane_lib.acceptance import (
 from crane_lib.acceptance import rescue as rescue_stage
 from crane_lib.errors import InputError
 from crane_lib.export import artefacts as export_stage
-from crane_lib.export import beyond_ols
+from crane_lib.export import beyond_ols, peer_tools
 from crane_lib.identification import clie, condition, refinement_runs
 from crane_lib.logs.preprocessing import cached_bundles
 from crane_lib.logs.raw_log import read_raw_log
@@ -149,6 +152,7 @@ STEP_MODULES = {
     "your_arm": [demonstration.__name__],
     "twin_calibration": [twin_calibration.__name__],
     "kt_study": [kt_sensitivity.__name__],
+    "peer_tools": [peer_tools.__name__],
     "yoshida_khalil": [yoshida_khalil.__name__],
 }
 EXIT_BAD_SCHEDULER = 2
@@ -572,6 +576,62 @@ def other_arms_step(profile: str, directory=None) -> keys.StepLog:
     return log
 
 
+def peer_tools_step(profile: str, directory=None) -> keys.StepLog:
+    """The same recordings through MuJoCo's sysid and FIGAROH beside Algorithm 1, one record per
+    compared arm (`export.peer_tools`, results/peer_tools), unless its stored key (the recordings,
+    the accepted model's record and exported MJCF, the profile, the source) matches; every input
+    is checked before any tool runs."""
+    store = keys.KeyStore("peer_tools", None if directory is None else Path(directory).parent)
+    log = keys.StepLog("other tools")
+    pending = []
+    for arm in peer_tools.COMPARED_ARMS:
+        path = peer_tools.record_path(arm, directory)
+        record_key = keys.record_key(
+            inputs=peer_tools.input_files(arm, profile),
+            parameters={"profile": profile, "tools": list(peer_tools.TOOLS)},
+            modules=STEP_MODULES["peer_tools"],
+        )
+        reasons = store.stale(path.stem, record_key, outputs=[path])
+        log.note(reasons)
+        if reasons:
+            pending.append((arm, path, record_key))
+    bar = tqdm(total=len(pending) * len(peer_tools.TOOLS), desc="other tools", unit="result")
+    for arm, path, record_key in pending:
+        peer_tools.write_comparison(arm, profile, directory, progress=lambda stage: bar.update(1))
+        store.store(path.stem, record_key)
+    bar.close()
+    return log
+
+
+def replay_step(profile: str, directory=None, arms_directory=None) -> keys.StepLog:
+    """Replay verification of the three shipped arms (`export.replay`: the accepted model of the
+    other-arms step, the description's prior and the twin's truth, each exported as MJCF and
+    simulated in MuJoCo under controller (2) on the arm's held-out recording), one record and
+    three MJCFs per arm (results/replay/), unless its stored key (the other-arms record, the
+    held-out recording, the arm's description and twin files, the source) matches."""
+    store = keys.KeyStore("replay", None if directory is None else Path(directory).parent)
+    log = keys.StepLog("replay")
+    for key in tqdm(other_arms.ARM_KEYS, desc="replay", unit="arm"):
+        path = replay_stage.record_path(key, directory)
+        inputs = [
+            other_arms.record_path(key, arms_directory),
+            replay_stage.held_out_log(key, arms_directory),
+            *other_arms.input_files(key, profile),
+            TWIN_TRUTH_CSV,
+            REALIZATION_CONSTANTS_CSV,
+        ]
+        record_key = keys.record_key(
+            inputs=inputs, parameters={"profile": profile}, modules=STEP_MODULES["replay"]
+        )
+        outputs = [path, *replay_stage.model_paths(key, directory)]
+        reasons = store.stale(path.stem, record_key, outputs=outputs)
+        log.note(reasons)
+        if reasons:
+            replay_stage.write_replay_record(key, directory, arms_directory)
+            store.store(path.stem, record_key)
+    return log
+
+
 def your_arm_step(directory=None) -> keys.StepLog:
     """The demonstration of the report "Your own arm" (`acceptance.demonstration`: a command file
     recorded through the servo emulator in lockstep timing, then Algorithm 1), unless its stored
@@ -886,6 +946,8 @@ def _steps_after_the_data_set(args, clock: BuildClock, early) -> None:
         print(yoshida_khalil_step().line())
     with clock.step("audit study"):
         print(audit_study_step().line())
+    with clock.step("other tools"):
+        print(peer_tools_step(args.profile).line())
     with clock.step("claims"):
         print(claims.write_claims(args.profile).line())
     with clock.step("downloads"):
