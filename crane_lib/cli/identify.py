@@ -37,7 +37,9 @@ REFINE_HELP = (
     "DIDIM "
     "Jacobian, one closed-loop simulation per iteration (about a minute on a 2-minute record); "
     "clie = Appendix D-F with finite differences, one simulation per parameter per iteration "
-    "(tens of minutes); didim = DIDIM from its regular initialization (about a minute); none = "
+    "(tens of minutes); exact = CLIE's objective with its exact Jacobian (forward sensitivities "
+    "of the simulation, one per iteration); "
+    "didim = DIDIM from its regular initialization (about a minute); none = "
     "stop "
     "at the OLS/SDP start (seconds)"
 )

@@ -6,6 +6,9 @@ CLIE chapter and the accepted-model pipeline call.
     fast   the same objective, solver, bounds and tolerance with the DIDIM Jacobian (one
            simulation per iteration: about a minute on AG02; reaches the faithful objective
            within 0.5 %, register "CLIE")
+    exact  the same objective, start, bounds and divergence rule with the exact Jacobian
+           (forward sensitivities of the simulation, `sensitivity.refine_exact`; register
+           "CLIE", entry "Exact route")
     didim  DIDIM from its regular initialization (the OLS/SDP start is not used)
     none   stop at the OLS/SDP start
 
@@ -21,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from crane_lib.errors import InputError
-from crane_lib.identification import clie, gate
+from crane_lib.identification import clie, gate, sensitivity
 from crane_lib.identification.condition import (
     ConditionResult,
     condition_bundle,
@@ -36,7 +39,7 @@ from crane_lib.model.dynamics import DynamicModel, is_crane_x7
 from crane_lib.model.parameters import ParameterSet
 from crane_lib.paths import portable, recording_path
 
-REFINE_CHOICES = ("clie", "fast", "didim", "none")
+REFINE_CHOICES = ("clie", "fast", "exact", "didim", "none")
 DEFAULT_REFINE = "fast"
 
 
@@ -68,9 +71,11 @@ def refine(
         return clie.refine_faithful(problem, start, workers=workers)
     if method == "fast":
         return clie.refine_fast(problem, start)
+    if method == "exact":
+        return sensitivity.refine_exact(problem, start)
     if method == "didim":
         return clie.didim(problem)
-    raise ValueError(f"refinement {method!r}: expected one of clie, fast, didim")
+    raise ValueError(f"refinement {method!r}: expected one of clie, fast, exact, didim")
 
 
 # "the same start": the sweep's kernels run BLAS on one thread, so the OLS start they computed
