@@ -59,6 +59,9 @@ transitively (`crane_book.keys`), so editing a chapter or a view re-runs no step
    after them, chapter 06's audit study of the representative condition (`acceptance.all_pose`:
    Table IX's audits over every seed, the manufacturer's box, Table X, where the violations lie),
    one record (results/audit_study) that chapter 06 reads;
+   the replay verification: each shipped arm's accepted model, its description's prior and its
+   twin's truth exported as MJCF and simulated in MuJoCo under controller (2) on a held-out
+   recording (`export.replay`, results/replay), which the chapter "Other arms" reads;
    then the same recordings through the field's other tools (MuJoCo's sysid, FIGAROH) beside
    Algorithm 1 on the CRANE-X7 and the SO-101 (`export.peer_tools`, results/peer_tools), which
    the chapter "The same recordings through other tools" reads;
@@ -117,9 +120,11 @@ from crane_lib.acceptance import rescue as rescue_stage
 from crane_lib.errors import InputError
 from crane_lib.export import artefacts as export_stage
 from crane_lib.export import beyond_ols, peer_tools
+from crane_lib.export import replay as replay_stage
 from crane_lib.identification import clie, condition, refinement_runs
 from crane_lib.logs.preprocessing import cached_bundles
 from crane_lib.logs.raw_log import read_raw_log
+from crane_lib.model.controller import REALIZATION_CONSTANTS_CSV
 from crane_lib.model.dynamics import model as shared_model
 from crane_lib.model.parameters import load_parameters
 from crane_lib.paths import TRAJECTORY_DIR, portable, recording_path
@@ -152,6 +157,7 @@ STEP_MODULES = {
     "your_arm": [demonstration.__name__],
     "twin_calibration": [twin_calibration.__name__],
     "kt_study": [kt_sensitivity.__name__],
+    "replay": [replay_stage.__name__],
     "peer_tools": [peer_tools.__name__],
     "yoshida_khalil": [yoshida_khalil.__name__],
 }
@@ -946,6 +952,8 @@ def _steps_after_the_data_set(args, clock: BuildClock, early) -> None:
         print(yoshida_khalil_step().line())
     with clock.step("audit study"):
         print(audit_study_step().line())
+    with clock.step("replay"):
+        print(replay_step(args.profile).line())
     with clock.step("other tools"):
         print(peer_tools_step(args.profile).line())
     with clock.step("claims"):
