@@ -83,6 +83,7 @@ def rigid_case(arm: str):
         compliant=False,
         noise_scale=0.0,
         voltage_limit=False,
+        drive_mode="current",  # controller (2)'s CLIE; position mode: tests/test_position_loop.py
     )
     start = int(metadata["motion_start_sample"]) - int(MARGIN_S * 1e3)
     end = int(metadata["motion_end_sample"]) + int(MARGIN_S * 1e3)

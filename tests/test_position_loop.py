@@ -291,3 +291,85 @@ def test_the_drive_mode_parameter_switches_the_loop(so101_position_log):
     assert not np.array_equal(samples[:100], so101_position_log[0][:100])
     with pytest.raises(InputError, match="no \\[position_loop\\]"):
         twin.record(short_so101_command(), seed=1, arm="crane_x7", drive_mode="position")
+
+
+# ------------------------------------------------------------------ CLIE in position mode
+
+
+@pytest.fixture(scope="module")
+def position_problem():
+    """A rigid, noise-free SO-101 record of PI_ALPHA in position mode (the reduced model's truth,
+    the logged Kt true), its CLIE problem and true base parameters."""
+    import dataclasses
+
+    from crane_lib.excitation.arms import read_arm
+    from crane_lib.identification import clie_position
+    from crane_lib.logs.raw_log import RawLog
+    from crane_lib.model.parameters import ParameterSet
+    from crane_lib.twin import recorder as twin
+    from crane_lib.twin import truth as twin_truth
+
+    standard = twin_truth.truth_parameters("so101")
+    kept = [0.0 if n[:2] in ("XY", "XZ", "YZ", "FS") else v for n, v in standard.as_dict().items()]
+    truth = ParameterSet(standard.names, kept)
+    settings = twin_truth.compute_plant_settings(truth, "so101")
+    settings = dataclasses.replace(settings, kt_true=settings.kt_logged.copy())
+    samples, metadata = twin.record(
+        read_arm("so101")["PI_ALPHA"],
+        seed=5,
+        arm="so101",
+        truth=truth,
+        plant_settings=settings,
+        compliant=False,
+        noise_scale=0.0,
+    )
+    start = int(metadata["motion_start_sample"]) - 500
+    end = int(metadata["motion_start_sample"]) + 3000
+    log = RawLog(samples[start:end].copy(), metadata)
+    problem = clie_position.build_problem(log)
+    kt_true = np.array([float(v) for v in metadata["kt_true_this_run"].split()])
+    problem.kt_record = kt_true
+    problem.measured = problem.measured * kt_true / log.layout.kt
+    return log, problem, problem.model.base_from_standard(truth).values
+
+
+def test_clie_simulates_the_servos_loop_through_the_same_function(position_problem):
+    """Every simulated torque is position_loop_law's duty, ticked on the simulation's own angles
+    toward the logged goal, on the motor's line at the simulated velocity: the Python wrapper of
+    the same law replays them to rounding."""
+    from crane_lib.identification import clie_position
+
+    log, problem, beta = position_problem
+    assert isinstance(problem, clie_position.PositionCLIEProblem)
+    simulation = problem.simulate(beta)
+    assert simulation.ok
+    settings = arm_description.load_arm("so101").position_loop
+    loop = pl.PositionLoop(settings, log.n_axes)
+    goal = clie_position.goal_counts(log.theta_ref)
+    loop.reset(goal[0], log.theta[0])
+    stall, no_load = problem.stall_current, problem.no_load_speed
+    for k in range(problem.t.size):
+        duty = loop.step(goal[k], simulation.q[k])
+        replayed = [
+            pl.duty_torque(d, v, kt, i, w)
+            for d, v, kt, i, w in zip(duty, simulation.v[k], problem.kt_record, stall, no_load)
+        ]
+        np.testing.assert_allclose(simulation.tau[k], replayed, rtol=1e-12, atol=1e-12)
+    with pytest.raises(Exception, match="position-mode record"):
+        problem.law_arguments()  # the routes that simulate controller (2) are refused
+
+
+def test_clie_of_a_position_record_reproduces_it_at_the_truth(position_problem):
+    """At the true parameters the servos' simulated loop reproduces the record's torque (the
+    twin's dead time, encoder counts and current register aside); controller (2) simulated on
+    the same record does not."""
+    from crane_lib.identification import clie
+
+    log, problem, beta = position_problem
+    measured = problem.measured[problem.valid]
+    relative = np.sqrt(problem.objective(beta) / np.sum(measured**2))
+    assert relative < 0.1, relative  # measured 0.020
+    current_mode = clie.build_problem(log)
+    current_mode.kt_record, current_mode.measured = problem.kt_record, problem.measured
+    wrong = np.sqrt(current_mode.objective(beta) / np.sum(measured**2))
+    assert wrong > 3 * relative, (wrong, relative)  # measured 0.64

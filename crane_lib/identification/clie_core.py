@@ -10,7 +10,8 @@ kernels (OUT_SIZE axes, one joint offset per arm joint), so one template serves 
 
 Model (per integration step): M(q; beta) q̈ = tau - W(q, q̇, 0) beta, with
 W(q, q̇, q̈) beta = M q̈ + C q̇ + g + FV q̇ the inverse dynamic model of the base parameters.
-The controller is `controller.realization_law`, called once per logged stamp.
+The controller is `controller.realization_law`, called once per logged stamp; for a record
+of an arm in position mode (`simulate_position`) the servos' `position_loop.position_loop_law`.
 """
 
 import math
@@ -20,6 +21,8 @@ import numba
 import numpy as np
 
 from crane_lib.model.controller import OUT_GOAL_UNITS, OUT_ROWS, realization_law
+from crane_lib.model.position_loop import O_DUTY, duty_torque, position_loop_law
+from crane_lib.model.position_loop import O_ROWS as LOOP_OUT_ROWS
 from crane_lib.model.spd_solve import solve_spd
 
 # replaced by the import of the generated kernels (model.dynamics.bind_template)
@@ -248,6 +251,203 @@ def simulate(
                     q,
                     v,
                     a_start,
+                    tau,
+                    span,
+                    fine_steps,
+                    beta,
+                    offsets,
+                    gz,
+                    ws_w,
+                    ws_m,
+                    ws_l,
+                    ws_v,
+                    ws_i,
+                    a1,
+                    a2,
+                    q_pred,
+                    v_pred,
+                )
+            if error < 0.0:
+                return SIM_NOT_PD, k, refined
+        for j in range(N_AX):
+            if not (math.isfinite(q[j]) and math.isfinite(v[j])):
+                return SIM_NOT_FINITE, k, refined
+            if abs(v[j]) > speed_limit:
+                return SIM_SPEED, k, refined
+    return SIM_OK, n, refined
+
+
+# ---------------------------------------------------------------- position mode (the servos' loop)
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _duty_torques(duty, v, kt, stall_current, no_load_speed, tau):
+    """tau = the joint torques of the held duties at the velocities v (`duty_torque`)."""
+    for j in range(N_AX):
+        tau[j] = duty_torque(duty[j], v[j], kt[j], stall_current[j], no_load_speed[j])
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def heun_cycle_duty(
+    q,
+    v,
+    a_start,
+    duty,
+    kt,
+    stall_current,
+    no_load_speed,
+    tau,
+    span,
+    steps,
+    beta,
+    offsets,
+    gz,
+    ws_w,
+    ws_m,
+    ws_l,
+    ws_v,
+    ws_i,
+    a1,
+    a2,
+    q_pred,
+    v_pred,
+):
+    """heun_cycle under held duties: the torque follows the motor's line at every stage's
+    velocity (the back-EMF). The same error estimate and codes as heun_cycle."""
+    h = span / steps
+    largest = 0.0
+    for step in range(steps):
+        if step == 0:
+            for j in range(N_AX):
+                a1[j] = a_start[j]
+        else:
+            _duty_torques(duty, v, kt, stall_current, no_load_speed, tau)
+            if not acceleration(q, v, tau, beta, offsets, gz, ws_w, ws_m, ws_l, ws_v, ws_i, a1):
+                return -1.0
+        for j in range(N_AX):
+            q_pred[j] = q[j] + h * v[j]
+            v_pred[j] = v[j] + h * a1[j]
+        _duty_torques(duty, v_pred, kt, stall_current, no_load_speed, tau)
+        if not acceleration(
+            q_pred, v_pred, tau, beta, offsets, gz, ws_w, ws_m, ws_l, ws_v, ws_i, a2
+        ):
+            return -1.0
+        for j in range(N_AX):
+            q[j] += 0.5 * h * (v[j] + v_pred[j])
+            v[j] += 0.5 * h * (a1[j] + a2[j])
+            largest = max(largest, 0.5 * h * abs(a2[j] - a1[j]))
+    return largest
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def simulate_position(
+    t,
+    goal,
+    theta_start,
+    loop_state_start,
+    loop_gains,
+    loop_period,
+    beta,
+    offsets,
+    gz,
+    kt_record,
+    stall_current,
+    no_load_speed,
+    max_step,
+    fine_step,
+    error_tolerance,
+    speed_limit,
+    tau_out,
+    q_out,
+    v_out,
+    a_out,
+):
+    """`simulate` for a record of an arm in position mode: the closed loop of the servos.
+
+    Cycle k: every servo runs one tick of position_loop_law (period loop_period, its state
+    from loop_state_start) on the simulated angle toward goal[k] (the goal the host wrote); the
+    duty is held until t[k+1] and the torque (record units: kt_record) follows the motor's line
+    at the velocity of every Heun stage. tau_out[k] is the torque at the cycle's start, with the
+    state it acted on (q_out, v_out, a_out: W(q, v, a) beta == tau_out). Integration, error
+    control and the return value as `simulate`."""
+    n = t.shape[0]
+    ws_w = np.zeros((N_AX, beta.shape[0]))
+    ws_m = np.zeros((N_AX, N_AX))
+    ws_l = np.zeros((N_AX, N_AX))
+    ws_v = np.zeros((6, N_AX))
+    ws_v[5, :] = 1.0  # every arm axis free
+    ws_i = np.zeros(N_AX, dtype=np.int64)
+    loop_state = loop_state_start.copy()
+    loop_out = np.zeros((LOOP_OUT_ROWS, N_AX))
+    duty = np.zeros(N_AX)
+    q = theta_start.copy()
+    v = np.zeros(N_AX)
+    q_cycle = np.zeros(N_AX)
+    v_cycle = np.zeros(N_AX)
+    tau = np.zeros(N_AX)
+    a_start = np.zeros(N_AX)
+    a1 = np.zeros(N_AX)
+    a2 = np.zeros(N_AX)
+    q_pred = np.zeros(N_AX)
+    v_pred = np.zeros(N_AX)
+    refined = 0
+    for k in range(n):
+        position_loop_law(goal[k], q, loop_period, loop_state, loop_gains, loop_out)
+        for j in range(N_AX):
+            duty[j] = loop_out[O_DUTY, j]
+        _duty_torques(duty, v, kt_record, stall_current, no_load_speed, tau)
+        for j in range(N_AX):
+            tau_out[k, j] = tau[j]
+            q_out[k, j] = q[j]
+            v_out[k, j] = v[j]
+        if not acceleration(q, v, tau, beta, offsets, gz, ws_w, ws_m, ws_l, ws_v, ws_i, a_start):
+            return SIM_NOT_PD, k, refined
+        for j in range(N_AX):
+            a_out[k, j] = a_start[j]
+        span = t[k + 1] - t[k] if k + 1 < n else 0.0
+        if span > 0.0:
+            steps = max(1, int(math.ceil(span / max_step - 1e-9)))
+            fine_steps = max(1, int(math.ceil(span / fine_step - 1e-9)))
+            for j in range(N_AX):
+                q_cycle[j] = q[j]
+                v_cycle[j] = v[j]
+            error = heun_cycle_duty(
+                q,
+                v,
+                a_start,
+                duty,
+                kt_record,
+                stall_current,
+                no_load_speed,
+                tau,
+                span,
+                steps,
+                beta,
+                offsets,
+                gz,
+                ws_w,
+                ws_m,
+                ws_l,
+                ws_v,
+                ws_i,
+                a1,
+                a2,
+                q_pred,
+                v_pred,
+            )
+            if steps < fine_steps and not (0.0 <= error <= error_tolerance):
+                for j in range(N_AX):
+                    q[j] = q_cycle[j]
+                    v[j] = v_cycle[j]
+                refined += 1
+                error = heun_cycle_duty(
+                    q,
+                    v,
+                    a_start,
+                    duty,
+                    kt_record,
+                    stall_current,
+                    no_load_speed,
                     tau,
                     span,
                     fine_steps,

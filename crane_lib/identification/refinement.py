@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from crane_lib.errors import InputError
-from crane_lib.identification import clie, gate, sensitivity
+from crane_lib.identification import clie, clie_position, gate, sensitivity
 from crane_lib.identification.condition import (
     ConditionResult,
     condition_bundle,
@@ -137,7 +137,8 @@ def refine_condition(
     report = same_refinement(previous, method, start)
     reused = report is not None
     if not reused:
-        problem = clie.build_problem(read_raw_log(Path(log_path)) if log is None else log, model)
+        log = read_raw_log(Path(log_path)) if log is None else log
+        problem = clie_position.build_problem(log, model)  # the loop the log was recorded with
         try:
             report = refine(problem, start, method, workers)
         except clie.CLIEError as error:
