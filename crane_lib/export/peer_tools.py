@@ -37,6 +37,7 @@ from importlib import metadata
 from pathlib import Path
 
 import numpy as np
+from scipy.stats import norm
 
 from crane_lib.acceptance import accepted as accepted_stage
 from crane_lib.acceptance import held_out as held_out_stage
@@ -71,7 +72,8 @@ DRIVE_NOMINAL = {"IA": 0.01, "FV": 0.1, "FS": 0.1}
 DRIVE_BOUNDS = {"IA": (1e-5, 1.0), "FV": (0.0, 5.0), "FS": (0.0, 3.0)}
 MJCF_FIELD = {"IA": "armature", "FV": "damping", "FS": "frictionloss"}
 AUDIT_SEED = 1
-Z95 = 1.959963984540054  # two-sided 95 % normal quantile
+CONFIDENCE = 0.95  # of the stated intervals the errors are counted in
+Z95 = float(norm.ppf(0.5 + CONFIDENCE / 2))  # its two-sided normal quantile
 TRACE_AXIS = 2  # the held-out torque figure's axis (1-based)
 
 
@@ -496,15 +498,18 @@ def run_mujoco(data: ArmData, start: np.ndarray, profile: str, threads: int = 2)
         )
     x0 = params.as_vector()
     start_cost = float(np.sum(np.concatenate(residual_fn(x0, params)[0]) ** 2))
+    log = io.StringIO()  # the backend's iteration log: its last line goes into the notes
     wall, cpu = time.perf_counter(), time.process_time()
-    fitted, result = sysid.optimize(
-        initial_params=params,
-        residual_fn=residual_fn,
-        optimizer="mujoco",
-        verbose=False,
-        max_iters=settings["max_iters"],
-    )
+    with contextlib.redirect_stdout(log), _absl_warnings() as said:
+        fitted, result = sysid.optimize(
+            initial_params=params,
+            residual_fn=residual_fn,
+            optimizer="mujoco",
+            verbose=False,
+            max_iters=settings["max_iters"],
+        )
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    notes += said + [line.strip() for line in log.getvalue().splitlines() if "Terminated" in line]
     x = fitted.as_vector()
     residuals = residual_fn(x, fitted)[0]
     final_cost = float(np.sum(np.concatenate(residuals) ** 2))
@@ -543,6 +548,29 @@ def run_mujoco(data: ArmData, start: np.ndarray, profile: str, threads: int = 2)
         "wall_s": wall,
         "cpu_s": cpu,
     }
+
+
+@contextlib.contextmanager
+def _absl_warnings():
+    """sysid's warnings (absl logging) collected as lines instead of printed."""
+    import logging
+
+    from absl import logging as absl_logging
+
+    lines: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            lines.append(f"sysid warns: {record.getMessage()}")
+
+    logger = absl_logging.get_absl_logger()
+    handler, propagate = Keep(logging.WARNING), logger.propagate
+    saved = list(logger.handlers)
+    logger.handlers, logger.propagate = [handler], False
+    try:
+        yield lines
+    finally:
+        logger.handlers, logger.propagate = saved, propagate
 
 
 def _mapped_sigma(function, x: np.ndarray, covariance: np.ndarray) -> np.ndarray:
