@@ -373,3 +373,24 @@ def test_clie_of_a_position_record_reproduces_it_at_the_truth(position_problem):
     current_mode.kt_record, current_mode.measured = problem.kt_record, problem.measured
     wrong = np.sqrt(current_mode.objective(beta) / np.sum(measured**2))
     assert wrong > 3 * relative, (wrong, relative)  # measured 0.64
+
+
+# ------------------------------------------------------------------ excitation in position mode
+
+
+def test_position_mode_excitation_is_checked_against_the_servos_profile():
+    """The SO-101's blocks stay inside its servos' profile and keep full rank; the ViperX's ask
+    21 rad/s² of a stock profile of 9.36 rad/s²: refused in position mode, naming axis and limit."""
+    from crane_lib.excitation import arms
+
+    so101 = arm_description.load_arm("so101")
+    commands = arms.read_arm("so101").values()
+    share = arms.check_profile(so101, commands)
+    assert share.shape == (2, 6) and 0.5 < share.max() <= 1.0
+    assert arms.check_excitation(so101, commands).full_rank
+    vx300s = arm_description.load_arm("vx300s").in_drive_mode("position")
+    with pytest.raises(InputError) as caught:
+        arms.check_excitation(vx300s, arms.read_arm("vx300s").values())
+    assert "axis 1" in str(caught.value) and "profile acceleration 9.363 rad/s^2" in str(
+        caught.value
+    )

@@ -35,7 +35,9 @@ profile of `commands`) at RANK_SAMPLING_S, the commanded q, q̇, q̈ of all file
 the base regressor W evaluated there, all axes stacked. The rank is that of W with each column
 scaled to unit norm (scaling changes no rank, only rounding) at numpy's tolerance; κ is given for
 W as it is (as the excitation chapter reports it, E-17) and for the column-scaled W. A rank
-deficit is refused naming the base parameters of the unexcited directions.
+deficit is refused naming the base parameters of the unexcited directions. For an arm in
+position mode the files are goal positions streamed to the servos' own loops: their commanded
+speed and acceleration are checked against the servos' profile (`check_profile`) first.
 """
 
 from __future__ import annotations
@@ -258,7 +260,11 @@ def excitation_rank(
 
 
 def check_excitation(arm: ArmDescription, commands, **options) -> ExcitationRank:
-    """`excitation_rank`, refused with an InputError naming what is missing when not full rank."""
+    """`excitation_rank`, refused with an InputError naming what is missing when not full rank;
+    for an arm in position mode the servos' profile limits checked first (`check_profile`)."""
+    commands = list(commands)
+    if arm.drive_mode == "position":
+        check_profile(arm, commands)
     result = excitation_rank(arm, commands, **options)
     if not result.full_rank:
         raise InputError(
@@ -268,6 +274,40 @@ def check_excitation(arm: ArmDescription, commands, **options) -> ExcitationRank
             "commands that move every axis and excite every base parameter (full rank)",
         )
     return result
+
+
+def profile_share(arm: ArmDescription, commands, dt: float = 0.001) -> np.ndarray:
+    """(2, n_axes): peak commanded |q̇| over the servos' profile velocity and peak |q̈| over
+    their profile acceleration ([position_loop]; a limit of 0, none, gives 0). Above 1, a
+    position-mode servo reshapes the streamed goal (model.position_loop)."""
+    loop = arm.position_loop
+    if loop is None:
+        raise InputError(arm.name, "no [position_loop]", "an arm whose servos' loop is described")
+    _, qd, qdd = commanded_states(list(commands), dt)
+    peaks = np.vstack([np.abs(qd).max(axis=0), np.abs(qdd).max(axis=0)])
+    limits = np.array([[loop.profile_velocity], [loop.profile_acceleration]])
+    return np.divide(peaks, limits, out=np.zeros_like(peaks), where=limits > 0)
+
+
+def check_profile(arm: ArmDescription, commands) -> np.ndarray:
+    """`profile_share`, refused with an InputError naming the axis and limit when the commands
+    ask more than the servos' profile allows."""
+    share = profile_share(arm, commands)
+    for row, (what, limit, unit) in enumerate(
+        (
+            ("velocity", arm.position_loop.profile_velocity, "rad/s"),
+            ("acceleration", arm.position_loop.profile_acceleration, "rad/s^2"),
+        )
+    ):
+        over = np.flatnonzero(share[row] > 1.0)
+        if over.size:
+            axis = int(over[0])
+            raise InputError(
+                f"excitation of the {arm.name}",
+                f"axis {axis + 1} commanded at {share[row, axis] * limit:.4g} {unit}",
+                f"within the servos' profile {what} {limit:.4g} {unit} (arm.toml [position_loop])",
+            )
+    return share
 
 
 def peak_torque_share(arm: ArmDescription, commands, dt: float = 0.005) -> np.ndarray:
