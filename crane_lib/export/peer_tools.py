@@ -922,3 +922,35 @@ def input_files(arm: str, profile: str) -> list[Path]:
     inputs = check_request(arm, TOOLS, profile)
     paths = [inputs.identification, *inputs.held_out, inputs.accepted_record]
     return paths + ([inputs.accepted_mjcf] if inputs.accepted_mjcf is not None else [])
+
+
+# ----------------------------------------------------------------------------- the command
+
+
+def main(argv=None) -> int:
+    """`python -m crane_lib.export.peer_tools --arm ARM [--tool T ...] [--profile P] [--out DIR]`:
+    one arm's comparison record; a bad option or a missing input is refused in one line, exit 2,
+    before any tool runs."""
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(prog="python -m crane_lib.export.peer_tools")
+    parser.add_argument("--arm", required=True)
+    parser.add_argument("--tool", action="append", default=[], help=f"one of {', '.join(TOOLS)}")
+    parser.add_argument("--profile", default="quick")
+    parser.add_argument("--out", default=None, help="folder of the record (default results/)")
+    args = parser.parse_args(argv)
+    tools = tuple(args.tool) or TOOLS
+    try:
+        check_request(args.arm, tools, args.profile)
+        record = compare_arm(args.arm, args.profile, tools)
+    except InputError as error:
+        print(f"peer tools: {error}", file=sys.stderr)
+        return 2
+    path = write_json_record(record_path(args.arm, args.out), record)
+    print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
