@@ -30,6 +30,10 @@ UNSEEN = {
     "xarm7": (ROBOTS / "xarm_description/urdf/xarm7.urdf", {"servos": XM}),
     "ur5": (ROBOTS / "ur_description/urdf/ur5_joint_limited_robot.urdf", {"servos": XM[1:]}),
     "panda": (ROBOTS / "panda_description/urdf/panda.urdf", {"tip": "panda_hand", "servos": XM}),
+    "vx300s_menagerie": (
+        DATA_DIR / "menagerie" / "trossen_vx300s" / "vx300s.xml",
+        {"tip": "gripper_link", "servos": ["XM540-W270"] * 5 + ["XM430-W350"]},
+    ),
     "low_cost_robot_arm": (
         LOW_COST_ARM,
         {"gripper": "gripper", "servos": ["XM430-W350"] * 2 + ["XL330-M288"] * 4},
@@ -332,3 +336,32 @@ def test_servo_names_and_count(tmp_path):
     path = _two_link(tmp_path)
     _refused(path, "unknown servo 'XM999'", servos=["XM430-W350", "XM999"])
     _refused(path, "1 servos for 2 axes", servos=["XM430-W350"])
+
+
+VX300S_MJCF = DATA_DIR / "menagerie" / "trossen_vx300s" / "vx300s.xml"
+
+
+def test_vx300s_from_the_menagerie_equals_the_committed_folder_but_its_rounding(tmp_path):
+    """The Menagerie's ViperX: joint transforms exactly the committed folder's, limits within
+    3e-6 rad, M(q) and inverse dynamics within 1e-7, no gripper axis (data/menagerie/README.md)."""
+    servos = ["XM540-W270"] * 5 + ["XM430-W350"]
+    description = describe.describe(VX300S_MJCF, tip="gripper_link", servos=servos)
+    ours = arm_description.load_urdf_arm(write(description, tmp_path / "vx300s"))
+    committed = arm_description.load_arm("vx300s")
+    assert [(j.rotation, j.translation) for j in ours.joints] == [
+        (j.rotation, j.translation) for j in committed.joints
+    ]
+    assert np.max(np.abs(ours.joint_limits() - committed.joint_limits()[:6])) < 3e-6
+    assert ours.gripper is None and committed.gripper == "gripper"
+    rng = np.random.default_rng(5)
+    q, qd, qdd = states(ours, rng)
+    extended = [np.hstack([x, np.zeros((len(x), 1))]) for x in (q, qd, qdd)]
+    mine, theirs = chain_model.ChainModel(ours), chain_model.ChainModel(committed)
+    tau = mine.inverse_dynamics(q, qd, qdd, no_drives(ours))
+    tau_ref = theirs.inverse_dynamics(*extended, no_drives(committed))[:, :6]
+    mass = mine.inertia_matrix(q, no_drives(ours))
+    mass_ref = theirs.inertia_matrix(extended[0], no_drives(committed))[:, :6, :6]
+    errors = {"M": relative_error(mass, mass_ref), "ID": relative_error(tau, tau_ref)}
+    print(f"vx300s Menagerie against the committed folder: {errors}")
+    assert 1e-12 < max(errors.values()) < 1e-7, errors
+    assert len(mine.base_names) == len(theirs.base_names) - 3
