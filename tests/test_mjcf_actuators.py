@@ -12,6 +12,7 @@ import pytest
 from crane_lib.constants import CONTROL_PERIOD_S
 from crane_lib.export import files
 from crane_lib.logs import raw_log
+from crane_lib.model import position_loop
 from crane_lib.model.arm_description import load_arm
 from crane_lib.model.controller import load_realization_constants
 from crane_lib.twin import truth as twin_truth
@@ -19,11 +20,13 @@ from crane_lib.twin import truth as twin_truth
 mujoco = pytest.importorskip("mujoco")
 
 
-def _robot(key: str) -> files.RobotModel:
-    """The twin's truth of a shipped arm as the exported robot (no reconstruction needed)."""
+def _robot(key: str, mode: str = "current") -> files.RobotModel:
+    """The twin's truth of a shipped arm as the exported robot (no reconstruction needed), its
+    actuators in `mode`."""
     if key == "crane_x7":
         return files.exported_robot(twin_truth.load_truth(twin_truth.TWIN_TRUTH_CSV))
-    return files.exported_robot(twin_truth.truth_parameters(key), load_arm(key))
+    arm = load_arm(key).in_drive_mode(mode)
+    return files.exported_robot(twin_truth.truth_parameters(key), arm)
 
 
 def _dead_times(key: str) -> np.ndarray:
@@ -79,6 +82,37 @@ def test_a_motors_ctrl_is_gear_times_ctrl_clamped_at_forcerange(compiled):
     mujoco.mj_forward(model, data)
     np.testing.assert_allclose(data.actuator_force, limit, rtol=1e-12)
     np.testing.assert_allclose(data.qfrc_actuator[dofs], gear * limit, rtol=1e-12)
+
+
+def test_a_position_mode_arm_has_the_servo_loops_position_actuators():
+    arm = load_arm("so101")
+    assert arm.drive_mode == "position"  # the SO-101 runs in position mode
+    robot = _robot("so101", "position")
+    model = mujoco.MjModel.from_xml_string(files.mjcf_text(robot))
+    gains = arm.position_loop.gains(arm.n_axes)
+    kt = raw_log.layout("so101").kt
+    stall = np.array([twin_truth.STALL_CURRENT_A[a.model] for a in arm.actuators])
+    no_load = np.array([twin_truth.NO_LOAD_SPEED_RPM[a.model] for a in arm.actuators])
+    kp = kt * stall * gains[position_loop.G_KP]
+    kv = kt * stall * (gains[position_loop.G_KD] + 60.0 / (2.0 * np.pi * no_load))
+    assert model.nu == arm.n_axes
+    assert (model.actuator_biastype == mujoco.mjtBias.mjBIAS_AFFINE).all()
+    np.testing.assert_allclose(model.actuator_gainprm[:, 0], kp, rtol=1e-12)
+    np.testing.assert_allclose(model.actuator_biasprm[:, 1:3], -np.c_[kp, kv], rtol=1e-12)
+    limit = kt * stall * gains[position_loop.G_DUTY_LIMIT]
+    np.testing.assert_allclose(model.actuator_forcerange, np.c_[-limit, limit], rtol=1e-12)
+    np.testing.assert_allclose(model.actuator_ctrlrange, arm.joint_limits(), rtol=1e-12)
+    assert model.numeric("servo_period_s").data.tolist() == [arm.position_loop.period]
+    # force = kp (ctrl - q) - kv qdot, clamped at forcerange
+    data = mujoco.MjData(model)
+    data.ctrl[:] = 0.01
+    data.qvel[:] = 0.1
+    mujoco.mj_forward(model, data)
+    np.testing.assert_allclose(data.actuator_force, 0.01 * kp - 0.1 * kv, rtol=1e-12)
+    data.ctrl[:] = arm.joint_limits()[:, 1]
+    data.qvel[:] = 0.0
+    mujoco.mj_forward(model, data)
+    np.testing.assert_allclose(data.actuator_force, limit, rtol=1e-12)
 
 
 def test_the_urdf_does_not_change_with_the_drive():

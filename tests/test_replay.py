@@ -26,11 +26,12 @@ KEY = "so101"
 MOTION_CYCLES = 4000  # replayed cycles after the motion starts (4 s)
 
 
-def _record(tmp_path, block: str, seed: int, **options):
+def _record(tmp_path, block: str, seed: int, mode: str = "current", **options):
     samples, metadata = recorder.record(
-        TRAJECTORY_DIR / KEY / f"{block}.txt", seed=seed, arm=KEY, **options
+        TRAJECTORY_DIR / KEY / f"{block}.txt", seed=seed, arm=KEY, drive_mode=mode, **options
     )
-    return read_raw_log(write_raw_log(tmp_path / f"{block}_{seed}.npz", samples, metadata))
+    path = tmp_path / f"{block}_{seed}_{mode}.npz"
+    return read_raw_log(write_raw_log(path, samples, metadata))
 
 
 def _rows(log) -> int:
@@ -46,7 +47,7 @@ def setting(tmp_path_factory):
     model = shared_model("reduced", arm=arm)
     _, identified, _ = identify_recording(identification, "PI_ALPHA", 0.04, "none", model=model)
     assert set(identified.names) == set(model.names)
-    paths = replay.model_files(KEY, identified, folder)
+    paths = replay.model_files(KEY, identified, folder, drive_mode="current")
     return _record(folder, "PI_BETA", 2), paths
 
 
@@ -80,6 +81,20 @@ def test_the_twins_truth_exported_reproduces_an_ideal_twin(tmp_path, setting):
     peak = np.abs(twin.measured_torque).max(axis=0)
     assert np.degrees(twin.angle_rmse).max() < 0.1
     assert np.all(twin.torque_rmse <= 0.02 * peak)  # axes at rest: 0 and 0
+
+
+def test_a_position_mode_recording_replays_on_position_actuators(tmp_path, setting):
+    identification, current_paths = setting
+    log = _record(tmp_path, "PI_BETA", 4, mode="position")
+    truth = twin_truth.truth_parameters(KEY)
+    paths = replay.model_files(KEY, truth, tmp_path, identified=truth, drive_mode="position")
+    results = replay.replay_models({k: paths[k] for k in ("prior", "twin")}, log, rows=_rows(log))
+    twin, prior = results["twin"], results["prior"]
+    # the servo's loop tracks either model: the torque record tells them apart
+    assert not twin.diverged and np.degrees(twin.angle_rmse).max() < 2.0
+    assert twin.torque_rmse.mean() < 0.8 * prior.torque_rmse.mean()
+    with pytest.raises(ValueError, match="current actuators for a recording in position mode"):
+        replay.replay(current_paths["twin"], log, rows=10)
 
 
 def test_the_replay_starts_with_the_recordings_feedback(setting):

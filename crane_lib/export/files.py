@@ -45,6 +45,7 @@ Both files are written only when both are made, each atomically.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import math
 import re
 import xml.etree.ElementTree as ET
@@ -69,6 +70,7 @@ from crane_lib.model.arm_description import ArmDescription, as_float_matrix
 from crane_lib.model.controller import load_realization_constants
 from crane_lib.model.dynamics import MOUNTINGS, gravity_sign, is_crane_x7
 from crane_lib.model.parameters import N_LINKS, ParameterSet, standard_parameter_names
+from crane_lib.model.position_loop import G_DUTY_LIMIT, G_KD, G_KP
 from crane_lib.model.robot_description import (
     ARM_JOINTS,
     DESCRIPTION_DIR,
@@ -118,7 +120,11 @@ class Drive:
     current_limit: np.ndarray  # A, one servo's current limit (ctrlrange and forcerange)
     dead_time: np.ndarray  # s, model (1)'s T_d per axis: encoder read to torque, hold included
     control_period: float = CONTROL_PERIOD_S  # s, the host's cycle
-    mode: str = "current"
+    mode: str = "current"  # "position": the servos' own loop, a MuJoCo position actuator
+    kp: np.ndarray | None = None  # N·m/rad, position mode: gear · i_stall · K_P
+    kv: np.ndarray | None = None  # N·m·s/rad, position mode: gear · i_stall · (K_D + 1/ω_nl)
+    force_limit: np.ndarray | None = None  # N·m, position mode: gear · i_stall · d_max
+    servo_period: float | None = None  # s, position mode: the servo loop's tick
 
     @property
     def torque_limit(self) -> np.ndarray:
@@ -200,12 +206,48 @@ def crane_x7_drive() -> Drive:
 def arm_drive(arm: ArmDescription) -> Drive:
     """Another arm's drive: kt x servos of each axis, one servo's current limit, and the dead
     time of its joint models (1), the read-to-command latency plus half a period of hold
-    (`twin.truth.realization_constants`: no joint-level identification of its own)."""
+    (`twin.truth.realization_constants`: no joint-level identification of its own). In position
+    mode (arm.toml's drive_mode) also the servo loop's PD as a position actuator
+    (`position_drive`)."""
     dead = paper("encoder_read_dispatch_delay").value * 1e-3 + 0.5 * CONTROL_PERIOD_S
-    return Drive(
+    drive = Drive(
         np.array([a.kt * a.servos for a in arm.actuators]),
         np.array([a.current_limit for a in arm.actuators]),
         np.full(arm.n_axes, dead),
+    )
+    return position_drive(drive, arm) if arm.drive_mode == "position" else drive
+
+
+def position_drive(drive: Drive, arm: ArmDescription) -> Drive:
+    """The servo's position loop (`model.position_loop`) as MuJoCo's position actuator: the duty
+    d = K_P e + K_D ė drives the torque gear · i_stall (d - ω/ω_nl) along the motor's
+    torque-speed line, so kp = gear · i_stall · K_P, kv = gear · i_stall · (K_D + 1/ω_nl) and the
+    force limit gear · i_stall · d_max (the datasheet's stall current and no-load speed,
+    `twin.truth`). Left out, as MJCF has no field for them: the profile that shapes the goal, the
+    integral term, the derivative's share of the goal's own rate."""
+    from crane_lib.twin.truth import NO_LOAD_SPEED_RPM, STALL_CURRENT_A
+
+    loop = arm.position_loop
+    gains = loop.gains(arm.n_axes)
+    stall, no_load = [], []
+    for joint, actuator in zip(arm.joints + (None,), arm.actuators):
+        if actuator.model not in STALL_CURRENT_A:
+            name = arm.gripper if joint is None else joint.name
+            raise InputError(
+                f"{arm.source}: actuator of {name}",
+                f"servo {actuator.model!r} has no stall current or no-load speed",
+                f"one of {', '.join(sorted(STALL_CURRENT_A))} (twin.truth's datasheet tables)",
+            )
+        stall.append(STALL_CURRENT_A[actuator.model])
+        no_load.append(NO_LOAD_SPEED_RPM[actuator.model] * 2.0 * math.pi / 60.0)
+    torque_per_duty = drive.gear * np.array(stall)
+    return dataclasses.replace(
+        drive,
+        mode="position",
+        kp=torque_per_duty * gains[G_KP],
+        kv=torque_per_duty * (gains[G_KD] + 1.0 / np.array(no_load)),
+        force_limit=torque_per_duty * gains[G_DUTY_LIMIT],
+        servo_period=float(loop.period),
     )
 
 
@@ -610,26 +652,58 @@ def _mjcf_drive(root: ET.Element, robot: RobotModel) -> None:
     drive = robot.drive
     joints = robot.axis_joints
     period = _num(drive.control_period)
-    for line in [
-        "Actuators: the servos' current control. ctrl = goal current of one servo (A); joint "
-        "torque = gear x ctrl, gear the",
-        "torque record's N·m/A of the axis (all its servos); ctrlrange and forcerange = the "
-        "servo's current limit, so the",
-        "torque limit is gear x forcerange (also the joint's actuatorfrcrange, N·m).",
+    if drive.mode == "position":
+        lines = [
+            "Actuators: the servos' own position loop (drive_mode position). ctrl = goal position "
+            "(rad); force = kp (ctrl - q)",
+            "- kv qdot, clamped at forcerange (N·m): kp = gear x stall current x the loop's duty "
+            "per rad, kv = gear x stall",
+            "current x (its duty per rad/s + 1/no-load speed: the motor's torque-speed line), "
+            "forcerange = gear x stall current",
+            "x the duty limit. Not in MJCF: the servo's profile of the goal, its integral term, "
+            "its tick (servo_period_s).",
+        ]
+    else:
+        lines = [
+            "Actuators: the servos' current control. ctrl = goal current of one servo (A); joint "
+            "torque = gear x ctrl, gear the",
+            "torque record's N·m/A of the axis (all its servos); ctrlrange and forcerange = the "
+            "servo's current limit, so the",
+            "torque limit is gear x forcerange (also the joint's actuatorfrcrange, N·m).",
+        ]
+    lines += [
         f"Timing (custom numeric data): the host's control period control_period_s = {period} s "
-        "(the goal current is",
+        "(each command is",
         "held between cycles) and each axis's dead time dead_time_s (model (1)'s T_d: encoder "
         "read to torque, the half",
         "period of hold included); a controller run around mj_step at that period should apply "
-        "each goal current",
+        "each command",
         "dead_time_s - control_period_s/2 after the read it was computed from.",
-    ]:
+    ]
+    for line in lines:
         root.append(ET.Comment(f" {line} "))
     custom = ET.SubElement(root, "custom")
     ET.SubElement(custom, "numeric", {"name": "control_period_s", "data": period})
     ET.SubElement(custom, "numeric", {"name": "dead_time_s", "data": _nums(drive.dead_time)})
+    if drive.servo_period is not None:
+        ET.SubElement(
+            custom, "numeric", {"name": "servo_period_s", "data": _num(drive.servo_period)}
+        )
     actuators = ET.SubElement(root, "actuator")
-    for j, gear, limit in zip(joints, drive.gear, drive.current_limit):
+    for index, j in enumerate(joints):
+        if drive.mode == "position":
+            limit = drive.force_limit[index]
+            attributes = {
+                "name": f"{j.name}_position",
+                "joint": j.name,
+                "kp": _num(drive.kp[index]),
+                "kv": _num(drive.kv[index]),
+                "ctrlrange": f"{_num(j.lower)} {_num(j.upper)}",
+                "forcerange": f"{_num(-limit)} {_num(limit)}",
+            }
+            ET.SubElement(actuators, "position", attributes)
+            continue
+        limit = drive.current_limit[index]
         current = f"{_num(-limit)} {_num(limit)}"
         ET.SubElement(
             actuators,
@@ -637,7 +711,7 @@ def _mjcf_drive(root: ET.Element, robot: RobotModel) -> None:
             {
                 "name": f"{j.name}_motor",
                 "joint": j.name,
-                "gear": _num(gear),
+                "gear": _num(drive.gear[index]),
                 "ctrlrange": current,
                 "forcerange": current,
             },

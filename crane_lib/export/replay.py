@@ -48,11 +48,13 @@ from crane_lib.constants import CONTROL_PERIOD_S, ENCODER_RESOLUTION_RAD, N_AXES
 from crane_lib.export import consistent, files
 from crane_lib.logs.preprocessing import antialias_sections, zero_phase_filter
 from crane_lib.logs.raw_log import RawLog, read_raw_log
+from crane_lib.model import position_loop
 from crane_lib.model.arm_description import ArmDescription, load_arm
 from crane_lib.model.controller import OUT_GOAL_UNITS, OUT_ROWS, RealizationConstants
 from crane_lib.model.controller import realization_law as law
 from crane_lib.model.parameters import ParameterSet
-from crane_lib.paths import portable, recording_path
+from crane_lib.paths import RESULTS_DIR, portable, recording_path
+from crane_lib.records import read_json_record, write_json_record
 from crane_lib.twin.recorder import arm_constants
 from crane_lib.twin.truth import CRANE_X7, TWIN_TRUTH_CSV, load_truth, truth_parameters
 
@@ -156,6 +158,18 @@ def starting_integral(log: RawLog, constants: RealizationConstants, period: floa
     return (feedback - proportional) / constants.k_i - error * period
 
 
+def drive_mode_of(log: RawLog) -> str:
+    """The drive mode a recording was made in (its metadata; absent: current)."""
+    return log.metadata.get("drive_mode", "current")
+
+
+def is_position_mode(robot) -> bool:
+    """Whether a compiled MJCF drives its axes by position actuators (the servos' own loop)."""
+    import mujoco
+
+    return bool(np.all(robot.actuator_biastype == mujoco.mjtBias.mjBIAS_AFFINE))
+
+
 def replay(
     mjcf,
     log: RawLog,
@@ -165,63 +179,79 @@ def replay(
     rows: int | None = None,
     ts: float = TS,
 ) -> Replay:
-    """Simulate the MJCF in MuJoCo under controller (2) with the recording's reference, and set
-    it beside the recording (the first `rows` cycles, or all)."""
+    """Simulate the MJCF in MuJoCo under the controller the recording used, with its reference,
+    and set it beside the recording (the first `rows` cycles, or all): controller (2) around its
+    current-control motors, or, for a position-mode recording, its position actuators fed the
+    goals the host streamed (the torque record then the actuators' force)."""
     import mujoco
 
     robot = mujoco.MjModel.from_xml_path(str(mjcf))
     data = mujoco.MjData(robot)
-    constants = arm_constants(log.arm) if constants is None else constants
     n = log.n_axes
     if robot.nu != n or robot.nq != n:
         raise ValueError(f"{mjcf}: {robot.nu} actuators, {robot.nq} joints; the log has {n} axes")
+    position = is_position_mode(robot)
+    if position != (drive_mode_of(log) == "position"):
+        raise ValueError(
+            f"{mjcf}: {'position' if position else 'current'} actuators for a recording in "
+            f"{drive_mode_of(log)} mode ({log.path})"
+        )
     count = log.n_samples if rows is None else min(int(rows), log.n_samples)
     period = float(np.median(np.diff(log.t[: max(count, 2)])))
     _, dead_time = file_timing(robot)
     robot.opt.timestep = period / substeps
     lags = command_lags(dead_time, period, substeps)
-    gear = robot.actuator_gear[:, 0].copy()
+    first = int(lags.max())
     reference = (log.theta_ref[:count], log.dtheta_ref[:count], log.ddtheta_ref[:count])
     measured_angle, measured_torque = log.theta[:count], log.torque_logged[:count]
-    arguments = constants.law_arguments()
-    unit = constants.current_unit
-
-    integral = starting_integral(log, constants, period)
     data.qpos[:] = log.theta[0]
     data.qvel[:] = 0.0
     mujoco.mj_forward(robot, data)
-    previous = encoder(data.qpos.copy())
-    # commands of cycles before the first: the current the arm was holding with
-    current = np.vstack(
-        [np.tile(log.current_command[0], (int(lags.max()), 1)), np.zeros((count, n))]
-    )
-    first = int(lags.max())
-    angle, out = np.zeros((count, n)), np.zeros((OUT_ROWS, n))
+    # commands of the cycles before the first: what the arm was holding with (goal or current)
+    held = log.theta_ref[0] if position else log.current_command[0]
+    command = np.vstack([np.tile(held, (first, 1)), np.zeros((count, n))])
+    if position:  # the servo's own profile shapes the goal it is given (model.position_loop)
+        loop = load_arm(log.arm).position_loop
+        gains, state = loop.gains(n), position_loop.initial_state(held, log.theta[0])
+        loop_out = np.zeros((position_loop.O_ROWS, n))
+    else:
+        constants = arm_constants(log.arm) if constants is None else constants
+        arguments, unit = constants.law_arguments(), constants.current_unit
+        integral = starting_integral(log, constants, period)
+        previous = encoder(data.qpos.copy())
+    angle, force, out = np.zeros((count, n)), np.zeros((count, n)), np.zeros((OUT_ROWS, n))
     axes = np.arange(n)
     done = count
     for k in range(count):
         angle[k] = data.qpos
-        theta = encoder(angle[k])
-        law(
-            reference[0][k],
-            reference[1][k],
-            reference[2][k],
-            theta,
-            previous,
-            period,
-            integral,
-            *arguments,
-            out,
-        )
-        previous = theta
-        current[first + k] = out[OUT_GOAL_UNITS] * unit
+        force[k] = data.actuator_force
+        if position:
+            theta = encoder(angle[k])
+            position_loop.position_loop_law(reference[0][k], theta, period, state, gains, loop_out)
+            command[first + k] = state[position_loop.S_POSITION]
+        else:
+            theta = encoder(angle[k])
+            law(
+                reference[0][k],
+                reference[1][k],
+                reference[2][k],
+                theta,
+                previous,
+                period,
+                integral,
+                *arguments,
+                out,
+            )
+            previous = theta
+            command[first + k] = out[OUT_GOAL_UNITS] * unit
         for s in range(substeps):
-            data.ctrl[:] = current[first + k - lags[s], axes]
+            data.ctrl[:] = command[first + k - lags[s], axes]
             mujoco.mj_step(robot, data)
         if not np.all(np.isfinite(data.qpos)) or np.abs(data.qpos).max() > DIVERGED_RAD:
             done = k + 1
             break
-    torque = current[first : first + count] * gear
+    gear = robot.actuator_gear[:, 0]
+    torque = force * gear if position else command[first : first + count] * gear
     return Replay(
         name,
         log.metadata.get("trajectory", str(log.path)),
@@ -266,30 +296,52 @@ def prior_standard(arm: ArmDescription | None, identified: ParameterSet) -> Para
 
 
 def model_files(
-    key: str, accepted: ParameterSet, directory, identified: ParameterSet | None = None
+    key: str,
+    accepted: ParameterSet,
+    directory,
+    identified: ParameterSet | None = None,
+    twin: bool = True,
+    drive_mode: str | None = None,
 ) -> dict[str, Path]:
-    """Write the three MJCFs a replay compares, as `crane-id export --nearest` writes them:
-    the accepted base model's nearest consistent link-level model (or `identified`, its standard
-    vector when already reconstructed), the description's prior and the twin's truth."""
+    """Write the MJCFs a replay compares, as `crane-id export --nearest` writes them: the
+    accepted base model's nearest consistent link-level model (or `identified`, its standard
+    vector when already reconstructed), the description's prior and (with `twin`) the twin's
+    truth. `key`: a shipped arm's key, or the folder of a described arm; `drive_mode`: the
+    actuators' mode (a recording's), default the description's."""
     arm = None if key == CRANE_X7 else load_arm(key)
+    if arm is not None and drive_mode is not None:
+        arm = arm.in_drive_mode(drive_mode)
     if identified is None:
         identified = consistent.reconstruct(accepted, arm=arm).standard
-    standards = {
-        "identified": identified,
-        "prior": prior_standard(arm, identified),
-        "twin": truth_standard(key),
-    }
+    standards = {"identified": identified, "prior": prior_standard(arm, identified)}
+    if twin:
+        standards["twin"] = truth_standard(key)
     directory = Path(directory)
+    stem = Path(key).name
     paths = {}
     for name, standard in standards.items():
-        notes = [f"Replay verification: the {name} model of the {key} ({name} row)."]
+        notes = [f"Replay verification: the {name} model of {stem}."]
         robot = files.exported_robot(standard, arm, notes=notes)
-        paths[name] = files.write_text(directory / f"{key}_{name}.xml", files.mjcf_text(robot))
+        paths[name] = files.write_text(directory / f"{stem}_{name}.xml", files.mjcf_text(robot))
     return paths
+
+
+def table_lines(replays: dict[str, Replay]) -> list[str]:
+    """The replay table as text lines: per model, the angle (deg) and torque (N·m) RMSE per axis."""
+    lines = []
+    for name, result in replays.items():
+        if result.diverged:
+            lines.append(f"  {name:<10} diverged after {result.cycles} cycles")
+            continue
+        angle = " ".join(f"{v:.3g}" for v in np.degrees(result.angle_rmse))
+        torque = " ".join(f"{v:.3g}" for v in result.torque_rmse)
+        lines.append(f"  {name:<10} angle [deg] {angle} | torque [N·m] {torque}")
+    return lines
 
 
 # ----------------------------------------------------------------------------- the record
 
+REPLAY_DIR = RESULTS_DIR / "replay"
 SEGMENT_S = 5.0  # s of the held-out recording the figure shows, from the motion's start
 SEGMENT_STEP = 5  # cycles between the figure's samples
 
@@ -328,15 +380,52 @@ def segment(replays: dict[str, Replay], log: RawLog) -> dict:
     return entry
 
 
+def record_path(key: str, directory=None) -> Path:
+    """Where one shipped arm's replay record lives (its MJCFs beside it)."""
+    return Path(directory or REPLAY_DIR) / f"{key}.json"
+
+
+def model_paths(key: str, directory=None) -> list[Path]:
+    """The three MJCFs of one shipped arm's replay (written by `model_files`)."""
+    return [Path(directory or REPLAY_DIR) / f"{key}_{name}.xml" for name in MODELS]
+
+
+def accepted_model(record: dict) -> ParameterSet:
+    """The accepted model of an `acceptance.other_arms` record, with its OLS standard errors
+    (the nearest consistent model weighs its change by them, as `crane-id export` does)."""
+    accepted = record["algorithm1"]["accepted"]
+    return ParameterSet(
+        accepted["names"], np.array(accepted["parameters"]), np.array(accepted["std_errors"])
+    )
+
+
+def write_replay_record(key: str, directory=None, arms_directory=None) -> Path:
+    """One shipped arm's replay record from its `other_arms` record, written atomically."""
+    arm_record = read_json_record(other_arms.record_path(key, arms_directory))
+    folder = Path(directory or REPLAY_DIR)
+    folder.mkdir(parents=True, exist_ok=True)
+    record = replay_record(
+        key, accepted_model(arm_record), held_out_log(key, arms_directory), folder
+    )
+    return write_json_record(record_path(key, folder), record)
+
+
+def read_replay_records(directory=None) -> list[dict]:
+    """The replay records of the shipped arms that exist, the CRANE-X7 first."""
+    paths = [record_path(key, directory) for key in other_arms.ARM_KEYS]
+    return [read_json_record(p) for p in paths if p.is_file()]
+
+
 def replay_record(key: str, accepted: ParameterSet, log_path, directory) -> dict:
     """One shipped arm's replay: the three MJCFs written to `directory`, the held-out recording
     replayed on each, per-axis errors and the figure's segment."""
     log = read_raw_log(log_path)
-    paths = model_files(key, accepted, directory)
+    paths = model_files(key, accepted, directory, drive_mode=drive_mode_of(log))
     replays = replay_models(paths, log)
     _, dead_time = file_timing_of(paths["identified"])
     return {
         "arm": key,
+        "drive_mode": drive_mode_of(log),
         "held_out": log.metadata.get("trajectory", Path(log_path).stem),
         "recording": portable(log_path),
         "ts": TS,
