@@ -21,6 +21,7 @@ import numpy as np
 from crane_lib import fingerprint
 from crane_lib.acceptance.audit import AuditResult, audit_seeds
 from crane_lib.acceptance.rescue import RESCUE_EPSILON, RescueResult, rescue_over_theta
+from crane_lib.acceptance.torque_scale import scale_meta, scaled_log
 from crane_lib.errors import InputError
 from crane_lib.identification.condition import ConditionResult
 from crane_lib.identification.refinement import DEFAULT_REFINE, identify_recording
@@ -114,8 +115,13 @@ def accept_recording(
     progress=None,
     command_file=None,
     previous: dict | None = None,
+    torque_scale=None,
 ) -> AcceptedModel:
     """Identify, refine, audit, rescue if needed, re-audit. `progress(stage)` is told each stage.
+
+    `torque_scale`: per-axis gains from a known weight (`torque_scale.TorqueScale`, with the
+    `path` it was read from): the log's torque record is scaled by them first, and the model file
+    names them with their standard errors.
 
     The identifiability gate of `identify_recording` applies; pass `command_file` (the command
     file the recording executed) to have the log's recorded sha256 checked against it.
@@ -123,6 +129,8 @@ def accept_recording(
     same route from the same start (the main job's sweep has just run it)."""
     model = shared_model("reduced") if model is None else model
     say = progress or (lambda stage: None)
+    if torque_scale is not None:
+        log = scaled_log(log, torque_scale)
     say("identify and refine")
     condition, refined, report = identify_recording(
         log,
@@ -140,6 +148,8 @@ def accept_recording(
     rescue, final, values = None, first, refined.values
     meta = dict(refined.meta)
     meta.update(audit_seeds_lambda_min=_margins(first))
+    if torque_scale is not None:
+        meta.update(scale_meta(torque_scale, torque_scale.meta.get("path", "")))
     if not all(a.passed for a in first):
         say("rescue")
         witnesses = np.vstack([a.worst_poses for a in first if not a.passed])

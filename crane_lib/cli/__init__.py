@@ -5,13 +5,16 @@
     crane-id excite --robot FOLDER --out DIR
     crane-id record COMMAND_FILE --out LOG [--truth PARAMS_FILE] [--seed N]
     crane-id record COMMAND_FILE --out LOG --port /dev/ttyUSB0 [--idle S] [--no-approach]
+    crane-id calibrate --write-poses COMMAND_FILE [--poses N] [--point X Y Z]
+    crane-id calibrate LOG LOG --trajectory COMMAND_FILE --mass KG --out GAINS [--point X Y Z]
     crane-id preprocess LOG --out DIR [--repair] [--intervals MS ...]
     crane-id identify LOG --trajectory COMMAND_FILE --ts 0.04 --out MODEL [--repair] [--refine
     fast|clie|didim|none] [--method ols|wls|dual-metric]
     crane-id audit MODEL [--seed N] [--sparse] [--box manufacturer] [--certify] [--json]
     crane-id rescue MODEL --out MODEL [--epsilon 1e-3]
     crane-id accept LOG --trajectory COMMAND_FILE --out MODEL [--ts 0.04] [--refine fast]
-        [--validation LOG ...]
+        [--validation LOG ...] [--torque-scale GAINS]
+    crane-id payload LOG --model MODEL --trajectory COMMAND_FILE --out MODEL [--ts 0.04]
     crane-id export MODEL --urdf OUT.urdf --mjcf OUT.xml [--nearest] [--distance bregman|euclidean]
         [--standard OUT.csv]
 
@@ -56,11 +59,13 @@ SUBCOMMANDS = (
     "describe",
     "excite",
     "record",
+    "calibrate",
     "preprocess",
     "identify",
     "audit",
     "rescue",
     "accept",
+    "payload",
     "export",
 )
 

@@ -6,6 +6,10 @@ re-audit. Prints the verdict and writes the model file either way (its header sa
 was accepted). Exit status: 0 accepted, 1 rejected (the audit's witness pose is printed),
 2 bad input.
 
+With --validation, the model is scored on each held-out recording, and replayed in MuJoCo on the
+first (export.replay): its nearest consistent MJCF and the description's prior (and, on a twin's
+recording, the twin's truth) under controller (2), angle and torque RMSE per axis.
+
 `--robot vx300s|so101|FOLDER`: the same stages on another arm (its kernels, its Theta); the log
 must be of that arm, and so must every held-out recording given with --validation."""
 
@@ -17,6 +21,7 @@ from pathlib import Path
 
 from crane_lib.acceptance.accepted import AUDIT_SEEDS, accept_recording, save_accepted
 from crane_lib.acceptance.held_out import held_out
+from crane_lib.acceptance.torque_scale import STATUS_UNLOADED, read_torque_scale, scaled_log
 from crane_lib.cli.common import (
     accept_inputs,
     add_force,
@@ -27,6 +32,7 @@ from crane_lib.cli.common import (
 )
 from crane_lib.cli.identify import REFINE_HELP
 from crane_lib.cli.report_parameters import check_room
+from crane_lib.errors import InputError
 from crane_lib.identification.refinement import DEFAULT_REFINE, REFINE_CHOICES
 
 
@@ -80,6 +86,14 @@ def register(subparsers) -> None:
         metavar="LOG",
         help="held-out recordings to score the model on",
     )
+    parser.add_argument(
+        "--torque-scale",
+        type=Path,
+        default=None,
+        metavar="GAINS",
+        help="per-axis current-to-torque gains of `crane-id calibrate`: the torque records of the "
+        "recording and the held-out ones are scaled by them first",
+    )
     add_robot(parser)
     add_force(parser)
     parser.set_defaults(handler=run)
@@ -90,6 +104,9 @@ def run(args: argparse.Namespace) -> int:
     """Identify, refine, audit and (if needed) rescue one recording; write the accepted model."""
     robot = robot_of(args.robot)
     model = robot_model(robot)
+    scale = None
+    if args.torque_scale is not None:  # the gains file first: its refusal costs nothing
+        scale = _torque_scale(args.torque_scale, robot, Path(args.out))
     inputs = accept_inputs(
         args.log,
         args.trajectory,
@@ -103,6 +120,8 @@ def run(args: argparse.Namespace) -> int:
         robot=robot,
     )
     out, cmd, validation = inputs.out, inputs.command, inputs.validation
+    if scale is not None:
+        validation = [scaled_log(v, scale) for v in validation]
     check_room(out, "--out")  # a full disk named before the computation, not after it
     for repair in inputs.log.repairs:
         print(f"repaired: {repair}")
@@ -114,6 +133,7 @@ def run(args: argparse.Namespace) -> int:
         refine=args.refine,
         seeds=AUDIT_SEEDS,
         model=model,
+        torque_scale=scale,
         progress=lambda stage: print(
             f"  {stage} ({time.perf_counter() - start:.0f} s)", flush=True
         ),
@@ -143,6 +163,7 @@ def run(args: argparse.Namespace) -> int:
                 f"{row['MNE']:.4f}"
             )
         print(f"held out, pooled: RMSE {scores.pooled_rmse:.4f} N·m")
+        _replay(result.parameters, validation[0], robot, args.ts)
     save_accepted(out, result, new=not args.force)
     print(result.verdict())
     print(
@@ -150,3 +171,46 @@ def run(args: argparse.Namespace) -> int:
         f"{time.perf_counter() - start:.0f} s"
     )
     return 0 if result.accepted else 1
+
+
+def _torque_scale(path: Path, robot, out: Path):
+    """The gains file, checked (its arm, its axes; not the output), its gains printed."""
+    if Path(path).resolve() == Path(out).resolve():
+        raise InputError(f"--out {out}", f"is the input {path}", "a file that is no input")
+    if robot.crane_x7:
+        from crane_lib.model.arm_description import crane_x7
+
+        arm = crane_x7()
+    else:
+        arm = robot.arm
+    scale = read_torque_scale(path, arm, robot.label)
+    for j, (gain, error, status) in enumerate(zip(scale.gain, scale.std_error, scale.status)):
+        shown = "" if status == STATUS_UNLOADED else f" ± {error:.4f}"
+        print(f"torque scale axis {j + 1}: gain {gain:.4f}{shown} ({status})")
+    return scale
+
+
+def _replay(parameters, log, robot, ts: float) -> None:
+    """Replay verification on the first held-out recording (`export.replay`): the model's nearest
+    consistent MJCF, the description's prior and, for a twin's recording, the twin's truth,
+    simulated in MuJoCo under controller (2); their per-axis RMSE printed."""
+    import tempfile
+
+    from crane_lib.export import replay
+    from crane_lib.twin.recorder import arm_constants
+
+    started = time.perf_counter()
+    key = "crane_x7" if robot.crane_x7 else (robot.twin or robot.label)
+    twin = log.metadata.get("source", "").startswith("digital twin")
+    with tempfile.TemporaryDirectory() as folder:
+        mode = replay.drive_mode_of(log)
+        paths = replay.model_files(key, parameters, folder, twin=twin, drive_mode=mode)
+        replays = replay.replay_models(paths, log, constants=arm_constants(key), ts=ts)
+    name = log.metadata.get("trajectory") or log.path
+    print(
+        f"replay in MuJoCo under controller (2), held out {name} "
+        f"({time.perf_counter() - started:.0f} s; angle and {ts * 1e3:g} ms low-passed torque RMSE "
+        "per axis):"
+    )
+    for line in replay.table_lines(replays):
+        print(line)

@@ -51,7 +51,7 @@ import argparse
 import csv
 import io
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -563,3 +563,49 @@ def main(argv=None) -> None:
 
 if __name__ == "__main__":
     main()
+
+
+# ---------------------------------------------------------------- options for the torque-scale
+# and payload checks (additive: the default twin above is untouched by them)
+
+
+def rigid_body_parameters(
+    arm: str, mass: float, com: np.ndarray, inertia: np.ndarray | None = None
+) -> dict[str, float]:
+    """XXn..Mn of a rigid body fixed to `arm`'s last link n, in frame n about O_n: first moments
+    m c, inertia I_c + m (|c|^2 E - c c^T) (parallel axes); `com` (m) in frame n, `inertia` about
+    the centre of mass in frame-n axes (kg·m^2, default a point mass)."""
+    n = twin_arm(arm).n_joints
+    c = np.asarray(com, dtype=float).reshape(3)
+    tensor = np.zeros((3, 3)) if inertia is None else np.asarray(inertia, dtype=float)
+    about_origin = tensor + mass * (c @ c * np.eye(3) - np.outer(c, c))
+    first = mass * c
+    index = {"XX": (0, 0), "XY": (0, 1), "XZ": (0, 2), "YY": (1, 1), "YZ": (1, 2), "ZZ": (2, 2)}
+    values = {f"{k}{n}": float(about_origin[i]) for k, i in index.items()}
+    values.update({f"MX{n}": first[0], f"MY{n}": first[1], f"MZ{n}": first[2], f"M{n}": mass})
+    return {k: float(v) for k, v in values.items()}
+
+
+def with_payload(
+    arm: str,
+    mass: float,
+    com: np.ndarray,
+    inertia: np.ndarray | None = None,
+    truth: ParameterSet | None = None,
+) -> ParameterSet:
+    """`arm`'s truth (default `truth_parameters(arm)`) with a rigid payload fixed to its last
+    link (`rigid_body_parameters` added to link n's standard parameters)."""
+    base = truth_parameters(arm) if truth is None else truth
+    added = rigid_body_parameters(arm, mass, com, inertia)
+    values = base.as_dict()
+    for name, value in added.items():
+        values[name] += value
+    return ParameterSet(base.names, np.array([values[n] for n in base.names]))
+
+
+def with_gain_error(settings: PlantSettings, spread: float, seed: int) -> PlantSettings:
+    """Drive settings whose true torque constants are the logged ones times 1 + U(-spread,
+    +spread) per axis, drawn with `seed` (a unit whose current-to-torque scale nobody states)."""
+    rng = np.random.default_rng(int(seed))
+    gain = 1.0 + rng.uniform(-spread, spread, len(settings.kt_logged))
+    return replace(settings, kt_true=np.asarray(settings.kt_logged, dtype=float) * gain)
