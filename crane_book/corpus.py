@@ -1995,6 +1995,168 @@ def _cases_arm_descriptions() -> list[Case]:
     return cases
 
 
+# an arm's file for `crane-id describe`: two revolute joints on a base link, each fault one edit
+_URDF_LINK = (
+    '<link name="{n}"><inertial><origin xyz="0 0 0.1"/><mass value="{m}"/>'
+    '<inertia ixx="{i}" ixy="0" ixz="0" iyy="{i}" iyz="0" izz="{z}"/></inertial></link>\n'
+)
+_URDF_JOINT = (
+    '<joint name="{n}" type="{t}"><parent link="{p}"/><child link="{c}"/>'
+    '<origin xyz="0 0 0.1"/><axis xyz="0 0 1"/>{extra}</joint>\n'
+)
+_URDF_LIMIT = '<limit lower="-1" upper="1" effort="1" velocity="1"/>'
+
+
+def robot_urdf(
+    kind: str = "revolute", mass: str = "1", inertia: str = "0.01", izz: str = "0.01", more=""
+) -> bytes:
+    """A two-link URDF; its second joint's type, its second link's mass and inertia edited."""
+    extra = _URDF_LIMIT if kind in ("revolute", "prismatic") else ""
+    text = (
+        '<robot name="arm">\n<link name="base"/>\n'
+        + _URDF_LINK.format(n="l1", m="1", i="0.01", z="0.01")
+        + _URDF_LINK.format(n="l2", m=mass, i=inertia, z=izz)
+        + _URDF_JOINT.format(n="j1", t="revolute", p="base", c="l1", extra=_URDF_LIMIT)
+        + _URDF_JOINT.format(n="j2", t=kind, p="l1", c="l2", extra=extra)
+        + more
+        + "</robot>\n"
+    )
+    return text.encode()
+
+
+_MJCF_CHAIN = """<mujoco><worldbody>
+<body name="l1"><joint name="j1" axis="0 0 1" range="-1 1"/>
+<inertial pos="0 0 0.1" mass="1" diaginertia="0.01 0.01 0.01"/>
+<body name="l2" pos="0 0 0.2"><joint name="j2" axis="0 1 0" range="-1 1"/>
+<inertial pos="0 0 0.1" mass="1" diaginertia="0.01 0.01 0.01"/></body></body>
+<body name="other" pos="1 0 0"/></worldbody>{extra}</mujoco>
+"""
+
+
+def _cases_describe_excite() -> list[Case]:
+    """`crane-id describe` on a URDF or MJCF file with one fault (crane_lib.model.describe), and
+    `crane-id excite` on a refused arm or output: one line, exit 2, nothing written."""
+    k = "robot file"
+    servos = ("--servos", "XM430-W350,XM430-W350")
+
+    def describe(name, content, fragment, *options, file="arm.urdf"):
+        argv = ("describe", file, "--out", "d", *(options or servos))
+        return Case(f"describe-{name}", k, argv, 2, fragment, (_w(file, content),))
+
+    branch = _URDF_LINK.format(n="l3", m="1", i="0.01", z="0.01") + _URDF_JOINT.format(
+        n="j3", t="revolute", p="l1", c="l3", extra=_URDF_LIMIT
+    )
+    mimic = _URDF_LINK.format(n="l3", m="1", i="0.01", z="0.01") + _URDF_JOINT.format(
+        n="j3", t="revolute", p="l2", c="l3", extra=_URDF_LIMIT + '<mimic joint="j1"/>'
+    )
+    cases = [
+        describe("neither-urdf-nor-mjcf", b'<sdf version="1.6"/>\n', "root element <sdf>"),
+        describe("not-xml", b"<robot name='a'>\n<link>\n", "not XML"),
+        describe("branch-without-tip", lambda: robot_urdf(more=branch), "branches into joints"),
+        describe("floating-joint", lambda: robot_urdf("floating"), "is floating"),
+        describe(
+            "mimic-on-the-chain",
+            lambda: robot_urdf(more=mimic),
+            "mimics",
+            "--arm-joints",
+            "j1,j2",
+            *servos,
+        ),
+        describe("continuous-arm-joint", lambda: robot_urdf("continuous"), "has no limits"),
+        describe("negative-mass", lambda: robot_urdf(mass="-1"), "has mass -1 kg"),
+        describe("indefinite-inertia", lambda: robot_urdf(inertia="-0.01"), "eigenvalues"),
+        describe("triangle-inequality", lambda: robot_urdf(izz="0.03"), "triangle inequality"),
+        describe(
+            "unknown-servo",
+            lambda: robot_urdf(),
+            "unknown servo 'XM999'",
+            "--servos",
+            "XM430-W350,XM999",
+        ),
+        describe(
+            "servo-count", lambda: robot_urdf(), "1 servos for 2 axes", "--servos", "XM430-W350"
+        ),
+        describe("tip-unknown", lambda: robot_urdf(), "is no link", "--tip", "nosuch", *servos),
+        describe(
+            "mjcf-closed-loop",
+            _MJCF_CHAIN.format(
+                extra='<equality><connect body1="l2" body2="other" anchor="0 0 0"/></equality>'
+            ).encode(),
+            "equality constraint",
+            file="arm.xml",
+        ),
+        describe(
+            "mjcf-tendon",
+            _MJCF_CHAIN.format(
+                extra='<tendon><fixed name="t"><joint joint="j1" coef="1"/>'
+                '<joint joint="j2" coef="1"/></fixed></tendon>'
+            ).encode(),
+            "tendon 't' acts on the chain",
+            file="arm.xml",
+        ),
+        Case(
+            "describe-out-is-the-file",
+            k,
+            ("describe", "arm.urdf", "--out", "arm.urdf", *servos),
+            2,
+            "arm.urdf",
+            (_w("arm.urdf", lambda: robot_urdf()),),
+        ),
+    ]
+    a = "arm description"
+    excite = ("excite", "--out", "t", "--robot")
+    zero_outside = arm_folder(
+        "joints.csv", lambda: _arm_file("joints.csv", b"-1.8500490071139892", b"0.1")
+    )
+    no_current = arm_folder(
+        "actuators.csv",
+        lambda: _arm_file("actuators.csv", b"XM430-W350,1.783,0.00269", b"XM430-W350,1.783,"),
+    )
+    faults = (
+        ("crane-x7", "crane_x7", (), "has the paper's 40 trajectories"),
+        ("no-such-arm", "nosuch", (), "is neither a shipped arm nor a folder"),
+        ("empty-robot", "", (), "names no arm and no folder"),
+        ("root-link-missing", ARM, _toml_edit('root_link = "base_link"\n', ""), "'root_link'"),
+        ("unknown-key", ARM, _toml_edit('root_link = "base_link"', 'root_lnk = "b"'), "root_lnk"),
+        (
+            "gravity-off-axis",
+            ARM,
+            _toml_edit("gravity_direction = [0, 0, -1]", "gravity_direction = [0, 0.6, -0.8]"),
+            "along x, y or z",
+        ),
+        ("toml-missing", ARM, arm_folder("arm.toml"), "arm.toml"),
+        (
+            "links-latin-1",
+            ARM,
+            arm_folder("links.csv", lambda: _latin1_comment("links.csv")),
+            "not UTF-8",
+        ),
+        ("zero-outside-limits", ARM, zero_outside, "zero outside the limits of axes [2]"),
+        ("unknown-current-unit", ARM, no_current, "column 'current_unit_A' is empty"),
+    )
+    for name, robot, setup, fragment in faults:
+        cases.append(Case(f"excite-{name}", a, (*excite, robot), 2, fragment, setup))
+    cases += [
+        Case(
+            "excite-out-is-a-file",
+            "output path",
+            ("excite", "--out", "t", "--robot", ARM),
+            2,
+            "is a file, not a folder",
+            (*arm_folder(), _w("t", b"x\n")),
+        ),
+        Case(
+            "excite-out-parent-missing",
+            "output path",
+            ("excite", "--out", "no/t", "--robot", ARM),
+            2,
+            "does not exist",
+            arm_folder(),
+        ),
+    ]
+    return cases
+
+
 NOT_A_MANIFEST = b"name,value\nZZR1,0.1\n"
 
 
@@ -2063,6 +2225,7 @@ def cases() -> tuple[Case, ...]:
         + _cases_gate()
         + _cases_held_out()
         + _cases_arm_descriptions()
+        + _cases_describe_excite()
         + _cases_other_programs()
         + _cases_interrupts()
         + _cases_controls()
