@@ -53,3 +53,22 @@ def test_describe_bad_input_exits_2_and_writes_nothing(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "arm.xml:1" in err and "root element <sdf>" in err
     assert not out.exists()
+
+
+def test_describe_writes_the_position_drive_with_its_loop(tmp_path):
+    """--drive position --position-loop FILE: arm.toml gets drive_mode and the loop's table."""
+    loop = tmp_path / "loop.toml"
+    loop.write_text(
+        '[position_loop]\nfirmware = "feetech_sts"\np_gain = 16\ni_gain = 0\nd_gain = 32\n'
+        "pwm_limit = 1.0\nprofile_velocity_rad_s = 0.0\nprofile_acceleration_rad_s2 = 0.0\n"
+        'period_s = 0.001\nsource = "LeRobot so_follower"\n'
+    )
+    folder = tmp_path / "so101"
+    argv = ["describe", str(SOURCES["so101"]), "--out", str(folder), "--gripper", "gripper"]
+    argv += ["--servos", SO101_SERVOS, "--drive", "position", "--position-loop", str(loop)]
+    assert cli.main(argv) == 0
+    text = (folder / "arm.toml").read_text()
+    assert 'drive_mode = "position"' in text and "p_gain = 16" in text
+    loop.write_text('[position_loop]\nfirmware = "feetech_sts"\n')
+    assert cli.main([*argv[:3], str(tmp_path / "other"), *argv[4:]]) == 2
+    assert not (tmp_path / "other").exists()

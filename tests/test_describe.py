@@ -144,12 +144,18 @@ def _rows(text: str) -> list[dict]:
 
 def test_so101_described_from_the_wheel_equals_the_committed_folder(tmp_path):
     """joints.csv, links.csv and actuators.csv equal data/so101_description's rows; arm.toml's
-    facts equal but [bus], drive_mode and [position_loop] (servo IDs, baud and the servos' loop
-    gains are no part of a URDF; book/register_beyond.md)."""
-    description = describe.describe(
-        SOURCES["so101"], gripper="gripper", servos=["STS3215-C018"] * 6, name="SO-101"
-    )
+    facts equal but [bus] (servo IDs and baud are no part of a URDF; book/register_beyond.md),
+    the servos' [position_loop] given as the committed folder's (`--position-loop`)."""
     committed = DATA_DIR / "so101_description"
+    expected = tomllib.loads((committed / "arm.toml").read_text())
+    description = describe.describe(
+        SOURCES["so101"],
+        gripper="gripper",
+        servos=["STS3215-C018"] * 6,
+        name="SO-101",
+        drive=expected["drive_mode"],
+        position_loop=expected["position_loop"],
+    )
     for name in ("joints.csv", "links.csv"):
         assert _rows(description.texts[name]) == _rows((committed / name).read_text()), name
     ours = _rows(description.texts["actuators.csv"])
@@ -159,12 +165,18 @@ def test_so101_described_from_the_wheel_equals_the_committed_folder(tmp_path):
         [float(r[k]) for k in numbers] for r in theirs
     ]
     facts = tomllib.loads(description.texts["arm.toml"])
-    expected = tomllib.loads((committed / "arm.toml").read_text())
-    for key in ("bus", "drive_mode", "position_loop"):
-        del expected[key]
+    del expected["bus"]
     for axis in expected["axis"]:
         del axis["ids"]
     assert facts == expected
+
+
+def test_position_drive_without_its_loop_is_refused():
+    """--drive position needs the servos' [position_loop]: the folder's schema refuses it."""
+    with pytest.raises(InputError, match="'position' without \\[position_loop\\]"):
+        describe.describe(
+            SOURCES["so101"], gripper="gripper", servos=["STS3215-C018"] * 6, drive="position"
+        )
 
 
 # ------------------------------------------------------------------ bad input

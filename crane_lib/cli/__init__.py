@@ -1,7 +1,8 @@
 """The command-line tool `crane-id`: one module per subcommand, one error boundary.
 
     crane-id describe FILE --out FOLDER --servos NAME,... [--base LINK] [--tip LINK]
-        [--arm-joints J,...] [--gripper JOINT] [--name NAME] [--drive current]
+        [--arm-joints J,...] [--gripper JOINT] [--name NAME] [--drive current|position]
+        [--position-loop FILE]
     crane-id excite --robot FOLDER --out DIR
     crane-id record COMMAND_FILE --out LOG [--truth PARAMS_FILE] [--seed N]
     crane-id record COMMAND_FILE --out LOG --port /dev/ttyUSB0 [--idle S] [--no-approach]

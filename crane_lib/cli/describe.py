@@ -1,10 +1,14 @@
 """`crane-id describe FILE --out FOLDER --servos NAME,NAME,... [--base LINK] [--tip LINK]
-[--arm-joints J,J,...] [--gripper JOINT] [--name NAME] [--drive current] [--force]`: an arm's
+[--arm-joints J,J,...] [--gripper JOINT] [--name NAME] [--drive current|position]
+[--position-loop FILE] [--force]`: an arm's
 description folder (arm.toml, joints.csv, links.csv, actuators.csv) from its URDF or MJCF file
 (`crane_lib.model.describe`), read back by the pipeline's reader before it is written, all four
 files or none. --servos: one model of data/servo_catalogue.csv per arm joint, then the gripper;
 a field the catalogue leaves unknown stays empty in actuators.csv (a line names it) and every
-stage reading the folder refuses it by its column's name until it is filled. Exit status 0 when
+stage reading the folder refuses it by its column's name until it is filled. --drive writes
+arm.toml's drive_mode; position needs the servos' loop settings, which no URDF or MJCF holds:
+--position-loop names a TOML file whose [position_loop] table is copied (checked by the folder's
+schema, `crane_lib.model.arm_schema`). Exit status 0 when
 written, 2 on bad input (the file, the element and its line, what was expected; nothing
 written)."""
 
@@ -47,10 +51,15 @@ def register(subparsers) -> None:
     parser.add_argument("--name", help="the arm's name (default: the file's robot or model name)")
     parser.add_argument(
         "--drive",
-        choices=("current",),
+        choices=("current", "position"),
         default=None,
-        help="drive_mode written to arm.toml (position needs the servos' [position_loop] gains, "
-        "which no URDF or MJCF holds: add it by hand)",
+        help="drive_mode written to arm.toml (default: none written, i.e. current)",
+    )
+    parser.add_argument(
+        "--position-loop",
+        type=Path,
+        metavar="FILE",
+        help="TOML file with the servos' [position_loop] table (needed with --drive position)",
     )
     add_force(parser)
     parser.set_defaults(handler=run)
@@ -62,7 +71,18 @@ def run(args: argparse.Namespace) -> int:
 
     if not args.file.is_file():
         raise InputError(str(args.file), "no such file", "a URDF or MJCF file")
-    folder = output_folder(args.out, FILES, inputs=[args.file], force=args.force)
+    loop = None
+    if args.position_loop is not None:
+        from crane_lib.model.arm_schema import read_toml
+
+        table = read_toml(args.position_loop)
+        if not isinstance(table.get("position_loop"), dict):
+            raise InputError(
+                str(args.position_loop), "no [position_loop] table", "a TOML [position_loop] table"
+            )
+        loop = table["position_loop"]
+    inputs = [args.file] + ([args.position_loop] if args.position_loop else [])
+    folder = output_folder(args.out, FILES, inputs=inputs, force=args.force)
     result = describe.describe(
         args.file,
         base=args.base,
@@ -72,6 +92,7 @@ def run(args: argparse.Namespace) -> int:
         servos=args.servos,
         name=args.name,
         drive=args.drive,
+        position_loop=loop,
     )
     atomic_write_folder(folder, {n: result.texts[n].encode("utf-8") for n in FILES})
     gripper = f", gripper {result.gripper}" if result.gripper else ""

@@ -34,6 +34,7 @@ triangle inequality; unknown servo names or a count that does not match the axes
 
 from __future__ import annotations
 
+import json
 import math
 import tempfile
 import xml.etree.ElementTree as ET
@@ -622,7 +623,17 @@ def _toml_list(values) -> str:
     return "[" + ", ".join(f'"{v}"' if isinstance(v, str) else repr(v) for v in values) + "]"
 
 
-def _arm_toml(d: Description, servos: list[str], gripper_limits, drive: str | None) -> str:
+def _toml_value(value) -> str:
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)  # a TOML basic string
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return repr(value)
+
+
+def _arm_toml(
+    d: Description, servos: list[str], gripper_limits, drive: str | None, loop: dict | None
+) -> str:
     mounting = "hanging" if d.gravity_direction == (0, 0, 1) else "upright"
     lines = [
         f"# {d.name} as data, written by crane-id describe from {d.source}",
@@ -650,6 +661,8 @@ def _arm_toml(d: Description, servos: list[str], gripper_limits, drive: str | No
         "[controller]",
         f"encoder_noise_fraction = {ENCODER_NOISE_FRACTION}",
     ]
+    if loop is not None:
+        lines += ["", "[position_loop]", *(f"{k} = {_toml_value(v)}" for k, v in loop.items())]
     for joint, servo in zip(d.arm_joints + ([d.gripper] if d.gripper else []), servos):
         lines += ["[[axis]]", f'joint = "{joint}"', f'actuator = "{servo}"']
     return "\n".join(lines) + "\n"
@@ -694,6 +707,7 @@ def describe(
     servos: list[str] | None = None,
     name: str | None = None,
     drive: str | None = None,
+    position_loop: dict | None = None,
 ) -> Description:
     """The description folder's four files of the arm in a URDF or MJCF file (module docstring),
     checked by `arm_description.load_urdf_arm` before they are returned."""
@@ -784,7 +798,7 @@ def describe(
     actuators, unknown = catalogue.actuators_csv(servos)
     description.unknown = unknown
     description.texts = {
-        "arm.toml": _arm_toml(description, servos, gripper_limits, drive),
+        "arm.toml": _arm_toml(description, servos, gripper_limits, drive, position_loop),
         "joints.csv": _joints_csv(tree),
         "links.csv": _links_csv(tree_links),
         "actuators.csv": actuators,
