@@ -374,7 +374,8 @@ def test_rescue_gain_names_the_records_where_the_rescued_model_is_worse(monkeypa
     worse_mne = mne(
         _results(accepted=dict(rescued, parameters=[1.01]), model=None, heldout=[1.0, 2.0, 3.0])
     )
-    assert worse_mne.verdict == claims.CONTRADICTED and worse_mne.detail.endswith(" (axes)")
+    # the axes are the computed part of the reason, which the page shows after the detail
+    assert worse_mne.verdict == claims.CONTRADICTED and worse_mne.why.endswith(" (axes)")
 
 
 def _kt_record(seed, mne_change, flipped):
@@ -481,12 +482,68 @@ def build_results():
         yield claims.Results()
 
 
+_BUILT: dict[str, dict] = {}
+
+
+def _built(claim_id: str, build_results) -> dict:
+    """One claim evaluated on the build's records, once for every test that reads it."""
+    if claim_id not in _BUILT:
+        _BUILT[claim_id] = claims.evaluate(claim_id, build_results)
+    return _BUILT[claim_id]
+
+
 @pytest.mark.parametrize("claim_id", list(claims.REGISTRY))
 def test_each_claim_evaluates_on_the_builds_records(claim_id, build_results):
-    record = claims.evaluate(claim_id, build_results)
+    record = _built(claim_id, build_results)
     assert record["verdict"] in verdicts.VERDICTS and record["number"] and record["detail"]
     if claims.REGISTRY[claim_id].compute is None:
         assert record["verdict"] == claims.NOT_COMPUTED
+
+
+# the claims the twin contradicts in some profile: each must say why, not only show two numbers
+DIFFERENCES = (
+    "poi_removal",
+    "structural_selection",
+    "rescue_costs_nothing",
+    "audit_margin_seeds",
+    "infeasible_misdirects",
+    "infeasible_small_torque_error",
+    "validation_rescue_gain",
+    "validation_rescue_mne",
+    "kt_sensitivity",
+    "ols_nonpd_routing",
+    "violations_folded",
+    "sparse_audit_seed_dependent",
+    "eps0_fails_dense",
+    "clie_improves_most",
+    "clie_worsens_ap01",
+    "clie_iterations",
+    "clie_contracts_cloud",
+    "absolute_error_follows_torque",
+    "relative_error_runs_the_other_way",
+    "ag02_heldout_rank",
+    "zz7_negative",
+    "spread_follows_samples",
+)
+
+
+def test_every_difference_links_where_its_reason_is_shown():
+    for claim_id in DIFFERENCES:
+        claim = claims.REGISTRY[claim_id]
+        assert claim.reason is not None, f"{claim_id}: no link to its reason"
+        assert claim.reason_link()["section"], f"{claim_id}: its reason's label has no heading"
+
+
+@pytest.mark.parametrize("claim_id", list(claims.REGISTRY))
+def test_every_contradicted_claim_carries_a_reason_beyond_its_numbers(claim_id, build_results):
+    record = _built(claim_id, build_results)
+    if record["verdict"] != claims.CONTRADICTED:
+        return
+    why = record["why"]
+    words = re.findall(r"[A-Za-z]{3,}", why)
+    assert len(words) >= 15, f"{claim_id}: the reason is missing or only numbers: {why!r}"
+    assert why in record["detail"], f"{claim_id}: the page's text does not carry the reason"
+    assert record["reason"] is not None, f"{claim_id}: no link to where the evidence is shown"
 
 
 def _pairs(*rows):

@@ -37,6 +37,9 @@ class Outcome:
     verdict: str
     number: str
     detail: str
+    # why the twin differs from the paper (the mechanism, its numbers computed), for a claim the
+    # twin contradicts; the page shows it after the detail, with the claim's `reason` link
+    why: str = ""
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:
@@ -46,6 +49,16 @@ class Outcome:
     def missing(cls, what: str) -> "Outcome":
         """The outcome of a claim whose inputs this build lacks (`what` says which)."""
         return cls(NOT_COMPUTED, "—", what)
+
+
+def reason_of(function: Callable[..., str], *args) -> str:
+    """`function(*args)`, the computed reason of a difference; "" when the records it reads lack a
+    field it needs (the small hand-made records of the unit tests). A contradicted claim without
+    its reason fails tests/test_claims.py on the build's own records, so nothing hides there."""
+    try:
+        return function(*args)
+    except (KeyError, AttributeError, TypeError):
+        return ""
 
 
 def page_source(docname: str) -> Path:
@@ -247,7 +260,8 @@ def evaluate(claim_id: str, results: Results | None = None, profile: str | None 
         "paper": c.paper_text(),
         "verdict": outcome.verdict,
         "number": outcome.number,
-        "detail": outcome.detail,
+        "detail": f"{outcome.detail} Why: {outcome.why}" if outcome.why else outcome.detail,
+        "why": outcome.why,
         "chapter": c.chapter,
         "section": c.heading(),
         "label": c.section,

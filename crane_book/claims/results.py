@@ -278,3 +278,31 @@ def margin_reason(results: Results, over_theta: bool) -> str:
         "paper's "
         f"accepted model: {accepted.text().replace('^2', '²')}){inside}."
     )
+
+
+def rescue_reason(results: Results) -> str:
+    """The computed mechanism behind every rescue difference: how far the representative CLIE
+    solution lies outside the PD set against the paper's, and how far the rescue (which minimizes
+    the parameter change, not the prediction error) had to move it."""
+    from crane_lib.acceptance import held_out
+    from crane_lib.model.parameters import unit_of
+
+    record = results.accepted
+    first = min(record["first_audits"], key=lambda a: a["lambda_min"])
+    found = first["violations"]
+    n = sum(found.values()) if isinstance(found, dict) else int(found)
+    moves = held_out.rescue_moves(record)
+    beyond = int((moves["change / SE"].abs() > 1).sum())
+    top = moves["change / SE"].head(2)
+    inertial = moves[[unit_of(p) == "kg·m^2" for p in moves.index]]["change"].abs()
+    largest = f"{num(inertial.max())} kg·m²" if len(inertial) else "none"
+    return (
+        f"the twin's CLIE solution lies much further outside the PD set than the arm's ({n:,} "
+        f"violating audit configurations and λmin {num(first['lambda_min'])} kg·m², against the "
+        f"paper's {paper('clie_solution_violations').text()}), so the rescue, which minimizes the "
+        f"parameter change and not the prediction error, moves {beyond} entries by more than one "
+        "OLS standard error ("
+        + ", ".join(f"{p} by {x:+.1f}" for p, x in top.items())
+        + f"; largest inertia change {largest}, the paper's at most "
+        f"{paper('rescue_max_entry_change').text().replace('^2', '²')})."
+    )
