@@ -81,14 +81,14 @@ def smoke_data():
     path = smoke_recordings(("SMOKE01",))["SMOKE01"]
     peer_tools.SYSID_SETTINGS["smoke"] = SMOKE_SYSID
     inputs = peer_tools.Inputs("crane_x7", path, [path], None, path)
-    bundle = peer_tools._bundle(path, peer_tools.TS)
+    bundle = peer_tools.bundle_of(path, peer_tools.TS)
     model = peer_tools.shared_model("reduced")
     return peer_tools.ArmData(
         "crane_x7",
         None,
         model,
         bundle,
-        peer_tools._bundle(path, peer_tools.SYSID_TS),
+        peer_tools.bundle_of(path, peer_tools.SYSID_TS),
         [bundle],
         [path.stem],
         {},

@@ -54,7 +54,7 @@ def test_mujoco_and_figaroh_readings_map_a_known_set_to_its_base_parameters(arm)
         for k in ("m", "mx", "my", "mz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
     ]
     names += [f"{k}_{j}" for k in ("fv", "fs", "Ia") for j in joints]
-    named = dict(zip(names, peer_tools._figaroh_vector(data, truth, names, joints)))
+    named = dict(zip(names, peer_tools.figaroh_vector(data, truth, names, joints)))
     from_figaroh = peer_tools.standard_from_figaroh(data, named, joints)
     np.testing.assert_allclose(
         peer_tools.base_of(data, from_figaroh), expected, rtol=1e-9, atol=1e-12

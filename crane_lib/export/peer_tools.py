@@ -158,7 +158,8 @@ class ArmData:
     inputs: Inputs
 
 
-def _bundle(path: Path, ts: float):
+def bundle_of(path: Path, ts: float):
+    """The cached bundle of a raw log at interval `ts` (s)."""
     return cached_bundles(path, (float(ts),))[float(ts)]
 
 
@@ -175,9 +176,9 @@ def arm_data(inputs: Inputs) -> ArmData:
         inputs.arm,
         description,
         model,
-        _bundle(inputs.identification, TS),
-        _bundle(inputs.identification, SYSID_TS),
-        [_bundle(p, TS) for p in inputs.held_out],
+        bundle_of(inputs.identification, TS),
+        bundle_of(inputs.identification, SYSID_TS),
+        [bundle_of(p, TS) for p in inputs.held_out],
         [p.stem for p in inputs.held_out],
         accepted,
         truth_score.twin_truth_base(model, inputs.arm),
@@ -715,7 +716,7 @@ def run_figaroh(data: ArmData, consistent_fit: bool) -> dict:
             "wall_s": wall,
             "cpu_s": cpu,
         }
-    prior_figaroh = _figaroh_vector(data, prior, names, joints)
+    prior_figaroh = figaroh_vector(data, prior, names, joints)
     problem = physical_fit.build_problem(w, tau, names, joints, prior=prior_figaroh)
     record = physical_fit.solve_direct_effort_fit(problem, solver="cvxopt")
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
@@ -747,7 +748,7 @@ def _eliminate(w: np.ndarray, names: list[str], tol: float = 1e-6):
     return regressor.get_index_eliminate(w, dict.fromkeys(names, 0.0), tol)
 
 
-def _figaroh_vector(data: ArmData, standard: np.ndarray, names: list[str], joints) -> np.ndarray:
+def figaroh_vector(data: ArmData, standard: np.ndarray, names: list[str], joints) -> np.ndarray:
     """A standard vector of ours in FIGAROH's names (link frames), for its prior."""
     robot = robot_of(data, standard)
     links = [j.child for j in robot.axis_joints if j.child in robot.inertials]
