@@ -72,3 +72,20 @@ def test_describe_writes_the_position_drive_with_its_loop(tmp_path):
     loop.write_text('[position_loop]\nfirmware = "feetech_sts"\n')
     assert cli.main([*argv[:3], str(tmp_path / "other"), *argv[4:]]) == 2
     assert not (tmp_path / "other").exists()
+
+
+def test_the_described_so101_runs_to_an_exported_model(so101_folder, tmp_path, capsys):
+    """describe -> excite -> record (the twin) -> accept -> export, by the command line alone,
+    on the shortest recording that identifies the arm (its PI_ALPHA block)."""
+    blocks, log, model = tmp_path / "blocks", tmp_path / "pi_alpha.npz", tmp_path / "m.csv"
+    robot = ("--robot", str(so101_folder))
+    assert cli.main(["excite", *robot, "--out", str(blocks)]) == 0
+    command = str(blocks / "PI_ALPHA.txt")
+    assert cli.main(["record", command, "--out", str(log), *robot]) == 0
+    status = cli.main(["accept", str(log), "--trajectory", command, "--out", str(model), *robot])
+    printed = capsys.readouterr().out
+    assert status in (0, 1) and ("accepted" in printed or "rejected" in printed), printed
+    urdf, mjcf = tmp_path / "m.urdf", tmp_path / "m.xml"
+    argv = ["export", str(model), "--urdf", str(urdf), "--mjcf", str(mjcf), *robot, "--nearest"]
+    assert cli.main(argv) == 0
+    assert urdf.stat().st_size > 0 and mjcf.stat().st_size > 0
