@@ -19,6 +19,12 @@ recorder run) at the recording's control period T around `mujoco.mj_step` on the
   with the integral that reproduces the first row's logged feedback torque (the arm was holding
   its posture before logging began).
 
+A position-mode recording (the servos' own loop; its MJCF has position actuators) is replayed
+the same way with the goals the host streamed, passed through the servo's own profile
+(`model.position_loop.position_loop_law`, whose PID the position actuator stands for) into the
+actuators' ctrl; its torque record is the logged present current, compared with the actuators'
+force.
+
 What is compared, per axis j over the N cycles:
 
     RMSE_θ,j = sqrt(1/N Σ_k (θ_sim,kj - θ_kj)²),   RMSE_τ,j = sqrt(1/N Σ_k (τ_sim,kj - τ_kj)²),
