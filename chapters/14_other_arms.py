@@ -54,6 +54,10 @@ from crane_lib.model.chain_model import ChainModel
 from crane_lib.model.dynamics import model as shared_model
 from crane_lib.reporting.chapters import other_arms as view
 from crane_lib.reporting.glued import glue, glue_md
+from crane_lib.formatting import DASH
+from crane_lib.identification.clie_position import goal_counts
+from crane_lib.model.position_loop import G_KP
+from crane_lib.twin.truth import motor_line
 
 records = view.load_records()
 record = {r["arm"]: r for r in records}
@@ -182,6 +186,112 @@ view.algorithm1_table(records)
 
 # %% tags=["hide-input"]
 view.stage_times_table(records, view.load_stage_times())
+
+# %% [markdown]
+# ## Driven through the servo's own loop
+#
+# The realization layer of the paper commands current from the host, through controller (2).
+# The SO-101's STS3215 servos have no current mode (their operating modes are position,
+# velocity, PWM and step), and their owners drive them as LeRobot does: goal positions in, the
+# servo's own loop closing on its own encoder, the current read back. Interbotix ships the
+# ViperX 300 S the same way. An arm's description says how it is driven (`drive_mode` in its
+# `arm.toml`, the loop's registers in `[position_loop]`): the SO-101 is described in position
+# mode; the ViperX keeps current mode as its own (the book's numbers above) and is run here in
+# both. Every tick $T$ each servo shapes the goal $g$ by its profile (speed $v_\max$,
+# acceleration $a_\max$) into $p$ and drives its motor with a PWM duty $d$ (the ROBOTIS
+# e-Manual's position controller; the STS's loop has the same gains):
+#
+# $$
+# \begin{aligned}
+# v &\leftarrow v + \operatorname{clamp}\big(v^* - v, \pm a_\max T\big),\quad
+#   v^* = \operatorname{sgn}(g - p)\min\big(v_\max, v_b(|g - p|), |g - p|/T\big),\quad
+#   p \leftarrow p + vT,\\
+# d &= \operatorname{clamp}\Big(K_P\,(p - \theta) + K_I T \sum (p - \theta)
+#   + K_D\,\frac{\Delta(p - \theta)}{T},\ \pm d_\max\Big),
+# \end{aligned}
+# $$ (eq-arms-position-loop)
+#
+# $v_b$ the speed from which braking at $a_\max$ stops on the goal, and the duty switches the
+# supply across the winding, against the back-EMF of the joint speed $\omega$:
+#
+# $$
+# i = i_\mathrm{stall}\Big(d - \frac{\omega}{\omega_\mathrm{nl}}\Big), \qquad \tau = k_t\, i .
+# $$ (eq-arms-duty-torque)
+#
+# The gains are the servo's registers in its firmware's units (the SO-101's are LeRobot's
+# P = 16, I = 0, D = 32: $K_P$ = {glue:text}`arms_pos_kp:.4g` duty/rad); every magnitude and its
+# source is in the register ([the servo's position loop](../book/register_twin.md)). One
+# function computes {eq}`eq-arms-position-loop` for the twin, for CLIE's closed-loop simulation
+# of a position-mode record and for the bus emulator. At rest the profile sits on the goal and
+# the back-EMF vanishes, so the current the servo draws is its sag times a known gain,
+# $i = i_\mathrm{stall} K_P (g - \theta)$. On the SO-101's identification recording, while it
+# holds its posture before and after the motion:
+
+# %%
+loop = so101.arm.position_loop                 # arm.toml's [position_loop]: LeRobot's registers
+gains = loop.gains(so101.arm.n_axes)           # K_P, K_I, K_D, d_max, v_max, a_max per axis
+stall = np.array([motor_line(a, "so101")[0] for a in range(1, so101.arm.n_axes + 1)])
+so101_log = read_raw_log(recording_file("so101", "PI_ALPHA"))
+goal = goal_counts(so101_log.theta_ref)        # the Goal Position the host wrote (whole counts)
+rest = so101_log.segment < 0                   # holding, before and after the motion
+predicted = (stall * gains[G_KP] * (goal - so101_log.theta))[rest].mean(axis=0)
+measured = so101_log.current_command[rest].mean(axis=0)   # the present current, as logged
+
+# %% [markdown]
+# {glue:md}`arms_pos_rest`
+
+# %% tags=["hide-input"]
+glue("arms_pos_kp", gains[G_KP, 0])
+sag = np.degrees((goal - so101_log.theta)[rest].mean(axis=0))
+glue_md("arms_pos_rest", "The shoulder lift sags {:.2f}° and draws {:.3f} A where "
+        "{{eq}}`eq-arms-position-loop` and {{eq}}`eq-arms-duty-torque` give {:.3f} A; over "
+        "the six axes the largest difference is {:.1f} mA, against the current register's "
+        "6.5 mA unit.".format(abs(sag[1]), abs(measured[1]), abs(predicted[1]),
+                              1e3 * np.abs(predicted - measured).max()))
+
+# %% tags=["hide-input"] mystnb={"figure": {"name": "fig-other-arms-position", "caption": "The SO-101's shoulder lift in position mode, the first three seconds of its identification motion: the goal streamed at 1 kHz and the angle the servo's loop reaches (above; the lag grows with speed, the back-EMF asking a duty the error must supply), and the current it draws as the servo reports it (below, whole 6.5 mA units). Data: the SO-101's PI_ALPHA twin recording in position mode."}}
+start = so101_log.t[so101_log.segment >= 0][0]
+view.position_trace_figure(so101_log, 1, (start, start + 3.0))
+plt.show()
+
+# %% [markdown]
+# What the mode does to identification: each arm whose servos' loop is described, through
+# Algorithm 1 in both modes on the same command files and seeds. {glue:md}`arms_pos_modes`
+
+# %% tags=["hide-input"]
+modes = view.drive_mode_frame(records)
+
+
+def _run(row):
+    return "{} ({}; κ {:.3g}, held-out MNE {:.3g} %, {} well-determined parameters, median " \
+        "error {:.2g} % against the truth)".format(
+            "accepted" if row["accepted"] == "yes" else "rejected",
+            "after the rescue" if row["rescued"] == "yes" else "without a rescue",
+            row["κ"], row["held-out MNE (%)"], row["well determined"],
+            row["median error vs truth (%)"])
+
+
+glue_md("arms_pos_modes", " ".join(
+    "In {} mode the {} is {}{}.".format(
+        label.split(", ")[1].replace(" (its own)", ""), label.split(", ")[0], _run(row),
+        "" if row["tracking error RMS, worst axis (°)"] == DASH else
+        ", its servos trailing the goal by {:.2g}° RMS on the worst axis while moving".format(
+            row["tracking error RMS, worst axis (°)"]))
+    for label, row in modes.iterrows()))
+view.drive_mode_table(records)
+
+# %% [markdown]
+# In position mode the torque record is the servos' current reading, not a command: its
+# register unit and read noise enter the identification where the current-mode record carries
+# the command's own rounding. The motion itself is the servos': the goal is streamed, the angle
+# follows it with the loop's lag, and the identification sees the motion the arm made, as it
+# does in current mode. On the ViperX the stock profile acceleration is below its blocks'
+# ramps (the worst axis commanded {glue:text}`arms_pos_vx_share:.2g` times the profile's), so
+# its servos reshape them; the SO-101's blocks stay inside its profile.
+
+# %% tags=["hide-input"]
+glue("arms_pos_vx_share", modes.loc["ViperX 300 S, position",
+                                    "commanded / profile acceleration, worst axis"])
 
 # %% [markdown]
 # ## On the real arms

@@ -394,3 +394,59 @@ def test_position_mode_excitation_is_checked_against_the_servos_profile():
     assert "axis 1" in str(caught.value) and "profile acceleration 9.363 rad/s^2" in str(
         caught.value
     )
+
+
+# ------------------------------------------------------------------ the chapter's view
+
+
+def test_the_drive_mode_table_puts_each_arms_modes_side_by_side():
+    """An arm with a run in each mode gives two columns, its own mode first; the servos' facts
+    appear for position mode only; an arm run in one mode gives none."""
+    from crane_lib.formatting import DASH
+    from crane_lib.reporting.chapters import other_arms as view
+
+    audits = [{"lambda_min": 1e-3}]
+    accepted = {
+        "names": ["ZZR1"],
+        "kappa": 50.0,
+        "route": "O-C",
+        "first_audits": audits,
+        "rescue": None,
+        "accepted": True,
+    }
+
+    def run(mode, loop=None):
+        out = {
+            "accepted": accepted,
+            "held_out_rmse": 0.1,
+            "held_out_mne": [0.02, 0.04],
+            "truth": {"names": ["ZZR1"], "relative": [0.05], "median": 0.05},
+        }
+        if mode is not None:
+            out["drive_mode"] = mode
+        if loop is not None:
+            out["position_loop"] = loop
+        return out
+
+    loop = {
+        "tracking_rms_deg": [1.0, 3.0],
+        "profile_acceleration_share": [0.5, 2.0],
+        "duty_limit_share": [0.0, 0.1],
+    }
+    records = [
+        {"description": {"name": "Arm A"}, "algorithm1": run(None)},
+        {
+            "description": {"name": "Arm B"},
+            "algorithm1": run("position", loop),
+            "algorithm1_other_mode": run("current"),
+        },
+    ]
+    frame = view.drive_mode_frame(records)
+    assert list(frame.index) == ["Arm B, position (its own)", "Arm B, current"]
+    assert frame.iloc[0]["tracking error RMS, worst axis (°)"] == 3.0
+    assert frame.iloc[0]["commanded / profile acceleration, worst axis"] == 2.0
+    assert frame.iloc[1]["tracking error RMS, worst axis (°)"] == DASH
+    assert frame.iloc[0]["held-out MNE (%)"] == pytest.approx(3.0)
+    table = view.drive_mode_table(records)
+    assert table.name == "tab-other-arms-drive-modes"
+    assert "this book" not in " ".join(map(str, table.frame.columns))

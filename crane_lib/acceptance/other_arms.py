@@ -21,6 +21,13 @@ What a record holds today:
   seeds; the well-determined parameters against the twin's truth (`truth_score`). For the
   CRANE-X7, the book's accepted model (AG02 at 40 ms) with its held-out error on the profile's
   V01-V03 recordings and the same truth score.
+* Drive modes (`algorithm1` in the arm's own mode, `algorithm1_other_mode` in the other): an arm
+  whose description has a `[position_loop]` is taken through Algorithm 1 in both modes, on the
+  same command files and seeds: the SO-101 in position mode (its servos have no current mode;
+  current mode is the twin's counterfactual), the ViperX 300 S in current mode (the book's
+  numbers) and in position mode (Interbotix's stock setup). A position-mode entry adds what the
+  servos' loop did: the commanded speed and acceleration over the servos' profile
+  (`excitation.arms.profile_share`) and the tracking error of the identification recording.
 
 The wall time of each stage is measured as the record is computed and written apart from it
 (results/timings/other_arms_<arm>.json): it differs at every run, the record does not.
@@ -162,7 +169,12 @@ def arm_record(
         if key == "crane_x7"
         else algorithm1(key, profile, root, directory, times)
     )
+    other_mode = None
+    if key != "crane_x7" and arm.position_loop is not None:
+        mode = "current" if arm.drive_mode == "position" else "position"
+        other_mode = algorithm1(key, profile, root, directory, times, drive_mode=mode)
     times.stop()
+    extra = {} if other_mode is None else {"algorithm1_other_mode": other_mode}
     return {
         "arm": key,
         "profile": profile,
@@ -183,6 +195,7 @@ def arm_record(
             "peak_torque_share": [float(s) for s in share],
         },
         "algorithm1": algorithm,
+        **extra,
     }
 
 
@@ -225,9 +238,13 @@ def crane_x7_algorithm1(profile: str, times: StageTimes | None = None) -> dict:
     }
 
 
-def recording_file(key: str, block: str, directory: Path | None = None) -> Path:
-    """Where one block's twin recording of another arm is kept."""
-    return Path(directory or OTHER_ARMS_DIR) / "recordings" / f"{key}_{block}.npz"
+def recording_file(
+    key: str, block: str, directory: Path | None = None, drive_mode: str | None = None
+) -> Path:
+    """Where one block's twin recording of another arm is kept (`drive_mode`: a mode other than
+    the arm's own, kept beside it under its own name)."""
+    suffix = "" if drive_mode is None else f"_{drive_mode}"
+    return Path(directory or OTHER_ARMS_DIR) / "recordings" / f"{key}_{block}{suffix}.npz"
 
 
 def algorithm1(
@@ -236,31 +253,66 @@ def algorithm1(
     root: Path = TRAJECTORY_DIR,
     directory: Path | None = None,
     times: StageTimes | None = None,
+    drive_mode: str | None = None,
 ) -> dict:
     """Another arm's PI_ALPHA recorded on its twin, through Algorithm 1, scored on held-out
-    blocks and against the twin's truth (each stage's wall time into `times`)."""
+    blocks and against the twin's truth (each stage's wall time into `times`). `drive_mode`:
+    the twin's drive mode (None: the description's); another than the description's is timed
+    and kept apart (stage names and recordings carry it)."""
     times = StageTimes() if times is None else times
-    times.start("twin recordings")
+    description = load_arm(key)
+    mode = description.drive_mode if drive_mode is None else drive_mode
+    own = mode == description.drive_mode
+    tag = "" if own else f" ({mode} mode)"
+    times.start("twin recordings" + tag)
     blocks = (IDENTIFICATION_BLOCK, *HELD_OUT_BLOCKS[profile])
     folder = arm_excitation.arm_directory(key, root)
     logs = []
     for seed, block in enumerate(blocks, start=IDENTIFICATION_SEED):
-        samples, metadata = twin.record(folder / f"{block}{SUFFIX}", seed=seed, arm=key)
-        logs.append(
-            read_raw_log(write_raw_log(recording_file(key, block, directory), samples, metadata))
+        samples, metadata = twin.record(
+            folder / f"{block}{SUFFIX}", seed=seed, arm=key, drive_mode=mode
         )
-    times.start("identify and refine")  # the generated kernels load here
+        path = recording_file(key, block, directory, None if own else mode)
+        logs.append(read_raw_log(write_raw_log(path, samples, metadata)))
+    times.start("identify and refine" + tag)  # the generated kernels load here
     model = shared_model("reduced", arm=load_arm(key))
     accepted = accepted_stage.accept_recording(
-        logs[0], IDENTIFICATION_BLOCK, TS, model=model, progress=times.start
+        logs[0],
+        IDENTIFICATION_BLOCK,
+        TS,
+        model=model,
+        progress=(lambda name: times.start(name + tag)),
     )
     record = accepted_stage.accepted_record(accepted, TS)
-    times.start("held-out error, truth score")
-    return {
+    times.start("held-out error, truth score" + tag)
+    result = {
         "identification": IDENTIFICATION_BLOCK,
         "held_out": list(blocks[1:]),
         "accepted": record,
         **_scores(record, model, key, logs[1:], bundles=False),
+    }
+    if mode == "position":
+        result["drive_mode"] = mode
+        result["position_loop"] = position_facts(description, root, key, logs[0])
+    elif not own:  # a current-mode run of an arm described in position mode
+        result["drive_mode"] = mode
+    return result
+
+
+def position_facts(description: ArmDescription, root: Path, key: str, log) -> dict:
+    """What the servos' loop did on a position-mode run: the identification file's commanded
+    speed and acceleration over the servos' profile (per axis), and the recording's tracking
+    error (RMS while moving, largest) in degrees and its time at the PWM limit, per axis."""
+    command = arm_excitation.read_arm(key, root)[IDENTIFICATION_BLOCK]
+    share = arm_excitation.profile_share(description.in_drive_mode("position"), [command])
+    moving = log.segment >= 0
+    error = np.degrees(log.column_group("position_error")[moving])
+    return {
+        "profile_velocity_share": [float(v) for v in share[0]],
+        "profile_acceleration_share": [float(v) for v in share[1]],
+        "tracking_rms_deg": [float(v) for v in np.sqrt(np.mean(error**2, axis=0))],
+        "tracking_max_deg": [float(v) for v in np.abs(error).max(axis=0)],
+        "duty_limit_share": [float(v) for v in log.clamped.mean(axis=0)],
     }
 
 

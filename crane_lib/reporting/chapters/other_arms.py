@@ -277,3 +277,96 @@ def stage_times_table(records: list[dict], timings: dict[str, dict]):
         "step computes for it.",
         name="tab-other-arms-time",
     )
+
+
+# ----------------------------------------------------------------------------- drive modes
+
+
+def mode_runs(records: list[dict]) -> list[tuple[str, str, bool, dict]]:
+    """(arm name, drive mode, whether it is the arm's own, Algorithm 1 run) of every arm run in
+    both modes (its record has `algorithm1_other_mode`), the arm's own mode first."""
+    runs = []
+    for r in records:
+        if "algorithm1_other_mode" not in r:
+            continue
+        for key, own in (("algorithm1", True), ("algorithm1_other_mode", False)):
+            run = r[key]
+            runs.append((r["description"]["name"], run.get("drive_mode", "current"), own, run))
+    return runs
+
+
+def drive_mode_frame(records: list[dict]) -> pd.DataFrame:
+    """One row per arm and drive mode: what the servos' loop did (tracking, profile, duty limit)
+    and Algorithm 1's conditioning, audit, verdict, held-out error and truth score."""
+    rows = []
+    for name, mode, own, run in mode_runs(records):
+        accepted, truth = run["accepted"], run["truth"]
+        loop = run.get("position_loop")
+        relative = np.asarray(truth["relative"])
+        rows.append(
+            {
+                "arm, drive mode": f"{name}, {mode}" + (" (its own)" if own else ""),
+                "tracking error RMS, worst axis (°)": (
+                    max(loop["tracking_rms_deg"]) if loop else DASH
+                ),
+                "commanded / profile acceleration, worst axis": (
+                    max(loop["profile_acceleration_share"]) if loop else DASH
+                ),
+                "duty at its limit (share of samples)": (
+                    max(loop["duty_limit_share"]) if loop else DASH
+                ),
+                "base parameters": len(accepted["names"]),
+                "κ": accepted["kappa"],
+                "route": accepted["route"],
+                "first audit λmin (kg·m²)": _lambda_min(accepted["first_audits"]),
+                "rescued": "yes" if accepted["rescue"] is not None else "no",
+                "accepted": "yes" if accepted["accepted"] else "no",
+                "held-out RMSE (N·m)": run["held_out_rmse"],
+                "held-out MNE (%)": 100 * float(np.mean(run["held_out_mne"])),
+                "well determined": len(truth["names"]),
+                "median error vs truth (%)": 100 * truth["median"] if len(relative) else np.nan,
+            }
+        )
+    return pd.DataFrame(rows).set_index("arm, drive mode")
+
+
+def drive_mode_table(records: list[dict]):
+    """The arms run in both drive modes side by side (one column per arm and mode), numbered."""
+    digits = {
+        "tracking error RMS, worst axis (°)": 2,
+        "commanded / profile acceleration, worst axis": 2,
+        "duty at its limit (share of samples)": 2,
+        "κ": 3,
+        "first audit λmin (kg·m²)": 3,
+        "held-out RMSE (N·m)": 3,
+        "held-out MNE (%)": 3,
+        "median error vs truth (%)": 2,
+    }
+    return numbered(
+        _by_quantity(drive_mode_frame(records), digits),
+        caption="Each arm whose servos' position loop is described, through Algorithm 1 in both "
+        "drive modes on the same command files and seeds: current mode (controller (2) on the "
+        "host, the logged current its command) and position mode (goal positions streamed to "
+        "the servos' own loops, the logged current the servos' reading). Tracking error: the "
+        "identification recording while moving; profile: the identification file's commanded "
+        "acceleration over the servos' profile acceleration. Held-out error and truth score as "
+        "in the table of Algorithm 1.",
+        name="tab-other-arms-drive-modes",
+    )
+
+
+def position_trace_figure(log, axis: int, seconds: tuple[float, float]):
+    """One axis of a position-mode recording: goal streamed and measured angle (degrees) above,
+    the present current (A) below, over the window `seconds` of the log's time."""
+    inside = (log.t >= seconds[0]) & (log.t <= seconds[1])
+    t = log.t[inside]
+    figure, (top, bottom) = plt.subplots(2, 1, figsize=(7, 4), sharex=True)
+    top.plot(t, np.degrees(log.theta_ref[inside, axis]), lw=1.0, label="goal streamed")
+    top.plot(t, np.degrees(log.theta[inside, axis]), lw=1.0, label="measured")
+    top.set_ylabel("angle (°)")
+    top.legend(fontsize=7)
+    bottom.plot(t, log.current_command[inside, axis], lw=0.8, color="C2")
+    bottom.set_ylabel("present current (A)")
+    bottom.set_xlabel("time in the recording (s)")
+    top.set_title(f"Axis {axis + 1} in position mode")
+    return figure
