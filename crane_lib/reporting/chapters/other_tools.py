@@ -89,7 +89,8 @@ def comparison_frame(record: dict) -> pd.DataFrame:
             }
         )
     frame = pd.DataFrame(rows).set_index("result")
-    for column in ("links", "links with λmin J > 0", "errors within own 95 %"):
+    counts = ("links", "links with λmin J > 0", "scored parameters", "errors within own 95 %")
+    for column in counts:
         if column in frame:  # counts: a dash where there is none
             frame[column] = pd.Series(
                 [None if pd.isna(v) else int(v) for v in frame[column]], frame.index, object
