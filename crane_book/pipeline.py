@@ -111,8 +111,10 @@ from crane_lib.acceptance import (
     kt_sensitivity,
     nonideality,
     other_arms,
+    payload,
     reproducibility,
     screen,
+    torque_scale,
     twin_calibration,
     yoshida_khalil,
 )
@@ -155,6 +157,7 @@ STEP_MODULES = {
     "other_arms": [other_arms.__name__],
     "audit_study": [all_pose.__name__],
     "your_arm": [demonstration.__name__],
+    "torque_scale": [payload.__name__, torque_scale.__name__],
     "twin_calibration": [twin_calibration.__name__],
     "kt_study": [kt_sensitivity.__name__],
     "replay": [replay_stage.__name__],
@@ -658,6 +661,28 @@ def your_arm_step(directory=None) -> keys.StepLog:
     return log
 
 
+def torque_scale_step(directory=None) -> keys.StepLog:
+    """The SO-101 path of "Your own arm" (`acceptance.payload.twin_study`: a secret gain error,
+    the torque scale from a known weight, Algorithm 1 with and without it, a secret payload),
+    one record (results/torque_scale/so101.json) unless its stored key (the arm's description
+    and command files, the source the study imports) matches."""
+    key_name = "so101"
+    path = payload.study_path(key_name, directory)
+    store = keys.KeyStore("torque_scale", None if directory is None else Path(directory).parent)
+    log = keys.StepLog("torque scale and payload")
+    key = keys.record_key(
+        inputs=other_arms.input_files(key_name, "quick"),
+        parameters={"arm": key_name},
+        modules=STEP_MODULES["torque_scale"],
+    )
+    reasons = store.stale(path.stem, key, outputs=[path])
+    log.note(reasons)
+    if reasons:
+        payload.write_study(key_name, directory)
+        store.store(path.stem, key)
+    return log
+
+
 def ols_audits_step() -> keys.StepLog:
     """Sec. VI-E: every OLS estimate of the build's condition records audited over Θ (dense set,
     seed 1, screened; with where the violations lie), one record (results/audits/) that chapter
@@ -933,6 +958,7 @@ def _steps_after_the_data_set(args, clock: BuildClock, early) -> None:
         (certified_step, (args.profile,)),
         (other_arms_step, (args.profile,)),
         (your_arm_step, ()),
+        (torque_scale_step, ()),
         (rescues_step, ()),
         (epsilon_ladder_step, (args.profile,)),
         (ols_audits_step, ()),

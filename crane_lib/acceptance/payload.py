@@ -32,7 +32,9 @@ entry), the recording's torque record is scaled by the same gains first.
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import cvxpy as cp
 import numpy as np
@@ -45,6 +47,8 @@ from crane_lib.model.arm_description import crane_x7
 from crane_lib.model.chain_model import ChainModel
 from crane_lib.model.dynamics import DynamicModel
 from crane_lib.model.parameters import ParameterSet
+from crane_lib.paths import RESULTS_DIR, TIMINGS_DIR
+from crane_lib.records import write_json_record
 
 PAYLOAD_KINDS = ("XX", "XY", "XZ", "YY", "YZ", "ZZ", "MX", "MY", "MZ", "M")
 PD_MARGIN = 1e-9  # pseudo-inertia's smallest eigenvalue: positive, far below a 10 g payload's
@@ -388,6 +392,8 @@ def twin_study(key: str = "so101", times=None) -> dict:
             "rows": scale.rows(),
             "estimate": scale.estimate.tolist(),
             "fit_std_error": scale.fit_std_error.tolist(),
+            "payload_torque": scale.payload_torque.tolist(),
+            "difference": scale.difference.tolist(),
             "kt_drift_sd": torque_scale.KT_DRIFT_SD,
         },
         "identification": IDENTIFICATION_BLOCK,
@@ -403,3 +409,44 @@ def twin_study(key: str = "so101", times=None) -> dict:
             "audits": [a.to_dict() for a in audits],
         },
     }
+
+
+STUDY_DIR = RESULTS_DIR / "torque_scale"
+
+
+def study_path(key: str = "so101", directory=None) -> Path:
+    """Where the twin study of one arm is kept (results/torque_scale/<arm>.json)."""
+    return Path(directory or STUDY_DIR) / f"{key}.json"
+
+
+def _json_ready(value):
+    """NaN (an axis gravity cannot load) as null; numpy scalars as Python numbers."""
+    if isinstance(value, dict):
+        return {k: _json_ready(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_ready(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def write_study(key: str = "so101", directory=None) -> Path:
+    """Compute the twin study and write its record atomically, its stages' wall times apart
+    (results/timings/torque_scale_<arm>.json: they differ at every run, the record does not)."""
+    stages: dict[str, float] = {}
+    clock = {"name": None, "since": time.perf_counter()}
+
+    def stage(name) -> None:
+        now = time.perf_counter()
+        if clock["name"] is not None:
+            stages[clock["name"]] = now - clock["since"]
+        clock.update(name=name, since=now)
+
+    record = twin_study(key, stage)
+    stage(None)
+    path = write_json_record(study_path(key, directory), _json_ready(record))
+    timings = TIMINGS_DIR if directory is None else Path(directory).parent / TIMINGS_DIR.name
+    write_json_record(timings / f"torque_scale_{key}.json", {"arm": key, "stages_s": stages})
+    return path

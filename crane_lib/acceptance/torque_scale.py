@@ -260,6 +260,8 @@ class TorqueScale:
     n_poses: int
     meta: dict
     fit_std_error: np.ndarray | None = None
+    payload_torque: np.ndarray | None = None  # (K, n_axes) a: the weight's gravity torque
+    difference: np.ndarray | None = None  # (K, n_axes) b: loaded minus unloaded, logged
 
     @property
     def kt_calibrated(self) -> np.ndarray:
@@ -454,6 +456,8 @@ def fit_gains(
         len(poses),
         meta,
         fit_error,
+        a,
+        b,
     )
 
 
