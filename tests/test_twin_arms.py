@@ -45,7 +45,8 @@ def arm_log(request, tmp_path_factory):
     """(arm, command, samples, metadata, path of the written log) of a short recording."""
     arm = request.param
     cmd = _short_command(arm)
-    samples, metadata = twin.record(cmd, seed=5, arm=arm)
+    # controller (2), whose tracking the register bounds (position mode: test_position_loop.py)
+    samples, metadata = twin.record(cmd, seed=5, arm=arm, drive_mode="current")
     path = raw_log.write_raw_log(tmp_path_factory.mktemp(arm) / "log.npz", samples, metadata)
     return arm, cmd, samples, metadata, path
 
@@ -239,7 +240,9 @@ def test_a_short_recording_respects_the_current_limits(arm_log):
 
 def test_a_recording_is_deterministic_and_reads_back_with_its_axis_count(arm_log, tmp_path):
     arm, cmd, samples, metadata, path = arm_log
-    again = raw_log.write_raw_log(tmp_path / "again.npz", *twin.record(cmd, seed=5, arm=arm))
+    again = raw_log.write_raw_log(
+        tmp_path / "again.npz", *twin.record(cmd, seed=5, arm=arm, drive_mode="current")
+    )
     assert again.read_bytes() == path.read_bytes()
     log = raw_log.read_raw_log(path)
     assert log.arm == arm and log.n_axes == load_arm(arm).n_axes

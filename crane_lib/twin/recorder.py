@@ -589,8 +589,6 @@ def record(
     description = twin_arm(arm)
     mode = description.drive_mode if drive_mode is None else drive_mode
     position_mode = description.in_drive_mode(mode).drive_mode == "position"
-    if position_mode and effects is not None:
-        raise InputError("twin effects", "asked for a position-mode twin", "current mode")
     if cmd.command_format.n_axes != description.n_axes:
         raise InputError(
             command_name,
@@ -693,8 +691,8 @@ def record(
                 tolerance,
                 MOVING_THRESHOLD_RAD_S,
                 cycles(IN_POSITION_TIMEOUT_S),
-                float(constants.current_unit),
-                np.asarray(constants.limit_units, dtype=np.int64),
+                float(law[6]),  # the current register's unit and limit (an effect may refine)
+                np.asarray(law[7], dtype=np.int64),
             )
             chunks.append(out[:rows])
             if progress is not None:
