@@ -370,3 +370,106 @@ def position_trace_figure(log, axis: int, seconds: tuple[float, float]):
     bottom.set_xlabel("time in the recording (s)")
     top.set_title(f"Axis {axis + 1} in position mode")
     return figure
+
+
+# ----------------------------------------------------------------------------- replay in MuJoCo
+
+REPLAY_STEP = "the records written by `make book` (crane_book.pipeline, step 'replay')"
+REPLAY_MODELS = {
+    "identified": "identified (accepted model)",
+    "prior": "prior (description)",
+    "twin": "twin's truth",
+}
+
+
+def load_replays(directory=None) -> dict[str, dict]:
+    """The replay record of every shipped arm by key; a missing one is an InputError."""
+    from crane_lib.export import replay
+
+    records = {r["arm"]: r for r in replay.read_replay_records(directory)}
+    missing = [k for k in other_arms.ARM_KEYS if k not in records]
+    if missing:
+        raise InputError(str(replay.record_path(missing[0], directory)), "no replay", REPLAY_STEP)
+    return records
+
+
+def _errors(values, scale: float = 1.0) -> list[str]:
+    return ["diverged" if v is None else significant(scale * v, 3) for v in values]
+
+
+def replay_frame(record: dict) -> pd.DataFrame:
+    """Rows (quantity, model), one column per axis: angle RMSE in degrees and torque RMSE in
+    N·m of each model's replay, as the record holds them."""
+    rows = {}
+    for quantity, key, scale in (
+        ("angle RMSE (°)", "angle_rmse_rad", 180.0 / np.pi),
+        ("torque RMSE (N·m)", "torque_rmse_N_m", 1.0),
+    ):
+        for entry in record["models"]:
+            rows[(quantity, REPLAY_MODELS[entry["model"]])] = _errors(entry[key], scale)
+    frame = pd.DataFrame(rows).T
+    frame.columns = [f"axis {j + 1}" for j in range(frame.shape[1])]
+    frame.index.names = ["quantity", "model"]
+    return frame
+
+
+def replay_summary(replays: dict[str, dict], records: list[dict]) -> pd.DataFrame:
+    """One row per arm and model: drive mode, held-out recording, largest angle RMSE (°) and
+    largest torque RMSE (N·m) over the axes (None where the replay diverged)."""
+    names = {r["arm"]: r["description"]["name"] for r in records}
+    rows = []
+    for key, record in replays.items():
+        for entry in record["models"]:
+            angle, torque = entry["angle_rmse_rad"], entry["torque_rmse_N_m"]
+            rows.append(
+                {
+                    "arm": names.get(key, key),
+                    "model": entry["model"],
+                    "drive mode": record.get("drive_mode", "current"),
+                    "held out": record["held_out"],
+                    "largest angle RMSE (°)": None if entry["diverged"] else np.degrees(max(angle)),
+                    "largest torque RMSE (N·m)": None if entry["diverged"] else max(torque),
+                }
+            )
+    return pd.DataFrame(rows).set_index(["arm", "model"])
+
+
+def replay_table(record: dict, name: str):
+    """One arm's replay table (models as rows, axes as columns), numbered."""
+    mode = record.get("drive_mode", "current")
+    controller = (
+        "the servos' position loop as MuJoCo position actuators, fed the goals streamed"
+        if mode == "position"
+        else "controller (2) around the MJCF's current-control motors"
+    )
+    return numbered(
+        replay_frame(record),
+        caption=f"{name}: the held-out {record['held_out']} recording replayed in MuJoCo under "
+        f"{controller}, per axis (the last is the gripper). Each model exported as the same "
+        "MJCF: the accepted model's nearest consistent link-level model, the description's link "
+        "inertials without rotor inertia or friction, and the twin's own truth. Torque RMSE of "
+        f"the torque records low-passed as the {significant(1e3 * record['ts'], 2)} ms bundle is.",
+        name=f"tab-other-arms-replay-{record['arm'].replace('_', '-')}",
+    )
+
+
+def replay_figure(record: dict, name: str):
+    """Measured against MuJoCo-simulated angle (°) and torque (N·m) on the record's held-out
+    segment, one axis: the identified and the prior model."""
+    segment = record["segment"]
+    t = np.asarray(segment["t"])
+    figure, (top, bottom) = plt.subplots(2, 1, figsize=(7, 4), sharex=True)
+    top.plot(t, np.degrees(segment["measured_angle"]), color="k", lw=1.2, label="measured")
+    bottom.plot(t, segment["measured_torque"], color="k", lw=1.2, label="measured")
+    for model, style in (("identified", "-"), ("prior", "--")):
+        if f"{model}_angle" not in segment:
+            continue
+        label = f"MuJoCo, {REPLAY_MODELS[model]}"
+        top.plot(t, np.degrees(segment[f"{model}_angle"]), ls=style, lw=1.0, label=label)
+        bottom.plot(t, segment[f"{model}_torque"], ls=style, lw=1.0, label=label)
+    top.set_ylabel("angle (°)")
+    bottom.set_ylabel("torque (N·m)")
+    bottom.set_xlabel("time from the motion's start (s)")
+    top.set_title(f"{name}, axis {segment['axis']}, held-out {record['held_out']}")
+    top.legend(fontsize=7)
+    return figure
