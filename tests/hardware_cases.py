@@ -23,3 +23,19 @@ def short_command() -> CommandFile:
         rows.append(row)
     waypoints = np.radians(np.vstack(rows + [np.zeros(8), np.zeros(8)]))
     return CommandFile("SHORT", waypoints, np.array([100.0] * 6 + [20.0]))
+
+
+def short_so101_command() -> CommandFile:
+    """Three multi-joint moves of the SO-101 and its closing rows, about 3 s of motion."""
+    from crane_lib.twin.recorder import command_format
+
+    fmt = command_format("so101")
+    start = np.array(fmt.start_posture_deg)
+    moves = [
+        start + [25.0, -20.0, 20.0, 25.0, 40.0, 10.0],
+        start + [-25.0, 15.0, -15.0, -20.0, -40.0, 0.0],
+        start,
+    ]
+    final = np.array(fmt.final_posture_deg)
+    waypoints = np.radians(np.vstack(moves + [final, final]))
+    return CommandFile("SO_SHORT", waypoints, np.array([75.0] * 4 + [20.0]), command_format=fmt)

@@ -279,22 +279,27 @@ def test_a_bus_too_slow_for_the_control_period_is_refused_before_the_port_opens(
     check_bus_speed(arm_bus("crane_x7"), 3_000_000, 1e-3, "port")  # the manufacturer's rate
 
 
-def test_the_so101_is_refused_on_a_port(tmp_path, capsys):
+def test_the_so101_goes_to_its_sts_recorder_not_to_the_dynamixel_one(tmp_path, capsys):
+    """The DYNAMIXEL bus refuses the SO-101's Feetech bus; `record --port` takes it to the STS
+    recorder (tests/test_sts_bus.py), which refuses a missing port naming its adapter."""
+    with pytest.raises(InputError, match="Feetech STS .SCS., not DYNAMIXEL Protocol 2.0"):
+        arm_bus("so101")
     status = cli.main(
         [
             "record",
-            str(tmp_path / "any.txt"),
+            str(DATA_DIR.parent / "trajectories" / "so101" / "S_A.txt"),
             "--robot",
             "so101",
             "--port",
-            "/dev/null",
+            "/dev/no-such-port",
             "--out",
             str(tmp_path / "log.npz"),
         ]
     )
     err = capsys.readouterr().err.strip().splitlines()
     assert status == 2 and len(err) == 1
-    assert "--robot so101: its servo bus is Feetech STS (SCS), not DYNAMIXEL Protocol 2.0" in err[0]
+    assert "/dev/no-such-port: no such port" in err[0] and "bus servo adapter" in err[0]
+    assert not (tmp_path / "log.npz").exists()
 
 
 def test_a_folder_arm_is_refused_on_a_port_unless_it_is_a_shipped_one(tmp_path, capsys):

@@ -10,7 +10,10 @@ dynamixel-sdk, with the shared FF+FB controller (2) at a 1 ms target cycle
 (crane_lib.hardware.recorder). The servo IDs, models, baud rate and the ViperX's shadow servos
 come from the arm's description (its [bus] section); a baud rate at which one cycle's packets
 do not fit in the 1 ms period (the ViperX's stock 1 Mbit/s) is refused, naming the rate that
-fits. The SO-101's Feetech bus is not DYNAMIXEL Protocol 2.0 and is refused.
+fits. `--robot so101 --port /dev/ttyACM0` records the SO-101 over its Feetech STS bus
+(feetech-servo-sdk, crane_lib.hardware.sts_recorder; its emulator: `python -m
+crane_lib.hardware.sts_emulator`) in position mode: goal positions every 4 ms, the servos' own
+position loop, the logged torque from their Present_Current.
 Exit status: 0 when the recording ran to its end; 2 for bad input found before torque was
 enabled (the port, a servo, the command file); 1 when a fault stopped the arm (torque off on
 every servo, the log kept with the fault in its metadata); 128 + N when signal N stopped it.
@@ -214,8 +217,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _check_arm_bus(robot) -> None:
-    """InputError unless the arm's servos speak DYNAMIXEL Protocol 2.0 and its log can name it."""
-    from crane_lib.hardware.arm_bus import arm_bus
+    """InputError unless the arm's servos speak DYNAMIXEL Protocol 2.0 or Feetech STS and its log
+    can name it."""
+    from crane_lib.hardware.arm_bus import arm_bus, sts_arm_bus
 
     if robot.key is None:
         raise InputError(
@@ -224,7 +228,18 @@ def _check_arm_bus(robot) -> None:
             "by a shipped arm's key, which the log reader needs",
             "crane_x7 or vx300s (or a folder holding one of them) for --port",
         )
+    if _is_sts(robot.key):
+        sts_arm_bus(robot.key)  # the SO-101's Feetech STS bus (sts_recorder)
+        return
     arm_bus(robot.key)  # the description's [bus] section: refused unless DYNAMIXEL Protocol 2.0
+
+
+def _is_sts(key: str) -> bool:
+    """Whether the shipped arm `key` has a Feetech STS bus."""
+    from crane_lib.hardware.sts_control_table import PROTOCOL
+    from crane_lib.model.arm_description import load_arm
+
+    return key != CRANE_X7 and getattr(load_arm(key).bus, "protocol", None) == PROTOCOL
 
 
 def _run_on_arm(args: argparse.Namespace, out: Path, arm_key: str) -> int:
@@ -237,13 +252,23 @@ def _run_on_arm(args: argparse.Namespace, out: Path, arm_key: str) -> int:
             " ".join(twin_only), "given with --port", "twin options only without --port"
         )
     timing = TIMINGS[args.timing] if args.timing else REALTIME
-    settings = arm.RecorderSettings(
-        approach=not args.no_approach,
-        realtime=not args.no_realtime,
-        timing=timing,
-        arm=arm_key,
-        baud=args.baud,
-    )
+    sts = _is_sts(arm_key)
+    if sts:  # the SO-101: position mode over its Feetech STS bus, at the STS period
+        from crane_lib.hardware import sts_recorder
+
+        fields = {} if args.baud is None else {"baud": args.baud}
+        settings = sts_recorder.settings_for(
+            timing.name, approach=not args.no_approach, realtime=not args.no_realtime, **fields
+        )
+        timing = settings.timing
+    else:
+        settings = arm.RecorderSettings(
+            approach=not args.no_approach,
+            realtime=not args.no_realtime,
+            timing=timing,
+            arm=arm_key,
+            baud=args.baud,
+        )
     if args.idle is not None:
         settings.lead_s = settings.tail_s = args.idle
     if args.watchdog_ms is not None:
@@ -271,7 +296,8 @@ def _run_on_arm(args: argparse.Namespace, out: Path, arm_key: str) -> int:
         )
 
     remove_stale_temporaries(arm.cycles_path(out))  # a killed run's temporary cycle timings
-    recording = arm.record_arm(
+    record = sts_recorder.record_so101 if sts else arm.record_arm
+    recording = record(
         args.command_file, args.port, out, settings, progress=progress, on_logging=logging
     )
     meta = recording.metadata

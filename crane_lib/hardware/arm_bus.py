@@ -64,8 +64,12 @@ class BusServo:
 
     @property
     def model_number(self) -> int:
-        """The Model Number(0) the servo reports."""
-        return ct.MODEL_NUMBER[self.model]
+        """The model number the servo reports (Model Number(0); an STS servo's Model_Number(3))."""
+        if self.model in ct.MODEL_NUMBER:
+            return ct.MODEL_NUMBER[self.model]
+        from crane_lib.hardware import sts_control_table
+
+        return sts_control_table.MODEL_NUMBER[self.model]
 
 
 @dataclass(frozen=True)
@@ -78,6 +82,7 @@ class ArmBus:
     servos: tuple[BusServo, ...]
     current_unit: float  # A per register unit of Goal and Present Current
     source: str
+    protocol: str = PROTOCOL  # DYNAMIXEL Protocol 2.0, or Feetech STS (sts_arm_bus)
 
     @property
     def n_axes(self) -> int:
@@ -173,6 +178,41 @@ def bus_of_description(key: str, description) -> ArmBus:
             f"distinct IDs for each of the {description.n_axes} axes",
         )
     return ArmBus(key, description.name, int(bus.baud), tuple(servos), units.pop(), bus.source)
+
+
+@lru_cache(maxsize=8)
+def sts_arm_bus(key: str) -> ArmBus:
+    """The servo bus of the shipped arm `key` whose description names a Feetech STS bus (the
+    SO-101): one servo per axis, none reversed; an InputError naming the arm otherwise."""
+    from crane_lib.hardware import sts_control_table as sts
+    from crane_lib.model.arm_description import load_arm
+
+    description = load_arm(key)
+    where = f"--robot {key}"
+    bus = description.bus
+    if bus is None or bus.protocol != sts.PROTOCOL:
+        found = "no [bus] section" if bus is None else f"a {bus.protocol} bus"
+        raise InputError(where, f"its description has {found}", f"a {sts.PROTOCOL} bus")
+    servos = []
+    for axis, (ids, actuator) in enumerate(zip(bus.ids, description.actuators), start=1):
+        if actuator.model not in sts.MODEL_NUMBER or len(ids) != 1:
+            raise InputError(
+                where,
+                f"axis {axis}: servo model {actuator.model!r} on IDs {list(ids)}",
+                f"one servo of a model of the STS table ({sorted(sts.MODEL_NUMBER)})",
+            )
+        limit_units = round(actuator.current_limit / actuator.current_unit)
+        servos.append(
+            BusServo(
+                int(ids[0]), axis, actuator.model, int(ids[0]), False, actuator.kt, limit_units
+            )
+        )
+    units = {a.current_unit for a in description.actuators}
+    if len(units) != 1 or len({s.dxl_id for s in servos}) != len(servos):
+        raise InputError(where, f"bus IDs {list(bus.ids)}", "distinct IDs, one current unit")
+    return ArmBus(
+        key, description.name, int(bus.baud), tuple(servos), units.pop(), bus.source, sts.PROTOCOL
+    )
 
 
 @lru_cache(maxsize=8)

@@ -117,15 +117,15 @@ def packet_error_text(error: int) -> str:
 # ---------------------------------------------------------------- the port
 
 
-class WaitingPortHandler(sdk.PortHandler):
-    """dynamixel-sdk's PortHandler, waiting in select() for bytes and timing out after
-    `reply_timeout_ms` plus the packet's own transmission time (instead of 2 x 16 ms + 2 ms);
-    stale input is discarded before every transaction and drained after a timeout."""
+class WaitingPort:
+    """The waiting half of a servo SDK's PortHandler (dynamixel-sdk's here, scservo_sdk's in
+    sts_bus: both keep `ser`, `tx_time_per_byte`, `packet_start_time` and `packet_timeout` and
+    poll `readPort` until `isPacketTimeout`): wait in select() for bytes, time out after
+    `reply_timeout_ms` plus the packet's own transmission time, discard stale input before every
+    transaction and drain it after a timeout. Mixed in before the SDK's class."""
 
-    def __init__(
-        self, port_name: str, reply_timeout_ms: float, settle_ms: float = REALTIME.settle_ms
-    ):
-        super().__init__(port_name)
+    def init_waiting(self, reply_timeout_ms: float, settle_ms: float) -> None:
+        """Set the reply timeout and settle time (ms) and zero the stale-byte count."""
         self.reply_timeout_ms = float(reply_timeout_ms)
         self.settle_ms = float(settle_ms)
         self.stale_bytes = 0  # bytes found waiting before a request, or arriving after a timeout
@@ -176,6 +176,18 @@ class WaitingPortHandler(sdk.PortHandler):
             select.select([self.ser.fileno()], [], [], min(left_ms, 1.0) * 1e-3)
             data = self.ser.read(length)
         return data
+
+
+class WaitingPortHandler(WaitingPort, sdk.PortHandler):
+    """dynamixel-sdk's PortHandler, waiting in select() for bytes and timing out after
+    `reply_timeout_ms` plus the packet's own transmission time (instead of 2 x 16 ms + 2 ms);
+    stale input is discarded before every transaction and drained after a timeout."""
+
+    def __init__(
+        self, port_name: str, reply_timeout_ms: float, settle_ms: float = REALTIME.settle_ms
+    ):
+        sdk.PortHandler.__init__(self, port_name)
+        self.init_waiting(reply_timeout_ms, settle_ms)
 
 
 def expected_status_length(txpacket) -> int:
@@ -278,6 +290,31 @@ def latency_fix(port: str) -> str:
     )
 
 
+def check_port(
+    port: str, timing: Timing, adapter: str = "the arm's U2D2 adapter, e.g. /dev/ttyUSB0"
+) -> int | None:
+    """Refuse (InputError) a missing port, a USB adapter whose latency timer is above
+    LATENCY_TIMER_LIMIT_MS, and lockstep timing on anything but a pseudo-terminal; returns the
+    latency timer (ms, None where the port has none)."""
+    if not os.path.exists(port):
+        raise InputError(port, "no such port", f"the serial device of {adapter}")
+    latency = latency_timer_ms(port)
+    if latency is not None and latency > LATENCY_TIMER_LIMIT_MS:
+        raise InputError(
+            port,
+            f"USB latency timer {latency} ms (a 1 ms cycle cannot run); fix: {latency_fix(port)}",
+            f"at most {LATENCY_TIMER_LIMIT_MS} ms",
+        )
+    if timing.lockstep and not is_pseudo_terminal(port):
+        raise InputError(
+            port,
+            f"{timing.name} timing on a port that is not a pseudo-terminal",
+            "the emulator's terminal (lockstep is for tests and demonstrations; a real arm "
+            "does not wait for the host)",
+        )
+    return latency
+
+
 # ---------------------------------------------------------------- the servos
 
 
@@ -354,27 +391,7 @@ class ServoBus:
     def open(self) -> None:
         """Open the port at the bus's baud rate, refusing a missing or busy device."""
         where = self.port_name
-        if not os.path.exists(self.port_name):
-            raise InputError(
-                where,
-                "no such port",
-                "the serial device of the arm's U2D2 adapter, e.g. /dev/ttyUSB0",
-            )
-        self.latency_timer = latency_timer_ms(self.port_name)
-        if self.latency_timer is not None and self.latency_timer > LATENCY_TIMER_LIMIT_MS:
-            raise InputError(
-                where,
-                f"USB latency timer {self.latency_timer} ms (a 1 ms cycle cannot run); fix: "
-                f"{latency_fix(self.port_name)}",
-                f"at most {LATENCY_TIMER_LIMIT_MS} ms",
-            )
-        if self.timing.lockstep and not is_pseudo_terminal(self.port_name):
-            raise InputError(
-                where,
-                f"{self.timing.name} timing on a port that is not a pseudo-terminal",
-                "the emulator's terminal (lockstep is for tests and demonstrations; a real arm "
-                "does not wait for the host)",
-            )
+        self.latency_timer = check_port(self.port_name, self.timing)
         port = WaitingPortHandler(self.port_name, self.setup_timeout_ms, self.timing.settle_ms)
         try:
             opened = port.openPort() and port.setBaudRate(self.baud)

@@ -306,6 +306,10 @@ class Servo:
         """Whether a hardware error has shut the servo down."""
         return bool(self.table[ct.HARDWARE_ERROR_STATUS.address] & self.table[ct.SHUTDOWN.address])
 
+    def reply_delay_s(self) -> float:
+        """Return Delay Time: how long the servo waits before answering (2 us per unit)."""
+        return self.get(ct.RETURN_DELAY_TIME) * 2e-6
+
     def error_byte(self, error: int = 0) -> int:
         """A status packet's error byte, with the alert bit when a hardware error is set."""
         return error | (ct.ERROR_ALERT if self.table[ct.HARDWARE_ERROR_STATUS.address] else 0)
@@ -552,6 +556,10 @@ class ServoBus:
     into (delay, status bytes) replies. A servo obeys the packets sent to its ID and to its
     Secondary ID, and answers only those sent to its ID (e-Manual, Secondary(Shadow) ID(12))."""
 
+    REPLY_ID_BYTE = 4  # where a status packet carries its servo's ID (FF FF FD 00 ID ...)
+    LOCKSTEP_BAUD = LOCKSTEP_BUS_BAUD  # the lockstep clock's bus rate (bit/s, 10 bits per byte)
+    period_s = CONTROL_PERIOD_S  # lockstep: device time of one control period (one SYNC READ)
+
     def __init__(self, config: EmulatorConfig):
         bus = config.bus()
         ids, models = config.ids, config.models
@@ -593,6 +601,10 @@ class ServoBus:
                     self.started.add(index)
                     self._start(fault, now)
                     self._sync_motors()
+        self._watchdogs(now)
+
+    def _watchdogs(self, now: float) -> None:
+        """Bus Watchdog(98): a servo without an instruction packet for too long stops."""
         for servo in self.servos.values():
             watchdog = servo.table[ct.BUS_WATCHDOG.address]
             if (
@@ -666,10 +678,9 @@ class ServoBus:
         """Advance the lockstep clock over an instruction packet; a SYNC READ first moves it to the
         next whole control period."""
         if packet.instruction == p.INST_SYNC_READ:
-            self.device_t = (
-                math.floor(self.device_t / CONTROL_PERIOD_S + 1e-6) + 1
-            ) * CONTROL_PERIOD_S
-        self.device_t += packet.raw_length * 10.0 / LOCKSTEP_BUS_BAUD
+            period = self.period_s
+            self.device_t = (math.floor(self.device_t / period + 1e-6) + 1) * period
+        self.device_t += packet.raw_length * 10.0 / self.LOCKSTEP_BAUD
         return self.device_t
 
     # packets
@@ -690,12 +701,13 @@ class ServoBus:
             ):
                 self._sync_motors(redraw=packet.instruction in (p.INST_WRITE, p.INST_SYNC_WRITE))
             for leave, raw in answers:
-                leave = self.free_at[raw[4]] = max(
-                    leave, self.free_at.get(raw[4], 0.0)
+                sender = raw[self.REPLY_ID_BYTE]
+                leave = self.free_at[sender] = max(
+                    leave, self.free_at.get(sender, 0.0)
                 )  # never before its earlier reply
                 replies.append((leave, raw))
                 if self.config.lockstep:
-                    self.device_t += len(raw) * 10.0 / LOCKSTEP_BUS_BAUD
+                    self.device_t += len(raw) * 10.0 / self.LOCKSTEP_BAUD
         return replies
 
     def _reply(
@@ -707,18 +719,22 @@ class ServoBus:
             self.stats.dropped += 1
             self.drops_left[servo.id] = left - 1 if left > 0 else -1
             return []
-        packet = p.status_packet(servo.id, servo.error_byte(error), parameters)
+        packet = self._status_packet(servo, error, parameters)
         if self.corrupt_left.get(servo.id, 0) > 0:
             self.corrupt_left[servo.id] -= 1
             self.stats.corrupted += 1
             packet = packet[:-2] + bytes(((packet[-2] ^ 0x5A), packet[-1]))
         self.stats.replies += 1
-        delay = servo.get(ct.RETURN_DELAY_TIME) * 2e-6
+        delay = servo.reply_delay_s()
         late = self.late_left.get(servo.id, 0)
         if late:
             delay += self.late_s[servo.id]
             self.late_left[servo.id] = late - 1 if late > 0 else -1
         return [(ready + delay, packet)]
+
+    def _status_packet(self, servo, error: int, parameters: bytes) -> bytes:
+        """The status packet of `servo` with `error` and `parameters`."""
+        return p.status_packet(servo.id, servo.error_byte(error), parameters)
 
     def _wire(self, n_bytes: int) -> float:
         return n_bytes * 10.0 / self.config.wire_baud if self.config.wire_baud > 0 else 0.0
@@ -890,7 +906,7 @@ class Session:
 
     def reset(self, config: EmulatorConfig) -> None:
         """A fresh bus with `config`, nothing pending."""
-        self.bus = ServoBus(config)
+        self.bus = type(self.bus)(config)
         self.pending = []
 
 
@@ -944,10 +960,13 @@ def config_from_json(text: str) -> EmulatorConfig:
     return EmulatorConfig(**fields)
 
 
-def _serve_stdio(config: EmulatorConfig) -> int:
+def _serve_stdio(config, bus_class=None, parse=None) -> int:
     """The emulator as a child process: the terminal path on the first line of stdout, then one
     JSON command per stdin line ("snapshot", "reset" with a config, "stop"), one JSON answer
-    each."""
+    each. `bus_class` and `parse` (a configuration from its JSON) default to this module's
+    DYNAMIXEL bus; the STS emulator passes its own."""
+    bus_class = ServoBus if bus_class is None else bus_class
+    parse = config_from_json if parse is None else parse
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when we stop
     if config.realtime:
         try:
@@ -955,7 +974,7 @@ def _serve_stdio(config: EmulatorConfig) -> int:
         except (AttributeError, OSError):
             pass
     master, slave, path = open_pty()
-    session = Session(ServoBus(config))
+    session = Session(bus_class(config))
     commands = sys.stdin.buffer
     answer = sys.stdout
 
@@ -973,7 +992,7 @@ def _serve_stdio(config: EmulatorConfig) -> int:
         if request["command"] == "snapshot":
             say(session.bus.snapshot())
         elif request["command"] == "reset":
-            session.reset(config_from_json(request["config"]))
+            session.reset(parse(request["config"]))
             say("ok")
         else:
             say(session.bus.snapshot())
@@ -999,13 +1018,20 @@ class EmulatorProcess:
     servo's control table; `reset(config)` starts a fresh arm (new plant, factory tables) on the
     same terminal; `stop()` ends the process and returns the last snapshot."""
 
-    def __init__(self, config: EmulatorConfig | None = None, timeout_s: float = 120.0):
+    def __init__(
+        self,
+        config: EmulatorConfig | None = None,
+        timeout_s: float = 120.0,
+        module: str = "crane_lib.hardware.emulator",
+    ):
+        """Start `module`'s emulator (this one, or crane_lib.hardware.sts_emulator) with
+        `config`."""
         config = config or EmulatorConfig()
         self.process = subprocess.Popen(
             [
                 sys.executable,
                 "-m",
-                "crane_lib.hardware.emulator",
+                module,
                 "--serve-stdio",
                 config_to_json(config),
             ],

@@ -65,7 +65,7 @@ from crane_lib.hardware import bus as bus_module
 from crane_lib.hardware import control_table as ct
 from crane_lib.hardware.arm_bus import BAUD_REGISTER, CRANE_X7, ArmBus, arm_bus
 from crane_lib.hardware.sequencer import DWELL, LEAD, PHASE_NAMES, SEGMENT, TAIL, WAIT, Sequencer
-from crane_lib.hardware.timing import REALTIME, Timing
+from crane_lib.hardware.timing import REALTIME, Timing, next_cycle
 from crane_lib.logs import raw_log
 from crane_lib.logs.npz_io import write_npz
 from crane_lib.model import controller
@@ -164,14 +164,15 @@ class ArmRecording:
 
 
 def check_before_torque(
-    cmd: CommandFile, constants: RealizationConstants, period: float = CONTROL_PERIOD_S
+    cmd: CommandFile, constants: RealizationConstants | None, period: float = CONTROL_PERIOD_S
 ) -> dict[str, str]:
-    """The command file against the joint limits (waypoints and the whole reference) and the
-    current clamps (the reference's feedforward current); returns what was checked."""
+    """The command file against the joint limits (waypoints and the whole reference) and, with
+    `constants` (current mode; None for an arm in position mode, where the host commands no
+    current), the current clamps (the reference's feedforward current); returns what was
+    checked."""
     check_command(cmd)  # every waypoint inside the joint limits, the closing rows
     profiles = segment_profiles(cmd, period)
     limits = cmd.command_format.limits()  # the CRANE-X7's: joint_limits_rad()
-    limit_amps = constants.limit_units * constants.current_unit
     worst_share = 0.0
     for k in range(profiles.start.shape[0]):
         count = profiles.count[k]
@@ -190,6 +191,9 @@ def check_before_torque(
                 f"the reference reaches {math.degrees(theta[i, axis]):.2f} deg on axis {axis + 1}",
                 f"inside the joint limits {np.degrees(limits[axis]).round(2).tolist()} deg",
             )
+        if constants is None:
+            continue
+        limit_amps = constants.limit_units * constants.current_unit
         feedforward = constants.m_hat * (
             profiles.sdd[rows] * delta + constants.d_hat * profiles.sd[rows] * delta
         )
@@ -203,13 +207,15 @@ def check_before_torque(
                 f"at most the clamp {limit_amps[axis]:.3f} A",
             )
         worst_share = max(worst_share, float(share.max()))
+    if constants is None:
+        return {"check_reference_inside_joint_limits": "yes"}
     return {"check_feedforward_current_max_share_of_clamp": f"{worst_share:.4f}"}
 
 
 # ---------------------------------------------------------------- the loop
 
 
-class _Stop:
+class SignalStop:
     """SIGINT / SIGTERM during the recording: remember it, stop at the end of the cycle."""
 
     def __init__(self):
@@ -270,7 +276,7 @@ def _sdk_version() -> str:
         return "unknown"
 
 
-class _Rows:
+class LoggedRows:
     """Logged rows in a memory-mapped .npy beside the log (survives a killed process)."""
 
     def __init__(self, path: Path, capacity: int, n_columns: int = raw_log.N_COLUMNS):
@@ -281,6 +287,7 @@ class _Rows:
         )
 
     def next_row(self) -> np.ndarray:
+        """The next row to fill (the file grows by doubling when full)."""
         if self.n >= self.array.shape[0]:
             grown = np.lib.format.open_memmap(
                 self.path.with_suffix(".grow.npy"),
@@ -297,14 +304,17 @@ class _Rows:
         return row
 
     def samples(self) -> np.ndarray:
+        """The rows filled so far, copied out of the file."""
         return np.array(self.array[: self.n])
 
     def remove(self) -> None:
+        """Delete the file."""
         del self.array
         self.path.unlink(missing_ok=True)
 
 
-def _partial_paths(out: Path) -> tuple[Path, Path]:
+def partial_paths(out: Path) -> tuple[Path, Path]:
+    """The partial rows and metadata files a recording of `out` keeps while it runs."""
     return partial_name(out, ".npy"), partial_name(out, ".json")
 
 
@@ -362,7 +372,7 @@ def record_arm(
 
     # from here on SIGINT and SIGTERM only set a flag: the recorder decides how to stop, and a
     # signal that comes before the torque handshake means the torque is never enabled
-    with _Stop() as stop:
+    with SignalStop() as stop:
         servos = bus_module.ServoBus(
             port,
             baud=settings.baud,
@@ -540,10 +550,10 @@ def _run(
     rows = None
     partial_json = None
     if out is not None:
-        partial_npy, partial_json = _partial_paths(out)
+        partial_npy, partial_json = partial_paths(out)
         try:
             partial_json.write_text(json.dumps(metadata, indent=1))
-            rows = _Rows(partial_npy, int(expected), raw_log.n_columns(n_axes))
+            rows = LoggedRows(partial_npy, int(expected), raw_log.n_columns(n_axes))
         except OSError as error:  # a full disk names no file: name the partial file (no torque yet)
             partial_json.unlink(missing_ok=True)
             partial_npy.unlink(missing_ok=True)
@@ -551,7 +561,7 @@ def _run(
                 error.errno, error.strerror, str(error.filename or partial_json)
             ) from error
     else:
-        rows = _MemoryRows(int(expected), raw_log.n_columns(n_axes))
+        rows = MemoryRows(int(expected), raw_log.n_columns(n_axes))
     stamps = {name: np.zeros(int(expected) + cyc(10.0)) for name in _STAMPS}
     stamps["phase"] = np.zeros(len(stamps["wake"]), dtype=np.int8)
     law = constants.law_arguments()
@@ -611,7 +621,7 @@ def _run(
         if not stop.signum:  # a signal before the handshake: the torque is never enabled
             servos.enable_torque(settings.bus_watchdog_units)
     except BaseException:
-        _cleanup_partial(rows, partial_json)
+        cleanup_partial(rows, partial_json)
         restore_scheduling(previous_scheduling)
         if gc_was_enabled:
             gc.enable()
@@ -625,18 +635,8 @@ def _run(
             if cycle >= len(stamps["wake"]):
                 for name in stamps:
                     stamps[name] = np.concatenate([stamps[name], np.zeros_like(stamps[name])])
-            if not lockstep:
-                # the cycle starts at the next point of the 1 ms grid; after a late cycle the loop
-                # runs at once, but a cycle later than a whole period skips the grid points it
-                # missed instead of catching up in a burst
-                deadline = t0 + grid * period
-                now = time.perf_counter()
-                if now > deadline + period:
-                    grid = math.ceil((now - t0) / period)
-                    deadline = t0 + grid * period
-                if deadline > now:
-                    time.sleep(deadline - now)
-                grid += 1
+            if not lockstep:  # the cycle starts at the next point of the 1 ms grid
+                grid = next_cycle(t0, grid, period)
             t_wake = time.perf_counter()
             if stop.signum:
                 fault = Fault(
@@ -761,7 +761,7 @@ def _run(
             gc.enable()
         gc.unfreeze()
         metadata = {**metadata, **servos.stale_counts()}
-        recording = _finish(
+        recording = finish_recording(
             rows,
             phases,
             stamps,
@@ -778,7 +778,9 @@ def _run(
     return recording
 
 
-class _MemoryRows(_Rows):
+class MemoryRows(LoggedRows):
+    """Logged rows in memory, for a recording without a log file."""
+
     # super().__init__ not called: no file
     def __init__(self, capacity: int, n_columns: int = raw_log.N_COLUMNS):  # noqa
         self.path = None
@@ -786,6 +788,7 @@ class _MemoryRows(_Rows):
         self.array = np.zeros((max(capacity, 1000), n_columns))
 
     def next_row(self) -> np.ndarray:
+        """The next row to fill (the array grows by doubling when full)."""
         if self.n >= self.array.shape[0]:
             self.array = np.vstack([self.array, np.zeros_like(self.array)])
         row = self.array[self.n]
@@ -793,16 +796,18 @@ class _MemoryRows(_Rows):
         return row
 
     def remove(self) -> None:
+        """Nothing to delete: the rows live in memory."""
         pass
 
 
-def _cleanup_partial(rows, partial_json) -> None:
+def cleanup_partial(rows, partial_json) -> None:
+    """Delete a recording's partial rows and metadata files."""
     rows.remove()
     if partial_json is not None:
         partial_json.unlink(missing_ok=True)
 
 
-def _finish(
+def finish_recording(
     rows,
     phases,
     stamps,
@@ -816,6 +821,8 @@ def _finish(
     out,
     partial_json,
 ) -> ArmRecording:
+    """Write the log (every logged row, the fault and the cycle statistics in its metadata) and
+    the cycle stamps, remove the partial files, and return the recording."""
     samples = rows.samples()
     stamps = {name: values[:cycles_run] for name, values in stamps.items()}
     period = settings.period_s
@@ -859,7 +866,7 @@ def _finish(
             raw_log.write_raw_log(out, samples, meta)
             recording.path = out
         write_npz(cycles_path(out), {**stamps, "period_s": np.array(period)})
-        _cleanup_partial(rows, partial_json)
+        cleanup_partial(rows, partial_json)
     return recording
 
 

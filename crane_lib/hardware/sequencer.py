@@ -159,13 +159,15 @@ class Sequencer:
             self.segment if phase in (WAIT, DWELL) else -1,
         )
 
-    def advance(self, theta: np.ndarray) -> None:
-        """Move the state machine on after this cycle, given this cycle's measured angles."""
+    def advance(self, theta: np.ndarray, settled: np.ndarray | None = None) -> None:
+        """Move the state machine on after this cycle, given this cycle's measured angles and,
+        for an arm in position mode, which servos have settled on their goal (their Moving flag
+        cleared: an axis counts as in position then, as on the position-mode twin)."""
         phase = self.phase
         if phase == APPROACH:
             self.local += 1
             if self.local >= self.approach.count[0]:
-                inside = np.all(np.abs(self.start - theta) <= self.tolerance)
+                inside = self._inside(self.start, theta, settled)
                 self.wait += 1
                 if inside or self.wait >= int(round(APPROACH_TIMEOUT_S / self.period)):
                     self.timeouts += 0 if inside else 1
@@ -197,7 +199,7 @@ class Sequencer:
                 self.phase, self.wait = WAIT, 0
         if phase == WAIT:
             target = self.profiles.start[self.segment] + self.profiles.delta[self.segment]
-            inside = bool(np.all(np.abs(target - theta) <= self.tolerance))
+            inside = self._inside(target, theta, settled)
             self.wait += 1
             timed_out = self.wait >= self.timeout_cycles
             if inside or timed_out:
@@ -211,6 +213,10 @@ class Sequencer:
                 else:
                     self.phase, self.left = DWELL, self.dwell_cycles
         self.cycle += 1
+
+    def _inside(self, target: np.ndarray, theta: np.ndarray, settled) -> bool:
+        near = np.abs(target - theta) <= self.tolerance
+        return bool(np.all(near if settled is None else near | settled))
 
     def _enter_lead(self) -> None:
         self.phase, self.left = LEAD, self.lead_cycles

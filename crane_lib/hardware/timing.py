@@ -27,6 +27,8 @@ pseudo-terminal whose servos' Realtime Tick stands still between cycles
 
 from __future__ import annotations
 
+import math
+import time
 from dataclasses import dataclass
 
 from crane_lib.constants import CONTROL_PERIOD_S
@@ -75,3 +77,17 @@ LOCKSTEP = Timing(
     "lockstep", lockstep=True, reply_timeout_ms=500.0, watchdog_ms=5000.0, settle_ms=20.0
 )
 TIMINGS = {timing.name: timing for timing in (REALTIME, LOCKSTEP)}
+
+
+def next_cycle(t0: float, grid: int, period: float, clock=time.perf_counter) -> int:
+    """Sleep until the next point t0 + grid x period of the cycle grid and return the grid index
+    after it. After a late cycle the loop runs at once, but a cycle later than a whole period
+    skips the grid points it missed instead of catching up in a burst."""
+    deadline = t0 + grid * period
+    now = clock()
+    if now > deadline + period:
+        grid = math.ceil((now - t0) / period)
+        deadline = t0 + grid * period
+    if deadline > now:
+        time.sleep(deadline - now)
+    return grid + 1
