@@ -60,8 +60,9 @@ transitively (`crane_book.keys`), so editing a chapter or a view re-runs no step
    Table IX's audits over every seed, the manufacturer's box, Table X, where the violations lie),
    one record (results/audit_study) that chapter 06 reads;
    the replay verification: each shipped arm's accepted model, its description's prior and its
-   twin's truth exported as MJCF and simulated in MuJoCo under controller (2) on a held-out
-   recording (`export.replay`, results/replay), which the chapter "Other arms" reads;
+   twin's truth exported as MJCF and simulated in MuJoCo under the controller the recording
+   used on a held-out recording (`export.replay`, results/replay), which the chapter "Other arms"
+   reads;
    then the same recordings through the field's other tools (MuJoCo's sysid, FIGAROH) beside
    Algorithm 1 on the CRANE-X7 and the SO-101 (`export.peer_tools`, results/peer_tools), which
    the chapter "The same recordings through other tools" reads;
@@ -615,9 +616,10 @@ def peer_tools_step(profile: str, directory=None) -> keys.StepLog:
 def replay_step(profile: str, directory=None, arms_directory=None) -> keys.StepLog:
     """Replay verification of the three shipped arms (`export.replay`: the accepted model of the
     other-arms step, the description's prior and the twin's truth, each exported as MJCF and
-    simulated in MuJoCo under controller (2) on the arm's held-out recording), one record and
-    three MJCFs per arm (results/replay/), unless its stored key (the other-arms record, the
-    held-out recording, the arm's description and twin files, the source) matches."""
+    simulated in MuJoCo under the controller the recording used: controller (2), or the servos'
+    loop as position actuators), one record and three MJCFs per arm (results/replay/), unless
+    its stored key (the other-arms record, the held-out recording, the arm's description and twin
+    files, the source) matches."""
     store = keys.KeyStore("replay", None if directory is None else Path(directory).parent)
     log = keys.StepLog("replay")
     for key in tqdm(other_arms.ARM_KEYS, desc="replay", unit="arm"):
