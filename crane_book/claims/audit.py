@@ -184,8 +184,7 @@ def _grid_margin_why(audits: list, lams) -> str:
     why = (
         "the accepted model's smallest eigenvalue over Θ lies on the grid component "
         + (
-            f"(θ4 = {pose[3]:.0f}°, joint 4 at its limit with the elbow fully folded, "
-            f"θ5 = {pose[4]:.0f}°) "
+            f"(θ4 = {pose[3]:.0f}°, the elbow folded back at the edge of Θ, θ5 = {pose[4]:.0f}°) "
             if pose is not None
             else ""
         )

@@ -70,11 +70,13 @@ def _rescue_gain(results: Results, metric: str, why: str = "") -> Outcome:
         ),
         (
             "As in the paper, the rescued model is no worse than the CLIE solution on any record "
-            f"by {metric}."
+            f"by {metric}"
             if not worse
             else f"The rescued model predicts worse than the CLIE solution by {metric} on "
-            f"{', '.join(worse)}."
-        ),
+            f"{', '.join(worse)}"
+        )
+        + " (the first execution of each record, the basis of chapter 08's comparison with the "
+        "paper).",
         "" if not worse else reason_of(_capitalized_rescue_reason, results) + why,
     )
 

@@ -252,8 +252,12 @@ def table_v_against_paper(table: pd.DataFrame) -> object:
     subset = Why.profile(f"{n} of the paper's {whole:g} conditions") if n != whole else None
     share = (
         Why.twin(
-            f"non-PD share {100 * non_pd / n:.0f} % against the paper's "
-            f"{100 * paper('ols_nonpd_routing_count').value / whole:.0f} %"
+            "the routing test looks only at the configurations the record visited, and the "
+            "twin's estimates, where they are not PD, lose definiteness away from those (chapter "
+            '06, "PD where the data were taken against PD over Θ", counts the estimates that '
+            "pass here and fail over Θ); the arm's estimates failed at their own configurations "
+            'already, for a reason the register leaves open ("Why fewer OLS estimates fail the '
+            'routing test than on the arm")'
         )
         if n
         else None
