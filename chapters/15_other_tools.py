@@ -52,7 +52,8 @@ from crane_lib.reporting.glued import glue, glue_md
 
 records = view.load_records()
 record = {r["arm"]: r for r in records}
-frames = {r["arm"]: view.comparison_frame(r) for r in records}
+times = view.load_times()
+frames = {r["arm"]: view.comparison_frame(r, times.get(r["arm"])) for r in records}
 
 # %% [markdown]
 # ## What each tool minimizes
@@ -192,7 +193,7 @@ def summary(arm):
 
 
 glue_md("tools_crane_x7_summary", summary("crane_x7"))
-view.comparison_table(record["crane_x7"])
+view.comparison_table(record["crane_x7"], times.get("crane_x7"))
 
 # %% [markdown]
 # ## The SO-101
@@ -201,7 +202,7 @@ view.comparison_table(record["crane_x7"])
 
 # %% tags=["hide-input"]
 glue_md("tools_so101_summary", summary("so101"))
-view.comparison_table(record["so101"])
+view.comparison_table(record["so101"], times.get("so101"))
 
 # %% tags=["hide-input"] mystnb={"figure": {"name": "fig-other-tools-torque", "caption": "Measured torque of one axis on the first held-out recording of each arm, and each result's prediction by the model's inverse dynamics on the same samples: look for the curves that leave the measured one. Data: the twin's held-out recordings at 40 ms."}}
 view.heldout_figure(records)

@@ -201,3 +201,14 @@ def test_a_missing_held_out_recording_is_refused(capsys, no_tool_runs, inputs_pr
     assert len(err.splitlines()) == 1
     with pytest.raises(InputError, match="V02"):
         peer_tools.check_request("crane_x7", peer_tools.TOOLS, "quick")
+
+
+def test_a_missing_exported_mjcf_is_refused(
+    capsys, no_tool_runs, inputs_present, tmp_path, monkeypatch
+):
+    absent = tmp_path / "no_export.xml"
+    monkeypatch.setattr(peer_tools.artefacts, "export_paths", lambda *a, **k: {"mjcf": absent})
+    assert peer_tools.main(["--arm", "crane_x7"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "no_export.xml: missing: the accepted model's exported MJCF" in err
+    assert len(err.splitlines()) == 1

@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import io
+import os
 import time
 import warnings
 from dataclasses import dataclass
@@ -51,7 +52,7 @@ from crane_lib.model.arm_description import ARMS, load_arm
 from crane_lib.model.dynamics import DynamicModel
 from crane_lib.model.dynamics import model as shared_model
 from crane_lib.model.parameters import ParameterSet
-from crane_lib.paths import RESULTS_DIR, recording_path
+from crane_lib.paths import RESULTS_DIR, TIMINGS_DIR, recording_path
 from crane_lib.records import read_json_record, write_json_record
 
 PEER_DIR = RESULTS_DIR / "peer_tools"
@@ -906,10 +907,32 @@ def compare_arm(arm: str, profile: str, tools=TOOLS, progress=None) -> dict:
     }
 
 
-def write_comparison(arm: str, profile: str, directory=None, progress=None) -> Path:
-    """Compute one arm's comparison and write its record atomically."""
-    record = compare_arm(arm, profile, progress=progress)
-    return write_json_record(record_path(arm, directory), record)
+def timing_path(arm: str, directory=None) -> Path:
+    """Where the times of one arm's tools are kept, beside the build's own step times."""
+    folder = TIMINGS_DIR if directory is None else Path(directory).parent / TIMINGS_DIR.name
+    return folder / f"peer_tools_{arm}.json"
+
+
+def write_comparison(arm: str, profile: str, directory=None, progress=None, tools=TOOLS) -> Path:
+    """Compute one arm's comparison and write its record atomically; the tools' wall and CPU
+    times go to `timing_path` (they differ at every run, the record does not)."""
+    record = compare_arm(arm, profile, tools, progress=progress)
+    times = {
+        tool: {"wall_s": result.pop("wall_s", None), "cpu_s": result.pop("cpu_s", None)}
+        for tool, result in record["results"].items()
+    }
+    path = write_json_record(record_path(arm, directory), record)
+    write_json_record(
+        timing_path(arm, directory),
+        {"arm": arm, "profile": profile, "cpu_count": os.cpu_count(), "tools": times},
+    )
+    return path
+
+
+def read_times(directory=None) -> dict[str, dict]:
+    """The tools' times of each compared arm whose record this results folder computed."""
+    paths = {arm: timing_path(arm, directory) for arm in COMPARED_ARMS}
+    return {arm: read_json_record(p)["tools"] for arm, p in paths.items() if p.is_file()}
 
 
 def read_comparisons(directory=None) -> list[dict]:
@@ -944,11 +967,10 @@ def main(argv=None) -> int:
     tools = tuple(args.tool) or TOOLS
     try:
         check_request(args.arm, tools, args.profile)
-        record = compare_arm(args.arm, args.profile, tools)
+        path = write_comparison(args.arm, args.profile, args.out, tools=tools)
     except InputError as error:
         print(f"peer tools: {error}", file=sys.stderr)
         return 2
-    path = write_json_record(record_path(args.arm, args.out), record)
     print(path)
     return 0
 

@@ -30,8 +30,8 @@ CAPTION = (
     "the links of the result's link-level model with a positive definite pseudo-inertia J and "
     "the smallest λmin J (an LMI fit's links sit on the boundary J ⪰ 0 up to the solver's "
     "tolerance), how many of the scored parameters' actual errors lie inside the tool's own 95 % "
-    "interval (a dash: the tool states none), and the time of the tool's call in this build (a "
-    "dash: read from its record, not run here)"
+    "interval (a dash: the tool states none), and the time of the tool's call when the record "
+    "was computed (a dash: read from its record, not run there)"
 )
 DIGITS = {
     "held-out RMSE (N·m)": 3,
@@ -56,8 +56,15 @@ def load_records(directory=None) -> list[dict]:
     return records
 
 
-def comparison_frame(record: dict) -> pd.DataFrame:
-    """One row per tool: the scores of `peer_tools.score`, or the failure."""
+def load_times(directory=None) -> dict[str, dict]:
+    """The tools' wall and CPU times per arm, as measured when each record was computed."""
+    return peer_tools.read_times(directory)
+
+
+def comparison_frame(record: dict, times: dict | None = None) -> pd.DataFrame:
+    """One row per tool: the scores of `peer_tools.score` and the tool's times (`times`: one
+    arm's, by tool), or the failure."""
+    times = times or {}
     rows = []
     for tool, label in LABELS.items():
         result = record["results"].get(tool)
@@ -84,8 +91,8 @@ def comparison_frame(record: dict) -> pd.DataFrame:
                 "errors within own 95 %": None
                 if result["stated_vs_actual"] is None
                 else result["stated_vs_actual"]["within_95"],
-                "wall (s)": result["wall_s"],
-                "CPU (s)": result["cpu_s"],
+                "wall (s)": times.get(tool, {}).get("wall_s"),
+                "CPU (s)": times.get(tool, {}).get("cpu_s"),
             }
         )
     frame = pd.DataFrame(rows).set_index("result")
@@ -100,9 +107,9 @@ def comparison_frame(record: dict) -> pd.DataFrame:
     return frame
 
 
-def comparison_table(record: dict) -> ResultTable:
+def comparison_table(record: dict, times: dict | None = None) -> ResultTable:
     """One arm's comparison table, captioned."""
-    frame = comparison_frame(record)
+    frame = comparison_frame(record, times)
     if frame["failed"].isna().all():
         frame = frame.drop(columns=["failed"])
     return numbered(
