@@ -178,3 +178,22 @@ def test_exact_route_converges_where_the_fast_route_stops(rigid_case):  # noqa: 
         jacobian @ (start - beta)
     )
     assert exact.jacobian_evaluations <= 15
+
+
+def test_one_step_and_paper_step_end_at_the_same_point(rigid_case):  # noqa: F811
+    """With the exact Jacobian the end point does not depend on the integration: from the same
+    10 % perturbed start on the twin record, one Heun step per cycle and 0.25 ms steps end within
+    0.1 % of each other's objective and 0.1 standard error (the least-squares SE of the end
+    point, sigma^2 (J^T J)^-1 with the exact Jacobian), as the benchmark asks of the sweep."""
+    _, problem, beta, _ = rigid_case
+    start = _random_parameters(beta, 3, 0.1)
+    one = sensitivity.refine_exact(problem, start)
+    paper_step = sensitivity.refine_exact(problem, start, integration_step=problem.max_step)
+    assert one.integration_step_s == clie.FAST_INTEGRATION_STEP_S
+    assert paper_step.integration_step_s == clie.INTEGRATION_STEP_S
+    objective = paper_step.objective_final
+    assert abs(one.objective_final_paper_step - objective) < 1e-3 * objective
+    residual, jacobian = sensitivity.residual_and_jacobian(problem, paper_step.x)
+    sigma2 = residual @ residual / (residual.size - beta.size)
+    standard_errors = np.sqrt(sigma2 * np.diag(np.linalg.inv(jacobian.T @ jacobian)))
+    assert np.max(np.abs(one.x - paper_step.x) / standard_errors) < 0.1
