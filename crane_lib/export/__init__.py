@@ -11,4 +11,7 @@ robotics tools read (URDF, MJCF).
   verify       the exported files loaded by Pinocchio and MuJoCo, set against the project's model
   beyond_ols   the chapter "Beyond OLS"'s records: OLS, WLS and dual-metric WLS (with Theta_r, and
                with consistent links, hence here) scored side by side, and the invariance test
+  peer_tools   the same recordings through MuJoCo's sysid and FIGAROH beside Algorithm 1, every
+               result mapped exactly to the model's base parameters and scored by one function
+               (the tools read the exported URDF and MJCF, hence here)
 """
