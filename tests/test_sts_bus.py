@@ -18,6 +18,7 @@ import pytest
 import scservo_sdk as scs
 
 from crane_lib import cli
+from crane_lib.errors import InputError
 from crane_lib.excitation.commands import write_command_file
 from crane_lib.hardware import sts_bus
 from crane_lib.hardware import sts_control_table as sts
@@ -321,3 +322,10 @@ def test_bad_input_is_refused_before_torque(emulator, short, tmp_path, capsys, n
     assert f"record: {emulator.port}" in message
     assert not out.exists() and not list(tmp_path.glob("log*"))
     assert all(not s["torque_events"] for s in emulator.snapshot()["servos"].values())
+
+
+def test_a_period_the_bus_cannot_keep_is_refused_before_the_port_is_opened(short):
+    """At 1 Mbit/s one cycle's packets take 1.66 ms: a 1 ms period is refused, naming both."""
+    settings = settings_for("realtime", period_s=1e-3)
+    with pytest.raises(InputError, match=r"1\.66 ms on the wire .*longer than that \(not 1 ms\)"):
+        record_so101(short, "/dev/no-such-port", None, settings)

@@ -58,13 +58,13 @@ from crane_lib.hardware import sts_control_table as sts
 from crane_lib.hardware import sts_protocol as p
 from crane_lib.hardware.arm_bus import ArmBus, sts_arm_bus
 from crane_lib.hardware.emulator import Fault
+from crane_lib.hardware.timing import STS_PERIOD_S
 from crane_lib.model import position_loop
 from crane_lib.model.arm_description import load_arm
 from crane_lib.model.position_loop import PositionLoopSettings
 from crane_lib.twin.recorder import MOVING_THRESHOLD_RAD_S
 
 SO101 = "so101"
-STS_PERIOD_S = 4e-3  # the SO-101 recorder's control period (sts_recorder: why 4 ms)
 FIRMWARE = (3, 10)  # major, minor the emulated servos report
 PRESENT_VOLTAGE = 120  # 0.1 V: the 12 V supply of the C018 servos
 PRESENT_TEMPERATURE_C = 35

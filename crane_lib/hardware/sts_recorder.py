@@ -91,14 +91,13 @@ from crane_lib.hardware.recorder import (
     restore_scheduling,
 )
 from crane_lib.hardware.sequencer import PHASE_NAMES, Sequencer
-from crane_lib.hardware.timing import LOCKSTEP, REALTIME, next_cycle
+from crane_lib.hardware.timing import LOCKSTEP, REALTIME, STS_PERIOD_S, next_cycle
 from crane_lib.logs import raw_log
 from crane_lib.model.arm_description import load_arm
 from crane_lib.twin.recorder import position_metadata, read_arm_command
 
 RECORDER_VERSION = 1
 SO101 = "so101"
-STS_PERIOD_S = 4e-3
 TIMINGS = {
     timing.name: dataclasses.replace(timing, period_s=STS_PERIOD_S)
     for timing in (REALTIME, LOCKSTEP)

@@ -33,6 +33,9 @@ from dataclasses import dataclass
 
 from crane_lib.constants import CONTROL_PERIOD_S
 
+# The SO-101's control period over its Feetech STS bus (sts_recorder; its emulator's lockstep
+# period): at 1 Mbit/s one cycle's packets alone take 1.66 ms, so 1 ms cannot be kept
+STS_PERIOD_S = 4e-3
 LOCKSTEP_BUS_BAUD = (
     3_000_000  # the CRANE-X7's bus rate: the lockstep clock's time per byte (10 bits)
 )
