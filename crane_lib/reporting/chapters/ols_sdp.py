@@ -159,8 +159,12 @@ def model_classes_tables(classes: list[dict], heldout_ts: float) -> tuple[object
     coulomb = 100 * (1 - by["reduced+coulomb"]["held-out RMSE"] / by["reduced"]["held-out RMSE"])
     n = len(available)
     why = Why.twin(
-        "the twin's Coulomb friction and products of inertia are known and its residual floor "
-        "differs"
+        "the twin's links carry real products of inertia (the description's) and exact "
+        "set-valued Coulomb friction on every axis; the Coulomb columns therefore remove a "
+        "real bias, while no trajectory identifies the "
+        "products of inertia (their estimates miss the true ones by several times their size, "
+        "claim poi_removal on the claims page), so the 18 columns absorb unmodelled torque and "
+        "help or hurt a held-out record by chance"
     )
     if n < paper("table3_fit_traj_count").value:
         why = why + Why.profile(f"{n} of the seven trajectories in this profile")
