@@ -172,7 +172,7 @@ def heldout_figure(records: list[dict]):
     figure, axes = plt.subplots(len(records), 1, figsize=(8, 2.6 * len(records)), squeeze=False)
     for ax, record in zip(axes[:, 0], records):
         t = np.asarray(record["trace_t"])
-        ax.plot(t, record["trace_measured"], color="black", lw=1.2, label="measured")
+        ax.plot(t, record["trace_measured"], color="black", lw=1.2, label="measured", zorder=3)
         for tool, label in LABELS.items():
             result = record["results"].get(tool, {})
             if "trace" in result:
