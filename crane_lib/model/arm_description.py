@@ -29,6 +29,11 @@ moment "identifiable" through a 4e-6 lever, two parallel axes no longer parallel
 that multiple and every origin length below LENGTH_SNAP_M becomes 0; `snapped` lists each change.
 Other angles become exact rational points on the unit circle (error below 1e-15 rad).
 
+Drive mode: `drive_mode` "current" (the host's controller (2) commands current, the paper's
+path; the CRANE-X7, the ViperX as the book runs it) or "position" (goal positions to the servos'
+own loop, `position_loop`; the SO-101, whose STS3215 has no current mode), with the loop's
+registers in `position_loop` when the arm's arm.toml gives them; `in_drive_mode` switches.
+
 Bad input raises `InputError` naming the file, the element and what was expected. A folder is
 checked field by field first (`arm_schema.read_folder`: arm.toml's keys, every CSV cell, UTF-8,
 unknown keys and unused values refused); then the joints that do not form one serial chain, an
