@@ -66,3 +66,22 @@ def test_certified_models_are_positive_definite_everywhere(setting):
     # not vacuous: the draws contain both verdicts, and some refused models are indefinite
     assert any(c for c, _ in verdicts) and not all(c for c, _ in verdicts)
     assert any(not c and lam <= 0 for c, lam in verdicts)
+
+
+def test_the_condition_is_the_chain_models_too():
+    """Another arm's chain model (the SO-101): its twin's truth is certified, and making its last
+    axis's constant diagonal entry negative is refused."""
+    from crane_lib.model.arm_description import load_arm
+    from crane_lib.twin.truth import truth_parameters
+
+    model = shared_model("reduced", arm=load_arm("so101"))
+    truth = model.base_from_standard(truth_parameters("so101")).values
+    prob = yk.problem(model)
+    assert yk.certify(truth, model, prob).certified
+    n, names = model.n_joints, list(model.names)
+    diagonal = [k for k in (f"ZZR{n}", f"ZZ{n}") if k in names][0]
+    bad = truth.copy()
+    rotor = truth[names.index(f"IA{n}")] if f"IA{n}" in names else 0.0
+    bad[names.index(diagonal)] = -rotor - 1e-4
+    assert model.arm_min_eigenvalue(np.zeros((1, model.n_axes)), bad)[0] < 0
+    assert not yk.certify(bad, model, prob).certified
