@@ -130,8 +130,9 @@ def _structural_why(results: Results, i: int, kappa: dict, euclid: dict, labels)
             f"{len(ahead[: kappa['rank'] - 1])} conditions have a lower κ than the candidate "
             f"({', '.join(ahead[: min(4, kappa['rank'] - 1)])}"
             + (", …" if kappa["rank"] > 5 else "")
-            + "): on the twin κ orders the conditions by the realized motion, in which the "
-            "fastest blocks of AG02 meet the current and voltage limits"
+            + "): κ is computed from the realized motion, so on the twin it ranks the "
+            "conditions by what the twin's drives made of the commands; why these come out "
+            "better conditioned than AG02 is not established (not tested)"
         )
     if not euclid["central fifth"]:
         residual = {
