@@ -7,8 +7,9 @@ was accepted). Exit status: 0 accepted, 1 rejected (the audit's witness pose is 
 2 bad input.
 
 With --validation, the model is scored on each held-out recording, and replayed in MuJoCo on the
-first (export.replay): its nearest consistent MJCF and the description's prior (and, on a twin's
-recording, the twin's truth) under controller (2), angle and torque RMSE per axis.
+first (export.replay): its nearest consistent MJCF and the description's prior under the
+controller the recording used, angle and torque RMSE per axis (the book's replay adds the twin's
+truth; left out here, it would add half again to the time).
 
 `--robot vx300s|so101|FOLDER`: the same stages on another arm (its kernels, its Theta); the log
 must be of that arm, and so must every held-out recording given with --validation."""
@@ -192,8 +193,8 @@ def _torque_scale(path: Path, robot, out: Path):
 
 def _replay(parameters, log, robot, ts: float) -> None:
     """Replay verification on the first held-out recording (`export.replay`): the model's nearest
-    consistent MJCF, the description's prior and, for a twin's recording, the twin's truth,
-    simulated in MuJoCo under controller (2); their per-axis RMSE printed."""
+    consistent MJCF and the description's prior, simulated in MuJoCo under the controller the
+    recording used; their per-axis RMSE printed."""
     import tempfile
 
     from crane_lib.export import replay
@@ -201,14 +202,14 @@ def _replay(parameters, log, robot, ts: float) -> None:
 
     started = time.perf_counter()
     key = "crane_x7" if robot.crane_x7 else (robot.twin or robot.label)
-    twin = log.metadata.get("source", "").startswith("digital twin")
     with tempfile.TemporaryDirectory() as folder:
         mode = replay.drive_mode_of(log)
-        paths = replay.model_files(key, parameters, folder, twin=twin, drive_mode=mode)
+        paths = replay.model_files(key, parameters, folder, twin=False, drive_mode=mode)
         replays = replay.replay_models(paths, log, constants=arm_constants(key), ts=ts)
     name = log.metadata.get("trajectory") or log.path
+    loop = "the servos' position loop" if mode == "position" else "controller (2)"
     print(
-        f"replay in MuJoCo under controller (2), held out {name} "
+        f"replay in MuJoCo under {loop}, held out {name} "
         f"({time.perf_counter() - started:.0f} s; angle and {ts * 1e3:g} ms low-passed torque RMSE "
         "per axis):"
     )
