@@ -1112,6 +1112,52 @@ def _fault_option(kind: str):
     return parse
 
 
+def add_fault_options(parser: argparse.ArgumentParser) -> None:
+    """The fault-injection options (--drop, --corrupt-crc, --hardware-error, --stuck, --late),
+    shared with the STS emulator; `faults_of(args)` collects them."""
+    help_fault = "TARGET@SECONDS[:ARG], seconds after the first torque enable"
+    parser.add_argument(
+        "--drop",
+        type=_fault_option("drop"),
+        action="append",
+        default=[],
+        help=f"{help_fault}; ARG: packets (default all)",
+    )
+    parser.add_argument(
+        "--corrupt-crc",
+        type=_fault_option("corrupt_crc"),
+        action="append",
+        default=[],
+        help=f"{help_fault}; ARG: packets (1)",
+    )
+    parser.add_argument(
+        "--hardware-error",
+        type=_fault_option("hardware_error"),
+        action="append",
+        default=[],
+        help=f"{help_fault}; ARG: bits (0x20)",
+    )
+    parser.add_argument(
+        "--stuck",
+        type=_fault_option("stuck"),
+        action="append",
+        default=[],
+        help="AXIS@SECONDS: the joint seizes",
+    )
+    parser.add_argument(
+        "--late",
+        type=_fault_option("late"),
+        action="append",
+        default=[],
+        help=f"{help_fault}; ARG: delay in ms",
+    )
+
+
+def faults_of(args) -> tuple[Fault, ...]:
+    """The faults the fault-injection options asked for."""
+    return tuple(args.drop + args.corrupt_crc + args.hardware_error + args.stuck + args.late)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The emulator's command-line parser."""
     parser = argparse.ArgumentParser(
@@ -1158,42 +1204,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--missing-id", type=int, action="append", default=[], help="leave this ID off the bus"
     )
-    help_fault = "TARGET@SECONDS[:ARG], seconds after the first torque enable"
-    parser.add_argument(
-        "--drop",
-        type=_fault_option("drop"),
-        action="append",
-        default=[],
-        help=f"{help_fault}; ARG: packets (default all)",
-    )
-    parser.add_argument(
-        "--corrupt-crc",
-        type=_fault_option("corrupt_crc"),
-        action="append",
-        default=[],
-        help=f"{help_fault}; ARG: packets (1)",
-    )
-    parser.add_argument(
-        "--hardware-error",
-        type=_fault_option("hardware_error"),
-        action="append",
-        default=[],
-        help=f"{help_fault}; ARG: bits (0x20)",
-    )
-    parser.add_argument(
-        "--stuck",
-        type=_fault_option("stuck"),
-        action="append",
-        default=[],
-        help="AXIS@SECONDS: the joint seizes",
-    )
-    parser.add_argument(
-        "--late",
-        type=_fault_option("late"),
-        action="append",
-        default=[],
-        help=f"{help_fault}; ARG: delay in ms",
-    )
+    add_fault_options(parser)
     parser.add_argument(
         "--serve-stdio", metavar="CONFIG_JSON", default=None, help=argparse.SUPPRESS
     )  # EmulatorProcess's child
@@ -1202,7 +1213,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def config_from_args(args) -> EmulatorConfig:
     """The emulator's configuration from its command-line options."""
-    faults = tuple(args.drop + args.corrupt_crc + args.hardware_error + args.stuck + args.late)
+    faults = faults_of(args)
     start = tuple(np.radians(args.start_posture)) if args.start_posture else ()
     config = EmulatorConfig(
         seed=args.seed,

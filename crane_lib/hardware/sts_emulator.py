@@ -535,6 +535,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--return-delay", type=int, default=0, help="Return_Delay_Time (0; factory 250)"
     )
     parser.add_argument("--lockstep", action="store_true", help="device time driven by the bus")
+    base.add_fault_options(parser)
     parser.add_argument(
         "--serve-stdio", metavar="CONFIG_JSON", default=None, help=argparse.SUPPRESS
     )
@@ -552,6 +553,8 @@ def main(argv=None) -> int:
         operating_mode=args.operating_mode,
         return_delay=args.return_delay,
         lockstep=args.lockstep,
+        faults=base.faults_of(args),
+        held_until_torque=True,  # resting on its stand until torque is on (no joint stops here)
     )
     master, slave, path = base.open_pty()
     session = base.Session(StsServoBus(config))
