@@ -45,6 +45,7 @@ def case(tmp_path_factory):
     samples, meta = recorder.record(
         TRAJECTORY, seed=7, arm=KEY, truth=truth, plant_settings=settings
     )
+    assert meta["drive_mode"] == "position"  # the SO-101 as its owners drive it
     log = write_raw_log(folder / "carried.npz", samples, meta)
     return folder, model, model_file, log, com
 

@@ -382,6 +382,7 @@ def twin_study(key: str = "so101", times=None) -> dict:
     accepted, audits = reaudit(with_payload(calibrated, estimate, model), model)
     return {
         "arm": key,
+        "drive_mode": identification.metadata.get("drive_mode", "current"),
         "secret_gain": secret.tolist(),
         "secret_gain_spread": SECRET_GAIN_SPREAD,
         "calibration": {
