@@ -411,7 +411,8 @@ glue_md("arm_source", source)
 #
 # with a standard error from the fit's residuals and the drift of a torque constant between two
 # recordings ({glue:text}`so101_drift:g` %, register "the recorder on the arm"). Data: the
-# SO-101's twin with a secret gain of up to ±{glue:text}`so101_spread:g` % on each axis, never
+# SO-101's twin, driven in {glue:md}`so101_mode` mode through its servos' own loop as its owners
+# drive it, with a secret gain of up to ±{glue:text}`so101_spread:g` % on each axis, never
 # read by the fit, and a {glue:text}`so101_mass:g` kg weight. The gain of axis 2 from the
 # record's poses:
 
@@ -434,6 +435,7 @@ secret_gain = np.array(study["secret_gain"])
 worst = max(abs(r["gain"] - secret_gain[r["axis"] - 1]) / r["std_error"]
             for r in loaded_rows)
 glue("so101_poses", len(calibration["poses_deg"]))
+glue_md("so101_mode", study["drive_mode"])
 glue("so101_creep", scale_stage.CREEP_DEG)
 glue("so101_creep_speed", scale_stage.CREEP_SPEED_PERCENT)
 glue("so101_drift", 100 * calibration["kt_drift_sd"])

@@ -221,3 +221,27 @@ def test_other_drive_modes_and_arms(key, mode):
     assert calibrated.sum() >= 3
     z = (scale.gain - secret)[calibrated] / scale.std_error[calibrated]
     assert np.all(np.abs(z) < 3.0), z
+
+
+def test_accept_with_the_gains(recorded, tmp_path, capsys):
+    """`accept --torque-scale` on a recording of the secret unit: the gains are printed with
+    their standard errors and the model file's header names them."""
+    folder, command_path, (unloaded, loaded) = recorded
+    gains = tmp_path / "gains.csv"
+    argv = ["calibrate", str(unloaded), str(loaded), "--trajectory", str(command_path)]
+    assert cli.main([*argv, "--mass", str(MASS), "--robot", KEY, "--out", str(gains)]) == 0
+    trajectory = "trajectories/so101/PI_ALPHA.txt"
+    settings = twin_truth.with_gain_error(
+        twin_truth.compute_plant_settings(None, KEY), 0.2, SECRET_SEED
+    )
+    samples, meta = recorder.record(trajectory, seed=1, arm=KEY, plant_settings=settings)
+    log = write_raw_log(tmp_path / "alpha.npz", samples, meta)
+    out = tmp_path / "model.csv"
+    argv = ["accept", str(log), "--trajectory", trajectory, "--robot", KEY, "--out", str(out)]
+    capsys.readouterr()
+    assert cli.main([*argv, "--torque-scale", str(gains), "--refine", "none"]) in (0, 1)
+    printed = capsys.readouterr().out
+    assert "torque scale axis 2: gain" in printed and "±" in printed
+    header = out.read_text(encoding="utf-8")
+    scale = ts.read_torque_scale(gains, twin_truth.twin_arm(KEY), KEY)
+    assert "torque_scale_gain: " + " ".join(f"{g:.6g}" for g in scale.gain) in header
