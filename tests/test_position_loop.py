@@ -286,7 +286,7 @@ def test_the_drive_mode_parameter_switches_the_loop(so101_position_log):
     samples, metadata = twin.record(
         short_so101_command(), seed=1, arm="so101", drive_mode="current"
     )
-    assert "drive_mode" not in metadata
+    assert metadata["drive_mode"] == "current"  # said: the SO-101's own mode is position
     assert samples.shape[1] == so101_position_log[0].shape[1]
     assert not np.array_equal(samples[:100], so101_position_log[0][:100])
     with pytest.raises(InputError, match="no \\[position_loop\\]"):

@@ -1,12 +1,13 @@
 """CLIE for a record of an arm in position mode: the closed loop it simulates is the servos' own.
 
 A record whose metadata says `drive_mode: position` (the twin's `run_position_loop`, written for
-the SO-101 and for the ViperX run in position mode) was realized by each servo's position loop,
-not by controller (2). Its CLIE problem (`build_problem`) is the current-mode problem of the
-same log (`clie.build_problem`: stamps, band-limited measured torque record, clamp mask,
-residual filter) whose `simulate` runs `clie_core.simulate_position`: per stamp one tick of
-`model.position_loop.position_loop_law`, the function the twin runs, toward the goal the host
-wrote (θref rounded to whole encoder counts, the Goal Position register), from the loop's
+the SO-101 and for the ViperX run in position mode), or a record without the entry of an arm
+described in position mode (a recorder's log of the SO-101), was realized by each servo's
+position loop, not by controller (2). Its CLIE problem (`build_problem`) is the current-mode
+problem of the same log (`clie.build_problem`: stamps, band-limited measured torque record,
+clamp mask, residual filter) whose `simulate` runs `clie_core.simulate_position`: per stamp one
+tick of `model.position_loop.position_loop_law`, the function the twin runs, toward the goal the
+host wrote (θref rounded to whole encoder counts, the Goal Position register), from the loop's
 state holding the first goal at the first measured angles; the torque is the duty's on the
 motor's torque-speed line (`position_loop.duty_torque`) with the record's kt and the stall
 current and no-load speed of the arm's servos (`twin.truth.motor_line`). Everything after the
@@ -28,7 +29,7 @@ import numpy as np
 from crane_lib.constants import ENCODER_RESOLUTION_RAD
 from crane_lib.errors import InputError
 from crane_lib.identification import clie
-from crane_lib.logs.raw_log import RawLog
+from crane_lib.logs.raw_log import CRANE_X7, RawLog
 from crane_lib.model import controller, position_loop, spd_solve
 from crane_lib.model.dynamics import DynamicModel, bind_template, is_crane_x7
 
@@ -36,8 +37,16 @@ POSITION = "position"
 
 
 def drive_mode_of(log: RawLog) -> str:
-    """The drive mode a log was recorded in: its metadata's drive_mode (absent: current)."""
-    return log.metadata.get("drive_mode", "current")
+    """The drive mode a log was recorded in: its metadata's drive_mode, else its arm's own (the
+    description's; the CRANE-X7's current)."""
+    mode = log.metadata.get("drive_mode")
+    if mode is not None:
+        return mode
+    if log.arm == CRANE_X7:
+        return "current"
+    from crane_lib.model.arm_description import load_arm  # loads pandas: only for other arms
+
+    return load_arm(log.arm).drive_mode
 
 
 def goal_counts(theta_ref: np.ndarray) -> np.ndarray:

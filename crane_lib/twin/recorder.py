@@ -782,8 +782,10 @@ def record(
     }
     if effects is not None and not effects.is_default:
         metadata["twin_effects"] = effects.describe()
-    if position_mode:  # a log without this entry was recorded in current mode
+    if position_mode:
         metadata.update(position_metadata(description.position_loop))
+    elif description.drive_mode != "current":  # an arm described in position mode, run in current
+        metadata["drive_mode"] = "current"  # (a log without the entry: its arm's own mode)
     if arm != CRANE_X7:  # a log without this entry is a CRANE-X7's (raw_log.layout)
         metadata["arm"] = twin_truth.log_arm(arm)
     return samples, metadata
