@@ -48,15 +48,15 @@ import numpy as np
 from crane_lib.acceptance.held_out import held_out
 from crane_lib.acceptance.other_arms import identification_commands, recording_file
 from crane_lib.excitation.arms import excitation_rank
+from crane_lib.formatting import DASH
+from crane_lib.identification.clie_position import goal_counts
 from crane_lib.logs.raw_log import read_raw_log
 from crane_lib.model.arm_description import load_arm
 from crane_lib.model.chain_model import ChainModel
 from crane_lib.model.dynamics import model as shared_model
+from crane_lib.model.position_loop import G_KP
 from crane_lib.reporting.chapters import other_arms as view
 from crane_lib.reporting.glued import glue, glue_md
-from crane_lib.formatting import DASH
-from crane_lib.identification.clie_position import goal_counts
-from crane_lib.model.position_loop import G_KP
 from crane_lib.twin.truth import motor_line
 
 records = view.load_records()
