@@ -140,3 +140,45 @@ def test_a_standard_vector_of_the_prior_keeps_only_the_grippers_drive():
         for kind in consistent.DRIVE_KINDS:
             expected = identified[f"{kind}{axis}"] if axis == gripper else 0.0
             assert prior[f"{kind}{axis}"] == expected
+
+
+def _replay(name: str, cycles: int, n: int = 3, rows: int = 200) -> replay.Replay:
+    """A synthetic replay: simulated = measured + 0.01 rad and + 0.1 N·m on every axis."""
+    t = np.arange(rows) * 1e-3
+    measured = np.outer(np.sin(t), np.arange(1, n + 1))
+    return replay.Replay(
+        name, "PI_BETA", t, measured + 0.01, measured + 0.1, measured, measured, cycles
+    )
+
+
+def test_a_diverged_replay_has_no_finite_error_and_the_view_says_so():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from crane_lib.reporting.chapters import other_arms as view
+
+    done, diverged = _replay("identified", 200), _replay("prior", 50)
+    np.testing.assert_allclose(done.angle_rmse, 0.01, rtol=1e-12)
+    np.testing.assert_allclose(done.torque_rmse_raw, 0.1, rtol=1e-12)
+    assert diverged.diverged and np.isinf(diverged.angle_rmse).all()
+    record = {
+        "arm": KEY,
+        "held_out": "PI_BETA",
+        "ts": replay.TS,
+        "drive_mode": "current",
+        "models": [done.to_dict(), diverged.to_dict()],
+        "segment": {
+            "axis": 1,
+            "t": [0.0, 0.1],
+            "measured_angle": [0, 1],
+            "measured_torque": [0, 1],
+        },
+    }
+    assert record["models"][1]["angle_rmse_rad"] == [None] * 3
+    frame = view.replay_frame(record)
+    assert list(frame.columns) == ["axis 1", "axis 2", "axis 3"]
+    assert frame.loc[("angle RMSE (°)", view.REPLAY_MODELS["prior"])].tolist() == ["diverged"] * 3
+    assert (
+        frame.loc[("angle RMSE (°)", view.REPLAY_MODELS["identified"])].tolist() == ["0.573"] * 3
+    )  # 0.01 rad in degrees, three digits
+    view.replay_figure(record, "SO-101")
