@@ -2213,6 +2213,303 @@ def _cases_other_programs() -> list[Case]:
     ]
 
 
+# --------------------------------------------------------------------------------------------
+# the torque scale from a known weight and the payload (`crane-id calibrate`, `crane-id payload`)
+
+SO101 = "so101"
+CAL = "CAL.txt"
+PI_ALPHA_SO101 = "PI_ALPHA.txt"
+
+
+@cache
+def _so101_calibration() -> tuple[bytes, bytes, bytes]:
+    """The SO-101's calibration file and its twin recordings without and with a 0.3 kg weight
+    (recorded from the file's bytes, so the logs carry its sha256)."""
+    import tempfile
+
+    from crane_lib.acceptance import torque_scale
+    from crane_lib.excitation.arms import block_design
+    from crane_lib.excitation.commands import write_command_file
+    from crane_lib.twin import recorder
+    from crane_lib.twin import truth as twin_truth
+
+    arm = twin_truth.twin_arm(SO101)
+    point = torque_scale.tool_point(arm, SO101)
+    poses = torque_scale.calibration_poses(arm, SO101, point)
+    with tempfile.TemporaryDirectory() as folder:
+        path = write_command_file(
+            Path(folder) / CAL,
+            torque_scale.calibration_command(poses, block_design(arm).command_format),
+        )
+        logs = [
+            _log_bytes(*recorder.record(path, seed=seed, arm=SO101, truth=truth), ".npz")
+            for seed, truth in ((1, None), (2, twin_truth.with_payload(SO101, 0.3, point)))
+        ]
+        return path.read_bytes(), logs[0], logs[1]
+
+
+@cache
+def _so101_three_poses() -> bytes:
+    """A calibration file of three poses: fewer than the SO-101's six axes."""
+    import tempfile
+
+    from crane_lib.acceptance import torque_scale
+    from crane_lib.excitation.arms import block_design
+    from crane_lib.excitation.commands import read_command_file, write_command_file
+
+    fmt = block_design(_so101_arm()).command_format
+    with tempfile.TemporaryDirectory() as folder:
+        full = Path(folder) / CAL
+        full.write_bytes(_so101_calibration()[0])
+        poses = torque_scale.poses_of_command(read_command_file(full, fmt))[:3]
+        short = torque_scale.calibration_command(poses, fmt, "CAL3")
+        return write_command_file(Path(folder) / "CAL3.txt", short).read_bytes()
+
+
+def _so101_arm():
+    from crane_lib.twin.truth import twin_arm
+
+    return twin_arm(SO101)
+
+
+@cache
+def _so101_model(drop: str = "", arm_name: str | None = None) -> bytes:
+    """The SO-101 twin's truth in its reduced base parameters as a model file (one parameter
+    left out with `drop`; another arm's name in its header with `arm_name`)."""
+    from crane_lib.twin.truth import truth_parameters
+
+    arm = _so101_arm()
+    base = shared_model("reduced", arm=arm).base_from_standard(truth_parameters(SO101))
+    keep = [i for i, n in enumerate(base.names) if n != drop]
+    names = [base.names[i] for i in keep]
+    meta = {"arm": arm.name if arm_name is None else arm_name}
+    kept = ParameterSet(names, base.values[keep], None, meta)
+    return _saved(lambda path: save_parameters(path, kept))
+
+
+@cache
+def _so101_alpha_log() -> bytes:
+    """The SO-101's PI_ALPHA recorded on its twin."""
+    from crane_lib.twin import recorder
+
+    samples, metadata = recorder.record(TRAJECTORY_DIR / SO101 / PI_ALPHA_SO101, seed=1, arm=SO101)
+    return _log_bytes(samples, metadata, ".npz")
+
+
+def _cases_torque_scale_payload() -> list[Case]:
+    """`crane-id calibrate` and `crane-id payload` refused: a mass not positive, fewer poses than
+    axes, a recording or model of another arm, a model missing parameters, and the common
+    output-path and option faults; one line, exit 2, nothing written."""
+    k = "torque scale and payload"
+    cal = _w(CAL, lambda: _so101_calibration()[0])
+    unloaded = _w("unloaded.npz", lambda: _so101_calibration()[1])
+    loaded = _w("loaded.npz", lambda: _so101_calibration()[2])
+    setup = (cal, unloaded, loaded)
+    fit = ("calibrate", "unloaded.npz", "loaded.npz", "--trajectory", CAL, "--robot", SO101)
+    good = (*fit, "--mass", "0.3", "--out", "g.csv")
+    alpha = _w("alpha.npz", _so101_alpha_log)
+    alpha_cmd = _w(PI_ALPHA_SO101, lambda: (TRAJECTORY_DIR / SO101 / PI_ALPHA_SO101).read_bytes())
+    model = _w(MODEL, _so101_model)
+    payload = ("payload", "alpha.npz", "--trajectory", PI_ALPHA_SO101, "--robot", SO101)
+    pay_setup = (alpha, alpha_cmd, model)
+    cases = [
+        Case("calibrate-mass-zero", k, (*fit, "--mass", "0", "--out", "g.csv"), 2, "--mass", setup),
+        Case(
+            "calibrate-mass-negative",
+            k,
+            (*fit, "--mass", "-0.2", "--out", "g.csv"),
+            2,
+            "expected a number in (0, 5] kg",
+            setup,
+        ),
+        Case(
+            "calibrate-mass-too-heavy", k, (*fit, "--mass", "50", "--out", "g.csv"), 2, "50", setup
+        ),
+        Case(
+            "calibrate-mass-nan", k, (*fit, "--mass", "nan", "--out", "g.csv"), 2, "finite", setup
+        ),
+        Case(
+            "calibrate-fewer-poses-than-axes",
+            k,
+            ("calibrate", "--robot", SO101, "--write-poses", "C.txt", "--poses", "3"),
+            2,
+            "fewer poses than axes",
+        ),
+        Case(
+            "calibrate-poses-zero",
+            k,
+            ("calibrate", "--robot", SO101, "--write-poses", "C.txt", "--poses", "0"),
+            2,
+            "--poses",
+        ),
+        Case(
+            "calibrate-file-of-three-poses",
+            k,
+            ("calibrate", "unloaded.npz", "loaded.npz", "--trajectory", "CAL3.txt", "--robot")
+            + (SO101, "--mass", "0.3", "--out", "g.csv"),
+            2,
+            "3 poses",
+            (*setup, _w("CAL3.txt", _so101_three_poses)),
+        ),
+        Case(
+            "calibrate-one-log",
+            k,
+            ("calibrate", "unloaded.npz", "--trajectory", CAL, "--robot", SO101, "--mass", "0.3")
+            + ("--out", "g.csv"),
+            2,
+            "two LOGs",
+            setup,
+        ),
+        Case("calibrate-no-mass", k, (*fit, "--out", "g.csv"), 2, "--mass: missing", setup),
+        Case(
+            "calibrate-log-of-another-arm",
+            k,
+            ("calibrate", LOG, "loaded.npz", "--trajectory", CAL, "--robot", SO101)
+            + ("--mass", "0.3", "--out", "g.csv"),
+            2,
+            "was recorded on the arm crane_x7",
+            (*setup, _w(LOG, lambda: log_npz())),
+        ),
+        Case(
+            "calibrate-not-a-calibration-file",
+            k,
+            ("calibrate", "unloaded.npz", "loaded.npz", "--trajectory", PI_ALPHA_SO101)
+            + ("--robot", SO101, "--mass", "0.3", "--out", "g.csv"),
+            2,
+            "per pose",
+            (*setup, alpha_cmd),
+        ),
+        Case(
+            "calibrate-recording-of-another-file",
+            k,
+            ("calibrate", "alpha.npz", "loaded.npz", "--trajectory", CAL, "--robot", SO101)
+            + ("--mass", "0.3", "--out", "g.csv"),
+            2,
+            "records the command file",
+            (*setup, alpha),
+        ),
+        Case("calibrate-out-exists", k, good, 2, "exists", (*setup, _w("g.csv", b"x\n"))),
+        Case(
+            "calibrate-out-is-log",
+            k,
+            (*fit, "--mass", "0.3", "--out", "loaded.npz"),
+            2,
+            "is the input",
+            setup,
+        ),
+        Case(
+            "calibrate-logs-with-write-poses",
+            k,
+            ("calibrate", "unloaded.npz", "--robot", SO101, "--write-poses", "C.txt"),
+            2,
+            "given with --write-poses",
+            setup,
+        ),
+        Case(
+            "calibrate-point-out-of-range",
+            k,
+            (*good, "--point", "5", "0", "0"),
+            2,
+            "--point",
+            setup,
+        ),
+        Case(
+            "payload-model-missing",
+            k,
+            (*payload, "--model", "none.csv", "--out", "m2.csv"),
+            2,
+            "none.csv",
+            pay_setup,
+        ),
+        Case(
+            "payload-model-missing-parameter",
+            k,
+            (*payload, "--model", "short.csv", "--out", "m2.csv"),
+            2,
+            "MXR5",
+            (*pay_setup, _w("short.csv", lambda: _so101_model(drop="MXR5"))),
+        ),
+        Case(
+            "payload-model-of-another-arm",
+            k,
+            (*payload, "--model", "vx.csv", "--out", "m2.csv"),
+            2,
+            "is a model of the arm 'ViperX 300 S'",
+            (*pay_setup, _w("vx.csv", lambda: _so101_model(arm_name="ViperX 300 S"))),
+        ),
+        Case(
+            "payload-log-of-another-arm",
+            k,
+            ("payload", LOG, "--trajectory", PI_ALPHA_SO101, "--robot", SO101, "--model", MODEL)
+            + ("--out", "m2.csv"),
+            2,
+            "was recorded on the arm crane_x7",
+            (*pay_setup, _w(LOG, lambda: log_npz())),
+        ),
+        Case(
+            "payload-out-exists",
+            k,
+            (*payload, "--model", MODEL, "--out", "m2.csv"),
+            2,
+            "exists",
+            (*pay_setup, _w("m2.csv", b"x\n")),
+        ),
+        Case(
+            "payload-out-is-model",
+            k,
+            (*payload, "--model", MODEL, "--out", MODEL),
+            2,
+            "is the input",
+            pay_setup,
+        ),
+        Case(
+            "payload-ts-out-of-range",
+            k,
+            (*payload, "--model", MODEL, "--out", "m2.csv", "--ts", "0.5"),
+            2,
+            "--ts",
+            pay_setup,
+        ),
+        Case(
+            "payload-trajectory-missing",
+            k,
+            ("payload", "alpha.npz", "--trajectory", "none.txt", "--robot", SO101)
+            + ("--model", MODEL, "--out", "m2.csv"),
+            2,
+            "none.txt",
+            pay_setup,
+        ),
+        Case(
+            "payload-trajectory-of-another-recording",
+            k,
+            ("payload", "alpha.npz", "--trajectory", CAL, "--robot", SO101)
+            + ("--model", MODEL, "--out", "m2.csv"),
+            2,
+            "sha256",
+            (*pay_setup, cal),
+        ),
+        Case(
+            "payload-log-missing",
+            k,
+            ("payload", "none.npz", "--trajectory", PI_ALPHA_SO101, "--robot", SO101)
+            + ("--model", MODEL, "--out", "m2.csv"),
+            2,
+            "none.npz",
+            pay_setup,
+        ),
+        Case(
+            "payload-robot-unknown",
+            k,
+            ("payload", "alpha.npz", "--trajectory", PI_ALPHA_SO101, "--robot", "nosuch")
+            + ("--model", MODEL, "--out", "m2.csv"),
+            2,
+            "nosuch",
+            pay_setup,
+        ),
+    ]
+    return cases
+
+
 @lru_cache(maxsize=1)
 def cases() -> tuple[Case, ...]:
     """Every case of the corpus, in a fixed order; names are unique."""
@@ -2227,6 +2524,7 @@ def cases() -> tuple[Case, ...]:
         + _cases_arm_descriptions()
         + _cases_describe_excite()
         + _cases_other_programs()
+        + _cases_torque_scale_payload()
         + _cases_interrupts()
         + _cases_controls()
     )
