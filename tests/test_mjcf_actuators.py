@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from crane_lib.constants import CONTROL_PERIOD_S
+from crane_lib.errors import InputError
 from crane_lib.export import files
 from crane_lib.logs import raw_log
 from crane_lib.model import position_loop
@@ -120,3 +121,17 @@ def test_the_urdf_does_not_change_with_the_drive():
     assert files.urdf_text(robot) == files.urdf_text(dataclasses.replace(robot, drive=None))
     bare = files.mjcf_text(dataclasses.replace(robot, drive=None))
     assert "<actuator" not in bare and "actuatorfrcrange" not in bare and "<custom" not in bare
+
+
+def test_a_position_mode_servo_without_a_motor_line_is_refused_by_name():
+    arm = load_arm("so101")
+    catalogued = tuple(dataclasses.replace(a, model="XL330-M288") for a in arm.actuators)
+    robot = files.exported_robot(
+        twin_truth.truth_parameters("so101"), dataclasses.replace(arm, actuators=catalogued)
+    )
+    assert robot.drive.mode == "position" and np.all(robot.drive.kp > 0)  # the catalogue's line
+    unknown = tuple(dataclasses.replace(a, model="STS3215-C001") for a in arm.actuators)
+    with pytest.raises(InputError, match="shoulder_pan: servo 'STS3215-C001' has no known stall"):
+        files.exported_robot(
+            twin_truth.truth_parameters("so101"), dataclasses.replace(arm, actuators=unknown)
+        )

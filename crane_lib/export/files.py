@@ -222,24 +222,37 @@ def position_drive(drive: Drive, arm: ArmDescription) -> Drive:
     """The servo's position loop (`model.position_loop`) as MuJoCo's position actuator: the duty
     d = K_P e + K_D ė drives the torque gear · i_stall (d - ω/ω_nl) along the motor's
     torque-speed line, so kp = gear · i_stall · K_P, kv = gear · i_stall · (K_D + 1/ω_nl) and the
-    force limit gear · i_stall · d_max (the datasheet's stall current and no-load speed,
-    `twin.truth`). Left out, as MJCF has no field for them: the profile that shapes the goal, the
-    integral term, the derivative's share of the goal's own rate."""
+    force limit gear · i_stall · d_max (the datasheet's stall current and no-load speed: the
+    twin's tables, `twin.truth`, else the servo catalogue). Left out, as MJCF has no field for
+    them: the profile that shapes the goal, the integral term, the derivative's share of the
+    goal's own rate."""
+    from crane_lib.model import servo_catalogue
     from crane_lib.twin.truth import NO_LOAD_SPEED_RPM, STALL_CURRENT_A
 
     loop = arm.position_loop
     gains = loop.gains(arm.n_axes)
+    catalogue = servo_catalogue.load()
     stall, no_load = [], []
     for joint, actuator in zip(arm.joints + (None,), arm.actuators):
-        if actuator.model not in STALL_CURRENT_A:
+        model = actuator.model
+        if model in STALL_CURRENT_A:  # the twin's own tables first: the file is the twin's loop
+            line = (STALL_CURRENT_A[model], NO_LOAD_SPEED_RPM[model])
+        elif model in catalogue.entries:
+            line = (
+                catalogue.value(model, "stall_current_A"),
+                catalogue.value(model, "no_load_speed_rpm"),
+            )
+        else:
+            line = (None, None)
+        if None in line:
             name = arm.gripper if joint is None else joint.name
             raise InputError(
                 f"{arm.source}: actuator of {name}",
-                f"servo {actuator.model!r} has no stall current or no-load speed",
-                f"one of {', '.join(sorted(STALL_CURRENT_A))} (twin.truth's datasheet tables)",
+                f"servo {model!r} has no known stall current or no-load speed",
+                "a servo whose data/servo_catalogue.csv row gives both (position mode)",
             )
-        stall.append(STALL_CURRENT_A[actuator.model])
-        no_load.append(NO_LOAD_SPEED_RPM[actuator.model] * 2.0 * math.pi / 60.0)
+        stall.append(line[0])
+        no_load.append(line[1] * 2.0 * math.pi / 60.0)
     torque_per_duty = drive.gear * np.array(stall)
     return dataclasses.replace(
         drive,
