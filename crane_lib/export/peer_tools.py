@@ -359,12 +359,22 @@ def sysid_spec(robot: files.RobotModel, timestep: float):
     return spec
 
 
+def motion_start(bundle) -> float:
+    """Time (s) of the first sample inside the command file's first segment (the arm rests
+    before it); the first sample when the bundle carries no segments."""
+    segment = getattr(bundle, "segment", None)
+    if segment is None or not np.any(segment >= 0):
+        return float(bundle.t[0])
+    return float(bundle.t[np.argmax(segment >= 0)])
+
+
 def sysid_sequences(sysid, spec, bundle, settings: dict):
-    """The recording as sysid's ModelSequences: chunks of `chunk_s`, each from the recorded state,
-    the recorded torque as the motors' ctrl (current: torque over gear), the recorded angles as the
-    measured sensors."""
+    """The recording from its first motion (`motion_start`) for `duration_s` as sysid's
+    ModelSequences: chunks of `chunk_s`, each from the recorded state, the recorded torque as the
+    motors' ctrl (current: torque over gear), the recorded angles as the measured sensors."""
     compiled = spec.compile()
-    keep = bundle.t <= bundle.t[0] + settings["duration_s"] + 1e-9
+    start = motion_start(bundle)
+    keep = (bundle.t >= start) & (bundle.t <= start + settings["duration_s"] + 1e-9)
     t, q, dq, tau = bundle.t[keep], bundle.theta[keep], bundle.dtheta[keep], bundle.tau[keep]
     step = int(round(settings["chunk_s"] / SYSID_TS))
     # the exported motors take a servo's current (ctrl, A) with the torque record's N·m/A as gear
