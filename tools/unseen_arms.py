@@ -6,10 +6,12 @@ Pinocchio (URDF) or MuJoCo (MJCF) on random states.
 
 Per arm it prints the base-parameter count, the excitation's rank and condition number, the
 check's relative errors, and each later stage's exit status and time with its last line (the
-accept verdict, or the refusal that stops the arm: the twin runs the shipped arms' kinematics
-only, so a new arm stops at `record`). The SO-101 described from example-robot-data's URDF runs
-the whole way (its folder holds the shipped arm's kinematics). Minutes per arm; the test suite
-runs the fast part (tests/test_describe.py, tests/test_cli_excite.py).
+accept verdict, or the refusal that stops the arm). The twin runs any described arm: its own
+inertials, its servos' drive magnitudes from the servo catalogue, a log naming the folder and its
+fingerprint. The low-cost arm as tests/test_describe.py describes it (XM430-W350 and XL330-M288,
+12 V and 5 V) is refused at `record` (the twin has one supply); `koch_xl330` is the same arm on
+six XL330-M288. Minutes per arm; the test suite runs the fast part (tests/test_describe.py,
+tests/test_cli_excite.py, tests/test_unseen_arms.py).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.test_describe import SOURCES, UNSEEN, XM, check_errors  # noqa: E402
+from tests.test_describe import SOURCES, UNSEEN, check_errors  # noqa: E402
 
 SO101 = {
     "so101": (
@@ -35,14 +37,12 @@ SO101 = {
         {"gripper": "gripper", "servos": ["STS3215-C018"] * 6, "name": "SO-101"},
     )
 }
-# the low-cost arm's and the Z1's gripper ranges (-91.7..1.8 deg, -90..0 deg) have no room for
-# the blocks' +60 deg gripper sweep: the tool describes them without a gripper axis (the jaw
-# lumped into the last arm link at zero)
+# the low-cost arm on one servo type: one supply voltage and one current register unit, which the
+# twin's drive and the realization controller need
 LOW_COST = {
-    "z1": (UNSEEN["z1"][0], {"tip": "gripperStator", "servos": XM[:6]}),
-    "low_cost_robot_arm": (
+    "koch_xl330": (
         UNSEEN["low_cost_robot_arm"][0],
-        {"tip": "gripper_static_finger", "servos": ["XM430-W350"] * 2 + ["XL330-M288"] * 3},
+        {"gripper": "gripper", "servos": ["XL330-M288"] * 6},
     ),
 }
 ARMS = {**UNSEEN, **LOW_COST, **SO101}

@@ -633,8 +633,9 @@ class Robot:
     def twin(self) -> str | None:
         """The arm the twin runs (`twin.recorder.record`'s `arm`): the shipped arm's key, or the
         folder as given for a folder holding a shipped arm's kinematics, whose own inertials,
-        actuators and gains the twin then uses (its log names the shipped arm)."""
-        return self.label if self.arm is not None and self.key is not None else self.key
+        actuators and gains the twin then uses (its log names the shipped arm), or the folder of
+        another arm (its log names the folder and its fingerprint)."""
+        return self.label if self.arm is not None else self.key
 
     def command_format(self):
         """The format of this arm's command files (the CRANE-X7's, or `excitation.arms`')."""
@@ -697,6 +698,19 @@ def robot_model(robot: Robot, parameter_set: str = "reduced"):
 def check_log_robot(log: RawLog, robot: Robot) -> None:
     """A log recorded on another arm than --robot is refused, naming the file and both arms."""
     recorded = getattr(log, "arm", None) or CRANE_X7_ROBOT
+    logged = log.metadata.get("arm_fingerprint")
+    if robot.key is None or logged is not None:  # a described arm: the folder's content decides
+        from crane_lib.logs.raw_log import folder_fingerprint
+
+        if robot.key is None and logged == folder_fingerprint(robot.label):
+            return
+        content = "" if logged is None else f" (folder fingerprint {logged})"
+        raise InputError(
+            str(log.path),
+            f"was recorded on the arm {recorded}{content}, not on --robot {robot.label}"
+            + ("" if robot.key is not None else f" ({folder_fingerprint(robot.label)})"),
+            f"a recording of {robot.label}'s arm as its four files are now, or --robot {recorded}",
+        )
     if recorded != robot.key:
         raise InputError(
             str(log.path),

@@ -1,7 +1,9 @@
 """`crane-id record COMMAND_FILE --out LOG [--truth PARAMS] [--seed N] [--robot ARM] [--force]`:
 execute a command file on the digital twin and write its raw log (Appendix D-C). `--robot vx300s`
 or `--robot so101` runs the twin of that arm (its command files are under trajectories/<arm>/);
-a folder is accepted when it holds one of the shipped arms (the twin's truth is theirs).
+`--robot FOLDER` (a description folder, `crane-id describe`) runs the twin of that arm: its own
+inertials, the drive magnitudes of its servos from the servo catalogue, and a log naming the
+folder, its fingerprint and axis count (a folder of a shipped arm's kinematics logs that arm).
 
 `crane-id record COMMAND_FILE --out LOG --port /dev/ttyUSB0 [--robot vx300s] [--baud BIT_S]
 [--force]`: execute it on a real CRANE-X7 or ViperX 300 S (or the Protocol 2.0 emulator
@@ -138,13 +140,6 @@ def run(args: argparse.Namespace) -> int:
     robot = robot_of(args.robot)
     if args.port is not None:
         _check_arm_bus(robot)
-    if robot.key is None:
-        raise InputError(
-            f"--robot {robot.label}",
-            "is no shipped arm: a raw log names its arm by a shipped arm's key (the log reader "
-            "needs it), and the twin's drive datasheets cover the shipped arms' servos only",
-            "crane_x7, vx300s, so101 or a folder of one of them (its own inertials allowed)",
-        )
     out = output_path(
         args.out, inputs=[args.command_file, args.truth], force=args.force, suffixes=LOG_SUFFIXES
     )

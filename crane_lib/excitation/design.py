@@ -124,12 +124,20 @@ def sweep_angles(axis: int, nominal: float, limits_deg: np.ndarray, design=None)
     0 -> -60 -> +60 -> 0. Axis 4, whose zero is a joint limit, sweeps ±δ about its nominal
     angle and only to the side inside the range (B-D). A nominal that already sits on an
     endpoint is swept through the centre to the other endpoint and back (axis 2 at Posture C).
-    The hand sweeps one-sided to +δ (its range is -5°..90°). `design` (default the CRANE-X7's)
-    names the hand axis and the axes that, like axis 4, sweep about their nominal angle.
+    The hand sweeps one-sided by δ to the side with room, + first (the CRANE-X7's range is
+    -5°..90°: +δ); where neither side has δ, to the whole degree inside the roomier side's
+    limit. `design` (default the CRANE-X7's) names the hand axis and the axes that, like axis 4,
+    sweep about their nominal angle; `limits_deg` None: the design's own for the hand.
     """
     design = CRANE_X7_DESIGN if design is None else design
     if axis == design.hand_axis:
-        return [nominal + DELTA_DEG, nominal]
+        lo, hi = design.limits_deg[axis - 1] if limits_deg is None else limits_deg
+        if nominal + DELTA_DEG <= hi:
+            return [nominal + DELTA_DEG, nominal]
+        if nominal - DELTA_DEG >= lo:
+            return [nominal - DELTA_DEG, nominal]
+        room = float(np.trunc(hi - nominal if hi - nominal >= nominal - lo else lo - nominal))
+        return [nominal + room, nominal]
     lo, hi = limits_deg
     centre = nominal if axis in design.one_sided_axes else 0.0
     upper, lower = centre + DELTA_DEG, centre - DELTA_DEG

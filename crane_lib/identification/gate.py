@@ -130,6 +130,14 @@ def check_arm(log, model) -> None:
     without one), or a NotIdentifiable naming the log and both arms."""
     recorded = getattr(log, "arm", None) or "crane_x7"
     expected = robot_label(model)
+    logged = getattr(log, "metadata", {}).get("arm_fingerprint")
+    if logged is not None and model is not None and model.arm is not None:
+        # a described arm's log: the model's folder must hold the four files it was recorded with
+        from crane_lib.logs.raw_log import folder_fingerprint
+
+        folder = Path(str(getattr(model.arm, "source", "")))
+        if folder.is_dir() and folder_fingerprint(folder) == logged:
+            return
     if recorded != expected:
         source = str(log.path) if getattr(log, "path", None) else "the recording"
         raise NotIdentifiable(

@@ -6,7 +6,8 @@ units, read here). Column numbers there are 1-based as in the paper; arrays here
 
 Another arm's log (arm_description: ViperX 300 S, SO-101) has the same groups with one column per
 axis, 2 + 13 n columns for n axes, and names its arm in the metadata ("arm: so101", `layout`);
-a log without that entry is a CRANE-X7's.
+a log without that entry is a CRANE-X7's. A described arm's log names its folder, the folder's
+fingerprint and what its layout needs (`folder_arm_metadata`).
 
 Two containers hold the same 106 columns:
 - text ('.csv', or '.csv.gz' compressed): one sample per line, 106 comma-separated numbers;
@@ -76,8 +77,9 @@ from crane_lib.errors import (
     shown,
 )
 from crane_lib.excitation.commands import MAX_WAYPOINTS
+from crane_lib.fingerprint import files_digest
 from crane_lib.logs.npz_io import read_npz, write_npz
-from crane_lib.paths import DATA_DIR
+from crane_lib.paths import DATA_DIR, REPO_ROOT, portable
 
 RAW_LOG_COLUMNS_CSV = DATA_DIR / "raw_log_columns.csv"
 N_COLUMNS = 106
@@ -227,10 +229,20 @@ def layout(arm: str = CRANE_X7) -> Layout:
     if arm not in ARMS:
         raise InputError("raw log arm", repr(arm), f"one of {sorted(ARMS)}")
     description = load_arm(arm)
-    n = description.n_axes
+    kt = np.array([a.kt * a.servos for a in description.actuators])
+    limit = np.array([a.current_limit for a in description.actuators])
+    clamp_torque = np.array([a.torque_limit for a in description.actuators])
+    return _arm_layout(arm, description.n_axes, kt, limit, clamp_torque)
+
+
+def _arm_layout(
+    arm: str, n: int, kt: np.ndarray, limit: np.ndarray, clamp_torque: np.ndarray
+) -> Layout:
+    """The layout of an arm of `n` axes with these torque constants (N·m/A), current limits (A)
+    and clamp torques (N·m)."""
+    units = tuple(row["unit"] for row in COLUMNS)
     names = column_names(n)
     unit_of = {_group_of(name): unit for name, unit in zip(COLUMN_NAMES, units)}
-    limit = np.array([a.current_limit for a in description.actuators])
     low, high = np.empty(len(names)), np.empty(len(names))
     integer = np.zeros(len(names), dtype=bool)
     for index, name in enumerate(names):
@@ -242,10 +254,79 @@ def layout(arm: str = CRANE_X7) -> Layout:
         low[index] = lo[axis] if np.ndim(lo) else lo
         high[index] = hi[axis] if np.ndim(hi) else hi
         integer[index] = whole
-    kt = np.array([a.kt * a.servos for a in description.actuators])
     column_units = tuple(unit_of[_group_of(name)] for name in names)
-    clamp_torque = np.array([a.torque_limit for a in description.actuators])
     return Layout(arm, n, names, column_units, low, high, integer, kt, clamp_torque)
+
+
+# ---------------------------------------------------------------- a described arm's folder
+# A log of an arm no shipped key names (a folder `crane-id describe` wrote) names it by the
+# folder's path and a fingerprint of its four files ("arm_fingerprint"), and carries what its
+# layout needs (axes, torque constants, current and torque limits), so that it reads without the
+# folder and `check_log_robot` can tell a log of another arm by the fingerprint.
+ARM_FILES = ("arm.toml", "joints.csv", "links.csv", "actuators.csv")
+FOLDER_FIELDS = ("arm_kt_N_m_per_A", "arm_current_limit_A", "arm_torque_limit_N_m")
+
+
+def folder_fingerprint(folder) -> str:
+    """Digest of a description folder's four files by name and content (`files_digest`)."""
+    return files_digest(Path(folder) / name for name in ARM_FILES)
+
+
+def folder_arm_metadata(folder) -> dict[str, str]:
+    """The metadata entries of a log of the described arm in `folder`: its path (`portable`),
+    fingerprint, axis count, and per axis the torque constant, current limit and clamp torque."""
+    from crane_lib.model.arm_description import load_arm
+
+    actuators = load_arm(str(folder)).actuators
+    per_axis = (
+        [a.kt * a.servos for a in actuators],
+        [a.current_limit for a in actuators],
+        [a.torque_limit for a in actuators],
+    )
+    metadata = {
+        "arm": portable(Path(folder).resolve()),
+        "arm_fingerprint": folder_fingerprint(folder),
+        "arm_axes": str(len(actuators)),
+    }
+    for name, values in zip(FOLDER_FIELDS, per_axis):
+        metadata[name] = " ".join(repr(float(v)) for v in values)
+    return metadata
+
+
+def log_folder(arm: str) -> Path:
+    """The folder a folder arm's log names (relative paths are the repository's, `portable`)."""
+    path = Path(arm)
+    return path if path.is_absolute() else REPO_ROOT / path
+
+
+@lru_cache(maxsize=8)
+def _folder_layout(arm: str, n: int, kt: tuple, limit: tuple, torque: tuple) -> Layout:
+    return _arm_layout(arm, n, np.array(kt), np.array(limit), np.array(torque))
+
+
+def layout_of(metadata: dict[str, str], where: str = "raw log") -> Layout:
+    """The layout of the arm a log's metadata names: a shipped arm's (`layout`), or a folder
+    arm's from its entries (`folder_arm_metadata`; an InputError naming `where` and the entry)."""
+    if "arm_fingerprint" not in metadata:
+        return layout(metadata.get("arm", CRANE_X7))
+    try:
+        n = int(metadata["arm_axes"])
+        values = [tuple(float(x) for x in metadata[name].split()) for name in FOLDER_FIELDS]
+    except (KeyError, ValueError) as error:
+        raise InputError(
+            where,
+            f"a folder arm's metadata with a missing or malformed entry ({shown(str(error))})",
+            f"arm, arm_fingerprint, arm_axes and {', '.join(FOLDER_FIELDS)}",
+        ) from None
+    good = all(np.all(np.isfinite(v)) and np.all(np.array(v) > 0) for v in values)
+    if not (1 <= n <= N_AXES and good and all(len(v) == n for v in values)):
+        raise InputError(
+            where,
+            f"a folder arm's metadata with arm_axes {n} and per-axis entries "
+            f"{[len(v) for v in values]} long",
+            f"1..{N_AXES} axes and that many positive numbers in each of {FOLDER_FIELDS}",
+        )
+    return _folder_layout(metadata.get("arm", ""), n, *values)
 
 
 def physical_range_table() -> list[dict[str, str]]:
@@ -336,7 +417,8 @@ class RawLog:
     path      the file it was read from (None when built in memory)
     repairs   one sentence per repair `read_raw_log(..., repair=True)` made; empty when none
     arm       the arm whose log it is (an arm_description key; `layout`): its metadata's "arm"
-              entry, the CRANE-X7 without one
+              entry, the CRANE-X7 without one; a described arm's folder path where the
+              metadata has "arm_fingerprint" (`folder_arm_metadata`)
     """
 
     samples: np.ndarray
@@ -352,6 +434,8 @@ class RawLog:
     @property
     def layout(self) -> Layout:
         """The columns of this log's arm."""
+        if "arm_fingerprint" in self.metadata:  # a described arm's folder
+            return layout_of(self.metadata, str(self.path or "raw log"))
         return layout(self.arm)
 
     @property
@@ -436,7 +520,7 @@ def _metadata_lines(metadata: dict[str, str] | None) -> list[str]:
 def _check_shape(samples: np.ndarray, metadata: dict[str, str] | None = None) -> np.ndarray:
     samples = np.asarray(samples, dtype=float)
     arm = (metadata or {}).get("arm", CRANE_X7)
-    expected = N_COLUMNS if arm == CRANE_X7 else layout(arm).n_columns
+    expected = N_COLUMNS if arm == CRANE_X7 else layout_of(metadata).n_columns
     if samples.ndim != 2 or samples.shape[1] != expected:
         raise ValueError(
             f"raw log samples of {arm} have shape {samples.shape}; expected (n, {expected})"
@@ -514,6 +598,8 @@ def _expected_text(width: int) -> str:
 def _layout_of(path: Path, metadata: dict[str, str]) -> Layout:
     """The layout of the arm the metadata names; an InputError for an arm it does not know."""
     arm = metadata.get("arm", CRANE_X7)
+    if "arm_fingerprint" in metadata:  # a described arm's folder: its layout is in the metadata
+        return layout_of(metadata, str(path))
     try:
         return layout(arm)
     except InputError:

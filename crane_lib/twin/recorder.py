@@ -787,7 +787,11 @@ def record(
     elif description.drive_mode != "current":  # an arm described in position mode, run in current
         metadata["drive_mode"] = "current"  # (a log without the entry: its arm's own mode)
     if arm != CRANE_X7:  # a log without this entry is a CRANE-X7's (raw_log.layout)
-        metadata["arm"] = twin_truth.log_arm(arm)
+        shipped = twin_truth.log_arm(arm)
+        if shipped is None:  # a described arm: its folder's path, fingerprint and layout
+            metadata.update(raw_log.folder_arm_metadata(arm))
+        else:
+            metadata["arm"] = shipped
     return samples, metadata
 
 

@@ -140,17 +140,14 @@ def twin_arm(arm: str = CRANE_X7) -> ArmDescription:
     return load_arm(arm)
 
 
-def log_arm(arm: str) -> str:
+def log_arm(arm: str) -> str | None:
     """The shipped arm's key a twin log of `arm` names: `arm` itself, or for a folder the shipped
-    arm whose kinematics it has (the log reader knows the shipped arms' layouts only)."""
+    arm whose kinematics it has; None for a folder of another arm (its log names the folder,
+    `raw_log.folder_arm_metadata`)."""
     if arm in ARMS:
         return arm
     shipped = [key for key in ARMS if arm_key(load_arm(key)) == arm_key(twin_arm(arm))]
-    if not shipped:
-        raise InputError(
-            arm, "is no shipped arm's kinematics", f"a folder of one of {', '.join(sorted(ARMS))}"
-        )
-    return shipped[0]
+    return shipped[0] if shipped else None
 
 
 def full_model(arm: str = CRANE_X7) -> DynamicModel:
@@ -159,15 +156,76 @@ def full_model(arm: str = CRANE_X7) -> DynamicModel:
 
 
 def actuator_model(axis: int, arm: str = CRANE_X7) -> str:
-    """Servo model of axis `axis` (1-based) of `arm`, a key of the datasheet tables above."""
+    """Servo model of axis `axis` (1-based) of `arm`: a key of the datasheet tables above, or a
+    servo of the catalogue (data/servo_catalogue.csv) whose drive fields are sourced."""
     model_name = twin_arm(arm).actuators[axis - 1].model
     if model_name not in STALL_TORQUE_N_M:
-        raise InputError(
-            f"{arm}: axis {axis}",
-            f"actuator {model_name!r} has no datasheet entry in the twin",
-            f"one of {sorted(STALL_TORQUE_N_M)}",
-        )
+        datasheet(model_name, f"{arm}: axis {axis}")  # refused here, naming the unknown field
     return model_name
+
+
+# the servo catalogue's fields the twin's drive needs, for a servo outside the tables above
+DRIVE_FIELDS = ("voltage_V", "stall_torque_N_m", "stall_current_A", "no_load_speed_rpm")
+DRIVE_FIELDS += ("gear_ratio",)
+LARGEST_MESH_RATIO = 6.0  # compact spur stages run 3:1..6:1 (the rule behind GEAR_STAGES)
+
+
+def mesh_count(gear_ratio: float) -> int:
+    """Spur meshes of a gear train: the fewest whose equal ratios stay within LARGEST_MESH_RATIO
+    (the rule that gives GEAR_STAGES' four for 353.5:1, 272.5:1 and 345:1)."""
+    return max(1, math.ceil(math.log(gear_ratio) / math.log(LARGEST_MESH_RATIO) - 1e-12))
+
+
+@lru_cache(maxsize=32)
+def datasheet(model_name: str, where: str = "twin") -> dict[str, float]:
+    """A servo's drive magnitudes at its rated voltage (DRIVE_FIELDS): the tables above for the
+    shipped arms' servos (voltage SUPPLY_VOLTAGE_V), the servo catalogue's sourced values for any
+    other; an InputError naming the servo and the field the catalogue marks unknown."""
+    if model_name in STALL_TORQUE_N_M:
+        values = (SUPPLY_VOLTAGE_V, STALL_TORQUE_N_M[model_name], STALL_CURRENT_A[model_name])
+        values += (NO_LOAD_SPEED_RPM[model_name], GEAR_RATIO[model_name])
+        return dict(zip(DRIVE_FIELDS, values))
+    from crane_lib.model import servo_catalogue
+
+    catalogue = servo_catalogue.load()
+    catalogue.require([model_name], where)
+    values = {}
+    for name in DRIVE_FIELDS:
+        value = catalogue.value(model_name, name)
+        if value is None:
+            raise InputError(
+                where,
+                f"servo {model_name!r}: the servo catalogue's {name} is unknown "
+                f"({catalogue.where}), which the twin's drive needs",
+                f"a sourced {name} for {model_name}",
+            )
+        values[name] = value
+    return values
+
+
+def gear_stages(axis: int, arm: str = CRANE_X7) -> int:
+    """Spur meshes of the axis's gear train: GEAR_STAGES, or `mesh_count` of a catalogue servo."""
+    model_name = actuator_model(axis, arm)
+    if model_name in GEAR_STAGES:
+        return GEAR_STAGES[model_name]
+    return mesh_count(datasheet(model_name)["gear_ratio"])
+
+
+def supply_voltage(arm: str = CRANE_X7) -> float:
+    """The drives' supply voltage: SUPPLY_VOLTAGE_V, or the one rated voltage of a folder arm's
+    catalogue servos (an InputError when they differ: the twin has one supply)."""
+    description = twin_arm(arm)
+    models = [actuator_model(a, arm) for a in range(1, description.n_axes + 1)]
+    volts = {m: datasheet(m)["voltage_V"] for m in models}
+    if len(set(volts.values())) > 1:
+        raise InputError(
+            f"{arm}: actuators",
+            "servos rated at different voltages ("
+            + ", ".join(f"{m} {v:g} V" for m, v in volts.items())
+            + ")",
+            "servos of one supply voltage (the twin has one supply)",
+        )
+    return float(next(iter(volts.values())))
 
 
 def servos(axis: int, arm: str = CRANE_X7) -> int:
@@ -178,7 +236,7 @@ def servos(axis: int, arm: str = CRANE_X7) -> int:
 def _size_ratio(axis: int, arm: str = CRANE_X7) -> float:
     """Stall torque of the axis's actuator relative to the XM430-W350."""
     model_name = actuator_model(axis, arm)
-    return STALL_TORQUE_N_M[model_name] / STALL_TORQUE_N_M[XM430_W350.model]
+    return datasheet(model_name)["stall_torque_N_m"] / STALL_TORQUE_N_M[XM430_W350.model]
 
 
 def gear_efficiencies(axis: int, arm: str = CRANE_X7) -> tuple[float, float]:
@@ -189,21 +247,22 @@ def gear_efficiencies(axis: int, arm: str = CRANE_X7) -> tuple[float, float]:
     torque, not the direction of power flow): driving, input = output (1 + ε) per mesh, i.e. η;
     back-driven, the motor side keeps (1 - ε) = 2 - 1/η per mesh. n meshes in series multiply.
     """
-    n, eta = GEAR_STAGES[actuator_model(axis, arm)], STAGE_MESH_EFFICIENCY
+    n, eta = gear_stages(axis, arm), STAGE_MESH_EFFICIENCY
     return eta**n, (2.0 - 1.0 / eta) ** n
 
 
 def motor_line(axis: int, arm: str = CRANE_X7) -> tuple[float, float, float, float]:
     """(stall current A, no-load speed rad/s, resistance Ω, back-EMF constant V·s/rad at the
-    link) of the axis's actuator at SUPPLY_VOLTAGE_V, from the datasheet's two end points.
+    link) of the axis's actuator at its rated voltage (`datasheet`), from the two end points.
 
     Per servo: an axis driven by several servos has them in parallel, each with its own H-bridge
     and the same current command, so the current bounds are one servo's (the torque is summed
     through the axis's torque constant, servos x kt)."""
-    model_name = actuator_model(axis, arm)
-    stall = STALL_CURRENT_A[model_name]
-    no_load = NO_LOAD_SPEED_RPM[model_name] * 2.0 * math.pi / 60.0
-    return stall, no_load, SUPPLY_VOLTAGE_V / stall, SUPPLY_VOLTAGE_V / no_load
+    sheet = datasheet(actuator_model(axis, arm))
+    stall = sheet["stall_current_A"]
+    no_load = sheet["no_load_speed_rpm"] * 2.0 * math.pi / 60.0
+    volts = sheet["voltage_V"]
+    return stall, no_load, volts / stall, volts / no_load
 
 
 def drive_parameters(arm: str = CRANE_X7) -> dict[str, float]:
@@ -311,7 +370,7 @@ def compute_plant_settings(truth: ParameterSet | None = None, arm: str = CRANE_X
         np.sqrt(stiffness / reduced) / (2.0 * math.pi),
         efficiencies[:, 0],
         efficiencies[:, 1],
-        SUPPLY_VOLTAGE_V,
+        supply_voltage(arm),
         lines[:, 0],
         lines[:, 1],
     )
@@ -422,7 +481,7 @@ def format_plant_settings(settings: PlantSettings, arm: str = CRANE_X7) -> str:
                 _cell(settings.stiffness, j),
                 _cell(settings.damping, j),
                 _cell(settings.resonance_hz, j),
-                GEAR_STAGES[model_name] if link else "",
+                gear_stages(j + 1, arm) if link else "",
                 repr(STAGE_MESH_EFFICIENCY) if link else "",
                 _cell(settings.efficiency_driving, j),
                 _cell(settings.efficiency_backdriven, j),
