@@ -21,7 +21,6 @@ import numpy as np
 from crane_lib import fingerprint
 from crane_lib.acceptance.audit import AuditResult, audit_seeds
 from crane_lib.acceptance.rescue import RESCUE_EPSILON, RescueResult, rescue_over_theta
-from crane_lib.acceptance.torque_scale import scale_meta, scaled_log
 from crane_lib.errors import InputError
 from crane_lib.identification.condition import ConditionResult
 from crane_lib.identification.refinement import DEFAULT_REFINE, identify_recording
@@ -129,7 +128,9 @@ def accept_recording(
     same route from the same start (the main job's sweep has just run it)."""
     model = shared_model("reduced") if model is None else model
     say = progress or (lambda stage: None)
-    if torque_scale is not None:
+    if torque_scale is not None:  # imported here: the CRANE-X7's path never needs it
+        from crane_lib.acceptance.torque_scale import scale_meta, scaled_log
+
         log = scaled_log(log, torque_scale)
     say("identify and refine")
     condition, refined, report = identify_recording(
