@@ -177,8 +177,9 @@ RECORD_PATH = RESULTS_DIR / "audits" / "yoshida_khalil_seed1.json"
 
 
 # the certificate over Θ gets the same budget of boxes on every estimate (a count, not seconds,
-# so every machine gets the same answer); the raw OLS estimate of AG02 at 40 ms needs ~3,300
-CERTIFY_MAX_BOXES = 30_000
+# so every machine gets the same answer): the quick profile's PD OLS estimates need 3,000 to
+# 11,500 boxes; an undecided estimate costs the whole budget (about 2.3 ms a box on one core)
+CERTIFY_MAX_BOXES = 15_000
 
 
 def _theta_certificate(beta, model: DynamicModel) -> dict:
