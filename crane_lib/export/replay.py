@@ -52,6 +52,7 @@ import numpy as np
 from crane_lib.acceptance import other_arms
 from crane_lib.constants import CONTROL_PERIOD_S, ENCODER_RESOLUTION_RAD, N_AXES
 from crane_lib.export import consistent, files
+from crane_lib.identification.clie_position import drive_mode_of
 from crane_lib.logs.preprocessing import antialias_sections, zero_phase_filter
 from crane_lib.logs.raw_log import RawLog, read_raw_log
 from crane_lib.model import position_loop
@@ -162,11 +163,6 @@ def starting_integral(log: RawLog, constants: RealizationConstants, period: floa
     feedback = log.column_group("u_feedback")[0] / constants.m_hat
     proportional = constants.k_v * (log.dtheta_ref[0] - velocity) + constants.k_p * error
     return (feedback - proportional) / constants.k_i - error * period
-
-
-def drive_mode_of(log: RawLog) -> str:
-    """The drive mode a recording was made in (its metadata; absent: current)."""
-    return log.metadata.get("drive_mode", "current")
 
 
 def is_position_mode(robot) -> bool:
