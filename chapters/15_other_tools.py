@@ -71,10 +71,12 @@ frames = {r["arm"]: view.comparison_frame(r, times.get(r["arm"])) for r in recor
 #
 # MuJoCo's sysid simulates. With $\mathbf x$ the parameters in their box
 # $[\mathbf x_\mathrm{lo}, \mathbf x_\mathrm{hi}]$, each chunk $c$ of the recording starts from
-# the recorded state $(\boldsymbol\theta_c, \dot{\boldsymbol\theta}_c)$ and is driven by the
-# recorded torque as the motors' control $u = \tau / g$ (the exported MJCF's motors take a
-# servo's current, their gear $g$ the torque per ampere), and the simulated angles are compared
-# with the recorded ones at the recorded times:
+# the recorded state $(\boldsymbol\theta_c, \dot{\boldsymbol\theta}_c)$ and is driven the way
+# the recording was made: the CRANE-X7's exported motors take a servo's current, so their control
+# is the recorded torque over the gear, $u = \tau / g$ (torque per ampere); the SO-101's servos
+# run their own position loop, exported as position actuators, so their control is the goal
+# position the controller executed. The simulated angles are compared with the recorded ones at
+# the recorded times:
 #
 # $$
 # \hat{\mathbf x} = \arg\min_{\mathbf x_\mathrm{lo} \le \mathbf x \le \mathbf x_\mathrm{hi}}

@@ -359,6 +359,18 @@ def sysid_spec(robot: files.RobotModel, timestep: float):
     return spec
 
 
+def recorded_ctrl(compiled, bundle) -> np.ndarray:
+    """The motors' ctrl the recording was made with: a current-control motor (the CRANE-X7's
+    export: ctrl a servo's current in A, its gear the torque record's N·m/A) takes the recorded
+    torque over its gear; a position actuator (a servo's own position loop, the SO-101's
+    export) takes the goal position the controller executed (rad)."""
+    import mujoco
+
+    position = compiled.actuator_biastype == mujoco.mjtBias.mjBIAS_AFFINE
+    torque = bundle.tau / compiled.actuator_gear[:, 0]
+    return np.where(position[None, :], bundle.theta_ref, torque)
+
+
 def motion_start(bundle) -> float:
     """Time (s) of the first sample inside the command file's first segment (the arm rests
     before it); the first sample when the bundle carries no segments."""
@@ -370,15 +382,14 @@ def motion_start(bundle) -> float:
 
 def sysid_sequences(sysid, spec, bundle, settings: dict):
     """The recording from its first motion (`motion_start`) for `duration_s` as sysid's
-    ModelSequences: chunks of `chunk_s`, each from the recorded state, the recorded torque as the
-    motors' ctrl (current: torque over gear), the recorded angles as the measured sensors."""
+    ModelSequences: chunks of `chunk_s`, each from the recorded state, driven as recorded
+    (`recorded_ctrl`), the recorded angles as the measured sensors."""
     compiled = spec.compile()
     start = motion_start(bundle)
     keep = (bundle.t >= start) & (bundle.t <= start + settings["duration_s"] + 1e-9)
-    t, q, dq, tau = bundle.t[keep], bundle.theta[keep], bundle.dtheta[keep], bundle.tau[keep]
+    t, q, dq = bundle.t[keep], bundle.theta[keep], bundle.dtheta[keep]
     step = int(round(settings["chunk_s"] / SYSID_TS))
-    # the exported motors take a servo's current (ctrl, A) with the torque record's N·m/A as gear
-    ctrl = tau / compiled.actuator_gear[:, 0]
+    ctrl = recorded_ctrl(compiled, bundle)[keep]
     states, controls, sensors = [], [], []
     for s in range(0, len(t) - step + 1, step):
         state = sysid.create_initial_state(compiled, q[s], dq[s])
