@@ -294,7 +294,8 @@ def folder_arm_metadata(folder) -> dict[str, str]:
 
 
 def log_folder(arm: str) -> Path:
-    """The folder a folder arm's log names (relative paths are the repository's, `portable`)."""
+    """The folder a folder arm's log names, absolute (a relative path is the repository's, as
+    `portable` writes it), so that a stage loading the log's arm finds it from any folder."""
     path = Path(arm)
     return path if path.is_absolute() else REPO_ROOT / path
 
@@ -326,7 +327,7 @@ def layout_of(metadata: dict[str, str], where: str = "raw log") -> Layout:
             f"{[len(v) for v in values]} long",
             f"1..{N_AXES} axes and that many positive numbers in each of {FOLDER_FIELDS}",
         )
-    return _folder_layout(metadata.get("arm", ""), n, *values)
+    return _folder_layout(str(log_folder(metadata.get("arm", ""))), n, *values)
 
 
 def physical_range_table() -> list[dict[str, str]]:
