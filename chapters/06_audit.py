@@ -747,29 +747,36 @@ glue_md("audit_yk_clie", "certified" if yk_clie.certified else "not certified")
 glue("audit_yk_ols_margin", yk_ols.margin)
 glue("audit_yk_clie_margin", yk_clie.margin)
 yk_record = view.yoshida_khalil_record()
-if yk_record is None:
-    glue_md("audit_yk_counts", "This build has no record of the comparison "
-            "(`results/audits/yoshida_khalil_seed1.json`, the pipeline's Yoshida-Khalil step).")
-else:
-    yk_counts = {c["stage"]: c for c in yoshida_khalil.counts(yk_record)}
-    said = []
-    for stage, c in yk_counts.items():
-        said.append(
-            f"of the {c['estimates']} {stage} estimates, the condition certifies "
-            f"{c['Yoshida–Khalil certifies']}, the certificate over Θ proves "
-            f"{c['certified over Θ']} (finds a violation in {c['violated over Θ']}, leaves "
-            f"{c['undecided over Θ']} undecided within its budget of "
-            f"{yoshida_khalil.CERTIFY_MAX_BOXES:,} boxes), and the dense audit passes "
-            f"{c['dense audit passes']}; {c['certified, audit fails']} that the condition "
-            "certifies fail the audit")
-    glue_md("audit_yk_counts", "Over this build's records: " + "; ".join(said) + ".")
-    display(view.yoshida_khalil_table(list(yk_counts.values())))
+yk_counts = {c["stage"]: c for c in yoshida_khalil.counts(yk_record)}
+for stage, c in yk_counts.items():
+    for name, column in (("n", "estimates"), ("yk", "Yoshida–Khalil certifies"),
+                         ("cert", "certified over Θ"), ("viol", "violated over Θ"),
+                         ("undecided", "undecided over Θ"), ("notrun", "certificate not run"),
+                         ("dense", "dense audit passes"), ("unsound", "certified, audit fails")):
+        glue(f"audit_yk_{stage.lower()}_{name}", c[column])
+glue("audit_yk_boxes", yoshida_khalil.CERTIFY_MAX_BOXES)
+glue_md("audit_yk_conditions", ", ".join(
+    f"{t} at {ts * 1000:.0f} ms" for t, ts in yoshida_khalil.CERTIFIED_CONDITIONS))
+view.yoshida_khalil_table(list(yk_counts.values()))
 
 # %% [markdown]
 # The OLS estimate is {glue:md}`audit_yk_ols` (smallest eigenvalue of the virtual links'
 # $\mathbf P_j$: {glue:text}`audit_yk_ols_margin:.3g`), the CLIE solution
 # {glue:md}`audit_yk_clie` ({glue:text}`audit_yk_clie_margin:.3g`; a negative value is the
-# best the program could reach). {glue:md}`audit_yk_counts`
+# best the program could reach). Of the {glue:text}`audit_yk_ols_n` OLS estimates of this build,
+# the condition certifies {glue:text}`audit_yk_ols_yk` and the dense audit passes
+# {glue:text}`audit_yk_ols_dense`; of the {glue:text}`audit_yk_clie_n` CLIE solutions, the
+# condition certifies {glue:text}`audit_yk_clie_yk` and the dense audit passes
+# {glue:text}`audit_yk_clie_dense`. The certificate over $\Theta$ (margin 0, at most
+# {glue:text}`audit_yk_boxes:,` boxes, seconds per estimate) runs where it can tell more than
+# the audit, on the passing estimates of {glue:md}`audit_yk_conditions` (not on the
+# {glue:text}`audit_yk_ols_notrun` OLS and {glue:text}`audit_yk_clie_notrun` CLIE passing
+# estimates of other conditions): it proves
+# {glue:text}`audit_yk_ols_cert` OLS and {glue:text}`audit_yk_clie_cert` CLIE estimates positive
+# definite over $\Theta$ and leaves {glue:text}`audit_yk_ols_undecided` and
+# {glue:text}`audit_yk_clie_undecided` undecided; an estimate the audit fails counts as violated
+# (its pose of $\Theta$ is the proof). Estimates the condition certifies and the audit fails:
+# {glue:text}`audit_yk_ols_unsound` OLS, {glue:text}`audit_yk_clie_unsound` CLIE.
 #
 # The condition is sound (it never certified an estimate the audit fails, and
 # `tests/test_yoshida_khalil.py` checks it on random models) but conservative: it asks every
