@@ -14,6 +14,7 @@ import pytest
 from crane_lib import cli
 from crane_lib.errors import InputError
 from crane_lib.excitation import arms as excitation_arms
+from crane_lib.excitation import commands
 from crane_lib.excitation import design as ex
 from crane_lib.logs import raw_log
 from crane_lib.model import arm_description, describe, servo_catalogue
@@ -147,9 +148,11 @@ def test_the_panda_ends_at_its_joint_4_midpoint(tmp_path):
     assert not limits[3, 0] <= 0.0 <= limits[3, 1]
     assert q0[3] == np.trunc(limits[3].mean()) and limits[3, 0] < q0[3] < limits[3, 1]
     np.testing.assert_array_equal(np.delete(q0, 3), 0.0)
+    np.testing.assert_array_equal(design.command_format.final_posture_deg, q0)
     for name, command in excitation_arms.generate(arm, design).items():
         angles = _degrees(command)
         np.testing.assert_array_equal(angles[-1], q0, err_msg=name)
+        commands.check_command(command)  # the reader's q̄0 is the same posture
         assert np.all((limits[:, 0] <= angles) & (angles <= limits[:, 1])), name
 
 

@@ -11,7 +11,8 @@ The CRANE-X7 keeps the paper's reconstructed tables (`design.CRANE_X7_DESIGN`). 
 arm, `block_design` derives the same structure from the description:
 
 * q̄0: every axis at zero (every file ends there, as B-B requires); an axis whose range excludes
-  zero (the Panda's joint 4) at its range's midpoint, the whole degree towards zero (`end_posture`).
+  zero (the Panda's joint 4) at its range's midpoint, the whole degree towards zero
+  (`commands.end_posture_deg`, where the command reader expects every file to end).
 * The elbow: the first joint after joint 2 whose axis is parallel to joint 2's at q̄0 (the
   CRANE-X7's axis 4; the ViperX's and the SO-101's joint 3). It folds towards its longer side.
   q̄B folds it to FOLD_MARGIN_DEG inside that limit (the CRANE-X7's -150° is 9° inside -159°),
@@ -57,6 +58,7 @@ from crane_lib.excitation.commands import (
     CommandFile,
     CommandFormat,
     check_command,
+    end_posture_deg,
     format_command_file,
     interpolate,
     read_command_file,
@@ -134,14 +136,6 @@ def _pair(first: int, home: np.ndarray, limits: np.ndarray) -> ex.PairPrimitive:
     return ex.PairPrimitive(first, tuple(home), signs[0], second_sign=signs[1])
 
 
-def end_posture(limits_deg: np.ndarray) -> np.ndarray:
-    """q̄0 (°): zero on every axis whose range holds it, else the range's midpoint truncated to
-    the whole degree towards zero (inside the range for any range wider than 1°)."""
-    limits_deg = np.asarray(limits_deg, dtype=float)
-    inside = (limits_deg[:, 0] <= 0.0) & (0.0 <= limits_deg[:, 1])
-    return np.where(inside, 0.0, np.trunc(limits_deg.mean(axis=1)))
-
-
 def block_design(arm: ArmDescription) -> ex.BlockDesign:
     """The single-joint and pair blocks of `arm` (module docstring); the paper's for a CRANE-X7."""
     if arm.name == "CRANE-X7":
@@ -151,7 +145,7 @@ def block_design(arm: ArmDescription) -> ex.BlockDesign:
     lo, hi = limits[elbow - 1]
     # whole degrees, towards zero, as the CRANE-X7's postures
     fold = float(np.trunc(lo + FOLD_MARGIN_DEG if -lo >= hi else hi - FOLD_MARGIN_DEG))
-    q0 = end_posture(limits)
+    q0 = end_posture_deg(limits)  # where the command reader expects every file to end
     qb = q0.copy()
     qb[elbow - 1] = fold
     qa = q0.copy()

@@ -121,6 +121,15 @@ def _fmt(values, decimals: int) -> str:
     return " ".join(f"{(0.0 if abs(v) < 0.5 * 10**-decimals else v):.{decimals}f}" for v in values)
 
 
+def end_posture_deg(limits_deg) -> np.ndarray:
+    """q̄0 (°) of an arm with these (n_axes, 2) limits (°): zero on every axis whose range holds
+    it, else the range's midpoint truncated to the whole degree towards zero (the Panda's joint
+    4, -176°..-4°: -89°)."""
+    limits_deg = np.asarray(limits_deg, dtype=float)
+    inside = (limits_deg[:, 0] <= 0.0) & (0.0 <= limits_deg[:, 1])
+    return np.where(inside, 0.0, np.trunc(limits_deg.mean(axis=1)))
+
+
 @dataclass(frozen=True, eq=False)
 class CommandFormat:
     """One arm's header constants: axes, velocity ceilings, ramps, start posture, limits.
@@ -144,8 +153,11 @@ class CommandFormat:
 
     @property
     def final_posture_deg(self) -> np.ndarray:
-        """q̄0, where every file ends: all axes at zero."""
-        return np.zeros(self.n_axes)
+        """q̄0, where every file ends: all axes at zero, or where an axis's range excludes zero,
+        its range's midpoint (`end_posture_deg`)."""
+        if self.limits_rad is None:  # the CRANE-X7
+            return np.zeros(self.n_axes)
+        return end_posture_deg(np.degrees(self.limits_rad))
 
     def limits(self) -> np.ndarray:
         """(n_axes, 2) [lower, upper] joint limits in radians."""
