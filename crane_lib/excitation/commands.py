@@ -124,7 +124,7 @@ def _fmt(values, decimals: int) -> str:
 def end_posture_deg(limits_deg) -> np.ndarray:
     """q̄0 (°) of an arm with these (n_axes, 2) limits (°): zero on every axis whose range holds
     it, else the range's midpoint truncated to the whole degree towards zero (the Panda's joint
-    4, -176°..-4°: -89°)."""
+    4, -176°..-4°: -90°)."""
     limits_deg = np.asarray(limits_deg, dtype=float)
     inside = (limits_deg[:, 0] <= 0.0) & (0.0 <= limits_deg[:, 1])
     return np.where(inside, 0.0, np.trunc(limits_deg.mean(axis=1)))
