@@ -708,7 +708,7 @@ view.certified_table(study)
 # ## Beyond the paper: Yoshida and Khalil's sufficient condition beside the certificate
 #
 # The closest prior work on positive definiteness from base parameters is Yoshida and Khalil's
-# (IJRR 19(5), 2000; see the references): a sufficient condition, stated on the links' inertial
+# (see {doc}`the references <../book/references>`): a sufficient condition, stated on the links' inertial
 # parameters, for $\mathbf M(\boldsymbol\theta)$ to be positive definite at every configuration,
 # and a scheme of "virtual parameters" that carries it over to a set of base parameters. The
 # condition implemented here (`acceptance.yoshida_khalil`; the register says which statement was
@@ -719,7 +719,7 @@ view.certified_table(study)
 # \exists\,\boldsymbol\phi:\quad \mathbf K\boldsymbol\phi = \boldsymbol\beta,\qquad
 # \mathbf P_j(\boldsymbol\phi) = \begin{bmatrix}\mathbf L_j & \mathbf S(\mathbf l_j)\\
 # \mathbf S(\mathbf l_j)^\top & m_j\mathbf I\end{bmatrix} \succ 0,\quad I_{a,j}\ge 0
-# \quad (j = 1..7)
+# \quad (\text{every link } j)
 # \;\Rightarrow\;
 # \mathbf M(\boldsymbol\theta;\boldsymbol\beta) \succ 0\ \ \forall\boldsymbol\theta
 # $$ (eq-audit-yoshida-khalil)
@@ -749,10 +749,12 @@ glue("audit_yk_clie_margin", yk_clie.margin)
 yk_record = view.yoshida_khalil_record()
 yk_counts = {c["stage"]: c for c in yoshida_khalil.counts(yk_record)}
 for stage, c in yk_counts.items():
-    for name, column in (("n", "estimates"), ("yk", "Yoshida–Khalil certifies"),
-                         ("cert", "certified over Θ"), ("viol", "violated over Θ"),
-                         ("undecided", "undecided over Θ"), ("notrun", "certificate not run"),
-                         ("dense", "dense audit passes"), ("unsound", "certified, audit fails")):
+    for name, column in (
+        ("n", "estimates"), ("yk", "Yoshida–Khalil certifies"),
+        ("cert", "certified over Θ"), ("viol", "violated over Θ"),
+        ("undecided", "undecided over Θ"), ("notrun", "certificate not run"),
+        ("dense", "dense audit passes"), ("unsound", "certified, audit fails"),
+    ):
         glue(f"audit_yk_{stage.lower()}_{name}", c[column])
 glue("audit_yk_boxes", yoshida_khalil.CERTIFY_MAX_BOXES)
 glue_md("audit_yk_conditions", ", ".join(
@@ -767,7 +769,7 @@ view.yoshida_khalil_table(list(yk_counts.values()))
 # the condition certifies {glue:text}`audit_yk_ols_yk` and the dense audit passes
 # {glue:text}`audit_yk_ols_dense`; of the {glue:text}`audit_yk_clie_n` CLIE solutions, the
 # condition certifies {glue:text}`audit_yk_clie_yk` and the dense audit passes
-# {glue:text}`audit_yk_clie_dense`. The certificate over $\Theta$ (margin 0, at most
+# {glue:text}`audit_yk_clie_dense`. The certificate over $\Theta$ (zero margin, at most
 # {glue:text}`audit_yk_boxes:,` boxes, seconds per estimate) runs where it can tell more than
 # the audit, on the passing estimates of {glue:md}`audit_yk_conditions` (not on the
 # {glue:text}`audit_yk_ols_notrun` OLS and {glue:text}`audit_yk_clie_notrun` CLIE passing

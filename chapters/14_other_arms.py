@@ -48,7 +48,6 @@ import numpy as np
 from crane_lib.acceptance.held_out import held_out
 from crane_lib.acceptance.other_arms import identification_commands, recording_file
 from crane_lib.excitation.arms import excitation_rank
-from crane_lib.formatting import DASH
 from crane_lib.identification.clie_position import goal_counts
 from crane_lib.logs.raw_log import read_raw_log
 from crane_lib.model.arm_description import load_arm
@@ -218,8 +217,8 @@ view.stage_times_table(records, view.load_stage_times())
 # i = i_\mathrm{stall}\Big(d - \frac{\omega}{\omega_\mathrm{nl}}\Big), \qquad \tau = k_t\, i .
 # $$ (eq-arms-duty-torque)
 #
-# The gains are the servo's registers in its firmware's units (the SO-101's are LeRobot's
-# P = 16, I = 0, D = 32: $K_P$ = {glue:text}`arms_pos_kp:.4g` duty/rad); every magnitude and its
+# The gains are the servo's registers in its firmware's units (the SO-101's are the P, I and D
+# LeRobot sets: $K_P$ = {glue:text}`arms_pos_kp:.4g` duty/rad); every magnitude and its
 # source is in the register ([the servo's position loop](../book/register_twin.md)). One
 # function computes {eq}`eq-arms-position-loop` for the twin, for CLIE's closed-loop simulation
 # of a position-mode record and for the bus emulator. At rest the profile sits on the goal and
@@ -228,26 +227,29 @@ view.stage_times_table(records, view.load_stage_times())
 # holds its posture before and after the motion:
 
 # %%
-loop = so101.arm.position_loop                 # arm.toml's [position_loop]: LeRobot's registers
-gains = loop.gains(so101.arm.n_axes)           # K_P, K_I, K_D, d_max, v_max, a_max per axis
+loop = so101.arm.position_loop  # arm.toml's [position_loop]: LeRobot's registers
+gains = loop.gains(so101.arm.n_axes)  # K_P, K_I, K_D, d_max, v_max, a_max per axis
 stall = np.array([motor_line(a, "so101")[0] for a in range(1, so101.arm.n_axes + 1)])
 so101_log = read_raw_log(recording_file("so101", "PI_ALPHA"))
-goal = goal_counts(so101_log.theta_ref)        # the Goal Position the host wrote (whole counts)
-rest = so101_log.segment < 0                   # holding, before and after the motion
+goal = goal_counts(so101_log.theta_ref)  # the Goal Position the host wrote (whole counts)
+rest = so101_log.segment < 0  # holding, before and after the motion
 predicted = (stall * gains[G_KP] * (goal - so101_log.theta))[rest].mean(axis=0)
-measured = so101_log.current_command[rest].mean(axis=0)   # the present current, as logged
-
-# %% [markdown]
-# {glue:md}`arms_pos_rest`
+measured = so101_log.current_command[rest].mean(axis=0)  # the present current, as logged
 
 # %% tags=["hide-input"]
 glue("arms_pos_kp", gains[G_KP, 0])
-sag = np.degrees((goal - so101_log.theta)[rest].mean(axis=0))
-glue_md("arms_pos_rest", "The shoulder lift sags {:.2f}° and draws {:.3f} A where "
-        "{{eq}}`eq-arms-position-loop` and {{eq}}`eq-arms-duty-torque` give {:.3f} A; over "
-        "the six axes the largest difference is {:.1f} mA, against the current register's "
-        "6.5 mA unit.".format(abs(sag[1]), abs(measured[1]), abs(predicted[1]),
-                              1e3 * np.abs(predicted - measured).max()))
+glue("arms_pos_sag", abs(np.degrees((goal - so101_log.theta)[rest].mean(axis=0))[1]))
+glue("arms_pos_measured", abs(measured[1]))
+glue("arms_pos_predicted", abs(predicted[1]))
+glue("arms_pos_worst_ma", 1e3 * np.abs(predicted - measured).max())
+glue("arms_pos_unit_ma", 1e3 * so101.arm.actuators[1].current_unit)
+
+# %% [markdown]
+# The shoulder lift sags {glue:text}`arms_pos_sag:.2f`° and draws
+# {glue:text}`arms_pos_measured:.3f` A where {eq}`eq-arms-position-loop` and
+# {eq}`eq-arms-duty-torque` give {glue:text}`arms_pos_predicted:.3f` A; over the six axes the
+# largest difference is {glue:text}`arms_pos_worst_ma:.1f` mA, against the current register's
+# unit of {glue:text}`arms_pos_unit_ma:.1f` mA.
 
 # %% tags=["hide-input"] mystnb={"figure": {"name": "fig-other-arms-position", "caption": "The SO-101's shoulder lift in position mode, the first three seconds of its identification motion: the goal streamed at 1 kHz and the angle the servo's loop reaches (above; the lag grows with speed, the back-EMF asking a duty the error must supply), and the current it draws as the servo reports it (below, whole 6.5 mA units). Data: the SO-101's PI_ALPHA twin recording in position mode."}}
 start = so101_log.t[so101_log.segment >= 0][0]
@@ -256,29 +258,39 @@ plt.show()
 
 # %% [markdown]
 # What the mode does to identification: each arm whose servos' loop is described, through
-# Algorithm 1 in both modes on the same command files and seeds. {glue:md}`arms_pos_modes`
+# Algorithm 1 in both modes on the same command files and seeds.
 
 # %% tags=["hide-input"]
 modes = view.drive_mode_frame(records)
-
-
-def _run(row):
-    return "{} ({}; κ {:.3g}, held-out MNE {:.3g} %, {} well-determined parameters, median " \
-        "error {:.2g} % against the truth)".format(
-            "accepted" if row["accepted"] == "yes" else "rejected",
-            "after the rescue" if row["rescued"] == "yes" else "without a rescue",
-            row["κ"], row["held-out MNE (%)"], row["well determined"],
-            row["median error vs truth (%)"])
-
-
-glue_md("arms_pos_modes", " ".join(
-    "In {} mode the {} is {}{}.".format(
-        label.split(", ")[1].replace(" (its own)", ""), label.split(", ")[0], _run(row),
-        "" if row["tracking error RMS, worst axis (°)"] == DASH else
-        ", its servos trailing the goal by {:.2g}° RMS on the worst axis while moving".format(
-            row["tracking error RMS, worst axis (°)"]))
-    for label, row in modes.iterrows()))
+for key, label in (
+    ("so_pos", "SO-101, position (its own)"), ("so_cur", "SO-101, current"),
+    ("vx_cur", "ViperX 300 S, current (its own)"), ("vx_pos", "ViperX 300 S, position"),
+):
+    row = modes.loc[label]
+    verdict = "accepted" if row["accepted"] == "yes" else "rejected"
+    rescue = " after the rescue" if row["rescued"] == "yes" else " without a rescue"
+    glue_md(f"arms_{key}_verdict", verdict + rescue)
+    glue(f"arms_{key}_mne", row["held-out MNE (%)"])
+    glue(f"arms_{key}_determined", row["well determined"])
+    glue(f"arms_{key}_median", row["median error vs truth (%)"])
+glue("arms_so_pos_tracking", modes.loc["SO-101, position (its own)",
+                                       "tracking error RMS, worst axis (°)"])
 view.drive_mode_table(records)
+
+# %% [markdown]
+# In its own position mode the SO-101 is {glue:md}`arms_so_pos_verdict`, with a held-out MNE of
+# {glue:text}`arms_so_pos_mne:.3g` % and {glue:text}`arms_so_pos_determined` well-determined
+# parameters (median error {glue:text}`arms_so_pos_median:.2g` % against the truth), its servos
+# trailing the goal by {glue:text}`arms_so_pos_tracking:.2g`° RMS on the worst axis while
+# moving; driven by controller (2) in current mode on the same command files it is
+# {glue:md}`arms_so_cur_verdict` ({glue:text}`arms_so_cur_mne:.3g` %,
+# {glue:text}`arms_so_cur_determined` well determined, median error
+# {glue:text}`arms_so_cur_median:.2g` %). The ViperX 300 S in current mode, the book's, is
+# {glue:md}`arms_vx_cur_verdict` ({glue:text}`arms_vx_cur_mne:.3g` %,
+# {glue:text}`arms_vx_cur_determined` well determined, median error
+# {glue:text}`arms_vx_cur_median:.2g` %), in position mode {glue:md}`arms_vx_pos_verdict`
+# ({glue:text}`arms_vx_pos_mne:.3g` %, {glue:text}`arms_vx_pos_determined` well determined,
+# median error {glue:text}`arms_vx_pos_median:.2g` %).
 
 # %% [markdown]
 # In position mode the torque record is the servos' current reading, not a command: its
@@ -296,9 +308,12 @@ glue("arms_pos_vx_share", modes.loc["ViperX 300 S, position",
 # %% [markdown]
 # ## On the real arms
 #
-# The SO-101's Feetech servos speak their own bus protocol, not DYNAMIXEL Protocol 2.0; a
-# recorder for it is out of this book's scope, so the SO-101 runs on its twin only. The
-# ViperX 300 S runs on DYNAMIXEL X-series servos like the CRANE-X7, with its shoulder and elbow each
+# The SO-101's Feetech servos speak their own bus protocol, not DYNAMIXEL Protocol 2.0:
+# `crane-id record --robot so101 --port PORT` records it in position mode over that bus
+# (`feetech-servo-sdk`), checked against an emulator of six STS3215 servos with the position-loop
+# twin behind them; no real SO-101 has been recorded by it yet
+# ([the register of the recorder](../book/register_hardware.md) says what that leaves unverified).
+# The ViperX 300 S runs on DYNAMIXEL X-series servos like the CRANE-X7, with its shoulder and elbow each
 # driven by two servos; its bus layout (IDs per axis, baud rate, which servo is a shadow and
 # which is mounted reversed) is part of its description (`data/vx300s_description/arm.toml`),
 # and the recorder and the Protocol 2.0 emulator of the chapter "Your own arm" take it from
