@@ -3,23 +3,25 @@
 The subpackages are the pipeline (paper Sec. III-VII, Algorithm 1); each imports only from
 the ones above it in this list and from the shared leaves.
 
-  model/           MDH description, symbolic model, base parameters, generated dynamics, controller
-  (2)
-  excitation/      command files and their 4-1-4 interpolation; the 40 trajectories and V01-V03
-  logs/            the 106-column raw log both recorders write; preprocessing to bundles (D-C)
+  model/           a robot as data (description folders, `describe` from a URDF or MJCF, the
+                   servo catalogue, drive modes), symbolic model, base parameters, generated
+                   dynamics, the realization controller (2) and the servo's position loop
+  excitation/      command files and their 4-1-4 interpolation; the 40 trajectories and V01-V03;
+                   the blocks of any described arm
+  logs/            the raw log every recorder writes; preprocessing to bundles (D-C)
   twin/            the digital twin: truth, plant core, recorder, default data set, joint models
-  hardware/        the arm over dynamixel-sdk: recorder, Protocol 2.0 emulator (the twin's plant
-  behind a bus)
-  identification/  OLS, routing test and SDP projection, model classes, CLIE, DIDIM, metrics
-  acceptance/      all-pose PD audit, certified check, rescue, consequences, selection, the accepted
-                   model (Algorithm 1 for one recording), what base parameters say about link
-                   consistency
-  export/          beyond the paper: the physically consistent link-level model behind a base model
-                   (pseudo-inertias, nearest to the manufacturer's description), as URDF and MJCF,
-                   verified
-                   in Pinocchio and MuJoCo
-  reporting/       views: records into tables, figures and generated sentences, one module per
-                   chapter (reporting/chapters/), the one "paper / this book / why" table builder
+  hardware/        the arms' buses: the DYNAMIXEL Protocol 2.0 recorder and emulator, the Feetech
+                   STS recorder and emulator (the twin's plant behind a bus)
+  identification/  OLS, routing test and SDP projection, model classes, CLIE, DIDIM, the exact
+                   Jacobian of CLIE's simulation, metrics
+  acceptance/      all-pose PD audit, certified check, Yoshida-Khalil's condition, rescue,
+                   consequences, selection, the accepted model (Algorithm 1 for one recording),
+                   the torque scale from a known weight, a payload on an accepted model
+  export/          beyond the paper: the physically consistent link-level model behind a base
+                   model, as URDF and MJCF (with actuators), verified in Pinocchio and MuJoCo,
+                   replayed in MuJoCo, and compared with MuJoCo sysid and FIGAROH
+  reporting/       views: records into tables and figures, one module per chapter
+                   (reporting/chapters/), the one "paper / this book / why" table builder
   cli/             the `crane-id` command, one module per subcommand
 
 Shared leaves: paths, errors, constants, paper_numbers, records (every JSON result record),
