@@ -30,6 +30,15 @@ its condition, so a condition's times compare like with like.
 V01-V03; the fast route and DIDIM run two iterations each, the faithful route (81 simulations
 per iteration) is left out as with --skip-faithful, and the sweep is the smoke record at 40 ms
 (in a process of its own, as --jobs 2 runs it).
+
+The exact route (`sensitivity.refine_exact`, the exact Jacobian of the simulated residual) runs
+beside the fast route on AG02 at 40 ms in the same run (time per refinement, simulations,
+Jacobians; target: >= 3x faster than the fast route). `--exact` adds it to the sweep: each
+condition also refined by the exact route one step per cycle and at 0.25 ms (target: the two
+within 0.1 % objective and 0.1 OLS SE on every condition). `--conditions AP03:40,AP01:40` keeps
+those conditions of the sweep only. `--accept LOG COMMAND_FILE`: `crane-id accept` of that
+recording with `--refine fast` and with `--refine exact`, end to end and by stage (target: at
+most 10 s).
 """
 
 from __future__ import annotations
@@ -51,7 +60,7 @@ from tqdm import tqdm
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from crane_lib.constants import KT  # noqa: E402
-from crane_lib.identification import clie, metrics  # noqa: E402
+from crane_lib.identification import clie, metrics, sensitivity  # noqa: E402
 from crane_lib.identification.condition import identify_condition  # noqa: E402
 from crane_lib.logs.preprocessing import preprocess  # noqa: E402
 from crane_lib.logs.raw_log import read_raw_log  # noqa: E402
@@ -67,6 +76,8 @@ REFERENCE_SPAN_S = 0.5
 SWEEP_SPEEDUP_TARGET = 2.5
 SWEEP_OBJECTIVE_TOLERANCE = 1e-3
 SWEEP_PARAMETER_TOLERANCE_SE = 0.1
+EXACT_SPEEDUP_TARGET = 3.0  # the exact route's refinement against the fast route's
+ACCEPT_TARGET_S = 10.0
 HALF_PAPER_STEP_S = clie.INTEGRATION_STEP_S / 2
 
 
@@ -135,6 +146,28 @@ def main(argv=None) -> int:
         default=1,
         help="processes for the sweep's conditions (each runs all of a condition's routes)",
     )
+    parser.add_argument(
+        "--exact",
+        action="store_true",
+        help="also refine each sweep condition by the exact route, one step per cycle and 0.25 ms",
+    )
+    parser.add_argument(
+        "--conditions",
+        default="",
+        help="comma-separated TRAJECTORY:MS of the sweep to keep (default: all)",
+    )
+    parser.add_argument(
+        "--accept",
+        nargs=2,
+        type=Path,
+        metavar=("LOG", "COMMAND_FILE"),
+        help="time `crane-id accept` of this recording, fast and exact routes, by stage",
+    )
+    parser.add_argument(
+        "--sweep-only",
+        action="store_true",
+        help="run the sweep comparison only (not the simulation timing or the AG02 routes)",
+    )
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "benchmarks" / "bench_clie.json")
     add_smoke_argument(parser)
     args = parser.parse_args(argv)
@@ -162,7 +195,7 @@ def main(argv=None) -> int:
             ("SMOKE01", smoke["SMOKE01"]),
             [smoke["SMOKE02"]],
         )
-        iterations = {"fast": 2, "didim": 2}
+        iterations = {"fast": 2, "didim": 2, "exact": 2}
         args.skip_faithful = True
     else:
         long_record, identification = (
@@ -170,9 +203,46 @@ def main(argv=None) -> int:
             ("AG02", RECORDINGS / "AG02_run1.npz"),
         )
         heldout = [RECORDINGS / f"{name}_run1.npz" for name in ("V01", "V02", "V03")]
-        iterations = {"fast": clie.MAX_ITERATIONS, "didim": 30, "clie": clie.MAX_ITERATIONS}
+        iterations = {
+            "fast": clie.MAX_ITERATIONS,
+            "didim": 30,
+            "clie": clie.MAX_ITERATIONS,
+            "exact": clie.MAX_ITERATIONS,
+        }
 
-    # 1. one closed-loop simulation of a 128 s record
+    if not args.sweep_only:
+        routes_on_records(args, summary, model, long_record, identification, heldout, iterations)
+    if args.smoke:
+        smoke_condition = [(identification[0], 0.04, identification[1])]
+        summary["sweep"] = sweep_comparison(
+            smoke_condition, 2, args.step_sensitivity, True, jobs=2, exact=True
+        )
+    elif args.sweep != "none":
+        conditions = sweep_conditions(args.sweep)
+        if args.conditions:
+            wanted = {tuple(c.split(":")) for c in args.conditions.split(",")}
+            conditions = [c for c in conditions if (c[0], f"{round(c[1] * 1e3)}") in wanted]
+        summary["sweep"] = sweep_comparison(
+            conditions,
+            clie.MAX_ITERATIONS,
+            args.step_sensitivity,
+            args.before,
+            args.jobs,
+            exact=args.exact,
+        )
+    if args.accept is not None:
+        summary["accept"] = {
+            route: accept_breakdown(*args.accept, route) for route in ("fast", "exact")
+        }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(summary, indent=1, default=float), encoding="utf-8")
+    print(f"written {args.out}")
+    return 0
+
+
+def routes_on_records(args, summary, model, long_record, identification, heldout, iterations):
+    """1. one closed-loop simulation of a 128 s record; 2. the CLIE routes on AG02 at 40 ms from
+    its OLS/SDP start, scored on the held-out records, into `summary`."""
     log = read_raw_log(long_record[1])
     problem = clie.build_problem(log)
     _, condition = start_point(long_record[1], long_record[0])
@@ -226,6 +296,7 @@ def main(argv=None) -> int:
     runs = {
         "fast": lambda: clie.refine_fast(problem, x0, max_iterations=iterations["fast"]),
         "didim": lambda: clie.didim(problem, max_iterations=iterations["didim"]),
+        "exact": lambda: sensitivity.refine_exact(problem, x0, max_iterations=iterations["exact"]),
     }
     if not args.skip_faithful:
         runs["clie"] = lambda: clie.refine_faithful(problem, x0, max_iterations=iterations["clie"])
@@ -269,18 +340,98 @@ def main(argv=None) -> int:
             "objective "
             f"{100 * gap:+.3f} % (tolerance {100 * OBJECTIVE_TOLERANCE:g} %)"
         )
-    if args.smoke:
-        smoke_condition = [(identification[0], 0.04, identification[1])]
-        summary["sweep"] = sweep_comparison(smoke_condition, 2, args.step_sensitivity, True, jobs=2)
-    elif args.sweep != "none":
-        conditions = sweep_conditions(args.sweep)
-        summary["sweep"] = sweep_comparison(
-            conditions, clie.MAX_ITERATIONS, args.step_sensitivity, args.before, args.jobs
-        )
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(summary, indent=1, default=float), encoding="utf-8")
-    print(f"written {args.out}")
-    return 0
+    summary["AG02"]["exact_vs_fast"] = exact_against_fast(summary["AG02"], identification[0])
+
+
+def exact_against_fast(runs: dict, name: str) -> dict:
+    """The exact route's refinement against the fast route's on one condition, measured in the
+    same run: time per refinement, simulations, Jacobians, objective."""
+    fast, exact = runs["fast"], runs["exact"]
+    comparison = {
+        "speedup": fast["wall_time_s"] / exact["wall_time_s"],
+        "cpu_speedup": fast["cpu_s"] / exact["cpu_s"],
+        "simulations": [fast["simulations"], exact["simulations"]],
+        "jacobians": [fast["jacobian_evaluations"], exact["jacobian_evaluations"]],
+        "objective_change": (exact["objective_final"] - fast["objective_final"])
+        / fast["objective_final"],
+        "speedup_target": EXACT_SPEEDUP_TARGET,
+    }
+    print(
+        f"{name} 40 ms exact vs fast: {exact['wall_time_s']:.1f} s against "
+        f"{fast['wall_time_s']:.1f} s per refinement ({comparison['speedup']:.2f}x, target "
+        f"{EXACT_SPEEDUP_TARGET:g}x), {exact['simulations']} simulations ("
+        f"{exact['jacobian_evaluations']} with sensitivities) against {fast['simulations']} "
+        f"({fast['jacobian_evaluations']} DIDIM Jacobians), objective "
+        f"{100 * comparison['objective_change']:+.3f} %",
+        flush=True,
+    )
+    return comparison
+
+
+def accept_breakdown(log_path: Path, command_file: Path, refine: str) -> dict:
+    """`crane-id accept LOG --trajectory COMMAND_FILE --ts 0.04 --refine ROUTE` end to end (a
+    process of its own, as an arm owner runs it), then the same stages in this process, each
+    timed: reading the log, identification (preprocessing, gate, OLS, routing, projection), the
+    refinement, the audit over Theta on the five seeds, the rescue and re-audit if needed; and
+    the process's start (`crane-id accept --help`: interpreter, imports)."""
+    import subprocess
+    import tempfile
+
+    from crane_lib.acceptance.accepted import accept_recording
+    from crane_lib.excitation.commands import read_command_file
+
+    with tempfile.TemporaryDirectory(prefix="bench-accept-") as folder:
+        command = [
+            str(REPO_ROOT / ".venv" / "bin" / "crane-id"),
+            "accept",
+            str(log_path),
+            "--trajectory",
+            str(command_file),
+            "--ts",
+            "0.04",
+            "--refine",
+            refine,
+            "--out",
+            str(Path(folder) / "model.csv"),
+        ]
+        started = time.perf_counter()
+        finished = subprocess.run(command, capture_output=True, text=True, cwd=REPO_ROOT)
+        end_to_end = time.perf_counter() - started
+    if finished.returncode not in (0, 1):
+        raise RuntimeError(f"crane-id accept failed: {finished.stdout}{finished.stderr}")
+    stages: dict[str, float] = {}
+    clock = [time.perf_counter()]
+
+    def mark(stage: str) -> None:
+        now = time.perf_counter()
+        stages[mark.current] = stages.get(mark.current, 0.0) + now - clock[0]
+        mark.current, clock[0] = stage, now
+
+    mark.current = "read the log"
+    log = read_raw_log(log_path)
+    trajectory = read_command_file(command_file).name
+    result = accept_recording(log, trajectory, 0.04, refine=refine, progress=mark)
+    mark("done")
+    refinement = float(result.refinement.get("wall_time_s", 0.0))
+    stages["identify (OLS, routing, projection)"] = stages.pop("identify and refine") - refinement
+    stages[f"refine ({refine})"] = refinement
+    stages.pop("done", None)
+    started = time.perf_counter()
+    subprocess.run([*command[:2], "--help"], capture_output=True, cwd=REPO_ROOT, check=True)
+    stages["process start, imports"] = time.perf_counter() - started
+    print(
+        f"crane-id accept --refine {refine}: {end_to_end:.1f} s end to end (target "
+        f"{ACCEPT_TARGET_S:g} s): "
+        + ", ".join(f"{k} {v:.1f} s" for k, v in stages.items())
+        + f" (sum {sum(stages.values()):.1f} s); {result.verdict()}",
+        flush=True,
+    )
+    return {
+        "end_to_end_s": end_to_end,
+        "stages_s": stages,
+        "stages_sum_s": sum(stages.values()),
+        "target_s": ACCEPT_TARGET_S,
+    }
 
 
 def sweep_conditions(profile: str) -> list[tuple[str, float, Path]]:
@@ -328,10 +479,14 @@ def jacobian_as_before():
         clie.CLIEProblem.didim_jacobian = today
 
 
-def condition_row(trajectory: str, ts: float, path: Path, steps: dict, iterations: int):
+def condition_row(
+    trajectory: str, ts: float, path: Path, steps: dict, iterations: int, exact: bool = False
+):
     """One sweep condition refined by the fast route at each of `steps` (name: integration
     step; "before": 0.25 ms with the whole-record Jacobian) from its OLS/SDP start, in this
-    process: wall times, objectives, distances from the 0.25 ms run (None: no start)."""
+    process: wall times, objectives, distances from the 0.25 ms run (None: no start). `exact`:
+    the exact route too, one step per cycle and at 0.25 ms ("exact one step", "exact 0.25 ms",
+    each compared with the fast route's 0.25 ms run, and with each other)."""
     log = read_raw_log(path)
     condition = identify_condition(preprocess(log, ts), trajectory)
     if condition.start is None:
@@ -346,6 +501,11 @@ def condition_row(trajectory: str, ts: float, path: Path, steps: dict, iteration
             runs[name] = clie.refine_fast(
                 base, condition.start, max_iterations=iterations, integration_step=step
             )
+    if exact:
+        for name, step in EXACT_STEPS.items():
+            runs[name] = sensitivity.refine_exact(
+                problem, condition.start, max_iterations=iterations, integration_step=step
+            )
     reference = runs["0.25 ms"]
     row = {"trajectory": trajectory, "ts_ms": round(ts * 1e3)}
     for name, report in runs.items():
@@ -358,6 +518,19 @@ def condition_row(trajectory: str, ts: float, path: Path, steps: dict, iteration
             distance = np.abs(report.x - reference.x) / standard_errors
             row[f"{name} largest change (SE)"] = float(np.max(distance))
     row["one step refined again"] = runs["one step"].integration_step_s <= clie.INTEGRATION_STEP_S
+    if exact:
+        one, paper_step = runs["exact one step"], runs["exact 0.25 ms"]
+        row["exact: one step against 0.25 ms objective change"] = (
+            one.objective_final - paper_step.objective_final
+        ) / paper_step.objective_final
+        row["exact: one step against 0.25 ms largest change (SE)"] = float(
+            np.max(np.abs(one.x - paper_step.x) / standard_errors)
+        )
+        row["exact one step refined again"] = one.integration_step_s <= clie.INTEGRATION_STEP_S
+        for name in EXACT_STEPS:
+            row[f"{name} simulations"] = runs[name].simulations
+            row[f"{name} jacobians"] = runs[name].jacobian_evaluations
+            row[f"{name} status"] = runs[name].message
     return row
 
 
@@ -374,8 +547,19 @@ def _condition_rows(arguments, jobs: int):
             yield futures[future], future.result()
 
 
+EXACT_STEPS = {
+    "exact one step": clie.FAST_INTEGRATION_STEP_S,
+    "exact 0.25 ms": clie.INTEGRATION_STEP_S,
+}
+
+
 def sweep_comparison(
-    conditions, iterations: int, step_sensitivity: bool, before: bool = False, jobs: int = 1
+    conditions,
+    iterations: int,
+    step_sensitivity: bool,
+    before: bool = False,
+    jobs: int = 1,
+    exact: bool = False,
 ) -> dict:
     """The fast route one step per cycle against the same route at 0.25 ms (and at 0.125 ms,
     and as it ran before: 0.25 ms with the whole-record Jacobian), from each condition's OLS/SDP
@@ -392,7 +576,9 @@ def sweep_comparison(
         f"from the same start ({jobs} process{'es' if jobs > 1 else ''})",
         flush=True,
     )
-    arguments = [(trajectory, ts, path, steps, iterations) for trajectory, ts, path in conditions]
+    arguments = [
+        (trajectory, ts, path, steps, iterations, exact) for trajectory, ts, path in conditions
+    ]
     found = {}
     rows_done = tqdm(
         _condition_rows(arguments, jobs),
@@ -404,7 +590,18 @@ def sweep_comparison(
         found[index] = row
         if row is None:
             continue
-        others = [_change(row, route) for route in steps if route != "0.25 ms"]
+        others = [
+            _change(row, route)
+            for route in [*steps, *(EXACT_STEPS if exact else ())]
+            if route != "0.25 ms"
+        ]
+        if exact:
+            others.append(
+                "exact one step against exact 0.25 ms: objective "
+                f"{100 * row['exact: one step against 0.25 ms objective change']:+.4f} %, "
+                f"largest parameter change "
+                f"{row['exact: one step against 0.25 ms largest change (SE)']:.3f} SE"
+            )
         tqdm.write(
             f"  {row['trajectory']} {row['ts_ms']:3d} ms: one step "
             f"{row['one step wall_s']:6.1f} s, 0.25 ms {row['0.25 ms wall_s']:6.1f} s; "
@@ -439,7 +636,28 @@ def sweep_comparison(
         f"{100 * SWEEP_OBJECTIVE_TOLERANCE:g} % and {SWEEP_PARAMETER_TOLERANCE_SE:g} SE; "
         f"{summary['refined_again']} refined again at 0.25 ms"
     )
-    for route in (r for r in steps if r != "0.25 ms"):
+    if exact:
+        exact_within = [
+            abs(r["exact: one step against 0.25 ms objective change"]) < SWEEP_OBJECTIVE_TOLERANCE
+            and r["exact: one step against 0.25 ms largest change (SE)"]
+            < SWEEP_PARAMETER_TOLERANCE_SE
+            for r in rows
+        ]
+        exact_time = sum(r["exact one step wall_s"] for r in rows)
+        summary["exact"] = {
+            "within_tolerance": int(sum(exact_within)),
+            "speedup_over_fast": sum(r["one step wall_s"] for r in rows) / exact_time,
+            "speedup_over_fast_target": EXACT_SPEEDUP_TARGET,
+            "refined_again": int(sum(r["exact one step refined again"] for r in rows)),
+        }
+        print(
+            f"exact route, one step per cycle against 0.25 ms: {sum(exact_within)} of {len(rows)} "
+            f"within {100 * SWEEP_OBJECTIVE_TOLERANCE:g} % and {SWEEP_PARAMETER_TOLERANCE_SE:g} SE "
+            f"(fast route: {summary['within_tolerance']}); exact one step "
+            f"{summary['exact']['speedup_over_fast']:.2f}x the fast route's speed (target "
+            f"{EXACT_SPEEDUP_TARGET:g}x); {summary['exact']['refined_again']} refined again"
+        )
+    for route in (r for r in [*steps, *(EXACT_STEPS if exact else ())] if r != "0.25 ms"):
         objective = max(abs(r[f"{route} objective change"]) for r in rows)
         parameters = max(r[f"{route} largest change (SE)"] for r in rows)
         summary[route] = {
