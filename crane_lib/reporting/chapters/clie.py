@@ -166,6 +166,13 @@ def stage_vectors(record: dict, refined: np.ndarray, accepted: dict | None) -> d
     return vectors
 
 
+def with_stage(vectors: dict, stage: str, beta) -> dict:
+    """The stages with one more inserted before CLIE (the SDP row of another condition)."""
+    items = list(vectors.items())
+    at = next(i for i, (name, _) in enumerate(items) if name == "CLIE")
+    return dict(items[:at] + [(stage, np.asarray(beta))] + items[at:])
+
+
 def table_vi(label: str, s: Stages) -> object:
     """Table VI: per stage the audit's verdict and λmin over Θ, the objective and the RMSE."""
     frame = pd.DataFrame(
