@@ -137,10 +137,10 @@ def offsets_against_paper(table) -> object:
 
 
 def geometry_figure(table):
-    """Zero pose and the nominal posture of the paper's Fig. 1 in the base x-z plane."""
+    """The paper's Fig. 1 on the model: zero pose and the nominal posture in the base x-z plane."""
     placement = robot_description.place_mdh_frames(table)
     rise = placement.base_in_description[2, 3]
-    fig, axes = plt.subplots(1, 2, figsize=(9, 4.5), sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(9, 5), sharex=True, sharey=True)
     zero = np.array([f[:3, 3] for f in placement.frames])
     urdf = np.array(placement.description_joint_origins)
     axes[0].plot(
@@ -149,20 +149,24 @@ def geometry_figure(table):
     axes[0].plot(urdf[:, 0], urdf[:, 2], "x", color="C3", ms=9, label="description joint frames")
     for j, (x, z) in enumerate(urdf[:, [0, 2]], start=1):
         axes[0].annotate(f"J{j}", (x, z), textcoords="offset points", xytext=(8, -3), fontsize=8)
-    axes[0].set_title("zero pose (description coordinates)")
+    axes[0].set_title("zero pose (description coordinates)", fontsize=10)
     axes[0].set_ylabel("z (m)")
-    axes[0].legend(fontsize=8, loc="lower right")
+    axes[0].legend(fontsize=8, loc="center right")
     posture = np.zeros(7)
     posture[3] = np.deg2rad(paper("nominal_posture_theta4").value)
     bent = np.array([f[:3, 3] for f in robot_description.mdh_frames(table, posture)])
     axes[1].plot(np.r_[0, bent[:, 0]], np.r_[0, bent[:, 2]] + rise, "-o", color="C0")
-    axes[1].set_title(rf"nominal posture, $\theta_4 = {paper('nominal_posture_theta4').value:g}°$")
+    axes[1].set_title(
+        rf"nominal posture, $\theta_4 = {paper('nominal_posture_theta4').value:g}°$", fontsize=10
+    )
     for ax in axes:
         ax.set_xlabel("x (m)")
         ax.set_aspect("equal")
-        ax.invert_yaxis()  # hanging: +z (gravity) points down the page
+        ax.xaxis.set_major_locator(plt.MaxNLocator(4))  # few ticks: the panels are narrow
         ax.grid(alpha=0.3)
-    fig.suptitle("Geometry: model frames against the manufacturer's description (no recorded data)")
+    axes[0].set_xlim(-0.1, 0.35)
+    axes[0].invert_yaxis()  # once, the axes are shared: +z (gravity) points down the page
+    fig.suptitle("The paper's Fig. 1 on the model: frames against the description (no recording)")
     fig.tight_layout()
     return fig
 
