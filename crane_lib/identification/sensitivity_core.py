@@ -270,10 +270,10 @@ def simulate(
     s_integral = np.zeros((N_AX, p))
     s_tau = np.zeros((N_AX, p))
     s_a_start = np.zeros((N_AX, p))
+    error_before = np.zeros(N_AX)
     refined = 0
     for k in range(n):
         dt_read = t[k] - t[k - 1] if k > 0 else (t[1] - t[0] if n > 1 else 1e-3)
-        error_before = np.empty(N_AX)
         for j in range(N_AX):
             error_before[j] = theta_ref[k, j] - q[j]
         realization_law(
