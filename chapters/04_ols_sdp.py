@@ -375,12 +375,15 @@ view.table_v_against_paper(records) if len(records) else None
 # ### Table XII, first panels, and Table XVII
 #
 # $\kappa$ {eq}`eq-ols-kappa`, route and $\epsilon$ per condition
-# ({numref}`tab-ols-table-xii-first`), and the conditioning against the paper's range, with
-# AP01 against AG02 at the paper's interval as in Table XVII ({numref}`tab-ols-kappa`).
+# ({numref}`tab-ols-table-xii-first`), Table XVII's AP01 against AG02 at the paper's interval
+# by $\kappa$, route and SDP margin $\epsilon$ ({numref}`tab-ols-table-xvii`; $\epsilon$ exists
+# only on route O-S-C), and the conditioning against the paper's range with the two
+# condition numbers beside the paper's ({numref}`tab-ols-kappa`).
 
 # %% tags=["hide-input"]
 if len(records):
-    display(view.table_xii_panels(records), view.kappa_against_paper(records))
+    display(view.table_xii_panels(records), view.table_xvii(records),
+            view.kappa_against_paper(records))
 
 # %% [markdown]
 # ### PD at the visited configurations against PD over Θ (Sec. VI-E)

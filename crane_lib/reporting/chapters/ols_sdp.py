@@ -318,6 +318,23 @@ def table_xii_panels(table: pd.DataFrame) -> object:
     )
 
 
+def table_xvii(table: pd.DataFrame, ts_ms: int = 40) -> object:
+    """Table XVII: AP01 against AG02 at the paper's interval by κ, route and SDP margin ε
+    (first executions; ε only on route O-S-C)."""
+    first = table[(table["run"] == 1) & (table["Ts (ms)"] == ts_ms)]
+    frame = first[first["trajectory"].isin(["AP01", "AG02"])].set_index("trajectory")
+    frame = frame.reindex([t for t in ("AP01", "AG02") if t in frame.index])
+    frame = frame[["κ", "route", "ε"]].rename(columns={"ε": "ε (kg·m²)"})
+    return numbered(
+        frame,
+        f"AP01 against AG02 at {ts_ms} ms: regressor condition number, route and SDP margin "
+        "(first executions, twin)",
+        "tab-ols-table-xvii",
+        digits=4,
+        paper="XVII",
+    )
+
+
 def kappa_against_paper(table: pd.DataFrame) -> object:
     """κ over the conditions and Table XVII's AP01 and AG02 at 40 ms, beside the paper."""
     first = table[table["run"] == 1]
