@@ -10,7 +10,10 @@ whole;
   a folder, a FIFO or device, a file too large, or any OS error while reading;
 - `atomic_write(path)`: write to a temporary file, rename over `path` only on success;
   a command's output (`declare_output`) without --force is created exclusively instead;
-  `atomic_write_files` and `atomic_write_folder` put several files in place as one;
+  `atomic_write_files` and `atomic_write_folder` put several files in place as one: the renames
+  are listed first in a journal (`.crane-commit.<pid>.json` in each target folder), so that a
+  run killed between two renames is completed by the next run that writes there
+  (`complete_commits`): the files are all old or all new, never a mix, once it has run;
 - temporary files are named `.NAME.<pid>.<random>.tmp` (a recording's partial files
   `NAME.<pid>.partial.*`): a command's next run removes those its killed predecessors left
   beside its outputs (`remove_stale_temporaries`, one line on stderr), never a live process's;
@@ -25,6 +28,7 @@ from __future__ import annotations
 import _thread
 import csv
 import errno
+import json
 import math
 import os
 import re
@@ -459,6 +463,7 @@ def remove_stale_temporaries(path) -> list[Path]:
     """Remove what killed writers of `path` left beside it (temporary files and folders, a
     recording's partial files) and say so in one line on stderr, naming them; a running
     process's files are left alone. Returns the paths removed."""
+    complete_commits(Path(path).parent)  # a killed run's renames first: its temporaries are new
     removed, pids = [], []
     for stale, pid in temporaries_of(path):
         if not process_ended(pid):
@@ -585,6 +590,98 @@ def checked_csv_rows(path, header: list[str], what: str) -> list[tuple[str, list
     return rows
 
 
+# ------------------------------------------------------------------------------- commit journals
+# Several renames cannot be one step. Before the first, `atomic_write_files` writes the list of
+# (temporary, target) pairs as a journal into every target folder (`.crane-commit.<pid>.json`,
+# each copy naming all the copies); it removes them after the last. A run killed between two
+# renames leaves the journal: the next run that writes into that folder completes the renames
+# (every temporary was whole before the journal was written), or, when a copy is missing or
+# half-written (killed while writing the journals, before any rename), removes the temporaries.
+# A kill guarded against: SIGKILL (the page cache survives it); a power cut would need fsync.
+_JOURNAL = re.compile(r"\.crane-commit\.([0-9]+)\.json")
+
+
+def _journal_path(folder: Path) -> Path:
+    return folder / f".crane-commit.{os.getpid()}.json"
+
+
+def _write_journals(temporaries: list[tuple[str, Path]]) -> list[Path]:
+    """Write the journal of these renames into each target folder (none for a single file)."""
+    if len(temporaries) < 2:
+        return []
+    folders = sorted({os.path.abspath(path.parent) for _, path in temporaries})
+    journals = [_journal_path(Path(folder)) for folder in folders]
+    text = json.dumps(
+        {
+            "renames": [[os.path.abspath(tmp), os.path.abspath(path)] for tmp, path in temporaries],
+            "journals": [str(journal) for journal in journals],
+        }
+    )
+    written = []
+    try:
+        for journal in journals:
+            with open(journal, "x", encoding="utf-8") as handle:
+                written.append(journal)
+                handle.write(text)
+    except BaseException:
+        for journal in written:
+            _remove_quietly(journal)
+        raise
+    return journals
+
+
+def _read_journal(path: Path):
+    try:
+        entry = json.loads(path.read_text(encoding="utf-8"))
+        return [(str(a), str(b)) for a, b in entry["renames"]], [str(j) for j in entry["journals"]]
+    except (OSError, ValueError, KeyError, TypeError):  # half-written: no rename had begun
+        return None
+
+
+def complete_commits(folder) -> list[Path]:
+    """Finish the renames of `atomic_write_files` runs that were killed between two of them (their
+    journal lies in `folder` and their process has ended), one line on stderr naming the files;
+    a journal whose copies are not all whole means no rename had begun: its temporaries are
+    removed instead. Returns the targets put in place."""
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return []
+    completed = []
+    for name in names:
+        match = _JOURNAL.fullmatch(name)
+        if not match or not process_ended(int(match.group(1))):
+            continue
+        journal = Path(folder) / name
+        entry = _read_journal(journal)
+        if entry is None:
+            _remove_quietly(str(journal))
+            continue
+        renames, copies = entry
+        whole = all(_read_journal(Path(copy)) == entry for copy in copies)
+        done = []
+        for tmp, target in renames:
+            if not os.path.lexists(tmp):  # put in place before the kill
+                continue
+            if whole:
+                os.replace(tmp, target)
+                done.append(Path(target))
+            else:
+                _remove_quietly(tmp)
+        for copy in [c for c in copies if c != str(journal)] + [str(journal)]:
+            _remove_quietly(copy)
+        if done:
+            prefix = f"{_label[0]}: " if _label else ""
+            print(
+                f"{prefix}completed the writing of {', '.join(t for _, t in renames)}: ended "
+                f"process {match.group(1)} had put {len(renames) - len(done)} of "
+                f"{len(renames)} in place",
+                file=sys.stderr,
+            )
+        completed.extend(done)
+    return completed
+
+
 def atomic_write_files(contents: dict) -> list[Path]:
     """Write several files as one: every `path -> bytes` goes to a temporary file beside its
     target first; only when all are written are they renamed into place, with SIGINT and SIGTERM
@@ -601,6 +698,7 @@ def atomic_write_files(contents: dict) -> list[Path]:
                 handle.write(data)
             _ordinary_permissions(tmp)
         placed: list[Path] = []
+        journals = _write_journals(temporaries)
         with _signals_held():
             try:
                 for tmp, path in temporaries:
@@ -614,6 +712,9 @@ def atomic_write_files(contents: dict) -> list[Path]:
                     if done in _written:
                         _written.remove(done)
                 raise
+            finally:
+                for journal in journals:
+                    _remove_quietly(journal)
     except OSError as error:
         for tmp, _ in temporaries:
             _remove_quietly(tmp)

@@ -312,6 +312,10 @@ def test_commands_killed_at_random_points_leave_outputs_absent_or_whole(scratch,
             status = cli.main([*argv, "--force"])
             err = capsys.readouterr().err
             assert status in ((0, 1) if name == "accept" else (0,)), err
+            if name == "export" and kind == "placed":  # killed between renames: completed
+                assert f"completed the writing of {scratch / 'm.urdf'}" in err, err
+                assert f"process {killed} had put {at} of 3 in place" in err, err
+                mine = []
             # one line per output that had some, naming them and the killed process
             removed = [line for line in err.splitlines() if "removed " in line]
             assert all(line.startswith(f"crane-id {name}: removed ") for line in removed), err
@@ -326,6 +330,56 @@ def test_commands_killed_at_random_points_leave_outputs_absent_or_whole(scratch,
                 run.kill()
                 run.wait()
     assert not [p.name for p in scratch.iterdir() if p.name.endswith(".tmp")]
+
+
+@pytest.mark.parametrize("at", [1, 2])
+def test_export_killed_between_its_renames_is_completed_by_the_next_run(scratch, capsys, at):
+    """`export` over three old files, killed with SIGKILL after its `at`-th rename: a mix of new
+    and old files and the journal; what the next run does first (`remove_stale_temporaries` when
+    it declares an output) completes the renames, so every file is the killed run's new one."""
+    outputs = ["m.urdf", "m.xml", "m.csv"]
+    for output in outputs:
+        (scratch / output).write_text("old\n")
+    run = _start("export", [*EXPORT, "--force"], outputs, scratch, f"placed:{at}")
+    try:
+        _kill_when_stalled("export", run, scratch / "export.stalled", random.Random(SEED))
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+    old = [o for o in outputs if (scratch / o).read_text() == "old\n"]
+    assert len(old) == 3 - at, old  # the kill left a mix
+    assert (scratch / f".crane-commit.{run.pid}.json").exists()
+    capsys.readouterr()
+    errors.remove_stale_temporaries(scratch / "m.csv")
+    err = capsys.readouterr().err
+    assert f"ended process {run.pid} had put {at} of 3 in place" in err, err
+    for output in outputs:
+        _verify(scratch / output)
+    assert not [p.name for p in scratch.iterdir() if p.name.startswith(".")]
+
+
+def test_a_journal_not_wholly_written_removes_its_temporaries(tmp_path):
+    """A writer killed while writing its journals (before any rename) left a half journal: the
+    next run removes the temporaries and changes no target; a whole one is completed."""
+    pid = _ended_pid()
+    for half in (True, False):
+        pairs = []
+        for name in ("a.txt", "b.txt"):
+            (tmp_path / name).write_text("old")
+            tmp = tmp_path / f".{name}.{pid}.x1.tmp"
+            tmp.write_text("new")
+            pairs.append([str(tmp), str(tmp_path / name)])
+        journal = tmp_path / f".crane-commit.{pid}.json"
+        text = errors.json.dumps({"renames": pairs, "journals": [str(journal)]})
+        journal.write_text(text[:20] if half else text)
+        placed = errors.complete_commits(tmp_path)
+        errors.remove_stale_temporaries(tmp_path / "a.txt")
+        errors.remove_stale_temporaries(tmp_path / "b.txt")
+        expected = "old" if half else "new"
+        assert [(tmp_path / n).read_text() for n in ("a.txt", "b.txt")] == [expected] * 2
+        assert len(placed) == (0 if half else 2)
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt", "b.txt"]
 
 
 def test_a_killed_arm_recording_keeps_its_rows_under_its_pid_and_the_next_run_clears_them(
