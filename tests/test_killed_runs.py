@@ -335,8 +335,9 @@ def test_commands_killed_at_random_points_leave_outputs_absent_or_whole(scratch,
 @pytest.mark.parametrize("at", [1, 2])
 def test_export_killed_between_its_renames_is_completed_by_the_next_run(scratch, capsys, at):
     """`export` over three old files, killed with SIGKILL after its `at`-th rename: a mix of new
-    and old files and the journal; what the next run does first (`remove_stale_temporaries` when
-    it declares an output) completes the renames, so every file is the killed run's new one."""
+    and old files and the journal; the next export (even one refused for the existing files), or
+    any writer into the folder (`remove_stale_temporaries`), first completes the renames, so
+    every file is the killed run's new one."""
     outputs = ["m.urdf", "m.xml", "m.csv"]
     for output in outputs:
         (scratch / output).write_text("old\n")
@@ -351,7 +352,10 @@ def test_export_killed_between_its_renames_is_completed_by_the_next_run(scratch,
     assert len(old) == 3 - at, old  # the kill left a mix
     assert (scratch / f".crane-commit.{run.pid}.json").exists()
     capsys.readouterr()
-    errors.remove_stale_temporaries(scratch / "m.csv")
+    if at == 1:  # the next export, without --force: completes, then refuses the existing files
+        assert cli.main(EXPORT) == 2
+    else:  # any next writer into the folder
+        errors.remove_stale_temporaries(scratch / "m.csv")
     err = capsys.readouterr().err
     assert f"ended process {run.pid} had put {at} of 3 in place" in err, err
     for output in outputs:

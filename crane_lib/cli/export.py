@@ -16,7 +16,7 @@ import argparse
 from pathlib import Path
 
 from crane_lib.cli.common import add_force, add_robot, bounded_float, output_path, robot_of
-from crane_lib.errors import InputError, atomic_write_files
+from crane_lib.errors import InputError, atomic_write_files, complete_commits
 from crane_lib.export import consistent, files
 from crane_lib.model.dynamics import MOUNTINGS
 from crane_lib.model.parameters import ParameterSet, load_parameters, parameters_text
@@ -94,6 +94,9 @@ def run(args: argparse.Namespace) -> int:
     """Reconstruct a consistent link-level model and write it as URDF, MJCF and CSV."""
     robot = robot_of(args.robot)
     suffixes = {"urdf": (".urdf",), "mjcf": (".xml", ".mjcf"), "standard": (".csv",)}
+    for path in (args.urdf, args.mjcf, args.standard):
+        if path:  # a run killed between its renames: finished before the existing files are seen
+            complete_commits(Path(path).parent)
     outputs = {
         option: output_path(
             path,
