@@ -390,8 +390,9 @@ def test_a_killed_arm_recording_keeps_its_rows_under_its_pid_and_the_next_run_cl
     scratch, capsys
 ):
     """`crane-id record --port` on the emulator, killed with SIGKILL a random moment after its
-    "logging:" line: no log, the rows so far in `<LOG>.<pid>.partial.npy` (they read back), and
-    the next run removes them (one line naming them) and records the whole log."""
+    "logging:" line: no log, the rows so far in `<LOG>.<pid>.partial.npy` (they read back); the
+    next run refuses (one line naming them and `recover_partial`), and with --force removes them
+    (one line naming them) and records the whole log."""
     from crane_lib.hardware.emulated import start_posture_config
     from crane_lib.hardware.emulator import EmulatorProcess
 
@@ -427,7 +428,12 @@ def test_a_killed_arm_recording_keeps_its_rows_under_its_pid_and_the_next_run_cl
         assert f"arm.npz.{run.pid}.partial.json" in left, left
         emulator.reset(start_posture_config(realtime=True))
         capsys.readouterr()
-        assert cli.main(argv) == 0
+        assert cli.main(argv) == 2  # the only copy of the arm's samples: refused, kept
+        refusal = capsys.readouterr().err
+        assert len(refusal.splitlines()) == 1 and "recover_partial('arm.npz')" in refusal, refusal
+        assert f"arm.npz.{run.pid}.partial.npy" in refusal and "--force" in refusal, refusal
+        assert partial.exists()
+        assert cli.main([*argv, "--force"]) == 0
     err = capsys.readouterr().err
     removed = [line for line in err.splitlines() if "removed " in line]
     assert len(removed) == 1 and f"left by ended process {run.pid}" in removed[0], err

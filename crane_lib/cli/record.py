@@ -38,7 +38,7 @@ from tqdm import tqdm
 
 from crane_lib.cli.common import add_force, add_robot, bounded_float, output_path, robot_of, seed
 from crane_lib.constants import CONTROL_PERIOD_S
-from crane_lib.errors import InputError, remove_stale_temporaries
+from crane_lib.errors import InputError, process_ended, remove_stale_temporaries, temporaries_of
 from crane_lib.excitation.commands import CRANE_X7_FORMAT, commanded_duration, read_command_file
 from crane_lib.hardware.arm_bus import BAUD_REGISTER
 from crane_lib.hardware.timing import REALTIME, TIMINGS
@@ -135,11 +135,26 @@ def register(subparsers) -> None:
     parser.set_defaults(handler=run)
 
 
+def _refuse_killed_recording(out) -> None:
+    """Refuse to record over the partial files of a killed arm recording of `out` (the only copy
+    of that arm's samples; without --force the next run would remove them)."""
+    left = [p for p, pid in temporaries_of(out) if ".partial" in p.name and process_ended(pid)]
+    if left:
+        raise InputError(
+            str(out),
+            f"a killed recording's samples are in {', '.join(str(p) for p in left)}",
+            'them recovered first (python -c "from crane_lib.hardware.recorder import '
+            f"recover_partial; recover_partial('{out}')\"), or --force to discard them",
+        )
+
+
 def run(args: argparse.Namespace) -> int:
     """Record a command file on the twin (or on the arm with --port) into a raw log."""
     robot = robot_of(args.robot)
     if args.port is not None:
         _check_arm_bus(robot)
+    if not args.force:
+        _refuse_killed_recording(args.out)
     out = output_path(
         args.out, inputs=[args.command_file, args.truth], force=args.force, suffixes=LOG_SUFFIXES
     )

@@ -38,8 +38,8 @@ mapped file beside the log (`<LOG>.<pid>.partial.npy`, with `<LOG>.<pid>.partial
 the metadata known at the start; pid: the recorder's process), so even a killed process
 (SIGKILL, power loss) leaves its samples on disk: `recover_partial` turns them into a raw log
 and removes them. A finished or faulted recording writes the log atomically and removes both.
-The next `crane-id record` to the same LOG removes a killed recorder's partial files (saying so,
-errors.remove_stale_temporaries): recover them before recording again. Every cycle's four stamps
+The next `crane-id record` to the same LOG refuses while a killed recorder's partial files lie
+there (one line naming them and `recover_partial`); with --force it removes them, saying so. Every cycle's four stamps
 (wake-up, read start, read end, write end) go to `<LOG stem>.cycles.npz`.
 """
 
