@@ -39,8 +39,8 @@ the metadata known at the start; pid: the recorder's process), so even a killed 
 (SIGKILL, power loss) leaves its samples on disk: `recover_partial` turns them into a raw log
 and removes them. A finished or faulted recording writes the log atomically and removes both.
 The next `crane-id record` to the same LOG refuses while a killed recorder's partial files lie
-there (one line naming them and `recover_partial`); with --force it removes them, saying so. Every cycle's four stamps
-(wake-up, read start, read end, write end) go to `<LOG stem>.cycles.npz`.
+there (one line naming them and `recover_partial`); with --force it removes them, saying so.
+Every cycle's four stamps (wake-up, read start, read end, write end) go to `<LOG stem>.cycles.npz`.
 """
 
 from __future__ import annotations
