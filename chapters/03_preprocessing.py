@@ -16,7 +16,7 @@
 # %% [markdown]
 # # The realization layer, the twin and preprocessing
 #
-# *Paper Sec. III-A, III-B (Fig. 3), V-B, VII-D, Appendix D-A and D-C; Table XIX.* Between a
+# *Paper Sec. III-A, III-B (Figs. 2 and 3), V-B, VII-D, Appendix D-A and D-C; Table XIX.* Between a
 # command file and an identification condition lie three things the paper describes in a few
 # paragraphs each: the motion-realization layer that makes the arm follow the commands (a
 # joint-level model {eq}`eq-paper-1` per axis and the FF+FB controller {eq}`eq-paper-2` built
@@ -40,6 +40,7 @@ zoom_s = 3.0  # width of the zoomed time window (s)
 import hashlib
 import time
 
+import matplotlib.pyplot as plt
 import numpy as np
 
 from crane_lib.acceptance import twin_calibration as calibration
@@ -50,6 +51,7 @@ from crane_lib.model.controller import K_I, K_P, K_V, load_realization_constants
 from crane_lib.paper_numbers import paper
 from crane_lib.reporting.chapters import preprocessing as view
 from crane_lib.reporting.chapters import profile
+from crane_lib.reporting.diagrams import controller_block_diagram
 from crane_lib.reporting.glued import glue, glue_md
 from crane_lib.reporting.tables import span
 from crane_lib.twin import dataset
@@ -227,6 +229,8 @@ view.joint_seven_against_paper(j7)
 # (`python -m crane_lib.twin.joint_identification` writes `data/realization_constants.csv`).
 # The twin's own Joint-7 fit above is therefore *not* what its controller uses: the controller
 # runs on the paper's Joint-7 model, as a practitioner's would before identifying their own.
+# All eight axes, the hand included, are fitted on the twin: the table's last row is Joint 7's
+# fit from above, beside the paper's row the controller runs on.
 # Row 7 of the file is the paper's model {eq}`eq-paper-1`, and every row's $\hat M_j$ and
 # $\hat D_j$ are those {eq}`eq-paper-2` defines from its $K_{p,j}$ and $T_{p1,j}$:
 
@@ -241,7 +245,7 @@ d_hat = [1 / m.time_constant for m in models]  # D̂_j = 1 / T_p1,j
 np.testing.assert_allclose(constants.d_hat, d_hat, rtol=1e-12)
 
 # %% tags=["hide-input"]
-view.table_xix()
+view.table_xix(model)  # and the twin's own Joint-7 fit from above, in the last row
 
 # %% [markdown]
 # ### Controller (2): feedforward and feedback on the model of each axis
@@ -261,8 +265,15 @@ view.table_xix()
 # paper's (below). Since $\hat M_j$ is in catalogue-torque units, $u_j$ is sent as a current
 # command, $u_j$ over the catalogue torque constant, rounded to the register unit and clamped
 # at the axis limit; the torque record the identification reads is that current times the
-# logged torque constant ({numref}`fig-validation-controller` draws the loop). The one
-# implementation, `crane_lib.model.controller.realization_law`, runs in the twin, the CLIE
+# logged torque constant ({numref}`fig-preprocessing-controller`, the paper's Fig. 2, draws the
+# loop; its gains, period and limits are read from the code that runs them).
+
+# %% tags=["hide-input"] mystnb={"figure": {"name": "fig-preprocessing-controller", "classes": "paper-2", "caption": "Controller (2) on one axis as this book runs it, its gains, period and limits read from the code: follow the feedforward path on the reference and the feedback path on the measured angle to the current command the log records."}}
+controller_block_diagram()
+plt.show()
+
+# %% [markdown]
+# The one implementation, `crane_lib.model.controller.realization_law`, runs in the twin, the CLIE
 # simulator and the hardware recorder. Re-run on consecutive cycles
 # of the recording, from the references and encoder angles the log holds and the integral
 # state read back once from the cycle before, it commands exactly what the log recorded:

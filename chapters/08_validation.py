@@ -14,7 +14,7 @@
 # %% [markdown]
 # # Validation: the accepted model on the held-out records
 #
-# *Paper Sec. VI-C, VI-D, VII-B, VII-E, Appendix B-G and E-A; Fig. 2, Fig. 7, Tables VII, XVI
+# *Paper Sec. VI-C, VI-D, VII-B, VII-E, Appendix B-G and E-A; Fig. 7, Tables VII, XVI
 # and XX, and the accepted panel of Table XII.* The previous chapters show how a model is
 # identified, refined, audited and selected. This one shows the accepted model doing its job:
 # predicting the torque of three validation trajectories, V01–V03, that no stage of the
@@ -34,7 +34,6 @@ ts = 0.040
 run = 1
 
 # %% tags=["hide-input"]
-import matplotlib.pyplot as plt
 import numpy as np
 from IPython.display import display
 
@@ -44,7 +43,6 @@ from crane_lib.identification import metrics
 from crane_lib.paper_numbers import paper
 from crane_lib.reporting.chapters import profile
 from crane_lib.reporting.chapters import validation as view
-from crane_lib.reporting.diagrams import controller_block_diagram
 from crane_lib.reporting.glued import glue, glue_md
 from crane_lib.twin.truth import load_truth
 
@@ -56,19 +54,10 @@ glue("val_profile", s.profile)
 glue("val_label", s.label)
 
 # %% [markdown]
-# ## Fig. 2: the controller that realized every record
-#
 # Every record in this book, identification and validation alike, was executed by the same
-# fixed feedforward-plus-feedback law (2) on each axis, every control cycle. Its constants
-# (Table XIX) come from the joint-level model (1); they realize the motion and are not
-# identified parameters. The text gives (2) as a PD law; on the twin it cannot hold the
-# hanging arm's gravity load without a steady error, so this book adds integral action
-# (register "the realization layer and the digital twin"). The gains in the figure are read
-# from the code that runs them.
-
-# %% tags=["hide-input"] mystnb={"figure": {"name": "fig-validation-controller", "classes": "paper-2", "caption": "Controller (2) on one axis as this book runs it, its gains, period and limits read from the code: follow the feedforward path on the reference and the feedback path on the measured angle to the current command the log records."}}
-controller_block_diagram()
-plt.show()
+# fixed feedforward-plus-feedback law (2) on each axis, the paper's Fig. 2, which the chapter
+# "Preprocessing" draws where the paper places it, Sec. III-B
+# ({numref}`fig-preprocessing-controller`).
 
 # %% [markdown]
 # ## The accepted model

@@ -196,27 +196,37 @@ def joint_seven_against_paper(j7: dict) -> object:
 # ---------------------------------------------------------------------- Table XIX and the gains
 
 
-def table_xix() -> object:
-    """Table XIX: the realization constants of the eight axes (data/realization_constants.csv)."""
+def table_xix(twin_joint7=None) -> object:
+    """Table XIX: the realization constants of the eight axes (data/realization_constants.csv),
+    and below them, when given, the twin's own fit of Joint 7 (the controller uses the paper's)."""
     constants = load_realization_constants()
+    models, labels = list(constants.models), [str(j) for j in range(1, N_AXES + 1)]
+    sources = [
+        "paper, Sec. III-B" if s.startswith("paper") else "fitted on the twin"
+        for s in constants.sources
+    ]
+    actuators = [a.model for a in ACTUATORS]
+    if twin_joint7 is not None:
+        models.append(twin_joint7)
+        labels.append("7 (twin)")
+        sources.append("fitted on the twin, not used by the controller")
+        actuators.append(ACTUATORS[6].model)
     frame = pd.DataFrame(
         {
-            "actuator": [a.model for a in ACTUATORS],
-            "K_p ((rad/s)/(N·m))": [m.gain for m in constants.models],
-            "T_p1 (s)": [m.time_constant for m in constants.models],
-            "T_d (ms)": [m.dead_time * 1e3 for m in constants.models],
-            "M̂ (N·m·s²/rad)": constants.m_hat,
-            "D̂ (1/s)": constants.d_hat,
-            "source": [
-                "paper, Sec. III-B" if s.startswith("paper") else "fitted on the twin"
-                for s in constants.sources
-            ],
+            "actuator": actuators,
+            "K_p ((rad/s)/(N·m))": [m.gain for m in models],
+            "T_p1 (s)": [m.time_constant for m in models],
+            "T_d (ms)": [m.dead_time * 1e3 for m in models],
+            "M̂ (N·m·s²/rad)": [m.time_constant / m.gain for m in models],
+            "D̂ (1/s)": [1 / m.time_constant for m in models],
+            "source": sources,
         },
-        index=pd.Index(range(1, N_AXES + 1), name="axis"),
+        index=pd.Index(labels, name="axis"),
     )
     return numbered(
         frame,
-        "The realization constants of all eight axes (`data/realization_constants.csv`)",
+        "The realization constants of all eight axes (`data/realization_constants.csv`), every "
+        "axis fitted on the twin (Joint 7's fit in the last row, the paper's row used)",
         "tab-realization-table-xix",
         digits=4,
         paper="XIX",
