@@ -197,3 +197,19 @@ def test_one_step_and_paper_step_end_at_the_same_point(rigid_case):  # noqa: F81
     sigma2 = residual @ residual / (residual.size - beta.size)
     standard_errors = np.sqrt(sigma2 * np.diag(np.linalg.inv(jacobian.T @ jacobian)))
     assert np.max(np.abs(one.x - paper_step.x) / standard_errors) < 0.1
+
+
+def test_a_loop_the_sensitivities_do_not_model_is_refused(rigid_case, monkeypatch):  # noqa: F811
+    """The exact route checks that its sensitivity run reproduces CLIE's simulation (a loop
+    added to one simulator and not the other would give a wrong Jacobian silently)."""
+    _, problem, beta, _ = rigid_case
+    exact_simulate = sensitivity.simulate
+
+    def drifted(integrated, b):
+        simulation, s_tau = exact_simulate(integrated, b)
+        simulation.tau[-1] += 1e-9
+        return simulation, s_tau
+
+    monkeypatch.setattr(sensitivity, "simulate", drifted)
+    with pytest.raises(clie.CLIEError, match="does not reproduce"):
+        sensitivity.refine_exact(problem, _random_parameters(beta), max_iterations=1)
