@@ -25,13 +25,13 @@ TMPFS_SIZE = "256k"
 
 
 @contextmanager
-def _tmpfs(folder: Path):
-    """A tmpfs of TMPFS_SIZE mounted on `folder`, unmounted afterwards (skip when not allowed)."""
+def _tmpfs(folder: Path, size: str = TMPFS_SIZE):
+    """A tmpfs of `size` mounted on `folder`, unmounted afterwards (skip when not allowed)."""
     folder.mkdir()
     if os.geteuid() != 0:
         pytest.skip("mounting a tmpfs needs root (CI runs as root)")
     mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", f"size={TMPFS_SIZE}", "tmpfs", str(folder)],
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)],
         capture_output=True,
         text=True,
     )
@@ -89,6 +89,66 @@ def test_record_on_a_full_disk(tmp_path, disk, capsys):
         lambda: cli.main(["record", str(tmp_path / "AP01.txt"), "--out", str(out)]), capsys, out
     )
     assert left_over(disk) == []
+
+
+def test_arm_recording_stopped_by_a_full_disk_keeps_its_samples(tmp_path):
+    """`record --port` over the emulator on a 64 MiB disk that the test fills once the arm moves:
+    the recorder (its rows file allocated in full at the start, so no memory-mapped write can
+    fail) finds no room for the log, stops with torque off on every servo, exit 2 and one line
+    naming the log, ENOSPC and the partial file keeping the samples, which `recover_partial`
+    turns into a log once there is room."""
+    import sys
+
+    import numpy as np
+
+    from crane_lib.excitation.commands import write_command_file
+    from crane_lib.hardware.emulated import start_posture_config
+    from crane_lib.hardware.emulator import EmulatorProcess
+    from crane_lib.hardware.recorder import recover_partial
+    from crane_lib.logs import raw_log
+    from crane_lib.paths import REPO_ROOT
+
+    from .hardware_cases import short_command
+
+    write_command_file(tmp_path / "SHORT.txt", short_command())
+    with (
+        _tmpfs(tmp_path / "disk", "64m") as disk,
+        EmulatorProcess(start_posture_config(realtime=True)) as emulator,
+    ):
+        out = disk / "arm.npz"
+        argv = ["record", str(tmp_path / "SHORT.txt"), "--out", str(out), "--port", emulator.port]
+        argv += ["--idle", "1.0", "--no-approach", "--timing", "lockstep"]
+        run = subprocess.Popen(
+            [sys.executable, "-m", "crane_lib.cli", *argv],
+            env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            for line in run.stdout:
+                if line.startswith("logging:"):
+                    break
+            fill(disk)
+            _, err = run.communicate(timeout=60)
+        finally:
+            if run.poll() is None:
+                run.kill()
+                run.wait()
+        lines = err.strip().splitlines()
+        assert run.returncode == 2 and len(lines) == 1, err
+        assert lines[0].startswith(f"crane-id record: {out}: ") and "(ENOSPC)" in lines[0], err
+        partial = disk / f"arm.npz.{run.pid}.partial.npy"
+        assert f"kept in {partial} (recover_partial" in lines[0], err
+        servos = emulator.snapshot()["servos"]
+        assert all(servo["torque_enable"] == 0 for servo in servos.values()), servos
+        samples = int(lines[0].split("torque off, the ")[1].split(" samples")[0])
+        assert samples > 0 and not out.exists()
+        (disk / "filler").unlink()
+        log = raw_log.read_raw_log(recover_partial(out))
+        assert log.n_samples == samples
+        assert np.all(np.diff(log.t) > 0)
+        assert left_over(disk) == ["arm.npz"]
 
 
 def test_preprocess_on_a_full_disk(tmp_path, disk, capsys):

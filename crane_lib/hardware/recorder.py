@@ -45,6 +45,7 @@ Every cycle's four stamps (wake-up, read start, read end, write end) go to `<LOG
 
 from __future__ import annotations
 
+import errno
 import gc
 import json
 import math
@@ -125,7 +126,8 @@ class RecorderSettings:
 
 @dataclass
 class Fault:
-    kind: str  # timeout, crc, bus, hardware_error, joint_limit, clamp, watchdog, signal, internal
+    kind: str  # timeout, crc, bus, hardware_error, joint_limit, clamp, watchdog, signal, disk,
+    # internal
     detail: str
     cycle: int
     sample: int  # logged rows before the fault
@@ -285,16 +287,23 @@ class LoggedRows:
         self.array = np.lib.format.open_memmap(
             path, mode="w+", dtype=np.float64, shape=(max(capacity, 1000), n_columns)
         )
+        _reserve(path)
 
     def next_row(self) -> np.ndarray:
         """The next row to fill (the file grows by doubling when full)."""
         if self.n >= self.array.shape[0]:
-            grown = np.lib.format.open_memmap(
-                self.path.with_suffix(".grow.npy"),
-                mode="w+",
-                dtype=np.float64,
-                shape=(2 * self.array.shape[0], self.array.shape[1]),
-            )
+            growing = self.path.with_suffix(".grow.npy")
+            try:
+                grown = np.lib.format.open_memmap(
+                    growing,
+                    mode="w+",
+                    dtype=np.float64,
+                    shape=(2 * self.array.shape[0], self.array.shape[1]),
+                )
+                _reserve(growing)
+            except OSError as error:  # a full disk: the rows so far stay in self.path
+                growing.unlink(missing_ok=True)
+                raise OSError(error.errno, error.strerror, str(growing)) from error
             grown[: self.n] = self.array[: self.n]
             del self.array
             os.replace(self.path.with_suffix(".grow.npy"), self.path)
@@ -311,6 +320,25 @@ class LoggedRows:
         """Delete the file."""
         del self.array
         self.path.unlink(missing_ok=True)
+
+
+def _reserve(path: Path) -> None:
+    """Allocate every block of the file now: a page of a memory map written when the disk is
+    full kills the process with SIGBUS, and an allocation refused here is an OSError instead."""
+    with open(path, "r+b") as handle:
+        os.posix_fallocate(handle.fileno(), 0, os.fstat(handle.fileno()).st_size)
+
+
+def _kept_on_full_disk(error: OSError, target: Path, rows) -> OSError:
+    """The one-line error of a recording the disk stopped: it names the file that did not fit
+    and where the logged rows are kept (the partial file, for `recover_partial`)."""
+    kept = (
+        f"; torque off, the {rows.n} samples logged are kept in {rows.path} (recover_partial "
+        "once there is room)"
+        if rows.n and rows.path is not None
+        else "; torque off"
+    )
+    return OSError(error.errno, f"{error.strerror}{kept}", str(target))
 
 
 def partial_paths(out: Path) -> tuple[Path, Path]:
@@ -596,6 +624,7 @@ def _run(
         )
     }
     phases = []  # phase of each logged row
+    disk_error = None  # the OSError of a full disk while the rows grew
     t_first = None
     cycle = 0
     # load the compiled law (numba's cache) and touch every path of the cycle before torque is on
@@ -711,7 +740,12 @@ def _run(
                     t_first = t_stamp
                     if on_logging is not None:
                         on_logging(cycle)
-                row = rows.next_row()
+                try:
+                    row = rows.next_row()
+                except OSError as error:  # the disk is full: stop the arm, keep the rows so far
+                    fault = Fault("disk", f"{error.filename}: {error.strerror}", cycle, rows.n)
+                    disk_error = error
+                    break
                 row[col["t"]] = t_stamp - t_first
                 row[g["theta_logged"]] = theta + math.pi
                 row[g["dtheta"]] = out_law[controller.OUT_VELOCITY]
@@ -774,6 +808,7 @@ def _run(
             sequencer,
             out,
             partial_json,
+            disk_error,
         )
     return recording
 
@@ -820,9 +855,12 @@ def finish_recording(
     sequencer,
     out,
     partial_json,
+    disk_error=None,
 ) -> ArmRecording:
     """Write the log (every logged row, the fault and the cycle statistics in its metadata) and
-    the cycle stamps, remove the partial files, and return the recording."""
+    the cycle stamps, remove the partial files, and return the recording. A full disk (while the
+    rows grew, `disk_error`, or while writing the log) raises an OSError naming the file, with the
+    partial files kept."""
     samples = rows.samples()
     stamps = {name: values[:cycles_run] for name, values in stamps.items()}
     period = settings.period_s
@@ -862,10 +900,20 @@ def finish_recording(
     )
     recording = ArmRecording(samples, meta, stamps, fault, torque_state)
     if out is not None:
-        if len(samples):
-            raw_log.write_raw_log(out, samples, meta)
-            recording.path = out
-        write_npz(cycles_path(out), {**stamps, "period_s": np.array(period)})
+        if disk_error is not None:
+            raise _kept_on_full_disk(disk_error, Path(disk_error.filename), rows)
+        try:
+            if len(samples):
+                raw_log.write_raw_log(out, samples, meta)
+                recording.path = out
+            write_npz(cycles_path(out), {**stamps, "period_s": np.array(period)})
+        except OSError as error:
+            if recording.path is not None:  # the log is whole: only its cycle timings are lost
+                cleanup_partial(rows, partial_json)
+                raise
+            if error.errno not in (errno.ENOSPC, errno.EDQUOT):
+                raise
+            raise _kept_on_full_disk(error, out, rows) from error
         cleanup_partial(rows, partial_json)
     return recording
 
