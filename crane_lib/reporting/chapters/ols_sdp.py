@@ -327,8 +327,8 @@ def table_xvii(table: pd.DataFrame, ts_ms: int = 40) -> object:
     frame = frame[["κ", "route", "ε"]].rename(columns={"ε": "ε (kg·m²)"})
     return numbered(
         frame,
-        f"AP01 against AG02 at {ts_ms} ms: regressor condition number, route and SDP margin "
-        "(first executions, twin)",
+        "AP01 against AG02 at " + format(ts_ms) + " ms: regressor condition number, route and "
+        "SDP margin (first executions, twin)",
         "tab-ols-table-xvii",
         digits=4,
         paper="XVII",
