@@ -10,6 +10,7 @@ file's size), not after it.
 from __future__ import annotations
 
 import errno
+import gc
 import os
 import subprocess
 import time
@@ -149,6 +150,28 @@ def test_arm_recording_stopped_by_a_full_disk_keeps_its_samples(tmp_path):
         assert log.n_samples == samples
         assert np.all(np.diff(log.t) > 0)
         assert left_over(disk) == ["arm.npz"]
+
+
+def test_an_arm_recordings_rows_that_cannot_grow_stay_whole(disk):
+    """The rows file of an arm recording is allocated in full (a memory-mapped write never meets
+    a full disk); when doubling it finds no room, an OSError names the growth file, which is
+    removed, and the rows logged so far stay in the rows file."""
+    import numpy as np
+
+    from crane_lib.hardware.recorder import LoggedRows
+
+    rows = LoggedRows(disk / "r.npy", 1000, 10)  # 80 kB, allocated: the disk's free space drops
+    assert os.statvfs(disk).f_bfree * os.statvfs(disk).f_frsize < 256 * 1024 - 80_000
+    fill(disk)
+    for i in range(1000):
+        rows.next_row()[:] = i
+    with pytest.raises(OSError) as raised:
+        rows.next_row()
+    assert raised.value.errno == errno.ENOSPC and raised.value.filename.endswith("r.grow.npy")
+    assert rows.n == 1000 and left_over(disk) == ["r.npy"]
+    assert np.array_equal(np.load(disk / "r.npy")[:, 0], np.arange(1000.0))
+    del rows, raised  # the memory map holds the file open: the disk could not be unmounted
+    gc.collect()
 
 
 def test_preprocess_on_a_full_disk(tmp_path, disk, capsys):
