@@ -21,6 +21,7 @@ from crane_lib.identification import condition as identify
 from crane_lib.model.dynamics import DynamicModel
 from crane_lib.paper_numbers import paper
 from crane_lib.reporting.chapters import clie as clie_study
+from crane_lib.reporting.chapters.validation import twin_records
 from crane_lib.reporting.tables import (
     Comparison,
     Count,
@@ -216,7 +217,7 @@ def plane_against_paper(c: Clouds):
         "pca_plane_variance_share",
         100 * basis.share(2),
         why=c.why(
-            Why.twin("the twin's clouds")
+            twin_records()
             + Why.reconstruction("the basis is fitted to the three clouds pooled (register)")
         ),
     )
@@ -248,7 +249,7 @@ def paper_ratio(measure: str, stage: str) -> float:
 
 def measures_against_paper(c: Clouds, ours: dict):
     """Each stage's measures over OLS's beside the paper's ratios (its scale is unstated)."""
-    why = c.why(Why.twin("the twin's records") + Why.reconstruction("fast-route CLIE"))
+    why = c.why(twin_records() + Why.reconstruction("fast-route CLIE"))
     rows = [
         Comparison(
             measure + ", " + stage + " over OLS",
@@ -289,7 +290,7 @@ def centrality_tables(c: Clouds, by_stage: dict) -> tuple[ResultTable, object]:
     table = by_stage["CLIE"]
     best, worst, top = selection.mahalanobis_rank_range(c.clouds.vectors["CLIE"], c.index)
     euclid = table.iloc[0]
-    why = c.why(Why.twin("the twin's records") + Why.reconstruction("fast-route CLIE"))
+    why = c.why(twin_records() + Why.reconstruction("fast-route CLIE"))
     rows = [
         Comparison(
             "Euclidean rank",
@@ -336,7 +337,7 @@ def checks_against_paper(c: Clouds, by_stage: dict):
     fifth, against the paper's."""
     kappa = selection.kappa_check(c.clouds.kappas, c.index)
     euclid = by_stage["CLIE"].iloc[0]
-    why = c.why(Why.twin("the twin's records"))
+    why = c.why(twin_records())
     if c.subset is not None:
         why = why + "a cloud of %d conditions: the decile is %.1f ranks wide" % (
             c.n,
@@ -400,10 +401,7 @@ def table_viii(c: Clouds, accepted, record: dict) -> TableVIII:
             row["rescue"] = metrics.pooled_rmse(model, accepted, heldout)
         rows.append(row)
     frame = pd.DataFrame(rows).set_index("trajectory")
-    why = c.why(
-        Why.twin("the twin's held-out records and unmodelled effects")
-        + Why.reconstruction("fast-route CLIE")
-    )
+    why = c.why(twin_records() + Why.reconstruction("fast-route CLIE"))
     ranged = {
         "AP02": "the paper gives one range for AP02, AP04 and AP05",
         "AP04": "the paper gives one range for AP02, AP04 and AP05",

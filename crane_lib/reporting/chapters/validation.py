@@ -14,6 +14,7 @@ accepted model's record and the OLS/SDP sweep's condition records.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -43,7 +44,7 @@ from crane_lib.reporting.tables import (
     numbered,
     span,
 )
-from crane_lib.twin.truth import load_truth
+from crane_lib.twin.truth import load_plant_settings, load_truth
 
 M77_POSES = 2000  # random poses over Θ at which M(θ)₇₇ is evaluated (Sec. VII-E)
 M77_SEED = 1
@@ -366,7 +367,7 @@ def vii_e_against_paper(s: ValidationStudy, m77: np.ndarray):
     index = {n: i for i, n in enumerate(s.model.names)}
     zz7, ia7 = s.accepted.values[index["ZZR7"]], s.accepted.values[index["IA7"]]
     orders = int(np.floor(np.log10(ia7 / abs(zz7))))
-    sign = TWIN_RECORDS
+    sign = twin_records()
     if zz7 > 0:
         sign = Why.finding(
             "ZZR7 comes out positive on the twin (standard error "
@@ -393,7 +394,7 @@ def vii_e_against_paper(s: ValidationStudy, m77: np.ndarray):
             "orders of magnitude |ZZR7| lies below IA7",
             "zz7_below_ia7_orders",
             orders,
-            why=why_unless_agrees(orders, "zz7_below_ia7_orders", TWIN_RECORDS),
+            why=why_unless_agrees(orders, "zz7_below_ia7_orders", twin_records()),
         ),
     ]
     return comparison_table(rows, "Sec. VII-E: paper / this book", name="tab-validation-vii-e")
@@ -530,11 +531,24 @@ def parameter_panel(names: list[str], values, std_errors, truth, units: list[str
 # only where the computed verdict is not agreement, and its wording follows the computed facts
 # (a rescue that did not run, a gain with the other sign, a profile that records a subset).
 
-TWIN_RECORDS = Why.twin(
-    "the twin's records: its noise, unmodelled effects (Coulomb and gear friction, products of "
-    "inertia, the drivetrain resonance, quantization) and true torque constants are the twin's, "
-    "not the arm's"
-)
+
+@lru_cache(maxsize=1)
+def twin_records() -> Why:
+    """The twin's properties that make its records differ from the arm's, each with its size
+    read from the twin's data files (data/twin_plant.csv, data/twin_truth.csv)."""
+    plant, standard = load_plant_settings(), load_truth()
+    kt_off = 100 * np.abs(plant.kt_true / plant.kt_logged - 1)  # % torque-record scale error
+    coulomb = np.abs([v for n, v in zip(standard.names, standard.values) if n.startswith("FS")])
+    return Why.twin(
+        "the twin's records: its true torque constants differ from the logged ones by "
+        + span(kt_off, 2)
+        + " % (data/twin_plant.csv), its Coulomb friction, absent from the reduced model, is "
+        + span(coulomb, 2)
+        + " N·m per axis (data/twin_truth.csv), and its drivetrain resonances at the Fig. 1 "
+        + "posture lie at "
+        + span(plant.resonance_hz, 3)
+        + " Hz; the arm's values of these are not known"
+    )
 
 
 def why_unless_agrees(book, number_id: str, why: Why) -> Why | None:
@@ -648,7 +662,7 @@ def accepted_comparisons(record: dict) -> list[Comparison]:
             "so the margin does not move with the draw; the paper's did"
         )
         if on_grid
-        else TWIN_RECORDS
+        else twin_records()
     )
     for label, value in (("smallest", margins.min()), ("largest", margins.max())):
         rows.append(
@@ -677,7 +691,7 @@ def accepted_comparisons(record: dict) -> list[Comparison]:
             passes,
             why=no_rescue
             if rescue is None
-            else why_unless_agrees(passes, "rescue_passes_seeded", TWIN_RECORDS),
+            else why_unless_agrees(passes, "rescue_passes_seeded", twin_records()),
         )
     )
     if rescue is not None:
@@ -723,7 +737,7 @@ def _gain_why(gain_percent: float, rescued: bool) -> Why:
                 % (abs(gain_percent),)
             )
         )
-    return TWIN_RECORDS
+    return twin_records()
 
 
 def table_vii_comparisons(
@@ -765,7 +779,7 @@ def table_vii_comparisons(
             "pooled held-out RMSE, accepted model",
             "heldout_rmse_pooled_accepted",
             pooled["accepted"],
-            why=TWIN_RECORDS,
+            why=twin_records(),
         )
     )
     rows.append(
@@ -773,7 +787,7 @@ def table_vii_comparisons(
             "pooled held-out RMSE, OLS",
             "heldout_rmse_pooled_ols_ag02",
             pooled["OLS"],
-            why=TWIN_RECORDS,
+            why=twin_records(),
         )
     )
     pipeline_gain = 100.0 * (1.0 - pooled["accepted"] / pooled["OLS"])
@@ -786,7 +800,7 @@ def table_vii_comparisons(
             why=why_unless_agrees(
                 pipeline_gain,
                 "pipeline_gain_vs_ols",
-                TWIN_RECORDS
+                twin_records()
                 if pipeline_gain > 0
                 else Why.finding(
                     ("on the twin the pipeline is %.2g %% worse than OLS" % (abs(pipeline_gain),))
@@ -855,7 +869,7 @@ def table_xvi_comparisons(
                     number_id,
                     100.0 * table.loc[record, "M θ̈"],
                     digits=3,
-                    why=TWIN_RECORDS,
+                    why=twin_records(),
                 )
             )
         else:
@@ -878,7 +892,7 @@ def table_xvi_comparisons(
                     number_id,
                     100.0 * table.loc[record, "residual"],
                     digits=3,
-                    why=TWIN_RECORDS,
+                    why=twin_records(),
                 )
             )
     most = int(table.loc[identification, "most arm joints moving"].max())
@@ -893,7 +907,7 @@ def table_xvi_comparisons(
             why=why_unless_agrees(
                 most,
                 "max_measured_joints_together",
-                TWIN_RECORDS
+                twin_records()
                 if len(identification) >= CANDIDATES
                 else Why.profile(
                     (
@@ -914,7 +928,7 @@ def table_xvi_comparisons(
                 ("peak joint speed of the %s validation record" % label),
                 "validation_peak_velocity",
                 float(value),
-                why=why_unless_agrees(float(value), "validation_peak_velocity", TWIN_RECORDS),
+                why=why_unless_agrees(float(value), "validation_peak_velocity", twin_records()),
             )
         )
     if "AG02" in table.index:
@@ -924,7 +938,7 @@ def table_xvi_comparisons(
                 "peak joint speed, AG02",
                 "ag02_peak_velocity",
                 value,
-                why=why_unless_agrees(value, "ag02_peak_velocity", TWIN_RECORDS),
+                why=why_unless_agrees(value, "ag02_peak_velocity", twin_records()),
             )
         )
     return rows
@@ -991,27 +1005,27 @@ def table_xx_comparisons(table: pd.DataFrame, per_axis: pd.DataFrame) -> list[Co
             "RMSE, axis 2 (mean over records)",
             "axis2_heldout_rmse",
             float(rmse.loc[2]),
-            why=TWIN_RECORDS,
+            why=twin_records(),
         ),
         Comparison(
             "RMSE, hand (mean over records)",
             "hand_heldout_rmse",
             float(rmse.loc[HAND_AXIS]),
-            why=TWIN_RECORDS,
+            why=twin_records(),
         ),
         Comparison(
             "relative error, axis 1",
             "axis1_relative_error",
             100.0 * float(relative.loc[1]),
             digits=3,
-            why=TWIN_RECORDS,
+            why=twin_records(),
         ),
         Comparison(
             "relative error, axis 7",
             "axis7_relative_error",
             100.0 * float(relative.loc[7]),
             digits=3,
-            why=TWIN_RECORDS,
+            why=twin_records(),
         ),
     ]
     axis6 = (
@@ -1032,7 +1046,7 @@ def table_xx_comparisons(table: pd.DataFrame, per_axis: pd.DataFrame) -> list[Co
                     number_id,
                     value,
                     digits=3,
-                    why=why_unless_agrees(value, number_id, TWIN_RECORDS),
+                    why=why_unless_agrees(value, number_id, twin_records()),
                 )
             )
     rank = int(relative.rank(ascending=False, method="min").loc[6])
@@ -1041,7 +1055,7 @@ def table_xx_comparisons(table: pd.DataFrame, per_axis: pd.DataFrame) -> list[Co
             "rank of axis 6 by relative error",
             "axis6_rel_error_rank",
             rank,
-            why=why_unless_agrees(rank, "axis6_rel_error_rank", TWIN_RECORDS),
+            why=why_unless_agrees(rank, "axis6_rel_error_rank", twin_records()),
         )
     )
     for label, series, number_id in (
@@ -1055,7 +1069,7 @@ def table_xx_comparisons(table: pd.DataFrame, per_axis: pd.DataFrame) -> list[Co
                 number_id,
                 value,
                 digits=2,
-                why=why_unless_agrees(value, number_id, TWIN_RECORDS),
+                why=why_unless_agrees(value, number_id, twin_records()),
             )
         )
     return rows
