@@ -261,16 +261,18 @@ vectors = view.stage_vectors(record, refined.x, accepted)
 recorded = {"CLIE": refined.objective_final}
 if record["route"] == identify.ROUTE_DIRECT:
     recorded["OLS"] = refined.objective_start
-sub = None if "SDP" in vectors else ols_view.projected_condition(  # the build's first O-S-C
+sub = None if "SDP" in vectors else ols_view.projected_condition(  # first O-S-C one
     ols_view.condition_records(), trajectory, ts, run)
-if sub is not None:  # its projection stands in for the SDP row; its objective is another record's
-    sub_stage = f"SDP on {ols_view.condition_label(sub[0], sub[1])}, run {sub[2]}"
-    vectors = view.with_stage(vectors, sub_stage, ols_view.condition_record(*sub)["projected"])
-    recorded[sub_stage] = np.nan
+if sub is not None:  # its projection is the SDP row; its objective is another record's
+    sub_label = f"{ols_view.condition_label(sub[0], sub[1])}, run {sub[2]}"
+    projected = ols_view.condition_record(*sub)["projected"]
+    vectors = view.with_stage(vectors, "SDP on " + sub_label, projected)
+    recorded["SDP on " + sub_label] = np.nan
 stages = view.Stages(
     vectors,
     {s: audit.audit(b, view.AUDIT_SEED, "dense", model) for s, b in vectors.items()},
-    {s: recorded[s] if s in recorded else problem.objective(b) for s, b in vectors.items()},
+    {s: recorded[s] if s in recorded else problem.objective(b)
+     for s, b in vectors.items()},
     {s: metrics.pooled_rmse(model, b, heldout) for s, b in vectors.items()},
     None if accepted is None else accepted.get("rescue"),
 )
@@ -278,11 +280,10 @@ display(view.table_vi(label, stages))
 display(view.table_vi_against_paper(record["route"], stages))
 last = list(vectors)[-1]
 gain = 1 - stages.rmse[last] / stages.rmse["OLS"]
-glue_md("clie_sdp_row", "The condition takes route O-S-C, so its own projection is the "
-        "SDP row." if sub is None else f"{label} takes route O-C, so the SDP row is the "
-        f"projection of the build's first condition on route O-S-C, "
-        f"{ols_view.condition_label(sub[0], sub[1])} (run {sub[2]}), audited and scored on "
-        "V01–V03 like the others; its CLIE objective belongs to its own record and is left out.")
+glue_md("clie_sdp_row", "The condition takes route O-S-C: the SDP row is its own."
+        if sub is None else f"{label} takes route O-C, so the SDP row is the projection "
+        f"of the build's first condition on route O-S-C, {sub_label}, audited and scored "
+        "on V01–V03 like the others; its CLIE objective is its own record's, left out.")
 glue("clie_last_stage", last)
 glue("clie_rmse_ols", stages.rmse["OLS"])
 glue("clie_rmse_last", stages.rmse[last])
