@@ -15,6 +15,10 @@ Not the chapter that presents the record, not the rest of the package: correctin
 prose re-executes that page only, editing a view under `crane_lib/reporting/` re-runs no data
 step, editing `identification/clie.py` re-runs what imports it. The parts are stored beside the
 key (`KeyStore`), so a recomputed record says which input, parameter or module changed.
+
+A record is written (atomically) before its key is stored, and the key keeps the digests of the
+record's files: a run killed between the two (SIGKILL, a power cut) leaves a record newer than
+its key, which the next run recomputes even when the old key matches again.
 """
 
 from __future__ import annotations
@@ -122,32 +126,51 @@ class KeyStore:
         self.step = step
         default = Path(results_dir or RESULTS_DIR) / KEYS_DIR_NAME / step
         self.folder = Path(folder) if folder is not None else default
+        self._outputs: dict[str, list[Path]] = {}  # per record: its files, as `stale` saw them
 
     def path(self, name: str) -> Path:
         """Where the key of record `name` is kept."""
         return self.folder / f"{name}.json"
 
-    def stored(self, name: str) -> dict | None:
-        """The stored parts of record `name`, or None (never stored, or unreadable)."""
+    def _entry(self, name: str) -> dict:
         try:
             data = json.loads(self.path(name).read_text(encoding="utf-8"))
         except (OSError, ValueError):
-            return None
-        return data.get("parts") if isinstance(data, dict) else None
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def stored(self, name: str) -> dict | None:
+        """The stored parts of record `name`, or None (never stored, or unreadable)."""
+        return self._entry(name).get("parts")
 
     def stale(self, name: str, key: Key, outputs=()) -> list[str]:
-        """Why record `name` must be recomputed ([] when its key matches and `outputs` exist)."""
-        reasons = changes(self.stored(name), key.parts)
+        """Why record `name` must be recomputed ([] when its key matches, `outputs` exist and
+        are the files the key was stored with)."""
+        entry = self._entry(name)
+        reasons = changes(entry.get("parts"), key.parts)
+        self._outputs[name] = [Path(p) for p in outputs]
         missing = [p for p in outputs if not Path(p).is_file()]
         if not reasons and missing:
             reasons = [f"{_shown_path(missing[0])} missing"]
+        if not reasons:
+            written = entry.get("outputs") or {}  # absent in keys stored before it was kept
+            for path in outputs:
+                digest = written.get(_shown_path(path))
+                if digest is not None and digest != content_digest(path):
+                    reasons = [f"{_shown_path(path)} written after its key (a run was stopped)"]
+                    break
         return reasons
 
     def store(self, name: str, key: Key) -> None:
-        """Keep `key` as the key of record `name` (after the record itself was written)."""
+        """Keep `key` as the key of record `name` (after the record itself was written), with the
+        digests of the record's files that `stale` was given."""
         self.folder.mkdir(parents=True, exist_ok=True)
+        entry = {"key": key.digest, "parts": key.parts}
+        outputs = [p for p in self._outputs.get(name, []) if p.is_file()]
+        if outputs:
+            entry["outputs"] = {_shown_path(p): content_digest(p) for p in outputs}
         with atomic_write(self.path(name), encoding="utf-8") as handle:
-            json.dump({"key": key.digest, "parts": key.parts}, handle, indent=1, sort_keys=True)
+            json.dump(entry, handle, indent=1, sort_keys=True)
             handle.write("\n")
 
 

@@ -7,6 +7,7 @@ output absent or whole, and the next run cleans up and succeeds."""
 from __future__ import annotations
 
 import errno
+import json
 import os
 import random
 import signal
@@ -384,6 +385,66 @@ def test_a_journal_not_wholly_written_removes_its_temporaries(tmp_path):
         assert [(tmp_path / n).read_text() for n in ("a.txt", "b.txt")] == [expected] * 2
         assert len(placed) == (0 if half else 2)
         assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt", "b.txt"]
+
+
+# a data step as the pipeline's are written: its key checked, its record written atomically, then
+# its key stored; KILL_MARKER makes it stall (to be killed) between the record and the key
+STEP = """
+import os, sys, time
+from pathlib import Path
+from crane_book import keys
+from crane_lib.records import write_json_record
+
+def step(folder, value):
+    store = keys.KeyStore("stand_in", folder)
+    record = Path(folder) / "record.json"
+    key = keys.record_key(parameters={"value": value})
+    reasons = store.stale("record", key, outputs=[record])
+    if reasons:
+        write_json_record(record, {"value": value})
+        if os.environ.get("KILL_MARKER"):
+            open(os.environ["KILL_MARKER"], "w").close()
+            time.sleep(600)
+        store.store("record", key)
+    return reasons
+
+if __name__ == "__main__":
+    step(sys.argv[1], int(sys.argv[2]))
+"""
+
+
+def test_a_step_killed_between_its_record_and_its_key_is_recomputed(tmp_path):
+    """A data step stores its record's key after the record: killed with SIGKILL between the two
+    (while recomputing for value 2 over value 1's record and key), the next run with value 1
+    finds value 1's key matching but the record rewritten, and recomputes it instead of
+    reusing value 2's record as value 1's; an undisturbed rerun reuses it."""
+    import importlib.util
+
+    (tmp_path / "stand_in_step.py").write_text(STEP)
+    spec = importlib.util.spec_from_file_location("stand_in_step", tmp_path / "stand_in_step.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    folder = tmp_path / "results"
+    assert module.step(folder, 1) == ["new"]
+    assert module.step(folder, 1) == []
+    marker = tmp_path / "step.stalled"
+    run = subprocess.Popen(
+        [sys.executable, str(tmp_path / "stand_in_step.py"), str(folder), "2"],
+        env=dict(os.environ, PYTHONPATH=str(REPO_ROOT), KILL_MARKER=str(marker)),
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        _kill_when_stalled("step", run, marker, random.Random(SEED))
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+    assert json.loads((folder / "record.json").read_text()) == {"value": 2}
+    reasons = module.step(folder, 1)
+    assert reasons and "written after its key" in reasons[0], reasons
+    assert json.loads((folder / "record.json").read_text()) == {"value": 1}
+    assert module.step(folder, 1) == []
 
 
 def test_a_killed_arm_recording_keeps_its_rows_under_its_pid_and_the_next_run_clears_them(
