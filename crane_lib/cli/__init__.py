@@ -29,8 +29,12 @@ or 143 and nothing written; atomic writes leave nothing partial behind, and a si
 comes once an output is in place lets the command finish (exit 0, a line says so). An OS error
 while writing (a full disk, a read-only or forbidden folder) is one line naming the output file
 and the error (ENOSPC, EROFS, EACCES), exit status 2; a command that writes several files
-(export, preprocess) writes them all or none. Temporary files carry their writer's process id:
-a run removes those that a killed run left beside its outputs, with one line naming them. When the
+(export, preprocess) writes them all or none; killed between two of its renames, the next run
+that writes there completes them from the journal left beside them (errors.complete_commits).
+Temporary files carry their writer's process id:
+a run removes those that a killed run left beside its outputs, with one line naming them; a killed
+arm recording's partial files are refused instead (`record`, recover_partial, or --force), and a
+disk that fills while the arm moves stops it with torque off, the samples kept, exit 2. When the
 reader of stdout goes away (`crane-id audit MODEL | head -1`) the command stops quietly with
 exit status 141, as a shell reports a `cat` killed by SIGPIPE.
 """
