@@ -1082,7 +1082,7 @@ def candidate_comparisons(
     correlations, the two-digit count, the candidate's rank and gap to the best."""
     n = len(candidates)
     why = (
-        Why.twin("the twin's records and estimates")
+        twin_records()
         if n >= CANDIDATES
         else Why.profile(("%s of the %s candidates in the %s profile" % (n, CANDIDATES, profile)))
     )
