@@ -56,8 +56,8 @@ glue("val_label", s.label)
 # %% [markdown]
 # Every record in this book, identification and validation alike, was executed by the same
 # fixed feedforward-plus-feedback law (2) on each axis, the paper's Fig. 2, which the chapter
-# "Preprocessing" draws where the paper places it, Sec. III-B
-# ({numref}`fig-preprocessing-controller`).
+# "The realization layer, the twin and preprocessing" draws where the paper places it, in
+# Sec. III-B ({numref}`fig-preprocessing-controller`).
 
 # %% [markdown]
 # ## The accepted model
