@@ -147,7 +147,7 @@ view.offsets_against_paper(table)
 # (right), in the $x$-$z$ plane of the base; in the hanging mount gravity points along $+z_0$,
 # down the page.
 
-# %% tags=["hide-input"] mystnb={"figure": {"name": "fig-modeling-geometry", "caption": "The paper's Fig. 1 on the model: its frames against the manufacturer's description at the zero pose (left) and at the nominal posture of the paper's Fig. 1 (right). Data: the description in `data/`, no recording."}}
+# %% tags=["hide-input"] mystnb={"figure": {"name": "fig-modeling-geometry", "classes": "paper-1", "caption": "The paper's Fig. 1 on the model: its frames against the manufacturer's description at the zero pose (left) and at the nominal posture of the paper's Fig. 1 (right). Data: the description in `data/`, no recording."}}
 view.geometry_figure(table);
 
 # %% [markdown]
