@@ -735,8 +735,8 @@ view.certified_table(study)
 
 # %%
 yk_problem = yoshida_khalil.problem(model)  # K on the inertial rows and columns
-yk_ols = yoshida_khalil.certify(study.vector("raw"), model, yk_problem)
-yk_clie = yoshida_khalil.certify(study.vector("bad"), model, yk_problem)
+yk_ols = yoshida_khalil.virtual_links(study.vector("raw"), model, yk_problem)
+yk_clie = yoshida_khalil.virtual_links(study.vector("bad"), model, yk_problem)
 phi = np.array([yk_ols.virtual[n] for n in yk_problem.standard])
 np.testing.assert_allclose(yk_problem.matrix @ phi, yoshida_khalil.target(
     study.vector("raw"), yk_problem), atol=1e-12)  # the virtual links give these β

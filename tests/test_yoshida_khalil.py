@@ -19,7 +19,7 @@ def setting():
 
 def test_truth_is_certified_with_its_own_links(setting):
     model, truth, prob = setting
-    found = yk.certify(truth, model, prob)
+    found = yk.virtual_links(truth, model, prob)
     assert found.certified and found.margin > 0 and found.min_rotor >= 0
     # the virtual parameters found reproduce the base parameters they certify
     phi = np.array([found.virtual[n] for n in prob.standard])
@@ -46,7 +46,7 @@ def test_counterexample_is_refused(setting):
     bad[names.index("ZZR7")] = -bad[names.index("IA7")] - 1e-4
     lam = model.arm_min_eigenvalue(np.zeros((1, 8)), bad)
     assert lam[0] < 0  # the model really is indefinite
-    assert not yk.certify(bad, model, prob).certified
+    assert not yk.virtual_links(bad, model, prob).certified
 
 
 def test_certified_models_are_positive_definite_everywhere(setting):
@@ -58,7 +58,7 @@ def test_certified_models_are_positive_definite_everywhere(setting):
     for scale in (0.05, 0.3, 1.0, 2.0):
         for _ in range(6):
             beta = truth * (1 + scale * rng.standard_normal(truth.size))
-            found = yk.certify(beta, model, prob)
+            found = yk.virtual_links(beta, model, prob)
             lam = model.arm_min_eigenvalue(poses, beta).min()
             verdicts.append((found.certified, lam))
             if found.certified:
@@ -77,11 +77,11 @@ def test_the_condition_is_the_chain_models_too():
     model = shared_model("reduced", arm=load_arm("so101"))
     truth = model.base_from_standard(truth_parameters("so101")).values
     prob = yk.problem(model)
-    assert yk.certify(truth, model, prob).certified
+    assert yk.virtual_links(truth, model, prob).certified
     n, names = model.n_joints, list(model.names)
     diagonal = [k for k in (f"ZZR{n}", f"ZZ{n}") if k in names][0]
     bad = truth.copy()
     rotor = truth[names.index(f"IA{n}")] if f"IA{n}" in names else 0.0
     bad[names.index(diagonal)] = -rotor - 1e-4
     assert model.arm_min_eigenvalue(np.zeros((1, model.n_axes)), bad)[0] < 0
-    assert not yk.certify(bad, model, prob).certified
+    assert not yk.virtual_links(bad, model, prob).certified

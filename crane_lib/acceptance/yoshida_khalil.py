@@ -141,7 +141,7 @@ def check_virtual(phi, prob: Problem) -> tuple[float, float]:
     return float(min(margins)), float(min(rotors))
 
 
-def certify(beta, model: DynamicModel | None = None, prob: Problem | None = None) -> YKResult:
+def virtual_links(beta, model: DynamicModel | None = None, prob: Problem | None = None) -> YKResult:
     """Whether virtual standard parameters with K phi = beta and P_j > 0, IA_j >= 0 exist
     (module docstring): the Yoshida-Khalil certificate that M(theta) > 0 at every theta."""
     prob = problem(model) if prob is None else prob
@@ -210,7 +210,7 @@ def comparison_record(seed: int = 1, model: DynamicModel | None = None) -> dict:
     for r in tqdm(all_pose.sweep_rows(seed), desc="OLS estimates", unit="estimate"):
         beta = np.asarray(r["ols"])
         condition = (r["trajectory"], r["ts"])
-        found = certify(beta, model, prob)
+        found = virtual_links(beta, model, prob)
         theta = _theta_certificate(beta, model, bool(r["PD over Θ"]), condition)
         rows.append(_row("OLS", r["trajectory"], r["ts"], r["run"], found, r, theta))
     prepared = screen.prepare(audit.audit_poses(seed), model)
@@ -219,7 +219,7 @@ def comparison_record(seed: int = 1, model: DynamicModel | None = None) -> dict:
         dense = screen.screened_audit(beta, prepared, model)
         row = {"PD over Θ": dense.passed, "λmin over Θ": dense.lambda_min}
         row["violations"] = dense.n_violations
-        found = certify(beta, model, prob)
+        found = virtual_links(beta, model, prob)
         theta = _theta_certificate(beta, model, dense.passed, (r["trajectory"], r["ts"]))
         rows.append(_row("CLIE", r["trajectory"], r["ts"], r["run"], found, row, theta))
     return {"seed": seed, "pose_set": "dense", "estimates": rows}
