@@ -554,7 +554,49 @@ glue("audit_x_truth_lambda", min(truths))
 both = all(np.isfinite(r["fastest τgrow (ms)"]) for r in (bad_row, true_row))
 glue_md("audit_x_stability", "Both references give an unstable loop" if both
         else "The references disagree on stability")
+kinds = view.table_x_infeasible(table_x)  # the paper's four kinds, as the twin has them
+for i, (name, row) in enumerate(kinds.iterrows()):
+    glue(f"audit_x_k{i}_name", name[0])
+    glue(f"audit_x_k{i}_nonpd", row["non-PD (% of uniform draw)"])
+    glue(f"audit_x_k{i}_misdirected", row["misdirected torques (%)"])
+    glue(f"audit_x_k{i}_eigdir", row["along λmin eigenvector (%)"])
+glue("audit_x_kinds", len(kinds))
+ols_name, sdp_name = kinds.index[0][0], kinds.index[1][0]
+glue_md("audit_x_ols_why", "the condition's own OLS estimate, which fails the audit"
+        if ols_name == study.raw_label else f"a substitute: {study.label}'s own "
+        "OLS estimate passes the audit over Θ, so the row is the build's failing OLS "
+        "estimate with the smallest λmin over Θ (the same trajectory first)")
+glue_md("audit_x_sdp_why", "the condition's own projection (route O-S-C)"
+        if sdp_name.startswith(f"SDP projection, {study.label},") else "a substitute: "
+        f"{study.label} takes route O-C, so the row is the projection of the build's "
+        "first condition on route O-S-C, the one chapter 05's Table VI shows")
+touches = kinds.iloc[3]["non-PD (% of uniform draw)"] == 0  # λmin ≥ 0 on the draw
+rescued = ("the model the rescue is shown on" if study.case == view.REPRODUCTION
+           else "the substitute") + " rescued without a margin"
+glue_md("audit_x_sub_what", rescued + ("; its λmin touches zero on the uniform draw "
+        "without crossing it, so its observer gain 1/λ is huge, not of reversed sign"
+        if touches else ""))
 display(view.table_x_shown(table_x), view.table_x_against_paper(study, table_x))
+
+# %% [markdown]
+# The paper measures {glue:text}`audit_x_kinds` infeasible models; its text names the submitted
+# model (rescued with $\epsilon_\mathrm{PD}=0$) and the unrescued OLS solution, and the book
+# takes the other two as the pipeline's remaining stages, the SDP projection and the CLIE
+# solution. On the twin they are:
+#
+# - **unrescued OLS**: {glue:text}`audit_x_k0_name`, {glue:md}`audit_x_ols_why`; non-PD on
+#   {glue:text}`audit_x_k0_nonpd:.3g` % of the uniform draw, misdirecting
+#   {glue:text}`audit_x_k0_misdirected:.3g` % of unit torques and erring by
+#   {glue:text}`audit_x_k0_eigdir:.3g` % along the offending eigendirection;
+# - **SDP projection**: {glue:text}`audit_x_k1_name`, {glue:md}`audit_x_sdp_why`; non-PD on
+#   {glue:text}`audit_x_k1_nonpd:.3g` %, {glue:text}`audit_x_k1_misdirected:.3g` % and
+#   {glue:text}`audit_x_k1_eigdir:.3g` %;
+# - **CLIE solution**: {glue:text}`audit_x_k2_name`, the model the rescue is shown on; non-PD
+#   on {glue:text}`audit_x_k2_nonpd:.3g` %, {glue:text}`audit_x_k2_misdirected:.3g` % and
+#   {glue:text}`audit_x_k2_eigdir:.3g` %;
+# - **submitted**: {glue:text}`audit_x_k3_name`, {glue:md}`audit_x_sub_what`; non-PD on
+#   {glue:text}`audit_x_k3_nonpd:.3g` % of the uniform draw,
+#   {glue:text}`audit_x_k3_misdirected:.3g` % and {glue:text}`audit_x_k3_eigdir:.3g` %.
 
 # %% [markdown]
 # Against the accepted model, {glue:text}`audit_bad` misdirects

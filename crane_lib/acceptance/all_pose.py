@@ -46,6 +46,12 @@ GRID, UNIFORM, FOLDED = audit.GRID, audit.UNIFORM, audit.FOLDED  # the dense set
 CERTIFIED = certified.CERTIFIED  # a certified check's status when it proved its margin
 NEAR_WORST, ACCEPTED_MODEL = certified.NEAR_WORST, certified.ACCEPTED_MODEL
 NEAR_HALF_WIDTH_DEG = certified.NEAR_HALF_WIDTH_DEG
+# Table X's kinds of model: the paper's four infeasible ones, the accepted one, and the model
+# the study rescues measured against the twin's truth (beyond the paper)
+KIND_OLS, KIND_SDP = "unrescued OLS", "SDP projection"
+KIND_CLIE, KIND_SUBMITTED = "CLIE solution", "submitted (ε = 0)"
+TABLE_X_KINDS = (KIND_OLS, KIND_SDP, KIND_CLIE, KIND_SUBMITTED)
+ACCEPTED_KIND, RESCUED_KIND = "accepted", "rescued model against the truth"
 MAP_JOINTS, MAP_BINS = ((2, 4), (4, 6)), 30  # the violation map's joint pairs and cells
 
 
@@ -174,6 +180,55 @@ def _values(entry: dict | None) -> np.ndarray | None:
     return None if found is None or found.result is None else found.result.parameters.values
 
 
+def _failing_ols(raw: dict, raw_audit, sweep: list[dict], trajectory: str) -> dict | None:
+    """An OLS estimate that fails the audit over Θ: the condition's own, else the build's with
+    the smallest λmin over Θ (same trajectory first); None when every one passes."""
+    violating = [r for r in sweep if not r["PD over Θ"]]
+    if not raw_audit.passed:
+        return {"case": CONDITION_OLS, "beta": raw["values"], "se": raw["std_errors"]}
+    if not violating:
+        return None
+    same = [r for r in violating if r["trajectory"] == trajectory]
+    pick = min(same or violating, key=lambda r: r["λmin over Θ"])
+    run = f", run {pick['run']}" if pick["run"] != 1 else ""
+    return {
+        "case": SWEEP,
+        "label": f"raw OLS, {pick['trajectory']} at {pick['ts'] * 1e3:g} ms{run}",
+        "beta": pick["ols"],
+        "se": pick["std_errors"],
+        "pd_visited": pick["PD visited"],
+        "violating": len(violating),
+        "same_trajectory": bool(same),
+    }
+
+
+def first_projected(trajectory: str, ts: float, run: int) -> dict | None:
+    """The SDP projection (8) Table VI shows: the condition's own if it took route O-S-C, else
+    the build's first O-S-C condition at the same interval (or at any); None if none."""
+    projected = [
+        r
+        for r in identify.load_condition_records()
+        if r.get("route") == identify.ROUTE_PROJECTED and r.get("projected") is not None
+    ]
+    ms = round(ts * 1e3)
+    named = [
+        r
+        for r in projected
+        if (r["trajectory"], round(r["ts"] * 1e3), r["run"]) == (trajectory, ms, run)
+    ]
+    same_ts = [r for r in projected if round(r["ts"] * 1e3) == ms]
+    for rows in (named, same_ts, projected):
+        if rows:
+            r = rows[0]
+            return {
+                "label": f"SDP projection, {r['trajectory']} at {r['ts'] * 1e3:g} ms, "
+                f"run {r['run']}",
+                "beta": r["projected"],
+                "own": bool(named),
+            }
+    return None
+
+
 def _substitute(
     raw: dict, raw_audit, sweep: list[dict], trajectory: str, label: str, model
 ) -> dict:
@@ -181,22 +236,9 @@ def _substitute(
     if it violates; else the build's violating OLS estimate with the smallest λmin over Θ (same
     trajectory first); else the estimate with the smallest margin pushed non-PD at its worst
     pose by the minimum-norm change (a constructed case)."""
-    violating = [r for r in sweep if not r["PD over Θ"]]
-    if not raw_audit.passed:
-        return {"case": CONDITION_OLS, "beta": raw["values"], "se": raw["std_errors"]}
-    if violating:
-        same = [r for r in violating if r["trajectory"] == trajectory]
-        pick = min(same or violating, key=lambda r: r["λmin over Θ"])
-        run = f", run {pick['run']}" if pick["run"] != 1 else ""
-        return {
-            "case": SWEEP,
-            "label": f"raw OLS, {pick['trajectory']} at {pick['ts'] * 1e3:g} ms{run}",
-            "beta": pick["ols"],
-            "se": pick["std_errors"],
-            "pd_visited": pick["PD visited"],
-            "violating": len(violating),
-            "same_trajectory": bool(same),
-        }
+    found = _failing_ols(raw, raw_audit, sweep, trajectory)
+    if found is not None:
+        return found
     candidates = [
         (raw_audit.lambda_min, raw["values"], raw["std_errors"], label, raw_audit.worst_pose)
     ]
@@ -311,15 +353,26 @@ def study_record(trajectory: str, ts: float, run: int, seeds=accepted_stage.AUDI
         name: [audit.audit(beta, s, "manufacturer", model).to_dict() for s in seeds]
         for name, beta in (("accepted", accepted), (TRUTH, truth))
     }
-    # Table X: against the accepted model and (beyond the paper) the twin's truth
-    pairs = [(bad_label, bad_beta, accepted, "accepted")]
-    if submitted is not None:
-        pairs.append((submitted_name, submitted, accepted, "accepted"))
-    pairs += [
-        (accepted_name, accepted, accepted, "accepted"),
-        (bad_label, bad_beta, truth, TRUTH),
+    # Table X: the paper's four kinds of infeasible model, each as this build has it or as a
+    # named substitute, and the accepted one, against the accepted model; and (beyond the
+    # paper) the model the study rescues against the twin's truth
+    kinds = _table_x_models(
+        (raw, raw_audit, raw_label, sweep, trajectory, ts, run),
+        (case, bad_label, bad_beta, record, clie_label),
+        submitted_name if submitted is not None else None,
+        submitted,
+    )
+    table_x = [
+        {"kind": k, **_table_x_row(n, b, accepted, "accepted", seeds[0], model)}
+        for k, n, b in kinds
     ]
-    table_x = [_table_x_row(n, b, r, ref, seeds[0], model) for n, b, r, ref in pairs]
+    table_x += [
+        {
+            "kind": ACCEPTED_KIND,
+            **_table_x_row(accepted_name, accepted, accepted, "accepted", seeds[0], model),
+        },
+        {"kind": RESCUED_KIND, **_table_x_row(bad_label, bad_beta, truth, TRUTH, seeds[0], model)},
+    ]
     # where the violations lie (first seed)
     poses = audit.audit_poses(seeds[0])
     lam = audit.arm_lambda_min(bad_beta, poses.poses, model)
@@ -402,6 +455,31 @@ def study_record(trajectory: str, ts: float, run: int, seeds=accepted_stage.AUDI
         },
         "certified": certified_records(trajectory, ts, run, case == REPRODUCTION),
     }
+
+
+def _table_x_models(condition: tuple, rescued: tuple, submitted_name, submitted) -> list:
+    """Table X's infeasible models, (paper's kind, name, parameters), in the pipeline's order:
+    the unrescued OLS estimate (the condition's if it fails the audit, else the build's failing
+    one `_failing_ols` picks), the SDP projection (`first_projected`), the CLIE solution and
+    the submitted ε = 0 rescue; the study's substitute stands in for a kind the build lacks."""
+    raw, raw_audit, raw_label, sweep, trajectory, ts, run = condition
+    case, bad_label, bad_beta, record, clie_label = rescued
+    found = []
+    ols = _failing_ols(raw, raw_audit, sweep, trajectory)
+    if ols is None:
+        found.append((KIND_OLS, bad_label, bad_beta))
+    else:
+        found.append((KIND_OLS, ols.get("label") or raw_label, np.asarray(ols["beta"], float)))
+    sdp = first_projected(trajectory, ts, run)
+    if sdp is not None:
+        found.append((KIND_SDP, sdp["label"], np.asarray(sdp["beta"], float)))
+    if case == REPRODUCTION:
+        found.append((KIND_CLIE, bad_label, bad_beta))
+    elif record is not None:
+        found.append((KIND_CLIE, clie_label, np.asarray(record["refined"], float)))
+    if submitted is not None:
+        found.append((KIND_SUBMITTED, submitted_name, submitted))
+    return found
 
 
 def _table_x_row(name: str, beta_hat, beta_ref, reference: str, seed: int, model) -> dict:

@@ -831,8 +831,9 @@ def manufacturer_against_paper(s: AuditStudy) -> object:
 
 
 def table_x(s: AuditStudy) -> pd.DataFrame:
-    """What each infeasible model and the accepted one do once M is inverted, against the
-    accepted model and (beyond the paper) the twin's truth: the record's rows."""
+    """What each of the paper's four kinds of infeasible model (as the build has it, or its
+    named substitute) and the accepted model do once M is inverted, against the accepted
+    model, and (beyond the paper) the rescued model against the twin's truth: the record's rows."""
     frame = pd.DataFrame(s.record["table_x"], columns=TABLE_X_COLUMNS)
     return frame.set_index(["model", "reference"])
 
@@ -840,6 +841,7 @@ def table_x(s: AuditStudy) -> pd.DataFrame:
 TABLE_X_COLUMNS = [
     "model",
     "reference",
+    "kind",
     "non-PD (% of uniform draw)",
     "τgrow at worst pose (ms)",
     "fastest τgrow (ms)",
@@ -849,13 +851,29 @@ TABLE_X_COLUMNS = [
     "sign reversed",
     "1/λ at worst pose (1/(kg·m²))",
 ]
+TABLE_X_KINDS = all_pose.TABLE_X_KINDS  # the paper's four kinds of infeasible model
+
+
+def table_x_kind(frame: pd.DataFrame, kind: str) -> pd.Series | None:
+    """The row of Table X against the accepted model of one kind (None if the build has none)."""
+    rows = frame[
+        (frame["kind"] == kind) & (frame.index.get_level_values("reference") == "accepted")
+    ]
+    return None if rows.empty else rows.iloc[0]
+
+
+def table_x_infeasible(frame: pd.DataFrame) -> pd.DataFrame:
+    """Table X's rows of the paper's four kinds of infeasible model, in the paper's order."""
+    rows = [table_x_kind(frame, k) for k in TABLE_X_KINDS]
+    return pd.DataFrame([r for r in rows if r is not None])
 
 
 def table_x_shown(frame: pd.DataFrame) -> object:
     """Table X as displayed."""
     return numbered(
         frame,
-        "What each model does once M is inverted, against a reference inertia (twin)",
+        "What each model does once M is inverted, against a reference inertia (twin): the "
+        "paper's four kinds of infeasible model, each named by what it is on the twin",
         "tab-audit-table-x",
         digits=3,
         paper="X",
@@ -863,27 +881,30 @@ def table_x_shown(frame: pd.DataFrame) -> object:
 
 
 def table_x_against_paper(s: AuditStudy, frame: pd.DataFrame) -> object:
-    """Table X's findings against the paper's."""
-    bad = frame.loc[(s.bad_label, "accepted")]
-    sub = frame.loc[(s.submitted_name, "accepted")] if s.submitted is not None else None
-    said = ["%s reaches λmin = %s kg·m²" % (s.bad_label, sci(s.first_audit().lambda_min))]
-    if s.bad_label != s.raw_label:
-        said.append("the paper's row is its unrescued OLS solution, here " + s.bad_label)
+    """Table X's findings against the paper's, over its four kinds of infeasible model."""
+    four = table_x_infeasible(frame)
+    ols = table_x_kind(frame, all_pose.KIND_OLS)
+    sub = table_x_kind(frame, all_pose.KIND_SUBMITTED)
+    said = ["the paper's %s is here %s" % (r["kind"], n[0]) for n, r in four.iterrows()]
     if sub is not None:
         lam = min(a.lambda_min for a in s.dense(s.submitted_name))
         said.append("the ε = 0 model reaches %.2g kg·m²" % lam)
     why = s.why + "; ".join(said)
-    models = [bad] if sub is None else [bad, sub]
-    names = s.bad_label if sub is None else s.bad_label + " and ε = 0"
     rows = [
         Comparison(
-            "non-PD share, " + s.bad_label,
+            "infeasible models",
+            "table10_infeasible_model_count",
+            len(four),
+            why=None if len(four) == len(TABLE_X_KINDS) else why,
+        ),
+        Comparison(
+            "non-PD share, " + ols.name[0],
             "ols_nonpd_fraction",
-            bad["non-PD (% of uniform draw)"],
+            ols["non-PD (% of uniform draw)"],
             why=why,
         ),
         Comparison(
-            "τgrow, " + s.bad_label, "ols_divergence_tau", bad["fastest τgrow (ms)"], why=why
+            "τgrow, " + ols.name[0], "ols_divergence_tau", ols["fastest τgrow (ms)"], why=why
         ),
     ]
     if sub is not None:
@@ -898,24 +919,25 @@ def table_x_against_paper(s: AuditStudy, frame: pd.DataFrame) -> object:
                 "τgrow, ε = 0 model", "submitted_divergence_tau", sub["fastest τgrow (ms)"], why=why
             ),
         ]
-    reversed_all = all(bool(m["sign reversed"]) for m in models)
+    names = "the %d infeasible models" % len(four)
+    reversed_all = bool(four["sign reversed"].astype(bool).all())
     rows += [
         Comparison(
             "misdirected torque directions at the worst pose, " + names,
             "misdirected_torque_fraction",
-            [m["misdirected torques (%)"] for m in models],
+            list(four["misdirected torques (%)"]),
             why=why,
         ),
         Comparison(
             "median torque-error ratio, random accelerations, " + names,
             "random_accel_torque_diff",
-            [m["median torque-error ratio (%)"] for m in models],
+            list(four["median torque-error ratio (%)"]),
             why=why,
         ),
         Comparison(
             "torque-error ratio along the λmin eigenvector, " + names,
             "eigdir_torque_error",
-            [m["along λmin eigenvector (%)"] for m in models],
+            list(four["along λmin eigenvector (%)"]),
             why=why,
         ),
         Comparison(
@@ -924,8 +946,7 @@ def table_x_against_paper(s: AuditStudy, frame: pd.DataFrame) -> object:
             "in every case"
             if reversed_all
             else ", ".join(
-                "%s: %s" % (n, bool(m["sign reversed"]))
-                for n, m in zip((s.bad_label, "ε = 0"), models)
+                "%s: %s" % (r["kind"], bool(r["sign reversed"])) for _, r in four.iterrows()
             ),
             paper_text="in every case",
             why=None if reversed_all else why,
