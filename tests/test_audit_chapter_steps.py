@@ -407,3 +407,119 @@ def test_theta_r_is_the_fresh_set_and_the_failing_audits_worst_poses():
     assert found.shape == (len(fresh) + 2, 7)
     np.testing.assert_array_equal(found[: len(fresh)], fresh)
     np.testing.assert_array_equal(found[len(fresh) :], [w["pose_rad"] for w in worst])
+
+
+def _condition(trajectory, ms, run, route, projected=None):
+    return {
+        "trajectory": trajectory,
+        "ts": ms / 1e3,
+        "run": run,
+        "route": route,
+        "projected": projected,
+    }
+
+
+def test_table_x_takes_the_sdp_row_that_table_vi_shows(monkeypatch):
+    records = [
+        _condition("AG02", 40, 1, "O-C"),
+        _condition("AP01", 80, 1, "O-S-C", [1.0]),
+        _condition("PB01", 40, 1, "O-S-C", [2.0]),
+        _condition("PB01", 40, 2, "O-S-C", [3.0]),
+    ]
+    monkeypatch.setattr(all_pose.identify, "load_condition_records", lambda: records)
+    same_interval = all_pose.first_projected("AG02", 0.04, 1)
+    assert same_interval["label"] == "SDP projection, PB01 at 40 ms, run 1"
+    assert same_interval["beta"] == [2.0] and not same_interval["own"]
+    own = all_pose.first_projected("PB01", 0.04, 2)
+    assert own["beta"] == [3.0] and own["own"]
+    assert all_pose.first_projected("AG02", 0.02, 1)["beta"] == [1.0]  # none at 20 ms: any
+    monkeypatch.setattr(all_pose.identify, "load_condition_records", lambda: records[:1])
+    assert all_pose.first_projected("AG02", 0.04, 1) is None
+
+
+def test_table_x_has_the_papers_four_kinds_with_substitutes_named(monkeypatch):
+    records = [_condition("AP01", 80, 1, "O-S-C", [5.0, 5.0])]
+    monkeypatch.setattr(all_pose.identify, "load_condition_records", lambda: records)
+    raw = {"values": [1.0, 1.0], "std_errors": [0.1, 0.1]}
+    passing = SimpleNamespace(passed=True)
+    sweep = [
+        {
+            "trajectory": "AP01",
+            "ts": 0.08,
+            "run": 1,
+            "PD over Θ": False,
+            "λmin over Θ": -2.0,
+            "ols": [2.0, 2.0],
+            "std_errors": [0.1, 0.1],
+            "PD visited": True,
+        },
+        {
+            "trajectory": "AG02",
+            "ts": 0.02,
+            "run": 2,
+            "PD over Θ": False,
+            "λmin over Θ": -1.0,
+            "ols": [3.0, 3.0],
+            "std_errors": [0.1, 0.1],
+            "PD visited": True,
+        },
+        {
+            "trajectory": "PB01",
+            "ts": 0.04,
+            "run": 1,
+            "PD over Θ": True,
+            "λmin over Θ": 1.0,
+            "ols": [4.0, 4.0],
+            "std_errors": [0.1, 0.1],
+            "PD visited": True,
+        },
+    ]
+    clie = np.array([6.0, 6.0])
+    found = all_pose._table_x_models(
+        (raw, passing, "raw OLS, AG02 at 40 ms", sweep, "AG02", 0.04, 1),
+        (all_pose.REPRODUCTION, "CLIE solution, AG02 at 40 ms", clie, {}, "CLIE"),
+        "submitted",
+        np.array([7.0, 7.0]),
+    )
+    assert [k for k, _, _ in found] == list(all_pose.TABLE_X_KINDS)
+    names = [n for _, n, _ in found]
+    # the condition's OLS passes: the build's failing one of the same trajectory stands in
+    assert names == [
+        "raw OLS, AG02 at 20 ms, run 2",
+        "SDP projection, AP01 at 80 ms, run 1",
+        "CLIE solution, AG02 at 40 ms",
+        "submitted",
+    ]
+    assert [b[0] for _, _, b in found] == [3.0, 5.0, 6.0, 7.0]
+    failing = SimpleNamespace(passed=False)  # the condition's own OLS fails: it is the row
+    own = all_pose._table_x_models(
+        (raw, failing, "raw OLS, AG02 at 40 ms", sweep, "AG02", 0.04, 1),
+        (all_pose.REPRODUCTION, "CLIE solution, AG02 at 40 ms", clie, {}, "CLIE"),
+        None,
+        None,
+    )
+    assert [n for _, n, _ in own][0] == "raw OLS, AG02 at 40 ms" and len(own) == 3
+
+
+def test_the_view_reads_table_xs_four_infeasible_rows_in_the_papers_order():
+    def row(kind, name, reference="accepted"):
+        return {
+            "model": name,
+            "reference": reference,
+            "kind": kind,
+            "non-PD (% of uniform draw)": 1.0,
+        }
+
+    rows = [
+        row(all_pose.KIND_CLIE, "CLIE solution"),
+        row(all_pose.ACCEPTED_KIND, "accepted"),
+        row(all_pose.KIND_OLS, "raw OLS"),
+        row(all_pose.KIND_SUBMITTED, "ε = 0"),
+        row(all_pose.KIND_SDP, "SDP projection"),
+        row(all_pose.RESCUED_KIND, "CLIE solution", report.TRUTH),
+    ]
+    frame = report.table_x(SimpleNamespace(record={"table_x": rows}))
+    four = report.table_x_infeasible(frame)
+    assert [n for n, _ in four.index] == ["raw OLS", "SDP projection", "CLIE solution", "ε = 0"]
+    assert list(four["kind"]) == list(all_pose.TABLE_X_KINDS)
+    assert report.table_x_kind(frame.drop(("ε = 0", "accepted")), all_pose.KIND_SUBMITTED) is None
