@@ -6,10 +6,12 @@ The accepted model, the rescue Algorithm 1 ran and its deciding audits are the a
 (results/rescues); every OLS estimate over Θ is the audits step's (results/audits); the certified
 checks are the certified step's (results/certified). This study adds what none of them holds:
 every model of Table IX under both audits and every seed, the accepted model over the
-manufacturer's box, what each model does once M is inverted (Table X) and where the violations
-lie. Only when the accepted record rescued nothing does it pick a substitute (the condition's
-OLS estimate if it violates, else the build's violating OLS estimate with the smallest λmin,
-else a constructed non-PD model) and rescue that itself.
+manufacturer's box, what each model does once M is inverted (Table X: the paper's four kinds of
+infeasible model, the unrescued OLS estimate, the SDP projection, the CLIE solution and the
+submitted ε = 0 rescue, each as the build has it or a named substitute) and where the
+violations lie. Only when the accepted record rescued nothing does it pick a substitute (the
+condition's OLS estimate if it violates, else the build's violating OLS estimate with the
+smallest λmin, else a constructed non-PD model) and rescue that itself.
 """
 
 from __future__ import annotations
