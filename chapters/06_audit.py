@@ -556,7 +556,7 @@ glue_md("audit_x_stability", "Both references give an unstable loop" if both
         else "The references disagree on stability")
 kinds = view.table_x_infeasible(table_x)  # the paper's four kinds, as the twin has them
 for i, (name, row) in enumerate(kinds.iterrows()):
-    glue(f"audit_x_k{i}_name", name[0])
+    glue_md(f"audit_x_k{i}_name", name[0])
     glue(f"audit_x_k{i}_nonpd", row["non-PD (% of uniform draw)"])
     glue(f"audit_x_k{i}_misdirected", row["misdirected torques (%)"])
     glue(f"audit_x_k{i}_eigdir", row["along λmin eigenvector (%)"])
@@ -584,17 +584,17 @@ display(view.table_x_shown(table_x), view.table_x_against_paper(study, table_x))
 # takes the other two as the pipeline's remaining stages, the SDP projection and the CLIE
 # solution. On the twin they are:
 #
-# - **unrescued OLS**: {glue:text}`audit_x_k0_name`, {glue:md}`audit_x_ols_why`; non-PD on
+# - **unrescued OLS**: {glue:md}`audit_x_k0_name`, {glue:md}`audit_x_ols_why`; non-PD on
 #   {glue:text}`audit_x_k0_nonpd:.3g` % of the uniform draw, misdirecting
 #   {glue:text}`audit_x_k0_misdirected:.3g` % of unit torques and erring by
 #   {glue:text}`audit_x_k0_eigdir:.3g` % along the offending eigendirection;
-# - **SDP projection**: {glue:text}`audit_x_k1_name`, {glue:md}`audit_x_sdp_why`; non-PD on
+# - **SDP projection**: {glue:md}`audit_x_k1_name`, {glue:md}`audit_x_sdp_why`; non-PD on
 #   {glue:text}`audit_x_k1_nonpd:.3g` %, {glue:text}`audit_x_k1_misdirected:.3g` % and
 #   {glue:text}`audit_x_k1_eigdir:.3g` %;
-# - **CLIE solution**: {glue:text}`audit_x_k2_name`, the model the rescue is shown on; non-PD
+# - **CLIE solution**: {glue:md}`audit_x_k2_name`, the model the rescue is shown on; non-PD
 #   on {glue:text}`audit_x_k2_nonpd:.3g` %, {glue:text}`audit_x_k2_misdirected:.3g` % and
 #   {glue:text}`audit_x_k2_eigdir:.3g` %;
-# - **submitted**: {glue:text}`audit_x_k3_name`, {glue:md}`audit_x_sub_what`; non-PD on
+# - **submitted**: {glue:md}`audit_x_k3_name`, {glue:md}`audit_x_sub_what`; non-PD on
 #   {glue:text}`audit_x_k3_nonpd:.3g` % of the uniform draw,
 #   {glue:text}`audit_x_k3_misdirected:.3g` % and {glue:text}`audit_x_k3_eigdir:.3g` %.
 
