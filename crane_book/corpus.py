@@ -2131,7 +2131,9 @@ def _cases_describe_excite() -> list[Case]:
             arm_folder("links.csv", lambda: _latin1_comment("links.csv")),
             "not UTF-8",
         ),
-        ("zero-outside-limits", ARM, zero_outside, "zero outside the limits of axes [2]"),
+        # a range that excludes zero: the blocks end at the range's point nearest zero, but the
+        # sweep of the next axis up still leaves this one's range, which excite refuses
+        ("sweep-outside-limits", ARM, zero_outside, "outside the joint limits"),
         ("unknown-current-unit", ARM, no_current, "column 'current_unit_A' is empty"),
     )
     for name, robot, setup, fragment in faults:

@@ -40,6 +40,7 @@ import cvxpy as cp
 import numpy as np
 
 from crane_lib.acceptance.audit import AuditResult, audit_seeds
+from crane_lib.arithmetic import CLARABEL_OPTIONS
 from crane_lib.errors import InputError
 from crane_lib.logs.preprocessing import preprocess
 from crane_lib.logs.raw_log import RawLog, group
@@ -237,7 +238,7 @@ def identify_payload(
     phi = cp.Variable(10)
     objective = cp.Minimize(cp.sum_squares(scaled @ cp.multiply(scale, phi) - target))
     problem = cp.Problem(objective, [_pseudo_inertia(phi) >> PD_MARGIN * np.eye(4)])
-    problem.solve(solver=cp.CLARABEL)
+    problem.solve(solver=cp.CLARABEL, **CLARABEL_OPTIONS)  # the deterministic KKT solver
     if phi.value is None:
         raise InputError(
             str(log.path), f"no physically consistent payload ({problem.status})", "a solvable fit"

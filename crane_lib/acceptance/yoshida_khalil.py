@@ -35,6 +35,7 @@ import numpy as np
 from tqdm import tqdm
 
 from crane_lib.acceptance import all_pose, audit, certified, screen
+from crane_lib.arithmetic import CLARABEL_OPTIONS
 from crane_lib.identification import clie
 from crane_lib.model import base_parameters
 from crane_lib.model.dynamics import DynamicModel, arm_parameter_set, base_matrix, is_crane_x7
@@ -157,7 +158,7 @@ def virtual_links(beta, model: DynamicModel | None = None, prob: Problem | None 
     try:
         with warnings.catch_warnings():  # an inaccurate solution is judged below, not trusted
             warnings.simplefilter("ignore", UserWarning)
-            task.solve(solver=cp.CLARABEL)
+            task.solve(solver=cp.CLARABEL, **CLARABEL_OPTIONS)  # the deterministic KKT solver
     except cp.error.SolverError as failure:
         return YKResult(False, float("nan"), float("nan"), float("nan"), str(failure), {})
     if phi.value is None:
