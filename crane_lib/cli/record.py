@@ -234,9 +234,10 @@ def _check_arm_bus(robot) -> None:
     if robot.key is None:
         raise InputError(
             f"--robot {robot.label}",
-            "is no shipped arm: a raw log names its arm "
-            "by a shipped arm's key, which the log reader needs",
-            "crane_x7 or vx300s (or a folder holding one of them) for --port",
+            "is no shipped arm: the bus recorders (DYNAMIXEL Protocol 2.0, Feetech STS) run the "
+            "shipped arms' bus layouts, checked against their emulators",
+            "crane_x7, vx300s or so101 (or a folder holding one of them) for --port; a described "
+            "arm records on the twin without --port",
         )
     if _is_sts(robot.key):
         sts_arm_bus(robot.key)  # the SO-101's Feetech STS bus (sts_recorder)
