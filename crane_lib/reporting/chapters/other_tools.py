@@ -151,10 +151,14 @@ def calls_table(records: list[dict]) -> ResultTable:
     )
 
 
-def versions_frame(records: list[dict]) -> pd.DataFrame:
+def versions_frame(records: list[dict]):
     """The versions the records were computed with (one row per package)."""
     versions = records[0]["versions"]
-    return pd.DataFrame({"version": versions}).rename_axis("package")
+    return numbered(
+        pd.DataFrame({"version": versions}).rename_axis("package"),
+        "The versions of the tools and of the libraries they run on, as the records were computed",
+        "tab-other-tools-versions",
+    )
 
 
 def failures(records: list[dict]) -> list[tuple[str, str, str]]:
