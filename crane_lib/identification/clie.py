@@ -677,9 +677,20 @@ def _start(problem: CLIEProblem, x0) -> tuple[np.ndarray, np.ndarray]:
     return x0, r0
 
 
-def _solve(
-    problem, x0, jacobian, evaluator, method, max_iterations, ftol, started
+def solve_trf(
+    problem,
+    x0,
+    jacobian,
+    evaluator,
+    method,
+    max_iterations,
+    ftol,
+    started,
+    xtol: float = STEP_TOLERANCE,
+    gtol: float = OPTIMALITY_TOLERANCE,
 ) -> RefinementReport:
+    """CLIE's bounded trust-region-reflective solve of min |r(x)|² from x0 with `jacobian`, its
+    stopping rule (ftol, xtol, gtol), iteration cap and divergence handling, as a report."""
     lower, upper = clie_bounds(problem.names, x0)
     x0 = np.clip(x0, lower, upper)
     history: list[float] = []
@@ -699,8 +710,8 @@ def _solve(
         bounds=(lower, upper),
         method="trf",
         ftol=ftol,
-        xtol=STEP_TOLERANCE,
-        gtol=OPTIMALITY_TOLERANCE,
+        xtol=xtol,
+        gtol=gtol,
         x_scale=1.0,
         max_nfev=MAX_FEVALS_PER_VARIABLE * len(x0),
         callback=callback,
@@ -768,7 +779,7 @@ def refine_faithful(
     lower, upper = clie_bounds(problem.names, x0)
     evaluator = _Evaluator(problem)
     jacobian = lambda x: forward_difference_jacobian(problem, evaluator, x, lower, upper, workers)  # noqa: E731
-    return _solve(problem, x0, jacobian, evaluator, "clie", max_iterations, ftol, started)
+    return solve_trf(problem, x0, jacobian, evaluator, "clie", max_iterations, ftol, started)
 
 
 def one_step_per_cycle(
@@ -833,7 +844,9 @@ def refine_fast(
         start, _ = _start(integrated, x0)
         evaluator = _Evaluator(integrated)
         jacobian = lambda x: integrated.didim_jacobian(evaluator.evaluate(x)[0])  # noqa: E731
-        return _solve(integrated, start, jacobian, evaluator, "fast", max_iterations, ftol, started)
+        return solve_trf(
+            integrated, start, jacobian, evaluator, "fast", max_iterations, ftol, started
+        )
 
     return one_step_per_cycle(problem, run, integration_step, error_tolerance)
 

@@ -25,7 +25,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-import scipy.optimize
 
 from crane_lib.identification import clie
 from crane_lib.model import controller, spd_solve
@@ -35,7 +34,7 @@ from crane_lib.model.dynamics import model as dynamic_model
 EXACT_GRADIENT_TOLERANCE = 1e-10
 EXACT_STEP_TOLERANCE = 1e-10
 EXACT_FUNCTION_TOLERANCE = 1e-10
-EXACT_X_SCALE = 1.0  # as the fast route (x_scale="jac" ended AG02 no better: register)
+# x_scale 1, as the fast route (x_scale="jac" ended AG02 no better: register)
 # channels filtered per block when band-limiting the sensitivities (bounds memory on long records)
 CHANNEL_BLOCK = 64
 
@@ -156,54 +155,17 @@ def refine_exact(
                 return np.zeros((residual.size, x.size))
             return band_limited_jacobian(integrated, s_tau)
 
-        return _solve(integrated, start, jacobian, evaluator, max_iterations, started)
+        return clie.solve_trf(
+            integrated,
+            start,
+            jacobian,
+            evaluator,
+            "exact",
+            max_iterations,
+            EXACT_FUNCTION_TOLERANCE,
+            started,
+            xtol=EXACT_STEP_TOLERANCE,
+            gtol=EXACT_GRADIENT_TOLERANCE,
+        )
 
     return clie.one_step_per_cycle(problem, run, integration_step, error_tolerance)
-
-
-def _solve(problem, x0, jacobian, evaluator, max_iterations, started) -> clie.RefinementReport:
-    """clie._solve with the exact route's stopping rule (the tolerances above)."""
-    lower, upper = clie.clie_bounds(problem.names, x0)
-    x0 = np.clip(x0, lower, upper)
-    history: list[float] = []
-    iterations = [0]
-
-    def callback(intermediate_result):  # this name makes scipy pass the OptimizeResult
-        iterations[0] = int(intermediate_result.nit)
-        history.append(2.0 * float(intermediate_result.cost))
-        if iterations[0] >= max_iterations:
-            raise StopIteration
-
-    r0 = evaluator.residual(x0)
-    result = scipy.optimize.least_squares(
-        evaluator.residual,
-        x0,
-        jac=jacobian,
-        bounds=(lower, upper),
-        method="trf",
-        ftol=EXACT_FUNCTION_TOLERANCE,
-        xtol=EXACT_STEP_TOLERANCE,
-        gtol=EXACT_GRADIENT_TOLERANCE,
-        x_scale=EXACT_X_SCALE,
-        max_nfev=clie.MAX_FEVALS_PER_VARIABLE * len(x0),
-        callback=callback,
-    )
-    message = "iteration limit reached" if result.status == -2 else result.message
-    return clie.RefinementReport(
-        method="exact",
-        names=list(problem.names),
-        x0=x0,
-        x=result.x,
-        objective_start=float(r0 @ r0),
-        objective_final=float(2.0 * result.cost),
-        iterations=iterations[0],
-        simulations=evaluator.simulations,
-        trial_evaluations=int(result.nfev),
-        jacobian_evaluations=int(result.njev),
-        diverged_evaluations=evaluator.diverged,
-        wall_time_s=time.perf_counter() - started,
-        status=int(result.status),
-        message=message,
-        history=history,
-        integration_step_s=problem.max_step,
-    )
