@@ -9,11 +9,19 @@ reaches it.
 from __future__ import annotations
 
 import ast
+import hashlib
+import json
+import os
+import tempfile
 from functools import lru_cache
 from pathlib import Path
 
+from crane_lib.paths import CACHE_DIR
+
 PACKAGE_DIR = Path(__file__).resolve().parent
 PACKAGE = PACKAGE_DIR.name
+# the graph as last computed, under the digest of the sources it was read from (`stored_graph`)
+GRAPH_FILE = CACHE_DIR / "source_graph" / "import_graph.json"
 
 
 def module_name(path: Path) -> str:
@@ -78,9 +86,46 @@ def import_graph() -> dict[str, set[str]]:
     return {module_name(p): imported_modules(p) for p in sorted(PACKAGE_DIR.rglob("*.py"))}
 
 
+def sources_key() -> str:
+    """sha256 over every source file of the package, by path (relative) and content."""
+    combined = hashlib.sha256()
+    for path in sorted(PACKAGE_DIR.rglob("*.py")):
+        name = path.relative_to(PACKAGE_DIR).as_posix().encode("utf-8")
+        combined.update(hashlib.sha256(name).digest())
+        combined.update(hashlib.sha256(path.read_bytes()).digest())
+    return combined.hexdigest()
+
+
+def stored_graph(file: Path = GRAPH_FILE) -> dict[str, set[str]]:
+    """`import_graph()`, read from `file` when it was written from sources of the same content
+    (`sources_key`); else computed and written there. Parsing every source file takes a second
+    or two, and every command that writes a model file needs the graph (its code digest); where
+    the file cannot be written the graph is computed each time."""
+    key = sources_key()
+    try:
+        stored = json.loads(file.read_text(encoding="utf-8"))
+        if stored.get("key") == key:
+            return {module: set(targets) for module, targets in stored["graph"].items()}
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        pass
+    graph = import_graph()
+    text = json.dumps({"key": key, "graph": {m: sorted(t) for m, t in graph.items()}}, indent=0)
+    temporary = None
+    try:
+        file.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=file.parent, prefix=f".{file.name}.")
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(temporary, file)  # whole or not at all: a concurrent reader sees either
+    except OSError:
+        if temporary is not None:
+            Path(temporary).unlink(missing_ok=True)
+    return graph
+
+
 @lru_cache(maxsize=None)
 def _cached_graph(stamp: tuple) -> dict[str, frozenset[str]]:
-    return {m: frozenset(t) for m, t in import_graph().items()}
+    return {m: frozenset(t) for m, t in stored_graph().items()}
 
 
 def _graph() -> dict[str, frozenset[str]]:

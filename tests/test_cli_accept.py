@@ -233,3 +233,46 @@ def test_a_held_out_recording_without_torque_to_score_is_refused(tmp_path):
             tmp_path / "m.csv",
             [tmp_path / "still.npz"],
         )
+
+
+def test_accept_timings_name_every_stage_and_the_log_is_preprocessed_once(
+    files, tmp_path, monkeypatch, capsys
+):
+    """`--timings`: one line per stage, wall and CPU seconds; the bundle the gate measured is the
+    one identification uses (the training log is preprocessed once), and the model file is the
+    one written without the flag."""
+    import re
+
+    from crane_lib.identification import refinement
+    from crane_lib.logs import preprocessing
+
+    log_path, command = files
+    real, calls = preprocessing.preprocess, []
+
+    def counted(log, ts):
+        calls.append(log.path)
+        return real(log, ts)
+
+    monkeypatch.setattr(preprocessing, "preprocess", counted)
+    monkeypatch.setattr(refinement, "preprocess", counted)
+    monkeypatch.setattr(accept_command, "AUDIT_SEEDS", (2,))
+    outs = []
+    for flags in ([], ["--timings"]):
+        outs.append(tmp_path / f"model{len(outs)}.csv")
+        argv = ["accept", str(log_path), "--trajectory", str(command), "--refine", "none"]
+        assert cli.main([*argv, "--out", str(outs[-1]), *flags]) in (0, 1)
+    printed = capsys.readouterr().out
+    rows = re.findall(r"^timing: (.+): ([0-9.]+) s wall, ([0-9.]+) s CPU$", printed, re.M)
+    stages = [stage for stage, _, _ in rows]
+    assert stages[:3] == ["process start, imports", "arm, model", "read the log"]
+    assert stages[3].startswith("check the inputs") and stages[-1] == "write the model"
+    for stage in (
+        "identify (OLS, routing, projection)",
+        "refine (none)",
+        "audit over Theta",
+        "provenance (digests of the log and of the code)",
+    ):
+        assert stage in stages
+    assert all(float(wall) >= 0 and float(cpu) >= 0 for _, wall, cpu in rows)
+    assert calls == [log_path, log_path]  # once per run
+    assert outs[0].read_bytes() == outs[1].read_bytes()

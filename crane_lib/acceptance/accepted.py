@@ -115,6 +115,8 @@ def accept_recording(
     command_file=None,
     previous: dict | None = None,
     torque_scale=None,
+    bundle=None,
+    timing=None,
 ) -> AcceptedModel:
     """Identify, refine, audit, rescue if needed, re-audit. `progress(stage)` is told each stage.
 
@@ -125,14 +127,25 @@ def accept_recording(
     The identifiability gate of `identify_recording` applies; pass `command_file` (the command
     file the recording executed) to have the log's recorded sha256 checked against it.
     `previous`: the CLIE sweep's record of this condition, used as the refinement when it is the
-    same route from the same start (the main job's sweep has just run it)."""
+    same route from the same start (the main job's sweep has just run it). `bundle`: the log
+    already preprocessed at `ts` (`crane-id accept`'s gate did), not used with a torque scale.
+    `timing(stage)` is told the same stages and finer ones (the refinement, the provenance), for
+    a breakdown of the time (`crane-id accept --timings`)."""
     model = shared_model("reduced") if model is None else model
-    say = progress or (lambda stage: None)
+
+    def say(stage: str | None, timed: str | None = None) -> None:
+        # `timed`: the name `timing` is told (a finer stage than `progress`'s, or the same)
+        if progress is not None and stage is not None:
+            progress(stage)
+        if timing is not None:
+            timing(timed or stage)
+
     if torque_scale is not None:  # imported here: the CRANE-X7's path never needs it
         from crane_lib.acceptance.torque_scale import scale_meta, scaled_log
 
         log = scaled_log(log, torque_scale)
-    say("identify and refine")
+        bundle = None  # the unscaled log's
+    say("identify and refine", "identify (OLS, routing, projection)")
     condition, refined, report = identify_recording(
         log,
         trajectory,
@@ -143,6 +156,8 @@ def accept_recording(
         run=run,
         command_file=command_file,
         previous=previous,
+        bundle=bundle,
+        progress=timing,
     )
     say("audit over Theta")
     first = audit_seeds(refined.values, seeds, "dense", model)
@@ -175,6 +190,7 @@ def accept_recording(
         accepted=str(accepted),
         audit_worst_pose_deg=" ".join(f"{v:.3f}" for v in np.rad2deg(worst.worst_pose)),
     )
+    say(None, "provenance (digests of the log and of the code)")
     provenance = {
         "log_sha256": fingerprint.file_digest(log.path)
         if log.path is not None and Path(log.path).is_file()

@@ -12,11 +12,16 @@ controller the recording used, angle and torque RMSE per axis (the book's replay
 truth; left out here, it would add half again to the time).
 
 `--robot vx300s|so101|FOLDER`: the same stages on another arm (its kernels, its Theta); the log
-must be of that arm, and so must every held-out recording given with --validation."""
+must be of that arm, and so must every held-out recording given with --validation.
+
+`--timings`: one line per stage at the end, `timing: STAGE: W s wall, C s CPU` (CPU of every
+thread of the process, so C above W is work on both cores); the first stage is the process's
+start and imports, up to the command's first line."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from pathlib import Path
 
@@ -95,14 +100,56 @@ def register(subparsers) -> None:
         help="per-axis current-to-torque gains of `crane-id calibrate`: the torque records of the "
         "recording and the held-out ones are scaled by them first",
     )
+    parser.add_argument(
+        "--timings",
+        action="store_true",
+        help="print each stage's wall and CPU seconds at the end (process start and imports, "
+        "reading the log, checks, identification, refinement, audit, ...)",
+    )
     add_robot(parser)
     add_force(parser)
     parser.set_defaults(handler=run)
 
 
+class StageClock:
+    """Wall and CPU seconds of consecutive stages: calling it with a name ends the running stage
+    and starts that one; `rows` lists (stage, wall s, CPU s) of the ended ones."""
+
+    def __init__(self, first: str | None = None):
+        self.rows: list[tuple[str, float, float]] = []
+        self.stage: str | None = None
+        self.wall, self.cpu = time.perf_counter(), time.process_time()
+        if first is not None:  # the process's start: its age, and its CPU so far
+            self.rows.append((first, process_age(), self.cpu))
+
+    def __call__(self, stage: str | None) -> None:
+        """End the running stage (if any) and start `stage` (None: start none)."""
+        wall, cpu = time.perf_counter(), time.process_time()
+        if self.stage is not None:
+            self.rows.append((self.stage, wall - self.wall, cpu - self.cpu))
+        self.stage, self.wall, self.cpu = stage, wall, cpu
+
+    def lines(self) -> list[str]:
+        """One `timing: STAGE: W s wall, C s CPU` line per ended stage."""
+        return [f"timing: {s}: {w:.3f} s wall, {c:.3f} s CPU" for s, w, c in self.rows]
+
+
+def process_age() -> float:
+    """Seconds since this process started (Linux: /proc/self/stat against the boot clock, to the
+    kernel's 10 ms ticks); NaN where there is no /proc."""
+    try:
+        fields = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()
+        ticks = int(fields[19])  # field 22 of stat(5), starttime, counted after the ')'
+        return time.clock_gettime(time.CLOCK_BOOTTIME) - ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return float("nan")
+
+
 def run(args: argparse.Namespace) -> int:
     # the same checks as the new-recording report, all before any computation
     """Identify, refine, audit and (if needed) rescue one recording; write the accepted model."""
+    clock = StageClock("process start, imports")
+    clock("arm, model")
     robot = robot_of(args.robot)
     model = robot_model(robot)
     scale = None
@@ -119,6 +166,7 @@ def run(args: argparse.Namespace) -> int:
         refine=args.refine,
         model=model,
         robot=robot,
+        progress=clock,
     )
     out, cmd, validation = inputs.out, inputs.command, inputs.validation
     if scale is not None:
@@ -127,6 +175,10 @@ def run(args: argparse.Namespace) -> int:
     for repair in inputs.log.repairs:
         print(f"repaired: {repair}")
     start = time.perf_counter()
+
+    def progress(stage: str) -> None:
+        print(f"  {stage} ({time.perf_counter() - start:.0f} s)", flush=True)
+
     result = accept_recording(
         inputs.log,
         cmd.name,
@@ -135,10 +187,11 @@ def run(args: argparse.Namespace) -> int:
         seeds=AUDIT_SEEDS,
         model=model,
         torque_scale=scale,
-        progress=lambda stage: print(
-            f"  {stage} ({time.perf_counter() - start:.0f} s)", flush=True
-        ),
+        progress=progress,
+        bundle=inputs.bundle,
+        timing=clock,
     )
+    clock("report")
     condition = result.condition
     eps = (
         ""
@@ -157,6 +210,7 @@ def run(args: argparse.Namespace) -> int:
             f"{report.get('iterations')} iterations"
         )
     if validation:
+        clock("held out, replay")
         scores = held_out(result.parameters.values, validation, args.ts, model)
         for row in scores.rows():
             print(
@@ -165,12 +219,17 @@ def run(args: argparse.Namespace) -> int:
             )
         print(f"held out, pooled: RMSE {scores.pooled_rmse:.4f} N·m")
         _replay(result.parameters, validation[0], robot, args.ts)
+    clock("write the model")
     save_accepted(out, result, new=not args.force)
+    clock(None)
     print(result.verdict())
     print(
         f"{out}: written ({'accepted' if result.accepted else 'NOT accepted'}) in "
         f"{time.perf_counter() - start:.0f} s"
     )
+    if args.timings:
+        for line in clock.lines():
+            print(line)
     return 0 if result.accepted else 1
 
 

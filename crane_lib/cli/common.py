@@ -411,6 +411,7 @@ class AcceptInputs:
     log: RawLog
     validation: list[RawLog]
     force: bool
+    bundle: object = None  # the log preprocessed at ts for the gate (preprocessing.Bundle)
 
 
 def validation_paths(value, option: str = "--validation") -> list[Path]:
@@ -537,13 +538,17 @@ def accept_inputs(
     model=None,
     notebook: bool = False,
     robot: Robot | None = None,
+    progress=None,
 ) -> AcceptInputs:
     """Every input of Algorithm 1 on one recording, read and checked before any computation (the
     module text lists the checks); an InputError names the first that fails.
 
     `notebook`: name the papermill parameters (`out`, `-p force True`) instead of the options.
     `robot`: the arm (`robot_of`; None: the CRANE-X7), whose `model` must be given with it; the
-    recording must be of that arm."""
+    recording must be of that arm. `progress(stage)` is told each stage (reading the log, the
+    checks). The bundle the gate measured is returned with the inputs, for identification to
+    use rather than preprocess the log again."""
+    say = progress or (lambda stage: None)
     robot = Robot(CRANE_X7_ROBOT, CRANE_X7_ROBOT, None) if robot is None else robot
     # imported here: the report's refusals of a parameter, a path or a command file come before
     # the seconds of scipy, cvxpy and numba that identification needs
@@ -568,7 +573,9 @@ def accept_inputs(
         option=name("out"),
         force_option="-p force True" if notebook else "--force",
     )
+    say("read the log")
     recording = read_raw_log(log, repair=repair)
+    say("check the inputs (command file, held out, preprocess, gate)")
     check_log_robot(recording, robot)  # before the command file: its format is the arm's
     command = read_command_file(trajectory, robot.command_format())
     held_out = [read_raw_log(path, repair=repair) for path in held_out_paths]
@@ -592,7 +599,7 @@ def accept_inputs(
     gate.check_bundle(bundle, len(model.names), source)
     gate.check_kappa(gate.measure(bundle, model)["kappa"], source, ts)
     _check_validation(recording, held_out, ts, len(model.names))
-    return AcceptInputs(target, command, recording, held_out, force)
+    return AcceptInputs(target, command, recording, held_out, force, bundle)
 
 
 # --------------------------------------------------------------------------------------------

@@ -192,6 +192,8 @@ def identify_recording(
     command_sha256: str | None = None,
     estimator: str = "ols",
     previous: dict | None = None,
+    bundle=None,
+    progress=None,
 ) -> tuple[ConditionResult, ParameterSet, dict]:
     """A raw log to its refined model: preprocess at `ts`, OLS -> routing test -> projection, then
     the refinement `method`. The one path of `crane-id identify`, `crane-id accept` and the main
@@ -204,7 +206,8 @@ def identify_recording(
     below the bound. Each refusal is a `gate.NotIdentifiable` with the reason. `estimator`
     (ols | wls | dual-metric) is the start's estimator; everything after it is unchanged.
     `previous`: a CLIE record of this condition, used as the refinement when it is `method`'s from
-    the same start (`refine_condition`)."""
+    the same start (`refine_condition`). `bundle`: `preprocess(log, ts)` when the caller has it
+    already. `progress(stage)` is told when the refinement starts."""
     try:
         grid_step(ts)
     except ValueError as err:
@@ -217,7 +220,7 @@ def identify_recording(
     if command_file is not None:
         gate.check_command_file(log, command_file, command_sha256)
     model = DynamicModel("reduced") if model is None else model
-    bundle = preprocess(log, ts)
+    bundle = preprocess(log, ts) if bundle is None else bundle
     gate.check_bundle(bundle, len(model.names), source)
     try:
         condition = identify_condition(bundle, trajectory, model, run=run, method=estimator)
@@ -230,6 +233,8 @@ def identify_recording(
         gate.check_kappa(condition.ols.kappa, source, ts)
     if condition.start is None:
         raise InputError(source, f"not identifiable at {ts * 1e3:g} ms: {condition.failure}")
+    if progress is not None:
+        progress(f"refine ({method})")
     refined, report = refine_condition(
         log.path, condition, method, workers=workers, log=log, previous=previous, model=model
     )
