@@ -764,6 +764,10 @@ def _read_text_container(path: Path, repair: bool):
             str(path), f"no samples after {n_header_lines} metadata lines", expected_text
         )
     first_line = n_header_lines + 1  # 1-based number of the first sample line
+    samples = _parse_complete(data, offset, n_header_lines, width)
+    if samples is not None:  # every line complete and a number in every field
+        origin = _Origin("line", first_line + np.arange(samples.shape[0]))
+        return samples, metadata, origin, repairs, columns
 
     # line boundaries and field counts by one vectorized scan each
     line_ends = np.flatnonzero(np.frombuffer(body, dtype=np.uint8) == ord("\n"))
@@ -825,6 +829,50 @@ def _read_text_container(path: Path, repair: bool):
     return samples, metadata, origin, repairs, columns
 
 
+# what pandas' C parser reads a log's text with: every field a float, an empty one NaN
+_CSV_OPTIONS = dict(
+    header=None,
+    index_col=False,
+    dtype=np.float64,
+    engine="c",
+    skip_blank_lines=False,
+    na_filter=True,
+    keep_default_na=False,
+    na_values=[""],
+    quoting=csv.QUOTE_NONE,
+)
+_PARSE_FAILURES = (
+    ValueError,
+    TypeError,
+    OverflowError,
+    pd.errors.ParserError,
+    pd.errors.EmptyDataError,
+)
+
+
+def _parse_complete(data: bytes, offset: int, n_header_lines: int, width: int):
+    """The samples of a text log whose every line is complete, parsed in place (no copy of the
+    text, no per-line scan); None where a line might not be, for `_read_text_container`'s checks
+    to name it. Complete: the text ends in a newline, pandas reads every line as `width` numbers
+    (a short line would hold NaN, a long one fails), and the commas number exactly (width - 1)
+    per line, so no line has more (pandas drops a trailing comma with index_col=False)."""
+    if not data.endswith(b"\n"):
+        return None
+    n_lines = data.count(b"\n", offset)
+    if data.count(b",", offset) != (width - 1) * n_lines:
+        return None
+    try:
+        frame = pd.read_csv(
+            io.BytesIO(data), skiprows=n_header_lines, names=range(width), **_CSV_OPTIONS
+        )
+        samples = frame.to_numpy(dtype=np.float64)
+    except _PARSE_FAILURES:
+        return None
+    with np.errstate(over="ignore"):  # an overflowing sum is no NaN
+        nan = np.isnan(samples.sum())  # a NaN: some field empty
+    return None if nan or samples.shape != (n_lines, width) else samples
+
+
 def _parse_numbers(
     path: Path, body: bytes, first_line: int, n_lines: int, columns: Layout
 ) -> np.ndarray:
@@ -832,23 +880,11 @@ def _parse_numbers(
     a parse failure, find the line and the field the slow way."""
     width = columns.n_columns
     try:
-        frame = pd.read_csv(
-            io.BytesIO(body),
-            header=None,
-            names=range(width),
-            index_col=False,
-            dtype=np.float64,
-            engine="c",
-            skip_blank_lines=False,
-            na_filter=True,
-            keep_default_na=False,
-            na_values=[""],
-            quoting=csv.QUOTE_NONE,
-        )
+        frame = pd.read_csv(io.BytesIO(body), names=range(width), **_CSV_OPTIONS)
         samples = frame.to_numpy(dtype=np.float64)
         if samples.shape == (n_lines, width):
             return samples
-    except (ValueError, TypeError, OverflowError, pd.errors.ParserError, pd.errors.EmptyDataError):
+    except _PARSE_FAILURES:
         pass
     # error path only: line by line, to name the line and the field
     for index, line in enumerate(body.split(b"\n")[:n_lines]):
@@ -865,6 +901,19 @@ def _parse_numbers(
     raise InputError(str(path), "the text could not be parsed as numbers", _expected_text(width))
 
 
+def _any_fault(samples: np.ndarray, columns: Layout) -> bool:
+    """Whether any (finite) sample lies outside its column's range or is fractional in an integer
+    column: by each column's extremes, and the integer columns one at a time (no n x columns
+    temporaries)."""
+    if np.any(samples.min(axis=0) < columns.low) or np.any(samples.max(axis=0) > columns.high):
+        return True
+    for column in np.flatnonzero(columns.integer):
+        values = samples[:, column]
+        if np.any(values != np.round(values)):
+            return True
+    return False
+
+
 def _check_samples(
     path: Path, samples: np.ndarray, origin: _Origin, repair: bool, columns: Layout | None = None
 ):
@@ -874,8 +923,10 @@ def _check_samples(
     repairs: list[str] = []
     if samples.shape[0] == 0:
         raise InputError(str(path), "no samples", f"at least one (n, {columns.n_columns}) sample")
-    finite = np.isfinite(samples)
-    if not finite.all():
+    # the sum is finite only if every sample is (an overflow only costs the full check)
+    with np.errstate(over="ignore", invalid="ignore"):
+        finite = None if np.isfinite(samples.sum()) else np.isfinite(samples)
+    if finite is not None and not finite.all():
         row, column = np.argwhere(~finite)[0]
         name = columns.names[column]
         raise InputError(
@@ -883,10 +934,10 @@ def _check_samples(
             f"column {column + 1} ({name}) is {samples[row, column]}",
             "finite numbers (NaN, inf or an empty field are not repaired)",
         )
-    outside = (samples < columns.low) | (samples > columns.high)
-    fractional = columns.integer & (samples != np.round(samples))
-    bad = outside | fractional
-    if bad.any():
+    if _any_fault(samples, columns):  # then the first one, row by row
+        outside = (samples < columns.low) | (samples > columns.high)
+        fractional = columns.integer & (samples != np.round(samples))
+        bad = outside | fractional
         row, column = np.argwhere(bad)[0]
         name = columns.names[column]
         _, _, whole, why = PHYSICAL_RANGES[_group_of(name)]
