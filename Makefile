@@ -76,8 +76,11 @@ numbers: $(STAMP)
 clie-faithful: model
 	$(BOOK_ENV) $(PY) -m crane_book.pipeline $(PIPELINE_FLAGS) --study clie_faithful
 
+# SMOKE=1: every benchmark at its smallest size through the test that checks each (deselected
+# from `make test`: the smoke runs are benchmarks, about 150 s of work)
 benchmarks: model
-	$(PY) -m benchmarks $(if $(SMOKE),--smoke) $(if $(TARGETS),--targets)
+	$(if $(SMOKE),$(PY) -m pytest -n 2 -q -m benchmark_smoke tests/test_benchmarks.py,\
+	$(PY) -m benchmarks $(if $(TARGETS),--targets))
 
 clean:
 	rm -rf _build .cache results

@@ -2,6 +2,8 @@
 
 Each benchmarks/bench_*.py runs as `python -m benchmarks.<name> --smoke` in a subprocess whose
 results folder is this test's temporary folder, exactly as `python -m benchmarks --smoke` runs it.
+These runs are benchmarks, not tests of the library (about 150 s of the suite's time): they carry
+the mark `benchmark_smoke`, which the suite deselects and `make benchmarks SMOKE=1` selects.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ SMOKE_TIMEOUT_S = (
 )
 
 
+@pytest.mark.benchmark_smoke
 @pytest.mark.parametrize("script", scripts(), ids=lambda s: s.stem)
 def test_benchmark_smoke(script, tmp_path):
     env = dict(os.environ, CRANE_RESULTS_DIR=str(tmp_path), **{ISOLATED_ENV: "1"})
