@@ -59,7 +59,8 @@ from crane_lib.errors import (
 )
 
 # the subcommand modules of crane_lib.cli, in pipeline order; imported by `build_parser`, inside
-# the interrupt handling of `main` (they pull in numpy, scipy, cvxpy and numba: seconds)
+# the interrupt handling of `main` (they pull in numpy, scipy, cvxpy and numba: seconds), only
+# the named one's when the arguments name one
 SUBCOMMANDS = (
     "describe",
     "excite",
@@ -77,13 +78,22 @@ SUBCOMMANDS = (
 __all__ = ["EXIT_BAD_INPUT", "build_parser", "main"]
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The `crane-id` parser with one subcommand per module of this package."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The `crane-id` parser with one subcommand per module of this package; `only`: with that
+    subcommand alone, whose module is then the only one imported (each loads libraries the
+    others do not need: sympy, cvxpy, the twin)."""
     parser = Parser(prog="crane-id", description="CRANE-X7 dynamic identification tools.")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in SUBCOMMANDS:
+    for name in SUBCOMMANDS if only is None else (only,):
         importlib.import_module(f"crane_lib.cli.{name}").register(subparsers)
     return parser
+
+
+def _named_subcommand(argv: list[str] | None) -> str | None:
+    """The subcommand the arguments start with, if they start with one (`crane-id accept ...`);
+    else None (`crane-id --help`, a misspelt name: the full parser answers those)."""
+    words = sys.argv[1:] if argv is None else argv
+    return words[0] if words and words[0] in SUBCOMMANDS else None
 
 
 def _signal_name(signum: int) -> str:
@@ -120,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run one subcommand; returns its exit status (2: bad input, 130/143: interrupted)."""
     with interruptible():
         try:
-            args = build_parser().parse_args(argv)
+            args = build_parser(_named_subcommand(argv)).parse_args(argv)
         except Interrupted as stop:
             return _interrupted("", stop.signum)
         except (

@@ -26,8 +26,6 @@ import time
 from pathlib import Path
 
 from crane_lib.acceptance.accepted import AUDIT_SEEDS, accept_recording, save_accepted
-from crane_lib.acceptance.held_out import held_out
-from crane_lib.acceptance.torque_scale import STATUS_UNLOADED, read_torque_scale, scaled_log
 from crane_lib.cli.common import (
     accept_inputs,
     add_force,
@@ -170,6 +168,8 @@ def run(args: argparse.Namespace) -> int:
     )
     out, cmd, validation = inputs.out, inputs.command, inputs.validation
     if scale is not None:
+        from crane_lib.acceptance.torque_scale import scaled_log
+
         validation = [scaled_log(v, scale) for v in validation]
     check_room(out, "--out")  # a full disk named before the computation, not after it
     for repair in inputs.log.repairs:
@@ -211,6 +211,9 @@ def run(args: argparse.Namespace) -> int:
         )
     if validation:
         clock("held out, replay")
+        # loads the twin: imported only when there are held-out logs
+        from crane_lib.acceptance.held_out import held_out
+
         scores = held_out(result.parameters.values, validation, args.ts, model)
         for row in scores.rows():
             print(
@@ -235,6 +238,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _torque_scale(path: Path, robot, out: Path):
     """The gains file, checked (its arm, its axes; not the output), its gains printed."""
+    # imported here: the module loads sympy (the chain model), which no other stage of accept needs
+    from crane_lib.acceptance.torque_scale import STATUS_UNLOADED, read_torque_scale
+
     if Path(path).resolve() == Path(out).resolve():
         raise InputError(f"--out {out}", f"is the input {path}", "a file that is no input")
     if robot.crane_x7:

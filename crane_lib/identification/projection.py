@@ -25,7 +25,6 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass, field
 
-import cvxpy as cp
 import numpy as np
 
 from crane_lib.arithmetic import CLARABEL_OPTIONS
@@ -106,6 +105,8 @@ MARGIN_ABSOLUTE_TOLERANCE = 1e-10
 
 
 def _solve(beta0: np.ndarray, basis: np.ndarray, epsilon: float) -> tuple[np.ndarray, str, float]:
+    import cvxpy as cp  # here: a model that needs no projection (crane-id accept) never loads it
+
     delta = cp.Variable(len(beta0))
     constraints = []
     size = basis.shape[-1]  # the arm block: 7 on the CRANE-X7, n_joints on another arm
