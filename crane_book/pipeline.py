@@ -976,14 +976,16 @@ def _steps_after_the_data_set(args, clock: BuildClock, early) -> None:
             pool, didim = early
             print(didim.result().line())
             pool.shutdown(wait=True)
-    with clock.step("Yoshida-Khalil comparison"):
-        print(yoshida_khalil_step().line())
-    with clock.step("audit study"):
-        print(audit_study_step().line())
-    with clock.step("replay"):
-        print(replay_step(args.profile).line())
-    with clock.step("other tools"):
-        print(peer_tools_step(args.profile).line())
+    # these read the records of the steps above and none reads another's: side by side too
+    readers = [
+        (yoshida_khalil_step, ()),
+        (peer_tools_step, (args.profile,)),
+        (replay_step, (args.profile,)),
+        (audit_study_step, ()),
+    ]
+    with clock.step("Yoshida-Khalil, other tools, replay, audit study (side by side)"):
+        for log in side_by_side(readers, args.jobs if args.scheduler is None else 1):
+            print(log.line())
     with clock.step("claims"):
         print(claims.write_claims(args.profile).line())
     with clock.step("downloads"):
