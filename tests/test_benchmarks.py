@@ -199,3 +199,24 @@ def test_names_and_keep_are_refused_before_any_benchmark_runs(
         assert all(name in errors[0] for name in bench.known_names()), errors
         assert "arithmetic" in bench.known_names() and "model" in bench.known_names()
     assert sorted(tmp_path.rglob("*")) == before  # nothing cloned, measured or written
+
+
+def test_the_ci_benchmark_reads_every_step_ci_run_reports():
+    from benchmarks.bench_build import ci_steps
+
+    # .ci/run's own step function, run on three commands: the benchmark must read its lines
+    ci_run = (REPO_ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    step = next(line for line in ci_run.splitlines() if line.startswith("step() {"))
+    script = "\n".join(
+        [
+            "started=$SECONDS",
+            step,
+            "step true",
+            "step env A=1 true -m pytest tests/test_claims.py",  # true ignores its arguments
+            "step true -m pytest tests/test_browser.py",
+        ]
+    )
+    run = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=True)
+    steps = ci_steps("noise\n" + run.stdout + "ci: not a step line\n")
+    assert [s["step"] for s in steps] == ["true", "claims on the build's records", "browser step"]
+    assert all(s["wall_s"] == 0.0 for s in steps)
