@@ -7,7 +7,8 @@ temporary results folder (see benchmarks/_smoke.py); the test suite does the sam
 `--targets` measures the build's decided targets in one run on this machine, one after the
 other (about 70 minutes on 2 cores): the full book from a fresh clone of HEAD (bench_build, wall
 time and CPU-minutes by step), the fast CLIE route against the same route at the paper's 0.25 ms
-over the 160 conditions of the full sweep on that build's recordings (bench_clie), the cached
+over the 160 conditions of the full sweep on that build's recordings and `crane-id accept` of a
+new AG02 recording in fresh processes, end to end and by stage (bench_clie), the cached
 model load in fresh processes (bench_model) and the dense audit against Pinocchio's loop
 (bench_audit); then one table of each target, what was measured and their ratio, kept with
 every benchmark's JSON in results/benchmarks/targets.json. `--keep DIR`
@@ -126,10 +127,10 @@ def target_runs(folder: Path, smoke: bool, clone: Path) -> list[tuple[str, list[
     each writes its JSON into `folder`; the full build is made in `clone`."""
     if smoke:
         build = ["--smoke"]
-        clie = ["--smoke", "--skip-faithful"]
+        clie = ["--smoke", "--skip-faithful", "--accept-record", "901", "--accept-runs", "1"]
     else:
         build = ["--profile", "full", "--jobs", "2", "--keep", str(clone)]
-        clie = ["--skip-faithful", "--sweep", "full", "--jobs", "2"]
+        clie = ["--skip-faithful", "--sweep", "full", "--jobs", "2", "--accept-record", "901"]
     # the sweep runs on the recordings the build just made (this checkout's code, HEAD's data);
     # in smoke mode every run records into one throwaway results folder
     from benchmarks._smoke import ISOLATED_ENV
@@ -196,6 +197,9 @@ def targets_table(results: dict) -> list[str]:
                 sweep["within_tolerance"] == n,
             )
         )
+    accept = ((results.get("bench_clie") or {}).get("accept") or {}).get("fast")
+    if accept:
+        rows.extend(_accept_rows(accept))
     load = results.get("bench_model")
     if load:
         rows.append(
@@ -223,6 +227,30 @@ def targets_table(results: dict) -> list[str]:
         f"{target:{width}s}  {ratio:>5s}  {verdict[met]:7s}  {measured}"
         for target, measured, ratio, met in rows
     ]
+
+
+def _accept_rows(accept: dict) -> list[tuple[str, str, str, bool | None]]:
+    """The targets table's rows of `crane-id accept` (bench_clie's `accept_breakdown` summary of
+    the fast route): end to end against its target, then the median wall seconds by stage."""
+    low, high = accept["end_to_end_range_s"]
+    rows = [
+        (
+            f"crane-id accept, new AG02 recording <= {accept['target_s']:g} s",
+            f"{accept['end_to_end_s']:.1f} s end to end ({low:.1f}-{high:.1f} s, median of "
+            f"{accept['runs']}), {accept['cpu_s']:.1f} s CPU",
+            f"{accept['ratio']:.2f}",
+            accept["end_to_end_s"] <= accept["target_s"],
+        )
+    ]
+    parts = [f"{name} {stage['wall_s']:.1f}" for name, stage in accept["stages"].items()]
+    lines = [""]
+    for part in parts:  # whole stages per line: their names hold commas
+        if lines[-1] and len(lines[-1]) + len(part) > 70:
+            lines.append("")
+        lines[-1] += f"{'; ' if lines[-1] else ''}{part}"
+    for index, line in enumerate(line for line in lines if line):
+        rows.append(("  accept wall s by stage" if index == 0 else "", line, "", None))
+    return rows
 
 
 def measure_targets(smoke: bool, keep: Path | None = None) -> int:

@@ -37,8 +37,13 @@ Jacobians; target: >= 3x faster than the fast route). `--exact` adds it to the s
 condition also refined by the exact route one step per cycle and at 0.25 ms (target: the two
 within 0.1 % objective and 0.1 OLS SE on every condition). `--conditions AP03:40,AP01:40` keeps
 those conditions of the sweep only. `--accept LOG COMMAND_FILE`: `crane-id accept` of that
-recording with `--refine fast` and with `--refine exact`, end to end and by stage (target: at
-most 10 s).
+recording with `--refine fast` and with `--refine exact`, each `--accept-runs` times (default 3)
+in a process of its own as an arm owner runs it: end to end (wall, and CPU seconds of the process
+and its threads), and by stage as the command's own `--timings` reports them (target: `--refine
+fast`, the default route, at most 10 s end to end, median of the runs). `--accept-record SEED`
+first records a new recording to accept, `crane-id record trajectories/AG02.txt --seed SEED`
+into a temporary folder (with --smoke, the smoke command file), as `python -m benchmarks
+--targets` measures it.
 """
 
 from __future__ import annotations
@@ -49,7 +54,11 @@ import csv
 import dataclasses
 import json
 import multiprocessing
+import re
+import resource
+import subprocess
 import sys
+import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
@@ -164,6 +173,19 @@ def main(argv=None) -> int:
         help="time `crane-id accept` of this recording, fast and exact routes, by stage",
     )
     parser.add_argument(
+        "--accept-record",
+        type=int,
+        metavar="SEED",
+        help="record AG02 on the twin with this seed (crane-id record) and time its accept",
+    )
+    parser.add_argument(
+        "--accept-runs",
+        type=int,
+        default=3,
+        metavar="N",
+        help="processes of crane-id accept per route (default 3; the median is the measurement)",
+    )
+    parser.add_argument(
         "--sweep-only",
         action="store_true",
         help="run the sweep comparison only (not the simulation timing or the AG02 routes)",
@@ -176,7 +198,14 @@ def main(argv=None) -> int:
         and (
             code := isolated(
                 "benchmarks.bench_clie",
-                ["--smoke"] + (["--skip-faithful"] if args.skip_faithful else []),
+                ["--smoke"]
+                + (["--skip-faithful"] if args.skip_faithful else [])
+                + (
+                    ["--accept-record", str(args.accept_record)]
+                    if args.accept_record is not None
+                    else []
+                )
+                + ["--accept-runs", str(args.accept_runs)],
             )
         )
         is not None
@@ -186,6 +215,10 @@ def main(argv=None) -> int:
         parser.error(f"--sweep {args.sweep!r}: expected quick, full or none")
     if args.jobs < 1:
         parser.error(f"--jobs {args.jobs}: expected a whole number of processes, at least 1")
+    if args.accept_runs < 1:
+        parser.error(f"--accept-runs {args.accept_runs}: expected at least 1")
+    if args.accept is not None and args.accept_record is not None:
+        parser.error("--accept and --accept-record: give one recording to accept")
     model = dynamic_model("reduced")
     summary: dict = {}
     if args.smoke:
@@ -232,8 +265,16 @@ def main(argv=None) -> int:
         )
     if args.accept is not None:
         summary["accept"] = {
-            route: accept_breakdown(*args.accept, route) for route in ("fast", "exact")
+            route: accept_breakdown(*args.accept, route, args.accept_runs)
+            for route in ("fast", "exact")
         }
+    if args.accept_record is not None:
+        with tempfile.TemporaryDirectory(prefix="bench-accept-log-") as folder:
+            log, command = record_new(Path(folder), args.accept_record, args.smoke)
+            summary["accept"] = {
+                route: accept_breakdown(log, command, route, args.accept_runs)
+                for route in ("fast", "exact")
+            }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(summary, indent=1, default=float), encoding="utf-8")
     print(f"written {args.out}")
@@ -368,21 +409,39 @@ def exact_against_fast(runs: dict, name: str) -> dict:
     return comparison
 
 
-def accept_breakdown(log_path: Path, command_file: Path, refine: str) -> dict:
-    """`crane-id accept LOG --trajectory COMMAND_FILE --ts 0.04 --refine ROUTE` end to end (a
-    process of its own, as an arm owner runs it), then the same stages in this process, each
-    timed: reading the log, identification (preprocessing, gate, OLS, routing, projection), the
-    refinement, the audit over Theta on the five seeds, the rescue and re-audit if needed; and
-    the process's start (`crane-id accept --help`: interpreter, imports)."""
-    import subprocess
-    import tempfile
+CRANE_ID = REPO_ROOT / ".venv" / "bin" / "crane-id"
+TIMING_LINE = re.compile(r"^timing: (.+): ([0-9.]+|nan) s wall, ([0-9.]+) s CPU$", re.MULTILINE)
+EXIT_STAGE = "exit, unaccounted"
 
-    from crane_lib.acceptance.accepted import accept_recording
-    from crane_lib.excitation.commands import read_command_file
 
+def record_new(folder: Path, seed: int, smoke: bool) -> tuple[Path, Path]:
+    """A new recording to accept, as an arm owner makes it: `crane-id record COMMAND_FILE --seed
+    SEED --out FOLDER/NAME.csv` of AG02 (with `smoke`, the smoke command file); (log, command)."""
+    if smoke:
+        from benchmarks._smoke import smoke_command_file
+
+        command = smoke_command_file("SMOKE01", folder)
+    else:
+        command = REPO_ROOT / "trajectories" / "AG02.txt"
+    log = folder / f"{command.stem}.csv"
+    recorded = [str(CRANE_ID), "record", str(command), "--seed", str(seed), "--out", str(log)]
+    subprocess.run(recorded, capture_output=True, text=True, cwd=REPO_ROOT, check=True)
+    return log, command
+
+
+def _children_cpu_s() -> float:
+    """User + system CPU seconds of every child process that has ended (and its threads)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def accept_once(log_path: Path, command_file: Path, refine: str) -> dict:
+    """One `crane-id accept LOG --trajectory COMMAND_FILE --ts 0.04 --refine ROUTE --timings` in
+    a process of its own: end-to-end wall and CPU seconds, the command's stages (wall, CPU) as it
+    printed them, and the rest of the wall time (the interpreter's exit, the OS) as EXIT_STAGE."""
     with tempfile.TemporaryDirectory(prefix="bench-accept-") as folder:
         command = [
-            str(REPO_ROOT / ".venv" / "bin" / "crane-id"),
+            str(CRANE_ID),
             "accept",
             str(log_path),
             "--trajectory",
@@ -393,45 +452,71 @@ def accept_breakdown(log_path: Path, command_file: Path, refine: str) -> dict:
             refine,
             "--out",
             str(Path(folder) / "model.csv"),
+            "--timings",
         ]
-        started = time.perf_counter()
+        cpu, started = _children_cpu_s(), time.perf_counter()
         finished = subprocess.run(command, capture_output=True, text=True, cwd=REPO_ROOT)
-        end_to_end = time.perf_counter() - started
+        wall, cpu = time.perf_counter() - started, _children_cpu_s() - cpu
     if finished.returncode not in (0, 1):
         raise RuntimeError(f"crane-id accept failed: {finished.stdout}{finished.stderr}")
-    stages: dict[str, float] = {}
-    clock = [time.perf_counter()]
-
-    def mark(stage: str) -> None:
-        now = time.perf_counter()
-        stages[mark.current] = stages.get(mark.current, 0.0) + now - clock[0]
-        mark.current, clock[0] = stage, now
-
-    mark.current = "read the log"
-    log = read_raw_log(log_path)
-    trajectory = read_command_file(command_file).name
-    result = accept_recording(log, trajectory, 0.04, refine=refine, progress=mark)
-    mark("done")
-    refinement = float(result.refinement.get("wall_time_s", 0.0))
-    stages["identify (OLS, routing, projection)"] = stages.pop("identify and refine") - refinement
-    stages[f"refine ({refine})"] = refinement
-    stages.pop("done", None)
-    started = time.perf_counter()
-    subprocess.run([*command[:2], "--help"], capture_output=True, cwd=REPO_ROOT, check=True)
-    stages["process start, imports"] = time.perf_counter() - started
-    print(
-        f"crane-id accept --refine {refine}: {end_to_end:.1f} s end to end (target "
-        f"{ACCEPT_TARGET_S:g} s): "
-        + ", ".join(f"{k} {v:.1f} s" for k, v in stages.items())
-        + f" (sum {sum(stages.values()):.1f} s); {result.verdict()}",
-        flush=True,
+    stages = {name: (float(w), float(c)) for name, w, c in TIMING_LINE.findall(finished.stdout)}
+    if not stages:
+        raise RuntimeError(f"crane-id accept printed no timing lines: {finished.stdout}")
+    counted = sum(w for w, _ in stages.values() if np.isfinite(w))
+    stages[EXIT_STAGE] = (wall - counted, float("nan"))
+    verdict = next(
+        (line for line in finished.stdout.splitlines() if line.startswith(("ACCEPTED", "REJ"))),
+        "",
     )
-    return {
-        "end_to_end_s": end_to_end,
-        "stages_s": stages,
-        "stages_sum_s": sum(stages.values()),
+    return {"end_to_end_s": wall, "cpu_s": cpu, "stages": stages, "verdict": verdict}
+
+
+def accept_breakdown(log_path: Path, command_file: Path, refine: str, runs: int = 3) -> dict:
+    """`crane-id accept` of a recording by `refine`, `runs` times in fresh processes
+    (`accept_once`): the median end-to-end time against ACCEPT_TARGET_S, the range, and each
+    stage's median wall and CPU seconds with its range; printed and returned."""
+    done = [accept_once(log_path, command_file, refine) for _ in range(runs)]
+    walls = [run["end_to_end_s"] for run in done]
+    median = float(np.median(walls))
+    stages = {}
+    for name in done[0]["stages"]:
+        wall = [run["stages"].get(name, (np.nan, np.nan))[0] for run in done]
+        cpu = [run["stages"].get(name, (np.nan, np.nan))[1] for run in done]
+        stages[name] = {
+            "wall_s": float(np.median(wall)),
+            "wall_range_s": [float(min(wall)), float(max(wall))],
+            "cpu_s": float(np.median(cpu)),
+        }
+    summary = {
+        "route": refine,
+        "runs": runs,
+        "end_to_end_s": median,
+        "end_to_end_range_s": [min(walls), max(walls)],
+        "end_to_end_runs_s": walls,
+        "cpu_s": float(np.median([run["cpu_s"] for run in done])),
+        "stages": stages,
         "target_s": ACCEPT_TARGET_S,
+        "ratio": median / ACCEPT_TARGET_S,
+        "verdict": done[0]["verdict"],
     }
+    print(accept_summary_text(summary), flush=True)
+    return summary
+
+
+def accept_summary_text(summary: dict) -> str:
+    """The end-to-end line and one line per stage of an `accept_breakdown` summary."""
+    low, high = summary["end_to_end_range_s"]
+    lines = [
+        f"crane-id accept --refine {summary['route']} (fresh process, median of "
+        f"{summary['runs']}): {summary['end_to_end_s']:.1f} s end to end ({low:.1f}-{high:.1f} s), "
+        f"{summary['cpu_s']:.1f} s CPU; target {summary['target_s']:g} s, ratio "
+        f"{summary['ratio']:.2f}; {summary['verdict']}"
+    ]
+    for name, stage in summary["stages"].items():
+        low, high = stage["wall_range_s"]
+        cpu = "" if not np.isfinite(stage["cpu_s"]) else f", {stage['cpu_s']:.2f} s CPU"
+        lines.append(f"  {name}: {stage['wall_s']:.2f} s wall ({low:.2f}-{high:.2f}){cpu}")
+    return "\n".join(lines)
 
 
 def sweep_conditions(profile: str) -> list[tuple[str, float, Path]]:
