@@ -14,7 +14,7 @@
     crane-id audit MODEL [--seed N] [--sparse] [--box manufacturer] [--certify] [--json]
     crane-id rescue MODEL --out MODEL [--epsilon 1e-3]
     crane-id accept LOG --trajectory COMMAND_FILE --out MODEL [--ts 0.04] [--refine fast]
-        [--validation LOG ...] [--torque-scale GAINS]
+        [--validation LOG ...] [--torque-scale GAINS] [--timings]
     crane-id payload LOG --model MODEL --trajectory COMMAND_FILE --out MODEL [--ts 0.04]
     crane-id export MODEL --urdf OUT.urdf --mjcf OUT.xml [--nearest] [--distance bregman|euclidean]
         [--standard OUT.csv]

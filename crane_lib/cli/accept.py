@@ -1,10 +1,10 @@
 """`crane-id accept LOG --trajectory COMMAND_FILE --out MODEL [--ts 0.04] [--refine fast]
-[--validation LOG ...]`: Algorithm 1 for one recording (acceptance.accepted.accept_recording,
-the path of the main job and of the new-recording notebook): preprocess, OLS, routing test,
-projection, refinement, the all-pose PD audit on seeds 1-5, the rescue if a seed fails, the
-re-audit. Prints the verdict and writes the model file either way (its header says whether it
-was accepted). Exit status: 0 accepted, 1 rejected (the audit's witness pose is printed),
-2 bad input.
+[--validation LOG ...] [--timings]`: Algorithm 1 for one recording
+(acceptance.accepted.accept_recording, the path of the main job and of the new-recording
+notebook): preprocess, OLS, routing test, projection, refinement, the all-pose PD audit on seeds
+1-5, the rescue if a seed fails, the re-audit. Prints the verdict and writes the model file
+either way (its header says whether it was accepted). Exit status: 0 accepted, 1 rejected (the
+audit's witness pose is printed), 2 bad input.
 
 With --validation, the model is scored on each held-out recording, and replayed in MuJoCo on the
 first (export.replay): its nearest consistent MJCF and the description's prior under the
