@@ -1,11 +1,12 @@
 """The audit's lambda_min (compiled: Householder tridiagonalization, then Laguerre's iteration
-inside a Sturm-count bracket; no LAPACK call) against numpy's eigvalsh.
+inside a Sturm-count bracket; no LAPACK call per pose) against numpy's eigvalsh.
 
 Tolerance: |ours - eigvalsh| <= 1e-10 ||A||_2 with ||A||_2 = max |eigenvalue| of the block
 (>= |lambda_min|). Both are backward stable: each is within a small multiple of n^2 eps ||A||_2
 (about 1e-14 ||A||_2 for n = 7) of the exact value, whatever lambda_min's size, so a bound
-relative to |lambda_min| alone would be meaningless near zero. And the audit built on it gives
-the same verdicts, violation counts and worst poses as one built on eigvalsh."""
+relative to |lambda_min| alone would be meaningless near zero. `arm_min_eigenvalue` takes
+eigvalsh's values at the smallest and near zero, so the audit built on it gives an eigvalsh
+audit's verdicts, violation counts, worst poses and their values exactly."""
 
 from __future__ import annotations
 

@@ -729,7 +729,8 @@ class DynamicModel:
         difference could decide something, at the 64 smallest values (plus those within 1e-12
         n max|A_ij| of the 64th: every pose an audit's worst poses can come from) and at values
         that close to zero (the verdict's sign), the value is eigvalsh's, so an audit's verdict,
-        violations, worst poses and their lambda_min are those of an eigvalsh audit exactly.
+        violations, worst poses and their lambda_min are those of an eigvalsh audit exactly (but
+        for which of poses tied exactly at the k-th place numpy's argpartition keeps).
         """
         beta = self.parameter_vector(beta)
         q = np.ascontiguousarray(_as_samples(q, "q", self.n_joints, self.n_axes))
