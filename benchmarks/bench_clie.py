@@ -6,7 +6,8 @@ every condition of a sweep (target: >= 2.5x faster; the objective within 0.1 % a
 parameter within 0.1 OLS standard error of the 0.25 ms run from the same start).
 
 Run from the repository root: `.venv/bin/python -m benchmarks.bench_clie [--skip-faithful]
-[--sweep quick|full|none] [--step-sensitivity] [--before] [--jobs N]`.
+[--sweep quick|full|none] [--step-sensitivity] [--before] [--jobs N] [--accept LOG COMMAND_FILE |
+--accept-record SEED] [--accept-runs N]`.
 
 Records: the twin's quick data set (results/recordings, `python -m crane_lib.twin.dataset quick`).
 The 128 s record is PB01 (129.1 s, the longest quick record). The reference measured in the
