@@ -136,13 +136,13 @@ def inertia_batch(C, S, b, OUT):
 # [1/2, 1), is reduced to tridiagonal form T by Householder reflections (LAPACK's dsytd2,
 # unblocked); then Laguerre's iteration on det(T - xI), which from below the smallest eigenvalue
 # climbs to it monotonically (all roots real) and cubically, inside a bracket kept by Sturm counts
-# (the signs of the pivots of T - xI), which bisects where rounding misleads it, until the
+# (the signs of the leading minors of T - xI), which bisects where rounding misleads it, until the
 # bracket is 8 eps ||T||_inf wide. Error: the reduction is backward stable (T is similar to A + E,
 # ||E||_2 <= c n^2 eps ||A||_2) and each Sturm count is exact for a T with entries perturbed by a
 # few eps, so by Weyl's theorem |result - lambda_min(A)| <= (c n^2 + 30) eps ||A||_2, the same
 # form as eigvalsh's bound: the two agree to 1e-10 ||A||_2 (tests/test_arm_eigenvalue.py;
 # measured below 1e-14 ||A||_2, where ||A||_2 = max |eigenvalue|).
-EIGEN_MAX_EVALUATIONS = 200  # Sturm counts before giving up (about 6 taken; bisection alone: 160)
+EIGEN_MAX_EVALUATIONS = 200  # Sturm counts before giving up (about 8 taken; bisection alone: 160)
 EIGEN_CHUNK = 256  # poses per chunk, one set of scratch each
 
 
@@ -204,7 +204,7 @@ def symmetric_min_eigenvalue(a, n, d, e):
     d[n - 1] = a[n - 1, n - 1]
     e[n - 1] = 0.0
     # smallest eigenvalue of T: Laguerre's iteration on det(T - xI) from below, kept inside a
-    # Sturm-count bracket [lo, hi] (no pivot of T - lo I is <= 0, some pivot of T - hi I is)
+    # Sturm-count bracket [lo, hi] (every leading minor of T - lo I is > 0, some of T - hi I not)
     lo = d[0] - abs(e[0])
     hi = d[0] + abs(e[0])
     for k in range(1, n):
@@ -220,31 +220,25 @@ def symmetric_min_eigenvalue(a, n, d, e):
     step = 0.0
     probing = False
     for evaluation in range(EIGEN_MAX_EVALUATIONS):
-        # pivots q_k of T - xI with u_k = q_k'/q_k, w_k = q_k''/q_k (derivatives in x)
-        q = d[0] - x
-        below = q > 0.0
-        if below:
-            r = 1.0 / q
-            u = -r
-            w = 0.0
-            g = u
-            h = u * u
-            for k in range(1, n):
-                q = d[k] - x - e[k - 1] * r
-                if not q > 0.0:
-                    below = False
-                    break
-                qd = -1.0 + e[k - 1] * u * r
-                qdd = e[k - 1] * r * (w - 2.0 * u * u)
-                r = 1.0 / q
-                u = qd * r
-                w = qdd * r
-                g += u
-                h += u * u - w
+        # leading principal minors p_k of T - xI and their derivatives in x (three-term
+        # recurrence, no division); all p_k > 0 iff no eigenvalue of T lies at or below x
+        p, dp, ddp = d[0] - x, -1.0, 0.0
+        p1, dp1, ddp1 = 1.0, 0.0, 0.0
+        below = p > 0.0
+        for k in range(1, n):
+            if not below:
+                break
+            shift = d[k] - x
+            p, p1 = shift * p - e[k - 1] * p1, p
+            dp, dp1 = shift * dp - p1 - e[k - 1] * dp1, dp
+            ddp, ddp1 = shift * ddp - 2.0 * dp1 - e[k - 1] * ddp1, ddp
+            below = p > 0.0
         if below:
             lo = x
+            g = dp / p  # (log det)' and h = -(log det)'' for Laguerre's step
+            h = g * g - ddp / p
             step = n / (math.sqrt(max((n - 1) * (n * h - g * g), 0.0)) - g)
-            if not step >= 0.0:  # NaN where a pivot underflowed: fall back on the bracket
+            if not step >= 0.0:  # NaN where a minor underflowed: fall back on the bracket
                 step = 0.0
         else:
             hi = x
