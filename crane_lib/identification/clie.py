@@ -661,10 +661,12 @@ class _Evaluator:
         return self.evaluate(x)[1]
 
 
-def _start(problem: CLIEProblem, x0) -> tuple[np.ndarray, np.ndarray]:
+def _start(evaluator: _Evaluator, x0) -> tuple[np.ndarray, np.ndarray]:
+    """The start as an array and its residual, simulated through `evaluator` (whose cache hands
+    the same simulation to the solve's first evaluation); CLIEError if it diverges."""
+    problem = evaluator.problem
     x0 = np.array(x0.ordered(problem.names) if isinstance(x0, ParameterSet) else x0, dtype=float)
-    simulation = problem.simulate(x0)
-    r0 = problem.residual_of(simulation)
+    simulation, r0 = evaluator.evaluate(x0)
     if not np.all(np.isfinite(r0)):
         at = problem.t[min(simulation.cycles, problem.t.size - 1)] - problem.t[0]
         raise CLIEError(
@@ -775,9 +777,9 @@ def refine_faithful(
 ) -> RefinementReport:
     """CLIE as D-F: trust-region reflective, forward-difference Jacobian, bounds, ftol 1e-6."""
     started = time.perf_counter()
-    x0, _ = _start(problem, x0)
-    lower, upper = clie_bounds(problem.names, x0)
     evaluator = _Evaluator(problem)
+    x0, _ = _start(evaluator, x0)
+    lower, upper = clie_bounds(problem.names, x0)
     jacobian = lambda x: forward_difference_jacobian(problem, evaluator, x, lower, upper, workers)  # noqa: E731
     return solve_trf(problem, x0, jacobian, evaluator, "clie", max_iterations, ftol, started)
 
@@ -841,8 +843,8 @@ def refine_fast(
 
     def run(integrated: CLIEProblem) -> RefinementReport:
         started = time.perf_counter()
-        start, _ = _start(integrated, x0)
         evaluator = _Evaluator(integrated)
+        start, _ = _start(evaluator, x0)
         jacobian = lambda x: integrated.didim_jacobian(evaluator.evaluate(x)[0])  # noqa: E731
         return solve_trf(
             integrated, start, jacobian, evaluator, "fast", max_iterations, ftol, started

@@ -139,8 +139,8 @@ def refine_exact(
 
     def run(integrated: clie.CLIEProblem) -> clie.RefinementReport:
         started = time.perf_counter()
-        start, _ = clie._start(integrated, x0)
         evaluator = clie._Evaluator(integrated)
+        start, _ = clie._start(evaluator, x0)
 
         def jacobian(x):
             evaluator.simulations += 1  # the sensitivity run also simulates the state
