@@ -2,16 +2,18 @@
 
 Every benchmarks/bench_*.py runs as its own module, one after the other (names select by
 substring). `--smoke` runs each at its smallest size, in seconds, on data recorded into a
-temporary results folder (see benchmarks/_smoke.py); the test suite does the same.
+temporary results folder (see benchmarks/_smoke.py); `make benchmarks SMOKE=1` does the same
+through tests/test_benchmarks.py.
 
 `--targets` measures the build's decided targets in one run on this machine, one after the
-other (about 70 minutes on 2 cores): the full book from a fresh clone of HEAD (bench_build, wall
-time and CPU-minutes by step), the fast CLIE route against the same route at the paper's 0.25 ms
-over the 160 conditions of the full sweep on that build's recordings and `crane-id accept` of a
-new AG02 recording in fresh processes, end to end and by stage (bench_clie), the cached
-model load in fresh processes (bench_model) and the dense audit against Pinocchio's loop
-(bench_audit); then one table of each target, what was measured and their ratio, kept with
-every benchmark's JSON in results/benchmarks/targets.json. `--keep DIR`
+other (about 90 minutes on 2 cores): the full book from a fresh clone of HEAD (bench_build, wall
+time and CPU-minutes by step), `.ci/run` from another fresh clone (bench_build --ci, each of its
+steps), the fast CLIE route against the same route at the paper's 0.25 ms over the 160
+conditions of the full sweep on that build's recordings and `crane-id accept` of a new AG02
+recording in fresh processes, end to end and by stage (bench_clie), the cached model load in
+fresh processes (bench_model) and the dense audit against Pinocchio's loop (bench_audit); then
+one table of each target, what was measured and their ratio, kept with every benchmark's JSON
+in results/benchmarks/targets.json. `--keep DIR`
 builds in DIR and keeps it (its results: the full data set). With `--smoke` the same runs at smoke
 size (seconds; the table's numbers are not measurements; it builds nothing to keep).
 
@@ -122,9 +124,14 @@ def main(argv=None) -> int:
     return 1 if failed else 0
 
 
+# a target measured by another benchmark's mode: its result's name -> the benchmark that runs it
+TARGET_MODULES = {"bench_ci": "bench_build"}
+
+
 def target_runs(folder: Path, smoke: bool, clone: Path) -> list[tuple[str, list[str], dict]]:
-    """(benchmark, its arguments, extra environment) of each target measurement, in order;
-    each writes its JSON into `folder`; the full build is made in `clone`."""
+    """(result name, its benchmark's arguments, extra environment) of each target measurement,
+    in order; each writes its JSON into `folder`; the full build is made in `clone`; the
+    benchmark is TARGET_MODULES' entry for the name, else the name."""
     if smoke:
         build = ["--smoke"]
         clie = ["--smoke", "--skip-faithful", "--accept-record", "901", "--accept-runs", "1"]
@@ -140,6 +147,11 @@ def target_runs(folder: Path, smoke: bool, clone: Path) -> list[tuple[str, list[
     smoke_flag = ["--smoke"] if smoke else []
     return [
         ("bench_build", [*build, "--out", str(folder / "bench_build.json")], env),
+        *(
+            []  # .ci/run has no smoke size
+            if smoke
+            else [("bench_ci", ["--ci", "--out", str(folder / "bench_ci.json")], env)]
+        ),
         ("bench_clie", [*clie, "--out", str(folder / "bench_clie.json")], clie_env),
         (
             "bench_model",
@@ -174,6 +186,19 @@ def targets_table(results: dict) -> list[str]:
             lines[-1] += f"{'; ' if lines[-1] else ''}{step}"
         for index, line in enumerate(line for line in lines if line):
             rows.append(("  pipeline CPU-min by step" if index == 0 else "", line, "", None))
+    ci = results.get("bench_ci")
+    if ci:
+        minutes = ci["wall_s"] / 60
+        steps = "; ".join(f"{step['step']} {step['wall_s']:.0f} s" for step in ci["steps"])
+        rows.append(
+            (
+                f".ci/run from a fresh clone <= {ci['target_min']:g} min",
+                f"{minutes:.1f} min" + ("" if ci["returncode"] == 0 else " (failed)"),
+                f"{minutes / ci['target_min']:.2f}",
+                minutes <= ci["target_min"] and ci["returncode"] == 0,
+            )
+        )
+        rows.append(("  .ci/run steps", steps, "", None))
     sweep = (results.get("bench_clie") or {}).get("sweep")
     if sweep:
         n = len(sweep["conditions"])
@@ -260,7 +285,8 @@ def measure_targets(smoke: bool, keep: Path | None = None) -> int:
         folder = Path(scratch)
         for name, arguments, env in target_runs(folder, smoke, keep or folder / "clone"):
             print(f"\n=== {name} {' '.join(arguments)} ===", flush=True)
-            command = [sys.executable, "-m", f"benchmarks.{name}", *arguments]
+            module = TARGET_MODULES.get(name, name)
+            command = [sys.executable, "-m", f"benchmarks.{module}", *arguments]
             code = subprocess.run(command, cwd=HERE.parent, env=dict(os.environ, **env)).returncode
             out = folder / f"{name}.json"
             if code or not out.is_file():

@@ -132,6 +132,23 @@ def test_targets_table_says_met_on_the_right_side_of_each_target():
     assert all(f"step {i} 10.0" in "".join(met[1:4]) for i in range(12))
 
 
+def test_targets_table_judges_the_ci_run_by_its_time_and_its_exit_status():
+    from benchmarks.__main__ import TARGET_MODULES, target_runs, targets_table
+
+    def rows(minutes, returncode):
+        steps = [{"step": "make test", "wall_s": 400.0}, {"step": "browser step", "wall_s": 30.0}]
+        ci = {"wall_s": 60 * minutes, "steps": steps, "target_min": 12.0, "returncode": returncode}
+        return targets_table({"bench_ci": ci})
+
+    assert "  met " in rows(11.5, 0)[0] and "0.96" in rows(11.5, 0)[0]
+    assert "not met" in rows(12.5, 0)[0] and "not met" in rows(11.5, 1)[0]
+    assert "(failed)" in rows(11.5, 1)[0] and "make test 400 s; browser step 30 s" in rows(9, 0)[1]
+    # the full run measures it with bench_build's --ci mode; the smoke run has no such size
+    runs = {name: arguments for name, arguments, _ in target_runs(Path("f"), False, Path("c"))}
+    assert TARGET_MODULES["bench_ci"] == "bench_build" and "--ci" in runs["bench_ci"]
+    assert "bench_ci" not in {name for name, _, _ in target_runs(Path("f"), True, Path("c"))}
+
+
 @pytest.mark.parametrize(
     "argv, says",
     [
