@@ -144,7 +144,7 @@ def inertia_batch(C, S, b, OUT):
 # form as eigvalsh's bound: the two agree to 1e-10 ||A||_2 (tests/test_arm_eigenvalue.py;
 # measured at most 1.5e-15 ||A||_2 over the build's audits, tools/audit_eigenvalue_check.py;
 # ||A||_2 = max |eigenvalue|).
-EIGEN_MAX_EVALUATIONS = 200  # Sturm counts before giving up (about 8 taken; bisection alone: 160)
+EIGEN_MAX_EVALUATIONS = 200  # Sturm counts before giving up (about 6 taken; bisection alone: 160)
 EIGEN_CHUNK = 256  # poses per chunk, one set of scratch each
 
 
@@ -218,9 +218,12 @@ def symmetric_min_eigenvalue(a, n, d, e):
     hi += tolerance
     for k in range(n - 1):
         e[k] = e[k] * e[k]
-    x = lo
+    # the first count at zero decides definiteness and, for a definite block (the audit's
+    # usual case), starts Laguerre nearer lambda_1 than the lower bound does
+    x = 0.0 if lo < 0.0 < hi else lo
     step = 0.0
     probing = False
+    started = False  # a count below lambda_1 was taken
     for evaluation in range(EIGEN_MAX_EVALUATIONS):
         # leading principal minors p_k of T - xI and their derivatives in x (three-term
         # recurrence, no division); all p_k > 0 iff no eigenvalue of T lies at or below x
@@ -246,8 +249,11 @@ def symmetric_min_eigenvalue(a, n, d, e):
             hi = x
         if hi - lo <= 2.0 * tolerance:
             break
+        started = started or below
         x = lo + max(step, tolerance)
-        if below and x < hi:
+        if not started:
+            x = lo  # zero lies at or above lambda_1: from the lower bound
+        elif below and x < hi:
             probing = False  # Laguerre's step from lo, which lands in (lo, lambda_1]
         elif not probing:
             x = hi - tolerance  # it landed past lambda_1 by rounding: lambda_1 is just below
