@@ -141,7 +141,7 @@ glue("audit_pop_where", ", ".join(sorted(set(failing["trajectory"]))) or "none")
 # %%
 accepted = study.vector("accepted")
 poses = audit.audit_poses(study.seeds[0])  # G, U_1 and F_1
-lam = audit.arm_lambda_min(accepted, poses.poses)  # λmin(M(θ; φ)) per pose
+lam = audit.arm_lambda_min(accepted, poses.poses)  # λmin(M(θ; φ)) per pose, LAPACK
 recorded = study.dense(study.accepted_name)[0]  # the audit that decided, seed 1
 np.testing.assert_allclose(lam.min(), recorded.lambda_min, rtol=1e-12)
 assert np.count_nonzero(lam <= 0) == recorded.n_violations == 0
