@@ -179,17 +179,10 @@ def targets_table(results: dict) -> list[str]:
                 minutes <= target if target else None,
             )
         )
-        lines = [""]
-        for step in steps:  # whole steps per line: their names hold commas
-            if lines[-1] and len(lines[-1]) + len(step) > 70:
-                lines.append("")
-            lines[-1] += f"{'; ' if lines[-1] else ''}{step}"
-        for index, line in enumerate(line for line in lines if line):
-            rows.append(("  pipeline CPU-min by step" if index == 0 else "", line, "", None))
+        rows.extend(_wrapped_rows("  pipeline CPU-min by step", steps))
     ci = results.get("bench_ci")
     if ci:
         minutes = ci["wall_s"] / 60
-        steps = "; ".join(f"{step['step']} {step['wall_s']:.0f} s" for step in ci["steps"])
         rows.append(
             (
                 f".ci/run from a fresh clone <= {ci['target_min']:g} min",
@@ -198,7 +191,8 @@ def targets_table(results: dict) -> list[str]:
                 minutes <= ci["target_min"] and ci["returncode"] == 0,
             )
         )
-        rows.append(("  .ci/run steps", steps, "", None))
+        parts = [f"{step['step']} {step['wall_s']:.0f} s" for step in ci["steps"]]
+        rows.extend(_wrapped_rows("  .ci/run steps", parts))
     sweep = (results.get("bench_clie") or {}).get("sweep")
     if sweep:
         n = len(sweep["conditions"])
@@ -268,14 +262,18 @@ def _accept_rows(accept: dict) -> list[tuple[str, str, str, bool | None]]:
         )
     ]
     parts = [f"{name} {stage['wall_s']:.1f}" for name, stage in accept["stages"].items()]
+    return rows + _wrapped_rows("  accept wall s by stage", parts)
+
+
+def _wrapped_rows(label: str, parts: list[str]) -> list[tuple[str, str, str, None]]:
+    """`parts` joined by "; " into lines of about 70 characters (whole parts per line: their
+    names hold commas), as table rows under `label` (on the first line only), unjudged."""
     lines = [""]
-    for part in parts:  # whole stages per line: their names hold commas
+    for part in parts:
         if lines[-1] and len(lines[-1]) + len(part) > 70:
             lines.append("")
         lines[-1] += f"{'; ' if lines[-1] else ''}{part}"
-    for index, line in enumerate(line for line in lines if line):
-        rows.append(("  accept wall s by stage" if index == 0 else "", line, "", None))
-    return rows
+    return [(label if i == 0 else "", line, "", None) for i, line in enumerate(lines) if line]
 
 
 def measure_targets(smoke: bool, keep: Path | None = None) -> int:
