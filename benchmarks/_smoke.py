@@ -5,8 +5,8 @@ the smallest size on data it records itself: `smoke_recordings()` executes a few
 command file on the digital twin into the results folder, which in smoke mode is always a
 throwaway one (`isolated` re-runs the benchmark in a subprocess with CRANE_RESULTS_DIR set to a
 temporary folder unless the caller already did that), so a smoke run never touches results/.
-`tests/test_benchmarks.py` runs every benchmarks/bench_*.py this way, so a benchmark cannot
-rot silently; the numbers a smoke run prints are not measurements.
+`tests/test_benchmarks.py` runs every benchmarks/bench_*.py this way under `make benchmarks
+SMOKE=1` (the suite itself leaves them out); the numbers a smoke run prints are not measurements.
 """
 
 from __future__ import annotations
