@@ -13,6 +13,7 @@ of M, and CLIE's closed loop is sized from the log's arm.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -99,6 +100,50 @@ class AcceptedModel:
 
 def _margins(audits: list[AuditResult]) -> str:
     return " ".join(f"{a.seed}:{a.lambda_min:.6g}" for a in audits)
+
+
+class StageTimes:
+    """Wall and CPU seconds of consecutive stages (the `progress` and `timing` callbacks of
+    `accept_recording`): `start(name)`, or calling it with the name, ends the running stage and
+    starts `name`; `stop()`, or calling it with None, ends the last. A name met again adds its
+    seconds to the earlier ones'; the names keep the order they were first met in."""
+
+    def __init__(self):
+        self.seconds: dict[str, float] = {}
+        self.cpu_seconds: dict[str, float] = {}
+        self._running: str | None = None
+        self._since = (0.0, 0.0)
+
+    def __call__(self, name: str | None) -> None:
+        """`start(name)`; `stop()` for None."""
+        if name is None:
+            self.stop()
+        else:
+            self.start(name)
+
+    def add(self, name: str, wall_s: float, cpu_s: float) -> None:
+        """Add a stage's wall and CPU seconds measured elsewhere (a process's start)."""
+        self.seconds[name] = self.seconds.get(name, 0.0) + wall_s
+        self.cpu_seconds[name] = self.cpu_seconds.get(name, 0.0) + cpu_s
+
+    def start(self, name: str) -> None:
+        """End the running stage and start timing `name`."""
+        self.stop()
+        self._running, self._since = name, (time.perf_counter(), time.process_time())
+
+    def stop(self) -> None:
+        """End the running stage, adding its wall and CPU seconds to its name's."""
+        if self._running is not None:
+            wall, cpu = self._since
+            self.add(self._running, time.perf_counter() - wall, time.process_time() - cpu)
+            self._running = None
+
+    def lines(self) -> list[str]:
+        """One `timing: STAGE: W s wall, C s CPU` line per stage, in order."""
+        return [
+            f"timing: {name}: {wall:.3f} s wall, {self.cpu_seconds[name]:.3f} s CPU"
+            for name, wall in self.seconds.items()
+        ]
 
 
 def accept_recording(

@@ -36,7 +36,6 @@ The wall time of each stage is measured as the record is computed and written ap
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
 import numpy as np
@@ -44,6 +43,7 @@ import numpy as np
 from crane_lib.acceptance import accepted as accepted_stage
 from crane_lib.acceptance import held_out as held_out_stage
 from crane_lib.acceptance import truth_score
+from crane_lib.acceptance.accepted import StageTimes
 from crane_lib.excitation import arms as arm_excitation
 from crane_lib.excitation.commands import SUFFIX, CommandFile, read_command_file
 from crane_lib.excitation.design import IDENTIFICATION_NAMES
@@ -66,28 +66,6 @@ IDENTIFICATION_BLOCK = "PI_ALPHA"
 HELD_OUT_BLOCKS = {"quick": ("PI_BETA",), "full": ("S_A", "S_B", "S_C", "PI_BETA", "PI_GAMMA")}
 IDENTIFICATION_SEED = 1  # the twin's seed of the identification recording; held out: 2, 3, ...
 CRANE_X7_ACCEPTED = ("AG02", TS, 1)  # the book's accepted model: trajectory, interval, run
-
-
-class StageTimes:
-    """Wall seconds of consecutive stages: `start(name)` ends the running stage and starts
-    `name` (the progress callback of `accept_recording`), `stop()` ends the last."""
-
-    def __init__(self):
-        self.seconds: dict[str, float] = {}
-        self._running: str | None = None
-        self._since = 0.0
-
-    def start(self, name: str) -> None:
-        """End the running stage and start timing `name`."""
-        self.stop()
-        self._running, self._since = name, time.perf_counter()
-
-    def stop(self) -> None:
-        """End the running stage, adding its wall time to its name's."""
-        if self._running is not None:
-            elapsed = time.perf_counter() - self._since
-            self.seconds[self._running] = self.seconds.get(self._running, 0.0) + elapsed
-            self._running = None
 
 
 def record_path(key: str, directory: Path | None = None) -> Path:

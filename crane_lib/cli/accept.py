@@ -25,7 +25,7 @@ import os
 import time
 from pathlib import Path
 
-from crane_lib.acceptance.accepted import AUDIT_SEEDS, accept_recording, save_accepted
+from crane_lib.acceptance.accepted import AUDIT_SEEDS, StageTimes, accept_recording, save_accepted
 from crane_lib.cli.common import (
     accept_inputs,
     add_force,
@@ -109,29 +109,6 @@ def register(subparsers) -> None:
     parser.set_defaults(handler=run)
 
 
-class StageClock:
-    """Wall and CPU seconds of consecutive stages: calling it with a name ends the running stage
-    and starts that one; `rows` lists (stage, wall s, CPU s) of the ended ones."""
-
-    def __init__(self, first: str | None = None):
-        self.rows: list[tuple[str, float, float]] = []
-        self.stage: str | None = None
-        self.wall, self.cpu = time.perf_counter(), time.process_time()
-        if first is not None:  # the process's start: its age, and its CPU so far
-            self.rows.append((first, process_age(), self.cpu))
-
-    def __call__(self, stage: str | None) -> None:
-        """End the running stage (if any) and start `stage` (None: start none)."""
-        wall, cpu = time.perf_counter(), time.process_time()
-        if self.stage is not None:
-            self.rows.append((self.stage, wall - self.wall, cpu - self.cpu))
-        self.stage, self.wall, self.cpu = stage, wall, cpu
-
-    def lines(self) -> list[str]:
-        """One `timing: STAGE: W s wall, C s CPU` line per ended stage."""
-        return [f"timing: {s}: {w:.3f} s wall, {c:.3f} s CPU" for s, w, c in self.rows]
-
-
 def process_age() -> float:
     """Seconds since this process started (Linux: /proc/self/stat against the boot clock, to the
     kernel's 10 ms ticks); NaN where there is no /proc."""
@@ -146,7 +123,8 @@ def process_age() -> float:
 def run(args: argparse.Namespace) -> int:
     # the same checks as the new-recording report, all before any computation
     """Identify, refine, audit and (if needed) rescue one recording; write the accepted model."""
-    clock = StageClock("process start, imports")
+    clock = StageTimes()
+    clock.add("process start, imports", process_age(), time.process_time())  # its age, its CPU
     clock("arm, model")
     robot = robot_of(args.robot)
     model = robot_model(robot)
