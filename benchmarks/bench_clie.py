@@ -264,14 +264,13 @@ def main(argv=None) -> int:
             args.jobs,
             exact=args.exact,
         )
-    if args.accept is not None:
-        summary["accept"] = {
-            route: accept_breakdown(*args.accept, route, args.accept_runs)
-            for route in ("fast", "exact")
-        }
-    if args.accept_record is not None:
+    if args.accept is not None or args.accept_record is not None:
         with tempfile.TemporaryDirectory(prefix="bench-accept-log-") as folder:
-            log, command = record_new(Path(folder), args.accept_record, args.smoke)
+            log, command = (
+                args.accept
+                if args.accept is not None
+                else record_new(Path(folder), args.accept_record, args.smoke)
+            )
             summary["accept"] = {
                 route: accept_breakdown(log, command, route, args.accept_runs)
                 for route in ("fast", "exact")
