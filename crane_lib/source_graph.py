@@ -11,11 +11,10 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
-import os
-import tempfile
 from functools import lru_cache
 from pathlib import Path
 
+from crane_lib.errors import atomic_write
 from crane_lib.paths import CACHE_DIR
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -110,16 +109,11 @@ def stored_graph(file: Path = GRAPH_FILE) -> dict[str, set[str]]:
         pass
     graph = import_graph()
     text = json.dumps({"key": key, "graph": {m: sorted(t) for m, t in graph.items()}}, indent=0)
-    temporary = None
     try:
-        file.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=file.parent, prefix=f".{file.name}.")
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
+        with atomic_write(file, encoding="utf-8") as out:  # a concurrent reader sees old or new
             out.write(text)
-        os.replace(temporary, file)  # whole or not at all: a concurrent reader sees either
-    except OSError:
-        if temporary is not None:
-            Path(temporary).unlink(missing_ok=True)
+    except OSError:  # a read-only cache: computed again next time
+        pass
     return graph
 
 
