@@ -1,12 +1,45 @@
 """A short identifiable command file for the tests of the arm's path (recorder, emulator,
-accept)."""
+accept), and a recording command run in a process of its own."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from contextlib import contextmanager
+
 import numpy as np
+import pytest
 
 from crane_lib.excitation.commands import CommandFile
 from crane_lib.model.robot_description import joint_limits_rad
+from crane_lib.paths import REPO_ROOT
+
+
+@contextmanager
+def recording_process(argv: list[str], cwd=None, stderr=subprocess.PIPE):
+    """`crane-id ARGV` (a recording over a port) in a process of its own, yielded once it has
+    printed its "logging:" line (the test fails if it ends before); killed on the way out if it
+    still runs."""
+    run = subprocess.Popen(
+        [sys.executable, "-m", "crane_lib.cli", *argv],
+        cwd=cwd,
+        env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)),
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+        text=True,
+    )
+    try:
+        for line in run.stdout:
+            if line.startswith("logging:"):
+                break
+        else:
+            pytest.fail(f"the recorder ended before logging: {run.wait()}")
+        yield run
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
 
 
 def short_command() -> CommandFile:

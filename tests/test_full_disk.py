@@ -98,7 +98,6 @@ def test_arm_recording_stopped_by_a_full_disk_keeps_its_samples(tmp_path):
     fail) finds no room for the log, stops with torque off on every servo, exit 2 and one line
     naming the log, ENOSPC and the partial file keeping the samples, which `recover_partial`
     turns into a log once there is room."""
-    import sys
 
     import numpy as np
 
@@ -107,9 +106,8 @@ def test_arm_recording_stopped_by_a_full_disk_keeps_its_samples(tmp_path):
     from crane_lib.hardware.emulator import EmulatorProcess
     from crane_lib.hardware.recorder import recover_partial
     from crane_lib.logs import raw_log
-    from crane_lib.paths import REPO_ROOT
 
-    from .hardware_cases import short_command
+    from .hardware_cases import recording_process, short_command
 
     write_command_file(tmp_path / "SHORT.txt", short_command())
     with (
@@ -119,23 +117,9 @@ def test_arm_recording_stopped_by_a_full_disk_keeps_its_samples(tmp_path):
         out = disk / "arm.npz"
         argv = ["record", str(tmp_path / "SHORT.txt"), "--out", str(out), "--port", emulator.port]
         argv += ["--idle", "1.0", "--no-approach", "--timing", "lockstep"]
-        run = subprocess.Popen(
-            [sys.executable, "-m", "crane_lib.cli", *argv],
-            env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        try:
-            for line in run.stdout:
-                if line.startswith("logging:"):
-                    break
+        with recording_process(argv) as run:
             fill(disk)
             _, err = run.communicate(timeout=60)
-        finally:
-            if run.poll() is None:
-                run.kill()
-                run.wait()
         lines = err.strip().splitlines()
         assert run.returncode == 2 and len(lines) == 1, err
         assert lines[0].startswith(f"crane-id record: {out}: ") and "(ENOSPC)" in lines[0], err

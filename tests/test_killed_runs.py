@@ -27,7 +27,7 @@ from crane_lib.logs import raw_log
 from crane_lib.model.parameters import load_parameters
 from crane_lib.paths import REPO_ROOT
 
-from .hardware_cases import short_command
+from .hardware_cases import recording_process, short_command
 
 
 @pytest.fixture
@@ -461,27 +461,10 @@ def test_a_killed_arm_recording_keeps_its_rows_under_its_pid_and_the_next_run_cl
     with EmulatorProcess(start_posture_config(realtime=True)) as emulator:
         argv = ["record", "SHORT.txt", "--out", "arm.npz", "--port", emulator.port]
         argv += ["--idle", "0.2", "--no-approach", "--timing", "lockstep"]
-        run = subprocess.Popen(
-            [sys.executable, "-m", "crane_lib.cli", *argv],
-            cwd=scratch,
-            env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-        )
-        try:
-            for line in run.stdout:
-                if line.startswith("logging:"):
-                    break
-            else:
-                pytest.fail(f"the recorder ended before logging: {run.wait()}")
+        with recording_process(argv, cwd=scratch, stderr=subprocess.DEVNULL) as run:
             time.sleep(rng.uniform(0.0, 0.3))
             run.send_signal(signal.SIGKILL)
             run.wait()
-        finally:
-            if run.poll() is None:
-                run.kill()
-                run.wait()
         partial = scratch / f"arm.npz.{run.pid}.partial.npy"
         assert not (scratch / "arm.npz").exists()
         assert np.load(partial, mmap_mode="r")[0, raw_log.COLUMN["t"]] >= 0.0
