@@ -442,37 +442,23 @@ def test_table_x_has_the_papers_four_kinds_with_substitutes_named(monkeypatch):
     monkeypatch.setattr(all_pose.identify, "load_condition_records", lambda: records)
     raw = {"values": [1.0, 1.0], "std_errors": [0.1, 0.1]}
     passing = SimpleNamespace(passed=True)
+
+    def sweep_row(trajectory, ts, run, pd_over_theta, lambda_min, ols):
+        return {
+            "trajectory": trajectory,
+            "ts": ts,
+            "run": run,
+            "PD over Θ": pd_over_theta,
+            "λmin over Θ": lambda_min,
+            "ols": ols,
+            "std_errors": [0.1, 0.1],
+            "PD visited": True,
+        }
+
     sweep = [
-        {
-            "trajectory": "AP01",
-            "ts": 0.08,
-            "run": 1,
-            "PD over Θ": False,
-            "λmin over Θ": -2.0,
-            "ols": [2.0, 2.0],
-            "std_errors": [0.1, 0.1],
-            "PD visited": True,
-        },
-        {
-            "trajectory": "AG02",
-            "ts": 0.02,
-            "run": 2,
-            "PD over Θ": False,
-            "λmin over Θ": -1.0,
-            "ols": [3.0, 3.0],
-            "std_errors": [0.1, 0.1],
-            "PD visited": True,
-        },
-        {
-            "trajectory": "PB01",
-            "ts": 0.04,
-            "run": 1,
-            "PD over Θ": True,
-            "λmin over Θ": 1.0,
-            "ols": [4.0, 4.0],
-            "std_errors": [0.1, 0.1],
-            "PD visited": True,
-        },
+        sweep_row("AP01", 0.08, 1, False, -2.0, [2.0, 2.0]),
+        sweep_row("AG02", 0.02, 2, False, -1.0, [3.0, 3.0]),
+        sweep_row("PB01", 0.04, 1, True, 1.0, [4.0, 4.0]),
     ]
     clie = np.array([6.0, 6.0])
     found = all_pose._table_x_models(
