@@ -155,8 +155,8 @@ def ci_run(folder: Path) -> dict:
 def main(argv=None) -> int:
     """Build the book from a fresh clone and record every step's wall and CPU minutes."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--profile", choices=("quick", "full"), default="quick")
-    parser.add_argument("--jobs", default="2")
+    parser.add_argument("--profile", choices=("quick", "full"), help="the book's (default quick)")
+    parser.add_argument("--jobs", help="the book's processes (default 2)")
     parser.add_argument("--keep", type=Path, help="build in this folder (created) and keep it")
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "benchmarks" / "bench_build.json")
     parser.add_argument("--ci", action="store_true", help=".ci/run from a fresh clone, timed")
@@ -164,6 +164,9 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.ci and args.smoke:
         parser.error("--ci runs the whole of .ci/run: no smoke size")
+    if args.ci and (args.profile or args.jobs):  # .ci/run builds its own quick profile
+        parser.error("--ci times .ci/run as it is: no --profile or --jobs")
+    args.profile, args.jobs = args.profile or "quick", args.jobs or "2"
     if args.ci:
         with tempfile.TemporaryDirectory(prefix="crane-bench-ci-") as scratch:
             summary = {**ci_run(args.keep or Path(scratch) / "clone"), "profile": "ci"}

@@ -165,6 +165,12 @@ def test_targets_table_judges_the_ci_run_by_its_time_and_its_exit_status():
             "already.txt is not a folder",
         ),
         (["-m", "benchmarks.bench_model", "--cached-load", "--out", "{tmp}"], "a folder"),
+        (
+            ["-m", "benchmarks.bench_build", "--ci", "--keep", "{tmp}/c", "--profile", "full"],
+            "--ci times .ci/run as it is: no --profile or --jobs",
+        ),
+        (["-m", "benchmarks.bench_build", "--ci", "--jobs", "4"], "no --profile or --jobs"),
+        (["-m", "benchmarks.bench_build", "--ci", "--smoke"], "--ci runs the whole of .ci/run"),
     ],
 )
 def test_target_options_are_refused_in_one_line_before_any_work(argv, says, tmp_path):
