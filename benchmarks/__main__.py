@@ -126,6 +126,9 @@ def main(argv=None) -> int:
 
 # a target measured by another benchmark's mode: its result's name -> the benchmark that runs it
 TARGET_MODULES = {"bench_ci": "bench_build"}
+# the sweep's conditions the exact route also refines in a targets run: the four of the CLIE
+# register's table of the exact route's end points (all 160 would take hours; the table says)
+EXACT_SWEEP_CONDITIONS = "AP01:40,AP01:80,AP03:40,AP03:80"
 
 
 def target_runs(folder: Path, smoke: bool, clone: Path) -> list[tuple[str, list[str], dict]]:
@@ -137,7 +140,11 @@ def target_runs(folder: Path, smoke: bool, clone: Path) -> list[tuple[str, list[
         clie = ["--smoke", "--skip-faithful", "--accept-record", "901", "--accept-runs", "1"]
     else:
         build = ["--profile", "full", "--jobs", "2", "--keep", str(clone)]
-        clie = ["--skip-faithful", "--sweep", "full", "--jobs", "2", "--accept-record", "901"]
+        clie = [
+            "--skip-faithful",
+            *("--sweep", "full", "--jobs", "2", "--exact-conditions", EXACT_SWEEP_CONDITIONS),
+            *("--accept-record", "901"),
+        ]
     # the sweep runs on the recordings the build just made (this checkout's code, HEAD's data);
     # in smoke mode every run records into one throwaway results folder
     from benchmarks._smoke import ISOLATED_ENV
@@ -194,7 +201,7 @@ def targets_table(results: dict) -> list[str]:
         parts = [f"{step['step']} {step['wall_s']:.0f} s" for step in ci["steps"]]
         rows.extend(_wrapped_rows("  .ci/run steps", parts))
     sweep = (results.get("bench_clie") or {}).get("sweep")
-    if sweep:
+    if sweep and sweep.get("conditions"):
         n = len(sweep["conditions"])
         largest = sweep["one step"]
         rows.append(
@@ -216,6 +223,7 @@ def targets_table(results: dict) -> list[str]:
                 sweep["within_tolerance"] == n,
             )
         )
+    rows.extend(_exact_rows(results.get("bench_clie") or {}))
     accept = ((results.get("bench_clie") or {}).get("accept") or {}).get("fast")
     if accept:
         rows.extend(_accept_rows(accept))
@@ -246,6 +254,57 @@ def targets_table(results: dict) -> list[str]:
         f"{target:{width}s}  {ratio:>5s}  {verdict[met]:7s}  {measured}"
         for target, measured, ratio, met in rows
     ]
+
+
+def _exact_rows(clie: dict) -> list[tuple[str, str, str, bool | None]]:
+    """The targets table's rows of the exact route (bench_clie's AG02 comparison and its sweep
+    conditions refined by the exact route): speed against the fast route, then end points."""
+    exact = (clie.get("sweep") or {}).get("exact")
+    ag02 = (clie.get("AG02") or {}).get("exact_vs_fast")
+    if not exact and not ag02:
+        return []
+    target = (exact or ag02)["speedup_over_fast_target" if exact else "speedup_target"]
+    parts = []
+    if exact:
+        parts.append(
+            f"{len(exact['conditions'])} sweep conditions {exact['speedup_over_fast']:.2f}x "
+            f"({exact['exact_one_step_s']:.0f} s against {exact['fast_one_step_s']:.0f} s)"
+        )
+    if ag02:
+        fast, slow = clie["AG02"]["fast"], clie["AG02"]["exact"]
+        (fast_sims, exact_sims), (fast_jacobians, exact_jacobians) = (
+            ag02["simulations"],
+            ag02["jacobians"],
+        )
+        parts.append(
+            f"AG02 40 ms {ag02['speedup']:.2f}x ({slow['wall_time_s']:.1f} s against "
+            f"{fast['wall_time_s']:.1f} s): {exact_sims} simulations, {exact_jacobians} with "
+            f"sensitivities, against {fast_sims} and {fast_jacobians} DIDIM Jacobians"
+        )
+    speedup = exact["speedup_over_fast"] if exact else ag02["speedup"]
+    rows = [
+        (
+            f"CLIE on the exact Jacobian >= {target:g}x the fast route",
+            parts[0],
+            f"{speedup / target:.2f}",
+            speedup >= target,
+        ),
+        *[("", part, "", None) for part in parts[1:]],
+    ]
+    if exact:
+        n = len(exact["conditions"])
+        per_condition = (exact["exact_one_step_s"] + exact["exact_paper_step_s"]) / n
+        rows.append(
+            (
+                "  exact: one step, 0.25 ms same end point",
+                f"{exact['within_tolerance']} of {n} ({', '.join(exact['conditions'])}; fast "
+                f"route {exact['fast_within_tolerance']} of them); all 160 about "
+                f"{160 * per_condition / 3600:.1f} h of refinement",
+                "",
+                exact["within_tolerance"] == n,
+            )
+        )
+    return rows
 
 
 def _accept_rows(accept: dict) -> list[tuple[str, str, str, bool | None]]:

@@ -6,8 +6,9 @@ every condition of a sweep (target: >= 2.5x faster; the objective within 0.1 % a
 parameter within 0.1 OLS standard error of the 0.25 ms run from the same start).
 
 Run from the repository root: `.venv/bin/python -m benchmarks.bench_clie [--skip-faithful]
-[--sweep quick|full|none] [--step-sensitivity] [--before] [--jobs N] [--accept LOG COMMAND_FILE |
---accept-record SEED] [--accept-runs N]`.
+[--sweep quick|full|none] [--step-sensitivity] [--before] [--jobs N] [--exact | --exact-conditions
+T:MS,...] [--conditions T:MS,...] [--accept LOG COMMAND_FILE | --accept-record SEED]
+[--accept-runs N]`.
 
 Records: the twin's quick data set (results/recordings, `python -m crane_lib.twin.dataset quick`).
 The 128 s record is PB01 (129.1 s, the longest quick record). The reference measured in the
@@ -36,15 +37,17 @@ The exact route (`sensitivity.refine_exact`, the exact Jacobian of the simulated
 beside the fast route on AG02 at 40 ms in the same run (time per refinement, simulations,
 Jacobians; target: >= 3x faster than the fast route). `--exact` adds it to the sweep: each
 condition also refined by the exact route one step per cycle and at 0.25 ms (target: the two
-within 0.1 % objective and 0.1 OLS SE on every condition). `--conditions AP03:40,AP01:40` keeps
-those conditions of the sweep only. `--accept LOG COMMAND_FILE`: `crane-id accept` of that
-recording with `--refine fast` and with `--refine exact`, each `--accept-runs` times (default 3)
-in a process of its own as an arm owner runs it: end to end (wall, and CPU seconds of the process
-and its threads), and by stage as the command's own `--timings` reports them (target: `--refine
-fast`, the default route, at most 10 s end to end, median of the runs). `--accept-record SEED`
-first records a new recording to accept, `crane-id record trajectories/AG02.txt --seed SEED`
-into a temporary folder (with --smoke, the smoke command file), as `python -m benchmarks
---targets` measures it.
+within 0.1 % objective and 0.1 OLS SE on every condition); `--exact-conditions AP03:40,AP01:80`
+adds it on those conditions only (the targets run's four; all 160 would take hours).
+`--conditions AP03:40,AP01:40` keeps those conditions of the sweep only; a name that is not one
+of the sweep's conditions is refused before any work. `--accept LOG COMMAND_FILE`: `crane-id
+accept` of that recording with `--refine fast` and with `--refine exact`, each `--accept-runs`
+times (default 3) in a process of its own as an arm owner runs it: end to end (wall, and CPU
+seconds of the process and its threads), and by stage as the command's own `--timings` reports
+them (target: `--refine fast`, the default route, at most 10 s end to end, median of the runs).
+`--accept-record SEED` first records a new recording to accept, `crane-id record
+trajectories/AG02.txt --seed SEED` into a temporary folder (with --smoke, the smoke command
+file), as `python -m benchmarks --targets` measures it.
 """
 
 from __future__ import annotations
@@ -162,6 +165,11 @@ def main(argv=None) -> int:
         help="also refine each sweep condition by the exact route, one step per cycle and 0.25 ms",
     )
     parser.add_argument(
+        "--exact-conditions",
+        default="",
+        help="comma-separated TRAJECTORY:MS of the sweep also refined by the exact route",
+    )
+    parser.add_argument(
         "--conditions",
         default="",
         help="comma-separated TRAJECTORY:MS of the sweep to keep (default: all)",
@@ -220,6 +228,14 @@ def main(argv=None) -> int:
         parser.error(f"--accept-runs {args.accept_runs}: expected at least 1")
     if args.accept is not None and args.accept_record is not None:
         parser.error("--accept and --accept-record: give one recording to accept")
+    conditions, exact = [], args.exact
+    if args.sweep != "none" and not args.smoke:
+        conditions = sweep_conditions(args.sweep)
+        if args.conditions:
+            wanted = condition_names(parser, "--conditions", args.conditions, conditions)
+            conditions = [c for c in conditions if _name(c) in wanted]
+        if args.exact_conditions:
+            exact = condition_names(parser, "--exact-conditions", args.exact_conditions, conditions)
     model = dynamic_model("reduced")
     summary: dict = {}
     if args.smoke:
@@ -252,17 +268,13 @@ def main(argv=None) -> int:
             smoke_condition, 2, args.step_sensitivity, True, jobs=2, exact=True
         )
     elif args.sweep != "none":
-        conditions = sweep_conditions(args.sweep)
-        if args.conditions:
-            wanted = {tuple(c.split(":")) for c in args.conditions.split(",")}
-            conditions = [c for c in conditions if (c[0], f"{round(c[1] * 1e3)}") in wanted]
         summary["sweep"] = sweep_comparison(
             conditions,
             clie.MAX_ITERATIONS,
             args.step_sensitivity,
             args.before,
             args.jobs,
-            exact=args.exact,
+            exact=exact,
         )
     if args.accept is not None or args.accept_record is not None:
         with tempfile.TemporaryDirectory(prefix="bench-accept-log-") as folder:
@@ -279,6 +291,24 @@ def main(argv=None) -> int:
     args.out.write_text(json.dumps(summary, indent=1, default=float), encoding="utf-8")
     print(f"written {args.out}")
     return 0
+
+
+def _name(condition) -> tuple[str, str]:
+    """(trajectory, interval in whole ms) of a sweep condition, as --conditions names it."""
+    return condition[0], f"{round(condition[1] * 1e3)}"
+
+
+def condition_names(parser, option: str, text: str, conditions) -> set[tuple[str, str]]:
+    """The TRAJECTORY:MS names of `text`, each one of the sweep's `conditions` (else refused)."""
+    names = {tuple(part.strip().split(":")) for part in text.split(",")}
+    known = {_name(c) for c in conditions}
+    for name in sorted(names):
+        if name not in known:
+            parser.error(
+                f"{option} {':'.join(name)}: expected TRAJECTORY:MS of the sweep's conditions, "
+                f"e.g. {':'.join(sorted(known)[0]) if known else 'AP01:40'}"
+            )
+    return names
 
 
 def routes_on_records(args, summary, model, long_record, identification, heldout, iterations):
@@ -644,13 +674,14 @@ def sweep_comparison(
     step_sensitivity: bool,
     before: bool = False,
     jobs: int = 1,
-    exact: bool = False,
+    exact: bool | set = False,
 ) -> dict:
     """The fast route one step per cycle against the same route at 0.25 ms (and at 0.125 ms,
     and as it ran before: 0.25 ms with the whole-record Jacobian), from each condition's OLS/SDP
     start: wall times, objectives, parameter distances in OLS SE. `jobs` processes take one
     condition each at a time (every route of a condition runs in the same process, so its
-    times compare like with like)."""
+    times compare like with like). `exact`: True, or the (trajectory, ms) names of the conditions
+    also refined by the exact route (its rows of the summary are over those only)."""
     steps = {"one step": clie.FAST_INTEGRATION_STEP_S, "0.25 ms": clie.INTEGRATION_STEP_S}
     if before:
         steps["before"] = clie.INTEGRATION_STEP_S
@@ -662,7 +693,8 @@ def sweep_comparison(
         flush=True,
     )
     arguments = [
-        (trajectory, ts, path, steps, iterations, exact) for trajectory, ts, path in conditions
+        (*condition, steps, iterations, exact is True or _name(condition) in (exact or ()))
+        for condition in conditions
     ]
     found = {}
     rows_done = tqdm(
@@ -677,10 +709,10 @@ def sweep_comparison(
             continue
         others = [
             _change(row, route)
-            for route in [*steps, *(EXACT_STEPS if exact else ())]
+            for route in [*steps, *(EXACT_STEPS if "exact one step wall_s" in row else ())]
             if route != "0.25 ms"
         ]
-        if exact:
+        if "exact one step wall_s" in row:
             others.append(
                 "exact one step against exact 0.25 ms: objective "
                 f"{100 * row['exact: one step against 0.25 ms objective change']:+.4f} %, "
@@ -721,30 +753,44 @@ def sweep_comparison(
         f"{100 * SWEEP_OBJECTIVE_TOLERANCE:g} % and {SWEEP_PARAMETER_TOLERANCE_SE:g} SE; "
         f"{summary['refined_again']} refined again at 0.25 ms"
     )
-    if exact:
+    exact_rows = [r for r in rows if "exact one step wall_s" in r]
+    if exact_rows:
         exact_within = [
             abs(r["exact: one step against 0.25 ms objective change"]) < SWEEP_OBJECTIVE_TOLERANCE
             and r["exact: one step against 0.25 ms largest change (SE)"]
             < SWEEP_PARAMETER_TOLERANCE_SE
-            for r in rows
+            for r in exact_rows
         ]
-        exact_time = sum(r["exact one step wall_s"] for r in rows)
+        exact_time = sum(r["exact one step wall_s"] for r in exact_rows)
+        fast_time = sum(r["one step wall_s"] for r in exact_rows)
+        fast_within = sum(w for r, w in zip(rows, within) if "exact one step wall_s" in r)
         summary["exact"] = {
+            "conditions": [f"{r['trajectory']}:{r['ts_ms']}" for r in exact_rows],
             "within_tolerance": int(sum(exact_within)),
-            "speedup_over_fast": sum(r["one step wall_s"] for r in rows) / exact_time,
+            "fast_within_tolerance": int(fast_within),
+            "exact_one_step_s": exact_time,
+            "exact_paper_step_s": sum(r["exact 0.25 ms wall_s"] for r in exact_rows),
+            "fast_one_step_s": fast_time,
+            "simulations": [
+                sum(r["exact one step simulations"] for r in exact_rows),
+                sum(r["exact one step jacobians"] for r in exact_rows),
+            ],
+            "speedup_over_fast": fast_time / exact_time,
             "speedup_over_fast_target": EXACT_SPEEDUP_TARGET,
-            "refined_again": int(sum(r["exact one step refined again"] for r in rows)),
+            "refined_again": int(sum(r["exact one step refined again"] for r in exact_rows)),
         }
         print(
-            f"exact route, one step per cycle against 0.25 ms: {sum(exact_within)} of {len(rows)} "
+            f"exact route, one step per cycle against 0.25 ms: {sum(exact_within)} of "
+            f"{len(exact_rows)} "
             f"within {100 * SWEEP_OBJECTIVE_TOLERANCE:g} % and {SWEEP_PARAMETER_TOLERANCE_SE:g} SE "
-            f"(fast route: {summary['within_tolerance']}); exact one step "
+            f"(fast route on the same: {fast_within}); exact one step "
             f"{summary['exact']['speedup_over_fast']:.2f}x the fast route's speed (target "
             f"{EXACT_SPEEDUP_TARGET:g}x); {summary['exact']['refined_again']} refined again"
         )
-    for route in (r for r in [*steps, *(EXACT_STEPS if exact else ())] if r != "0.25 ms"):
-        objective = max(abs(r[f"{route} objective change"]) for r in rows)
-        parameters = max(r[f"{route} largest change (SE)"] for r in rows)
+    for route in (r for r in [*steps, *(EXACT_STEPS if exact_rows else ())] if r != "0.25 ms"):
+        measured = exact_rows if route in EXACT_STEPS else rows
+        objective = max(abs(r[f"{route} objective change"]) for r in measured)
+        parameters = max(r[f"{route} largest change (SE)"] for r in measured)
         summary[route] = {
             "largest_objective_change": objective,
             "largest_parameter_change_se": parameters,

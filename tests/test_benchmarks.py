@@ -132,6 +132,46 @@ def test_targets_table_says_met_on_the_right_side_of_each_target():
     assert all(f"step {i} 10.0" in "".join(met[1:4]) for i in range(12))
 
 
+def test_targets_table_judges_the_exact_route_by_its_speed_and_its_end_points():
+    from benchmarks.__main__ import EXACT_SWEEP_CONDITIONS, target_runs, targets_table
+
+    def rows(exact_s, within):
+        route = {"simulations": 22, "jacobian_evaluations": 10}
+        ag02 = {
+            "fast": {**route, "wall_time_s": 12.0},
+            "exact": {**route, "wall_time_s": 150.0},
+            "exact_vs_fast": {
+                "speedup": 0.08,
+                "simulations": [22, 47],
+                "jacobians": [10, 15],
+                "speedup_target": 3.0,
+            },
+        }
+        exact = {
+            "conditions": ["AP01:40", "AP01:80", "AP03:40", "AP03:80"],
+            "within_tolerance": within,
+            "fast_within_tolerance": 1,
+            "exact_one_step_s": exact_s,
+            "exact_paper_step_s": 360.0,
+            "fast_one_step_s": 40.0,
+            "speedup_over_fast": 40.0 / exact_s,
+            "speedup_over_fast_target": 3.0,
+        }
+        return targets_table({"bench_clie": {"AG02": ag02, "sweep": {"exact": exact}}})
+
+    slow, fast = rows(240.0, 3), rows(12.0, 4)
+    assert "not met" in slow[0] and "0.06" in slow[0] and "4 sweep conditions 0.17x" in slow[0]
+    assert "(240 s against 40 s)" in slow[0]
+    assert "AG02 40 ms 0.08x (150.0 s against 12.0 s)" in slow[1]
+    assert "47 simulations, 15 with sensitivities, against 22 and 10 DIDIM" in slow[1]
+    assert "not met" in slow[-1] and "3 of 4" in slow[-1] and "fast route 1 of them" in slow[-1]
+    assert "about 6.7 h" in slow[-1]  # 160 conditions at (240 + 360) / 4 s each
+    assert "  met " in fast[0] and "1.11" in fast[0] and "  met " in fast[-1]
+    # the targets run refines those four conditions by the exact route
+    runs = {name: arguments for name, arguments, _ in target_runs(Path("f"), False, Path("c"))}
+    assert EXACT_SWEEP_CONDITIONS in runs["bench_clie"]
+
+
 def test_targets_table_judges_the_ci_run_by_its_time_and_its_exit_status():
     from benchmarks.__main__ import TARGET_MODULES, target_runs, targets_table
 
@@ -171,6 +211,14 @@ def test_targets_table_judges_the_ci_run_by_its_time_and_its_exit_status():
         ),
         (["-m", "benchmarks.bench_build", "--ci", "--jobs", "4"], "no --profile or --jobs"),
         (["-m", "benchmarks.bench_build", "--ci", "--smoke"], "--ci runs the whole of .ci/run"),
+        (
+            ["-m", "benchmarks.bench_clie", "--sweep", "quick", "--exact-conditions", "AP01:30"],
+            "--exact-conditions AP01:30: expected TRAJECTORY:MS of the sweep's conditions",
+        ),
+        (
+            ["-m", "benchmarks.bench_clie", "--sweep", "full", "--conditions", "AP01:40,ZZ9:40"],
+            "--conditions ZZ9:40: expected",
+        ),
     ],
 )
 def test_target_options_are_refused_in_one_line_before_any_work(argv, says, tmp_path):
