@@ -238,29 +238,31 @@ def test_a_held_out_recording_without_torque_to_score_is_refused(tmp_path):
 def test_accept_timings_name_every_stage_and_the_log_is_preprocessed_once(
     files, tmp_path, monkeypatch, capsys
 ):
-    """`--timings`: one line per stage, wall and CPU seconds; the bundle the gate measured is the
-    one identification uses (the training log is preprocessed once), and the model file is the
-    one written without the flag."""
+    """`--timings`: one line per stage, wall and CPU seconds; the even grid the gate's bundle was
+    made from is the one identification and CLIE's problem use (the training log is put on the
+    grid once), and the model file is the one written without the flag."""
     import re
 
     from crane_lib.identification import refinement
     from crane_lib.logs import preprocessing
 
     log_path, command = files
-    real, calls = preprocessing.preprocess, []
+    real, calls = preprocessing.to_even_grid, []
 
-    def counted(log, ts):
+    def counted(log):
         calls.append(log.path)
-        return real(log, ts)
+        return real(log)
 
-    monkeypatch.setattr(preprocessing, "preprocess", counted)
-    monkeypatch.setattr(refinement, "preprocess", counted)
+    monkeypatch.setattr(preprocessing, "to_even_grid", counted)
+    monkeypatch.setattr(refinement, "to_even_grid", counted)
     monkeypatch.setattr(accept_command, "AUDIT_SEEDS", (2,))
-    outs = []
-    for flags in ([], ["--timings"]):
+    outs, grids = [], []
+    for refine, flags in (("none", []), ("none", ["--timings"]), ("fast", [])):
         outs.append(tmp_path / f"model{len(outs)}.csv")
-        argv = ["accept", str(log_path), "--trajectory", str(command), "--refine", "none"]
+        argv = ["accept", str(log_path), "--trajectory", str(command), "--refine", refine]
+        before = len(calls)
         assert cli.main([*argv, "--out", str(outs[-1]), *flags]) in (0, 1)
+        grids.append(calls[before:])
     printed = capsys.readouterr().out
     rows = re.findall(r"^timing: (.+): ([0-9.]+) s wall, ([0-9.]+) s CPU$", printed, re.M)
     stages = [stage for stage, _, _ in rows]
@@ -274,5 +276,7 @@ def test_accept_timings_name_every_stage_and_the_log_is_preprocessed_once(
     ):
         assert stage in stages
     assert all(float(wall) >= 0 and float(cpu) >= 0 for _, wall, cpu in rows)
-    assert calls == [log_path, log_path]  # once per run
+    # once per run: the gate's bundle, identification and (refined) CLIE's problem share it
+    assert grids == [[log_path]] * 3
+    assert "fast" in outs[2].read_text(encoding="utf-8")  # the third run did refine
     assert outs[0].read_bytes() == outs[1].read_bytes()

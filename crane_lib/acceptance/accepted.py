@@ -162,6 +162,7 @@ def accept_recording(
     torque_scale=None,
     bundle=None,
     timing=None,
+    grid=None,
 ) -> AcceptedModel:
     """Identify, refine, audit, rescue if needed, re-audit. `progress(stage)` is told each stage.
 
@@ -172,8 +173,9 @@ def accept_recording(
     The identifiability gate of `identify_recording` applies; pass `command_file` (the command
     file the recording executed) to have the log's recorded sha256 checked against it.
     `previous`: the CLIE sweep's record of this condition, used as the refinement when it is the
-    same route from the same start (the main job's sweep has just run it). `bundle`: the log
-    already preprocessed at `ts` (`crane-id accept`'s gate did), not used with a torque scale.
+    same route from the same start (the main job's sweep has just run it). `bundle` and `grid`:
+    the log already preprocessed at `ts` and its even grid (`crane-id accept`'s gate made them),
+    not used with a torque scale.
     `timing(stage)` is told the same stages and finer ones (the refinement, the provenance), for
     a breakdown of the time (`crane-id accept --timings`)."""
     model = shared_model("reduced") if model is None else model
@@ -189,7 +191,7 @@ def accept_recording(
         from crane_lib.acceptance.torque_scale import scale_meta, scaled_log
 
         log = scaled_log(log, torque_scale)
-        bundle = None  # the unscaled log's
+        bundle = grid = None  # the unscaled log's
     say("identify and refine", "identify (OLS, routing, projection)")
     condition, refined, report = identify_recording(
         log,
@@ -203,6 +205,7 @@ def accept_recording(
         previous=previous,
         bundle=bundle,
         progress=timing,
+        grid=grid,
     )
     say("audit over Theta")
     first = audit_seeds(refined.values, seeds, "dense", model)

@@ -168,6 +168,7 @@ def run(args: argparse.Namespace) -> int:
         progress=progress,
         bundle=inputs.bundle,
         timing=clock,
+        grid=inputs.grid,
     )
     clock("report")
     condition = result.condition

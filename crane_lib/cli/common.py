@@ -412,6 +412,7 @@ class AcceptInputs:
     validation: list[RawLog]
     force: bool
     bundle: object = None  # the log preprocessed at ts for the gate (preprocessing.Bundle)
+    grid: object = None  # the even grid it was made from (preprocessing.EvenGrid), for CLIE
 
 
 def validation_paths(value, option: str = "--validation") -> list[Path]:
@@ -584,7 +585,7 @@ def accept_inputs(
     # the identifiability gate, as identification.refinement.identify_recording runs it
     gate.check_command_file(recording, trajectory, command.sha256)
     from crane_lib.identification.refinement import REFINE_CHOICES, check_arm_options
-    from crane_lib.logs.preprocessing import preprocess
+    from crane_lib.logs.preprocessing import bundle_from_grid, to_even_grid
     from crane_lib.model.dynamics import model as shared_model
 
     if refine is not None and refine not in REFINE_CHOICES:
@@ -594,12 +595,13 @@ def accept_inputs(
     model = shared_model("reduced") if model is None else model
     if refine is not None:
         check_arm_options(model, refine)
-    bundle = preprocess(recording, ts)
+    grid = to_even_grid(recording)
+    bundle = bundle_from_grid(grid, ts)
     source = str(recording.path)
     gate.check_bundle(bundle, len(model.names), source)
     gate.check_kappa(gate.measure(bundle, model)["kappa"], source, ts)
     _check_validation(recording, held_out, ts, len(model.names))
-    return AcceptInputs(target, command, recording, held_out, force, bundle)
+    return AcceptInputs(target, command, recording, held_out, force, bundle, grid)
 
 
 # --------------------------------------------------------------------------------------------

@@ -475,16 +475,18 @@ def build_problem(
     model: DynamicModel | None = None,
     constants: RealizationConstants | None = None,
     max_step: float = INTEGRATION_STEP_S,
+    grid: preprocessing.EvenGrid | None = None,
 ) -> CLIEProblem:
     """The CLIE problem of one raw log. `model`: the base-parameter model of the log's arm
     (default its "reduced" set); `constants`: the controller the log was recorded with
-    (default `arm_realization_constants` of the log's arm)."""
+    (default `arm_realization_constants` of the log's arm); `grid`: `to_even_grid(log)` when
+    the caller has it already (the gate's preprocessing made it)."""
     model = arm_model(log.arm) if model is None else model
     constants = arm_realization_constants(log.arm) if constants is None else constants
     check_sizes(log, model, constants)
     if log.n_samples < 2:
         raise CLIEError(f"{log.path or 'raw log'}: {log.n_samples} sample(s); CLIE needs a record")
-    grid = preprocessing.to_even_grid(log)
+    grid = preprocessing.to_even_grid(log) if grid is None else grid
     step = preprocessing.grid_step(RESIDUAL_INTERVAL_S)
     keep = np.arange(0, grid.t.size, step)
     if keep.size < 2:

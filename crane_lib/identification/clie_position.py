@@ -133,10 +133,12 @@ def build_problem(
     model: DynamicModel | None = None,
     constants=None,
     max_step: float = clie.INTEGRATION_STEP_S,
+    grid=None,
 ) -> clie.CLIEProblem:
     """The CLIE problem of one raw log in the drive mode it was recorded in: `clie.build_problem`
-    for a current-mode log, its position-loop counterpart for a position-mode one."""
-    problem = clie.build_problem(log, model, constants, max_step)
+    for a current-mode log, its position-loop counterpart for a position-mode one (`grid`: the
+    log's even grid when the caller has it)."""
+    problem = clie.build_problem(log, model, constants, max_step, grid)
     if drive_mode_of(log) != POSITION:
         return problem
     from crane_lib.model.arm_description import load_arm  # loads pandas: only for other arms

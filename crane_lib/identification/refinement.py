@@ -33,7 +33,7 @@ from crane_lib.identification.condition import (
 )
 from crane_lib.identification.ols import IdentificationError
 from crane_lib.identification.weighted import DualMetricFailure
-from crane_lib.logs.preprocessing import grid_step, preprocess
+from crane_lib.logs.preprocessing import bundle_from_grid, grid_step, to_even_grid
 from crane_lib.logs.raw_log import RawLog, read_raw_log
 from crane_lib.model.dynamics import DynamicModel, is_crane_x7
 from crane_lib.model.parameters import ParameterSet
@@ -106,6 +106,7 @@ def refine_condition(
     log=None,
     previous: dict | None = None,
     model: DynamicModel | None = None,
+    grid=None,
 ) -> tuple[ParameterSet, dict]:
     """Refine the condition's start on the raw log it came from; returns (parameters, report).
 
@@ -115,7 +116,8 @@ def refine_condition(
     `previous`: a CLIE record of this condition (the CLIE sweep's); when it holds `method`'s
     refinement from the same start, that run is used instead of refining again. `model`: the
     base-parameter model of the start (default: the "reduced" set of the log's arm); the closed
-    loop runs with the controller constants of the log's arm (`clie.build_problem`).
+    loop runs with the controller constants of the log's arm (`clie.build_problem`). `grid`:
+    `log`'s even grid (`preprocessing.to_even_grid`) when the caller has it already.
     """
     if method not in REFINE_CHOICES:
         raise InputError("--refine", repr(method), f"one of {', '.join(REFINE_CHOICES)}")
@@ -138,7 +140,8 @@ def refine_condition(
     reused = report is not None
     if not reused:
         log = read_raw_log(Path(log_path)) if log is None else log
-        problem = clie_position.build_problem(log, model)  # the loop the log was recorded with
+        # the loop the log was recorded with
+        problem = clie_position.build_problem(log, model, grid=grid)
         try:
             report = refine(problem, start, method, workers)
         except clie.CLIEError as error:
@@ -194,6 +197,7 @@ def identify_recording(
     previous: dict | None = None,
     bundle=None,
     progress=None,
+    grid=None,
 ) -> tuple[ConditionResult, ParameterSet, dict]:
     """A raw log to its refined model: preprocess at `ts`, OLS -> routing test -> projection, then
     the refinement `method`. The one path of `crane-id identify`, `crane-id accept` and the main
@@ -206,8 +210,10 @@ def identify_recording(
     below the bound. Each refusal is a `gate.NotIdentifiable` with the reason. `estimator`
     (ols | wls | dual-metric) is the start's estimator; everything after it is unchanged.
     `previous`: a CLIE record of this condition, used as the refinement when it is `method`'s from
-    the same start (`refine_condition`). `bundle`: `preprocess(log, ts)` when the caller has it
-    already. `progress(stage)` is told when the refinement starts."""
+    the same start (`refine_condition`). `bundle` and `grid`: `preprocess(log, ts)` and the even
+    grid it was made from (`to_even_grid(log)`) when the caller has them already; the grid is
+    made once and shared with the refinement's problem. `progress(stage)` is told when the
+    refinement starts."""
     try:
         grid_step(ts)
     except ValueError as err:
@@ -220,7 +226,9 @@ def identify_recording(
     if command_file is not None:
         gate.check_command_file(log, command_file, command_sha256)
     model = DynamicModel("reduced") if model is None else model
-    bundle = preprocess(log, ts) if bundle is None else bundle
+    if bundle is None:
+        grid = to_even_grid(log) if grid is None else grid
+        bundle = bundle_from_grid(grid, ts)
     gate.check_bundle(bundle, len(model.names), source)
     try:
         condition = identify_condition(bundle, trajectory, model, run=run, method=estimator)
@@ -236,7 +244,14 @@ def identify_recording(
     if progress is not None:
         progress(f"refine ({method})")
     refined, report = refine_condition(
-        log.path, condition, method, workers=workers, log=log, previous=previous, model=model
+        log.path,
+        condition,
+        method,
+        workers=workers,
+        log=log,
+        previous=previous,
+        model=model,
+        grid=grid,
     )
     meta = model_file_meta(condition, stage=method if method != "none" else "start")
     meta.update({k: v for k, v in refined.meta.items() if k != "stage"})
