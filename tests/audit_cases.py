@@ -80,3 +80,27 @@ def elbow_strip_model() -> tuple[np.ndarray, np.ndarray]:
     starts = q[inside][np.argsort(harm[inside])[-3:]]
     sup_inside = _sup(sparse, starts, base, direction)
     return base + (0.97 / sup_inside) * direction, direction
+
+
+class EigvalshModel:
+    """A DynamicModel's stand-in for the audit whose lambda_min is numpy's eigvalsh of the arm
+    block of its M (the reference the compiled routine is checked against), chunk by chunk."""
+
+    def __init__(self, model, chunk: int = 16_384):
+        self.model, self.chunk = model, chunk
+
+    def arm_min_eigenvalue(self, q, beta, exact_order: bool = True) -> np.ndarray:
+        """Smallest eigenvalue of the n_joints x n_joints block of M at each pose, by eigvalsh
+        (whichever `exact_order` the audit asks for)."""
+        return self.extremes(q, beta)[0]
+
+    def extremes(self, q, beta) -> tuple[np.ndarray, np.ndarray]:
+        """(lambda_min, ||A||_2 = max |eigenvalue|) of the arm block A of M at each pose."""
+        n = self.model.n_joints
+        smallest, norm = np.empty(len(q)), np.empty(len(q))
+        for start in range(0, len(q), self.chunk):
+            mass = self.model.inertia_matrix(q[start : start + self.chunk], beta)[:, :n, :n]
+            eigenvalues = np.linalg.eigvalsh(mass)
+            smallest[start : start + self.chunk] = eigenvalues[:, 0]
+            norm[start : start + self.chunk] = np.abs(eigenvalues).max(axis=1)
+        return smallest, norm

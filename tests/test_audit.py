@@ -149,3 +149,32 @@ def test_bad_input_is_named():
         audit.audit(np.ones(39), kind="everything")
     with pytest.raises(ValueError, match="base parameters"):
         audit.audit(np.ones(12))
+
+
+class _GivenLambda:
+    """A stand-in model whose lambda_min at the audit's poses are given."""
+
+    def __init__(self, lam):
+        self.lam = np.asarray(lam, dtype=float)
+
+    def arm_min_eigenvalue(self, q, beta, exact_order=True):
+        return self.lam
+
+
+def test_worst_poses_tied_at_the_kth_place_are_the_lowest_indices(rng):
+    """Poses tied exactly at the k-th value (the grid holds theta = -180 and +180 deg twice) are
+    kept by pose index, whatever the values elsewhere: a partial sort alone keeps whichever of them
+    its pivots happen to leave in front."""
+    n, k = 2_000, 20
+    poses = audit.PoseSet(
+        rng.uniform(-1.0, 1.0, (n, 7)), np.zeros(n, dtype=int), (audit.UNIFORM,), 1, "Theta"
+    )
+    tied = np.sort(rng.choice(np.arange(100, n), 40, replace=False))
+    for draw in range(5):
+        lam = rng.uniform(1.0, 2.0, n)  # the other values, drawn anew each time
+        lam[:10] = np.linspace(0.1, 0.5, 10)
+        lam[tied] = 0.75  # 40 poses share the 11th to 50th places
+        found = audit.audit_pose_set(np.zeros(1), poses, _GivenLambda(lam), worst_k=k)
+        expected = np.concatenate([np.arange(10), tied[: k - 10]])
+        np.testing.assert_array_equal(found.worst_poses, poses.poses[expected])
+        np.testing.assert_array_equal(found.worst_lambdas, lam[expected])

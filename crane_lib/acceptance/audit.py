@@ -453,9 +453,11 @@ def audit_pose_set(
     worst_k: int = DEFAULT_WORST_K,
     threshold: float = 0.0,
 ) -> AuditResult:
-    """Evaluate lambda_min on every pose of `pose_set`; pass when none is <= threshold."""
+    """Evaluate lambda_min on every pose of `pose_set`; pass when none is <= threshold (the
+    compiled routine of `DynamicModel.arm_min_eigenvalue(exact_order=False)`: eigvalsh's value
+    wherever it could decide the verdict, the violations or the worst poses)."""
     start = time.perf_counter()
-    lam = arm_lambda_min(beta, pose_set.poses, model)
+    lam = _model(model).arm_min_eigenvalue(pose_set.poses, beta, exact_order=False)
     bad = lam <= threshold
     violations, counts, component_min = {}, {}, {}
     for i, name in enumerate(pose_set.names):
@@ -464,10 +466,11 @@ def audit_pose_set(
         violations[name] = int(np.count_nonzero(bad & in_part))
         component_min[name] = float(lam[in_part].min()) if counts[name] else float("nan")
     k = min(int(worst_k), len(lam))
-    worst = np.argpartition(lam, k - 1)[:k] if 0 < k < len(lam) else np.arange(len(lam))
-    worst = worst[np.lexsort((worst, lam[worst]))][
-        :k
-    ]  # ascending lambda, ties by pose index (deterministic)
+    candidates = np.arange(len(lam))
+    if 0 < k < len(lam):  # every pose at or below the k-th value, those tied with it included
+        candidates = np.flatnonzero(lam <= np.partition(lam, k - 1)[k - 1])
+    # ascending lambda, ties by pose index: the same k whatever order the other values are in
+    worst = candidates[np.lexsort((candidates, lam[candidates]))][:k]
     i_min = int(worst[0]) if k else int(np.argmin(lam))
     uniform_share = (
         violations[UNIFORM] / counts[UNIFORM] if UNIFORM in counts and counts[UNIFORM] else None
