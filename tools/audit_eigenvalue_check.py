@@ -139,7 +139,8 @@ def discover(results: Path) -> list[Job]:
     if ols_audits.is_file():
         found = read_json_record(ols_audits)
         conditions = {
-            (r["trajectory"], r["ts"], r["run"]): r for r in identify.load_condition_records()
+            (r["trajectory"], r["ts"], r["run"]): r
+            for r in identify.load_condition_records(results / "conditions")
         }
         for a in found["audits"]:
             r = conditions[(a["trajectory"], a["ts"], a["run"])]
