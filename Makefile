@@ -7,7 +7,7 @@
 # results folder shared at the same path); without it they run on a local pool of JOBS processes.
 #   make clie-faithful [PROFILE=...] [SCHEDULER=...]   the faithful CLIE study (all 160 conditions in the full profile)
 #   make benchmarks [SMOKE=1]                            every benchmark (SMOKE=1: smallest sizes, seconds each)
-#   make benchmarks TARGETS=1   the decided targets measured in one run (~70 min), their table
+#   make benchmarks TARGETS=1   the decided targets measured in one run (~60 min), their table
 # TWIN=field records the data set on the field twin (book/register_nonideality.md); its results go to results/twin-field/.
 
 PYTHON ?= python3

@@ -6,14 +6,15 @@ temporary results folder (see benchmarks/_smoke.py); `make benchmarks SMOKE=1` d
 through tests/test_benchmarks.py.
 
 `--targets` measures the build's decided targets in one run on this machine, one after the
-other (about 90 minutes on 2 cores): the full book from a fresh clone of HEAD (bench_build, wall
+other (about 60 minutes on 2 cores): the full book from a fresh clone of HEAD (bench_build, wall
 time and CPU-minutes by step), `.ci/run` from another fresh clone (bench_build --ci, each of its
 steps), the fast CLIE route against the same route at the paper's 0.25 ms over the 160
-conditions of the full sweep on that build's recordings and `crane-id accept` of a new AG02
-recording in fresh processes, end to end and by stage (bench_clie), the cached model load in
-fresh processes (bench_model) and the dense audit against Pinocchio's loop (bench_audit); then
-one table of each target, what was measured and their ratio, kept with every benchmark's JSON
-in results/benchmarks/targets.json. `--keep DIR`
+conditions of the full sweep on that build's recordings, the exact route against the fast one on
+AG02 at 40 ms and on EXACT_SWEEP_CONDITIONS of the sweep (its end points there, one step and
+0.25 ms), and `crane-id accept` of a new AG02 recording in fresh processes, end to end and by
+stage (bench_clie), the cached model load in fresh processes (bench_model) and the dense audit
+against Pinocchio's loop (bench_audit); then one table of each target, what was measured and
+their ratio, kept with every benchmark's JSON in results/benchmarks/targets.json. `--keep DIR`
 builds in DIR and keeps it (its results: the full data set). With `--smoke` the same runs at smoke
 size (seconds; the table's numbers are not measurements; it builds nothing to keep).
 
