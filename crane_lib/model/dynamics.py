@@ -162,6 +162,26 @@ def _bind_lapack():
     _LAPACK.append(True)
 
 
+@numba.njit(cache=True)
+def _arm_block_at(Q, i, offsets, b, n_arm, c, s, m):
+    '''M's upper triangle at pose i (row of Q) into m (c, s: scratch of the links' cosines and
+    sines); returns the largest |entry| of its leading n_arm block, NaN if an entry is not
+    finite.'''
+    for j in range(offsets.shape[0]):
+        angle = Q[i, j] + offsets[j]
+        c[j] = np.cos(angle)
+        s[j] = np.sin(angle)
+    m[:] = 0.0
+    inertia_upper_kernel(c, s, b, m)
+    largest = 0.0
+    for r in range(n_arm):
+        for k in range(r, n_arm):
+            if not np.isfinite(m[r, k]):
+                return np.nan
+            largest = max(largest, abs(m[r, k]))
+    return largest
+
+
 @numba.njit(parallel=True, cache=True)
 def _arm_min_eigenvalue_chunks(Q, offsets, b, n_arm, LAM):
     n = Q.shape[0]
@@ -183,19 +203,8 @@ def _arm_min_eigenvalue_chunks(Q, offsets, b, n_arm, LAM):
         liwork = np.array([_LIWORK], np.int32)
         info = np.zeros(1, np.int32)
         for i in range(chunk * EIGEN_CHUNK, min(n, (chunk + 1) * EIGEN_CHUNK)):
-            for j in range(links):
-                angle = Q[i, j] + offsets[j]
-                c[j] = np.cos(angle)
-                s[j] = np.sin(angle)
-            m[:] = 0.0
-            inertia_upper_kernel(c, s, b, m)
-            largest = 0.0
-            finite = True
-            for r in range(n_arm):
-                for k in range(r, n_arm):
-                    finite = finite and np.isfinite(m[r, k])
-                    largest = max(largest, abs(m[r, k]))
-            if not finite:
+            largest = _arm_block_at(Q, i, offsets, b, n_arm, c, s, m)
+            if np.isnan(largest):
                 LAM[i] = np.nan
                 continue
             if 0.0 < largest < _RMIN or largest > _RMAX:
@@ -364,7 +373,7 @@ def symmetric_min_eigenvalue_batch(A, n, LAM):
 def arm_min_eigenvalue_laguerre_batch(Q, offsets, b, n_arm, LAM, SCALE):
     '''Smallest eigenvalue of the leading n_arm x n_arm block of M at each pose (row of Q) into
     LAM (NaN where M is not finite or the iteration does not converge), its largest |entry| into
-    SCALE.'''
+    SCALE (NaN where M is not finite).'''
     n = Q.shape[0]
     links = offsets.shape[0]
     for chunk in numba.prange((n + EIGEN_CHUNK - 1) // EIGEN_CHUNK):
@@ -374,17 +383,7 @@ def arm_min_eigenvalue_laguerre_batch(Q, offsets, b, n_arm, LAM, SCALE):
         d = np.empty(OUT_SIZE)
         e = np.empty(OUT_SIZE)
         for i in range(chunk * EIGEN_CHUNK, min(n, (chunk + 1) * EIGEN_CHUNK)):
-            for j in range(links):
-                angle = Q[i, j] + offsets[j]
-                c[j] = np.cos(angle)
-                s[j] = np.sin(angle)
-            m[:] = 0.0
-            inertia_upper_kernel(c, s, b, m)
-            largest = 0.0
-            for r in range(n_arm):
-                for k in range(r, n_arm):
-                    largest = max(largest, abs(m[r, k]))
-            SCALE[i] = largest
+            SCALE[i] = _arm_block_at(Q, i, offsets, b, n_arm, c, s, m)
             LAM[i] = symmetric_min_eigenvalue(m, n_arm, d, e)
 """
 
