@@ -53,27 +53,43 @@ def model():
     return DynamicModel("reduced")
 
 
-def test_random_poses_and_parameters_match_eigvalsh(model, rng):
+def _matches_numpy(exact_order: bool):
+    """The check of one routine against numpy's eigvalsh: the default (LAPACK, bit for bit with
+    scipy's dsyevd) or the audit's (compiled, within RELATIVE ||A||_2)."""
+    return _assert_matches_numpy if exact_order else _model_matches_numpy
+
+
+ROUTINES = pytest.mark.parametrize("exact_order", [True, False], ids=["lapack", "audit"])
+
+
+@ROUTINES
+def test_random_poses_and_parameters_match_eigvalsh(model, rng, exact_order):
     """Random arms (products of inertia included) at random poses, a partial chunk included."""
     poses = audit.uniform_poses(1_501, 11)
     for _ in range(3):
         standard = standard_from_inertials(
             random_link_inertials(rng), rng.uniform(1e-3, 1e-2, 8), np.zeros(8), np.zeros(8)
         )
-        lam = _assert_matches_numpy(model, poses, model.base_from_standard(standard))
+        beta = model.base_from_standard(standard)
+        lam = _matches_numpy(exact_order)(model, poses, beta)
         assert lam.min() > 0  # physical inertials: PD everywhere
-    assert model.arm_min_eigenvalue(poses[:1], description_model_beta()).shape == (1,)
-    assert model.arm_min_eigenvalue(poses[:0], description_model_beta()).shape == (0,)
+    prior = description_model_beta()
+    assert model.arm_min_eigenvalue(poses[:1], prior, exact_order=exact_order).shape == (1,)
+    assert model.arm_min_eigenvalue(poses[:0], prior, exact_order=exact_order).shape == (0,)
 
 
-def test_indefinite_matrices_match_eigvalsh(model):
+@ROUTINES
+def test_indefinite_matrices_match_eigvalsh(model, exact_order):
     """A wrist inertia lowered until M loses PD at some poses only, and -M (negative definite)."""
     beta = description_model_beta()
     poses = audit.uniform_poses(3_000, 12)
     beta[model.names.index("ZZR6")] -= 0.0042
-    lam = _assert_matches_numpy(model, poses, beta)
+    lam = _matches_numpy(exact_order)(model, poses, beta)
     assert (lam < 0).any() and (lam > 0).any()
     # lambda_min(-M) = -lambda_max(M): the value comes from the other end of the spectrum
+    if not exact_order:
+        _model_matches_numpy(model, poses, -beta)
+        return
     negated = model.arm_min_eigenvalue(poses, -beta)
     blocks = model.inertia_matrix(poses, beta)[:, :7, :7]
     largest = np.linalg.eigvalsh(blocks)[:, -1]
@@ -121,7 +137,7 @@ def _compiled(model, poses, beta) -> np.ndarray:
     a few poses)."""
     poses, beta = np.ascontiguousarray(poses), model.parameter_vector(beta)
     lam, scale = np.empty(len(poses)), np.empty(len(poses))
-    model._module.arm_min_eigenvalue_laguerre_batch(poses, model._offsets, beta, 7, lam, scale)
+    model._module.arm_min_eigenvalue_batch(poses, model._offsets, beta, 7, False, lam, scale)
     blocks = model.inertia_matrix(poses, beta)[:, :7, :7]
     np.testing.assert_array_equal(scale, np.abs(np.triu(blocks)).max(axis=(1, 2)))
     return lam
@@ -134,31 +150,6 @@ def _model_matches_numpy(model, poses, beta) -> np.ndarray:
     ours = model.arm_min_eigenvalue(poses, beta, exact_order=False)
     _assert_close(ours, blocks)
     return ours
-
-
-def test_audit_routine_on_random_poses_and_parameters(model, rng):
-    """Random arms (products of inertia included) at random poses, a partial chunk included."""
-    poses = audit.uniform_poses(1_501, 11)
-    for _ in range(3):
-        standard = standard_from_inertials(
-            random_link_inertials(rng), rng.uniform(1e-3, 1e-2, 8), np.zeros(8), np.zeros(8)
-        )
-        lam = _model_matches_numpy(model, poses, model.base_from_standard(standard))
-        assert lam.min() > 0  # physical inertials: PD everywhere
-    prior = description_model_beta()
-    assert model.arm_min_eigenvalue(poses[:1], prior, exact_order=False).shape == (1,)
-    assert model.arm_min_eigenvalue(poses[:0], prior, exact_order=False).shape == (0,)
-
-
-def test_audit_routine_on_indefinite_matrices(model):
-    """A wrist inertia lowered until M loses PD at some poses only, and -M (negative definite)."""
-    beta = description_model_beta()
-    poses = audit.uniform_poses(3_000, 12)
-    beta[model.names.index("ZZR6")] -= 0.0042
-    lam = _model_matches_numpy(model, poses, beta)
-    assert (lam < 0).any() and (lam > 0).any()
-    # lambda_min(-M) = -lambda_max(M): the value comes from the other end of the spectrum
-    _model_matches_numpy(model, poses, -beta)
 
 
 def test_audit_routine_scales_by_a_power_of_two_exactly(model):

@@ -172,8 +172,8 @@ def _recorded_violations(recorded: dict) -> int:
 def _compiled(model, poses, beta) -> np.ndarray:
     """The compiled loop's values alone, without the eigvalsh values arm_min_eigenvalue keeps."""
     lam, scale = np.empty(len(poses)), np.empty(len(poses))
-    model._module.arm_min_eigenvalue_laguerre_batch(
-        np.ascontiguousarray(poses), model._offsets, beta, model.n_joints, lam, scale
+    model._module.arm_min_eigenvalue_batch(
+        np.ascontiguousarray(poses), model._offsets, beta, model.n_joints, False, lam, scale
     )
     return lam
 

@@ -182,49 +182,6 @@ def _arm_block_at(Q, i, offsets, b, n_arm, c, s, m):
     return largest
 
 
-@numba.njit(parallel=True, cache=True)
-def _arm_min_eigenvalue_chunks(Q, offsets, b, n_arm, LAM):
-    n = Q.shape[0]
-    links = offsets.shape[0]
-    for chunk in numba.prange((n + EIGEN_CHUNK - 1) // EIGEN_CHUNK):
-        c = np.empty(links)
-        s = np.empty(links)
-        m = np.empty((OUT_SIZE, OUT_SIZE))
-        d = np.empty(OUT_SIZE)
-        e = np.empty(OUT_SIZE)
-        tau = np.empty(OUT_SIZE)
-        work = np.empty(_LWORK)
-        iwork = np.empty(_LIWORK, np.int32)
-        jobz = np.array([ord("N")], np.uint8)
-        uplo = np.array([ord("L")], np.uint8)
-        order = np.array([n_arm], np.int32)
-        lda = np.array([OUT_SIZE], np.int32)
-        lwork = np.array([_LWORK], np.int32)
-        liwork = np.array([_LIWORK], np.int32)
-        info = np.zeros(1, np.int32)
-        for i in range(chunk * EIGEN_CHUNK, min(n, (chunk + 1) * EIGEN_CHUNK)):
-            largest = _arm_block_at(Q, i, offsets, b, n_arm, c, s, m)
-            if np.isnan(largest):
-                LAM[i] = np.nan
-                continue
-            if 0.0 < largest < _RMIN or largest > _RMAX:
-                _dsyevd(jobz.ctypes, uplo.ctypes, order.ctypes, m.ctypes, lda.ctypes, d.ctypes,
-                        work.ctypes, lwork.ctypes, iwork.ctypes, liwork.ctypes, info.ctypes)
-            else:
-                _dsytd2(uplo.ctypes, order.ctypes, m.ctypes, lda.ctypes, d.ctypes, e.ctypes,
-                        tau.ctypes, info.ctypes)
-                _dsterf(order.ctypes, d.ctypes, e.ctypes, info.ctypes)
-            LAM[i] = d[0] if info[0] == 0 else np.nan
-
-
-def arm_min_eigenvalue_batch(Q, offsets, b, n_arm, LAM):
-    '''Smallest eigenvalue of the leading n_arm x n_arm block of M at each pose (row of Q) into
-    LAM (NaN where M is not finite or LAPACK does not converge).'''
-    if not _LAPACK:  # before the first call links the compiled loop against the symbols
-        _bind_lapack()
-    _arm_min_eigenvalue_chunks(Q, offsets, b, n_arm, LAM)
-
-
 # lambda_min of a symmetric block without a LAPACK call per pose (for a 7x7 block the ~30 BLAS
 # and LAPACK calls of eigvalsh, and its finding all seven eigenvalues, cost more than the one
 # wanted): the block A, scaled by a power of two (exact) so that its largest |entry| lies in
@@ -370,10 +327,7 @@ def symmetric_min_eigenvalue_batch(A, n, LAM):
 
 
 @numba.njit(parallel=True, cache=True)
-def arm_min_eigenvalue_laguerre_batch(Q, offsets, b, n_arm, LAM, SCALE):
-    '''Smallest eigenvalue of the leading n_arm x n_arm block of M at each pose (row of Q) into
-    LAM (NaN where M is not finite or the iteration does not converge), its largest |entry| into
-    SCALE (NaN where M is not finite).'''
+def _arm_min_eigenvalue_chunks(Q, offsets, b, n_arm, exact_order, LAM, SCALE):
     n = Q.shape[0]
     links = offsets.shape[0]
     for chunk in numba.prange((n + EIGEN_CHUNK - 1) // EIGEN_CHUNK):
@@ -382,9 +336,43 @@ def arm_min_eigenvalue_laguerre_batch(Q, offsets, b, n_arm, LAM, SCALE):
         m = np.empty((OUT_SIZE, OUT_SIZE))
         d = np.empty(OUT_SIZE)
         e = np.empty(OUT_SIZE)
+        tau = np.empty(OUT_SIZE)
+        work = np.empty(_LWORK)
+        iwork = np.empty(_LIWORK, np.int32)
+        jobz = np.array([ord("N")], np.uint8)
+        uplo = np.array([ord("L")], np.uint8)
+        order = np.array([n_arm], np.int32)
+        lda = np.array([OUT_SIZE], np.int32)
+        lwork = np.array([_LWORK], np.int32)
+        liwork = np.array([_LIWORK], np.int32)
+        info = np.zeros(1, np.int32)
         for i in range(chunk * EIGEN_CHUNK, min(n, (chunk + 1) * EIGEN_CHUNK)):
-            SCALE[i] = _arm_block_at(Q, i, offsets, b, n_arm, c, s, m)
-            LAM[i] = symmetric_min_eigenvalue(m, n_arm, d, e)
+            largest = _arm_block_at(Q, i, offsets, b, n_arm, c, s, m)
+            SCALE[i] = largest
+            if not exact_order:
+                LAM[i] = symmetric_min_eigenvalue(m, n_arm, d, e)
+                continue
+            if np.isnan(largest):
+                LAM[i] = np.nan
+                continue
+            if 0.0 < largest < _RMIN or largest > _RMAX:
+                _dsyevd(jobz.ctypes, uplo.ctypes, order.ctypes, m.ctypes, lda.ctypes, d.ctypes,
+                        work.ctypes, lwork.ctypes, iwork.ctypes, liwork.ctypes, info.ctypes)
+            else:
+                _dsytd2(uplo.ctypes, order.ctypes, m.ctypes, lda.ctypes, d.ctypes, e.ctypes,
+                        tau.ctypes, info.ctypes)
+                _dsterf(order.ctypes, d.ctypes, e.ctypes, info.ctypes)
+            LAM[i] = d[0] if info[0] == 0 else np.nan
+
+
+def arm_min_eigenvalue_batch(Q, offsets, b, n_arm, exact_order, LAM, SCALE):
+    '''Smallest eigenvalue of the leading n_arm x n_arm block of M at each pose (row of Q) into
+    LAM, its largest |entry| into SCALE (NaN where M is not finite): with `exact_order` by
+    LAPACK's dsytd2 and dsterf (eigvalsh's values, bit for bit), else by
+    symmetric_min_eigenvalue; LAM is NaN where M is not finite or the method does not converge.'''
+    if not _LAPACK:  # before the first call links the compiled loop against the symbols
+        _bind_lapack()
+    _arm_min_eigenvalue_chunks(Q, offsets, b, n_arm, exact_order, LAM, SCALE)
 """
 
 
@@ -823,12 +811,8 @@ class DynamicModel:
         beta = self.parameter_vector(beta)
         q = np.ascontiguousarray(_as_samples(q, "q", self.n_joints, self.n_axes))
         n = self.n_joints
-        result = np.empty(len(q))
-        if exact_order:
-            self._module.arm_min_eigenvalue_batch(q, self._offsets, beta, n, result)
-        else:
-            scale = np.empty(len(q))
-            self._module.arm_min_eigenvalue_laguerre_batch(q, self._offsets, beta, n, result, scale)
+        result, scale = np.empty(len(q)), np.empty(len(q))
+        self._module.arm_min_eigenvalue_batch(q, self._offsets, beta, n, exact_order, result, scale)
         if np.isnan(result).any():
             pose = int(np.argmax(np.isnan(result)))
             raise np.linalg.LinAlgError(
