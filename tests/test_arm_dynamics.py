@@ -205,3 +205,23 @@ def test_direct_dynamics_inverts_inverse_dynamics_for_an_arm(arms, rng):
         + model.friction_torque(qd, beta)
     )
     assert relative_error(parts, tau) < 1e-12
+
+
+@pytest.mark.parametrize("name", ("crane_x7", *OTHER_ARMS))
+def test_net_torque_kernel_is_the_product_over_every_column(name, arms, rng):
+    """tau - W(q, q̇, 0) beta over W's stored entries equals the loop over every column, bit for
+    bit (the simulators' direct dynamics; a dropped stored entry would change the bits)."""
+    arm = arms[name]
+    model = dynamics.model("reduced") if name == "crane_x7" else DynamicModel("reduced", arm=arm)
+    beta = model.base_from_standard(prior_with_drives(arm, rng)).values
+    q, qd, _ = random_states(arm, rng, 20)
+    regressors = model.regressor(q, qd, np.zeros_like(q))
+    for w in regressors:
+        tau = rng.standard_normal(arm.n_axes)
+        out = np.zeros(arm.n_axes)
+        model._module.net_torque_kernel(tau, np.ascontiguousarray(w), beta, out)
+        expected = tau.copy()
+        for r in range(arm.n_axes):
+            for k in range(beta.size):
+                expected[r] -= w[r, k] * beta[k]
+        assert out.tobytes() == expected.tobytes()

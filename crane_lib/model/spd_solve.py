@@ -5,6 +5,13 @@ M's arm block is symmetric and, for a feasible model, positive definite: a Chole
 factorization solves it and detects when it is not, which for an identified model means the
 simulation cannot go on (CLIE's "not PD") and for the twin's truth cannot happen.
 Scratch arrays are passed in, so the step loops allocate nothing.
+
+The three functions are inlined where they are called (numba's inline="always"). When every
+axis is free (CLIE's simulator always, the twin's plant mostly) A is factored where it lies, at
+the caller's compile-time size, which the compiler unrolls: the 7 x 7 solve takes a half of
+its time through an index of the free axes (`benchmarks/bench_clie.py` times the simulation).
+Locked axes gather the free block into the scratch first. Both paths run the same operations
+in the same order, so they give the same bits (tests/test_spd_solve.py).
 """
 
 import math
@@ -12,15 +19,16 @@ import math
 import numba
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")
-def cholesky_factor(a_matrix, index, m, shift, work):
-    """Lower Cholesky factor of A[index[:m], index[:m]] - shift*I into work[:m, :m].
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def cholesky_factor(a_matrix, n, shift, work):
+    """Lower Cholesky factor of A[:n, :n] - shift*I into work[:n, :n] (work may be A itself:
+    only the lower triangle is read, each entry before it is overwritten).
 
     Returns False when that block is not positive definite (a pivot <= 0 or NaN), i.e. when
     its smallest eigenvalue is at most `shift`."""
-    for r in range(m):
+    for r in range(n):
         for c in range(r + 1):
-            total = a_matrix[index[r], index[c]]
+            total = a_matrix[r, c]
             if r == c:
                 total -= shift
             for k in range(c):
@@ -34,7 +42,22 @@ def cholesky_factor(a_matrix, index, m, shift, work):
     return True
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def cholesky_substitute(factor, rhs, n, out):
+    """out[:n] = (L L^T)^-1 rhs[:n] for the lower factor L = factor[:n, :n] (out may be rhs)."""
+    for r in range(n):
+        total = rhs[r]
+        for k in range(r):
+            total -= factor[r, k] * out[k]
+        out[r] = total / factor[r, r]
+    for r in range(n - 1, -1, -1):
+        total = out[r]
+        for k in range(r + 1, n):
+            total -= factor[k, r] * out[k]
+        out[r] = total / factor[r, r]
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def solve_spd(a_matrix, rhs, free, n, work, out, index, y):
     """out[:n] = A^-1 rhs over the axes j < n with free[j] > 0.5 (the others locked: out[j] = 0).
 
@@ -46,18 +69,18 @@ def solve_spd(a_matrix, rhs, free, n, work, out, index, y):
         if free[j] > 0.5:
             index[m] = j
             m += 1
-    if not cholesky_factor(a_matrix, index, m, 0.0, work):
+    if m == n:  # every axis free: A factored where it lies, at the caller's constant size
+        if not cholesky_factor(a_matrix, n, 0.0, work):
+            return False
+        cholesky_substitute(work, rhs, n, out)
+        return True
+    for r in range(m):  # the free block and its right-hand side, gathered
+        for c in range(r + 1):
+            work[r, c] = a_matrix[index[r], index[c]]
+        y[r] = rhs[index[r]]
+    if not cholesky_factor(work, m, 0.0, work):
         return False
-    for r in range(m):
-        total = rhs[index[r]]
-        for k in range(r):
-            total -= work[r, k] * y[k]
-        y[r] = total / work[r, r]
-    for r in range(m - 1, -1, -1):
-        total = y[r]
-        for k in range(r + 1, m):
-            total -= work[k, r] * y[k]
-        y[r] = total / work[r, r]
+    cholesky_substitute(work, y, m, y)
     for j in range(n):
         out[j] = 0.0
     for r in range(m):
