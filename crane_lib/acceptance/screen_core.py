@@ -17,7 +17,7 @@ import numpy as np
 from crane_lib.model.spd_solve import cholesky_factor
 
 # replaced by the import of the generated kernels (model.dynamics.bind_template)
-regressor_kernel = inertia_kernel = net_torque_kernel = None  # @@KERNELS@@
+regressor_kernel = inertia_kernel = inertia_upper_kernel = net_torque_kernel = None  # @@KERNELS@@
 
 N_ARM = 7
 N_AX = 8
@@ -35,5 +35,5 @@ def screen_batch(C, S, b, shift, below):
         m = np.zeros((N_AX, N_AX))
         work = np.zeros((N_ARM, N_ARM))
         for i in range(chunk * CHUNK, min(n, (chunk + 1) * CHUNK)):
-            inertia_kernel(C[i], S[i], b, m)
+            inertia_upper_kernel(C[i], S[i], b, m)  # the factor reads the upper triangle
             below[i] = not cholesky_factor(m, N_ARM, shift, work)

@@ -26,7 +26,7 @@ from crane_lib.model.position_loop import O_ROWS as LOOP_OUT_ROWS
 from crane_lib.model.spd_solve import solve_spd
 
 # replaced by the import of the generated kernels (model.dynamics.bind_template)
-regressor_kernel = inertia_kernel = net_torque_kernel = None  # @@KERNELS@@
+regressor_kernel = inertia_kernel = inertia_upper_kernel = net_torque_kernel = None  # @@KERNELS@@
 
 # sizes of the arm the kernels were generated for: numba freezes them into the compiled loops
 _KERNELS = sys.modules[regressor_kernel.__module__]
@@ -58,7 +58,7 @@ def acceleration(q, v, tau, beta, offsets, gz, ws_w, ws_m, ws_l, ws_v, ws_i, out
         s[j] = math.sin(angle)
     regressor_kernel(c, s, v, zeros, zeros, gz, ws_w)
     net_torque_kernel(tau, ws_w, beta, rhs)
-    inertia_kernel(c, s, beta, ws_m)
+    inertia_upper_kernel(c, s, beta, ws_m)  # the solve reads the upper triangle
     for h in range(N_ARM, N_AX):  # the gripper axes (the CRANE-X7: the hand, index 7)
         hand = ws_m[h, h]
         if not hand > 0.0:

@@ -31,7 +31,7 @@ from crane_lib.model.controller import OUT_CLAMPED, OUT_GOAL_UNITS, OUT_ROWS, re
 from crane_lib.model.spd_solve import solve_spd
 
 # replaced by the import of the generated kernels (model.dynamics.bind_template)
-regressor_kernel = inertia_kernel = net_torque_kernel = None  # @@KERNELS@@
+regressor_kernel = inertia_kernel = inertia_upper_kernel = net_torque_kernel = None  # @@KERNELS@@
 
 _KERNELS = sys.modules[regressor_kernel.__module__]
 N_ARM = len(_KERNELS.THETA_OFFSETS)
@@ -57,7 +57,7 @@ def acceleration(q, v, tau, beta, offsets, gz, ws_w, ws_m, ws_l, ws_v, ws_i, out
         s[j] = math.sin(angle)
     regressor_kernel(c, s, v, zeros, zeros, gz, ws_w)
     net_torque_kernel(tau, ws_w, beta, rhs)
-    inertia_kernel(c, s, beta, ws_m)
+    inertia_upper_kernel(c, s, beta, ws_m)  # the solve reads the upper triangle
     for h in range(N_ARM, N_AX):
         hand = ws_m[h, h]
         if not hand > 0.0:

@@ -130,8 +130,8 @@ import math
 @numba.njit(cache=True)
 def inertia_kernel(c, s, b, out):
     inertia_upper_kernel(c, s, b, out)
-    for r in range(out.shape[0]):
-        for k in range(r + 1, out.shape[1]):
+    for r in range(OUT_SIZE):  # the module's constant: the compiler unrolls the mirror
+        for k in range(r + 1, OUT_SIZE):
             out[k, r] = out[r, k]
 
 
@@ -949,7 +949,10 @@ def regressor(
 # ---------------------------------------------------------------- numba loops over the kernels
 
 # the templates' marker line, replaced by the import of the generated kernels
-KERNEL_MARKER = "regressor_kernel = inertia_kernel = net_torque_kernel = None  # @@KERNELS@@"
+KERNEL_MARKER = (
+    "regressor_kernel = inertia_kernel = inertia_upper_kernel = net_torque_kernel = None"
+    "  # @@KERNELS@@"
+)
 
 
 def bind_template(template, parameter_set: str, *dependencies, arm: ArmDescription | None = None):
@@ -966,7 +969,8 @@ def bind_template(template, parameter_set: str, *dependencies, arm: ArmDescripti
         raise RuntimeError(f"{template}: kernel marker line not found")
     source = text.replace(
         KERNEL_MARKER,
-        f"from {kernels.__name__} import regressor_kernel, inertia_kernel, net_torque_kernel",
+        f"from {kernels.__name__} import "
+        "regressor_kernel, inertia_kernel, inertia_upper_kernel, net_torque_kernel",
     )
     key = fingerprint.digest(
         source, fingerprint.source_digest(*dependencies), kernels.__name__, length=20

@@ -21,14 +21,14 @@ import numba
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def cholesky_factor(a_matrix, n, shift, work):
-    """Lower Cholesky factor of A[:n, :n] - shift*I into work[:n, :n] (work may be A itself:
-    only the lower triangle is read, each entry before it is overwritten).
+    """Lower Cholesky factor L of A[:n, :n] - shift*I into work's lower triangle, reading A's
+    upper triangle only (the generated inertia kernel's; work may be A itself).
 
     Returns False when that block is not positive definite (a pivot <= 0 or NaN), i.e. when
     its smallest eigenvalue is at most `shift`."""
     for r in range(n):
         for c in range(r + 1):
-            total = a_matrix[r, c]
+            total = a_matrix[c, r]
             if r == c:
                 total -= shift
             for k in range(c):
@@ -61,9 +61,9 @@ def cholesky_substitute(factor, rhs, n, out):
 def solve_spd(a_matrix, rhs, free, n, work, out, index, y):
     """out[:n] = A^-1 rhs over the axes j < n with free[j] > 0.5 (the others locked: out[j] = 0).
 
-    Cholesky of A restricted to the free axes; returns False, leaving `out` undefined, when that
-    block is not positive definite (a pivot <= 0 or NaN). work (n, n), index (int, >= n) and
-    y (>= n) are scratch."""
+    A is symmetric and only its upper triangle is read. Cholesky of A restricted to the free
+    axes; returns False, leaving `out` undefined, when that block is not positive definite (a
+    pivot <= 0 or NaN). work (n, n), index (int, >= n) and y (>= n) are scratch."""
     m = 0
     for j in range(n):
         if free[j] > 0.5:
@@ -74,9 +74,9 @@ def solve_spd(a_matrix, rhs, free, n, work, out, index, y):
             return False
         cholesky_substitute(work, rhs, n, out)
         return True
-    for r in range(m):  # the free block and its right-hand side, gathered
+    for r in range(m):  # the free block's upper triangle and its right-hand side, gathered
         for c in range(r + 1):
-            work[r, c] = a_matrix[index[r], index[c]]
+            work[c, r] = a_matrix[index[c], index[r]]
         y[r] = rhs[index[r]]
     if not cholesky_factor(work, m, 0.0, work):
         return False

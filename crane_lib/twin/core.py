@@ -58,7 +58,7 @@ from crane_lib.model.position_loop import (
 from crane_lib.model.spd_solve import solve_spd
 
 # replaced by the import of the generated kernels (model.dynamics.bind_template)
-regressor_kernel = inertia_kernel = net_torque_kernel = None  # @@KERNELS@@
+regressor_kernel = inertia_kernel = inertia_upper_kernel = net_torque_kernel = None  # @@KERNELS@@
 
 # sizes of the arm the kernels were generated for: numba freezes them into the compiled loops
 _KERNELS = sys.modules[regressor_kernel.__module__]
