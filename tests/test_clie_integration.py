@@ -72,14 +72,19 @@ def test_the_fast_route_checks_its_solution_at_the_paper_step(rigid_case, monkey
     assert again.simulations == direct.simulations + report.simulations
 
 
-def test_the_chunked_jacobian_is_the_whole_record_filtered(rigid_case, monkeypatch):  # noqa: F811
+def test_the_block_mean_jacobian_is_the_whole_record_filtered(rigid_case):  # noqa: F811
+    """The DIDIM Jacobian formed stamp by stamp over W's stored entries is, bit for bit, W of
+    the whole record (every entry) through the sparse block means and the filter."""
     _, problem, beta, _ = rigid_case
     simulation = problem.simulate(beta)
     n, p = problem.t.size, len(problem.names)
     w = problem.regressor_along(simulation).reshape(n, 8 * p)
     whole = -problem.band_limit_for_jacobian(w).reshape(-1, 8, p)[problem.valid].reshape(-1, p)
-    monkeypatch.setattr(clie, "JACOBIAN_CHUNK_BLOCKS", 7)  # many chunks, one of them short
-    np.testing.assert_array_equal(problem.didim_jacobian(simulation), whole)
+    jacobian = problem.didim_jacobian(simulation)
+    assert jacobian.tobytes() == whole.tobytes()
+    stored = np.zeros(8 * p, dtype=bool)
+    stored[problem.model.regressor_entries @ np.array([p, 1])] = True
+    assert not np.any(w[:, ~stored]) and np.all(np.any(w[:, stored] != 0.0, axis=0))
 
 
 def test_an_executions_conditions_share_its_problem_until_the_log_changes(rigid_case, tmp_path):  # noqa: F811

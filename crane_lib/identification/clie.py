@@ -331,34 +331,38 @@ class CLIEProblem:
         """d residual / d beta with the trajectory held: -(band-limited W(q_s, q̇_s, q̈_s)).
 
         An (m, p) matrix; the same numbers as band_limit_for_jacobian(W) of the whole
-        record, computed without holding W: the block means are formed a chunk of stamps at a
-        time (each 5 ms block reads a few neighbouring stamps), and only the channels that are
-        not identically zero are filtered (most entries of W are structural zeros: a link's
-        parameters act on its own and the preceding axes only); a zero channel filters to zeros.
+        record, computed without holding W: the 5 ms block means of W's entries that are not
+        identically zero (a link's parameters act on its own and the preceding axes only) are
+        formed stamp by stamp in the compiled core, and only the channels that are not zero all
+        along are filtered (a zero channel filters to zeros).
         """
         p, n_axes = len(self.names), self.n_axes
+        entries = self.model.regressor_entries
         interpolation = self.jacobian_interpolation
-        on_grid = np.empty((interpolation.shape[0], n_axes * p))
-        for rows in _chunks(interpolation.shape[0], JACOBIAN_CHUNK_BLOCKS):
-            block = interpolation[rows]
-            first, last = int(block.indices.min()), int(block.indices.max()) + 1
-            w = self.regressor_along(simulation, first, last).reshape(last - first, n_axes * p)
-            on_grid[rows] = block[:, first:last] @ w
-        channels = np.flatnonzero(np.any(on_grid != 0.0, axis=0))
+        on_grid = np.empty((interpolation.shape[0], entries.shape[0]))
+        c, s = self.model._trig(simulation.q)
+        _core(self.model).block_mean_regressor(
+            interpolation.indptr,
+            interpolation.indices,
+            interpolation.data,
+            c,
+            s,
+            simulation.v,
+            simulation.a,
+            np.sign(simulation.v),
+            float(self.model.gravity_z),
+            entries[:, 0],
+            entries[:, 1],
+            np.zeros((n_axes, p)),
+            on_grid,
+        )
+        nonzero = np.any(on_grid != 0.0, axis=0)
+        channels = entries[nonzero, 0] * p + entries[nonzero, 1]
         filtered = np.zeros((self.jacobian_keep.size, n_axes * p))
         filtered[:, channels] = preprocessing.zero_phase_filter(
-            self.jacobian_sections, on_grid[:, channels]
+            self.jacobian_sections, on_grid[:, nonzero]
         )[self.jacobian_keep]
         return -filtered.reshape(-1, n_axes, p)[self.valid].reshape(-1, p)
-
-
-# 5 ms blocks per chunk of didim_jacobian: 10 s of record, about 25 MB of W
-JACOBIAN_CHUNK_BLOCKS = 2000
-
-
-def _chunks(size: int, length: int) -> list[slice]:
-    """Consecutive slices of at most `length` covering range(size)."""
-    return [slice(start, min(start + length, size)) for start in range(0, size, length)]
 
 
 def integral_reproducing_first_command(log: RawLog, constants: RealizationConstants) -> np.ndarray:

@@ -68,6 +68,24 @@ def acceleration(q, v, tau, beta, offsets, gz, ws_w, ws_m, ws_l, ws_v, ws_i, out
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
+def block_mean_regressor(indptr, indices, weights, C, S, V, A, SGN, gz, rows, cols, w, out):
+    """out[i, m] = sum_j B_ij W(q_j, q̇_j, q̈_j)[rows[m], cols[m]]: block means (B in CSR form:
+    indptr, indices, weights) of the regressor's entries along a trajectory, without holding W
+    of every stamp. Each sum starts from 0 and runs in B's stored order, as scipy's CSR product
+    does, so out is B @ W bit for bit. C, S (n, N_ARM): cosines and sines of the angles;
+    V, A, SGN (n, N_AX); w (N_AX, p): scratch, zeroed by the caller."""
+    for i in range(out.shape[0]):
+        for m in range(out.shape[1]):
+            out[i, m] = 0.0
+        for entry in range(indptr[i], indptr[i + 1]):
+            j = indices[entry]
+            regressor_kernel(C[j], S[j], V[j], A[j], SGN[j], gz, w)
+            weight = weights[entry]
+            for m in range(out.shape[1]):
+                out[i, m] += weight * w[rows[m], cols[m]]
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
 def heun_cycle(
     q,
     v,

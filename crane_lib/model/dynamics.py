@@ -91,11 +91,14 @@ def _regressor_source(table, names: list[str], pivots: list[str]) -> str:
 
 
 def _net_torque_source(pattern: list[tuple[int, int]], n_axes: int) -> str:
-    """Source of `net_torque_kernel(tau, w, b, out)`: out = tau - W b (N·m), the torque left to
-    accelerate the axes when w = W(q, q̇, 0), summed over the (row, column) entries of W that are
-    not identically zero (`pattern`) in column order: the value of the loop over every column,
-    whose other terms are exact zeros, at 41 % of its products for the CRANE-X7."""
-    lines = ["@numba.njit(cache=True)", "def net_torque_kernel(tau, w, b, out):"]
+    """Source of STORED_ENTRIES, the (row, column) entries of W that are not identically zero
+    (`pattern`, the ones the regressor kernel writes), and of `net_torque_kernel(tau, w, b,
+    out)`: out = tau - W b (N·m), the torque left to accelerate the axes when w = W(q, q̇, 0),
+    summed over those entries in column order: the value of the loop over every column, whose
+    other terms are exact zeros, at 41 % of its products for the CRANE-X7."""
+    entries = ", ".join(f"({row}, {col})" for row, col in sorted(pattern))
+    lines = [f"STORED_ENTRIES = ({entries},)", "", ""]
+    lines += ["@numba.njit(cache=True)", "def net_torque_kernel(tau, w, b, out):"]
     for row in range(n_axes):
         columns = sorted(col for r, col in pattern if r == row)
         terms = "".join(f" - w[{row}, {col}] * b[{col}]" for col in columns)
@@ -732,6 +735,11 @@ class DynamicModel:
                 "a finite number",
             )
         return beta
+
+    @property
+    def regressor_entries(self) -> np.ndarray:
+        """(row, column) of the regressor's entries that are not identically zero, (k, 2) int."""
+        return np.array(self._module.STORED_ENTRIES, dtype=np.int64)
 
     def _trig(self, q: np.ndarray):
         angles = q[:, : self.n_joints] + self._offsets
