@@ -6,12 +6,13 @@ factorization solves it and detects when it is not, which for an identified mode
 simulation cannot go on (CLIE's "not PD") and for the twin's truth cannot happen.
 Scratch arrays are passed in, so the step loops allocate nothing.
 
-The three functions are inlined where they are called (numba's inline="always"). When every
-axis is free (CLIE's simulator always, the twin's plant mostly) A is factored where it lies, at
-the caller's compile-time size, which the compiler unrolls: the 7 x 7 solve takes a half of
-its time through an index of the free axes (`benchmarks/bench_clie.py` times the simulation).
-Locked axes gather the free block into the scratch first. Both paths run the same operations
-in the same order, so they give the same bits (tests/test_spd_solve.py).
+The three functions are inlined where they are called (numba's inline="always"). Only A's upper
+triangle is read, the one the generated inertia kernel writes, so a simulator need not mirror
+it. When every axis is free (CLIE's simulator always, the twin's plant mostly) A is factored
+where it lies at the caller's compile-time size, which the compiler unrolls: a 7 x 7 solve in
+about 120 ns against 220 ns through an index of the free axes (an otherwise idle 2-core
+machine). Locked axes gather the free block into the scratch first. Both paths run the same
+operations in the same order, so they give the same bits (tests/test_spd_solve.py).
 """
 
 import math
