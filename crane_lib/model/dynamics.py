@@ -191,12 +191,19 @@ def _arm_block_at(Q, i, offsets, b, n_arm, c, s, m):
         s[j] = np.sin(angle)
     m[:] = 0.0
     inertia_upper_kernel(c, s, b, m)
+    return _largest_upper(m, n_arm)
+
+
+@numba.njit(cache=True)
+def _largest_upper(a, n):
+    '''Largest |entry| of the upper triangle of a's leading n x n block; NaN if one is not
+    finite.'''
     largest = 0.0
-    for r in range(n_arm):
-        for k in range(r, n_arm):
-            if not np.isfinite(m[r, k]):
+    for r in range(n):
+        for k in range(r, n):
+            if not np.isfinite(a[r, k]):
                 return np.nan
-            largest = max(largest, abs(m[r, k]))
+            largest = max(largest, abs(a[r, k]))
     return largest
 
 
@@ -217,16 +224,12 @@ EIGEN_MAX_EVALUATIONS = 200  # Sturm counts before giving up (about 6 taken; bis
 
 
 @numba.njit(cache=True)
-def symmetric_min_eigenvalue(a, n, d, e):
+def symmetric_min_eigenvalue(a, n, largest, d, e):
     '''Smallest eigenvalue of the symmetric n x n leading block of a, read from its upper triangle
-    (a[r, k], k >= r); a's lower triangle, d and e (length >= n) are overwritten. NaN where an
-    entry is not finite or the iteration does not converge.'''
-    largest = 0.0
-    for r in range(n):
-        for k in range(r, n):
-            if not np.isfinite(a[r, k]):
-                return np.nan
-            largest = max(largest, abs(a[r, k]))
+    (a[r, k], k >= r), given largest = _largest_upper(a, n); a's lower triangle, d and e (length
+    >= n) are overwritten. NaN where an entry is not finite or the iteration does not converge.'''
+    if np.isnan(largest):
+        return np.nan
     if largest == 0.0:
         return 0.0
     exponent = math.frexp(largest)[1]
@@ -341,7 +344,7 @@ def symmetric_min_eigenvalue_batch(A, n, LAM):
         a = A[i].copy()
         d = np.empty(n)
         e = np.empty(n)
-        LAM[i] = symmetric_min_eigenvalue(a, n, d, e)
+        LAM[i] = symmetric_min_eigenvalue(a, n, _largest_upper(a, n), d, e)
 
 
 @numba.njit(parallel=True, cache=True)
@@ -368,7 +371,7 @@ def _arm_min_eigenvalue_chunks(Q, offsets, b, n_arm, exact_order, LAM, SCALE):
             largest = _arm_block_at(Q, i, offsets, b, n_arm, c, s, m)
             SCALE[i] = largest
             if not exact_order:
-                LAM[i] = symmetric_min_eigenvalue(m, n_arm, d, e)
+                LAM[i] = symmetric_min_eigenvalue(m, n_arm, largest, d, e)
                 continue
             if np.isnan(largest):
                 LAM[i] = np.nan
