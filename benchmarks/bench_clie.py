@@ -7,8 +7,8 @@ parameter within 0.1 OLS standard error of the 0.25 ms run from the same start).
 
 Run from the repository root: `.venv/bin/python -m benchmarks.bench_clie [--skip-faithful]
 [--sweep quick|full|none] [--step-sensitivity] [--before] [--jobs N] [--exact | --exact-conditions
-T:MS,...] [--conditions T:MS,...] [--accept LOG COMMAND_FILE | --accept-record SEED]
-[--accept-runs N]`.
+T:MS,...] [--conditions T:MS,...] [--examine T:MS,...] [--accept LOG COMMAND_FILE |
+--accept-record SEED] [--accept-runs N]`.
 
 Records: the twin's quick data set (results/recordings, `python -m crane_lib.twin.dataset quick`).
 The 128 s record is PB01 (129.1 s, the longest quick record). The reference measured in the
@@ -40,14 +40,21 @@ condition also refined by the exact route one step per cycle and at 0.25 ms (tar
 within 0.1 % objective and 0.1 OLS SE on every condition); `--exact-conditions AP03:40,AP01:80`
 adds it on those conditions only (the targets run's four; all 160 would take hours).
 `--conditions AP03:40,AP01:40` keeps those conditions of the sweep only; a name that is not one
-of the sweep's conditions is refused before any work. `--accept LOG COMMAND_FILE`: `crane-id
-accept` of that recording with `--refine fast` and with `--refine exact`, each `--accept-runs`
-times (default 3) in a process of its own as an arm owner runs it: end to end (wall, and CPU
-seconds of the process and its threads), and by stage as the command's own `--timings` reports
-them (target: `--refine fast`, the default route, at most 10 s end to end, median of the runs).
-`--accept-record SEED` first records a new recording to accept, `crane-id record
-trajectories/AG02.txt --seed SEED` into a temporary folder (with --smoke, the smoke command
-file), as `python -m benchmarks --targets` measures it.
+of the sweep's conditions is refused before any work. `--examine PB05:80,PC08:10` examines those
+conditions instead of comparing the sweep: why the exact route's two integrations end apart. From
+the OLS/SDP start it runs the fast route at 0.25 ms and the exact route at both integrations.
+Then it prints each end's objective at both integrations, its active bounds and the simulated
+loop's clamped cycles (`CLIEProblem.clamped_cycles`). It does the same at 11 points along the
+segment between the exact ends and along the segment from the exact 0.25 ms end to the fast end.
+Last, the diagonal inertia of the axis clamped most, at the start and ends, against the twin's
+and the controller's M̂ (register "CLIE", the second end-point table).
+`--accept LOG COMMAND_FILE`: `crane-id accept` of that recording with `--refine fast` and with
+`--refine exact`, each `--accept-runs` times (default 3) in a process of its own as an arm owner
+runs it: end to end (wall, and CPU seconds of the process and its threads), and by stage as the
+command's own `--timings` reports them (target: `--refine fast`, the default route, at most 10 s end
+to end, median of the runs). `--accept-record SEED` first records a new recording to accept,
+`crane-id record trajectories/AG02.txt --seed SEED` into a temporary folder (with --smoke, the smoke
+command file), as `python -m benchmarks --targets` measures it.
 """
 
 from __future__ import annotations
@@ -175,6 +182,11 @@ def main(argv=None) -> int:
         help="comma-separated TRAJECTORY:MS of the sweep to keep (default: all)",
     )
     parser.add_argument(
+        "--examine",
+        default="",
+        help="comma-separated TRAJECTORY:MS of the sweep to examine instead of comparing it",
+    )
+    parser.add_argument(
         "--accept",
         nargs=2,
         type=Path,
@@ -228,7 +240,7 @@ def main(argv=None) -> int:
         parser.error(f"--accept-runs {args.accept_runs}: expected at least 1")
     if args.accept is not None and args.accept_record is not None:
         parser.error("--accept and --accept-record: give one recording to accept")
-    conditions, exact = [], args.exact
+    conditions, exact, examined = [], args.exact, []
     if args.sweep != "none" and not args.smoke:
         conditions = sweep_conditions(args.sweep)
         if args.conditions:
@@ -236,6 +248,11 @@ def main(argv=None) -> int:
             conditions = [c for c in conditions if _name(c) in wanted]
         if args.exact_conditions:
             exact = condition_names(parser, "--exact-conditions", args.exact_conditions, conditions)
+        if args.examine:
+            wanted = condition_names(parser, "--examine", args.examine, conditions)
+            examined = [c for c in conditions if _name(c) in wanted]
+    elif args.examine:
+        parser.error("--examine: name conditions of a sweep (--sweep quick or full, not none)")
     model = dynamic_model("reduced")
     summary: dict = {}
     if args.smoke:
@@ -267,6 +284,15 @@ def main(argv=None) -> int:
         summary["sweep"] = sweep_comparison(
             smoke_condition, 2, args.step_sensitivity, True, jobs=2, exact=True
         )
+        summary["examine"] = [examine_condition(*smoke_condition[0], 2, 3)]
+        print_examination(summary["examine"][0])
+    elif args.examine:
+        summary["examine"] = []
+        for condition in tqdm(examined, desc="examined conditions", unit="condition"):
+            found = examine_condition(*condition, clie.MAX_ITERATIONS, EXAMINE_POINTS)
+            if found is not None:
+                summary["examine"].append(found)
+                print_examination(found)
     elif args.sweep != "none":
         summary["sweep"] = sweep_comparison(
             conditions,
@@ -666,6 +692,145 @@ EXACT_STEPS = {
     "exact one step": clie.FAST_INTEGRATION_STEP_S,
     "exact 0.25 ms": clie.INTEGRATION_STEP_S,
 }
+
+EXAMINE_POINTS = 11  # along each examined segment: its two ends and nine points between
+EXAMINED_SEGMENTS = (("exact one step", "exact 0.25 ms"), ("exact 0.25 ms", "fast 0.25 ms"))
+
+
+def clamp_pattern(problem: clie.CLIEProblem, simulation: clie.Simulation) -> dict:
+    """The simulated loop's clamped cycles per axis; for the axis clamped most, how: the cycles
+    at each limit, the stretches of consecutive clamped cycles, the first one's time."""
+    clamped = problem.clamped_cycles(simulation)
+    counts = clamped.sum(axis=0)
+    pattern = {"clamped cycles": counts.tolist()}
+    axis = int(np.argmax(counts))
+    if counts[axis]:
+        cycles = np.flatnonzero(clamped[:, axis])
+        lengths = np.diff(np.r_[0, np.flatnonzero(np.diff(cycles) > 1) + 1, cycles.size])
+        sign = np.sign(simulation.tau[cycles, axis])
+        pattern.update(
+            {
+                "most clamped axis": axis + 1,
+                "at the upper limit": int((sign > 0).sum()),
+                "at the lower limit": int((sign < 0).sum()),
+                "stretches": int(lengths.size),
+                "median stretch (cycles)": float(np.median(lengths)),
+                "first clamped (s)": float(problem.t[cycles[0]] - problem.t[0]),
+            }
+        )
+    return pattern
+
+
+def examine_condition(trajectory: str, ts: float, path: Path, iterations: int, points: int):
+    """Why the exact route's two integrations end apart on one sweep condition: its ends and
+    the fast route's 0.25 ms end from the same OLS/SDP start, each with its objective at both
+    integrations, active bounds and clamped cycles; the objective at both integrations along
+    EXAMINED_SEGMENTS; the diagonal inertia of the axis clamped most at the start, against the
+    twin's and the controller's M̂ (None: the condition has no start)."""
+    from crane_lib.acceptance.truth_score import twin_truth_base
+
+    log = read_raw_log(path)
+    condition = identify_condition(preprocess(log, ts), trajectory)
+    if condition.start is None:
+        return None
+    problem = clie.build_problem(log)
+    one_step = dataclasses.replace(
+        problem, max_step=clie.FAST_INTEGRATION_STEP_S, error_tolerance=clie.FAST_ERROR_TOLERANCE
+    )
+    names, standard_errors = problem.names, condition.ols.parameters.std_errors
+    start = np.asarray(condition.start.ordered(names), dtype=float)
+    lower, upper = clie.clie_bounds(names, start)
+    reports = {
+        "fast 0.25 ms": clie.refine_fast(
+            problem, start, max_iterations=iterations, integration_step=clie.INTEGRATION_STEP_S
+        )
+    }
+    for name, step in EXACT_STEPS.items():
+        reports[name] = sensitivity.refine_exact(
+            problem, start, max_iterations=iterations, integration_step=step
+        )
+
+    def point(x) -> dict:
+        paper_step, cycle_step = problem.simulate(x), one_step.simulate(x)
+        objective = lambda p, sim: float(np.sum(p.residual_of(sim) ** 2))  # noqa: E731
+        return {
+            "objective one step": objective(one_step, cycle_step),
+            "objective 0.25 ms": objective(problem, paper_step),
+            "cycles integrated again (one step)": cycle_step.refined_cycles,
+            **clamp_pattern(problem, paper_step),
+        }
+
+    ends = {"start": {**point(start), "active bounds": []}}
+    for name, report in reports.items():
+        x = report.x
+        active = np.minimum(x - lower, upper - x) <= 1e-9 * (upper - lower)
+        ends[name] = {
+            **point(x),
+            "active bounds": [names[i] for i in np.flatnonzero(active)],
+            "iterations": report.iterations,
+            "status": report.message,
+        }
+    segments = {}
+    for first, last in EXAMINED_SEGMENTS:
+        a, b = reports[first].x, reports[last].x
+        segments[f"{first} -> {last}"] = {
+            "largest change (SE)": float(np.max(np.abs(b - a) / standard_errors)),
+            "points": [
+                {"s": float(s), **point(a + s * (b - a))} for s in np.linspace(0.0, 1.0, points)
+            ],
+        }
+    axis = ends["start"].get("most clamped axis", 1) - 1
+    poses = log.theta[:: max(1, log.n_samples // 200)]
+    betas = {
+        "start": start,
+        **{name: report.x for name, report in reports.items()},
+        "the twin's": twin_truth_base(problem.model, log.arm).ordered(names),
+    }
+    inertia = {}
+    for name, beta in betas.items():
+        diagonal = problem.model.inertia_matrix(poses, np.asarray(beta, dtype=float))[:, axis, axis]
+        inertia[name] = [float(diagonal.min()), float(np.median(diagonal)), float(diagonal.max())]
+    inertia["controller's M̂"] = float(problem.constants.m_hat[axis])
+    return {
+        "trajectory": trajectory,
+        "ts_ms": round(ts * 1e3),
+        "ends": ends,
+        "segments": segments,
+        f"M{axis + 1}{axis + 1} min, median, max (kg m^2)": inertia,
+    }
+
+
+def print_examination(found: dict) -> None:
+    """An examination's numbers as lines: the ends, then each segment point by point."""
+    print(f"\n{found['trajectory']} at {found['ts_ms']} ms (objective one step / 0.25 ms):")
+    for name, end in found["ends"].items():
+        extra = "".join(
+            f", {key} {end[key]}"
+            for key in ("most clamped axis", "at the upper limit", "at the lower limit")
+            if key in end
+        )
+        print(
+            f"  {name:14s} {end['objective one step']:.6f} / {end['objective 0.25 ms']:.6f}; "
+            f"active bounds {end['active bounds'] or 'none'}; clamped cycles "
+            f"{end['clamped cycles']}{extra}"
+            + (
+                f", {end['stretches']} stretches of median {end['median stretch (cycles)']:g} "
+                f"cycles from {end['first clamped (s)']:.1f} s"
+                if "stretches" in end
+                else ""
+            )
+        )
+    for label, segment in found["segments"].items():
+        print(f"  {label} ({segment['largest change (SE)']:.2f} SE):")
+        for p in segment["points"]:
+            print(
+                f"    {p['s']:.1f}  {p['objective one step']:.6f} / {p['objective 0.25 ms']:.6f}"
+                f"  clamped {p['clamped cycles']}  integrated again "
+                f"{p['cycles integrated again (one step)']}"
+            )
+    for key, value in found.items():
+        if key.startswith("M"):
+            print(f"  {key}: {value}")
 
 
 def sweep_comparison(

@@ -219,6 +219,14 @@ def test_targets_table_judges_the_ci_run_by_its_time_and_its_exit_status():
             ["-m", "benchmarks.bench_clie", "--sweep", "full", "--conditions", "AP01:40,ZZ9:40"],
             "--conditions ZZ9:40: expected",
         ),
+        (
+            ["-m", "benchmarks.bench_clie", "--sweep", "full", "--examine", "PC08:10,PC08:15"],
+            "--examine PC08:15: expected TRAJECTORY:MS of the sweep's conditions",
+        ),
+        (
+            ["-m", "benchmarks.bench_clie", "--sweep", "none", "--examine", "PC08:10"],
+            "--examine: name conditions of a sweep (--sweep quick or full, not none)",
+        ),
     ],
 )
 def test_target_options_are_refused_in_one_line_before_any_work(argv, says, tmp_path):

@@ -100,6 +100,26 @@ def test_true_parameters_reproduce_the_rigid_twin(rigid_case):
     assert np.sqrt(np.mean(residual**2)) < 0.05 * np.sqrt(np.mean(measured_rms**2))
 
 
+def test_clamped_cycles_are_where_the_simulated_command_reaches_its_limit(rigid_case):
+    """At the twin's limits the rigid loop never clamps; with axis 2's limit lowered to a third
+    of its largest command the simulated torque stops at the limit's torque, and the clamped
+    cycles are exactly where it does, on axis 2 only."""
+    _, problem, beta, _ = rigid_case
+    assert not problem.clamped_cycles(problem.simulate(beta)).any()
+    c = problem.constants
+    peak = np.max(np.abs(problem.simulate(beta).tau[:, 1]))  # N·m
+    limits = np.asarray(c.limit_units).copy()
+    limits[1] = int(peak / 3 / (c.current_unit * problem.kt_record[1]))
+    lowered = dataclasses.replace(problem, constants=dataclasses.replace(c, limit_units=limits))
+    simulation = lowered.simulate(beta)
+    limit_torque = limits[1] * c.current_unit * problem.kt_record[1]
+    reached = np.abs(simulation.tau[:, 1]) >= limit_torque * (1 - 1e-9)
+    assert np.max(np.abs(simulation.tau[:, 1])) <= limit_torque * (1 + 1e-9)
+    clamped = lowered.clamped_cycles(simulation)
+    assert clamped[:, 1].sum() > 100 and np.array_equal(clamped[:, 1], reached)
+    assert not np.delete(clamped, 1, axis=1).any()
+
+
 def test_simulated_torque_is_the_inverse_dynamics_of_the_simulated_trajectory(rigid_case):
     _, problem, beta, _ = rigid_case
     simulation = problem.simulate(beta)

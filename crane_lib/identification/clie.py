@@ -244,6 +244,13 @@ class CLIEProblem:
             limit_units,
         )
 
+    def clamped_cycles(self, simulation: Simulation) -> np.ndarray:
+        """(n, n_axes) bool: the cycles where the simulated current command sits at the
+        controller's limit (the clamp of (2)), where the residual does not depend on beta."""
+        *_, unit, limit_units = self.law_arguments()
+        units = np.rint(simulation.tau / (unit * self.kt_record))
+        return np.abs(units) >= limit_units
+
     def simulate(self, beta) -> Simulation:
         """Simulate the closed loop under controller (2) with parameters `beta`."""
         beta = np.ascontiguousarray(beta, dtype=float)
