@@ -760,13 +760,24 @@ def examine_condition(trajectory: str, ts: float, path: Path, iterations: int, p
             **clamp_pattern(problem, paper_step),
         }
 
-    ends = {"start": {**point(start), "active bounds": []}}
+    def bounds(x) -> dict:
+        # active as scipy's trf counts it (within 1e-10 max(1, |bound|)); and the one nearest
+        below, above = x - lower, upper - x
+        active = (below <= 1e-10 * np.maximum(1.0, np.abs(lower))) | (
+            above <= 1e-10 * np.maximum(1.0, np.abs(upper))
+        )
+        i = int(np.argmin(np.minimum(below, above) / (upper - lower)))
+        bound = lower[i] if below[i] <= above[i] else upper[i]
+        return {
+            "active bounds": [names[k] for k in np.flatnonzero(active)],
+            "nearest bound": f"{names[i]} {x[i]:.3g} (bound {bound:.3g})",
+        }
+
+    ends = {"start": {**point(start), **bounds(start)}}
     for name, report in reports.items():
-        x = report.x
-        active = np.minimum(x - lower, upper - x) <= 1e-9 * (upper - lower)
         ends[name] = {
-            **point(x),
-            "active bounds": [names[i] for i in np.flatnonzero(active)],
+            **point(report.x),
+            **bounds(report.x),
             "iterations": report.iterations,
             "status": report.message,
         }
@@ -811,7 +822,8 @@ def print_examination(found: dict) -> None:
         )
         print(
             f"  {name:14s} {end['objective one step']:.6f} / {end['objective 0.25 ms']:.6f}; "
-            f"active bounds {end['active bounds'] or 'none'}; clamped cycles "
+            f"active bounds {end['active bounds'] or 'none'}, nearest {end['nearest bound']}; "
+            "clamped cycles "
             f"{end['clamped cycles']}{extra}"
             + (
                 f", {end['stretches']} stretches of median {end['median stretch (cycles)']:g} "
