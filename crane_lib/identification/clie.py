@@ -246,7 +246,7 @@ class CLIEProblem:
 
     def clamped_cycles(self, simulation: Simulation) -> np.ndarray:
         """(n, n_axes) bool: the cycles where the simulated current command sits at the
-        controller's limit (the clamp of (2)), where the residual does not depend on beta."""
+        controller's limit (the clamp of (2)), where the simulated torque is flat in beta."""
         *_, unit, limit_units = self.law_arguments()
         units = np.rint(simulation.tau / (unit * self.kt_record))
         return np.abs(units) >= limit_units
