@@ -79,6 +79,7 @@ from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from crane_lib.acceptance.truth_score import twin_truth_base  # noqa: E402
 from crane_lib.constants import KT  # noqa: E402
 from crane_lib.identification import clie, metrics, sensitivity  # noqa: E402
 from crane_lib.identification.condition import identify_condition  # noqa: E402
@@ -727,8 +728,6 @@ def examine_condition(trajectory: str, ts: float, path: Path, iterations: int, p
     integrations, active bounds and clamped cycles; the objective at both integrations along
     EXAMINED_SEGMENTS; the diagonal inertia of the axis clamped most at the start, against the
     twin's and the controller's M̂ (None: the condition has no start)."""
-    from crane_lib.acceptance.truth_score import twin_truth_base
-
     log = read_raw_log(path)
     condition = identify_condition(preprocess(log, ts), trajectory)
     if condition.start is None:
@@ -752,10 +751,9 @@ def examine_condition(trajectory: str, ts: float, path: Path, iterations: int, p
 
     def point(x) -> dict:
         paper_step, cycle_step = problem.simulate(x), one_step.simulate(x)
-        objective = lambda p, sim: float(np.sum(p.residual_of(sim) ** 2))  # noqa: E731
         return {
-            "objective one step": objective(one_step, cycle_step),
-            "objective 0.25 ms": objective(problem, paper_step),
+            "objective one step": float(np.sum(one_step.residual_of(cycle_step) ** 2)),
+            "objective 0.25 ms": float(np.sum(problem.residual_of(paper_step) ** 2)),
             "cycles integrated again (one step)": cycle_step.refined_cycles,
             **clamp_pattern(problem, paper_step),
         }
