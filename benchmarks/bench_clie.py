@@ -621,6 +621,16 @@ def jacobian_as_before():
         clie.CLIEProblem.didim_jacobian = today
 
 
+def condition_problem(trajectory: str, ts: float, path: Path):
+    """(raw log, condition identified at `ts`, CLIE problem) of a sweep condition's recording;
+    None when the condition has no OLS/SDP start."""
+    log = read_raw_log(path)
+    condition = identify_condition(preprocess(log, ts), trajectory)
+    if condition.start is None:
+        return None
+    return log, condition, clie.build_problem(log)
+
+
 def condition_row(
     trajectory: str, ts: float, path: Path, steps: dict, iterations: int, exact: bool = False
 ):
@@ -629,11 +639,10 @@ def condition_row(
     process: wall times, objectives, distances from the 0.25 ms run (None: no start). `exact`:
     the exact route too, one step per cycle and at 0.25 ms ("exact one step", "exact 0.25 ms",
     each compared with the fast route's 0.25 ms run, and with each other)."""
-    log = read_raw_log(path)
-    condition = identify_condition(preprocess(log, ts), trajectory)
-    if condition.start is None:
+    started = condition_problem(trajectory, ts, path)
+    if started is None:
         return None
-    problem = clie.build_problem(log)
+    _, condition, problem = started
     standard_errors = condition.ols.parameters.std_errors
     runs = {}
     for name, step in steps.items():
@@ -728,14 +737,11 @@ def examine_condition(trajectory: str, ts: float, path: Path, iterations: int, p
     integrations, active bounds and clamped cycles; the objective at both integrations along
     EXAMINED_SEGMENTS; the diagonal inertia of the axis clamped most at the start, against the
     twin's and the controller's M̂ (None: the condition has no start)."""
-    log = read_raw_log(path)
-    condition = identify_condition(preprocess(log, ts), trajectory)
-    if condition.start is None:
+    started = condition_problem(trajectory, ts, path)
+    if started is None:
         return None
-    problem = clie.build_problem(log)
-    one_step = dataclasses.replace(
-        problem, max_step=clie.FAST_INTEGRATION_STEP_S, error_tolerance=clie.FAST_ERROR_TOLERANCE
-    )
+    log, condition, problem = started
+    one_step = clie.integrated_at(problem)
     names, standard_errors = problem.names, condition.ols.parameters.std_errors
     start = np.asarray(condition.start.ordered(names), dtype=float)
     lower, upper = clie.clie_bounds(names, start)

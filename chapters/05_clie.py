@@ -198,8 +198,7 @@ glue("clie_samples", problem.valid.size * problem.n_axes)
 
 # %%
 refined = view.sweep_refinement_of(record, refine)  # the CLIE sweep's run
-stepped = dataclasses.replace(problem, max_step=refined.integration_step_s,
-                              error_tolerance=clie.FAST_ERROR_TOLERANCE)  # as it ran
+stepped = clie.integrated_at(problem, refined.integration_step_s)  # as it ran
 np.testing.assert_allclose(stepped.objective(refined.x0), refined.objective_start, 1e-9)
 np.testing.assert_allclose(stepped.objective(refined.x), refined.objective_final, 1e-9)
 end = problem.simulate(refined.x)  # at the paper's steps
@@ -319,9 +318,8 @@ glue_md("clie_rescue", "The CLIE solution passes the audit, so no rescue runs."
 # %%
 short = view.condition_record(view.SHORT, 0.040, 1)  # AP01's OLS/SDP record
 fast = view.sweep_refinement_of(short, "fast")  # the CLIE sweep's run from its start
-short_problem = dataclasses.replace(  # AP01's raw log, integrated as the run was
-    clie.recording_problem(identify.recording_path(view.SHORT, 1)),
-    max_step=fast.integration_step_s, error_tolerance=clie.FAST_ERROR_TOLERANCE)
+short_problem = clie.integrated_at(  # AP01's raw log, integrated as the run was
+    clie.recording_problem(identify.recording_path(view.SHORT, 1)), fast.integration_step_s)
 np.testing.assert_allclose(short_problem.objective(fast.x0), fast.objective_start, 1e-9)
 np.testing.assert_allclose(short_problem.objective(fast.x), fast.objective_final, 1e-9)
 

@@ -1,10 +1,8 @@
 """The fast route's integration (one Heun step per 1 ms control cycle, a cycle whose error
 estimate is too large integrated again at 0.25 ms, a solution checked at 0.25 ms), its
-chunked Jacobian, and the CLIE problem shared by an execution's conditions."""
+block-mean DIDIM Jacobian, and the CLIE problem shared by an execution's conditions."""
 
 from __future__ import annotations
-
-import dataclasses
 
 import numpy as np
 import pytest
@@ -12,12 +10,6 @@ import pytest
 from crane_lib.identification import clie
 from crane_lib.logs.raw_log import group, write_raw_log
 from tests.test_clie import rigid_case  # noqa: F401  (the fixture)
-
-
-def _one_step(problem, tolerance=clie.FAST_ERROR_TOLERANCE):
-    return dataclasses.replace(
-        problem, max_step=clie.FAST_INTEGRATION_STEP_S, error_tolerance=tolerance
-    )
 
 
 def _light_hand(problem, beta):
@@ -29,11 +21,12 @@ def _light_hand(problem, beta):
 
 def test_one_step_per_cycle_reproduces_the_paper_integration(rigid_case):  # noqa: F811
     _, problem, beta, _ = rigid_case
-    paper, one = problem.simulate(beta), _one_step(problem).simulate(beta)
+    paper, one = problem.simulate(beta), clie.integrated_at(problem).simulate(beta)
     assert paper.ok and one.ok
     torque_scale = np.abs(paper.tau).max()
     assert np.abs(one.tau - paper.tau).max() < 1e-3 * torque_scale
-    objective_paper, objective_one = problem.objective(beta), _one_step(problem).objective(beta)
+    objective_paper = problem.objective(beta)
+    objective_one = clie.integrated_at(problem).objective(beta)
     assert abs(objective_one - objective_paper) < 1e-3 * objective_paper
 
 
@@ -41,8 +34,8 @@ def test_the_error_estimate_sends_stiff_cycles_back_to_the_paper_step(rigid_case
     _, problem, beta, _ = rigid_case
     light = _light_hand(problem, beta)
     paper = problem.simulate(light)
-    controlled = _one_step(problem).simulate(light)
-    uncontrolled = _one_step(problem, np.inf).simulate(light)
+    controlled = clie.integrated_at(problem).simulate(light)
+    uncontrolled = clie.integrated_at(problem, error_tolerance=np.inf).simulate(light)
     assert controlled.refined_cycles > 0 and uncontrolled.refined_cycles == 0
     hand = 7
     error_controlled = np.abs(controlled.tau[:, hand] - paper.tau[:, hand]).max()

@@ -29,14 +29,6 @@ JACOBIAN_TOLERANCE = 1e-5  # largest relative column error allowed
 RNG_SEED = 7
 
 
-def _one_step(problem: clie.CLIEProblem) -> clie.CLIEProblem:
-    return dataclasses.replace(
-        problem,
-        max_step=clie.FAST_INTEGRATION_STEP_S,
-        error_tolerance=clie.FAST_ERROR_TOLERANCE,
-    )
-
-
 def _random_parameters(beta: np.ndarray, seed: int = RNG_SEED, spread: float = 0.05):
     rng = np.random.default_rng(seed)
     return beta * (1.0 + spread * rng.standard_normal(beta.size))
@@ -45,14 +37,16 @@ def _random_parameters(beta: np.ndarray, seed: int = RNG_SEED, spread: float = 0
 def test_the_sensitivity_run_simulates_the_same_trajectory(rigid_case):  # noqa: F811
     _, problem, beta, _ = rigid_case
     b = _random_parameters(beta)
-    for integrated in (problem, _one_step(problem)):
+    for integrated in (problem, clie.integrated_at(problem)):
         plain = integrated.simulate(b)
         simulation, s_tau = sensitivity.simulate(integrated, b)
         assert simulation.ok and plain.ok
         assert np.array_equal(simulation.tau, plain.tau)
         assert simulation.refined_cycles == plain.refined_cycles
         assert s_tau.shape == (integrated.t.size, integrated.n_axes, b.size)
-    assert _one_step(problem).simulate(b).refined_cycles > 0  # the refinement branch is exercised
+    assert (
+        clie.integrated_at(problem).simulate(b).refined_cycles > 0
+    )  # the refinement branch is exercised
 
 
 def test_direct_dynamics_derivatives_at_random_states(rigid_case):  # noqa: F811
@@ -117,7 +111,7 @@ def test_direct_dynamics_derivatives_at_random_states(rigid_case):  # noqa: F811
 @pytest.mark.parametrize("integration", ["0.25 ms", "one step per cycle"])
 def test_jacobian_against_central_differences(rigid_case, integration):  # noqa: F811
     _, problem, beta, _ = rigid_case
-    integrated = problem if integration == "0.25 ms" else _one_step(problem)
+    integrated = problem if integration == "0.25 ms" else clie.integrated_at(problem)
     b = _random_parameters(beta)
     residual, jacobian = sensitivity.residual_and_jacobian(integrated, b)
     assert np.array_equal(residual, integrated.residual(b))
