@@ -319,7 +319,8 @@ glue_md("clie_rescue", "The CLIE solution passes the audit, so no rescue runs."
 short = view.condition_record(view.SHORT, 0.040, 1)  # AP01's OLS/SDP record
 fast = view.sweep_refinement_of(short, "fast")  # the CLIE sweep's run from its start
 short_problem = clie.integrated_at(  # AP01's raw log, integrated as the run was
-    clie.recording_problem(identify.recording_path(view.SHORT, 1)), fast.integration_step_s)
+    clie.recording_problem(identify.recording_path(view.SHORT, 1)),
+    fast.integration_step_s)
 np.testing.assert_allclose(short_problem.objective(fast.x0), fast.objective_start, 1e-9)
 np.testing.assert_allclose(short_problem.objective(fast.x), fast.objective_final, 1e-9)
 
