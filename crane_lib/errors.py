@@ -31,6 +31,7 @@ import errno
 import json
 import math
 import os
+import queue
 import re
 import shutil
 import signal
@@ -38,6 +39,7 @@ import stat
 import sys
 import tempfile
 import threading
+import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -292,6 +294,11 @@ def interruptible():
         return
 
     def handler(signum, frame):
+        if _called_from(frame, unraisable.__code__):
+            # raised inside the hook, the exception would be dropped as well (a loaded host can
+            # keep the hook waiting for its thread's start longer than the delay): owe it again
+            owed.put(signum)
+            return
         if _held:  # an output is being put in place: decided when that ends
             _held[-1].append(signum)
             return
@@ -307,16 +314,21 @@ def interruptible():
         # exception: deliver the signal again a moment later, from another thread, so that it
         # is raised once the callback has returned (again later if it had not)
         if isinstance(info.exc_value, Interrupted):
-            timer = threading.Timer(REDELIVERY_DELAY_S, redeliver, args=(info.exc_value.signum,))
-            timer.daemon = True
-            timer.start()
+            owed.put(info.exc_value.signum)
+            if not redelivery:
+                redelivery.append(threading.Thread(target=redeliver, daemon=True))
+                redelivery[0].start()
             return
         previous_hook(info)
 
-    def redeliver(signum):
-        if active:  # not after the block has ended (its handlers are gone by then)
-            _thread.interrupt_main(signum)
+    def redeliver():
+        while (signum := owed.get()) is not None:  # one delivery for each signal owed
+            time.sleep(REDELIVERY_DELAY_S)
+            if active:  # not after the block has ended (its handlers are gone by then)
+                _thread.interrupt_main(signum)
 
+    owed: queue.SimpleQueue = queue.SimpleQueue()  # dropped signals to deliver again; None ends
+    redelivery: list[threading.Thread] = []
     active = True
     previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
     previous_hook, sys.unraisablehook = sys.unraisablehook, unraisable
@@ -326,10 +338,20 @@ def interruptible():
         yield
     finally:
         active = False
+        owed.put(None)
         for sig, old in previous.items():
             signal.signal(sig, old)
         sys.unraisablehook = previous_hook
         _reset_command_state()
+
+
+def _called_from(frame, code) -> bool:
+    """Whether `frame` runs `code` or was called, at any depth, from a frame that does."""
+    while frame is not None:
+        if frame.f_code is code:
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _reset_command_state() -> None:
