@@ -37,16 +37,15 @@ def _random_parameters(beta: np.ndarray, seed: int = RNG_SEED, spread: float = 0
 def test_the_sensitivity_run_simulates_the_same_trajectory(rigid_case):  # noqa: F811
     _, problem, beta, _ = rigid_case
     b = _random_parameters(beta)
-    for integrated in (problem, clie.integrated_at(problem)):
+    one_step = clie.integrated_at(problem)
+    for integrated in (problem, one_step):
         plain = integrated.simulate(b)
         simulation, s_tau = sensitivity.simulate(integrated, b)
         assert simulation.ok and plain.ok
         assert np.array_equal(simulation.tau, plain.tau)
         assert simulation.refined_cycles == plain.refined_cycles
         assert s_tau.shape == (integrated.t.size, integrated.n_axes, b.size)
-    assert (
-        clie.integrated_at(problem).simulate(b).refined_cycles > 0
-    )  # the refinement branch is exercised
+    assert one_step.simulate(b).refined_cycles > 0  # the refinement branch is exercised
 
 
 def test_direct_dynamics_derivatives_at_random_states(rigid_case):  # noqa: F811
