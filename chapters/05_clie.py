@@ -55,7 +55,7 @@ import numpy as np
 from IPython.display import display
 
 from crane_lib.acceptance import all_pose, audit
-from crane_lib.identification import clie, metrics
+from crane_lib.identification import clie, metrics, refinement
 from crane_lib.identification import condition as identify
 from crane_lib.identification import projection as sdp
 from crane_lib.logs import preprocessing
@@ -501,10 +501,33 @@ else:
 glue_md("clie_integration", integration)
 
 # %% [markdown]
+# A trust-region step is accepted only where it lowers the objective. Where every trial step
+# from the start raised it, the trust region collapses and the run ends at its start
+# (`refinement.stopped_at_start`):
+
+# %%
+no_step = [view.condition_label(r["trajectory"], r["ts"])
+           for r in sweep_records.to_dict("records")
+           if refinement.stopped_at_start(clie.report_from_record(r).as_dict())]
+
+# %% tags=["hide-input"]
+if not no_step:
+    stuck = "Every one of them accepted at least one step."
+else:
+    stuck = (
+        f"{len(no_step)} of them accepted no step ({', '.join(no_step)}): "
+        "under the DIDIM Jacobian every trial step from the OLS/SDP start "
+        "raised the objective, so their CLIE estimate is that start, not "
+        "refined. From such starts the exact Jacobian of the simulation does "
+        "refine (register \"CLIE\", \"All forty trajectories at 10 ms\"), "
+        "at a cost this build does not spend.")
+glue_md("clie_no_step", stuck)
+
+# %% [markdown]
 # {glue:text}`clie_sweep_records:d` CLIE records (profile {glue:text}`clie_profile`),
 # {glue:text}`clie_sweep_oc:d` on route O-C and {glue:text}`clie_sweep_osc:d` on O-S-C. CLIE is
 # a local method: the objective of {glue:text}`clie_sweep_within:d` of them ends within one per
-# cent of where it started. {glue:md}`clie_integration`
+# cent of where it started. {glue:md}`clie_no_step` {glue:md}`clie_integration`
 
 # %% tags=["hide-input"]
 glue("clie_run_time", time.perf_counter() - started)

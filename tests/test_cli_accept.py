@@ -83,6 +83,27 @@ def test_accept_prints_the_verdict_and_writes_the_model(
     assert model.meta["accepted"] == "True" and model.meta["trajectory"] == "SHORT"
 
 
+def test_accept_says_when_the_refinement_accepted_no_step(files, tmp_path, monkeypatch, capsys):
+    """The report of a fast refinement that stopped at its start (every trial step uphill)
+    stands in for the refinement; the verdict is printed with the note beside it."""
+    log_path, command = files
+    real = accepted_module.identify_recording
+
+    def stuck(log, trajectory, ts, method, **kwargs):
+        condition, start, _ = real(log, trajectory, ts, "none", **kwargs)
+        report = {"method": method, "objective_start": 16.85, "objective_final": 16.85}
+        report.update(iterations=1, status=3, message="`xtol` termination condition")
+        return condition, ParameterSet(start.names, description_beta(), start.std_errors), report
+
+    monkeypatch.setattr(accepted_module, "identify_recording", stuck)
+    monkeypatch.setattr(accept_command, "AUDIT_SEEDS", (2,))
+    argv = ["accept", str(log_path), "--trajectory", str(command), "--refine", "fast"]
+    assert cli.main([*argv, "--out", str(tmp_path / "model.csv")]) == 0
+    printed = capsys.readouterr().out
+    assert "fast: objective 16.85 -> 16.85, 1 iterations" in printed
+    assert "fast: no step accepted" in printed and "ACCEPTED" in printed
+
+
 def test_a_rejection_exits_1_and_names_the_witness_pose(files, tmp_path, monkeypatch, capsys):
     log_path, command = files
     beta = description_beta().copy()

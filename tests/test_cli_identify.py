@@ -91,3 +91,40 @@ def test_identify_with_the_fast_refinement_records_the_stage(log_path, tmp_path)
     loaded = load_parameters(out, DynamicModel("reduced").names)
     assert loaded.meta["stage"] == "fast" and float(loaded.meta["objective"]) > 0
     assert loaded.meta["trajectory"] == "AP01"
+
+
+def test_identify_says_when_the_refinement_accepted_no_step(
+    log_path, tmp_path, monkeypatch, capsys
+):
+    """The refinement's report stands in for a start every trial step left uphill (register
+    "CLIE": nine of the book's starts at 10 ms); the command says so, and so does the file."""
+    from crane_lib.identification import clie, refinement
+
+    def no_step(problem, start, method, workers=2):
+        x0 = start.values.copy()
+        return clie.RefinementReport(
+            method=method,
+            names=list(start.names),
+            x0=x0,
+            x=x0.copy(),
+            objective_start=110.32,
+            objective_final=110.32,
+            iterations=1,
+            simulations=12,
+            trial_evaluations=11,
+            jacobian_evaluations=1,
+            diverged_evaluations=0,
+            wall_time_s=1.0,
+            status=3,
+            message="`xtol` termination condition is satisfied.",
+        )
+
+    monkeypatch.setattr(refinement, "refine", no_step)
+    out = tmp_path / "stuck.csv"
+    argv = ["identify", str(log_path), "--trajectory", str(AP01), "--out", str(out)]
+    assert cli.main([*argv, "--refine", "fast"]) == 0
+    printed = capsys.readouterr().out
+    assert "fast: no step accepted" in printed and "--refine exact" in printed
+    assert "which accepted no step: the OLS/SDP start" in out.read_text(encoding="utf-8")
+    start = load_parameters(out, DynamicModel("reduced").names)
+    assert start.meta["stage"] == "fast"

@@ -11,6 +11,7 @@ the tolerance of the reproduction test.
 from __future__ import annotations
 
 import dataclasses
+import time
 
 import numpy as np
 import pytest
@@ -264,6 +265,29 @@ def test_refine_condition_as_the_cli_calls_it(rigid_case):
     assert report["method"] == "fast" and report["objective_final"] <= report["objective_start"]
     with pytest.raises(InputError):
         refinement.refine_condition("rigid.npz", Condition(), "lm", log=log)
+
+
+def test_a_refinement_that_accepts_no_step_is_told_apart(rigid_case):
+    """trf accepts only a step that lowers the objective: with the DIDIM Jacobian's sign flipped
+    every trial step goes uphill, the trust region collapses and the end is the start."""
+    _, problem, beta, _ = rigid_case
+    start = beta * (1.0 + 0.1 * np.random.default_rng(3).standard_normal(beta.size))
+    evaluator = clie._Evaluator(problem)
+    x0, _ = clie._start(evaluator, start)
+    uphill = lambda x: -problem.didim_jacobian(evaluator.evaluate(x)[0])  # noqa: E731
+    stuck = clie.solve_trf(
+        problem, x0, uphill, evaluator, "fast", 10, clie.FUNCTION_TOLERANCE, time.perf_counter()
+    )
+    assert np.array_equal(stuck.x, stuck.x0) and stuck.trial_evaluations > 1
+    assert refinement.stopped_at_start(stuck.as_dict())
+    note = refinement.stopped_at_start_note(stuck.as_dict())
+    assert note.startswith("fast: no step accepted") and "--refine exact" in note
+    lower = {**stuck.as_dict(), "objective_final": np.nextafter(stuck.objective_start, 0.0)}
+    assert not refinement.stopped_at_start(lower)  # any accepted step lowers the objective
+    assert refinement.stopped_at_start_note(lower) is None
+    # a start that passes the gradient test is optimal, not stuck; DIDIM is not a trf solve
+    assert not refinement.stopped_at_start({**stuck.as_dict(), "status": 1})
+    assert not refinement.stopped_at_start({**stuck.as_dict(), "method": "didim"})
 
 
 def _report(names, x0, x, iterations, wall):

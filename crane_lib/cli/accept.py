@@ -37,7 +37,11 @@ from crane_lib.cli.common import (
 from crane_lib.cli.identify import REFINE_HELP
 from crane_lib.cli.report_parameters import check_room
 from crane_lib.errors import InputError
-from crane_lib.identification.refinement import DEFAULT_REFINE, REFINE_CHOICES
+from crane_lib.identification.refinement import (
+    DEFAULT_REFINE,
+    REFINE_CHOICES,
+    stopped_at_start_note,
+)
 
 
 def register(subparsers) -> None:
@@ -188,6 +192,9 @@ def run(args: argparse.Namespace) -> int:
             f"{report.get('objective_final', float('nan')):.6g}, "
             f"{report.get('iterations')} iterations"
         )
+        note = stopped_at_start_note(report)
+        if note is not None:
+            print(note)
     if validation:
         clock("held out, replay")
         # loads the twin: imported only when there are held-out logs

@@ -27,7 +27,13 @@ from crane_lib.cli.common import (
     robot_of,
 )
 from crane_lib.excitation.commands import read_command_file
-from crane_lib.identification.refinement import DEFAULT_REFINE, REFINE_CHOICES, identify_recording
+from crane_lib.identification.refinement import (
+    DEFAULT_REFINE,
+    REFINE_CHOICES,
+    identify_recording,
+    stopped_at_start,
+    stopped_at_start_note,
+)
 from crane_lib.identification.weighted import METHODS
 from crane_lib.logs.raw_log import read_raw_log
 from crane_lib.model.parameters import save_parameters
@@ -146,7 +152,12 @@ def run(args: argparse.Namespace) -> int:
             f"{report.get('iterations')} iterations, {report.get('wall_time_s', float('nan')):.1f} "
             "s"
         )
+        note = stopped_at_start_note(report)
+        if note is not None:
+            print(note)
     stage = "the OLS/SDP start" if args.refine == "none" else args.refine
+    if args.refine != "none" and stopped_at_start(report):
+        stage += ", which accepted no step: the OLS/SDP start"
     what = (
         "CRANE-X7 39-parameter model"
         if robot.crane_x7

@@ -84,6 +84,42 @@ SAME_START_RTOL = 1e-12
 REUSED = "the CLIE sweep's run from the same start"
 
 
+# the refinements solved by scipy's trust-region reflective, and its gradient test's status
+TRUST_REGION_METHODS = ("clie", "fast", "exact")
+GRADIENT_TEST_STATUS = 1
+
+
+def stopped_at_start(summary: dict) -> bool:
+    """Whether a trust-region refinement (its report as a dict) accepted no step without its
+    start passing the gradient test: trf accepts only a step that lowers the objective, so an
+    end objective equal to the start's means every trial step raised it and x is the start."""
+    return (
+        summary.get("method") in TRUST_REGION_METHODS
+        and summary.get("status") != GRADIENT_TEST_STATUS
+        and summary.get("objective_final") == summary.get("objective_start")
+    )
+
+
+def stopped_at_start_note(summary: dict) -> str | None:
+    """What `crane-id identify` and `accept` print when the refinement stopped at its start
+    (`stopped_at_start`); None when it moved, passed the gradient test or did not run."""
+    if not stopped_at_start(summary):
+        return None
+    method = summary["method"]
+    note = (
+        f"{method}: no step accepted: every trial step from the OLS/SDP start raised the "
+        "objective, so the model is the start, not refined"
+    )
+    if method == "fast":
+        note += (
+            " (the DIDIM Jacobian, the regressor along the simulated trajectory, gave no "
+            "direction that lowers the objective there; --refine exact forms the exact "
+            "Jacobian of the simulation, minutes per recording, and refined such starts in the "
+            'book\'s measurements: register "CLIE")'
+        )
+    return note
+
+
 def same_refinement(record: dict | None, method: str, start) -> clie.RefinementReport | None:
     """The refinement a CLIE record (`clie.write_record`) holds, if it is `method`'s from `start`
     (to SAME_START_RTOL of its largest entry); else None. The refinements are deterministic, so
