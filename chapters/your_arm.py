@@ -55,7 +55,7 @@ log = ""
 # the command file the recording executed: a path, or the name of one in trajectories/
 trajectory = "AP01"
 ts = 0.04  # sampling interval of the identification, s
-refine = "fast"  # fast | clie | didim | none (crane-id identify --help explains each)
+refine = "fast"  # fast | exact | clie | didim | none (crane-id identify --help says each)
 # the model file to write (never an input; an existing one only with force = True);
 # "" writes this report's own _build/your_arm/<trajectory>_model.csv (replaced each run)
 out = ""
@@ -113,6 +113,7 @@ from crane_lib.hardware.recorder import RecorderSettings
 from crane_lib.hardware.timing import LOCKSTEP, LOCKSTEP_BUS_BAUD
 from crane_lib.identification import ols as ols_qr
 from crane_lib.identification.condition import ROUTE_DIRECT, ROUTE_PROJECTED
+from crane_lib.identification.refinement import stopped_at_start_note
 from crane_lib.logs.preprocessing import preprocess
 from crane_lib.logs.raw_log import MAX_STAMP_GAP_S, N_COLUMNS, read_raw_log
 from crane_lib.model.dynamics import model as shared_model
@@ -320,12 +321,17 @@ assert (record["rescue"] is None) == (lam_first > 0)
 report = record["refinement"]
 method = report.get("method", "none")
 start, final = report.get("objective_start"), report.get("objective_final")
-glue_md("arm_refinement", 'No refinement was asked for (`refine = "none"`): the audit '
-        "takes the OLS/SDP start as it is." if method == "none" else
-        "The {} refinement moved the closed-loop objective from {:.5g} to {:.5g} "
-        "({:+.1f} %) in {} iterations.".format(method, start, final,
-                                              100 * (final - start) / start,
-                                              int(report.get("iterations", 0))))
+if method == "none":
+    moved = ('No refinement was asked for (`refine = "none"`): the audit takes the '
+             "OLS/SDP start as it is.")
+else:
+    change = 100 * (final - start) / start
+    iterations = int(report.get("iterations", 0))
+    moved = (f"The {method} refinement moved the closed-loop objective from {start:.5g} "
+             f"to {final:.5g} ({change:+.1f} %) in {iterations} iterations.")
+    note = stopped_at_start_note(report)  # every trial step raised the objective
+    moved += "" if note is None else f" {note}."
+glue_md("arm_refinement", moved)
 rescue, failed = record["rescue"], sum(not a["passed"] for a in record["first_audits"])
 glue_md("arm_rescue", "Every seed passed the first audit: no rescue was needed, and the "
         "refined model is the model file." if rescue is None else

@@ -98,10 +98,12 @@ def test_accept_says_when_the_refinement_accepted_no_step(files, tmp_path, monke
     monkeypatch.setattr(accepted_module, "identify_recording", stuck)
     monkeypatch.setattr(accept_command, "AUDIT_SEEDS", (2,))
     argv = ["accept", str(log_path), "--trajectory", str(command), "--refine", "fast"]
-    assert cli.main([*argv, "--out", str(tmp_path / "model.csv")]) == 0
+    out = tmp_path / "model.csv"
+    assert cli.main([*argv, "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "fast: objective 16.85 -> 16.85, 1 iterations" in printed
     assert "fast: no step accepted" in printed and "ACCEPTED" in printed
+    assert "fast refinement accepted no step: the OLS/SDP start" in out.read_text(encoding="utf-8")
 
 
 def test_a_rejection_exits_1_and_names_the_witness_pose(files, tmp_path, monkeypatch, capsys):

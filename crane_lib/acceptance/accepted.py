@@ -24,7 +24,7 @@ from crane_lib.acceptance.audit import AuditResult, audit_seeds
 from crane_lib.acceptance.rescue import RESCUE_EPSILON, RescueResult, rescue_over_theta
 from crane_lib.errors import InputError
 from crane_lib.identification.condition import ConditionResult
-from crane_lib.identification.refinement import DEFAULT_REFINE, identify_recording
+from crane_lib.identification.refinement import DEFAULT_REFINE, identify_recording, stopped_at_start
 from crane_lib.logs.raw_log import RawLog
 from crane_lib.model.dynamics import DynamicModel
 from crane_lib.model.dynamics import model as shared_model
@@ -260,12 +260,11 @@ def save_accepted(path, accepted: AcceptedModel, new: bool = False) -> Path:
         if arm is None
         else f"{arm} {len(accepted.parameters.names)}-parameter model"
     )
-    save_parameters(
-        path,
-        accepted.parameters,
-        new=new,
-        comment=f"{what} through Algorithm 1, {verdict}; std_error is the OLS standard error",
-    )
+    comment = f"{what} through Algorithm 1, {verdict}; std_error is the OLS standard error"
+    if stopped_at_start(accepted.refinement):
+        comment += f"; its {accepted.refinement['method']} refinement accepted no step: the "
+        comment += "OLS/SDP start"
+    save_parameters(path, accepted.parameters, new=new, comment=comment)
     return Path(path)
 
 
