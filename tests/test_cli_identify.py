@@ -12,6 +12,8 @@ from crane_lib.model.parameters import load_parameters
 from crane_lib.paths import TRAJECTORY_DIR
 from crane_lib.twin import recorder as twin
 
+from .refinement_cases import refinement_report
+
 AP01 = TRAJECTORY_DIR / "AP01.txt"
 
 
@@ -98,23 +100,18 @@ def test_identify_says_when_the_refinement_accepted_no_step(
 ):
     """The refinement's report stands in for a start every trial step left uphill (register
     "CLIE": nine of the book's starts at 10 ms); the command says so, and so does the file."""
-    from crane_lib.identification import clie, refinement
+    from crane_lib.identification import refinement
 
     def no_step(problem, start, method, workers=2):
-        x0 = start.values.copy()
-        return clie.RefinementReport(
+        return refinement_report(
             method=method,
             names=list(start.names),
-            x0=x0,
-            x=x0.copy(),
+            x0=start.values.copy(),
+            x=start.values.copy(),
             objective_start=110.32,
             objective_final=110.32,
-            iterations=1,
             simulations=12,
             trial_evaluations=11,
-            jacobian_evaluations=1,
-            diverged_evaluations=0,
-            wall_time_s=1.0,
             status=3,
             message="`xtol` termination condition is satisfied.",
         )

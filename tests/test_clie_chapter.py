@@ -12,22 +12,20 @@ from crane_lib.identification import clie
 from crane_lib.model.parameters import ParameterSet
 from crane_lib.reporting.chapters import clie as chapter
 
+from .refinement_cases import refinement_report
+
 
 def _report(start):
-    return clie.RefinementReport(
-        method="fast",
+    return refinement_report(
         names=["ZZR1", "FV1"],
         x0=start,
         x=start + 1.0,
         objective_start=4.0,
-        objective_final=1.0,
         iterations=3,
         simulations=5,
         trial_evaluations=4,
         jacobian_evaluations=3,
-        diverged_evaluations=0,
         wall_time_s=12.5,
-        status=2,
         message="xtol",
         history=[3.0, 2.0, 1.0],
     )

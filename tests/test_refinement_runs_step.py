@@ -14,10 +14,11 @@ from crane_lib.identification import projection as sdp
 from crane_lib.records import write_json_record
 from crane_lib.reporting.chapters import clie as report
 
+from .refinement_cases import refinement_report
+
 
 def _report(objective: float, iterations: int) -> clie.RefinementReport:
-    return clie.RefinementReport(
-        method="fast",
+    return refinement_report(
         names=["a", "b"],
         x0=np.array([1.0, 2.0]),
         x=np.array([1.5, 2.5]),
@@ -26,9 +27,6 @@ def _report(objective: float, iterations: int) -> clie.RefinementReport:
         iterations=iterations,
         simulations=3,
         trial_evaluations=2,
-        jacobian_evaluations=1,
-        diverged_evaluations=0,
-        wall_time_s=1.0,
         status=1,
         message="done",
         history=[objective],
