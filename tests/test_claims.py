@@ -23,6 +23,8 @@ from crane_lib.paper_numbers import paper
 from crane_lib.paths import REPO_ROOT
 from crane_lib.reporting import claims as views
 
+from .refinement_cases import refinement_report
+
 
 def _labels(docname: str) -> list[str]:
     """The MyST labels of a page: `(label)=` lines (`# (label)=` in a jupytext percent chapter)."""
@@ -957,6 +959,34 @@ def test_clie_iterations_claim_follows_the_order_of_the_papers_median():
         and "xtol 3" in compute(runs(3)).detail
     )
     assert compute(_results(clie_records=[], accepted=None)).verdict == claims.NOT_COMPUTED
+
+
+def test_clie_iterations_reason_names_the_runs_that_accepted_no_step():
+    """Records as the CLIE sweep writes them (clie.write_record's fields): two runs at 10 ms
+    ended at their start on xtol, one at 40 ms moved; the median (1) contradicts the paper's."""
+
+    def record(ts, start, final):
+        report = refinement_report(
+            x=np.array([1.0 if final == start else 0.9]),
+            objective_start=start,
+            objective_final=final,
+            status=3,
+            message="`xtol` termination condition is satisfied.",
+        )
+        fields = {f"clie_{k}": v for k, v in report.as_dict().items()}
+        return {"ts": ts, "run": 1, "start": [1.0], **fields}
+
+    records = [record(0.010, 110.3, 110.3), record(0.010, 23.8, 23.8), record(0.040, 20.0, 18.0)]
+    outcome = claims.REGISTRY["clie_iterations"].compute(
+        _results(accepted=None, clie_records=records)
+    )
+    assert outcome.verdict == claims.CONTRADICTED
+    assert "On 2 runs (at 10 ms) it accepted no step at all" in outcome.why
+    moved = [record(0.040, 20.0, 18.0)] * 3
+    reason = (
+        claims.REGISTRY["clie_iterations"].compute(_results(accepted=None, clie_records=moved)).why
+    )
+    assert "3 of 3 runs stopped on a tolerance" in reason and "no step" not in reason
 
 
 def test_uniform_kt_claim_is_exact_on_a_linear_fit(monkeypatch):

@@ -68,7 +68,21 @@ def _iterations_why(results: Results, stops: dict) -> str:
             for r in results.clie_records
         ]
     )
+    from crane_lib.identification import clie, refinement  # as results.clie_records
+
     capped = sum(n for k, n in stops.items() if k not in ("ftol", "xtol", "both"))
+    no_step = [
+        r
+        for r in results.clie_records
+        if refinement.stopped_at_start(clie.report_from_record(r).as_dict())
+    ]
+    intervals = ", ".join(f"{ts * 1e3:g} ms" for ts in sorted({r["ts"] for r in no_step}))
+    stuck = (
+        f" On {len(no_step)} runs (at {intervals}) it accepted no step at all: every trial step "
+        "from the OLS/SDP start raised the objective, so their end is the start."
+        if no_step
+        else ""
+    )
     return (
         f"{len(results.clie_records) - capped} of {len(results.clie_records)} runs stopped on a "
         "tolerance, not on a cap, after lowering the closed-loop objective by a median of "
@@ -76,6 +90,6 @@ def _iterations_why(results: Results, stops: dict) -> str:
         "Jacobian is DIDIM's and ignores how the simulated trajectory responds to β: the trust "
         "region stops where that Jacobian is orthogonal to the residual, near but before the "
         "faithful optimum, and the step tolerance (lsqnonlin's default) ends it within a "
-        "handful of iterations. The paper's count is of the faithful route, finite-difference "
-        "Jacobians, which this profile does not run."
+        f"handful of iterations.{stuck} The paper's count is of the faithful route, "
+        "finite-difference Jacobians, which this profile does not run."
     )
