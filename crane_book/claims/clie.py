@@ -68,7 +68,7 @@ def _iterations_why(results: Results, stops: dict) -> str:
             for r in results.clie_records
         ]
     )
-    from crane_lib.identification import clie, refinement  # as results.clie_records
+    from crane_lib.identification import clie, refinement  # where used, as results.py does
 
     capped = sum(n for k, n in stops.items() if k not in ("ftol", "xtol", "both"))
     no_step = [
