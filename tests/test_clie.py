@@ -27,6 +27,8 @@ from crane_lib.paper_numbers import paper
 from crane_lib.twin import recorder as twin
 from crane_lib.twin.truth import TWIN_PLANT_CSV, load_plant_settings, load_truth
 
+from .refinement_cases import refinement_report
+
 SEED = 5
 WAYPOINTS_DEG = [
     [0, 20, 0, -70, 0, 20, 30, 0],
@@ -291,20 +293,15 @@ def test_a_refinement_that_accepts_no_step_is_told_apart(rigid_case):
 
 
 def _report(names, x0, x, iterations, wall):
-    return clie.RefinementReport(
-        method="fast",
+    return refinement_report(
         names=names,
         x0=np.asarray(x0),
         x=np.asarray(x),
-        objective_start=2.0,
-        objective_final=1.0,
         iterations=iterations,
         simulations=iterations + 1,
         trial_evaluations=iterations + 1,
         jacobian_evaluations=iterations,
-        diverged_evaluations=0,
         wall_time_s=wall,
-        status=2,
         message="ftol",
     )
 
