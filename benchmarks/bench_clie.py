@@ -7,7 +7,7 @@ parameter within 0.1 OLS standard error of the 0.25 ms run from the same start).
 
 Run from the repository root: `.venv/bin/python -m benchmarks.bench_clie [--skip-faithful]
 [--sweep quick|full|none] [--step-sensitivity] [--before] [--jobs N] [--exact | --exact-conditions
-T:MS,...] [--conditions T:MS,...] [--examine T:MS,...] [--accept LOG COMMAND_FILE |
+T:MS,...] [--conditions T:MS,...] [--rows FILE] [--examine T:MS,...] [--accept LOG COMMAND_FILE |
 --accept-record SEED] [--accept-runs N]`.
 
 Records: the twin's quick data set (results/recordings, `python -m crane_lib.twin.dataset quick`).
@@ -26,7 +26,11 @@ against which the one-step route's distance can be read. `--before` also times t
 ran before the one-step integration (0.25 ms, the Jacobian formed on the whole record and all its
 channels): the reference of the sweep's speed-up target (its end points equal the 0.25 ms route's).
 `--jobs N`: N processes take the sweep's conditions one at a time, each running every route of
-its condition, so a condition's times compare like with like.
+its condition, so a condition's times compare like with like. `--rows FILE`: each condition's
+row is appended to FILE (a JSON object a line) as soon as it is done, so a run stopped after
+hours keeps what it measured; a later run with the same FILE takes the rows stored under the
+same key (every crane_lib source, this file, the arithmetic, scipy's and numba's versions, the
+recording's bytes and the condition's options) and measures only the others.
 
 `--smoke`: two few-seconds command files recorded on the twin stand in for PB01/AG02 and for
 V01-V03; the fast route and DIDIM run two iterations each, the faithful route (81 simulations
@@ -65,6 +69,7 @@ import csv
 import dataclasses
 import json
 import multiprocessing
+import os
 import re
 import resource
 import subprocess
@@ -212,6 +217,13 @@ def main(argv=None) -> int:
         action="store_true",
         help="run the sweep comparison only (not the simulation timing or the AG02 routes)",
     )
+    parser.add_argument(
+        "--rows",
+        type=Path,
+        metavar="FILE",
+        help="append each sweep condition's row to FILE as it is done, and take the rows stored "
+        "there for the same code, recording and options instead of measuring them again",
+    )
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "benchmarks" / "bench_clie.json")
     add_smoke_argument(parser)
     args = parser.parse_args(argv)
@@ -254,6 +266,13 @@ def main(argv=None) -> int:
             examined = [c for c in conditions if _name(c) in wanted]
     elif args.examine:
         parser.error("--examine: name conditions of a sweep (--sweep quick or full, not none)")
+    if args.rows is not None:
+        if args.smoke or args.sweep == "none" or args.examine:
+            parser.error("--rows FILE: only with a sweep comparison (--sweep quick or full)")
+        try:
+            read_rows(args.rows)
+        except (OSError, UnicodeDecodeError, ValueError) as error:
+            parser.error(f"--rows {error}")
     model = dynamic_model("reduced")
     summary: dict = {}
     if args.smoke:
@@ -302,6 +321,7 @@ def main(argv=None) -> int:
             args.before,
             args.jobs,
             exact=exact,
+            rows_file=args.rows,
         )
     if args.accept is not None or args.accept_record is not None:
         with tempfile.TemporaryDirectory(prefix="bench-accept-log-") as folder:
@@ -601,6 +621,109 @@ def _change(row: dict, route: str) -> str:
     )
 
 
+def _row_line(row: dict, steps: dict) -> str:
+    """A sweep condition's row in one line: its routes' times and their end points against the
+    fast route's 0.25 ms end (and the exact route's two integrations against each other)."""
+    others = [
+        _change(row, route)
+        for route in [*steps, *(EXACT_STEPS if "exact one step wall_s" in row else ())]
+        if route != "0.25 ms"
+    ]
+    if "exact one step wall_s" in row:
+        others.append(
+            "exact one step against exact 0.25 ms: objective "
+            f"{100 * row['exact: one step against 0.25 ms objective change']:+.4f} %, "
+            f"largest parameter change "
+            f"{row['exact: one step against 0.25 ms largest change (SE)']:.3f} SE"
+        )
+    return (
+        f"  {row['trajectory']} {row['ts_ms']:3d} ms: one step "
+        f"{row['one step wall_s']:6.1f} s, 0.25 ms {row['0.25 ms wall_s']:6.1f} s; "
+        + "; ".join(others)
+    )
+
+
+def code_key() -> str:
+    """What decides a sweep row besides its condition: every crane_lib source file, this
+    benchmark's source, the arithmetic this process runs, and scipy's and numba's versions."""
+    import numba
+    import scipy
+
+    from crane_lib import arithmetic, fingerprint
+
+    return fingerprint.digest(
+        fingerprint.package_digest(),
+        fingerprint.source_digest(Path(__file__)),
+        arithmetic.signature(),
+        scipy.__version__,
+        numba.__version__,
+    )
+
+
+def row_key(arguments: tuple, code: str) -> str:
+    """The key of a sweep condition's row: `code` (code_key), the recording's bytes, and the
+    condition's trajectory, interval, integration steps, iteration cap and exact flag."""
+    from crane_lib import fingerprint
+
+    trajectory, ts, path, steps, iterations, exact = arguments
+    return fingerprint.digest(
+        code,
+        fingerprint.file_digest(path),
+        trajectory,
+        repr(float(ts)),
+        json.dumps({name: float(step) for name, step in steps.items()}, sort_keys=True),
+        iterations,
+        bool(exact),
+    )
+
+
+def read_rows(path: Path) -> dict:
+    """The rows stored in a rows file by key ({} where it does not exist; a later line of a key
+    wins). An unfinished last line (no newline: its run was stopped while writing it) is left
+    out; any other line that is not {"key": str, "row": object or null} raises ValueError
+    naming the file and the line."""
+    if not path.exists():
+        return {}
+    if not path.is_file():
+        raise ValueError(f"{path}: not a file")
+    text = path.read_text(encoding="utf-8")
+    lines = text.split("\n")[:-1]  # the part after the last newline is unfinished
+    rows = {}
+    for number, line in enumerate(lines, start=1):
+        try:
+            stored = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise ValueError(
+                f"{path} line {number}: expected a stored row as JSON ({error.msg})"
+            ) from None
+        if (
+            not isinstance(stored, dict)
+            or not isinstance(stored.get("key"), str)
+            or not (stored.get("row") is None or isinstance(stored.get("row"), dict))
+        ):
+            raise ValueError(
+                f'{path} line {number}: expected {{"key": string, "row": object or null}}'
+            )
+        rows[stored["key"]] = stored["row"]
+    return rows
+
+
+def append_row(path: Path, key: str, row: dict | None) -> None:
+    """Append one condition's row to a rows file as a line of its own, on disk before the next
+    condition is done (an unfinished line left by a stopped run is cut off first)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+b") as handle:
+        size = handle.seek(0, 2)
+        if size:
+            handle.seek(0)
+            kept = handle.read().rfind(b"\n") + 1
+            if kept != size:
+                handle.truncate(kept)
+        handle.write((json.dumps({"key": key, "row": row}, default=float) + "\n").encode())
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
 def whole_record_jacobian(problem: clie.CLIEProblem, simulation: clie.Simulation) -> np.ndarray:
     """The DIDIM Jacobian as the fast route formed it before: W of the whole record at once,
     all 312 channels filtered (the same numbers as CLIEProblem.didim_jacobian)."""
@@ -856,13 +979,16 @@ def sweep_comparison(
     before: bool = False,
     jobs: int = 1,
     exact: bool | set = False,
+    rows_file: Path | None = None,
 ) -> dict:
     """The fast route one step per cycle against the same route at 0.25 ms (and at 0.125 ms,
     and as it ran before: 0.25 ms with the whole-record Jacobian), from each condition's OLS/SDP
     start: wall times, objectives, parameter distances in OLS SE. `jobs` processes take one
     condition each at a time (every route of a condition runs in the same process, so its
     times compare like with like). `exact`: True, or the (trajectory, ms) names of the conditions
-    also refined by the exact route (its rows of the summary are over those only)."""
+    also refined by the exact route (its rows of the summary are over those only). `rows_file`:
+    each condition's row is appended to it as it is done, and a row stored there under the
+    condition's key (`row_key`) is taken instead of measured again."""
     steps = {"one step": clie.FAST_INTEGRATION_STEP_S, "0.25 ms": clie.INTEGRATION_STEP_S}
     if before:
         steps["before"] = clie.INTEGRATION_STEP_S
@@ -877,34 +1003,34 @@ def sweep_comparison(
         (*condition, steps, iterations, exact is True or _name(condition) in (exact or ()))
         for condition in conditions
     ]
-    found = {}
+    found, keys = {}, []
+    if rows_file is not None:
+        code = code_key()
+        keys = [row_key(a, code) for a in arguments]
+        stored = read_rows(rows_file)
+        found = {i: stored[key] for i, key in enumerate(keys) if key in stored}
+        print(
+            f"{len(found)} of {len(arguments)} conditions' rows taken from {rows_file} (measured "
+            "by an earlier run with this code, recording and options; their times are that run's)",
+            flush=True,
+        )
+        for index in sorted(found):
+            if found[index] is not None:
+                print(_row_line(found[index], steps) + " (stored)", flush=True)
+    todo = [i for i in range(len(arguments)) if i not in found]
     rows_done = tqdm(
-        _condition_rows(arguments, jobs),
-        total=len(arguments),
+        _condition_rows([arguments[i] for i in todo], jobs),
+        total=len(todo),
         desc="sweep conditions",
         unit="condition",
     )
-    for index, row in rows_done:
+    for done, row in rows_done:
+        index = todo[done]
         found[index] = row
-        if row is None:
-            continue
-        others = [
-            _change(row, route)
-            for route in [*steps, *(EXACT_STEPS if "exact one step wall_s" in row else ())]
-            if route != "0.25 ms"
-        ]
-        if "exact one step wall_s" in row:
-            others.append(
-                "exact one step against exact 0.25 ms: objective "
-                f"{100 * row['exact: one step against 0.25 ms objective change']:+.4f} %, "
-                f"largest parameter change "
-                f"{row['exact: one step against 0.25 ms largest change (SE)']:.3f} SE"
-            )
-        tqdm.write(
-            f"  {row['trajectory']} {row['ts_ms']:3d} ms: one step "
-            f"{row['one step wall_s']:6.1f} s, 0.25 ms {row['0.25 ms wall_s']:6.1f} s; "
-            + "; ".join(others)
-        )
+        if rows_file is not None:
+            append_row(rows_file, keys[index], row)
+        if row is not None:
+            tqdm.write(_row_line(row, steps))
     rows = [found[i] for i in sorted(found) if found[i] is not None]
     speedup = sum(r["0.25 ms wall_s"] for r in rows) / sum(r["one step wall_s"] for r in rows)
     within = [

@@ -227,6 +227,14 @@ def test_targets_table_judges_the_ci_run_by_its_time_and_its_exit_status():
             ["-m", "benchmarks.bench_clie", "--sweep", "none", "--examine", "PC08:10"],
             "--examine: name conditions of a sweep (--sweep quick or full, not none)",
         ),
+        (
+            ["-m", "benchmarks.bench_clie", "--sweep", "none", "--rows", "{tmp}/rows.jsonl"],
+            "--rows FILE: only with a sweep comparison (--sweep quick or full)",
+        ),
+        (
+            ["-m", "benchmarks.bench_clie", "--sweep", "quick", "--rows", "{tmp}"],
+            ": not a file",
+        ),
     ],
 )
 def test_target_options_are_refused_in_one_line_before_any_work(argv, says, tmp_path):
