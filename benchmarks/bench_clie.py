@@ -29,8 +29,9 @@ channels): the reference of the sweep's speed-up target (its end points equal th
 its condition, so a condition's times compare like with like. `--rows FILE`: each condition's
 row is appended to FILE (a JSON object a line) as soon as it is done, so a run stopped after
 hours keeps what it measured; a later run with the same FILE takes the rows stored under the
-same key (every crane_lib source, this file, the arithmetic, scipy's and numba's versions, the
-recording's bytes and the condition's options) and measures only the others.
+same key (every crane_lib source, this file's functions that compute a row, the arithmetic,
+scipy's and numba's versions, the recording's bytes and the condition's options) and measures
+only the others. Runs may share FILE: each appends under a lock.
 
 `--smoke`: two few-seconds command files recorded on the twin stand in for PB01/AG02 and for
 V01-V03; the fast route and DIDIM run two iterations each, the faithful route (81 simulations
@@ -643,9 +644,21 @@ def _row_line(row: dict, steps: dict) -> str:
     )
 
 
+# the functions of this file that compute a sweep row (the rest formats, times or examines)
+ROW_FUNCTIONS = (
+    "condition_row",
+    "condition_problem",
+    "jacobian_as_before",
+    "whole_record_jacobian",
+)
+
+
 def code_key() -> str:
-    """What decides a sweep row besides its condition: every crane_lib source file, this
-    benchmark's source, the arithmetic this process runs, and scipy's and numba's versions."""
+    """What decides a sweep row besides its condition: every crane_lib source file, the source
+    of ROW_FUNCTIONS and EXACT_STEPS, the arithmetic this process runs, scipy's and numba's
+    versions."""
+    import inspect
+
     import numba
     import scipy
 
@@ -653,7 +666,8 @@ def code_key() -> str:
 
     return fingerprint.digest(
         fingerprint.package_digest(),
-        fingerprint.source_digest(Path(__file__)),
+        *(inspect.getsource(globals()[name]) for name in ROW_FUNCTIONS),
+        json.dumps(EXACT_STEPS, sort_keys=True),
         arithmetic.signature(),
         scipy.__version__,
         numba.__version__,
@@ -710,9 +724,13 @@ def read_rows(path: Path) -> dict:
 
 def append_row(path: Path, key: str, row: dict | None) -> None:
     """Append one condition's row to a rows file as a line of its own, on disk before the next
-    condition is done (an unfinished line left by a stopped run is cut off first)."""
+    condition is done. The file is locked while it is written, so runs can share it; an
+    unfinished line found under the lock was left by a stopped run and is cut off first."""
+    import fcntl
+
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a+b") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
         size = handle.seek(0, 2)
         if size:
             handle.seek(0)

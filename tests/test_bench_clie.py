@@ -19,25 +19,26 @@ def _conditions(tmp_path, names=("AP01", "AP02", "AP03")):
     return conditions
 
 
-class _Measured:
+def _measured(stop_at=None):
     """A stand-in for condition_row that notes which conditions it measured (and can stop)."""
+    names = []
 
-    def __init__(self, stop_at=None):
-        self.names, self.stop_at = [], stop_at
-
-    def __call__(self, trajectory, ts, path, steps, iterations, exact=False):
-        if trajectory == self.stop_at:
+    def condition_row(trajectory, ts, path, steps, iterations, exact=False):
+        if trajectory == stop_at:
             raise KeyboardInterrupt
-        self.names.append(trajectory)
+        names.append(trajectory)
         return {
             "trajectory": trajectory,
             "ts_ms": round(ts * 1e3),
             "one step wall_s": 1.0,
             "0.25 ms wall_s": 2.0 + len(trajectory),
-            "one step objective change": 1e-4 * len(self.names),
+            "one step objective change": 1e-4 * len(names),
             "one step largest change (SE)": 0.01,
             "one step refined again": False,
         }
+
+    condition_row.names = names
+    return condition_row
 
 
 def _compare(conditions, rows_file, iterations=5):
@@ -50,7 +51,7 @@ def test_a_stopped_sweep_keeps_its_rows_and_the_next_run_measures_only_the_rest(
     tmp_path, monkeypatch
 ):
     conditions, rows_file = _conditions(tmp_path), tmp_path / "rows" / "sweep.jsonl"
-    stopped = _Measured(stop_at="AP03")
+    stopped = _measured(stop_at="AP03")
     monkeypatch.setattr(bench_clie, "condition_row", stopped)
     with pytest.raises(KeyboardInterrupt):
         _compare(conditions, rows_file)
@@ -58,7 +59,7 @@ def test_a_stopped_sweep_keeps_its_rows_and_the_next_run_measures_only_the_rest(
     lines = rows_file.read_text(encoding="utf-8").splitlines()
     assert [json.loads(line)["row"]["trajectory"] for line in lines] == ["AP01", "AP02"]
 
-    resumed = _Measured()
+    resumed = _measured()
     monkeypatch.setattr(bench_clie, "condition_row", resumed)
     summary = _compare(conditions, rows_file)
     assert resumed.names == ["AP03"]
@@ -66,7 +67,7 @@ def test_a_stopped_sweep_keeps_its_rows_and_the_next_run_measures_only_the_rest(
     # the stored rows are the first run's, as it wrote them
     assert summary["conditions"][1]["one step objective change"] == pytest.approx(2e-4)
 
-    again = _Measured()
+    again = _measured()
     monkeypatch.setattr(bench_clie, "condition_row", again)
     assert _compare(conditions, rows_file)["conditions"] == summary["conditions"]
     assert again.names == []
@@ -74,21 +75,26 @@ def test_a_stopped_sweep_keeps_its_rows_and_the_next_run_measures_only_the_rest(
 
 def test_a_row_is_measured_again_when_its_recording_or_options_change(tmp_path, monkeypatch):
     conditions, rows_file = _conditions(tmp_path), tmp_path / "sweep.jsonl"
-    monkeypatch.setattr(bench_clie, "condition_row", _Measured())
+    monkeypatch.setattr(bench_clie, "condition_row", _measured())
     _compare(conditions, rows_file)
 
     conditions[1][2].write_bytes(b"recorded again")
-    measured = _Measured()
+    measured = _measured()
     monkeypatch.setattr(bench_clie, "condition_row", measured)
     _compare(conditions, rows_file)
     assert measured.names == ["AP02"]
 
-    measured = _Measured()
+    measured = _measured()
     monkeypatch.setattr(bench_clie, "condition_row", measured)
     _compare(conditions, rows_file, iterations=6)
     assert measured.names == ["AP01", "AP02", "AP03"]
 
     code = bench_clie.code_key()
+    # the key reads the functions that compute a row, not the ones that format or examine
+    monkeypatch.setattr(bench_clie, "print_examination", lambda found: None)
+    assert bench_clie.code_key() == code
+    monkeypatch.setattr(bench_clie, "condition_problem", lambda trajectory, ts, path: None)
+    assert bench_clie.code_key() != code
     arguments = (*conditions[0], STEPS, 5, False)
     assert bench_clie.row_key(arguments, code) != bench_clie.row_key(arguments, code + "0")
     assert bench_clie.row_key(arguments, code) != bench_clie.row_key(
@@ -98,14 +104,14 @@ def test_a_row_is_measured_again_when_its_recording_or_options_change(tmp_path, 
 
 def test_an_unfinished_last_line_is_left_out_and_cut_off_before_the_next_row(tmp_path, monkeypatch):
     conditions, rows_file = _conditions(tmp_path, ("AP01", "AP02")), tmp_path / "sweep.jsonl"
-    monkeypatch.setattr(bench_clie, "condition_row", _Measured(stop_at="AP02"))
+    monkeypatch.setattr(bench_clie, "condition_row", _measured(stop_at="AP02"))
     with pytest.raises(KeyboardInterrupt):
         _compare(conditions, rows_file)
     with open(rows_file, "a", encoding="utf-8") as handle:
         handle.write('{"key": "abc", "row": {"trajec')  # a run stopped while writing
     assert len(bench_clie.read_rows(rows_file)) == 1
 
-    measured = _Measured()
+    measured = _measured()
     monkeypatch.setattr(bench_clie, "condition_row", measured)
     _compare(conditions, rows_file)
     assert measured.names == ["AP02"]
@@ -128,3 +134,23 @@ def test_a_line_that_is_not_a_stored_row_is_named(text, says, tmp_path):
     with pytest.raises(ValueError) as refused:
         bench_clie.read_rows(rows_file)
     assert str(refused.value).startswith(f"{rows_file} {says}"), refused.value
+
+
+def test_a_row_waits_for_a_line_another_run_is_writing_instead_of_cutting_it(tmp_path):
+    import fcntl
+    import threading
+
+    rows_file = tmp_path / "sweep.jsonl"
+    with open(rows_file, "ab") as other_run:
+        fcntl.flock(other_run, fcntl.LOCK_EX)
+        other_run.write(b'{"key": "theirs", "row": ')
+        other_run.flush()
+        appending = threading.Thread(target=bench_clie.append_row, args=(rows_file, "ours", None))
+        appending.start()
+        appending.join(timeout=0.5)
+        assert appending.is_alive()  # waiting for the lock, not cutting their line
+        other_run.write(b"null}\n")
+        other_run.flush()
+    appending.join(timeout=10)
+    assert not appending.is_alive()
+    assert bench_clie.read_rows(rows_file) == {"theirs": None, "ours": None}
