@@ -677,12 +677,13 @@ def code_key() -> str:
 def row_key(arguments: tuple, code: str) -> str:
     """The key of a sweep condition's row: `code` (code_key), the recording's bytes, and the
     condition's trajectory, interval, integration steps, iteration cap and exact flag."""
+    from crane_book.keys import content_digest  # a recording's four intervals hash it once
     from crane_lib import fingerprint
 
     trajectory, ts, path, steps, iterations, exact = arguments
     return fingerprint.digest(
         code,
-        fingerprint.file_digest(path),
+        content_digest(path),
         trajectory,
         repr(float(ts)),
         json.dumps({name: float(step) for name, step in steps.items()}, sort_keys=True),
