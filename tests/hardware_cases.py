@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 from contextlib import contextmanager
 
 import numpy as np
@@ -17,10 +18,10 @@ from crane_lib.paths import REPO_ROOT
 
 
 @contextmanager
-def recording_process(argv: list[str], cwd=None, stderr=subprocess.PIPE):
+def recording_process(argv: list[str], cwd=None, stderr=subprocess.PIPE, timeout_s=600.0):
     """`crane-id ARGV` (a recording over a port) in a process of its own, yielded once it has
-    printed its "logging:" line (the test fails if it ends before); killed on the way out if it
-    still runs."""
+    printed its "logging:" line (the test fails if it ends before, or prints none in
+    `timeout_s`); killed on the way out if it still runs."""
     run = subprocess.Popen(
         [sys.executable, "-m", "crane_lib.cli", *argv],
         cwd=cwd,
@@ -30,16 +31,37 @@ def recording_process(argv: list[str], cwd=None, stderr=subprocess.PIPE):
         text=True,
     )
     try:
-        for line in run.stdout:
-            if line.startswith("logging:"):
-                break
-        else:
-            pytest.fail(f"the recorder ended before logging: {run.wait()}")
+        _wait_for_logging(run, timeout_s)
         yield run
     finally:
         if run.poll() is None:
             run.kill()
             run.wait()
+
+
+def _wait_for_logging(run: subprocess.Popen, timeout_s: float) -> None:
+    """Read `run`'s stdout up to its "logging:" line in a thread that stops there, so that no
+    reader is left beside a later `communicate` (which closes the pipe under it)."""
+    seen: list[str] = []
+    logging = threading.Event()
+
+    def read() -> None:
+        for line in run.stdout:
+            if line.startswith("logging:"):
+                logging.set()
+                return
+            seen.append(line)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(timeout_s)
+    if reader.is_alive():
+        run.kill()
+        reader.join()
+        pytest.fail(f"no 'logging:' line in {timeout_s:.0f} s: {seen}")
+    if not logging.is_set():
+        err = run.communicate()[1] if run.stderr is not None else ""
+        pytest.fail(f"the recorder ended before logging: {run.returncode} {seen} {err}")
 
 
 def short_command() -> CommandFile:

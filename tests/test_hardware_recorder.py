@@ -16,10 +16,7 @@ from __future__ import annotations
 
 import math
 import os
-import queue
 import signal
-import subprocess
-import sys
 import threading
 import time
 
@@ -40,7 +37,7 @@ from crane_lib.hardware.timing import LOCKSTEP, REALTIME
 from crane_lib.logs import raw_log
 from crane_lib.paths import REPO_ROOT, TRAJECTORY_DIR
 
-from .hardware_cases import short_command
+from .hardware_cases import recording_process, short_command
 
 AP01 = (
     TRAJECTORY_DIR / "AP01.txt"
@@ -323,50 +320,11 @@ def test_sigterm_stops_the_command_line_recorder(emulator, tmp_path):
     a time or a file, then sends SIGTERM."""
     log_path = tmp_path / "terminated.csv.gz"
     emulator.reset(start_posture_config(realtime=True))
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import sys; from crane_lib.cli import main; sys.exit(main())",
-            "record",
-            str(AP01),
-            "--out",
-            str(log_path),
-            "--port",
-            emulator.port,
-            "--idle",
-            "0.2",
-            "--no-approach",
-            "--timing",
-            "lockstep",
-        ],
-        cwd=REPO_ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    lines: queue.Queue = queue.Queue()
-    reader = threading.Thread(
-        target=lambda: [lines.put(line) for line in process.stdout] + [lines.put(None)], daemon=True
-    )
-    reader.start()
-    seen = []
-    while True:
-        try:
-            line = lines.get(
-                timeout=600
-            )  # generous: the child imports and compiles nothing while we wait
-        except queue.Empty:
-            process.kill()
-            pytest.fail(f"no 'logging:' line in 600 s: {seen}")
-        if line is None or line.startswith("logging:"):
-            break
-        seen.append(line)
-    assert line is not None, (
-        f"the recorder ended before logging: {process.wait()} {process.stderr.read()}"
-    )
-    process.send_signal(signal.SIGTERM)
-    _, err = process.communicate(timeout=120)
+    argv = ["record", str(AP01), "--out", str(log_path), "--port", emulator.port]
+    argv += ["--idle", "0.2", "--no-approach", "--timing", "lockstep"]
+    with recording_process(argv, cwd=REPO_ROOT) as process:
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=120)
     assert process.returncode == 128 + signal.SIGTERM, err
     assert "FAULT" in err and "SIGTERM" in err
     assert _torque(emulator.snapshot()) == [0] * 8

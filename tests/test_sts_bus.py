@@ -7,10 +7,7 @@ packets, checks, faults and log run deterministically however loaded the host is
 from __future__ import annotations
 
 import os
-import queue
 import signal
-import subprocess
-import sys
 import threading
 
 import numpy as np
@@ -31,7 +28,7 @@ from crane_lib.logs import raw_log
 from crane_lib.logs.preprocessing import preprocess
 from crane_lib.paths import REPO_ROOT, TRAJECTORY_DIR
 
-from .hardware_cases import short_so101_command
+from .hardware_cases import recording_process, short_so101_command
 
 SHORT = dict(lead_s=0.2, tail_s=0.2, preroll_s=0.1, approach=False, realtime=False)
 FAULT_AT_S = 0.6  # after the first torque enable: logging began at 0.1 s (preroll)
@@ -234,48 +231,11 @@ def test_sigterm_stops_the_command_line_recorder(emulator, tmp_path):
     (torque on, handler in place), then sends SIGTERM."""
     log_path = tmp_path / "terminated.npz"
     emulator.reset(_config())
-    command = [sys.executable, "-c", "import sys; from crane_lib.cli import main; sys.exit(main())"]
-    process = subprocess.Popen(
-        [
-            *command,
-            "record",
-            str(LONG),
-            "--robot",
-            "so101",
-            "--out",
-            str(log_path),
-            "--port",
-            emulator.port,
-            "--idle",
-            "0.2",
-            "--no-approach",
-            "--no-realtime",
-            "--timing",
-            "lockstep",
-        ],
-        cwd=REPO_ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    lines: queue.Queue = queue.Queue()
-    reader = threading.Thread(
-        target=lambda: [lines.put(line) for line in process.stdout] + [lines.put(None)], daemon=True
-    )
-    reader.start()
-    seen = []
-    while True:
-        try:
-            line = lines.get(timeout=300)
-        except queue.Empty:
-            process.kill()
-            pytest.fail(f"no 'logging:' line in 300 s: {seen}")
-        if line is None or line.startswith("logging:"):
-            break
-        seen.append(line)
-    assert line is not None, f"the recorder ended first: {process.wait()} {process.stderr.read()}"
-    process.send_signal(signal.SIGTERM)
-    _, err = process.communicate(timeout=120)
+    argv = ["record", str(LONG), "--robot", "so101", "--out", str(log_path)]
+    argv += ["--port", emulator.port, "--idle", "0.2", "--no-approach", "--no-realtime"]
+    with recording_process([*argv, "--timing", "lockstep"], cwd=REPO_ROOT) as process:
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=120)
     assert process.returncode == 128 + signal.SIGTERM, err
     assert "FAULT" in err and "SIGTERM" in err
     assert _torque(emulator.snapshot()) == [0] * 6
