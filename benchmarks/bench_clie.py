@@ -69,7 +69,6 @@ import contextlib
 import csv
 import dataclasses
 import json
-import multiprocessing
 import os
 import re
 import resource
@@ -77,7 +76,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import as_completed
 from pathlib import Path
 
 import numpy as np
@@ -85,6 +84,7 @@ from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from crane_book.workers import worker_pool  # noqa: E402
 from crane_lib.acceptance.truth_score import twin_truth_base  # noqa: E402
 from crane_lib.constants import KT  # noqa: E402
 from crane_lib.identification import clie, metrics, sensitivity  # noqa: E402
@@ -834,7 +834,7 @@ def _condition_rows(arguments, jobs: int):
         for index, condition in enumerate(arguments):
             yield index, condition_row(*condition)
         return
-    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+    with worker_pool(jobs) as pool:
         futures = {pool.submit(condition_row, *a): i for i, a in enumerate(arguments)}
         for future in as_completed(futures):
             yield futures[future], future.result()

@@ -9,6 +9,7 @@
   kernels     the Jupyter kernels both run notebooks in (on sockets of their own)
   downloads   the records zipped per kind for the pages that link them
   options     the checked options of those commands: a bad value is one line, exit status 2
+  workers     process pools whose workers end with the process that started them
 
 It imports crane_lib; crane_lib never imports it (tests/test_architecture.py).
 """

@@ -27,11 +27,10 @@ from __future__ import annotations
 
 import ast
 import json
-import multiprocessing
 import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import as_completed
 from pathlib import Path
 
 import yaml
@@ -39,6 +38,7 @@ from tqdm import tqdm
 
 from crane_book import kernels, keys, options
 from crane_book.build_clock import TIMINGS_DIR
+from crane_book.workers import worker_pool
 from crane_lib import fingerprint, source_graph
 from crane_lib.errors import atomic_write
 from crane_lib.paths import REPO_ROOT, RESULTS_DIR
@@ -292,7 +292,7 @@ def execute_pages(
     untouched = results_snapshot()
     # spawned workers: no worker inherits this process's state; each page starts its own kernel
     with (
-        ProcessPoolExecutor(max(1, jobs), mp_context=multiprocessing.get_context("spawn")) as pool,
+        worker_pool(jobs) as pool,
         tqdm(total=len(todo), desc="book pages", unit="page") as bar,
     ):
         futures = {

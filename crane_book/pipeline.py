@@ -91,11 +91,10 @@ stop the job with one line and exit status 2 before any work, as does a malforme
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import as_completed
 from pathlib import Path
 
 import numpy as np
@@ -103,6 +102,7 @@ from tqdm import tqdm
 
 from crane_book import claims, downloads, keys, options, sweep
 from crane_book.build_clock import BuildClock
+from crane_book.workers import worker_pool
 from crane_lib.acceptance import accepted as accepted_stage
 from crane_lib.acceptance import (
     all_pose,
@@ -292,8 +292,7 @@ def side_by_side(steps, jobs: int) -> list[keys.StepLog]:
     processes (in order, in this one, when `jobs` is 1); their logs in the order given."""
     if jobs <= 1 or len(steps) <= 1:
         return [step(*arguments) for step, arguments in steps]
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(min(jobs, len(steps)), mp_context=context) as pool:
+    with worker_pool(min(jobs, len(steps))) as pool:
         futures = [pool.submit(step, *arguments) for step, arguments in steps]
         return [future.result() for future in futures]
 
@@ -546,9 +545,7 @@ def beyond_ols_step(
         if reasons:
             pending.append(((job, representative, profile, path), key))
     if len(pending) > 1 and jobs > 1:
-        with ProcessPoolExecutor(
-            min(jobs, len(pending)), mp_context=multiprocessing.get_context("spawn")
-        ) as pool:
+        with worker_pool(min(jobs, len(pending))) as pool:
             futures = {
                 pool.submit(run_job, *arguments): (arguments, key) for arguments, key in pending
             }
@@ -918,7 +915,7 @@ def run_steps(args, clock: BuildClock) -> None:
     # process, so its CPU time is counted there
     early = None
     if args.jobs > 1 and args.scheduler is None:
-        early = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+        early = worker_pool(1)
         didim = early.submit(didim_step, args.profile)
     try:
         _steps_after_the_data_set(args, clock, None if early is None else (early, didim))

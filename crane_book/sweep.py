@@ -41,13 +41,13 @@ import shutil
 import threading
 import time
 import uuid
-from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures import as_completed as futures_as_completed
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 from crane_book import kernels, keys, options
+from crane_book.workers import worker_pool
 from crane_lib.errors import atomic_write
 from crane_lib.parameter_sets import condition_name, read_conditions  # noqa: F401 (the sweep's API)
 from crane_lib.paths import REPO_ROOT, RESULTS_DIR
@@ -673,7 +673,7 @@ class _LocalPool:
 
     def __init__(self, workers: int):
         self.workers = workers
-        self._pool = ProcessPoolExecutor(max_workers=workers)
+        self._pool = worker_pool(workers, start_method=None)
 
     def submit(self, *args):
         return self._pool.submit(*args)

@@ -176,7 +176,7 @@ def test_the_slowest_pages_start_first(tmp_path, monkeypatch):
             started.append(page) or (page, None, "skipped", 0.0)
         ),
     )
-    monkeypatch.setattr(pages, "ProcessPoolExecutor", _InlinePool)
+    monkeypatch.setattr(pages, "worker_pool", _InlinePool)
     toc = pages.toc_pages()
     with pytest.raises(RuntimeError):
         pages.execute_pages(
@@ -201,7 +201,7 @@ def test_the_slowest_pages_start_first(tmp_path, monkeypatch):
 
 
 class _InlinePool:
-    """A ProcessPoolExecutor stand-in that runs each submission at once, in order."""
+    """A worker_pool stand-in that runs each submission at once, in order."""
 
     def __init__(self, *args, **kwargs):
         pass
