@@ -7,8 +7,8 @@ parameter within 0.1 OLS standard error of the 0.25 ms run from the same start).
 
 Run from the repository root: `.venv/bin/python -m benchmarks.bench_clie [--skip-faithful]
 [--sweep quick|full|none] [--step-sensitivity] [--before] [--jobs N] [--exact | --exact-conditions
-T:MS,...] [--conditions T:MS,...] [--rows FILE] [--examine T:MS,...] [--accept LOG COMMAND_FILE |
---accept-record SEED] [--accept-runs N]`.
+T:MS,...] [--conditions T:MS,...] [--rows FILE] [--examine T:MS,... | --census] [--accept LOG
+COMMAND_FILE | --accept-record SEED] [--accept-runs N]`.
 
 Records: the twin's quick data set (results/recordings, `python -m crane_lib.twin.dataset quick`).
 The 128 s record is PB01 (129.1 s, the longest quick record). The reference measured in the
@@ -53,6 +53,12 @@ loop's clamped cycles (`CLIEProblem.clamped_cycles`). It does the same at 11 poi
 segment between the exact ends and along the segment from the exact 0.25 ms end to the fast end.
 Last, the diagonal inertia of the axis clamped most, at the start and ends, against the twin's
 and the controller's M̂ (register "CLIE", the second end-point table).
+`--census`: instead of comparing the sweep, where its simulated loop clamps
+(`CLIEProblem.clamped_cycles`, at 0.25 ms): each condition's clamped cycles per axis at its OLS/SDP
+start and at the fast route's end (one step per cycle, the book's route), beside the recording's
+own near-clamp samples (which CLIE masks), with the end's clamp pattern (cycles at each limit,
+stretches) and, at a start or end that clamps, its most clamped axis's least inertia over the
+twin's; then which conditions clamp at the start and at the end.
 `--accept LOG COMMAND_FILE`: `crane-id accept` of that recording with `--refine fast` and with
 `--refine exact`, each `--accept-runs` times (default 3) in a process of its own as an arm owner
 runs it: end to end (wall, and CPU seconds of the process and its threads), and by stage as the
@@ -89,7 +95,7 @@ from crane_lib.acceptance.truth_score import twin_truth_base  # noqa: E402
 from crane_lib.constants import KT  # noqa: E402
 from crane_lib.identification import clie, metrics, sensitivity  # noqa: E402
 from crane_lib.identification.condition import identify_condition  # noqa: E402
-from crane_lib.logs.preprocessing import preprocess  # noqa: E402
+from crane_lib.logs.preprocessing import preprocess, to_even_grid  # noqa: E402
 from crane_lib.logs.raw_log import read_raw_log  # noqa: E402
 from crane_lib.model.controller import RealizationController  # noqa: E402
 from crane_lib.model.dynamics import model as dynamic_model  # noqa: E402
@@ -194,6 +200,12 @@ def main(argv=None) -> int:
         help="comma-separated TRAJECTORY:MS of the sweep to examine instead of comparing it",
     )
     parser.add_argument(
+        "--census",
+        action="store_true",
+        help="count each sweep condition's clamped cycles at its start and fast end instead of "
+        "comparing the sweep",
+    )
+    parser.add_argument(
         "--accept",
         nargs=2,
         type=Path,
@@ -267,8 +279,10 @@ def main(argv=None) -> int:
             examined = [c for c in conditions if _name(c) in wanted]
     elif args.examine:
         parser.error("--examine: name conditions of a sweep (--sweep quick or full, not none)")
+    if args.census and (args.sweep == "none" or args.examine or args.smoke):
+        parser.error("--census: with a sweep (--sweep quick or full), not --examine or --smoke")
     if args.rows is not None:
-        if args.smoke or args.sweep == "none" or args.examine:
+        if args.smoke or args.sweep == "none" or args.examine or args.census:
             parser.error("--rows FILE: only with a sweep comparison (--sweep quick or full)")
         try:
             read_rows(args.rows)
@@ -307,6 +321,8 @@ def main(argv=None) -> int:
         )
         summary["examine"] = [examine_condition(*smoke_condition[0], 2, 3)]
         print_examination(summary["examine"][0])
+        summary["census"] = [clamp_census(*smoke_condition[0], 2)]
+        print(census_line(summary["census"][0]))
     elif args.examine:
         summary["examine"] = []
         for condition in tqdm(examined, desc="examined conditions", unit="condition"):
@@ -314,6 +330,8 @@ def main(argv=None) -> int:
             if found is not None:
                 summary["examine"].append(found)
                 print_examination(found)
+    elif args.census:
+        summary["census"] = clamp_censuses(conditions, args.jobs)
     elif args.sweep != "none":
         summary["sweep"] = sweep_comparison(
             conditions,
@@ -827,15 +845,17 @@ def condition_row(
     return row
 
 
-def _condition_rows(arguments, jobs: int):
-    """(index, condition_row) of each condition as it is done: in this process one after the
-    other, or in `jobs` processes in the order they finish."""
+def _condition_rows(arguments, jobs: int, function=None):
+    """(index, function(*arguments[index])) of each condition as it is done (default
+    condition_row): in this process one after the other, or in `jobs` processes in the order they
+    finish."""
+    function = condition_row if function is None else function
     if jobs == 1:
         for index, condition in enumerate(arguments):
-            yield index, condition_row(*condition)
+            yield index, function(*condition)
         return
     with worker_pool(jobs) as pool:
-        futures = {pool.submit(condition_row, *a): i for i, a in enumerate(arguments)}
+        futures = {pool.submit(function, *a): i for i, a in enumerate(arguments)}
         for future in as_completed(futures):
             yield futures[future], future.result()
 
@@ -955,6 +975,98 @@ def examine_condition(trajectory: str, ts: float, path: Path, iterations: int, p
         "segments": segments,
         f"M{axis + 1}{axis + 1} min, median, max (kg m^2)": inertia,
     }
+
+
+def clamp_census(trajectory: str, ts: float, path: Path, iterations: int):
+    """How much the simulated loop clamps on one sweep condition, by the paper's 0.25 ms
+    integration: the clamped cycles per axis at the OLS/SDP start and at the fast route's end
+    (one step per cycle, the book's route), beside the recording's own (its samples at 0.98 of
+    the clamp, which CLIE masks); at a start or end that clamps, its most clamped axis's least
+    diagonal inertia over the twin's least (None: the condition has no start)."""
+    started = condition_problem(trajectory, ts, path)
+    if started is None:
+        return None
+    log, condition, problem = started
+    names = problem.names
+    start = np.asarray(condition.start.ordered(names), dtype=float)
+    end = clie.refine_fast(problem, start, max_iterations=iterations).x
+    simulations = {"start": problem.simulate(start), "fast end": problem.simulate(end)}
+    clamped = {name: problem.clamped_cycles(run) for name, run in simulations.items()}
+    counts = {name: cycles.sum(axis=0) for name, cycles in clamped.items()}
+    recorded = to_even_grid(log).clamp_axes_at_stamps.sum(axis=0)  # the bundle's clamp mask
+    found = {
+        "trajectory": trajectory,
+        "ts_ms": round(ts * 1e3),
+        "cycles": int(clamped["start"].shape[0]),
+        "recorded clamped cycles": recorded.tolist(),
+        **{f"{name} clamped cycles": count.tolist() for name, count in counts.items()},
+        "fast end objective": float(np.sum(problem.residual_of(simulations["fast end"]) ** 2)),
+        "fast end clamp pattern": clamp_pattern(problem, simulations["fast end"]),
+    }
+    poses = log.theta[:: max(1, log.n_samples // 200)]
+    twin = np.asarray(twin_truth_base(problem.model, log.arm).ordered(names), dtype=float)
+    for name, beta in (("start", start), ("fast end", end)):
+        if counts[name].any():
+            axis = int(np.argmax(counts[name]))
+            least = [
+                float(problem.model.inertia_matrix(poses, b)[:, axis, axis].min())
+                for b in (beta, twin)
+            ]
+            found[f"{name} most clamped axis"] = axis + 1
+            found[f"{name} least inertia over the twin"] = least[0] / least[1]
+    return found
+
+
+def census_line(found: dict) -> str:
+    """A condition's clamp census in one line."""
+    line = (
+        f"  {found['trajectory']} {found['ts_ms']:3d} ms: clamped cycles recorded "
+        f"{found['recorded clamped cycles']}, simulated at the start "
+        f"{found['start clamped cycles']}, at the fast end {found['fast end clamped cycles']} "
+        f"(of {found['cycles']})"
+    )
+    pattern = found["fast end clamp pattern"]
+    if "stretches" in pattern:
+        line += (
+            f"; at the end axis {pattern['most clamped axis']} {pattern['at the upper limit']} up, "
+            f"{pattern['at the lower limit']} down in {pattern['stretches']} stretches of median "
+            f"{pattern['median stretch (cycles)']:g}"
+        )
+    for name in ("start", "fast end"):
+        if f"{name} most clamped axis" in found:
+            line += (
+                f"; at the {name} axis {found[f'{name} most clamped axis']}'s least inertia "
+                f"{found[f'{name} least inertia over the twin']:.2f} of the twin's"
+            )
+    return line
+
+
+def clamp_censuses(conditions, jobs: int) -> dict:
+    """The clamp census of each condition (in `jobs` processes), printed as each is done, then
+    how many clamp."""
+    found = {}
+    arguments = [(*condition, clie.MAX_ITERATIONS) for condition in conditions]
+    done = _condition_rows(arguments, jobs, clamp_census)
+    for index, row in tqdm(done, total=len(arguments), desc="census", unit="condition"):
+        if row is not None:
+            found[index] = row
+            tqdm.write(census_line(row))
+    rows = [found[index] for index in sorted(found)]
+    summary = census_summary(rows)
+    for where in ("start", "fast end"):
+        names = summary[f"{where} clamps"]
+        print(f"the simulated loop clamps at the {where} on {len(names)} of {len(rows)}: {names}")
+    return {"conditions": rows, "summary": summary}
+
+
+def census_summary(found: list[dict]) -> dict:
+    """How many conditions' starts and fast ends clamp on at least one cycle, and their
+    names."""
+    summary = {"conditions": len(found)}
+    for where in ("start", "fast end"):
+        clamping = [f for f in found if any(f[f"{where} clamped cycles"])]
+        summary[f"{where} clamps"] = [f"{f['trajectory']}:{f['ts_ms']}" for f in clamping]
+    return summary
 
 
 def print_examination(found: dict) -> None:

@@ -154,3 +154,30 @@ def test_a_row_waits_for_a_line_another_run_is_writing_instead_of_cutting_it(tmp
     appending.join(timeout=10)
     assert not appending.is_alive()
     assert bench_clie.read_rows(rows_file) == {"theirs": None, "ours": None}
+
+
+def test_the_census_names_the_conditions_whose_loop_clamps():
+    """census_summary counts a condition as clamping where any axis clamps on any cycle, at
+    the start and at the fast end separately."""
+
+    def found(name, start, end):
+        return {
+            "trajectory": name,
+            "ts_ms": 40,
+            "start clamped cycles": start,
+            "fast end clamped cycles": end,
+        }
+
+    summary = bench_clie.census_summary(
+        [
+            found("AP01", [0, 0, 0], [0, 0, 0]),
+            found("AP02", [0, 3, 0], [0, 0, 0]),
+            found("AP03", [0, 0, 0], [10838, 0, 10480]),
+            found("AP04", [1, 0, 0], [0, 0, 1]),
+        ]
+    )
+    assert summary == {
+        "conditions": 4,
+        "start clamps": ["AP02:40", "AP04:40"],
+        "fast end clamps": ["AP03:40", "AP04:40"],
+    }

@@ -228,6 +228,14 @@ def test_targets_table_judges_the_ci_run_by_its_time_and_its_exit_status():
             "--examine: name conditions of a sweep (--sweep quick or full, not none)",
         ),
         (
+            ["-m", "benchmarks.bench_clie", "--sweep", "none", "--census"],
+            "--census: with a sweep (--sweep quick or full), not --examine or --smoke",
+        ),
+        (
+            ["-m", "benchmarks.bench_clie", "--sweep", "quick", "--census", "--rows", "{tmp}/r"],
+            "--rows FILE: only with a sweep comparison (--sweep quick or full)",
+        ),
+        (
             ["-m", "benchmarks.bench_clie", "--sweep", "none", "--rows", "{tmp}/rows.jsonl"],
             "--rows FILE: only with a sweep comparison (--sweep quick or full)",
         ),
