@@ -97,6 +97,7 @@ from crane_lib.identification import clie, metrics, sensitivity  # noqa: E402
 from crane_lib.identification.condition import identify_condition  # noqa: E402
 from crane_lib.logs.preprocessing import preprocess, to_even_grid  # noqa: E402
 from crane_lib.logs.raw_log import read_raw_log  # noqa: E402
+from crane_lib.model import controller  # noqa: E402
 from crane_lib.model.controller import RealizationController  # noqa: E402
 from crane_lib.model.dynamics import model as dynamic_model  # noqa: E402
 from crane_lib.paths import REPO_ROOT, RESULTS_DIR  # noqa: E402
@@ -977,6 +978,9 @@ def examine_condition(trajectory: str, ts: float, path: Path, iterations: int, p
     }
 
 
+CENSUS_POSES = 1000  # recorded poses (evenly spaced) at which clamp_census evaluates M(q)
+
+
 def clamp_census(trajectory: str, ts: float, path: Path, iterations: int):
     """How much the simulated loop clamps on one sweep condition, by the paper's 0.25 ms
     integration: the clamped cycles per axis at the OLS/SDP start and at the fast route's end
@@ -1003,8 +1007,10 @@ def clamp_census(trajectory: str, ts: float, path: Path, iterations: int):
         "fast end objective": float(np.sum(problem.residual_of(simulations["fast end"]) ** 2)),
         "fast end clamp pattern": clamp_pattern(problem, simulations["fast end"]),
     }
-    poses = log.theta[:: max(1, log.n_samples // 200)]
+    poses = log.theta[:: max(1, log.n_samples // CENSUS_POSES)]
     twin = np.asarray(twin_truth_base(problem.model, log.arm).ordered(names), dtype=float)
+    for name, beta in (("start", start), ("fast end", end), ("twin", twin)):
+        found[f"{name} velocity loop gain"] = velocity_loop_gain(problem, beta, poses)
     for name, beta in (("start", start), ("fast end", end)):
         if counts[name].any():
             axis = int(np.argmax(counts[name]))
@@ -1017,13 +1023,24 @@ def clamp_census(trajectory: str, ts: float, path: Path, iterations: int):
     return found
 
 
+def velocity_loop_gain(problem: clie.CLIEProblem, beta, poses) -> float:
+    """The largest gain of controller (2)'s velocity feedback through the model `beta` at any
+    of `poses` (`controller.velocity_loop_gain`; past 2 the simulated loop chatters)."""
+    c = problem.constants
+    inertia = problem.model.inertia_matrix(poses, np.asarray(beta, dtype=float))
+    scale = problem.kt_record / np.asarray(c.kt_command, dtype=float)
+    return float(controller.velocity_loop_gain(inertia, c.m_hat, float(c.k_v), scale).max())
+
+
 def census_line(found: dict) -> str:
     """A condition's clamp census in one line."""
     line = (
         f"  {found['trajectory']} {found['ts_ms']:3d} ms: clamped cycles recorded "
         f"{found['recorded clamped cycles']}, simulated at the start "
         f"{found['start clamped cycles']}, at the fast end {found['fast end clamped cycles']} "
-        f"(of {found['cycles']})"
+        f"(of {found['cycles']}); velocity loop gain start "
+        f"{found['start velocity loop gain']:.2f}, end {found['fast end velocity loop gain']:.2f}, "
+        f"twin {found['twin velocity loop gain']:.2f}"
     )
     pattern = found["fast end clamp pattern"]
     if "stretches" in pattern:
@@ -1054,8 +1071,13 @@ def clamp_censuses(conditions, jobs: int) -> dict:
     rows = [found[index] for index in sorted(found)]
     summary = census_summary(rows)
     for where in ("start", "fast end"):
-        names = summary[f"{where} clamps"]
+        names, past = summary[f"{where} clamps"], summary[f"{where} past the stable gain"]
         print(f"the simulated loop clamps at the {where} on {len(names)} of {len(rows)}: {names}")
+        print(
+            f"  its velocity loop gain reaches {controller.VELOCITY_LOOP_STABLE_BELOW:g} on "
+            f"{len(past)}; of those, clamping: {len(set(past) & set(names))}; clamping below "
+            f"it: {sorted(set(names) - set(past))}"
+        )
     return {"conditions": rows, "summary": summary}
 
 
@@ -1066,6 +1088,15 @@ def census_summary(found: list[dict]) -> dict:
     for where in ("start", "fast end"):
         clamping = [f for f in found if any(f[f"{where} clamped cycles"])]
         summary[f"{where} clamps"] = [f"{f['trajectory']}:{f['ts_ms']}" for f in clamping]
+        if all(f"{where} velocity loop gain" in f for f in found):
+            past = [
+                f
+                for f in found
+                if f[f"{where} velocity loop gain"] >= controller.VELOCITY_LOOP_STABLE_BELOW
+            ]
+            summary[f"{where} past the stable gain"] = [
+                f"{f['trajectory']}:{f['ts_ms']}" for f in past
+            ]
     return summary
 
 

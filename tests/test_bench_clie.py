@@ -160,24 +160,28 @@ def test_the_census_names_the_conditions_whose_loop_clamps():
     """census_summary counts a condition as clamping where any axis clamps on any cycle, at
     the start and at the fast end separately."""
 
-    def found(name, start, end):
+    def found(name, start, end, gains):
         return {
             "trajectory": name,
             "ts_ms": 40,
             "start clamped cycles": start,
             "fast end clamped cycles": end,
+            "start velocity loop gain": gains[0],
+            "fast end velocity loop gain": gains[1],
         }
 
     summary = bench_clie.census_summary(
         [
-            found("AP01", [0, 0, 0], [0, 0, 0]),
-            found("AP02", [0, 3, 0], [0, 0, 0]),
-            found("AP03", [0, 0, 0], [10838, 0, 10480]),
-            found("AP04", [1, 0, 0], [0, 0, 1]),
+            found("AP01", [0, 0, 0], [0, 0, 0], (0.5, 1.99)),
+            found("AP02", [0, 3, 0], [0, 0, 0], (2.0, 0.6)),
+            found("AP03", [0, 0, 0], [10838, 0, 10480], (1.26, 4.53)),
+            found("AP04", [1, 0, 0], [0, 0, 1], (1.5, 2.5)),
         ]
     )
     assert summary == {
         "conditions": 4,
         "start clamps": ["AP02:40", "AP04:40"],
+        "start past the stable gain": ["AP02:40"],
         "fast end clamps": ["AP03:40", "AP04:40"],
+        "fast end past the stable gain": ["AP03:40", "AP04:40"],
     }

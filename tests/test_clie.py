@@ -21,6 +21,7 @@ from crane_lib.errors import InputError
 from crane_lib.excitation.commands import CommandFile
 from crane_lib.identification import clie, refinement
 from crane_lib.logs.raw_log import RawLog, group
+from crane_lib.model.controller import VELOCITY_LOOP_STABLE_BELOW, velocity_loop_gain
 from crane_lib.model.dynamics import model as dynamic_model
 from crane_lib.model.parameters import ParameterSet
 from crane_lib.paper_numbers import paper
@@ -101,6 +102,30 @@ def test_true_parameters_reproduce_the_rigid_twin(rigid_case):
     assert np.all(rms <= tolerance), (rms, tolerance)
     measured_rms = np.sqrt(np.mean(problem.measured[problem.valid] ** 2, axis=0))
     assert np.sqrt(np.mean(residual**2)) < 0.05 * np.sqrt(np.mean(measured_rms**2))
+
+
+def test_the_simulated_loop_chatters_exactly_past_the_velocity_loops_stable_gain(rigid_case):
+    """controller.velocity_loop_gain's bound, on CLIE's simulation: the rigid twin's model
+    scaled so that the gain's largest value over the record's poses is 1.95 clamps no cycle;
+    at 2.05 the simulated command sits at its limits on hundreds of cycles (axes 1 and 3, the
+    lightest against their M̂), more the further past 2."""
+    log, problem, beta, _ = rigid_case
+    c, poses = problem.constants, log.theta[::20]
+    scale = problem.kt_record / np.asarray(c.kt_command)
+
+    def gain(b):
+        inertia = problem.model.inertia_matrix(poses, b)
+        return velocity_loop_gain(inertia, c.m_hat, c.k_v, scale).max()
+
+    truth = gain(beta)
+    assert truth < 1.0  # the twin's own loop is far inside the bound
+    clamped = []
+    for target in (1.95, 2.05, 2.5):
+        scaled = beta * truth / target  # M is linear in beta: the gain scales inversely
+        assert gain(scaled) == pytest.approx(target, rel=1e-9)
+        clamped.append(int(problem.clamped_cycles(problem.simulate(scaled)).sum()))
+    assert VELOCITY_LOOP_STABLE_BELOW == 2.0
+    assert clamped[0] == 0 and 100 < clamped[1] < clamped[2], clamped
 
 
 def test_clamped_cycles_are_where_the_simulated_command_reaches_its_limit(rigid_case):

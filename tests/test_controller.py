@@ -26,6 +26,7 @@ from crane_lib.model.controller import (
     format_realization_constants,
     load_realization_constants,
     realization_law,
+    velocity_loop_gain,
 )
 from crane_lib.paper_numbers import paper
 
@@ -154,3 +155,23 @@ def test_bad_constants_file_names_the_line(tmp_path):
         load_realization_constants(path)
     with pytest.raises(InputError, match="no such file"):
         load_realization_constants(tmp_path / "missing.csv")
+
+
+def test_velocity_loop_gain_is_T_KV_Mhat_over_M_on_one_axis_and_its_eigenvalues_on_several():
+    """One axis: g = T K_V M̂ s / M. Two coupled axes: the spectral radius of T K_V M^-1
+    diag(M̂ s), which the coupling raises above either axis's own ratio; M scaled by k divides
+    g by k."""
+    from crane_lib.constants import CONTROL_PERIOD_S
+
+    one = velocity_loop_gain(np.array([[[0.02]]]), [0.05], K_V, 1.3)
+    assert one == pytest.approx([CONTROL_PERIOD_S * K_V * 0.05 * 1.3 / 0.02], rel=1e-12)
+    inertia = np.array([[0.04, 0.03], [0.03, 0.05]])
+    m_hat = np.array([0.08, 0.02])
+    loop = CONTROL_PERIOD_S * K_V * np.linalg.inv(inertia) @ np.diag(m_hat)
+    expected = np.abs(np.linalg.eigvals(loop))
+    assert velocity_loop_gain(inertia, m_hat, K_V) == pytest.approx(expected.max(), rel=1e-12)
+    own = CONTROL_PERIOD_S * K_V * m_hat / np.diag(inertia)
+    assert velocity_loop_gain(inertia, m_hat, K_V) > own.max()
+    poses = np.stack([inertia, 2.0 * inertia])
+    gains = velocity_loop_gain(poses, m_hat, K_V)
+    assert gains.shape == (2,) and gains[1] == pytest.approx(gains[0] / 2.0, rel=1e-12)

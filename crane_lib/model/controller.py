@@ -82,6 +82,25 @@ def encoder_noise_gains(
     return omega * omega, k_v, omega * omega * INTEGRAL_ZERO_FRACTION * omega
 
 
+VELOCITY_LOOP_STABLE_BELOW = 2.0  # Jury's bound on velocity_loop_gain
+
+
+def velocity_loop_gain(inertia, m_hat, k_v: float, torque_scale=1.0) -> np.ndarray:
+    """Per pose, the gain g of (2)'s velocity feedback through a plant of inertia M(q) over one
+    control period T: the spectral radius of T K_V M(q)^-1 diag(M̂ s), s = `torque_scale`, the
+    plant's torque per commanded torque (kt_record / kt_command where M is in record units).
+
+    With θ̇ the encoder difference over the last period, v_k+1 = v_k - g (v_k + v_k-1) / 2 for
+    the feedback alone; Jury's test makes it stable for 0 < g < 2 (VELOCITY_LOOP_STABLE_BELOW).
+    Past 2 a loop oscillates until its current clamps hold it. `inertia`: (n, N, N) kg·m² (or
+    (N, N)); `m_hat`: (N,) N·m·s²/rad; `k_v`: 1/s. Returns (n,) (or a scalar array)."""
+    scale = CONTROL_PERIOD_S * k_v * np.asarray(m_hat, dtype=float) * torque_scale
+    root = np.sqrt(scale)
+    weighted = root[:, None] * np.linalg.inv(np.asarray(inertia, dtype=float)) * root[None, :]
+    # similar to T K_V M^-1 diag(M̂ s): the same eigenvalues (real where M is definite)
+    return np.abs(np.linalg.eigvals(weighted)).max(axis=-1)
+
+
 KT_CATALOGUE = np.array([a.kt_catalogue for a in ACTUATORS])  # N·m/A, the unit of M̂ (III-B)
 CURRENT_LIMIT_UNITS = np.array([a.current_limit_units for a in ACTUATORS], dtype=np.int64)
 
