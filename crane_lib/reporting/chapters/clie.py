@@ -129,6 +129,22 @@ def refinement_figure(
     return fig
 
 
+def loop_gain_figure(label: str, t: np.ndarray, gains: dict, bound: float):
+    """The velocity loop's gain g along the record for each parameter set (`gains`: line ->
+    (samples,) at the times t, s), with the stability bound."""
+    fig, ax = plt.subplots(figsize=(11, 3.0))
+    for name, gain in gains.items():
+        ax.plot(t, gain, lw=0.8, label=name)
+    ax.axhline(bound, color="k", ls="--", lw=0.8, label="stability bound g = " + format(bound, "g"))
+    ax.set_yscale("log")
+    ax.set_xlabel("time from the first stamp (s)")
+    ax.set_ylabel("velocity loop gain g")
+    ax.set_title(label + ", twin data: the simulated velocity loop's gain along the record")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
 # ----------------------------------------------------------------------------- Table VI
 
 
