@@ -57,8 +57,11 @@ and the controller's M̂ (register "CLIE", the second end-point table).
 (`CLIEProblem.clamped_cycles`, at 0.25 ms): each condition's clamped cycles per axis at its OLS/SDP
 start and at the fast route's end (one step per cycle, the book's route), beside the recording's
 own near-clamp samples (which CLIE masks), with the end's clamp pattern (cycles at each limit,
-stretches) and, at a start or end that clamps, its most clamped axis's least inertia over the
-twin's; then which conditions clamp at the start and at the end.
+stretches), the largest gain of controller (2)'s velocity loop through the start, the end and
+the twin's truth (`controller.velocity_loop_gain`, stable below 2) and, at a start or end that
+clamps, its most clamped axis's least inertia over the twin's; then which conditions clamp at
+the start and at the end, and which pass the stable gain (register "CLIE", "Where the simulated
+loop is unstable").
 `--accept LOG COMMAND_FILE`: `crane-id accept` of that recording with `--refine fast` and with
 `--refine exact`, each `--accept-runs` times (default 3) in a process of its own as an arm owner
 runs it: end to end (wall, and CPU seconds of the process and its threads), and by stage as the
@@ -203,8 +206,8 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--census",
         action="store_true",
-        help="count each sweep condition's clamped cycles at its start and fast end instead of "
-        "comparing the sweep",
+        help="count each sweep condition's clamped cycles and velocity loop gain at its start "
+        "and fast end instead of comparing the sweep",
     )
     parser.add_argument(
         "--accept",
@@ -985,8 +988,9 @@ def clamp_census(trajectory: str, ts: float, path: Path, iterations: int):
     """How much the simulated loop clamps on one sweep condition, by the paper's 0.25 ms
     integration: the clamped cycles per axis at the OLS/SDP start and at the fast route's end
     (one step per cycle, the book's route), beside the recording's own (its samples at 0.98 of
-    the clamp, which CLIE masks); at a start or end that clamps, its most clamped axis's least
-    diagonal inertia over the twin's least (None: the condition has no start)."""
+    the clamp, which CLIE masks); the largest velocity loop gain at the start, the end and the
+    twin's truth (`velocity_loop_gain`); at a start or end that clamps, its most clamped axis's
+    least diagonal inertia over the twin's least (None: the condition has no start)."""
     started = condition_problem(trajectory, ts, path)
     if started is None:
         return None
@@ -1082,21 +1086,18 @@ def clamp_censuses(conditions, jobs: int) -> dict:
 
 
 def census_summary(found: list[dict]) -> dict:
-    """How many conditions' starts and fast ends clamp on at least one cycle, and their
-    names."""
+    """Which conditions' starts and fast ends clamp on at least one cycle, and which have a
+    velocity loop gain at or past the stable bound (controller.VELOCITY_LOOP_STABLE_BELOW)."""
     summary = {"conditions": len(found)}
     for where in ("start", "fast end"):
         clamping = [f for f in found if any(f[f"{where} clamped cycles"])]
         summary[f"{where} clamps"] = [f"{f['trajectory']}:{f['ts_ms']}" for f in clamping]
-        if all(f"{where} velocity loop gain" in f for f in found):
-            past = [
-                f
-                for f in found
-                if f[f"{where} velocity loop gain"] >= controller.VELOCITY_LOOP_STABLE_BELOW
-            ]
-            summary[f"{where} past the stable gain"] = [
-                f"{f['trajectory']}:{f['ts_ms']}" for f in past
-            ]
+        past = [
+            f
+            for f in found
+            if f[f"{where} velocity loop gain"] >= controller.VELOCITY_LOOP_STABLE_BELOW
+        ]
+        summary[f"{where} past the stable gain"] = [f"{f['trajectory']}:{f['ts_ms']}" for f in past]
     return summary
 
 
