@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib.ticker import NullFormatter, ScalarFormatter
 
 from crane_lib.acceptance import accepted as accepted_stage
 from crane_lib.acceptance.selection import standardize
@@ -137,6 +138,11 @@ def loop_gain_figure(label: str, t: np.ndarray, gains: dict, bound: float):
         ax.plot(t, gain, lw=0.8, label=name)
     ax.axhline(bound, color="k", ls="--", lw=0.8, label="stability bound g = " + format(bound, "g"))
     ax.set_yscale("log")
+    ax.set_yticks([0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0])
+    ax.yaxis.set_major_formatter(ScalarFormatter())
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    values = np.concatenate([np.ravel(g) for g in gains.values()])
+    ax.set_ylim(0.8 * float(values.min()), 1.5 * max(bound, float(values.max())))
     ax.set_xlabel("time from the first stamp (s)")
     ax.set_ylabel("velocity loop gain g")
     ax.set_title(label + ", twin data: the simulated velocity loop's gain along the record")
