@@ -58,7 +58,7 @@ and the controller's M̂ (register "CLIE", the second end-point table).
 start and at the fast route's end (one step per cycle, the book's route), beside the recording's
 own near-clamp samples (which CLIE masks), with the end's clamp pattern (cycles at each limit,
 stretches), the largest gain of controller (2)'s velocity loop through the start, the end and
-the twin's truth (`controller.velocity_loop_gain`, stable below 2) and, at a start or end that
+the twin's truth (`CLIEProblem.velocity_loop_gain`, stable below 2) and, at a start or end that
 clamps, its most clamped axis's least inertia over the twin's; then which conditions clamp at
 the start and at the end, and which pass the stable gain (register "CLIE", "Where the simulated
 loop is unstable").
@@ -989,8 +989,9 @@ def clamp_census(trajectory: str, ts: float, path: Path, iterations: int):
     integration: the clamped cycles per axis at the OLS/SDP start and at the fast route's end
     (one step per cycle, the book's route), beside the recording's own (its samples at 0.98 of
     the clamp, which CLIE masks); the largest velocity loop gain at the start, the end and the
-    twin's truth (`velocity_loop_gain`); at a start or end that clamps, its most clamped axis's
-    least diagonal inertia over the twin's least (None: the condition has no start)."""
+    twin's truth (`CLIEProblem.velocity_loop_gain`); at a start or end that clamps, its most
+    clamped axis's least diagonal inertia over the twin's least (None: the condition has no
+    start)."""
     started = condition_problem(trajectory, ts, path)
     if started is None:
         return None
@@ -1014,7 +1015,7 @@ def clamp_census(trajectory: str, ts: float, path: Path, iterations: int):
     poses = log.theta[:: max(1, log.n_samples // CENSUS_POSES)]
     twin = np.asarray(twin_truth_base(problem.model, log.arm).ordered(names), dtype=float)
     for name, beta in (("start", start), ("fast end", end), ("twin", twin)):
-        found[f"{name} velocity loop gain"] = velocity_loop_gain(problem, beta, poses)
+        found[f"{name} velocity loop gain"] = float(problem.velocity_loop_gain(beta, poses).max())
     for name, beta in (("start", start), ("fast end", end)):
         if counts[name].any():
             axis = int(np.argmax(counts[name]))
@@ -1025,15 +1026,6 @@ def clamp_census(trajectory: str, ts: float, path: Path, iterations: int):
             found[f"{name} most clamped axis"] = axis + 1
             found[f"{name} least inertia over the twin"] = least[0] / least[1]
     return found
-
-
-def velocity_loop_gain(problem: clie.CLIEProblem, beta, poses) -> float:
-    """The largest gain of controller (2)'s velocity feedback through the model `beta` at any
-    of `poses` (`controller.velocity_loop_gain`; past 2 the simulated loop chatters)."""
-    c = problem.constants
-    inertia = problem.model.inertia_matrix(poses, np.asarray(beta, dtype=float))
-    scale = problem.kt_record / np.asarray(c.kt_command, dtype=float)
-    return float(controller.velocity_loop_gain(inertia, c.m_hat, float(c.k_v), scale).max())
 
 
 def census_line(found: dict) -> str:

@@ -557,17 +557,9 @@ glue_md("clie_no_step", stuck)
 # On the representative condition, at the record's poses:
 
 # %%
-c = problem.constants
-to_record = problem.kt_record / c.kt_command  # S: record torque per commanded
 record_bundle = identify.condition_bundle(trajectory, ts, run)  # at its interval
 assert list(refined.names) == list(model.names)
-
-
-def loop_gain(beta, poses):  # g of (eq-clie-velocity-loop) at each pose
-    inertia = model.inertia_matrix(poses, beta)
-    return controller.velocity_loop_gain(inertia, c.m_hat, c.k_v, to_record)
-
-
+loop_gain = problem.velocity_loop_gain  # g of (eq-clie-velocity-loop) at each pose
 gains = {"OLS/SDP start": loop_gain(refined.x0, record_bundle.theta),
          f"CLIE ({refined.method})": loop_gain(refined.x, record_bundle.theta),
          "twin's truth": loop_gain(model.base_from_standard(load_truth()).values,

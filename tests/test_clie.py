@@ -21,7 +21,7 @@ from crane_lib.errors import InputError
 from crane_lib.excitation.commands import CommandFile
 from crane_lib.identification import clie, refinement
 from crane_lib.logs.raw_log import RawLog, group
-from crane_lib.model.controller import VELOCITY_LOOP_STABLE_BELOW, velocity_loop_gain
+from crane_lib.model.controller import VELOCITY_LOOP_STABLE_BELOW
 from crane_lib.model.dynamics import model as dynamic_model
 from crane_lib.model.parameters import ParameterSet
 from crane_lib.paper_numbers import paper
@@ -105,17 +105,15 @@ def test_true_parameters_reproduce_the_rigid_twin(rigid_case):
 
 
 def test_the_simulated_loop_chatters_exactly_past_the_velocity_loops_stable_gain(rigid_case):
-    """controller.velocity_loop_gain's bound, on CLIE's simulation: the rigid twin's model
-    scaled so that the gain's largest value over the record's poses is 1.95 clamps no cycle;
-    at 2.05 the simulated command sits at its limits on hundreds of cycles (axes 1 and 3, the
-    lightest against their M̂), more the further past 2."""
+    """The velocity loop gain's bound on CLIE's simulation (CLIEProblem.velocity_loop_gain):
+    the rigid twin's model scaled so that the gain's largest value over the record's poses is
+    1.95 clamps no cycle; at 2.05 the simulated command sits at its limits on hundreds of
+    cycles (axes 1 and 3, the lightest against their M̂), more the further past 2."""
     log, problem, beta, _ = rigid_case
-    c, poses = problem.constants, log.theta[::20]
-    scale = problem.kt_record / np.asarray(c.kt_command)
+    poses = log.theta[::20]
 
     def gain(b):
-        inertia = problem.model.inertia_matrix(poses, b)
-        return velocity_loop_gain(inertia, c.m_hat, c.k_v, scale).max()
+        return problem.velocity_loop_gain(b, poses).max()
 
     truth = gain(beta)
     assert truth < 1.0  # the twin's own loop is far inside the bound
