@@ -46,6 +46,7 @@ from crane_lib.records import read_json_record
 from crane_lib.reporting.chapters import ols_sdp as view
 from crane_lib.reporting.chapters import profile, quiet_solver_warnings
 from crane_lib.reporting.glued import glue, glue_md
+from crane_lib.twin import dataset
 from crane_lib.twin.truth import load_truth
 
 quiet_solver_warnings()
@@ -314,8 +315,9 @@ view.torque_shares_against_paper(shares, label)
 
 # %% tags=["hide-input"]
 table_iii_ts = 0.040  # the paper's interval, whatever the page's condition
+recorded = {e.trajectory for e in dataset.executions(profile())}  # not the folder's
 fits = {t: identify.condition_bundle(t, table_iii_ts) for t in view.TABLE_III_TRAJECTORIES
-        if identify.recording_path(t).exists()}
+        if t in recorded}
 heldout = [identify.condition_bundle(v, table_iii_ts) for v in view.VALIDATION]
 classes = model_classes.compare_model_classes(fits, heldout)
 display(*view.model_classes_tables(classes, table_iii_ts))

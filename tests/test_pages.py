@@ -5,6 +5,9 @@ records changed; a failing page is named and nothing of it is cached."""
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 import pytest
 import yaml
 
@@ -243,3 +246,43 @@ def test_a_job_count_below_one_is_refused_before_any_page_runs(jobs, tmp_path, m
     with pytest.raises(SystemExit) as exit_:
         pages.main(["--jobs", jobs])
     assert exit_.value.code == 2 and f"--jobs {jobs}" in capsys.readouterr().err
+
+
+def _recordings_picked_by_the_folder(source: str) -> list[int]:
+    """Lines where a comprehension keeps an item by whether its recording exists on disk."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.comprehension):
+            for test in node.ifs:
+                for call in ast.walk(test):
+                    if (
+                        isinstance(call, ast.Call)
+                        and isinstance(call.func, ast.Attribute)
+                        and call.func.attr in ("exists", "is_file")
+                        and "recording_path" in ast.unparse(call.func.value)
+                    ):
+                        found.append(node.target.lineno)
+    return found
+
+
+def test_pages_views_and_claims_take_their_recordings_from_the_profile_not_the_folder():
+    """A page, view or claim keeps the recordings its profile lists, not whatever the recordings
+    folder holds: a quick build in a checkout that also holds the full profile's recordings
+    preprocesses no execution the quick profile does not record (the pages' read-only guard
+    above failed on V01-V03's runs 2 and 3 there)."""
+    old = "runs = [r for r in (1, 2, 3) if identify.recording_path(v, r).exists()]\n"
+    assert _recordings_picked_by_the_folder(old) == [1]  # the rule catches what it forbids
+    root = Path(__file__).resolve().parents[1]
+    sources = [
+        *sorted((root / "chapters").glob("*.py")),
+        *sorted((root / "book").glob("*.py")),
+        *sorted((root / "crane_lib" / "reporting").rglob("*.py")),
+        *sorted((root / "crane_book" / "claims").glob("*.py")),
+    ]
+    assert len(sources) > 30
+    picked = {
+        str(p.relative_to(root)): lines
+        for p in sources
+        if (lines := _recordings_picked_by_the_folder(p.read_text(encoding="utf-8")))
+    }
+    assert picked == {}

@@ -15,8 +15,10 @@ from crane_book.claims.results import (
     CONDITION_FILES,
     HELD_OUT_FILES,
     OLS_AUDIT_FILES,
+    RECORDINGS_LIST_FILES,
     TABLE_III_FILES,
     Results,
+    current_profile,
     margin_reason,
     num,
     pct,
@@ -33,16 +35,18 @@ from crane_lib.verdicts import CONTRADICTED, REPRODUCED
     ("removed_poi_count", "poi_heldout_degradation", "table3_fit_traj_count"),
     "chapters/04_ols_sdp",
     "ols-table-iii-the-four-nested-model",
-    (*TABLE_III_FILES, HELD_OUT_FILES),
+    (*TABLE_III_FILES, HELD_OUT_FILES, RECORDINGS_LIST_FILES),
     reason=("chapters/04_ols_sdp", "ols-sec-iii-d-why-the-products"),
 )
 def _poi_removal(results: Results) -> Outcome:
     """Fit the 39-parameter set and the 39 + 18 products of inertia by OLS at 40 ms on each of
-    the Table III trajectories this build recorded; reproduced when adding them raises the pooled
-    held-out RMSE on V01-V03 on every one, contradicted when it lowers it on any."""
+    the Table III trajectories the build's profile records; reproduced when adding them raises
+    the pooled held-out RMSE on V01-V03 on every one, contradicted when it lowers it on any."""
     from crane_lib.identification import condition, model_classes
+    from crane_lib.twin import dataset
 
-    available = [t for t in Results.TABLE_III if condition.recording_path(t).exists()]
+    recorded = {e.trajectory for e in dataset.executions(current_profile())}
+    available = [t for t in Results.TABLE_III if t in recorded]  # the profile's, not the folder's
     if not available or not results.heldout:
         return Outcome.missing("this build has no Table III trajectory or no held-out records")
     fits = {t: condition.condition_bundle(t, 0.040) for t in available}

@@ -242,10 +242,11 @@ RESCUE_FILES = "results/rescues/*.json"
 TABLE_III_FILES = tuple(f"results/recordings/{t}_run1.npz" for t in Results.TABLE_III)
 TRAJECTORY_FILES = "trajectories/*.txt"
 KT_FILES = ("results/kt_draws/*/*.json", "papermill_params/kt_draws_*.csv")
+RECORDINGS_LIST_FILES = "papermill_params/recordings_*.csv"  # each profile's executions
 REPEAT_FILES = (
     "results/repeats/*.json",
     "papermill_params/repeats_*.csv",
-    "papermill_params/recordings_*.csv",
+    RECORDINGS_LIST_FILES,
 )
 ALL_HELD_OUT_FILES = "results/recordings/V0[123]_run*.npz"
 AG02_FILES = "results/recordings/AG02_run1.npz"

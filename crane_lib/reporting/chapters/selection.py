@@ -22,6 +22,7 @@ from crane_lib.identification import condition as identify
 from crane_lib.model.dynamics import DynamicModel
 from crane_lib.paper_numbers import paper
 from crane_lib.reporting.chapters import clie as clie_study
+from crane_lib.reporting.chapters import profile
 from crane_lib.reporting.chapters.validation import twin_records
 from crane_lib.reporting.tables import (
     Comparison,
@@ -32,6 +33,7 @@ from crane_lib.reporting.tables import (
     numbered,
     significant,
 )
+from crane_lib.twin import dataset
 from crane_lib.twin.effects import BY_NAME as EFFECTS
 
 VALIDATION = ("V01", "V02", "V03")
@@ -473,11 +475,13 @@ def table_viii(c: Clouds, accepted, record: dict) -> TableVIII:
 
 def run_to_run(accepted) -> object:
     """The accepted model (`accepted`: its parameter vector) on each execution of each
-    validation trajectory: the scale on which Table VIII's differences are read."""
+    validation trajectory in the build's profile: the scale on which Table VIII's differences
+    are read."""
     model = DynamicModel("reduced")
+    executions = dataset.executions(profile())  # not what else a recordings folder holds
     rows = []
     for v in VALIDATION:
-        runs = [run for run in (1, 2, 3) if identify.recording_path(v, run).exists()]
+        runs = [e.run for e in executions if e.trajectory == v]
         values = [
             metrics.pooled_rmse(model, accepted, [identify.condition_bundle(v, 0.040, run)])
             for run in runs
