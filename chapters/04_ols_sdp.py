@@ -35,6 +35,7 @@ run = 1
 import numpy as np
 from IPython.display import display
 
+from crane_lib.acceptance import held_out
 from crane_lib.identification import condition as identify
 from crane_lib.identification import model_classes, ols
 from crane_lib.identification import projection as sdp
@@ -46,7 +47,6 @@ from crane_lib.records import read_json_record
 from crane_lib.reporting.chapters import ols_sdp as view
 from crane_lib.reporting.chapters import profile, quiet_solver_warnings
 from crane_lib.reporting.glued import glue, glue_md
-from crane_lib.twin import dataset
 from crane_lib.twin.truth import load_truth
 
 quiet_solver_warnings()
@@ -315,7 +315,7 @@ view.torque_shares_against_paper(shares, label)
 
 # %% tags=["hide-input"]
 table_iii_ts = 0.040  # the paper's interval, whatever the page's condition
-recorded = {e.trajectory for e in dataset.executions(profile())}  # not the folder's
+recorded = held_out.identification_executions(profile())  # not the folder's
 fits = {t: identify.condition_bundle(t, table_iii_ts) for t in view.TABLE_III_TRAJECTORIES
         if t in recorded}
 heldout = [identify.condition_bundle(v, table_iii_ts) for v in view.VALIDATION]

@@ -43,9 +43,9 @@ def _poi_removal(results: Results) -> Outcome:
     the Table III trajectories the build's profile records; reproduced when adding them raises
     the pooled held-out RMSE on V01-V03 on every one, contradicted when it lowers it on any."""
     from crane_lib.identification import condition, model_classes
-    from crane_lib.twin import dataset
+    from crane_lib.acceptance import held_out
 
-    recorded = {e.trajectory for e in dataset.executions(current_profile())}
+    recorded = held_out.identification_executions(current_profile())
     available = [t for t in Results.TABLE_III if t in recorded]  # the profile's, not the folder's
     if not available or not results.heldout:
         return Outcome.missing("this build has no Table III trajectory or no held-out records")

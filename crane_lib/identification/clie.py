@@ -254,12 +254,13 @@ class CLIEProblem:
     def velocity_loop_gain(self, beta, poses) -> np.ndarray:
         """(n,) the gain g of (2)'s velocity feedback through the model `beta` at each of `poses`
         ((n, n_axes) rad): `controller.velocity_loop_gain` with M(θ; β) in record units, so the
-        plant's torque per commanded torque is S = kt_record / kt_command. Past
+        plant's torque per commanded torque is S = `record_per_command()`. Past
         `controller.VELOCITY_LOOP_STABLE_BELOW` the simulated loop chatters at its clamps."""
         c = self.constants
         inertia = self.model.inertia_matrix(poses, np.asarray(beta, dtype=float))
-        to_record = self.kt_record / np.asarray(c.kt_command, dtype=float)
-        return controller.velocity_loop_gain(inertia, c.m_hat, float(c.k_v), to_record)
+        return controller.velocity_loop_gain(
+            inertia, c.m_hat, float(c.k_v), self.record_per_command()
+        )
 
     def simulate(self, beta) -> Simulation:
         """Simulate the closed loop under controller (2) with parameters `beta`."""

@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from crane_lib.acceptance import selection
+from crane_lib.acceptance import held_out, selection
 from crane_lib.acceptance.selection import stage_scores
 from crane_lib.constants import ENCODER_RESOLUTION_RAD
 from crane_lib.excitation import design as excitation
@@ -33,7 +33,6 @@ from crane_lib.reporting.tables import (
     numbered,
     significant,
 )
-from crane_lib.twin import dataset
 from crane_lib.twin.effects import BY_NAME as EFFECTS
 
 VALIDATION = ("V01", "V02", "V03")
@@ -478,10 +477,10 @@ def run_to_run(accepted) -> object:
     validation trajectory in the build's profile: the scale on which Table VIII's differences
     are read."""
     model = DynamicModel("reduced")
-    executions = dataset.executions(profile())  # not what else a recordings folder holds
+    executions = held_out.validation_executions(profile())  # not what else the folder holds
     rows = []
     for v in VALIDATION:
-        runs = [e.run for e in executions if e.trajectory == v]
+        runs = [run for trajectory, run in executions if trajectory == v]
         values = [
             metrics.pooled_rmse(model, accepted, [identify.condition_bundle(v, 0.040, run)])
             for run in runs
