@@ -42,8 +42,8 @@ def _poi_removal(results: Results) -> Outcome:
     """Fit the 39-parameter set and the 39 + 18 products of inertia by OLS at 40 ms on each of
     the Table III trajectories the build's profile records; reproduced when adding them raises
     the pooled held-out RMSE on V01-V03 on every one, contradicted when it lowers it on any."""
-    from crane_lib.identification import condition, model_classes
     from crane_lib.acceptance import held_out
+    from crane_lib.identification import condition, model_classes
 
     recorded = held_out.identification_executions(current_profile())
     available = [t for t in Results.TABLE_III if t in recorded]  # the profile's, not the folder's
