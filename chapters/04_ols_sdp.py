@@ -363,7 +363,7 @@ glue("ols_profile", profile())
 # eigenvalue gives its route and the counts of the table:
 
 # %%
-swept = [r for r in identify.load_condition_records() if r.get("route")]  # identified
+swept = [r for r in identify.load_condition_records(profile=profile()) if r.get("route")]
 passed = [r["lambda_min_visited"] > 0 for r in swept]  # (7) on each condition's record
 assert [r["route"] for r in swept] == [
     identify.ROUTE_DIRECT if p else identify.ROUTE_PROJECTED for p in passed]

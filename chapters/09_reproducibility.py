@@ -321,10 +321,11 @@ glue("repro_agree_max", stability["margin agreement (%)"].max())
 # execution). AG02's gain, its 80 ms estimate scored again on the held-out records:
 
 # %%
-ladder = repro.interval_ladder(load_condition_records())
+swept = load_condition_records(profile=profile)  # the profile's conditions, not the folder's
+ladder = repro.interval_ladder(swept)
 changes = repro.ladder_changes(ladder)
 rung = ladder[(ladder["trajectory"] == trajectory) & np.isclose(ladder["ts"], 0.080)]
-c80 = next(r for r in load_condition_records()
+c80 = next(r for r in swept
            if (r["trajectory"], r["run"]) == (trajectory, 1)
            and np.isclose(r["ts"], 0.080))
 e80 = metrics.pooled_rmse(model, np.array(c80["ols"]), heldout)

@@ -682,11 +682,11 @@ def torque_scale_step(directory=None) -> keys.StepLog:
     return log
 
 
-def ols_audits_step() -> keys.StepLog:
-    """Sec. VI-E: every OLS estimate of the build's condition records audited over Θ (dense set,
-    seed 1, screened; with where the violations lie), one record (results/audits/) that chapter
-    06 and the claims read."""
-    inputs = sorted(condition.CONDITIONS_DIR.glob("*.json"))
+def ols_audits_step(profile: str | None = None) -> keys.StepLog:
+    """Sec. VI-E: every OLS estimate of the profile's condition records (all when None) audited
+    over Θ (dense set, seed 1, screened; with where the violations lie), one record
+    (results/audits/) that chapter 06 and the claims read."""
+    inputs = condition.profile_record_paths(profile)
     key = keys.record_key(inputs=inputs, parameters={"seed": 1}, modules=STEP_MODULES["audits"])
     store = keys.KeyStore("audits")
     log = keys.StepLog("OLS estimates over Θ")
@@ -701,12 +701,12 @@ def ols_audits_step() -> keys.StepLog:
     return log
 
 
-def yoshida_khalil_step() -> keys.StepLog:
-    """Chapter 06's comparison with Yoshida & Khalil's condition: every OLS and CLIE estimate
-    judged by it, by the certificate over Θ and by the dense audit (results/audits/); after the
-    OLS audits, whose record it reads."""
-    inputs = sorted(condition.CONDITIONS_DIR.glob("*.json")) + [audit.OLS_AUDITS_PATH]
-    inputs += sorted(clie.record_path("x", 0.04).parent.glob("*.json"))
+def yoshida_khalil_step(profile: str | None = None) -> keys.StepLog:
+    """Chapter 06's comparison with Yoshida & Khalil's condition: every OLS and CLIE estimate of
+    the profile (all when None) judged by it, by the certificate over Θ and by the dense audit
+    (results/audits/); after the OLS audits, whose record it reads."""
+    inputs = condition.profile_record_paths(profile) + [audit.OLS_AUDITS_PATH]
+    inputs += clie.profile_record_paths("fast", profile)
     key = keys.record_key(
         inputs=inputs,
         parameters={"seed": 1, "max_boxes": yoshida_khalil.CERTIFY_MAX_BOXES},
@@ -718,7 +718,7 @@ def yoshida_khalil_step() -> keys.StepLog:
     reasons = store.stale(path.stem, key, outputs=[path])
     log.note(reasons)
     if reasons:
-        write_json_record(path, yoshida_khalil.comparison_record(seed=1))
+        write_json_record(path, yoshida_khalil.comparison_record(seed=1, profile=profile))
         store.store(path.stem, key)
     return log
 
@@ -868,6 +868,7 @@ def certified_step(
 
 
 def audit_study_step(
+    profile: str | None = None,
     trajectory: str = REPRESENTATIVE["trajectory"],
     ts: float = REPRESENTATIVE["ts"],
     run: int = REPRESENTATIVE["run"],
@@ -876,10 +877,11 @@ def audit_study_step(
     """Chapter 06's audit study of the representative condition (`acceptance.all_pose`: Table
     IX's audits over every seed, the manufacturer's box, Table X, where the violations lie), one
     record (results/audit_study/) unless its stored key matches; after the accepted model, the
-    rescues, the audits and the certified steps, whose records it reads."""
+    rescues, the audits and the certified steps, whose records it reads; the build's other
+    conditions are the profile's (all when None)."""
     seeds = list(accepted_stage.AUDIT_SEEDS)
     key = keys.record_key(
-        inputs=all_pose.input_files(trajectory, ts, run),
+        inputs=all_pose.input_files(trajectory, ts, run, profile),
         parameters={"trajectory": trajectory, "ts": ts, "run": run, "seeds": seeds},
         modules=STEP_MODULES["audit_study"],
     )
@@ -890,7 +892,7 @@ def audit_study_step(
     log.note(reasons)
     if reasons:
         started = time.perf_counter()
-        write_json_record(path, all_pose.study_record(trajectory, ts, run, seeds))
+        write_json_record(path, all_pose.study_record(trajectory, ts, run, seeds, profile))
         store.store(path.stem, key)
         print(f"audit study: {time.perf_counter() - started:.0f} s; {path}")
     return log
@@ -960,7 +962,7 @@ def _steps_after_the_data_set(args, clock: BuildClock, early) -> None:
         (torque_scale_step, ()),
         (rescues_step, ()),
         (epsilon_ladder_step, (args.profile,)),
-        (ols_audits_step, ()),
+        (ols_audits_step, (args.profile,)),
     ]
     if early is None:
         independent.insert(0, (didim_step, (args.profile,)))
@@ -975,10 +977,10 @@ def _steps_after_the_data_set(args, clock: BuildClock, early) -> None:
             pool.shutdown(wait=True)
     # these read the records of the steps above and none reads another's: side by side too
     readers = [
-        (yoshida_khalil_step, ()),
+        (yoshida_khalil_step, (args.profile,)),
         (peer_tools_step, (args.profile,)),
         (replay_step, (args.profile,)),
-        (audit_study_step, ()),
+        (audit_study_step, (args.profile,)),
     ]
     with clock.step("Yoshida-Khalil, other tools, replay, audit study (side by side)"):
         for log in side_by_side(readers, args.jobs if args.scheduler is None else 1):

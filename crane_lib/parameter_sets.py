@@ -95,3 +95,29 @@ def read_conditions(path) -> list[dict]:
 def condition_name(parameters: dict) -> str:
     """The file-name stem of a condition: its parameters as name-value pairs."""
     return "_".join(f"{k}-{v}" for k, v in parameters.items()).replace("/", "-").replace(" ", "")
+
+
+def condition_key(condition: dict) -> tuple[str, int, int]:
+    """(trajectory, interval in whole ms, execution) of a condition row or of its record."""
+    return str(condition["trajectory"]), round(float(condition["ts"]) * 1e3), int(condition["run"])
+
+
+def profile_conditions(sweeps, profile: str, refine: str | None = None) -> set[tuple]:
+    """The `condition_key`s a profile lists in papermill_params/<sweep>_<profile>.csv for each of
+    `sweeps` (only the rows refined by `refine`, when given): what a reader of a results folder
+    keeps, since one folder may hold both profiles' records (a record's key is its inputs, so a
+    condition both profiles list is one record)."""
+    keys = set()
+    for sweep in (sweeps,) if isinstance(sweeps, str) else sweeps:
+        for row in read_conditions(f"{sweep}_{profile}.csv"):
+            if refine is None or row.get("refine") == refine:
+                keys.add(condition_key(row))
+    return keys
+
+
+def in_profile(records: list[dict], sweeps, profile: str | None, refine: str | None = None):
+    """The records of the conditions `profile` lists (`profile_conditions`); all when None."""
+    if profile is None:
+        return list(records)
+    keys = profile_conditions(sweeps, profile, refine)
+    return [r for r in records if condition_key(r) in keys]

@@ -256,7 +256,7 @@ def test_the_study_reads_the_audited_estimates_and_screens_nothing(tmp_path, mon
         "ols": [0.0],
         "std_errors": [1.0],
     }
-    monkeypatch.setattr(all_pose.identify, "load_condition_records", lambda: [condition])
+    monkeypatch.setattr(all_pose.identify, "load_condition_records", lambda **_: [condition])
     with pytest.raises(InputError, match="make book") as missing:
         all_pose.sweep_rows(1)
     assert "ols_dense_seed1.json" in str(missing.value)
@@ -426,20 +426,20 @@ def test_table_x_takes_the_sdp_row_that_table_vi_shows(monkeypatch):
         _condition("PB01", 40, 1, "O-S-C", [2.0]),
         _condition("PB01", 40, 2, "O-S-C", [3.0]),
     ]
-    monkeypatch.setattr(all_pose.identify, "load_condition_records", lambda: records)
+    monkeypatch.setattr(all_pose.identify, "load_condition_records", lambda **_: records)
     same_interval = all_pose.first_projected("AG02", 0.04, 1)
     assert same_interval["label"] == "SDP projection, PB01 at 40 ms, run 1"
     assert same_interval["beta"] == [2.0] and not same_interval["own"]
     own = all_pose.first_projected("PB01", 0.04, 2)
     assert own["beta"] == [3.0] and own["own"]
     assert all_pose.first_projected("AG02", 0.02, 1)["beta"] == [1.0]  # none at 20 ms: any
-    monkeypatch.setattr(all_pose.identify, "load_condition_records", lambda: records[:1])
+    monkeypatch.setattr(all_pose.identify, "load_condition_records", lambda **_: records[:1])
     assert all_pose.first_projected("AG02", 0.04, 1) is None
 
 
 def test_table_x_has_the_papers_four_kinds_with_substitutes_named(monkeypatch):
     records = [_condition("AP01", 80, 1, "O-S-C", [5.0, 5.0])]
-    monkeypatch.setattr(all_pose.identify, "load_condition_records", lambda: records)
+    monkeypatch.setattr(all_pose.identify, "load_condition_records", lambda **_: records)
     raw = {"values": [1.0, 1.0], "std_errors": [0.1, 0.1]}
     passing = SimpleNamespace(passed=True)
 

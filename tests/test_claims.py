@@ -252,6 +252,54 @@ def test_download_bundles_are_byte_identical_and_carry_a_manifest(sandbox):
         downloads.bundle("nonsense")
 
 
+def _fake_audits(monkeypatch) -> list:
+    """Replace the dense audit by one that passes a positive first parameter (5 poses, 7
+    violations otherwise); the list it returns collects the audited parameter vectors."""
+    from crane_lib.acceptance import folded, screen
+
+    calls = []
+
+    def fake_audit(beta, prepared, model):
+        calls.append(list(beta))
+        passed, n = bool(beta[0] > 0), 0 if beta[0] > 0 else 7
+        found = {"passed": passed, "lambda_min": float(beta[0]) * 1e-3, "n_violations": n}
+        return SimpleNamespace(to_dict=lambda: found, violating_indices=np.arange(n))
+
+    monkeypatch.setattr(screen, "screened_audit", fake_audit)
+    monkeypatch.setattr(screen, "audit_poses", lambda seed: [0] * 5)
+    monkeypatch.setattr(screen, "prepare", lambda pose_set, model: pose_set)
+    monkeypatch.setattr(screen, "shared_model", lambda name: None)  # the fake audit needs no model
+    monkeypatch.setattr(folded, "count", lambda pose_set, violating: folded.Concentration())
+    return calls
+
+
+def test_ols_audits_of_a_profile_are_its_conditions_of_a_shared_folder(tmp_path, monkeypatch):
+    """A folder may hold both profiles' condition records (a full build, then a quick one): the
+    quick build audits the quick profile's conditions only, the full build all of them."""
+    from crane_book import pipeline
+    from crane_lib.acceptance import audit
+    from crane_lib.identification import condition
+    from crane_lib.records import write_json_record
+
+    path = tmp_path / "audits" / "ols.json"
+    monkeypatch.setattr(condition, "CONDITIONS_DIR", tmp_path / "conditions")
+    monkeypatch.setattr(audit, "OLS_AUDITS_PATH", path)
+    monkeypatch.setattr(keys, "RESULTS_DIR", tmp_path)
+    # AG02 at 40 ms is in both profiles' OLS/SDP sweep, AG01 at 40 ms only in the full one's
+    for trajectory, first in (("AG01", -1.0), ("AG02", 1.0)):
+        record = {"trajectory": trajectory, "ts": 0.04, "run": 1, "ols": [first, 2.0]}
+        record["pd_visited"] = True
+        write_json_record(condition.condition_record_path(trajectory, 0.04), record)
+    calls = _fake_audits(monkeypatch)
+
+    def audited():
+        return [a["trajectory"] for a in json.loads(path.read_text(encoding="utf-8"))["audits"]]
+
+    assert pipeline.ols_audits_step("quick").recomputed == 1 and audited() == ["AG02"]
+    assert pipeline.ols_audits_step("full").recomputed == 1 and audited() == ["AG01", "AG02"]
+    assert pipeline.ols_audits_step("full").reused == 1 and len(calls) == 3
+
+
 def test_ols_audits_are_computed_once_per_content(tmp_path, monkeypatch):
     from crane_book import pipeline
     from crane_lib.acceptance import audit
@@ -271,22 +319,7 @@ def test_ols_audits_are_computed_once_per_content(tmp_path, monkeypatch):
         conditions / "b.json",
         {"trajectory": "AP01", "ts": 0.04, "run": 1, "pd_visited": True, "ols": [-1.0, 2.0]},
     )
-    calls = []
-
-    def fake_audit(beta, prepared, model):
-        calls.append(list(beta))
-        passed, n = bool(beta[0] > 0), 0 if beta[0] > 0 else 7
-        found = {"passed": passed, "lambda_min": float(beta[0]) * 1e-3, "n_violations": n}
-        return SimpleNamespace(to_dict=lambda: found, violating_indices=np.arange(n))
-
-    from crane_lib.acceptance import folded, screen
-
-    monkeypatch.setattr(screen, "screened_audit", fake_audit)
-    monkeypatch.setattr(screen, "audit_poses", lambda seed: [0] * 5)
-    monkeypatch.setattr(screen, "prepare", lambda pose_set, model: pose_set)
-    monkeypatch.setattr(screen, "shared_model", lambda name: None)  # the fake audit needs no model
-    monkeypatch.setattr(folded, "count", lambda pose_set, violating: folded.Concentration())
-
+    calls = _fake_audits(monkeypatch)
     pipeline.ols_audits_step()
     record = json.loads(path.read_text(encoding="utf-8"))
     assert (

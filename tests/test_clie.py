@@ -395,3 +395,49 @@ def test_a_failed_condition_is_noted_and_cleared_by_a_later_record(tmp_path, mon
         clie.record_path("PA01", 0.01), condition, _report(names, [1.0, 2.0], [1.1, 2.0], 3, 1.0)
     )
     assert clie.load_failures() == [] and len(clie.load_records()) == 1
+
+
+def test_a_profile_reads_its_own_conditions_from_a_shared_folder(tmp_path, monkeypatch):
+    """One results folder may hold both profiles' CLIE records (a full build, then a quick one):
+    with a profile, the readers keep the conditions its sweeps list for the route; without one,
+    every record of the folder."""
+    from types import SimpleNamespace
+
+    import crane_lib.paths
+
+    monkeypatch.setattr(crane_lib.paths, "RESULTS_DIR", tmp_path)
+    names = ["ZZR1", "FV1"]
+    ols = ParameterSet(names, [1.0, 2.0], std_errors=[0.1, 0.2])
+    report = _report(names, [1.0, 2.0], [1.1, 2.0], 3, 1.0)
+
+    def condition(trajectory, ts):
+        return SimpleNamespace(
+            trajectory=trajectory,
+            ts=ts,
+            run=1,
+            route="O-C",
+            projection=None,
+            start=ols,
+            ols=SimpleNamespace(kappa=40.0, parameters=ols),
+        )
+
+    # AG02 at 40 ms is in both profiles' CLIE sweep; AG01 at 40 ms only in the full one's
+    for trajectory in ("AG01", "AG02"):
+        clie.write_record(clie.record_path(trajectory, 0.04), condition(trajectory, 0.04), report)
+    clie.write_failure(clie.failure_path("AG01", 0.01), condition("AG01", 0.01), "diverges")
+    # the faithful route's study lists AG02 at 10 ms in the quick profile, for route "clie" only
+    faithful = clie.record_path("AG02", 0.01, 1, "clie")
+    clie.write_record(faithful, condition("AG02", 0.01), report)
+
+    def trajectories(records):
+        return [(r["trajectory"], round(r["ts"] * 1e3)) for r in records]
+
+    assert trajectories(clie.load_records("fast")) == [("AG01", 40), ("AG02", 40)]
+    assert trajectories(clie.load_records("fast", "full")) == [("AG01", 40), ("AG02", 40)]
+    assert trajectories(clie.load_records("fast", "quick")) == [("AG02", 40)]
+    assert clie.profile_record_paths("fast", "quick") == [clie.record_path("AG02", 0.04)]
+    assert len(clie.profile_record_paths("fast")) == 2
+    assert len(clie.load_failures("fast", "full")) == 1
+    assert clie.load_failures("fast", "quick") == []
+    assert trajectories(clie.load_records("clie", "quick")) == [("AG02", 10)]
+    assert clie.profile_record_paths("clie", "quick") == [faithful]

@@ -96,3 +96,21 @@ def test_mne_normalizes_by_peak_to_peak(model, true_beta):
     err = metrics.prediction_error(model, true_beta, shifted)
     assert err.rmse == pytest.approx(0.1, rel=1e-6)
     assert err.mne == pytest.approx(np.mean(0.1 / np.ptp(bundle.tau, axis=0)), rel=1e-6)
+
+
+def test_a_profile_reads_its_own_condition_records_from_a_shared_folder(tmp_path, monkeypatch):
+    """One results folder may hold both profiles' condition records: with a profile, the reader
+    and the record paths keep the conditions its OLS/SDP sweep lists; without one, all."""
+    from crane_lib.records import write_json_record
+
+    monkeypatch.setattr(identify, "CONDITIONS_DIR", tmp_path)
+    # AG02 at 40 ms is in both profiles' sweep, AG01 at 40 ms only in the full one's
+    for trajectory in ("AG01", "AG02"):
+        record = {"trajectory": trajectory, "ts": 0.04, "run": 1, "ols": [1.0]}
+        write_json_record(identify.condition_record_path(trajectory, 0.04), record)
+    everything = [r["trajectory"] for r in identify.load_condition_records()]
+    assert everything == ["AG01", "AG02"]
+    assert [r["trajectory"] for r in identify.load_condition_records(profile="full")] == everything
+    assert [r["trajectory"] for r in identify.load_condition_records(profile="quick")] == ["AG02"]
+    assert identify.profile_record_paths("quick") == [tmp_path / "AG02_run1_40ms.json"]
+    assert len(identify.profile_record_paths()) == len(identify.profile_record_paths("full")) == 2

@@ -210,7 +210,7 @@ def claim(
             tuple(paper_ids),
             chapter,
             section,
-            tuple(inputs),
+            tuple(p for group in inputs for p in ((group,) if isinstance(group, str) else group)),
             function,
             reason,
         )

@@ -49,14 +49,15 @@ class Results:
         """Every OLS condition record of the build that holds an estimate."""
         from crane_lib.identification import condition
 
-        return [r for r in condition.load_condition_records() if r.get("ols") is not None]
+        records = condition.load_condition_records(profile=current_profile())
+        return [r for r in records if r.get("ols") is not None]
 
     @functools.cached_property
     def clie_records(self) -> list[dict]:
         """The CLIE sweep's records of the first executions (fast route)."""
         from crane_lib.identification import clie
 
-        return [r for r in clie.load_records("fast") if r["run"] == 1]
+        return [r for r in clie.load_records("fast", current_profile()) if r["run"] == 1]
 
     @functools.cached_property
     def heldout(self) -> list:
@@ -156,7 +157,11 @@ class Results:
         if not self.heldout:
             return None
         return v.candidate_heldout(
-            self.model, condition.load_condition_records(), self.heldout, 0.040, 1
+            self.model,
+            condition.load_condition_records(profile=current_profile()),
+            self.heldout,
+            0.040,
+            1,
         )
 
     @functools.cached_property
@@ -233,8 +238,9 @@ def num(x: float, digits: int = 3) -> str:
 
 
 # the files the claims read (their `inputs`), relative to the repository root
-CONDITION_FILES = "results/conditions/*.json"
-CLIE_FILES = "results/clie/fast/*.json"
+# (a tuple stands for its patterns: a profile's list decides which records a claim reads)
+CONDITION_FILES = ("results/conditions/*.json", "papermill_params/ols_sdp_*.csv")
+CLIE_FILES = ("results/clie/fast/*.json", "papermill_params/clie_*.csv")
 HELD_OUT_FILES = "results/recordings/V0[123]_run1.npz"
 ACCEPTED_FILES = "results/accepted/*"
 OLS_AUDIT_FILES = "results/audits/*.json"

@@ -63,13 +63,14 @@ def record_path(trajectory: str, ts: float, run: int, directory=None) -> Path:
     return folder / f"{trajectory}_run{run}_{round(ts * 1e3):02d}ms.json"
 
 
-def input_files(trajectory: str, ts: float, run: int) -> list[Path]:
-    """The records and data the study reads (those present): its cache key's inputs."""
+def input_files(trajectory: str, ts: float, run: int, profile: str | None = None) -> list[Path]:
+    """The records and data the study reads (those present; the condition records of `profile`,
+    all when None): its cache key's inputs."""
     csv_path, json_path = accepted_stage.accepted_paths(trajectory, ts, run)
     found = [csv_path, json_path, audit.OLS_AUDITS_PATH, TWIN_TRUTH_CSV]
     found.append(rescue_stage.rescues_path(trajectory, ts, run))
     found += [certified.record_path(trajectory, ts, run, m) for m in CERTIFIED_MODELS]
-    found += sorted(identify.CONDITIONS_DIR.glob("*.json"))
+    found += identify.profile_record_paths(profile)
     return [p for p in found if Path(p).is_file()]
 
 
@@ -204,12 +205,15 @@ def _failing_ols(raw: dict, raw_audit, sweep: list[dict], trajectory: str) -> di
     }
 
 
-def first_projected(trajectory: str, ts: float, run: int) -> dict | None:
+def first_projected(
+    trajectory: str, ts: float, run: int, profile: str | None = None
+) -> dict | None:
     """The SDP projection (8) Table VI shows: the condition's own if it took route O-S-C, else
-    the build's first O-S-C condition at the same interval (or at any); None if none."""
+    the first O-S-C condition of `profile` (of the folder when None) at the same interval (or at
+    any); None if none."""
     projected = [
         r
-        for r in identify.load_condition_records()
+        for r in identify.load_condition_records(profile=profile)
         if r.get("route") == identify.ROUTE_PROJECTED and r.get("projected") is not None
     ]
     ms = round(ts * 1e3)
@@ -269,8 +273,15 @@ def _concentration(c: folded.Concentration) -> dict:
     }
 
 
-def study_record(trajectory: str, ts: float, run: int, seeds=accepted_stage.AUDIT_SEEDS) -> dict:
-    """The audit study of one condition over `seeds`, JSON-ready (module docstring)."""
+def study_record(
+    trajectory: str,
+    ts: float,
+    run: int,
+    seeds=accepted_stage.AUDIT_SEEDS,
+    profile: str | None = None,
+) -> dict:
+    """The audit study of one condition over `seeds`, JSON-ready (module docstring); the build's
+    other conditions it draws on are `profile`'s (the folder's when None)."""
     model = shared_model("reduced")
     seeds = tuple(int(s) for s in seeds)
     label = f"{trajectory} at {ts * 1e3:g} ms"
@@ -363,6 +374,7 @@ def study_record(trajectory: str, ts: float, run: int, seeds=accepted_stage.AUDI
         (case, bad_label, bad_beta, record, clie_label),
         submitted_name if submitted is not None else None,
         submitted,
+        profile,
     )
     table_x = [
         {"kind": k, **_table_x_row(n, b, accepted, "accepted", seeds[0], model)}
@@ -459,7 +471,9 @@ def study_record(trajectory: str, ts: float, run: int, seeds=accepted_stage.AUDI
     }
 
 
-def _table_x_models(condition: tuple, rescued: tuple, submitted_name, submitted) -> list:
+def _table_x_models(
+    condition: tuple, rescued: tuple, submitted_name, submitted, profile: str | None = None
+) -> list:
     """Table X's infeasible models, (paper's kind, name, parameters), in the pipeline's order:
     the unrescued OLS estimate (the condition's if it fails the audit, else the build's failing
     one `_failing_ols` picks), the SDP projection (`first_projected`), the CLIE solution and
@@ -472,7 +486,7 @@ def _table_x_models(condition: tuple, rescued: tuple, submitted_name, submitted)
         found.append((KIND_OLS, bad_label, bad_beta))
     else:
         found.append((KIND_OLS, ols.get("label") or raw_label, np.asarray(ols["beta"], float)))
-    sdp = first_projected(trajectory, ts, run)
+    sdp = first_projected(trajectory, ts, run, profile)
     if sdp is not None:
         found.append((KIND_SDP, sdp["label"], np.asarray(sdp["beta"], float)))
     if case == REPRODUCTION:

@@ -200,11 +200,14 @@ def _theta_certificate(beta, model: DynamicModel, dense_passed: bool, condition)
     return {"status": found.status, "boxes": found.boxes_processed}
 
 
-def comparison_record(seed: int = 1, model: DynamicModel | None = None) -> dict:
+def comparison_record(
+    seed: int = 1, model: DynamicModel | None = None, profile: str | None = None
+) -> dict:
     """Every OLS and CLIE estimate of the build judged three ways: the Yoshida-Khalil condition,
     the certificate over Θ (margin 0, CERTIFY_MAX_BOXES boxes, on the dense-audit passes of
     CERTIFIED_CONDITIONS), and the dense audit of `seed` (the OLS audits' record for OLS;
-    computed here, screened, for CLIE)."""
+    computed here, screened, for CLIE); the CLIE estimates of `profile`'s conditions (all when
+    None)."""
     model = shared_model("reduced") if model is None else model
     prob = problem(model)
     rows = []
@@ -215,7 +218,7 @@ def comparison_record(seed: int = 1, model: DynamicModel | None = None) -> dict:
         theta = _theta_certificate(beta, model, bool(r["PD over Θ"]), condition)
         rows.append(_row("OLS", r["trajectory"], r["ts"], r["run"], found, r, theta))
     prepared = screen.prepare(audit.audit_poses(seed), model)
-    for r in tqdm(clie.load_records("fast"), desc="CLIE estimates", unit="estimate"):
+    for r in tqdm(clie.load_records("fast", profile), desc="CLIE estimates", unit="estimate"):
         beta = np.asarray(r["clie_x"])
         dense = screen.screened_audit(beta, prepared, model)
         row = {"PD over Θ": dense.passed, "λmin over Θ": dense.lambda_min}

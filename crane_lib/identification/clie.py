@@ -53,7 +53,7 @@ import scipy.optimize
 import scipy.signal
 import scipy.sparse
 
-from crane_lib import fingerprint, paths
+from crane_lib import fingerprint, parameter_sets, paths
 from crane_lib.constants import KT, KT_CORRECTION
 from crane_lib.errors import InputError
 from crane_lib.logs import preprocessing
@@ -1070,14 +1070,32 @@ def write_failure(path, condition, message: str) -> Path:
     )
 
 
-def load_failures(method: str = "fast") -> list[dict]:
-    """Every condition the CLIE sweep could not refine for `method`, with its reason."""
-    return read_json_records(failure_path("x", 0.04, 1, method).parent)
+# the sweeps that write CLIE records (papermill_params/<sweep>_<profile>.csv, column refine)
+SWEEPS = ("clie", "clie_faithful")
 
 
-def load_records(method: str = "fast") -> list[dict]:
-    """Every CLIE record the sweep wrote for `method`, sorted by file name."""
-    return read_json_records(record_path("x", 0.04, 1, method).parent)
+def profile_record_paths(method: str = "fast", profile: str | None = None) -> list[Path]:
+    """The CLIE records of `method` present: those of the conditions `profile`'s sweeps list for
+    it (all when None), in file-name order."""
+    if profile is None:
+        return sorted(record_path("x", 0.04, 1, method).parent.glob("*.json"))
+    listed = parameter_sets.profile_conditions(SWEEPS, profile, refine=method)
+    found = [record_path(t, ms / 1e3, run, method) for t, ms, run in listed]
+    return sorted(p for p in found if p.is_file())
+
+
+def load_failures(method: str = "fast", profile: str | None = None) -> list[dict]:
+    """Every condition the CLIE sweep could not refine for `method`, with its reason; with a
+    profile, only the conditions its sweeps list for `method`."""
+    found = read_json_records(failure_path("x", 0.04, 1, method).parent)
+    return parameter_sets.in_profile(found, SWEEPS, profile, refine=method)
+
+
+def load_records(method: str = "fast", profile: str | None = None) -> list[dict]:
+    """Every CLIE record the sweep wrote for `method`, sorted by file name; with a profile, only
+    the conditions its sweeps list for `method` (the folder may hold the other profile's too)."""
+    found = read_json_records(record_path("x", 0.04, 1, method).parent)
+    return parameter_sets.in_profile(found, SWEEPS, profile, refine=method)
 
 
 def iteration_statistics(records) -> "pd.DataFrame":

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from crane_lib import parameter_sets
 from crane_lib.identification.ols import IdentificationError, OLSResult, ols, stack
 from crane_lib.identification.projection import ConditionalProjection, conditional_projection
 from crane_lib.identification.weighted import METHODS, WeightedFit, fit, idim_data
@@ -26,6 +27,7 @@ from crane_lib.records import read_json_records, write_json_record
 
 # where the OLS/SDP sweep (`record_condition`, once per condition) writes one record per condition
 CONDITIONS_DIR = RESULTS_DIR / "conditions"
+SWEEP = "ols_sdp"  # the sweep that writes these records (papermill_params/ols_sdp_<profile>.csv)
 
 ROUTE_DIRECT = "O-C"
 ROUTE_PROJECTED = "O-S-C"
@@ -262,6 +264,18 @@ def save_model(path, result: ConditionResult, stage: str = "start") -> Path:
     return Path(path)
 
 
-def load_condition_records(directory=None) -> list[dict]:
-    """The OLS/SDP sweep's condition records (default: results/conditions)."""
-    return read_json_records(CONDITIONS_DIR if directory is None else directory)
+def profile_record_paths(profile: str | None = None) -> list[Path]:
+    """The condition records present in results/conditions: those of the conditions `profile`
+    lists (all when None), in file-name order."""
+    if profile is None:
+        return sorted(CONDITIONS_DIR.glob("*.json"))
+    listed = parameter_sets.profile_conditions(SWEEP, profile)
+    found = [condition_record_path(t, ms / 1e3, run) for t, ms, run in listed]
+    return sorted(p for p in found if p.is_file())
+
+
+def load_condition_records(directory=None, profile: str | None = None) -> list[dict]:
+    """The OLS/SDP sweep's condition records (default: results/conditions); with a profile, only
+    those of the conditions its sweep lists (the folder may hold the other profile's too)."""
+    records = read_json_records(CONDITIONS_DIR if directory is None else directory)
+    return parameter_sets.in_profile(records, SWEEP, profile)

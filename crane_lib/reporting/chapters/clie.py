@@ -24,6 +24,7 @@ from crane_lib.model.parameters import ParameterSet
 from crane_lib.paper_numbers import paper
 from crane_lib.paths import REPO_ROOT
 from crane_lib.records import read_json_record
+from crane_lib.reporting.chapters import profile
 from crane_lib.reporting.chapters.validation import twin_records
 from crane_lib.reporting.diagrams import clie_block_diagram  # noqa: F401 (the page's Fig. 4)
 from crane_lib.reporting.tables import Comparison, Count, Why, comparison_table, numbered
@@ -478,8 +479,8 @@ def runs_table(runs: list) -> object:
 
 
 def sweep_records(method: str = "fast") -> pd.DataFrame:
-    """The CLIE sweep's records of one route, one row per condition."""
-    return pd.DataFrame(clie.load_records(method))
+    """The CLIE sweep's records of one route, one row per condition of the build's profile."""
+    return pd.DataFrame(clie.load_records(method, profile()))
 
 
 def sweep_against_paper(records: pd.DataFrame) -> object:
@@ -595,7 +596,7 @@ def sweep_facts(records: pd.DataFrame) -> dict:
 
 def failures_table(method: str = "fast") -> object | None:
     """The conditions the CLIE sweep could not refine, and why (None when it refined all)."""
-    failures = pd.DataFrame(clie.load_failures(method))
+    failures = pd.DataFrame(clie.load_failures(method, profile()))
     if failures.empty:
         return None
     failures["failure"] = failures["failure"].str.replace(f"{REPO_ROOT}{os.sep}", "", regex=False)
@@ -665,8 +666,8 @@ class FaithfulBesideFast:
 
 def faithful_beside_fast(run: int = 1) -> FaithfulBesideFast:
     """Pair the fast and faithful CLIE records of execution `run` by condition."""
-    fast = {_key(r): r for r in clie.load_records(FAST) if int(r["run"]) == run}
-    faithful = {_key(r): r for r in clie.load_records(FAITHFUL) if int(r["run"]) == run}
+    fast = {_key(r): r for r in clie.load_records(FAST, profile()) if int(r["run"]) == run}
+    faithful = {_key(r): r for r in clie.load_records(FAITHFUL, profile()) if int(r["run"]) == run}
     common = sorted(set(fast) & set(faithful))
     if not common:
         return FaithfulBesideFast(None, {}, [], len(fast), len(faithful))

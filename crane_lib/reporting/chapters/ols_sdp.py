@@ -12,6 +12,7 @@ import pandas as pd
 from crane_lib.identification import condition as identify
 from crane_lib.identification import model_classes
 from crane_lib.paper_numbers import paper
+from crane_lib.reporting.chapters import profile
 from crane_lib.reporting.tables import Comparison, Count, Why, comparison_table, numbered
 
 # Table III's fitting trajectories (register: the text names none)
@@ -29,7 +30,7 @@ def condition_record(trajectory: str, ts: float, run: int) -> dict:
     """The OLS/SDP sweep's record of one condition (its OLS fit, routing test and projection)."""
     return next(
         r
-        for r in identify.load_condition_records()
+        for r in identify.load_condition_records(profile=profile())
         if (r["trajectory"], round(r["ts"] * 1e3), r["run"]) == (trajectory, round(ts * 1e3), run)
     )
 
@@ -229,8 +230,9 @@ def model_classes_tables(classes: list[dict], heldout_ts: float) -> tuple[object
 
 
 def condition_records() -> pd.DataFrame:
-    """One row per condition record the OLS/SDP sweep wrote (results/conditions)."""
-    records = identify.load_condition_records()
+    """One row per condition record the OLS/SDP sweep wrote (results/conditions) for the build's
+    profile."""
+    records = identify.load_condition_records(profile=profile())
     return pd.DataFrame(
         [
             {

@@ -120,7 +120,7 @@ class Clouds:
 def clouds(method: str = "fast") -> Clouds:
     """The clouds of the CLIE sweep's first executions and the condition the structural rule
     names; a rule that does not name one condition with a CLIE record stops the chapter."""
-    records = [r for r in clie.load_records(method) if r["run"] == 1]
+    records = [r for r in clie.load_records(method, profile()) if r["run"] == 1]
     stage_clouds = selection.StageClouds.from_records(records)
     specs = excitation.trajectory_specs()
     named = selection.structural_candidates(specs)
@@ -146,7 +146,7 @@ def clouds(method: str = "fast") -> Clouds:
 
 def failures(c: Clouds) -> list[str]:
     """'AP01 at 80 ms' for every first-execution condition CLIE could not refine."""
-    failed = [f for f in clie.load_failures(c.method) if f["run"] == 1]
+    failed = [f for f in clie.load_failures(c.method, profile()) if f["run"] == 1]
     return [f["trajectory"] + " at " + ms(f["ts"]) for f in failed]
 
 

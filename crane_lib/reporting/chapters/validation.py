@@ -308,7 +308,7 @@ def panel_of(s: ValidationStudy) -> tuple[pd.DataFrame, ResultTable]:
 
 def candidates(s: ValidationStudy) -> pd.DataFrame:
     """Every candidate at ts: κ(W_all) and the pooled held-out RMSE of its OLS estimate."""
-    records = identify.load_condition_records()
+    records = identify.load_condition_records(profile=s.profile)
     return held_out.candidate_heldout(s.model, records, s.first, s.ts, s.run)
 
 
