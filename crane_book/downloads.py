@@ -17,6 +17,8 @@ re-evaluation of every OLS estimate over the domain), "accepted" (results/accept
 model, once the pipeline writes it), "export" (results/export, the accepted model's consistent
 link-level model as URDF, MJCF and standard parameters), "repeats" (results/repeats, Table XI's
 refits) and "kt_draws" (results/kt_draws, one record per Kt draw); "all" holds every kind present.
+The per-condition kinds hold the records of the conditions the build's profile lists: one
+results folder may also hold the other profile's.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import io
 import zipfile
 from pathlib import Path
 
+from crane_lib import parameter_sets
 from crane_lib.errors import atomic_write
 from crane_lib.paths import REPO_ROOT, RESULTS_DIR
 
@@ -51,27 +54,66 @@ def bundle_path(kind: str) -> Path:
     return DOWNLOADS_DIR / f"crane-x7-{kind}-records.zip"
 
 
-def _files(kind: str) -> list[Path]:
-    folders = [RESULTS_DIR / k for k in KINDS] if kind == "all" else [RESULTS_DIR / kind]
+def profile_paths(kind: str, profile: str) -> set[Path] | None:
+    """The record files of `kind` that `profile`'s condition lists name, present or not (None for
+    a kind that is not kept per condition): the folder may hold the other profile's records."""
+    from crane_lib.acceptance import kt_sensitivity
+    from crane_lib.acceptance import reproducibility as repro
+    from crane_lib.identification import clie, condition
+
+    def rows(sweep: str) -> list[dict]:
+        return parameter_sets.read_conditions(f"{sweep}_{profile}.csv")
+
+    if kind == "conditions":
+        listed = parameter_sets.profile_conditions(condition.SWEEP, profile)
+        return {condition.condition_record_path(t, ms / 1e3, run) for t, ms, run in listed}
+    if kind == "clie":
+        routes = {str(r["refine"]) for sweep in clie.SWEEPS for r in rows(sweep)}
+        return {
+            where(t, ms / 1e3, run, route)
+            for route in routes
+            for t, ms, run in parameter_sets.profile_conditions(clie.SWEEPS, profile, route)
+            for where in (clie.record_path, clie.failure_path)
+        }
+    if kind == "repeats":
+        return {
+            repro.record_path(r["trajectory"], float(r["ts"]), int(r["run"]), str(r["refine"]))
+            for r in rows("repeats")
+        }
+    if kind == "kt_draws":
+        return {
+            kt_sensitivity.draw_record_path(r["trajectory"], float(r["ts"]), int(r["run"]), seed)
+            for r in rows("kt_draws")
+            for seed in kt_sensitivity.seeds_of([r])
+        }
+    return None
+
+
+def _files(kind: str, profile: str | None = None) -> list[Path]:
+    kinds = list(KINDS) if kind == "all" else [kind]
     files = []
-    for folder in folders:
+    for each in kinds:
+        folder = RESULTS_DIR / each
         if folder.is_dir():
             # hidden files are temporaries of atomic writes; executed notebooks stay in the sweeps
-            files += [
+            found = [
                 p
                 for p in folder.rglob("*")
                 if p.is_file()
                 and not any(part.startswith(".") for part in p.relative_to(RESULTS_DIR).parts)
             ]
+            listed = None if profile is None else profile_paths(each, profile)
+            files += found if listed is None else [p for p in found if p in listed]
     return sorted(files)
 
 
-def bundle(kind: str) -> Path | None:
-    """Zip the records of one kind (None when this build has none). Entries are named relative
-    to results/, in sorted order, with a fixed time stamp: the same records give the same bytes."""
+def bundle(kind: str, profile: str | None = None) -> Path | None:
+    """Zip the records of one kind (None when this build has none), of `profile`'s conditions
+    when given. Entries are named relative to results/, in sorted order, with a fixed time stamp:
+    the same records give the same bytes."""
     if kind != "all" and kind not in KINDS:
         raise ValueError(f"unknown kind {kind!r}; one of {sorted(KINDS) + ['all']}")
-    files = _files(kind)
+    files = _files(kind, profile)
     if not files:
         return None
     path = bundle_path(kind)
@@ -108,12 +150,12 @@ def _entry(name: str) -> zipfile.ZipInfo:
     return info
 
 
-def bundle_all() -> dict[str, Path]:
-    """Every kind present, and "all"; a kind this build has no records of is removed (no stale
-    zip)."""
+def bundle_all(profile: str | None = None) -> dict[str, Path]:
+    """Every kind present, and "all", of `profile`'s conditions when given; a kind this build has
+    no records of is removed (no stale zip)."""
     made = {}
     for kind in [*KINDS, "all"]:
-        path = bundle(kind)
+        path = bundle(kind, profile)
         if path is None:
             bundle_path(kind).unlink(missing_ok=True)
         else:

@@ -988,7 +988,7 @@ def _steps_after_the_data_set(args, clock: BuildClock, early) -> None:
     with clock.step("claims"):
         print(claims.write_claims(args.profile).line())
     with clock.step("downloads"):
-        made = downloads.bundle_all()
+        made = downloads.bundle_all(args.profile)
         print(f"downloads: {', '.join(p.name for p in made.values()) or 'none'}")
 
 

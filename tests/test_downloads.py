@@ -62,3 +62,34 @@ def test_a_damaged_zip_of_the_same_size_is_rewritten(results):
     _aged(path)
     downloads.bundle("conditions")
     assert path.read_bytes() == good and path.stat().st_mtime_ns != OLD_MTIME_NS
+
+
+def test_a_profiles_zips_hold_the_records_of_its_conditions(results, monkeypatch):
+    """A folder may hold both profiles' records (a full build, then a quick one): a profile's
+    zips hold the records its lists name; without a profile, every record of the folder."""
+    import crane_lib.paths
+    from crane_lib.identification import clie, condition
+
+    monkeypatch.setattr(condition, "CONDITIONS_DIR", results / "conditions")
+    monkeypatch.setattr(crane_lib.paths, "RESULTS_DIR", results)
+    for trajectory in ("AG01", "AG02"):  # AG02 at 40 ms is in both profiles, AG01 in the full
+        for path in (
+            condition.condition_record_path(trajectory, 0.04),
+            clie.record_path(trajectory, 0.04),
+        ):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("{}", encoding="utf-8")
+
+    def names(kind, profile):
+        with zipfile.ZipFile(downloads.bundle(kind, profile)) as archive:
+            return sorted(n for n in archive.namelist() if n != "MANIFEST.txt")
+
+    assert names("conditions", "quick") == ["conditions/AG02_run1_40ms.json"]
+    assert names("clie", "quick") == ["clie/fast/AG02_run1_40ms.json"]
+    assert names("all", "quick") == [
+        "clie/fast/AG02_run1_40ms.json",
+        "conditions/AG02_run1_40ms.json",
+    ]
+    full = ["conditions/AG01_run1_40ms.json", "conditions/AG02_run1_40ms.json"]
+    assert names("conditions", "full") == full
+    assert names("conditions", None) == [*full, "conditions/one.json"]  # the fixture's
