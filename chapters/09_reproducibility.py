@@ -321,7 +321,7 @@ glue("repro_agree_max", stability["margin agreement (%)"].max())
 # execution). AG02's gain, its 80 ms estimate scored again on the held-out records:
 
 # %%
-swept = load_condition_records(profile=profile)  # the profile's conditions, not the folder's
+swept = load_condition_records(profile=profile)  # the profile's, not the folder's
 ladder = repro.interval_ladder(swept)
 changes = repro.ladder_changes(ladder)
 rung = ladder[(ladder["trajectory"] == trajectory) & np.isclose(ladder["ts"], 0.080)]
