@@ -265,6 +265,45 @@ def _recordings_picked_by_the_folder(source: str) -> list[int]:
     return found
 
 
+def _records_read_without_a_profile(source: str) -> list[int]:
+    """Lines that read the OLS/SDP or CLIE sweep's records without naming the build's profile
+    (`load_condition_records(..., profile=...)`, `clie.load_records(method, profile)`)."""
+    found = []
+    for call in ast.walk(ast.parse(source)):
+        if not isinstance(call, ast.Call):
+            continue
+        name = ast.unparse(call.func)
+        named = any(k.arg == "profile" for k in call.keywords)
+        if name.endswith("load_condition_records") and not named:
+            found.append(call.lineno)
+        if name in ("clie.load_records", "clie.load_failures") and len(call.args) < 2 and not named:
+            found.append(call.lineno)
+    return found
+
+
+def test_pages_views_and_claims_read_the_sweeps_records_of_the_profile():
+    """A page, view or claim reads the OLS/SDP and CLIE records of the conditions its profile
+    lists: a results folder may hold both profiles' records (a key is a record's inputs), and a
+    quick build there printed 59 of its numbers from the full profile's conditions."""
+    old = "swept = identify.load_condition_records()\nfast = clie.load_records('fast')\n"
+    assert _records_read_without_a_profile(old) == [1, 2]  # the rule catches what it forbids
+    new = "a = identify.load_condition_records(profile=p)\nb = clie.load_records('fast', p)\n"
+    assert _records_read_without_a_profile(new) == []
+    root = Path(__file__).resolve().parents[1]
+    sources = [
+        *sorted((root / "chapters").glob("*.py")),
+        *sorted((root / "book").glob("*.py")),
+        *sorted((root / "crane_lib" / "reporting").rglob("*.py")),
+        *sorted((root / "crane_book" / "claims").glob("*.py")),
+    ]
+    unnamed = {
+        str(p.relative_to(root)): lines
+        for p in sources
+        if (lines := _records_read_without_a_profile(p.read_text(encoding="utf-8")))
+    }
+    assert unnamed == {}
+
+
 def test_pages_views_and_claims_take_their_recordings_from_the_profile_not_the_folder():
     """A page, view or claim keeps the recordings its profile lists, not whatever the recordings
     folder holds: a quick build in a checkout that also holds the full profile's recordings
