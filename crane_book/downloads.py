@@ -55,8 +55,8 @@ def bundle_path(kind: str) -> Path:
 
 
 def profile_paths(kind: str, profile: str) -> set[Path] | None:
-    """The record files of `kind` that `profile`'s condition lists name, present or not (None for
-    a kind that is not kept per condition): the folder may hold the other profile's records."""
+    """The record files of `kind` that `profile`'s condition lists name (None for a kind that is
+    not kept per condition): the folder may hold the other profile's records."""
     from crane_lib.acceptance import kt_sensitivity
     from crane_lib.acceptance import reproducibility as repro
     from crane_lib.identification import clie, condition
@@ -65,14 +65,12 @@ def profile_paths(kind: str, profile: str) -> set[Path] | None:
         return parameter_sets.read_conditions(f"{sweep}_{profile}.csv")
 
     if kind == "conditions":
-        listed = parameter_sets.profile_conditions(condition.SWEEP, profile)
-        return {condition.condition_record_path(t, ms / 1e3, run) for t, ms, run in listed}
-    if kind == "clie":
-        routes = {str(r["refine"]) for sweep in clie.SWEEPS for r in rows(sweep)}
+        return set(condition.profile_record_paths(profile))
+    if kind == "clie":  # each row's record, or its failure, under its route
         return {
-            where(t, ms / 1e3, run, route)
-            for route in routes
-            for t, ms, run in parameter_sets.profile_conditions(clie.SWEEPS, profile, route)
+            where(r["trajectory"], float(r["ts"]), int(r["run"]), str(r["refine"]))
+            for sweep in clie.SWEEPS
+            for r in rows(sweep)
             for where in (clie.record_path, clie.failure_path)
         }
     if kind == "repeats":
