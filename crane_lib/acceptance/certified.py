@@ -77,11 +77,13 @@ from crane_lib.model.dynamics import DynamicModel
 from crane_lib.model.dynamics import model as shared_model
 from crane_lib.model.parameters import N_LINKS
 from crane_lib.paths import RESULTS_DIR
+from crane_lib.threads import in_threads
 
 N_ANGLES = N_LINKS - 1  # theta2..theta7
 SAMPLES_PER_ANGLE = 7  # resolves trigonometric degree 3; M has degree 2
 MAX_DEGREE = 2
 UNIT_ROUNDOFF = np.finfo(float).eps / 2
+BOXES_PER_THREAD = 8  # fewer Taylor boxes than twice this are bounded in the calling thread
 CERTIFIED, VIOLATED, BELOW_MARGIN, UNDECIDED = "certified", "violated", "below_margin", "undecided"
 
 
@@ -290,8 +292,10 @@ def _spectral_norm_sym(a):
     return max(abs(w[0]), abs(w[-1]))
 
 
-@numba.njit(parallel=True, cache=True)
-def _bound_boxes(
+@numba.njit(nogil=True, cache=True)
+def _bound_box_rows(
+    start,
+    stop,
     centres,
     halfs,
     margin,
@@ -311,7 +315,7 @@ def _bound_boxes(
     the certified lower bound of lambda_min(M) on the box when certified, and the joint to split."""
     u = 1.1102230246251565e-16
     n_vertices = 1 << N_ANGLES
-    for b in numba.prange(centres.shape[0]):
+    for b in range(start, stop):
         c = centres[b]
         h = halfs[b]
         m0 = np.empty((N_LINKS, N_LINKS))
@@ -702,9 +706,11 @@ def _bernstein_box(
     return True
 
 
-@numba.njit(parallel=True, cache=True)
-def _bernstein_boxes(centres, halfs, row_data, row_offset, fp_entry, diag_bound, certified):
-    for b in numba.prange(centres.shape[0]):
+@numba.njit(nogil=True, cache=True)
+def _bernstein_box_rows(
+    start, stop, centres, halfs, row_data, row_offset, fp_entry, diag_bound, certified
+):
+    for b in range(start, stop):
         weights = np.empty((N_ANGLES, N_BASIS, N_BASIS))
         buf_a = np.empty(N_COEF * N_LINKS)
         buf_b = np.empty(N_COEF * N_LINKS)
@@ -727,6 +733,16 @@ def _bernstein_boxes(centres, halfs, row_data, row_offset, fp_entry, diag_bound,
             fac_b,
             z,
         )
+
+
+def _bound_boxes(centres, *args):
+    """Per box (row of `centres`), the Taylor bound of `_bound_box_rows`, boxes side by side."""
+    in_threads(_bound_box_rows, centres.shape[0], centres, *args, grain=BOXES_PER_THREAD)
+
+
+def _bernstein_boxes(centres, *args):
+    """Per box (row of `centres`), whether `_bernstein_box` certifies it, boxes side by side."""
+    in_threads(_bernstein_box_rows, centres.shape[0], centres, *args, grain=1)
 
 
 def bernstein_matrices(form: BernsteinForm, centre, half) -> np.ndarray:

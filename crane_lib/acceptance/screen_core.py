@@ -15,25 +15,27 @@ import numba
 import numpy as np
 
 from crane_lib.model.spd_solve import cholesky_factor
+from crane_lib.threads import in_threads
 
 # replaced by the import of the generated kernels (model.dynamics.bind_template)
 regressor_kernel = inertia_kernel = inertia_upper_kernel = net_torque_kernel = None  # @@KERNELS@@
 
 N_ARM = 7
 N_AX = 8
-CHUNK = 1024  # poses per parallel task (scratch allocated once per task)
+CHUNK = 1024  # fewer poses than twice this are screened in the calling thread
 
 
-@numba.njit(parallel=True, cache=True)
+@numba.njit(nogil=True, cache=True)
+def _screen_rows(start, stop, C, S, b, shift, below):
+    # the generated kernel writes the same entries at every call, so zeroing once suffices
+    m = np.zeros((N_AX, N_AX))
+    work = np.zeros((N_ARM, N_ARM))
+    for i in range(start, stop):
+        inertia_upper_kernel(C[i], S[i], b, m)  # the factor reads the upper triangle
+        below[i] = not cholesky_factor(m, N_ARM, shift, work)
+
+
 def screen_batch(C, S, b, shift, below):
     """below[i] = lambda_min(pose i) <= shift, decided by whether the shifted Cholesky factor
     exists."""
-    n = C.shape[0]
-    n_chunks = (n + CHUNK - 1) // CHUNK
-    for chunk in numba.prange(n_chunks):
-        # the generated kernel writes the same entries at every call, so zeroing once suffices
-        m = np.zeros((N_AX, N_AX))
-        work = np.zeros((N_ARM, N_ARM))
-        for i in range(chunk * CHUNK, min(n, (chunk + 1) * CHUNK)):
-            inertia_upper_kernel(C[i], S[i], b, m)  # the factor reads the upper triangle
-            below[i] = not cholesky_factor(m, N_ARM, shift, work)
+    in_threads(_screen_rows, C.shape[0], C, S, b, shift, below, grain=CHUNK)

@@ -124,10 +124,15 @@ def _inertia_source(table, pivots: list[str]) -> str:
     )
 
 
-# Per-sample kernels are generated; these drivers run them over many samples on all cores.
+# Per-sample kernels are generated; these drivers run them over many samples on all cores
+# (compiled loops over a range of samples, side by side: crane_lib.threads.in_threads).
 # Output arrays arrive zeroed: the kernels store only the entries that are not identically zero.
 _DRIVERS = """
 import math
+
+from crane_lib.threads import in_threads
+
+ROWS_PER_THREAD = 1024  # fewer samples than twice this run in the calling thread
 
 
 @numba.njit(cache=True)
@@ -138,16 +143,26 @@ def inertia_kernel(c, s, b, out):
             out[k, r] = out[r, k]
 
 
-@numba.njit(parallel=True, cache=True)
-def regressor_batch(C, S, QP, QDP, SGN, gz, OUT):
-    for i in numba.prange(C.shape[0]):
+@numba.njit(nogil=True, cache=True)
+def _regressor_rows(start, stop, C, S, QP, QDP, SGN, gz, OUT):
+    for i in range(start, stop):
         regressor_kernel(C[i], S[i], QP[i], QDP[i], SGN[i], gz, OUT[i])
 
 
-@numba.njit(parallel=True, cache=True)
-def inertia_batch(C, S, b, OUT):
-    for i in numba.prange(C.shape[0]):
+def regressor_batch(C, S, QP, QDP, SGN, gz, OUT):
+    '''The regressor at each sample (row of C) into OUT[i].'''
+    in_threads(_regressor_rows, C.shape[0], C, S, QP, QDP, SGN, gz, OUT, grain=ROWS_PER_THREAD)
+
+
+@numba.njit(nogil=True, cache=True)
+def _inertia_rows(start, stop, C, S, b, OUT):
+    for i in range(start, stop):
         inertia_kernel(C[i], S[i], b, OUT[i])
+
+
+def inertia_batch(C, S, b, OUT):
+    '''M at each sample (row of C) into OUT[i].'''
+    in_threads(_inertia_rows, C.shape[0], C, S, b, OUT, grain=ROWS_PER_THREAD)
 
 
 # lambda_min of the arm block by the two LAPACK steps numpy's eigvalsh (dsyevd) takes: dsytd2
@@ -166,7 +181,7 @@ _RMIN = float(np.sqrt(_SMLNUM))
 _RMAX = float(np.sqrt(1.0 / _SMLNUM))
 _LWORK = 1 + 6 * OUT_SIZE + 2 * OUT_SIZE * OUT_SIZE  # dsyevd's workspace for any job
 _LIWORK = 3 + 5 * OUT_SIZE
-EIGEN_CHUNK = 256  # poses per chunk, one set of scratch each
+EIGEN_CHUNK = 256  # fewer poses than twice this are decomposed in the calling thread
 _LAPACK = []
 
 
@@ -337,53 +352,56 @@ def symmetric_min_eigenvalue(a, n, largest, d, e):
     return math.ldexp(estimate if estimate < hi else hi, exponent)
 
 
-@numba.njit(parallel=True, cache=True)
-def symmetric_min_eigenvalue_batch(A, n, LAM):
-    '''Smallest eigenvalue of the leading n x n block (upper triangle read) of each A[i].'''
-    for i in numba.prange(A.shape[0]):
+@numba.njit(nogil=True, cache=True)
+def _symmetric_min_eigenvalue_rows(start, stop, A, n, LAM):
+    for i in range(start, stop):
         a = A[i].copy()
         d = np.empty(n)
         e = np.empty(n)
         LAM[i] = symmetric_min_eigenvalue(a, n, _largest_upper(a, n), d, e)
 
 
-@numba.njit(parallel=True, cache=True)
-def _arm_min_eigenvalue_chunks(Q, offsets, b, n_arm, exact_order, LAM, SCALE):
-    n = Q.shape[0]
+def symmetric_min_eigenvalue_batch(A, n, LAM):
+    '''Smallest eigenvalue of the leading n x n block (upper triangle read) of each A[i].'''
+    in_threads(_symmetric_min_eigenvalue_rows, A.shape[0], A, n, LAM, grain=EIGEN_CHUNK)
+
+
+@numba.njit(nogil=True, cache=True)
+def _arm_min_eigenvalue_rows(start, stop, Q, offsets, b, n_arm, exact_order, LAM, SCALE):
     links = offsets.shape[0]
-    for chunk in numba.prange((n + EIGEN_CHUNK - 1) // EIGEN_CHUNK):
-        c = np.empty(links)
-        s = np.empty(links)
-        m = np.empty((OUT_SIZE, OUT_SIZE))
-        d = np.empty(OUT_SIZE)
-        e = np.empty(OUT_SIZE)
-        tau = np.empty(OUT_SIZE)
-        work = np.empty(_LWORK)
-        iwork = np.empty(_LIWORK, np.int32)
-        jobz = np.array([ord("N")], np.uint8)
-        uplo = np.array([ord("L")], np.uint8)
-        order = np.array([n_arm], np.int32)
-        lda = np.array([OUT_SIZE], np.int32)
-        lwork = np.array([_LWORK], np.int32)
-        liwork = np.array([_LIWORK], np.int32)
-        info = np.zeros(1, np.int32)
-        for i in range(chunk * EIGEN_CHUNK, min(n, (chunk + 1) * EIGEN_CHUNK)):
-            largest = _arm_block_at(Q, i, offsets, b, n_arm, c, s, m)
-            SCALE[i] = largest
-            if not exact_order:
-                LAM[i] = symmetric_min_eigenvalue(m, n_arm, largest, d, e)
-                continue
-            if np.isnan(largest):
-                LAM[i] = np.nan
-                continue
-            if 0.0 < largest < _RMIN or largest > _RMAX:
-                _dsyevd(jobz.ctypes, uplo.ctypes, order.ctypes, m.ctypes, lda.ctypes, d.ctypes,
-                        work.ctypes, lwork.ctypes, iwork.ctypes, liwork.ctypes, info.ctypes)
-            else:
-                _dsytd2(uplo.ctypes, order.ctypes, m.ctypes, lda.ctypes, d.ctypes, e.ctypes,
-                        tau.ctypes, info.ctypes)
-                _dsterf(order.ctypes, d.ctypes, e.ctypes, info.ctypes)
-            LAM[i] = d[0] if info[0] == 0 else np.nan
+    # one set of scratch for the range: no allocation and no workspace query per pose
+    c = np.empty(links)
+    s = np.empty(links)
+    m = np.empty((OUT_SIZE, OUT_SIZE))
+    d = np.empty(OUT_SIZE)
+    e = np.empty(OUT_SIZE)
+    tau = np.empty(OUT_SIZE)
+    work = np.empty(_LWORK)
+    iwork = np.empty(_LIWORK, np.int32)
+    jobz = np.array([ord("N")], np.uint8)
+    uplo = np.array([ord("L")], np.uint8)
+    order = np.array([n_arm], np.int32)
+    lda = np.array([OUT_SIZE], np.int32)
+    lwork = np.array([_LWORK], np.int32)
+    liwork = np.array([_LIWORK], np.int32)
+    info = np.zeros(1, np.int32)
+    for i in range(start, stop):
+        largest = _arm_block_at(Q, i, offsets, b, n_arm, c, s, m)
+        SCALE[i] = largest
+        if not exact_order:
+            LAM[i] = symmetric_min_eigenvalue(m, n_arm, largest, d, e)
+            continue
+        if np.isnan(largest):
+            LAM[i] = np.nan
+            continue
+        if 0.0 < largest < _RMIN or largest > _RMAX:
+            _dsyevd(jobz.ctypes, uplo.ctypes, order.ctypes, m.ctypes, lda.ctypes, d.ctypes,
+                    work.ctypes, lwork.ctypes, iwork.ctypes, liwork.ctypes, info.ctypes)
+        else:
+            _dsytd2(uplo.ctypes, order.ctypes, m.ctypes, lda.ctypes, d.ctypes, e.ctypes,
+                    tau.ctypes, info.ctypes)
+            _dsterf(order.ctypes, d.ctypes, e.ctypes, info.ctypes)
+        LAM[i] = d[0] if info[0] == 0 else np.nan
 
 
 def arm_min_eigenvalue_batch(Q, offsets, b, n_arm, exact_order, LAM, SCALE):
@@ -393,7 +411,8 @@ def arm_min_eigenvalue_batch(Q, offsets, b, n_arm, exact_order, LAM, SCALE):
     symmetric_min_eigenvalue; LAM is NaN where M is not finite or the method does not converge.'''
     if not _LAPACK:  # before the first call links the compiled loop against the symbols
         _bind_lapack()
-    _arm_min_eigenvalue_chunks(Q, offsets, b, n_arm, exact_order, LAM, SCALE)
+    in_threads(_arm_min_eigenvalue_rows, Q.shape[0], Q, offsets, b, n_arm, exact_order, LAM, SCALE,
+               grain=EIGEN_CHUNK)
 """
 
 
