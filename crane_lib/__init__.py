@@ -28,7 +28,8 @@ Shared leaves: paths, errors, constants, paper_numbers, records (every JSON resu
 fingerprint (one content hash for every cache), arithmetic (the same floating-point kernels on
 every x86-64 machine), source_graph (the import graph, for the caches' keys and the
 architecture), parameter_sets (the sweeps' papermill parameter sets), formatting
-(how a number is printed), verdicts (of the paper's claims).
+(how a number is printed), verdicts (of the paper's claims), threads (a compiled batch loop run
+side by side on numba's threads).
 
 The machinery that builds the book (pipeline, sweeps, pages, downloads) is the package crane_book
 beside this one; it imports crane_lib, never the other way round.
@@ -66,4 +67,5 @@ SHARED = (
     "parameter_sets",
     "source_graph",
     "verdicts",
+    "threads",
 )
