@@ -11,6 +11,7 @@ import pytest
 
 import crane_lib  # noqa: F401  (the reference floating-point kernels, before the model)
 from crane_lib.threads import in_threads
+from tests.conftest import description_model_beta
 
 
 @numba.njit(nogil=True)
@@ -58,7 +59,7 @@ def test_the_model_batches_give_the_same_values_on_one_thread_and_on_all():
     rng = np.random.default_rng(3)
     q = rng.uniform(-np.pi, np.pi, (3000, 8))
     qd, qdd = rng.normal(size=(3000, 8)), rng.normal(size=(3000, 8))
-    beta = dynamics.base_from_standard(_plausible_standard()).values
+    beta = description_model_beta()
     threads = numba.get_num_threads()
     outputs = []
     for count in (1, threads):
@@ -76,11 +77,3 @@ def test_the_model_batches_give_the_same_values_on_one_thread_and_on_all():
             numba.set_num_threads(threads)
     for one, every in zip(*outputs):
         assert np.array_equal(one, every)
-
-
-def _plausible_standard() -> dict[str, float]:
-    from tests.conftest import random_link_inertials, standard_from_inertials
-
-    rng = np.random.default_rng(11)
-    links = random_link_inertials(rng)
-    return standard_from_inertials(links, np.full(8, 5e-3), np.full(8, 0.1), np.zeros(8))
