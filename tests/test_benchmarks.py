@@ -8,6 +8,7 @@ the mark `benchmark_smoke`, which the suite deselects and `make benchmarks SMOKE
 
 from __future__ import annotations
 
+import importlib
 import os
 import subprocess
 import sys
@@ -245,19 +246,33 @@ def test_targets_table_judges_the_ci_run_by_its_time_and_its_exit_status():
         ),
     ],
 )
-def test_target_options_are_refused_in_one_line_before_any_work(argv, says, tmp_path):
+def test_target_options_are_refused_in_one_line_before_any_work(
+    argv, says, tmp_path, monkeypatch, capsys
+):
+    # in this process, through the module's main() as `python -m` calls it (a subprocess per
+    # case cost a second and a half of imports each): the status main returns or exits with
     (tmp_path / "already.txt").write_text("here", encoding="utf-8")
     before = sorted(tmp_path.rglob("*"))
-    run = subprocess.run(
-        [sys.executable, *[a.format(tmp=tmp_path) for a in argv]],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
+    flag, module_name, *arguments = argv
+    assert flag == "-m"
+    module = importlib.import_module(
+        module_name + (".__main__" if module_name == "benchmarks" else "")
     )
-    errors = [line for line in run.stderr.splitlines() if "error:" in line]
-    assert run.returncode == 2 and len(errors) == 1 and says in errors[0], run.stderr
-    assert not run.stdout.strip(), run.stdout  # refused before a benchmark printed a measurement
+
+    def ran(*args, **kwargs):
+        raise AssertionError(f"a command ran: {args}")
+
+    monkeypatch.setattr(subprocess, "run", ran)  # a refusal comes before any benchmark runs
+    monkeypatch.setattr(subprocess, "Popen", ran)
+    monkeypatch.chdir(REPO_ROOT)
+    try:
+        status = module.main([a.format(tmp=tmp_path) for a in arguments])
+    except SystemExit as refused:
+        status = refused.code
+    captured = capsys.readouterr()
+    errors = [line for line in captured.err.splitlines() if "error:" in line]
+    assert status == 2 and len(errors) == 1 and says in errors[0], captured.err
+    assert not captured.out.strip(), captured.out  # refused before a measurement was printed
     assert sorted(tmp_path.rglob("*")) == before  # nothing cloned, measured or written
 
 
