@@ -58,14 +58,11 @@ model: $(STAMP)
 	$(PY) -m compileall -q -j 0 crane_lib crane_book benchmarks
 	$(PY) -m crane_lib.model.dynamics
 
-# pytest workers: one more than the 2 cores the project is timed on. About a tenth of the suite's
-# time a worker waits rather than computes (a subprocess starting, a timeout running out, the
-# servo emulator on its terminal); the third worker fills it (2 cores, warm caches: the suite in
-# 330 s on 2 workers, 306 s on 3)
-TEST_WORKERS ?= 3
-
+# two pytest workers on the 2 timed cores. A third would fill the tenth of the suite's time a
+# worker waits (warm caches: 330 s on 2 workers, 306-315 s on 3), but from a fresh clone the
+# workers then compile the same numba loops at once (the other arms' twins): 450 s against 422
 test: model
-	$(PY) -m pytest -n "$(TEST_WORKERS)" --dist worksteal -q --durations=25
+	$(PY) -m pytest -n 2 --dist worksteal -q --durations=25
 
 # the data steps (twin recordings, per-condition sweeps, every record) are cached by what decides
 # them; then the pages whose text, code or records changed run (JOBS at once, into
