@@ -58,9 +58,9 @@ model: $(STAMP)
 	$(PY) -m compileall -q -j 0 crane_lib crane_book benchmarks
 	$(PY) -m crane_lib.model.dynamics
 
-# two pytest workers on the 2 timed cores. A third would fill the tenth of the suite's time a
-# worker waits (warm caches: 330 s on 2 workers, 306-315 s on 3), but from a fresh clone the
-# workers then compile the same numba loops at once (the other arms' twins): 450 s against 422
+# two pytest workers on the 2 timed cores. A third fills the tenth of the suite's time a worker
+# waits when the caches are warm (330 s on 2 workers, 306-315 s on 3), but gained nothing from a
+# fresh clone (450 s against 453 s on 2), its workers compiling the same numba loops at once
 test: model
 	$(PY) -m pytest -n 2 --dist worksteal -q --durations=25
 

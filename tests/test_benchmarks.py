@@ -249,8 +249,8 @@ def test_targets_table_judges_the_ci_run_by_its_time_and_its_exit_status():
 def test_target_options_are_refused_in_one_line_before_any_work(
     argv, says, tmp_path, monkeypatch, capsys
 ):
-    # in this process, through the module's main() as `python -m` calls it (a subprocess per
-    # case cost a second and a half of imports each): the status main returns or exits with
+    # run in this process through the module's main(), as `python -m` runs it (an interpreter per
+    # case cost about 1.4 s of imports); the status is what main returns or exits with
     (tmp_path / "already.txt").write_text("here", encoding="utf-8")
     before = sorted(tmp_path.rglob("*"))
     flag, module_name, *arguments = argv

@@ -1034,7 +1034,7 @@ if __name__ == "__main__":
     base_names = base_parameters.grouping(None).base_names
     # numba compiles one function on one core: the sets compile side by side (spawned, so no
     # worker inherits numba's state), the largest first, since a set's compile time grows with
-    # its size (2 cores: 38 s when the two largest shared a process, 30 s so)
+    # its size (2 cores, empty cache: 55-57 s when the two largest shared a process, 48-50 s so)
     largest_first = sorted(
         PARAMETER_SETS, key=lambda s: -len(base_parameters.parameter_set_members(base_names, s))
     )
