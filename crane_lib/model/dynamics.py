@@ -167,7 +167,7 @@ def inertia_batch(C, S, b, OUT):
 
 # lambda_min of the arm block by the two LAPACK steps numpy's eigvalsh (dsyevd) takes: dsytd2
 # reduces the block to tridiagonal form, dsterf finds its eigenvalues. Called directly through
-# scipy's function pointers on scratch that each chunk of poses reuses: no allocation and no
+# scipy's function pointers on scratch that each thread's range of poses reuses: no allocation, no
 # workspace query per pose. dsyevd itself takes a block it would rescale, so every value is the
 # one eigvalsh returns. M is written as a C array with only its upper triangle filled: read as
 # a column-major array with leading dimension OUT_SIZE, that is the lower triangle LAPACK reads.
