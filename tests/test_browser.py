@@ -66,6 +66,12 @@ def _write(folder: Path, name: str, body: str) -> Path:
     return path
 
 
+_SHOWS_LEFT_STORAGE = (
+    "<p id='left'></p><script>if (sessionStorage.getItem('left')) "
+    "document.getElementById('left').textContent = 'left by a page before $\\\\kappa';</script>"
+)
+
+
 @pytest.fixture(scope="module")
 def fixture_site(tmp_path_factory):
     site = tmp_path_factory.mktemp("site")
@@ -104,6 +110,14 @@ def fixture_site(tmp_path_factory):
             "<a href='sub/good.html#here'>good</a> <a href='missing.html'>missing</a> "
             "<a href='sub/good.html#nowhere'>bad fragment</a>",
         ),
+        # session storage: the first page leaves a value there, and each page that finds one
+        # writes raw TeX into its text (the reader's tab is shared, a new tab's storage is empty)
+        "session_set": _write(
+            site,
+            "session_set.html",
+            "<script>sessionStorage.setItem('left', '1');</script>" + _SHOWS_LEFT_STORAGE,
+        ),
+        "session_read": _write(site, "session_read.html", _SHOWS_LEFT_STORAGE),
         # a good page: a wide table inside a scrolling box, code with a backslash-paren that is
         # code, not math
         "good": _write(
@@ -151,6 +165,14 @@ def test_overflow_is_caught(fixture_reader, fixture_site):
 def test_network_request_is_blocked_and_caught(fixture_reader, fixture_site):
     report = fixture_reader.check(fixture_site[1]["network"])
     assert report.blocked == ["https://cdn.example.invalid/tex-chtml.js"], report
+
+
+def test_each_page_starts_with_the_session_storage_of_a_new_tab(fixture_reader, fixture_site):
+    """The reader opens every page in one tab, but no page sees what an earlier one stored."""
+    own = fixture_reader.check(fixture_site[1]["session_set"])
+    assert any("$\\kappa" in r for r in own.raw), own  # a page sees its own value
+    after = fixture_reader.check(fixture_site[1]["session_read"])
+    assert after.raw == [], after
 
 
 def test_good_page_passes(fixture_reader, fixture_site):
