@@ -3,8 +3,9 @@
 Two kinds of test:
 
 - fixture pages built here (a page of raw TeX, a page wider than the viewport, a broken link,
-  a page that asks the network for a script, and a good page with a wide table in a scrolling
-  box) show that each check fails when it should and passes when it should; they run in
+  a page that asks the network for a script, two pages that would share session storage in the
+  reader's one tab, and a good page with a wide table in a scrolling box) show that each check
+  fails when it should and passes when it should; they run in
   `make test` wherever Chromium is installed (.ci/run installs Debian's package);
 - the built book: every page of CRANE_BOOK_HTML (set by .ci/run to _build/html after the
   quick book) must render its math, fit the viewport, fetch nothing from the network, link
