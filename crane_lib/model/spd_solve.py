@@ -6,13 +6,17 @@ factorization solves it and detects when it is not, which for an identified mode
 simulation cannot go on (CLIE's "not PD") and for the twin's truth cannot happen.
 Scratch arrays are passed in, so the step loops allocate nothing.
 
-The three functions are inlined where they are called (numba's inline="always"). Only A's upper
-triangle is read, the one the generated inertia kernel writes, so a simulator need not mirror
-it. When every axis is free (CLIE's simulator always, the twin's plant mostly) A is factored
-where it lies at the caller's compile-time size, which the compiler unrolls: a 7 x 7 solve in
-about 120 ns against 220 ns through an index of the free axes (an otherwise idle 2-core
-machine). Locked axes gather the free block into the scratch first. Both paths run the same
-operations in the same order, so they give the same bits (tests/test_spd_solve.py).
+The three functions are compiled once, in this module's numba cache, and LLVM inlines them into
+every caller (no call to them is left in the simulators' machine code). numba's own
+inline="always" gave the same bits (a twin recording and a CLIE simulation compared byte for
+byte) but copied their IR into each bound template at each compile: the twin's loop compiled in
+22 s so, in 12 s without. Only A's upper triangle is read, the one the generated inertia kernel
+writes, so a simulator need not mirror it. When every axis is free (CLIE's simulator always,
+the twin's plant mostly) A is factored where it lies at the caller's compile-time size, which
+the compiler unrolls: a 7 x 7 solve in about 120 ns against 220 ns through an index of the
+free axes (an otherwise idle 2-core machine). Locked axes gather the free block into the
+scratch first. Both paths run the same operations in the same order, so they give the same
+bits (tests/test_spd_solve.py).
 """
 
 import math
@@ -20,7 +24,7 @@ import math
 import numba
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+@numba.njit(cache=True, nogil=True, error_model="numpy")
 def cholesky_factor(a_matrix, n, shift, work):
     """Lower Cholesky factor L of A[:n, :n] - shift*I into work's lower triangle, reading A's
     upper triangle only (the generated inertia kernel's; work may be A itself).
@@ -43,7 +47,7 @@ def cholesky_factor(a_matrix, n, shift, work):
     return True
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+@numba.njit(cache=True, nogil=True, error_model="numpy")
 def cholesky_substitute(factor, rhs, n, out):
     """out[:n] = (L L^T)^-1 rhs[:n] for the lower factor L = factor[:n, :n] (out may be rhs)."""
     for r in range(n):
@@ -58,7 +62,7 @@ def cholesky_substitute(factor, rhs, n, out):
         out[r] = total / factor[r, r]
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+@numba.njit(cache=True, nogil=True, error_model="numpy")
 def solve_spd(a_matrix, rhs, free, n, work, out, index, y):
     """out[:n] = A^-1 rhs over the axes j < n with free[j] > 0.5 (the others locked: out[j] = 0).
 
