@@ -287,6 +287,15 @@ def _definite_after_shift(a, shift):
 
 
 @numba.njit(cache=True)
+def _copy_into(out, a):
+    """out[:, :] = a, element by element: a slice assignment from an array compiles numba's
+    shape-mismatch message, about 4 s of this module's first compile."""
+    for r in range(a.shape[0]):
+        for c in range(a.shape[1]):
+            out[r, c] = a[r, c]
+
+
+@numba.njit(cache=True)
 def _spectral_norm_sym(a):
     w = np.linalg.eigvalsh(a)
     return max(abs(w[0]), abs(w[-1]))
@@ -344,7 +353,7 @@ def _bound_box_rows(
         norms = np.empty(N_ANGLES)
         first_order = 0.0
         for i in range(N_ANGLES):
-            s[i] = _congruence(d, g[i])
+            _copy_into(s[i], _congruence(d, g[i]))
             norms[i] = _spectral_norm_sym(s[i])
             first_order += h[i] * norms[i]
         # second order at the centre, exactly: || 1/2 sum_ij d_i d_j D H_ij D^T || <= 1/2 sum_ij h_i
@@ -387,7 +396,7 @@ def _bound_box_rows(
             every = True
             mat = np.empty((N_LINKS, N_LINKS))
             for v in range(n_vertices):
-                mat[:, :] = s0
+                _copy_into(mat, s0)
                 for i in range(N_ANGLES):
                     if (v >> i) & 1:
                         mat += h[i] * s[i]
@@ -591,7 +600,7 @@ def _local_weights(c, h, out):
     for i in range(N_BASIS):
         powers[i, i] = p
         p *= tau
-    out[:, :] = (rot @ _HALF_ANGLE @ powers @ _BERNSTEIN).T
+    _copy_into(out, (rot @ _HALF_ANGLE @ powers @ _BERNSTEIN).T)
 
 
 @numba.njit(cache=True)

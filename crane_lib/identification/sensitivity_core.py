@@ -153,7 +153,9 @@ def heun_cycle(
         if step == 0:
             for j in range(N_AX):
                 a1[j] = a_start[j]
-            s_a1[:, :] = s_a_start
+            for j in range(N_AX):
+                for k in range(beta.shape[0]):
+                    s_a1[j, k] = s_a_start[j, k]
         else:
             if not acceleration(q, v, tau, beta, offsets, gz, ws_w, ws_m, ws_l, ws_v, ws_i, a1):
                 return -1.0
@@ -183,6 +185,18 @@ def heun_cycle(
                 s_q[j, k] += 0.5 * h * (s_v[j, k] + s_vp[j, k])
                 s_v[j, k] += 0.5 * h * (s_a1[j, k] + s_a2[j, k])
     return largest
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def copy_state(q, v, s_q, s_v, q_to, v_to, s_q_to, s_v_to):
+    """Copy the state and its sensitivities element by element (a slice assignment from an array
+    would compile numba's shape-mismatch message, about 5 s of this module's compile)."""
+    for j in range(N_AX):
+        q_to[j] = q[j]
+        v_to[j] = v[j]
+        for k in range(s_q.shape[1]):
+            s_q_to[j, k] = s_q[j, k]
+            s_v_to[j, k] = s_v[j, k]
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
@@ -320,10 +334,7 @@ def simulate(
         if span > 0.0:
             steps = max(1, int(math.ceil(span / max_step - 1e-9)))
             fine_steps = max(1, int(math.ceil(span / fine_step - 1e-9)))
-            q_cycle[:] = q
-            v_cycle[:] = v
-            s_q_cycle[:, :] = s_q
-            s_v_cycle[:, :] = s_v
+            copy_state(q, v, s_q, s_v, q_cycle, v_cycle, s_q_cycle, s_v_cycle)
             error = heun_cycle(
                 q,
                 v,
@@ -343,10 +354,7 @@ def simulate(
                 sw,
             )
             if steps < fine_steps and not (0.0 <= error <= error_tolerance):
-                q[:] = q_cycle
-                v[:] = v_cycle
-                s_q[:, :] = s_q_cycle
-                s_v[:, :] = s_v_cycle
+                copy_state(q_cycle, v_cycle, s_q_cycle, s_v_cycle, q, v, s_q, s_v)
                 refined += 1
                 error = heun_cycle(
                     q,
