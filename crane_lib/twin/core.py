@@ -55,7 +55,7 @@ from crane_lib.model.position_loop import (
     duty_current,
     position_loop_law,
 )
-from crane_lib.model.spd_solve import solve_spd
+from crane_lib.model.spd_solve import solve_spd_linked
 
 # replaced by the import of the generated kernels (model.dynamics.bind_template)
 regressor_kernel = inertia_kernel = inertia_upper_kernel = net_torque_kernel = None  # @@KERNELS@@
@@ -341,7 +341,7 @@ def plant_step(
             rhs[j] = momentum + h * (f0 - bias[j]) + h * coupling[j] * rotor_rhs[j] / rotor_diag[j]
         for j in range(N_ARM):
             ws_m[j, j] += h * coupling[j] - (h * coupling[j]) ** 2 / rotor_diag[j]
-        if not solve_spd(
+        if not solve_spd_linked(
             ws_m, rhs, free, N_ARM, ws_l, acceleration, ws_i, ws_v[W_SCRATCH]
         ):  # here: the new link velocities
             return False
@@ -373,7 +373,7 @@ def plant_step(
             ws_m[j, j] += ia[j]
             v = x[XV + j]
             rhs[j] = torque[j] - bias[j] - fv[j] * v - fs[j] * math.tanh(v / width)
-        if not solve_spd(ws_m, rhs, free, N_ARM, ws_l, acceleration, ws_i, ws_v[W_SCRATCH]):
+        if not solve_spd_linked(ws_m, rhs, free, N_ARM, ws_l, acceleration, ws_i, ws_v[W_SCRATCH]):
             return False
         for j in range(N_ARM):
             if free[j] > 0.5:
