@@ -64,11 +64,12 @@ model: $(STAMP)
 	$(PY) -m compileall -q -j 0 crane_lib crane_book benchmarks
 	$(PY) -m crane_lib.model.dynamics
 
-# two pytest workers on the 2 timed cores. A third fills the tenth of the suite's time a worker
-# waits when the caches are warm (330 s on 2 workers, 306-315 s on 3), but gained nothing from a
-# fresh clone (450 s against 453 s on 2), its workers compiling the same numba loops at once
+# three pytest workers on the 2 timed cores: the third fills the time a worker waits on a
+# real-time emulator, a timeout or a subprocess. From a fresh clone 387 s against 411 s on 2
+# workers (two runs, 411 s each), warm 291 s against 306 s. (Before the twin's loop compiled in
+# half the time, a third gained nothing fresh: its workers compiled the same loops at once.)
 test: model
-	$(PY) -m pytest -n 2 --dist worksteal -q --durations=25
+	$(PY) -m pytest -n 3 --dist worksteal -q --durations=25
 
 # the data steps (twin recordings, per-condition sweeps, every record) are cached by what decides
 # them; then the pages whose text, code or records changed run (JOBS at once, into
