@@ -1,13 +1,14 @@
 """The direct dynamics' linear solve: M x = b by Cholesky over the free axes, both paths (every
 axis free: A factored where it lies; locked axes: the free block gathered first) against numpy,
-against each other bit for bit, and the refusal of a matrix that is not positive definite."""
+against each other bit for bit, the twin's linked solve against the inlined one bit for bit, and
+the refusal of a matrix that is not positive definite."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from crane_lib.model.spd_solve import cholesky_factor, solve_spd
+from crane_lib.model.spd_solve import cholesky_factor, solve_spd, solve_spd_linked
 
 N = 7  # the CRANE-X7's arm block; the arrays are 8 wide as the simulators' are (the hand)
 
@@ -60,6 +61,25 @@ def test_the_locked_path_gives_the_bits_of_the_free_one(rng):
         ok_block, out_block = _solve(block, gathered, np.ones(8), n=keep.size)
         assert ok and ok_block
         assert out[keep].tobytes() == out_block[: keep.size].tobytes()
+
+
+def test_the_linked_solve_is_the_inlined_one_bit_for_bit(rng):
+    """solve_spd_linked (the twin's, compiled once) returns what solve_spd returns, to the bit,
+    on both paths and on a refused matrix."""
+    for trial in range(40):
+        a, rhs = _spd(rng), rng.standard_normal(8)
+        free = np.ones(8) if trial % 2 else (rng.random(8) > 0.3).astype(float)
+        if trial % 10 == 9:
+            a[3, 3] = -1.0
+        results = []
+        for solve in (solve_spd, solve_spd_linked):
+            out = np.full(8, np.nan)
+            work, index, y = np.zeros((8, 8)), np.zeros(8, dtype=np.int64), np.zeros(8)
+            results.append((solve(a, rhs, free, N, work, out, index, y), out))
+        (ok, out), (ok_linked, out_linked) = results
+        assert ok == ok_linked
+        if ok:
+            assert out.tobytes() == out_linked.tobytes()
 
 
 @pytest.mark.parametrize("locked", [(), (5,)])
