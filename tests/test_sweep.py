@@ -229,6 +229,8 @@ def cluster():
         host="127.0.0.1",
         dashboard_address=None,
         worker_dashboard_address=None,
+        # the scheduler's health routes on a free port: 8787 may be another worker's cluster's
+        scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
     ) as local:
         with distributed.Client(local, set_as_default=False) as client:
             yield client
