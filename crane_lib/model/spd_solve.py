@@ -7,17 +7,17 @@ simulation cannot go on (CLIE's "not PD") and for the twin's truth cannot happen
 Scratch arrays are passed in, so the step loops allocate nothing.
 
 The three functions are inlined where they are called (numba's inline="always"): CLIE's
-simulators, the sweeps' hot loop, run about 3 % faster so than with LLVM left to inline them.
-The twin's plant calls `solve_spd_linked` instead, the same solve compiled once in this module's
-numba cache: inlined into the plant's two call sites, numba's copies of its IR made the twin's
-loop compile in 22 s instead of 12 s for each arm, and the recording's run time and bytes are
-the same either way. Only A's upper triangle is read, the one the generated inertia kernel
-writes, so a simulator need not mirror it. When every axis is free (CLIE's simulator always,
-the twin's plant mostly) A is factored where it lies at the caller's compile-time size, which
-the compiler unrolls: a 7 x 7 solve in about 120 ns against 220 ns through an index of the
-free axes (an otherwise idle 2-core machine). Locked axes gather the free block into the
-scratch first. Both paths run the same operations in the same order, so they give the same
-bits (tests/test_spd_solve.py).
+simulators, the sweeps' hot loop, run about 3 % faster this way than with LLVM left to inline
+them. The twin's plant calls `solve_spd_linked` instead, the same solve compiled once in this
+module's numba cache: inlined into the plant's two call sites, numba's copies of its IR made the
+twin's loop compile in 22 s instead of 12 s for each arm, and the recording's run time and bytes
+are the same either way. Only A's upper triangle is read, the one the generated inertia kernel
+writes, so a simulator need not mirror it. When every axis is free (CLIE's simulator always, the
+twin's plant mostly) A is factored where it lies at the caller's compile-time size, which the
+compiler unrolls: a 7 x 7 solve in about 120 ns against 220 ns through an index of the free axes
+(an otherwise idle 2-core machine). Locked axes gather the free block into the scratch first.
+Both paths run the same operations in the same order, so they give the same bits
+(tests/test_spd_solve.py).
 """
 
 import math
