@@ -153,7 +153,6 @@ def heun_cycle(
         if step == 0:
             for j in range(N_AX):
                 a1[j] = a_start[j]
-            for j in range(N_AX):
                 for k in range(beta.shape[0]):
                     s_a1[j, k] = s_a_start[j, k]
         else:
