@@ -172,6 +172,24 @@ def test_inertia_matrix_does_not_depend_on_theta1(rng):
     assert "c[0]" not in source and "s[0]" not in source
 
 
+def test_a_read_only_beta_reaches_the_kernels_as_the_compiled_type(rng):
+    """parameter_vector hands the kernels a new, writable vector: a read-only β (np.frombuffer's,
+    as the certified check's cache rebuilds it) would be another numba type and compile the
+    kernels a second time."""
+    model = DynamicModel("reduced")
+    beta = rng.normal(size=model.n_parameters)
+    pose = rng.uniform(-np.pi, np.pi, (3, 8))
+    expected = model.inertia_matrix(pose, beta)
+    rows = model._module._inertia_rows
+    compiled = len(rows.signatures)
+    frozen = np.frombuffer(beta.tobytes(), dtype=float)
+    assert not frozen.flags.writeable
+    vector = model.parameter_vector(frozen)
+    assert vector.flags.writeable and not np.shares_memory(vector, frozen)
+    np.testing.assert_array_equal(model.inertia_matrix(pose, frozen), expected)
+    assert len(rows.signatures) == compiled, rows.signatures
+
+
 def test_parameter_set_names_follow_the_paper():
     reduced = base_parameters.grouping().parameter_set("reduced")
     expected = ["ZZR1"] + [f"{k}R{j}" for j in range(2, 8) for k in ("XX", "ZZ", "MX", "MY")]

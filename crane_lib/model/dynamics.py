@@ -740,10 +740,14 @@ class DynamicModel:
         return len(self.names)
 
     def parameter_vector(self, beta) -> np.ndarray:
-        """The parameters as a vector in the model's order, refusing a wrong shape or names."""
+        """The parameters as a vector in the model's order, refusing a wrong shape or names.
+
+        Always a new, writable array: numba compiles a kernel once per argument type, and a
+        read-only array (np.frombuffer's) is another type, so a read-only β would compile the
+        kernels a second time (8 s for the reduced set's inertia rows)."""
         if isinstance(beta, ParameterSet):
-            return beta.ordered(self.names, source="base parameters")
-        beta = np.asarray(beta, dtype=float)
+            return beta.ordered(self.names, source="base parameters")  # a new array
+        beta = np.array(beta, dtype=float)
         if beta.shape != (self.n_parameters,):
             raise InputError(
                 "base parameters",
