@@ -56,7 +56,8 @@ $(STAMP): pyproject.toml constraints.txt
 
 env: $(STAMP)
 
-# generate (or load from .cache/) the symbolic model's numeric kernels once, before parallel users;
+# generate (or load from .cache/) the symbolic model's numeric kernels once, before parallel users
+# (the CRANE-X7's four parameter sets, the other shipped arms' reduced and full sets);
 # and the project's own bytecode, as the install compiles the libraries': under
 # PYTHONDONTWRITEBYTECODE each of the build's and the suite's few hundred processes would
 # otherwise compile the crane_lib modules it imports again (about 0.2 s each)

@@ -101,9 +101,8 @@ def bench_cached_load(repeats: int = 3) -> dict:
 
 def bench_generation(smoke: bool = False) -> None:
     """Cold: `python -m crane_lib.model.dynamics` (make model) with an empty cache: the symbolic
-    model,
-    the grouping of all base sets and the compiled kernels of the four sets; then the same
-    cached."""
+    model, the grouping of all base sets and the compiled kernels of the CRANE-X7's four sets and
+    of the other shipped arms' reduced and full sets; then the same cached."""
     make_model = [sys.executable, "-m", "crane_lib.model.dynamics"]
     if smoke:
         wall, cpu = _timed_subprocess(LOAD, dict(os.environ))
@@ -129,7 +128,7 @@ def bench_generation(smoke: bool = False) -> None:
         "(what SymPyBotics computes)"
     )
     print(
-        f"model + grouping + kernels of the four sets, cold (make model): {cold[0]:7.2f} s wall, "
+        f"model + grouping + every arm's kernels, cold (make model): {cold[0]:7.2f} s wall, "
         f"{cold[1]:7.2f} s CPU"
     )
     print(

@@ -1017,15 +1017,26 @@ def bind_template(template, parameter_set: str, *dependencies, arm: ArmDescripti
     return codegen.load_module(target, f"crane_lib_{Path(template).parent.name}_{stem}_{key}")
 
 
-def warm_kernels(parameter_set: str) -> str:
-    """Compile one set's kernels (or load them from numba's cache): `make model` runs this before
-    any parallel user, so that workers never compile the same kernel at once."""
-    warm = DynamicModel(parameter_set)
-    zeros = np.zeros((1, N_AXES))
+# the parameter sets of the other shipped arms that the book and the suite evaluate
+OTHER_ARM_SETS = ("reduced", "full")
+
+
+def warm_kernels(parameter_set: str, arm_name: str = "crane_x7") -> str:
+    """Compile one set's kernels of one shipped arm (or load them from numba's cache): `make
+    model` runs this before any parallel user, so that workers never compile the same kernel at
+    once."""
+    if arm_name == "crane_x7":
+        warm = DynamicModel(parameter_set)
+    else:  # imported here: the description loads pandas
+        from crane_lib.model.arm_description import load_arm
+
+        warm = DynamicModel(parameter_set, arm=load_arm(arm_name))
+    zeros = np.zeros((1, warm.n_axes))
     warm.regressor(zeros, zeros, zeros)
     warm.arm_min_eigenvalue(zeros, np.ones(warm.n_parameters))
+    # one pose is within the margin of the smallest: this also compiles the inertia rows
     warm.arm_min_eigenvalue(zeros, np.ones(warm.n_parameters), exact_order=False)
-    return parameter_set
+    return f"{arm_name} {parameter_set}"
 
 
 if __name__ == "__main__":
@@ -1033,20 +1044,34 @@ if __name__ == "__main__":
     import time
     from concurrent.futures import ProcessPoolExecutor
 
+    from crane_lib.model.arm_description import ARMS
+
     start = time.perf_counter()
-    # the symbolic derivation once, cached on disk for the workers
-    base_names = base_parameters.grouping(None).base_names
     # numba compiles one function on one core: the sets compile side by side (spawned, so no
-    # worker inherits numba's state), the largest first, since a set's compile time grows with
-    # its size (2 cores, empty cache: 55-57 s when the two largest shared a process, 48-50 s so)
-    largest_first = sorted(
-        PARAMETER_SETS, key=lambda s: -len(base_parameters.parameter_set_members(base_names, s))
-    )
+    # worker inherits numba's state). The other shipped arms' kernels need nothing of the
+    # CRANE-X7's: they go first, while this process derives the CRANE-X7's grouping once for
+    # the workers (10 s on one core, when the second core idled); without them the suite's
+    # workers compiled an arm's kernels at once, up to three times over
     workers = max(1, min(len(PARAMETER_SETS), os.cpu_count() or 1))
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        other_arms = [
+            pool.submit(warm_kernels, parameter_set, name)
+            for name in ARMS
+            if name != "crane_x7"
+            for parameter_set in OTHER_ARM_SETS
+        ]
+        base_names = base_parameters.grouping(None).base_names
+        # the largest set first, since a set's compile time grows with its size (2 cores, empty
+        # cache: 55-57 s when the two largest shared a process, 48-50 s so)
+        largest_first = sorted(
+            PARAMETER_SETS,
+            key=lambda s: -len(base_parameters.parameter_set_members(base_names, s)),
+        )
         list(pool.map(warm_kernels, largest_first))
+        for done in other_arms:
+            done.result()
     print(
-        f"dynamic model kernels ready ({', '.join(PARAMETER_SETS)}) in "
-        f"{time.perf_counter() - start:.1f} s "
-        f"({workers} processes); cache {codegen.CODEGEN_DIR}"
+        f"dynamic model kernels ready ({', '.join(PARAMETER_SETS)}; "
+        f"{', '.join(n for n in ARMS if n != 'crane_x7')}: {', '.join(OTHER_ARM_SETS)}) in "
+        f"{time.perf_counter() - start:.1f} s ({workers} processes); cache {codegen.CODEGEN_DIR}"
     )
