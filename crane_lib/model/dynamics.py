@@ -1052,12 +1052,12 @@ if __name__ == "__main__":
     # CRANE-X7's: they go first, while this process derives the CRANE-X7's grouping once for
     # the workers (10 s on one core, when the second core idled); without them the suite's
     # workers compiled an arm's kernels at once, up to three times over
+    other_arm_names = [name for name in ARMS if name != "crane_x7"]
     workers = max(1, min(len(PARAMETER_SETS), os.cpu_count() or 1))
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
         other_arms = [
             pool.submit(warm_kernels, parameter_set, name)
-            for name in ARMS
-            if name != "crane_x7"
+            for name in other_arm_names
             for parameter_set in OTHER_ARM_SETS
         ]
         base_names = base_parameters.grouping(None).base_names
@@ -1072,6 +1072,6 @@ if __name__ == "__main__":
             done.result()
     print(
         f"dynamic model kernels ready ({', '.join(PARAMETER_SETS)}; "
-        f"{', '.join(n for n in ARMS if n != 'crane_x7')}: {', '.join(OTHER_ARM_SETS)}) in "
+        f"{', '.join(other_arm_names)}: {', '.join(OTHER_ARM_SETS)}) in "
         f"{time.perf_counter() - start:.1f} s ({workers} processes); cache {codegen.CODEGEN_DIR}"
     )
