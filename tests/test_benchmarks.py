@@ -85,7 +85,7 @@ def test_bench_sweep_refuses_bad_options_and_a_missing_data_set_before_any_work(
 
 
 def test_targets_table_says_met_on_the_right_side_of_each_target():
-    from benchmarks.__main__ import targets_table
+    from benchmarks.__main__ import targets_table, unmet_pointer
 
     def table(minutes, speedup, within, load_s, ratio):
         conditions = [{}] * 160
@@ -125,12 +125,47 @@ def test_targets_table_says_met_on_the_right_side_of_each_target():
     met = table(29.0, 2.6, 160, 0.9, 21.0)
     missed = table(31.0, 2.4, 159, 1.1, 19.0)
     assert len(met) == len(missed) == 8  # the twelve steps' CPU-minutes wrap onto three lines
+    # under a table with an unmet target, where what remains and what would close it are read
+    assert unmet_pointer(met) == [] and unmet_pointer(missed)[0].startswith("not met: what remains")
     verdict = "  met "  # "not met" has one space before "met"
     judged = [line for line in met if "=" in line.split("  ")[0] or "same end point" in line]
     assert len(judged) == 5 and all(verdict in line for line in judged), met
     assert not any(verdict in line for line in missed), missed
     assert "1.03" in missed[0] and "0.96" in missed[4] and "2.00 %, 1.50 SE" in missed[5]
     assert all(f"step {i} 10.0" in "".join(met[1:4]) for i in range(12))
+
+
+def test_targets_table_judges_the_full_sweep_against_the_fast_route_before_the_exact_jacobian():
+    from benchmarks.__main__ import targets_table
+
+    def table(one_step_s, earlier=True):
+        sweep = {
+            "conditions": [{}] * 160,
+            "speedup": 1.7,
+            "speedup_target": 2.5,
+            "within_tolerance": 151,
+            "refined_again": 16,
+            "one step": {"largest_objective_change": 0.02, "largest_parameter_change_se": 1.5},
+            "one_step_s": one_step_s,
+            "one_step_simulations": 3_400,
+            "one_step_jacobians": 1_500,
+            "refined_again_s": 90.0,
+        }
+        if earlier:
+            sweep["earlier_fast_s"] = 1177.0
+            sweep["speedup_over_earlier"] = 1177.0 / one_step_s
+            sweep["speedup_over_earlier_target"] = 3.0
+        return targets_table({"bench_clie": {"sweep": sweep}})
+
+    slow, fast = table(470.0), table(390.0)
+    row = next(line for line in slow if "before the exact Jacobian" in line)
+    assert "2.50x (470 s summed against 1,177 s, an earlier run's)" in row
+    assert "0.83" in row and "not met" in row
+    assert "3,400 simulations, 1,500 DIDIM Jacobians; 16 refined again (90 s)" in "".join(slow)
+    row = next(line for line in fast if "before the exact Jacobian" in line)
+    assert "3.02x" in row and "  met " in row
+    # a sweep other than the full one (no earlier time to compare with) has no such row
+    assert not any("before the exact Jacobian" in line for line in table(470.0, earlier=False))
 
 
 def test_targets_table_judges_the_exact_route_by_its_speed_and_its_end_points():
