@@ -35,6 +35,8 @@ def _measured(stop_at=None):
             "one step objective change": 1e-4 * len(names),
             "one step largest change (SE)": 0.01,
             "one step refined again": False,
+            "one step simulations": 20,
+            "one step jacobians": 9,
         }
 
     condition_row.names = names
@@ -66,6 +68,10 @@ def test_a_stopped_sweep_keeps_its_rows_and_the_next_run_measures_only_the_rest(
     assert [r["trajectory"] for r in summary["conditions"]] == ["AP01", "AP02", "AP03"]
     # the stored rows are the first run's, as it wrote them
     assert summary["conditions"][1]["one step objective change"] == pytest.approx(2e-4)
+    # what the one-step time is made of, summed over stored and measured rows alike
+    assert (summary["one_step_s"], summary["one_step_simulations"]) == (3.0, 60)
+    assert (summary["one_step_jacobians"], summary["refined_again_s"]) == (27, 0)
+    assert "speedup_over_earlier" not in summary  # three conditions, not the full sweep
 
     again = _measured()
     monkeypatch.setattr(bench_clie, "condition_row", again)
