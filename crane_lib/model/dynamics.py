@@ -1025,12 +1025,12 @@ def warm_kernels(parameter_set: str, arm_name: str = "crane_x7") -> str:
     """Compile one set's kernels of one shipped arm (or load them from numba's cache): `make
     model` runs this before any parallel user, so that workers never compile the same kernel at
     once."""
-    if arm_name == "crane_x7":
-        warm = DynamicModel(parameter_set)
-    else:  # imported here: the description loads pandas
+    arm = None  # the CRANE-X7
+    if arm_name != "crane_x7":  # imported here: the description loads pandas
         from crane_lib.model.arm_description import load_arm
 
-        warm = DynamicModel(parameter_set, arm=load_arm(arm_name))
+        arm = load_arm(arm_name)
+    warm = model(parameter_set, None, arm)
     zeros = np.zeros((1, warm.n_axes))
     warm.regressor(zeros, zeros, zeros)
     warm.arm_min_eigenvalue(zeros, np.ones(warm.n_parameters))
