@@ -1193,7 +1193,8 @@ def sweep_comparison(
         if row is not None:
             tqdm.write(_row_line(row, steps))
     rows = [found[i] for i in sorted(found) if found[i] is not None]
-    speedup = sum(r["0.25 ms wall_s"] for r in rows) / sum(r["one step wall_s"] for r in rows)
+    one_step_s = sum(r["one step wall_s"] for r in rows)
+    speedup = sum(r["0.25 ms wall_s"] for r in rows) / one_step_s
     within = [
         abs(r["one step objective change"]) < SWEEP_OBJECTIVE_TOLERANCE
         and r["one step largest change (SE)"] < SWEEP_PARAMETER_TOLERANCE_SE
@@ -1207,7 +1208,7 @@ def sweep_comparison(
         "refined_again": int(sum(r["one step refined again"] for r in rows)),
         # what the one-step route's time is made of: its simulations (trial points, and the
         # whole 0.25 ms run of a condition refined again), its DIDIM Jacobians
-        "one_step_s": sum(r["one step wall_s"] for r in rows),
+        "one_step_s": one_step_s,
         "one_step_simulations": int(sum(r["one step simulations"] for r in rows)),
         "one_step_jacobians": int(sum(r["one step jacobians"] for r in rows)),
         "refined_again_s": sum(r["one step wall_s"] for r in rows if r["one step refined again"]),
@@ -1222,9 +1223,7 @@ def sweep_comparison(
             f"run): {summary['speedup_over_earlier']:.2f}x (target {EARLIER_FAST_SWEEP_TARGET:g}x)"
         )
     if before:
-        summary["speedup_over_before"] = sum(r["before wall_s"] for r in rows) / sum(
-            r["one step wall_s"] for r in rows
-        )
+        summary["speedup_over_before"] = sum(r["before wall_s"] for r in rows) / one_step_s
         print(
             f"one step per cycle / the route before (0.25 ms, whole-record Jacobian): "
             f"{summary['speedup_over_before']:.2f}x faster"
