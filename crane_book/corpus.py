@@ -2835,12 +2835,16 @@ def notebook_cases() -> tuple[NotebookCase, ...]:
 @cache
 def report_notebook() -> Path:
     """The new-recording report as a notebook (jupytext, as the README's command makes it), in a
-    temporary folder of this process."""
+    temporary folder of this process, removed when the process exits."""
+    import atexit
+    import shutil
     import tempfile
 
     import jupytext
 
-    path = Path(tempfile.mkdtemp(prefix="corpus-report-")) / "your_arm.ipynb"
+    folder = tempfile.mkdtemp(prefix="corpus-report-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    path = Path(folder) / "your_arm.ipynb"
     jupytext.write(jupytext.read(REPORT_CHAPTER), path)
     return path
 

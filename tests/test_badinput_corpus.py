@@ -98,3 +98,19 @@ def test_report_case(case, tmp_path):
     recording's folder is unchanged."""
     outcome = run_notebook_case(case, tmp_path / "scratch", tmp_path / "report.ipynb")
     assert notebook_problems(case, outcome) == [], outcome.stderr[-2000:]
+
+
+def test_the_report_notebooks_temporary_folder_goes_with_its_process():
+    """The report converted for the papermill cases lives in a temporary folder of the process
+    that converted it; the folder is gone once that process exits (a suite leaves none behind)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = "from crane_book.corpus import report_notebook; print(report_notebook())"
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True
+    )
+    report = Path(done.stdout.strip())
+    assert report.name == "your_arm.ipynb" and report.parent.name.startswith("corpus-report-")
+    assert not report.parent.exists()
