@@ -4,21 +4,57 @@ Each kernel talks to its client over Unix sockets of its own, not TCP ports: a T
 picked by binding and releasing it, and another process's kernel can bind it in between
 ("Address already in use ... Kernel died before replying"); parallel sweeps and pages lost
 kernels so. A socket path named after a fresh random token cannot be taken by anyone else.
+
+The path also names the process that manages the kernel. A manager that shuts its kernel down
+removes the socket files; one that is killed (a Dask worker that died mid-condition) cannot, so
+each new manager removes the files of managers that no longer run.
 """
 
 from __future__ import annotations
 
+import os
 import tempfile
 import uuid
 from pathlib import Path
 
+SOCKET_PREFIX = "crane-kernel-"
+
 
 def kernel_manager(kernel_name: str = "python3"):
-    """A kernel manager (not yet started) whose kernel listens on sockets of its own."""
+    """A kernel manager (not yet started) whose kernel listens on sockets of its own, named
+    crane-kernel-<this process's id>-<random token>-<channel> in the temporary folder."""
     from jupyter_client.manager import AsyncKernelManager
 
-    sockets = Path(tempfile.gettempdir()) / f"crane-kernel-{uuid.uuid4().hex[:16]}"
+    folder = Path(tempfile.gettempdir())
+    remove_orphaned_sockets(folder)
+    sockets = folder / f"{SOCKET_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:16]}"
     return AsyncKernelManager(kernel_name=kernel_name, transport="ipc", ip=str(sockets))
+
+
+def remove_orphaned_sockets(folder: Path) -> list[Path]:
+    """Remove the kernel socket files in `folder` whose managing process no longer runs; return
+    the removed paths. (Files that name no process, of the earlier naming, are left alone.)"""
+    removed = []
+    for path in folder.glob(f"{SOCKET_PREFIX}*-*-*"):
+        owner = path.name[len(SOCKET_PREFIX) :].split("-")[0]
+        if not owner.isdigit() or _running(int(owner)):
+            continue
+        try:
+            path.unlink()
+        except OSError:  # another user's, or removed by another process meanwhile
+            continue
+        removed.append(path)
+    return removed
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 def shut_down(manager) -> None:

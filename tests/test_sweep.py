@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import tempfile
+from pathlib import Path
 
 import pytest
 
-from crane_book import sweep
+from crane_book import kernels, sweep
 from crane_lib.errors import InputError
 
 CHAPTER = """# %% tags=["parameters"]
@@ -209,7 +211,7 @@ import os, pathlib, signal
 import numpy as np
 from crane_lib.records import write_json_record
 if kill_marker and not pathlib.Path(kill_marker).exists():
-    pathlib.Path(kill_marker).write_text("killed once")
+    pathlib.Path(kill_marker).write_text(str(os.getppid()))  # the worker killed once
     # the kernel's parent is the Dask worker: it dies mid-condition
     os.kill(os.getppid(), signal.SIGKILL)
 if fail:
@@ -359,6 +361,11 @@ def test_dask_retries_a_condition_whose_worker_died_and_leaves_nothing_half_writ
     assert sorted(p.name for p in (out_dir / "keys").iterdir()) == sorted(
         f"{sweep.condition_name(c)}.json" for c in conditions
     )
+    # the killed worker could not shut its kernel down; the next kernel manager removes its sockets
+    killed_worker_sockets = f"{kernels.SOCKET_PREFIX}{int(marker.read_text())}-*"
+    temporary = Path(tempfile.gettempdir())
+    kernels.kernel_manager()
+    assert list(temporary.glob(killed_worker_sockets)) == []
 
 
 def test_dask_reports_a_failing_condition_and_the_others_go_on(cluster, dask_chapter, tmp_path):
