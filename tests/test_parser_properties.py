@@ -9,7 +9,9 @@ least 2,000 per parser, derandomized so CI is reproducible).
 
 from __future__ import annotations
 
+import atexit
 import hashlib
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -98,9 +100,9 @@ def _inputs(valid: bytes):
     return st.one_of(st.binary(max_size=2000), _mutated(valid), _mutated(valid))
 
 
-SCRATCH = Path(
-    tempfile.mkdtemp(prefix="crane-properties-")
-)  # one file per parser, rewritten per example
+# one file per parser, rewritten per example; the folder goes when the test process exits
+SCRATCH = Path(tempfile.mkdtemp(prefix="crane-properties-"))
+atexit.register(shutil.rmtree, SCRATCH, ignore_errors=True)
 
 
 def _parse(read, data: bytes, suffix: str):
