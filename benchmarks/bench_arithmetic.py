@@ -36,7 +36,8 @@ import numpy as np
 from crane_lib import arithmetic
 from crane_lib.paths import TRAJECTORY_DIR
 from crane_lib.twin import recorder
-folder = Path(tempfile.mkdtemp())
+scratch = tempfile.TemporaryDirectory()  # removed when this process exits
+folder = Path(scratch.name)
 if sys.argv[2] == "smoke":
     from benchmarks._smoke import smoke_command_file
     command = smoke_command_file("SMOKE01", folder)
