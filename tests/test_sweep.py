@@ -361,11 +361,12 @@ def test_dask_retries_a_condition_whose_worker_died_and_leaves_nothing_half_writ
     assert sorted(p.name for p in (out_dir / "keys").iterdir()) == sorted(
         f"{sweep.condition_name(c)}.json" for c in conditions
     )
-    # the killed worker could not shut its kernel down; the next kernel manager removes its sockets
-    killed_worker_sockets = f"{kernels.SOCKET_PREFIX}{int(marker.read_text())}-*"
+    # the killed worker could not shut its kernel down; the next kernel manager removes its
+    # sockets and connection file
+    killed_worker_files = f"{kernels.SOCKET_PREFIX}{int(marker.read_text())}-*"
     temporary = Path(tempfile.gettempdir())
     kernels.kernel_manager()
-    assert list(temporary.glob(killed_worker_sockets)) == []
+    assert list(temporary.glob(killed_worker_files)) == []
 
 
 def test_dask_reports_a_failing_condition_and_the_others_go_on(cluster, dask_chapter, tmp_path):
