@@ -5,18 +5,21 @@ substring). `--smoke` runs each at its smallest size, in seconds, on data record
 temporary results folder (see benchmarks/_smoke.py); `make benchmarks SMOKE=1` does the same
 through tests/test_benchmarks.py.
 
-`--targets` measures the build's decided targets in one run on this machine, one after the
-other (about 60 minutes on 2 cores): the full book from a fresh clone of HEAD (bench_build, wall
-time and CPU-minutes by step), `.ci/run` from another fresh clone (bench_build --ci, each of its
-steps), the fast CLIE route against the same route at the paper's 0.25 ms over the 160
-conditions of the full sweep on that build's recordings, the exact route against the fast one on
-AG02 at 40 ms and on EXACT_SWEEP_CONDITIONS of the sweep (its end points there, one step and
-0.25 ms), and `crane-id accept` of a new AG02 recording in fresh processes, end to end and by
-stage (bench_clie), the cached model load in fresh processes (bench_model) and the dense audit
-against Pinocchio's loop (bench_audit); then one table of each target, what was measured and
-their ratio, kept with every benchmark's JSON in results/benchmarks/targets.json. `--keep DIR`
-builds in DIR and keeps it (its results: the full data set). With `--smoke` the same runs at smoke
-size (seconds; the table's numbers are not measurements; it builds nothing to keep).
+`--targets` measures the build's decided targets in one run on this machine, one after the other
+(about 60 minutes on 2 cores), after timing Pinocchio's loop over the dense audit's poses
+(bench_audit --machine: how fast the machine runs code the project does not touch, which the
+table states at the run's start and end against the idle targets run's): the full book from a
+fresh clone of HEAD (bench_build, wall time and CPU-minutes by step), `.ci/run` from another
+fresh clone (bench_build --ci, each of its steps), the fast CLIE route against the same route at
+the paper's 0.25 ms over the 160 conditions of the full sweep on that build's recordings, the
+exact route against the fast one on AG02 at 40 ms and on EXACT_SWEEP_CONDITIONS of the sweep
+(its end points there, one step and 0.25 ms), and `crane-id accept` of a new AG02 recording in
+fresh processes, end to end and by stage (bench_clie), the cached model load in fresh processes
+(bench_model) and the dense audit against Pinocchio's loop (bench_audit); then one table of each
+target, what was measured and their ratio, kept with every benchmark's JSON in
+results/benchmarks/targets.json. `--keep DIR` builds in DIR and keeps it (its results: the full
+data set). With `--smoke` the same runs at smoke size (seconds; the table's numbers are not
+measurements; it builds nothing to keep).
 
 Every option is checked before any work: an empty or unknown benchmark name, `--keep` that is not
 an empty or new folder in a writable place, or `--keep` without `--targets` or with `--smoke` is
@@ -126,7 +129,7 @@ def main(argv=None) -> int:
 
 
 # a target measured by another benchmark's mode: its result's name -> the benchmark that runs it
-TARGET_MODULES = {"bench_ci": "bench_build"}
+TARGET_MODULES = {"bench_ci": "bench_build", "machine": "bench_audit"}
 # the sweep's conditions the exact route also refines in a targets run: the four of the CLIE
 # register's table of the exact route's end points (all 160 would take hours; the table says)
 EXACT_SWEEP_CONDITIONS = "AP01:40,AP01:80,AP03:40,AP03:80"
@@ -154,6 +157,9 @@ def target_runs(folder: Path, smoke: bool, clone: Path) -> list[tuple[str, list[
     clie_env = env if smoke else {"CRANE_RESULTS_DIR": str(clone / "results")}
     smoke_flag = ["--smoke"] if smoke else []
     return [
+        # this machine's speed before the first time is taken (the dense audit's loop, last,
+        # gives it at the end): the table states it beside the idle run's
+        ("machine", [*smoke_flag, "--machine", "--out", str(folder / "machine.json")], env),
         ("bench_build", [*build, "--out", str(folder / "bench_build.json")], env),
         *(
             []  # .ci/run has no smoke size
@@ -172,7 +178,7 @@ def target_runs(folder: Path, smoke: bool, clone: Path) -> list[tuple[str, list[
 
 def targets_table(results: dict) -> list[str]:
     """The decided targets beside what `results` (benchmark name: its JSON) measured, as lines."""
-    rows = []
+    rows = _machine_rows(results.get("machine"), results.get("bench_audit"))
     build = results.get("bench_build")
     if build:
         minutes, target = build["wall_s"] / 60, build.get("target_min")  # none in smoke mode
@@ -267,6 +273,26 @@ def unmet_pointer(table: list[str]) -> list[str]:
         "not met: what remains of each, and what would close it: benchmarks/README.md, "
         '"What remains, and what would close it"'
     ]
+
+
+def _machine_rows(start: dict | None, dense: dict | None) -> list[tuple[str, str, str, None]]:
+    """How fast the machine ran, unjudged: Pinocchio's loop over the dense audit's poses at the
+    run's start (bench_audit --machine) and at its end (the dense audit's reference), each as a
+    factor of the idle targets run's where measured at that size; none without the start's."""
+    if not start:
+        return []
+    idle = start.get("idle_pinocchio_s")
+    parts = []
+    for when, run in (("start", start), ("end", dense)):
+        if not run or "pinocchio_s" not in run:
+            continue
+        factor = idle and run["poses"] == start["poses"]  # idle: None at smoke size
+        parts.append(
+            f"{run['pinocchio_s']:.2f} s at the {when}"
+            + (f" ({run['pinocchio_s'] / idle:.1f}x)" if factor else "")
+        )
+    against = f" against the idle targets run's {idle:g} s" if idle else ""
+    return [("machine: Pinocchio's loop", ", ".join(parts) + against, "", None)]
 
 
 def _earlier_sweep_rows(sweep: dict) -> list[tuple[str, str, str, bool | None]]:

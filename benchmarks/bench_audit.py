@@ -13,6 +13,11 @@
 `--dense [--out FILE]`: only part 1, and its JSON (one of the build's targets: `python -m
 benchmarks --targets`).
 
+`--machine [--out FILE]`: only Pinocchio's loop of part 1, and its JSON: how fast this machine
+runs code the project does not touch, against the same loop in the idle targets run
+(IDLE_PINOCCHIO_S). A targets run measures it first; with part 1's loop at its end, its table
+says how fast the machine ran while its times were taken.
+
 `--smoke`: the audit on 2,000 of its poses, the rescue from 64 configurations checked on 2,000,
 the certified check on a +-5 deg box only (Bernstein; the earlier Taylor bound, about 20 s for one
 box, is left to tests/test_certified.py); no run over Theta.
@@ -32,6 +37,45 @@ import numpy as np
 SMOKE_POSES = 2_000
 SMOKE_RESCUE_POSES = 64
 DENSE_RATIO_TARGET = 20.0
+# Pinocchio's loop over the dense audit's 221,875 seed-1 poses in the targets run at commit
+# 9de7f17, on a 2-core machine otherwise idle, where every time target was met: the reference a
+# targets run states this machine's speed against
+IDLE_PINOCCHIO_S = 2.81
+IDLE_PINOCCHIO_POSES = 221_875
+
+
+def dense_poses(seed: int, smoke: bool = False):
+    """The dense audit's poses of `seed` (smoke: SMOKE_POSES of them, all three components)."""
+    from crane_lib.acceptance import audit
+
+    full = audit.audit_poses(seed)
+    if not smoke:
+        return full
+    every = np.linspace(0, len(full) - 1, SMOKE_POSES).astype(int)
+    return audit.PoseSet(
+        full.poses[every], full.component[every], full.names, full.seed, full.domain
+    )
+
+
+def machine_reference(smoke: bool = False) -> dict:
+    """Seconds of Pinocchio's crba + eigvalsh loop over the dense audit's seed-1 poses now, and
+    their ratio to the idle targets run's (full size only): how fast this machine runs code the
+    project does not touch."""
+    from benchmarks._reference import pinocchio_lambda_min, product_free_arm
+
+    links, phi, _ = product_free_arm()
+    poses = dense_poses(1, smoke).poses
+    _, seconds = pinocchio_lambda_min(links, phi, poses)
+    full = len(poses) == IDLE_PINOCCHIO_POSES
+    print(
+        f"Pinocchio crba + eigvalsh loop over {len(poses):,} poses: {seconds:.2f} s"
+        + (f", {seconds / IDLE_PINOCCHIO_S:.1f}x the idle targets run's" if full else "")
+    )
+    return {
+        "poses": len(poses),
+        "pinocchio_s": seconds,
+        "idle_pinocchio_s": IDLE_PINOCCHIO_S if full else None,
+    }
 
 
 def bench_audit(smoke: bool = False) -> dict:
@@ -43,27 +87,16 @@ def bench_audit(smoke: bool = False) -> dict:
     links, phi, beta = product_free_arm()
     model = DynamicModel("reduced")
 
-    def pose_set(seed):
-        full = audit.audit_poses(seed)
-        if not smoke:
-            return full
-        every = np.linspace(0, len(full) - 1, SMOKE_POSES).astype(
-            int
-        )  # all three components, fewer poses
-        return audit.PoseSet(
-            full.poses[every], full.component[every], full.names, full.seed, full.domain
-        )
-
-    audit.audit_pose_set(beta, pose_set(1), model)  # compile / load outside the timing
+    audit.audit_pose_set(beta, dense_poses(1, smoke), model)  # compile / load outside the timing
     times = []
     for seed in (1, 2, 3):
         start = time.perf_counter()
         result = audit.audit_pose_set(
-            beta, pose_set(seed), model
+            beta, dense_poses(seed, smoke), model
         )  # = audit.audit(beta, seed) at full size
         times.append(time.perf_counter() - start)
     ours = min(times)
-    poses = pose_set(1).poses
+    poses = dense_poses(1, smoke).poses
     reference, pin_time = pinocchio_lambda_min(links, phi, poses)
     agreement = np.abs(audit.arm_lambda_min(beta, poses, model) - reference).max()
     print(
@@ -187,15 +220,24 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--dense", action="store_true", help="only the dense audit and its reference"
     )
-    parser.add_argument("--out", type=Path, help="write the dense audit's JSON here")
+    parser.add_argument(
+        "--machine",
+        action="store_true",
+        help="only Pinocchio's loop over the dense audit's poses: this machine's speed now",
+    )
+    parser.add_argument("--out", type=Path, help="write the dense audit's (or --machine's) JSON")
     args = parser.parse_args(argv)
+    if args.dense and args.machine:
+        parser.error("--dense and --machine: one of them (--dense times Pinocchio's loop too)")
     argv = sys.argv[1:] if argv is None else list(argv)
     if args.smoke and (code := isolated("benchmarks.bench_audit", argv)) is not None:
         return code
-    dense = bench_audit(args.smoke)
+    dense = machine_reference(args.smoke) if args.machine else bench_audit(args.smoke)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(dense, indent=1), encoding="utf-8")
+    if args.machine:
+        return 0
     if args.dense:
         return 0
     bench_rescue(args.smoke)

@@ -225,6 +225,33 @@ def test_targets_table_judges_the_ci_run_by_its_time_and_its_exit_status():
     assert "bench_ci" not in {name for name, _, _ in target_runs(Path("f"), True, Path("c"))}
 
 
+def test_targets_table_states_the_machine_speed_at_the_run_start_and_end():
+    from benchmarks.__main__ import TARGET_MODULES, target_runs, targets_table
+    from benchmarks.bench_audit import IDLE_PINOCCHIO_POSES, IDLE_PINOCCHIO_S
+
+    def first_row(start_s, end_s, poses=IDLE_PINOCCHIO_POSES):
+        idle = IDLE_PINOCCHIO_S if poses == IDLE_PINOCCHIO_POSES else None
+        start = {"poses": poses, "pinocchio_s": start_s, "idle_pinocchio_s": idle}
+        dense = {"ours_s": 0.3, "pinocchio_s": end_s, "poses": poses, "ratio": end_s / 0.3}
+        return targets_table({"machine": start, "bench_audit": {**dense, "ratio_target": 20.0}})[0]
+
+    slow = first_row(3 * IDLE_PINOCCHIO_S, 4 * IDLE_PINOCCHIO_S)
+    assert slow.startswith("machine: Pinocchio's loop") and " met " not in slow  # unjudged
+    assert "at the start (3.0x), " in slow and "at the end (4.0x) against" in slow
+    assert f"idle targets run's {IDLE_PINOCCHIO_S:g} s" in slow
+    # at smoke size no factor: the idle run timed the full pose set
+    smoke = first_row(0.02, 0.03, poses=2_000)
+    assert "0.02 s at the start, 0.03 s at the end" in smoke and "x" not in smoke.split(":")[1]
+    # a run without the start's measurement prints no machine row
+    dense = {"ours_s": 0.3, "pinocchio_s": 9.0, "poses": 9, "ratio": 30.0, "ratio_target": 20.0}
+    assert not targets_table({"bench_audit": dense})[0].startswith("machine")
+    # the targets run times the machine first, with bench_audit's --machine mode
+    for smoke_run in (False, True):
+        name, arguments, _ = target_runs(Path("f"), smoke_run, Path("c"))[0]
+        assert name == "machine" and "--machine" in arguments
+    assert TARGET_MODULES["machine"] == "bench_audit"
+
+
 @pytest.mark.parametrize(
     "argv, says",
     [
@@ -232,6 +259,7 @@ def test_targets_table_judges_the_ci_run_by_its_time_and_its_exit_status():
         (["-m", "benchmarks", "--targets", "--keep", "{tmp}"], "not empty"),
         (["-m", "benchmarks", "--targets", "bench_model"], "give no names"),
         (["-m", "benchmarks.bench_model", "--out", "{tmp}/load.json"], "only with --cached-load"),
+        (["-m", "benchmarks.bench_audit", "--dense", "--machine"], "--dense and --machine"),
         (
             ["-m", "benchmarks.bench_model", "--cached-load", "--out", "/proc/load.json"],
             "--out /proc/load.json: cannot be written",
