@@ -209,7 +209,9 @@ def build(
         else:
             pending.append(execution)
     if pending:
-        twin._core()  # compile (or load) the numba core once, before the workers start
+        # bind the core to the kernels once, before the workers start (numba compiles its loop
+        # at the first recording, in each worker, or loads it from numba's cache)
+        twin._core()
         weight = {e: commanded_duration(read_command_file(e.command_file)) for e in pending}
         started = time.perf_counter()
         label = profile if effects.is_default else f"{profile}, twin {effects.name}"
