@@ -11,7 +11,7 @@
    NUMBA_NUM_THREADS=1 for single-core numbers.
 
 `--dense [--out FILE]`: only part 1, and its JSON (one of the build's targets: `python -m
-benchmarks --targets`).
+benchmarks --targets`). An --out that cannot be written is refused before any measurement.
 
 `--machine [--out FILE]`: only Pinocchio's loop of part 1, and its JSON: how fast this machine
 runs code the project does not touch, against the same loop in the idle targets run
@@ -26,7 +26,6 @@ box, is left to tests/test_certified.py); no run over Theta.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -213,6 +212,7 @@ def bench_rescue(smoke: bool = False) -> None:
 
 def main(argv=None) -> int:
     """Time the audit against Pinocchio's loop and print the ratios."""
+    from benchmarks._out import json_out
     from benchmarks._smoke import add_smoke_argument, isolated
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -232,13 +232,9 @@ def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if args.smoke and (code := isolated("benchmarks.bench_audit", argv)) is not None:
         return code
-    dense = machine_reference(args.smoke) if args.machine else bench_audit(args.smoke)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(dense, indent=1), encoding="utf-8")
-    if args.machine:
-        return 0
-    if args.dense:
+    with json_out(parser, args.out) as write:  # checked first: a bad --out measures nothing
+        write(machine_reference(args.smoke) if args.machine else bench_audit(args.smoke))
+    if args.machine or args.dense:
         return 0
     bench_rescue(args.smoke)
     bench_certified(args.smoke)

@@ -154,11 +154,15 @@ def ci_run(folder: Path) -> dict:
 
 def main(argv=None) -> int:
     """Build the book from a fresh clone and record every step's wall and CPU minutes."""
+    from benchmarks._out import json_out
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile", choices=("quick", "full"), help="the book's (default quick)")
     parser.add_argument("--jobs", help="the book's processes (default 2)")
     parser.add_argument("--keep", type=Path, help="build in this folder (created) and keep it")
-    parser.add_argument("--out", type=Path, default=RESULTS_DIR / "benchmarks" / "bench_build.json")
+    parser.add_argument(
+        "--out", type=Path, help="the summary's JSON (default results/benchmarks/bench_build.json)"
+    )
     parser.add_argument("--ci", action="store_true", help=".ci/run from a fresh clone, timed")
     add_smoke_argument(parser, help="the machinery on a two-line makefile, seconds")
     args = parser.parse_args(argv)
@@ -167,16 +171,21 @@ def main(argv=None) -> int:
     if args.ci and (args.profile or args.jobs):  # .ci/run builds its own quick profile
         parser.error("--ci times .ci/run as it is: no --profile or --jobs")
     args.profile, args.jobs = args.profile or "quick", args.jobs or "2"
+    given_out = [] if args.out is None else ["--out", str(args.out.absolute())]
+    args.out = args.out or RESULTS_DIR / "benchmarks" / "bench_build.json"
     if args.ci:
-        with tempfile.TemporaryDirectory(prefix="crane-bench-ci-") as scratch:
-            summary = {**ci_run(args.keep or Path(scratch) / "clone"), "profile": "ci"}
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(summary, indent=1), encoding="utf-8")
-        print(f"written {args.out}")
+        with json_out(parser, args.out) as write:  # checked first: a bad --out builds nothing
+            with tempfile.TemporaryDirectory(prefix="crane-bench-ci-") as scratch:
+                summary = {**ci_run(args.keep or Path(scratch) / "clone"), "profile": "ci"}
+            write(summary)
         return 1 if summary["returncode"] else 0
-    if args.smoke and (code := isolated("benchmarks.bench_build", ["--smoke"])) is not None:
-        return code
-    with tempfile.TemporaryDirectory(prefix="crane-bench-build-") as scratch:
+    if args.smoke:  # in a throwaway results folder, unless this process runs in one
+        if (code := isolated("benchmarks.bench_build", ["--smoke", *given_out])) is not None:
+            return code
+    with (
+        json_out(parser, args.out) as write,
+        tempfile.TemporaryDirectory(prefix="crane-bench-build-") as scratch,
+    ):
         folder = args.keep or Path(scratch) / "clone"
         times = Path(scratch) / "times.jsonl"
         times.touch()
@@ -199,10 +208,7 @@ def main(argv=None) -> int:
             print(f"make exited with status {status}", file=sys.stderr)
             return 1
         summary = report(read_times(times), pipeline_steps, target_min)
-    summary["profile"] = "smoke" if args.smoke else args.profile
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(summary, indent=1), encoding="utf-8")
-    print(f"written {args.out}")
+        write({**summary, "profile": "smoke" if args.smoke else args.profile})
     return 0
 
 

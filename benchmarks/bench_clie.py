@@ -164,7 +164,8 @@ def start_point(log_path: Path, trajectory: str):
 
 def main(argv=None) -> int:
     """Time the CLIE routes against each other on the same start points and print the ratios."""
-    from benchmarks._smoke import add_smoke_argument, isolated, smoke_recordings
+    from benchmarks._out import json_out
+    from benchmarks._smoke import add_smoke_argument, isolated
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -247,7 +248,9 @@ def main(argv=None) -> int:
         help="append each sweep condition's row to FILE as it is done, and take the rows stored "
         "there for the same code, recording and options instead of measuring them again",
     )
-    parser.add_argument("--out", type=Path, default=RESULTS_DIR / "benchmarks" / "bench_clie.json")
+    parser.add_argument(
+        "--out", type=Path, help="the summary's JSON (default results/benchmarks/bench_clie.json)"
+    )
     add_smoke_argument(parser)
     args = parser.parse_args(argv)
     if (
@@ -262,7 +265,8 @@ def main(argv=None) -> int:
                     if args.accept_record is not None
                     else []
                 )
-                + ["--accept-runs", str(args.accept_runs)],
+                + ["--accept-runs", str(args.accept_runs)]
+                + ([] if args.out is None else ["--out", str(args.out.absolute())]),
             )
         )
         is not None
@@ -298,6 +302,17 @@ def main(argv=None) -> int:
             read_rows(args.rows)
         except (OSError, UnicodeDecodeError, ValueError) as error:
             parser.error(f"--rows {error}")
+    args.out = args.out or RESULTS_DIR / "benchmarks" / "bench_clie.json"
+    with json_out(parser, args.out) as write:  # checked first: a bad --out measures nothing
+        write(measure(args, conditions, exact, examined))
+    return 0
+
+
+def measure(args, conditions, exact, examined) -> dict:
+    """What the options ask for (the routes on the records, a sweep comparison, its examination
+    or census, `crane-id accept`), as the JSON summary `--out` receives."""
+    from benchmarks._smoke import smoke_recordings
+
     model = dynamic_model("reduced")
     summary: dict = {}
     if args.smoke:
@@ -363,10 +378,7 @@ def main(argv=None) -> int:
                 route: accept_breakdown(log, command, route, args.accept_runs)
                 for route in ("fast", "exact")
             }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(summary, indent=1, default=float), encoding="utf-8")
-    print(f"written {args.out}")
-    return 0
+    return summary
 
 
 def _name(condition) -> tuple[str, str]:

@@ -26,14 +26,12 @@ uncompiled Python kernel on a few samples.
 
 from __future__ import annotations
 
-import json
 import os
 import resource
 import subprocess
 import sys
 import tempfile
 import time
-from contextlib import ExitStack
 from pathlib import Path
 
 import numpy as np
@@ -332,9 +330,9 @@ def bench_arms(smoke: bool = False) -> None:
 
 def main(argv=None) -> int:
     """Run the model benchmarks (generation, regressor, cached load) and print ratios."""
+    from benchmarks._out import json_out
     from benchmarks._smoke import add_smoke_argument, isolated
-    from crane_book.options import Parser, shown
-    from crane_lib.errors import atomic_write
+    from crane_book.options import Parser
 
     parser = Parser(prog="python -m benchmarks.bench_model", description=__doc__.splitlines()[0])
     add_smoke_argument(parser)
@@ -349,24 +347,8 @@ def main(argv=None) -> int:
     if args.smoke and (code := isolated("benchmarks.bench_model", argv)) is not None:
         return code
     if args.cached_load:
-        with ExitStack() as stack:
-            handle = None
-            if args.out is not None:  # its temporary file first: a bad --out measures nothing
-                if args.out.is_dir():
-                    parser.error(f"--out {shown(args.out)}: a folder; expected a JSON file's name")
-                place = next(p for p in args.out.absolute().parents if p.exists())
-                if not place.is_dir():
-                    parser.error(f"--out {shown(args.out)}: {place} is not a folder")
-                try:
-                    handle = stack.enter_context(atomic_write(args.out, encoding="utf-8"))
-                except OSError as error:
-                    parser.error(
-                        f"--out {shown(args.out)}: cannot be written ({error.strerror or error}); "
-                        "expected a file in a writable folder"
-                    )
-            result = bench_cached_load(1 if args.smoke else 3)
-            if handle is not None:
-                handle.write(json.dumps(result, indent=1))
+        with json_out(parser, args.out) as write:  # checked first: a bad --out measures nothing
+            write(bench_cached_load(1 if args.smoke else 3))
         return 0
     bench_generation(args.smoke)
     bench_audit_scale(args.smoke)

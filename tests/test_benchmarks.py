@@ -252,6 +252,43 @@ def test_targets_table_states_the_machine_speed_at_the_run_start_and_end():
     assert TARGET_MODULES["machine"] == "bench_audit"
 
 
+def test_a_benchmarks_json_appears_whole_at_the_end_or_not_at_all(tmp_path, capsys):
+    import argparse
+    import json
+
+    from benchmarks._out import json_out
+
+    parser = argparse.ArgumentParser()
+    out = tmp_path / "deep" / "result.json"
+    with json_out(parser, out) as write:
+        write({"seconds": 1.5})
+        assert not out.exists()  # written when the measurement ends
+    assert json.loads(out.read_text(encoding="utf-8")) == {"seconds": 1.5}
+    assert f"written {out}" in capsys.readouterr().out
+    # a measurement that fails, or ends without a result, leaves nothing behind
+    failed, empty = tmp_path / "failed.json", tmp_path / "empty.json"
+    with pytest.raises(RuntimeError), json_out(parser, failed) as write:
+        raise RuntimeError("the build failed")
+    with json_out(parser, empty) as write:
+        pass
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["deep"]
+    assert [p.name for p in out.parent.iterdir()] == ["result.json"]  # no temporary file left
+    with json_out(parser, None) as write:  # no --out: nothing written
+        write({"seconds": 1.5})
+    assert "written" not in capsys.readouterr().out
+
+
+def test_a_smoke_runs_own_process_checks_the_given_out(tmp_path):
+    # a smoke run measures in a child process with a throwaway results folder: the --out given
+    # reaches it and is checked there before the smoke
+    (tmp_path / "already.txt").write_text("here", encoding="utf-8")
+    out = tmp_path / "already.txt" / "build.json"
+    command = [sys.executable, "-m", "benchmarks.bench_build", "--smoke", "--out", str(out)]
+    done = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and "already.txt is not a folder" in done.stderr, done.stderr
+    assert "written" not in done.stdout and sorted(tmp_path.iterdir()) == [tmp_path / "already.txt"]
+
+
 @pytest.mark.parametrize(
     "argv, says",
     [
@@ -260,6 +297,13 @@ def test_targets_table_states_the_machine_speed_at_the_run_start_and_end():
         (["-m", "benchmarks", "--targets", "bench_model"], "give no names"),
         (["-m", "benchmarks.bench_model", "--out", "{tmp}/load.json"], "only with --cached-load"),
         (["-m", "benchmarks.bench_audit", "--dense", "--machine"], "--dense and --machine"),
+        # a benchmark's --out is checked before its minutes or hours of measurement
+        (["-m", "benchmarks.bench_audit", "--dense", "--out", "/proc/a.json"], "cannot be written"),
+        (["-m", "benchmarks.bench_build", "--out", "{tmp}"], "a folder; expected a JSON file"),
+        (
+            ["-m", "benchmarks.bench_clie", "--sweep-only", "--out", "{tmp}/already.txt/c.json"],
+            "already.txt is not a folder",
+        ),
         (
             ["-m", "benchmarks.bench_model", "--cached-load", "--out", "/proc/load.json"],
             "--out /proc/load.json: cannot be written",
