@@ -9,13 +9,11 @@ least 2,000 per parser, derandomized so CI is reproducible).
 
 from __future__ import annotations
 
-import atexit
 import hashlib
-import shutil
-import tempfile
 from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -100,13 +98,16 @@ def _inputs(valid: bytes):
     return st.one_of(st.binary(max_size=2000), _mutated(valid), _mutated(valid))
 
 
-# one file per parser, rewritten per example; the folder goes when the test process exits
-SCRATCH = Path(tempfile.mkdtemp(prefix="crane-properties-"))
-atexit.register(shutil.rmtree, SCRATCH, ignore_errors=True)
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory) -> Path:
+    """One file per parser, rewritten per example, in pytest's temporary folder (which pytest
+    prunes, so even a killed worker's folder goes) and shared by the examples (module scope:
+    Hypothesis runs every example of a test inside one call)."""
+    return tmp_path_factory.mktemp("properties")
 
 
-def _parse(read, data: bytes, suffix: str):
-    path = SCRATCH / f"input{suffix}"
+def _parse(scratch: Path, read, data: bytes, suffix: str):
+    path = scratch / f"input{suffix}"
     path.write_bytes(data)
     try:
         return read(path)
@@ -117,8 +118,8 @@ def _parse(read, data: bytes, suffix: str):
 
 
 @given(_inputs(command_file_bytes()))
-def test_command_file_parser(data):
-    cmd = _parse(read_command_file, data, ".txt")
+def test_command_file_parser(scratch, data):
+    cmd = _parse(scratch, read_command_file, data, ".txt")
     if cmd is not None:  # a valid object: angles in radians within a turn, speeds in [1, 100] %
         assert isinstance(cmd, CommandFile) and cmd.waypoints.shape == (cmd.n_waypoints, N_AXES)
         assert np.all(np.isfinite(cmd.waypoints)) and np.all(np.abs(cmd.waypoints) <= np.pi)
@@ -127,8 +128,8 @@ def test_command_file_parser(data):
 
 
 @given(_inputs(log_text()))
-def test_raw_log_text_parser(data):
-    log = _parse(read_raw_log, data, ".csv")
+def test_raw_log_text_parser(scratch, data):
+    log = _parse(scratch, read_raw_log, data, ".csv")
     if log is not None:
         assert (
             isinstance(log, RawLog)
@@ -139,8 +140,8 @@ def test_raw_log_text_parser(data):
 
 
 @given(_inputs(model_bytes()))
-def test_parameter_file_parser(data):
-    params = _parse(load_parameters, data, ".csv")
+def test_parameter_file_parser(scratch, data):
+    params = _parse(scratch, load_parameters, data, ".csv")
     if params is not None:
         assert isinstance(params, ParameterSet) and np.all(np.isfinite(params.values))
         if params.std_errors is not None:
