@@ -15,9 +15,9 @@
    against Pinocchio's regressor.
 
 `--cached-load [--out FILE]`: only the cached load, best of three fresh processes, and its JSON
-(one of the build's targets: `python -m benchmarks --targets`). FILE's temporary file is created
-before the measurement: an --out that cannot be written is refused in one line, exit status 2,
-before any work; FILE appears whole, or not at all.
+(one of the build's targets: `python -m benchmarks --targets`). A temporary file beside FILE is
+created and removed before the measurement: an --out that cannot be written is refused in one
+line, exit status 2, before any work; FILE appears whole, or not at all.
 
 `--smoke`: the cached load only (no cold generation), 2,000 audit poses, a 2 s record; of the
 arms only the SO-101, its kernels generated cold without the numba compile and evaluated by the
